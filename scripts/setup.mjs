@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// One idempotent set-up behind `npm start` and `npm test`: system packages (apt, when root),
+// node modules (npm ci), native builds. Each step says what it does, and skips itself when
+// its work is already done, so a second run costs well under a second.
+// Only Node built-ins here: this runs before node_modules exists.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+// Debian packages the runtime and its tests use. Each line: package, why.
+export const APT_PACKAGES = [
+  // ['flite', 'embedded text-to-speech voice'],
+];
+
+const say = (msg) => process.stdout.write(`[setup] ${msg}\n`);
+
+function run(cmd, args, env = process.env) {
+  say(`$ ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env });
+  if (r.status !== 0) {
+    say(`failed: ${cmd} ${args.join(' ')} (exit ${r.status ?? r.signal})`);
+    process.exit(r.status ?? 1);
+  }
+}
+
+function missingAptPackages(names) {
+  return names.filter((name) => {
+    try {
+      const status = execFileSync('dpkg-query', ['-W', '-f=${Status}', name], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+      return !status.includes('install ok installed');
+    } catch {
+      return true;
+    }
+  });
+}
+
+function aptStep() {
+  const wanted = APT_PACKAGES.map(([name]) => name);
+  if (wanted.length === 0) return;
+  let hasDpkg = true;
+  try { execFileSync('dpkg-query', ['--version'], { stdio: 'ignore' }); } catch { hasDpkg = false; }
+  if (!hasDpkg) {
+    say(`no dpkg here: install these yourself if missing: ${wanted.join(' ')}`);
+    return;
+  }
+  const missing = missingAptPackages(wanted);
+  if (missing.length === 0) {
+    say('system packages: all present');
+    return;
+  }
+  if (process.getuid?.() !== 0) {
+    say(`system packages missing and not root, skipping: ${missing.join(' ')} (sudo apt-get install ${missing.join(' ')})`);
+    return;
+  }
+  say(`installing system packages: ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update', '-q'], env);
+  run('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...missing], env);
+}
+
+// Build native addons from source against local headers only; never download them.
+function buildEnv() {
+  const env = { ...process.env, npm_config_build_from_source: 'true' };
+  const prefix = dirname(dirname(process.execPath));
+  if (existsSync(join(prefix, 'include', 'node', 'node.h'))) env.npm_config_nodedir = prefix;
+  return env;
+}
+
+function npmStep() {
+  const lock = join(root, 'package-lock.json');
+  const stampFile = join(root, 'node_modules', '.setup-stamp');
+  const stamp = createHash('sha256').update(readFileSync(lock)).update(process.version).digest('hex');
+  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
+    say('node modules: up to date');
+    return;
+  }
+  say('node modules: installing from package-lock.json (native addons build from source)');
+  run('npm', ['ci', '--no-fund', '--no-audit'], buildEnv());
+  writeFileSync(stampFile, stamp);
+}
+
+const started = Date.now();
+aptStep();
+npmStep();
+say(`done in ${Date.now() - started} ms`);

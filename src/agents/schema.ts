@@ -1,0 +1,135 @@
+// An agent's configuration as clients send it and as the store keeps it (decisions.md, "Agents").
+// Defaults live here, in one visible place.
+import { z } from 'zod';
+
+export const E164 = z.string().regex(/^\+[0-9]{8,15}$/, 'must be an E.164 number: + and 8 to 15 digits');
+
+export const AGENT_DEFAULTS = {
+  temperature: 1.0,
+  voiceEngine: 'flite',
+  voiceId: 'slt',
+  sttEngine: 'pocketsphinx',
+  language: 'en-US',
+  inactivityTimeoutMs: 30_000,
+  maxDurationMs: 3_600_000,
+  endpointingMs: 500,
+  interruptionSensitivity: 0.5,
+  toolTimeoutSeconds: 10,
+  toolTimeoutMaxSeconds: 120,
+} as const;
+
+/** OpenAPI 3.0 object schema of a tool's arguments (type object, properties, required). */
+export const ToolParametersSchema = z
+  .object({
+    type: z.literal('object'),
+    properties: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
+    required: z.array(z.string()).optional(),
+  })
+  .catchall(z.unknown());
+
+const toolName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64');
+
+export const ApiToolSchema = z.strictObject({
+  type: z.literal('api'),
+  name: toolName,
+  description: z.string().max(4000).default(''),
+  url: z.url({ protocol: /^https?$/ }),
+  method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).default('POST'),
+  parameters: ToolParametersSchema.default({ type: 'object', properties: {} }),
+  timeout: z.number().positive().max(AGENT_DEFAULTS.toolTimeoutMaxSeconds).default(AGENT_DEFAULTS.toolTimeoutSeconds),
+  headers: z.record(z.string(), z.string()).optional(),
+});
+
+export const EndCallToolSchema = z.strictObject({
+  type: z.literal('end_call'),
+  name: toolName.default('end_call'),
+  description: z.string().max(4000).default('End the call once the conversation is complete and you have said goodbye.'),
+});
+
+export const TransferCallToolSchema = z.strictObject({
+  type: z.literal('transfer_call'),
+  name: toolName.default('transfer_call'),
+  description: z.string().max(4000).default('Transfer the caller to a human at another number.'),
+  transfer_to: E164,
+});
+
+export const AgentToolSchema = z.discriminatedUnion('type', [ApiToolSchema, EndCallToolSchema, TransferCallToolSchema]);
+
+export const LlmConfigSchema = z.strictObject({
+  base_url: z.url({ protocol: /^https?$/ }),
+  model: z.string().min(1),
+  api_key: z.string().min(1).optional(),
+  temperature: z.number().min(0).max(2).default(AGENT_DEFAULTS.temperature),
+  max_tokens: z.int().positive().optional(),
+  stream: z.boolean().default(true),
+});
+
+export const VoiceConfigSchema = z.strictObject({
+  engine: z.enum(['flite', 'espeak', 'openai']).default(AGENT_DEFAULTS.voiceEngine),
+  voice_id: z.string().min(1).default(AGENT_DEFAULTS.voiceId),
+  speed: z.number().min(0.5).max(2).default(1),
+  base_url: z.url({ protocol: /^https?$/ }).optional(),
+  api_key: z.string().min(1).optional(),
+});
+
+export const SttConfigSchema = z.strictObject({
+  engine: z.enum(['pocketsphinx', 'openai']).default(AGENT_DEFAULTS.sttEngine),
+  language: z.string().min(2).default(AGENT_DEFAULTS.language),
+  phrases: z.array(z.string().min(1).max(200)).max(500).optional(),
+  base_url: z.url({ protocol: /^https?$/ }).optional(),
+  api_key: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+});
+
+export const AnalysisFieldSchema = z.strictObject({
+  name: z.string().min(1).max(64),
+  description: z.string().max(2000).default(''),
+  type: z.enum(['string', 'number', 'boolean']).default('string'),
+});
+
+export const AnalysisConfigSchema = z.strictObject({
+  summary_prompt: z.string().max(8000).optional(),
+  custom_fields: z.array(AnalysisFieldSchema).max(50).default([]),
+});
+
+/** Every configurable field of an agent; all but agent_name and llm have defaults. */
+export const AgentConfigSchema = z.strictObject({
+  agent_name: z.string().min(1).max(200),
+  llm: LlmConfigSchema,
+  system_prompt: z.string().max(100_000).default(''),
+  begin_message: z.string().max(10_000).default(''),
+  voice: VoiceConfigSchema.default({ engine: AGENT_DEFAULTS.voiceEngine, voice_id: AGENT_DEFAULTS.voiceId, speed: 1 }),
+  stt: SttConfigSchema.default({ engine: AGENT_DEFAULTS.sttEngine, language: AGENT_DEFAULTS.language }),
+  tools: z
+    .array(AgentToolSchema)
+    .max(64)
+    .default([])
+    .refine((tools) => new Set(tools.map((t) => t.name)).size === tools.length, 'tool names must be unique'),
+  inactivity_timeout_ms: z.int().min(1_000).max(3_600_000).default(AGENT_DEFAULTS.inactivityTimeoutMs),
+  max_duration_ms: z.int().min(10_000).max(4 * 3_600_000).default(AGENT_DEFAULTS.maxDurationMs),
+  endpointing_ms: z.int().min(100).max(5_000).default(AGENT_DEFAULTS.endpointingMs),
+  interruption_sensitivity: z.number().min(0).max(1).default(AGENT_DEFAULTS.interruptionSensitivity),
+  inbound_numbers: z.array(E164).max(100).default([]),
+  webhook_url: z.url({ protocol: /^https?$/ }).nullable().default(null),
+  analysis: AnalysisConfigSchema.default({ custom_fields: [] }),
+  voicemail_message: z.string().max(10_000).default(''),
+  voicemail_detection: z.boolean().default(false),
+});
+
+export type AgentConfig = z.infer<typeof AgentConfigSchema>;
+export type AgentTool = z.infer<typeof AgentToolSchema>;
+export type ApiTool = z.infer<typeof ApiToolSchema>;
+export type LlmConfig = z.infer<typeof LlmConfigSchema>;
+
+/** PATCH body: any subset of the fields; nested objects replace as a whole. */
+export const AgentPatchSchema = AgentConfigSchema.partial();
+
+/** A stored agent version as the runtime uses it (secrets included). */
+export interface AgentVersion {
+  agentId: string;
+  orgId: string;
+  version: number;
+  isPublished: boolean;
+  lastModified: number;
+  config: AgentConfig;
+}

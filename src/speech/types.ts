@@ -1,0 +1,98 @@
+// The small interfaces the call engine uses to talk to speech engines. An embedded offline
+// engine and a self-hosted or cloud engine implement the same shapes, so an agent can pick
+// either per call. Audio inside the runtime is PCM16 mono; 16 kHz unless a stream says otherwise.
+
+/** One block of PCM16 mono samples. */
+export interface PcmChunk {
+  samples: Int16Array;
+  sampleRate: number;
+}
+
+export interface WordTiming {
+  word: string;
+  /** Seconds from the start of the audio pushed into this stream. */
+  start: number;
+  end: number;
+}
+
+export interface SttResult {
+  text: string;
+  /** Present where the engine gives word timings. */
+  words?: WordTiming[];
+}
+
+export interface SttStreamEvents {
+  partial?: (result: SttResult) => void;
+  final?: (result: SttResult) => void;
+}
+
+/** One utterance-at-a-time recogniser bound to one call. */
+export interface SttStream {
+  /** Push inbound audio (the stream's own sample rate). Cheap: never blocks the event loop. */
+  push(samples: Int16Array): void;
+  /** End of the user's turn: resolves with the final transcript of what was pushed since the last finalize. */
+  finalize(): Promise<SttResult>;
+  /** Drop the current utterance without a result (barge-in, hangup). */
+  cancel(): void;
+  /** Release the decoder; the stream cannot be used afterwards. */
+  close(): Promise<void>;
+}
+
+export interface SttStreamOptions {
+  sampleRate: number;
+  language: string;
+  /** Phrases that bias recognition; out-of-vocabulary speech still comes out as heard. */
+  phrases?: string[];
+  events?: SttStreamEvents;
+  signal?: AbortSignal;
+}
+
+export interface SttEngine {
+  readonly name: string;
+  open(options: SttStreamOptions): Promise<SttStream>;
+}
+
+export interface TtsSynthesisOptions {
+  voiceId?: string;
+  speed?: number;
+  /** Output sample rate the caller wants (the engine resamples). */
+  sampleRate: number;
+  signal?: AbortSignal;
+}
+
+export interface TtsEngine {
+  readonly name: string;
+  /** Text chunk in, PCM out as soon as it exists; stops promptly when the signal aborts. */
+  synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk>;
+}
+
+export interface VadEvent {
+  type: 'speech_start' | 'speech_end';
+  /** Seconds on the audio clock of the samples pushed so far. */
+  at: number;
+}
+
+export interface VadStream {
+  /** Push PCM at the stream's sample rate; returns the events this audio produced. */
+  push(samples: Int16Array): VadEvent[];
+  /** Probability of speech in the last analysed window, 0..1. */
+  readonly lastProbability: number;
+  readonly speaking: boolean;
+  reset(): void;
+  close(): void;
+}
+
+export interface VadOptions {
+  sampleRate: 8000 | 16000;
+  /** Probability at or above which a window counts as speech. */
+  threshold?: number;
+  /** Probability below which a speaking window counts as silence. */
+  negativeThreshold?: number;
+  minSpeechMs?: number;
+  minSilenceMs?: number;
+}
+
+export interface VadEngine {
+  readonly name: string;
+  open(options: VadOptions): Promise<VadStream>;
+}

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { AgentConfigSchema } from '../../src/agents/schema.ts';
+
+const minimal = { agent_name: 'Front desk', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'demo' } };
+
+describe('agent configuration', () => {
+  it('fills every default from one place', () => {
+    const agent = AgentConfigSchema.parse(minimal);
+    expect(agent.llm.temperature).toBe(1);
+    expect(agent.endpointing_ms).toBe(500);
+    expect(agent.inactivity_timeout_ms).toBe(30_000);
+    expect(agent.max_duration_ms).toBe(3_600_000);
+    expect(agent.begin_message).toBe('');
+    expect(agent.tools).toEqual([]);
+  });
+
+  it('defaults an API tool to POST with a 10 s timeout and rejects a timeout over 120 s', () => {
+    const agent = AgentConfigSchema.parse({ ...minimal, tools: [{ type: 'api', name: 'book', url: 'http://127.0.0.1:9/book' }] });
+    expect(agent.tools[0]).toMatchObject({ method: 'POST', timeout: 10 });
+    const bad = AgentConfigSchema.safeParse({ ...minimal, tools: [{ type: 'api', name: 'book', url: 'http://127.0.0.1:9/book', timeout: 121 }] });
+    expect(bad.success).toBe(false);
+  });
+
+  it('rejects a temperature outside 0 to 2 and duplicate tool names', () => {
+    expect(AgentConfigSchema.safeParse({ ...minimal, llm: { ...minimal.llm, temperature: 2.1 } }).success).toBe(false);
+    const dup = [{ type: 'end_call' }, { type: 'end_call' }];
+    expect(AgentConfigSchema.safeParse({ ...minimal, tools: dup }).success).toBe(false);
+  });
+});
