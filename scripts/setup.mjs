@@ -5,16 +5,24 @@
 // Only Node built-ins here: this runs before node_modules exists.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-// Debian packages the runtime and its tests use. Each line: package, why.
-export const APT_PACKAGES = [
-  // ['flite', 'embedded text-to-speech voice'],
-];
+// Each part of the product that needs set-up owns one module in scripts/setup.d/, run in
+// name order. A module may export:
+//   apt:   [[debianPackage, why], ...]  installed before node modules
+//   steps: [{ name, run(ctx) }]          run after node modules, each idempotent
+// ctx = { root, say, run, buildEnv }.
+const parts = [];
+const partsDir = join(root, 'scripts', 'setup.d');
+if (existsSync(partsDir)) {
+  for (const file of readdirSync(partsDir).filter((f) => f.endsWith('.mjs')).sort()) {
+    parts.push({ file, ...(await import(pathToFileURL(join(partsDir, file)).href)) });
+  }
+}
 
 const say = (msg) => process.stdout.write(`[setup] ${msg}\n`);
 
@@ -39,7 +47,7 @@ function missingAptPackages(names) {
 }
 
 function aptStep() {
-  const wanted = APT_PACKAGES.map(([name]) => name);
+  const wanted = [...new Set(parts.flatMap((p) => (p.apt ?? []).map(([name]) => name)))];
   if (wanted.length === 0) return;
   let hasDpkg = true;
   try { execFileSync('dpkg-query', ['--version'], { stdio: 'ignore' }); } catch { hasDpkg = false; }
@@ -83,7 +91,17 @@ function npmStep() {
   writeFileSync(stampFile, stamp);
 }
 
+async function partSteps() {
+  const ctx = { root, say, run, buildEnv };
+  for (const part of parts) {
+    for (const step of part.steps ?? []) {
+      await step.run(ctx);
+    }
+  }
+}
+
 const started = Date.now();
 aptStep();
 npmStep();
+await partSteps();
 say(`done in ${Date.now() - started} ms`);
