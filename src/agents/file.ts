@@ -1,0 +1,46 @@
+// AGENTS_FILE: a JSON agent or array of agents, each with an agent_id, loaded at start-up.
+// `{{PUBLIC_URL}}` in any string is replaced, so a shipped file can point at this service.
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { AgentConfigSchema, type AgentConfig } from './schema.ts';
+
+export const AGENT_ID = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64');
+
+const FileEntrySchema = AgentConfigSchema.extend({ agent_id: AGENT_ID });
+
+export class AgentsFileError extends Error {
+  override name = 'AgentsFileError';
+}
+
+export function parseAgentsFile(text: string, publicUrl: string): { agentId: string; config: AgentConfig }[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text.replaceAll('{{PUBLIC_URL}}', publicUrl));
+  } catch (error) {
+    throw new AgentsFileError(`not valid JSON: ${(error as Error).message}`);
+  }
+  const list = Array.isArray(json) ? json : [json];
+  return list.map((item, index) => {
+    const parsed = FileEntrySchema.safeParse(item);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => `[${index}].${i.path.join('.')}: ${i.message}`).join('; ');
+      throw new AgentsFileError(`agent ${index} is invalid: ${problems}`);
+    }
+    const { agent_id, ...config } = parsed.data;
+    return { agentId: agent_id, config };
+  });
+}
+
+export function readAgentsFile(path: string, publicUrl: string): { agentId: string; config: AgentConfig }[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new AgentsFileError(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  try {
+    return parseAgentsFile(text, publicUrl);
+  } catch (error) {
+    throw new AgentsFileError(`${path}: ${(error as Error).message}`);
+  }
+}

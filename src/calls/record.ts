@@ -1,0 +1,157 @@
+// The call record (interface 2.1 plus the fields decisions.md adds) as stored and served.
+import { z } from 'zod';
+
+export const CALL_TYPES = ['web', 'phone', 'inbound', 'outbound', 'api', 'unknown'] as const;
+export const CALL_STATUSES = ['registered', 'ongoing', 'ended', 'not_connected', 'error'] as const;
+export const DISCONNECTION_REASONS = [
+  'user_hangup',
+  'agent_hangup',
+  'dial_no_answer',
+  'dial_failed',
+  'voicemail_reached',
+  'concurrency_limit_reached',
+  'insufficient_balance',
+  'error_service',
+  'max_duration_reached',
+  'inactivity',
+  'flow_error',
+  'call_transfer',
+] as const;
+export const USER_SENTIMENTS = ['positive', 'neutral', 'negative', 'unknown'] as const;
+
+export type CallType = (typeof CALL_TYPES)[number];
+export type CallStatus = (typeof CALL_STATUSES)[number];
+export type DisconnectionReason = (typeof DISCONNECTION_REASONS)[number];
+export type UserSentiment = (typeof USER_SENTIMENTS)[number];
+
+export const TranscriptMessageSchema = z.object({
+  role: z.enum(['agent', 'user']),
+  content: z.string(),
+  start_at: z.number().describe('seconds from start_timestamp'),
+  end_at: z.number().describe('seconds from start_timestamp'),
+});
+
+export const ToolCallInvocationSchema = z.object({
+  role: z.literal('tool_call_invocation'),
+  tool_call_id: z.string(),
+  name: z.string(),
+  arguments: z.string().describe('the JSON text the model produced'),
+  start_at: z.number(),
+  end_at: z.number(),
+});
+
+export const ToolCallResultSchema = z.object({
+  role: z.literal('tool_call_result'),
+  tool_call_id: z.string(),
+  content: z.string().describe('response body text, cut at 16 KiB'),
+  successful: z.boolean(),
+  start_at: z.number(),
+  end_at: z.number(),
+});
+
+export const TranscriptItemSchema = z.union([TranscriptMessageSchema, ToolCallInvocationSchema, ToolCallResultSchema]);
+
+export const LatencyStatsSchema = z.object({
+  p50: z.number(),
+  p90: z.number(),
+  p95: z.number(),
+  p99: z.number(),
+  min: z.number(),
+  max: z.number(),
+  num: z.int(),
+});
+
+export const LATENCY_KEYS = ['e2e', 'asr', 'llm', 'llm_speakable', 'tts', 'tool'] as const;
+
+export const CallRecordSchema = z.object({
+  call_id: z.string(),
+  agent_id: z.string(),
+  agent_version: z.int().nullable(),
+  call_type: z.enum(CALL_TYPES),
+  call_status: z.enum(CALL_STATUSES),
+  call_from: z.string().nullable(),
+  call_to: z.string().nullable(),
+  presentation_number: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  dynamic_variables: z.record(z.string(), z.unknown()),
+  disconnection_reason: z.enum(DISCONNECTION_REASONS).nullable(),
+  disconnection_message: z.string().nullable().describe('readable explanation of how the call ended, when there is one'),
+  start_timestamp: z.int().nullable().describe('Unix epoch ms when the conversation connected'),
+  end_timestamp: z.int().nullable().describe('Unix epoch ms'),
+  duration_ms: z.int().nullable(),
+  transcript: z.array(TranscriptMessageSchema).nullable(),
+  transcript_with_tool_calls: z.array(TranscriptItemSchema).nullable(),
+  recording_url: z.string().nullable(),
+  call_cost: z.object({ total_credits_used: z.number(), duration_seconds: z.number() }).nullable(),
+  call_analysis: z
+    .object({
+      summary: z.string(),
+      user_sentiment: z.enum(USER_SENTIMENTS),
+      custom_analysis_data: z.array(z.record(z.string(), z.unknown())),
+    })
+    .nullable(),
+  opt_out_sensitive_data_storage: z.boolean(),
+  latency: z.partialRecord(z.enum(LATENCY_KEYS), LatencyStatsSchema).nullable(),
+  campaign_id: z.string().nullable(),
+  batch_id: z.string().nullable(),
+});
+
+export type CallRecord = z.infer<typeof CallRecordSchema>;
+export type TranscriptMessage = z.infer<typeof TranscriptMessageSchema>;
+export type TranscriptItem = z.infer<typeof TranscriptItemSchema>;
+
+/** A new record as registration writes it: nothing has happened yet. */
+export function registeredRecord(fields: {
+  call_id: string;
+  agent_id: string;
+  agent_version: number;
+  call_type: CallType;
+  call_from: string | null;
+  call_to: string | null;
+  presentation_number?: string | null;
+  metadata?: Record<string, unknown>;
+  dynamic_variables?: Record<string, unknown>;
+  opt_out_sensitive_data_storage?: boolean;
+  campaign_id?: string | null;
+  batch_id?: string | null;
+}): CallRecord {
+  return {
+    call_id: fields.call_id,
+    agent_id: fields.agent_id,
+    agent_version: fields.agent_version,
+    call_type: fields.call_type,
+    call_status: 'registered',
+    call_from: fields.call_from,
+    call_to: fields.call_to,
+    presentation_number: fields.presentation_number ?? null,
+    metadata: fields.metadata ?? {},
+    dynamic_variables: fields.dynamic_variables ?? {},
+    disconnection_reason: null,
+    disconnection_message: null,
+    start_timestamp: null,
+    end_timestamp: null,
+    duration_ms: null,
+    transcript: null,
+    transcript_with_tool_calls: null,
+    recording_url: null,
+    call_cost: null,
+    call_analysis: null,
+    opt_out_sensitive_data_storage: fields.opt_out_sensitive_data_storage ?? false,
+    latency: null,
+    campaign_id: fields.campaign_id ?? null,
+    batch_id: fields.batch_id ?? null,
+  };
+}
+
+/** v1 list items: transcript entries carry role and content only. */
+export function toV1Record(record: CallRecord): Omit<CallRecord, 'transcript' | 'transcript_with_tool_calls'> & {
+  transcript: { role: string; content: string }[] | null;
+  transcript_with_tool_calls: Record<string, unknown>[] | null;
+} {
+  return {
+    ...record,
+    transcript: record.transcript?.map(({ role, content }) => ({ role, content })) ?? null,
+    transcript_with_tool_calls:
+      record.transcript_with_tool_calls?.map(({ start_at: _s, end_at: _e, ...rest }) => rest) ?? null,
+  };
+}

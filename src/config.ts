@@ -1,0 +1,87 @@
+// Configuration comes from the environment only; every default is here and in README.md.
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+export const ConfigSchema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  API_KEYS: z.string().optional(),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  AGENTS_FILE: z.string().default('media/agents/demo.json'),
+  BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
+  PRICE_PER_MINUTE_CREDITS: z.coerce.number().min(0).default(10),
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(10_000),
+});
+
+export type RawConfig = z.infer<typeof ConfigSchema>;
+
+export interface ApiKeyEntry {
+  orgId: string;
+  key: string;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Parsed API_KEYS; empty when unset (a key is then generated under dataDir). */
+  apiKeys: ApiKeyEntry[];
+  /** Set when PUBLIC_URL is given; otherwise derived from the listening address at start. */
+  publicUrl: string | undefined;
+  logLevel: RawConfig['LOG_LEVEL'];
+  agentsFile: string;
+  bodyLimitBytes: number;
+  rateLimitPerMinute: number;
+  pricePerMinuteCredits: number;
+  shutdownDrainMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const ORG_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** `org_id:key` pairs separated by commas; a bare key belongs to org `default`. */
+export function parseApiKeys(value: string): ApiKeyEntry[] {
+  const entries: ApiKeyEntry[] = [];
+  for (const raw of value.split(',')) {
+    const item = raw.trim();
+    if (item === '') continue;
+    const colon = item.indexOf(':');
+    const orgId = colon === -1 ? 'default' : item.slice(0, colon).trim();
+    const key = colon === -1 ? item : item.slice(colon + 1).trim();
+    if (!ORG_ID.test(orgId)) throw new ConfigError(`API_KEYS: organization id ${JSON.stringify(orgId)} must match ${ORG_ID}`);
+    if (key.length < 8) throw new ConfigError(`API_KEYS: the key of organization ${orgId} is shorter than 8 characters`);
+    if (entries.some((e) => e.key === key)) throw new ConfigError(`API_KEYS: a key is listed twice`);
+    entries.push({ orgId, key });
+  }
+  return entries;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${problems}`);
+  }
+  const raw = parsed.data;
+  return {
+    port: raw.PORT,
+    host: raw.HOST,
+    dataDir: raw.DATA_DIR,
+    apiKeys: raw.API_KEYS ? parseApiKeys(raw.API_KEYS) : [],
+    publicUrl: raw.PUBLIC_URL?.replace(/\/+$/, ''),
+    logLevel: raw.LOG_LEVEL,
+    agentsFile: raw.AGENTS_FILE,
+    bodyLimitBytes: raw.BODY_LIMIT_BYTES,
+    rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
+    pricePerMinuteCredits: raw.PRICE_PER_MINUTE_CREDITS,
+    shutdownDrainMs: raw.SHUTDOWN_DRAIN_MS,
+  };
+}

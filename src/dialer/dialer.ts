@@ -1,0 +1,34 @@
+// Placing an outbound call goes through a Dialer, so carriers are interchangeable adapters.
+import type { AgentVersion } from '../agents/schema.ts';
+import type { DisconnectionReason } from '../calls/record.ts';
+
+export interface DialRequest {
+  orgId: string;
+  callId: string;
+  from: string;
+  to: string;
+  presentationNumber: string | null;
+  agent: AgentVersion;
+}
+
+export type DialResult =
+  | { status: 'dialing'; carrierCallId: string }
+  | { status: 'failed'; reason: Extract<DisconnectionReason, 'dial_failed' | 'dial_no_answer'>; message: string };
+
+export interface Dialer {
+  readonly name: string;
+  dial(request: DialRequest): Promise<DialResult>;
+}
+
+/** What runs until a carrier is configured: the call ends at once, with a reason a person can act on. */
+export class NoCarrierDialer implements Dialer {
+  readonly name = 'none';
+
+  async dial(): Promise<DialResult> {
+    return {
+      status: 'failed',
+      reason: 'dial_failed',
+      message: 'No carrier is configured for outbound calls, so the call was not placed. Configure a carrier (for example Twilio) and try again.',
+    };
+  }
+}

@@ -1,0 +1,51 @@
+// Every error a client can see is made from this one table, so callers and tests match on
+// `code`, never on text. Bodies follow decisions.md: {error, details}, plus the stable code.
+
+export const ERROR_TABLE = {
+  BAD_REQUEST: { status: 400, error: 'invalid request' },
+  MALFORMED_JSON: { status: 400, error: 'malformed JSON' },
+  BAD_PAGINATION_KEY: { status: 400, error: 'invalid pagination_key' },
+  UNAUTHORIZED: { status: 401, error: 'unauthorized' },
+  FORBIDDEN: { status: 403, error: 'forbidden' },
+  NOT_FOUND: { status: 404, error: 'not found' },
+  CONFLICT: { status: 409, error: 'conflict' },
+  BODY_TOO_LARGE: { status: 413, error: 'request body too large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, error: 'unsupported media type' },
+  RATE_LIMITED: { status: 429, error: 'too many requests' },
+  INTERNAL: { status: 500, error: 'internal error' },
+  SHUTTING_DOWN: { status: 503, error: 'shutting down' },
+  NOT_READY: { status: 503, error: 'not ready' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+export interface ErrorBody {
+  error: string;
+  details: string;
+  code: ErrorCode;
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: string;
+  /** Extra response headers (WWW-Authenticate, Retry-After). */
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, details: string, options: { headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(`${ERROR_TABLE[code].error}: ${details}`, { cause: options.cause });
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ERROR_TABLE[code].status;
+    this.details = details;
+    this.headers = options.headers ?? {};
+  }
+
+  toBody(): ErrorBody {
+    return { error: ERROR_TABLE[this.code].error, details: this.details, code: this.code };
+  }
+}
+
+export function notFound(what: string, id: string): ApiError {
+  return new ApiError('NOT_FOUND', `${what} ${JSON.stringify(id)} does not exist`);
+}

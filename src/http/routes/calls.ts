@@ -1,0 +1,107 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { parseVersionSpec } from '../../agents/service.ts';
+import { CallRecordSchema, toV1Record } from '../../calls/record.ts';
+import type { CallService } from '../../calls/service.ts';
+import type { CallFilter } from '../../store/calls.ts';
+import {
+  CallIdParams,
+  CreateCallAck,
+  CreateCallBody,
+  ErrorBodySchema,
+  ListCallsV1Body,
+  ListCallsV1Response,
+  ListCallsV2Body,
+  ListCallsV2Response,
+  V2FilterCriteria,
+} from '../schemas.ts';
+import type { z } from 'zod';
+
+/** v1 calls `duration` what v2 also calls `duration_ms`; both mean milliseconds. */
+function toFilter(criteria: z.infer<typeof V2FilterCriteria> | undefined): CallFilter {
+  if (!criteria) return {};
+  const { duration, duration_ms, ...rest } = criteria;
+  const range = duration_ms ?? duration;
+  if (duration && duration_ms) {
+    return {
+      ...rest,
+      duration_ms: {
+        lower_threshold: maxDefined(duration.lower_threshold, duration_ms.lower_threshold),
+        upper_threshold: minDefined(duration.upper_threshold, duration_ms.upper_threshold),
+      },
+    };
+  }
+  return range ? { ...rest, duration_ms: range } : rest;
+}
+
+const maxDefined = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+const minDefined = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
+
+export function callRoutes(app: FastifyInstance, calls: CallService): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema };
+
+  r.post('/v2/calls', {
+    config: { doc: { summary: 'Create an outbound call', tag: 'calls' } },
+    schema: { body: CreateCallBody, response: { 201: CreateCallAck, ...errors } },
+    handler: async (request, reply) => {
+      const body = request.body;
+      const record = await calls.createOutbound(request.orgId, {
+        agentId: body.agent_id,
+        agentVersion: parseVersionSpec(body.agent_version),
+        from: body.call_from,
+        to: body.call_to,
+        presentationNumber: body.presentation_number ?? null,
+        metadata: body.metadata ?? {},
+        dynamicVariables: body.dynamic_variables ?? {},
+      });
+      return reply.code(201).send({
+        call_id: record.call_id,
+        status: record.call_status,
+        call_from: body.call_from,
+        call_to: body.call_to,
+        metadata: record.metadata,
+        dynamic_variables: record.dynamic_variables,
+      });
+    },
+  });
+
+  r.get('/v2/calls/:call_id', {
+    config: { doc: { summary: 'Read a call record', tag: 'calls' } },
+    schema: { params: CallIdParams, response: { 200: CallRecordSchema, ...errors } },
+    handler: async (request) => calls.get(request.orgId, request.params.call_id),
+  });
+
+  r.post('/v2/calls/list', {
+    config: { doc: { summary: 'List call records (keyset paging, total_count)', tag: 'calls' } },
+    schema: { body: ListCallsV2Body, response: { 200: ListCallsV2Response, 400: ErrorBodySchema } },
+    handler: async (request) => {
+      const body = request.body;
+      const page = calls.list(request.orgId, {
+        filter: toFilter(body.filter_criteria),
+        order: body.sort_order,
+        limit: body.limit,
+        paginationKey: body.pagination_key,
+      });
+      return { calls: page.calls, next_cursor: page.nextCursor, total_count: page.totalCount };
+    },
+  });
+
+  r.post('/v1/list-calls', {
+    config: { doc: { summary: 'List call records (first version)', tag: 'calls' } },
+    schema: { body: ListCallsV1Body, response: { 200: ListCallsV1Response, 400: ErrorBodySchema } },
+    handler: async (request) => {
+      const body = request.body;
+      const page = calls.list(request.orgId, {
+        filter: toFilter(body.filter_criteria),
+        order: body.sort_order,
+        limit: body.limit,
+        paginationKey: body.pagination_key,
+      });
+      return {
+        calls: page.calls.map(toV1Record),
+        ...(page.nextCursor ? { next_pagination_key: page.nextCursor } : {}),
+      };
+    },
+  });
+}

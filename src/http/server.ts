@@ -1,0 +1,101 @@
+// The HTTP layer: fastify with zod validation, bearer auth per organization, one error shape.
+// Routes stay thin: validate, call a service, shape the reply.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { validatorCompiler } from 'fastify-type-provider-zod';
+import type { Logger } from 'pino';
+import type { ApiKeyAuthenticator } from '../auth/api-keys.ts';
+import type { Clock } from '../clock.ts';
+import { ApiError } from '../errors.ts';
+import { toApiError } from './errors.ts';
+import { OpenApiRegistry, type RouteDoc } from './openapi.ts';
+import { RateLimiter } from './rate-limit.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Organization of the request's API key; empty on public routes. */
+    orgId: string;
+  }
+  interface FastifyContextConfig {
+    doc?: RouteDoc;
+  }
+}
+
+export interface HttpOptions {
+  logger: Logger;
+  auth: ApiKeyAuthenticator;
+  clock: Clock;
+  bodyLimitBytes: number;
+  rateLimitPerMinute: number;
+}
+
+export interface HttpServer {
+  app: FastifyInstance;
+  openapi: OpenApiRegistry;
+  /** From now on every request but health checks gets 503. */
+  beginShutdown(): void;
+  readonly shuttingDown: boolean;
+}
+
+export function createHttpServer(options: HttpOptions): HttpServer {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    bodyLimit: options.bodyLimitBytes,
+    // Ids are ours to generate and the generated request id is enough for log correlation.
+    requestIdHeader: false,
+    trustProxy: false,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  // Response schemas exist for the OpenAPI document; replies are plain JSON.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  const openapi = new OpenApiRegistry();
+  app.addHook('onRoute', openapi.collect);
+
+  const limiter = new RateLimiter(options.rateLimitPerMinute, options.clock);
+  let shuttingDown = false;
+
+  app.decorateRequest('orgId', '');
+  app.addHook('onRequest', async (request) => {
+    const isPublic = request.is404 || request.routeOptions.config.doc?.public === true;
+    if (shuttingDown && !request.url.startsWith('/healthz')) {
+      throw new ApiError('SHUTTING_DOWN', 'the service is shutting down; retry against another instance or after restart', {
+        headers: { 'Retry-After': '5' },
+      });
+    }
+    if (isPublic) return;
+    request.orgId = options.auth.authenticate(request.headers.authorization);
+    limiter.take(request.orgId);
+  });
+
+  // A bodiless POST means "no options": the schema then names any required field it lacks.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined || request.body === null) request.body = {};
+  });
+
+  app.setErrorHandler(async (error, request, reply) => {
+    const apiError = toApiError(error);
+    if (!apiError) {
+      request.log.error({ err: error }, 'unexpected error');
+      const internal = new ApiError('INTERNAL', 'an unexpected error occurred; it has been logged');
+      return reply.code(internal.status).send(internal.toBody());
+    }
+    if (apiError.status >= 500) request.log.error({ err: error }, apiError.message);
+    return reply.code(apiError.status).headers(apiError.headers).send(apiError.toBody());
+  });
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const error = new ApiError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`);
+    return reply.code(404).send(error.toBody());
+  });
+
+  return {
+    app,
+    openapi,
+    beginShutdown: () => {
+      shuttingDown = true;
+    },
+    get shuttingDown() {
+      return shuttingDown;
+    },
+  };
+}

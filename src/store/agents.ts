@@ -1,0 +1,119 @@
+// Agent versions: every PATCH adds a row; publishing flags the newest one.
+import type { AgentConfig, AgentVersion } from '../agents/schema.ts';
+import type { Db } from './database.ts';
+
+export interface AgentRepository {
+  /** Creates a new version; `version` must be one past the newest (checked in the transaction). */
+  insertVersion(orgId: string, agentId: string, config: AgentConfig, options: { published: boolean; at: number }): AgentVersion;
+  get(orgId: string, agentId: string, version: number): AgentVersion | undefined;
+  newest(orgId: string, agentId: string): AgentVersion | undefined;
+  newestPublished(orgId: string, agentId: string): AgentVersion | undefined;
+  publishNewest(orgId: string, agentId: string, at: number): AgentVersion | undefined;
+  /** Newest version of every agent of the organization, by agent id. */
+  listNewest(orgId: string): AgentVersion[];
+  /** Agents whose configuration lists this inbound number (any organization), newest published version. */
+  findByInboundNumber(number: string): AgentVersion | undefined;
+}
+
+interface Row {
+  org_id: string;
+  agent_id: string;
+  version: number;
+  is_published: number;
+  created_at: number;
+  config: string;
+}
+
+function toVersion(row: Row): AgentVersion {
+  return {
+    orgId: row.org_id,
+    agentId: row.agent_id,
+    version: row.version,
+    isPublished: row.is_published === 1,
+    lastModified: row.created_at,
+    config: JSON.parse(row.config) as AgentConfig,
+  };
+}
+
+export class SqliteAgentRepository implements AgentRepository {
+  constructor(private readonly db: Db) {}
+
+  insertVersion(orgId: string, agentId: string, config: AgentConfig, options: { published: boolean; at: number }): AgentVersion {
+    return this.db
+      .transaction(() => {
+        const top = this.db
+          .prepare('SELECT max(version) AS v FROM agent_versions WHERE org_id = ? AND agent_id = ?')
+          .get(orgId, agentId) as { v: number | null };
+        const version = (top.v ?? 0) + 1;
+        this.db
+          .prepare('INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, ?, ?, ?, ?)')
+          .run(orgId, agentId, version, options.published ? 1 : 0, options.at, JSON.stringify(config));
+        return { orgId, agentId, version, isPublished: options.published, lastModified: options.at, config };
+      })
+      .immediate();
+  }
+
+  get(orgId: string, agentId: string, version: number): AgentVersion | undefined {
+    const row = this.db
+      .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?')
+      .get(orgId, agentId, version) as Row | undefined;
+    return row ? toVersion(row) : undefined;
+  }
+
+  newest(orgId: string, agentId: string): AgentVersion | undefined {
+    const row = this.db
+      .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? ORDER BY version DESC LIMIT 1')
+      .get(orgId, agentId) as Row | undefined;
+    return row ? toVersion(row) : undefined;
+  }
+
+  newestPublished(orgId: string, agentId: string): AgentVersion | undefined {
+    const row = this.db
+      .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND is_published = 1 ORDER BY version DESC LIMIT 1')
+      .get(orgId, agentId) as Row | undefined;
+    return row ? toVersion(row) : undefined;
+  }
+
+  publishNewest(orgId: string, agentId: string, at: number): AgentVersion | undefined {
+    return this.db
+      .transaction(() => {
+        const newest = this.newest(orgId, agentId);
+        if (!newest) return undefined;
+        if (newest.isPublished) return newest;
+        this.db
+          .prepare('UPDATE agent_versions SET is_published = 1, created_at = ? WHERE org_id = ? AND agent_id = ? AND version = ?')
+          .run(at, orgId, agentId, newest.version);
+        return { ...newest, isPublished: true, lastModified: at };
+      })
+      .immediate();
+  }
+
+  listNewest(orgId: string): AgentVersion[] {
+    const rows = this.db
+      .prepare(
+        `SELECT a.* FROM agent_versions a
+         JOIN (SELECT agent_id, max(version) AS v FROM agent_versions WHERE org_id = ? GROUP BY agent_id) m
+           ON a.agent_id = m.agent_id AND a.version = m.v
+         WHERE a.org_id = ? ORDER BY a.agent_id`,
+      )
+      .all(orgId, orgId) as Row[];
+    return rows.map(toVersion);
+  }
+
+  findByInboundNumber(number: string): AgentVersion | undefined {
+    // Few agents per deployment: scanning the published heads is simpler than a side table.
+    const rows = this.db
+      .prepare(
+        `SELECT a.* FROM agent_versions a
+         JOIN (SELECT org_id, agent_id, max(version) AS v FROM agent_versions WHERE is_published = 1 GROUP BY org_id, agent_id) m
+           ON a.org_id = m.org_id AND a.agent_id = m.agent_id AND a.version = m.v
+         ORDER BY a.created_at`,
+      )
+      .all() as Row[];
+    for (const row of rows) {
+      const version = toVersion(row);
+      if (version.config.inbound_numbers.includes(number)) return version;
+    }
+    return undefined;
+  }
+}

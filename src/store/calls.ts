@@ -1,0 +1,178 @@
+// Call records: the repository interface and its SQLite implementation. Filterable fields are
+// mirrored into columns (with indexes); the whole record is kept as JSON beside them.
+import type { CallRecord } from '../calls/record.ts';
+import type { Db } from './database.ts';
+import { decodeCursor, encodeCursor, keysetClause, orderClause, queryFingerprint, type SortOrder } from './paging.ts';
+
+export interface Range {
+  lower_threshold?: number | undefined;
+  upper_threshold?: number | undefined;
+}
+
+/** Every call-list filter key; arrays OR within a key, keys AND together. */
+export interface CallFilter {
+  agent_id?: string[] | undefined;
+  call_type?: string[] | undefined;
+  call_status?: string[] | undefined;
+  disconnection_reason?: string[] | undefined;
+  user_sentiment?: string[] | undefined;
+  call_from?: string[] | undefined;
+  call_to?: string[] | undefined;
+  campaign_id?: string[] | undefined;
+  batch_id?: string[] | undefined;
+  start_timestamp?: Range | undefined;
+  duration_ms?: Range | undefined;
+}
+
+export interface CallListQuery {
+  filter: CallFilter;
+  order: SortOrder;
+  limit: number;
+  paginationKey?: string | null | undefined;
+}
+
+export interface CallPage {
+  calls: CallRecord[];
+  nextCursor: string | null;
+  totalCount: number;
+}
+
+export interface CallRepository {
+  insert(orgId: string, record: CallRecord, createdAt: number): void;
+  get(orgId: string, callId: string): CallRecord | undefined;
+  /** Read-modify-write in one transaction; returns the stored result, or undefined for an unknown id. */
+  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): CallRecord | undefined;
+  list(orgId: string, query: CallListQuery): CallPage;
+  /** Calls of every organization in the given statuses (start-up recovery). */
+  listByStatus(statuses: string[]): { orgId: string; record: CallRecord }[];
+}
+
+const LIST_COLUMNS = ['agent_id', 'call_type', 'call_status', 'disconnection_reason', 'user_sentiment', 'call_from', 'call_to', 'campaign_id', 'batch_id'] as const;
+const RANGE_COLUMNS = ['start_timestamp', 'duration_ms'] as const;
+
+function columnsOf(record: CallRecord) {
+  return {
+    agent_id: record.agent_id,
+    call_type: record.call_type,
+    call_status: record.call_status,
+    call_from: record.call_from,
+    call_to: record.call_to,
+    disconnection_reason: record.disconnection_reason,
+    user_sentiment: record.call_analysis?.user_sentiment ?? null,
+    start_timestamp: record.start_timestamp,
+    duration_ms: record.duration_ms,
+    campaign_id: record.campaign_id,
+    batch_id: record.batch_id,
+    record: JSON.stringify(record),
+  };
+}
+
+export class SqliteCallRepository implements CallRepository {
+  private readonly insertStmt;
+  private readonly getStmt;
+  private readonly updateStmt;
+
+  constructor(private readonly db: Db) {
+    this.insertStmt = db.prepare(`
+      INSERT INTO calls (call_id, org_id, created_at, sort_ts, agent_id, call_type, call_status, call_from, call_to,
+        disconnection_reason, user_sentiment, start_timestamp, duration_ms, campaign_id, batch_id, record)
+      VALUES (@call_id, @org_id, @created_at, @sort_ts, @agent_id, @call_type, @call_status, @call_from, @call_to,
+        @disconnection_reason, @user_sentiment, @start_timestamp, @duration_ms, @campaign_id, @batch_id, @record)`);
+    this.getStmt = db.prepare('SELECT record, created_at FROM calls WHERE org_id = ? AND call_id = ?');
+    this.updateStmt = db.prepare(`
+      UPDATE calls SET sort_ts = @sort_ts, agent_id = @agent_id, call_type = @call_type, call_status = @call_status,
+        call_from = @call_from, call_to = @call_to, disconnection_reason = @disconnection_reason,
+        user_sentiment = @user_sentiment, start_timestamp = @start_timestamp, duration_ms = @duration_ms,
+        campaign_id = @campaign_id, batch_id = @batch_id, record = @record
+      WHERE org_id = @org_id AND call_id = @call_id`);
+  }
+
+  insert(orgId: string, record: CallRecord, createdAt: number): void {
+    this.insertStmt.run({
+      ...columnsOf(record),
+      call_id: record.call_id,
+      org_id: orgId,
+      created_at: createdAt,
+      sort_ts: record.start_timestamp ?? createdAt,
+    });
+  }
+
+  get(orgId: string, callId: string): CallRecord | undefined {
+    const row = this.getStmt.get(orgId, callId) as { record: string } | undefined;
+    return row ? (JSON.parse(row.record) as CallRecord) : undefined;
+  }
+
+  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): CallRecord | undefined {
+    return this.db
+      .transaction(() => {
+        const row = this.getStmt.get(orgId, callId) as { record: string; created_at: number } | undefined;
+        if (!row) return undefined;
+        const next = change(JSON.parse(row.record) as CallRecord);
+        this.updateStmt.run({
+          ...columnsOf(next),
+          call_id: callId,
+          org_id: orgId,
+          sort_ts: next.start_timestamp ?? row.created_at,
+        });
+        return next;
+      })
+      .immediate();
+  }
+
+  list(orgId: string, query: CallListQuery): CallPage {
+    const where: string[] = ['org_id = ?'];
+    const params: (string | number)[] = [orgId];
+    for (const column of LIST_COLUMNS) {
+      const values = query.filter[column];
+      if (values === undefined) continue;
+      if (values.length === 0) {
+        where.push('0'); // an empty OR-list matches nothing
+        continue;
+      }
+      where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
+      params.push(...values);
+    }
+    for (const column of RANGE_COLUMNS) {
+      const range = query.filter[column];
+      if (range?.lower_threshold !== undefined) {
+        where.push(`${column} >= ?`);
+        params.push(range.lower_threshold);
+      }
+      if (range?.upper_threshold !== undefined) {
+        where.push(`${column} <= ?`);
+        params.push(range.upper_threshold);
+      }
+    }
+    const whereSql = where.join(' AND ');
+    const totalCount = (this.db.prepare(`SELECT count(*) AS n FROM calls WHERE ${whereSql}`).get(...params) as { n: number }).n;
+
+    const fingerprint = queryFingerprint(['calls', query.filter, query.order]);
+    const pageWhere = [whereSql];
+    const pageParams = [...params];
+    if (query.paginationKey) {
+      const cursor = decodeCursor(query.paginationKey, fingerprint);
+      pageWhere.push(keysetClause(query.order, 'sort_ts', 'call_id'));
+      pageParams.push(cursor.sortKey, cursor.sortKey, cursor.id);
+    }
+    const rows = this.db
+      .prepare(
+        `SELECT call_id, sort_ts, record FROM calls WHERE ${pageWhere.join(' AND ')} ${orderClause(query.order, 'sort_ts', 'call_id')} LIMIT ?`,
+      )
+      .all(...pageParams, query.limit + 1) as { call_id: string; sort_ts: number; record: string }[];
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    return {
+      calls: page.map((r) => JSON.parse(r.record) as CallRecord),
+      nextCursor: rows.length > query.limit && last ? encodeCursor({ sortKey: last.sort_ts, id: last.call_id }, fingerprint) : null,
+      totalCount,
+    };
+  }
+
+  listByStatus(statuses: string[]): { orgId: string; record: CallRecord }[] {
+    if (statuses.length === 0) return [];
+    const rows = this.db
+      .prepare(`SELECT org_id, record FROM calls WHERE call_status IN (${statuses.map(() => '?').join(', ')})`)
+      .all(...statuses) as { org_id: string; record: string }[];
+    return rows.map((r) => ({ orgId: r.org_id, record: JSON.parse(r.record) as CallRecord }));
+  }
+}

@@ -1,0 +1,100 @@
+// The embedded store: one SQLite file in WAL mode, schema changed only by numbered migrations.
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export type Db = Database.Database;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+// Append only: a shipped migration never changes, the next one fixes it.
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'calls and agents',
+    sql: `
+      CREATE TABLE calls (
+        call_id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        -- start_timestamp once the call connected, creation time before (decisions.md, paging)
+        sort_ts INTEGER NOT NULL,
+        agent_id TEXT NOT NULL,
+        call_type TEXT NOT NULL,
+        call_status TEXT NOT NULL,
+        call_from TEXT,
+        call_to TEXT,
+        disconnection_reason TEXT,
+        user_sentiment TEXT,
+        start_timestamp INTEGER,
+        duration_ms INTEGER,
+        campaign_id TEXT,
+        batch_id TEXT,
+        record TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX calls_org_sort ON calls (org_id, sort_ts, call_id);
+      CREATE INDEX calls_agent ON calls (org_id, agent_id, sort_ts, call_id);
+      CREATE INDEX calls_type ON calls (org_id, call_type, sort_ts, call_id);
+      CREATE INDEX calls_status ON calls (org_id, call_status, sort_ts, call_id);
+      CREATE INDEX calls_reason ON calls (org_id, disconnection_reason, sort_ts, call_id);
+      CREATE INDEX calls_sentiment ON calls (org_id, user_sentiment, sort_ts, call_id);
+      CREATE INDEX calls_from ON calls (org_id, call_from, sort_ts, call_id);
+      CREATE INDEX calls_to ON calls (org_id, call_to, sort_ts, call_id);
+      CREATE INDEX calls_start ON calls (org_id, start_timestamp);
+      CREATE INDEX calls_duration ON calls (org_id, duration_ms);
+      CREATE INDEX calls_campaign ON calls (campaign_id, sort_ts, call_id) WHERE campaign_id IS NOT NULL;
+      CREATE INDEX calls_batch ON calls (batch_id, sort_ts, call_id) WHERE batch_id IS NOT NULL;
+
+      CREATE TABLE agent_versions (
+        org_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        is_published INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        config TEXT NOT NULL,
+        PRIMARY KEY (org_id, agent_id, version)
+      ) STRICT;
+      CREATE INDEX agent_versions_by_id ON agent_versions (agent_id);
+    `,
+  },
+];
+
+export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  // NORMAL is durable across process crashes in WAL mode; only power loss can drop the last commits.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db, migrations);
+  return db;
+}
+
+export function migrate(db: Db, migrations: Migration[]): number {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+  const applied = new Set(
+    db
+      .prepare('SELECT version FROM schema_migrations')
+      .all()
+      .map((row) => (row as { version: number }).version),
+  );
+  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+  let count = 0;
+  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+    if (applied.has(m.version)) continue;
+    // IMMEDIATE: two processes starting together must not both apply the same migration.
+    db.transaction(() => {
+      const again = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version);
+      if (again) return;
+      db.exec(m.sql);
+      record.run(m.version, m.name, Date.now());
+      count++;
+    }).immediate();
+  }
+  return count;
+}

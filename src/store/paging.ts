@@ -1,0 +1,53 @@
+// Opaque keyset cursors: the sort key and id of the last row served, bound to the filter and
+// order they were made for, so a cursor reused with another query is refused, not misread.
+import { createHash } from 'node:crypto';
+import { ApiError } from '../errors.ts';
+
+export type SortOrder = 'ascending' | 'descending';
+
+export interface Cursor {
+  sortKey: number;
+  id: string;
+}
+
+export function queryFingerprint(parts: unknown): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 12);
+}
+
+export function encodeCursor(cursor: Cursor, fingerprint: string): string {
+  return Buffer.from(JSON.stringify([1, cursor.sortKey, cursor.id, fingerprint])).toString('base64url');
+}
+
+export function decodeCursor(key: string, fingerprint: string): Cursor {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(key, 'base64url').toString('utf8'));
+  } catch {
+    throw new ApiError('BAD_PAGINATION_KEY', 'pagination_key is not a cursor this service issued');
+  }
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 4 ||
+    parsed[0] !== 1 ||
+    !Number.isSafeInteger(parsed[1]) ||
+    typeof parsed[2] !== 'string' ||
+    typeof parsed[3] !== 'string'
+  ) {
+    throw new ApiError('BAD_PAGINATION_KEY', 'pagination_key is not a cursor this service issued');
+  }
+  if (parsed[3] !== fingerprint) {
+    throw new ApiError('BAD_PAGINATION_KEY', 'pagination_key was issued for other filter_criteria or sort_order; pass the same ones');
+  }
+  return { sortKey: parsed[1] as number, id: parsed[2] as string };
+}
+
+/** SQL for "after the cursor" in the given order over (sortColumn, idColumn). */
+export function keysetClause(order: SortOrder, sortColumn: string, idColumn: string): string {
+  const op = order === 'descending' ? '<' : '>';
+  return `(${sortColumn} ${op} ? OR (${sortColumn} = ? AND ${idColumn} ${op} ?))`;
+}
+
+export function orderClause(order: SortOrder, sortColumn: string, idColumn: string): string {
+  const dir = order === 'descending' ? 'DESC' : 'ASC';
+  return `ORDER BY ${sortColumn} ${dir}, ${idColumn} ${dir}`;
+}

@@ -1,0 +1,91 @@
+// Starts the real service on 127.0.0.1:0 with a temporary DATA_DIR, and speaks real HTTP to it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { startService, type RunningService, type ServiceOptions } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
+
+export interface TestService {
+  service: RunningService;
+  url: string;
+  dataDir: string;
+  /** Every log line the service wrote. */
+  logs: string[];
+  keyOf(org: string): string;
+  request(method: string, path: string, options?: { body?: unknown; raw?: string; key?: string | null; headers?: Record<string, string> }): Promise<TestResponse>;
+  stop(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON; tests read it through the API's own zod schemas. */
+  body: unknown;
+  text: string;
+}
+
+import { ErrorBodySchema } from '../../src/http/schemas.ts';
+
+/** The error body of a failed request, checked against the one error shape. */
+export function errorOf(res: TestResponse) {
+  return ErrorBodySchema.strict().parse(res.body);
+}
+
+export const KEYS: Record<string, string> = { acme: 'acme-key-0123456789', globex: 'globex-key-0123456789' };
+
+export async function startTestService(
+  env: Record<string, string> = {},
+  options: Omit<ServiceOptions, 'config'> & { dataDir?: string } = {},
+): Promise<TestService> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'voicecall-test-'));
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    API_KEYS: Object.entries(KEYS).map(([org, key]) => `${org}:${key}`).join(','),
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  const service = await startService({ ...options, config, logger: options.logger ?? createLogger('info', sink) });
+  const defaultKey = KEYS.acme!;
+  return {
+    service,
+    url: service.url,
+    dataDir,
+    logs,
+    keyOf: (org) => KEYS[org] ?? '',
+    async request(method, path, opts = {}) {
+      const headers: Record<string, string> = { ...opts.headers };
+      const key = opts.key === undefined ? defaultKey : opts.key;
+      if (key !== null) headers.authorization = `Bearer ${key}`;
+      let body: string | undefined;
+      if (opts.raw !== undefined) body = opts.raw;
+      else if (opts.body !== undefined) {
+        body = JSON.stringify(opts.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(`${service.url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+      const text = await res.text();
+      let parsed: unknown = undefined;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      return { status: res.status, headers: res.headers, body: parsed, text };
+    },
+    async stop() {
+      await service.close().catch(() => undefined);
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
