@@ -33,6 +33,8 @@ export interface RunningService {
   logger: Logger;
   /** Set when API_KEYS was unset and a key was generated on this start. */
   generatedKey?: { key: string; file: string };
+  /** From now on API requests and readiness answer 503. */
+  beginShutdown(): void;
   /** Stop accepting requests (503), then close the server and the store. */
   close(): Promise<void>;
 }
@@ -100,6 +102,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     db,
     logger,
     ...(generatedKey ? { generatedKey } : {}),
+    beginShutdown: http.beginShutdown,
     async close() {
       http.beginShutdown();
       await http.app.close();

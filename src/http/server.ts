@@ -44,6 +44,8 @@ export function createHttpServer(options: HttpOptions): HttpServer {
     requestIdHeader: false,
     trustProxy: false,
   });
+  // The API speaks JSON only; carrier webhooks add their form parser in their own scope.
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   // Response schemas exist for the OpenAPI document; replies are plain JSON.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));

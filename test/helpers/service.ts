@@ -33,7 +33,13 @@ export function errorOf(res: TestResponse) {
   return ErrorBodySchema.strict().parse(res.body);
 }
 
-export const KEYS: Record<string, string> = { acme: 'acme-key-0123456789', globex: 'globex-key-0123456789' };
+export const KEYS: Record<string, string> = {
+  acme: 'acme-key-0123456789',
+  globex: 'globex-key-0123456789',
+  filters: 'filters-key-0123456789',
+  'paging-descending': 'paging-desc-key-0123456789',
+  'paging-ascending': 'paging-asc-key-0123456789',
+};
 
 export async function startTestService(
   env: Record<string, string> = {},
