@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { readAgentsFile } from './agents/file.ts';
 import { AgentService } from './agents/service.ts';
 import { ApiKeyAuthenticator, loadOrCreateDefaultKey } from './auth/api-keys.ts';
+import { CallEvents } from './calls/events.ts';
 import { CallService } from './calls/service.ts';
 import { cryptoRandomHex, systemClock, type Clock, type RandomHex } from './clock.ts';
 import type { Config } from './config.ts';
@@ -60,7 +61,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const agentRepo = new SqliteAgentRepository(db);
   const callRepo = new SqliteCallRepository(db);
   const agents = new AgentService(agentRepo, clock);
-  const calls = new CallService(callRepo, agents, options.dialer ?? new NoCarrierDialer(), clock, random, logger);
+  const callEvents = new CallEvents();
+  const calls = new CallService(callRepo, agents, options.dialer ?? new NoCarrierDialer(), clock, random, logger, callEvents);
 
   const http = createHttpServer({
     logger,

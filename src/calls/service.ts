@@ -6,7 +6,9 @@ import type { Dialer } from '../dialer/dialer.ts';
 import { notFound } from '../errors.ts';
 import type { Logger } from 'pino';
 import type { CallListQuery, CallPage, CallRepository } from '../store/calls.ts';
+import type { CallEvents } from './events.ts';
 import { registeredRecord, type CallRecord } from './record.ts';
+import { hashStreamSecret } from './stream-secret.ts';
 
 export interface OutboundCallRequest {
   agentId: string;
@@ -28,6 +30,7 @@ export class CallService {
     private readonly clock: Clock,
     private readonly random: RandomHex,
     private readonly log: Logger,
+    private readonly events: CallEvents,
   ) {}
 
   async createOutbound(orgId: string, request: OutboundCallRequest): Promise<CallRecord> {
@@ -45,7 +48,8 @@ export class CallService {
       campaign_id: request.campaignId ?? null,
       batch_id: request.batchId ?? null,
     });
-    this.calls.insert(orgId, record, this.clock.now());
+    const streamSecret = this.random(24);
+    this.calls.insert(orgId, record, this.clock.now(), { streamSecretHash: hashStreamSecret(streamSecret) });
     try {
       const result = await this.dialer.dial({
         orgId,
@@ -54,6 +58,7 @@ export class CallService {
         to: request.to,
         presentationNumber: request.presentationNumber,
         agent,
+        streamSecret,
       });
       if (result.status === 'failed') return this.endUnconnected(orgId, record.call_id, 'not_connected', result.reason, result.message);
       return record;
@@ -91,6 +96,7 @@ export class CallService {
       call_cost: { total_credits_used: 0, duration_seconds: 0 },
     }));
     if (!ended) throw notFound('call', callId);
+    this.events.emit('ended', { orgId, record: ended });
     return ended;
   }
 }

@@ -9,6 +9,8 @@ export interface DialRequest {
   to: string;
   presentationNumber: string | null;
   agent: AgentVersion;
+  /** Presented back by the carrier as a stream parameter, with call_id, when the media stream opens. */
+  streamSecret: string;
 }
 
 export type DialResult =

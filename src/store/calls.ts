@@ -38,7 +38,9 @@ export interface CallPage {
 }
 
 export interface CallRepository {
-  insert(orgId: string, record: CallRecord, createdAt: number): void;
+  insert(orgId: string, record: CallRecord, createdAt: number, options?: { streamSecretHash?: string }): void;
+  /** A call looked up by id alone, for a media stream that carries only call_id and secret. */
+  getForStream(callId: string): { orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined;
   get(orgId: string, callId: string): CallRecord | undefined;
   /** Read-modify-write in one transaction; returns the stored result, or undefined for an unknown id. */
   update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): CallRecord | undefined;
@@ -71,14 +73,16 @@ export class SqliteCallRepository implements CallRepository {
   private readonly insertStmt;
   private readonly getStmt;
   private readonly updateStmt;
+  private readonly streamStmt;
 
   constructor(private readonly db: Db) {
     this.insertStmt = db.prepare(`
       INSERT INTO calls (call_id, org_id, created_at, sort_ts, agent_id, call_type, call_status, call_from, call_to,
-        disconnection_reason, user_sentiment, start_timestamp, duration_ms, campaign_id, batch_id, record)
+        disconnection_reason, user_sentiment, start_timestamp, duration_ms, campaign_id, batch_id, record, stream_secret_hash)
       VALUES (@call_id, @org_id, @created_at, @sort_ts, @agent_id, @call_type, @call_status, @call_from, @call_to,
-        @disconnection_reason, @user_sentiment, @start_timestamp, @duration_ms, @campaign_id, @batch_id, @record)`);
+        @disconnection_reason, @user_sentiment, @start_timestamp, @duration_ms, @campaign_id, @batch_id, @record, @stream_secret_hash)`);
     this.getStmt = db.prepare('SELECT record, created_at FROM calls WHERE org_id = ? AND call_id = ?');
+    this.streamStmt = db.prepare('SELECT org_id, record, stream_secret_hash FROM calls WHERE call_id = ?');
     this.updateStmt = db.prepare(`
       UPDATE calls SET sort_ts = @sort_ts, agent_id = @agent_id, call_type = @call_type, call_status = @call_status,
         call_from = @call_from, call_to = @call_to, disconnection_reason = @disconnection_reason,
@@ -87,14 +91,20 @@ export class SqliteCallRepository implements CallRepository {
       WHERE org_id = @org_id AND call_id = @call_id`);
   }
 
-  insert(orgId: string, record: CallRecord, createdAt: number): void {
+  insert(orgId: string, record: CallRecord, createdAt: number, options: { streamSecretHash?: string } = {}): void {
     this.insertStmt.run({
       ...columnsOf(record),
       call_id: record.call_id,
       org_id: orgId,
       created_at: createdAt,
       sort_ts: record.start_timestamp ?? createdAt,
+      stream_secret_hash: options.streamSecretHash ?? null,
     });
+  }
+
+  getForStream(callId: string): { orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined {
+    const row = this.streamStmt.get(callId) as { org_id: string; record: string; stream_secret_hash: string | null } | undefined;
+    return row ? { orgId: row.org_id, record: JSON.parse(row.record) as CallRecord, streamSecretHash: row.stream_secret_hash } : undefined;
   }
 
   get(orgId: string, callId: string): CallRecord | undefined {

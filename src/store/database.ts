@@ -61,6 +61,12 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX agent_versions_by_id ON agent_versions (agent_id);
     `,
   },
+  {
+    version: 2,
+    name: 'per-call media stream secret',
+    // Only a hash is kept: the secret itself travels once, in the carrier's stream parameters.
+    sql: `ALTER TABLE calls ADD COLUMN stream_secret_hash TEXT;`,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

@@ -1,0 +1,13 @@
+// Call lifecycle notifications inside the process: the scheduler frees a campaign slot, the
+// webhook outbox and analysis start, when a call reaches these states.
+import { EventEmitter } from 'node:events';
+import type { CallRecord } from './record.ts';
+
+export interface CallEventMap {
+  /** The call connected (status ongoing). */
+  started: [{ orgId: string; record: CallRecord }];
+  /** The record was finalized: ended, not_connected or error. Emitted exactly once per call. */
+  ended: [{ orgId: string; record: CallRecord }];
+}
+
+export class CallEvents extends EventEmitter<CallEventMap> {}

@@ -1,0 +1,243 @@
+// The carrier's side of a Twilio Media Stream, as protocols.md describes it: connected and
+// start first, then 20 ms μ-law media frames in real time with sequenceNumber, chunk and
+// timestamp; outbound audio is "played" in real time, marks are echoed once the audio before
+// them has played, and `clear` drops queued audio and echoes every pending mark at once.
+// Used by simulated phones, the load harness and the end-to-end tests.
+import { EventEmitter } from 'node:events';
+import WebSocket from 'ws';
+
+const FRAME_BYTES = 160; // 20 ms of 8 kHz μ-law
+const FRAME_MS = 20;
+
+export interface TwilioStreamOptions {
+  /** ws:// or wss:// address of the media endpoint. */
+  url: string;
+  customParameters: Record<string, string>;
+  accountSid?: string;
+  callSid?: string;
+  streamSid?: string;
+}
+
+export interface PlayedFrame {
+  /** ms since the stream started when this frame began to play. */
+  at: number;
+  payload: Buffer;
+}
+
+type Queued = { kind: 'audio'; payload: Buffer } | { kind: 'mark'; name: string };
+
+export interface TwilioStreamEvents {
+  /** A server message, as parsed JSON. */
+  message: [Record<string, unknown>];
+  /** An outbound audio frame started playing. */
+  played: [PlayedFrame];
+  mark: [string];
+  clear: [];
+  close: [number, string];
+}
+
+export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
+  readonly callSid: string;
+  readonly streamSid: string;
+  readonly accountSid: string;
+  private ws: WebSocket | undefined;
+  private sequence = 0;
+  private chunk = 0;
+  private startedAt = 0;
+  private readonly playQueue: Queued[] = [];
+  private playTimer: NodeJS.Timeout | undefined;
+  private sendTimer: NodeJS.Timeout | undefined;
+  private sendQueue: Buffer[] = [];
+  private sendResolvers: (() => void)[] = [];
+  private sentFrames = 0;
+  /** Every outbound frame that was played, in order. */
+  readonly played: PlayedFrame[] = [];
+  readonly received: Record<string, unknown>[] = [];
+  closed = false;
+  closeCode: number | undefined;
+
+  constructor(private readonly options: TwilioStreamOptions) {
+    super();
+    const hex = (n: number) => Array.from({ length: n }, () => Math.floor(Math.random() * 16).toString(16)).join('');
+    this.accountSid = options.accountSid ?? `AC${hex(32)}`;
+    this.callSid = options.callSid ?? `CA${hex(32)}`;
+    this.streamSid = options.streamSid ?? `MZ${hex(32)}`;
+  }
+
+  /** ms since the stream started. */
+  now(): number {
+    return performance.now() - this.startedAt;
+  }
+
+  /** Opens the socket and sends connected + start. */
+  async connect(): Promise<void> {
+    const ws = new WebSocket(this.options.url);
+    this.ws = ws;
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    this.startedAt = performance.now();
+    ws.on('message', (data) => this.onMessage(data.toString()));
+    ws.on('close', (code, reason) => {
+      this.closed = true;
+      this.closeCode = code;
+      this.stopTimers();
+      this.emit('close', code, reason.toString());
+    });
+    ws.on('error', () => undefined);
+    this.send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
+    this.send({
+      event: 'start',
+      sequenceNumber: String(++this.sequence),
+      start: {
+        accountSid: this.accountSid,
+        streamSid: this.streamSid,
+        callSid: this.callSid,
+        tracks: ['inbound'],
+        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+        customParameters: this.options.customParameters,
+      },
+      streamSid: this.streamSid,
+    });
+    this.startSending();
+  }
+
+  /** Queues caller audio (μ-law 8 kHz); resolves when the last of it has been sent in real time. */
+  speak(mulaw: Uint8Array): Promise<void> {
+    for (let offset = 0; offset < mulaw.length; offset += FRAME_BYTES) {
+      const frame = Buffer.alloc(FRAME_BYTES, 0xff); // 0xff is μ-law silence
+      frame.set(mulaw.subarray(offset, Math.min(offset + FRAME_BYTES, mulaw.length)));
+      this.sendQueue.push(frame);
+    }
+    return new Promise((resolve) => this.sendResolvers.push(resolve));
+  }
+
+  /** Caller silence for `ms` (the line always carries frames, as a phone line does). */
+  pause(ms: number): Promise<void> {
+    return this.speak(new Uint8Array(Math.round((ms / FRAME_MS) * FRAME_BYTES)).fill(0xff));
+  }
+
+  sendDtmf(digit: string): void {
+    this.send({ event: 'dtmf', streamSid: this.streamSid, sequenceNumber: String(++this.sequence), dtmf: { track: 'inbound_track', digit } });
+  }
+
+  /** Sends anything on the socket (tests of malformed frames). */
+  sendRaw(text: string): void {
+    this.ws?.send(text);
+  }
+
+  /** The caller hangs up: stop, then the carrier closes the socket. */
+  async hangUp(): Promise<void> {
+    if (this.closed || !this.ws) return;
+    this.send({ event: 'stop', sequenceNumber: String(++this.sequence), stop: { accountSid: this.accountSid, callSid: this.callSid }, streamSid: this.streamSid });
+    this.ws.close(1000, 'call ended');
+    await this.waitForClose();
+  }
+
+  waitForClose(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.once('close', () => resolve()));
+  }
+
+  /** Resolves with the first server message that `match` accepts (already received ones count). */
+  waitFor(match: (message: Record<string, unknown>) => boolean, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+    const seen = this.received.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.off('message', listener);
+        reject(new Error(`no matching message within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const listener = (message: Record<string, unknown>) => {
+        if (!match(message)) return;
+        clearTimeout(timer);
+        this.off('message', listener);
+        resolve(message);
+      };
+      this.on('message', listener);
+    });
+  }
+
+  private send(message: Record<string, unknown>): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
+  }
+
+  // Inbound audio leaves on a drift-free 20 ms schedule, silence when the caller says nothing.
+  private startSending(): void {
+    const tick = () => {
+      if (this.closed) return;
+      const frame = this.sendQueue.shift() ?? Buffer.alloc(FRAME_BYTES, 0xff);
+      this.chunk++;
+      this.send({
+        event: 'media',
+        sequenceNumber: String(++this.sequence),
+        media: { track: 'inbound', chunk: String(this.chunk), timestamp: String(this.sentFrames * FRAME_MS), payload: frame.toString('base64') },
+        streamSid: this.streamSid,
+      });
+      this.sentFrames++;
+      if (this.sendQueue.length === 0 && this.sendResolvers.length > 0) {
+        for (const resolve of this.sendResolvers.splice(0)) resolve();
+      }
+      const next = this.startedAt + this.sentFrames * FRAME_MS - performance.now();
+      this.sendTimer = setTimeout(tick, Math.max(0, next));
+    };
+    tick();
+  }
+
+  private onMessage(text: string): void {
+    let message: Record<string, unknown>;
+    try {
+      message = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    this.received.push(message);
+    this.emit('message', message);
+    if (message.event === 'media') {
+      const payload = (message.media as { payload?: string } | undefined)?.payload ?? '';
+      const bytes = Buffer.from(payload, 'base64');
+      for (let offset = 0; offset < bytes.length; offset += FRAME_BYTES) {
+        this.playQueue.push({ kind: 'audio', payload: bytes.subarray(offset, offset + FRAME_BYTES) });
+      }
+      this.schedulePlayback();
+    } else if (message.event === 'mark') {
+      const name = (message.mark as { name?: string } | undefined)?.name ?? '';
+      this.playQueue.push({ kind: 'mark', name });
+      this.schedulePlayback();
+    } else if (message.event === 'clear') {
+      const pending = this.playQueue.splice(0).filter((q): q is { kind: 'mark'; name: string } => q.kind === 'mark');
+      this.emit('clear');
+      for (const mark of pending) this.echoMark(mark.name);
+    }
+  }
+
+  private echoMark(name: string): void {
+    this.send({ event: 'mark', sequenceNumber: String(++this.sequence), streamSid: this.streamSid, mark: { name } });
+    this.emit('mark', name);
+  }
+
+  // Plays queued audio at real-time speed; a mark is echoed when everything before it played.
+  private schedulePlayback(): void {
+    if (this.playTimer || this.closed) return;
+    const step = () => {
+      this.playTimer = undefined;
+      while (this.playQueue[0]?.kind === 'mark') this.echoMark((this.playQueue.shift() as { name: string }).name);
+      const item = this.playQueue.shift();
+      if (!item || item.kind !== 'audio') return;
+      const frame = { at: this.now(), payload: item.payload };
+      this.played.push(frame);
+      this.emit('played', frame);
+      this.playTimer = setTimeout(step, (item.payload.length / FRAME_BYTES) * FRAME_MS);
+    };
+    step();
+  }
+
+  private stopTimers(): void {
+    if (this.playTimer) clearTimeout(this.playTimer);
+    if (this.sendTimer) clearTimeout(this.sendTimer);
+    this.playTimer = undefined;
+    this.sendTimer = undefined;
+    for (const resolve of this.sendResolvers.splice(0)) resolve();
+  }
+}
