@@ -91,3 +91,16 @@ export function tokenStream(tokens: string[], eol = '\n'): string {
   out += `data: [DONE]${eol}${eol}`;
   return out;
 }
+
+/** A whole streamed reply: text split into word tokens, then tool calls (arguments in two fragments). */
+export function replyStream(text: string, calls: { id: string; name: string; arguments: string }[] = []): string {
+  let out = chunk({ role: 'assistant', content: '' });
+  for (const token of text.match(/\S+\s*/g) ?? []) out += chunk({ content: token });
+  calls.forEach((c, index) => {
+    const half = Math.floor(c.arguments.length / 2);
+    out += chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments.slice(0, half) } }] });
+    out += chunk({ tool_calls: [{ index, function: { arguments: c.arguments.slice(half) } }] });
+  });
+  out += chunk({}, calls.length > 0 ? 'tool_calls' : 'stop');
+  return `${out}data: [DONE]\n\n`;
+}
