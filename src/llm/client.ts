@@ -42,6 +42,9 @@ export const LLM_CLIENT_DEFAULTS = {
   backoffMaxMs: 2_000,
   /** How much of an error body is read for its message. */
   errorBodyBytes: 8_192,
+  /** Bytes after [DONE] read in the background so the connection can be reused. */
+  drainAfterDoneBytes: 16_384,
+  drainAfterDoneMs: 1_000,
   /** Cap on a non-streamed reply. */
   maxJsonBytes: 4 * 1024 * 1024,
 } as const;
@@ -350,6 +353,20 @@ export class ChatStreamDecoder {
   }
 }
 
+/**
+ * After [DONE] the server normally ends the response at once; reading that end in the
+ * background keeps the connection (and its TLS session) for the next turn. A server that keeps
+ * talking or never ends loses the connection instead.
+ */
+function drainForReuse(body: Dispatcher.ResponseData['body'], o: Resolved): void {
+  const controller = new AbortController();
+  const timer = o.timers.setTimeout(() => controller.abort(), LLM_CLIENT_DEFAULTS.drainAfterDoneMs);
+  body
+    .dump({ limit: LLM_CLIENT_DEFAULTS.drainAfterDoneBytes, signal: controller.signal })
+    .catch(() => undefined)
+    .finally(() => o.timers.clearTimeout(timer));
+}
+
 async function* streamAttempt(
   llm: LlmConfig,
   req: ChatRequest,
@@ -362,6 +379,7 @@ async function* streamAttempt(
   let firstTokenAt: number | null = null;
   attempt.arm(o.firstTokenTimeoutMs, 'LLM_FIRST_TOKEN_TIMEOUT');
   let res: Dispatcher.ResponseData | undefined;
+  let finished = false;
   try {
     res = await open(llm, req, o, attempt);
     const decoder = new ChatStreamDecoder();
@@ -385,13 +403,17 @@ async function* streamAttempt(
     }
     if (decoder.toolCalls.size > 0) yield { type: 'tool_calls', calls: decoder.toolCalls.result() };
     const timing: LlmTiming = { requestSentAt, firstTokenAt, endedAt: o.now(), attempts: attemptNo };
+    finished = true;
     yield { type: 'done', finishReason: decoder.finishReason, usage: decoder.usage, timing };
   } catch (err) {
     throw attempt.fail(err);
   } finally {
     attempt.close();
-    // Early exit, error, abort or bytes after [DONE]: drop the body so the connection closes now.
-    if (res && !res.body.destroyed) res.body.destroy();
+    if (res && !res.body.destroyed) {
+      if (finished) drainForReuse(res.body, o);
+      // Early exit, error or abort: drop the body so the connection closes now.
+      else res.body.destroy();
+    }
   }
 }
 

@@ -366,6 +366,21 @@ describe('LLM client: cancellation', () => {
   });
 });
 
+describe('LLM client: connection reuse', () => {
+  it('keeps the connection for the next turn when the response ends just after [DONE]', async () => {
+    const llm = await serve((_req, res) => {
+      sseHeaders(res);
+      res.write(tokenStream(['Hi.']));
+      setTimeout(() => res.end(), 5);
+    });
+    await collect(llm);
+    await new Promise((r) => setTimeout(r, 20)); // the end of the response is read in the background
+    await collect(llm);
+    expect(server?.requests).toHaveLength(2);
+    expect(server?.requests[1]?.remotePort).toBe(server?.requests[0]?.remotePort);
+  });
+});
+
 describe('LLM client: backoff', () => {
   it('grows exponentially, is capped, and is jittered within half to all of the step', () => {
     expect(backoffDelay(1, 250, 2000, () => 1)).toBe(250);

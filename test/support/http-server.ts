@@ -8,6 +8,8 @@ export interface RecordedRequest {
   url: string;
   headers: IncomingMessage['headers'];
   body: string;
+  /** Client port: equal for two requests means one reused connection. */
+  remotePort: number | undefined;
 }
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, body: string, n: number) => void | Promise<void>;
@@ -31,7 +33,7 @@ export async function startServer(handler: Handler): Promise<TestServer> {
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
       const body = Buffer.concat(parts).toString('utf8');
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, remotePort: req.socket.remotePort });
       void handler(req, res, body, requests.length);
     });
   });
