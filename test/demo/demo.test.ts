@@ -94,6 +94,21 @@ describe('demo model server', () => {
     });
   });
 
+  it('runs a whole tool round with stream false when the agent asks for it', async () => {
+    const outcome = await runTurn({
+      llm: { ...agent.llm, stream: false },
+      messages: [
+        { role: 'assistant', content: 'What day and time would you like to come in?' },
+        { role: 'user', content: 'monday 9' },
+      ],
+      metadata,
+      tools: new ToolExecutor(agent.tools, { clock: () => 0 }),
+      hooks: { confirmSpoken: async () => true },
+    });
+    expect(outcome.kind).toBe('reply');
+    expect(outcome.messages.at(-1)?.content).toContain("I've booked you for monday 9.");
+  });
+
   it('answers stream false with one chat.completion object carrying the tool call', async () => {
     const result = await completeChat(
       { ...agent.llm, stream: false },

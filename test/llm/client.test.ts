@@ -119,10 +119,10 @@ describe('LLM client: legal SSE streams', () => {
     }
   });
 
-  it('decodes a stream sent one byte at a time over a real socket', async () => {
+  it('decodes a stream sent in 3-byte reads over a real socket, splitting multi-byte characters', async () => {
     const llm = await serve(async (_req, res) => {
       sseHeaders(res);
-      await writeInPieces(res, tokenStream(['Ça ', 'coûte ', '€3.'], '\n'), 1);
+      await writeInPieces(res, tokenStream(['Ça ', 'coûte ', '€3.'], '\n'), 3);
       res.end();
     });
     expect(text(await collect(llm))).toBe('Ça coûte €3.');

@@ -101,6 +101,15 @@ describe('turn runner', () => {
     expect(sentBodies()[0]?.tool_choice).toBe('auto');
   });
 
+  it('reports request, first-token and first-speakable-chunk times for latency', async () => {
+    const { llm, tools } = await setup(['Hello there. Bye.']);
+    let t = 1000;
+    const timings: unknown[] = [];
+    const h = { ...hooks(), onLlmTiming: (x: unknown) => timings.push(x) };
+    await runTurn(input(llm, tools, h, { client: { now: () => (t += 5) } }));
+    expect(timings).toEqual([{ requestSentAt: 1005, firstTokenAt: 1010, firstChunkAt: 1015, endedAt: 1020, attempts: 1 }]);
+  });
+
   it('runs tools after the reply before them is spoken, then asks the model again with the results', async () => {
     const call = { id: 'call_1', name: 'book', arguments: '{"name":"Ann"}' };
     const { llm, tools } = await setup([{ text: 'One moment.', calls: [call] }, 'You are booked.']);
