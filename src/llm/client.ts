@@ -107,6 +107,8 @@ export const ChatChunkSchema = z.object({
     )
     .default([]),
   usage: UsageSchema.nullish(),
+  // Some servers report a failure mid-stream as a chunk holding only `error`.
+  error: z.object({ message: z.string().default('') }).loose().nullish(),
 });
 
 export const ChatCompletionSchema = z.object({
@@ -334,6 +336,10 @@ export class ChatStreamDecoder {
         throw new LlmError('LLM_BAD_CHUNK', parsed.error.issues[0]?.message);
       }
       const chunk = parsed.data;
+      if (chunk.error) {
+        pending.length = 0;
+        throw new LlmError('LLM_STREAM_ERROR', chunk.error.message);
+      }
       if (chunk.usage) this.usage = chunk.usage;
       for (const choice of chunk.choices) {
         if (choice.index !== undefined && choice.index !== 0) continue;

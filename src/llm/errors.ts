@@ -6,6 +6,7 @@ export const LLM_ERRORS = {
   LLM_NETWORK: { retryable: true, message: 'network error talking to the model server' },
   LLM_FIRST_TOKEN_TIMEOUT: { retryable: true, message: 'model server sent no token in time' },
   LLM_STALLED: { retryable: false, message: 'model stream stalled mid-reply' },
+  LLM_STREAM_ERROR: { retryable: true, message: 'model stream reported an error' },
   LLM_BAD_CHUNK: { retryable: false, message: 'model stream sent a malformed chunk' },
   LLM_BAD_RESPONSE: { retryable: false, message: 'model server sent a malformed response' },
   LLM_ABORTED: { retryable: false, message: 'model request was aborted' },

@@ -306,6 +306,17 @@ describe('LLM client: faults', () => {
     expect((await failure(collect(llm))).code).toBe('LLM_BAD_CHUNK');
   });
 
+  it('fails with LLM_STREAM_ERROR when the stream reports an error mid-reply, without retrying', async () => {
+    const llm = await serve((_req, res) => {
+      sseHeaders(res);
+      res.end(chunk({ content: 'Hm' }) + 'data: {"error":{"message":"upstream overloaded","code":529}}\n\n');
+    });
+    const err = await failure(collect(llm));
+    expect(err.code).toBe('LLM_STREAM_ERROR');
+    expect(err.message).toContain('upstream overloaded');
+    expect(server?.requests).toHaveLength(1);
+  });
+
   it('retries a refused connection as LLM_NETWORK', async () => {
     const llm = await serve(() => undefined);
     await server?.close();
