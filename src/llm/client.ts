@@ -296,19 +296,21 @@ export class ChatStreamDecoder {
   sawDone = false;
   /** Saw a token or a tool-call fragment. */
   started = false;
+  /** A malformed or error chunk: tokens before it are still delivered, then this is thrown. */
+  failure: LlmError | null = null;
   private readonly pending: string[] = [];
   private readonly decoder = new TextDecoder('utf-8');
   private readonly parser = createParser({ onEvent: (ev: EventSourceMessage) => this.pending.push(ev.data) });
 
   feed(bytes: Uint8Array): void {
-    if (this.sawDone) return;
+    if (this.sawDone || this.failure) return;
     this.parser.feed(this.decoder.decode(bytes, { stream: true }));
     this.drain();
   }
 
   /** The server closed the stream. */
   end(): void {
-    if (this.sawDone) return;
+    if (this.sawDone || this.failure) return;
     this.parser.feed(this.decoder.decode());
     // A last event without its blank line still counts: nothing more will come.
     this.parser.reset({ consume: true });
@@ -327,18 +329,18 @@ export class ChatStreamDecoder {
       try {
         json = JSON.parse(data);
       } catch {
-        pending.length = 0;
-        throw new LlmError('LLM_BAD_CHUNK', `not JSON: ${data.slice(0, 80)}`);
+        this.failure = new LlmError('LLM_BAD_CHUNK', `not JSON: ${data.slice(0, 80)}`);
+        break;
       }
       const parsed = ChatChunkSchema.safeParse(json);
       if (!parsed.success) {
-        pending.length = 0;
-        throw new LlmError('LLM_BAD_CHUNK', parsed.error.issues[0]?.message);
+        this.failure = new LlmError('LLM_BAD_CHUNK', parsed.error.issues[0]?.message);
+        break;
       }
       const chunk = parsed.data;
       if (chunk.error) {
-        pending.length = 0;
-        throw new LlmError('LLM_STREAM_ERROR', chunk.error.message);
+        this.failure = new LlmError('LLM_STREAM_ERROR', chunk.error.message);
+        break;
       }
       if (chunk.usage) this.usage = chunk.usage;
       for (const choice of chunk.choices) {
@@ -405,6 +407,7 @@ async function* streamAttempt(
       const tokens = decoder.tokens;
       for (let i = 0; i < tokens.length; i++) yield { type: 'token', text: tokens[i] as string };
       tokens.length = 0;
+      if (decoder.failure) throw decoder.failure;
       if (next.done || decoder.sawDone) break;
     }
     if (decoder.toolCalls.size > 0) yield { type: 'tool_calls', calls: decoder.toolCalls.result() };
