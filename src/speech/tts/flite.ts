@@ -12,6 +12,7 @@ import { decodeWav } from '../../audio/wav.ts';
 import { SpeechError } from '../errors.ts';
 import type { PcmChunk, TtsEngine, TtsSynthesisOptions } from '../types.ts';
 import { PcmOutput, unlessAborted } from './output.ts';
+import { holdProcessOpen } from './spawn.ts';
 import { splitForSpeech } from './text.ts';
 
 /** Voices compiled into Debian's flite 2.2. kal is 8 kHz; the others are 16 kHz. */
@@ -38,19 +39,6 @@ interface FliteJob {
 
 function isFliteVoice(voice: string): voice is FliteVoice {
   return (FLITE_VOICES as readonly string[]).includes(voice);
-}
-
-/** A waiting spare must not hold the Node process open; a running job must, until it ends. */
-function holdProcessOpen(child: ChildProcess, hold: boolean): void {
-  if (hold) child.ref();
-  else child.unref();
-  const method = hold ? 'ref' : 'unref';
-  for (const stream of [child.stdin, child.stdout, child.stderr]) {
-    if (stream && method in stream) {
-      const fn: unknown = Reflect.get(stream, method);
-      if (typeof fn === 'function') fn.call(stream);
-    }
-  }
 }
 
 export class FliteTtsEngine implements TtsEngine {
