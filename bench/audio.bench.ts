@@ -118,12 +118,14 @@ async function ttsLatency(engine: TtsEngine, runs: number): Promise<{ firstAudio
 }
 
 const tts: Array<Record<string, string>> = [];
-for (const engine of [new FliteTtsEngine({ voice: 'slt' }), new FliteTtsEngine({ voice: 'kal16' }), new EspeakTtsEngine()]) {
-  const label = engine instanceof FliteTtsEngine ? `flite ${engine === undefined ? '' : ''}` : 'espeak-ng';
+const engines: Array<[string, TtsEngine]> = [
+  ['flite slt', new FliteTtsEngine({ voice: 'slt' })],
+  ['flite kal16', new FliteTtsEngine({ voice: 'kal16' })],
+  ['espeak-ng en-us', new EspeakTtsEngine()],
+];
+for (const [label, engine] of engines) {
   const { firstAudioMs, cancelMs } = await ttsLatency(engine, 9);
   tts.push({ engine: label, 'first audio ms (median of 9)': firstAudioMs.toFixed(1), 'cancel ms (median of 9)': cancelMs.toFixed(2) });
   await engine.close();
 }
-tts[0]!.engine = 'flite slt';
-tts[1]!.engine = 'flite kal16';
 console.table(tts);
