@@ -84,6 +84,8 @@ class Utterance {
   readonly spoken: Promise<boolean>;
   /** The transcript message, once playback started. */
   message: TranscriptMessage | null = null;
+  /** For words the session says itself (begin message, reminder): its entry in the model's history. */
+  remembered: { role: 'assistant'; content: string } | null = null;
 
   constructor(readonly id: number) {
     this.spoken = new Promise((resolve) => (this.settle = resolve));
@@ -135,7 +137,9 @@ export class CallSession {
   private utteranceSeq = 0;
   private readonly pending: Utterance[] = [];
   private open: Utterance | null = null;
-  private turn: { controller: AbortController; utterances: Utterance[]; speechEndWall: number; firstAudio: boolean } | null = null;
+  private turn: { controller: AbortController; utterances: Utterance[] } | null = null;
+  /** The caller's last turn, until the first agent audio of the answer goes out (latency.e2e). */
+  private awaitingAnswer: { speechEndWall: number; turn: number } | null = null;
   private turnSeq = 0;
   private userTurns = 0;
   private reminded = false;
@@ -207,10 +211,7 @@ export class CallSession {
     if (this.o.guard) this.scheduleGuard();
     const begin = this.o.agent.begin_message.trim();
     if (begin) {
-      this.history.push({ role: 'assistant', content: begin });
-      const u = this.openUtterance();
-      this.speak(u, begin);
-      this.closeUtterance(u);
+      this.sayOwnWords(begin);
     } else {
       this.armInactivity();
     }
@@ -303,6 +304,7 @@ export class CallSession {
   /** Barge-in: stop the model and the voice, drop queued audio, keep only what was heard. */
   private interrupt(): void {
     const now = this.timers.now();
+    this.awaitingAnswer = null;
     if (this.turn) {
       this.turn.controller.abort();
       this.turn = null;
@@ -332,6 +334,10 @@ export class CallSession {
     } else {
       if (u.message) this.dropMessage(u.message);
       u.text = '';
+    }
+    if (u.remembered) {
+      u.remembered.content = u.text;
+      if (!u.text) this.history.splice(this.history.indexOf(u.remembered), 1);
     }
     u.endedAt = now;
     u.finish(false);
@@ -375,8 +381,9 @@ export class CallSession {
   // ---- the model's turn ----
 
   private async runTurn(speechEndWall: number): Promise<void> {
-    const turn = { controller: new AbortController(), utterances: [] as Utterance[], speechEndWall, firstAudio: false };
+    const turn = { controller: new AbortController(), utterances: [] as Utterance[] };
     this.turn = turn;
+    this.awaitingAnswer = { speechEndWall, turn: this.turnSeq };
     const hooks: TurnHooks = {
       onChunk: (text) => {
         if (turn.controller.signal.aborted) return;
@@ -458,6 +465,15 @@ export class CallSession {
   }
 
   // ---- speaking ----
+
+  /** Words the session says without the model; the model's history gets what was heard of them. */
+  private sayOwnWords(text: string): void {
+    const u = this.openUtterance();
+    u.remembered = { role: 'assistant', content: text };
+    this.history.push(u.remembered);
+    this.speak(u, text);
+    this.closeUtterance(u);
+  }
 
   private openUtterance(): Utterance {
     const u = new Utterance(++this.utteranceSeq);
@@ -551,11 +567,11 @@ export class CallSession {
     this.o.recorder?.agentAudio(frame, playAt - this.startWall);
     const u = this.pending[0];
     if (u && u.estimatedStart === null) u.estimatedStart = playAt;
-    if (this.turn && !this.turn.firstAudio && this.turn.utterances.length > 0) {
-      this.turn.firstAudio = true;
-      const e2e = this.timers.now() - this.turn.speechEndWall;
+    if (this.awaitingAnswer) {
+      const e2e = this.timers.now() - this.awaitingAnswer.speechEndWall;
       this.latency.add('e2e', e2e);
-      this.notify({ type: 'latency', turn: this.turnSeq, e2e_ms: Math.round(e2e) });
+      this.notify({ type: 'latency', turn: this.awaitingAnswer.turn, e2e_ms: Math.round(e2e) });
+      this.awaitingAnswer = null;
     }
   }
 
@@ -632,10 +648,7 @@ export class CallSession {
         return;
       }
       this.reminded = true;
-      const u = this.openUtterance();
-      this.history.push({ role: 'assistant', content: SESSION_DEFAULTS.reminderText });
-      this.speak(u, SESSION_DEFAULTS.reminderText);
-      this.closeUtterance(u);
+      this.sayOwnWords(SESSION_DEFAULTS.reminderText);
     }, this.o.agent.inactivity_timeout_ms);
   }
 
