@@ -60,7 +60,8 @@ export type TurnOutcome =
   | { kind: 'transfer_call'; call: ToolCallRequest; transferTo: string; messages: ChatMessage[] }
   /** A reply with tool calls was not fully spoken: its tools were dropped. */
   | { kind: 'interrupted'; messages: ChatMessage[] }
-  | { kind: 'aborted'; messages: ChatMessage[] }
+  /** `partialText`: what the model had said in the round that was cut off (the caller knows how much was spoken). */
+  | { kind: 'aborted'; messages: ChatMessage[]; partialText: string }
   | { kind: 'flow_error'; code: FlowErrorCode; detail: string; messages: ChatMessage[] }
   | { kind: 'llm_error'; error: LlmError; messages: ChatMessage[] };
 
@@ -69,7 +70,7 @@ interface Reply {
   calls: ToolCallRequest[];
 }
 
-async function modelReply(input: TurnInput, history: ChatMessage[], lastRound: boolean): Promise<Reply> {
+async function modelReply(input: TurnInput, history: ChatMessage[], lastRound: boolean, progress: { text: string }): Promise<Reply> {
   const hasTools = input.tools.definitions.length > 0;
   const events = streamChat(
     input.llm,
@@ -93,6 +94,7 @@ async function modelReply(input: TurnInput, history: ChatMessage[], lastRound: b
   for await (const ev of events) {
     if (ev.type === 'token') {
       text += ev.text;
+      progress.text = text;
       emit(chunker.push(ev.text));
     } else if (ev.type === 'tool_calls') {
       calls = ev.calls;
@@ -116,17 +118,20 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const aborted = (): boolean => input.signal?.aborted === true;
   let emptyReplies = 0;
   let invalidRounds = 0;
+  const progress = { text: '' };
+  const abortedOutcome = (): TurnOutcome => ({ kind: 'aborted', messages: added, partialText: progress.text });
 
   for (let round = 1; round <= maxRounds; round++) {
     let reply: Reply;
+    progress.text = '';
     try {
-      reply = await modelReply(input, history, round === maxRounds);
+      reply = await modelReply(input, history, round === maxRounds, progress);
     } catch (err) {
-      if (aborted()) return { kind: 'aborted', messages: added };
+      if (aborted()) return abortedOutcome();
       const e = err instanceof LlmError ? err : new LlmError('LLM_NETWORK', String(err), { cause: err });
       return { kind: 'llm_error', error: e, messages: added };
     }
-    if (aborted()) return { kind: 'aborted', messages: added };
+    if (aborted()) return abortedOutcome();
 
     if (reply.calls.length === 0) {
       if (reply.text.trim() === '') {
@@ -150,7 +155,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     }
 
     const spoken = await input.hooks.confirmSpoken(reply.text);
-    if (aborted()) return { kind: 'aborted', messages: added };
+    if (aborted()) return abortedOutcome();
     if (!spoken) {
       if (reply.text !== '') push({ role: 'assistant', content: reply.text });
       return { kind: 'interrupted', messages: added };
@@ -167,7 +172,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
         return run;
       }),
     );
-    if (aborted()) return { kind: 'aborted', messages: added };
+    if (aborted()) return abortedOutcome();
 
     push({
       role: 'assistant',

@@ -190,8 +190,22 @@ describe('turn runner', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 20);
     const outcome = await runTurn(input(llm, tools, hooks(), { signal: controller.signal }));
-    expect(outcome).toEqual({ kind: 'aborted', messages: [] });
+    expect(outcome).toEqual({ kind: 'aborted', messages: [], partialText: '' });
     await expect(model?.requestSocketClosed(1)).resolves.toBeUndefined();
+  });
+
+  it('hands back the words said so far when a reply is aborted mid-stream (barge-in)', async () => {
+    const { llm, tools } = await setup([]);
+    await model?.close();
+    model = await startServer((_req, res) => {
+      sseHeaders(res);
+      res.write(replyStream('Your appointment is').replace(/data: \[DONE\]\n\n$/, '').replace(/data: [^\n]*"finish_reason":"stop"[^\n]*\n\n$/, ''));
+    });
+    const controller = new AbortController();
+    const run = runTurn(input({ ...llm, base_url: model.url }, tools, hooks(), { signal: controller.signal }));
+    await new Promise((r) => setTimeout(r, 50)); // the unfinished reply is on the wire
+    controller.abort();
+    expect(await run).toEqual({ kind: 'aborted', messages: [], partialText: 'Your appointment is' });
   });
 
   it('reports a model failure as llm_error with its code', async () => {
