@@ -45,6 +45,8 @@ export const LLM_CLIENT_DEFAULTS = {
   /** Bytes after [DONE] read in the background so the connection can be reused. */
   drainAfterDoneBytes: 16_384,
   drainAfterDoneMs: 1_000,
+  /** Cap on one SSE event. */
+  maxEventBytes: 1024 * 1024,
   /** Cap on a non-streamed reply. */
   maxJsonBytes: 4 * 1024 * 1024,
 } as const;
@@ -300,12 +302,19 @@ export class ChatStreamDecoder {
   failure: LlmError | null = null;
   private readonly pending: string[] = [];
   private readonly decoder = new TextDecoder('utf-8');
-  private readonly parser = createParser({ onEvent: (ev: EventSourceMessage) => this.pending.push(ev.data) });
+  private readonly parser = createParser({
+    onEvent: (ev: EventSourceMessage) => this.pending.push(ev.data),
+    onError: (err) => {
+      // Only the buffer cap matters here: a line with no end would grow memory without bound.
+      if (err.type === 'max-buffer-size-exceeded') this.failure ??= new LlmError('LLM_BAD_CHUNK', 'event larger than the cap');
+    },
+    maxBufferSize: LLM_CLIENT_DEFAULTS.maxEventBytes,
+  });
 
   feed(bytes: Uint8Array): void {
     if (this.sawDone || this.failure) return;
     this.parser.feed(this.decoder.decode(bytes, { stream: true }));
-    this.drain();
+    if (!this.failure) this.drain();
   }
 
   /** The server closed the stream. */

@@ -128,6 +128,14 @@ describe('LLM client: legal SSE streams', () => {
     expect(text(await collect(llm))).toBe('Ça coûte €3.');
   });
 
+  it('fails an event that grows past the size cap with LLM_BAD_CHUNK instead of buffering without bound', () => {
+    const d = new ChatStreamDecoder();
+    const piece = Buffer.alloc(64 * 1024, 'a');
+    d.feed(Buffer.from('data: '));
+    for (let i = 0; i < 20 && !d.failure; i++) d.feed(piece);
+    expect(d.failure?.code).toBe('LLM_BAD_CHUNK');
+  });
+
   it('accepts CRLF lines, comments, keep-alives, chunks without role and a usage chunk with empty choices', async () => {
     const llm = await serve((_req, res) => {
       sseHeaders(res);
