@@ -414,7 +414,11 @@ async function* streamAttempt(
         attempt.disarm();
       }
       const tokens = decoder.tokens;
-      for (let i = 0; i < tokens.length; i++) yield { type: 'token', text: tokens[i] as string };
+      for (let i = 0; i < tokens.length; i++) {
+        // A consumer that aborted while holding a token gets nothing more from this read.
+        if (attempt.controller.signal.aborted) throw attempt.fail(null);
+        yield { type: 'token', text: tokens[i] as string };
+      }
       tokens.length = 0;
       if (decoder.failure) throw decoder.failure;
       if (next.done || decoder.sawDone) break;

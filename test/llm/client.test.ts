@@ -366,9 +366,8 @@ describe('LLM client: cancellation', () => {
   });
 
   it('aborts while waiting for the first token without retrying', async () => {
-    const llm = await serve(() => undefined);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 20);
+    const llm = await serve(() => controller.abort()); // cancelled once the request is in flight
     const err = await failure(collect(llm, { ...fast, signal: controller.signal }));
     expect(err.code).toBe('LLM_ABORTED');
     await expect(server?.requestSocketClosed(1)).resolves.toBeUndefined();
@@ -392,11 +391,13 @@ describe('LLM client: connection reuse', () => {
       res.write(tokenStream(['Hi.']));
       setTimeout(() => res.end(), 5);
     });
-    await collect(llm);
-    await new Promise((r) => setTimeout(r, 20)); // the end of the response is read in the background
-    await collect(llm);
+    // One connection per origin: the second request waits for the first's connection to be free or gone.
+    const dispatcher = new Agent({ connections: 1 });
+    await collect(llm, { ...fast, dispatcher });
+    await collect(llm, { ...fast, dispatcher });
     expect(server?.requests).toHaveLength(2);
     expect(server?.requests[1]?.remotePort).toBe(server?.requests[0]?.remotePort);
+    await dispatcher.close();
   });
 });
 

@@ -188,7 +188,11 @@ describe('turn runner', () => {
   it('aborts the whole turn at once with its signal', async () => {
     const { llm, tools } = await setup(['hang']);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 20);
+    const waitForRequest = async (): Promise<void> => {
+      while ((model?.requests.length ?? 0) === 0) await new Promise((r) => setTimeout(r, 1));
+      controller.abort();
+    };
+    void waitForRequest();
     const outcome = await runTurn(input(llm, tools, hooks(), { signal: controller.signal }));
     expect(outcome).toEqual({ kind: 'aborted', messages: [], partialText: '' });
     await expect(model?.requestSocketClosed(1)).resolves.toBeUndefined();
@@ -199,13 +203,13 @@ describe('turn runner', () => {
     await model?.close();
     model = await startServer((_req, res) => {
       sseHeaders(res);
-      res.write(replyStream('Your appointment is').replace(/data: \[DONE\]\n\n$/, '').replace(/data: [^\n]*"finish_reason":"stop"[^\n]*\n\n$/, ''));
+      // The whole reply in one read, no end: the abort must stop it between tokens.
+      res.write(replyStream('Your appointment is booked. See you').replace(/data: [^\n]*"finish_reason"[^\n]*\n\ndata: \[DONE\]\n\n$/, ''));
     });
     const controller = new AbortController();
-    const run = runTurn(input({ ...llm, base_url: model.url }, tools, hooks(), { signal: controller.signal }));
-    await new Promise((r) => setTimeout(r, 50)); // the unfinished reply is on the wire
-    controller.abort();
-    expect(await run).toEqual({ kind: 'aborted', messages: [], partialText: 'Your appointment is' });
+    const h = hooks();
+    const outcome = await runTurn(input({ ...llm, base_url: model.url }, tools, { ...h, onChunk: () => controller.abort() }, { signal: controller.signal }));
+    expect(outcome).toEqual({ kind: 'aborted', messages: [], partialText: 'Your appointment is booked. ' });
   });
 
   it('reports a model failure as llm_error with its code', async () => {
