@@ -3,7 +3,7 @@
 // about, so the call goes on. Built-in tools (end_call, transfer_call) are never run here.
 import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import type { AgentTool, ApiTool } from '../agents/schema.ts';
+import { AGENT_DEFAULTS, type AgentTool, type ApiTool } from '../agents/schema.ts';
 import type { Timers } from '../llm/client.ts';
 import type { ChatTool, ToolCallRequest } from '../llm/types.ts';
 import { toolDefinitions } from './definitions.ts';
@@ -124,7 +124,7 @@ export class ToolExecutor {
     const timer = this.o.timers.setTimeout(() => {
       timedOut = true;
       controller.abort();
-    }, tool.timeout * 1000);
+    }, Math.min(tool.timeout, AGENT_DEFAULTS.toolTimeoutMaxSeconds) * 1000);
     const onAbort = (): void => controller.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) controller.abort();

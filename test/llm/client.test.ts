@@ -266,6 +266,29 @@ describe('LLM client: faults', () => {
     expect(server?.requests).toHaveLength(3);
   });
 
+  it('waits a capped, jittered backoff between attempts, from the injected timers and randomness', async () => {
+    const llm = await serve((_req, res) => {
+      res.writeHead(503);
+      res.end('busy');
+    });
+    const waits: number[] = [];
+    // Run backoff sleeps at once and record them; never fire the long first-token guard.
+    const timers = {
+      setTimeout: (fn: () => void, ms: number): unknown => {
+        if (ms === 60_000) return setTimeout(() => undefined, 0);
+        waits.push(ms);
+        return setImmediate(fn);
+      },
+      clearTimeout: (h: unknown): void => clearTimeout(h as NodeJS.Timeout),
+    };
+    const err = await failure(
+      collect(llm, { timers, random: () => 0, backoffBaseMs: 250, backoffMaxMs: 600, maxRetries: 3, firstTokenTimeoutMs: 60_000 }),
+    );
+    expect(err.code).toBe('LLM_HTTP_STATUS');
+    expect(waits).toEqual([125, 250, 300]);
+    expect(server?.requests).toHaveLength(4);
+  });
+
   it('gives up after the retries with the last error', async () => {
     const llm = await serve((_req, res) => {
       res.writeHead(502);
@@ -279,7 +302,7 @@ describe('LLM client: faults', () => {
 
   it('times out a server that accepts and never answers with LLM_FIRST_TOKEN_TIMEOUT, retrying each time', async () => {
     const llm = await serve(() => undefined);
-    const err = await failure(collect(llm, { ...fast, firstTokenTimeoutMs: 40, maxRetries: 2 }));
+    const err = await failure(collect(llm, { ...fast, firstTokenTimeoutMs: 80, maxRetries: 2 }));
     expect(err.code).toBe('LLM_FIRST_TOKEN_TIMEOUT');
     expect(server?.requests).toHaveLength(3);
   });
