@@ -5,7 +5,6 @@
 import type { LlmConfig } from '../agents/schema.ts';
 import type { ToolExecutor, ToolRun } from '../tools/executor.ts';
 import type { ToolTranscriptItem } from '../tools/transcript.ts';
-import { roundSeconds } from '../tools/transcript.ts';
 import { streamChat, type LlmClientOptions } from './client.ts';
 import { LlmError } from './errors.ts';
 import { SpeakableChunker, type SpeakableOptions } from './speakable.ts';
@@ -48,8 +47,6 @@ export interface TurnInput {
   signal?: AbortSignal;
   client?: Omit<LlmClientOptions, 'signal'>;
   chunking?: SpeakableOptions;
-  /** Clock in seconds from the call's start, for built-in tool transcript items. */
-  clock?: () => number;
   maxRounds?: number;
 }
 
@@ -108,7 +105,6 @@ async function modelReply(input: TurnInput, history: ChatMessage[], lastRound: b
 
 export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const maxRounds = input.maxRounds ?? TURN_DEFAULTS.maxRounds;
-  const clock = input.clock ?? (() => 0);
   const added: ChatMessage[] = [];
   const history = [...input.messages];
   const push = (m: ChatMessage): void => {
@@ -188,7 +184,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     if (terminal) {
       // Every tool call needs its answer for the history to stay valid chat-completions input.
       push({ role: 'tool', tool_call_id: terminal.id, content: '{"status":"accepted"}' });
-      const at = roundSeconds(clock());
+      const at = input.tools.at();
       input.hooks.onToolItem?.({ role: 'tool_call_invocation', tool_call_id: terminal.id, name: terminal.name, arguments: terminal.arguments, start_at: at, end_at: at });
       const tool = input.tools.find(terminal.name);
       if (tool?.type === 'transfer_call') return { kind: 'transfer_call', call: terminal, transferTo: tool.transfer_to, messages: added };

@@ -85,6 +85,11 @@ export class ToolExecutor {
     };
   }
 
+  /** Now, in transcript time: seconds from the call's start, millisecond precision. */
+  at(): number {
+    return roundSeconds(this.o.clock());
+  }
+
   find(name: string): AgentTool | undefined {
     return this.byName.get(name);
   }
@@ -96,7 +101,7 @@ export class ToolExecutor {
 
   /** Validates and runs one API tool call. Never throws. */
   async run(call: ToolCallRequest, signal?: AbortSignal): Promise<ToolRun> {
-    const startAt = roundSeconds(this.o.clock());
+    const startAt = this.at();
     const invocation: ToolCallInvocationItem = {
       role: 'tool_call_invocation',
       tool_call_id: call.id,
@@ -202,7 +207,7 @@ export class ToolExecutor {
       content,
       successful: successful && failure === null,
       start_at: startAt,
-      end_at: roundSeconds(this.o.clock()),
+      end_at: this.at(),
     };
     return { invocation, result, modelContent: modelContent ?? content, failure, latencyMs };
   }

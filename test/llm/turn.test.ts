@@ -83,7 +83,6 @@ function input(llm: LlmConfig, tools: ToolExecutor, h: TurnHooks, extra: Partial
     hooks: h,
     messages: history,
     metadata: { call_id: 'c', agent_id: 'a', agent_version: 1, call_type: 'api', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} },
-    clock: () => 42,
     ...extra,
   };
 }
@@ -148,7 +147,7 @@ describe('turn runner', () => {
     const outcome = await runTurn(input(llm, tools, h));
     expect(h.chunks).toEqual(['Thanks for calling.', 'Goodbye!']);
     expect(outcome).toMatchObject({ kind: 'end_call', call: { id: 'c9', name: 'end_call', arguments: '{"reason":"done"}' } });
-    expect(h.items).toEqual([{ role: 'tool_call_invocation', tool_call_id: 'c9', name: 'end_call', arguments: '{"reason":"done"}', start_at: 42, end_at: 42 }]);
+    expect(h.items).toEqual([{ role: 'tool_call_invocation', tool_call_id: 'c9', name: 'end_call', arguments: '{"reason":"done"}', start_at: 0.5, end_at: 0.5 }]);
     expect(toolServer?.requests).toHaveLength(0);
   });
 
