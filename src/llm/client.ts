@@ -51,7 +51,7 @@ export const LLM_CLIENT_DEFAULTS = {
   maxJsonBytes: 4 * 1024 * 1024,
 } as const;
 
-const realTimers: Timers = {
+export const realTimers: Timers = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
@@ -230,7 +230,8 @@ class Attempt {
   }
 }
 
-async function readCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<string> {
+/** Reads at most `max` bytes of a response body; past that the body is dropped unread. */
+export async function readBodyCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<Buffer> {
   const parts: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -242,7 +243,11 @@ async function readCapped(body: Dispatcher.ResponseData['body'], max: number): P
       break;
     }
   }
-  return Buffer.concat(parts).subarray(0, max).toString('utf8');
+  return Buffer.concat(parts, size).subarray(0, max);
+}
+
+async function readCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<string> {
+  return (await readBodyCapped(body, max)).toString('utf8');
 }
 
 function errorMessage(text: string): string {

@@ -4,7 +4,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { AGENT_DEFAULTS, type AgentTool, type ApiTool } from '../agents/schema.ts';
-import type { Timers } from '../llm/client.ts';
+import { readBodyCapped, realTimers, type Timers } from '../llm/client.ts';
 import type { ChatTool, ToolCallRequest } from '../llm/types.ts';
 import { toolDefinitions } from './definitions.ts';
 import { roundSeconds, type ToolCallInvocationItem, type ToolCallResultItem } from './transcript.ts';
@@ -40,11 +40,6 @@ export interface ToolExecutorOptions {
 }
 
 const ErrorBodySchema = z.object({ error: z.string(), details: z.string().optional() });
-
-const realTimers: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
 
 // Tool endpoints are slow to answer at times, never slow to connect on a healthy network.
 const sharedAgent = new Agent({ connect: { timeout: 10_000 }, headersTimeout: 0, bodyTimeout: 0 });
@@ -145,7 +140,7 @@ export class ToolExecutor {
         signal: controller.signal,
         dispatcher: this.o.dispatcher,
       });
-      const bytes = await this.readCapped(res.body);
+      const bytes = await readBodyCapped(res.body, this.o.maxResponseBytes);
       const latency = this.o.now() - sentAt;
       const content = cutUtf8(bytes, TOOL_DEFAULTS.maxContentBytes);
       if (res.statusCode >= 400) {
@@ -164,19 +159,6 @@ export class ToolExecutor {
       signal?.removeEventListener('abort', onAbort);
       if (res && !res.body.destroyed) res.body.destroy();
     }
-  }
-
-  private async readCapped(body: Dispatcher.ResponseData['body']): Promise<Uint8Array> {
-    const max = this.o.maxResponseBytes;
-    const parts: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      const buf = chunk as Buffer;
-      parts.push(buf);
-      size += buf.length;
-      if (size >= max) break; // the rest is never read; the socket is dropped in `send`
-    }
-    return Buffer.concat(parts, size).subarray(0, max);
   }
 
   private httpErrorForModel(name: string, status: number, content: string): string {
