@@ -107,17 +107,16 @@ export class ToolExecutor {
     };
     const tool = this.byName.get(call.name);
     if (!tool || tool.type !== 'api') {
-      return this.finish(invocation, startAt, `Tool ${call.name} is not an HTTP tool of this agent.`, null, 'invalid_arguments', null);
+      return this.finish(invocation, `Tool ${call.name} is not an HTTP tool of this agent.`, 'invalid_arguments', null);
     }
     const check = this.validate(call.name, call.arguments);
     if (!check.ok) {
-      return this.finish(invocation, startAt, `Invalid arguments for ${call.name}: ${check.error}`, null, 'invalid_arguments', null);
+      return this.finish(invocation, `Invalid arguments for ${call.name}: ${check.error}`, 'invalid_arguments', null);
     }
     return this.send(tool, check.args, invocation, signal);
   }
 
   private async send(tool: ApiTool, args: Record<string, unknown>, invocation: ToolCallInvocationItem, signal?: AbortSignal): Promise<ToolRun> {
-    const startAt = invocation.start_at;
     const sentAt = this.o.now();
     const controller = new AbortController();
     let timedOut = false;
@@ -144,16 +143,16 @@ export class ToolExecutor {
       const latency = this.o.now() - sentAt;
       const content = cutUtf8(bytes, TOOL_DEFAULTS.maxContentBytes);
       if (res.statusCode >= 400) {
-        return this.finish(invocation, startAt, content, this.httpErrorForModel(tool.name, res.statusCode, content), 'http_status', latency);
+        return this.finish(invocation, content, 'http_status', latency, this.httpErrorForModel(tool.name, res.statusCode, content));
       }
-      return this.finish(invocation, startAt, content, null, null, latency, true);
+      return this.finish(invocation, content, null, latency);
     } catch (err) {
       const latency = this.o.now() - sentAt;
-      if (timedOut) return this.finish(invocation, startAt, `Tool ${tool.name} timed out after ${tool.timeout} s.`, null, 'timeout', latency);
-      if (signal?.aborted) return this.finish(invocation, startAt, `Tool ${tool.name} was cancelled.`, null, 'aborted', latency);
+      if (timedOut) return this.finish(invocation, `Tool ${tool.name} timed out after ${tool.timeout} s.`, 'timeout', latency);
+      if (signal?.aborted) return this.finish(invocation, `Tool ${tool.name} was cancelled.`, 'aborted', latency);
       const code = (err as { code?: unknown } | null)?.code;
       const why = typeof code === 'string' ? code : err instanceof Error ? err.message : 'network error';
-      return this.finish(invocation, startAt, `Tool ${tool.name} could not be reached (${why}).`, null, 'network', latency);
+      return this.finish(invocation, `Tool ${tool.name} could not be reached (${why}).`, 'network', latency);
     } finally {
       this.o.timers.clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
@@ -174,21 +173,14 @@ export class ToolExecutor {
     return `Tool ${name} failed (HTTP ${status}): ${content.slice(0, 300)}`;
   }
 
-  private finish(
-    invocation: ToolCallInvocationItem,
-    startAt: number,
-    content: string,
-    modelContent: string | null,
-    failure: ToolFailure | null,
-    latencyMs: number | null,
-    successful = false,
-  ): ToolRun {
+  /** An unsuccessful run is one with a failure; the model reads `modelContent` when given, else `content`. */
+  private finish(invocation: ToolCallInvocationItem, content: string, failure: ToolFailure | null, latencyMs: number | null, modelContent?: string): ToolRun {
     const result: ToolCallResultItem = {
       role: 'tool_call_result',
       tool_call_id: invocation.tool_call_id,
       content,
-      successful: successful && failure === null,
-      start_at: startAt,
+      successful: failure === null,
+      start_at: invocation.start_at,
       end_at: this.at(),
     };
     return { invocation, result, modelContent: modelContent ?? content, failure, latencyMs };
