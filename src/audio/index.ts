@@ -1,0 +1,7 @@
+// The audio toolkit: codecs, PCM helpers, resampling, framing, WAV files.
+export { AudioError, type AudioErrorCode } from './errors.ts';
+export * from './g711.ts';
+export * from './pcm.ts';
+export { Resampler, resample, RESAMPLER_DEFAULTS } from './resampler.ts';
+export { Framer } from './framer.ts';
+export { decodeWav, encodeWav, readWavFile, writeWavFile, type WavEncoding } from './wav.ts';
