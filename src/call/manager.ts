@@ -97,7 +97,7 @@ export class CallManager {
     const brain: AgentBrain = {
       respond: (messages, hooks, signal, clock) => {
         executor ??= new ToolExecutor(agent.tools, { clock });
-        return runTurn({ llm: agent.llm, messages, metadata, tools: executor, hooks, signal, clock });
+        return runTurn({ llm: agent.llm, messages, metadata, tools: executor, hooks, signal });
       },
     };
     const stt = this.d.engines.stt(agent.stt);
