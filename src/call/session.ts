@@ -212,7 +212,14 @@ export class CallSession {
     try {
       [this.vad, this.stt] = await Promise.all([
         this.o.engines.openVad(),
-        this.o.engines.openStt({ partial: (r) => this.onPartial(r) }),
+        this.o.engines.openStt({
+          partial: (r) => this.onPartial(r),
+          // A decoder that dies mid-utterance: the caller hears an apology, the call ends.
+          error: (error) => {
+            this.o.log.error({ err: error, call_id: this.callId }, 'speech recogniser crashed');
+            this.end('error_service', { say: SESSION_DEFAULTS.apologyText, message: 'The speech recogniser failed.' });
+          },
+        }),
       ]);
     } catch (error) {
       this.o.log.error({ err: error, call_id: this.callId }, 'speech engines failed to start');

@@ -29,12 +29,7 @@ export function createEmbeddedSpeechEngines(): SpeechEngineProvider {
       return engine;
     },
     async close() {
-      await Promise.allSettled([vad.close(), ...[...ttss.values()].map((t) => t.close()), ...[...stts.values()].map((s) => closeIfPossible(s))]);
+      await Promise.allSettled([vad.close(), ...[...ttss.values()].map((t) => t.close()), ...[...stts.values()].map((s) => s.close())]);
     },
   };
-}
-
-async function closeIfPossible(engine: SttEngine): Promise<void> {
-  const closable = engine as SttEngine & { close?: () => Promise<void> };
-  await closable.close?.();
 }

@@ -52,6 +52,8 @@ export interface SttStreamOptions {
 export interface SttEngine {
   readonly name: string;
   open(options: SttStreamOptions): Promise<SttStream>;
+  /** Release worker threads and connections; open streams fail with a coded error. */
+  close(): Promise<void>;
 }
 
 export interface TtsSynthesisOptions {

@@ -1,15 +1,18 @@
-// Test audio for the STT tests: the project's fixture phrases (media/fixtures) when present,
-// else the same kind of audio voiced here with the flite CLI into a temp folder.
+// Test audio for the STT tests: the project's fixture phrases (media/fixtures), and for tests
+// that need particular sentences, the same kind of audio voiced with the flite CLI into a temp folder.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { muLawDecode, muLawEncode } from '../../../src/audio/g711.ts';
 import { resample } from '../../../src/audio/resampler.ts';
-import { decodeWav } from '../../../src/audio/wav.ts';
+import { decodeWav, readWavFile } from '../../../src/audio/wav.ts';
+import { fixtures } from '../../support/test-sets.ts';
 
 export interface Clip {
   text: string;
+  /** Who speaks: clips of one voice form one call. */
+  voice?: string;
   samples: Int16Array;
   sampleRate: number;
 }
@@ -56,6 +59,11 @@ export function* frames(samples: Int16Array, sampleRate: number): Generator<Int1
   for (let i = 0; i < samples.length; i += n) yield samples.subarray(i, i + n);
 }
 
-export function existsFile(path: string): boolean {
-  return existsSync(path);
+/** The fixture phrases (media/fixtures) of one encoding, decoded to PCM at their own rate. */
+export async function fixtureClips(encoding: 'pcm16' | 'mulaw'): Promise<Clip[]> {
+  return Promise.all(
+    fixtures()
+      .filter((f) => f.encoding === encoding)
+      .map(async (f) => ({ text: f.text, voice: f.voice, ...(await readWavFile(f.path)) })),
+  );
 }

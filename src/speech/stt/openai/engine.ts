@@ -151,4 +151,7 @@ export class OpenAiSttEngine implements SttEngine {
     options.signal?.throwIfAborted();
     return new OpenAiStream(this.config, options);
   }
+
+  /** Nothing is kept open between requests. */
+  async close(): Promise<void> {}
 }

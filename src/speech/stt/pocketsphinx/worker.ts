@@ -6,6 +6,7 @@ import { Resampler } from '../../../audio/resampler.ts';
 import type { SttResult, WordTiming } from '../../types.ts';
 import { loadDecoderClass, type NativeDecoder, type NativeSegment } from './addon.ts';
 import { MODEL_DEFAULTS, type ModelSpec } from './models.ts';
+import { hintGrammar, hintWins, searchablePhrases } from './phrases.ts';
 import type { FromWorker, ToWorker } from './protocol.ts';
 
 interface StreamState {
@@ -19,6 +20,8 @@ interface StreamState {
   samplesSincePartial: number;
   partialEverySamples: number;
   lastPartial: string;
+  /** Second decoder searching only the agent's phrase hints, when it has any. */
+  hints: { decoder: NativeDecoder; modelKey: string } | null;
 }
 
 const port = parentPort;
@@ -41,6 +44,31 @@ function takeDecoder(model: ModelSpec): NativeDecoder {
   if (pooled) return pooled;
   const Decoder = loadDecoderClass();
   return new Decoder([...model.args, '-logfn', '/dev/null']);
+}
+
+function release(key: string, decoder: NativeDecoder): void {
+  const list = idle.get(key) ?? [];
+  list.push(decoder);
+  idle.set(key, list);
+}
+
+/** The model without its language model: a hint decoder only ever searches a grammar. */
+function grammarModel(model: ModelSpec): ModelSpec {
+  const args: string[] = [];
+  for (let i = 0; i < model.args.length; i += 2) {
+    if (model.args[i] !== '-lm') args.push(model.args[i] ?? '', model.args[i + 1] ?? '');
+  }
+  return { name: model.name, args };
+}
+
+function hintDecoder(model: ModelSpec, phrases: string[]): StreamState['hints'] {
+  const searchable = searchablePhrases(phrases);
+  if (searchable.length === 0) return null;
+  const spec = grammarModel(model);
+  const decoder = takeDecoder(spec);
+  decoder.setJsgf('hints', hintGrammar(searchable));
+  decoder.setSearch('hints');
+  return { decoder, modelKey: modelKey(spec) };
 }
 
 const FILLER = /^(<s>|<\/s>|<sil>|\[[a-z_]+\]|\+\+.*\+\+)$/i;
@@ -68,12 +96,14 @@ function feed(sid: number, st: StreamState, input: Int16Array): void {
   const pcm = st.resampler ? st.resampler.push(input) : input;
   if (pcm.length === 0) return;
   if (!st.inUtt) {
+    st.hints?.decoder.startUtt();
     st.decoder.startUtt();
     st.inUtt = true;
     st.uttStartSample = st.samplesFed;
     st.lastPartial = '';
   }
   st.decoder.processRaw(pcm);
+  st.hints?.decoder.processRaw(pcm);
   st.samplesFed += pcm.length;
   st.samplesSincePartial += pcm.length;
   if (st.samplesSincePartial >= st.partialEverySamples) {
@@ -95,16 +125,26 @@ function finish(st: StreamState): SttResult {
     const tail = st.resampler.flush();
     if (tail.length > 0 && st.inUtt) {
       st.decoder.processRaw(tail);
+      st.hints?.decoder.processRaw(tail);
       st.samplesFed += tail.length;
     }
     st.resampler.reset();
   }
   if (!st.inUtt) return { text: '', words: [] };
   st.decoder.endUtt();
+  st.hints?.decoder.endUtt();
   st.inUtt = false;
   st.samplesSincePartial = 0;
   const uttStartSec = st.uttStartSample / MODEL_DEFAULTS.sampleRate;
-  const words = wordsOf(st.decoder.segments(), st.decoder.frameRate(), uttStartSec);
+  let chosen = st.decoder;
+  if (st.hints) {
+    const general = st.decoder.hyp();
+    const hint = st.hints.decoder.hyp();
+    if (hint && hintWins({ text: cleanText(general?.text ?? ''), score: general?.score ?? -Infinity }, { text: cleanText(hint.text), score: hint.score })) {
+      chosen = st.hints.decoder;
+    }
+  }
+  const words = wordsOf(chosen.segments(), chosen.frameRate(), uttStartSec);
   return { text: words.map((w) => w.word).join(' '), words };
 }
 
@@ -112,8 +152,10 @@ function handle(msg: ToWorker): void {
   switch (msg.op) {
     case 'open': {
       let decoder: NativeDecoder;
+      let hints: StreamState['hints'];
       try {
         decoder = takeDecoder(msg.model);
+        hints = hintDecoder(msg.model, msg.phrases);
       } catch (err) {
         send({ ev: 'error', sid: msg.sid, req: msg.req, code: 'STT_MODEL_INVALID', message: (err as Error).message });
         return;
@@ -128,6 +170,7 @@ function handle(msg: ToWorker): void {
         samplesSincePartial: 0,
         partialEverySamples: Math.max(1, Math.round((msg.partialEveryMs / 1000) * MODEL_DEFAULTS.sampleRate)),
         lastPartial: '',
+        hints,
       });
       send({ ev: 'ok', sid: msg.sid, req: msg.req });
       return;
@@ -146,6 +189,7 @@ function handle(msg: ToWorker): void {
       const st = streams.get(msg.sid);
       if (st?.inUtt) {
         st.decoder.endUtt();
+        st.hints?.decoder.endUtt();
         st.inUtt = false;
       }
       st?.resampler?.reset();
@@ -154,11 +198,13 @@ function handle(msg: ToWorker): void {
     case 'close': {
       const st = streams.get(msg.sid);
       if (st) {
-        if (st.inUtt) st.decoder.endUtt();
+        if (st.inUtt) {
+          st.decoder.endUtt();
+          st.hints?.decoder.endUtt();
+        }
         streams.delete(msg.sid);
-        const list = idle.get(st.modelKey) ?? [];
-        list.push(st.decoder);
-        idle.set(st.modelKey, list);
+        release(st.modelKey, st.decoder);
+        if (st.hints) release(st.hints.modelKey, st.hints.decoder);
       }
       send({ ev: 'ok', sid: msg.sid, req: msg.req });
       return;

@@ -1,0 +1,153 @@
+// Speech-to-text bench: WER of the general model on our flite fixtures (16 kHz and through the
+// 8 kHz μ-law telephone path) and on recorded human telephone prompts (asterisk core sounds, a
+// TEST SET ONLY), end of speech -> final latency, concurrent real-time streams and event-loop
+// delay. Run: npm run bench:speech  (BENCH_ASTERISK=N sets the prompt sample size, default 200;
+// BENCH_ONLY=realtime measures only latency, concurrency and event-loop delay).
+import { availableParallelism, loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readWavFile } from '../src/audio/wav.ts';
+import { PocketsphinxEngine } from '../src/speech/stt/pocketsphinx/engine.ts';
+import { corpusWer } from '../src/speech/stt/wer.ts';
+import type { SttStream } from '../src/speech/types.ts';
+import { asteriskPrompts, fixtures } from '../test/support/test-sets.ts';
+
+interface Clip {
+  text: string;
+  voice?: string;
+  samples: Int16Array;
+  sampleRate: number;
+}
+
+interface Row {
+  measure: string;
+  set: string;
+  value: string;
+  bar: string;
+}
+const rows: Row[] = [];
+const started = performance.now();
+
+/** Keep a row for the table and show it at once: the whole bench takes minutes. */
+function record(row: Row): void {
+  rows.push(row);
+  process.stdout.write(`  [${((performance.now() - started) / 1000).toFixed(0)} s] ${row.measure}, ${row.set}: ${row.value}\n`);
+}
+
+async function load(entries: { path: string; text: string; voice?: string }[]): Promise<Clip[]> {
+  return Promise.all(entries.map(async (e) => ({ text: e.text, voice: e.voice ?? 'allison', ...(await readWavFile(e.path)) })));
+}
+
+function pushAll(stream: SttStream, clip: Clip): void {
+  const n = clip.sampleRate / 50;
+  for (let i = 0; i < clip.samples.length; i += n) stream.push(clip.samples.subarray(i, i + n));
+}
+
+/** Corpus WER. Each voice is one call (one stream: its decoder adapts to that caller); calls run in parallel. */
+async function werOf(engine: PocketsphinxEngine, clips: Clip[]): Promise<number> {
+  const voices = [...new Set(clips.map((c) => c.voice ?? ''))];
+  const pairs = await Promise.all(
+    voices.map(async (v) => {
+      const mine = clips.filter((c) => (c.voice ?? '') === v);
+      const stream = await engine.open({ sampleRate: mine[0]?.sampleRate ?? 16000, language: 'en-US' });
+      const out = [];
+      for (const clip of mine) {
+        pushAll(stream, clip);
+        out.push({ reference: clip.text, hypothesis: (await stream.finalize()).text });
+      }
+      await stream.close();
+      return out;
+    }),
+  );
+  return corpusWer(pairs.flat());
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+/** Push clips in real time (20 ms frames every 20 ms) to `count` streams; finalize each at its end. */
+async function realTime(engine: PocketsphinxEngine, clip: Clip, count: number): Promise<{ latencies: number[]; loopMaxMs: number }> {
+  const streams = await Promise.all(Array.from({ length: count }, () => engine.open({ sampleRate: clip.sampleRate, language: 'en-US' })));
+  const n = clip.sampleRate / 50;
+  const histogram = monitorEventLoopDelay({ resolution: 5 });
+  histogram.enable();
+  const started = performance.now();
+  for (let i = 0, frame = 0; i < clip.samples.length; i += n, frame++) {
+    for (const s of streams) s.push(clip.samples.subarray(i, i + n));
+    // Pace against the wall clock so timer drift does not slow the audio.
+    const due = started + (frame + 1) * 20 - performance.now();
+    if (due > 0) await sleep(due);
+  }
+  const latencies = await Promise.all(
+    streams.map(async (s) => {
+      const t = performance.now();
+      await s.finalize();
+      return performance.now() - t;
+    }),
+  );
+  histogram.disable();
+  await Promise.all(streams.map((s) => s.close()));
+  return { latencies, loopMaxMs: histogram.max / 1e6 };
+}
+
+async function main(): Promise<void> {
+  const engine = new PocketsphinxEngine({ workers: 2 });
+  const general = new PocketsphinxEngine({ workers: 2, model: 'general' });
+  const fx = fixtures();
+  const wide = await load(fx.filter((f) => f.sampleRate === 16000));
+  const narrow = await load(fx.filter((f) => f.encoding === 'mulaw'));
+
+  // BENCH_ONLY=realtime skips the WER sets (they take minutes) and measures latency and load only.
+  if (process.env.BENCH_ONLY !== 'realtime') {
+  record({ measure: 'WER', set: `fixtures 16 kHz, general model (${wide.length} phrases)`, value: pct(await werOf(general, wide)), bar: '<= 10%' });
+  // kal is an 8 kHz diphone voice: band-limited even in the 16 kHz files.
+  const fullBand = wide.filter((c) => c.voice !== 'kal');
+  record({ measure: 'WER', set: `fixtures 16 kHz without kal, general model (${fullBand.length})`, value: pct(await werOf(general, fullBand)), bar: '<= 10%' });
+  record({ measure: 'WER', set: `fixtures 8 kHz μ-law, general model (${narrow.length})`, value: pct(await werOf(general, narrow)), bar: '<= 20%' });
+  record({ measure: 'WER', set: `fixtures 8 kHz μ-law, telephone variant (${narrow.length})`, value: pct(await werOf(engine, narrow)), bar: '<= 20%' });
+
+  const prompts = asteriskPrompts().sort((a, b) => a.id.localeCompare(b.id));
+  const wanted = Number(process.env.BENCH_ASTERISK ?? 200);
+  const step = Math.max(1, Math.floor(prompts.length / wanted));
+  const sample = prompts.filter((_, i) => i % step === 0).slice(0, wanted);
+  if (sample.length > 0) {
+    const clips = await load(sample.map((p, i) => ({ path: p.file, text: p.text, voice: `allison-${i % 2}` })));
+    const label = `asterisk prompts 8 kHz (${clips.length} of ${prompts.length}, every ${step}th by id)`;
+    record({ measure: 'WER', set: `${label}, general`, value: pct(await werOf(general, clips)), bar: 'as low as possible' });
+    record({ measure: 'WER', set: `${label}, telephone variant`, value: pct(await werOf(engine, clips)), bar: 'as low as possible' });
+  }
+
+  }
+
+  // Latency: one stream at a time, audio in real time, finalize right at the end of speech.
+  const latencies: number[] = [];
+  for (const clip of wide.slice(0, 6)) latencies.push(...(await realTime(general, clip, 1)).latencies);
+  record({ measure: 'end of speech -> final, median', set: '6 fixtures, 16 kHz, real time', value: `${median(latencies).toFixed(0)} ms`, bar: '<= 300 ms' });
+
+  // Concurrency: N real-time streams; sustained while every final arrives within 1 s of its end.
+  const long: Clip = { text: '', sampleRate: 16000, samples: Int16Array.from([...wide.slice(0, 4).flatMap((c) => [...c.samples])]) };
+  let sustained = 0;
+  let loopAt8 = NaN;
+  for (const count of [2, 4, 8, 12, 16]) {
+    const r = await realTime(general, long, count);
+    const worst = Math.max(...r.latencies);
+    if (count === 8) loopAt8 = r.loopMaxMs;
+    process.stdout.write(`  ${count} streams: worst final ${worst.toFixed(0)} ms, event loop max ${r.loopMaxMs.toFixed(1)} ms\n`);
+    if (worst > 1000) break;
+    sustained = count;
+  }
+  // The event-loop measure is at 8 streams whether or not they kept up.
+  if (Number.isNaN(loopAt8)) loopAt8 = (await realTime(general, long, 8)).loopMaxMs;
+  record({ measure: 'concurrent real-time streams', set: `general model, ${(long.samples.length / 16000).toFixed(1)} s utterances`, value: String(sustained), bar: '>= 8' });
+  record({ measure: 'event-loop delay max, 8 streams', set: 'monitorEventLoopDelay', value: `${loopAt8.toFixed(1)} ms`, bar: '< 20 ms' });
+
+  await engine.close();
+  await general.close();
+  // Other work on the machine slows the decoders: say how busy it was.
+  process.stdout.write(`\nload average (1, 5, 15 min) at the end: ${loadavg().map((x) => x.toFixed(1)).join(', ')} on ${availableParallelism()} cores\n`);
+  const w = [34, 70, 10];
+  process.stdout.write(`\n${'measure'.padEnd(w[0] ?? 0)} ${'set'.padEnd(w[1] ?? 0)} ${'value'.padEnd(w[2] ?? 0)} bar\n`);
+  for (const r of rows) process.stdout.write(`${r.measure.padEnd(w[0] ?? 0)} ${r.set.padEnd(w[1] ?? 0)} ${r.value.padEnd(w[2] ?? 0)} ${r.bar}\n`);
+}
+
+await main();
