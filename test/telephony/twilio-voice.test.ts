@@ -1,0 +1,76 @@
+// POST /telephony/twilio/voice with TWILIO_AUTH_TOKEN set: only requests Twilio signed for
+// PUBLIC_URL + path register a call; and an agent that opts out of storage keeps nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
+import { agentFinished, fixtureUlaw } from '../helpers/phone.ts';
+import { freePort } from '../helpers/net.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { TwilioStreamCaller } from '../../src/carrier-sim/twilio-stream.ts';
+
+const TOKEN = 'twilio-auth-token-for-tests';
+const NUMBER = '+15550400001';
+let t: TestService;
+let publicUrl: string;
+
+beforeAll(async () => {
+  const port = await freePort();
+  publicUrl = `http://127.0.0.1:${port}`;
+  t = await startTestService({ PORT: String(port), PUBLIC_URL: publicUrl, TWILIO_AUTH_TOKEN: TOKEN });
+  const res = await t.request('POST', '/v2/agents', {
+    body: {
+      agent_id: 'private-line',
+      agent_name: 'Private line',
+      begin_message: 'Hi.',
+      opt_out_sensitive_data_storage: true,
+      inbound_numbers: [NUMBER],
+      llm: { base_url: `${publicUrl}/demo/llm/v1`, model: 'demo' },
+    },
+  });
+  expect(res.status).toBe(201);
+}, 60_000);
+afterAll(async () => t?.stop());
+
+function voiceWebhook(params: Record<string, string>, signature: string | undefined) {
+  return fetch(`${t.url}/telephony/twilio/voice`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(signature ? { 'x-twilio-signature': signature } : {}) },
+    body: new URLSearchParams(params).toString(),
+  });
+}
+
+describe('Twilio voice webhook with a configured auth token', () => {
+  const params = { CallSid: 'CA123', AccountSid: 'AC123', From: '+14155550100', To: NUMBER };
+
+  it('refuses a missing or wrong X-Twilio-Signature with 403 and registers nothing', async () => {
+    const before = ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count;
+    expect((await voiceWebhook(params, undefined)).status).toBe(403);
+    expect((await voiceWebhook(params, twilioSignature('wrong-token', `${publicUrl}/telephony/twilio/voice`, params))).status).toBe(403);
+    const tampered = twilioSignature(TOKEN, `${publicUrl}/telephony/twilio/voice`, params);
+    expect((await voiceWebhook({ ...params, To: '+15550400002' }, tampered)).status).toBe(403);
+    const after = ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count;
+    expect(after).toBe(before);
+  });
+
+  it('accepts a request signed for PUBLIC_URL + path, and a call that opts out of storage keeps no transcript or recording', async () => {
+    const res = await voiceWebhook(params, twilioSignature(TOKEN, `${publicUrl}/telephony/twilio/voice`, params));
+    expect(res.status).toBe(200);
+    const twiml = await res.text();
+    const url = /<Stream url="([^"]+)"/.exec(twiml)![1]!;
+    const custom = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]));
+    const caller = new TwilioStreamCaller({ url, customParameters: custom });
+    await caller.connect();
+    await agentFinished(caller, { after: 0, timeoutMs: 20_000, quietMs: 300 });
+    await caller.speak(fixtureUlaw('04-yes-please'));
+    await agentFinished(caller, { timeoutMs: 20_000 });
+    await caller.hangUp();
+    let record: CallRecord | undefined;
+    for (let i = 0; i < 100 && record?.call_status !== 'ended'; i++) {
+      record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${custom.call_id}`)).body);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(record).toMatchObject({ call_status: 'ended', opt_out_sensitive_data_storage: true, transcript: null, transcript_with_tool_calls: null, recording_url: null });
+    expect(record!.duration_ms).toBeGreaterThan(0);
+    expect((await t.request('GET', `/v2/calls/${custom.call_id}/recording`)).status).toBe(404);
+  }, 60_000);
+});
