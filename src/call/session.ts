@@ -132,6 +132,8 @@ export class CallSession {
   private vad!: VadStream;
   private stt!: SttStream;
   private vadChain: Promise<void> = Promise.resolve();
+  /** VAD and recogniser are open; audio before that is kept for the onset only. */
+  private enginesReady = false;
   private inboundSamples = 0;
   /** Seconds between the call's start and the first inbound frame: VAD times are on the inbound clock. */
   private audioOffset = 0;
@@ -209,8 +211,15 @@ export class CallSession {
       dtmf: (digit) => this.o.log.debug({ call_id: this.callId, digit }, 'dtmf'),
       hangup: () => this.end('user_hangup'),
     });
+    this.phase = 'live';
+    this.history.push({ role: 'system', content: this.o.systemPrompt });
+    this.maxTimer = this.timers.setTimeout(() => this.end('max_duration_reached'), this.o.agent.max_duration_ms);
+    if (this.o.guard) this.scheduleGuard();
+    // The greeting starts while the recogniser loads: the caller hears the agent at once.
+    const begin = this.o.agent.begin_message.trim();
+    if (begin) this.sayOwnWords(begin);
     try {
-      [this.vad, this.stt] = await Promise.all([
+      const [vad, stt] = await Promise.all([
         this.o.engines.openVad(),
         this.o.engines.openStt({
           partial: (r) => this.onPartial(r),
@@ -221,23 +230,21 @@ export class CallSession {
           },
         }),
       ]);
+      this.vad = vad;
+      this.stt = stt;
     } catch (error) {
       this.o.log.error({ err: error, call_id: this.callId }, 'speech engines failed to start');
-      this.phase = 'live';
-      this.end('error_service', { message: 'The speech engines failed to start.' });
+      this.end('error_service', { say: SESSION_DEFAULTS.apologyText, message: 'The speech engines failed to start.' });
       return this.startWall;
     }
-    if (this.phase !== 'created') return this.startWall; // hung up while engines opened
-    this.phase = 'live';
-    this.history.push({ role: 'system', content: this.o.systemPrompt });
-    this.maxTimer = this.timers.setTimeout(() => this.end('max_duration_reached'), this.o.agent.max_duration_ms);
-    if (this.o.guard) this.scheduleGuard();
-    const begin = this.o.agent.begin_message.trim();
-    if (begin) {
-      this.sayOwnWords(begin);
-    } else {
-      this.armInactivity();
+    if (this.phase !== 'live') {
+      // Hung up while the engines opened.
+      void this.stt.close().catch(() => undefined);
+      this.vad.close();
+      return this.startWall;
     }
+    this.enginesReady = true;
+    if (!begin) this.armInactivity();
     return this.startWall;
   }
 
@@ -253,6 +260,7 @@ export class CallSession {
       this.recent.push({ frame, endAt: this.audioNow() });
       if (this.recent.length > SESSION_DEFAULTS.historyMs / FRAME_MS) this.recent.shift();
     }
+    if (!this.enginesReady) return;
     // VAD runs in order, off the hot path; its events carry their own audio-clock time.
     this.vadChain = this.vadChain
       .then(() => (this.phase === 'live' ? this.vad.push(frame) : []))
@@ -686,8 +694,12 @@ export class CallSession {
       this.turn.controller.abort();
       this.turn = null;
     }
-    if (reason === 'user_hangup' || !wasLive || !options.say) {
-      if (reason === 'user_hangup') this.pacer.stop();
+    if (reason === 'user_hangup' || !wasLive) {
+      // Nobody is listening any more: what was still to play is cut where playback stood.
+      this.finalize();
+      return;
+    }
+    if (!options.say) {
       // Last words already queued (an end_call goodbye) still play out.
       void this.afterLastWords().then(() => this.finalize());
       return;
@@ -722,8 +734,10 @@ export class CallSession {
     const reason = this.endReason ?? { reason: 'error_service' as const, message: null };
     this.o.transport.notify({ type: 'call_ended', disconnection_reason: reason.reason });
     this.o.transport.close(reason.reason);
-    void this.stt?.close().catch(() => undefined);
-    this.vad?.close();
+    if (this.enginesReady) {
+      void this.stt.close().catch(() => undefined);
+      this.vad.close();
+    }
     this.o.onEnd({
       reason: reason.reason,
       message: reason.message,

@@ -181,6 +181,19 @@ describe('CallSession', () => {
     expect(s.brain.calls).toHaveLength(0);
   });
 
+  it('ends at once with user_hangup when the caller hangs up mid-sentence, keeping the words heard', async () => {
+    const s = setup({ agent: { begin_message: LONG } });
+    await s.session.start();
+    await s.feed(500, 0);
+    const hungUpAt = s.timers.now();
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    const r = s.result()!;
+    expect(r.reason).toBe('user_hangup');
+    expect(r.endTimestamp).toBe(hungUpAt);
+    expect(r.transcript).toEqual([{ role: 'agent', content: 'alpha bravo charm delta eagle', start_at: 0, end_at: 0.5 }]);
+  });
+
   it('ends with agent_hangup only after the goodbye has played', async () => {
     const goodbye: BrainStep = async (_m, hooks) => {
       hooks.onChunk?.('Goodbye and thank you.');
