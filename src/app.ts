@@ -9,13 +9,17 @@ import { CallService } from './calls/service.ts';
 import { cryptoRandomHex, systemClock, type Clock, type RandomHex } from './clock.ts';
 import type { Config } from './config.ts';
 import { NoCarrierDialer, type Dialer } from './dialer/dialer.ts';
+import { CampaignScheduler } from './campaigns/scheduler.ts';
+import { CampaignService } from './campaigns/service.ts';
 import { agentRoutes } from './http/routes/agents.ts';
+import { campaignRoutes } from './http/routes/campaigns.ts';
 import { callRoutes } from './http/routes/calls.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { SqliteAgentRepository } from './store/agents.ts';
 import { SqliteCallRepository } from './store/calls.ts';
+import { SqliteCampaignRepository } from './store/campaigns.ts';
 import { openDatabase, type Db } from './store/database.ts';
 
 export interface ServiceOptions {
@@ -32,6 +36,7 @@ export interface RunningService {
   publicUrl: string;
   db: Db;
   logger: Logger;
+  scheduler: CampaignScheduler;
   /** Set when API_KEYS was unset and a key was generated on this start. */
   generatedKey?: { key: string; file: string };
   /** From now on API requests and readiness answer 503. */
@@ -63,6 +68,20 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const agents = new AgentService(agentRepo, clock);
   const callEvents = new CallEvents();
   const calls = new CallService(callRepo, agents, options.dialer ?? new NoCarrierDialer(), clock, random, logger, callEvents);
+  const campaignRepo = new SqliteCampaignRepository(db);
+  const scheduler = new CampaignScheduler({
+    repo: campaignRepo,
+    calls,
+    events: callEvents,
+    clock,
+    random,
+    log: logger.child({ component: 'scheduler' }),
+    pollMs: config.schedulerPollMs,
+    leaseMs: config.schedulerLeaseMs,
+  });
+  const campaigns = new CampaignService(campaignRepo, agents, clock, random, { maxTasks: config.maxTasks, batchConcurrency: config.batchConcurrency }, () =>
+    scheduler.kick(),
+  );
 
   const http = createHttpServer({
     logger,
@@ -87,6 +106,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   agentRoutes(http.app, agents, random);
   callRoutes(http.app, calls);
+  campaignRoutes(http.app, campaigns);
 
   const address = await http.app.listen({ port: config.port, host: config.host });
   const url = address.replace('[::1]', '127.0.0.1');
@@ -97,6 +117,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     for (const orgId of auth.organizations) agents.loadFromFile(orgId, entries);
     logger.info({ file: config.agentsFile, agents: entries.map((e) => e.agentId) }, 'agents loaded');
   }
+  // Only once the server listens: simulated phones call back into its media endpoint.
+  scheduler.start();
 
   return {
     url,
@@ -105,9 +127,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger,
     ...(generatedKey ? { generatedKey } : {}),
     beginShutdown: http.beginShutdown,
+    scheduler,
     async close() {
       http.beginShutdown();
       await http.app.close();
+      await scheduler.stop();
       db.close();
     },
   };

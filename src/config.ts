@@ -16,6 +16,17 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
   PRICE_PER_MINUTE_CREDITS: z.coerce.number().min(0).default(10),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(10_000),
+  // Outbound calling (campaigns, batches, POST /v2/calls).
+  TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-zA-Z]{32}$/, 'AC followed by 32 characters').optional(),
+  TWILIO_AUTH_TOKEN: z.string().min(1).optional(),
+  TWILIO_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
+  RING_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  SIM_NUMBERS: z.string().optional(),
+  SIM_ANSWER_DELAY_MS: z.coerce.number().int().min(0).default(1_000),
+  MAX_TASKS: positiveInt.default(10_000),
+  BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(5),
+  SCHEDULER_POLL_MS: z.coerce.number().int().min(10).default(1_000),
+  SCHEDULER_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
 });
 
 export type RawConfig = z.infer<typeof ConfigSchema>;
@@ -39,6 +50,18 @@ export interface Config {
   rateLimitPerMinute: number;
   pricePerMinuteCredits: number;
   shutdownDrainMs: number;
+  /** Set when both TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are: outbound calls go through Twilio. */
+  twilio: { accountSid: string; authToken: string; apiBase: string } | undefined;
+  /** Signs and checks carrier webhooks even when Twilio is not the outbound dialer. */
+  twilioAuthToken: string | undefined;
+  ringTimeoutMs: number;
+  /** Simulated phones: "+1555…=answer:script,…" or the path of a JSON file with the same map. */
+  simNumbers: string | undefined;
+  simAnswerDelayMs: number;
+  maxTasks: number;
+  batchConcurrency: number;
+  schedulerPollMs: number;
+  schedulerLeaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -83,5 +106,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
     pricePerMinuteCredits: raw.PRICE_PER_MINUTE_CREDITS,
     shutdownDrainMs: raw.SHUTDOWN_DRAIN_MS,
+    twilio:
+      raw.TWILIO_ACCOUNT_SID && raw.TWILIO_AUTH_TOKEN
+        ? { accountSid: raw.TWILIO_ACCOUNT_SID, authToken: raw.TWILIO_AUTH_TOKEN, apiBase: raw.TWILIO_API_BASE.replace(/\/+$/, '') }
+        : undefined,
+    twilioAuthToken: raw.TWILIO_AUTH_TOKEN,
+    ringTimeoutMs: raw.RING_TIMEOUT_MS,
+    simNumbers: raw.SIM_NUMBERS,
+    simAnswerDelayMs: raw.SIM_ANSWER_DELAY_MS,
+    maxTasks: raw.MAX_TASKS,
+    batchConcurrency: raw.BATCH_CONCURRENCY,
+    schedulerPollMs: raw.SCHEDULER_POLL_MS,
+    schedulerLeaseMs: raw.SCHEDULER_LEASE_MS,
   };
 }

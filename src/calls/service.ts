@@ -20,6 +20,8 @@ export interface OutboundCallRequest {
   dynamicVariables: Record<string, unknown>;
   campaignId?: string | null;
   batchId?: string | null;
+  /** Fixed in advance by the campaign scheduler, which records it with the task it claims. */
+  callId?: string;
 }
 
 export class CallService {
@@ -36,7 +38,7 @@ export class CallService {
   async createOutbound(orgId: string, request: OutboundCallRequest): Promise<CallRecord> {
     const agent = this.agents.resolve(orgId, request.agentId, request.agentVersion);
     const record = registeredRecord({
-      call_id: newId('call', this.random),
+      call_id: request.callId ?? newId('call', this.random),
       agent_id: agent.agentId,
       agent_version: agent.version,
       call_type: 'outbound',
@@ -76,6 +78,52 @@ export class CallService {
 
   list(orgId: string, query: CallListQuery): CallPage {
     return this.calls.list(orgId, query);
+  }
+
+  /**
+   * Ends a call that never connected, reported later by the carrier (no answer, busy, voicemail).
+   * Does nothing once the call connected or ended, so a late or repeated carrier report is harmless.
+   */
+  endIfRegistered(callId: string, status: 'not_connected' | 'error', reason: NonNullable<CallRecord['disconnection_reason']>, message: string): CallRecord | undefined {
+    return this.finalizeIf(callId, ['registered'], status, reason, message);
+  }
+
+  /**
+   * After a crash: a call that was registered or under way when its process died ends with
+   * error_service (connected calls keep their start and are billed up to now).
+   */
+  endAbandoned(callId: string, message: string): CallRecord | undefined {
+    return this.finalizeIf(callId, ['registered', 'ongoing'], 'error', 'error_service', message);
+  }
+
+  private finalizeIf(
+    callId: string,
+    from: CallRecord['call_status'][],
+    status: 'not_connected' | 'error',
+    reason: NonNullable<CallRecord['disconnection_reason']>,
+    message: string,
+  ): CallRecord | undefined {
+    const found = this.calls.getForStream(callId);
+    if (!found) return undefined;
+    const now = this.clock.now();
+    let changed = false;
+    const ended = this.calls.update(found.orgId, callId, (current) => {
+      if (!from.includes(current.call_status)) return current;
+      changed = true;
+      const connected = current.start_timestamp !== null;
+      const durationMs = connected ? Math.max(0, now - current.start_timestamp!) : 0;
+      return {
+        ...current,
+        call_status: connected ? 'error' : status,
+        disconnection_reason: reason,
+        disconnection_message: message,
+        end_timestamp: now,
+        duration_ms: durationMs,
+        call_cost: current.call_cost ?? { total_credits_used: 0, duration_seconds: 0 },
+      };
+    });
+    if (ended && changed) this.events.emit('ended', { orgId: found.orgId, record: ended });
+    return ended;
   }
 
   private endUnconnected(
