@@ -8,7 +8,12 @@ import { CallEvents } from './calls/events.ts';
 import { CallService } from './calls/service.ts';
 import { cryptoRandomHex, systemClock, type Clock, type RandomHex } from './clock.ts';
 import type { Config } from './config.ts';
+import { CallRegistry } from './call/registry.ts';
 import { NoCarrierDialer, type Dialer } from './dialer/dialer.ts';
+import { CallOutcomes } from './dialer/outcomes.ts';
+import { TwilioDialer } from './dialer/twilio.ts';
+import { twilioStatusRoutes } from './http/routes/twilio-status.ts';
+import { SqliteCarrierCallRepository } from './store/carrier-calls.ts';
 import { CampaignScheduler } from './campaigns/scheduler.ts';
 import { CampaignService } from './campaigns/service.ts';
 import { agentRoutes } from './http/routes/agents.ts';
@@ -37,6 +42,11 @@ export interface RunningService {
   db: Db;
   logger: Logger;
   scheduler: CampaignScheduler;
+  /** The calls live in this process. */
+  registry: CallRegistry;
+  /** Places outbound calls; hangUpCall ends the carrier side (agent_hangup). */
+  dialer: Dialer;
+  outcomes: CallOutcomes;
   /** Set when API_KEYS was unset and a key was generated on this start. */
   generatedKey?: { key: string; file: string };
   /** From now on API requests and readiness answer 503. */
@@ -67,7 +77,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const callRepo = new SqliteCallRepository(db);
   const agents = new AgentService(agentRepo, clock);
   const callEvents = new CallEvents();
-  const calls = new CallService(callRepo, agents, options.dialer ?? new NoCarrierDialer(), clock, random, logger, callEvents);
+  const registry = new CallRegistry();
+  const carrierCalls = new SqliteCarrierCallRepository(db);
+  // PUBLIC_URL, or the listening address once known: carriers call back to it.
+  let publicUrl = config.publicUrl ?? '';
+  const dialer = options.dialer ?? chooseDialer(config, { publicUrl: () => publicUrl, carrierCalls, clock });
+  const calls = new CallService(callRepo, agents, dialer, clock, random, logger, callEvents);
+  const outcomes = new CallOutcomes(calls, registry);
   const campaignRepo = new SqliteCampaignRepository(db);
   const scheduler = new CampaignScheduler({
     repo: campaignRepo,
@@ -90,7 +106,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
   });
-  let publicUrl = config.publicUrl ?? '';
   systemRoutes(http.app, {
     openapi: http.openapi,
     publicUrl: () => publicUrl,
@@ -107,6 +122,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   agentRoutes(http.app, agents, random);
   callRoutes(http.app, calls);
   campaignRoutes(http.app, campaigns);
+  twilioStatusRoutes(http.app, { outcomes, carrierCalls, authToken: config.twilioAuthToken, publicUrl: () => publicUrl });
 
   const address = await http.app.listen({ port: config.port, host: config.host });
   const url = address.replace('[::1]', '127.0.0.1');
@@ -128,6 +144,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ...(generatedKey ? { generatedKey } : {}),
     beginShutdown: http.beginShutdown,
     scheduler,
+    registry,
+    dialer,
+    outcomes,
     async close() {
       http.beginShutdown();
       await http.app.close();
@@ -135,4 +154,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       db.close();
     },
   };
+}
+
+/** Twilio when its credentials are set, else no carrier (every outbound call fails with a readable reason). */
+function chooseDialer(
+  config: Config,
+  deps: { publicUrl: () => string; carrierCalls: SqliteCarrierCallRepository; clock: Clock },
+): Dialer {
+  if (config.twilio) {
+    return new TwilioDialer({ ...config.twilio, ringTimeoutMs: config.ringTimeoutMs, ...deps });
+  }
+  return new NoCarrierDialer();
 }
