@@ -1,0 +1,119 @@
+// Agent audio leaves in real time, 20 ms a frame, never more than `leadMs` ahead of what the
+// far side is playing: enough that its buffer never runs dry, little enough that a barge-in
+// has almost nothing queued to clear.
+import { FRAME_MS, type CallTransport } from '../transports/types.ts';
+import type { TimerHandle, Timers } from './timers.ts';
+
+export const PACER_DEFAULTS = { leadMs: 80 } as const;
+
+type Item = { kind: 'audio'; frame: Int16Array } | { kind: 'mark'; name: string };
+
+export interface PacerListener {
+  /** A frame was handed to the transport; it starts playing at `playAt` (timers ms). */
+  sent(frame: Int16Array, playAt: number): void;
+  /** Everything queued has been sent. */
+  drained(): void;
+}
+
+export class OutboundPacer {
+  private readonly queue: Item[] = [];
+  private head = 0;
+  private timer: TimerHandle | undefined;
+  /** When the far side will have played everything sent so far. */
+  private playEnd = 0;
+  private frames = 0;
+  private readonly leadMs: number;
+
+  constructor(
+    private readonly transport: CallTransport,
+    private readonly timers: Timers,
+    private readonly listener: PacerListener,
+    options: { leadMs?: number } = {},
+  ) {
+    this.leadMs = options.leadMs ?? PACER_DEFAULTS.leadMs;
+  }
+
+  /** Frames sent since the call started. */
+  get framesSent(): number {
+    return this.frames;
+  }
+
+  /** Audio still waiting to be sent, in ms. */
+  get queuedMs(): number {
+    let n = 0;
+    for (let i = this.head; i < this.queue.length; i++) if (this.queue[i]!.kind === 'audio') n++;
+    return n * FRAME_MS;
+  }
+
+  /** When everything handed over so far will have played. */
+  get playbackEndsAt(): number {
+    return Math.max(this.playEnd, this.timers.now());
+  }
+
+  get idle(): boolean {
+    return this.head === this.queue.length;
+  }
+
+  enqueue(frame: Int16Array): void {
+    this.queue.push({ kind: 'audio', frame });
+    this.schedule(0);
+  }
+
+  enqueueMark(name: string): void {
+    this.queue.push({ kind: 'mark', name });
+    this.schedule(0);
+  }
+
+  /** Drops everything not yet sent and tells the far side to drop what it buffered. */
+  clear(): void {
+    this.queue.length = 0;
+    this.head = 0;
+    this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.playEnd = this.timers.now();
+    this.transport.clear();
+  }
+
+  stop(): void {
+    this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.queue.length = 0;
+    this.head = 0;
+  }
+
+  private schedule(delay: number): void {
+    if (this.timer) return;
+    this.timer = this.timers.setTimeout(() => {
+      this.timer = undefined;
+      this.pump();
+    }, delay);
+  }
+
+  private pump(): void {
+    const now = this.timers.now();
+    if (this.playEnd < now) this.playEnd = now;
+    while (this.head < this.queue.length) {
+      const item = this.queue[this.head]!;
+      if (item.kind === 'mark') {
+        this.head++;
+        this.transport.sendMark(item.name);
+        continue;
+      }
+      if (this.playEnd - now >= this.leadMs) break;
+      this.head++;
+      const playAt = this.playEnd;
+      this.playEnd += FRAME_MS;
+      this.frames++;
+      this.transport.sendAudio(item.frame);
+      this.listener.sent(item.frame, playAt);
+    }
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+      this.listener.drained();
+      return;
+    }
+    // Wake when the lead has shrunk by one frame.
+    this.schedule(Math.max(1, this.playEnd - this.leadMs - now + 1));
+  }
+}

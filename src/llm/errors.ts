@@ -1,0 +1,35 @@
+// One table of coded errors for the model client, so callers and tests match on codes, never on text.
+
+export const LLM_ERRORS = {
+  LLM_HTTP_STATUS: { retryable: false, message: 'model server answered with an error status' },
+  LLM_CONNECT_TIMEOUT: { retryable: true, message: 'could not connect to the model server in time' },
+  LLM_NETWORK: { retryable: true, message: 'network error talking to the model server' },
+  LLM_FIRST_TOKEN_TIMEOUT: { retryable: true, message: 'model server sent no token in time' },
+  LLM_STALLED: { retryable: false, message: 'model stream stalled mid-reply' },
+  LLM_STREAM_ERROR: { retryable: true, message: 'model stream reported an error' },
+  LLM_BAD_CHUNK: { retryable: false, message: 'model stream sent a malformed chunk' },
+  LLM_BAD_RESPONSE: { retryable: false, message: 'model server sent a malformed response' },
+  LLM_ABORTED: { retryable: false, message: 'model request was aborted' },
+} as const;
+
+export type LlmErrorCode = keyof typeof LLM_ERRORS;
+
+export class LlmError extends Error {
+  override readonly name = 'LlmError';
+  readonly code: LlmErrorCode;
+  /** HTTP status, for LLM_HTTP_STATUS. */
+  readonly status: number | undefined;
+  /** Whether trying again (before the first token) may help. */
+  readonly retryable: boolean;
+
+  constructor(code: LlmErrorCode, detail?: string, opts: { status?: number; cause?: unknown; retryable?: boolean } = {}) {
+    super(detail ? `${LLM_ERRORS[code].message}: ${detail}` : LLM_ERRORS[code].message, { cause: opts.cause });
+    this.code = code;
+    this.status = opts.status;
+    this.retryable = opts.retryable ?? LLM_ERRORS[code].retryable;
+  }
+}
+
+export function isLlmError(err: unknown, code?: LlmErrorCode): err is LlmError {
+  return err instanceof LlmError && (code === undefined || err.code === code);
+}

@@ -1,0 +1,199 @@
+// One user turn: model reply → speakable chunks → tool calls → model again with the results,
+// up to a few rounds. Tools run only after the caller confirms the reply text before them was
+// spoken, so a reply cut off by barge-in never acts; built-in end_call / transfer_call are
+// reported to the caller (the call engine acts on them), never run here.
+import type { LlmConfig } from '../agents/schema.ts';
+import type { ToolExecutor, ToolRun } from '../tools/executor.ts';
+import type { ToolTranscriptItem } from '../tools/transcript.ts';
+import { roundSeconds } from '../tools/transcript.ts';
+import { streamChat, type LlmClientOptions } from './client.ts';
+import { LlmError } from './errors.ts';
+import { SpeakableChunker, type SpeakableOptions } from './speakable.ts';
+import type { ChatMessage, LlmRequestMetadata, LlmTiming, ToolCallRequest } from './types.ts';
+
+export const TURN_DEFAULTS = {
+  /** Model requests per user turn; the last one may not call tools. */
+  maxRounds: 5,
+  /** Consecutive rounds with invalid tool arguments that end the call. */
+  maxInvalidArgumentRounds: 2,
+  /** Consecutive empty replies that end the call. */
+  maxEmptyReplies: 2,
+} as const;
+
+export type FlowErrorCode = 'UNKNOWN_TOOL' | 'INVALID_ARGUMENTS' | 'EMPTY_REPLY_LOOP' | 'TOOL_ROUNDS_EXCEEDED';
+
+export interface TurnHooks {
+  /** A piece of the reply is ready for speech (trimmed; join pieces with a space). */
+  onChunk?(text: string): void;
+  /** Timing of each model request; `firstChunkAt` gives latency.llm_speakable. */
+  onLlmTiming?(timing: LlmTiming & { firstChunkAt: number | null }): void;
+  /** Tool transcript items in the order they happen. */
+  onToolItem?(item: ToolTranscriptItem): void;
+  onToolRun?(run: ToolRun): void;
+  /**
+   * A reply asks for tools. Resolve true once its text (maybe '') has been spoken in full,
+   * false if it was interrupted: then none of its tools runs, terminal ones included.
+   */
+  confirmSpoken(replyText: string): Promise<boolean>;
+}
+
+export interface TurnInput {
+  llm: LlmConfig;
+  /** The conversation so far, system prompt first, ending with the user's turn. */
+  messages: readonly ChatMessage[];
+  metadata: LlmRequestMetadata;
+  tools: ToolExecutor;
+  hooks: TurnHooks;
+  /** Aborts the whole turn: model request, tools, everything. */
+  signal?: AbortSignal;
+  client?: Omit<LlmClientOptions, 'signal'>;
+  chunking?: SpeakableOptions;
+  /** Clock in seconds from the call's start, for built-in tool transcript items. */
+  clock?: () => number;
+  maxRounds?: number;
+}
+
+/** `messages`: what this turn adds to the conversation, in order. */
+export type TurnOutcome =
+  | { kind: 'reply'; messages: ChatMessage[] }
+  | { kind: 'end_call'; call: ToolCallRequest; messages: ChatMessage[] }
+  | { kind: 'transfer_call'; call: ToolCallRequest; transferTo: string; messages: ChatMessage[] }
+  /** A reply with tool calls was not fully spoken: its tools were dropped. */
+  | { kind: 'interrupted'; messages: ChatMessage[] }
+  | { kind: 'aborted'; messages: ChatMessage[] }
+  | { kind: 'flow_error'; code: FlowErrorCode; detail: string; messages: ChatMessage[] }
+  | { kind: 'llm_error'; error: LlmError; messages: ChatMessage[] };
+
+interface Reply {
+  text: string;
+  calls: ToolCallRequest[];
+}
+
+async function modelReply(input: TurnInput, history: ChatMessage[], lastRound: boolean): Promise<Reply> {
+  const hasTools = input.tools.definitions.length > 0;
+  const events = streamChat(
+    input.llm,
+    {
+      messages: history,
+      metadata: input.metadata,
+      ...(hasTools ? { tools: input.tools.definitions, tool_choice: lastRound ? 'none' : 'auto' } : {}),
+    },
+    { ...input.client, ...(input.signal ? { signal: input.signal } : {}) },
+  );
+  const now = input.client?.now ?? Date.now;
+  const chunker = new SpeakableChunker(input.chunking);
+  let text = '';
+  let calls: ToolCallRequest[] = [];
+  let firstChunkAt: number | null = null;
+  const emit = (chunk: string | null): void => {
+    if (chunk === null) return;
+    if (firstChunkAt === null) firstChunkAt = now();
+    input.hooks.onChunk?.(chunk);
+  };
+  for await (const ev of events) {
+    if (ev.type === 'token') {
+      text += ev.text;
+      emit(chunker.push(ev.text));
+    } else if (ev.type === 'tool_calls') {
+      calls = ev.calls;
+    } else {
+      emit(chunker.flush());
+      input.hooks.onLlmTiming?.({ ...ev.timing, firstChunkAt });
+    }
+  }
+  return { text, calls };
+}
+
+export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
+  const maxRounds = input.maxRounds ?? TURN_DEFAULTS.maxRounds;
+  const clock = input.clock ?? (() => 0);
+  const added: ChatMessage[] = [];
+  const history = [...input.messages];
+  const push = (m: ChatMessage): void => {
+    added.push(m);
+    history.push(m);
+  };
+  const aborted = (): boolean => input.signal?.aborted === true;
+  let emptyReplies = 0;
+  let invalidRounds = 0;
+
+  for (let round = 1; round <= maxRounds; round++) {
+    let reply: Reply;
+    try {
+      reply = await modelReply(input, history, round === maxRounds);
+    } catch (err) {
+      if (aborted()) return { kind: 'aborted', messages: added };
+      const e = err instanceof LlmError ? err : new LlmError('LLM_NETWORK', String(err), { cause: err });
+      return { kind: 'llm_error', error: e, messages: added };
+    }
+    if (aborted()) return { kind: 'aborted', messages: added };
+
+    if (reply.calls.length === 0) {
+      if (reply.text.trim() === '') {
+        emptyReplies++;
+        if (emptyReplies >= TURN_DEFAULTS.maxEmptyReplies) {
+          return { kind: 'flow_error', code: 'EMPTY_REPLY_LOOP', detail: `${emptyReplies} empty replies in a row`, messages: added };
+        }
+        continue;
+      }
+      push({ role: 'assistant', content: reply.text });
+      return { kind: 'reply', messages: added };
+    }
+    emptyReplies = 0;
+    if (round === maxRounds) {
+      return { kind: 'flow_error', code: 'TOOL_ROUNDS_EXCEEDED', detail: `still calling tools after ${maxRounds} rounds`, messages: added };
+    }
+
+    const unknown = reply.calls.find((c) => input.tools.find(c.name) === undefined);
+    if (unknown) {
+      return { kind: 'flow_error', code: 'UNKNOWN_TOOL', detail: `the model called an unknown tool: ${unknown.name}`, messages: added };
+    }
+
+    const spoken = await input.hooks.confirmSpoken(reply.text);
+    if (aborted()) return { kind: 'aborted', messages: added };
+    if (!spoken) {
+      if (reply.text !== '') push({ role: 'assistant', content: reply.text });
+      return { kind: 'interrupted', messages: added };
+    }
+
+    const apiCalls = reply.calls.filter((c) => input.tools.find(c.name)?.type === 'api');
+    const terminal = reply.calls.find((c) => input.tools.find(c.name)?.type !== 'api');
+    const runs = await Promise.all(
+      apiCalls.map(async (call) => {
+        const run = await input.tools.run(call, input.signal);
+        input.hooks.onToolItem?.(run.invocation);
+        input.hooks.onToolItem?.(run.result);
+        input.hooks.onToolRun?.(run);
+        return run;
+      }),
+    );
+    if (aborted()) return { kind: 'aborted', messages: added };
+
+    push({
+      role: 'assistant',
+      content: reply.text === '' ? null : reply.text,
+      tool_calls: (terminal ? [...apiCalls, terminal] : apiCalls).map((c) => ({
+        id: c.id,
+        type: 'function',
+        function: { name: c.name, arguments: c.arguments },
+      })),
+    });
+    for (const run of runs) push({ role: 'tool', tool_call_id: run.invocation.tool_call_id, content: run.modelContent });
+
+    if (terminal) {
+      // Every tool call needs its answer for the history to stay valid chat-completions input.
+      push({ role: 'tool', tool_call_id: terminal.id, content: '{"status":"accepted"}' });
+      const at = roundSeconds(clock());
+      input.hooks.onToolItem?.({ role: 'tool_call_invocation', tool_call_id: terminal.id, name: terminal.name, arguments: terminal.arguments, start_at: at, end_at: at });
+      const tool = input.tools.find(terminal.name);
+      if (tool?.type === 'transfer_call') return { kind: 'transfer_call', call: terminal, transferTo: tool.transfer_to, messages: added };
+      return { kind: 'end_call', call: terminal, messages: added };
+    }
+
+    invalidRounds = runs.some((r) => r.failure === 'invalid_arguments') ? invalidRounds + 1 : 0;
+    if (invalidRounds >= TURN_DEFAULTS.maxInvalidArgumentRounds) {
+      return { kind: 'flow_error', code: 'INVALID_ARGUMENTS', detail: `tool arguments failed the schema ${invalidRounds} times in a row`, messages: added };
+    }
+  }
+  return { kind: 'flow_error', code: 'EMPTY_REPLY_LOOP', detail: 'no reply within the round limit', messages: added };
+}

@@ -1,0 +1,209 @@
+// Runs an agent's HTTP (API) tools for the model. Every failure — invalid arguments, timeout,
+// refused connection, a 4xx/5xx answer — becomes an unsuccessful result the model is told
+// about, so the call goes on. Built-in tools (end_call, transfer_call) are never run here.
+import { Agent, request, type Dispatcher } from 'undici';
+import { z } from 'zod';
+import type { AgentTool, ApiTool } from '../agents/schema.ts';
+import type { Timers } from '../llm/client.ts';
+import type { ChatTool, ToolCallRequest } from '../llm/types.ts';
+import { toolDefinitions } from './definitions.ts';
+import { roundSeconds, type ToolCallInvocationItem, type ToolCallResultItem } from './transcript.ts';
+import { compileArgumentsValidator, type ArgumentsCheck, type ArgumentsValidator } from './validate.ts';
+
+export const TOOL_DEFAULTS = {
+  /** Read at most this much of a response; the rest is never read. */
+  maxResponseBytes: 64 * 1024,
+  /** Transcript and model content are cut here. */
+  maxContentBytes: 16 * 1024,
+} as const;
+
+export type ToolFailure = 'invalid_arguments' | 'timeout' | 'network' | 'http_status' | 'aborted';
+
+export interface ToolRun {
+  invocation: ToolCallInvocationItem;
+  result: ToolCallResultItem;
+  /** What goes back to the model in the `tool` message. */
+  modelContent: string;
+  failure: ToolFailure | null;
+  /** Request → response, ms (latency.tool); null when no request was sent. */
+  latencyMs: number | null;
+}
+
+export interface ToolExecutorOptions {
+  /** Seconds from the call's start (transcript times). */
+  clock: () => number;
+  /** Milliseconds, for latency. */
+  now?: () => number;
+  timers?: Timers;
+  dispatcher?: Dispatcher;
+  maxResponseBytes?: number;
+}
+
+const ErrorBodySchema = z.object({ error: z.string(), details: z.string().optional() });
+
+const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
+};
+
+// Tool endpoints are slow to answer at times, never slow to connect on a healthy network.
+const sharedAgent = new Agent({ connect: { timeout: 10_000 }, headersTimeout: 0, bodyTimeout: 0 });
+
+/** Cuts UTF-8 text at `maxBytes` without leaving half a character. */
+export function cutUtf8(bytes: Uint8Array, maxBytes: number): string {
+  if (bytes.length <= maxBytes) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
+  return new TextDecoder('utf-8').decode(bytes.subarray(0, maxBytes), { stream: true });
+}
+
+function queryUrl(base: string, args: Record<string, unknown>): string {
+  const url = new URL(base);
+  for (const [key, value] of Object.entries(args)) {
+    if (value === undefined || value === null) continue;
+    const values = Array.isArray(value) ? (value as unknown[]) : [value];
+    for (const v of values) url.searchParams.append(key, typeof v === 'object' ? JSON.stringify(v) : String(v));
+  }
+  return url.toString();
+}
+
+export class ToolExecutor {
+  /** The `tools` the model sees. */
+  readonly definitions: ChatTool[];
+  private readonly byName = new Map<string, AgentTool>();
+  private readonly validators = new Map<string, ArgumentsValidator>();
+  private readonly o: Required<Omit<ToolExecutorOptions, 'dispatcher'>> & { dispatcher: Dispatcher };
+
+  constructor(tools: readonly AgentTool[], options: ToolExecutorOptions) {
+    this.definitions = toolDefinitions(tools);
+    for (const tool of tools) this.byName.set(tool.name, tool);
+    this.definitions.forEach((d) => this.validators.set(d.function.name, compileArgumentsValidator(d.function.parameters)));
+    this.o = {
+      clock: options.clock,
+      now: options.now ?? Date.now,
+      timers: options.timers ?? realTimers,
+      dispatcher: options.dispatcher ?? sharedAgent,
+      maxResponseBytes: options.maxResponseBytes ?? TOOL_DEFAULTS.maxResponseBytes,
+    };
+  }
+
+  find(name: string): AgentTool | undefined {
+    return this.byName.get(name);
+  }
+
+  validate(name: string, argumentsText: string): ArgumentsCheck {
+    const validator = this.validators.get(name);
+    return validator ? validator(argumentsText) : { ok: false, error: `unknown tool ${name}` };
+  }
+
+  /** Validates and runs one API tool call. Never throws. */
+  async run(call: ToolCallRequest, signal?: AbortSignal): Promise<ToolRun> {
+    const startAt = roundSeconds(this.o.clock());
+    const invocation: ToolCallInvocationItem = {
+      role: 'tool_call_invocation',
+      tool_call_id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      start_at: startAt,
+      end_at: startAt,
+    };
+    const tool = this.byName.get(call.name);
+    if (!tool || tool.type !== 'api') {
+      return this.finish(invocation, startAt, `Tool ${call.name} is not an HTTP tool of this agent.`, null, 'invalid_arguments', null);
+    }
+    const check = this.validate(call.name, call.arguments);
+    if (!check.ok) {
+      return this.finish(invocation, startAt, `Invalid arguments for ${call.name}: ${check.error}`, null, 'invalid_arguments', null);
+    }
+    return this.send(tool, check.args, invocation, signal);
+  }
+
+  private async send(tool: ApiTool, args: Record<string, unknown>, invocation: ToolCallInvocationItem, signal?: AbortSignal): Promise<ToolRun> {
+    const startAt = invocation.start_at;
+    const sentAt = this.o.now();
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = this.o.timers.setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, tool.timeout * 1000);
+    const onAbort = (): void => controller.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) controller.abort();
+    const hasBody = tool.method === 'POST' || tool.method === 'PUT';
+    const headers: Record<string, string> = { accept: 'application/json', ...(tool.headers ?? {}) };
+    if (hasBody) headers['content-type'] = 'application/json';
+    let res: Dispatcher.ResponseData | undefined;
+    try {
+      res = await request(hasBody ? tool.url : queryUrl(tool.url, args), {
+        method: tool.method,
+        headers,
+        body: hasBody ? JSON.stringify(args) : null,
+        signal: controller.signal,
+        dispatcher: this.o.dispatcher,
+      });
+      const bytes = await this.readCapped(res.body);
+      const latency = this.o.now() - sentAt;
+      const content = cutUtf8(bytes, TOOL_DEFAULTS.maxContentBytes);
+      if (res.statusCode >= 400) {
+        return this.finish(invocation, startAt, content, this.httpErrorForModel(tool.name, res.statusCode, content), 'http_status', latency);
+      }
+      return this.finish(invocation, startAt, content, null, null, latency, true);
+    } catch (err) {
+      const latency = this.o.now() - sentAt;
+      if (timedOut) return this.finish(invocation, startAt, `Tool ${tool.name} timed out after ${tool.timeout} s.`, null, 'timeout', latency);
+      if (signal?.aborted) return this.finish(invocation, startAt, `Tool ${tool.name} was cancelled.`, null, 'aborted', latency);
+      const code = (err as { code?: unknown } | null)?.code;
+      const why = typeof code === 'string' ? code : err instanceof Error ? err.message : 'network error';
+      return this.finish(invocation, startAt, `Tool ${tool.name} could not be reached (${why}).`, null, 'network', latency);
+    } finally {
+      this.o.timers.clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (res && !res.body.destroyed) res.body.destroy();
+    }
+  }
+
+  private async readCapped(body: Dispatcher.ResponseData['body']): Promise<Uint8Array> {
+    const max = this.o.maxResponseBytes;
+    const parts: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body) {
+      const buf = chunk as Buffer;
+      parts.push(buf);
+      size += buf.length;
+      if (size >= max) break; // the rest is never read; the socket is dropped in `send`
+    }
+    return Buffer.concat(parts, size).subarray(0, max);
+  }
+
+  private httpErrorForModel(name: string, status: number, content: string): string {
+    try {
+      const parsed = ErrorBodySchema.safeParse(JSON.parse(content));
+      if (parsed.success) {
+        const d = parsed.data.details ? ` ${parsed.data.details}` : '';
+        return `Tool ${name} failed (HTTP ${status}): ${parsed.data.error}.${d}`;
+      }
+    } catch {
+      // not JSON: say what we have
+    }
+    return `Tool ${name} failed (HTTP ${status}): ${content.slice(0, 300)}`;
+  }
+
+  private finish(
+    invocation: ToolCallInvocationItem,
+    startAt: number,
+    content: string,
+    modelContent: string | null,
+    failure: ToolFailure | null,
+    latencyMs: number | null,
+    successful = false,
+  ): ToolRun {
+    const result: ToolCallResultItem = {
+      role: 'tool_call_result',
+      tool_call_id: invocation.tool_call_id,
+      content,
+      successful: successful && failure === null,
+      start_at: startAt,
+      end_at: roundSeconds(this.o.clock()),
+    };
+    return { invocation, result, modelContent: modelContent ?? content, failure, latencyMs };
+  }
+}

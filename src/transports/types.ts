@@ -1,0 +1,43 @@
+// What the call session sees of a wire protocol. Transports translate to and from these;
+// they know nothing of models or records.
+import type { DisconnectionReason } from '../calls/record.ts';
+
+/** The one internal audio format (ARCHITECTURE.md): PCM16 mono, 16 kHz, 20 ms frames. */
+export const INTERNAL_RATE = 16000;
+export const FRAME_SAMPLES = 320;
+export const FRAME_MS = 20;
+
+export interface TransportHandlers {
+  /** One 20 ms inbound frame, in arrival order. */
+  audio(frame: Int16Array): void;
+  /** The far side played everything queued before this mark. */
+  mark(name: string): void;
+  dtmf(digit: string): void;
+  /** The far side ended the call (carrier stop, browser hangup, socket closed). */
+  hangup(): void;
+}
+
+/** Events a transport may show the far side (the browser does; a phone cannot). */
+export type SessionNotice =
+  | { type: 'call_started'; call_id: string; agent_name: string }
+  | { type: 'transcript'; role: 'user' | 'agent'; text: string; final: boolean; turn: number }
+  | { type: 'tool_call'; name: string; arguments: string }
+  | { type: 'tool_result'; name: string; successful: boolean; content: string }
+  | { type: 'agent_speaking' }
+  | { type: 'agent_stopped' }
+  | { type: 'latency'; turn: number; e2e_ms: number }
+  | { type: 'call_ended'; disconnection_reason: DisconnectionReason };
+
+export interface CallTransport {
+  readonly kind: 'twilio' | 'web';
+  /** Where inbound audio and control go; set once by the session. */
+  attach(handlers: TransportHandlers): void;
+  /** One 20 ms agent frame at the internal rate. */
+  sendAudio(frame: Int16Array): void;
+  sendMark(name: string): void;
+  /** Drop audio the far side has queued (barge-in); it echoes pending marks. */
+  clear(): void;
+  notify(notice: SessionNotice): void;
+  /** The service ends the call: close the media connection. */
+  close(reason: DisconnectionReason): void;
+}

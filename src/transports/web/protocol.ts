@@ -1,0 +1,34 @@
+// The browser call protocol on GET /media/web (documented in README.md, "Browser calls").
+// Binary messages both ways are PCM16 little-endian mono 16 kHz, 20 ms (640 bytes) frames.
+// Text messages are JSON, below. The first client message must be `start` with the
+// single-use access_token from POST /v2/web-calls, within 5 seconds.
+import { z } from 'zod';
+
+export const WEB_SAMPLE_RATE = 16000;
+export const WEB_FRAME_BYTES = 640;
+export const WEB_START_TIMEOUT_MS = 5000;
+
+export const WebClientMessage = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('start'), access_token: z.string().min(1).max(200) }),
+  /** Echo of a server mark once the audio before it has played. */
+  z.strictObject({ type: z.literal('mark'), name: z.string().max(100) }),
+  z.strictObject({ type: z.literal('dtmf'), digit: z.string().regex(/^[0-9*#A-D]$/) }),
+  z.strictObject({ type: z.literal('hangup') }),
+]);
+export type WebClientMessage = z.infer<typeof WebClientMessage>;
+
+/** Server → browser: the session notices plus the audio-control messages. */
+export type WebServerMessage =
+  | { type: 'call_started'; call_id: string; agent_name: string; sample_rate: number }
+  | { type: 'transcript'; role: 'user' | 'agent'; text: string; final: boolean; turn: number }
+  | { type: 'tool_call'; name: string; arguments: string }
+  | { type: 'tool_result'; name: string; successful: boolean; content: string }
+  | { type: 'agent_speaking' }
+  | { type: 'agent_stopped' }
+  | { type: 'latency'; turn: number; e2e_ms: number }
+  /** Echo this name back once every audio frame received before it has played. */
+  | { type: 'mark'; name: string }
+  /** Drop queued agent audio now (barge-in) and echo every pending mark. */
+  | { type: 'clear' }
+  | { type: 'call_ended'; disconnection_reason: string }
+  | { type: 'error'; code: string; message: string };

@@ -1,0 +1,203 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentTool, LlmConfig } from '../../src/agents/schema.ts';
+import { runTurn, type TurnHooks, type TurnInput } from '../../src/llm/turn.ts';
+import type { ChatMessage } from '../../src/llm/types.ts';
+import { ToolExecutor } from '../../src/tools/executor.ts';
+import type { ToolTranscriptItem } from '../../src/tools/transcript.ts';
+import { replyStream, sseHeaders, startServer, type TestServer } from '../support/http-server.ts';
+
+type Step = string | { text?: string; calls?: { id: string; name: string; arguments: string }[] } | 'hang';
+
+let model: TestServer | undefined;
+let toolServer: TestServer | undefined;
+afterEach(async () => {
+  await model?.close();
+  await toolServer?.close();
+  model = undefined;
+  toolServer = undefined;
+});
+
+async function setup(steps: Step[], extraTools: AgentTool[] = []): Promise<{ llm: LlmConfig; tools: ToolExecutor }> {
+  model = await startServer((_req, res, _body, n) => {
+    const step = steps[Math.min(n, steps.length) - 1] ?? '';
+    if (step === 'hang') {
+      sseHeaders(res);
+      return;
+    }
+    sseHeaders(res);
+    res.end(typeof step === 'string' ? replyStream(step) : replyStream(step.text ?? '', step.calls ?? []));
+  });
+  toolServer = await startServer((_req, res, body) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ booked: true, echo: JSON.parse(body || '{}') as unknown }));
+  });
+  const agentTools: AgentTool[] = [
+    {
+      type: 'api',
+      name: 'book',
+      description: 'Book',
+      url: `${toolServer.url}/book`,
+      method: 'POST',
+      timeout: 5,
+      parameters: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    },
+    { type: 'end_call', name: 'end_call', description: 'End' },
+    { type: 'transfer_call', name: 'transfer_call', description: 'Transfer', transfer_to: '+14155550100' },
+    ...extraTools,
+  ];
+  let t = 0;
+  return {
+    llm: { base_url: model.url, model: 'm', temperature: 1, stream: true },
+    tools: new ToolExecutor(agentTools, { clock: () => (t += 0.5) }),
+  };
+}
+
+const history: ChatMessage[] = [
+  { role: 'system', content: 'Be brief.' },
+  { role: 'user', content: 'Book me in, I am Ann.' },
+];
+
+interface Recorded {
+  chunks: string[];
+  items: ToolTranscriptItem[];
+  confirmed: string[];
+}
+
+function hooks(spoken = true): TurnHooks & Recorded {
+  const rec: Recorded = { chunks: [], items: [], confirmed: [] };
+  return {
+    ...rec,
+    onChunk: (c) => rec.chunks.push(c),
+    onToolItem: (i) => rec.items.push(i),
+    confirmSpoken: async (text) => {
+      rec.confirmed.push(text);
+      return spoken;
+    },
+  };
+}
+
+function input(llm: LlmConfig, tools: ToolExecutor, h: TurnHooks, extra: Partial<TurnInput> = {}): TurnInput {
+  return {
+    llm,
+    tools,
+    hooks: h,
+    messages: history,
+    metadata: { call_id: 'c', agent_id: 'a', agent_version: 1, call_type: 'api', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} },
+    clock: () => 42,
+    ...extra,
+  };
+}
+
+const sentBodies = (): { messages: ChatMessage[]; tool_choice?: unknown }[] =>
+  (model?.requests ?? []).map((r) => JSON.parse(r.body) as { messages: ChatMessage[]; tool_choice?: unknown });
+
+describe('turn runner', () => {
+  it('streams a plain reply as speakable chunks and returns it as the assistant message', async () => {
+    const { llm, tools } = await setup(['Sure thing, Ann, I can help with that. What time suits you?']);
+    const h = hooks();
+    const outcome = await runTurn(input(llm, tools, h));
+    expect(h.chunks).toEqual(['Sure thing, Ann, I can help with that.', 'What time suits you?']);
+    expect(outcome).toEqual({ kind: 'reply', messages: [{ role: 'assistant', content: 'Sure thing, Ann, I can help with that. What time suits you?' }] });
+    expect(sentBodies()[0]?.tool_choice).toBe('auto');
+  });
+
+  it('reports request, first-token and first-speakable-chunk times for latency', async () => {
+    const { llm, tools } = await setup(['Hello there. Bye.']);
+    let t = 1000;
+    const timings: unknown[] = [];
+    const h = { ...hooks(), onLlmTiming: (x: unknown) => timings.push(x) };
+    await runTurn(input(llm, tools, h, { client: { now: () => (t += 5) } }));
+    expect(timings).toEqual([{ requestSentAt: 1005, firstTokenAt: 1010, firstChunkAt: 1015, endedAt: 1020, attempts: 1 }]);
+  });
+
+  it('runs tools after the reply before them is spoken, then asks the model again with the results', async () => {
+    const call = { id: 'call_1', name: 'book', arguments: '{"name":"Ann"}' };
+    const { llm, tools } = await setup([{ text: 'One moment.', calls: [call] }, 'You are booked.']);
+    const h = hooks();
+    const outcome = await runTurn(input(llm, tools, h));
+    expect(h.confirmed).toEqual(['One moment.']);
+    expect(toolServer?.requests).toHaveLength(1);
+    const added = [
+      { role: 'assistant', content: 'One moment.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'book', arguments: '{"name":"Ann"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"booked":true,"echo":{"name":"Ann"}}' },
+    ];
+    expect(sentBodies()[1]?.messages).toEqual([...history, ...added]);
+    expect(outcome).toEqual({ kind: 'reply', messages: [...added, { role: 'assistant', content: 'You are booked.' }] });
+    expect(h.items).toEqual([
+      { role: 'tool_call_invocation', tool_call_id: 'call_1', name: 'book', arguments: '{"name":"Ann"}', start_at: 0.5, end_at: 0.5 },
+      { role: 'tool_call_result', tool_call_id: 'call_1', content: '{"booked":true,"echo":{"name":"Ann"}}', successful: true, start_at: 0.5, end_at: 1 },
+    ]);
+  });
+
+  it('never runs the tools of a reply that was interrupted before it was spoken', async () => {
+    const { llm, tools } = await setup([{ text: 'Booking now.', calls: [{ id: 'c1', name: 'book', arguments: '{"name":"Ann"}' }] }]);
+    const outcome = await runTurn(input(llm, tools, hooks(false)));
+    expect(outcome).toEqual({ kind: 'interrupted', messages: [{ role: 'assistant', content: 'Booking now.' }] });
+    expect(toolServer?.requests).toHaveLength(0);
+  });
+
+  it('never fires end_call from a discarded reply', async () => {
+    const { llm, tools } = await setup([{ text: 'Goodbye!', calls: [{ id: 'c1', name: 'end_call', arguments: '{}' }] }]);
+    const outcome = await runTurn(input(llm, tools, hooks(false)));
+    expect(outcome.kind).toBe('interrupted');
+  });
+
+  it('reports end_call to the caller after its words were spoken', async () => {
+    const { llm, tools } = await setup([{ text: 'Thanks for calling. Goodbye!', calls: [{ id: 'c9', name: 'end_call', arguments: '{"reason":"done"}' }] }]);
+    const h = hooks();
+    const outcome = await runTurn(input(llm, tools, h));
+    expect(h.chunks).toEqual(['Thanks for calling.', 'Goodbye!']);
+    expect(outcome).toMatchObject({ kind: 'end_call', call: { id: 'c9', name: 'end_call', arguments: '{"reason":"done"}' } });
+    expect(h.items).toEqual([{ role: 'tool_call_invocation', tool_call_id: 'c9', name: 'end_call', arguments: '{"reason":"done"}', start_at: 42, end_at: 42 }]);
+    expect(toolServer?.requests).toHaveLength(0);
+  });
+
+  it('reports transfer_call with the configured number', async () => {
+    const { llm, tools } = await setup([{ text: 'Transferring you.', calls: [{ id: 'c2', name: 'transfer_call', arguments: '{}' }] }]);
+    expect(await runTurn(input(llm, tools, hooks()))).toMatchObject({ kind: 'transfer_call', transferTo: '+14155550100' });
+  });
+
+  it('ends with flow_error UNKNOWN_TOOL when the model calls a tool the agent lacks', async () => {
+    const { llm, tools } = await setup([{ calls: [{ id: 'c1', name: 'launch_rocket', arguments: '{}' }] }]);
+    expect(await runTurn(input(llm, tools, hooks()))).toMatchObject({ kind: 'flow_error', code: 'UNKNOWN_TOOL' });
+  });
+
+  it('tells the model about invalid arguments once, and ends with flow_error INVALID_ARGUMENTS the second time in a row', async () => {
+    const bad = { id: 'c1', name: 'book', arguments: '{"nom":"Ann"}' };
+    const { llm, tools } = await setup([{ calls: [bad] }, { calls: [{ ...bad, id: 'c2' }] }]);
+    const outcome = await runTurn(input(llm, tools, hooks()));
+    expect(outcome).toMatchObject({ kind: 'flow_error', code: 'INVALID_ARGUMENTS' });
+    expect(sentBodies()[1]?.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c1', content: "Invalid arguments for book: / must have required property 'name'" });
+    expect(toolServer?.requests).toHaveLength(0);
+  });
+
+  it('ends with flow_error EMPTY_REPLY_LOOP after two empty replies in a row', async () => {
+    const { llm, tools } = await setup(['', '']);
+    expect(await runTurn(input(llm, tools, hooks()))).toMatchObject({ kind: 'flow_error', code: 'EMPTY_REPLY_LOOP' });
+    expect(model?.requests).toHaveLength(2);
+  });
+
+  it('allows at most five model requests per turn, the last one with tool_choice none', async () => {
+    const calls = (i: number): Step => ({ calls: [{ id: `c${i}`, name: 'book', arguments: '{"name":"Ann"}' }] });
+    const { llm, tools } = await setup([calls(1), calls(2), calls(3), calls(4), calls(5)]);
+    const outcome = await runTurn(input(llm, tools, hooks()));
+    expect(outcome).toMatchObject({ kind: 'flow_error', code: 'TOOL_ROUNDS_EXCEEDED' });
+    expect(sentBodies().map((b) => b.tool_choice)).toEqual(['auto', 'auto', 'auto', 'auto', 'none']);
+  });
+
+  it('aborts the whole turn at once with its signal', async () => {
+    const { llm, tools } = await setup(['hang']);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 20);
+    const outcome = await runTurn(input(llm, tools, hooks(), { signal: controller.signal }));
+    expect(outcome).toEqual({ kind: 'aborted', messages: [] });
+    await expect(model?.requestSocketClosed(1)).resolves.toBeUndefined();
+  });
+
+  it('reports a model failure as llm_error with its code', async () => {
+    const { llm, tools } = await setup([]);
+    await model?.close();
+    const outcome = await runTurn(input(llm, tools, hooks(), { client: { maxRetries: 0 } }));
+    expect(outcome.kind === 'llm_error' && outcome.error.code).toBe('LLM_NETWORK');
+  });
+});
