@@ -11,7 +11,10 @@ import type { Config } from './config.ts';
 import { CallRegistry } from './call/registry.ts';
 import { NoCarrierDialer, type Dialer } from './dialer/dialer.ts';
 import { CallOutcomes } from './dialer/outcomes.ts';
-import { TwilioDialer } from './dialer/twilio.ts';
+import { mediaStreamUrl, TwilioDialer } from './dialer/twilio.ts';
+import { parseSimNumbers } from './carrier-sim/numbers.ts';
+import { loadSimScript, type SimScript } from './carrier-sim/script.ts';
+import { SimDialer } from './carrier-sim/sim-dialer.ts';
 import { twilioStatusRoutes } from './http/routes/twilio-status.ts';
 import { SqliteCarrierCallRepository } from './store/carrier-calls.ts';
 import { CampaignScheduler } from './campaigns/scheduler.ts';
@@ -81,9 +84,21 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const carrierCalls = new SqliteCarrierCallRepository(db);
   // PUBLIC_URL, or the listening address once known: carriers call back to it.
   let publicUrl = config.publicUrl ?? '';
-  const dialer = options.dialer ?? chooseDialer(config, { publicUrl: () => publicUrl, carrierCalls, clock });
+  let listenUrl = '';
+  let outcomesRef: CallOutcomes | undefined;
+  const dialer =
+    options.dialer ??
+    (await chooseDialer(config, {
+      publicUrl: () => publicUrl,
+      mediaUrl: () => mediaStreamUrl(listenUrl),
+      outcomes: () => outcomesRef!,
+      carrierCalls,
+      clock,
+      logger,
+    }));
   const calls = new CallService(callRepo, agents, dialer, clock, random, logger, callEvents);
   const outcomes = new CallOutcomes(calls, registry);
+  outcomesRef = outcomes;
   const campaignRepo = new SqliteCampaignRepository(db);
   const scheduler = new CampaignScheduler({
     repo: campaignRepo,
@@ -126,6 +141,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   const address = await http.app.listen({ port: config.port, host: config.host });
   const url = address.replace('[::1]', '127.0.0.1');
+  listenUrl = url;
   publicUrl ||= url;
 
   if (config.agentsFile) {
@@ -149,6 +165,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     outcomes,
     async close() {
       http.beginShutdown();
+      if (dialer instanceof SimDialer) await dialer.close();
       await http.app.close();
       await scheduler.stop();
       db.close();
@@ -156,13 +173,39 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   };
 }
 
-/** Twilio when its credentials are set, else no carrier (every outbound call fails with a readable reason). */
-function chooseDialer(
+/**
+ * Twilio when its credentials are set, else no carrier (every outbound call fails with a readable
+ * reason); SIM_NUMBERS puts simulated phones in front of either.
+ */
+async function chooseDialer(
   config: Config,
-  deps: { publicUrl: () => string; carrierCalls: SqliteCarrierCallRepository; clock: Clock },
-): Dialer {
-  if (config.twilio) {
-    return new TwilioDialer({ ...config.twilio, ringTimeoutMs: config.ringTimeoutMs, ...deps });
+  deps: {
+    publicUrl: () => string;
+    mediaUrl: () => string;
+    outcomes: () => CallOutcomes;
+    carrierCalls: SqliteCarrierCallRepository;
+    clock: Clock;
+    logger: Logger;
+  },
+): Promise<Dialer> {
+  const carrier: Dialer = config.twilio
+    ? new TwilioDialer({ ...config.twilio, ringTimeoutMs: config.ringTimeoutMs, publicUrl: deps.publicUrl, carrierCalls: deps.carrierCalls, clock: deps.clock })
+    : new NoCarrierDialer();
+  if (!config.simNumbers) return carrier;
+  const phones = parseSimNumbers(config.simNumbers);
+  const scripts = new Map<string, SimScript>();
+  for (const phone of phones.values()) {
+    if (phone.script && !scripts.has(phone.script)) scripts.set(phone.script, await loadSimScript(resolve(config.simScriptsDir), phone.script));
   }
-  return new NoCarrierDialer();
+  deps.logger.info({ numbers: [...phones.keys()] }, 'simulated phones ready');
+  return new SimDialer({
+    phones,
+    scripts,
+    mediaUrl: deps.mediaUrl,
+    outcomes: deps.outcomes,
+    ringTimeoutMs: config.ringTimeoutMs,
+    answerDelayMs: config.simAnswerDelayMs,
+    fallback: carrier,
+    log: deps.logger.child({ component: 'sim-phones' }),
+  });
 }

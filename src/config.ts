@@ -23,6 +23,7 @@ export const ConfigSchema = z.object({
   RING_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   SIM_NUMBERS: z.string().optional(),
   SIM_ANSWER_DELAY_MS: z.coerce.number().int().min(0).default(1_000),
+  SIM_SCRIPTS_DIR: z.string().min(1).default('media/sim-scripts'),
   MAX_TASKS: positiveInt.default(10_000),
   BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(5),
   SCHEDULER_POLL_MS: z.coerce.number().int().min(10).default(1_000),
@@ -58,6 +59,7 @@ export interface Config {
   /** Simulated phones: "+1555…=answer:script,…" or the path of a JSON file with the same map. */
   simNumbers: string | undefined;
   simAnswerDelayMs: number;
+  simScriptsDir: string;
   maxTasks: number;
   batchConcurrency: number;
   schedulerPollMs: number;
@@ -114,6 +116,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ringTimeoutMs: raw.RING_TIMEOUT_MS,
     simNumbers: raw.SIM_NUMBERS,
     simAnswerDelayMs: raw.SIM_ANSWER_DELAY_MS,
+    simScriptsDir: raw.SIM_SCRIPTS_DIR,
     maxTasks: raw.MAX_TASKS,
     batchConcurrency: raw.BATCH_CONCURRENCY,
     schedulerPollMs: raw.SCHEDULER_POLL_MS,
