@@ -130,3 +130,10 @@ describe('simulated phones', () => {
     expect(reports).not.toContain('no-answer call_g');
   });
 });
+
+describe('shipped scripts', () => {
+  it.each(['book-appointment', 'short-hello'])('%s loads with every phrase it names', async (name) => {
+    const script = await loadSimScript(join(import.meta.dirname, '..', '..', 'media', 'sim-scripts'), name);
+    expect(script.steps.filter((s) => s.kind === 'say').length).toBeGreaterThan(0);
+  });
+});
