@@ -165,6 +165,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     outcomes,
     async close() {
       http.beginShutdown();
+      scheduler.halt();
       if (dialer instanceof SimDialer) await dialer.close();
       await http.app.close();
       await scheduler.stop();

@@ -113,11 +113,16 @@ export class CampaignScheduler {
     }
   }
 
-  /** Stops claiming; the tasks this scheduler still holds end with error_service (their calls too). */
-  async stop(): Promise<void> {
-    if (this.stopped) return;
+  /** Claims no more tasks (shutdown begins); calls under way go on and are still counted. */
+  halt(): void {
     this.stopped = true;
     this.timers.clearInterval(this.interval);
+  }
+
+  /** Stops for good: the tasks this scheduler still holds end with error_service (their calls too). */
+  async stop(): Promise<void> {
+    if (!this.o.events.listeners('ended').includes(this.onEnded)) return;
+    this.halt();
     await Promise.allSettled([...this.inFlight]);
     this.recover(this.o.repo.tasksOf(this.instanceId));
     this.o.events.off('ended', this.onEnded);

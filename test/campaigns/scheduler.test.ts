@@ -186,6 +186,20 @@ describe('campaign scheduler', () => {
     expect(h.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', failed_calls: 1, active_concurrency: 0 });
   });
 
+  it('once halted for shutdown claims nothing more, while calls under way are still counted', async () => {
+    const h = createHarness();
+    const scheduler = h.newScheduler();
+    scheduler.start();
+    const c = h.campaigns.create('acme', { ...base, concurrency: 1, tasks: tasks(3) });
+    await settle();
+    scheduler.halt();
+    const [a] = active(h, c.id);
+    h.noAnswer(a!);
+    await settle();
+    expect(h.dialer.dialed).toHaveLength(1);
+    expect(h.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', failed_calls: 1, active_concurrency: 0 });
+  });
+
   it('runs a batch with the server default concurrency and lists its call ids in task order', async () => {
     const h = createHarness();
     h.newScheduler().start();
