@@ -4,34 +4,49 @@ import { join, resolve } from 'node:path';
 import { readAgentsFile } from './agents/file.ts';
 import { AgentService } from './agents/service.ts';
 import { ApiKeyAuthenticator, loadOrCreateDefaultKey } from './auth/api-keys.ts';
+import fastifyWebsocket from '@fastify/websocket';
+import { CallManager, type SpeechEngineProvider } from './call/manager.ts';
+import { OrgLimits } from './call/limits.ts';
+import { CallRegistry } from './call/registry.ts';
+import { realTimers, type Timers } from './call/timers.ts';
 import { CallEvents } from './calls/events.ts';
+import { demoRoutes } from './demo/routes.ts';
+import { webCallRoutes } from './http/routes/web-calls.ts';
+import { createEmbeddedSpeechEngines } from './speech/provider.ts';
+import { SqliteCreditRepository } from './store/credits.ts';
+import { twilioVoiceRoutes } from './telephony/twilio-voice.ts';
+import { twilioMediaRoute } from './transports/twilio/route.ts';
+import { webMediaRoute } from './transports/web/route.ts';
+import { WebCallTokens } from './transports/web/tokens.ts';
 import { CallService } from './calls/service.ts';
 import { cryptoRandomHex, systemClock, type Clock, type RandomHex } from './clock.ts';
 import type { Config } from './config.ts';
-import { CallRegistry } from './call/registry.ts';
 import { NoCarrierDialer, type Dialer } from './dialer/dialer.ts';
 import { CallOutcomes } from './dialer/outcomes.ts';
 import { mediaStreamUrl, TwilioDialer } from './dialer/twilio.ts';
 import { parseSimNumbers } from './carrier-sim/numbers.ts';
 import { loadSimScript, type SimScript } from './carrier-sim/script.ts';
 import { SimDialer } from './carrier-sim/sim-dialer.ts';
-import { twilioStatusRoutes } from './http/routes/twilio-status.ts';
-import { SqliteCarrierCallRepository } from './store/carrier-calls.ts';
 import { CampaignScheduler } from './campaigns/scheduler.ts';
 import { CampaignService } from './campaigns/service.ts';
-import { agentRoutes } from './http/routes/agents.ts';
 import { campaignRoutes } from './http/routes/campaigns.ts';
+import { twilioStatusRoutes } from './http/routes/twilio-status.ts';
+import { SqliteCampaignRepository } from './store/campaigns.ts';
+import { SqliteCarrierCallRepository } from './store/carrier-calls.ts';
+import { agentRoutes } from './http/routes/agents.ts';
 import { callRoutes } from './http/routes/calls.ts';
 import { systemRoutes } from './http/routes/system.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { SqliteAgentRepository } from './store/agents.ts';
 import { SqliteCallRepository } from './store/calls.ts';
-import { SqliteCampaignRepository } from './store/campaigns.ts';
 import { openDatabase, type Db } from './store/database.ts';
 
 export interface ServiceOptions {
   config: Config;
+  timers?: Timers;
+  /** Speech engines; the embedded offline ones by default. */
+  speech?: SpeechEngineProvider;
   logger?: Logger;
   clock?: Clock;
   random?: RandomHex;
@@ -44,9 +59,10 @@ export interface RunningService {
   publicUrl: string;
   db: Db;
   logger: Logger;
-  scheduler: CampaignScheduler;
-  /** The calls live in this process. */
   registry: CallRegistry;
+  events: CallEvents;
+  manager: CallManager;
+  scheduler: CampaignScheduler;
   /** Places outbound calls; hangUpCall ends the carrier side (agent_hangup). */
   dialer: Dialer;
   outcomes: CallOutcomes;
@@ -76,11 +92,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const auth = new ApiKeyAuthenticator(keys);
 
   const db = openDatabase(join(dataDir, 'voicecall.db'));
+  const timers = options.timers ?? realTimers;
   const agentRepo = new SqliteAgentRepository(db);
   const callRepo = new SqliteCallRepository(db);
   const agents = new AgentService(agentRepo, clock);
   const callEvents = new CallEvents();
   const registry = new CallRegistry();
+  const limits = new OrgLimits(registry, new SqliteCreditRepository(db), {
+    maxConcurrentCalls: config.maxConcurrentCalls,
+    orgLimits: config.orgLimits,
+    pricePerMinute: config.pricePerMinuteCredits,
+    now: () => clock.now(),
+  });
   const carrierCalls = new SqliteCarrierCallRepository(db);
   // PUBLIC_URL, or the listening address once known: carriers call back to it.
   let publicUrl = config.publicUrl ?? '';
@@ -96,9 +119,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       clock,
       logger,
     }));
-  const calls = new CallService(callRepo, agents, dialer, clock, random, logger, callEvents);
+  const calls = new CallService(callRepo, agents, dialer, clock, random, logger, callEvents, (orgId) => limits.admission(orgId));
   const outcomes = new CallOutcomes(calls, registry);
   outcomesRef = outcomes;
+  recoverInterruptedCalls(callRepo, callEvents, clock, logger);
   const campaignRepo = new SqliteCampaignRepository(db);
   const scheduler = new CampaignScheduler({
     repo: campaignRepo,
@@ -114,6 +138,22 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     scheduler.kick(),
   );
 
+  const speech = options.speech ?? createEmbeddedSpeechEngines();
+  const manager = new CallManager({
+    calls: callRepo,
+    callService: calls,
+    agents: agentRepo,
+    events: callEvents,
+    registry,
+    limits,
+    engines: speech,
+    timers,
+    log: logger,
+    dataDir,
+    publicUrl: () => publicUrl,
+    pricePerMinute: config.pricePerMinuteCredits,
+  });
+
   const http = createHttpServer({
     logger,
     auth,
@@ -121,6 +161,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
   });
+  await http.app.register(fastifyWebsocket, { options: { maxPayload: 256 * 1024 } });
   systemRoutes(http.app, {
     openapi: http.openapi,
     publicUrl: () => publicUrl,
@@ -135,14 +176,35 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     },
   });
   agentRoutes(http.app, agents, random);
-  callRoutes(http.app, calls);
+  callRoutes(http.app, calls, (callId) => manager.recordingPath(callId));
   campaignRoutes(http.app, campaigns);
   twilioStatusRoutes(http.app, { outcomes, carrierCalls, authToken: config.twilioAuthToken, publicUrl: () => publicUrl });
 
+  // A registered inbound or web call whose media never arrives must not stay registered.
+  const awaitStream = (orgId: string, callId: string, reason: 'dial_failed' | 'dial_no_answer', message: string) => {
+    timers.setTimeout(() => calls.endUnconnected(orgId, callId, 'not_connected', reason, message), config.streamConnectTimeoutMs);
+  };
+  const tokens = new WebCallTokens(timers, ({ orgId, callId }) =>
+    calls.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'The browser never opened the call within 60 seconds.'),
+  );
+  const accepting = () => !http.shuttingDown;
+  webCallRoutes(http.app, { agents, calls, tokens, random, publicUrl: () => publicUrl });
+  twilioVoiceRoutes(http.app, {
+    agents: agentRepo,
+    calls,
+    authToken: config.twilioAuthToken,
+    publicUrl: () => publicUrl,
+    onRegistered: (orgId, callId) => awaitStream(orgId, callId, 'dial_failed', 'The carrier never opened the media stream.'),
+  });
+  twilioMediaRoute(http.app, { calls: callRepo, manager, log: logger, accepting });
+  webMediaRoute(http.app, { tokens, manager, log: logger, accepting });
+  // The demo model server and its booking tool: a peer the demo agent reaches over HTTP.
+  await http.app.register(demoRoutes, { prefix: '/demo' });
+
   const address = await http.app.listen({ port: config.port, host: config.host });
   const url = address.replace('[::1]', '127.0.0.1');
-  listenUrl = url;
   publicUrl ||= url;
+  listenUrl = url;
 
   if (config.agentsFile) {
     const entries = readAgentsFile(resolve(config.agentsFile), publicUrl);
@@ -152,26 +214,60 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // Only once the server listens: simulated phones call back into its media endpoint.
   scheduler.start();
 
+  let closing: Promise<void> | undefined;
   return {
     url,
     publicUrl,
     db,
     logger,
-    ...(generatedKey ? { generatedKey } : {}),
-    beginShutdown: http.beginShutdown,
-    scheduler,
     registry,
+    events: callEvents,
+    manager,
+    scheduler,
     dialer,
     outcomes,
-    async close() {
-      http.beginShutdown();
-      scheduler.halt();
-      if (dialer instanceof SimDialer) await dialer.close();
-      await http.app.close();
-      await scheduler.stop();
-      db.close();
+    ...(generatedKey ? { generatedKey } : {}),
+    beginShutdown: http.beginShutdown,
+    close() {
+      closing ??= (async () => {
+        http.beginShutdown();
+        scheduler.halt();
+        // Calls under way may finish on their own for a while; then they are ended.
+        const deadline = Date.now() + config.shutdownDrainMs;
+        while (registry.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        for (const call of registry.all()) call.requestEnd('error_service', 'The service shut down during the call.');
+        await Promise.all(registry.all().map((call) => call.finished));
+        await Promise.race([manager.idle(), new Promise((r) => setTimeout(r, 5000))]);
+        if (dialer instanceof SimDialer) await dialer.close();
+        await http.app.close();
+        await scheduler.stop();
+        if (!options.speech) await speech.close();
+        db.close();
+      })();
+      return closing;
     },
   };
+}
+
+/** After a crash, calls the dead process was running are finalized, once, with error_service. */
+function recoverInterruptedCalls(repo: SqliteCallRepository, events: CallEvents, clock: Clock, logger: Logger): void {
+  for (const { orgId, record } of repo.listByStatus(['ongoing'])) {
+    const now = clock.now();
+    const ended = repo.update(orgId, record.call_id, (current) => {
+      if (current.call_status !== 'ongoing') return current;
+      const duration = current.start_timestamp === null ? 0 : Math.max(0, now - current.start_timestamp);
+      return {
+        ...current,
+        call_status: 'error',
+        disconnection_reason: 'error_service',
+        disconnection_message: 'The service stopped during the call.',
+        end_timestamp: now,
+        duration_ms: duration,
+      };
+    });
+    if (ended) events.emit('ended', { orgId, record: ended });
+    logger.warn({ call_id: record.call_id }, 'call interrupted by a restart finalized with error_service');
+  }
 }
 
 /**

@@ -16,9 +16,12 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
   PRICE_PER_MINUTE_CREDITS: z.coerce.number().min(0).default(10),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(10_000),
+  MAX_CONCURRENT_CALLS: z.coerce.number().int().min(0).default(0),
+  ORG_LIMITS: z.string().optional(),
+  TWILIO_AUTH_TOKEN: z.string().min(1).optional(),
+  STREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   // Outbound calling (campaigns, batches, POST /v2/calls).
   TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-zA-Z]{32}$/, 'AC followed by 32 characters').optional(),
-  TWILIO_AUTH_TOKEN: z.string().min(1).optional(),
   TWILIO_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
   RING_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   SIM_NUMBERS: z.string().optional(),
@@ -29,6 +32,13 @@ export const ConfigSchema = z.object({
   SCHEDULER_POLL_MS: z.coerce.number().int().min(10).default(1_000),
   SCHEDULER_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
 });
+
+const OrgLimitSchema = z.strictObject({
+  max_concurrent_calls: z.int().min(0).optional(),
+  credit_balance: z.number().min(0).optional(),
+});
+const OrgLimitsSchema = z.record(z.string(), OrgLimitSchema);
+export type OrgLimit = z.infer<typeof OrgLimitSchema>;
 
 export type RawConfig = z.infer<typeof ConfigSchema>;
 
@@ -51,10 +61,15 @@ export interface Config {
   rateLimitPerMinute: number;
   pricePerMinuteCredits: number;
   shutdownDrainMs: number;
+  /** Concurrent calls per organization when ORG_LIMITS names none; 0 = unlimited. */
+  maxConcurrentCalls: number;
+  /** Per-organization limits: concurrent calls and a credit balance debited by call_cost. */
+  orgLimits: Record<string, OrgLimit>;
+  twilioAuthToken: string | undefined;
+  /** How long a registered call may wait for its media stream before it is ended. */
+  streamConnectTimeoutMs: number;
   /** Set when both TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are: outbound calls go through Twilio. */
   twilio: { accountSid: string; authToken: string; apiBase: string } | undefined;
-  /** Signs and checks carrier webhooks even when Twilio is not the outbound dialer. */
-  twilioAuthToken: string | undefined;
   ringTimeoutMs: number;
   /** Simulated phones: "+1555…=answer:script,…" or the path of a JSON file with the same map. */
   simNumbers: string | undefined;
@@ -108,11 +123,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
     pricePerMinuteCredits: raw.PRICE_PER_MINUTE_CREDITS,
     shutdownDrainMs: raw.SHUTDOWN_DRAIN_MS,
+    maxConcurrentCalls: raw.MAX_CONCURRENT_CALLS,
+    orgLimits: parseOrgLimits(raw.ORG_LIMITS),
+    twilioAuthToken: raw.TWILIO_AUTH_TOKEN,
+    streamConnectTimeoutMs: raw.STREAM_CONNECT_TIMEOUT_MS,
     twilio:
       raw.TWILIO_ACCOUNT_SID && raw.TWILIO_AUTH_TOKEN
         ? { accountSid: raw.TWILIO_ACCOUNT_SID, authToken: raw.TWILIO_AUTH_TOKEN, apiBase: raw.TWILIO_API_BASE.replace(/\/+$/, '') }
         : undefined,
-    twilioAuthToken: raw.TWILIO_AUTH_TOKEN,
     ringTimeoutMs: raw.RING_TIMEOUT_MS,
     simNumbers: raw.SIM_NUMBERS,
     simAnswerDelayMs: raw.SIM_ANSWER_DELAY_MS,
@@ -122,4 +140,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     schedulerPollMs: raw.SCHEDULER_POLL_MS,
     schedulerLeaseMs: raw.SCHEDULER_LEASE_MS,
   };
+}
+
+/** ORG_LIMITS: JSON {"org_id": {"max_concurrent_calls": n, "credit_balance": credits}}. */
+export function parseOrgLimits(value: string | undefined): Record<string, OrgLimit> {
+  if (!value) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    throw new ConfigError('ORG_LIMITS: not valid JSON');
+  }
+  const parsed = OrgLimitsSchema.safeParse(json);
+  if (!parsed.success) throw new ConfigError(`ORG_LIMITS: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return parsed.data;
 }

@@ -114,6 +114,8 @@ export const AgentConfigSchema = z.strictObject({
   analysis: AnalysisConfigSchema.default({ custom_fields: [] }),
   voicemail_message: z.string().max(10_000).default(''),
   voicemail_detection: z.boolean().default(false),
+  /** Calls of this agent keep no transcript, tool payloads or recording. */
+  opt_out_sensitive_data_storage: z.boolean().default(false),
 });
 
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;

@@ -1,5 +1,6 @@
 // Creating, reading and listing calls. Placing the call is the dialer's job; whatever it
 // answers, the record leaves `registered` (never a call that hangs there).
+import type { AgentVersion } from '../agents/schema.ts';
 import type { AgentService, AgentVersionSpec } from '../agents/service.ts';
 import { newId, type Clock, type RandomHex } from '../clock.ts';
 import type { Dialer } from '../dialer/dialer.ts';
@@ -7,7 +8,7 @@ import { notFound } from '../errors.ts';
 import type { Logger } from 'pino';
 import type { CallListQuery, CallPage, CallRepository } from '../store/calls.ts';
 import type { CallEvents } from './events.ts';
-import { registeredRecord, type CallRecord } from './record.ts';
+import { registeredRecord, type CallRecord, type DisconnectionReason } from './record.ts';
 import { hashStreamSecret } from './stream-secret.ts';
 
 export interface OutboundCallRequest {
@@ -33,14 +34,32 @@ export class CallService {
     private readonly random: RandomHex,
     private readonly log: Logger,
     private readonly events: CallEvents,
+    /** Why the organization may not start a call now (limits), or null. */
+    private readonly admission: (orgId: string) => keyof typeof ADMISSION_MESSAGES | null = () => null,
   ) {}
+
+  /** Writes a registered call and the hash of its media-stream secret; the secret goes to whoever opens the stream. */
+  register(
+    orgId: string,
+    agent: AgentVersion,
+    fields: Omit<Parameters<typeof registeredRecord>[0], 'call_id' | 'agent_id' | 'agent_version'>,
+    callId: string = newId('call', this.random),
+  ): { record: CallRecord; streamSecret: string } {
+    const record = registeredRecord({
+      opt_out_sensitive_data_storage: agent.config.opt_out_sensitive_data_storage,
+      ...fields,
+      call_id: callId,
+      agent_id: agent.agentId,
+      agent_version: agent.version,
+    });
+    const streamSecret = this.random(24);
+    this.calls.insert(orgId, record, this.clock.now(), { streamSecretHash: hashStreamSecret(streamSecret) });
+    return { record, streamSecret };
+  }
 
   async createOutbound(orgId: string, request: OutboundCallRequest): Promise<CallRecord> {
     const agent = this.agents.resolve(orgId, request.agentId, request.agentVersion);
-    const record = registeredRecord({
-      call_id: request.callId ?? newId('call', this.random),
-      agent_id: agent.agentId,
-      agent_version: agent.version,
+    const { record, streamSecret } = this.register(orgId, agent, {
       call_type: 'outbound',
       call_from: request.from,
       call_to: request.to,
@@ -49,9 +68,9 @@ export class CallService {
       dynamic_variables: request.dynamicVariables,
       campaign_id: request.campaignId ?? null,
       batch_id: request.batchId ?? null,
-    });
-    const streamSecret = this.random(24);
-    this.calls.insert(orgId, record, this.clock.now(), { streamSecretHash: hashStreamSecret(streamSecret) });
+    }, request.callId);
+    const refused = this.admission(orgId);
+    if (refused) return this.endUnconnected(orgId, record.call_id, 'not_connected', refused, ADMISSION_MESSAGES[refused]) ?? record;
     try {
       const result = await this.dialer.dial({
         orgId,
@@ -62,11 +81,11 @@ export class CallService {
         agent,
         streamSecret,
       });
-      if (result.status === 'failed') return this.endUnconnected(orgId, record.call_id, 'not_connected', result.reason, result.message);
-      return record;
+      if (result.status === 'failed') return this.endUnconnected(orgId, record.call_id, 'not_connected', result.reason, result.message) ?? record;
+      return this.calls.get(orgId, record.call_id) ?? record;
     } catch (error) {
       this.log.error({ err: error, call_id: record.call_id, dialer: this.dialer.name }, 'dialer failed');
-      return this.endUnconnected(orgId, record.call_id, 'error', 'error_service', 'The service failed while placing the call.');
+      return this.endUnconnected(orgId, record.call_id, 'error', 'error_service', 'The service failed while placing the call.') ?? record;
     }
   }
 
@@ -81,70 +100,70 @@ export class CallService {
   }
 
   /**
-   * Ends a call that never connected, reported later by the carrier (no answer, busy, voicemail).
-   * Does nothing once the call connected or ended, so a late or repeated carrier report is harmless.
+   * Ends a call that never connected (dial failures, limits, a stream that never came).
+   * Only a call still `registered` changes; `ended` is emitted once, when it does.
    */
-  endIfRegistered(callId: string, status: 'not_connected' | 'error', reason: NonNullable<CallRecord['disconnection_reason']>, message: string): CallRecord | undefined {
-    return this.finalizeIf(callId, ['registered'], status, reason, message);
+  endUnconnected(
+    orgId: string,
+    callId: string,
+    status: 'not_connected' | 'error',
+    reason: DisconnectionReason,
+    message: string,
+  ): CallRecord | undefined {
+    const now = this.clock.now();
+    let changed = false;
+    const ended = this.calls.update(orgId, callId, (current) => {
+      if (current.call_status !== 'registered') return current;
+      changed = true;
+      return {
+        ...current,
+        call_status: status,
+        disconnection_reason: reason,
+        disconnection_message: message,
+        end_timestamp: now,
+        duration_ms: 0,
+        call_cost: { total_credits_used: 0, duration_seconds: 0 },
+      };
+    });
+    if (ended && changed) this.events.emit('ended', { orgId, record: ended });
+    return ended;
+  }
+
+  /** endUnconnected for a carrier report, which names the call_id only. A late or repeated report changes nothing. */
+  endIfRegistered(callId: string, status: 'not_connected' | 'error', reason: DisconnectionReason, message: string): CallRecord | undefined {
+    const found = this.calls.getForStream(callId);
+    return found ? this.endUnconnected(found.orgId, callId, status, reason, message) : undefined;
   }
 
   /**
-   * After a crash: a call that was registered or under way when its process died ends with
-   * error_service (connected calls keep their start and are billed up to now).
+   * A campaign call whose scheduler died: registered or under way, it ends with error_service
+   * (a connected one keeps its start). Returns the record as it stands, changed or not.
    */
   endAbandoned(callId: string, message: string): CallRecord | undefined {
-    return this.finalizeIf(callId, ['registered', 'ongoing'], 'error', 'error_service', message);
-  }
-
-  private finalizeIf(
-    callId: string,
-    from: CallRecord['call_status'][],
-    status: 'not_connected' | 'error',
-    reason: NonNullable<CallRecord['disconnection_reason']>,
-    message: string,
-  ): CallRecord | undefined {
     const found = this.calls.getForStream(callId);
     if (!found) return undefined;
     const now = this.clock.now();
     let changed = false;
     const ended = this.calls.update(found.orgId, callId, (current) => {
-      if (!from.includes(current.call_status)) return current;
+      if (current.call_status !== 'registered' && current.call_status !== 'ongoing') return current;
       changed = true;
       const connected = current.start_timestamp !== null;
-      const durationMs = connected ? Math.max(0, now - current.start_timestamp!) : 0;
       return {
         ...current,
-        call_status: connected ? 'error' : status,
-        disconnection_reason: reason,
+        call_status: 'error',
+        disconnection_reason: 'error_service',
         disconnection_message: message,
         end_timestamp: now,
-        duration_ms: durationMs,
+        duration_ms: connected ? Math.max(0, now - current.start_timestamp!) : 0,
         call_cost: current.call_cost ?? { total_credits_used: 0, duration_seconds: 0 },
       };
     });
     if (ended && changed) this.events.emit('ended', { orgId: found.orgId, record: ended });
     return ended;
   }
-
-  private endUnconnected(
-    orgId: string,
-    callId: string,
-    status: 'not_connected' | 'error',
-    reason: NonNullable<CallRecord['disconnection_reason']>,
-    message: string,
-  ): CallRecord {
-    const now = this.clock.now();
-    const ended = this.calls.update(orgId, callId, (current) => ({
-      ...current,
-      call_status: status,
-      disconnection_reason: reason,
-      disconnection_message: message,
-      end_timestamp: now,
-      duration_ms: 0,
-      call_cost: { total_credits_used: 0, duration_seconds: 0 },
-    }));
-    if (!ended) throw notFound('call', callId);
-    this.events.emit('ended', { orgId, record: ended });
-    return ended;
-  }
 }
+
+export const ADMISSION_MESSAGES = {
+  concurrency_limit_reached: 'The organization has reached its concurrent call limit.',
+  insufficient_balance: 'The organization has no credits left.',
+} as const;

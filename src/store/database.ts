@@ -68,6 +68,11 @@ export const MIGRATIONS: Migration[] = [
     sql: `ALTER TABLE calls ADD COLUMN stream_secret_hash TEXT;`,
   },
   {
+    version: 3,
+    name: 'organization credit balances',
+    sql: `CREATE TABLE org_credits (org_id TEXT PRIMARY KEY, balance REAL NOT NULL, updated_at INTEGER NOT NULL) STRICT;`,
+  },
+  {
     version: 10,
     name: 'campaigns, batches and their tasks',
     // Batches share the campaigns table (kind = 'batch'): they run through the same scheduler.
