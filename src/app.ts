@@ -198,8 +198,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   twilioMediaRoute(http.app, { calls: callRepo, manager, log: logger, accepting });
   webMediaRoute(http.app, { tokens, manager, log: logger, accepting });
-  // The demo model server and its booking tool: a peer the demo agent reaches over HTTP.
-  await http.app.register(demoRoutes, { prefix: '/demo' });
+  // The demo model server and its booking tool: a peer the demo agent reaches over HTTP,
+  // public like any customer's model server would be to this service.
+  await http.app.register(async (scope) => {
+    scope.addHook('onRoute', (route) => {
+      route.config = { ...route.config, doc: { summary: `Demo peer: ${route.url}`, tag: 'demo', public: true } };
+    });
+    await scope.register(demoRoutes, { prefix: '/demo' });
+  });
 
   const address = await http.app.listen({ port: config.port, host: config.host });
   const url = address.replace('[::1]', '127.0.0.1');

@@ -102,6 +102,8 @@ export class CallManager {
     };
     const stt = this.d.engines.stt(agent.stt);
     const sampleRate = 16000;
+    // Phone audio is 8 kHz at heart: the recogniser's telephone-band model hears it best.
+    const sttSampleRate = transport.kind === 'twilio' ? 8000 : 16000;
     const session = new CallSession({
       callId,
       agent: { ...agent, begin_message: fillVariables(agent.begin_message, variables) },
@@ -110,11 +112,12 @@ export class CallManager {
       timers: this.d.timers,
       engines: {
         openVad: () => this.d.engines.vad.open({ sampleRate }),
-        openStt: (events) => stt.open({ sampleRate, language: agent.stt.language, ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}), events }),
+        openStt: (events) => stt.open({ sampleRate: sttSampleRate, language: agent.stt.language, ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}), events }),
         tts: this.d.engines.tts(agent.voice),
       },
       brain,
       recorder,
+      sttSampleRate,
       log,
       ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
       onEnd: (result) => this.finish(orgId, callId, agent, metadata, result, recorder),

@@ -1,6 +1,6 @@
 // A phone call as Twilio would place it against the real service: the voice webhook, the
 // TwiML it answers, then the media stream with the parameters the TwiML carries.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { muLawEncode } from '../../src/audio/g711.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
@@ -10,7 +10,8 @@ const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
 
 /** A fixture phrase as the caller's phone sends it: 8 kHz μ-law. */
 export function fixtureUlaw(prefix: string): Uint8Array {
-  const file = `${prefix}.8k-ulaw.wav`;
+  const file = readdirSync(fixtures).find((f) => f.startsWith(prefix) && f.endsWith('.8k-ulaw.wav'));
+  if (!file) throw new Error(`no 8 kHz fixture starts with ${prefix}`);
   const pcm = decodeWav(readFileSync(join(fixtures, file)), 8000).samples;
   return muLawEncode(pcm);
 }
