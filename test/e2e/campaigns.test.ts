@@ -35,44 +35,51 @@ async function watch(read: () => Promise<Campaign>, timeoutMs: number): Promise<
   }
 }
 
-const SIM = ['+15550001=no_answer', '+15550002=fail', '+15550003=busy', '+15550004=voicemail'].join(',');
+const SIM = ['+15550001=no_answer', '+15550002=fail', '+15550003=busy', '+15550004=voicemail', '+15550005=answer:short-hello'].join(',');
 
 describe('a campaign against simulated phones', () => {
-  it('runs 30 tasks at concurrency 4: every counter adds up, the status moves pending → ongoing → fail, never more than 4 calls at once', async () => {
+  it('runs 30 tasks at concurrency 4: answered calls complete, the rest fail, every counter adds up, pending → ongoing → success, never more than 4 calls at once', async () => {
     const t = await startTestService({ SIM_NUMBERS: SIM, RING_TIMEOUT_MS: '150', SIM_ANSWER_DELAY_MS: '20', SCHEDULER_POLL_MS: '100' });
     try {
-      const vm = { agent_id: 'vm', agent_name: 'VM', voicemail_detection: true, llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' } };
-      expect((await t.request('POST', '/v2/agents', { body: vm })).status).toBe(201);
-      const numbers = ['+15550001', '+15550002', '+15550003', '+15550004'];
+      // The demo agent (embedded speech, the demo model over HTTP), with carrier voicemail detection.
+      const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
+      const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
+      expect((await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'vm', voicemail_detection: true } })).status).toBe(201);
+      const numbers = ['+15550001', '+15550002', '+15550003', '+15550004', '+15550005'];
       // Eight ringing phones first, so all four slots are busy at once for a while.
-      const tasks = Array.from({ length: 30 }, (_, i) => ({ call_to: i < 8 ? numbers[0]! : numbers[i % 4]!, metadata: { i } }));
+      const tasks = Array.from({ length: 30 }, (_, i) => ({ call_to: i < 8 ? numbers[0]! : numbers[i % 5]!, metadata: { i }, dynamic_variables: { n: String(i) } }));
+      const answering = tasks.filter((task) => task.call_to === '+15550005').length;
       const started = performance.now();
       const res = await t.request('POST', '/v2/campaigns', { body: { name: 'Thirty', call_from: '+14155550100', agent_id: 'vm', tasks, concurrency: 4 } });
       const created = CampaignResponse.parse(res.body);
       expect(created).toMatchObject({ status: 'pending', total_calls: 30, active_concurrency: 0 });
-      const { final, peak, statuses } = await watch(async () => CampaignResponse.parse((await t.request('GET', `/v2/campaigns/${created.id}`)).body), 30_000);
+      const { final, peak, statuses } = await watch(async () => CampaignResponse.parse((await t.request('GET', `/v2/campaigns/${created.id}`)).body), 50_000);
       const took = performance.now() - started;
-      console.log(`30-task campaign at concurrency 4: ${Math.round(took)} ms, peak active_concurrency ${peak}`);
+      console.log(`30-task campaign at concurrency 4: ${Math.round(took)} ms, peak active_concurrency ${peak}, ${answering} answered`);
       expect(statuses[0]).toMatch(/pending|ongoing/);
-      expect(statuses.slice(-2)).toEqual(['ongoing', 'fail']);
+      expect(statuses.slice(-2)).toEqual(['ongoing', 'success']);
       expect(peak).toBe(4);
-      expect(final).toMatchObject({ status: 'fail', completed_calls: 0, failed_calls: 30, active_concurrency: 0 });
+      expect(final).toMatchObject({ status: 'success', completed_calls: answering, failed_calls: 30 - answering, active_concurrency: 0 });
 
       const list = ListCallsV2Response.parse((await t.request('POST', '/v2/calls/list', { body: { filter_criteria: { campaign_id: [created.id] }, limit: 100 } })).body);
       expect(list.total_count).toBe(30);
-      const reasons = new Map<string, string>();
-      for (const call of list.calls.map((c) => CallRecordSchema.parse(c))) reasons.set(call.call_to!, call.disconnection_reason!);
-      expect(Object.fromEntries(reasons)).toEqual({
-        '+15550001': 'dial_no_answer',
-        '+15550002': 'dial_failed',
-        '+15550003': 'dial_failed',
-        '+15550004': 'voicemail_reached',
+      const outcomes = new Map<string, string>();
+      for (const call of list.calls.map((c) => CallRecordSchema.parse(c))) {
+        outcomes.set(call.call_to!, `${call.call_status}/${call.disconnection_reason}`);
+        expect(call.dynamic_variables).toEqual({ n: String((call.metadata as { i: number }).i) });
+      }
+      expect(Object.fromEntries(outcomes)).toEqual({
+        '+15550001': 'not_connected/dial_no_answer',
+        '+15550002': 'not_connected/dial_failed',
+        '+15550003': 'not_connected/dial_failed',
+        '+15550004': 'not_connected/voicemail_reached',
+        '+15550005': 'ended/user_hangup',
       });
       expect(new Set(list.calls.map((c) => (c.metadata as { i: number }).i)).size).toBe(30);
     } finally {
       await t.stop();
     }
-  }, 40_000);
+  }, 60_000);
 });
 
 const root = join(import.meta.dirname, '..', '..');
