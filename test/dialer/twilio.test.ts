@@ -8,6 +8,7 @@ import { SqliteCallRepository } from '../../src/store/calls.ts';
 import { SqliteCarrierCallRepository } from '../../src/store/carrier-calls.ts';
 import { TwilioDialer } from '../../src/dialer/twilio.ts';
 import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
+import { agentFinished } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { TwilioStandIn } from '../helpers/twilio-standin.ts';
 
@@ -174,6 +175,32 @@ describe('Twilio dialer', () => {
     const dialer = t.service.dialer as TwilioDialer;
     await expect(dialer.hangUp('CA00000000000000000000000000000000')).resolves.toBeUndefined();
   });
+
+  it('connects an answered call: Twilio opens the media stream from the TwiML, the greeting plays, the callee hangs up; the late completed changes nothing', async () => {
+    const to = `+1415777${String(n++).padStart(4, '0')}`;
+    let greeted = 0;
+    twilio.behaviors.set(to, {
+      kind: 'answer',
+      talk: async (caller) => {
+        await agentFinished(caller, { after: 0, timeoutMs: 25_000 }); // the greeting
+        greeted = caller.played.length;
+      },
+    });
+    const id = await place(to);
+    const call = twilio.calls.at(-1)!;
+    await call.done;
+    expect(greeted).toBeGreaterThan(10);
+    expect(call.callbacks.map((c) => `${c.status}:${c.answeredBy ?? ''}:${c.httpStatus}`)).toEqual([
+      'initiated::204',
+      'ringing::204',
+      'in-progress::204',
+      'completed::204',
+    ]);
+    const r = await settled(id, 'ended');
+    expect(r).toMatchObject({ call_type: 'outbound', disconnection_reason: 'user_hangup', call_to: to });
+    expect(r.start_timestamp).not.toBeNull();
+    expect(r.transcript![0]).toMatchObject({ role: 'agent' });
+  }, 30_000);
 
   it('runs a campaign through Twilio: refused, busy and unanswered calls all count as failed', async () => {
     const tasks = [callee('no-answer'), callee('busy'), callee('refuse'), callee('failed'), callee('no-answer')].map((call_to) => ({ call_to }));
