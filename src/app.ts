@@ -122,6 +122,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const calls = new CallService(callRepo, agents, dialer, clock, random, logger, callEvents, (orgId) => limits.admission(orgId));
   const outcomes = new CallOutcomes(calls, registry);
   outcomesRef = outcomes;
+  hangUpCarrierSide(callEvents, dialer, logger);
   recoverInterruptedCalls(callRepo, callEvents, clock, logger);
   const campaignRepo = new SqliteCampaignRepository(db);
   const scheduler = new CampaignScheduler({
@@ -310,5 +311,16 @@ async function chooseDialer(
     answerDelayMs: config.simAnswerDelayMs,
     fallback: carrier,
     log: deps.logger.child({ component: 'sim-phones' }),
+  });
+}
+
+/** Endings the carrier did not cause: the carrier leg is hung up through its API too (a closed stream alone may leave it up). */
+const SERVICE_SIDE_ENDINGS = new Set(['agent_hangup', 'max_duration_reached', 'inactivity', 'flow_error', 'error_service', 'insufficient_balance', 'voicemail_reached']);
+
+function hangUpCarrierSide(events: CallEvents, dialer: Dialer, logger: Logger): void {
+  if (!dialer.hangUpCall) return;
+  events.on('ended', ({ record }) => {
+    if (record.call_type !== 'outbound' || !record.disconnection_reason || !SERVICE_SIDE_ENDINGS.has(record.disconnection_reason)) return;
+    dialer.hangUpCall!(record.call_id).catch((error: unknown) => logger.warn({ err: error, call_id: record.call_id }, 'hanging up the carrier call failed'));
   });
 }

@@ -202,6 +202,22 @@ describe('Twilio dialer', () => {
     expect(r.transcript![0]).toMatchObject({ role: 'agent' });
   }, 30_000);
 
+  it('hangs up the carrier leg when the service ends an outbound call (agent_hangup), not when the callee did', async () => {
+    const repo = new SqliteCallRepository(t.service.db);
+    const end = async (reason: 'agent_hangup' | 'user_hangup') => {
+      twilio.ringMs = 400;
+      const id = await place(callee('no-answer'));
+      twilio.ringMs = 30;
+      const record = repo.update('acme', id, (r) => ({ ...r, call_status: 'ended', start_timestamp: 1, end_timestamp: 2, duration_ms: 1, disconnection_reason: reason }))!;
+      t.service.events.emit('ended', { orgId: 'acme', record });
+      const sid = twilio.calls.at(-1)!.sid;
+      await twilio.calls.at(-1)!.done;
+      return twilio.hangups.includes(sid);
+    };
+    expect(await end('agent_hangup')).toBe(true);
+    expect(await end('user_hangup')).toBe(false);
+  });
+
   it('runs a campaign through Twilio: refused, busy and unanswered calls all count as failed', async () => {
     const tasks = [callee('no-answer'), callee('busy'), callee('refuse'), callee('failed'), callee('no-answer')].map((call_to) => ({ call_to }));
     const res = await t.request('POST', '/v2/campaigns', { body: { name: 'Twilio', call_from: '+14155550100', agent_id: 'demo', tasks, concurrency: 2 } });
