@@ -22,6 +22,17 @@ import { CallService } from './calls/service.ts';
 import { cryptoRandomHex, systemClock, type Clock, type RandomHex } from './clock.ts';
 import type { Config } from './config.ts';
 import { NoCarrierDialer, type Dialer } from './dialer/dialer.ts';
+import { CallOutcomes } from './dialer/outcomes.ts';
+import { mediaStreamUrl, TwilioDialer } from './dialer/twilio.ts';
+import { parseSimNumbers } from './carrier-sim/numbers.ts';
+import { loadSimScript, type SimScript } from './carrier-sim/script.ts';
+import { SimDialer } from './carrier-sim/sim-dialer.ts';
+import { CampaignScheduler } from './campaigns/scheduler.ts';
+import { CampaignService } from './campaigns/service.ts';
+import { campaignRoutes } from './http/routes/campaigns.ts';
+import { twilioStatusRoutes } from './http/routes/twilio-status.ts';
+import { SqliteCampaignRepository } from './store/campaigns.ts';
+import { SqliteCarrierCallRepository } from './store/carrier-calls.ts';
 import { agentRoutes } from './http/routes/agents.ts';
 import { callRoutes } from './http/routes/calls.ts';
 import { systemRoutes } from './http/routes/system.ts';
@@ -51,6 +62,10 @@ export interface RunningService {
   registry: CallRegistry;
   events: CallEvents;
   manager: CallManager;
+  scheduler: CampaignScheduler;
+  /** Places outbound calls; hangUpCall ends the carrier side (agent_hangup). */
+  dialer: Dialer;
+  outcomes: CallOutcomes;
   /** Set when API_KEYS was unset and a key was generated on this start. */
   generatedKey?: { key: string; file: string };
   /** From now on API requests and readiness answer 503. */
@@ -89,11 +104,42 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     pricePerMinute: config.pricePerMinuteCredits,
     now: () => clock.now(),
   });
-  const calls = new CallService(callRepo, agents, options.dialer ?? new NoCarrierDialer(), clock, random, logger, callEvents, (orgId) => limits.admission(orgId));
+  const carrierCalls = new SqliteCarrierCallRepository(db);
+  // PUBLIC_URL, or the listening address once known: carriers call back to it.
+  let publicUrl = config.publicUrl ?? '';
+  let listenUrl = '';
+  let outcomesRef: CallOutcomes | undefined;
+  const dialer =
+    options.dialer ??
+    (await chooseDialer(config, {
+      publicUrl: () => publicUrl,
+      mediaUrl: () => mediaStreamUrl(listenUrl),
+      outcomes: () => outcomesRef!,
+      carrierCalls,
+      clock,
+      logger,
+    }));
+  const calls = new CallService(callRepo, agents, dialer, clock, random, logger, callEvents, (orgId) => limits.admission(orgId));
+  const outcomes = new CallOutcomes(calls, registry);
+  outcomesRef = outcomes;
+  hangUpCarrierSide(callEvents, dialer, logger);
   recoverInterruptedCalls(callRepo, callEvents, clock, logger);
+  const campaignRepo = new SqliteCampaignRepository(db);
+  const scheduler = new CampaignScheduler({
+    repo: campaignRepo,
+    calls,
+    events: callEvents,
+    clock,
+    random,
+    log: logger.child({ component: 'scheduler' }),
+    pollMs: config.schedulerPollMs,
+    leaseMs: config.schedulerLeaseMs,
+  });
+  const campaigns = new CampaignService(campaignRepo, agents, clock, random, { maxTasks: config.maxTasks, batchConcurrency: config.batchConcurrency }, () =>
+    scheduler.kick(),
+  );
 
   const speech = options.speech ?? createEmbeddedSpeechEngines();
-  let publicUrl = config.publicUrl ?? '';
   const manager = new CallManager({
     calls: callRepo,
     callService: calls,
@@ -132,6 +178,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   agentRoutes(http.app, agents, random);
   callRoutes(http.app, calls, (callId) => manager.recordingPath(callId));
+  campaignRoutes(http.app, campaigns);
+  twilioStatusRoutes(http.app, { outcomes, carrierCalls, authToken: config.twilioAuthToken, publicUrl: () => publicUrl });
 
   // A registered inbound or web call whose media never arrives must not stay registered.
   const awaitStream = (orgId: string, callId: string, reason: 'dial_failed' | 'dial_no_answer', message: string) => {
@@ -163,12 +211,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const address = await http.app.listen({ port: config.port, host: config.host });
   const url = address.replace('[::1]', '127.0.0.1');
   publicUrl ||= url;
+  listenUrl = url;
 
   if (config.agentsFile) {
     const entries = readAgentsFile(resolve(config.agentsFile), publicUrl);
     for (const orgId of auth.organizations) agents.loadFromFile(orgId, entries);
     logger.info({ file: config.agentsFile, agents: entries.map((e) => e.agentId) }, 'agents loaded');
   }
+  // Only once the server listens: simulated phones call back into its media endpoint.
+  scheduler.start();
 
   let closing: Promise<void> | undefined;
   return {
@@ -179,18 +230,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     registry,
     events: callEvents,
     manager,
+    scheduler,
+    dialer,
+    outcomes,
     ...(generatedKey ? { generatedKey } : {}),
     beginShutdown: http.beginShutdown,
     close() {
       closing ??= (async () => {
         http.beginShutdown();
+        scheduler.halt();
         // Calls under way may finish on their own for a while; then they are ended.
         const deadline = Date.now() + config.shutdownDrainMs;
         while (registry.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
         for (const call of registry.all()) call.requestEnd('error_service', 'The service shut down during the call.');
         await Promise.all(registry.all().map((call) => call.finished));
         await Promise.race([manager.idle(), new Promise((r) => setTimeout(r, 5000))]);
+        if (dialer instanceof SimDialer) await dialer.close();
         await http.app.close();
+        await scheduler.stop();
         if (!options.speech) await speech.close();
         db.close();
       })();
@@ -218,4 +275,52 @@ function recoverInterruptedCalls(repo: SqliteCallRepository, events: CallEvents,
     if (ended) events.emit('ended', { orgId, record: ended });
     logger.warn({ call_id: record.call_id }, 'call interrupted by a restart finalized with error_service');
   }
+}
+
+/**
+ * Twilio when its credentials are set, else no carrier (every outbound call fails with a readable
+ * reason); SIM_NUMBERS puts simulated phones in front of either.
+ */
+async function chooseDialer(
+  config: Config,
+  deps: {
+    publicUrl: () => string;
+    mediaUrl: () => string;
+    outcomes: () => CallOutcomes;
+    carrierCalls: SqliteCarrierCallRepository;
+    clock: Clock;
+    logger: Logger;
+  },
+): Promise<Dialer> {
+  const carrier: Dialer = config.twilio
+    ? new TwilioDialer({ ...config.twilio, ringTimeoutMs: config.ringTimeoutMs, publicUrl: deps.publicUrl, carrierCalls: deps.carrierCalls, clock: deps.clock })
+    : new NoCarrierDialer();
+  if (!config.simNumbers) return carrier;
+  const phones = parseSimNumbers(config.simNumbers);
+  const scripts = new Map<string, SimScript>();
+  for (const phone of phones.values()) {
+    if (phone.script && !scripts.has(phone.script)) scripts.set(phone.script, await loadSimScript(resolve(config.simScriptsDir), phone.script));
+  }
+  deps.logger.info({ numbers: [...phones.keys()] }, 'simulated phones ready');
+  return new SimDialer({
+    phones,
+    scripts,
+    mediaUrl: deps.mediaUrl,
+    outcomes: deps.outcomes,
+    ringTimeoutMs: config.ringTimeoutMs,
+    answerDelayMs: config.simAnswerDelayMs,
+    fallback: carrier,
+    log: deps.logger.child({ component: 'sim-phones' }),
+  });
+}
+
+/** Endings the carrier did not cause: the carrier leg is hung up through its API too (a closed stream alone may leave it up). */
+const SERVICE_SIDE_ENDINGS = new Set(['agent_hangup', 'max_duration_reached', 'inactivity', 'flow_error', 'error_service', 'insufficient_balance', 'voicemail_reached']);
+
+function hangUpCarrierSide(events: CallEvents, dialer: Dialer, logger: Logger): void {
+  if (!dialer.hangUpCall) return;
+  events.on('ended', ({ record }) => {
+    if (record.call_type !== 'outbound' || !record.disconnection_reason || !SERVICE_SIDE_ENDINGS.has(record.disconnection_reason)) return;
+    dialer.hangUpCall!(record.call_id).catch((error: unknown) => logger.warn({ err: error, call_id: record.call_id }, 'hanging up the carrier call failed'));
+  });
 }

@@ -20,6 +20,17 @@ export const ConfigSchema = z.object({
   ORG_LIMITS: z.string().optional(),
   TWILIO_AUTH_TOKEN: z.string().min(1).optional(),
   STREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  // Outbound calling (campaigns, batches, POST /v2/calls).
+  TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-zA-Z]{32}$/, 'AC followed by 32 characters').optional(),
+  TWILIO_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
+  RING_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  SIM_NUMBERS: z.string().optional(),
+  SIM_ANSWER_DELAY_MS: z.coerce.number().int().min(0).default(1_000),
+  SIM_SCRIPTS_DIR: z.string().min(1).default('media/sim-scripts'),
+  MAX_TASKS: positiveInt.default(10_000),
+  BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(5),
+  SCHEDULER_POLL_MS: z.coerce.number().int().min(10).default(1_000),
+  SCHEDULER_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
 });
 
 const OrgLimitSchema = z.strictObject({
@@ -57,6 +68,17 @@ export interface Config {
   twilioAuthToken: string | undefined;
   /** How long a registered call may wait for its media stream before it is ended. */
   streamConnectTimeoutMs: number;
+  /** Set when both TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are: outbound calls go through Twilio. */
+  twilio: { accountSid: string; authToken: string; apiBase: string } | undefined;
+  ringTimeoutMs: number;
+  /** Simulated phones: "+1555…=answer:script,…" or the path of a JSON file with the same map. */
+  simNumbers: string | undefined;
+  simAnswerDelayMs: number;
+  simScriptsDir: string;
+  maxTasks: number;
+  batchConcurrency: number;
+  schedulerPollMs: number;
+  schedulerLeaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -105,6 +127,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     orgLimits: parseOrgLimits(raw.ORG_LIMITS),
     twilioAuthToken: raw.TWILIO_AUTH_TOKEN,
     streamConnectTimeoutMs: raw.STREAM_CONNECT_TIMEOUT_MS,
+    twilio:
+      raw.TWILIO_ACCOUNT_SID && raw.TWILIO_AUTH_TOKEN
+        ? { accountSid: raw.TWILIO_ACCOUNT_SID, authToken: raw.TWILIO_AUTH_TOKEN, apiBase: raw.TWILIO_API_BASE.replace(/\/+$/, '') }
+        : undefined,
+    ringTimeoutMs: raw.RING_TIMEOUT_MS,
+    simNumbers: raw.SIM_NUMBERS,
+    simAnswerDelayMs: raw.SIM_ANSWER_DELAY_MS,
+    simScriptsDir: raw.SIM_SCRIPTS_DIR,
+    maxTasks: raw.MAX_TASKS,
+    batchConcurrency: raw.BATCH_CONCURRENCY,
+    schedulerPollMs: raw.SCHEDULER_POLL_MS,
+    schedulerLeaseMs: raw.SCHEDULER_LEASE_MS,
   };
 }
 

@@ -29,4 +29,12 @@ describe('configuration', () => {
   it('drops a trailing slash from PUBLIC_URL', () => {
     expect(loadConfig({ PUBLIC_URL: 'https://calls.example.com/' }).publicUrl).toBe('https://calls.example.com');
   });
+
+  it('turns Twilio on only with both account sid and token, and checks the sid shape', () => {
+    const sid = `AC${'0'.repeat(32)}`;
+    expect(loadConfig({ TWILIO_ACCOUNT_SID: sid }).twilio).toBeUndefined();
+    expect(loadConfig({ TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'tok' }).twilio).toEqual({ accountSid: sid, authToken: 'tok', apiBase: 'https://api.twilio.com' });
+    expect(() => loadConfig({ TWILIO_ACCOUNT_SID: 'AC123' })).toThrow(/TWILIO_ACCOUNT_SID/);
+    expect(loadConfig({})).toMatchObject({ ringTimeoutMs: 30_000, maxTasks: 10_000, batchConcurrency: 5, schedulerPollMs: 1_000, schedulerLeaseMs: 30_000 });
+  });
 });

@@ -21,6 +21,8 @@ export interface OutboundCallRequest {
   dynamicVariables: Record<string, unknown>;
   campaignId?: string | null;
   batchId?: string | null;
+  /** Fixed in advance by the campaign scheduler, which records it with the task it claims. */
+  callId?: string;
 }
 
 export class CallService {
@@ -41,11 +43,12 @@ export class CallService {
     orgId: string,
     agent: AgentVersion,
     fields: Omit<Parameters<typeof registeredRecord>[0], 'call_id' | 'agent_id' | 'agent_version'>,
+    callId: string = newId('call', this.random),
   ): { record: CallRecord; streamSecret: string } {
     const record = registeredRecord({
       opt_out_sensitive_data_storage: agent.config.opt_out_sensitive_data_storage,
       ...fields,
-      call_id: newId('call', this.random),
+      call_id: callId,
       agent_id: agent.agentId,
       agent_version: agent.version,
     });
@@ -65,7 +68,7 @@ export class CallService {
       dynamic_variables: request.dynamicVariables,
       campaign_id: request.campaignId ?? null,
       batch_id: request.batchId ?? null,
-    });
+    }, request.callId);
     const refused = this.admission(orgId);
     if (refused) return this.endUnconnected(orgId, record.call_id, 'not_connected', refused, ADMISSION_MESSAGES[refused]) ?? record;
     try {
@@ -123,6 +126,39 @@ export class CallService {
       };
     });
     if (ended && changed) this.events.emit('ended', { orgId, record: ended });
+    return ended;
+  }
+
+  /** endUnconnected for a carrier report, which names the call_id only. A late or repeated report changes nothing. */
+  endIfRegistered(callId: string, status: 'not_connected' | 'error', reason: DisconnectionReason, message: string): CallRecord | undefined {
+    const found = this.calls.getForStream(callId);
+    return found ? this.endUnconnected(found.orgId, callId, status, reason, message) : undefined;
+  }
+
+  /**
+   * A campaign call whose scheduler died: registered or under way, it ends with error_service
+   * (a connected one keeps its start). Returns the record as it stands, changed or not.
+   */
+  endAbandoned(callId: string, message: string): CallRecord | undefined {
+    const found = this.calls.getForStream(callId);
+    if (!found) return undefined;
+    const now = this.clock.now();
+    let changed = false;
+    const ended = this.calls.update(found.orgId, callId, (current) => {
+      if (current.call_status !== 'registered' && current.call_status !== 'ongoing') return current;
+      changed = true;
+      const connected = current.start_timestamp !== null;
+      return {
+        ...current,
+        call_status: 'error',
+        disconnection_reason: 'error_service',
+        disconnection_message: message,
+        end_timestamp: now,
+        duration_ms: connected ? Math.max(0, now - current.start_timestamp!) : 0,
+        call_cost: current.call_cost ?? { total_credits_used: 0, duration_seconds: 0 },
+      };
+    });
+    if (ended && changed) this.events.emit('ended', { orgId: found.orgId, record: ended });
     return ended;
   }
 }

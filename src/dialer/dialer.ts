@@ -20,6 +20,11 @@ export type DialResult =
 export interface Dialer {
   readonly name: string;
   dial(request: DialRequest): Promise<DialResult>;
+  /**
+   * Ends the carrier side of a call this dialer placed (after agent_hangup, say). A call that has
+   * already ended is not an error. Absent when the carrier ends calls only by closing the stream.
+   */
+  hangUpCall?(callId: string): Promise<void>;
 }
 
 /** What runs until a carrier is configured: the call ends at once, with a reason a person can act on. */

@@ -72,6 +72,68 @@ export const MIGRATIONS: Migration[] = [
     name: 'organization credit balances',
     sql: `CREATE TABLE org_credits (org_id TEXT PRIMARY KEY, balance REAL NOT NULL, updated_at INTEGER NOT NULL) STRICT;`,
   },
+  {
+    version: 10,
+    name: 'campaigns, batches and their tasks',
+    // Batches share the campaigns table (kind = 'batch'): they run through the same scheduler.
+    // A task is the unit the scheduler claims: state pending → active (claimed, call_id fixed in
+    // the same transaction) → completed | failed, or canceled before it was dialed.
+    sql: `
+      CREATE TABLE campaigns (
+        id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('campaign', 'batch')),
+        name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        agent_version INTEGER NOT NULL,
+        from_number TEXT NOT NULL,
+        presentation_number TEXT,
+        concurrency INTEGER NOT NULL,
+        total_calls INTEGER NOT NULL,
+        completed_calls INTEGER NOT NULL DEFAULT 0,
+        failed_calls INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        scheduled_at INTEGER,
+        -- scheduled_at when given, else created_at: what the start_timestamp filter matches
+        start_ts INTEGER NOT NULL,
+        finished_at INTEGER
+      ) STRICT;
+      CREATE INDEX campaigns_org_created ON campaigns (org_id, kind, created_at, id);
+      CREATE INDEX campaigns_runnable ON campaigns (status) WHERE status IN ('draft', 'pending', 'ongoing');
+
+      CREATE TABLE campaign_tasks (
+        campaign_id TEXT NOT NULL REFERENCES campaigns (id),
+        seq INTEGER NOT NULL,
+        call_to TEXT NOT NULL,
+        presentation_number TEXT,
+        metadata TEXT NOT NULL,
+        dynamic_variables TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'active', 'completed', 'failed', 'canceled')),
+        call_id TEXT UNIQUE,
+        claimed_by TEXT,
+        reason TEXT,
+        PRIMARY KEY (campaign_id, seq)
+      ) STRICT;
+      CREATE INDEX campaign_tasks_state ON campaign_tasks (campaign_id, state, seq);
+      CREATE INDEX campaign_tasks_active ON campaign_tasks (claimed_by) WHERE state = 'active';
+
+      -- Live schedulers: a claimed task whose owner stopped heartbeating is recovered by any peer.
+      CREATE TABLE scheduler_leases (
+        instance_id TEXT PRIMARY KEY,
+        heartbeat_at INTEGER NOT NULL
+      ) STRICT;
+
+      -- The carrier's id of each outbound call, so the call can be hung up by call_id.
+      CREATE TABLE carrier_calls (
+        call_id TEXT PRIMARY KEY,
+        carrier TEXT NOT NULL,
+        carrier_call_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX carrier_calls_by_carrier_id ON carrier_calls (carrier, carrier_call_id);
+    `,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

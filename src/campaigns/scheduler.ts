@@ -1,0 +1,186 @@
+// Runs campaigns and batches: claims tasks from the store (one transaction each, so peers on
+// the same database never dial a task twice), places their calls through CallService, and
+// counts each call when CallEvents says it ended. All its state is in the store; a crashed
+// scheduler's claimed tasks are finished with error_service by whichever scheduler runs next.
+import type { Logger } from 'pino';
+import { newId, type Clock, type RandomHex } from '../clock.ts';
+import type { CallEvents } from '../calls/events.ts';
+import type { CallRecord } from '../calls/record.ts';
+import type { CallService } from '../calls/service.ts';
+import { ApiError } from '../errors.ts';
+import type { ActiveTask, CampaignRow, ClaimedTask, SqliteCampaignRepository } from '../store/campaigns.ts';
+
+export const SCHEDULER_DEFAULTS = {
+  /** How often the scheduler looks for due drafts, peers' changes and orphaned tasks. */
+  pollMs: 1_000,
+  /** A scheduler that has not heartbeated for this long is taken to be dead. */
+  leaseMs: 30_000,
+} as const;
+
+export interface Timers {
+  setInterval(fn: () => void, ms: number): unknown;
+  clearInterval(handle: unknown): void;
+}
+
+const realTimers: Timers = {
+  setInterval: (fn, ms) => setInterval(fn, ms),
+  clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
+};
+
+export interface SchedulerOptions {
+  repo: SqliteCampaignRepository;
+  calls: CallService;
+  events: CallEvents;
+  clock: Clock;
+  random: RandomHex;
+  log: Logger;
+  pollMs?: number;
+  leaseMs?: number;
+  timers?: Timers;
+  /** Told of every claim, for tests that watch the order of dials. */
+  onDial?: (task: ClaimedTask, campaign: CampaignRow) => void;
+}
+
+const ABANDONED = 'The service stopped while this call was under way; it was ended when the campaign resumed.';
+
+/** A call counts as completed once it connected, whatever ended it; otherwise as failed. */
+export function connected(record: CallRecord): boolean {
+  return record.start_timestamp !== null;
+}
+
+export class CampaignScheduler {
+  readonly instanceId: string;
+  private readonly pollMs: number;
+  private readonly leaseMs: number;
+  private readonly timers: Timers;
+  private interval: unknown;
+  private scheduled = false;
+  private running = false;
+  private stopped = true;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly onEnded = ({ record }: { record: CallRecord }) => {
+    if (!record.campaign_id && !record.batch_id) return;
+    this.finish(record.call_id, connected(record), record.disconnection_reason);
+  };
+
+  constructor(private readonly o: SchedulerOptions) {
+    this.instanceId = newId('sched', o.random);
+    this.pollMs = o.pollMs ?? SCHEDULER_DEFAULTS.pollMs;
+    this.leaseMs = o.leaseMs ?? SCHEDULER_DEFAULTS.leaseMs;
+    this.timers = o.timers ?? realTimers;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.o.events.on('ended', this.onEnded);
+    this.o.repo.heartbeat(this.instanceId, this.o.clock.now());
+    this.interval = this.timers.setInterval(() => this.kick(), this.pollMs);
+    this.kick();
+  }
+
+  /** Runs a pass soon; many kicks in one tick make one pass. */
+  kick(): void {
+    if (this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pass();
+    });
+  }
+
+  /** One pass: heartbeat, due drafts, orphaned tasks, then every free slot gets a call. */
+  pass(): void {
+    if (this.stopped || this.running) return;
+    this.running = true;
+    try {
+      const now = this.o.clock.now();
+      this.o.repo.heartbeat(this.instanceId, now);
+      this.o.repo.promoteDue(now);
+      this.recover(this.o.repo.orphanedTasks(now, this.leaseMs, this.instanceId));
+      this.o.repo.expireLeases(now, this.leaseMs);
+      for (const { id, orgId } of this.o.repo.runnable()) {
+        for (;;) {
+          const claimed = this.o.repo.claim(id, this.instanceId, newId('call', this.o.random));
+          if (!claimed) break;
+          this.dial(orgId, claimed.campaign, claimed.task);
+        }
+      }
+    } catch (error) {
+      this.o.log.error({ err: error }, 'campaign scheduler pass failed');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Claims no more tasks (shutdown begins); calls under way go on and are still counted. */
+  halt(): void {
+    this.stopped = true;
+    this.timers.clearInterval(this.interval);
+  }
+
+  /** Stops for good: the tasks this scheduler still holds end with error_service (their calls too). */
+  async stop(): Promise<void> {
+    if (!this.o.events.listeners('ended').includes(this.onEnded)) return;
+    this.halt();
+    await Promise.allSettled([...this.inFlight]);
+    this.recover(this.o.repo.tasksOf(this.instanceId));
+    this.o.events.off('ended', this.onEnded);
+    this.o.repo.dropLease(this.instanceId);
+  }
+
+  private dial(orgId: string, campaign: CampaignRow, task: ClaimedTask): void {
+    this.o.onDial?.(task, campaign);
+    const work = this.o.calls
+      .createOutbound(orgId, {
+        callId: task.callId,
+        agentId: campaign.agentId,
+        agentVersion: campaign.agentVersion,
+        from: campaign.fromNumber,
+        to: task.callTo,
+        presentationNumber: task.presentationNumber ?? campaign.presentationNumber,
+        metadata: task.metadata,
+        dynamicVariables: task.dynamicVariables,
+        ...(campaign.kind === 'batch' ? { batchId: campaign.id } : { campaignId: campaign.id }),
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          // The call record was never written (the agent could not be resolved, or the store failed).
+          if (error instanceof ApiError && error.code === 'NOT_FOUND') {
+            this.o.log.warn({ campaign_id: campaign.id, agent_id: campaign.agentId }, 'the campaign agent no longer exists; the campaign fails');
+            this.o.repo.fail(campaign.id, this.o.clock.now());
+          } else {
+            this.o.log.error({ err: error, campaign_id: campaign.id, call_id: task.callId }, 'placing a campaign call failed');
+          }
+          this.finish(task.callId, false, 'error_service');
+        },
+      )
+      .finally(() => {
+        this.inFlight.delete(work);
+      });
+    this.inFlight.add(work);
+  }
+
+  private finish(callId: string, wasConnected: boolean, reason: string | null): void {
+    try {
+      const campaign = this.o.repo.finishTask(callId, wasConnected, reason, this.o.clock.now());
+      if (campaign && campaign.finishedAt !== null) {
+        this.o.log.info({ campaign_id: campaign.id, status: campaign.status, completed: campaign.completedCalls, failed: campaign.failedCalls }, 'campaign finished');
+      }
+    } catch (error) {
+      this.o.log.error({ err: error, call_id: callId }, 'counting a campaign call failed');
+    }
+    this.kick();
+  }
+
+  private recover(tasks: ActiveTask[]): void {
+    for (const task of tasks) {
+      if (!task.callId) continue; // claim and call_id are written together; a task has both
+      const record = this.o.calls.endAbandoned(task.callId, ABANDONED);
+      this.o.log.warn({ campaign_id: task.campaignId, call_id: task.callId }, 'finishing a task whose scheduler stopped');
+      // endAbandoned's 'ended' event counts it when the record changed; otherwise count it here.
+      this.o.repo.finishTask(task.callId, record ? connected(record) : false, record?.disconnection_reason ?? 'error_service', this.o.clock.now());
+    }
+  }
+}

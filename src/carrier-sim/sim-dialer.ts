@@ -1,0 +1,123 @@
+// Simulated phones for development, demos and load tests: numbers listed in SIM_NUMBERS are
+// "called" without a carrier. An answering phone opens this service's own /media/twilio
+// stream exactly as Twilio would (call_id and secret as custom parameters) and speaks its
+// script; the others ring out, fail, or are taken by an answering machine. Every other number
+// goes to the fallback dialer (Twilio, or none).
+import type { Logger } from 'pino';
+import type { DialRequest, DialResult, Dialer } from '../dialer/dialer.ts';
+import type { CallOutcomes } from '../dialer/outcomes.ts';
+import { SILENT_SCRIPT, type SimScript } from './script.ts';
+import type { SimPhone } from './numbers.ts';
+import { TwilioStreamCaller } from './twilio-stream.ts';
+
+export interface SimDialerOptions {
+  phones: Map<string, SimPhone>;
+  /** Loaded scripts by name (every script a phone names). */
+  scripts: Map<string, SimScript>;
+  /** ws:// address of this service's Twilio media endpoint. */
+  mediaUrl: () => string;
+  /** Set once CallService exists (it needs the dialer first). */
+  outcomes: () => CallOutcomes;
+  ringTimeoutMs: number;
+  /** How long an answering phone rings first. */
+  answerDelayMs: number;
+  fallback: Dialer;
+  log: Logger;
+}
+
+interface LiveSimCall {
+  timer: NodeJS.Timeout | undefined;
+  caller: TwilioStreamCaller | undefined;
+  hungUp: boolean;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+export class SimDialer implements Dialer {
+  readonly name = 'sim';
+  private readonly live = new Map<string, LiveSimCall>();
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(private readonly o: SimDialerOptions) {}
+
+  async dial(request: DialRequest): Promise<DialResult> {
+    const phone = this.o.phones.get(request.to);
+    if (!phone) return this.o.fallback.dial(request);
+    const carrierCallId = `SIM${request.callId}`;
+    switch (phone.behavior) {
+      case 'fail':
+        return { status: 'failed', reason: 'dial_failed', message: `The simulated phone ${request.to} refused the call.` };
+      case 'busy':
+        return { status: 'failed', reason: 'dial_failed', message: `The simulated phone ${request.to} is busy.` };
+      case 'no_answer':
+        this.after(request.callId, this.o.ringTimeoutMs, () => this.o.outcomes().noAnswer(request.callId));
+        return { status: 'dialing', carrierCallId };
+      case 'voicemail':
+        // Like carrier machine detection: the agent asked for it, so the machine is reported, not talked to.
+        if (request.agent.config.voicemail_detection) {
+          this.after(request.callId, this.o.answerDelayMs, () => this.o.outcomes().machineAnswered(request.callId));
+          return { status: 'dialing', carrierCallId };
+        }
+        this.after(request.callId, this.o.answerDelayMs, () => this.answer(request, phone));
+        return { status: 'dialing', carrierCallId };
+      case 'answer':
+        this.after(request.callId, this.o.answerDelayMs, () => this.answer(request, phone));
+        return { status: 'dialing', carrierCallId };
+    }
+  }
+
+  async hangUpCall(callId: string): Promise<void> {
+    const call = this.live.get(callId);
+    if (!call) return;
+    call.hungUp = true;
+    if (call.timer) clearTimeout(call.timer);
+    await call.caller?.hangUp();
+  }
+
+  /** Hangs up every simulated call (service shutdown). */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.live.keys()].map((id) => this.hangUpCall(id)));
+    await Promise.allSettled([...this.running]);
+  }
+
+  private after(callId: string, ms: number, then: () => void | Promise<void>): void {
+    const call: LiveSimCall = { timer: undefined, caller: undefined, hungUp: false };
+    this.live.set(callId, call);
+    call.timer = setTimeout(() => {
+      call.timer = undefined;
+      const work = Promise.resolve()
+        .then(then)
+        .catch((error: unknown) => this.o.log.error({ err: error, call_id: callId }, 'simulated phone failed'))
+        .finally(() => {
+          this.running.delete(work);
+          if (this.live.get(callId) === call) this.live.delete(callId);
+        });
+      this.running.add(work);
+    }, ms);
+  }
+
+  private async answer(request: DialRequest, phone: SimPhone): Promise<void> {
+    const call = this.live.get(request.callId);
+    if (!call || call.hungUp) return;
+    const script = phone.script ? this.o.scripts.get(phone.script) ?? SILENT_SCRIPT : SILENT_SCRIPT;
+    const caller = new TwilioStreamCaller({ url: this.o.mediaUrl(), customParameters: { call_id: request.callId, secret: request.streamSecret } });
+    call.caller = caller;
+    try {
+      await caller.connect();
+    } catch (error) {
+      this.o.log.warn({ err: error, call_id: request.callId }, 'simulated phone could not open the media stream');
+      this.o.outcomes().completed(request.callId);
+      return;
+    }
+    for (const step of script.steps) {
+      if (caller.closed) break;
+      if (step.kind === 'say') await caller.speak(step.mulaw);
+      else if (step.kind === 'wait') await caller.pause(step.ms);
+      else break;
+    }
+    if (!caller.closed && script.steps.at(-1)?.kind !== 'hangup') await Promise.race([caller.waitForClose(), sleep(script.maxMs)]);
+    await caller.hangUp();
+    // The carrier's "completed": changes nothing when the session ended the call, which is the usual case.
+    this.o.outcomes().completed(request.callId);
+  }
+}

@@ -1,0 +1,35 @@
+// What a carrier reports about an outbound call before (or instead of) its media stream: no
+// answer, failure, an answering machine, completion. Twilio's status callbacks and the simulated
+// phones both land here, so both end calls the same way. A report about a call that already
+// connected or ended changes nothing: the session owns a live call.
+import type { CallRegistry } from '../call/registry.ts';
+import type { CallService } from '../calls/service.ts';
+
+export class CallOutcomes {
+  constructor(
+    private readonly calls: CallService,
+    private readonly registry: CallRegistry,
+  ) {}
+
+  noAnswer(callId: string): void {
+    this.calls.endIfRegistered(callId, 'not_connected', 'dial_no_answer', 'Nobody answered within the ring timeout.');
+  }
+
+  failed(callId: string, message: string): void {
+    this.calls.endIfRegistered(callId, 'not_connected', 'dial_failed', message);
+  }
+
+  /** Carrier machine detection: a live session leaves its voicemail; otherwise the call never connected. */
+  machineAnswered(callId: string): void {
+    const live = this.registry.get(callId);
+    if (live) live.voicemailDetected();
+    else this.calls.endIfRegistered(callId, 'not_connected', 'voicemail_reached', 'An answering machine answered the call.');
+  }
+
+  /** The carrier call is over. With a session, its stream closing ends the call; without one the stream never came. */
+  completed(callId: string, byMachine = false): void {
+    if (this.registry.get(callId)) return;
+    if (byMachine) return this.machineAnswered(callId);
+    this.calls.endIfRegistered(callId, 'error', 'error_service', 'The carrier connected the call, but its media stream never reached the service.');
+  }
+}

@@ -1,0 +1,131 @@
+// Outbound calls through Twilio's REST API (protocols.md 1.4): the call is created with inline
+// TwiML that connects its audio to our /media/twilio stream, carrying call_id and the per-call
+// secret as <Parameter>s (Twilio refuses query strings in a stream url). Progress comes back on
+// the status callback, which names the call_id in its own query string.
+import type { Clock } from '../clock.ts';
+import type { SqliteCarrierCallRepository } from '../store/carrier-calls.ts';
+import type { DialRequest, DialResult, Dialer } from './dialer.ts';
+
+export interface TwilioDialerOptions {
+  accountSid: string;
+  authToken: string;
+  /** https://api.twilio.com, or a stand-in in tests. */
+  apiBase: string;
+  /** The service's public address, known only once it listens. */
+  publicUrl: () => string;
+  ringTimeoutMs: number;
+  carrierCalls: SqliteCarrierCallRepository;
+  clock: Clock;
+  fetch?: typeof fetch;
+}
+
+export const STATUS_CALLBACK_PATH = '/telephony/twilio/status';
+export const MEDIA_STREAM_PATH = '/media/twilio';
+
+/** Thrown when Twilio could not be reached or failed on its side: the call ends with error_service. */
+export class TwilioApiError extends Error {
+  override name = 'TwilioApiError';
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** The media address Twilio opens: PUBLIC_URL with https→wss, http→ws. */
+export function mediaStreamUrl(publicUrl: string): string {
+  return `${publicUrl.replace(/^http/, 'ws')}${MEDIA_STREAM_PATH}`;
+}
+
+export function streamTwiml(publicUrl: string, callId: string, secret: string): string {
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?><Response><Connect>' +
+    `<Stream url="${xml(mediaStreamUrl(publicUrl))}">` +
+    `<Parameter name="call_id" value="${xml(callId)}"/><Parameter name="secret" value="${xml(secret)}"/>` +
+    '</Stream></Connect></Response>'
+  );
+}
+
+export class TwilioDialer implements Dialer {
+  readonly name = 'twilio';
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly o: TwilioDialerOptions) {
+    this.fetch = o.fetch ?? fetch;
+  }
+
+  async dial(request: DialRequest): Promise<DialResult> {
+    const publicUrl = this.o.publicUrl();
+    const form = new URLSearchParams();
+    form.set('To', request.to);
+    form.set('From', request.presentationNumber ?? request.from);
+    form.set('Twiml', streamTwiml(publicUrl, request.callId, request.streamSecret));
+    form.set('Timeout', String(Math.max(1, Math.round(this.o.ringTimeoutMs / 1000))));
+    form.set('StatusCallback', `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}`);
+    form.set('StatusCallbackMethod', 'POST');
+    for (const event of ['initiated', 'ringing', 'answered', 'completed']) form.append('StatusCallbackEvent', event);
+    if (request.agent.config.voicemail_detection) form.set('MachineDetection', 'Enable');
+
+    const res = await this.post(`Calls.json`, form);
+    const body = await this.json(res);
+    if (res.status === 201 || res.status === 200) {
+      const sid = typeof body.sid === 'string' ? body.sid : undefined;
+      if (!sid) throw new TwilioApiError('Twilio accepted the call but its answer had no sid', res.status);
+      this.o.carrierCalls.record(request.callId, this.name, sid, this.o.clock.now());
+      return { status: 'dialing', carrierCallId: sid };
+    }
+    if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 429) {
+      // Twilio refused this call (bad or unreachable number, unverified caller id, …).
+      const code = typeof body.code === 'number' ? ` (Twilio error ${body.code})` : '';
+      return { status: 'failed', reason: 'dial_failed', message: `Twilio refused the call${code}: ${typeof body.message === 'string' ? body.message : `HTTP ${res.status}`}` };
+    }
+    throw new TwilioApiError(`Twilio answered HTTP ${res.status} to a call request: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
+  }
+
+  /** POST Calls/{sid}.json Status=completed; a call Twilio no longer knows (404, code 20404) has ended already. */
+  async hangUp(carrierCallId: string): Promise<void> {
+    const res = await this.post(`Calls/${encodeURIComponent(carrierCallId)}.json`, new URLSearchParams({ Status: 'completed' }));
+    if (res.ok || res.status === 404) {
+      await res.body?.cancel();
+      return;
+    }
+    const body = await this.json(res);
+    throw new TwilioApiError(`Twilio answered HTTP ${res.status} to a hang-up: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
+  }
+
+  async hangUpCall(callId: string): Promise<void> {
+    const sid = this.o.carrierCalls.carrierCallId(callId);
+    if (sid) await this.hangUp(sid);
+  }
+
+  private async post(resource: string, form: URLSearchParams): Promise<Response> {
+    const url = `${this.o.apiBase}/2010-04-01/Accounts/${this.o.accountSid}/${resource}`;
+    try {
+      return await this.fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${this.o.accountSid}:${this.o.authToken}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
+        body: form.toString(),
+        signal: AbortSignal.timeout(15_000),
+      });
+    } catch (error) {
+      throw new TwilioApiError(`Twilio could not be reached: ${(error as Error).message}`, undefined, { cause: error });
+    }
+  }
+
+  private async json(res: Response): Promise<Record<string, unknown>> {
+    try {
+      const parsed: unknown = await res.json();
+      return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+    } catch {
+      return {};
+    }
+  }
+}

@@ -1,0 +1,51 @@
+// POST /telephony/twilio/status: Twilio's call progress callbacks for the calls we placed.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { CallOutcomes } from '../../dialer/outcomes.ts';
+import type { SqliteCarrierCallRepository } from '../../store/carrier-calls.ts';
+import { addFormParser, verifyTwilioRequest } from '../../telephony/form-webhook.ts';
+
+// Twilio adds fields over time; only the ones we act on are checked.
+const StatusForm = z.looseObject({
+  CallSid: z.string().min(1),
+  CallStatus: z.enum(['queued', 'initiated', 'ringing', 'in-progress', 'answered', 'completed', 'busy', 'failed', 'no-answer', 'canceled']),
+  AnsweredBy: z.string().optional(),
+  SipResponseCode: z.string().optional(),
+});
+const StatusQuery = z.strictObject({ call_id: z.string().min(1).max(200).optional() });
+
+export interface TwilioStatusDeps {
+  outcomes: CallOutcomes;
+  carrierCalls: SqliteCarrierCallRepository;
+  authToken: string | undefined;
+  publicUrl: () => string;
+}
+
+export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps): void {
+  void app.register(async (scope) => {
+    addFormParser(scope);
+    const r = scope.withTypeProvider<ZodTypeProvider>();
+    r.post('/telephony/twilio/status', {
+      config: { doc: { summary: "Twilio's status callback for outbound calls (form-encoded, signed)", tag: 'telephony', public: true } },
+      // The signature is checked before the form is trusted: preValidation runs ahead of the schema.
+      preValidation: async (request) => verifyTwilioRequest(request, deps.authToken, deps.publicUrl()),
+      schema: { body: StatusForm, querystring: StatusQuery },
+      handler: async (request, reply) => {
+        const form = request.body;
+        const callId = request.query.call_id ?? deps.carrierCalls.callIdOf('twilio', form.CallSid);
+        if (callId) {
+          request.log.info({ call_id: callId, call_sid: form.CallSid, status: form.CallStatus, answered_by: form.AnsweredBy }, 'twilio status');
+          const byMachine = form.AnsweredBy?.startsWith('machine_') === true || form.AnsweredBy === 'fax';
+          if (form.CallStatus === 'completed') deps.outcomes.completed(callId, byMachine);
+          else if (byMachine) deps.outcomes.machineAnswered(callId);
+          else if (form.CallStatus === 'no-answer') deps.outcomes.noAnswer(callId);
+          else if (form.CallStatus === 'busy' || form.CallStatus === 'failed' || form.CallStatus === 'canceled') {
+            deps.outcomes.failed(callId, `The carrier reported the call ${form.CallStatus}${form.SipResponseCode ? ` (SIP ${form.SipResponseCode})` : ''}.`);
+          }
+        }
+        return reply.code(204).send();
+      },
+    });
+  });
+}

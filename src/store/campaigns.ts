@@ -1,0 +1,355 @@
+// Campaigns and batches with their tasks. Every state change of the scheduler is one SQLite
+// transaction here, so two processes on one database never claim the same task and a crash
+// leaves nothing half-done.
+import type { Db } from './database.ts';
+import { decodeCursor, encodeCursor, keysetClause, orderClause, queryFingerprint, type SortOrder } from './paging.ts';
+
+export const CAMPAIGN_STATUSES = ['draft', 'pending', 'ongoing', 'success', 'fail', 'canceled'] as const;
+export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
+export const FINISHED_STATUSES: readonly CampaignStatus[] = ['success', 'fail', 'canceled'];
+export type CampaignKind = 'campaign' | 'batch';
+
+export interface CampaignRow {
+  id: string;
+  orgId: string;
+  kind: CampaignKind;
+  name: string;
+  status: CampaignStatus;
+  agentId: string;
+  agentVersion: number;
+  fromNumber: string;
+  presentationNumber: string | null;
+  concurrency: number;
+  totalCalls: number;
+  completedCalls: number;
+  failedCalls: number;
+  /** Tasks claimed and not yet finished: the calls under way now. */
+  activeCalls: number;
+  createdAt: number;
+  scheduledAt: number | null;
+  finishedAt: number | null;
+}
+
+export interface NewTask {
+  callTo: string;
+  presentationNumber: string | null;
+  metadata: Record<string, unknown>;
+  dynamicVariables: Record<string, unknown>;
+}
+
+export interface ClaimedTask extends NewTask {
+  campaignId: string;
+  seq: number;
+  callId: string;
+}
+
+export interface CampaignFilter {
+  status?: string[] | undefined;
+  agent_id?: string[] | undefined;
+  start_timestamp?: { lower_threshold?: number | undefined; upper_threshold?: number | undefined } | undefined;
+}
+
+export interface CampaignListQuery {
+  filter: CampaignFilter;
+  order: SortOrder;
+  limit: number;
+  paginationKey?: string | null | undefined;
+}
+
+export interface CampaignPage {
+  campaigns: CampaignRow[];
+  nextCursor: string | null;
+  totalCount: number;
+}
+
+export type CancelResult = { ok: true; campaign: CampaignRow } | { ok: false; campaign: CampaignRow | undefined };
+
+export interface ActiveTask {
+  campaignId: string;
+  seq: number;
+  callId: string | null;
+}
+
+interface RawCampaign {
+  id: string;
+  org_id: string;
+  kind: CampaignKind;
+  name: string;
+  status: CampaignStatus;
+  agent_id: string;
+  agent_version: number;
+  from_number: string;
+  presentation_number: string | null;
+  concurrency: number;
+  total_calls: number;
+  completed_calls: number;
+  failed_calls: number;
+  active: number;
+  created_at: number;
+  scheduled_at: number | null;
+  finished_at: number | null;
+}
+
+const SELECT = `SELECT c.*, (SELECT count(*) FROM campaign_tasks t WHERE t.campaign_id = c.id AND t.state = 'active') AS active FROM campaigns c`;
+
+function toRow(r: RawCampaign): CampaignRow {
+  return {
+    id: r.id,
+    orgId: r.org_id,
+    kind: r.kind,
+    name: r.name,
+    status: r.status,
+    agentId: r.agent_id,
+    agentVersion: r.agent_version,
+    fromNumber: r.from_number,
+    presentationNumber: r.presentation_number,
+    concurrency: r.concurrency,
+    totalCalls: r.total_calls,
+    completedCalls: r.completed_calls,
+    failedCalls: r.failed_calls,
+    activeCalls: r.active,
+    createdAt: r.created_at,
+    scheduledAt: r.scheduled_at,
+    finishedAt: r.finished_at,
+  };
+}
+
+export class SqliteCampaignRepository {
+  constructor(private readonly db: Db) {}
+
+  insert(campaign: Omit<CampaignRow, 'completedCalls' | 'failedCalls' | 'activeCalls' | 'finishedAt'>, tasks: NewTask[]): void {
+    const insertCampaign = this.db.prepare(`
+      INSERT INTO campaigns (id, org_id, kind, name, status, agent_id, agent_version, from_number, presentation_number,
+        concurrency, total_calls, created_at, scheduled_at, start_ts)
+      VALUES (@id, @orgId, @kind, @name, @status, @agentId, @agentVersion, @fromNumber, @presentationNumber,
+        @concurrency, @totalCalls, @createdAt, @scheduledAt, @startTs)`);
+    const insertTask = this.db.prepare(`
+      INSERT INTO campaign_tasks (campaign_id, seq, call_to, presentation_number, metadata, dynamic_variables, state)
+      VALUES (?, ?, ?, ?, ?, ?, 'pending')`);
+    this.db
+      .transaction(() => {
+        insertCampaign.run({ ...campaign, startTs: campaign.scheduledAt ?? campaign.createdAt });
+        tasks.forEach((task, seq) =>
+          insertTask.run(campaign.id, seq, task.callTo, task.presentationNumber, JSON.stringify(task.metadata), JSON.stringify(task.dynamicVariables)),
+        );
+      })
+      .immediate();
+  }
+
+  get(orgId: string, kind: CampaignKind, id: string): CampaignRow | undefined {
+    const raw = this.db.prepare(`${SELECT} WHERE c.org_id = ? AND c.kind = ? AND c.id = ?`).get(orgId, kind, id) as RawCampaign | undefined;
+    return raw ? toRow(raw) : undefined;
+  }
+
+  private byId(id: string): CampaignRow | undefined {
+    const raw = this.db.prepare(`${SELECT} WHERE c.id = ?`).get(id) as RawCampaign | undefined;
+    return raw ? toRow(raw) : undefined;
+  }
+
+  /** Call ids of the tasks dialed so far, in task order. */
+  callIds(campaignId: string): string[] {
+    return (
+      this.db.prepare('SELECT call_id FROM campaign_tasks WHERE campaign_id = ? AND call_id IS NOT NULL ORDER BY seq').all(campaignId) as {
+        call_id: string;
+      }[]
+    ).map((r) => r.call_id);
+  }
+
+  list(orgId: string, query: CampaignListQuery): CampaignPage {
+    const where = ["c.org_id = ?", "c.kind = 'campaign'"];
+    const params: (string | number)[] = [orgId];
+    for (const [key, column] of [
+      ['status', 'c.status'],
+      ['agent_id', 'c.agent_id'],
+    ] as const) {
+      const values = query.filter[key];
+      if (values === undefined) continue;
+      if (values.length === 0) where.push('0');
+      else {
+        where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
+        params.push(...values);
+      }
+    }
+    const range = query.filter.start_timestamp;
+    if (range?.lower_threshold !== undefined) {
+      where.push('c.start_ts >= ?');
+      params.push(range.lower_threshold);
+    }
+    if (range?.upper_threshold !== undefined) {
+      where.push('c.start_ts <= ?');
+      params.push(range.upper_threshold);
+    }
+    const whereSql = where.join(' AND ');
+    const totalCount = (this.db.prepare(`SELECT count(*) AS n FROM campaigns c WHERE ${whereSql}`).get(...params) as { n: number }).n;
+    const fingerprint = queryFingerprint(['campaigns', query.filter, query.order]);
+    const pageWhere = [whereSql];
+    const pageParams = [...params];
+    if (query.paginationKey) {
+      const cursor = decodeCursor(query.paginationKey, fingerprint);
+      pageWhere.push(keysetClause(query.order, 'c.created_at', 'c.id'));
+      pageParams.push(cursor.sortKey, cursor.sortKey, cursor.id);
+    }
+    const rows = this.db
+      .prepare(`${SELECT} WHERE ${pageWhere.join(' AND ')} ${orderClause(query.order, 'c.created_at', 'c.id')} LIMIT ?`)
+      .all(...pageParams, query.limit + 1) as RawCampaign[];
+    const page = rows.slice(0, query.limit);
+    const last = page.at(-1);
+    return {
+      campaigns: page.map(toRow),
+      nextCursor: rows.length > query.limit && last ? encodeCursor({ sortKey: last.created_at, id: last.id }, fingerprint) : null,
+      totalCount,
+    };
+  }
+
+  /** No new calls start; calls under way finish and still count. */
+  cancel(orgId: string, kind: CampaignKind, id: string, now: number): CancelResult {
+    return this.db
+      .transaction((): CancelResult => {
+        const current = this.get(orgId, kind, id);
+        if (!current || FINISHED_STATUSES.includes(current.status)) return { ok: false, campaign: current };
+        this.db.prepare("UPDATE campaigns SET status = 'canceled', finished_at = ? WHERE id = ?").run(now, id);
+        this.db.prepare("UPDATE campaign_tasks SET state = 'canceled' WHERE campaign_id = ? AND state = 'pending'").run(id);
+        return { ok: true, campaign: this.byId(id)! };
+      })
+      .immediate();
+  }
+
+  /** draft → pending for every campaign whose scheduled_at has come. */
+  promoteDue(now: number): number {
+    return this.db.prepare("UPDATE campaigns SET status = 'pending' WHERE status = 'draft' AND scheduled_at <= ?").run(now).changes;
+  }
+
+  /** Campaigns that may have a task to dial now (checked again, atomically, by claim). */
+  runnable(): { id: string; orgId: string }[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT c.id, c.org_id FROM campaigns c WHERE c.status IN ('pending', 'ongoing')
+           AND EXISTS (SELECT 1 FROM campaign_tasks t WHERE t.campaign_id = c.id AND t.state = 'pending')
+           ORDER BY c.created_at, c.id`,
+        )
+        .all() as { id: string; org_id: string }[]
+    ).map((r) => ({ id: r.id, orgId: r.org_id }));
+  }
+
+  /**
+   * Claims the next pending task if the campaign runs and has a free slot; its call_id is fixed
+   * here, before anything is dialed, so after a crash the task and its call find each other.
+   */
+  claim(campaignId: string, instanceId: string, callId: string): { task: ClaimedTask; campaign: CampaignRow } | undefined {
+    return this.db
+      .transaction(() => {
+        const campaign = this.byId(campaignId);
+        if (!campaign || (campaign.status !== 'pending' && campaign.status !== 'ongoing')) return undefined;
+        if (campaign.activeCalls >= campaign.concurrency) return undefined;
+        const raw = this.db
+          .prepare("SELECT seq, call_to, presentation_number, metadata, dynamic_variables FROM campaign_tasks WHERE campaign_id = ? AND state = 'pending' ORDER BY seq LIMIT 1")
+          .get(campaignId) as { seq: number; call_to: string; presentation_number: string | null; metadata: string; dynamic_variables: string } | undefined;
+        if (!raw) return undefined;
+        this.db
+          .prepare("UPDATE campaign_tasks SET state = 'active', call_id = ?, claimed_by = ? WHERE campaign_id = ? AND seq = ?")
+          .run(callId, instanceId, campaignId, raw.seq);
+        if (campaign.status === 'pending') this.db.prepare("UPDATE campaigns SET status = 'ongoing' WHERE id = ?").run(campaignId);
+        return {
+          campaign: this.byId(campaignId)!,
+          task: {
+            campaignId,
+            seq: raw.seq,
+            callId,
+            callTo: raw.call_to,
+            presentationNumber: raw.presentation_number,
+            metadata: JSON.parse(raw.metadata) as Record<string, unknown>,
+            dynamicVariables: JSON.parse(raw.dynamic_variables) as Record<string, unknown>,
+          },
+        };
+      })
+      .immediate();
+  }
+
+  /**
+   * Finishes the active task of this call (once: a repeated report changes nothing), counts it,
+   * and ends the campaign when it was the last one. Returns the campaign it belonged to.
+   */
+  finishTask(callId: string, connected: boolean, reason: string | null, now: number): CampaignRow | undefined {
+    return this.db
+      .transaction(() => {
+        const task = this.db.prepare("SELECT campaign_id FROM campaign_tasks WHERE call_id = ? AND state = 'active'").get(callId) as
+          | { campaign_id: string }
+          | undefined;
+        if (!task) return undefined;
+        this.db
+          .prepare('UPDATE campaign_tasks SET state = ?, reason = ? WHERE call_id = ?')
+          .run(connected ? 'completed' : 'failed', reason, callId);
+        this.db
+          .prepare(`UPDATE campaigns SET ${connected ? 'completed_calls = completed_calls + 1' : 'failed_calls = failed_calls + 1'} WHERE id = ?`)
+          .run(task.campaign_id);
+        this.finishIfDone(task.campaign_id, now);
+        return this.byId(task.campaign_id);
+      })
+      .immediate();
+  }
+
+  /** The agent is gone: nothing more can be dialed (decisions.md: such a campaign goes to fail). */
+  fail(campaignId: string, now: number): void {
+    this.db
+      .transaction(() => {
+        const result = this.db
+          .prepare("UPDATE campaigns SET status = 'fail', finished_at = ? WHERE id = ? AND status NOT IN ('success', 'fail', 'canceled')")
+          .run(now, campaignId);
+        if (result.changes > 0) this.db.prepare("UPDATE campaign_tasks SET state = 'canceled' WHERE campaign_id = ? AND state = 'pending'").run(campaignId);
+      })
+      .immediate();
+  }
+
+  private finishIfDone(campaignId: string, now: number): void {
+    const left = this.db
+      .prepare("SELECT count(*) AS n FROM campaign_tasks WHERE campaign_id = ? AND state IN ('pending', 'active')")
+      .get(campaignId) as { n: number };
+    if (left.n > 0) return;
+    this.db
+      .prepare(
+        `UPDATE campaigns SET status = CASE WHEN completed_calls > 0 THEN 'success' ELSE 'fail' END, finished_at = ?
+         WHERE id = ? AND status IN ('pending', 'ongoing')`,
+      )
+      .run(now, campaignId);
+  }
+
+  heartbeat(instanceId: string, now: number): void {
+    this.db
+      .prepare('INSERT INTO scheduler_leases (instance_id, heartbeat_at) VALUES (?, ?) ON CONFLICT (instance_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at')
+      .run(instanceId, now);
+  }
+
+  dropLease(instanceId: string): void {
+    this.db.prepare('DELETE FROM scheduler_leases WHERE instance_id = ?').run(instanceId);
+  }
+
+  /** Active tasks whose scheduler is gone: its lease expired or was never renewed after a crash. */
+  orphanedTasks(now: number, leaseMs: number, liveInstanceId: string): ActiveTask[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT t.campaign_id, t.seq, t.call_id FROM campaign_tasks t
+           LEFT JOIN scheduler_leases l ON l.instance_id = t.claimed_by
+           WHERE t.state = 'active' AND t.claimed_by IS NOT ? AND (l.instance_id IS NULL OR l.heartbeat_at < ?)`,
+        )
+        .all(liveInstanceId, now - leaseMs) as { campaign_id: string; seq: number; call_id: string | null }[]
+    ).map((r) => ({ campaignId: r.campaign_id, seq: r.seq, callId: r.call_id }));
+  }
+
+  /** The active tasks this scheduler claimed (for a clean shutdown). */
+  tasksOf(instanceId: string): ActiveTask[] {
+    return (
+      this.db.prepare("SELECT campaign_id, seq, call_id FROM campaign_tasks WHERE state = 'active' AND claimed_by = ?").all(instanceId) as {
+        campaign_id: string;
+        seq: number;
+        call_id: string | null;
+      }[]
+    ).map((r) => ({ campaignId: r.campaign_id, seq: r.seq, callId: r.call_id }));
+  }
+
+  /** Forgets schedulers that stopped heartbeating; their tasks then count as orphaned. */
+  expireLeases(now: number, leaseMs: number): void {
+    this.db.prepare('DELETE FROM scheduler_leases WHERE heartbeat_at < ?').run(now - leaseMs);
+  }
+}
