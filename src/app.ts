@@ -12,6 +12,7 @@ import { NoCarrierDialer, type Dialer } from './dialer/dialer.ts';
 import { agentRoutes } from './http/routes/agents.ts';
 import { callRoutes } from './http/routes/calls.ts';
 import { systemRoutes } from './http/routes/system.ts';
+import { webPageRoutes } from './http/routes/web-page.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { SqliteAgentRepository } from './store/agents.ts';
@@ -87,6 +88,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   agentRoutes(http.app, agents, random);
   callRoutes(http.app, calls);
+  // The browser call page (GET / and /web/*): public static files; it asks for the API key.
+  webPageRoutes(http.app);
 
   const address = await http.app.listen({ port: config.port, host: config.host });
   const url = address.replace('[::1]', '127.0.0.1');
