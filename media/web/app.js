@@ -325,9 +325,20 @@ class Call {
     return li;
   }
 
+  /**
+   * User text: partials then the final text of a turn, in one entry. Agent text comes one
+   * spoken utterance at a time (each final): they join into one entry per turn unless
+   * something else (a tool call, the caller) came in between.
+   */
   showTranscript({ role, text, final, turn }) {
-    const key = `${role}:${turn}`;
-    let li = this.entries.get(key);
+    const last = ui.transcript.lastElementChild;
+    let li = role === 'user' ? this.entries.get(`user:${turn}`) : undefined;
+    if (role === 'agent' && last?.dataset.role === 'agent' && last.dataset.turn === String(turn)) {
+      li = last;
+      const span = li.querySelector('.text');
+      // An utterance after a finished one adds to it; a partial one is replaced.
+      if (!li.classList.contains('partial') && span.textContent) text = `${span.textContent} ${text}`;
+    }
     if (!li) {
       li = this.item(role === 'user' ? 'user' : 'agent', role === 'user' ? 'You' : 'Agent');
       const span = document.createElement('span');
@@ -335,9 +346,9 @@ class Call {
       li.append(span);
       li.dataset.role = role;
       li.dataset.turn = String(turn);
-      this.entries.set(key, li);
+      if (!this.entries.has(`${role}:${turn}`)) this.entries.set(`${role}:${turn}`, li);
       const pending = this.latencies.find((l) => l.turn === turn);
-      if (role === 'agent' && pending) this.badge(li, pending.e2e_ms);
+      if (role === 'agent' && pending && this.entries.get(`agent:${turn}`) === li) this.badge(li, pending.e2e_ms);
     }
     li.querySelector('.text').textContent = text;
     li.classList.toggle('partial', !final);

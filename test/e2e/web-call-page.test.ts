@@ -170,17 +170,20 @@ describe('web-call page against a fake call socket', () => {
     s.send({ type: 'transcript', role: 'user', text: 'my name', final: false, turn: 1 });
     await page.waitForSelector('li.user.partial >> text=my name');
     s.send({ type: 'transcript', role: 'user', text: 'my name is Ann', final: true, turn: 1 });
-    s.send({ type: 'transcript', role: 'agent', text: 'Nice to meet you,', final: false, turn: 1 });
+    s.send({ type: 'transcript', role: 'agent', text: 'Nice to meet you, Ann.', final: true, turn: 1 });
+    // The next spoken utterance of the same turn joins the same entry.
+    s.send({ type: 'transcript', role: 'agent', text: 'Let me book that.', final: true, turn: 1 });
     s.send({ type: 'tool_call', name: 'book_appointment', arguments: '{"name":"Ann","time":"Monday 10am"}' });
     s.send({ type: 'tool_result', name: 'book_appointment', successful: true, content: '{"booked":true}' });
-    s.send({ type: 'transcript', role: 'agent', text: 'Nice to meet you, Ann. You are booked for Monday at 10.', final: true, turn: 1 });
+    s.send({ type: 'transcript', role: 'agent', text: 'You are booked for Monday at 10.', final: true, turn: 1 });
     s.send({ type: 'latency', turn: 1, e2e_ms: 812.4 });
     await page.waitForSelector('li.user:not(.partial) >> text=my name is Ann');
     await page.waitForSelector('li.agent >> text=You are booked for Monday at 10.');
+    expect(await page.textContent('li.agent[data-turn="1"] .text')).toBe('Nice to meet you, Ann. Let me book that.');
     await page.waitForSelector('li.tool.ok >> text=book_appointment');
     await page.waitForSelector('#latency-summary >> text=last 812 ms');
     expect(await page.textContent('li.agent[data-turn="1"] .lat')).toBe('812 ms');
-    expect(await page.locator('#transcript li').count()).toBe(4);
+    expect(await page.locator('#transcript li').count()).toBe(5);
 
     mkdirSync(join(root, 'artifacts'), { recursive: true });
     await page.screenshot({ path: join(root, 'artifacts', 'web-call-page-fake.png'), fullPage: true });
@@ -210,12 +213,15 @@ describe('web-call page against a fake call socket', () => {
     expect(await page.isEnabled('#call')).toBe(true);
   }, 60_000);
 
-  it('says the connection was lost when the socket drops mid-call', async () => {
+  it('says the connection was lost, and that the service may be restarting, when the socket drops mid-call', async () => {
     const { page } = await openPage();
     const s = await placeCall(page);
     await page.waitForSelector('body[data-call-state="live"]');
+    // A restart: the socket drops and, for now, the service does not answer at all.
+    await page.route('**/healthz', (route) => route.abort('connectionrefused'));
     s.ws.terminate();
     await page.waitForSelector('#ended >> text=connection to the service was lost');
+    await page.waitForSelector('#notice >> text=it may be restarting');
     expect(await page.getAttribute('body', 'data-disconnection-reason')).toBe('connection_lost');
     expect(await page.isEnabled('#call')).toBe(true);
   }, 30_000);
@@ -229,5 +235,27 @@ describe('web-call page against a fake call socket', () => {
     await page.waitForSelector('#notice >> text=API key was refused');
     expect(await page.isDisabled('#call')).toBe(true);
     expect(await page.evaluate('sessionStorage.getItem("voicecall.apiKey")')).toBeNull();
+  }, 30_000);
+
+  it('says the microphone was refused, and starts no call', async () => {
+    const refusing = await launchChromium(join(workDir, 'mic.wav'), { allowMicrophone: false });
+    try {
+      const page = await refusing.context.newPage();
+      let created = 0;
+      await page.route('**/v2/web-calls', async (route) => {
+        created++;
+        await route.abort();
+      });
+      await page.goto(`${service.url}/`);
+      await page.fill('#api-key', KEYS.acme!);
+      await page.click('#use-key');
+      await page.waitForSelector('#agent option[value="demo"]', { state: 'attached' });
+      await page.click('#call');
+      await page.waitForSelector('#notice >> text=microphone was refused');
+      expect(created).toBe(0);
+      expect(await page.isEnabled('#call')).toBe(true);
+    } finally {
+      await refusing.close();
+    }
   }, 30_000);
 });
