@@ -4,4 +4,5 @@ export * from './g711.ts';
 export * from './pcm.ts';
 export { Resampler, resample, RESAMPLER_DEFAULTS } from './resampler.ts';
 export { Framer } from './framer.ts';
+export { WavStreamReader } from './wav-stream.ts';
 export { decodeWav, encodeWav, readWavFile, writeWavFile, type WavEncoding } from './wav.ts';

@@ -64,6 +64,8 @@ export interface TtsEngine {
   readonly name: string;
   /** Text chunk in, PCM out as soon as it exists; stops promptly when the signal aborts. */
   synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk>;
+  /** Release processes and connections the engine keeps warm. */
+  close(): Promise<void>;
 }
 
 export interface VadEvent {
@@ -73,8 +75,11 @@ export interface VadEvent {
 }
 
 export interface VadStream {
-  /** Push PCM at the stream's sample rate; returns the events this audio produced. */
-  push(samples: Int16Array): VadEvent[];
+  /**
+   * Push PCM at the stream's sample rate; resolves with the events this audio produced.
+   * Async because model inference runs off the event loop; calls are processed in order.
+   */
+  push(samples: Int16Array): Promise<VadEvent[]>;
   /** Probability of speech in the last analysed window, 0..1. */
   readonly lastProbability: number;
   readonly speaking: boolean;
@@ -95,4 +100,6 @@ export interface VadOptions {
 export interface VadEngine {
   readonly name: string;
   open(options: VadOptions): Promise<VadStream>;
+  /** Release the shared model sessions. */
+  close(): Promise<void>;
 }

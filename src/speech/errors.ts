@@ -1,0 +1,22 @@
+// Speech engine errors carry a stable code; callers (retries, call records) match on it.
+export type SpeechErrorCode =
+  | 'TTS_ENGINE_UNAVAILABLE'
+  | 'TTS_SYNTHESIS_FAILED'
+  | 'TTS_VOICE_UNKNOWN'
+  | 'TTS_CONFIG_INVALID'
+  | 'TTS_HTTP_ERROR'
+  | 'TTS_BAD_RESPONSE'
+  | 'TTS_ENGINE_CLOSED'
+  | 'VAD_MODEL_MISSING'
+  | 'VAD_UNSUPPORTED_RATE'
+  | 'VAD_BAD_OPTIONS'
+  | 'VAD_STREAM_CLOSED';
+
+export class SpeechError extends Error {
+  readonly code: SpeechErrorCode;
+  constructor(code: SpeechErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SpeechError';
+    this.code = code;
+  }
+}

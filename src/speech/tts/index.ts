@@ -1,0 +1,46 @@
+// createTtsEngine(voiceConfig): the agent's voice settings → an engine, keyed by engine name.
+import type { z } from 'zod';
+import type { VoiceConfigSchema } from '../../agents/schema.ts';
+import { SpeechError } from '../errors.ts';
+import type { TtsEngine } from '../types.ts';
+import { EspeakTtsEngine } from './espeak.ts';
+import { FLITE_VOICES, FliteTtsEngine } from './flite.ts';
+import { OpenAiTtsEngine } from './openai.ts';
+
+export type VoiceConfig = z.output<typeof VoiceConfigSchema>;
+
+export interface TtsFactoryOptions {
+  /** Model name sent to an OpenAI-compatible endpoint (default "tts-1"). */
+  openaiModel?: string;
+  fetch?: typeof fetch;
+}
+
+// voice_id defaults to a flite voice in the agent schema; other engines then use their own default.
+const isFliteVoiceName = (voice: string) => (FLITE_VOICES as readonly string[]).includes(voice);
+
+export function createTtsEngine(config: VoiceConfig, options: TtsFactoryOptions = {}): TtsEngine {
+  switch (config.engine) {
+    case 'flite':
+      return new FliteTtsEngine({ voice: config.voice_id, speed: config.speed });
+    case 'espeak':
+      return new EspeakTtsEngine({ voice: isFliteVoiceName(config.voice_id) ? 'en-us' : config.voice_id, speed: config.speed });
+    case 'openai': {
+      if (!config.base_url) throw new SpeechError('TTS_CONFIG_INVALID', 'the openai voice engine needs base_url');
+      return new OpenAiTtsEngine(
+        {
+          baseUrl: config.base_url,
+          ...(config.api_key ? { apiKey: config.api_key } : {}),
+          ...(options.openaiModel ? { model: options.openaiModel } : {}),
+          voice: isFliteVoiceName(config.voice_id) ? 'alloy' : config.voice_id,
+          speed: config.speed,
+        },
+        options.fetch,
+      );
+    }
+  }
+}
+
+export { EspeakTtsEngine, type EspeakOptions } from './espeak.ts';
+export { FLITE_VOICES, FliteTtsEngine, type FliteOptions } from './flite.ts';
+export { OpenAiTtsEngine, OpenAiTtsOptionsSchema, type OpenAiTtsOptions } from './openai.ts';
+export { splitForSpeech } from './text.ts';

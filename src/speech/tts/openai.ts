@@ -1,0 +1,131 @@
+// An OpenAI-compatible speech endpoint: POST {base_url}/audio/speech with
+// {model, input, voice, response_format, speed} and a bearer key; the body is streamed as it
+// arrives. "pcm" is raw PCM16 mono little-endian at the endpoint's fixed rate (24 kHz for
+// OpenAI); "wav" carries its rate in the header.
+import { z } from 'zod';
+import { bytesToInt16 } from '../../audio/pcm.ts';
+import { WavStreamReader } from '../../audio/wav-stream.ts';
+import { SpeechError } from '../errors.ts';
+import type { PcmChunk, TtsEngine, TtsSynthesisOptions } from '../types.ts';
+import { PcmOutput } from './output.ts';
+
+export const OpenAiTtsOptionsSchema = z.strictObject({
+  baseUrl: z.url({ protocol: /^https?$/ }),
+  apiKey: z.string().min(1).optional(),
+  model: z.string().min(1).default('tts-1'),
+  voice: z.string().min(1).default('alloy'),
+  speed: z.number().min(0.25).max(4).default(1),
+  responseFormat: z.enum(['pcm', 'wav']).default('pcm'),
+  /** Rate of raw "pcm" bodies; OpenAI sends 24 kHz. */
+  pcmSampleRate: z.int().positive().default(24000),
+});
+export type OpenAiTtsOptions = z.input<typeof OpenAiTtsOptionsSchema>;
+
+const ErrorBodySchema = z.object({ error: z.union([z.string(), z.object({ message: z.string() })]) });
+
+async function errorMessage(response: Response): Promise<string> {
+  const text = await response.text().catch(() => '');
+  try {
+    const body = ErrorBodySchema.parse(JSON.parse(text));
+    return typeof body.error === 'string' ? body.error : body.error.message;
+  } catch {
+    return text.slice(0, 300);
+  }
+}
+
+export class OpenAiTtsEngine implements TtsEngine {
+  readonly name = 'openai';
+  private readonly options: z.output<typeof OpenAiTtsOptionsSchema>;
+  private readonly fetchImpl: typeof fetch;
+
+  /** `fetchImpl` is injectable for tests and proxies; the global fetch by default. */
+  constructor(options: OpenAiTtsOptions, fetchImpl: typeof fetch = fetch) {
+    const parsed = OpenAiTtsOptionsSchema.safeParse(options);
+    if (!parsed.success) throw new SpeechError('TTS_CONFIG_INVALID', `OpenAI speech config: ${z.prettifyError(parsed.error)}`);
+    this.options = parsed.data;
+    this.fetchImpl = fetchImpl;
+  }
+
+  async *synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
+    const { signal } = options;
+    const input = text.trim();
+    if (input === '' || signal?.aborted) return;
+    const { baseUrl, apiKey, model, responseFormat, pcmSampleRate } = this.options;
+    const url = `${baseUrl.replace(/\/+$/, '')}/audio/speech`;
+    let response: Response;
+    try {
+      response = await this.fetchImpl(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+        body: JSON.stringify({
+          model,
+          input,
+          voice: options.voiceId ?? this.options.voice,
+          response_format: responseFormat,
+          speed: options.speed ?? this.options.speed,
+        }),
+        signal: signal ?? null,
+      });
+    } catch (error) {
+      if (signal?.aborted) return;
+      throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint ${url} unreachable: ${(error as Error).message}`, { cause: error });
+    }
+    if (!response.ok) {
+      throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint answered ${response.status}: ${await errorMessage(response)}`);
+    }
+    if (!response.body) throw new SpeechError('TTS_BAD_RESPONSE', 'speech endpoint sent no body');
+    const reader = responseFormat === 'wav' ? new WavStreamReader() : null;
+    const output = new PcmOutput(options.sampleRate);
+    // Raw PCM may split a sample across reads; keep the odd byte for the next read.
+    let odd: Uint8Array | null = null;
+    const body = response.body.getReader();
+    try {
+      for (;;) {
+        const read = await body.read().catch((error: unknown) => {
+          if (signal?.aborted) return null;
+          throw new SpeechError('TTS_BAD_RESPONSE', `speech body broke off: ${(error as Error).message}`, { cause: error });
+        });
+        if (read === null) return;
+        if (read.done) break;
+        if (signal?.aborted) return;
+        let samples: Int16Array;
+        if (reader) {
+          try {
+            samples = reader.push(read.value);
+          } catch (error) {
+            throw new SpeechError('TTS_BAD_RESPONSE', `speech body is not PCM16 mono WAV: ${(error as Error).message}`, { cause: error });
+          }
+        } else {
+          let bytes = read.value;
+          if (odd) {
+            const joined = new Uint8Array(odd.length + bytes.length);
+            joined.set(odd);
+            joined.set(bytes, odd.length);
+            bytes = joined;
+            odd = null;
+          }
+          if (bytes.length % 2 === 1) {
+            odd = bytes.slice(bytes.length - 1);
+            bytes = bytes.subarray(0, bytes.length - 1);
+          }
+          samples = bytesToInt16(bytes);
+        }
+        if (samples.length === 0) continue;
+        for (const chunk of output.push(samples, reader ? reader.sampleRate : pcmSampleRate)) {
+          if (signal?.aborted) return;
+          yield chunk;
+        }
+      }
+      for (const chunk of output.end()) {
+        if (signal?.aborted) return;
+        yield chunk;
+      }
+    } finally {
+      body.cancel().catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    // Nothing kept open: each synthesis is one request.
+  }
+}

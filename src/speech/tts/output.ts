@@ -1,0 +1,60 @@
+// Engine PCM → what the caller asked for: resampled to its rate, cut into 20 ms chunks so that a
+// cancel between chunks stops output within one frame.
+import { Framer } from '../../audio/framer.ts';
+import { FRAME_MS, samplesPerFrame } from '../../audio/pcm.ts';
+import { Resampler } from '../../audio/resampler.ts';
+import type { PcmChunk } from '../types.ts';
+
+export class PcmOutput {
+  readonly sampleRate: number;
+  private resampler: Resampler | null = null;
+  private readonly framer: Framer;
+
+  constructor(sampleRate: number) {
+    this.sampleRate = sampleRate;
+    this.framer = new Framer(samplesPerFrame(sampleRate, FRAME_MS));
+  }
+
+  /** Engine audio at `sourceRate` in; whole 20 ms chunks at the output rate out. */
+  push(samples: Int16Array, sourceRate: number): PcmChunk[] {
+    if (!this.resampler || this.resampler.inputRate !== sourceRate) {
+      // A new source rate (another voice) starts a fresh filter; the old tail is flushed first.
+      const tail = this.resampler ? this.resampler.flush() : new Int16Array(0);
+      this.resampler = new Resampler(sourceRate, this.sampleRate);
+      if (tail.length > 0) this.framer.push(tail);
+    }
+    return this.wrap(this.framer.push(this.resampler.push(samples)));
+  }
+
+  /** End of the utterance: the rest, the last chunk padded with silence to a whole frame. */
+  end(): PcmChunk[] {
+    const frames = this.resampler ? this.framer.push(this.resampler.flush()) : [];
+    const last = this.framer.flush();
+    if (last) frames.push(last);
+    return this.wrap(frames);
+  }
+
+  private wrap(frames: Int16Array[]): PcmChunk[] {
+    return frames.map((samples) => ({ samples, sampleRate: this.sampleRate }));
+  }
+}
+
+/** Resolves with `promise`, or with null as soon as `signal` aborts. */
+export function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | null> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise<T | null>((resolve, reject) => {
+    const onAbort = () => resolve(null);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}

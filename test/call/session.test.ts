@@ -1,0 +1,312 @@
+import { describe, expect, it } from 'vitest';
+import { AgentConfigSchema } from '../../src/agents/schema.ts';
+import { CallSession, interruptionThresholdMs, type SessionResult } from '../../src/call/session.ts';
+import { ManualTimers } from '../../src/call/timers.ts';
+import { LlmError } from '../../src/llm/errors.ts';
+import type { DisconnectionReason } from '../../src/calls/record.ts';
+import {
+  FakeTransport,
+  SPEECH,
+  ScriptedBrain,
+  ScriptedStt,
+  WordTts,
+  engines,
+  frame,
+  say,
+  settle,
+  silentLog,
+  type BrainStep,
+} from '../helpers/session-fakes.ts';
+
+const agentConfig = (overrides: Record<string, unknown> = {}) =>
+  AgentConfigSchema.parse({
+    agent_name: 'Test',
+    llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' },
+    begin_message: 'Hello there.',
+    ...overrides,
+  });
+
+function setup(
+  options: { agent?: Record<string, unknown>; heard?: string[]; steps?: BrainStep[]; fallback?: BrainStep; guard?: (ms: number) => DisconnectionReason | null } = {},
+) {
+  const timers = new ManualTimers(1_700_000_000_000);
+  const transport = new FakeTransport(timers);
+  const stt = new ScriptedStt(options.heard ?? []);
+  const tts = new WordTts();
+  const brain = new ScriptedBrain(options.steps ?? [], options.fallback);
+  let result: SessionResult | undefined;
+  const session = new CallSession({
+    callId: 'call_test',
+    agent: agentConfig(options.agent),
+    systemPrompt: 'You are a test.',
+    transport,
+    timers,
+    engines: engines(stt, tts),
+    brain,
+    log: silentLog,
+    ...(options.guard ? { guard: options.guard } : {}),
+    onEnd: (r) => (result = r),
+  });
+  /** Feeds `ms` of caller audio (speech or silence) frame by frame in fake real time. */
+  const feed = async (ms: number, amplitude: number) => {
+    await settle();
+    // A frame arrives once its 20 ms have been captured, as on a real line.
+    for (let t = 0; t < ms; t += 20) {
+      timers.advance(20);
+      await settle();
+      transport.handlers.audio(frame(amplitude));
+      await settle();
+    }
+  };
+  /** Lets time pass with no inbound audio. */
+  const wait = async (ms: number, step = 20) => {
+    await settle();
+    for (let t = 0; t < ms; t += step) {
+      timers.advance(Math.min(step, ms - t));
+      await settle();
+    }
+  };
+  return { timers, transport, stt, tts, brain, session, feed, wait, result: () => result };
+}
+
+const agentMessages = (r: SessionResult) => r.transcript.filter((m) => m.role === 'agent');
+
+function expectOrdered(r: SessionResult) {
+  let last = 0;
+  for (const item of r.transcriptWithToolCalls) {
+    expect(item.start_at).toBeGreaterThanOrEqual(last);
+    expect(item.end_at).toBeGreaterThanOrEqual(item.start_at);
+    last = item.start_at;
+  }
+}
+
+// Words of one length, so the played-words estimate (by characters) is exact here.
+const LONG = 'alpha bravo charm delta eagle fable giant hotel ivory joker karma lemon mango noble ocean';
+
+describe('CallSession', () => {
+  it('speaks the begin message first, timed by playback from the call start', async () => {
+    const s = setup();
+    await s.session.start();
+    await s.wait(1000);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    const r = s.result()!;
+    expect(r.reason).toBe('user_hangup');
+    // 2 words × 100 ms of audio, playing from t = 0.
+    expect(r.transcript).toEqual([{ role: 'agent', content: 'Hello there.', start_at: 0, end_at: 0.2 }]);
+  });
+
+  it('waits for the caller when begin_message is empty', async () => {
+    const s = setup({ agent: { begin_message: '' } });
+    await s.session.start();
+    await s.wait(5000);
+    expect(s.transport.framesSent).toBe(0);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    expect(s.result()!.transcript).toEqual([]);
+  });
+
+  it('answers a user turn after endpointing_ms of silence, with VAD times and measured latency', async () => {
+    const s = setup({ heard: ['my name is ann'], steps: [say('Nice to meet you, Ann.')] });
+    await s.session.start();
+    await s.feed(1000, 0); // greeting plays, caller silent
+    await s.feed(800, SPEECH); // 1.0 s → 1.8 s speech
+    await s.feed(1500, 0);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    const r = s.result()!;
+    expect(r.transcript.map((m) => [m.role, m.content])).toEqual([
+      ['agent', 'Hello there.'],
+      ['user', 'my name is ann'],
+      ['agent', 'Nice to meet you, Ann.'],
+    ]);
+    const [, user, reply] = r.transcript;
+    expect(user).toMatchObject({ start_at: 1, end_at: 1.8 });
+    // endpointing 500 ms after speech end, and the zero-latency fakes add nothing.
+    expect(reply!.start_at).toBeCloseTo(2.3, 1);
+    expect(r.latency?.e2e?.num).toBe(1);
+    expect(r.latency!.e2e!.p50).toBeGreaterThanOrEqual(500);
+    expect(r.latency!.e2e!.p50).toBeLessThanOrEqual(540);
+    expect(s.brain.calls[0]!.at(-1)).toEqual({ role: 'user', content: 'my name is ann' });
+    expect(s.stt.pushed).toBeGreaterThan(0.8 * 16000);
+    expectOrdered(r);
+  });
+
+  it('keeps a pause shorter than endpointing_ms inside one user turn', async () => {
+    const s = setup({ heard: ['tomorrow at three'], steps: [say('Booked.')] });
+    await s.session.start();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(300, 0); // shorter than 500 ms endpointing
+    await s.feed(400, SPEECH);
+    await s.feed(1200, 0);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    const users = s.result()!.transcript.filter((m) => m.role === 'user');
+    expect(users).toHaveLength(1);
+    expect(users[0]).toMatchObject({ start_at: 0.4, end_at: 1.5 });
+  });
+
+  it('lets the caller barge in: TTS stops, queued audio is cleared, the agent message keeps only the words played', async () => {
+    const s = setup({ agent: { begin_message: LONG, interruption_sensitivity: 0.5 }, heard: ['stop please'], steps: [say('Sure.')] });
+    await s.session.start();
+    await s.feed(300, 0);
+    await s.feed(interruptionThresholdMs(0.5) + 200, SPEECH); // 0.3 s → 1.1 s, interrupts at 0.9 s
+    await s.feed(1200, 0);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    const r = s.result()!;
+    expect(s.transport.clears).toBe(1);
+    const [cut] = agentMessages(r);
+    expect(cut!.end_at).toBeCloseTo(0.3 + interruptionThresholdMs(0.5) / 1000, 1);
+    // 100 ms per word: nine words had started playing by 0.9 s.
+    expect(cut!.content).toBe('alpha bravo charm delta eagle fable giant hotel ivory');
+    expect(s.brain.calls[0]!.find((m) => m.role === 'assistant')).toEqual({ role: 'assistant', content: cut!.content });
+    expect(r.transcript.map((m) => m.role)).toEqual(['agent', 'user', 'agent']);
+    expectOrdered(r);
+  });
+
+  it('does not interrupt for a backchannel shorter than the threshold, and makes no turn of it', async () => {
+    const s = setup({ agent: { begin_message: LONG }, heard: ['uh huh'] });
+    await s.session.start();
+    await s.feed(300, 0);
+    await s.feed(200, SPEECH); // well under 600 ms
+    await s.feed(2000, 0);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    const r = s.result()!;
+    expect(s.transport.clears).toBe(0);
+    expect(r.transcript).toEqual([{ role: 'agent', content: LONG, start_at: 0, end_at: 1.5 }]);
+    expect(s.stt.cancels).toBe(1);
+    expect(s.brain.calls).toHaveLength(0);
+  });
+
+  it('ends with agent_hangup only after the goodbye has played', async () => {
+    const goodbye: BrainStep = async (_m, hooks) => {
+      hooks.onChunk?.('Goodbye and thank you.');
+      const spoken = await hooks.confirmSpoken('Goodbye and thank you.');
+      expect(spoken).toBe(true);
+      return { kind: 'end_call', call: { id: 'c1', name: 'end_call', arguments: '{}' }, messages: [{ role: 'assistant', content: 'Goodbye and thank you.' }] };
+    };
+    const s = setup({ heard: ['bye'], steps: [goodbye] });
+    await s.session.start();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(2000, 0);
+    const r = s.result()!;
+    expect(r.reason).toBe('agent_hangup');
+    const last = agentMessages(r).at(-1)!;
+    expect(last.content).toBe('Goodbye and thank you.');
+    expect(r.endTimestamp - r.startTimestamp).toBeGreaterThanOrEqual(last.end_at * 1000);
+    expect(s.transport.closedWith).toBe('agent_hangup');
+  });
+
+  it('reminds once after inactivity_timeout_ms of silence, then ends with inactivity', async () => {
+    const s = setup({ agent: { inactivity_timeout_ms: 10_000 } });
+    await s.session.start();
+    await s.wait(30_000);
+    const r = s.result()!;
+    expect(r.reason).toBe('inactivity');
+    expect(agentMessages(r).map((m) => m.content)).toEqual(['Hello there.', 'Are you still there?']);
+    // Greeting ends at 0.2 s; the reminder 10 s later (4 words: 0.4 s); the end 10 s after that.
+    expect(agentMessages(r)[1]!.start_at).toBeCloseTo(10.2, 1);
+    expect(r.endTimestamp - r.startTimestamp).toBeGreaterThanOrEqual(20_600);
+    expect(r.endTimestamp - r.startTimestamp).toBeLessThanOrEqual(20_800);
+  });
+
+  it('resets the inactivity timer when the caller speaks', async () => {
+    const s = setup({ agent: { inactivity_timeout_ms: 5_000 }, heard: ['still here'], steps: [say('Good.')] });
+    await s.session.start();
+    await s.wait(4000, 100);
+    await s.feed(400, SPEECH);
+    await s.feed(600, 0);
+    await s.wait(4000, 100);
+    expect(s.result()).toBeUndefined();
+    await s.wait(20_000, 100);
+    expect(s.result()!.reason).toBe('inactivity');
+  });
+
+  it('apologises, then ends with error_service when the model fails', async () => {
+    const failing: BrainStep = async () => ({ kind: 'llm_error', error: new LlmError('LLM_HTTP_STATUS', 'upstream said 503'), messages: [] });
+    const s = setup({ heard: ['hello'], steps: [failing] });
+    await s.session.start();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(3000, 0);
+    await s.wait(5000);
+    const r = s.result()!;
+    expect(r.reason).toBe('error_service');
+    expect(agentMessages(r).at(-1)!.content).toMatch(/sorry/i);
+    expect(r.message).toMatch(/503/);
+  });
+
+  it('ends with flow_error when the model output makes the call impossible', async () => {
+    const broken: BrainStep = async () => ({ kind: 'flow_error', code: 'UNKNOWN_TOOL', detail: 'no tool named fly', messages: [] });
+    const s = setup({ heard: ['hello'], steps: [broken] });
+    await s.session.start();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(600, 0);
+    await s.wait(5000);
+    expect(s.result()).toMatchObject({ reason: 'flow_error', message: 'UNKNOWN_TOOL: no tool named fly' });
+  });
+
+  it('ends with error_service when the recogniser crashes', async () => {
+    const s = setup({ heard: ['x'] });
+    s.stt.failNext = true;
+    await s.session.start();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(600, 0);
+    await s.wait(5000);
+    expect(s.result()!.reason).toBe('error_service');
+  });
+
+  it('ends with call_transfer when the model transfers the caller', async () => {
+    const transfer: BrainStep = async () => ({
+      kind: 'transfer_call',
+      call: { id: 't', name: 'transfer_call', arguments: '{}' },
+      transferTo: '+14155550123',
+      messages: [],
+    });
+    const s = setup({ heard: ['a human please'], steps: [transfer] });
+    await s.session.start();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(800, 0);
+    expect(s.result()).toMatchObject({ reason: 'call_transfer', message: 'Transferred to +14155550123.' });
+  });
+
+  it('ends with the guard’s reason (credit balance used up) during the call', async () => {
+    const s = setup({ guard: (ms) => (ms >= 3000 ? 'insufficient_balance' : null) });
+    await s.session.start();
+    await s.wait(5000, 100);
+    const r = s.result()!;
+    expect(r.reason).toBe('insufficient_balance');
+    expect(r.endTimestamp - r.startTimestamp).toBe(3000);
+  });
+
+  it('runs an hour of call time in milliseconds and ends with max_duration_reached at exactly the limit', async () => {
+    const started = performance.now();
+    const heard = Array.from({ length: 200 }, (_, i) => `turn ${i}`);
+    const s = setup({ agent: { max_duration_ms: 3_600_000 }, heard, fallback: say('Okay.') });
+    await s.session.start();
+    for (let t = 0; t < 3_600_000 && !s.result(); t += 20_000) {
+      await s.feed(400, SPEECH);
+      await s.feed(800, 0);
+      await s.wait(18_800, 2000);
+    }
+    const r = s.result()!;
+    expect(r.reason).toBe('max_duration_reached');
+    expect(r.endTimestamp - r.startTimestamp).toBe(3_600_000);
+    expect(r.userTurns).toBe(180);
+    expect(r.transcript).toHaveLength(1 + 180 * 2);
+    expectOrdered(r);
+    expect(r.latency?.e2e?.num).toBe(180);
+    expect(performance.now() - started).toBeLessThan(30_000);
+  }, 60_000);
+
+  it('maps interruption_sensitivity to a threshold: 1 → 200 ms, 0.5 → 600 ms, 0 → 1 s', () => {
+    expect([interruptionThresholdMs(1), interruptionThresholdMs(0.5), interruptionThresholdMs(0)]).toEqual([200, 600, 1000]);
+  });
+});

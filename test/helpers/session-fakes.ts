@@ -1,0 +1,160 @@
+// Fakes of one stage each, for unit tests of CallSession under ManualTimers: a transport
+// that "plays" audio in fake real time and echoes marks, an energy VAD, a scripted
+// recogniser, a TTS whose audio length follows the word count, and a scripted model.
+import pino from 'pino';
+import type { TurnHooks, TurnOutcome } from '../../src/llm/turn.ts';
+import type { ChatMessage } from '../../src/llm/types.ts';
+import type { ManualTimers } from '../../src/call/timers.ts';
+import type { AgentBrain, SessionEngines } from '../../src/call/session.ts';
+import type { PcmChunk, SttResult, SttStream, TtsEngine, TtsSynthesisOptions, VadEvent, VadStream } from '../../src/speech/types.ts';
+import type { CallTransport, SessionNotice, TransportHandlers } from '../../src/transports/types.ts';
+import type { DisconnectionReason } from '../../src/calls/record.ts';
+
+export const silentLog = pino({ level: 'silent' });
+
+export const SPEECH = 8000;
+export const frame = (amplitude: number) => new Int16Array(320).fill(amplitude);
+
+export class FakeTransport implements CallTransport {
+  readonly kind = 'twilio' as const;
+  handlers!: TransportHandlers;
+  framesSent = 0;
+  clears = 0;
+  readonly marks: string[] = [];
+  readonly notices: SessionNotice[] = [];
+  closedWith: DisconnectionReason | null = null;
+  private playEnd = 0;
+  private pendingMarks: { name: string; handle: { id: number } }[] = [];
+
+  constructor(private readonly timers: ManualTimers) {}
+
+  attach(handlers: TransportHandlers): void {
+    this.handlers = handlers;
+  }
+  sendAudio(): void {
+    this.framesSent++;
+    this.playEnd = Math.max(this.playEnd, this.timers.now()) + 20;
+  }
+  sendMark(name: string): void {
+    this.marks.push(name);
+    const entry = { name, handle: { id: -1 } };
+    entry.handle = this.timers.setTimeout(() => {
+      this.pendingMarks = this.pendingMarks.filter((m) => m !== entry);
+      this.handlers.mark(name);
+    }, Math.max(0, this.playEnd - this.timers.now()));
+    this.pendingMarks.push(entry);
+  }
+  clear(): void {
+    this.clears++;
+    this.playEnd = this.timers.now();
+    for (const m of this.pendingMarks.splice(0)) {
+      this.timers.clearTimeout(m.handle);
+      this.handlers.mark(m.name);
+    }
+  }
+  notify(notice: SessionNotice): void {
+    this.notices.push(notice);
+  }
+  close(reason: DisconnectionReason): void {
+    this.closedWith ??= reason;
+  }
+}
+
+/** Speech is any frame louder than SPEECH/2; start at once, end after 200 ms of quiet. */
+export class EnergyVad implements VadStream {
+  lastProbability = 0;
+  speaking = false;
+  private samples = 0;
+  private quietSince: number | null = null;
+  async push(samples: Int16Array): Promise<VadEvent[]> {
+    const t = this.samples / 16000;
+    this.samples += samples.length;
+    const loud = Math.abs(samples[0] ?? 0) > SPEECH / 2;
+    this.lastProbability = loud ? 1 : 0;
+    if (loud) {
+      this.quietSince = null;
+      if (!this.speaking) {
+        this.speaking = true;
+        return [{ type: 'speech_start', at: t }];
+      }
+      return [];
+    }
+    if (this.speaking) {
+      this.quietSince ??= t;
+      if (this.samples / 16000 - this.quietSince >= 0.2 - 1e-9) {
+        this.speaking = false;
+        const at = this.quietSince;
+        this.quietSince = null;
+        return [{ type: 'speech_end', at }];
+      }
+    }
+    return [];
+  }
+  reset(): void {}
+  close(): void {}
+}
+
+export class ScriptedStt implements SttStream {
+  readonly heard: string[] = [];
+  pushed = 0;
+  cancels = 0;
+  failNext = false;
+  constructor(private readonly script: string[]) {}
+  push(samples: Int16Array): void {
+    this.pushed += samples.length;
+  }
+  async finalize(): Promise<SttResult> {
+    if (this.failNext) throw new Error('decoder crashed');
+    const text = this.script.shift() ?? '';
+    this.heard.push(text);
+    return { text };
+  }
+  cancel(): void {
+    this.cancels++;
+  }
+  async close(): Promise<void> {}
+}
+
+/** 100 ms of audio per word, in 20 ms chunks, at once. */
+export class WordTts implements TtsEngine {
+  readonly name = 'word-tts';
+  readonly spoken: string[] = [];
+  async *synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
+    this.spoken.push(text);
+    const words = text.split(/\s+/).filter(Boolean).length;
+    for (let i = 0; i < words * 5; i++) {
+      if (options.signal?.aborted) return;
+      yield { samples: new Int16Array(320).fill(1000), sampleRate: 16000 };
+    }
+  }
+  async close(): Promise<void> {}
+}
+
+export type BrainStep = (messages: readonly ChatMessage[], hooks: TurnHooks, signal: AbortSignal) => Promise<TurnOutcome>;
+
+export class ScriptedBrain implements AgentBrain {
+  readonly calls: ChatMessage[][] = [];
+  constructor(private readonly steps: BrainStep[], private readonly fallback?: BrainStep) {}
+  respond(messages: readonly ChatMessage[], hooks: TurnHooks, signal: AbortSignal): Promise<TurnOutcome> {
+    this.calls.push([...messages]);
+    const step = this.steps.shift() ?? this.fallback;
+    if (!step) return Promise.resolve({ kind: 'reply', messages: [] });
+    return step(messages, hooks, signal);
+  }
+}
+
+export const say =
+  (text: string): BrainStep =>
+  async (_m, hooks) => {
+    hooks.onChunk?.(text);
+    return { kind: 'reply', messages: [{ role: 'assistant', content: text }] };
+  };
+
+export function engines(stt: SttStream, tts: TtsEngine = new WordTts(), vad: VadStream = new EnergyVad()): SessionEngines {
+  return { openVad: async () => vad, openStt: async () => stt, tts };
+}
+
+/** Lets promise callbacks (VAD, STT, TTS, model) run between timer steps. */
+export async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
