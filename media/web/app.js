@@ -301,7 +301,8 @@ class Call {
         this.finish(describeReason(msg.disconnection_reason), msg.disconnection_reason);
         break;
       case 'error':
-        notify(`The service reported an error: ${msg.message} (${msg.code})`);
+        this.lastError = `${msg.message} (${msg.code})`;
+        notify(`The service reported an error: ${this.lastError}`);
         break;
       default:
         break;
@@ -422,8 +423,9 @@ class Call {
 
   async lost(event, opened, url) {
     let text;
-    if (!opened) text = `Could not connect to the call stream at ${url.host}. The service may be down or restarting; try again in a moment.`;
-    else if (event.code === 1001 || event.code === 1012) text = 'The service is restarting or shutting down, so the call ended. Press Call to start a new one once it is back.';
+    if (this.lastError) text = `The service refused the call: ${this.lastError}.`;
+    else if (!opened) text = `Could not connect to the call stream at ${url.host}. The service may be down or restarting; try again in a moment.`;
+    else if (event.code === 1001 || event.code === 1012 || event.code === 1013) text = 'The service is restarting or shutting down, so the call ended. Press Call to start a new one once it is back.';
     else text = `The connection to the service was lost (code ${event.code}${event.reason ? `: ${event.reason}` : ''}), so the call ended.`;
     this.finish(text, 'connection_lost', true);
     // Tell a restart from a network drop: is the service there at all?

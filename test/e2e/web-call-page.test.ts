@@ -189,6 +189,9 @@ describe('web-call page against a fake call socket', () => {
     await page.screenshot({ path: join(root, 'artifacts', 'web-call-page-fake.png'), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: join(root, 'artifacts', 'web-call-page-phone.png'), fullPage: true });
+    // On a phone-sized screen nothing is cut off sideways and the call buttons stay visible.
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    expect(await page.isVisible('#hangup')).toBe(true);
     await page.setViewportSize({ width: 1100, height: 760 });
 
     // Muted, frames keep coming, of silence.
@@ -224,6 +227,18 @@ describe('web-call page against a fake call socket', () => {
     await page.waitForSelector('#notice >> text=it may be restarting');
     expect(await page.getAttribute('body', 'data-disconnection-reason')).toBe('connection_lost');
     expect(await page.isEnabled('#call')).toBe(true);
+  }, 30_000);
+
+  it('shows why the service refused the call stream (bad token) instead of a bare disconnect', async () => {
+    const { page } = await openPage();
+    const socket = nextSocket();
+    await page.click('#call');
+    const s = await socket;
+    await s.waitFor('start', (m) => m.type === 'start');
+    s.send({ type: 'error', code: 'BAD_TOKEN', message: 'the first message must be start with a valid, unused access_token' });
+    s.ws.close(1008, 'invalid access token');
+    await page.waitForSelector('#ended >> text=refused the call');
+    expect(await page.textContent('#ended')).toContain('BAD_TOKEN');
   }, 30_000);
 
   it('says the API key was refused and asks for it again', async () => {
