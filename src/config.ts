@@ -16,7 +16,18 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
   PRICE_PER_MINUTE_CREDITS: z.coerce.number().min(0).default(10),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(10_000),
+  MAX_CONCURRENT_CALLS: z.coerce.number().int().min(0).default(0),
+  ORG_LIMITS: z.string().optional(),
+  TWILIO_AUTH_TOKEN: z.string().min(1).optional(),
+  STREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
 });
+
+const OrgLimitSchema = z.strictObject({
+  max_concurrent_calls: z.int().min(0).optional(),
+  credit_balance: z.number().min(0).optional(),
+});
+const OrgLimitsSchema = z.record(z.string(), OrgLimitSchema);
+export type OrgLimit = z.infer<typeof OrgLimitSchema>;
 
 export type RawConfig = z.infer<typeof ConfigSchema>;
 
@@ -39,6 +50,13 @@ export interface Config {
   rateLimitPerMinute: number;
   pricePerMinuteCredits: number;
   shutdownDrainMs: number;
+  /** Concurrent calls per organization when ORG_LIMITS names none; 0 = unlimited. */
+  maxConcurrentCalls: number;
+  /** Per-organization limits: concurrent calls and a credit balance debited by call_cost. */
+  orgLimits: Record<string, OrgLimit>;
+  twilioAuthToken: string | undefined;
+  /** How long a registered call may wait for its media stream before it is ended. */
+  streamConnectTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -83,5 +101,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
     pricePerMinuteCredits: raw.PRICE_PER_MINUTE_CREDITS,
     shutdownDrainMs: raw.SHUTDOWN_DRAIN_MS,
+    maxConcurrentCalls: raw.MAX_CONCURRENT_CALLS,
+    orgLimits: parseOrgLimits(raw.ORG_LIMITS),
+    twilioAuthToken: raw.TWILIO_AUTH_TOKEN,
+    streamConnectTimeoutMs: raw.STREAM_CONNECT_TIMEOUT_MS,
   };
+}
+
+/** ORG_LIMITS: JSON {"org_id": {"max_concurrent_calls": n, "credit_balance": credits}}. */
+export function parseOrgLimits(value: string | undefined): Record<string, OrgLimit> {
+  if (!value) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    throw new ConfigError('ORG_LIMITS: not valid JSON');
+  }
+  const parsed = OrgLimitsSchema.safeParse(json);
+  if (!parsed.success) throw new ConfigError(`ORG_LIMITS: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return parsed.data;
 }

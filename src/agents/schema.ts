@@ -114,6 +114,8 @@ export const AgentConfigSchema = z.strictObject({
   analysis: AnalysisConfigSchema.default({ custom_fields: [] }),
   voicemail_message: z.string().max(10_000).default(''),
   voicemail_detection: z.boolean().default(false),
+  /** Calls of this agent keep no transcript, tool payloads or recording. */
+  opt_out_sensitive_data_storage: z.boolean().default(false),
 });
 
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
@@ -121,8 +123,15 @@ export type AgentTool = z.infer<typeof AgentToolSchema>;
 export type ApiTool = z.infer<typeof ApiToolSchema>;
 export type LlmConfig = z.infer<typeof LlmConfigSchema>;
 
-/** PATCH body: any subset of the fields; nested objects replace as a whole. */
-export const AgentPatchSchema = AgentConfigSchema.partial();
+/**
+ * PATCH body: any subset of the fields; nested objects replace as a whole. Defaults are
+ * stripped, so a field the client leaves out keeps its stored value instead of being reset.
+ */
+export const AgentPatchSchema = z.strictObject(
+  Object.fromEntries(
+    Object.entries(AgentConfigSchema.shape).map(([key, field]) => [key, (field instanceof z.ZodDefault ? field.unwrap() : field).optional()]),
+  ),
+) as unknown as z.ZodType<Partial<AgentConfig>>;
 
 /** A stored agent version as the runtime uses it (secrets included). */
 export interface AgentVersion {

@@ -6,3 +6,4 @@ export { Resampler, resample, RESAMPLER_DEFAULTS } from './resampler.ts';
 export { Framer } from './framer.ts';
 export { WavStreamReader } from './wav-stream.ts';
 export { decodeWav, encodeWav, readWavFile, writeWavFile, type WavEncoding } from './wav.ts';
+export { CarrierAudioIn, CarrierAudioOut, type CarrierAudioOptions, type G711Encoding } from './telephony.ts';

@@ -4,7 +4,7 @@ import { AudioError } from './errors.ts';
 
 export const INTERNAL_SAMPLE_RATE = 16000;
 export const FRAME_MS = 20;
-/** Rates the resampler and readers accept. */
+/** Rates met at the edges (carriers, engines), each tested through the resampler; it accepts other integer rates too. */
 export const SUPPORTED_SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000] as const;
 export type SupportedSampleRate = (typeof SUPPORTED_SAMPLE_RATES)[number];
 /** dBFS reported for digital silence instead of -Infinity, so values stay JSON-safe. */

@@ -91,9 +91,9 @@ export class CallRecorder {
     this.agent = new SpooledChannel(`${wavPath}.agent.raw`);
   }
 
-  /** Inbound audio arrives continuously: each frame follows the last. */
-  callerAudio(frame: Int16Array): void {
-    this.caller.write(frame);
+  /** Caller audio at `offsetMs` from the call start (on the inbound audio clock). */
+  callerAudio(frame: Int16Array, offsetMs: number): void {
+    this.caller.write(frame, Math.max(0, Math.round((offsetMs * INTERNAL_RATE) / 1000)));
   }
 
   /** Agent audio at `offsetMs` from the call start (when it plays). */

@@ -8,14 +8,17 @@ import type { TurnHooks, TurnOutcome } from '../llm/turn.ts';
 import type { ChatMessage } from '../llm/types.ts';
 import type { SttResult, SttStream, SttStreamEvents, TtsEngine, VadEvent, VadStream } from '../speech/types.ts';
 import { FRAME_MS, FRAME_SAMPLES, INTERNAL_RATE, type CallTransport, type SessionNotice } from '../transports/types.ts';
+import { Resampler } from '../audio/resampler.ts';
 import { LatencyRecorder, type LatencyStats } from './latency.ts';
 import { OutboundPacer } from './pacer.ts';
 import type { CallRecorder } from './recorder.ts';
 import type { TimerHandle, Timers } from './timers.ts';
 
 export const SESSION_DEFAULTS = {
-  /** Audio kept from before VAD confirmed speech, so the recogniser hears the onset. */
-  prerollMs: 400,
+  /** Audio the recogniser gets from before the speech start VAD reported (the onset). */
+  prerollMs: 300,
+  /** Recent inbound audio kept so a late VAD verdict can still hand the onset over. */
+  historyMs: 3000,
   reminderText: 'Are you still there?',
   apologyText: "I'm sorry, something went wrong on our side. Please call again later. Goodbye.",
   flowErrorText: "I'm sorry, I can't continue this call. Goodbye.",
@@ -61,6 +64,8 @@ export interface SessionOptions {
   engines: SessionEngines;
   brain: AgentBrain;
   recorder?: CallRecorder | undefined;
+  /** Rate the recogniser is opened at: 8000 for telephone audio (its telephone-band model). */
+  sttSampleRate?: 8000 | 16000;
   log: Logger;
   /** Checked every second; a reason ends the call (credit balance used up, …). */
   guard?: (connectedMs: number) => DisconnectionReason | null;
@@ -127,7 +132,11 @@ export class CallSession {
   private stt!: SttStream;
   private vadChain: Promise<void> = Promise.resolve();
   private inboundSamples = 0;
-  private readonly preroll: Int16Array[] = [];
+  /** Seconds between the call's start and the first inbound frame: VAD times are on the inbound clock. */
+  private audioOffset = 0;
+  private readonly sttDown: Resampler | null;
+  /** Recent inbound frames with the audio time each ends at, for the recogniser's onset. */
+  private readonly recent: { frame: Int16Array; endAt: number }[] = [];
   /** The caller's current stretch of speech, on the inbound audio clock (seconds). */
   private speech: { startAt: number; endAt: number | null; confirmed: boolean; sttOpen: boolean } | null = null;
   private readonly history: ChatMessage[] = [];
@@ -157,6 +166,7 @@ export class CallSession {
     this.o = options;
     this.timers = options.timers;
     this.finished = new Promise((resolve) => (this.finishedResolve = resolve));
+    this.sttDown = options.sttSampleRate === 8000 ? new Resampler(INTERNAL_RATE, 8000) : null;
     this.pacer = new OutboundPacer(options.transport, options.timers, {
       sent: (frame, playAt) => this.onFrameSent(frame, playAt),
       drained: () => undefined,
@@ -180,8 +190,13 @@ export class CallSession {
     return Math.round(wall - this.startWall) / 1000;
   }
 
+  /** Seconds of inbound audio, on the call's clock. */
   private audioNow(): number {
-    return this.inboundSamples / INTERNAL_RATE;
+    return this.audioOffset + this.inboundSamples / INTERNAL_RATE;
+  }
+
+  private pushStt(frame: Int16Array): void {
+    this.stt.push(this.sttDown ? this.sttDown.push(frame) : frame);
   }
 
   /** Connects the call: opens the engines, arms the timers, speaks the begin message. */
@@ -222,12 +237,13 @@ export class CallSession {
 
   private onAudio(frame: Int16Array): void {
     if (this.phase !== 'live') return;
-    this.o.recorder?.callerAudio(frame);
+    if (this.inboundSamples === 0) this.audioOffset = (this.timers.now() - this.startWall) / 1000 - frame.length / INTERNAL_RATE;
+    this.o.recorder?.callerAudio(frame, this.audioNow() * 1000);
     this.inboundSamples += frame.length;
-    if (this.speech?.sttOpen) this.stt.push(frame);
+    if (this.speech?.sttOpen) this.pushStt(frame);
     else {
-      this.preroll.push(frame);
-      if (this.preroll.length > SESSION_DEFAULTS.prerollMs / FRAME_MS) this.preroll.shift();
+      this.recent.push({ frame, endAt: this.audioNow() });
+      if (this.recent.length > SESSION_DEFAULTS.historyMs / FRAME_MS) this.recent.shift();
     }
     // VAD runs in order, off the hot path; its events carry their own audio-clock time.
     this.vadChain = this.vadChain
@@ -243,8 +259,9 @@ export class CallSession {
 
   private onVad(event: VadEvent): void {
     if (this.phase !== 'live') return;
-    if (event.type === 'speech_start') this.onSpeechStart(event.at);
-    else this.onSpeechEnd(event.at);
+    const at = event.at + this.audioOffset;
+    if (event.type === 'speech_start') this.onSpeechStart(at);
+    else this.onSpeechEnd(at);
   }
 
   private agentBusy(): boolean {
@@ -261,7 +278,9 @@ export class CallSession {
       return;
     }
     this.speech = { startAt: at, endAt: null, confirmed: false, sttOpen: true };
-    for (const frame of this.preroll.splice(0)) this.stt.push(frame);
+    // VAD may report the start late (it runs behind the audio): hand over from just before it.
+    const from = at - SESSION_DEFAULTS.prerollMs / 1000;
+    for (const { frame, endAt } of this.recent.splice(0)) if (endAt > from) this.pushStt(frame);
     if (!this.agentBusy()) {
       this.speech.confirmed = true;
       return;

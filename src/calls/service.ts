@@ -1,5 +1,6 @@
 // Creating, reading and listing calls. Placing the call is the dialer's job; whatever it
 // answers, the record leaves `registered` (never a call that hangs there).
+import type { AgentVersion } from '../agents/schema.ts';
 import type { AgentService, AgentVersionSpec } from '../agents/service.ts';
 import { newId, type Clock, type RandomHex } from '../clock.ts';
 import type { Dialer } from '../dialer/dialer.ts';
@@ -7,7 +8,7 @@ import { notFound } from '../errors.ts';
 import type { Logger } from 'pino';
 import type { CallListQuery, CallPage, CallRepository } from '../store/calls.ts';
 import type { CallEvents } from './events.ts';
-import { registeredRecord, type CallRecord } from './record.ts';
+import { registeredRecord, type CallRecord, type DisconnectionReason } from './record.ts';
 import { hashStreamSecret } from './stream-secret.ts';
 
 export interface OutboundCallRequest {
@@ -31,14 +32,31 @@ export class CallService {
     private readonly random: RandomHex,
     private readonly log: Logger,
     private readonly events: CallEvents,
+    /** Why the organization may not start a call now (limits), or null. */
+    private readonly admission: (orgId: string) => keyof typeof ADMISSION_MESSAGES | null = () => null,
   ) {}
 
-  async createOutbound(orgId: string, request: OutboundCallRequest): Promise<CallRecord> {
-    const agent = this.agents.resolve(orgId, request.agentId, request.agentVersion);
+  /** Writes a registered call and the hash of its media-stream secret; the secret goes to whoever opens the stream. */
+  register(
+    orgId: string,
+    agent: AgentVersion,
+    fields: Omit<Parameters<typeof registeredRecord>[0], 'call_id' | 'agent_id' | 'agent_version'>,
+  ): { record: CallRecord; streamSecret: string } {
     const record = registeredRecord({
+      opt_out_sensitive_data_storage: agent.config.opt_out_sensitive_data_storage,
+      ...fields,
       call_id: newId('call', this.random),
       agent_id: agent.agentId,
       agent_version: agent.version,
+    });
+    const streamSecret = this.random(24);
+    this.calls.insert(orgId, record, this.clock.now(), { streamSecretHash: hashStreamSecret(streamSecret) });
+    return { record, streamSecret };
+  }
+
+  async createOutbound(orgId: string, request: OutboundCallRequest): Promise<CallRecord> {
+    const agent = this.agents.resolve(orgId, request.agentId, request.agentVersion);
+    const { record, streamSecret } = this.register(orgId, agent, {
       call_type: 'outbound',
       call_from: request.from,
       call_to: request.to,
@@ -48,8 +66,8 @@ export class CallService {
       campaign_id: request.campaignId ?? null,
       batch_id: request.batchId ?? null,
     });
-    const streamSecret = this.random(24);
-    this.calls.insert(orgId, record, this.clock.now(), { streamSecretHash: hashStreamSecret(streamSecret) });
+    const refused = this.admission(orgId);
+    if (refused) return this.endUnconnected(orgId, record.call_id, 'not_connected', refused, ADMISSION_MESSAGES[refused]) ?? record;
     try {
       const result = await this.dialer.dial({
         orgId,
@@ -60,11 +78,11 @@ export class CallService {
         agent,
         streamSecret,
       });
-      if (result.status === 'failed') return this.endUnconnected(orgId, record.call_id, 'not_connected', result.reason, result.message);
-      return record;
+      if (result.status === 'failed') return this.endUnconnected(orgId, record.call_id, 'not_connected', result.reason, result.message) ?? record;
+      return this.calls.get(orgId, record.call_id) ?? record;
     } catch (error) {
       this.log.error({ err: error, call_id: record.call_id, dialer: this.dialer.name }, 'dialer failed');
-      return this.endUnconnected(orgId, record.call_id, 'error', 'error_service', 'The service failed while placing the call.');
+      return this.endUnconnected(orgId, record.call_id, 'error', 'error_service', 'The service failed while placing the call.') ?? record;
     }
   }
 
@@ -78,25 +96,38 @@ export class CallService {
     return this.calls.list(orgId, query);
   }
 
-  private endUnconnected(
+  /**
+   * Ends a call that never connected (dial failures, limits, a stream that never came).
+   * Only a call still `registered` changes; `ended` is emitted once, when it does.
+   */
+  endUnconnected(
     orgId: string,
     callId: string,
     status: 'not_connected' | 'error',
-    reason: NonNullable<CallRecord['disconnection_reason']>,
+    reason: DisconnectionReason,
     message: string,
-  ): CallRecord {
+  ): CallRecord | undefined {
     const now = this.clock.now();
-    const ended = this.calls.update(orgId, callId, (current) => ({
-      ...current,
-      call_status: status,
-      disconnection_reason: reason,
-      disconnection_message: message,
-      end_timestamp: now,
-      duration_ms: 0,
-      call_cost: { total_credits_used: 0, duration_seconds: 0 },
-    }));
-    if (!ended) throw notFound('call', callId);
-    this.events.emit('ended', { orgId, record: ended });
+    let changed = false;
+    const ended = this.calls.update(orgId, callId, (current) => {
+      if (current.call_status !== 'registered') return current;
+      changed = true;
+      return {
+        ...current,
+        call_status: status,
+        disconnection_reason: reason,
+        disconnection_message: message,
+        end_timestamp: now,
+        duration_ms: 0,
+        call_cost: { total_credits_used: 0, duration_seconds: 0 },
+      };
+    });
+    if (ended && changed) this.events.emit('ended', { orgId, record: ended });
     return ended;
   }
 }
+
+export const ADMISSION_MESSAGES = {
+  concurrency_limit_reached: 'The organization has reached its concurrent call limit.',
+  insufficient_balance: 'The organization has no credits left.',
+} as const;

@@ -1,7 +1,7 @@
 // Request and response shapes of the HTTP API. Requests are strict: an unknown key is a 400,
 // so a typo never silently widens a query (decisions.md).
 import { z } from 'zod';
-import { AgentConfigSchema, E164 } from '../agents/schema.ts';
+import { AgentConfigSchema, AgentPatchSchema, E164 } from '../agents/schema.ts';
 import { AGENT_ID } from '../agents/file.ts';
 import { CALL_STATUSES, CALL_TYPES, CallRecordSchema, DISCONNECTION_REASONS, USER_SENTIMENTS } from '../calls/record.ts';
 
@@ -99,7 +99,7 @@ export const ListCallsV1Response = z.object({
 });
 
 export const CreateAgentBody = AgentConfigSchema.extend({ agent_id: AGENT_ID.optional() });
-export const PatchAgentBody = AgentConfigSchema.partial();
+export const PatchAgentBody = AgentPatchSchema;
 export const AgentIdParams = z.strictObject({ agent_id: z.string().min(1).max(200) });
 export const AgentVersionQuery = z.strictObject({
   version: z.union([z.literal('production'), z.literal('latest'), z.string().regex(/^[1-9][0-9]*$/)]).optional(),

@@ -45,11 +45,13 @@ export const LLM_CLIENT_DEFAULTS = {
   /** Bytes after [DONE] read in the background so the connection can be reused. */
   drainAfterDoneBytes: 16_384,
   drainAfterDoneMs: 1_000,
+  /** Cap on one SSE event. */
+  maxEventBytes: 1024 * 1024,
   /** Cap on a non-streamed reply. */
   maxJsonBytes: 4 * 1024 * 1024,
 } as const;
 
-const realTimers: Timers = {
+export const realTimers: Timers = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
@@ -228,7 +230,8 @@ class Attempt {
   }
 }
 
-async function readCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<string> {
+/** Reads at most `max` bytes of a response body; past that the body is dropped unread. */
+export async function readBodyCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<Buffer> {
   const parts: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -240,7 +243,11 @@ async function readCapped(body: Dispatcher.ResponseData['body'], max: number): P
       break;
     }
   }
-  return Buffer.concat(parts).subarray(0, max).toString('utf8');
+  return Buffer.concat(parts, size).subarray(0, max);
+}
+
+async function readCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<string> {
+  return (await readBodyCapped(body, max)).toString('utf8');
 }
 
 function errorMessage(text: string): string {
@@ -300,12 +307,19 @@ export class ChatStreamDecoder {
   failure: LlmError | null = null;
   private readonly pending: string[] = [];
   private readonly decoder = new TextDecoder('utf-8');
-  private readonly parser = createParser({ onEvent: (ev: EventSourceMessage) => this.pending.push(ev.data) });
+  private readonly parser = createParser({
+    onEvent: (ev: EventSourceMessage) => this.pending.push(ev.data),
+    onError: (err) => {
+      // Only the buffer cap matters here: a line with no end would grow memory without bound.
+      if (err.type === 'max-buffer-size-exceeded') this.failure ??= new LlmError('LLM_BAD_CHUNK', 'event larger than the cap');
+    },
+    maxBufferSize: LLM_CLIENT_DEFAULTS.maxEventBytes,
+  });
 
   feed(bytes: Uint8Array): void {
     if (this.sawDone || this.failure) return;
     this.parser.feed(this.decoder.decode(bytes, { stream: true }));
-    this.drain();
+    if (!this.failure) this.drain();
   }
 
   /** The server closed the stream. */
@@ -405,7 +419,11 @@ async function* streamAttempt(
         attempt.disarm();
       }
       const tokens = decoder.tokens;
-      for (let i = 0; i < tokens.length; i++) yield { type: 'token', text: tokens[i] as string };
+      for (let i = 0; i < tokens.length; i++) {
+        // A consumer that aborted while holding a token gets nothing more from this read.
+        if (attempt.controller.signal.aborted) throw attempt.fail(null);
+        yield { type: 'token', text: tokens[i] as string };
+      }
       tokens.length = 0;
       if (decoder.failure) throw decoder.failure;
       if (next.done || decoder.sawDone) break;

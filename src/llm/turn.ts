@@ -5,7 +5,6 @@
 import type { LlmConfig } from '../agents/schema.ts';
 import type { ToolExecutor, ToolRun } from '../tools/executor.ts';
 import type { ToolTranscriptItem } from '../tools/transcript.ts';
-import { roundSeconds } from '../tools/transcript.ts';
 import { streamChat, type LlmClientOptions } from './client.ts';
 import { LlmError } from './errors.ts';
 import { SpeakableChunker, type SpeakableOptions } from './speakable.ts';
@@ -48,8 +47,6 @@ export interface TurnInput {
   signal?: AbortSignal;
   client?: Omit<LlmClientOptions, 'signal'>;
   chunking?: SpeakableOptions;
-  /** Clock in seconds from the call's start, for built-in tool transcript items. */
-  clock?: () => number;
   maxRounds?: number;
 }
 
@@ -60,7 +57,8 @@ export type TurnOutcome =
   | { kind: 'transfer_call'; call: ToolCallRequest; transferTo: string; messages: ChatMessage[] }
   /** A reply with tool calls was not fully spoken: its tools were dropped. */
   | { kind: 'interrupted'; messages: ChatMessage[] }
-  | { kind: 'aborted'; messages: ChatMessage[] }
+  /** `partialText`: what the model had said in the round that was cut off (the caller knows how much was spoken). */
+  | { kind: 'aborted'; messages: ChatMessage[]; partialText: string }
   | { kind: 'flow_error'; code: FlowErrorCode; detail: string; messages: ChatMessage[] }
   | { kind: 'llm_error'; error: LlmError; messages: ChatMessage[] };
 
@@ -69,7 +67,7 @@ interface Reply {
   calls: ToolCallRequest[];
 }
 
-async function modelReply(input: TurnInput, history: ChatMessage[], lastRound: boolean): Promise<Reply> {
+async function modelReply(input: TurnInput, history: ChatMessage[], lastRound: boolean, progress: { text: string }): Promise<Reply> {
   const hasTools = input.tools.definitions.length > 0;
   const events = streamChat(
     input.llm,
@@ -93,6 +91,7 @@ async function modelReply(input: TurnInput, history: ChatMessage[], lastRound: b
   for await (const ev of events) {
     if (ev.type === 'token') {
       text += ev.text;
+      progress.text = text;
       emit(chunker.push(ev.text));
     } else if (ev.type === 'tool_calls') {
       calls = ev.calls;
@@ -106,7 +105,6 @@ async function modelReply(input: TurnInput, history: ChatMessage[], lastRound: b
 
 export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const maxRounds = input.maxRounds ?? TURN_DEFAULTS.maxRounds;
-  const clock = input.clock ?? (() => 0);
   const added: ChatMessage[] = [];
   const history = [...input.messages];
   const push = (m: ChatMessage): void => {
@@ -116,17 +114,20 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   const aborted = (): boolean => input.signal?.aborted === true;
   let emptyReplies = 0;
   let invalidRounds = 0;
+  const progress = { text: '' };
+  const abortedOutcome = (): TurnOutcome => ({ kind: 'aborted', messages: added, partialText: progress.text });
 
   for (let round = 1; round <= maxRounds; round++) {
     let reply: Reply;
+    progress.text = '';
     try {
-      reply = await modelReply(input, history, round === maxRounds);
+      reply = await modelReply(input, history, round === maxRounds, progress);
     } catch (err) {
-      if (aborted()) return { kind: 'aborted', messages: added };
+      if (aborted()) return abortedOutcome();
       const e = err instanceof LlmError ? err : new LlmError('LLM_NETWORK', String(err), { cause: err });
       return { kind: 'llm_error', error: e, messages: added };
     }
-    if (aborted()) return { kind: 'aborted', messages: added };
+    if (aborted()) return abortedOutcome();
 
     if (reply.calls.length === 0) {
       if (reply.text.trim() === '') {
@@ -150,7 +151,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     }
 
     const spoken = await input.hooks.confirmSpoken(reply.text);
-    if (aborted()) return { kind: 'aborted', messages: added };
+    if (aborted()) return abortedOutcome();
     if (!spoken) {
       if (reply.text !== '') push({ role: 'assistant', content: reply.text });
       return { kind: 'interrupted', messages: added };
@@ -167,7 +168,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
         return run;
       }),
     );
-    if (aborted()) return { kind: 'aborted', messages: added };
+    if (aborted()) return abortedOutcome();
 
     push({
       role: 'assistant',
@@ -183,7 +184,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     if (terminal) {
       // Every tool call needs its answer for the history to stay valid chat-completions input.
       push({ role: 'tool', tool_call_id: terminal.id, content: '{"status":"accepted"}' });
-      const at = roundSeconds(clock());
+      const at = input.tools.at();
       input.hooks.onToolItem?.({ role: 'tool_call_invocation', tool_call_id: terminal.id, name: terminal.name, arguments: terminal.arguments, start_at: at, end_at: at });
       const tool = input.tools.find(terminal.name);
       if (tool?.type === 'transfer_call') return { kind: 'transfer_call', call: terminal, transferTo: tool.transfer_to, messages: added };

@@ -24,6 +24,8 @@ export interface SttResult {
 export interface SttStreamEvents {
   partial?: (result: SttResult) => void;
   final?: (result: SttResult) => void;
+  /** The engine failed (e.g. STT_ENGINE_CRASHED); the stream is dead and the call should end. */
+  error?: (err: Error & { code: string }) => void;
 }
 
 /** One utterance-at-a-time recogniser bound to one call. */

@@ -67,6 +67,11 @@ export const MIGRATIONS: Migration[] = [
     // Only a hash is kept: the secret itself travels once, in the carrier's stream parameters.
     sql: `ALTER TABLE calls ADD COLUMN stream_secret_hash TEXT;`,
   },
+  {
+    version: 3,
+    name: 'organization credit balances',
+    sql: `CREATE TABLE org_credits (org_id TEXT PRIMARY KEY, balance REAL NOT NULL, updated_at INTEGER NOT NULL) STRICT;`,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

@@ -3,8 +3,8 @@
 // about, so the call goes on. Built-in tools (end_call, transfer_call) are never run here.
 import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import type { AgentTool, ApiTool } from '../agents/schema.ts';
-import type { Timers } from '../llm/client.ts';
+import { AGENT_DEFAULTS, type AgentTool, type ApiTool } from '../agents/schema.ts';
+import { readBodyCapped, realTimers, type Timers } from '../llm/client.ts';
 import type { ChatTool, ToolCallRequest } from '../llm/types.ts';
 import { toolDefinitions } from './definitions.ts';
 import { roundSeconds, type ToolCallInvocationItem, type ToolCallResultItem } from './transcript.ts';
@@ -40,11 +40,6 @@ export interface ToolExecutorOptions {
 }
 
 const ErrorBodySchema = z.object({ error: z.string(), details: z.string().optional() });
-
-const realTimers: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
 
 // Tool endpoints are slow to answer at times, never slow to connect on a healthy network.
 const sharedAgent = new Agent({ connect: { timeout: 10_000 }, headersTimeout: 0, bodyTimeout: 0 });
@@ -85,6 +80,11 @@ export class ToolExecutor {
     };
   }
 
+  /** Now, in transcript time: seconds from the call's start, millisecond precision. */
+  at(): number {
+    return roundSeconds(this.o.clock());
+  }
+
   find(name: string): AgentTool | undefined {
     return this.byName.get(name);
   }
@@ -96,7 +96,7 @@ export class ToolExecutor {
 
   /** Validates and runs one API tool call. Never throws. */
   async run(call: ToolCallRequest, signal?: AbortSignal): Promise<ToolRun> {
-    const startAt = roundSeconds(this.o.clock());
+    const startAt = this.at();
     const invocation: ToolCallInvocationItem = {
       role: 'tool_call_invocation',
       tool_call_id: call.id,
@@ -107,24 +107,23 @@ export class ToolExecutor {
     };
     const tool = this.byName.get(call.name);
     if (!tool || tool.type !== 'api') {
-      return this.finish(invocation, startAt, `Tool ${call.name} is not an HTTP tool of this agent.`, null, 'invalid_arguments', null);
+      return this.finish(invocation, `Tool ${call.name} is not an HTTP tool of this agent.`, 'invalid_arguments', null);
     }
     const check = this.validate(call.name, call.arguments);
     if (!check.ok) {
-      return this.finish(invocation, startAt, `Invalid arguments for ${call.name}: ${check.error}`, null, 'invalid_arguments', null);
+      return this.finish(invocation, `Invalid arguments for ${call.name}: ${check.error}`, 'invalid_arguments', null);
     }
     return this.send(tool, check.args, invocation, signal);
   }
 
   private async send(tool: ApiTool, args: Record<string, unknown>, invocation: ToolCallInvocationItem, signal?: AbortSignal): Promise<ToolRun> {
-    const startAt = invocation.start_at;
     const sentAt = this.o.now();
     const controller = new AbortController();
     let timedOut = false;
     const timer = this.o.timers.setTimeout(() => {
       timedOut = true;
       controller.abort();
-    }, tool.timeout * 1000);
+    }, Math.min(tool.timeout, AGENT_DEFAULTS.toolTimeoutMaxSeconds) * 1000);
     const onAbort = (): void => controller.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) controller.abort();
@@ -140,38 +139,25 @@ export class ToolExecutor {
         signal: controller.signal,
         dispatcher: this.o.dispatcher,
       });
-      const bytes = await this.readCapped(res.body);
+      const bytes = await readBodyCapped(res.body, this.o.maxResponseBytes);
       const latency = this.o.now() - sentAt;
       const content = cutUtf8(bytes, TOOL_DEFAULTS.maxContentBytes);
       if (res.statusCode >= 400) {
-        return this.finish(invocation, startAt, content, this.httpErrorForModel(tool.name, res.statusCode, content), 'http_status', latency);
+        return this.finish(invocation, content, 'http_status', latency, this.httpErrorForModel(tool.name, res.statusCode, content));
       }
-      return this.finish(invocation, startAt, content, null, null, latency, true);
+      return this.finish(invocation, content, null, latency);
     } catch (err) {
       const latency = this.o.now() - sentAt;
-      if (timedOut) return this.finish(invocation, startAt, `Tool ${tool.name} timed out after ${tool.timeout} s.`, null, 'timeout', latency);
-      if (signal?.aborted) return this.finish(invocation, startAt, `Tool ${tool.name} was cancelled.`, null, 'aborted', latency);
+      if (timedOut) return this.finish(invocation, `Tool ${tool.name} timed out after ${tool.timeout} s.`, 'timeout', latency);
+      if (signal?.aborted) return this.finish(invocation, `Tool ${tool.name} was cancelled.`, 'aborted', latency);
       const code = (err as { code?: unknown } | null)?.code;
       const why = typeof code === 'string' ? code : err instanceof Error ? err.message : 'network error';
-      return this.finish(invocation, startAt, `Tool ${tool.name} could not be reached (${why}).`, null, 'network', latency);
+      return this.finish(invocation, `Tool ${tool.name} could not be reached (${why}).`, 'network', latency);
     } finally {
       this.o.timers.clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       if (res && !res.body.destroyed) res.body.destroy();
     }
-  }
-
-  private async readCapped(body: Dispatcher.ResponseData['body']): Promise<Uint8Array> {
-    const max = this.o.maxResponseBytes;
-    const parts: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      const buf = chunk as Buffer;
-      parts.push(buf);
-      size += buf.length;
-      if (size >= max) break; // the rest is never read; the socket is dropped in `send`
-    }
-    return Buffer.concat(parts, size).subarray(0, max);
   }
 
   private httpErrorForModel(name: string, status: number, content: string): string {
@@ -187,22 +173,15 @@ export class ToolExecutor {
     return `Tool ${name} failed (HTTP ${status}): ${content.slice(0, 300)}`;
   }
 
-  private finish(
-    invocation: ToolCallInvocationItem,
-    startAt: number,
-    content: string,
-    modelContent: string | null,
-    failure: ToolFailure | null,
-    latencyMs: number | null,
-    successful = false,
-  ): ToolRun {
+  /** An unsuccessful run is one with a failure; the model reads `modelContent` when given, else `content`. */
+  private finish(invocation: ToolCallInvocationItem, content: string, failure: ToolFailure | null, latencyMs: number | null, modelContent?: string): ToolRun {
     const result: ToolCallResultItem = {
       role: 'tool_call_result',
       tool_call_id: invocation.tool_call_id,
       content,
-      successful: successful && failure === null,
-      start_at: startAt,
-      end_at: roundSeconds(this.o.clock()),
+      successful: failure === null,
+      start_at: invocation.start_at,
+      end_at: this.at(),
     };
     return { invocation, result, modelContent: modelContent ?? content, failure, latencyMs };
   }

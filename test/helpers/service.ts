@@ -39,6 +39,8 @@ export const KEYS: Record<string, string> = {
   filters: 'filters-key-0123456789',
   'paging-descending': 'paging-desc-key-0123456789',
   'paging-ascending': 'paging-asc-key-0123456789',
+  limited: 'limited-key-0123456789',
+  broke: 'broke-key-0123456789',
 };
 
 export async function startTestService(

@@ -44,14 +44,18 @@ describe('agents', () => {
     await t.request('POST', '/v2/agents', { body: { ...agent, agent_id: 'lifecycle' } });
     const patched = AgentResponse.parse((await t.request('PATCH', '/v2/agents/lifecycle', { body: { begin_message: 'Hi there' } })).body);
     expect(patched).toMatchObject({ version: 2, is_published: false, begin_message: 'Hi there', agent_name: 'Booking line' });
+    // Fields the change leaves out keep their stored values, defaults included.
+    const again = AgentResponse.parse((await t.request('PATCH', '/v2/agents/lifecycle', { body: { inactivity_timeout_ms: 5000 } })).body);
+    expect(again).toMatchObject({ version: 3, begin_message: 'Hi there', inactivity_timeout_ms: 5000, voice: { engine: 'openai' } });
+    expect(again.tools.map((tool) => tool.type)).toEqual(['api', 'end_call']);
     const production = AgentResponse.parse((await t.request('GET', '/v2/agents/lifecycle?version=production')).body);
     expect(production).toMatchObject({ version: 1, begin_message: '' });
     const latest = AgentResponse.parse((await t.request('GET', '/v2/agents/lifecycle')).body);
-    expect(latest.version).toBe(2);
+    expect(latest.version).toBe(3);
     expect(AgentResponse.parse((await t.request('GET', '/v2/agents/lifecycle?version=1')).body).version).toBe(1);
     const published = AgentResponse.parse((await t.request('POST', '/v2/agents/lifecycle/publish')).body);
-    expect(published).toMatchObject({ version: 2, is_published: true });
-    expect(AgentResponse.parse((await t.request('GET', '/v2/agents/lifecycle?version=production')).body).version).toBe(2);
+    expect(published).toMatchObject({ version: 3, is_published: true });
+    expect(AgentResponse.parse((await t.request('GET', '/v2/agents/lifecycle?version=production')).body).version).toBe(3);
   });
 
   it('PATCH keeps the stored api_key when the change does not mention it', async () => {
@@ -90,7 +94,7 @@ describe('agents', () => {
     const ids = list.agents.map((a) => a.agent_id);
     expect(ids).toContain('demo');
     expect(ids).toContain('lifecycle');
-    expect(list.agents.find((a) => a.agent_id === 'lifecycle')!.version).toBe(2);
+    expect(list.agents.find((a) => a.agent_id === 'lifecycle')!.version).toBe(3);
     expect(new Set(ids).size).toBe(ids.length);
     const other = ListAgentsResponse.parse((await t.request('POST', '/v2/agents/list', { key: t.keyOf('globex') })).body);
     expect(other.agents.map((a) => a.agent_id)).toEqual(['demo']);

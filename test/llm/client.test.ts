@@ -128,6 +128,14 @@ describe('LLM client: legal SSE streams', () => {
     expect(text(await collect(llm))).toBe('Ça coûte €3.');
   });
 
+  it('fails an event that grows past the size cap with LLM_BAD_CHUNK instead of buffering without bound', () => {
+    const d = new ChatStreamDecoder();
+    const piece = Buffer.alloc(64 * 1024, 'a');
+    d.feed(Buffer.from('data: '));
+    for (let i = 0; i < 20 && !d.failure; i++) d.feed(piece);
+    expect(d.failure?.code).toBe('LLM_BAD_CHUNK');
+  });
+
   it('accepts CRLF lines, comments, keep-alives, chunks without role and a usage chunk with empty choices', async () => {
     const llm = await serve((_req, res) => {
       sseHeaders(res);
@@ -258,6 +266,29 @@ describe('LLM client: faults', () => {
     expect(server?.requests).toHaveLength(3);
   });
 
+  it('waits a capped, jittered backoff between attempts, from the injected timers and randomness', async () => {
+    const llm = await serve((_req, res) => {
+      res.writeHead(503);
+      res.end('busy');
+    });
+    const waits: number[] = [];
+    // Run backoff sleeps at once and record them; never fire the long first-token guard.
+    const timers = {
+      setTimeout: (fn: () => void, ms: number): unknown => {
+        if (ms === 60_000) return setTimeout(() => undefined, 0);
+        waits.push(ms);
+        return setImmediate(fn);
+      },
+      clearTimeout: (h: unknown): void => clearTimeout(h as NodeJS.Timeout),
+    };
+    const err = await failure(
+      collect(llm, { timers, random: () => 0, backoffBaseMs: 250, backoffMaxMs: 600, maxRetries: 3, firstTokenTimeoutMs: 60_000 }),
+    );
+    expect(err.code).toBe('LLM_HTTP_STATUS');
+    expect(waits).toEqual([125, 250, 300]);
+    expect(server?.requests).toHaveLength(4);
+  });
+
   it('gives up after the retries with the last error', async () => {
     const llm = await serve((_req, res) => {
       res.writeHead(502);
@@ -271,7 +302,7 @@ describe('LLM client: faults', () => {
 
   it('times out a server that accepts and never answers with LLM_FIRST_TOKEN_TIMEOUT, retrying each time', async () => {
     const llm = await serve(() => undefined);
-    const err = await failure(collect(llm, { ...fast, firstTokenTimeoutMs: 40, maxRetries: 2 }));
+    const err = await failure(collect(llm, { ...fast, firstTokenTimeoutMs: 80, maxRetries: 2 }));
     expect(err.code).toBe('LLM_FIRST_TOKEN_TIMEOUT');
     expect(server?.requests).toHaveLength(3);
   });
@@ -358,9 +389,8 @@ describe('LLM client: cancellation', () => {
   });
 
   it('aborts while waiting for the first token without retrying', async () => {
-    const llm = await serve(() => undefined);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 20);
+    const llm = await serve(() => controller.abort()); // cancelled once the request is in flight
     const err = await failure(collect(llm, { ...fast, signal: controller.signal }));
     expect(err.code).toBe('LLM_ABORTED');
     await expect(server?.requestSocketClosed(1)).resolves.toBeUndefined();
@@ -384,11 +414,13 @@ describe('LLM client: connection reuse', () => {
       res.write(tokenStream(['Hi.']));
       setTimeout(() => res.end(), 5);
     });
-    await collect(llm);
-    await new Promise((r) => setTimeout(r, 20)); // the end of the response is read in the background
-    await collect(llm);
+    // One connection per origin: the second request waits for the first's connection to be free or gone.
+    const dispatcher = new Agent({ connections: 1 });
+    await collect(llm, { ...fast, dispatcher });
+    await collect(llm, { ...fast, dispatcher });
     expect(server?.requests).toHaveLength(2);
     expect(server?.requests[1]?.remotePort).toBe(server?.requests[0]?.remotePort);
+    await dispatcher.close();
   });
 });
 

@@ -83,7 +83,6 @@ function input(llm: LlmConfig, tools: ToolExecutor, h: TurnHooks, extra: Partial
     hooks: h,
     messages: history,
     metadata: { call_id: 'c', agent_id: 'a', agent_version: 1, call_type: 'api', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} },
-    clock: () => 42,
     ...extra,
   };
 }
@@ -148,7 +147,7 @@ describe('turn runner', () => {
     const outcome = await runTurn(input(llm, tools, h));
     expect(h.chunks).toEqual(['Thanks for calling.', 'Goodbye!']);
     expect(outcome).toMatchObject({ kind: 'end_call', call: { id: 'c9', name: 'end_call', arguments: '{"reason":"done"}' } });
-    expect(h.items).toEqual([{ role: 'tool_call_invocation', tool_call_id: 'c9', name: 'end_call', arguments: '{"reason":"done"}', start_at: 42, end_at: 42 }]);
+    expect(h.items).toEqual([{ role: 'tool_call_invocation', tool_call_id: 'c9', name: 'end_call', arguments: '{"reason":"done"}', start_at: 0.5, end_at: 0.5 }]);
     expect(toolServer?.requests).toHaveLength(0);
   });
 
@@ -188,10 +187,28 @@ describe('turn runner', () => {
   it('aborts the whole turn at once with its signal', async () => {
     const { llm, tools } = await setup(['hang']);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 20);
+    const waitForRequest = async (): Promise<void> => {
+      while ((model?.requests.length ?? 0) === 0) await new Promise((r) => setTimeout(r, 1));
+      controller.abort();
+    };
+    void waitForRequest();
     const outcome = await runTurn(input(llm, tools, hooks(), { signal: controller.signal }));
-    expect(outcome).toEqual({ kind: 'aborted', messages: [] });
+    expect(outcome).toEqual({ kind: 'aborted', messages: [], partialText: '' });
     await expect(model?.requestSocketClosed(1)).resolves.toBeUndefined();
+  });
+
+  it('hands back the words said so far when a reply is aborted mid-stream (barge-in)', async () => {
+    const { llm, tools } = await setup([]);
+    await model?.close();
+    model = await startServer((_req, res) => {
+      sseHeaders(res);
+      // The whole reply in one read, no end: the abort must stop it between tokens.
+      res.write(replyStream('Your appointment is booked. See you').replace(/data: [^\n]*"finish_reason"[^\n]*\n\ndata: \[DONE\]\n\n$/, ''));
+    });
+    const controller = new AbortController();
+    const h = hooks();
+    const outcome = await runTurn(input({ ...llm, base_url: model.url }, tools, { ...h, onChunk: () => controller.abort() }, { signal: controller.signal }));
+    expect(outcome).toEqual({ kind: 'aborted', messages: [], partialText: 'Your appointment is booked. ' });
   });
 
   it('reports a model failure as llm_error with its code', async () => {

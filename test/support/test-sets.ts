@@ -34,7 +34,8 @@ export function asteriskSoundsDir(): string | null {
 
 /**
  * The human telephone prompts that have a WAV file and a spoken transcript (entries in
- * [brackets], e.g. tones, are left out). Empty when the packages are not installed.
+ * [brackets] or (parentheses), e.g. tones and silence, are left out). Empty when the packages
+ * are not installed.
  */
 export function asteriskPrompts(): TelephonePrompt[] {
   const dir = asteriskSoundsDir();
@@ -47,11 +48,18 @@ export function asteriskPrompts(): TelephonePrompt[] {
     const match = /^([\w/-]+):\s*(.+?)\s*$/.exec(line);
     if (!match || line.startsWith(';')) continue;
     const [, id, spoken] = match;
-    if (!id || !spoken || spoken.startsWith('[')) continue;
+    if (!id || !spoken || spoken.startsWith('[') || spoken.startsWith('(')) continue;
     const file = join(dir, `${id}.wav`);
     if (existsSync(file)) prompts.push({ id, file, text: spoken });
   }
   return prompts;
+}
+
+/** The recorded silences (silence/1 … silence/10) of the prompt set: near-silent line noise. */
+export function asteriskSilenceFiles(): string[] {
+  const dir = asteriskSoundsDir();
+  if (!dir) return [];
+  return Array.from({ length: 10 }, (_, i) => join(dir, 'silence', `${i + 1}.wav`)).filter((f) => existsSync(f));
 }
 
 /** Music-on-hold WAV files (8 kHz mono), for VAD false-positive tests. */

@@ -166,9 +166,8 @@ describe('tool executor', () => {
   });
 
   it('reports a cancelled request as aborted', async () => {
-    const url = await serve(() => undefined);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 20);
+    const url = await serve(() => controller.abort()); // cancelled once the request is in flight
     const run = await new ToolExecutor([apiTool(`${url}/book`)], { clock: () => 3 }).run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' }, controller.signal);
     expect(run.failure).toBe('aborted');
     await expect(server?.requestSocketClosed(1)).resolves.toBeUndefined();

@@ -1,4 +1,6 @@
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../errors.ts';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { parseVersionSpec } from '../../agents/service.ts';
 import { CallRecordSchema, toV1Record } from '../../calls/record.ts';
@@ -37,7 +39,7 @@ function toFilter(criteria: z.infer<typeof V2FilterCriteria> | undefined): CallF
 const maxDefined = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
 const minDefined = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
 
-export function callRoutes(app: FastifyInstance, calls: CallService): void {
+export function callRoutes(app: FastifyInstance, calls: CallService, recordingPath: (callId: string) => string): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema };
 
@@ -70,6 +72,17 @@ export function callRoutes(app: FastifyInstance, calls: CallService): void {
     config: { doc: { summary: 'Read a call record', tag: 'calls' } },
     schema: { params: CallIdParams, response: { 200: CallRecordSchema, ...errors } },
     handler: async (request) => calls.get(request.orgId, request.params.call_id),
+  });
+
+  r.get('/v2/calls/:call_id/recording', {
+    config: { doc: { summary: 'The call’s two-channel WAV recording (caller left, agent right)', tag: 'calls' } },
+    schema: { params: CallIdParams },
+    handler: async (request, reply) => {
+      const record = calls.get(request.orgId, request.params.call_id);
+      const path = recordingPath(record.call_id);
+      if (!record.recording_url || !existsSync(path)) throw new ApiError('NOT_FOUND', `call ${record.call_id} has no recording`);
+      return reply.type('audio/wav').header('content-length', statSync(path).size).send(createReadStream(path));
+    },
   });
 
   r.post('/v2/calls/list', {

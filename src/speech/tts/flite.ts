@@ -37,6 +37,18 @@ interface FliteJob {
   done: Promise<Uint8Array>;
 }
 
+// Spares left waiting when Node exits write an empty file as they end; remove the folders then.
+const liveDirs = new Set<string>();
+let exitHookInstalled = false;
+function removeOnExit(dir: string): void {
+  liveDirs.add(dir);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const d of liveDirs) rmSync(d, { recursive: true, force: true });
+  });
+}
+
 function isFliteVoice(voice: string): voice is FliteVoice {
   return (FLITE_VOICES as readonly string[]).includes(voice);
 }
@@ -61,6 +73,7 @@ export class FliteTtsEngine implements TtsEngine {
     this.defaultSpeed = options.speed ?? 1;
     this.prespawn = options.prespawn ?? true;
     this.dir = mkdtempSync(join(tmpdir(), 'flite-'));
+    removeOnExit(this.dir);
   }
 
   /** Spawn the waiting process for a voice now, so the first sentence of a call is already warm. */
@@ -107,6 +120,7 @@ export class FliteTtsEngine implements TtsEngine {
     for (const job of [...this.spares.values(), ...this.running]) this.stop(job);
     this.spares.clear();
     rmSync(this.dir, { recursive: true, force: true });
+    liveDirs.delete(this.dir);
   }
 
   private resolve(voiceId: string | undefined, speed: number | undefined): { voice: FliteVoice; stretch: string } {

@@ -1,0 +1,228 @@
+// Thin synchronous binding over Debian's pocketsphinx 5prealpha. Every call blocks, so the
+// runtime only uses it inside worker threads (end_utt alone can take ~200 ms).
+#include <napi.h>
+#include <pocketsphinx.h>
+#include <sphinxbase/err.h>
+#include <string>
+#include <vector>
+
+namespace {
+
+class Decoder : public Napi::ObjectWrap<Decoder> {
+ public:
+  static Napi::Object Init(Napi::Env env, Napi::Object exports) {
+    Napi::Function ctor = DefineClass(env, "Decoder", {
+      InstanceMethod("startUtt", &Decoder::StartUtt),
+      InstanceMethod("processRaw", &Decoder::ProcessRaw),
+      InstanceMethod("endUtt", &Decoder::EndUtt),
+      InstanceMethod("hyp", &Decoder::Hyp),
+      InstanceMethod("segments", &Decoder::Segments),
+      InstanceMethod("inSpeech", &Decoder::InSpeech),
+      InstanceMethod("setJsgf", &Decoder::SetJsgf),
+      InstanceMethod("setKeyphrase", &Decoder::SetKeyphrase),
+      InstanceMethod("setKws", &Decoder::SetKws),
+      InstanceMethod("setLmFile", &Decoder::SetLmFile),
+      InstanceMethod("setSearch", &Decoder::SetSearch),
+      InstanceMethod("getSearch", &Decoder::GetSearch),
+      InstanceMethod("frameRate", &Decoder::FrameRate),
+      InstanceMethod("nFrames", &Decoder::NFrames),
+      InstanceMethod("close", &Decoder::Close),
+    });
+    exports.Set("Decoder", ctor);
+    return exports;
+  }
+
+  // new Decoder(["-hmm", dir, "-lm", file, ...]): the same flags as the pocketsphinx CLI.
+  explicit Decoder(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Decoder>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsArray()) {
+      Napi::TypeError::New(env, "Decoder(args: string[])").ThrowAsJavaScriptException();
+      return;
+    }
+    Napi::Array arr = info[0].As<Napi::Array>();
+    std::vector<std::string> store;
+    for (uint32_t i = 0; i < arr.Length(); i++) store.push_back(arr.Get(i).ToString().Utf8Value());
+    std::vector<char*> argv;
+    for (auto& s : store) argv.push_back(const_cast<char*>(s.c_str()));
+    cmd_ln_t* config = cmd_ln_parse_r(nullptr, ps_args(), static_cast<int32>(argv.size()), argv.data(), TRUE);
+    if (config == nullptr) {
+      Napi::Error::New(env, "pocketsphinx: invalid decoder arguments").ThrowAsJavaScriptException();
+      return;
+    }
+    ps_ = ps_init(config);
+    cmd_ln_free_r(config);
+    if (ps_ == nullptr) {
+      Napi::Error::New(env, "pocketsphinx: decoder init failed (model paths?)").ThrowAsJavaScriptException();
+      return;
+    }
+  }
+
+  ~Decoder() override { Free(); }
+
+ private:
+  ps_decoder_t* ps_ = nullptr;
+
+  void Free() {
+    if (ps_ != nullptr) {
+      ps_free(ps_);
+      ps_ = nullptr;
+    }
+  }
+
+  bool Check(Napi::Env env) {
+    if (ps_ == nullptr) {
+      Napi::Error::New(env, "pocketsphinx: decoder closed").ThrowAsJavaScriptException();
+      return false;
+    }
+    return true;
+  }
+
+  Napi::Value Fail(Napi::Env env, const char* what) {
+    Napi::Error::New(env, std::string("pocketsphinx: ") + what + " failed").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+
+  Napi::Value StartUtt(const Napi::CallbackInfo& info) {
+    if (!Check(info.Env())) return info.Env().Undefined();
+    if (ps_start_utt(ps_) < 0) return Fail(info.Env(), "start_utt");
+    return info.Env().Undefined();
+  }
+
+  // processRaw(samples: Int16Array): number of frames searched.
+  Napi::Value ProcessRaw(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!Check(env)) return env.Undefined();
+    if (info.Length() < 1 || !info[0].IsTypedArray() ||
+        info[0].As<Napi::TypedArray>().TypedArrayType() != napi_int16_array) {
+      Napi::TypeError::New(env, "processRaw(samples: Int16Array)").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    Napi::Int16Array a = info[0].As<Napi::Int16Array>();
+    int n = ps_process_raw(ps_, a.Data(), a.ElementLength(), FALSE, FALSE);
+    if (n < 0) return Fail(env, "process_raw");
+    return Napi::Number::New(env, n);
+  }
+
+  Napi::Value EndUtt(const Napi::CallbackInfo& info) {
+    if (!Check(info.Env())) return info.Env().Undefined();
+    if (ps_end_utt(ps_) < 0) return Fail(info.Env(), "end_utt");
+    return info.Env().Undefined();
+  }
+
+  // hyp(): { text, score, prob } or null when nothing was recognised.
+  Napi::Value Hyp(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!Check(env)) return env.Undefined();
+    int32 score = 0;
+    const char* h = ps_get_hyp(ps_, &score);
+    if (h == nullptr) return env.Null();
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("text", h);
+    o.Set("score", score);
+    // Posterior only exists after end_utt with a lattice; 0 otherwise.
+    o.Set("prob", ps_get_in_speech(ps_) ? 0 : ps_get_prob(ps_));
+    return o;
+  }
+
+  // segments(): [{ word, start, end, prob }] in frames (frameRate() per second).
+  Napi::Value Segments(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!Check(env)) return env.Undefined();
+    Napi::Array out = Napi::Array::New(env);
+    uint32_t i = 0;
+    for (ps_seg_t* seg = ps_seg_iter(ps_); seg != nullptr; seg = ps_seg_next(seg)) {
+      int sf = 0, ef = 0;
+      int32 ascr = 0, lscr = 0, lback = 0;
+      ps_seg_frames(seg, &sf, &ef);
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("word", ps_seg_word(seg));
+      o.Set("start", sf);
+      o.Set("end", ef);
+      o.Set("prob", ps_seg_prob(seg, &ascr, &lscr, &lback));
+      o.Set("ascr", ascr);
+      out.Set(i++, o);
+    }
+    return out;
+  }
+
+  Napi::Value InSpeech(const Napi::CallbackInfo& info) {
+    if (!Check(info.Env())) return info.Env().Undefined();
+    return Napi::Boolean::New(info.Env(), ps_get_in_speech(ps_) != 0);
+  }
+
+  bool Strings(const Napi::CallbackInfo& info, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+      if (info.Length() <= i || !info[i].IsString()) {
+        Napi::TypeError::New(info.Env(), "expected string arguments").ThrowAsJavaScriptException();
+        return false;
+      }
+    }
+    return Check(info.Env());
+  }
+
+  Napi::Value SetJsgf(const Napi::CallbackInfo& info) {
+    if (!Strings(info, 2)) return info.Env().Undefined();
+    std::string name = info[0].As<Napi::String>(), jsgf = info[1].As<Napi::String>();
+    if (ps_set_jsgf_string(ps_, name.c_str(), jsgf.c_str()) < 0) return Fail(info.Env(), "set_jsgf_string");
+    return info.Env().Undefined();
+  }
+
+  Napi::Value SetKeyphrase(const Napi::CallbackInfo& info) {
+    if (!Strings(info, 2)) return info.Env().Undefined();
+    std::string name = info[0].As<Napi::String>(), phrase = info[1].As<Napi::String>();
+    if (ps_set_keyphrase(ps_, name.c_str(), phrase.c_str()) < 0) return Fail(info.Env(), "set_keyphrase");
+    return info.Env().Undefined();
+  }
+
+  Napi::Value SetKws(const Napi::CallbackInfo& info) {
+    if (!Strings(info, 2)) return info.Env().Undefined();
+    std::string name = info[0].As<Napi::String>(), file = info[1].As<Napi::String>();
+    if (ps_set_kws(ps_, name.c_str(), file.c_str()) < 0) return Fail(info.Env(), "set_kws");
+    return info.Env().Undefined();
+  }
+
+  Napi::Value SetLmFile(const Napi::CallbackInfo& info) {
+    if (!Strings(info, 2)) return info.Env().Undefined();
+    std::string name = info[0].As<Napi::String>(), file = info[1].As<Napi::String>();
+    if (ps_set_lm_file(ps_, name.c_str(), file.c_str()) < 0) return Fail(info.Env(), "set_lm_file");
+    return info.Env().Undefined();
+  }
+
+  Napi::Value SetSearch(const Napi::CallbackInfo& info) {
+    if (!Strings(info, 1)) return info.Env().Undefined();
+    std::string name = info[0].As<Napi::String>();
+    if (ps_set_search(ps_, name.c_str()) < 0) return Fail(info.Env(), "set_search");
+    return info.Env().Undefined();
+  }
+
+  Napi::Value GetSearch(const Napi::CallbackInfo& info) {
+    if (!Check(info.Env())) return info.Env().Undefined();
+    const char* s = ps_get_search(ps_);
+    return s == nullptr ? info.Env().Null() : Napi::String::New(info.Env(), s);
+  }
+
+  Napi::Value FrameRate(const Napi::CallbackInfo& info) {
+    if (!Check(info.Env())) return info.Env().Undefined();
+    return Napi::Number::New(info.Env(), cmd_ln_int32_r(ps_get_config(ps_), "-frate"));
+  }
+
+  // Frames counted by the acoustic model; segment frames count from the same origin.
+  Napi::Value NFrames(const Napi::CallbackInfo& info) {
+    if (!Check(info.Env())) return info.Env().Undefined();
+    return Napi::Number::New(info.Env(), ps_get_n_frames(ps_));
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    Free();
+    return info.Env().Undefined();
+  }
+};
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  err_set_logfp(nullptr);  // pocketsphinx logs to stderr by default; the runtime has its own logger
+  return Decoder::Init(env, exports);
+}
+
+}  // namespace
+
+NODE_API_MODULE(pocketsphinx_addon, Init)

@@ -1,0 +1,83 @@
+// Offline speech-to-text: Debian's pocketsphinx and its US English model, the native addon that
+// streams audio into it, and the telephone-band model variant. Only Node built-ins here.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const apt = [
+  ['pocketsphinx', 'offline speech recogniser library (embedded STT engine)'],
+  ['libpocketsphinx-dev', 'headers and pkg-config for the pocketsphinx addon'],
+  ['libsphinxbase-dev', 'sphinxbase headers the pocketsphinx addon includes'],
+  ['pocketsphinx-en-us', 'US English acoustic model, language model and dictionary'],
+  ['pkg-config', 'finds the pocketsphinx compile and link flags'],
+  ['g++', 'compiles the pocketsphinx addon'],
+  ['make', 'node-gyp builds with make'],
+  ['python3', 'node-gyp runs gyp with python3'],
+];
+
+const DEBIAN_MODEL = '/usr/share/pocketsphinx/model/en-us/en-us';
+
+function newestMtime(paths) {
+  return Math.max(...paths.map((p) => statSync(p).mtimeMs));
+}
+
+const addonStep = {
+  name: 'pocketsphinx addon',
+  run({ root, say, run, buildEnv }) {
+    const dir = join(root, 'native', 'pocketsphinx');
+    const out = join(root, 'build', 'native', 'pocketsphinx.node');
+    const sources = [join(dir, 'binding.gyp'), ...readdirSync(join(dir, 'src')).map((f) => join(dir, 'src', f))];
+    if (existsSync(out) && statSync(out).mtimeMs >= newestMtime(sources)) {
+      say('pocketsphinx addon: up to date');
+      return;
+    }
+    say('pocketsphinx addon: building with node-gyp against local Node headers');
+    const gyp = join(root, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
+    run(process.execPath, [gyp, 'rebuild', '--directory', dir], buildEnv());
+    mkdirSync(join(root, 'build', 'native'), { recursive: true });
+    copyFileSync(join(dir, 'build', 'Release', 'pocketsphinx_addon.node'), out);
+    rmSync(join(dir, 'build'), { recursive: true, force: true });
+    say(`pocketsphinx addon: built ${out}`);
+  },
+};
+
+// The telephone-band variant: the Debian acoustic model with feature settings for speech that
+// went through an 8 kHz telephone channel. Files are linked, only feat.params is rewritten.
+export const TELEPHONE_FEAT_PARAMS = {
+  // Keep the filterbank the model was trained with (changing -upperf/-nfilt moves every
+  // cepstrum away from the trained means); normalise cepstra per caller as they arrive.
+  '-cmn': 'live',
+};
+
+const telephoneStep = {
+  name: 'pocketsphinx telephone model',
+  run({ root, say }) {
+    const dir = join(root, 'build', 'models', 'en-us-telephone');
+    const stampFile = join(dir, '.stamp');
+    const stamp = JSON.stringify({ v: 1, params: TELEPHONE_FEAT_PARAMS });
+    if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
+      say('pocketsphinx telephone model: up to date');
+      return;
+    }
+    if (!existsSync(join(DEBIAN_MODEL, 'feat.params'))) {
+      say(`pocketsphinx telephone model: ${DEBIAN_MODEL} missing (apt package pocketsphinx-en-us), skipping`);
+      return;
+    }
+    say(`pocketsphinx telephone model: deriving ${dir} from ${DEBIAN_MODEL}`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    for (const f of readdirSync(DEBIAN_MODEL)) {
+      if (f !== 'feat.params') symlinkSync(join(DEBIAN_MODEL, f), join(dir, f));
+    }
+    const params = readFileSync(join(DEBIAN_MODEL, 'feat.params'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => {
+        const [flag] = l.split(/\s+/);
+        return flag in TELEPHONE_FEAT_PARAMS ? `${flag} ${TELEPHONE_FEAT_PARAMS[flag]}` : l;
+      });
+    writeFileSync(join(dir, 'feat.params'), params.join('\n') + '\n');
+    writeFileSync(stampFile, stamp);
+  },
+};
+
+export const steps = [addonStep, telephoneStep];

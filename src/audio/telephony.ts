@@ -1,0 +1,71 @@
+// The carrier edge in one place: G.711 at 8 kHz (Twilio sends μ-law, 160-byte 20 ms frames) to
+// and from the internal PCM16 16 kHz 20 ms frames. Decode → resample → frame on the way in;
+// resample → frame → encode on the way out. Filter state is carried across calls.
+import { Framer } from './framer.ts';
+import { aLawDecode, aLawEncode, muLawDecode, muLawEncode } from './g711.ts';
+import { FRAME_MS, INTERNAL_SAMPLE_RATE, samplesPerFrame } from './pcm.ts';
+import { Resampler } from './resampler.ts';
+
+export type G711Encoding = 'mulaw' | 'alaw';
+
+export interface CarrierAudioOptions {
+  encoding?: G711Encoding;
+  /** Carrier sample rate (G.711 telephony is 8000). */
+  carrierRate?: number;
+  /** Internal sample rate (16000 in this runtime). */
+  internalRate?: number;
+}
+
+/** Carrier G.711 bytes in → internal PCM16 20 ms frames out. */
+export class CarrierAudioIn {
+  private readonly decode: (bytes: Uint8Array) => Int16Array;
+  private readonly resampler: Resampler;
+  private readonly framer: Framer;
+
+  constructor(options: CarrierAudioOptions = {}) {
+    const encoding = options.encoding ?? 'mulaw';
+    this.decode = encoding === 'alaw' ? (b) => aLawDecode(b) : (b) => muLawDecode(b);
+    const internalRate = options.internalRate ?? INTERNAL_SAMPLE_RATE;
+    this.resampler = new Resampler(options.carrierRate ?? 8000, internalRate);
+    this.framer = new Framer(samplesPerFrame(internalRate, FRAME_MS));
+  }
+
+  /** A media payload (any length) in; the whole internal frames it completes out. */
+  push(payload: Uint8Array): Int16Array[] {
+    return this.framer.push(this.resampler.push(this.decode(payload)));
+  }
+
+  /** End of stream: remaining audio, the last frame padded with silence. */
+  flush(): Int16Array[] {
+    const frames = this.framer.push(this.resampler.flush());
+    const last = this.framer.flush();
+    if (last) frames.push(last);
+    return frames;
+  }
+}
+
+/** Internal PCM16 in → carrier G.711 20 ms frames (160 bytes at 8 kHz) out. */
+export class CarrierAudioOut {
+  private readonly encode: (pcm: Int16Array) => Uint8Array;
+  private readonly resampler: Resampler;
+  private readonly framer: Framer;
+
+  constructor(options: CarrierAudioOptions = {}) {
+    const encoding = options.encoding ?? 'mulaw';
+    this.encode = encoding === 'alaw' ? (p) => aLawEncode(p) : (p) => muLawEncode(p);
+    const carrierRate = options.carrierRate ?? 8000;
+    this.resampler = new Resampler(options.internalRate ?? INTERNAL_SAMPLE_RATE, carrierRate);
+    this.framer = new Framer(samplesPerFrame(carrierRate, FRAME_MS));
+  }
+
+  push(samples: Int16Array): Uint8Array[] {
+    return this.framer.push(this.resampler.push(samples)).map(this.encode);
+  }
+
+  flush(): Uint8Array[] {
+    const frames = this.framer.push(this.resampler.flush());
+    const last = this.framer.flush();
+    if (last) frames.push(last);
+    return frames.map(this.encode);
+  }
+}

@@ -1,0 +1,193 @@
+// Runs calls: when a transport connects for a registered call, it builds the session (agent
+// version, engines, model, tools, recorder), and it keeps the call record in step — written
+// at registration, updated as the call connects, finalized exactly once.
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { AgentConfig } from '../agents/schema.ts';
+import { analyzeCall } from '../analysis/analyze.ts';
+import type { CallEvents } from '../calls/events.ts';
+import { ADMISSION_MESSAGES, type CallService } from '../calls/service.ts';
+import type { CallRecord } from '../calls/record.ts';
+import { fillVariables } from '../llm/prompt.ts';
+import { runTurn } from '../llm/turn.ts';
+import type { LlmRequestMetadata } from '../llm/types.ts';
+import type { SttEngine, TtsEngine, VadEngine } from '../speech/types.ts';
+import type { AgentRepository } from '../store/agents.ts';
+import type { CallRepository } from '../store/calls.ts';
+import { ToolExecutor } from '../tools/executor.ts';
+import type { CallTransport } from '../transports/types.ts';
+import { callCost } from './cost.ts';
+import type { OrgLimits } from './limits.ts';
+import { CallRecorder } from './recorder.ts';
+import type { ActiveCall, CallRegistry } from './registry.ts';
+import { CallSession, type AgentBrain, type SessionResult } from './session.ts';
+import type { Timers } from './timers.ts';
+
+/** The speech engines calls share; one decoder or voice process is opened per call from these. */
+export interface SpeechEngineProvider {
+  vad: VadEngine;
+  stt(config: AgentConfig['stt']): SttEngine;
+  tts(config: AgentConfig['voice']): TtsEngine;
+  close(): Promise<void>;
+}
+
+export interface CallManagerDeps {
+  calls: CallRepository;
+  callService: CallService;
+  agents: AgentRepository;
+  events: CallEvents;
+  registry: CallRegistry;
+  limits: OrgLimits;
+  engines: SpeechEngineProvider;
+  timers: Timers;
+  log: Logger;
+  dataDir: string;
+  publicUrl: () => string;
+  pricePerMinute: number;
+  /** Runs after a call ended (post-call analysis); awaited by close() in tests and shutdown. */
+  analyze?: boolean;
+}
+
+const stringVariables = (vars: Record<string, unknown>): Record<string, string> =>
+  Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+
+export class CallManager {
+  private readonly background = new Set<Promise<unknown>>();
+
+  constructor(private readonly d: CallManagerDeps) {}
+
+  recordingPath(callId: string): string {
+    return join(this.d.dataDir, 'recordings', `${callId}.wav`);
+  }
+
+  /** A media transport opened for a registered call: run the call on it. */
+  async connect(orgId: string, callId: string, transport: CallTransport): Promise<void> {
+    const record = this.d.calls.get(orgId, callId);
+    if (!record || record.call_status !== 'registered') {
+      transport.close('error_service');
+      return;
+    }
+    const version = record.agent_version === null ? undefined : this.d.agents.get(orgId, record.agent_id, record.agent_version);
+    if (!version) {
+      this.d.callService.endUnconnected(orgId, callId, 'error', 'error_service', `agent ${record.agent_id} version ${record.agent_version} no longer exists`);
+      transport.close('error_service');
+      return;
+    }
+    const refused = this.d.limits.admission(orgId);
+    if (refused) {
+      this.d.callService.endUnconnected(orgId, callId, 'not_connected', refused, ADMISSION_MESSAGES[refused]);
+      transport.close(refused);
+      return;
+    }
+    const agent = version.config;
+    const log = this.d.log.child({ call_id: callId, org_id: orgId });
+    const variables = stringVariables(record.dynamic_variables);
+    const metadata: LlmRequestMetadata = {
+      call_id: callId,
+      agent_id: record.agent_id,
+      agent_version: version.version,
+      call_type: record.call_type,
+      call_from: record.call_from,
+      call_to: record.call_to,
+      metadata: record.metadata,
+      dynamic_variables: variables,
+    };
+    const recorder = record.opt_out_sensitive_data_storage ? undefined : new CallRecorder(this.recordingPath(callId));
+    let executor: ToolExecutor | undefined;
+    const brain: AgentBrain = {
+      respond: (messages, hooks, signal, clock) => {
+        executor ??= new ToolExecutor(agent.tools, { clock });
+        return runTurn({ llm: agent.llm, messages, metadata, tools: executor, hooks, signal });
+      },
+    };
+    const stt = this.d.engines.stt(agent.stt);
+    const sampleRate = 16000;
+    // Phone audio is 8 kHz at heart: the recogniser's telephone-band model hears it best.
+    const sttSampleRate = transport.kind === 'twilio' ? 8000 : 16000;
+    const session = new CallSession({
+      callId,
+      agent: { ...agent, begin_message: fillVariables(agent.begin_message, variables) },
+      systemPrompt: fillVariables(agent.system_prompt, variables),
+      transport,
+      timers: this.d.timers,
+      engines: {
+        openVad: () => this.d.engines.vad.open({ sampleRate }),
+        openStt: (events) => stt.open({ sampleRate: sttSampleRate, language: agent.stt.language, ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}), events }),
+        tts: this.d.engines.tts(agent.voice),
+      },
+      brain,
+      recorder,
+      sttSampleRate,
+      log,
+      ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
+      onEnd: (result) => this.finish(orgId, callId, agent, metadata, result, recorder),
+    });
+    const active: ActiveCall = {
+      callId,
+      orgId,
+      requestEnd: (reason, message) => session.end(reason, message ? { message } : {}),
+      voicemailDetected: () => {
+        const words = agent.voicemail_message.trim();
+        session.end('voicemail_reached', words ? { say: words, message: 'An answering machine answered; the voicemail message was left.' } : { message: 'An answering machine answered.' });
+      },
+      finished: session.finished,
+    };
+    this.d.registry.add(active);
+    const startTimestamp = this.d.timers.now();
+    const started = this.d.calls.update(orgId, callId, (current) => ({ ...current, call_status: 'ongoing', start_timestamp: startTimestamp }));
+    if (started) this.d.events.emit('started', { orgId, record: started });
+    transport.notify({ type: 'call_started', call_id: callId, agent_name: agent.agent_name });
+    log.info({ agent_id: record.agent_id, agent_version: version.version, transport: transport.kind }, 'call connected');
+    await session.start();
+  }
+
+  private finish(orgId: string, callId: string, agent: AgentConfig, metadata: LlmRequestMetadata, result: SessionResult, recorder: CallRecorder | undefined): void {
+    const durationMs = Math.max(0, result.endTimestamp - result.startTimestamp);
+    const cost = callCost(durationMs, this.d.pricePerMinute);
+    let recordingUrl: string | null = null;
+    if (recorder) {
+      try {
+        recorder.finish();
+        recordingUrl = `${this.d.publicUrl()}/v2/calls/${callId}/recording`;
+      } catch (error) {
+        this.d.log.error({ err: error, call_id: callId }, 'recording could not be written');
+      }
+    }
+    const optOut = recorder === undefined;
+    const ended = this.d.calls.update(orgId, callId, (current) => ({
+      ...current,
+      call_status: result.reason === 'error_service' ? 'error' : 'ended',
+      disconnection_reason: result.reason,
+      disconnection_message: result.message,
+      start_timestamp: result.startTimestamp,
+      end_timestamp: result.endTimestamp,
+      duration_ms: durationMs,
+      transcript: optOut ? null : result.transcript,
+      transcript_with_tool_calls: optOut ? null : result.transcriptWithToolCalls,
+      recording_url: recordingUrl,
+      call_cost: cost,
+      latency: result.latency,
+    }));
+    this.d.limits.debit(orgId, cost.total_credits_used);
+    if (!ended) return;
+    this.d.log.info({ call_id: callId, reason: result.reason, duration_ms: durationMs }, 'call ended');
+    this.d.events.emit('ended', { orgId, record: ended });
+    if (this.d.analyze !== false) this.track(this.analyze(orgId, callId, agent, metadata, ended));
+  }
+
+  private async analyze(orgId: string, callId: string, agent: AgentConfig, metadata: LlmRequestMetadata, record: CallRecord): Promise<void> {
+    const transcript = (record.transcript ?? []).map(({ role, content }) => ({ role, content }));
+    const analysis = await analyzeCall({ agent, transcript, metadata, logger: this.d.log });
+    this.d.calls.update(orgId, callId, (current) => ({ ...current, call_analysis: analysis }));
+  }
+
+  private track(work: Promise<unknown>): void {
+    const tracked = work.catch((error: unknown) => this.d.log.error({ err: error }, 'post-call work failed')).finally(() => this.background.delete(tracked));
+    this.background.add(tracked);
+  }
+
+  /** Waits for post-call work (analysis) in flight. */
+  async idle(): Promise<void> {
+    while (this.background.size > 0) await Promise.all([...this.background]);
+  }
+}

@@ -1,0 +1,40 @@
+// The embedded offline engines every call shares: Silero VAD, pocketsphinx (or an
+// OpenAI-compatible recogniser) and flite/espeak-ng (or an OpenAI-compatible voice).
+// Engines are made once per distinct configuration; each call opens its own stream.
+import type { AgentConfig } from '../agents/schema.ts';
+import type { SpeechEngineProvider } from '../call/manager.ts';
+import { createSttEngine } from './stt/index.ts';
+import { createTtsEngine } from './tts/index.ts';
+import type { SttEngine, TtsEngine } from './types.ts';
+import { SileroVadEngine } from './vad/index.ts';
+
+export function createEmbeddedSpeechEngines(): SpeechEngineProvider {
+  const vad = new SileroVadEngine();
+  const stts = new Map<string, SttEngine>();
+  const ttss = new Map<string, TtsEngine>();
+  return {
+    vad,
+    stt(config: AgentConfig['stt']) {
+      // Phrases are per stream, not per engine: one engine serves every agent with these settings.
+      const { phrases: _phrases, ...shared } = config;
+      const key = JSON.stringify(shared);
+      let engine = stts.get(key);
+      if (!engine) stts.set(key, (engine = createSttEngine(config)));
+      return engine;
+    },
+    tts(config: AgentConfig['voice']) {
+      const key = JSON.stringify(config);
+      let engine = ttss.get(key);
+      if (!engine) ttss.set(key, (engine = createTtsEngine(config)));
+      return engine;
+    },
+    async close() {
+      await Promise.allSettled([vad.close(), ...[...ttss.values()].map((t) => t.close()), ...[...stts.values()].map((s) => closeIfPossible(s))]);
+    },
+  };
+}
+
+async function closeIfPossible(engine: SttEngine): Promise<void> {
+  const closable = engine as SttEngine & { close?: () => Promise<void> };
+  await closable.close?.();
+}

@@ -1,0 +1,39 @@
+// Speech-to-text engines behind one factory keyed by the agent's stt.engine.
+import type { z } from 'zod';
+import type { SttConfigSchema } from '../../agents/schema.ts';
+import type { SttEngine } from '../types.ts';
+import { SttError } from './errors.ts';
+import { OpenAiSttEngine } from './openai/engine.ts';
+import { PocketsphinxEngine, type PocketsphinxEngineOptions } from './pocketsphinx/engine.ts';
+
+export { SttError, isSttError, type SttErrorCode } from './errors.ts';
+export { OpenAiSttEngine, OPENAI_STT_DEFAULTS, type OpenAiSttOptions } from './openai/engine.ts';
+export { PocketsphinxEngine, POCKETSPHINX_DEFAULTS, type PocketsphinxEngineOptions } from './pocketsphinx/engine.ts';
+export { corpusWer, normalizeWords, wer, werCounts } from './wer.ts';
+
+export type SttConfig = z.output<typeof SttConfigSchema>;
+
+export interface SttFactoryOptions {
+  /** One embedded engine (and its worker pool) shared by every agent that uses pocketsphinx. */
+  pocketsphinx?: PocketsphinxEngine;
+  pocketsphinxOptions?: PocketsphinxEngineOptions;
+}
+
+let sharedPocketsphinx: PocketsphinxEngine | undefined;
+
+/** The engine an agent's stt config asks for. pocketsphinx engines share one worker pool. */
+export function createSttEngine(config: SttConfig, options: SttFactoryOptions = {}): SttEngine {
+  switch (config.engine) {
+    case 'pocketsphinx':
+      if (options.pocketsphinx) return options.pocketsphinx;
+      sharedPocketsphinx ??= new PocketsphinxEngine(options.pocketsphinxOptions);
+      return sharedPocketsphinx;
+    case 'openai':
+      if (!config.base_url) throw new SttError('STT_CONFIG_INVALID', 'stt.base_url is required for the openai engine');
+      return new OpenAiSttEngine({
+        baseUrl: config.base_url,
+        ...(config.api_key ? { apiKey: config.api_key } : {}),
+        ...(config.model ? { model: config.model } : {}),
+      });
+  }
+}

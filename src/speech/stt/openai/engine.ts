@@ -1,0 +1,154 @@
+// STT through an OpenAI-compatible transcription endpoint (POST {base_url}/audio/transcriptions,
+// multipart file + model + language). It is not streaming: audio is buffered and sent once per
+// utterance on finalize().
+import { z } from 'zod';
+import { encodeWav } from '../../../audio/wav.ts';
+import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
+import { SttError } from '../errors.ts';
+
+export const OPENAI_STT_DEFAULTS = {
+  model: 'whisper-1',
+  timeoutMs: 30_000,
+  /** Longest utterance kept (seconds); older audio is dropped first. */
+  maxUtteranceSeconds: 600,
+} as const;
+
+export interface OpenAiSttOptions {
+  baseUrl: string;
+  apiKey?: string;
+  model?: string;
+  timeoutMs?: number;
+}
+
+const TranscriptionSchema = z.object({
+  text: z.string(),
+  words: z.array(z.object({ word: z.string(), start: z.number(), end: z.number() })).optional(),
+});
+
+/** "en-US" → "en": the endpoint takes ISO-639-1. */
+function isoLanguage(language: string): string {
+  return language.split(/[-_]/)[0]?.toLowerCase() ?? language;
+}
+
+class OpenAiStream implements SttStream {
+  private chunks: Int16Array[] = [];
+  private buffered = 0;
+  /** Seconds of audio pushed before the current utterance: word timings count from stream start. */
+  private streamOffset = 0;
+  private inflight: AbortController | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly engine: Required<Omit<OpenAiSttOptions, 'apiKey'>> & { apiKey: string | undefined },
+    private readonly options: SttStreamOptions,
+  ) {}
+
+  push(samples: Int16Array): void {
+    if (this.closed) throw new SttError('STT_STREAM_CLOSED', 'push after close');
+    this.chunks.push(samples.slice());
+    this.buffered += samples.length;
+    const max = OPENAI_STT_DEFAULTS.maxUtteranceSeconds * this.options.sampleRate;
+    while (this.buffered > max && this.chunks.length > 1) {
+      const dropped = this.chunks.shift();
+      this.buffered -= dropped?.length ?? 0;
+      this.streamOffset += (dropped?.length ?? 0) / this.options.sampleRate;
+    }
+  }
+
+  private take(): Int16Array {
+    const all = new Int16Array(this.buffered);
+    let at = 0;
+    for (const c of this.chunks) {
+      all.set(c, at);
+      at += c.length;
+    }
+    this.chunks = [];
+    this.buffered = 0;
+    return all;
+  }
+
+  async finalize(): Promise<SttResult> {
+    if (this.closed) throw new SttError('STT_STREAM_CLOSED', 'finalize after close');
+    const samples = this.take();
+    const offset = this.streamOffset;
+    this.streamOffset += samples.length / this.options.sampleRate;
+    if (samples.length === 0) return { text: '' };
+    const result = await this.request(samples, offset);
+    this.options.events?.final?.(result);
+    return result;
+  }
+
+  private async request(samples: Int16Array, offset: number): Promise<SttResult> {
+    const controller = new AbortController();
+    this.inflight = controller;
+    const signals = [controller.signal, AbortSignal.timeout(this.engine.timeoutMs)];
+    if (this.options.signal) signals.push(this.options.signal);
+    const form = new FormData();
+    const wav = encodeWav({ samples, sampleRate: this.options.sampleRate });
+    form.append('file', new Blob([wav], { type: 'audio/wav' }), 'utterance.wav');
+    form.append('model', this.engine.model);
+    form.append('language', isoLanguage(this.options.language));
+    form.append('response_format', 'json');
+    if (this.options.phrases?.length) form.append('prompt', this.options.phrases.join(', '));
+    const url = `${this.engine.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        body: form,
+        headers: this.engine.apiKey ? { authorization: `Bearer ${this.engine.apiKey}` } : {},
+        signal: AbortSignal.any(signals),
+      });
+    } catch (err) {
+      if (controller.signal.aborted || this.options.signal?.aborted) throw new SttError('STT_ABORTED', 'transcription cancelled', { cause: err });
+      throw new SttError('STT_HTTP_FAILED', `transcription request failed: ${(err as Error).message}`, { cause: err });
+    } finally {
+      if (this.inflight === controller) this.inflight = null;
+    }
+    if (!response.ok) {
+      const body = await response.text().catch(() => '');
+      throw new SttError('STT_HTTP_STATUS', `transcription endpoint answered ${response.status}: ${body.slice(0, 200)}`, { status: response.status });
+    }
+    let json: unknown;
+    try {
+      json = await response.json();
+    } catch (err) {
+      throw new SttError('STT_BAD_RESPONSE', 'transcription endpoint answered with invalid JSON', { cause: err });
+    }
+    const parsed = TranscriptionSchema.safeParse(json);
+    if (!parsed.success) throw new SttError('STT_BAD_RESPONSE', `unexpected transcription response: ${parsed.error.message}`);
+    const words = parsed.data.words?.map((w) => ({ word: w.word, start: offset + w.start, end: offset + w.end }));
+    return words ? { text: parsed.data.text.trim(), words } : { text: parsed.data.text.trim() };
+  }
+
+  cancel(): void {
+    this.streamOffset += this.buffered / this.options.sampleRate;
+    this.chunks = [];
+    this.buffered = 0;
+    this.inflight?.abort();
+  }
+
+  async close(): Promise<void> {
+    this.cancel();
+    this.closed = true;
+  }
+}
+
+export class OpenAiSttEngine implements SttEngine {
+  readonly name = 'openai';
+  private readonly config: Required<Omit<OpenAiSttOptions, 'apiKey'>> & { apiKey: string | undefined };
+
+  constructor(options: OpenAiSttOptions) {
+    this.config = {
+      baseUrl: options.baseUrl,
+      apiKey: options.apiKey,
+      model: options.model ?? OPENAI_STT_DEFAULTS.model,
+      timeoutMs: options.timeoutMs ?? OPENAI_STT_DEFAULTS.timeoutMs,
+    };
+  }
+
+  async open(options: SttStreamOptions): Promise<SttStream> {
+    options.signal?.throwIfAborted();
+    return new OpenAiStream(this.config, options);
+  }
+}

@@ -1,0 +1,61 @@
+// Typed face of the native pocketsphinx addon (native/pocketsphinx). Its calls block, so only
+// worker threads load it.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { SttError } from '../errors.ts';
+import { PROJECT_ROOT } from './models.ts';
+
+export interface NativeHyp {
+  text: string;
+  score: number;
+  prob: number;
+}
+
+export interface NativeSegment {
+  word: string;
+  /** Frames (frameRate() per second). */
+  start: number;
+  end: number;
+  /** Log posterior (0 = certain) when a lattice exists. */
+  prob: number;
+  ascr: number;
+}
+
+export interface NativeDecoder {
+  startUtt(): void;
+  processRaw(samples: Int16Array): number;
+  endUtt(): void;
+  hyp(): NativeHyp | null;
+  segments(): NativeSegment[];
+  inSpeech(): boolean;
+  setJsgf(name: string, jsgf: string): void;
+  setKeyphrase(name: string, phrase: string): void;
+  setKws(name: string, file: string): void;
+  setLmFile(name: string, file: string): void;
+  setSearch(name: string): void;
+  getSearch(): string | null;
+  frameRate(): number;
+  nFrames(): number;
+  close(): void;
+}
+
+export type NativeDecoderConstructor = new (args: string[]) => NativeDecoder;
+
+export const ADDON_PATH = join(PROJECT_ROOT, 'build', 'native', 'pocketsphinx.node');
+
+let loaded: NativeDecoderConstructor | undefined;
+
+/** The Decoder class of the addon; throws STT_ADDON_MISSING when set-up has not built it. */
+export function loadDecoderClass(path: string = ADDON_PATH): NativeDecoderConstructor {
+  if (loaded) return loaded;
+  if (!existsSync(path)) {
+    throw new SttError('STT_ADDON_MISSING', `pocketsphinx addon not built at ${path}: run npm run setup`);
+  }
+  const mod: unknown = createRequire(import.meta.url)(path);
+  if (typeof mod !== 'object' || mod === null || !('Decoder' in mod) || typeof mod.Decoder !== 'function') {
+    throw new SttError('STT_ADDON_MISSING', `${path} does not export Decoder`);
+  }
+  loaded = mod.Decoder as NativeDecoderConstructor;
+  return loaded;
+}

@@ -1,0 +1,50 @@
+// Where the pocketsphinx models live and how a decoder is configured for each. The general
+// model is Debian's pocketsphinx-en-us; the telephone variant is built from it at set-up
+// (scripts/setup.d/30-speech-stt.mjs) under build/models. Nothing is fetched at run time.
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
+
+export const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
+
+export type ModelName = 'general' | 'telephone';
+
+export interface ModelSpec {
+  name: ModelName;
+  /** Arguments to the native Decoder, as on the pocketsphinx command line. */
+  args: string[];
+}
+
+export const MODEL_DEFAULTS = {
+  /** Decoders hear 16 kHz; other rates are resampled inside the worker. */
+  sampleRate: 16000,
+  telephoneDir: join(PROJECT_ROOT, 'build', 'models', 'en-us-telephone'),
+} as const;
+
+function baseArgs(hmm: string): string[] {
+  return [
+    '-hmm', hmm,
+    '-lm', join(DEBIAN_MODEL_DIR, 'en-us.lm.bin'),
+    '-dict', join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'),
+    '-samprate', String(MODEL_DEFAULTS.sampleRate),
+  ];
+}
+
+export function generalModel(): ModelSpec {
+  return { name: 'general', args: baseArgs(join(DEBIAN_MODEL_DIR, 'en-us')) };
+}
+
+/** The telephone-band variant, or null when set-up has not built it. */
+export function telephoneModel(dir: string = MODEL_DEFAULTS.telephoneDir): ModelSpec | null {
+  if (!existsSync(join(dir, 'feat.params'))) return null;
+  return { name: 'telephone', args: baseArgs(dir) };
+}
+
+/** Missing files of the Debian model, for a clear error before a worker starts. */
+export function missingModelFiles(): string[] {
+  return ['en-us/mdef', 'en-us/means', 'en-us.lm.bin', 'cmudict-en-us.dict']
+    .map((f) => join(DEBIAN_MODEL_DIR, f))
+    .filter((f) => !existsSync(f));
+}

@@ -1,0 +1,181 @@
+// A decoder worker thread: owns native decoders (one per open stream, reused across that
+// stream's utterances so cepstral mean normalisation keeps adapting to the caller), feeds them
+// audio and answers finalize with the hypothesis and word timings. Everything blocking lives here.
+import { parentPort } from 'node:worker_threads';
+import { Resampler } from '../../../audio/resampler.ts';
+import type { SttResult, WordTiming } from '../../types.ts';
+import { loadDecoderClass, type NativeDecoder, type NativeSegment } from './addon.ts';
+import { MODEL_DEFAULTS, type ModelSpec } from './models.ts';
+import type { FromWorker, ToWorker } from './protocol.ts';
+
+interface StreamState {
+  decoder: NativeDecoder;
+  modelKey: string;
+  resampler: Resampler | null;
+  inUtt: boolean;
+  /** 16 kHz samples fed into this stream so far: the clock of word timings. */
+  samplesFed: number;
+  uttStartSample: number;
+  samplesSincePartial: number;
+  partialEverySamples: number;
+  lastPartial: string;
+}
+
+const port = parentPort;
+if (!port) throw new Error('worker.ts runs only as a worker thread');
+
+const streams = new Map<number, StreamState>();
+// Decoders take ~0.5 s to load; keep released ones per model for the next call.
+const idle = new Map<string, NativeDecoder[]>();
+
+function send(msg: FromWorker): void {
+  port?.postMessage(msg);
+}
+
+function modelKey(model: ModelSpec): string {
+  return model.args.join('\u0000');
+}
+
+function takeDecoder(model: ModelSpec): NativeDecoder {
+  const pooled = idle.get(modelKey(model))?.pop();
+  if (pooled) return pooled;
+  const Decoder = loadDecoderClass();
+  return new Decoder([...model.args, '-logfn', '/dev/null']);
+}
+
+const FILLER = /^(<s>|<\/s>|<sil>|\[[a-z_]+\]|\+\+.*\+\+)$/i;
+
+/** "word(2)" is the second pronunciation of "word". */
+function cleanWord(word: string): string {
+  return word.replace(/\(\d+\)$/, '');
+}
+
+function wordsOf(segments: NativeSegment[], frameRate: number, uttStartSec: number): WordTiming[] {
+  // Segment frames count from an origin that drifts across utterances in this library
+  // version; the utterance's <s> (always at its first frame) gives it.
+  const first = segments[0];
+  const origin = first && first.word === '<s>' ? first.start : 0;
+  return segments
+    .filter((s) => !FILLER.test(s.word))
+    .map((s) => ({
+      word: cleanWord(s.word),
+      start: uttStartSec + (s.start - origin) / frameRate,
+      end: uttStartSec + (s.end + 1 - origin) / frameRate,
+    }));
+}
+
+function feed(sid: number, st: StreamState, input: Int16Array): void {
+  const pcm = st.resampler ? st.resampler.push(input) : input;
+  if (pcm.length === 0) return;
+  if (!st.inUtt) {
+    st.decoder.startUtt();
+    st.inUtt = true;
+    st.uttStartSample = st.samplesFed;
+    st.lastPartial = '';
+  }
+  st.decoder.processRaw(pcm);
+  st.samplesFed += pcm.length;
+  st.samplesSincePartial += pcm.length;
+  if (st.samplesSincePartial >= st.partialEverySamples) {
+    st.samplesSincePartial = 0;
+    const text = cleanText(st.decoder.hyp()?.text ?? '');
+    if (text !== st.lastPartial) {
+      st.lastPartial = text;
+      send({ ev: 'partial', sid, text });
+    }
+  }
+}
+
+function cleanText(text: string): string {
+  return text.split(/\s+/).filter((w) => w && !FILLER.test(w)).map(cleanWord).join(' ');
+}
+
+function finish(st: StreamState): SttResult {
+  if (st.resampler) {
+    const tail = st.resampler.flush();
+    if (tail.length > 0 && st.inUtt) {
+      st.decoder.processRaw(tail);
+      st.samplesFed += tail.length;
+    }
+    st.resampler.reset();
+  }
+  if (!st.inUtt) return { text: '', words: [] };
+  st.decoder.endUtt();
+  st.inUtt = false;
+  st.samplesSincePartial = 0;
+  const uttStartSec = st.uttStartSample / MODEL_DEFAULTS.sampleRate;
+  const words = wordsOf(st.decoder.segments(), st.decoder.frameRate(), uttStartSec);
+  return { text: words.map((w) => w.word).join(' '), words };
+}
+
+function handle(msg: ToWorker): void {
+  switch (msg.op) {
+    case 'open': {
+      let decoder: NativeDecoder;
+      try {
+        decoder = takeDecoder(msg.model);
+      } catch (err) {
+        send({ ev: 'error', sid: msg.sid, req: msg.req, code: 'STT_MODEL_INVALID', message: (err as Error).message });
+        return;
+      }
+      streams.set(msg.sid, {
+        decoder,
+        modelKey: modelKey(msg.model),
+        resampler: msg.sampleRate === MODEL_DEFAULTS.sampleRate ? null : new Resampler(msg.sampleRate, MODEL_DEFAULTS.sampleRate),
+        inUtt: false,
+        samplesFed: 0,
+        uttStartSample: 0,
+        samplesSincePartial: 0,
+        partialEverySamples: Math.max(1, Math.round((msg.partialEveryMs / 1000) * MODEL_DEFAULTS.sampleRate)),
+        lastPartial: '',
+      });
+      send({ ev: 'ok', sid: msg.sid, req: msg.req });
+      return;
+    }
+    case 'audio': {
+      const st = streams.get(msg.sid);
+      if (st) feed(msg.sid, st, msg.samples);
+      return;
+    }
+    case 'finalize': {
+      const st = streams.get(msg.sid);
+      send({ ev: 'final', sid: msg.sid, req: msg.req, result: st ? finish(st) : { text: '', words: [] } });
+      return;
+    }
+    case 'cancel': {
+      const st = streams.get(msg.sid);
+      if (st?.inUtt) {
+        st.decoder.endUtt();
+        st.inUtt = false;
+      }
+      st?.resampler?.reset();
+      return;
+    }
+    case 'close': {
+      const st = streams.get(msg.sid);
+      if (st) {
+        if (st.inUtt) st.decoder.endUtt();
+        streams.delete(msg.sid);
+        const list = idle.get(st.modelKey) ?? [];
+        list.push(st.decoder);
+        idle.set(st.modelKey, list);
+      }
+      send({ ev: 'ok', sid: msg.sid, req: msg.req });
+      return;
+    }
+    case 'crash':
+      return;
+  }
+}
+
+port.on('message', (msg: ToWorker) => {
+  // An uncaught throw ends this thread only, as a fault in the decoder would.
+  if (msg.op === 'crash') throw new Error('simulated decoder crash');
+  try {
+    handle(msg);
+  } catch (err) {
+    const sid = 'sid' in msg ? msg.sid : -1;
+    const req = 'req' in msg ? msg.req : null;
+    send({ ev: 'error', sid, req, code: 'STT_ENGINE_CRASHED', message: (err as Error).message });
+  }
+});

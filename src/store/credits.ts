@@ -1,0 +1,27 @@
+// Organization credit balances: set from ORG_LIMITS, debited by each call's cost.
+import type { Db } from './database.ts';
+
+export interface CreditRepository {
+  /** Sets the starting balance the first time an organization is seen; later starts keep what is left. */
+  initialize(orgId: string, balance: number, at: number): void;
+  /** undefined: the organization has no balance (unlimited). */
+  balance(orgId: string): number | undefined;
+  debit(orgId: string, credits: number, at: number): void;
+}
+
+export class SqliteCreditRepository implements CreditRepository {
+  constructor(private readonly db: Db) {}
+
+  initialize(orgId: string, balance: number, at: number): void {
+    this.db.prepare('INSERT INTO org_credits (org_id, balance, updated_at) VALUES (?, ?, ?) ON CONFLICT (org_id) DO NOTHING').run(orgId, balance, at);
+  }
+
+  balance(orgId: string): number | undefined {
+    const row = this.db.prepare('SELECT balance FROM org_credits WHERE org_id = ?').get(orgId) as { balance: number } | undefined;
+    return row?.balance;
+  }
+
+  debit(orgId: string, credits: number, at: number): void {
+    this.db.prepare('UPDATE org_credits SET balance = balance - ?, updated_at = ? WHERE org_id = ?').run(credits, at, orgId);
+  }
+}

@@ -1,0 +1,52 @@
+// POST /telephony/twilio/voice: Twilio's voice webhook for inbound calls. The agent whose
+// inbound_numbers holds `To` takes the call: it is registered, and Twilio is told to open a
+// media stream for it. An unknown number hears that it is not in service.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { CallService } from '../calls/service.ts';
+import type { AgentRepository } from '../store/agents.ts';
+import { addFormParser, verifyTwilioRequest } from './form-webhook.ts';
+import { connectStreamTwiml, sayAndHangUpTwiml } from './twiml.ts';
+
+const VoiceWebhook = z.looseObject({
+  CallSid: z.string().min(1),
+  From: z.string().default(''),
+  To: z.string().min(1),
+});
+
+export function twilioVoiceRoutes(
+  app: FastifyInstance,
+  deps: {
+    agents: AgentRepository;
+    calls: CallService;
+    authToken: string | undefined;
+    publicUrl: () => string;
+    /** The call registered: the stream must arrive in time or the call ends. */
+    onRegistered: (orgId: string, callId: string) => void;
+  },
+): void {
+  void app.register(async (scope) => {
+    addFormParser(scope);
+    scope.post('/telephony/twilio/voice', { config: { doc: { summary: 'Twilio voice webhook (inbound calls)', tag: 'telephony', public: true } } }, async (request, reply) => {
+      verifyTwilioRequest(request, deps.authToken, deps.publicUrl());
+      const form = VoiceWebhook.safeParse(request.body);
+      reply.type('text/xml');
+      if (!form.success) {
+        return reply.code(400).send(sayAndHangUpTwiml('This call could not be handled.'));
+      }
+      const agent = deps.agents.findByInboundNumber(form.data.To);
+      if (!agent) {
+        request.log.warn({ to: form.data.To }, 'inbound call to a number no agent answers');
+        return sayAndHangUpTwiml('The number you have called is not in service. Goodbye.');
+      }
+      const { record, streamSecret } = deps.calls.register(agent.orgId, agent, {
+        call_type: 'inbound',
+        call_from: form.data.From || null,
+        call_to: form.data.To,
+        metadata: { twilio_call_sid: form.data.CallSid },
+      });
+      deps.onRegistered(agent.orgId, record.call_id);
+      return connectStreamTwiml(deps.publicUrl(), record.call_id, streamSecret);
+    });
+  });
+}

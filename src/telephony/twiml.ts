@@ -1,0 +1,21 @@
+// TwiML the service answers with. The stream URL carries no query string (Twilio forbids
+// it): call_id and the per-call secret travel as <Parameter>s.
+const escapeXml = (s: string) => s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
+
+export function mediaStreamUrl(publicUrl: string): string {
+  return `${publicUrl.replace(/^http/, 'ws')}/media/twilio`;
+}
+
+export function connectStreamTwiml(publicUrl: string, callId: string, secret: string): string {
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?><Response><Connect>' +
+    `<Stream url="${escapeXml(mediaStreamUrl(publicUrl))}">` +
+    `<Parameter name="call_id" value="${escapeXml(callId)}"/>` +
+    `<Parameter name="secret" value="${escapeXml(secret)}"/>` +
+    '</Stream></Connect></Response>'
+  );
+}
+
+export function sayAndHangUpTwiml(text: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?><Response><Say>${escapeXml(text)}</Say><Hangup/></Response>`;
+}

@@ -1,0 +1,51 @@
+// Twilio Media Streams messages (protocols.md 1.1): validated as they arrive, so a malformed
+// frame is dropped with a log line and never reaches the session.
+import { z } from 'zod';
+
+export const TwilioConnected = z.object({ event: z.literal('connected') });
+
+export const TwilioStart = z.object({
+  event: z.literal('start'),
+  streamSid: z.string().min(1),
+  start: z.object({
+    streamSid: z.string().min(1),
+    callSid: z.string().min(1),
+    accountSid: z.string().optional(),
+    customParameters: z.record(z.string(), z.string()).default({}),
+    mediaFormat: z.object({ encoding: z.string(), sampleRate: z.number(), channels: z.number() }).optional(),
+  }),
+});
+
+export const TwilioMedia = z.object({
+  event: z.literal('media'),
+  media: z.object({
+    track: z.string().optional(),
+    chunk: z.string().optional(),
+    timestamp: z.string().optional(),
+    payload: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64'),
+  }),
+});
+
+export const TwilioMark = z.object({ event: z.literal('mark'), mark: z.object({ name: z.string() }) });
+export const TwilioDtmf = z.object({ event: z.literal('dtmf'), dtmf: z.object({ digit: z.string().min(1) }) });
+export const TwilioStop = z.object({ event: z.literal('stop') });
+
+export const TwilioInbound = z.discriminatedUnion('event', [TwilioConnected, TwilioStart, TwilioMedia, TwilioMark, TwilioDtmf, TwilioStop]);
+export type TwilioInbound = z.infer<typeof TwilioInbound>;
+
+/** Parses one text frame; a reason string when it is not a message we understand. */
+export function parseTwilioMessage(text: string): { ok: true; message: TwilioInbound } | { ok: false; reason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'not JSON' };
+  }
+  const parsed = TwilioInbound.safeParse(json);
+  if (!parsed.success) return { ok: false, reason: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+  return { ok: true, message: parsed.data };
+}
+
+export const twilioMedia = (streamSid: string, payload: string) => JSON.stringify({ event: 'media', streamSid, media: { payload } });
+export const twilioMark = (streamSid: string, name: string) => JSON.stringify({ event: 'mark', streamSid, mark: { name } });
+export const twilioClear = (streamSid: string) => JSON.stringify({ event: 'clear', streamSid });

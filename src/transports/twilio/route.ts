@@ -1,0 +1,58 @@
+// GET /media/twilio: Twilio Media Streams. The stream must present, in its start message's
+// custom parameters, the call_id and per-call secret this service gave the carrier;
+// anything else is closed with 1008 (policy violation) and leaves no record.
+import type { FastifyInstance } from 'fastify';
+import type {} from '@fastify/websocket';
+import type { Logger } from 'pino';
+import type { RawData } from 'ws';
+import type { CallManager } from '../../call/manager.ts';
+import { streamSecretMatches } from '../../calls/stream-secret.ts';
+import type { CallRepository } from '../../store/calls.ts';
+import { parseTwilioMessage } from './protocol.ts';
+import { TwilioTransport } from './transport.ts';
+
+const START_TIMEOUT_MS = 10_000;
+
+export function twilioMediaRoute(
+  app: FastifyInstance,
+  deps: { calls: CallRepository; manager: CallManager; log: Logger; accepting: () => boolean },
+): void {
+  app.get('/media/twilio', { websocket: true, config: { doc: { summary: 'Twilio Media Streams (WebSocket)', tag: 'telephony', public: true } } }, (socket) => {
+    const log = deps.log.child({ transport: 'twilio' });
+    if (!deps.accepting()) {
+      socket.close(1013, 'shutting down');
+      return;
+    }
+    let transport: TwilioTransport | undefined;
+    const timer = setTimeout(() => socket.close(1008, 'no start message'), START_TIMEOUT_MS);
+    socket.on('close', () => clearTimeout(timer));
+    socket.on('message', (data: RawData) => {
+      const text = data.toString();
+      if (transport) {
+        transport.receive(text);
+        return;
+      }
+      const parsed = parseTwilioMessage(text);
+      if (!parsed.ok) {
+        log.warn({ reason: parsed.reason }, 'malformed message before start dropped');
+        return;
+      }
+      const message = parsed.message;
+      if (message.event !== 'start') return; // `connected` comes first
+      clearTimeout(timer);
+      const params = message.start.customParameters;
+      const callId = params.call_id ?? '';
+      const found = callId ? deps.calls.getForStream(callId) : undefined;
+      if (!found || !streamSecretMatches(params.secret ?? '', found.streamSecretHash) || found.record.call_status !== 'registered') {
+        log.warn({ call_id: callId || null, call_sid: message.start.callSid }, 'media stream refused: unknown call or wrong secret');
+        socket.close(1008, 'unknown call or wrong secret');
+        return;
+      }
+      transport = new TwilioTransport(socket, message.start.streamSid, message.start.callSid, log.child({ call_id: callId }));
+      void deps.manager.connect(found.orgId, callId, transport).catch((error: unknown) => {
+        log.error({ err: error, call_id: callId }, 'call failed to start');
+        socket.close(1011, 'internal error');
+      });
+    });
+  });
+}

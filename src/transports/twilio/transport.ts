@@ -1,0 +1,101 @@
+// Twilio Media Streams ↔ internal frames: μ-law 8 kHz in and out, PCM16 16 kHz 20 ms inside.
+import type { Logger } from 'pino';
+import WebSocket from 'ws';
+import { Framer } from '../../audio/framer.ts';
+import { muLawDecode, muLawEncode } from '../../audio/g711.ts';
+import { Resampler } from '../../audio/resampler.ts';
+import type { DisconnectionReason } from '../../calls/record.ts';
+import { FRAME_SAMPLES, INTERNAL_RATE, type CallTransport, type SessionNotice, type TransportHandlers } from '../types.ts';
+import { parseTwilioMessage, twilioClear, twilioMark, twilioMedia, type TwilioInbound } from './protocol.ts';
+
+const CARRIER_RATE = 8000;
+
+export class TwilioTransport implements CallTransport {
+  readonly kind = 'twilio' as const;
+  private handlers: TransportHandlers | null = null;
+  private readonly up = new Resampler(CARRIER_RATE, INTERNAL_RATE);
+  private readonly down = new Resampler(INTERNAL_RATE, CARRIER_RATE);
+  private readonly framer = new Framer(FRAME_SAMPLES);
+  private readonly mulaw = new Uint8Array(FRAME_SAMPLES);
+  private hungUp = false;
+  /** Malformed frames seen (logged and dropped). */
+  dropped = 0;
+
+  constructor(
+    private readonly socket: WebSocket,
+    readonly streamSid: string,
+    readonly callSid: string,
+    private readonly log: Logger,
+  ) {
+    socket.on('close', () => this.farEnd());
+    socket.on('error', (error) => this.log.warn({ err: error }, 'media socket error'));
+  }
+
+  /** Messages after `start`, as the route hands them on. */
+  receive(text: string): void {
+    const parsed = parseTwilioMessage(text);
+    if (!parsed.ok) {
+      this.dropped++;
+      this.log.warn({ reason: parsed.reason, sample: text.slice(0, 120) }, 'malformed media stream message dropped');
+      return;
+    }
+    this.handle(parsed.message);
+  }
+
+  private handle(message: TwilioInbound): void {
+    switch (message.event) {
+      case 'media': {
+        const bytes = Buffer.from(message.media.payload, 'base64');
+        if (bytes.length === 0) return;
+        const pcm8 = muLawDecode(bytes);
+        for (const frame of this.framer.push(this.up.push(pcm8))) this.handlers?.audio(frame);
+        return;
+      }
+      case 'mark':
+        this.handlers?.mark(message.mark.name);
+        return;
+      case 'dtmf':
+        this.handlers?.dtmf(message.dtmf.digit);
+        return;
+      case 'stop':
+        this.farEnd();
+        return;
+      default:
+        return;
+    }
+  }
+
+  private farEnd(): void {
+    if (this.hungUp) return;
+    this.hungUp = true;
+    this.handlers?.hangup();
+  }
+
+  attach(handlers: TransportHandlers): void {
+    this.handlers = handlers;
+  }
+
+  sendAudio(frame: Int16Array): void {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
+    const pcm8 = this.down.push(frame);
+    const bytes = muLawEncode(pcm8, this.mulaw.subarray(0, pcm8.length));
+    this.socket.send(twilioMedia(this.streamSid, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64')));
+  }
+
+  sendMark(name: string): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(twilioMark(this.streamSid, name));
+  }
+
+  clear(): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(twilioClear(this.streamSid));
+  }
+
+  notify(_notice: SessionNotice): void {
+    // A phone shows nothing; the browser transport renders these.
+  }
+
+  close(_reason: DisconnectionReason): void {
+    this.hungUp = true;
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(1000, 'call ended');
+  }
+}

@@ -1,0 +1,91 @@
+// Browser calls: 16 kHz PCM16 frames both ways (already the internal format) plus JSON
+// control and live events (protocol.ts).
+import type { Logger } from 'pino';
+import WebSocket from 'ws';
+import { Framer } from '../../audio/framer.ts';
+import type { DisconnectionReason } from '../../calls/record.ts';
+import { FRAME_SAMPLES, type CallTransport, type SessionNotice, type TransportHandlers } from '../types.ts';
+import { WebClientMessage, type WebServerMessage } from './protocol.ts';
+
+export class WebTransport implements CallTransport {
+  readonly kind = 'web' as const;
+  private handlers: TransportHandlers | null = null;
+  private readonly framer = new Framer(FRAME_SAMPLES);
+  private hungUp = false;
+  dropped = 0;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly log: Logger,
+  ) {
+    socket.on('close', () => this.farEnd());
+    socket.on('error', (error) => this.log.warn({ err: error }, 'browser socket error'));
+  }
+
+  receive(data: Buffer, isBinary: boolean): void {
+    if (isBinary) {
+      if (data.length % 2 !== 0) {
+        this.dropped++;
+        this.log.warn({ bytes: data.length }, 'odd-length audio frame dropped');
+        return;
+      }
+      // Copy: the socket reuses its buffers, and Int16Array needs 2-byte alignment.
+      const samples = new Int16Array(data.length / 2);
+      Buffer.from(samples.buffer).set(data);
+      for (const frame of this.framer.push(samples)) this.handlers?.audio(frame);
+      return;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(data.toString('utf8'));
+    } catch {
+      json = undefined;
+    }
+    const parsed = WebClientMessage.safeParse(json);
+    if (!parsed.success) {
+      this.dropped++;
+      this.log.warn({ sample: data.toString('utf8').slice(0, 120) }, 'malformed browser message dropped');
+      return;
+    }
+    const message = parsed.data;
+    if (message.type === 'mark') this.handlers?.mark(message.name);
+    else if (message.type === 'dtmf') this.handlers?.dtmf(message.digit);
+    else if (message.type === 'hangup') this.farEnd();
+  }
+
+  private farEnd(): void {
+    if (this.hungUp) return;
+    this.hungUp = true;
+    this.handlers?.hangup();
+  }
+
+  send(message: WebServerMessage): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
+  }
+
+  attach(handlers: TransportHandlers): void {
+    this.handlers = handlers;
+  }
+
+  sendAudio(frame: Int16Array): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength), { binary: true });
+  }
+
+  sendMark(name: string): void {
+    this.send({ type: 'mark', name });
+  }
+
+  clear(): void {
+    this.send({ type: 'clear' });
+  }
+
+  notify(notice: SessionNotice): void {
+    if (notice.type === 'call_started') this.send({ ...notice, sample_rate: 16000 });
+    else this.send(notice);
+  }
+
+  close(_reason: DisconnectionReason): void {
+    this.hungUp = true;
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(1000, 'call ended');
+  }
+}

@@ -1,0 +1,207 @@
+// Every disconnection reason a connected call can end with, each reached by its real path:
+// a real service, real Twilio media streams, recorded speech through the embedded engines,
+// and a scripted chat-completions server standing in for the customer's model.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { replyStream, sseHeaders, startServer, type TestServer } from '../support/http-server.ts';
+import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+let t: TestService;
+let model: TestServer;
+
+/** The model's behaviour is chosen by the agent's model name. */
+async function scriptedModel(): Promise<TestServer> {
+  return startServer((_req, res, body) => {
+    const request = JSON.parse(body) as { model: string; messages: { role: string }[] };
+    const afterTool = request.messages.at(-1)?.role === 'tool';
+    sseHeaders(res);
+    const call = (name: string) => [{ id: 'call_1', name, arguments: '{}' }];
+    switch (afterTool ? 'done' : request.model) {
+      case 'goodbye':
+        res.end(replyStream('Goodbye now.', call('end_call')));
+        return;
+      case 'transfer':
+        res.end(replyStream('Transferring you.', call('transfer_call')));
+        return;
+      case 'unknown-tool':
+        res.end(replyStream('', call('fly_to_the_moon')));
+        return;
+      default:
+        res.end(replyStream('Okay.'));
+    }
+  });
+}
+
+const LONG_GREETING =
+  'Welcome to the very long greeting of this line, which goes on and on about opening hours, parking, and the weather, so that a caller will surely want to interrupt it.';
+
+const NUMBERS = {
+  goodbye: '+15550200001',
+  transfer: '+15550200002',
+  unknownTool: '+15550200003',
+  unreachable: '+15550200004',
+  quiet: '+15550200005',
+  short: '+15550200006',
+  limited: '+15550200007',
+  broke: '+15550200008',
+  talker: '+15550200009',
+};
+
+async function agent(org: string, agent_id: string, fields: Record<string, unknown>) {
+  const res = await t.request('POST', '/v2/agents', {
+    key: t.keyOf(org),
+    body: { agent_id, agent_name: agent_id, begin_message: 'Hi.', llm: { base_url: `${model.url}/v1`, model: 'okay' }, ...fields },
+  });
+  expect(res.status, res.text).toBe(201);
+}
+
+beforeAll(async () => {
+  model = await scriptedModel();
+  t = await startTestService({ ORG_LIMITS: JSON.stringify({ limited: { max_concurrent_calls: 1 }, broke: { credit_balance: 0.25 } }) });
+  await agent('acme', 'goodbye', { llm: { base_url: `${model.url}/v1`, model: 'goodbye' }, tools: [{ type: 'end_call' }], inbound_numbers: [NUMBERS.goodbye] });
+  await agent('acme', 'transfer', {
+    llm: { base_url: `${model.url}/v1`, model: 'transfer' },
+    tools: [{ type: 'transfer_call', transfer_to: '+14155550199' }],
+    inbound_numbers: [NUMBERS.transfer],
+  });
+  await agent('acme', 'unknown-tool', { llm: { base_url: `${model.url}/v1`, model: 'unknown-tool' }, inbound_numbers: [NUMBERS.unknownTool] });
+  await agent('acme', 'unreachable', { llm: { base_url: 'http://127.0.0.1:9/v1', model: 'x' }, inbound_numbers: [NUMBERS.unreachable] });
+  await agent('acme', 'quiet', { inactivity_timeout_ms: 1500, inbound_numbers: [NUMBERS.quiet] });
+  await agent('acme', 'short', { max_duration_ms: 10_000, inbound_numbers: [NUMBERS.short] });
+  await agent('acme', 'talker', {
+    begin_message: LONG_GREETING,
+    inbound_numbers: [NUMBERS.talker],
+  });
+  await agent('limited', 'limited', { inbound_numbers: [NUMBERS.limited] });
+  await agent('broke', 'broke', { inbound_numbers: [NUMBERS.broke] });
+}, 60_000);
+afterAll(async () => {
+  await t?.stop();
+  await model?.close();
+});
+
+async function record(callId: string, org = 'acme', until: (r: CallRecord) => boolean = (r) => !['registered', 'ongoing'].includes(r.call_status)): Promise<CallRecord> {
+  for (let i = 0; i < 300; i++) {
+    const r = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`, { key: t.keyOf(org) })).body);
+    if (until(r)) return r;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`call ${callId} never reached the expected state`);
+}
+
+/** Greeting, then one caller phrase; resolves when the phrase has been sent. */
+async function callAndSay(number: string, phrase = '04-yes-please') {
+  const placed = await placeInboundCall(t.url, number);
+  await agentFinished(placed.caller, { after: 0, timeoutMs: 20_000, quietMs: 300 });
+  await placed.caller.speak(fixtureUlaw(phrase));
+  return placed;
+}
+
+describe('how a connected call ends', () => {
+  it('agent_hangup: end_call ends the call after its last words have played', async () => {
+    const { caller, callId } = await callAndSay(NUMBERS.goodbye);
+    await caller.waitForClose();
+    const r = await record(callId);
+    expect(r).toMatchObject({ call_status: 'ended', disconnection_reason: 'agent_hangup' });
+    const last = r.transcript!.at(-1)!;
+    expect(last).toMatchObject({ role: 'agent', content: 'Goodbye now.' });
+    expect(r.duration_ms! / 1000).toBeGreaterThanOrEqual(last.end_at);
+  }, 60_000);
+
+  it('call_transfer: the transfer_call tool moves the caller on', async () => {
+    const { caller, callId } = await callAndSay(NUMBERS.transfer);
+    await caller.waitForClose();
+    const r = await record(callId);
+    expect(r).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer' });
+    expect(r.disconnection_message).toContain('+14155550199');
+  }, 60_000);
+
+  it('flow_error: a call to a tool the agent does not have ends the call, after an apology', async () => {
+    const { caller, callId } = await callAndSay(NUMBERS.unknownTool);
+    await caller.waitForClose();
+    const r = await record(callId);
+    expect(r.disconnection_reason).toBe('flow_error');
+    expect(r.transcript!.at(-1)!.content).toMatch(/sorry/i);
+  }, 60_000);
+
+  it('error_service: a model server that cannot be reached, after retries, ends the call with an apology', async () => {
+    const { caller, callId } = await callAndSay(NUMBERS.unreachable);
+    await caller.waitForClose();
+    const r = await record(callId);
+    expect(r).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service' });
+    expect(r.transcript!.at(-1)!.content).toMatch(/sorry/i);
+    expect(r.disconnection_message).toMatch(/language model/);
+  }, 60_000);
+
+  it('inactivity: one reminder, then the call ends when the caller stays silent', async () => {
+    const { caller, callId } = await placeInboundCall(t.url, NUMBERS.quiet);
+    await caller.waitForClose();
+    const r = await record(callId);
+    expect(r.disconnection_reason).toBe('inactivity');
+    expect(r.transcript!.map((m) => m.content)).toEqual(['Hi.', 'Are you still there?']);
+  }, 60_000);
+
+  it('max_duration_reached: the call ends at the agent’s maximum duration', async () => {
+    const { caller, callId } = await placeInboundCall(t.url, NUMBERS.short);
+    await caller.waitForClose();
+    const r = await record(callId);
+    expect(r.disconnection_reason).toBe('max_duration_reached');
+    expect(r.duration_ms).toBeGreaterThanOrEqual(10_000);
+    expect(r.duration_ms).toBeLessThan(12_000);
+  }, 60_000);
+
+  it('user_hangup: the carrier closes the socket without a stop message', async () => {
+    const { caller, callId } = await placeInboundCall(t.url, NUMBERS.quiet);
+    await agentFinished(caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });
+    // Close the socket the hard way, as a dropped connection would.
+    (caller as unknown as { ws: { terminate(): void } }).ws.terminate();
+    const r = await record(callId);
+    expect(r).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
+  }, 60_000);
+
+  it('barge-in: the caller talks over the greeting; queued audio is cleared and the message keeps only what was heard', async () => {
+    const { caller, callId } = await placeInboundCall(t.url, NUMBERS.talker);
+    const cleared = new Promise<void>((resolve) => caller.once('clear', () => resolve()));
+    while (caller.played.length < 50) await new Promise((r) => setTimeout(r, 20)); // a second of greeting
+    await caller.speak(fixtureUlaw('02-i-would-like-to'));
+    await cleared;
+    await agentFinished(caller, { timeoutMs: 20_000 });
+    await caller.hangUp();
+    const r = await record(callId);
+    const greeting = r.transcript![0]!;
+    expect(greeting.role).toBe('agent');
+    expect(greeting.content.length).toBeGreaterThan(0);
+    expect(LONG_GREETING.startsWith(greeting.content)).toBe(true);
+    expect(greeting.content.length).toBeLessThan(LONG_GREETING.length);
+    const user = r.transcript!.find((m) => m.role === 'user')!;
+    expect(greeting.end_at).toBeGreaterThan(user.start_at);
+    expect(greeting.end_at).toBeLessThan(user.start_at + 2);
+  }, 60_000);
+});
+
+describe('organization limits', () => {
+  it('concurrency_limit_reached: a call over the organization’s limit is recorded and not connected', async () => {
+    const first = await placeInboundCall(t.url, NUMBERS.limited);
+    await agentFinished(first.caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });
+    const second = await placeInboundCall(t.url, NUMBERS.limited);
+    await second.caller.waitForClose();
+    const refused = await record(second.callId, 'limited');
+    expect(refused).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'concurrency_limit_reached', duration_ms: 0 });
+    const outbound = await t.request('POST', '/v2/calls', { key: t.keyOf('limited'), body: { call_from: '+14155550100', call_to: '+14155550111', agent_id: 'limited' } });
+    expect(outbound.body).toMatchObject({ status: 'not_connected' });
+    await first.caller.hangUp();
+    expect((await record(first.callId, 'limited')).disconnection_reason).toBe('user_hangup');
+  }, 60_000);
+
+  it('insufficient_balance: the call ends when its cost uses up the balance, and the next one is refused', async () => {
+    const { caller, callId } = await placeInboundCall(t.url, NUMBERS.broke);
+    await caller.waitForClose();
+    const r = await record(callId, 'broke');
+    expect(r.disconnection_reason).toBe('insufficient_balance');
+    expect(r.call_cost!.total_credits_used).toBeGreaterThanOrEqual(0.25);
+    const next = await placeInboundCall(t.url, NUMBERS.broke);
+    await next.caller.waitForClose();
+    expect((await record(next.callId, 'broke')).disconnection_reason).toBe('insufficient_balance');
+  }, 60_000);
+});

@@ -1,0 +1,100 @@
+// The service as a real process: SIGTERM during a call drains then ends it with
+// error_service; kill -9 during a call leaves it for the next start to finalize.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CallRecordSchema } from '../../src/calls/record.ts';
+import { agentFinished, placeInboundCall } from '../helpers/phone.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const KEY = 'restart-key-0123456789';
+const NUMBER = '+15550300001';
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function startProcess(dataDir: string, port: number): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), API_KEYS: KEY, SHUTDOWN_DRAIN_MS: '500', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return { child, url, exited };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the service did not become healthy');
+}
+
+const api = (url: string, method: string, path: string, body?: unknown) =>
+  fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+
+async function serviceWithPhoneAgent() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-restart-'));
+  const port = await freePort();
+  const first = await startProcess(dataDir, port);
+  const res = await api(first.url, 'PATCH', '/v2/agents/demo', { inbound_numbers: [NUMBER], inactivity_timeout_ms: 60_000 });
+  expect(res.status).toBe(200);
+  expect((await api(first.url, 'POST', '/v2/agents/demo/publish')).status).toBe(200);
+  return { dataDir, port, first };
+}
+
+describe('the service process and calls under way', () => {
+  it('SIGTERM: stops accepting, lets the call run for the drain time, then ends it with error_service and exits 0', async () => {
+    const { dataDir, port, first } = await serviceWithPhoneAgent();
+    const { caller, callId } = await placeInboundCall(first.url, NUMBER);
+    await agentFinished(caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });
+    first.child.kill('SIGTERM');
+    await caller.waitForClose();
+    expect(await first.exited).toBe(0);
+
+    const second = await startProcess(dataDir, port);
+    const record = CallRecordSchema.parse(await (await api(second.url, 'GET', `/v2/calls/${callId}`)).json());
+    expect(record).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service', disconnection_message: 'The service shut down during the call.' });
+    expect(record.transcript!.length).toBeGreaterThan(0);
+    expect(record.end_timestamp).not.toBeNull();
+  }, 90_000);
+
+  it('kill -9: the call left ongoing is finalized with error_service at the next start', async () => {
+    const { dataDir, port, first } = await serviceWithPhoneAgent();
+    const { caller, callId } = await placeInboundCall(first.url, NUMBER);
+    await agentFinished(caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });
+    first.child.kill('SIGKILL');
+    await caller.waitForClose();
+    await first.exited;
+
+    const second = await startProcess(dataDir, port);
+    const record = CallRecordSchema.parse(await (await api(second.url, 'GET', `/v2/calls/${callId}`)).json());
+    expect(record).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service', disconnection_message: 'The service stopped during the call.' });
+    expect(record.duration_ms).toBeGreaterThan(0);
+    // Finalized once: a third start changes nothing.
+    second.child.kill('SIGTERM');
+    await second.exited;
+    const third = await startProcess(dataDir, port);
+    const again = CallRecordSchema.parse(await (await api(third.url, 'GET', `/v2/calls/${callId}`)).json());
+    expect(again.end_timestamp).toBe(record.end_timestamp);
+  }, 90_000);
+});
