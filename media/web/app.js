@@ -284,6 +284,8 @@ class Call {
         break;
       case 'agent_speaking':
         ui.speaking.hidden = false;
+        // An utterance's text arrives once it has been spoken: label it with when it began.
+        this.agentSpeakingSince ??= this.since();
         break;
       case 'agent_stopped':
         ui.speaking.hidden = true;
@@ -313,12 +315,12 @@ class Call {
     return this.startedAt ? clock(performance.now() - this.startedAt) : '0:00';
   }
 
-  item(className, who) {
+  item(className, who, when = this.since()) {
     const li = document.createElement('li');
     li.className = className;
     const label = document.createElement('span');
     label.className = 'who';
-    label.textContent = `${who} · ${this.since()}`;
+    label.textContent = `${who} · ${when}`;
     li.append(label);
     ui.transcriptEmpty.hidden = true;
     ui.transcript.append(li);
@@ -341,7 +343,8 @@ class Call {
       if (!li.classList.contains('partial') && span.textContent) text = `${span.textContent} ${text}`;
     }
     if (!li) {
-      li = this.item(role === 'user' ? 'user' : 'agent', role === 'user' ? 'You' : 'Agent');
+      li = role === 'user' ? this.item('user', 'You') : this.item('agent', 'Agent', this.agentSpeakingSince ?? this.since());
+      if (role === 'agent') this.agentSpeakingSince = undefined;
       const span = document.createElement('span');
       span.className = 'text';
       li.append(span);
