@@ -8,6 +8,7 @@ import type { TurnHooks, TurnOutcome } from '../llm/turn.ts';
 import type { ChatMessage } from '../llm/types.ts';
 import type { SttResult, SttStream, SttStreamEvents, TtsEngine, VadEvent, VadStream } from '../speech/types.ts';
 import { FRAME_MS, FRAME_SAMPLES, INTERNAL_RATE, type CallTransport, type SessionNotice } from '../transports/types.ts';
+import { Framer } from '../audio/framer.ts';
 import { Resampler } from '../audio/resampler.ts';
 import { LatencyRecorder, type LatencyStats } from './latency.ts';
 import { OutboundPacer } from './pacer.ts';
@@ -511,8 +512,7 @@ export class CallSession {
       const requested = this.timers.now();
       let first = true;
       let samples = 0;
-      const carry: Int16Array[] = [];
-      let carried = 0;
+      const framer = new Framer(FRAME_SAMPLES);
       const push = (frame: Int16Array) => {
         if (u.framesQueued === 0) this.pacer.enqueueMark(`u${u.id}:start`);
         u.framesQueued++;
@@ -531,32 +531,10 @@ export class CallSession {
             first = false;
           }
           samples += chunk.samples.length;
-          carry.push(chunk.samples);
-          carried += chunk.samples.length;
-          while (carried >= FRAME_SAMPLES) {
-            const frame = new Int16Array(FRAME_SAMPLES);
-            let filled = 0;
-            while (filled < FRAME_SAMPLES) {
-              const head = carry[0]!;
-              const take = Math.min(head.length, FRAME_SAMPLES - filled);
-              frame.set(head.subarray(0, take), filled);
-              filled += take;
-              if (take === head.length) carry.shift();
-              else carry[0] = head.subarray(take);
-            }
-            carried -= FRAME_SAMPLES;
-            push(frame);
-          }
+          for (const frame of framer.push(chunk.samples)) push(frame);
         }
-        if (carried > 0 && !u.interrupted) {
-          const frame = new Int16Array(FRAME_SAMPLES);
-          let filled = 0;
-          for (const block of carry) {
-            frame.set(block, filled);
-            filled += block.length;
-          }
-          push(frame);
-        }
+        const last = framer.flush();
+        if (last && !u.interrupted) push(last);
       } catch (error) {
         if (u.interrupted || signal?.aborted || this.isEnded()) return;
         this.o.log.error({ err: error, call_id: this.callId }, 'speech synthesis failed');

@@ -2,10 +2,10 @@
 // error_service; kill -9 during a call leaves it for the next start to finalize.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/net.ts';
 import { CallRecordSchema } from '../../src/calls/record.ts';
 import { agentFinished, placeInboundCall } from '../helpers/phone.ts';
 
@@ -16,14 +16,6 @@ const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function startProcess(dataDir: string, port: number): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {

@@ -1,24 +1,16 @@
 // Starts the service the way `npm start` does (after set-up) and checks what a new user sees.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/net.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const running: ChildProcess[] = [];
 afterEach(() => {
   for (const child of running.splice(0)) child.kill('SIGKILL');
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function start(dataDir: string, port: number): Promise<{ child: ChildProcess; url: string; stdout: () => string }> {
   const env: Record<string, string> = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' };

@@ -42,6 +42,9 @@ const minDefined = (a?: number, b?: number) => (a === undefined ? b : b === unde
 export function callRoutes(app: FastifyInstance, calls: CallService, recordingPath: (callId: string) => string): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema };
+  // Both list versions take the same query; they differ only in how the page is shaped.
+  const listPage = (orgId: string, body: z.infer<typeof ListCallsV2Body> | z.infer<typeof ListCallsV1Body>) =>
+    calls.list(orgId, { filter: toFilter(body.filter_criteria), order: body.sort_order, limit: body.limit, paginationKey: body.pagination_key });
 
   r.post('/v2/calls', {
     config: { doc: { summary: 'Create an outbound call', tag: 'calls' } },
@@ -89,13 +92,7 @@ export function callRoutes(app: FastifyInstance, calls: CallService, recordingPa
     config: { doc: { summary: 'List call records (keyset paging, total_count)', tag: 'calls' } },
     schema: { body: ListCallsV2Body, response: { 200: ListCallsV2Response, 400: ErrorBodySchema } },
     handler: async (request) => {
-      const body = request.body;
-      const page = calls.list(request.orgId, {
-        filter: toFilter(body.filter_criteria),
-        order: body.sort_order,
-        limit: body.limit,
-        paginationKey: body.pagination_key,
-      });
+      const page = listPage(request.orgId, request.body);
       return { calls: page.calls, next_cursor: page.nextCursor, total_count: page.totalCount };
     },
   });
@@ -104,13 +101,7 @@ export function callRoutes(app: FastifyInstance, calls: CallService, recordingPa
     config: { doc: { summary: 'List call records (first version)', tag: 'calls' } },
     schema: { body: ListCallsV1Body, response: { 200: ListCallsV1Response, 400: ErrorBodySchema } },
     handler: async (request) => {
-      const body = request.body;
-      const page = calls.list(request.orgId, {
-        filter: toFilter(body.filter_criteria),
-        order: body.sort_order,
-        limit: body.limit,
-        paginationKey: body.pagination_key,
-      });
+      const page = listPage(request.orgId, request.body);
       return {
         calls: page.calls.map(toV1Record),
         ...(page.nextCursor ? { next_pagination_key: page.nextCursor } : {}),

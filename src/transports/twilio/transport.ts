@@ -1,22 +1,16 @@
 // Twilio Media Streams ↔ internal frames: μ-law 8 kHz in and out, PCM16 16 kHz 20 ms inside.
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
-import { Framer } from '../../audio/framer.ts';
-import { muLawDecode, muLawEncode } from '../../audio/g711.ts';
-import { Resampler } from '../../audio/resampler.ts';
+import { CarrierAudioIn, CarrierAudioOut } from '../../audio/telephony.ts';
 import type { DisconnectionReason } from '../../calls/record.ts';
-import { FRAME_SAMPLES, INTERNAL_RATE, type CallTransport, type SessionNotice, type TransportHandlers } from '../types.ts';
+import type { CallTransport, SessionNotice, TransportHandlers } from '../types.ts';
 import { parseTwilioMessage, twilioClear, twilioMark, twilioMedia, type TwilioInbound } from './protocol.ts';
-
-const CARRIER_RATE = 8000;
 
 export class TwilioTransport implements CallTransport {
   readonly kind = 'twilio' as const;
   private handlers: TransportHandlers | null = null;
-  private readonly up = new Resampler(CARRIER_RATE, INTERNAL_RATE);
-  private readonly down = new Resampler(INTERNAL_RATE, CARRIER_RATE);
-  private readonly framer = new Framer(FRAME_SAMPLES);
-  private readonly mulaw = new Uint8Array(FRAME_SAMPLES);
+  private readonly inbound = new CarrierAudioIn();
+  private readonly outbound = new CarrierAudioOut();
   private hungUp = false;
   /** Malformed frames seen (logged and dropped). */
   dropped = 0;
@@ -47,8 +41,7 @@ export class TwilioTransport implements CallTransport {
       case 'media': {
         const bytes = Buffer.from(message.media.payload, 'base64');
         if (bytes.length === 0) return;
-        const pcm8 = muLawDecode(bytes);
-        for (const frame of this.framer.push(this.up.push(pcm8))) this.handlers?.audio(frame);
+        for (const frame of this.inbound.push(bytes)) this.handlers?.audio(frame);
         return;
       }
       case 'mark':
@@ -77,9 +70,9 @@ export class TwilioTransport implements CallTransport {
 
   sendAudio(frame: Int16Array): void {
     if (this.socket.readyState !== WebSocket.OPEN) return;
-    const pcm8 = this.down.push(frame);
-    const bytes = muLawEncode(pcm8, this.mulaw.subarray(0, pcm8.length));
-    this.socket.send(twilioMedia(this.streamSid, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64')));
+    for (const bytes of this.outbound.push(frame)) {
+      this.socket.send(twilioMedia(this.streamSid, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64')));
+    }
   }
 
   sendMark(name: string): void {

@@ -3,6 +3,7 @@
 // Text messages are JSON, below. The first client message must be `start` with the
 // single-use access_token from POST /v2/web-calls, within 5 seconds.
 import { z } from 'zod';
+import type { SessionNotice } from '../types.ts';
 
 export const WEB_SAMPLE_RATE = 16000;
 export const WEB_FRAME_BYTES = 640;
@@ -17,18 +18,12 @@ export const WebClientMessage = z.discriminatedUnion('type', [
 ]);
 export type WebClientMessage = z.infer<typeof WebClientMessage>;
 
-/** Server → browser: the session notices plus the audio-control messages. */
+/** Server → browser: the session's notices (call_started gains the audio rate) plus audio control. */
 export type WebServerMessage =
-  | { type: 'call_started'; call_id: string; agent_name: string; sample_rate: number }
-  | { type: 'transcript'; role: 'user' | 'agent'; text: string; final: boolean; turn: number }
-  | { type: 'tool_call'; name: string; arguments: string }
-  | { type: 'tool_result'; name: string; successful: boolean; content: string }
-  | { type: 'agent_speaking' }
-  | { type: 'agent_stopped' }
-  | { type: 'latency'; turn: number; e2e_ms: number }
+  | Exclude<SessionNotice, { type: 'call_started' }>
+  | (Extract<SessionNotice, { type: 'call_started' }> & { sample_rate: number })
   /** Echo this name back once every audio frame received before it has played. */
   | { type: 'mark'; name: string }
   /** Drop queued agent audio now (barge-in) and echo every pending mark. */
   | { type: 'clear' }
-  | { type: 'call_ended'; disconnection_reason: string }
   | { type: 'error'; code: string; message: string };

@@ -1,0 +1,94 @@
+// A browser call over /media/web with the embedded engines and the demo model.
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeWav } from '../../src/audio/wav.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { CreateWebCallResponse } from '../../src/http/routes/web-calls.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { WebCallClient } from '../helpers/web-client.ts';
+
+let t: TestService;
+beforeAll(async () => {
+  t = await startTestService();
+});
+afterAll(async () => t?.stop());
+
+const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
+const phrase16k = (prefix: string) => decodeWav(readFileSync(join(fixtures, readdirSync(fixtures).find((f) => f.startsWith(prefix) && f.endsWith('.16k.wav'))!)), 16000).samples;
+
+async function record(callId: string, until: (r: CallRecord) => boolean = (r) => !['registered', 'ongoing'].includes(r.call_status)) {
+  for (let i = 0; i < 300; i++) {
+    const r = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
+    if (until(r)) return r;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('record never reached the state');
+}
+
+async function webCall() {
+  const res = await t.request('POST', '/v2/web-calls', { body: { agent_id: 'demo', metadata: { page: 'test' } } });
+  expect(res.status).toBe(201);
+  return CreateWebCallResponse.parse(res.body);
+}
+
+describe('browser calls', () => {
+  it('runs a call from a single-use token: greeting, the caller’s words, the reply, live events, and user_hangup', async () => {
+    const { call_id, access_token, websocket_url } = await webCall();
+    expect(websocket_url).toBe(`${t.service.publicUrl.replace('http', 'ws')}/media/web`);
+    const client = new WebCallClient(websocket_url);
+    await client.opened;
+    client.send({ type: 'start', access_token });
+    await client.waitFor((e) => e.type === 'call_started');
+    const greeting = await client.waitFor((e) => e.type === 'transcript' && e.role === 'agent' && e.final === true);
+    expect(String(greeting.text)).toMatch(/thanks for calling/i);
+    await client.silence(300);
+    await client.speak(phrase16k('01-my-name-is-john'));
+    await client.silence(300);
+    await client.waitFor((e) => e.type === 'transcript' && e.role === 'user' && e.final === true);
+    await client.waitFor((e) => e.type === 'latency');
+    const before = client.events.length;
+    await client.waitFor((e) => e.type === 'agent_stopped' && client.events.indexOf(e) > before);
+    client.send({ type: 'hangup' });
+    expect(await client.closed).toBe(1000);
+    const r = await record(call_id);
+    expect(r).toMatchObject({ call_type: 'web', call_status: 'ended', disconnection_reason: 'user_hangup', metadata: { page: 'test' } });
+    expect(r.transcript!.map((m) => m.role)).toEqual(['agent', 'user', 'agent']);
+    // The page hears the reason before the socket closes, even when it hung up itself.
+    expect(client.events.some((e) => e.type === 'call_ended' && e.disconnection_reason === 'user_hangup')).toBe(true);
+    expect(client.audioFrames).toBeGreaterThan(100);
+  }, 60_000);
+
+  it('refuses a wrong token with 1008 and a reused one too', async () => {
+    const { access_token, websocket_url } = await webCall();
+    const wrong = new WebCallClient(websocket_url);
+    await wrong.opened;
+    wrong.send({ type: 'start', access_token: 'wct_nope' });
+    expect(await wrong.closed).toBe(1008);
+
+    const first = new WebCallClient(websocket_url);
+    await first.opened;
+    first.send({ type: 'start', access_token });
+    await first.waitFor((e) => e.type === 'call_started');
+    const reuse = new WebCallClient(websocket_url);
+    await reuse.opened;
+    reuse.send({ type: 'start', access_token });
+    expect(await reuse.closed).toBe(1008);
+    first.close();
+  }, 30_000);
+
+  it('tells the page how the call ended when the service ends it', async () => {
+    const res = await t.request('POST', '/v2/agents', {
+      body: { agent_id: 'web-short', agent_name: 'short', begin_message: 'Hi.', inactivity_timeout_ms: 1000, llm: { base_url: `${t.service.publicUrl}/demo/llm/v1`, model: 'demo' } },
+    });
+    expect(res.status).toBe(201);
+    const call = CreateWebCallResponse.parse((await t.request('POST', '/v2/web-calls', { body: { agent_id: 'web-short' } })).body);
+    const client = new WebCallClient(call.websocket_url);
+    await client.opened;
+    client.send({ type: 'start', access_token: call.access_token });
+    const silence = client.silence(6000);
+    const ended = await client.waitFor((e) => e.type === 'call_ended', 20_000);
+    expect(ended.disconnection_reason).toBe('inactivity');
+    await silence;
+  }, 30_000);
+});

@@ -1,0 +1,81 @@
+// A browser call as a page would make it, without the page: the /media/web protocol over a
+// real WebSocket, caller audio in real time, agent audio "played" in real time with marks
+// echoed once played, and `clear` honoured.
+import WebSocket from 'ws';
+
+export class WebCallClient {
+  readonly events: Record<string, unknown>[] = [];
+  audioFrames = 0;
+  closeCode: number | undefined;
+  private playEnd = 0;
+  private readonly pendingMarks = new Set<NodeJS.Timeout>();
+  private readonly ws: WebSocket;
+  readonly opened: Promise<void>;
+  readonly closed: Promise<number>;
+
+  constructor(url: string) {
+    this.ws = new WebSocket(url);
+    this.opened = new Promise((resolve, reject) => {
+      this.ws.once('open', () => resolve());
+      this.ws.once('error', reject);
+    });
+    this.closed = new Promise((resolve) => this.ws.on('close', (code) => resolve((this.closeCode = code))));
+    this.ws.on('message', (data, isBinary) => {
+      if (isBinary) {
+        this.audioFrames++;
+        this.playEnd = Math.max(this.playEnd, performance.now()) + 20;
+        return;
+      }
+      const event = JSON.parse(data.toString()) as Record<string, unknown>;
+      this.events.push(event);
+      if (event.type === 'mark') {
+        const timer = setTimeout(() => {
+          this.pendingMarks.delete(timer);
+          this.send({ type: 'mark', name: event.name });
+        }, Math.max(0, this.playEnd - performance.now()));
+        this.pendingMarks.add(timer);
+      } else if (event.type === 'clear') {
+        this.playEnd = performance.now();
+      }
+    });
+  }
+
+  send(message: Record<string, unknown>): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
+  }
+
+  /** Sends 16 kHz PCM16 in 20 ms frames at real-time pace. */
+  async speak(samples: Int16Array): Promise<void> {
+    const start = performance.now();
+    for (let i = 0, n = 0; i < samples.length; i += 320, n++) {
+      const frame = new Int16Array(320);
+      frame.set(samples.subarray(i, i + 320));
+      if (this.ws.readyState !== WebSocket.OPEN) return;
+      this.ws.send(Buffer.from(frame.buffer), { binary: true });
+      const wait = start + (n + 1) * 20 - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+  }
+
+  silence(ms: number): Promise<void> {
+    return this.speak(new Int16Array((ms / 1000) * 16000));
+  }
+
+  waitFor(match: (event: Record<string, unknown>) => boolean, timeoutMs = 20_000): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const started = Date.now();
+      const check = () => {
+        const found = this.events.find(match);
+        if (found) return resolve(found);
+        if (Date.now() - started > timeoutMs) return reject(new Error('event not seen in time'));
+        setTimeout(check, 20);
+      };
+      check();
+    });
+  }
+
+  close(): void {
+    for (const timer of this.pendingMarks) clearTimeout(timer);
+    this.ws.close();
+  }
+}
