@@ -47,6 +47,7 @@ function notify(text, kind = 'error') {
   ui.notice.hidden = !text;
 }
 
+// The service's disconnection reasons (src/calls/record.ts), said plainly.
 const REASONS = {
   user_hangup: 'You hung up',
   agent_hangup: 'The agent ended the call',
@@ -54,11 +55,11 @@ const REASONS = {
   inactivity: 'The call ended after a long silence',
   max_duration_reached: 'The call reached its maximum length',
   concurrency_limit_reached: 'Too many calls at once; try again later',
-  error_llm_websocket_open: 'The agent’s language model could not be reached',
-  error_inbound_webhook: 'The call could not be set up',
-  error_no_audio_received: 'No audio reached the service from this browser',
-  error_asr: 'Speech recognition failed',
-  error_unknown: 'The call failed on the service',
+  insufficient_balance: 'The organization has no credit left for calls',
+  dial_no_answer: 'The call was never connected',
+  dial_failed: 'The call could not be connected',
+  error_service: 'The call failed on the service',
+  flow_error: 'The agent’s call flow failed',
   connection_lost: 'The connection to the service was lost',
 };
 
