@@ -36,6 +36,7 @@ import { SqliteCarrierCallRepository } from './store/carrier-calls.ts';
 import { agentRoutes } from './http/routes/agents.ts';
 import { callRoutes } from './http/routes/calls.ts';
 import { systemRoutes } from './http/routes/system.ts';
+import { webPageRoutes } from './http/routes/web-page.ts';
 import { createHttpServer } from './http/server.ts';
 import { createLogger } from './logger.ts';
 import { SqliteAgentRepository } from './store/agents.ts';
@@ -207,6 +208,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
     await scope.register(demoRoutes, { prefix: '/demo' });
   });
+  // The browser call page (GET / and /web/*): public static files; it asks for the API key.
+  webPageRoutes(http.app);
 
   const address = await http.app.listen({ port: config.port, host: config.host });
   const url = address.replace('[::1]', '127.0.0.1');
