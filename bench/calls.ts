@@ -92,6 +92,7 @@ const series: { name: string; unit: string; s: SeriesStats | null }[] = [
   { name: 'voice-to-voice (last speech frame sent → first agent frame)', unit: 'ms', s: stats(v2v) },
   ...(args.engines === 'stub' ? [{ name: `runtime overhead per turn (v2v − ${STUB_ENDPOINT_MS} ms stub VAD hangover)`, unit: 'ms', s: stats(overhead) }] : []),
   ...LATENCY_KEYS.map((k) => ({ name: `record latency.${k} (per-call p50s)`, unit: 'ms', s: stats(fromRecords(k)) })),
+  { name: 'hang-up → record final (polled every 50 ms)', unit: 'ms', s: stats(results.flatMap((r) => (r.finalizeMs === null ? [] : [r.finalizeMs]))) },
   { name: 'outbound pacing jitter |gap − 20 ms|', unit: 'ms', s: stats(all('jitter')) },
   { name: 'event-loop delay during the run', unit: 'ms', s: loop.count > 0 ? { p50: loop.percentile(50) / 1e6, p90: loop.percentile(90) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, num: loop.count } : null },
 ];
@@ -103,6 +104,7 @@ const summary = {
   calls: args.calls,
   errors: results.filter((r) => r.error).map((r) => r.error),
   turns: v2v.length,
+  recordsFinal: results.filter((r) => r.record).length,
   turnsMissed: results.reduce((n, r) => n + r.turnsMissed, 0),
   lateFrames: results.reduce((n, r) => n + r.late, 0),
   framesReceived: received,

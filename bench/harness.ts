@@ -122,6 +122,8 @@ export interface CallResult {
   framesReceived: number;
   turnsMissed: number;
   record: CallRecord | null;
+  /** Hang-up → record final, as polled every 50 ms through the API. */
+  finalizeMs: number | null;
   error: string | null;
 }
 
@@ -154,7 +156,7 @@ function pacing(arrivals: readonly number[], from: number, to: number, out: { ji
 }
 
 export async function runCall(target: Target, script: CallScript): Promise<CallResult> {
-  const result: CallResult = { callId: '', v2v: [], jitter: [], late: 0, framesReceived: 0, turnsMissed: 0, record: null, error: null };
+  const result: CallResult = { callId: '', v2v: [], jitter: [], late: 0, framesReceived: 0, turnsMissed: 0, record: null, finalizeMs: null, error: null };
   const arrivals: number[] = [];
   const quietMs = script.quietMs ?? 300;
   let rnd = script.seed;
@@ -199,13 +201,15 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
       pacing(arrivals, before, arrivals.length, result);
     } while (performance.now() < end);
     await caller.hangUp();
+    const hungUpAt = performance.now();
     result.framesReceived = arrivals.length;
     // The record is final once the session finalized; read it through the API like a client.
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 600; i++) {
       const res = await fetch(`${target.url}/v2/calls/${placed.callId}`, { headers: { authorization: `Bearer ${target.key}` } });
       const record = CallRecordSchema.parse(await res.json());
       if (record.call_status !== 'registered' && record.call_status !== 'ongoing') {
         result.record = record;
+        result.finalizeMs = performance.now() - hungUpAt;
         break;
       }
       await sleep(50);
