@@ -20,6 +20,7 @@ export interface TargetOptions {
   llmUrl?: string | undefined;
   model?: string | undefined;
   beginMessage?: string;
+  ttsFrames?: number;
 }
 
 export interface Target {
@@ -40,7 +41,7 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
   let url = o.url;
   let key = o.key ?? process.env.API_KEY ?? '';
   let service: RunningService | null = null;
-  const stub = o.url === undefined && o.engines === 'stub' ? stubSpeechEngines() : null;
+  const stub = o.url === undefined && o.engines === 'stub' ? stubSpeechEngines(o.ttsFrames) : null;
   if (url === undefined) {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
     key = 'bench-key-0123456789';
@@ -137,8 +138,6 @@ export interface CallScript {
   barrier?: Promise<void>;
   onIdle?: () => void;
   seed: number;
-  /** Hang up at the first reply frame instead of letting the reply play (soak). */
-  hangUpOnReply?: boolean;
   quietMs?: number;
 }
 
@@ -173,9 +172,13 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     const placed = await placeInboundCall(target.url, target.number);
     const caller = placed.caller;
     result.callId = placed.callId;
+    let marksSent = 0;
+    let marksEchoed = 0;
     caller.on('message', (m) => {
       if (m.event === 'media') arrivals.push(performance.now());
+      else if (m.event === 'mark') marksSent++;
     });
+    caller.on('mark', () => marksEchoed++);
     const quiet = () => arrivals.length > 0 && performance.now() - arrivals.at(-1)! > quietMs;
     // Greeting.
     if (!(await waitFor(() => quiet() || caller.closed, 20_000))) throw new Error('no greeting');
@@ -196,10 +199,11 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
         continue;
       }
       result.v2v.push(arrivals[before]! - sentAt);
-      if (script.hangUpOnReply) break;
       await waitFor(() => quiet() || caller.closed, 30_000);
       pacing(arrivals, before, arrivals.length, result);
     } while (performance.now() < end);
+    // Hang up once what the agent said has played (its marks echoed), as a caller would.
+    await waitFor(() => marksEchoed >= marksSent || caller.closed, 5_000);
     await caller.hangUp();
     const hungUpAt = performance.now();
     result.framesReceived = arrivals.length;

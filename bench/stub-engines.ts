@@ -68,11 +68,12 @@ class BurstTts implements TtsEngine {
   readonly name = 'stub-burst';
   /** Frames emitted since start, to compare with frames the callers received. */
   framesEmitted = 0;
+  constructor(private readonly frames: number) {}
   async *synthesize(_text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
     const n = options.sampleRate / 50;
-    const samples = new Int16Array(n * STUB.ttsFrames);
+    const samples = new Int16Array(n * this.frames);
     for (let i = 0; i < samples.length; i++) samples[i] = Math.round(3000 * Math.sin((2 * Math.PI * 300 * i) / options.sampleRate));
-    this.framesEmitted += STUB.ttsFrames;
+    this.framesEmitted += this.frames;
     yield { samples, sampleRate: options.sampleRate };
   }
   async close(): Promise<void> {}
@@ -82,9 +83,9 @@ export interface StubSpeech extends SpeechEngineProvider {
   readonly ttsEngine: BurstTts;
 }
 
-export function stubSpeechEngines(): StubSpeech {
+export function stubSpeechEngines(ttsFrames: number = STUB.ttsFrames): StubSpeech {
   const vad: VadEngine = { name: 'stub-energy', open: async (o: VadOptions) => new EnergyVadStream(o.sampleRate), close: async () => undefined };
-  const tts = new BurstTts();
+  const tts = new BurstTts(ttsFrames);
   return {
     vad,
     ttsEngine: tts,
