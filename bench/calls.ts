@@ -93,6 +93,7 @@ const series: { name: string; unit: string; s: SeriesStats | null }[] = [
   ...(args.engines === 'stub' ? [{ name: `runtime overhead per turn (v2v − ${STUB_ENDPOINT_MS} ms stub VAD hangover)`, unit: 'ms', s: stats(overhead) }] : []),
   ...LATENCY_KEYS.map((k) => ({ name: `record latency.${k} (per-call p50s)`, unit: 'ms', s: stats(fromRecords(k)) })),
   { name: 'hang-up → record final (polled every 50 ms)', unit: 'ms', s: stats(results.flatMap((r) => (r.finalizeMs === null ? [] : [r.finalizeMs]))) },
+  { name: 'simulated caller audio behind real time at hang-up (harness starvation)', unit: 'ms', s: stats(results.flatMap((r) => (r.sendLagMs === null ? [] : [r.sendLagMs]))) },
   { name: 'outbound pacing jitter |gap − 20 ms|', unit: 'ms', s: stats(all('jitter')) },
   { name: 'event-loop delay during the run', unit: 'ms', s: loop.count > 0 ? { p50: loop.percentile(50) / 1e6, p90: loop.percentile(90) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, num: loop.count } : null },
 ];

@@ -125,6 +125,8 @@ export interface CallResult {
   record: CallRecord | null;
   /** Hang-up → record final, as polled every 50 ms through the API. */
   finalizeMs: number | null;
+  /** Caller's inbound audio behind the wall clock at the end of the call, ms. */
+  sendLagMs: number | null;
   error: string | null;
 }
 
@@ -155,7 +157,7 @@ function pacing(arrivals: readonly number[], from: number, to: number, out: { ji
 }
 
 export async function runCall(target: Target, script: CallScript): Promise<CallResult> {
-  const result: CallResult = { callId: '', v2v: [], jitter: [], late: 0, framesReceived: 0, turnsMissed: 0, record: null, finalizeMs: null, error: null };
+  const result: CallResult = { callId: '', v2v: [], jitter: [], late: 0, framesReceived: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
   const arrivals: number[] = [];
   const quietMs = script.quietMs ?? 300;
   let rnd = script.seed;
@@ -202,6 +204,9 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
       await waitFor(() => quiet() || caller.closed, 30_000);
       pacing(arrivals, before, arrivals.length, result);
     } while (performance.now() < end);
+    // How far the simulated phone's 20 ms send schedule fell behind real time (harness starved).
+    const sent = (caller as unknown as { sentFrames: number }).sentFrames;
+    result.sendLagMs = caller.now() - sent * 20;
     // Hang up once what the agent said has played (its marks echoed), as a caller would.
     await waitFor(() => marksEchoed >= marksSent || caller.closed, 5_000);
     await caller.hangUp();
