@@ -101,7 +101,7 @@ const summary = {
   when: new Date().toISOString(),
   args: { ...args, key: args.key ? '***' : undefined },
   inProcess,
-  note: 'shared 2-core machine; the simulated carriers run in the same process as an in-process service, so CPU and memory include both ends',
+  note: inProcess ? 'shared 2-core machine; the simulated carriers run in the same process as the service, so CPU and memory include both ends' : 'shared 2-core machine; service in another process: CPU and memory here are the harness only',
   calls: args.calls,
   errors: results.filter((r) => r.error).map((r) => r.error),
   turns: v2v.length,
@@ -144,7 +144,7 @@ const md = [
 ].join('\n');
 const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(dir, { recursive: true });
-const base = join(dir, `calls-${args.engines}-${args.calls}x${args.duration}s`);
+const base = join(dir, `calls-${args.engines}-${args.calls}x${args.duration}s${inProcess ? "" : "-external"}`);
 writeFileSync(`${base}.json`, `${JSON.stringify(summary, null, 2)}\n`);
 writeFileSync(`${base}.md`, `${md}\n`);
 writeFileSync(`${base}.svg`, svgChart(`${args.calls} calls, engines ${args.engines}`, series.filter((m) => m.s).map((m) => ({ name: m.name, unit: m.unit, s: m.s! }))));
