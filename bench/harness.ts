@@ -170,6 +170,11 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     }
     return true;
   };
+  let idled = false;
+  const idle = () => {
+    if (!idled) script.onIdle?.();
+    idled = true;
+  };
   try {
     const placed = await placeInboundCall(target.url, target.number);
     const caller = placed.caller;
@@ -185,7 +190,7 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     // Greeting.
     if (!(await waitFor(() => quiet() || caller.closed, 20_000))) throw new Error('no greeting');
     pacing(arrivals, 0, arrivals.length, result);
-    script.onIdle?.();
+    idle();
     if (script.barrier) await script.barrier;
     const end = performance.now() + script.durationMs;
     let turn = 0;
@@ -225,6 +230,8 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     }
   } catch (error) {
     result.error = (error as Error).message;
+  } finally {
+    idle(); // a call that failed before its greeting must not hold the others at the barrier
   }
   return result;
 }
