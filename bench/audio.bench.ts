@@ -2,7 +2,7 @@
 // (alawmulaw for G.711, wavefile's resampler), plus VAD per frame and TTS first-audio / cancel
 // latency. Run: npm run bench:audio
 import alawmulaw from 'alawmulaw';
-import { Bench, type Task } from 'tinybench';
+import { Bench } from 'tinybench';
 import wavefile from 'wavefile';
 import { aLawDecode, aLawEncode, muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { Resampler } from '../src/audio/resampler.ts';
@@ -10,6 +10,7 @@ import { EspeakTtsEngine } from '../src/speech/tts/espeak.ts';
 import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
 import type { TtsEngine } from '../src/speech/types.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
+import { taskRows } from './report.ts';
 
 function toneFrame(sampleRate: number): Int16Array {
   const n = sampleRate / 50;
@@ -65,13 +66,7 @@ for (const rate of [16000, 8000] as const) {
 await bench.run();
 
 // Medians lead: on a shared 2-core machine preemption inflates means and p99 by whole time slices.
-const us = (ms: number) => (ms * 1000).toFixed(2);
-const rows = bench.tasks.map((task: Task) => {
-  const result = task.result;
-  if (result.state !== 'completed') return { task: task.name, 'median µs': result.state, 'mean µs': '', 'p99 µs': '' };
-  return { task: task.name, 'median µs': us(result.latency.p50), 'mean µs': us(result.latency.mean), 'p99 µs': us(result.latency.p99) };
-});
-console.table(rows);
+console.table(taskRows(bench));
 
 // Side-by-side ratios on medians: alternative / ours (>1 means ours is faster).
 const medianOf = (name: string) => {

@@ -3,6 +3,7 @@
 import { Bench } from 'tinybench';
 import { ChatStreamDecoder } from '../src/llm/client.ts';
 import { SpeakableChunker } from '../src/llm/speakable.ts';
+import { taskRows } from './report.ts';
 
 function sse(delta: Record<string, unknown>, finish: string | null = null): string {
   const chunk = { id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'bench-model', system_fingerprint: 'fp_1', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
@@ -63,7 +64,7 @@ bench.add('first byte → first speakable chunk', firstChunk);
 bench.add('500-token reply: SSE parse + chunking', wholeReply);
 await bench.run();
 
-console.table(bench.table());
+console.table(taskRows(bench));
 for (const task of bench.tasks) {
   const r = task.result;
   if (r.state !== 'completed') throw new Error(`${task.name}: ${r.state}`);

@@ -1,0 +1,153 @@
+// npm run bench:calls -- --calls N --duration S [--llm-url URL --model M] [--engines stub|embedded]
+//   [--url http://… --key KEY]
+// N concurrent simulated carrier calls over the Twilio Media Streams protocol, each a scripted
+// conversation of recorded phrases with pauses; per-turn voice-to-voice latency, the record's
+// latency parts, outbound pacing jitter, late/dropped frames, CPU and memory per call.
+// Writes JSON, Markdown and SVG under artifacts/bench/.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { LATENCY_KEYS } from '../src/calls/record.ts';
+import { loadPhrases, runCall, startTarget, STUB_ENDPOINT_MS, type CallResult } from './harness.ts';
+import { markdownTable, stats, svgChart, type SeriesStats } from './report.ts';
+
+const Args = z.object({
+  calls: z.coerce.number().int().min(1).max(1000).default(10),
+  duration: z.coerce.number().positive().max(3600).default(30),
+  engines: z.enum(['stub', 'embedded']).default('stub'),
+  'llm-url': z.url().optional(),
+  model: z.string().min(1).optional(),
+  url: z.url().optional(),
+  key: z.string().min(1).optional(),
+  /** Calls opened per second while ramping up. */
+  ramp: z.coerce.number().positive().default(100),
+});
+const { values } = parseArgs({
+  options: Object.fromEntries(['calls', 'duration', 'engines', 'llm-url', 'model', 'url', 'key', 'ramp'].map((k) => [k, { type: 'string' as const }])),
+});
+const args = Args.parse(values);
+
+const gc = (globalThis as { gc?: () => void }).gc;
+const sample = () => {
+  gc?.();
+  return process.memoryUsage();
+};
+
+const target = await startTarget({ url: args.url, key: args.key, engines: args.engines, llmUrl: args['llm-url'], model: args.model });
+const inProcess = target.service !== null;
+const phrases = loadPhrases();
+console.error(`bench:calls ${args.calls} calls × ${args.duration} s, engines ${args.engines}, target ${target.url}${inProcess ? ' (in-process)' : ''}`);
+
+// One call first, so JIT, pools and lazily built state are not charged to the measured calls.
+const warm = await runCall(target, { phrases, durationMs: 0, pauseMs: [400, 400], seed: 0 });
+if (warm.error) throw new Error(`warm-up call failed: ${warm.error}`);
+const emittedBefore = target.stub?.ttsEngine.framesEmitted ?? 0;
+const mem0 = sample();
+let idle = 0;
+let release!: () => void;
+const barrier = new Promise<void>((r) => (release = r));
+const allIdle = new Promise<void>((resolve) => {
+  const tick = setInterval(() => {
+    if (idle >= args.calls) {
+      clearInterval(tick);
+      resolve();
+    }
+  }, 20);
+});
+const running: Promise<CallResult>[] = [];
+for (let i = 0; i < args.calls; i++) {
+  running.push(runCall(target, { phrases, durationMs: args.duration * 1000, pauseMs: [400, 1200], barrier, onIdle: () => idle++, seed: i + 1 }));
+  await new Promise((r) => setTimeout(r, 1000 / args.ramp));
+}
+// Every call connected and past its greeting: what does an idle call cost?
+await Promise.race([allIdle, Promise.all(running)]);
+await new Promise((r) => setTimeout(r, 500));
+const memIdle = sample();
+const loop = monitorEventLoopDelay({ resolution: 1 });
+loop.enable();
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+release();
+const results = await Promise.all(running);
+const elapsedS = (performance.now() - t0) / 1000;
+const cpu = process.cpuUsage(cpu0);
+loop.disable();
+const memEnd = sample();
+const emitted = target.stub ? target.stub.ttsEngine.framesEmitted - emittedBefore : null;
+await target.close();
+
+const all = <K extends 'v2v' | 'jitter'>(k: K) => results.flatMap((r) => r[k]);
+const v2v = all('v2v');
+const overhead = args.engines === 'stub' ? v2v.map((v) => v - STUB_ENDPOINT_MS) : [];
+const fromRecords = (key: (typeof LATENCY_KEYS)[number]) =>
+  results.flatMap((r) => {
+    const s = r.record?.latency?.[key];
+    return s ? [s.p50] : [];
+  });
+const received = results.reduce((n, r) => n + r.framesReceived, 0);
+const per = (bytes: number) => Math.round((bytes / args.calls / 1024) * 10) / 10;
+const series: { name: string; unit: string; s: SeriesStats | null }[] = [
+  { name: 'voice-to-voice (last speech frame sent → first agent frame)', unit: 'ms', s: stats(v2v) },
+  ...(args.engines === 'stub' ? [{ name: `runtime overhead per turn (v2v − ${STUB_ENDPOINT_MS} ms stub VAD hangover)`, unit: 'ms', s: stats(overhead) }] : []),
+  ...LATENCY_KEYS.map((k) => ({ name: `record latency.${k} (per-call p50s)`, unit: 'ms', s: stats(fromRecords(k)) })),
+  { name: 'hang-up → record final (polled every 50 ms)', unit: 'ms', s: stats(results.flatMap((r) => (r.finalizeMs === null ? [] : [r.finalizeMs]))) },
+  { name: 'simulated caller audio behind real time at hang-up (harness starvation)', unit: 'ms', s: stats(results.flatMap((r) => (r.sendLagMs === null ? [] : [r.sendLagMs]))) },
+  { name: 'outbound pacing jitter |gap − 20 ms|', unit: 'ms', s: stats(all('jitter')) },
+  { name: 'event-loop delay during the run', unit: 'ms', s: loop.count > 0 ? { p50: loop.percentile(50) / 1e6, p90: loop.percentile(90) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, num: loop.count } : null },
+];
+const summary = {
+  when: new Date().toISOString(),
+  args: { ...args, key: args.key ? '***' : undefined },
+  inProcess,
+  note: inProcess ? 'shared 2-core machine; the simulated carriers run in the same process as the service, so CPU and memory include both ends' : 'shared 2-core machine; service in another process: CPU and memory here are the harness only',
+  calls: args.calls,
+  errors: results.filter((r) => r.error).map((r) => r.error),
+  turns: v2v.length,
+  recordsFinal: results.filter((r) => r.record).length,
+  turnsMissed: results.reduce((n, r) => n + r.turnsMissed, 0),
+  lateFrames: results.reduce((n, r) => n + r.late, 0),
+  framesReceived: received,
+  framesEmittedByStubTts: emitted,
+  // The outbound resampler and framer may hold back under one frame per call at hang-up.
+  droppedFrames: emitted === null ? null : Math.max(0, emitted - received - args.calls),
+  cpuMsPerCallPerSecond: Math.round(((cpu.user + cpu.system) / 1000 / args.calls / elapsedS) * 100) / 100,
+  idleMemoryPerCallKiB: { rss: per(memIdle.rss - mem0.rss), heapUsed: per(memIdle.heapUsed - mem0.heapUsed), external: per(memIdle.external + memIdle.arrayBuffers - mem0.external - mem0.arrayBuffers) },
+  endMemoryPerCallKiB: { rss: per(memEnd.rss - mem0.rss), heapUsed: per(memEnd.heapUsed - mem0.heapUsed) },
+  gcForced: gc !== undefined,
+  elapsedS: Math.round(elapsedS * 10) / 10,
+  series: Object.fromEntries(series.map((m) => [m.name, m.s])),
+};
+
+const rows = series.filter((m) => m.s).map((m) => ({ metric: `${m.name} (${m.unit})`, p50: m.s!.p50, p90: m.s!.p90, p99: m.s!.p99, max: m.s!.max, n: m.s!.num }));
+const md = [
+  `# bench:calls — ${args.calls} calls × ${args.duration} s, engines ${args.engines}`,
+  '',
+  markdownTable(rows),
+  '',
+  markdownTable([
+    {
+      turns: summary.turns,
+      'turns missed': summary.turnsMissed,
+      'late frames': summary.lateFrames,
+      'dropped frames': summary.droppedFrames ?? 'n/a',
+      'frames received': received,
+      'CPU ms per call per s': summary.cpuMsPerCallPerSecond,
+      'idle RSS KiB/call': summary.idleMemoryPerCallKiB.rss,
+      'idle heap KiB/call': summary.idleMemoryPerCallKiB.heapUsed,
+      errors: summary.errors.length,
+    },
+  ]),
+  '',
+  summary.note,
+].join('\n');
+const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
+mkdirSync(dir, { recursive: true });
+const base = join(dir, `calls-${args.engines}-${args.calls}x${args.duration}s${inProcess ? "" : "-external"}`);
+writeFileSync(`${base}.json`, `${JSON.stringify(summary, null, 2)}\n`);
+writeFileSync(`${base}.md`, `${md}\n`);
+writeFileSync(`${base}.svg`, svgChart(`${args.calls} calls, engines ${args.engines}`, series.filter((m) => m.s).map((m) => ({ name: m.name, unit: m.unit, s: m.s! }))));
+console.log(md);
+console.error(`written: ${base}.{json,md,svg}`);
+process.exit(0);

@@ -1,0 +1,237 @@
+// The load harness's parts: a target service (the user's, or one started in-process on port 0
+// with an agent made for the run), and simulated carrier calls over the real Twilio Media
+// Streams protocol, speaking recorded phrases and timing what comes back.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { startService, type RunningService } from '../src/app.ts';
+import { muLawEncode } from '../src/audio/g711.ts';
+import { decodeWav } from '../src/audio/wav.ts';
+import { CallRecordSchema, type CallRecord } from '../src/calls/record.ts';
+import { loadConfig } from '../src/config.ts';
+import { placeInboundCall } from '../test/helpers/phone.ts';
+import { STUB, startInstantModel, stubSpeechEngines, type StubSpeech } from './stub-engines.ts';
+
+export interface TargetOptions {
+  url?: string | undefined;
+  key?: string | undefined;
+  engines: 'stub' | 'embedded';
+  llmUrl?: string | undefined;
+  model?: string | undefined;
+  beginMessage?: string;
+  ttsFrames?: number;
+}
+
+export interface Target {
+  url: string;
+  key: string;
+  number: string;
+  /** Set when the service runs in this process with stub engines. */
+  stub: StubSpeech | null;
+  service: RunningService | null;
+  close(): Promise<void>;
+}
+
+/** Caller's last speech frame → VAD end (stub: silence hangover; endpointing set no longer). */
+export const STUB_ENDPOINT_MS = STUB.silenceMs;
+
+export async function startTarget(o: TargetOptions): Promise<Target> {
+  const cleanups: (() => Promise<void>)[] = [];
+  let url = o.url;
+  let key = o.key ?? process.env.API_KEY ?? '';
+  let service: RunningService | null = null;
+  const stub = o.url === undefined && o.engines === 'stub' ? stubSpeechEngines(o.ttsFrames) : null;
+  if (url === undefined) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
+    key = 'bench-key-0123456789';
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', AGENTS_FILE: '' });
+    service = await startService({ config, logger: pino({ level: 'error' }), ...(stub ? { speech: stub } : {}) });
+    const s = service;
+    cleanups.push(async () => {
+      await s.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    url = service.url;
+  }
+  if (!key) throw new Error('--key (or API_KEY) is needed with --url');
+  let llm: { base_url: string; model: string };
+  if (o.llmUrl) llm = { base_url: o.llmUrl, model: o.model ?? 'default' };
+  else if (o.engines === 'stub') {
+    const model = await startInstantModel();
+    cleanups.unshift(model.close);
+    llm = { base_url: model.url, model: 'stub' };
+  } else llm = { base_url: `${url}/demo/llm/v1`, model: 'demo-front-desk' };
+  const number = `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+  const res = await fetch(`${url}/v2/agents`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      agent_id: `bench-${Date.now()}`,
+      agent_name: 'Load bench',
+      llm,
+      system_prompt: 'You are a front desk. Answer in one short sentence.',
+      begin_message: o.beginMessage ?? 'Hello, how can I help?',
+      // The stub VAD already waits STUB.silenceMs of quiet; endpointing adds nothing beyond it.
+      endpointing_ms: o.engines === 'stub' ? STUB_ENDPOINT_MS : 500,
+      inbound_numbers: [number],
+    }),
+  });
+  if (res.status !== 201) throw new Error(`creating the bench agent answered ${res.status}: ${await res.text()}`);
+  return {
+    url,
+    key,
+    number,
+    stub,
+    service,
+    close: async () => {
+      for (const c of cleanups) await c();
+    },
+  };
+}
+
+/** The 8 kHz fixture phrases as μ-law, trailing quiet cut so the last frame sent is speech. */
+export function loadPhrases(): Uint8Array[] {
+  const dir = join(import.meta.dirname, '..', 'media', 'fixtures');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.8k-ulaw.wav'))
+    .sort()
+    .map((f) => {
+      const pcm = decodeWav(readFileSync(join(dir, f)), 8000).samples;
+      let end = pcm.length;
+      for (let at = Math.floor(pcm.length / 160) * 160; at >= 0; at -= 160) {
+        const frame = pcm.subarray(at, at + 160);
+        let sum = 0;
+        for (const s of frame) sum += s * s;
+        if (frame.length > 0 && Math.sqrt(sum / frame.length) > STUB.speechRms * 2) {
+          end = at + frame.length;
+          break;
+        }
+      }
+      return muLawEncode(pcm.subarray(0, end));
+    });
+}
+
+export interface CallResult {
+  callId: string;
+  /** Per turn: caller's last speech frame sent → first agent media message received, ms. */
+  v2v: number[];
+  /** |gap − 20 ms| between agent frames once the pacer's lead is filled, ms. */
+  jitter: number[];
+  /** Agent frames that arrived after the far side would have started playing them (underrun). */
+  late: number;
+  framesReceived: number;
+  turnsMissed: number;
+  record: CallRecord | null;
+  /** Hang-up → record final, as polled every 50 ms through the API. */
+  finalizeMs: number | null;
+  /** Caller's inbound audio behind the wall clock at the end of the call, ms. */
+  sendLagMs: number | null;
+  error: string | null;
+}
+
+export interface CallScript {
+  phrases: Uint8Array[];
+  /** Conversation time after the greeting, ms; at least one turn is taken. */
+  durationMs: number;
+  /** Caller pauses before each phrase, ms [min, max]. */
+  pauseMs: [number, number];
+  /** Waited on after the greeting (all calls idle together, for memory sampling). */
+  barrier?: Promise<void>;
+  onIdle?: () => void;
+  seed: number;
+  quietMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Frames received per agent reply: jitter once 5 frames (80 ms lead + 1) are out, and underruns. */
+function pacing(arrivals: readonly number[], from: number, to: number, out: { jitter: number[]; late: number }): void {
+  let playEnd = 0;
+  for (let i = from; i < to; i++) {
+    const at = arrivals[i]!;
+    if (i > from && at > playEnd + 1) out.late++;
+    playEnd = Math.max(playEnd, at) + 20;
+    if (i - from >= 5) out.jitter.push(Math.abs(at - arrivals[i - 1]! - 20));
+  }
+}
+
+export async function runCall(target: Target, script: CallScript): Promise<CallResult> {
+  const result: CallResult = { callId: '', v2v: [], jitter: [], late: 0, framesReceived: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
+  const arrivals: number[] = [];
+  const quietMs = script.quietMs ?? 300;
+  let rnd = script.seed;
+  const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const waitFor = async (cond: () => boolean, timeoutMs: number) => {
+    const until = performance.now() + timeoutMs;
+    while (!cond()) {
+      if (performance.now() > until) return false;
+      await sleep(10);
+    }
+    return true;
+  };
+  let idled = false;
+  const idle = () => {
+    if (!idled) script.onIdle?.();
+    idled = true;
+  };
+  try {
+    const placed = await placeInboundCall(target.url, target.number);
+    const caller = placed.caller;
+    result.callId = placed.callId;
+    let marksSent = 0;
+    let marksEchoed = 0;
+    caller.on('message', (m) => {
+      if (m.event === 'media') arrivals.push(performance.now());
+      else if (m.event === 'mark') marksSent++;
+    });
+    caller.on('mark', () => marksEchoed++);
+    const quiet = () => arrivals.length > 0 && performance.now() - arrivals.at(-1)! > quietMs;
+    // Greeting.
+    if (!(await waitFor(() => quiet() || caller.closed, 20_000))) throw new Error('no greeting');
+    pacing(arrivals, 0, arrivals.length, result);
+    idle();
+    if (script.barrier) await script.barrier;
+    const end = performance.now() + script.durationMs;
+    let turn = 0;
+    do {
+      if (caller.closed) break;
+      const [lo, hi] = script.pauseMs;
+      await caller.pause(lo + random() * (hi - lo));
+      await caller.speak(script.phrases[(script.seed + turn++) % script.phrases.length]!);
+      const sentAt = performance.now();
+      const before = arrivals.length;
+      if (!(await waitFor(() => arrivals.length > before || caller.closed, 15_000)) || arrivals.length === before) {
+        result.turnsMissed++;
+        continue;
+      }
+      result.v2v.push(arrivals[before]! - sentAt);
+      await waitFor(() => quiet() || caller.closed, 30_000);
+      pacing(arrivals, before, arrivals.length, result);
+    } while (performance.now() < end);
+    // How far the simulated phone's 20 ms send schedule fell behind real time (harness starved).
+    const sent = (caller as unknown as { sentFrames: number }).sentFrames;
+    result.sendLagMs = caller.now() - sent * 20;
+    // Hang up once what the agent said has played (its marks echoed), as a caller would.
+    await waitFor(() => marksEchoed >= marksSent || caller.closed, 5_000);
+    await caller.hangUp();
+    const hungUpAt = performance.now();
+    result.framesReceived = arrivals.length;
+    // The record is final once the session finalized; read it through the API like a client.
+    for (let i = 0; i < 600; i++) {
+      const res = await fetch(`${target.url}/v2/calls/${placed.callId}`, { headers: { authorization: `Bearer ${target.key}` } });
+      const record = CallRecordSchema.parse(await res.json());
+      if (record.call_status !== 'registered' && record.call_status !== 'ongoing') {
+        result.record = record;
+        result.finalizeMs = performance.now() - hungUpAt;
+        break;
+      }
+      await sleep(50);
+    }
+  } catch (error) {
+    result.error = (error as Error).message;
+  } finally {
+    idle(); // a call that failed before its greeting must not hold the others at the barrier
+  }
+  return result;
+}
