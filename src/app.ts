@@ -8,7 +8,7 @@ import fastifyWebsocket from '@fastify/websocket';
 import { CallManager, type SpeechEngineProvider } from './call/manager.ts';
 import { OrgLimits } from './call/limits.ts';
 import { CallRegistry } from './call/registry.ts';
-import { realTimers, type Timers } from './call/timers.ts';
+import { realTimers, type TimerHandle, type Timers } from './call/timers.ts';
 import { CallEvents } from './calls/events.ts';
 import { demoRoutes } from './demo/routes.ts';
 import { webCallRoutes } from './http/routes/web-calls.ts';
@@ -183,9 +183,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   twilioStatusRoutes(http.app, { outcomes, carrierCalls, authToken: config.twilioAuthToken, publicUrl: () => publicUrl });
 
   // A registered inbound or web call whose media never arrives must not stay registered.
+  const streamDeadlines = new Map<string, TimerHandle>();
   const awaitStream = (orgId: string, callId: string, reason: 'dial_failed' | 'dial_no_answer', message: string) => {
-    timers.setTimeout(() => calls.endUnconnected(orgId, callId, 'not_connected', reason, message), config.streamConnectTimeoutMs);
+    const handle = timers.setTimeout(() => {
+      streamDeadlines.delete(callId);
+      calls.endUnconnected(orgId, callId, 'not_connected', reason, message);
+    }, config.streamConnectTimeoutMs);
+    streamDeadlines.set(callId, handle);
   };
+  callEvents.on('started', ({ record }) => {
+    timers.clearTimeout(streamDeadlines.get(record.call_id));
+    streamDeadlines.delete(record.call_id);
+  });
   const tokens = new WebCallTokens(timers, ({ orgId, callId }) =>
     calls.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'The browser never opened the call within 60 seconds.'),
   );
@@ -251,6 +260,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         if (dialer instanceof SimDialer) await dialer.close();
         await http.app.close();
         await scheduler.stop();
+        // No timer may touch the store once it is closed.
+        for (const handle of streamDeadlines.values()) timers.clearTimeout(handle);
+        streamDeadlines.clear();
+        tokens.close();
         if (!options.speech) await speech.close();
         db.close();
       })();

@@ -1,7 +1,7 @@
 // Single-use, short-lived tokens that let a browser open the media socket of one web call
 // without ever holding an API key.
 import { createHash } from 'node:crypto';
-import type { Timers } from '../../call/timers.ts';
+import type { TimerHandle, Timers } from '../../call/timers.ts';
 
 export const WEB_TOKEN_TTL_MS = 60_000;
 
@@ -9,6 +9,7 @@ interface Claim {
   orgId: string;
   callId: string;
   expiresAt: number;
+  timer: TimerHandle;
 }
 
 export class WebCallTokens {
@@ -22,13 +23,19 @@ export class WebCallTokens {
 
   issue(token: string, orgId: string, callId: string): void {
     const key = digest(token);
-    const claim = { orgId, callId, expiresAt: this.timers.now() + WEB_TOKEN_TTL_MS };
-    this.claims.set(key, claim);
-    this.timers.setTimeout(() => {
+    const timer = this.timers.setTimeout(() => {
       if (this.claims.get(key) !== claim) return;
       this.claims.delete(key);
       this.onExpired(claim);
     }, WEB_TOKEN_TTL_MS);
+    const claim: Claim = { orgId, callId, expiresAt: this.timers.now() + WEB_TOKEN_TTL_MS, timer };
+    this.claims.set(key, claim);
+  }
+
+  /** Shutdown: forget every unused token and its expiry timer. */
+  close(): void {
+    for (const claim of this.claims.values()) this.timers.clearTimeout(claim.timer);
+    this.claims.clear();
   }
 
   /** The call this token opens, once; undefined for an unknown, used or expired token. */
@@ -37,6 +44,7 @@ export class WebCallTokens {
     const claim = this.claims.get(key);
     if (!claim) return undefined;
     this.claims.delete(key);
+    this.timers.clearTimeout(claim.timer);
     if (claim.expiresAt < this.timers.now()) return undefined;
     return { orgId: claim.orgId, callId: claim.callId };
   }
