@@ -141,7 +141,7 @@ export class CallSession {
   /** Recent inbound frames with the audio time each ends at, for the recogniser's onset. */
   private readonly recent: { frame: Int16Array; endAt: number }[] = [];
   /** The caller's current stretch of speech, on the inbound audio clock (seconds). */
-  private speech: { startAt: number; endAt: number | null; confirmed: boolean; sttOpen: boolean } | null = null;
+  private speech: { startAt: number; endAt: number | null; confirmed: boolean } | null = null;
   private readonly history: ChatMessage[] = [];
   private readonly transcript: TranscriptMessage[] = [];
   private readonly items: TranscriptItem[] = [];
@@ -255,7 +255,8 @@ export class CallSession {
     if (this.inboundSamples === 0) this.audioOffset = (this.timers.now() - this.startWall) / 1000 - frame.length / INTERNAL_RATE;
     this.o.recorder?.callerAudio(frame, this.audioNow() * 1000);
     this.inboundSamples += frame.length;
-    if (this.speech?.sttOpen) this.pushStt(frame);
+    // While the caller speaks, the recogniser hears every frame; between turns only the onset is kept.
+    if (this.speech) this.pushStt(frame);
     else {
       this.recent.push({ frame, endAt: this.audioNow() });
       if (this.recent.length > SESSION_DEFAULTS.historyMs / FRAME_MS) this.recent.shift();
@@ -293,7 +294,7 @@ export class CallSession {
       this.speech.endAt = null;
       return;
     }
-    this.speech = { startAt: at, endAt: null, confirmed: false, sttOpen: true };
+    this.speech = { startAt: at, endAt: null, confirmed: false };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     const from = at - SESSION_DEFAULTS.prerollMs / 1000;
     for (const { frame, endAt } of this.recent.splice(0)) if (endAt > from) this.pushStt(frame);
