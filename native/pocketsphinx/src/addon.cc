@@ -6,6 +6,19 @@
 #include <string>
 #include <vector>
 
+// Throwing must never abort the process: while a worker is being terminated napi_throw
+// fails, and node-addon-api's ThrowAsJavaScriptException turns that failure into a fatal
+// error. These ignore the status (and skip when an exception is already pending).
+static void ThrowError(Napi::Env env, const std::string& message) {
+  if (env.IsExceptionPending()) return;
+  napi_throw_error(env, nullptr, message.c_str());
+}
+
+static void ThrowTypeError(Napi::Env env, const std::string& message) {
+  if (env.IsExceptionPending()) return;
+  napi_throw_type_error(env, nullptr, message.c_str());
+}
+
 namespace {
 
 class Decoder : public Napi::ObjectWrap<Decoder> {
@@ -36,7 +49,7 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
   explicit Decoder(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Decoder>(info) {
     Napi::Env env = info.Env();
     if (info.Length() < 1 || !info[0].IsArray()) {
-      Napi::TypeError::New(env, "Decoder(args: string[])").ThrowAsJavaScriptException();
+      ThrowTypeError(env, "Decoder(args: string[])");
       return;
     }
     Napi::Array arr = info[0].As<Napi::Array>();
@@ -46,13 +59,13 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
     for (auto& s : store) argv.push_back(const_cast<char*>(s.c_str()));
     cmd_ln_t* config = cmd_ln_parse_r(nullptr, ps_args(), static_cast<int32>(argv.size()), argv.data(), TRUE);
     if (config == nullptr) {
-      Napi::Error::New(env, "pocketsphinx: invalid decoder arguments").ThrowAsJavaScriptException();
+      ThrowError(env, "pocketsphinx: invalid decoder arguments");
       return;
     }
     ps_ = ps_init(config);
     cmd_ln_free_r(config);
     if (ps_ == nullptr) {
-      Napi::Error::New(env, "pocketsphinx: decoder init failed (model paths?)").ThrowAsJavaScriptException();
+      ThrowError(env, "pocketsphinx: decoder init failed (model paths?)");
       return;
     }
   }
@@ -71,14 +84,14 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
 
   bool Check(Napi::Env env) {
     if (ps_ == nullptr) {
-      Napi::Error::New(env, "pocketsphinx: decoder closed").ThrowAsJavaScriptException();
+      ThrowError(env, "pocketsphinx: decoder closed");
       return false;
     }
     return true;
   }
 
   Napi::Value Fail(Napi::Env env, const char* what) {
-    Napi::Error::New(env, std::string("pocketsphinx: ") + what + " failed").ThrowAsJavaScriptException();
+    ThrowError(env, std::string("pocketsphinx: ") + what + " failed");
     return env.Undefined();
   }
 
@@ -94,7 +107,7 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
     if (!Check(env)) return env.Undefined();
     if (info.Length() < 1 || !info[0].IsTypedArray() ||
         info[0].As<Napi::TypedArray>().TypedArrayType() != napi_int16_array) {
-      Napi::TypeError::New(env, "processRaw(samples: Int16Array)").ThrowAsJavaScriptException();
+      ThrowTypeError(env, "processRaw(samples: Int16Array)");
       return env.Undefined();
     }
     Napi::Int16Array a = info[0].As<Napi::Int16Array>();
@@ -153,7 +166,7 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
   bool Strings(const Napi::CallbackInfo& info, size_t n) {
     for (size_t i = 0; i < n; i++) {
       if (info.Length() <= i || !info[i].IsString()) {
-        Napi::TypeError::New(info.Env(), "expected string arguments").ThrowAsJavaScriptException();
+        ThrowTypeError(info.Env(), "expected string arguments");
         return false;
       }
     }
