@@ -2,7 +2,7 @@
 // mirrored into columns (with indexes); the whole record is kept as JSON beside them.
 import type { CallRecord } from '../calls/record.ts';
 import type { Db } from './database.ts';
-import { decodeCursor, encodeCursor, keysetClause, orderClause, queryFingerprint, type SortOrder } from './paging.ts';
+import { keysetPage, queryFingerprint, type SortOrder } from './paging.ts';
 
 export interface Range {
   lower_threshold?: number | undefined;
@@ -156,24 +156,22 @@ export class SqliteCallRepository implements CallRepository {
     const whereSql = where.join(' AND ');
     const totalCount = (this.db.prepare(`SELECT count(*) AS n FROM calls WHERE ${whereSql}`).get(...params) as { n: number }).n;
 
-    const fingerprint = queryFingerprint(['calls', query.filter, query.order]);
-    const pageWhere = [whereSql];
-    const pageParams = [...params];
-    if (query.paginationKey) {
-      const cursor = decodeCursor(query.paginationKey, fingerprint);
-      pageWhere.push(keysetClause(query.order, 'sort_ts', 'call_id'));
-      pageParams.push(cursor.sortKey, cursor.sortKey, cursor.id);
-    }
-    const rows = this.db
-      .prepare(
-        `SELECT call_id, sort_ts, record FROM calls WHERE ${pageWhere.join(' AND ')} ${orderClause(query.order, 'sort_ts', 'call_id')} LIMIT ?`,
-      )
-      .all(...pageParams, query.limit + 1) as { call_id: string; sort_ts: number; record: string }[];
-    const page = rows.slice(0, query.limit);
-    const last = page.at(-1);
+    const page = keysetPage({
+      where: whereSql,
+      params,
+      order: query.order,
+      sortColumn: 'sort_ts',
+      idColumn: 'call_id',
+      limit: query.limit,
+      paginationKey: query.paginationKey,
+      fingerprint: queryFingerprint(['calls', query.filter, query.order]),
+      fetch: (where, all, order, limit) =>
+        this.db.prepare(`SELECT call_id, sort_ts, record FROM calls WHERE ${where} ${order} LIMIT ?`).all(...all, limit) as { call_id: string; sort_ts: number; record: string }[],
+      cursorOf: (row) => ({ sortKey: row.sort_ts, id: row.call_id }),
+    });
     return {
-      calls: page.map((r) => JSON.parse(r.record) as CallRecord),
-      nextCursor: rows.length > query.limit && last ? encodeCursor({ sortKey: last.sort_ts, id: last.call_id }, fingerprint) : null,
+      calls: page.rows.map((r) => JSON.parse(r.record) as CallRecord),
+      nextCursor: page.nextCursor,
       totalCount,
     };
   }

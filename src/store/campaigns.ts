@@ -2,7 +2,7 @@
 // transaction here, so two processes on one database never claim the same task and a crash
 // leaves nothing half-done.
 import type { Db } from './database.ts';
-import { decodeCursor, encodeCursor, keysetClause, orderClause, queryFingerprint, type SortOrder } from './paging.ts';
+import { keysetPage, queryFingerprint, type SortOrder } from './paging.ts';
 
 export const CAMPAIGN_STATUSES = ['draft', 'pending', 'ongoing', 'success', 'fail', 'canceled'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
@@ -181,22 +181,21 @@ export class SqliteCampaignRepository {
     }
     const whereSql = where.join(' AND ');
     const totalCount = (this.db.prepare(`SELECT count(*) AS n FROM campaigns c WHERE ${whereSql}`).get(...params) as { n: number }).n;
-    const fingerprint = queryFingerprint(['campaigns', query.filter, query.order]);
-    const pageWhere = [whereSql];
-    const pageParams = [...params];
-    if (query.paginationKey) {
-      const cursor = decodeCursor(query.paginationKey, fingerprint);
-      pageWhere.push(keysetClause(query.order, 'c.created_at', 'c.id'));
-      pageParams.push(cursor.sortKey, cursor.sortKey, cursor.id);
-    }
-    const rows = this.db
-      .prepare(`${SELECT} WHERE ${pageWhere.join(' AND ')} ${orderClause(query.order, 'c.created_at', 'c.id')} LIMIT ?`)
-      .all(...pageParams, query.limit + 1) as RawCampaign[];
-    const page = rows.slice(0, query.limit);
-    const last = page.at(-1);
+    const page = keysetPage({
+      where: whereSql,
+      params,
+      order: query.order,
+      sortColumn: 'c.created_at',
+      idColumn: 'c.id',
+      limit: query.limit,
+      paginationKey: query.paginationKey,
+      fingerprint: queryFingerprint(['campaigns', query.filter, query.order]),
+      fetch: (where, all, order, limit) => this.db.prepare(`${SELECT} WHERE ${where} ${order} LIMIT ?`).all(...all, limit) as RawCampaign[],
+      cursorOf: (row) => ({ sortKey: row.created_at, id: row.id }),
+    });
     return {
-      campaigns: page.map(toRow),
-      nextCursor: rows.length > query.limit && last ? encodeCursor({ sortKey: last.created_at, id: last.id }, fingerprint) : null,
+      campaigns: page.rows.map(toRow),
+      nextCursor: page.nextCursor,
       totalCount,
     };
   }

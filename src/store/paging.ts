@@ -51,3 +51,32 @@ export function orderClause(order: SortOrder, sortColumn: string, idColumn: stri
   const dir = order === 'descending' ? 'DESC' : 'ASC';
   return `ORDER BY ${sortColumn} ${dir}, ${idColumn} ${dir}`;
 }
+
+/**
+ * One keyset page over (sortColumn, idColumn): `fetch` runs the query with the WHERE, params
+ * and ORDER BY it is given and limit + 1 rows; the extra row tells whether a next page exists.
+ */
+export function keysetPage<R>(options: {
+  where: string;
+  params: (string | number)[];
+  order: SortOrder;
+  sortColumn: string;
+  idColumn: string;
+  limit: number;
+  paginationKey: string | null | undefined;
+  fingerprint: string;
+  fetch: (where: string, params: (string | number)[], order: string, limit: number) => R[];
+  cursorOf: (row: R) => Cursor;
+}): { rows: R[]; nextCursor: string | null } {
+  const where = [options.where];
+  const params = [...options.params];
+  if (options.paginationKey) {
+    const cursor = decodeCursor(options.paginationKey, options.fingerprint);
+    where.push(keysetClause(options.order, options.sortColumn, options.idColumn));
+    params.push(cursor.sortKey, cursor.sortKey, cursor.id);
+  }
+  const rows = options.fetch(where.join(' AND '), params, orderClause(options.order, options.sortColumn, options.idColumn), options.limit + 1);
+  const page = rows.slice(0, options.limit);
+  const last = page.at(-1);
+  return { rows: page, nextCursor: rows.length > options.limit && last ? encodeCursor(options.cursorOf(last), options.fingerprint) : null };
+}
