@@ -2,7 +2,9 @@
 // runtime only uses it inside worker threads (end_utt alone can take ~200 ms).
 #include <napi.h>
 #include <pocketsphinx.h>
+#include <sphinxbase/cmn.h>
 #include <sphinxbase/err.h>
+#include <sphinxbase/feat.h>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,9 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
       InstanceMethod("getSearch", &Decoder::GetSearch),
       InstanceMethod("frameRate", &Decoder::FrameRate),
       InstanceMethod("nFrames", &Decoder::NFrames),
+      InstanceMethod("cmn", &Decoder::Cmn),
+      InstanceMethod("setCmn", &Decoder::SetCmn),
+      InstanceMethod("updateCmn", &Decoder::UpdateCmn),
       InstanceMethod("close", &Decoder::Close),
     });
     exports.Set("Decoder", ctor);
@@ -223,6 +228,63 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
   Napi::Value NFrames(const Napi::CallbackInfo& info) {
     if (!Check(info.Env())) return info.Env().Undefined();
     return Napi::Number::New(info.Env(), ps_get_n_frames(ps_));
+  }
+
+  // The live cepstral mean the decoder subtracts from every frame, or null without live CMN.
+  cmn_t* LiveCmn() {
+    feat_t* feat = ps_get_feat(ps_);
+    return feat == nullptr ? nullptr : feat->cmn_struct;
+  }
+
+  // cmn(): { mean: number[], frames: number } — the current mean and the frames behind it.
+  Napi::Value Cmn(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!Check(env)) return env.Undefined();
+    cmn_t* c = LiveCmn();
+    if (c == nullptr) return env.Null();
+    Napi::Array mean = Napi::Array::New(env, c->veclen);
+    for (int32 i = 0; i < c->veclen; i++) mean.Set(i, static_cast<double>(c->cmn_mean[i]));
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("mean", mean);
+    o.Set("frames", c->nframe);
+    return o;
+  }
+
+  // setCmn(mean: number[], frames: number): the mean to start from, weighted as if estimated
+  // over `frames` frames, so the caller's own speech outweighs it after about that many.
+  Napi::Value SetCmn(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!Check(env)) return env.Undefined();
+    cmn_t* c = LiveCmn();
+    if (c == nullptr) return Fail(env, "set_cmn (no live CMN)");
+    if (info.Length() < 2 || !info[0].IsArray() || !info[1].IsNumber()) {
+      ThrowTypeError(env, "setCmn(mean: number[], frames: number)");
+      return env.Undefined();
+    }
+    Napi::Array mean = info[0].As<Napi::Array>();
+    int32 frames = info[1].As<Napi::Number>().Int32Value();
+    if (static_cast<int32>(mean.Length()) != c->veclen || frames < 1) {
+      ThrowTypeError(env, "setCmn: mean must have one value per cepstrum and frames >= 1");
+      return env.Undefined();
+    }
+    for (int32 i = 0; i < c->veclen; i++) {
+      mfcc_t v = static_cast<mfcc_t>(mean.Get(i).As<Napi::Number>().DoubleValue());
+      c->cmn_mean[i] = v;
+      c->sum[i] = v * frames;
+    }
+    c->nframe = frames;
+    return env.Undefined();
+  }
+
+  // updateCmn(): re-estimate the mean from the frames seen so far (the library only does this
+  // at the end of an utterance or every 800 frames, which leaves a new caller's first sentence
+  // normalised with the model's prior).
+  Napi::Value UpdateCmn(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!Check(env)) return env.Undefined();
+    cmn_t* c = LiveCmn();
+    if (c != nullptr && c->nframe > 0) cmn_live_update(c);
+    return env.Undefined();
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {

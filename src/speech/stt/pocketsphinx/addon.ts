@@ -22,6 +22,11 @@ export interface NativeSegment {
   ascr: number;
 }
 
+export interface NativeCmn {
+  mean: number[];
+  frames: number;
+}
+
 export interface NativeDecoder {
   startUtt(): void;
   processRaw(samples: Int16Array): number;
@@ -37,6 +42,12 @@ export interface NativeDecoder {
   getSearch(): string | null;
   frameRate(): number;
   nFrames(): number;
+  /** The live cepstral mean and the frames it stands for; null when the model has no live CMN. */
+  cmn(): NativeCmn | null;
+  /** Start from `mean` as if it had been estimated over `frames` frames. */
+  setCmn(mean: number[], frames: number): void;
+  /** Re-estimate the mean from the frames seen so far. */
+  updateCmn(): void;
   close(): void;
 }
 

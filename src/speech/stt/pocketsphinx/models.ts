@@ -23,6 +23,15 @@ export const MODEL_DEFAULTS = {
   telephoneDir: join(PROJECT_ROOT, 'build', 'models', 'en-us-telephone'),
 } as const;
 
+/**
+ * Channel normalisation per call. The library weighs its starting mean as 500 frames (5 s) of
+ * speech and re-estimates only at the end of an utterance, so a caller's first sentences were
+ * decoded with the model's prior (the general model's wideband one is far from any telephone
+ * channel). Each call starts from the model's mean weighted as `priorFrames`, re-estimated every
+ * `updateEveryFrames` frames until `fastUntilFrames` frames of this caller were heard.
+ */
+export const CMN_ADAPTATION = { priorFrames: 100, updateEveryFrames: 20, fastUntilFrames: 1000 } as const;
+
 function baseArgs(hmm: string): string[] {
   return [
     '-hmm', hmm,

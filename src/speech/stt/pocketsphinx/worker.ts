@@ -5,12 +5,14 @@ import { parentPort } from 'node:worker_threads';
 import { Resampler } from '../../../audio/resampler.ts';
 import type { SttResult, WordTiming } from '../../types.ts';
 import { loadDecoderClass, type NativeDecoder, type NativeSegment } from './addon.ts';
-import { MODEL_DEFAULTS, type ModelSpec } from './models.ts';
+import { CMN_ADAPTATION, MODEL_DEFAULTS, type ModelSpec } from './models.ts';
 import { hintGrammar, hintWins, searchablePhrases } from './phrases.ts';
 import type { FromWorker, ToWorker } from './protocol.ts';
 
 interface StreamState {
   decoder: NativeDecoder;
+  /** Frames fed since the stream opened, while its channel mean is still being learnt fast. */
+  cmnFrames: number;
   modelKey: string;
   resampler: Resampler | null;
   inUtt: boolean;
@@ -30,6 +32,9 @@ if (!port) throw new Error('worker.ts runs only as a worker thread');
 const streams = new Map<number, StreamState>();
 // Decoders take ~0.5 s to load; keep released ones per model for the next call.
 const idle = new Map<string, NativeDecoder[]>();
+// The model's starting cepstral mean (its feat.params -cmninit), read from a fresh decoder.
+const initialCmn = new WeakMap<NativeDecoder, number[]>();
+
 
 function send(msg: FromWorker): void {
   port?.postMessage(msg);
@@ -43,7 +48,16 @@ function takeDecoder(model: ModelSpec): NativeDecoder {
   const pooled = idle.get(modelKey(model))?.pop();
   if (pooled) return pooled;
   const Decoder = loadDecoderClass();
-  return new Decoder([...model.args, '-logfn', '/dev/null']);
+  const decoder = new Decoder([...model.args, '-logfn', '/dev/null']);
+  const cmn = decoder.cmn();
+  if (cmn) initialCmn.set(decoder, cmn.mean);
+  return decoder;
+}
+
+/** Forget the previous caller's channel: start from the model's mean, lightly weighted. */
+function resetCmn(decoder: NativeDecoder): void {
+  const mean = initialCmn.get(decoder);
+  if (mean) decoder.setCmn(mean, CMN_ADAPTATION.priorFrames);
 }
 
 function release(key: string, decoder: NativeDecoder): void {
@@ -105,6 +119,7 @@ function feed(sid: number, st: StreamState, input: Int16Array): void {
   st.decoder.processRaw(pcm);
   st.hints?.decoder.processRaw(pcm);
   st.samplesFed += pcm.length;
+  adaptCmn(st, pcm.length);
   st.samplesSincePartial += pcm.length;
   if (st.samplesSincePartial >= st.partialEverySamples) {
     st.samplesSincePartial = 0;
@@ -114,6 +129,17 @@ function feed(sid: number, st: StreamState, input: Int16Array): void {
       send({ ev: 'partial', sid, text });
     }
   }
+}
+
+const SAMPLES_PER_FRAME = MODEL_DEFAULTS.sampleRate / 100;
+
+function adaptCmn(st: StreamState, samples: number): void {
+  if (st.cmnFrames >= CMN_ADAPTATION.fastUntilFrames) return;
+  const before = Math.floor(st.cmnFrames / CMN_ADAPTATION.updateEveryFrames);
+  st.cmnFrames += samples / SAMPLES_PER_FRAME;
+  if (Math.floor(st.cmnFrames / CMN_ADAPTATION.updateEveryFrames) === before) return;
+  st.decoder.updateCmn();
+  st.hints?.decoder.updateCmn();
 }
 
 function cleanText(text: string): string {
@@ -160,8 +186,11 @@ function handle(msg: ToWorker): void {
         send({ ev: 'error', sid: msg.sid, req: msg.req, code: 'STT_MODEL_INVALID', message: (err as Error).message });
         return;
       }
+      resetCmn(decoder);
+      if (hints) resetCmn(hints.decoder);
       streams.set(msg.sid, {
         decoder,
+        cmnFrames: 0,
         modelKey: modelKey(msg.model),
         resampler: msg.sampleRate === MODEL_DEFAULTS.sampleRate ? null : new Resampler(msg.sampleRate, MODEL_DEFAULTS.sampleRate),
         inUtt: false,

@@ -1,0 +1,98 @@
+// Derives the starting cepstral mean (-cmninit) of the telephone model variant: calibration
+// sentences (none of them a fixture phrase) spoken by the flite voices, sent through the carrier
+// path a phone call takes (16 kHz -> 8 kHz -> G.711 μ-law -> back to 16 kHz, as the recogniser's
+// worker does), decoded voice by voice with the Debian model, and the decoder's converged mean
+// averaged over the voices. The telephone channel, not the voice, dominates that mean, which is
+// why a wideband starting point leaves a caller's first sentences badly normalised.
+// No recorded test-set audio (asterisk prompts) and no fixture is used.
+// Run: node --import tsx scripts/derive-telephone-cmn.ts [--out DIR]   (DIR: keep the WAVs)
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
+import { concatPcm } from '../src/audio/pcm.ts';
+import { resample } from '../src/audio/resampler.ts';
+import { encodeWav } from '../src/audio/wav.ts';
+import { loadDecoderClass } from '../src/speech/stt/pocketsphinx/addon.ts';
+import { DEBIAN_MODEL_DIR } from '../src/speech/stt/pocketsphinx/models.ts';
+import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
+
+const CALIBRATION_SENTENCES = [
+  'hello i am returning a call from earlier today',
+  'could you check the status of my delivery',
+  'the parcel was supposed to arrive on friday',
+  'i moved last month and my address has changed',
+  'do you have any openings later this week',
+  'i would prefer the afternoon if possible',
+  'my date of birth is the twelfth of march',
+  'can you spell that for me please',
+  'i think there is a mistake on my bill',
+  'the charge appeared twice on my card',
+  'how long will the repair take',
+  'is there a fee for changing the booking',
+  'i will be there in about twenty minutes',
+  'let me find my reference number',
+  'we spoke yesterday about the same problem',
+  'please call me back on my mobile',
+  'the internet has been down since the morning',
+  'could i get a refund instead',
+  'what time do you close on sunday',
+  'i am not sure which plan i am on',
+] as const;
+
+const CALIBRATION_VOICES = ['rms', 'slt', 'awb', 'kal16'] as const;
+
+/** 16 kHz speech as the telephone path delivers it to the recogniser. */
+function throughTelephone(wide: Int16Array): Int16Array {
+  const ulaw = muLawEncode(resample(wide, 16000, 8000));
+  return resample(muLawDecode(ulaw), 8000, 16000);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { out: { type: 'string' } } });
+  if (values.out) mkdirSync(values.out, { recursive: true });
+  const tts = new FliteTtsEngine({ prespawn: false });
+  const Decoder = loadDecoderClass();
+  const means: number[][] = [];
+  try {
+    for (const voice of CALIBRATION_VOICES) {
+      const decoder = new Decoder([
+        '-hmm', join(DEBIAN_MODEL_DIR, 'en-us'),
+        '-lm', join(DEBIAN_MODEL_DIR, 'en-us.lm.bin'),
+        '-dict', join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'),
+        '-logfn', '/dev/null',
+      ]);
+      // Two passes: the first moves the mean away from the wideband prior, the second settles it.
+      for (let pass = 0; pass < 2; pass++) {
+        for (const [i, text] of CALIBRATION_SENTENCES.entries()) {
+          const chunks: Int16Array[] = [];
+          for await (const c of tts.synthesize(text, { sampleRate: 16000, voiceId: voice })) chunks.push(c.samples);
+          const wide = concatPcm(chunks);
+          const narrow = throughTelephone(wide);
+          if (values.out && pass === 0) {
+            writeFileSync(join(values.out, `${String(i).padStart(2, '0')}-${voice}.16k.wav`), encodeWav({ samples: wide, sampleRate: 16000 }));
+            writeFileSync(join(values.out, `${String(i).padStart(2, '0')}-${voice}.tel.wav`), encodeWav({ samples: narrow, sampleRate: 16000 }));
+          }
+          decoder.startUtt();
+          decoder.processRaw(narrow);
+          decoder.endUtt();
+        }
+      }
+      const cmn = decoder.cmn();
+      decoder.close();
+      if (!cmn) throw new Error('the model has no live CMN');
+      means.push(cmn.mean);
+      process.stdout.write(`${voice}: ${cmn.mean.map((x) => x.toFixed(2)).join(',')}\n`);
+    }
+  } finally {
+    await tts.close();
+  }
+  const average = means[0]!.map((_, k) => means.reduce((sum, m) => sum + m[k]!, 0) / means.length);
+  process.stdout.write(`-cmninit ${average.map((x) => x.toFixed(2)).join(',')}\n`);
+  if (values.out) {
+    const list = CALIBRATION_VOICES.flatMap((voice) => CALIBRATION_SENTENCES.map((text, i) => ({ voice, text, file: `${String(i).padStart(2, '0')}-${voice}` })));
+    writeFileSync(join(values.out, 'list.json'), JSON.stringify(list, null, 2));
+  }
+}
+
+await main();
