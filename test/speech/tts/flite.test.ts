@@ -64,11 +64,11 @@ describe('flite text-to-speech', () => {
     });
   });
 
-  it('reports a missing flite binary as TTS_ENGINE_UNAVAILABLE', async () => {
-    const broken = new FliteTtsEngine({ binary: '/nonexistent/flite', prespawn: false });
+  it('reports a missing flite addon as TTS_ADDON_MISSING instead of speaking with something else', async () => {
+    const broken = new FliteTtsEngine({ addonPath: '/nonexistent/flite.node' });
     const failure = collect(broken.synthesize('Hello there.', { sampleRate: 16000 }));
     await expect(failure).rejects.toBeInstanceOf(SpeechError);
-    await expect(failure).rejects.toMatchObject({ code: 'TTS_ENGINE_UNAVAILABLE' });
+    await expect(failure).rejects.toMatchObject({ code: 'TTS_ADDON_MISSING' });
     await broken.close();
   });
 });
