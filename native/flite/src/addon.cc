@@ -10,7 +10,6 @@
 // the utterance's own wave, read-only voice data and rand(), so two calls' vocoders run in parallel.
 #include <napi.h>
 
-#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
