@@ -71,15 +71,35 @@ cst_voice* VoiceLocked(const std::string& name) {
 
 // State of one synthesize() call, reached from flite's callback through asi->userdata.
 struct Job {
-  Napi::Env env;
-  Napi::Function on_audio;
+  napi_env env;
+  napi_value on_audio;  // lives in the scope of the synthesize() call
   const int32_t* cancel;
   bool locked;  // this thread holds g_flite
-  bool failed;  // the JS callback threw: stop and let the exception surface
+  bool failed;  // the JS callback threw, or JS can no longer run: stop
 };
 
 bool Cancelled(const Job* job) {
   return __atomic_load_n(job->cancel, __ATOMIC_ACQUIRE) != 0;
+}
+
+// Hands one block to JS through plain N-API calls: node-addon-api makes a failed call a fatal
+// error, and these calls do fail when the worker is terminated in the middle of a sentence.
+bool Deliver(Job* job, const short* data, int size, int sample_rate) {
+  napi_env env = job->env;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return false;
+  void* bytes = nullptr;
+  napi_value buffer, samples, rate, recv, result;
+  bool ok = napi_create_arraybuffer(env, static_cast<size_t>(size) * sizeof(short), &bytes, &buffer) == napi_ok &&
+            napi_create_typedarray(env, napi_int16_array, static_cast<size_t>(size), buffer, 0, &samples) == napi_ok &&
+            napi_create_int32(env, sample_rate, &rate) == napi_ok && napi_get_undefined(env, &recv) == napi_ok;
+  if (ok) {
+    std::memcpy(bytes, data, static_cast<size_t>(size) * sizeof(short));
+    napi_value argv[2] = {samples, rate};
+    ok = napi_call_function(env, recv, job->on_audio, 2, argv, &result) == napi_ok;
+  }
+  napi_close_handle_scope(env, scope);
+  return ok;
 }
 
 int OnAudio(const cst_wave* w, int start, int size, int last, cst_audio_streaming_info* asi) {
@@ -90,15 +110,9 @@ int OnAudio(const cst_wave* w, int start, int size, int last, cst_audio_streamin
     g_flite.unlock();
     job->locked = false;
   }
-  if (!stop && size > 0) {
-    Napi::HandleScope scope(job->env);
-    Napi::Int16Array samples = Napi::Int16Array::New(job->env, static_cast<size_t>(size));
-    std::memcpy(samples.Data(), w->samples + start, static_cast<size_t>(size) * sizeof(short));
-    job->on_audio.Call({samples, Napi::Number::New(job->env, w->sample_rate)});
-    if (job->env.IsExceptionPending()) {
-      job->failed = true;
-      stop = true;
-    }
+  if (!stop && size > 0 && !Deliver(job, w->samples + start, size, w->sample_rate)) {
+    job->failed = true;
+    stop = true;
   }
   // What runs after the vocoder (and after a STOP) touches shared state again: lock first.
   if ((last || stop) && !job->locked) {
@@ -149,7 +163,7 @@ Napi::Value Synthesize(const Napi::CallbackInfo& info) {
   std::string text = info[1].As<Napi::String>();
   double stretch = info[2].As<Napi::Number>().DoubleValue();
   Napi::Int32Array cancel = info[3].As<Napi::Int32Array>();
-  Job job{env, info[4].As<Napi::Function>(), cancel.Data(), true, false};
+  Job job{env, info[4], cancel.Data(), true, false};
   Init();
 
   g_flite.lock();
@@ -177,7 +191,8 @@ Napi::Value Synthesize(const Napi::CallbackInfo& info) {
   delete_utterance(utt);  // also frees asi, through the streaming_info feature
   g_flite.unlock();
 
-  if (job.failed) return env.Undefined();  // the callback's exception is pending
+  // The callback's exception is pending, or the worker is going away and nobody is listening.
+  if (job.failed) return env.Undefined();
   if (done == nullptr) {
     ThrowError(env, "flite: synthesis failed");
     return env.Undefined();

@@ -1,8 +1,9 @@
+import { basename, dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dbfs } from '../../../src/audio/pcm.ts';
 import { SpeechError } from '../../../src/speech/errors.ts';
 import { FliteTtsEngine } from '../../../src/speech/tts/flite.ts';
-import { loadFliteAddon } from '../../../src/speech/tts/flite/addon.ts';
+import { FLITE_ADDON_PATH, loadFliteAddon } from '../../../src/speech/tts/flite/addon.ts';
 import { collect, durationOf, joined } from './collect.ts';
 
 // One clause, so it is a single piece: streaming has to happen inside flite, not between pieces.
@@ -109,8 +110,10 @@ describe('flite text-to-speech', () => {
     for (const [i, text] of texts.entries()) expect(durationOf(await collect(engine.synthesize(text, { sampleRate: 16000 })))).toBe(slt[i]);
   });
 
-  it('close() ends a synthesis that is still speaking with TTS_ENGINE_CLOSED', async () => {
-    const closing = new FliteTtsEngine();
+  it('close() mid-sentence ends the synthesis with TTS_ENGINE_CLOSED and stops its workers without harm', async () => {
+    // Another spelling of the addon's path gets workers of its own, which close() then terminates
+    // while they are inside flite: that must not abort the process.
+    const closing = new FliteTtsEngine({ addonPath: `${dirname(FLITE_ADDON_PATH)}/./${basename(FLITE_ADDON_PATH)}` });
     const iterator = closing.synthesize(`${LONG_SENTENCE}. ${LONG_SENTENCE}.`, { sampleRate: 16000 })[Symbol.asyncIterator]();
     expect((await iterator.next()).done).toBe(false);
     await closing.close();
