@@ -4,6 +4,7 @@ import { dbfs } from '../../../src/audio/pcm.ts';
 import { SpeechError } from '../../../src/speech/errors.ts';
 import { FliteTtsEngine } from '../../../src/speech/tts/flite.ts';
 import { FLITE_ADDON_PATH, loadFliteAddon } from '../../../src/speech/tts/flite/addon.ts';
+import { FlitePool } from '../../../src/speech/tts/flite/pool.ts';
 import { collect, durationOf, joined } from './collect.ts';
 
 // One clause, so it is a single piece: streaming has to happen inside flite, not between pieces.
@@ -125,6 +126,27 @@ describe('flite text-to-speech', () => {
     engine.warm('rms');
     const chunks = await collect(engine.synthesize('Hello there.', { sampleRate: 16000, voiceId: 'rms' }));
     expect(durationOf(chunks)).toBeGreaterThan(0.4);
+  });
+});
+
+describe('flite workers', () => {
+  it('a worker that goes away mid-sentence fails that synthesis with TTS_SYNTHESIS_FAILED, not the process', async () => {
+    const pool = new FlitePool(FLITE_ADDON_PATH, 1);
+    // Not cancelled first, unlike engine.close(): the worker is stopped while flite is speaking.
+    const failure = await new Promise<SpeechError>((resolve) => {
+      let stopping = false;
+      pool.submit('slt', `${LONG_SENTENCE} and ${LONG_SENTENCE}`, 1, {
+        onAudio: () => {
+          if (stopping) return;
+          stopping = true;
+          void pool.close();
+        },
+        onDone: () => resolve(new SpeechError('TTS_SYNTHESIS_FAILED', 'finished although its worker was stopped')),
+        onError: resolve,
+      });
+    });
+    expect(failure.code).toBe('TTS_SYNTHESIS_FAILED');
+    expect(failure.message).toMatch(/worker died/);
   });
 });
 
