@@ -1,14 +1,11 @@
 // Audio hot paths per 20 ms frame, with the common npm alternative measured in the same run
-// (alawmulaw for G.711, wavefile's resampler), plus VAD per frame and TTS first-audio / cancel
-// latency. Run: npm run bench:audio
+// (alawmulaw for G.711, wavefile's resampler), plus VAD per frame. TTS first audio and cancel
+// are in tts.bench.ts. Run: npm run bench:audio
 import alawmulaw from 'alawmulaw';
 import { Bench } from 'tinybench';
 import wavefile from 'wavefile';
 import { aLawDecode, aLawEncode, muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { Resampler } from '../src/audio/resampler.ts';
-import { EspeakTtsEngine } from '../src/speech/tts/espeak.ts';
-import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
-import type { TtsEngine } from '../src/speech/types.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { taskRows } from './report.ts';
 
@@ -83,40 +80,3 @@ const ratios = bench.tasks
   .filter((r) => r !== null);
 console.table(ratios);
 await vad.close();
-
-// TTS latency: not a tight loop, so measured directly. First audio = synthesize() call to first
-// 20 ms chunk of a warm engine; cancel = abort() to the iterator finishing.
-async function ttsLatency(engine: TtsEngine, runs: number): Promise<{ firstAudioMs: number; cancelMs: number }> {
-  const sentence = 'Thank you for calling, how can I help you today?';
-  const firsts: number[] = [];
-  const cancels: number[] = [];
-  for await (const _ of engine.synthesize('Warming up.', { sampleRate: 16000 })) void _;
-  for (let i = 0; i < runs; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 150)); // let the spare process load
-    const controller = new AbortController();
-    const started = performance.now();
-    const iterator = engine.synthesize(sentence, { sampleRate: 16000, signal: controller.signal })[Symbol.asyncIterator]();
-    await iterator.next();
-    firsts.push(performance.now() - started);
-    await iterator.next();
-    const abortedAt = performance.now();
-    controller.abort();
-    await iterator.next();
-    cancels.push(performance.now() - abortedAt);
-  }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-  return { firstAudioMs: median(firsts), cancelMs: median(cancels) };
-}
-
-const tts: Array<Record<string, string>> = [];
-const engines: Array<[string, TtsEngine]> = [
-  ['flite slt', new FliteTtsEngine({ voice: 'slt' })],
-  ['flite kal16', new FliteTtsEngine({ voice: 'kal16' })],
-  ['espeak-ng en-us', new EspeakTtsEngine()],
-];
-for (const [label, engine] of engines) {
-  const { firstAudioMs, cancelMs } = await ttsLatency(engine, 9);
-  tts.push({ engine: label, 'first audio ms (median of 9)': firstAudioMs.toFixed(1), 'cancel ms (median of 9)': cancelMs.toFixed(2) });
-  await engine.close();
-}
-console.table(tts);

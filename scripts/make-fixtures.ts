@@ -51,7 +51,7 @@ const outDir = join(root, 'media', 'fixtures');
 mkdirSync(outDir, { recursive: true });
 for (const name of readdirSync(outDir)) if (name.endsWith('.wav')) rmSync(join(outDir, name));
 
-const engine = new FliteTtsEngine({ prespawn: false });
+const engine = new FliteTtsEngine();
 const entries: FixtureEntry[] = [];
 try {
   for (const [index, text] of PHRASES.entries()) {

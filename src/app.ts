@@ -48,6 +48,8 @@ export interface ServiceOptions {
   timers?: Timers;
   /** Speech engines; the embedded offline ones by default. */
   speech?: SpeechEngineProvider;
+  /** Warm the embedded default voice at start-up (npm start does; tests leave it off). */
+  warmSpeech?: boolean;
   logger?: Logger;
   clock?: Clock;
   random?: RandomHex;
@@ -140,7 +142,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     scheduler.kick(),
   );
 
-  const speech = options.speech ?? createEmbeddedSpeechEngines();
+  const speech = options.speech ?? createEmbeddedSpeechEngines({ warm: options.warmSpeech ?? false });
   const manager = new CallManager({
     calls: callRepo,
     callService: calls,

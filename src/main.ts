@@ -5,7 +5,8 @@ import { AgentsFileError } from './agents/file.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const service = await startService({ config });
+  // The first call's greeting should not wait for the voice's worker threads to start.
+  const service = await startService({ config, warmSpeech: true });
   if (service.generatedKey) {
     // Printed once, on the start that created it; later starts only name the file.
     process.stdout.write(

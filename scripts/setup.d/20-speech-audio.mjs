@@ -1,18 +1,53 @@
 // Speech audio (TTS engines, VAD, audio test sets). Debian packages and npm packages only:
 // nothing is fetched at run time. onnxruntime-node's own download is skipped (.npmrc
 // onnxruntime-node-install=skip): its npm package already ships the Linux x64 CPU binary.
-import { existsSync, readdirSync } from 'node:fs';
+// The embedded default voice is libflite through a native addon built here from native/flite.
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const apt = [
-  ['flite', 'embedded default text-to-speech engine (voices slt, rms, awb, kal) and fixture generation'],
+  ['flite', 'fixture generation with the flite CLI (the runtime speaks through the flite addon)'],
+  ['libflite1', 'flite library and its voices slt, rms, awb, kal, kal16 (embedded default TTS engine)'],
+  ['flite1-dev', 'headers and link libraries for the flite addon'],
+  ['g++', 'compiles the flite addon'],
+  ['make', 'node-gyp builds with make'],
+  ['python3', 'node-gyp runs gyp with python3'],
   ['espeak-ng', 'text-to-speech engine with many languages'],
   ['asterisk-core-sounds-en-wav', '8 kHz human telephone prompts: a test set only for VAD/STT'],
   ['asterisk-core-sounds-en', 'transcripts (core-sounds-en.txt) of the asterisk telephone prompts'],
   ['asterisk-moh-opsound-wav', 'music on hold: VAD false-positive test set'],
 ];
 
+function newestMtime(paths) {
+  return Math.max(...paths.map((p) => statSync(p).mtimeMs));
+}
+
+const fliteAddonStep = {
+  name: 'flite addon',
+  run({ root, say, run, buildEnv }) {
+    const dir = join(root, 'native', 'flite');
+    const out = join(root, 'build', 'native', 'flite.node');
+    const sources = [join(dir, 'binding.gyp'), ...readdirSync(join(dir, 'src')).map((f) => join(dir, 'src', f))];
+    if (existsSync(out) && statSync(out).mtimeMs >= newestMtime(sources)) {
+      say('flite addon: up to date');
+      return;
+    }
+    if (!existsSync('/usr/include/flite/flite.h')) {
+      say('flite addon: /usr/include/flite/flite.h missing (apt package flite1-dev), skipping: flite voices will fail with TTS_ADDON_MISSING');
+      return;
+    }
+    say('flite addon: building with node-gyp against local Node headers');
+    const gyp = join(root, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
+    run(process.execPath, [gyp, 'rebuild', '--directory', dir], buildEnv());
+    mkdirSync(join(root, 'build', 'native'), { recursive: true });
+    copyFileSync(join(dir, 'build', 'Release', 'flite_addon.node'), out);
+    rmSync(join(dir, 'build'), { recursive: true, force: true });
+    say(`flite addon: built ${out}`);
+  },
+};
+
 export const steps = [
+  fliteAddonStep,
   {
     name: 'speech-audio: check the VAD runtime and model shipped in node_modules',
     run({ root, say }) {

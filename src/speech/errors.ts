@@ -1,6 +1,8 @@
 // Speech engine errors carry a stable code; callers (retries, call records) match on it.
 export type SpeechErrorCode =
   | 'TTS_ENGINE_UNAVAILABLE'
+  /** A native addon the engine needs is not built (run `npm run setup`). */
+  | 'TTS_ADDON_MISSING'
   | 'TTS_SYNTHESIS_FAILED'
   | 'TTS_VOICE_UNKNOWN'
   | 'TTS_CONFIG_INVALID'

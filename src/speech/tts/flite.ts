@@ -1,18 +1,15 @@
-// flite, the embedded default voice: the Debian `flite` CLI. Each text piece runs in its own
-// flite process that was spawned ahead of time and waits on stdin with its voice loaded, so a
-// warm piece costs only synthesis. flite cannot write a WAV to a pipe when reading from a file
-// (it re-opens its output to append each utterance), so each process writes a private temp file
-// that is read when it exits. Pieces are synthesised one ahead of playback.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { readFile, unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { decodeWav } from '../../audio/wav.ts';
+// flite, the embedded default voice: libflite through a native addon (native/flite) running in
+// worker threads (./flite/pool.ts). Voices stay loaded in the workers, so a warm piece costs only
+// synthesis, and audio streams out as flite's vocoder makes it: the first 20 ms of a sentence
+// arrive after its text analysis plus one block of vocoding, not after the whole sentence.
+// Pieces (splitForSpeech) are queued one at a time: the next piece starts as soon as the last
+// one is synthesised, so other calls' pieces can take a free worker in between.
+import { existsSync } from 'node:fs';
 import { SpeechError } from '../errors.ts';
 import type { PcmChunk, TtsEngine, TtsSynthesisOptions } from '../types.ts';
-import { PcmOutput, unlessAborted } from './output.ts';
-import { holdProcessOpen } from './spawn.ts';
+import { addonMissing, FLITE_ADDON_PATH } from './flite/addon.ts';
+import { acquirePool, releasePool, type FliteJob, type FlitePool, type JobSink } from './flite/pool.ts';
+import { PcmOutput } from './output.ts';
 import { splitForSpeech } from './text.ts';
 
 /** Voices compiled into Debian's flite 2.2. kal is 8 kHz; the others are 16 kHz. */
@@ -20,67 +17,128 @@ export const FLITE_VOICES = ['slt', 'rms', 'awb', 'kal', 'kal16', 'awb_time'] as
 export type FliteVoice = (typeof FLITE_VOICES)[number];
 
 export interface FliteOptions {
-  /** Path of the flite binary (default: `flite` on PATH). */
-  binary?: string;
   /** Voice when a call gives none. */
   voice?: string;
   /** Speed when a call gives none (1 = normal). */
   speed?: number;
-  /** Keep one process per voice waiting with its voice loaded (default true). */
-  prespawn?: boolean;
-}
-
-interface FliteJob {
-  child: ChildProcess;
-  output: string;
-  /** Resolves with the WAV bytes once flite exits after the text was written. */
-  done: Promise<Uint8Array>;
-}
-
-// Spares left waiting when Node exits write an empty file as they end; remove the folders then.
-const liveDirs = new Set<string>();
-let exitHookInstalled = false;
-function removeOnExit(dir: string): void {
-  liveDirs.add(dir);
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', () => {
-    for (const d of liveDirs) rmSync(d, { recursive: true, force: true });
-  });
+  /** The built addon (default build/native/flite.node, made by npm run setup). */
+  addonPath?: string;
 }
 
 function isFliteVoice(voice: string): voice is FliteVoice {
   return (FLITE_VOICES as readonly string[]).includes(voice);
 }
 
+interface Block {
+  samples: Int16Array;
+  sampleRate: number;
+}
+
+/** The audio of one synthesize() call: its pieces spoken in order, buffered until read. */
+class PieceStream implements JobSink {
+  private readonly blocks: Block[] = [];
+  private next = 0;
+  private job: FliteJob | null = null;
+  private ended = false;
+  private error: SpeechError | null = null;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly pool: FlitePool,
+    private readonly voice: FliteVoice,
+    private readonly stretch: number,
+    private readonly pieces: string[],
+    private readonly signal: AbortSignal | undefined,
+    private readonly onSettled: (stream: PieceStream) => void,
+  ) {
+    signal?.addEventListener('abort', this.notify, { once: true });
+    this.submitNext();
+  }
+
+  onAudio(samples: Int16Array, sampleRate: number): void {
+    this.blocks.push({ samples, sampleRate });
+    this.notify();
+  }
+
+  onDone(): void {
+    this.job = null;
+    this.submitNext();
+    this.notify();
+  }
+
+  onError(err: SpeechError): void {
+    this.job = null;
+    this.error = err;
+    this.onSettled(this);
+    this.notify();
+  }
+
+  /** The next block, or null at the end of the text or as soon as the signal aborts. */
+  async take(): Promise<Block | null> {
+    for (;;) {
+      if (this.signal?.aborted) return null;
+      const block = this.blocks.shift();
+      if (block) return block;
+      if (this.error) throw this.error;
+      if (this.ended) return null;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  /** Stop synthesis at once (abort, caller stopped reading, engine closed). */
+  stop(error?: SpeechError): void {
+    if (this.job) this.pool.cancel(this.job);
+    this.job = null;
+    this.ended = true;
+    if (error && !this.error) {
+      this.error = error;
+      this.blocks.length = 0;
+    }
+    this.signal?.removeEventListener('abort', this.notify);
+    this.onSettled(this);
+    this.notify();
+  }
+
+  private submitNext(): void {
+    if (this.ended) return;
+    const text = this.pieces[this.next++];
+    if (text === undefined) {
+      this.ended = true;
+      this.onSettled(this);
+      return;
+    }
+    this.job = this.pool.submit(this.voice, text, this.stretch, this);
+  }
+
+  private readonly notify = (): void => {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  };
+}
+
 export class FliteTtsEngine implements TtsEngine {
   readonly name = 'flite';
-  private readonly binary: string;
   private readonly defaultVoice: FliteVoice;
   private readonly defaultSpeed: number;
-  private readonly prespawn: boolean;
-  private readonly dir: string;
-  private readonly spares = new Map<string, FliteJob>();
-  private readonly running = new Set<FliteJob>();
-  private counter = 0;
+  private readonly addonPath: string;
+  private pool: FlitePool | null = null;
+  private readonly active = new Set<PieceStream>();
   private closed = false;
 
   constructor(options: FliteOptions = {}) {
     const voice = options.voice ?? 'slt';
     if (!isFliteVoice(voice)) throw new SpeechError('TTS_VOICE_UNKNOWN', `flite has no voice "${voice}" (known: ${FLITE_VOICES.join(', ')})`);
-    this.binary = options.binary ?? 'flite';
     this.defaultVoice = voice;
     this.defaultSpeed = options.speed ?? 1;
-    this.prespawn = options.prespawn ?? true;
-    this.dir = mkdtempSync(join(tmpdir(), 'flite-'));
-    removeOnExit(this.dir);
+    this.addonPath = options.addonPath ?? FLITE_ADDON_PATH;
   }
 
-  /** Spawn the waiting process for a voice now, so the first sentence of a call is already warm. */
+  /** Start the workers and load a voice now, so the first sentence of a call is already warm. */
   warm(voiceId?: string, speed?: number): void {
-    const { voice, stretch } = this.resolve(voiceId, speed);
-    const key = `${voice}|${stretch}`;
-    if (!this.spares.has(key)) this.spares.set(key, this.spawnJob(voice, stretch));
+    if (this.closed || !existsSync(this.addonPath)) return;
+    const { voice } = this.resolve(voiceId, speed);
+    this.workers().warm(voice);
   }
 
   async *synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
@@ -89,109 +147,50 @@ export class FliteTtsEngine implements TtsEngine {
     const pieces = splitForSpeech(text);
     if (pieces.length === 0 || signal?.aborted) return;
     const { voice, stretch } = this.resolve(options.voiceId, options.speed);
+    // Checked here so a missing build fails with its own code rather than as a dead worker.
+    if (!existsSync(this.addonPath)) throw addonMissing(this.addonPath);
     const output = new PcmOutput(options.sampleRate);
-    const jobs: FliteJob[] = [];
+    const stream = new PieceStream(this.workers(), voice, stretch, pieces, signal, (s) => this.active.delete(s));
+    this.active.add(stream);
     try {
-      jobs.push(this.start(voice, stretch, pieces[0]!));
-      for (let i = 0; i < pieces.length; i++) {
-        const wav = await unlessAborted(jobs[i]!.done, signal);
-        if (wav === null) return;
-        // One piece ahead: the next one synthesises while this one plays. Started only now so
-        // it does not compete for the CPU with the piece the caller is waiting for.
-        if (i + 1 < pieces.length) jobs.push(this.start(voice, stretch, pieces[i + 1]!));
-        const pcm = decodeWav(wav);
-        for (const chunk of output.push(pcm.samples, pcm.sampleRate)) {
+      for (let block = await stream.take(); block !== null; block = await stream.take()) {
+        for (const chunk of output.push(block.samples, block.sampleRate)) {
           if (signal?.aborted) return;
           yield chunk;
         }
       }
+      if (signal?.aborted) return;
       for (const chunk of output.end()) {
         if (signal?.aborted) return;
         yield chunk;
       }
     } finally {
-      for (const job of jobs) this.stop(job);
+      stream.stop();
     }
   }
 
-  /** Stop waiting processes and running jobs; remove temp files. */
+  /** Stop this engine's syntheses; the shared workers stop with the last engine. */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    for (const job of [...this.spares.values(), ...this.running]) this.stop(job);
-    this.spares.clear();
-    rmSync(this.dir, { recursive: true, force: true });
-    liveDirs.delete(this.dir);
+    for (const stream of [...this.active]) stream.stop(new SpeechError('TTS_ENGINE_CLOSED', 'flite engine closed while speaking'));
+    if (this.pool) {
+      this.pool = null;
+      await releasePool(this.addonPath);
+    }
   }
 
-  private resolve(voiceId: string | undefined, speed: number | undefined): { voice: FliteVoice; stretch: string } {
+  private workers(): FlitePool {
+    this.pool ??= acquirePool(this.addonPath);
+    return this.pool;
+  }
+
+  private resolve(voiceId: string | undefined, speed: number | undefined): { voice: FliteVoice; stretch: number } {
     const voice = voiceId ?? this.defaultVoice;
     if (!isFliteVoice(voice)) throw new SpeechError('TTS_VOICE_UNKNOWN', `flite has no voice "${voice}" (known: ${FLITE_VOICES.join(', ')})`);
     const rate = speed ?? this.defaultSpeed;
     if (!(rate > 0)) throw new SpeechError('TTS_CONFIG_INVALID', `speed ${rate} is not positive`);
     // flite stretches durations: 2x speed is a stretch of 0.5.
-    return { voice, stretch: (1 / rate).toFixed(3) };
-  }
-
-  private start(voice: FliteVoice, stretch: string, text: string): FliteJob {
-    const key = `${voice}|${stretch}`;
-    let job = this.spares.get(key);
-    this.spares.delete(key);
-    if (!job || job.child.exitCode !== null || job.child.killed) job = this.spawnJob(voice, stretch);
-    if (this.prespawn) {
-      // Replace the spare once this job is done, off the path of the audio being waited for.
-      const replenish = () => {
-        if (!this.closed && !this.spares.has(key)) this.spares.set(key, this.spawnJob(voice, stretch));
-      };
-      job.done.then(replenish, replenish);
-    }
-    this.running.add(job);
-    holdProcessOpen(job.child, true);
-    job.child.stdin?.end(`${text}\n`);
-    return job;
-  }
-
-  private spawnJob(voice: FliteVoice, stretch: string): FliteJob {
-    const output = join(this.dir, `${++this.counter}.wav`);
-    const child = spawn(this.binary, ['-voice', voice, '--setf', `duration_stretch=${stretch}`, '-f', '-', '-o', output], {
-      stdio: ['pipe', 'ignore', 'pipe'],
-    });
-    holdProcessOpen(child, false);
-    let stderr = '';
-    child.stderr?.on('data', (data: Buffer) => {
-      if (stderr.length < 2000) stderr += data.toString();
-    });
-    // A killed spare may have its stdin closed under it; that is not an error worth a crash.
-    child.stdin?.on('error', () => undefined);
-    const done = new Promise<Uint8Array>((resolve, reject) => {
-      child.once('error', (error: NodeJS.ErrnoException) => {
-        reject(
-          error.code === 'ENOENT'
-            ? new SpeechError('TTS_ENGINE_UNAVAILABLE', `flite binary "${this.binary}" not found (apt-get install flite)`, { cause: error })
-            : new SpeechError('TTS_SYNTHESIS_FAILED', `flite failed to start: ${error.message}`, { cause: error }),
-        );
-      });
-      child.once('close', (code, sig) => {
-        if (code !== 0) {
-          reject(new SpeechError('TTS_SYNTHESIS_FAILED', `flite exited with ${code ?? sig}: ${stderr.trim()}`));
-          return;
-        }
-        readFile(output).then(
-          (bytes) => {
-            unlink(output).catch(() => undefined);
-            resolve(bytes);
-          },
-          (error: unknown) => reject(new SpeechError('TTS_SYNTHESIS_FAILED', 'flite wrote no audio', { cause: error })),
-        );
-      });
-    });
-    // Nobody may await a spare that is killed at close; keep its rejection from going unhandled.
-    done.catch(() => undefined);
-    return { child, output, done };
-  }
-
-  private stop(job: FliteJob): void {
-    this.running.delete(job);
-    if (job.child.exitCode === null && !job.child.killed) job.child.kill('SIGKILL');
-    unlink(job.output).catch(() => undefined);
+    return { voice, stretch: 1 / rate };
   }
 }
