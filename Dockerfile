@@ -10,6 +10,8 @@ RUN apt-get update \
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 COPY scripts ./scripts
+# The native addons (pocketsphinx, flite) are built by the set-up, so their sources come first.
+COPY native ./native
 # The set-up installs the speech engines' Debian packages (root here) and runs npm ci.
 RUN node scripts/setup.mjs && rm -rf /var/lib/apt/lists/*
 
