@@ -51,7 +51,7 @@ function throughTelephone(wide: Int16Array): Int16Array {
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { out: { type: 'string' } } });
   if (values.out) mkdirSync(values.out, { recursive: true });
-  const tts = new FliteTtsEngine({ prespawn: false });
+  const tts = new FliteTtsEngine();
   const Decoder = loadDecoderClass();
   const means: number[][] = [];
   try {
