@@ -9,44 +9,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { concatPcm } from '../src/audio/pcm.ts';
-import { resample } from '../src/audio/resampler.ts';
 import { encodeWav } from '../src/audio/wav.ts';
 import { loadDecoderClass } from '../src/speech/stt/pocketsphinx/addon.ts';
 import { DEBIAN_MODEL_DIR } from '../src/speech/stt/pocketsphinx/models.ts';
 import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
-
-const CALIBRATION_SENTENCES = [
-  'hello i am returning a call from earlier today',
-  'could you check the status of my delivery',
-  'the parcel was supposed to arrive on friday',
-  'i moved last month and my address has changed',
-  'do you have any openings later this week',
-  'i would prefer the afternoon if possible',
-  'my date of birth is the twelfth of march',
-  'can you spell that for me please',
-  'i think there is a mistake on my bill',
-  'the charge appeared twice on my card',
-  'how long will the repair take',
-  'is there a fee for changing the booking',
-  'i will be there in about twenty minutes',
-  'let me find my reference number',
-  'we spoke yesterday about the same problem',
-  'please call me back on my mobile',
-  'the internet has been down since the morning',
-  'could i get a refund instead',
-  'what time do you close on sunday',
-  'i am not sure which plan i am on',
-] as const;
-
-const CALIBRATION_VOICES = ['rms', 'slt', 'awb', 'kal16'] as const;
-
-/** 16 kHz speech as the telephone path delivers it to the recogniser. */
-function throughTelephone(wide: Int16Array): Int16Array {
-  const ulaw = muLawEncode(resample(wide, 16000, 8000));
-  return resample(muLawDecode(ulaw), 8000, 16000);
-}
+import { CALIBRATION_SENTENCES, CALIBRATION_VOICES, throughTelephone } from './telephone-calibration.ts';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { out: { type: 'string' } } });

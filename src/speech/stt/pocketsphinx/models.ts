@@ -21,6 +21,11 @@ export const MODEL_DEFAULTS = {
   /** Decoders hear 16 kHz; other rates are resampled inside the worker. */
   sampleRate: 16000,
   telephoneDir: join(PROJECT_ROOT, 'build', 'models', 'en-us-telephone'),
+  /**
+   * MLLR transform of the model's means onto the 8 kHz μ-law telephone channel, estimated on
+   * synthetic calibration speech by scripts/derive-telephone-mllr.ts (committed, a few kB).
+   */
+  telephoneMllr: join(PROJECT_ROOT, 'media', 'models', 'en-us-telephone.mllr'),
 } as const;
 
 /**
@@ -55,9 +60,9 @@ export function generalModel(): ModelSpec {
 }
 
 /** The telephone-band variant, or null when set-up has not built it. */
-export function telephoneModel(dir: string = MODEL_DEFAULTS.telephoneDir): ModelSpec | null {
+export function telephoneModel(dir: string = MODEL_DEFAULTS.telephoneDir, mllr: string = MODEL_DEFAULTS.telephoneMllr): ModelSpec | null {
   if (!existsSync(join(dir, 'feat.params'))) return null;
-  return { name: 'telephone', args: baseArgs(dir) };
+  return { name: 'telephone', args: [...baseArgs(dir), ...(existsSync(mllr) ? ['-mllr', mllr] : [])] };
 }
 
 /** Missing files of the Debian model, for a clear error before a worker starts. */
