@@ -3,7 +3,7 @@
     {
       "target_name": "flite_addon",
       "sources": ["src/addon.cc"],
-      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "/usr/include/flite"],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "../common", "/usr/include/flite"],
       "cflags_cc": ["-std=c++17", "-O2"],
       "libraries": [
         "-lflite_cmu_us_slt", "-lflite_cmu_us_rms", "-lflite_cmu_us_awb", "-lflite_cmu_us_kal",

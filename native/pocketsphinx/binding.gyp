@@ -3,7 +3,7 @@
     {
       "target_name": "pocketsphinx_addon",
       "sources": ["src/addon.cc"],
-      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "../common"],
       "cflags_cc": ["<!@(pkg-config --cflags pocketsphinx sphinxbase)", "-std=c++17", "-O2"],
       "libraries": ["<!@(pkg-config --libs pocketsphinx sphinxbase)"],
       "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS"],

@@ -2,8 +2,9 @@
 // nothing is fetched at run time. onnxruntime-node's own download is skipped (.npmrc
 // onnxruntime-node-install=skip): its npm package already ships the Linux x64 CPU binary.
 // The embedded default voice is libflite through a native addon built here from native/flite.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { nativeAddonStep } from '../native-addon.mjs';
 
 export const apt = [
   ['flite', 'fixture generation with the flite CLI (the runtime speaks through the flite addon)'],
@@ -18,33 +19,14 @@ export const apt = [
   ['asterisk-moh-opsound-wav', 'music on hold: VAD false-positive test set'],
 ];
 
-function newestMtime(paths) {
-  return Math.max(...paths.map((p) => statSync(p).mtimeMs));
-}
-
-const fliteAddonStep = {
+const fliteAddonStep = nativeAddonStep({
   name: 'flite addon',
-  run({ root, say, run, buildEnv }) {
-    const dir = join(root, 'native', 'flite');
-    const out = join(root, 'build', 'native', 'flite.node');
-    const sources = [join(dir, 'binding.gyp'), ...readdirSync(join(dir, 'src')).map((f) => join(dir, 'src', f))];
-    if (existsSync(out) && statSync(out).mtimeMs >= newestMtime(sources)) {
-      say('flite addon: up to date');
-      return;
-    }
-    if (!existsSync('/usr/include/flite/flite.h')) {
-      say('flite addon: /usr/include/flite/flite.h missing (apt package flite1-dev), skipping: flite voices will fail with TTS_ADDON_MISSING');
-      return;
-    }
-    say('flite addon: building with node-gyp against local Node headers');
-    const gyp = join(root, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
-    run(process.execPath, [gyp, 'rebuild', '--directory', dir], buildEnv());
-    mkdirSync(join(root, 'build', 'native'), { recursive: true });
-    copyFileSync(join(dir, 'build', 'Release', 'flite_addon.node'), out);
-    rmSync(join(dir, 'build'), { recursive: true, force: true });
-    say(`flite addon: built ${out}`);
-  },
-};
+  folder: 'flite',
+  target: 'flite_addon',
+  output: 'flite.node',
+  sharedFolders: ['common'],
+  requires: { file: '/usr/include/flite/flite.h', missing: 'apt package flite1-dev; flite voices will fail with TTS_ADDON_MISSING' },
+});
 
 export const steps = [
   fliteAddonStep,

@@ -1,7 +1,8 @@
 // Offline speech-to-text: Debian's pocketsphinx and its US English model, the native addon that
 // streams audio into it, and the telephone-band model variant. Only Node built-ins here.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { nativeAddonStep } from '../native-addon.mjs';
 
 export const apt = [
   ['pocketsphinx', 'offline speech recogniser library (embedded STT engine)'],
@@ -16,29 +17,13 @@ export const apt = [
 
 const DEBIAN_MODEL = '/usr/share/pocketsphinx/model/en-us/en-us';
 
-function newestMtime(paths) {
-  return Math.max(...paths.map((p) => statSync(p).mtimeMs));
-}
-
-const addonStep = {
+const addonStep = nativeAddonStep({
   name: 'pocketsphinx addon',
-  run({ root, say, run, buildEnv }) {
-    const dir = join(root, 'native', 'pocketsphinx');
-    const out = join(root, 'build', 'native', 'pocketsphinx.node');
-    const sources = [join(dir, 'binding.gyp'), ...readdirSync(join(dir, 'src')).map((f) => join(dir, 'src', f))];
-    if (existsSync(out) && statSync(out).mtimeMs >= newestMtime(sources)) {
-      say('pocketsphinx addon: up to date');
-      return;
-    }
-    say('pocketsphinx addon: building with node-gyp against local Node headers');
-    const gyp = join(root, 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
-    run(process.execPath, [gyp, 'rebuild', '--directory', dir], buildEnv());
-    mkdirSync(join(root, 'build', 'native'), { recursive: true });
-    copyFileSync(join(dir, 'build', 'Release', 'pocketsphinx_addon.node'), out);
-    rmSync(join(dir, 'build'), { recursive: true, force: true });
-    say(`pocketsphinx addon: built ${out}`);
-  },
-};
+  folder: 'pocketsphinx',
+  target: 'pocketsphinx_addon',
+  output: 'pocketsphinx.node',
+  sharedFolders: ['common'],
+});
 
 // The telephone-band variant: the Debian acoustic model with feature settings for speech that
 // went through an 8 kHz telephone channel. Files are linked, only feat.params is rewritten.

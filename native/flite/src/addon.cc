@@ -25,17 +25,7 @@ cst_voice* register_cmu_us_kal16(const char* voxdir);
 cst_voice* register_cmu_time_awb(const char* voxdir);
 }
 
-// Same reasoning as the pocketsphinx addon: while a worker is being terminated napi_throw fails,
-// and node-addon-api would turn that into a fatal error. Ignore the status instead.
-static void ThrowError(Napi::Env env, const std::string& message) {
-  if (env.IsExceptionPending()) return;
-  napi_throw_error(env, nullptr, message.c_str());
-}
-
-static void ThrowTypeError(Napi::Env env, const std::string& message) {
-  if (env.IsExceptionPending()) return;
-  napi_throw_type_error(env, nullptr, message.c_str());
-}
+#include "napi_throw.h"
 
 namespace {
 

@@ -8,18 +8,7 @@
 #include <string>
 #include <vector>
 
-// Throwing must never abort the process: while a worker is being terminated napi_throw
-// fails, and node-addon-api's ThrowAsJavaScriptException turns that failure into a fatal
-// error. These ignore the status (and skip when an exception is already pending).
-static void ThrowError(Napi::Env env, const std::string& message) {
-  if (env.IsExceptionPending()) return;
-  napi_throw_error(env, nullptr, message.c_str());
-}
-
-static void ThrowTypeError(Napi::Env env, const std::string& message) {
-  if (env.IsExceptionPending()) return;
-  napi_throw_type_error(env, nullptr, message.c_str());
-}
+#include "napi_throw.h"
 
 namespace {
 
