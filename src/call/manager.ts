@@ -94,6 +94,7 @@ export class CallManager {
     };
     const recorder = record.opt_out_sensitive_data_storage ? undefined : new CallRecorder(this.recordingPath(callId));
     let executor: ToolExecutor | undefined;
+    let finalized: Promise<void> = Promise.resolve();
     const brain: AgentBrain = {
       respond: (messages, hooks, signal, clock) => {
         executor ??= new ToolExecutor(agent.tools, { clock });
@@ -120,7 +121,9 @@ export class CallManager {
       sttSampleRate,
       log,
       ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
-      onEnd: (result) => this.finish(orgId, callId, agent, metadata, result, recorder),
+      onEnd: (result) => {
+        finalized = this.finish(orgId, callId, agent, metadata, result, recorder).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
+      },
     });
     const active: ActiveCall = {
       callId,
@@ -130,7 +133,8 @@ export class CallManager {
         const words = agent.voicemail_message.trim();
         session.end('voicemail_reached', words ? { say: words, message: 'An answering machine answered; the voicemail message was left.' } : { message: 'An answering machine answered.' });
       },
-      finished: session.finished,
+      // The record is final only once the recording is written too.
+      finished: session.finished.then(() => finalized),
     };
     this.d.registry.add(active);
     const startTimestamp = this.d.timers.now();
@@ -141,13 +145,14 @@ export class CallManager {
     await session.start();
   }
 
-  private finish(orgId: string, callId: string, agent: AgentConfig, metadata: LlmRequestMetadata, result: SessionResult, recorder: CallRecorder | undefined): void {
+  private async finish(orgId: string, callId: string, agent: AgentConfig, metadata: LlmRequestMetadata, result: SessionResult, recorder: CallRecorder | undefined): Promise<void> {
     const durationMs = Math.max(0, result.endTimestamp - result.startTimestamp);
     const cost = callCost(durationMs, this.d.pricePerMinute);
     let recordingUrl: string | null = null;
     if (recorder) {
       try {
-        recorder.finish();
+        // Block by block: a long call's WAV must not stall the other calls' audio.
+        await recorder.close();
         recordingUrl = `${this.d.publicUrl()}/v2/calls/${callId}/recording`;
       } catch (error) {
         this.d.log.error({ err: error, call_id: callId }, 'recording could not be written');

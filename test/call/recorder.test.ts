@@ -2,7 +2,17 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CallRecorder } from '../../src/call/recorder.ts';
+import { CallRecorder, openRecording } from '../../src/call/recorder.ts';
+import { amplitudeAt, db, tone } from '../audio/signals.ts';
+
+const served = async (path: string) => {
+  const { bytes, stream } = await openRecording(path);
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  const wav = Buffer.concat(chunks);
+  expect(wav.length).toBe(bytes);
+  return wav;
+};
 
 describe('call recording', () => {
   it('writes caller left and agent right on the call clock, with silence where nobody spoke, and removes its spools', () => {
@@ -31,5 +41,41 @@ describe('call recording', () => {
     recorder.callerAudio(new Int16Array(320), 0);
     recorder.discard();
     expect(existsSync(path) || existsSync(`${path}.caller.raw`)).toBe(false);
+  });
+
+  it('records a phone line at its own 8 kHz, block by block when closed, and serves it at 16 kHz', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'rec-')), 'call.wav');
+    const recorder = new CallRecorder(path, 8000);
+    const caller = tone(1000, 8000, 3); // longer than a spool block and an assembly block
+    for (let at = 0; at < caller.length; at += 160) recorder.callerAudio(caller.subarray(at, at + 160), at / 8);
+    recorder.agentAudio(new Int16Array(160).fill(-3000), 100);
+    expect(await recorder.close()).toBe(24000);
+    const stored = readFileSync(path);
+    expect(stored.readUInt32LE(24)).toBe(8000);
+    expect(stored.readInt16LE(44 + 800 * 4 + 2)).toBe(-3000); // agent right, at 100 ms
+    expect(existsSync(`${path}.caller.raw`)).toBe(false);
+
+    const wav = await served(path);
+    expect(wav.readUInt16LE(22)).toBe(2);
+    expect(wav.readUInt32LE(24)).toBe(16000);
+    expect(wav.readUInt32LE(40)).toBe(48000 * 4);
+    const left = new Int16Array(48000);
+    for (let i = 0; i < left.length; i++) left[i] = wav.readInt16LE(44 + i * 4);
+    expect(Math.abs(db(amplitudeAt(left.subarray(1600, -1600), 1000, 16000) / 10000))).toBeLessThan(1);
+    // The agent's 20 ms at 100 ms lands at 100 ms of the served file too.
+    expect(wav.readInt16LE(44 + 1700 * 4 + 2)).toBeLessThan(-2500);
+    expect(Math.abs(wav.readInt16LE(44 + 1400 * 4 + 2))).toBeLessThan(100);
+  });
+
+  it('serves a 16 kHz recording as it is', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'rec-')), 'call.wav');
+    const recorder = new CallRecorder(path);
+    recorder.callerAudio(new Int16Array(320).fill(1000), 0);
+    recorder.finish();
+    expect((await served(path)).equals(readFileSync(path))).toBe(true);
+  });
+
+  it('answers ENOENT for a recording that is not there', async () => {
+    await expect(openRecording(join(tmpdir(), 'no-such-recording.wav'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
