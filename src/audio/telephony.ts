@@ -1,6 +1,7 @@
 // The carrier edge in one place: G.711 at 8 kHz (Twilio sends μ-law, 160-byte 20 ms frames) to
-// and from the internal PCM16 16 kHz 20 ms frames. Decode → resample → frame on the way in;
-// resample → frame → encode on the way out. Filter state is carried across calls.
+// and from PCM16 20 ms frames at an internal rate (16 kHz unless told; 8 kHz skips resampling).
+// Decode → resample → frame on the way in; resample → frame → encode on the way out. Filter
+// state is carried across calls.
 import { Framer } from './framer.ts';
 import { aLawDecode, aLawEncode, muLawDecode, muLawEncode } from './g711.ts';
 import { FRAME_MS, INTERNAL_SAMPLE_RATE, samplesPerFrame } from './pcm.ts';
@@ -32,7 +33,11 @@ export class CarrierAudioIn {
 
   /** A media payload (any length) in; the whole internal frames it completes out. */
   push(payload: Uint8Array): Int16Array[] {
-    return this.framer.push(this.resampler.push(this.decode(payload)));
+    const pcm = this.resampler.push(this.decode(payload));
+    // A carrier frame at the internal rate is already a whole frame: hand over the decoded
+    // array itself (it is new and ours) instead of copying it through the framer.
+    if (pcm.length === this.framer.frameSamples && this.framer.buffered === 0) return [pcm];
+    return this.framer.push(pcm);
   }
 
   /** End of stream: remaining audio, the last frame padded with silence. */

@@ -15,7 +15,7 @@ import type { SttEngine, TtsEngine, VadEngine } from '../speech/types.ts';
 import type { AgentRepository } from '../store/agents.ts';
 import type { CallRepository } from '../store/calls.ts';
 import { ToolExecutor } from '../tools/executor.ts';
-import type { CallTransport } from '../transports/types.ts';
+import { INTERNAL_RATE, type CallTransport } from '../transports/types.ts';
 import { callCost } from './cost.ts';
 import type { OrgLimits } from './limits.ts';
 import { CallRecorder } from './recorder.ts';
@@ -92,7 +92,9 @@ export class CallManager {
       metadata: record.metadata,
       dynamic_variables: variables,
     };
-    const recorder = record.opt_out_sensitive_data_storage ? undefined : new CallRecorder(this.recordingPath(callId));
+    // Engines and recorder take the line's own rate (8 kHz on a phone): no resampling per frame.
+    const sampleRate = transport.sampleRate ?? INTERNAL_RATE;
+    const recorder = record.opt_out_sensitive_data_storage ? undefined : new CallRecorder(this.recordingPath(callId), sampleRate);
     let executor: ToolExecutor | undefined;
     let finalized: Promise<void> = Promise.resolve();
     const brain: AgentBrain = {
@@ -102,9 +104,6 @@ export class CallManager {
       },
     };
     const stt = this.d.engines.stt(agent.stt);
-    const sampleRate = 16000;
-    // Phone audio is 8 kHz at heart: the recogniser's telephone-band model hears it best.
-    const sttSampleRate = transport.kind === 'twilio' ? 8000 : 16000;
     const session = new CallSession({
       callId,
       agent: { ...agent, begin_message: fillVariables(agent.begin_message, variables) },
@@ -113,12 +112,12 @@ export class CallManager {
       timers: this.d.timers,
       engines: {
         openVad: () => this.d.engines.vad.open({ sampleRate }),
-        openStt: (events) => stt.open({ sampleRate: sttSampleRate, language: agent.stt.language, ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}), events }),
+        // Phone audio is 8 kHz at heart: the recogniser's telephone-band model hears it as it came.
+        openStt: (events) => stt.open({ sampleRate, language: agent.stt.language, ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}), events }),
         tts: this.d.engines.tts(agent.voice),
       },
       brain,
       recorder,
-      sttSampleRate,
       log,
       ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
       onEnd: (result) => {

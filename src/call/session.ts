@@ -7,7 +7,7 @@ import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../
 import type { TurnHooks, TurnOutcome } from '../llm/turn.ts';
 import type { ChatMessage } from '../llm/types.ts';
 import type { SttResult, SttStream, SttStreamEvents, TtsEngine, VadEvent, VadStream } from '../speech/types.ts';
-import { FRAME_MS, FRAME_SAMPLES, INTERNAL_RATE, type CallTransport, type SessionNotice } from '../transports/types.ts';
+import { FRAME_MS, INTERNAL_RATE, type CallTransport, type SessionNotice } from '../transports/types.ts';
 import { Framer } from '../audio/framer.ts';
 import { Resampler } from '../audio/resampler.ts';
 import { LatencyRecorder, type LatencyStats } from './latency.ts';
@@ -65,7 +65,7 @@ export interface SessionOptions {
   engines: SessionEngines;
   brain: AgentBrain;
   recorder?: CallRecorder | undefined;
-  /** Rate the recogniser is opened at: 8000 for telephone audio (its telephone-band model). */
+  /** Rate the recogniser is opened at; the transport's rate when absent (then it is fed as is). */
   sttSampleRate?: 8000 | 16000;
   log: Logger;
   /** Checked every second; a reason ends the call (credit balance used up, …). */
@@ -137,7 +137,9 @@ export class CallSession {
   private inboundSamples = 0;
   /** Seconds between the call's start and the first inbound frame: VAD times are on the inbound clock. */
   private audioOffset = 0;
-  private readonly sttDown: Resampler | null;
+  /** Rate of every frame in and out: the transport's (8 kHz on a phone line). */
+  private readonly rate: number;
+  private readonly sttResampler: Resampler | null;
   /** Recent inbound frames with the audio time each ends at, for the recogniser's onset. */
   private readonly recent: { frame: Int16Array; endAt: number }[] = [];
   /** The caller's current stretch of speech, on the inbound audio clock (seconds). */
@@ -169,7 +171,9 @@ export class CallSession {
     this.o = options;
     this.timers = options.timers;
     this.finished = new Promise((resolve) => (this.finishedResolve = resolve));
-    this.sttDown = options.sttSampleRate === 8000 ? new Resampler(INTERNAL_RATE, 8000) : null;
+    this.rate = options.transport.sampleRate ?? INTERNAL_RATE;
+    const sttRate = options.sttSampleRate ?? this.rate;
+    this.sttResampler = sttRate === this.rate ? null : new Resampler(this.rate, sttRate);
     this.pacer = new OutboundPacer(options.transport, options.timers, {
       sent: (frame, playAt) => this.onFrameSent(frame, playAt),
       drained: () => undefined,
@@ -195,11 +199,11 @@ export class CallSession {
 
   /** Seconds of inbound audio, on the call's clock. */
   private audioNow(): number {
-    return this.audioOffset + this.inboundSamples / INTERNAL_RATE;
+    return this.audioOffset + this.inboundSamples / this.rate;
   }
 
   private pushStt(frame: Int16Array): void {
-    this.stt.push(this.sttDown ? this.sttDown.push(frame) : frame);
+    this.stt.push(this.sttResampler ? this.sttResampler.push(frame) : frame);
   }
 
   /** Connects the call: opens the engines, arms the timers, speaks the begin message. */
@@ -252,7 +256,7 @@ export class CallSession {
 
   private onAudio(frame: Int16Array): void {
     if (this.phase !== 'live') return;
-    if (this.inboundSamples === 0) this.audioOffset = (this.timers.now() - this.startWall) / 1000 - frame.length / INTERNAL_RATE;
+    if (this.inboundSamples === 0) this.audioOffset = (this.timers.now() - this.startWall) / 1000 - frame.length / this.rate;
     this.o.recorder?.callerAudio(frame, this.audioNow() * 1000);
     this.inboundSamples += frame.length;
     // While the caller speaks, the recogniser hears every frame; between turns only the onset is kept.
@@ -528,7 +532,7 @@ export class CallSession {
       const requested = this.timers.now();
       let first = true;
       let samples = 0;
-      const framer = new Framer(FRAME_SAMPLES);
+      const framer = Framer.forRate(this.rate);
       const push = (frame: Int16Array) => {
         if (u.framesQueued === 0) this.pacer.enqueueMark(`u${u.id}:start`);
         u.framesQueued++;
@@ -536,7 +540,7 @@ export class CallSession {
       };
       try {
         for await (const chunk of this.o.engines.tts.synthesize(text, {
-          sampleRate: INTERNAL_RATE,
+          sampleRate: this.rate,
           voiceId: this.o.agent.voice.voice_id,
           speed: this.o.agent.voice.speed,
           ...(signal ? { signal } : {}),
@@ -557,7 +561,7 @@ export class CallSession {
         this.end('error_service', { message: 'The speech synthesizer failed.' });
         return;
       }
-      u.pieces.push({ text, audioMs: (samples / INTERNAL_RATE) * 1000 });
+      u.pieces.push({ text, audioMs: (samples / this.rate) * 1000 });
     });
   }
 

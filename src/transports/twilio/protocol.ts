@@ -46,6 +46,9 @@ export function parseTwilioMessage(text: string): { ok: true; message: TwilioInb
   return { ok: true, message: parsed.data };
 }
 
-export const twilioMedia = (streamSid: string, payload: string) => JSON.stringify({ event: 'media', streamSid, media: { payload } });
+/** The text before a media message's base64 payload; base64 needs no escaping, so prefix + payload + suffix is the JSON. */
+export const twilioMediaPrefix = (streamSid: string) => `{"event":"media","streamSid":${JSON.stringify(streamSid)},"media":{"payload":"`;
+export const TWILIO_MEDIA_SUFFIX = '"}}';
+export const twilioMedia = (streamSid: string, payload: string) => twilioMediaPrefix(streamSid) + payload + TWILIO_MEDIA_SUFFIX;
 export const twilioMark = (streamSid: string, name: string) => JSON.stringify({ event: 'mark', streamSid, mark: { name } });
 export const twilioClear = (streamSid: string) => JSON.stringify({ event: 'clear', streamSid });

@@ -1,16 +1,23 @@
-// Twilio Media Streams ↔ internal frames: μ-law 8 kHz in and out, PCM16 16 kHz 20 ms inside.
+// Twilio Media Streams ↔ session frames: μ-law 8 kHz on the wire, PCM16 8 kHz 20 ms frames to
+// and from the session (the engines take the line's rate, so nothing is resampled per frame).
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
-import { CarrierAudioIn, CarrierAudioOut } from '../../audio/telephony.ts';
+import { muLawEncode } from '../../audio/g711.ts';
+import { CarrierAudioIn } from '../../audio/telephony.ts';
 import type { DisconnectionReason } from '../../calls/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../types.ts';
-import { parseTwilioMessage, twilioClear, twilioMark, twilioMedia, type TwilioInbound } from './protocol.ts';
+import { parseTwilioMessage, twilioClear, twilioMark, twilioMediaPrefix, TWILIO_MEDIA_SUFFIX, type TwilioInbound } from './protocol.ts';
+
+const RATE = 8000;
 
 export class TwilioTransport implements CallTransport {
   readonly kind = 'twilio' as const;
+  readonly sampleRate = RATE;
   private handlers: TransportHandlers | null = null;
-  private readonly inbound = new CarrierAudioIn();
-  private readonly outbound = new CarrierAudioOut();
+  private readonly inbound = new CarrierAudioIn({ carrierRate: RATE, internalRate: RATE });
+  /** μ-law of one outbound frame, reused: base64 copies it out at once. */
+  private readonly ulaw = Buffer.alloc(RATE / 50);
+  private readonly mediaPrefix: string;
   private hungUp = false;
   /** Malformed frames seen (logged and dropped). */
   dropped = 0;
@@ -21,6 +28,7 @@ export class TwilioTransport implements CallTransport {
     readonly callSid: string,
     private readonly log: Logger,
   ) {
+    this.mediaPrefix = twilioMediaPrefix(streamSid);
     socket.on('close', () => this.farEnd());
     socket.on('error', (error) => this.log.warn({ err: error }, 'media socket error'));
   }
@@ -70,9 +78,9 @@ export class TwilioTransport implements CallTransport {
 
   sendAudio(frame: Int16Array): void {
     if (this.socket.readyState !== WebSocket.OPEN) return;
-    for (const bytes of this.outbound.push(frame)) {
-      this.socket.send(twilioMedia(this.streamSid, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64')));
-    }
+    const bytes = frame.length <= this.ulaw.length ? this.ulaw : Buffer.alloc(frame.length);
+    muLawEncode(frame, bytes);
+    this.socket.send(this.mediaPrefix + bytes.toString('base64', 0, frame.length) + TWILIO_MEDIA_SUFFIX);
   }
 
   sendMark(name: string): void {
