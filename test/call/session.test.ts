@@ -36,6 +36,7 @@ function setup(
     guard?: (ms: number) => DisconnectionReason | null;
     /** The line's rate (a phone line: 8000). */
     rate?: 8000 | 16000;
+    vad?: EnergyVad;
   } = {},
 ) {
   const rate = options.rate ?? 16000;
@@ -51,7 +52,7 @@ function setup(
     systemPrompt: 'You are a test.',
     transport,
     timers,
-    engines: engines(stt, tts, new EnergyVad(rate)),
+    engines: engines(stt, tts, options.vad ?? new EnergyVad(rate)),
     brain,
     log: silentLog,
     ...(options.guard ? { guard: options.guard } : {}),
@@ -304,6 +305,25 @@ describe('CallSession', () => {
     await s.feed(600, 0);
     await s.wait(5000);
     expect(s.result()!.reason).toBe('error_service');
+  });
+
+  it('apologises, then ends with error_service when voice activity detection fails, and feeds it no more', async () => {
+    class FailingVad extends EnergyVad {
+      pushes = 0;
+      override async push(samples: Int16Array) {
+        if (++this.pushes === 10) throw new Error('inference failed');
+        return super.push(samples);
+      }
+    }
+    const vad = new FailingVad();
+    const s = setup({ agent: { begin_message: '' }, vad });
+    await s.session.start();
+    await s.feed(1000, 0);
+    await s.wait(8000);
+    const r = s.result()!;
+    expect(r).toMatchObject({ reason: 'error_service', message: 'Voice activity detection failed.' });
+    expect(agentMessages(r).at(-1)!.content).toMatch(/sorry/i);
+    expect(vad.pushes).toBe(10);
   });
 
   it('ends with call_transfer when the model transfers the caller', async () => {
