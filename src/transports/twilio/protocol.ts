@@ -16,15 +16,18 @@ export const TwilioStart = z.object({
   }),
 });
 
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
 export const TwilioMedia = z.object({
   event: z.literal('media'),
   media: z.object({
     track: z.string().optional(),
     chunk: z.string().optional(),
     timestamp: z.string().optional(),
-    payload: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64'),
+    payload: z.string().regex(BASE64, 'base64'),
   }),
 });
+type TwilioMedia = z.infer<typeof TwilioMedia>;
 
 export const TwilioMark = z.object({ event: z.literal('mark'), mark: z.object({ name: z.string() }) });
 export const TwilioDtmf = z.object({ event: z.literal('dtmf'), dtmf: z.object({ digit: z.string().min(1) }) });
@@ -41,6 +44,8 @@ export function parseTwilioMessage(text: string): { ok: true; message: TwilioInb
   } catch {
     return { ok: false, reason: 'not JSON' };
   }
+  const media = asMedia(json);
+  if (media) return { ok: true, message: media };
   const parsed = TwilioInbound.safeParse(json);
   if (!parsed.success) return { ok: false, reason: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
   return { ok: true, message: parsed.data };
@@ -52,3 +57,22 @@ export const TWILIO_MEDIA_SUFFIX = '"}}';
 export const twilioMedia = (streamSid: string, payload: string) => twilioMediaPrefix(streamSid) + payload + TWILIO_MEDIA_SUFFIX;
 export const twilioMark = (streamSid: string, name: string) => JSON.stringify({ event: 'mark', streamSid, mark: { name } });
 export const twilioClear = (streamSid: string) => JSON.stringify({ event: 'clear', streamSid });
+
+const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const optionalString = (x: unknown): x is string | undefined => x === undefined || typeof x === 'string';
+
+/**
+ * TwilioMedia's own rules, checked by hand: media arrives 50 times a second per call, and this
+ * costs a fraction of the schema's parse. Null for anything else (the schema then decides, and
+ * says why it refused); tested to accept exactly what the schema accepts.
+ */
+function asMedia(json: unknown): TwilioMedia | null {
+  if (!isRecord(json) || json.event !== 'media' || !isRecord(json.media)) return null;
+  const { track, chunk, timestamp, payload } = json.media;
+  if (typeof payload !== 'string' || !BASE64.test(payload) || !optionalString(track) || !optionalString(chunk) || !optionalString(timestamp)) return null;
+  const media: TwilioMedia['media'] = { payload };
+  if (track !== undefined) media.track = track;
+  if (chunk !== undefined) media.chunk = chunk;
+  if (timestamp !== undefined) media.timestamp = timestamp;
+  return { event: 'media', media };
+}
