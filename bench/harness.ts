@@ -5,6 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import { z } from 'zod';
 import { startService, type RunningService } from '../src/app.ts';
 import { muLawEncode } from '../src/audio/g711.ts';
 import { decodeWav } from '../src/audio/wav.ts';
@@ -21,6 +22,28 @@ export interface TargetOptions {
   model?: string | undefined;
   beginMessage?: string;
   ttsFrames?: number;
+}
+
+/** What bench:serve-stub's stats URL answers: the service process alone. */
+export const ServiceStatsSchema = z.object({
+  t: z.number(),
+  calls: z.number(),
+  rss: z.number(),
+  heapUsed: z.number(),
+  external: z.number(),
+  cpuUserUs: z.number(),
+  cpuSystemUs: z.number(),
+  /** Frames the stub TTS has made since the service started. */
+  framesEmitted: z.number(),
+  /** Event-loop delay since the last reset, ms. */
+  loopDelayMs: z.object({ p50: z.number(), p90: z.number(), p99: z.number(), max: z.number(), count: z.number() }),
+});
+export type ServiceStats = z.infer<typeof ServiceStatsSchema>;
+
+/** Reads (or with `reset`, restarts the event-loop histogram of) bench:serve-stub's stats. */
+export async function serviceStats(statsUrl: string, o: { gc?: boolean; reset?: boolean } = {}): Promise<ServiceStats> {
+  const res = await fetch(o.reset ? `${statsUrl}/reset` : `${statsUrl}/${o.gc ? '?gc=1' : ''}`, { method: o.reset ? 'POST' : 'GET' });
+  return ServiceStatsSchema.parse(await res.json());
 }
 
 export interface Target {
