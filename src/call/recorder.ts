@@ -3,10 +3,11 @@
 // cost more than the call itself; the recording route serves 16 kHz). Audio is spooled to raw
 // files as the call goes, so an hour-long call costs disk, not memory; the WAV is assembled
 // once at the end.
-import { appendFileSync, closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, read, readSync, rmSync, write, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
 import { Resampler } from '../audio/resampler.ts';
 import { INTERNAL_RATE } from '../transports/types.ts';
 
@@ -15,19 +16,23 @@ const FLUSH_SECONDS = 2;
 /** Frames interleaved per step of the WAV assembly: about 1 ms of work between yields. */
 const ASSEMBLY_BLOCK = 16384;
 
+const readAsync = promisify(read);
+type FileIo = { kind: 'read' | 'write'; fd: number; bytes: Uint8Array; position: number };
+const writeAsync = promisify(write);
+
 class SpooledChannel {
   /** Audio not yet written, in one preallocated block: no copy or array per frame. */
   private readonly block: Int16Array;
   private pendingSamples = 0;
   /** Samples written to the spool file plus those pending. */
   length = 0;
+  /** Open for the whole call (read back at the end): one write per flush, not open/write/close. */
+  readonly fd: number;
+  private closed = false;
 
-  constructor(
-    private readonly file: string,
-    blockSamples: number,
-  ) {
+  constructor(file: string, blockSamples: number) {
     this.block = new Int16Array(blockSamples);
-    appendFileSync(file, Buffer.alloc(0));
+    this.fd = openSync(file, 'w+');
   }
 
   /** Places `samples` at sample index `at`, filling any gap with silence; never rewrites the past. */
@@ -45,9 +50,16 @@ class SpooledChannel {
     this.length = at;
   }
 
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    closeSync(this.fd);
+  }
+
   flush(): void {
     if (this.pendingSamples === 0) return;
-    appendFileSync(this.file, new Uint8Array(this.block.buffer, 0, this.pendingSamples * 2));
+    const flushed = this.length - this.pendingSamples;
+    writeSync(this.fd, new Uint8Array(this.block.buffer, 0, this.pendingSamples * 2), 0, this.pendingSamples * 2, flushed * 2);
     this.pendingSamples = 0;
   }
 
@@ -122,55 +134,56 @@ export class CallRecorder {
   /** Writes the WAV (2 channels, PCM16, at the recorder's rate) and removes the spools; returns its length in samples. */
   finish(): number {
     const steps = this.assemble();
-    for (;;) {
-      const step = steps.next();
+    for (let step = steps.next(); ; ) {
       if (step.done) return step.value;
+      const io = step.value;
+      step = steps.next(io.kind === 'read' ? readSync(io.fd, io.bytes, 0, io.bytes.length, io.position) : writeSync(io.fd, io.bytes, 0, io.bytes.length, io.position));
     }
   }
 
-  /** finish(), giving the event loop back between blocks: other calls' frames keep their pace. */
+  /** finish() with its file I/O on libuv's threads: the event loop only interleaves, a block at a time. */
   async close(): Promise<number> {
     const steps = this.assemble();
-    for (;;) {
-      const step = steps.next();
+    for (let step = steps.next(); ; ) {
       if (step.done) return step.value;
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      const io = step.value;
+      step = steps.next(io.kind === 'read' ? (await readAsync(io.fd, io.bytes, 0, io.bytes.length, io.position)).bytesRead : (await writeAsync(io.fd, io.bytes, 0, io.bytes.length, io.position)).bytesWritten);
     }
   }
 
-  /** The WAV assembly, one block per step. */
-  private *assemble(): Generator<void, number> {
+  /** The WAV assembly as a sequence of reads and writes, so one loop can run them blocking and another not. */
+  private *assemble(): Generator<FileIo, number, number> {
     if (this.finished) return 0;
     this.finished = true;
-    this.caller.flush();
-    this.agent.flush();
-    const frames = Math.max(this.caller.length, this.agent.length);
-    const out = openSync(this.wavPath, 'w');
-    const inputs = [openSync(`${this.wavPath}.caller.raw`, 'r'), openSync(`${this.wavPath}.agent.raw`, 'r')];
+    const fds = [this.caller.fd, this.agent.fd];
+    let out: number | null = null;
     try {
-      writeSync(out, wavHeader(frames, 2, this.sampleRate));
+      this.caller.flush();
+      this.agent.flush();
+      const frames = Math.max(this.caller.length, this.agent.length);
+      out = openSync(this.wavPath, 'w');
+      yield { kind: 'write', fd: out, bytes: wavHeader(frames, 2, this.sampleRate), position: 0 };
       const left = new Int16Array(ASSEMBLY_BLOCK);
       const right = new Int16Array(ASSEMBLY_BLOCK);
       const interleaved = new Int16Array(ASSEMBLY_BLOCK * 2);
       for (let done = 0; done < frames; done += ASSEMBLY_BLOCK) {
         const n = Math.min(ASSEMBLY_BLOCK, frames - done);
+        // A channel shorter than the call reads short: the rest of its block stays silent.
         left.fill(0);
         right.fill(0);
-        readSync(inputs[0]!, new Uint8Array(left.buffer), 0, n * 2, done * 2);
-        readSync(inputs[1]!, new Uint8Array(right.buffer), 0, n * 2, done * 2);
+        yield { kind: 'read', fd: fds[0]!, bytes: new Uint8Array(left.buffer, 0, n * 2), position: done * 2 };
+        yield { kind: 'read', fd: fds[1]!, bytes: new Uint8Array(right.buffer, 0, n * 2), position: done * 2 };
         for (let i = 0; i < n; i++) {
           interleaved[i * 2] = left[i]!;
           interleaved[i * 2 + 1] = right[i]!;
         }
-        writeSync(out, new Uint8Array(interleaved.buffer, 0, n * 4));
-        if (done + n < frames) yield;
+        yield { kind: 'write', fd: out, bytes: new Uint8Array(interleaved.buffer, 0, n * 4), position: 44 + done * 4 };
       }
+      return frames;
     } finally {
-      closeSync(out);
-      for (const fd of inputs) closeSync(fd);
+      if (out !== null) closeSync(out);
       this.discardSpools();
     }
-    return frames;
   }
 
   /** Drops everything (opt-out of storage, or a call that never connected). */
@@ -181,6 +194,7 @@ export class CallRecorder {
   }
 
   private discardSpools(): void {
+    for (const channel of [this.caller, this.agent]) channel.close();
     rmSync(`${this.wavPath}.caller.raw`, { force: true });
     rmSync(`${this.wavPath}.agent.raw`, { force: true });
   }
