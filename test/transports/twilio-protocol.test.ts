@@ -4,7 +4,17 @@ import { parseTwilioMessage, TwilioInbound, twilioMedia } from '../../src/transp
 const media = (m: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ event: 'media', sequenceNumber: '3', streamSid: 'MZ1', media: m, ...extra });
 
 // Media messages skip the schema's parse for a hand check: it must accept and give exactly what the schema does.
+// Twilio's own layout (key order, no spaces): the regex path.
+const canonical = (media: string) => `{"event":"media","sequenceNumber":"4","media":${media},"streamSid":"MZ0123abc"}`;
+
 const cases = [
+  canonical('{"track":"inbound","chunk":"2","timestamp":"5","payload":"no+JhoaJjpzS"}'),
+  canonical('{"track":"inbound","chunk":"2","timestamp":"5","payload":""}'),
+  canonical('{"track":"inbound","chunk":"2","timestamp":"5","payload":"no+J!hoa"}'),
+  canonical('{"track":"inbound","chunk":"2","timestamp":"5","payload":"no+J\\u0041"}'),
+  canonical('{"track":"in\\u0062ound","chunk":"2","timestamp":"5","payload":"AAAA"}'),
+  canonical('{"track":"inbound","chunk":"2","timestamp":"5","payload":"AAAA"} '),
+  `${canonical('{"track":"inbound","chunk":"2","timestamp":"5","payload":"AAAA"}')} `,
   media({ track: 'inbound', chunk: '2', timestamp: '20', payload: '/////w==' }),
   media({ payload: '' }),
   media({ payload: 'AAAA', extra: 1 }),
@@ -31,7 +41,13 @@ const cases = [
 describe('Twilio media stream messages', () => {
   it.each(cases)('parses %s exactly as the schema does', (text) => {
     const parsed = parseTwilioMessage(text);
-    const schema = TwilioInbound.safeParse(JSON.parse(text));
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = Symbol('not JSON');
+    }
+    const schema = TwilioInbound.safeParse(json);
     expect(parsed.ok).toBe(schema.success);
     if (parsed.ok && schema.success) expect(parsed.message).toStrictEqual(schema.data);
   });

@@ -38,6 +38,8 @@ export type TwilioInbound = z.infer<typeof TwilioInbound>;
 
 /** Parses one text frame; a reason string when it is not a message we understand. */
 export function parseTwilioMessage(text: string): { ok: true; message: TwilioInbound } | { ok: false; reason: string } {
+  const canonical = CANONICAL_MEDIA.exec(text);
+  if (canonical) return { ok: true, message: { event: 'media', media: { track: canonical[1]!, chunk: canonical[2]!, timestamp: canonical[3]!, payload: canonical[4]! } } };
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -57,6 +59,14 @@ export const TWILIO_MEDIA_SUFFIX = '"}}';
 export const twilioMedia = (streamSid: string, payload: string) => twilioMediaPrefix(streamSid) + payload + TWILIO_MEDIA_SUFFIX;
 export const twilioMark = (streamSid: string, name: string) => JSON.stringify({ event: 'mark', streamSid, mark: { name } });
 export const twilioClear = (streamSid: string) => JSON.stringify({ event: 'clear', streamSid });
+
+/**
+ * A media message exactly as Twilio lays it out. Every field matched is a JSON string without
+ * escapes, so a match is valid JSON that the schema accepts, and its values are the captures:
+ * the usual frame needs no JSON.parse. Any other layout takes the general path.
+ */
+const CANONICAL_MEDIA =
+  /^\{"event":"media","sequenceNumber":"\d*","media":\{"track":"([a-z_]*)","chunk":"(\d*)","timestamp":"(\d*)","payload":"([A-Za-z0-9+/]*={0,2})"\},"streamSid":"[A-Za-z0-9]*"\}$/;
 
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const optionalString = (x: unknown): x is string | undefined => x === undefined || typeof x === 'string';
