@@ -1,80 +1,62 @@
 // Two-channel call recording (caller left, agent right) on the call clock, with silence where
 // nobody spoke, at the call's media rate (8 kHz for a phone line: upsampling every call would
-// cost more than the call itself; the recording route serves 16 kHz). Audio is spooled to raw
-// files as the call goes, so an hour-long call costs disk, not memory; the WAV is assembled
-// once at the end.
-import { closeSync, mkdirSync, openSync, read, readSync, rmSync, write, writeSync } from 'node:fs';
+// cost more than the call itself; the recording route serves 16 kHz). The WAV is written as the
+// call goes, interleaved a block at a time, so an hour-long call costs disk, not memory, and
+// ending a call is one last block and the header: no spool files to write, read back and delete
+// (file operations are dear here: an open or a write costs more than a call's frame).
+import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
-import { promisify } from 'node:util';
 import { Resampler } from '../audio/resampler.ts';
 import { INTERNAL_RATE } from '../transports/types.ts';
 
-/** Seconds of audio held per channel before it goes to its spool file. */
-const FLUSH_SECONDS = 2;
-/** Frames interleaved per step of the WAV assembly: about 1 ms of work between yields. */
-const ASSEMBLY_BLOCK = 16384;
+/** Seconds of both channels written per block: one write a second per call. */
+const BLOCK_SECONDS = 1;
+/**
+ * How far one channel may run ahead of the other before the one behind is taken as silent up to
+ * that distance. Agent audio is placed when it plays, never before the present, and the caller's
+ * audio clock runs at most its first frame's delay ahead of the present, so neither receives
+ * audio this far back.
+ */
+const SKEW_SECONDS = 2;
 
-const readAsync = promisify(read);
-type FileIo = { kind: 'read' | 'write'; fd: number; bytes: Uint8Array; position: number };
-const writeAsync = promisify(write);
+/** Interleaving scratch shared by every recorder: writes are synchronous on the one JS thread. */
+let interleaved = new Int16Array(0);
 
-class SpooledChannel {
-  /** Audio not yet written, in one preallocated block: no copy or array per frame. */
-  private readonly block: Int16Array;
-  private pendingSamples = 0;
-  /** Samples written to the spool file plus those pending. */
+class Channel {
+  /** Samples from the recorder's `written` on; grows only if the other channel stalls. */
+  samples: Int16Array;
+  /** Samples placed, counted from the call start. */
   length = 0;
-  /** Open for the whole call (read back at the end): one write per flush, not open/write/close. */
-  readonly fd: number;
-  private closed = false;
 
-  constructor(file: string, blockSamples: number) {
-    this.block = new Int16Array(blockSamples);
-    this.fd = openSync(file, 'w+');
+  constructor(capacity: number) {
+    this.samples = new Int16Array(capacity);
   }
 
-  /** Places `samples` at sample index `at`, filling any gap with silence; never rewrites the past. */
-  write(samples: Int16Array, at = this.length): void {
-    if (at > this.length) this.push(null, at - this.length);
-    const skip = Math.max(0, this.length - at);
-    if (skip < samples.length) this.push(skip === 0 ? samples : samples.subarray(skip), samples.length - skip);
+  /** Places `frame` at sample `at`, silence in any gap; what is already placed or written is kept. */
+  write(frame: Int16Array, at: number, written: number): void {
+    if (at > this.length) this.pad(at, written);
+    const skip = this.length - at;
+    if (skip >= frame.length) return;
+    this.ensure(this.length + frame.length - skip - written);
+    this.samples.set(skip > 0 ? frame.subarray(skip) : frame, this.length - written);
+    this.length += frame.length - skip;
   }
 
-  /** Drops pending audio from sample `at` on (audio that was sent but never played). */
-  truncate(at: number): void {
-    const flushed = this.length - this.pendingSamples;
-    if (at >= this.length || at < flushed) return;
-    this.pendingSamples = at - flushed;
-    this.length = at;
+  /** Silence up to sample `to`. */
+  pad(to: number, written: number): void {
+    if (to <= this.length) return;
+    this.ensure(to - written);
+    this.samples.fill(0, this.length - written, to - written);
+    this.length = to;
   }
 
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    closeSync(this.fd);
-  }
-
-  flush(): void {
-    if (this.pendingSamples === 0) return;
-    const flushed = this.length - this.pendingSamples;
-    writeSync(this.fd, new Uint8Array(this.block.buffer, 0, this.pendingSamples * 2), 0, this.pendingSamples * 2, flushed * 2);
-    this.pendingSamples = 0;
-  }
-
-  /** Appends `count` samples of `samples`, or of silence when null, flushing whenever the block fills. */
-  private push(samples: Int16Array | null, count: number): void {
-    let done = 0;
-    while (done < count) {
-      const n = Math.min(count - done, this.block.length - this.pendingSamples);
-      if (samples) this.block.set(done === 0 && n === samples.length ? samples : samples.subarray(done, done + n), this.pendingSamples);
-      else this.block.fill(0, this.pendingSamples, this.pendingSamples + n);
-      this.pendingSamples += n;
-      this.length += n;
-      done += n;
-      if (this.pendingSamples === this.block.length) this.flush();
-    }
+  private ensure(size: number): void {
+    if (size <= this.samples.length) return;
+    const grown = new Int16Array(Math.max(size, this.samples.length * 2));
+    grown.set(this.samples);
+    this.samples = grown;
   }
 }
 
@@ -98,8 +80,13 @@ export function wavHeader(frames: number, channels: number, rate: number): Buffe
 }
 
 export class CallRecorder {
-  private readonly caller: SpooledChannel;
-  private readonly agent: SpooledChannel;
+  private readonly caller: Channel;
+  private readonly agent: Channel;
+  /** Frames (sample pairs) in the file; both channels hold what comes after. */
+  private written = 0;
+  private fd: number | null = null;
+  private readonly block: number;
+  private readonly skew: number;
   private finished = false;
 
   /** `sampleRate`: the rate of the frames handed in, and of the WAV. */
@@ -108,8 +95,10 @@ export class CallRecorder {
     readonly sampleRate: number = INTERNAL_RATE,
   ) {
     mkdirSync(dirname(wavPath), { recursive: true });
-    this.caller = new SpooledChannel(`${wavPath}.caller.raw`, sampleRate * FLUSH_SECONDS);
-    this.agent = new SpooledChannel(`${wavPath}.agent.raw`, sampleRate * FLUSH_SECONDS);
+    this.block = sampleRate * BLOCK_SECONDS;
+    this.skew = sampleRate * SKEW_SECONDS;
+    this.caller = new Channel(this.block + this.skew);
+    this.agent = new Channel(this.block + this.skew);
   }
 
   private at(offsetMs: number): number {
@@ -118,85 +107,85 @@ export class CallRecorder {
 
   /** Caller audio at `offsetMs` from the call start (on the inbound audio clock). */
   callerAudio(frame: Int16Array, offsetMs: number): void {
-    this.caller.write(frame, this.at(offsetMs));
+    if (this.finished) return;
+    this.caller.write(frame, this.at(offsetMs), this.written);
+    this.maybeWrite();
   }
 
   /** Agent audio at `offsetMs` from the call start (when it plays). */
   agentAudio(frame: Int16Array, offsetMs: number): void {
-    this.agent.write(frame, this.at(offsetMs));
+    if (this.finished) return;
+    this.agent.write(frame, this.at(offsetMs), this.written);
+    this.maybeWrite();
   }
 
   /** Agent audio after `offsetMs` was cleared before it played. */
   agentCleared(offsetMs: number): void {
-    this.agent.truncate(this.at(offsetMs));
+    const at = this.at(offsetMs);
+    if (at >= this.written && at < this.agent.length) this.agent.length = at;
   }
 
-  /** Writes the WAV (2 channels, PCM16, at the recorder's rate) and removes the spools; returns its length in samples. */
+  /** Writes what is left and the header (2 channels, PCM16, at the recorder's rate); returns the length in samples. */
   finish(): number {
-    const steps = this.assemble();
-    for (let step = steps.next(); ; ) {
-      if (step.done) return step.value;
-      const io = step.value;
-      step = steps.next(io.kind === 'read' ? readSync(io.fd, io.bytes, 0, io.bytes.length, io.position) : writeSync(io.fd, io.bytes, 0, io.bytes.length, io.position));
-    }
-  }
-
-  /** finish() with its file I/O on libuv's threads: the event loop only interleaves, a block at a time. */
-  async close(): Promise<number> {
-    const steps = this.assemble();
-    for (let step = steps.next(); ; ) {
-      if (step.done) return step.value;
-      const io = step.value;
-      step = steps.next(io.kind === 'read' ? (await readAsync(io.fd, io.bytes, 0, io.bytes.length, io.position)).bytesRead : (await writeAsync(io.fd, io.bytes, 0, io.bytes.length, io.position)).bytesWritten);
-    }
-  }
-
-  /** The WAV assembly as a sequence of reads and writes, so one loop can run them blocking and another not. */
-  private *assemble(): Generator<FileIo, number, number> {
     if (this.finished) return 0;
     this.finished = true;
-    const fds = [this.caller.fd, this.agent.fd];
-    let out: number | null = null;
+    const frames = Math.max(this.caller.length, this.agent.length);
+    this.caller.pad(frames, this.written);
+    this.agent.pad(frames, this.written);
     try {
-      this.caller.flush();
-      this.agent.flush();
-      const frames = Math.max(this.caller.length, this.agent.length);
-      out = openSync(this.wavPath, 'w');
-      yield { kind: 'write', fd: out, bytes: wavHeader(frames, 2, this.sampleRate), position: 0 };
-      const left = new Int16Array(ASSEMBLY_BLOCK);
-      const right = new Int16Array(ASSEMBLY_BLOCK);
-      const interleaved = new Int16Array(ASSEMBLY_BLOCK * 2);
-      for (let done = 0; done < frames; done += ASSEMBLY_BLOCK) {
-        const n = Math.min(ASSEMBLY_BLOCK, frames - done);
-        // A channel shorter than the call reads short: the rest of its block stays silent.
-        left.fill(0);
-        right.fill(0);
-        yield { kind: 'read', fd: fds[0]!, bytes: new Uint8Array(left.buffer, 0, n * 2), position: done * 2 };
-        yield { kind: 'read', fd: fds[1]!, bytes: new Uint8Array(right.buffer, 0, n * 2), position: done * 2 };
-        for (let i = 0; i < n; i++) {
-          interleaved[i * 2] = left[i]!;
-          interleaved[i * 2 + 1] = right[i]!;
-        }
-        yield { kind: 'write', fd: out, bytes: new Uint8Array(interleaved.buffer, 0, n * 4), position: 44 + done * 4 };
-      }
-      return frames;
+      this.writeThrough(frames);
+      writeSync(this.file(), wavHeader(frames, 2, this.sampleRate), 0, 44, 0);
     } finally {
-      if (out !== null) closeSync(out);
-      this.discardSpools();
+      if (this.fd !== null) closeSync(this.fd);
+      this.fd = null;
     }
+    return frames;
+  }
+
+  /** finish(), for callers that await: what is left is at most a few seconds, written at once. */
+  async close(): Promise<number> {
+    return this.finish();
   }
 
   /** Drops everything (opt-out of storage, or a call that never connected). */
   discard(): void {
     this.finished = true;
-    this.discardSpools();
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
     rmSync(this.wavPath, { force: true });
   }
 
-  private discardSpools(): void {
-    for (const channel of [this.caller, this.agent]) channel.close();
-    rmSync(`${this.wavPath}.caller.raw`, { force: true });
-    rmSync(`${this.wavPath}.agent.raw`, { force: true });
+  /** A block is written once both channels hold it, the one behind taken as silent past the skew. */
+  private maybeWrite(): void {
+    const ahead = Math.max(this.caller.length, this.agent.length);
+    const upTo = Math.max(Math.min(this.caller.length, this.agent.length), ahead - this.skew);
+    if (upTo - this.written < this.block) return;
+    this.caller.pad(upTo, this.written);
+    this.agent.pad(upTo, this.written);
+    this.writeThrough(upTo);
+  }
+
+  /** Interleaves both channels up to frame `upTo` into the file, and keeps what comes after. */
+  private writeThrough(upTo: number): void {
+    const n = upTo - this.written;
+    if (n <= 0) return;
+    if (interleaved.length < n * 2) interleaved = new Int16Array(n * 2);
+    const left = this.caller.samples;
+    const right = this.agent.samples;
+    const out = interleaved;
+    for (let i = 0; i < n; i++) {
+      out[i * 2] = left[i]!;
+      out[i * 2 + 1] = right[i]!;
+    }
+    writeSync(this.file(), new Uint8Array(out.buffer, 0, n * 4), 0, n * 4, 44 + this.written * 4);
+    for (const channel of [this.caller, this.agent]) channel.samples.copyWithin(0, n, channel.length - this.written);
+    this.written = upTo;
+  }
+
+  /** The WAV, opened at its first block: a short call opens it once, at its end. */
+  private file(): number {
+    this.fd ??= openSync(this.wavPath, 'w');
+    return this.fd;
   }
 }
 

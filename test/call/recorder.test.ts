@@ -43,12 +43,14 @@ describe('call recording', () => {
     expect(existsSync(path) || existsSync(`${path}.caller.raw`)).toBe(false);
   });
 
-  it('records a phone line at its own 8 kHz, block by block when closed, and serves it at 16 kHz', async () => {
+  it('records a phone line at its own 8 kHz, written block by block as the call goes, and serves it at 16 kHz', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'rec-')), 'call.wav');
     const recorder = new CallRecorder(path, 8000);
-    const caller = tone(1000, 8000, 3); // longer than a spool block and an assembly block
-    for (let at = 0; at < caller.length; at += 160) recorder.callerAudio(caller.subarray(at, at + 160), at / 8);
-    recorder.agentAudio(new Int16Array(160).fill(-3000), 100);
+    const caller = tone(1000, 8000, 3); // several blocks
+    for (let at = 0; at < caller.length; at += 160) {
+      recorder.callerAudio(caller.subarray(at, at + 160), at / 8);
+      if (at === 640) recorder.agentAudio(new Int16Array(160).fill(-3000), 100); // sent 20 ms ahead of playing
+    }
     expect(await recorder.close()).toBe(24000);
     const stored = readFileSync(path);
     expect(stored.readUInt32LE(24)).toBe(8000);
@@ -65,6 +67,20 @@ describe('call recording', () => {
     // The agent's 20 ms at 100 ms lands at 100 ms of the served file too.
     expect(wav.readInt16LE(44 + 1700 * 4 + 2)).toBeLessThan(-2500);
     expect(Math.abs(wav.readInt16LE(44 + 1400 * 4 + 2))).toBeLessThan(100);
+  });
+
+  it('takes a channel that stays behind the other for longer than its skew as silent, and still keeps both in step', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'rec-')), 'call.wav');
+    const recorder = new CallRecorder(path, 8000);
+    // The agent speaks 5 s while no caller frame arrives; then the caller's frames come again.
+    for (let ms = 0; ms < 5000; ms += 20) recorder.agentAudio(new Int16Array(160).fill(-1000), ms);
+    recorder.callerAudio(new Int16Array(160).fill(500), 1000); // older than the skew: dropped
+    recorder.callerAudio(new Int16Array(160).fill(700), 4000);
+    expect(recorder.finish()).toBe(40000);
+    const wav = readFileSync(path);
+    const sample = (frame: number, channel: number) => wav.readInt16LE(44 + frame * 4 + channel * 2);
+    expect([sample(8000, 0), sample(32000, 0), sample(32159, 0), sample(32160, 0)]).toEqual([0, 700, 700, 0]);
+    expect([sample(0, 1), sample(20000, 1), sample(39999, 1)]).toEqual([-1000, -1000, -1000]);
   });
 
   it('serves a 16 kHz recording as it is', async () => {
