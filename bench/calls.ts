@@ -14,7 +14,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { LATENCY_KEYS } from '../src/calls/record.ts';
-import { loadPhrases, runCall, serviceStats, startTarget, STUB_ENDPOINT_MS, type CallResult } from './harness.ts';
+import { LoopStalls, loadPhrases, runCall, serviceStats, startTarget, STUB_ENDPOINT_MS, type CallResult } from './harness.ts';
 import { markdownTable, stats, svgChart, type SeriesStats } from './report.ts';
 
 const Args = z.object({
@@ -64,9 +64,10 @@ const allIdle = new Promise<void>((resolve) => {
     }
   }, 20);
 });
+const stalls = new LoopStalls();
 const running: Promise<CallResult>[] = [];
 for (let i = 0; i < args.calls; i++) {
-  running.push(runCall(target, { phrases, durationMs: args.duration * 1000, pauseMs: [400, 1200], barrier, onIdle: () => idle++, seed: i + 1 }));
+  running.push(runCall(target, { phrases, durationMs: args.duration * 1000, pauseMs: [400, 1200], barrier, onIdle: () => idle++, stalls, seed: i + 1 }));
   await new Promise((r) => setTimeout(r, 1000 / args.ramp));
 }
 // Every call connected and past its greeting: what does an idle call cost?
@@ -80,17 +81,19 @@ if (statsUrl) await serviceStats(statsUrl, { reset: true });
 const svc1 = statsUrl ? await serviceStats(statsUrl) : null;
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
+stalls.start();
 release();
 const results = await Promise.all(running);
 const elapsedS = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
 loop.disable();
+stalls.stop();
 const svc2 = statsUrl ? await serviceStats(statsUrl) : null;
 const memEnd = sample();
 const emitted = target.stub ? target.stub.ttsEngine.framesEmitted - emittedBefore : svc2 ? svc2.framesEmitted - emittedBefore : null;
 await target.close();
 
-const all = <K extends 'v2v' | 'jitter'>(k: K) => results.flatMap((r) => r[k]);
+const all = <K extends 'v2v' | 'jitter' | 'jitterCallersOnTime'>(k: K) => results.flatMap((r) => r[k]);
 const v2v = all('v2v');
 const overhead = args.engines === 'stub' ? v2v.map((v) => v - STUB_ENDPOINT_MS) : [];
 const fromRecords = (key: (typeof LATENCY_KEYS)[number]) =>
@@ -110,7 +113,8 @@ const series: { name: string; unit: string; s: SeriesStats | null }[] = [
   ...LATENCY_KEYS.map((k) => ({ name: `record latency.${k} (per-call p50s)`, unit: 'ms', s: stats(fromRecords(k)) })),
   { name: 'hang-up → record final (polled every 50 ms)', unit: 'ms', s: stats(results.flatMap((r) => (r.finalizeMs === null ? [] : [r.finalizeMs]))) },
   { name: 'simulated caller audio behind real time at hang-up (harness starvation)', unit: 'ms', s: stats(results.flatMap((r) => (r.sendLagMs === null ? [] : [r.sendLagMs]))) },
-  { name: 'outbound pacing jitter |gap − 20 ms|', unit: 'ms', s: stats(all('jitter')) },
+  { name: 'outbound pacing jitter |gap − 20 ms|, every gap', unit: 'ms', s: stats(all('jitter')) },
+  { name: `outbound pacing jitter, gaps no callers' loop stall > ${stalls.thresholdMs} ms touched (the service's own)`, unit: 'ms', s: stats(all('jitterCallersOnTime')) },
   { name: `${inProcess ? '' : 'harness (callers) '}event-loop delay during the run`, unit: 'ms', s: loop.count > 0 ? { p50: late(loop.percentile(50)), p90: late(loop.percentile(90)), p99: late(loop.percentile(99)), max: late(loop.max), num: loop.count } : null },
   ...(svc2 ? [{ name: 'service event-loop delay during the run', unit: 'ms', s: { p50: ms(svc2.loopDelayMs.p50), p90: ms(svc2.loopDelayMs.p90), p99: ms(svc2.loopDelayMs.p99), max: ms(svc2.loopDelayMs.max), num: svc2.loopDelayMs.count } }] : []),
 ];
@@ -139,6 +143,7 @@ const summary = {
   recordsFinal: results.filter((r) => r.record).length,
   turnsMissed: results.reduce((n, r) => n + r.turnsMissed, 0),
   lateFrames: results.reduce((n, r) => n + r.late, 0),
+  callersLoopStalls: stalls.count,
   framesReceived: received,
   framesEmittedByStubTts: emitted,
   // Every frame the stub TTS made must reach a caller (they hang up once the marks are echoed).

@@ -141,6 +141,8 @@ export interface CallResult {
   v2v: number[];
   /** |gap − 20 ms| between agent frames once the pacer's lead is filled, ms. */
   jitter: number[];
+  /** The same, for gaps no stall of the callers' own event loop touched (their arrival times are the service's). */
+  jitterCallersOnTime: number[];
   /** Agent frames that arrived after the far side would have started playing them (underrun). */
   late: number;
   framesReceived: number;
@@ -162,25 +164,78 @@ export interface CallScript {
   /** Waited on after the greeting (all calls idle together, for memory sampling). */
   barrier?: Promise<void>;
   onIdle?: () => void;
+  /** The callers' event-loop stalls, to tell the service's pacing from the harness's own lag. */
+  stalls?: LoopStalls;
   seed: number;
   quietMs?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Where the callers' own event loop ran late: a frame that arrived then was timed late by the
+ * harness, not by the service. A 1 ms interval notes every tick that came more than
+ * `thresholdMs` after its time.
+ */
+export class LoopStalls {
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private last = 0;
+
+  constructor(readonly thresholdMs = 2) {}
+
+  start(): void {
+    this.last = performance.now();
+    this.timer = setInterval(() => {
+      const now = performance.now();
+      if (now - this.last > 1 + this.thresholdMs) {
+        this.starts.push(this.last + 1);
+        this.ends.push(now);
+      }
+      this.last = now;
+    }, 1);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  get count(): number {
+    return this.starts.length;
+  }
+
+  /** Whether a stall overlaps [from, to]. */
+  touches(from: number, to: number): boolean {
+    // The first stall that ends at or after `from` (ends are in order).
+    let lo = 0;
+    let hi = this.ends.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.ends[mid]! < from) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.starts.length && this.starts[lo]! <= to;
+  }
+}
+
 /** Frames received per agent reply: jitter once 5 frames (80 ms lead + 1) are out, and underruns. */
-function pacing(arrivals: readonly number[], from: number, to: number, out: { jitter: number[]; late: number }): void {
+function pacing(arrivals: readonly number[], from: number, to: number, out: { jitter: number[]; jitterCallersOnTime: number[]; late: number }, stalls?: LoopStalls): void {
   let playEnd = 0;
   for (let i = from; i < to; i++) {
     const at = arrivals[i]!;
     if (i > from && at > playEnd + 1) out.late++;
     playEnd = Math.max(playEnd, at) + 20;
-    if (i - from >= 5) out.jitter.push(Math.abs(at - arrivals[i - 1]! - 20));
+    if (i - from < 5) continue;
+    const jitter = Math.abs(at - arrivals[i - 1]! - 20);
+    out.jitter.push(jitter);
+    // A stall just before the earlier arrival may have delayed it too: look 3 ms back.
+    if (stalls && !stalls.touches(arrivals[i - 1]! - 3, at)) out.jitterCallersOnTime.push(jitter);
   }
 }
 
 export async function runCall(target: Target, script: CallScript): Promise<CallResult> {
-  const result: CallResult = { callId: '', v2v: [], jitter: [], late: 0, framesReceived: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
+  const result: CallResult = { callId: '', v2v: [], jitter: [], jitterCallersOnTime: [], late: 0, framesReceived: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
   const arrivals: number[] = [];
   const quietMs = script.quietMs ?? 300;
   let rnd = script.seed;
@@ -214,7 +269,7 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     const quiet = () => arrivals.length > 0 && performance.now() - arrivals.at(-1)! > quietMs;
     // Greeting.
     if (!(await waitFor(() => quiet() || caller.closed, 20_000))) throw new Error('no greeting');
-    pacing(arrivals, 0, arrivals.length, result);
+    pacing(arrivals, 0, arrivals.length, result, script.stalls);
     idle();
     if (script.barrier) await script.barrier;
     const end = performance.now() + script.durationMs;
@@ -232,7 +287,7 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
       }
       result.v2v.push(arrivals[before]! - sentAt);
       await waitFor(() => quiet() || caller.closed, 30_000);
-      pacing(arrivals, before, arrivals.length, result);
+      pacing(arrivals, before, arrivals.length, result, script.stalls);
     } while (performance.now() < end);
     // How far the simulated phone's 20 ms send schedule fell behind real time (harness starved).
     const sent = (caller as unknown as { sentFrames: number }).sentFrames;
