@@ -122,6 +122,39 @@ class Utterance {
 
 type Phase = 'created' | 'live' | 'ending' | 'ended';
 
+/** The last `size` inbound frames with the audio time each ends at: a ring, no object or shift per frame. */
+class FrameHistory {
+  private readonly frames: (Int16Array | undefined)[];
+  private readonly endAts: Float64Array;
+  private start = 0;
+  private count = 0;
+
+  constructor(private readonly size: number) {
+    this.frames = new Array<Int16Array | undefined>(size);
+    this.endAts = new Float64Array(size);
+  }
+
+  push(frame: Int16Array, endAt: number): void {
+    const at = (this.start + this.count) % this.size;
+    this.frames[at] = frame;
+    this.endAts[at] = endAt;
+    if (this.count < this.size) this.count++;
+    else this.start = (this.start + 1) % this.size;
+  }
+
+  /** Hands over, oldest first, the frames that end after `from`, and forgets them all. */
+  drain(from: number, take: (frame: Int16Array) => void): void {
+    for (let i = 0; i < this.count; i++) {
+      const at = (this.start + i) % this.size;
+      const frame = this.frames[at]!;
+      this.frames[at] = undefined;
+      if (this.endAts[at]! > from) take(frame);
+    }
+    this.start = 0;
+    this.count = 0;
+  }
+}
+
 export class CallSession {
   private readonly o: SessionOptions;
   private readonly timers: Timers;
@@ -143,7 +176,7 @@ export class CallSession {
   private readonly rate: number;
   private readonly sttResampler: Resampler | null;
   /** Recent inbound frames with the audio time each ends at, for the recogniser's onset. */
-  private readonly recent: { frame: Int16Array; endAt: number }[] = [];
+  private readonly recent = new FrameHistory(SESSION_DEFAULTS.historyMs / FRAME_MS);
   /** The caller's current stretch of speech, on the inbound audio clock (seconds). */
   private speech: { startAt: number; endAt: number | null; confirmed: boolean } | null = null;
   private readonly history: ChatMessage[] = [];
@@ -264,8 +297,7 @@ export class CallSession {
     // While the caller speaks, the recogniser hears every frame; between turns only the onset is kept.
     if (this.speech) this.pushStt(frame);
     else {
-      this.recent.push({ frame, endAt: this.audioNow() });
-      if (this.recent.length > SESSION_DEFAULTS.historyMs / FRAME_MS) this.recent.shift();
+      this.recent.push(frame, this.audioNow());
     }
     if (!this.enginesReady) return;
     // VAD runs in order, off the hot path; its events carry their own audio-clock time.
@@ -313,7 +345,7 @@ export class CallSession {
     this.speech = { startAt: at, endAt: null, confirmed: false };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     const from = at - SESSION_DEFAULTS.prerollMs / 1000;
-    for (const { frame, endAt } of this.recent.splice(0)) if (endAt > from) this.pushStt(frame);
+    this.recent.drain(from, (frame) => this.pushStt(frame));
     if (!this.agentBusy()) {
       this.speech.confirmed = true;
       return;
