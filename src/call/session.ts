@@ -122,33 +122,49 @@ class Utterance {
 
 type Phase = 'created' | 'live' | 'ending' | 'ended';
 
-/** The last `size` inbound frames with the audio time each ends at: a ring, no object or shift per frame. */
+/**
+ * The last `size` inbound frames with the audio time each ends at, copied into one preallocated
+ * ring: frames held for 3 s would otherwise outlive young-generation GC by the thousand and churn
+ * the old one. Frames of another length than `frameSamples` are kept by reference.
+ */
 class FrameHistory {
-  private readonly frames: (Int16Array | undefined)[];
+  private readonly samples: Int16Array;
+  private readonly lengths: Int32Array;
+  private readonly others: (Int16Array | undefined)[];
   private readonly endAts: Float64Array;
   private start = 0;
   private count = 0;
 
-  constructor(private readonly size: number) {
-    this.frames = new Array<Int16Array | undefined>(size);
+  constructor(
+    private readonly size: number,
+    private readonly frameSamples: number,
+  ) {
+    this.samples = new Int16Array(size * frameSamples);
+    this.lengths = new Int32Array(size);
+    this.others = new Array<Int16Array | undefined>(size);
     this.endAts = new Float64Array(size);
   }
 
   push(frame: Int16Array, endAt: number): void {
     const at = (this.start + this.count) % this.size;
-    this.frames[at] = frame;
+    if (frame.length === this.frameSamples) {
+      this.samples.set(frame, at * this.frameSamples);
+      this.others[at] = undefined;
+    } else this.others[at] = frame;
+    this.lengths[at] = frame.length;
     this.endAts[at] = endAt;
     if (this.count < this.size) this.count++;
     else this.start = (this.start + 1) % this.size;
   }
 
-  /** Hands over, oldest first, the frames that end after `from`, and forgets them all. */
+  /** Hands over, oldest first, the frames that end after `from` (as new arrays), and forgets them all. */
   drain(from: number, take: (frame: Int16Array) => void): void {
     for (let i = 0; i < this.count; i++) {
       const at = (this.start + i) % this.size;
-      const frame = this.frames[at]!;
-      this.frames[at] = undefined;
-      if (this.endAts[at]! > from) take(frame);
+      const other = this.others[at];
+      this.others[at] = undefined;
+      if (this.endAts[at]! <= from) continue;
+      take(other ?? this.samples.slice(at * this.frameSamples, at * this.frameSamples + this.lengths[at]!));
     }
     this.start = 0;
     this.count = 0;
@@ -176,7 +192,7 @@ export class CallSession {
   private readonly rate: number;
   private readonly sttResampler: Resampler | null;
   /** Recent inbound frames with the audio time each ends at, for the recogniser's onset. */
-  private readonly recent = new FrameHistory(SESSION_DEFAULTS.historyMs / FRAME_MS);
+  private readonly recent: FrameHistory;
   /** The caller's current stretch of speech, on the inbound audio clock (seconds). */
   private speech: { startAt: number; endAt: number | null; confirmed: boolean } | null = null;
   private readonly history: ChatMessage[] = [];
@@ -207,6 +223,7 @@ export class CallSession {
     this.timers = options.timers;
     this.finished = new Promise((resolve) => (this.finishedResolve = resolve));
     this.rate = options.transport.sampleRate ?? INTERNAL_RATE;
+    this.recent = new FrameHistory(SESSION_DEFAULTS.historyMs / FRAME_MS, (this.rate * FRAME_MS) / 1000);
     const sttRate = options.sttSampleRate ?? this.rate;
     this.sttResampler = sttRate === this.rate ? null : new Resampler(this.rate, sttRate);
     this.pacer = new OutboundPacer(options.transport, options.timers, {
