@@ -392,10 +392,22 @@ export class CallSession {
     }
     speech.endAt = at;
     const silentMs = (this.audioNow() - at) * 1000;
-    this.endpointTimer = this.timers.setTimeout(() => {
+    const wait = this.o.agent.endpointing_ms - silentMs;
+    const fire = () => {
       this.endpointTimer = undefined;
       void this.endOfUserTurn();
-    }, Math.max(0, this.o.agent.endpointing_ms - silentMs));
+    };
+    if (wait >= 1) {
+      this.endpointTimer = this.timers.setTimeout(fire, wait);
+      return;
+    }
+    // The VAD's own silence already covered endpointing (Silero's 550 ms > the default 500): answer
+    // now, not a timer tick later. A speech start in the same VAD batch still cancels it.
+    const token: TimerHandle = { id: -1 };
+    this.endpointTimer = token;
+    queueMicrotask(() => {
+      if (this.endpointTimer === token) fire();
+    });
   }
 
   private onPartial(result: SttResult): void {
