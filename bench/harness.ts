@@ -167,7 +167,6 @@ export interface CallScript {
   /** The callers' event-loop stalls, to tell the service's pacing from the harness's own lag. */
   stalls?: LoopStalls;
   seed: number;
-  quietMs?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -237,7 +236,6 @@ function pacing(arrivals: readonly number[], from: number, to: number, out: { ji
 export async function runCall(target: Target, script: CallScript): Promise<CallResult> {
   const result: CallResult = { callId: '', v2v: [], jitter: [], jitterCallersOnTime: [], late: 0, framesReceived: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
   const arrivals: number[] = [];
-  const quietMs = script.quietMs ?? 300;
   let rnd = script.seed;
   const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   const waitFor = async (cond: () => boolean, timeoutMs: number) => {
@@ -261,14 +259,21 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     result.callId = placed.callId;
     let marksSent = 0;
     let marksEchoed = 0;
+    /** Agent messages played to their end (their end marks echoed by the simulated phone). */
+    let played = 0;
     caller.on('message', (m) => {
       if (m.event === 'media') arrivals.push(performance.now());
       else if (m.event === 'mark') marksSent++;
     });
-    caller.on('mark', () => marksEchoed++);
-    const quiet = () => arrivals.length > 0 && performance.now() - arrivals.at(-1)! > quietMs;
-    // Greeting.
-    if (!(await waitFor(() => quiet() || caller.closed, 20_000))) throw new Error('no greeting');
+    caller.on('mark', (name) => {
+      marksEchoed++;
+      if (name.endsWith(':end')) played++;
+    });
+    // The caller speaks once the agent's message has played, told by its end mark as a real
+    // caller hears it end; a quiet gap would mistake a stall of the service for the end, talk over
+    // the rest and have it cleared (counted as dropped).
+    const heard = (n: number) => played >= n || caller.closed;
+    if (!(await waitFor(() => heard(1), 20_000))) throw new Error('no greeting');
     pacing(arrivals, 0, arrivals.length, result, script.stalls);
     idle();
     if (script.barrier) await script.barrier;
@@ -281,12 +286,13 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
       await caller.speak(script.phrases[(script.seed + turn++) % script.phrases.length]!);
       const sentAt = performance.now();
       const before = arrivals.length;
+      const playedBefore = played;
       if (!(await waitFor(() => arrivals.length > before || caller.closed, 15_000)) || arrivals.length === before) {
         result.turnsMissed++;
         continue;
       }
       result.v2v.push(arrivals[before]! - sentAt);
-      await waitFor(() => quiet() || caller.closed, 30_000);
+      await waitFor(() => heard(playedBefore + 1), 30_000);
       pacing(arrivals, before, arrivals.length, result, script.stalls);
     } while (performance.now() < end);
     // How far the simulated phone's 20 ms send schedule fell behind real time (harness starved).
