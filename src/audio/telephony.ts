@@ -3,7 +3,7 @@
 // Decode → resample → frame on the way in; resample → frame → encode on the way out. Filter
 // state is carried across calls.
 import { Framer } from './framer.ts';
-import { aLawDecode, aLawDecodeBase64, aLawEncode, muLawDecode, muLawDecodeBase64, muLawEncode } from './g711.ts';
+import { aLawDecode, aLawEncode, muLawDecode, muLawEncode } from './g711.ts';
 import { FRAME_MS, INTERNAL_SAMPLE_RATE, samplesPerFrame } from './pcm.ts';
 import { Resampler } from './resampler.ts';
 
@@ -20,14 +20,12 @@ export interface CarrierAudioOptions {
 /** Carrier G.711 bytes in → internal PCM16 20 ms frames out. */
 export class CarrierAudioIn {
   private readonly decode: (bytes: Uint8Array) => Int16Array;
-  private readonly decodeBase64: (text: string) => Int16Array;
   private readonly resampler: Resampler;
   private readonly framer: Framer;
 
   constructor(options: CarrierAudioOptions = {}) {
     const encoding = options.encoding ?? 'mulaw';
     this.decode = encoding === 'alaw' ? (b) => aLawDecode(b) : (b) => muLawDecode(b);
-    this.decodeBase64 = encoding === 'alaw' ? (t) => aLawDecodeBase64(t) : (t) => muLawDecodeBase64(t);
     const internalRate = options.internalRate ?? INTERNAL_SAMPLE_RATE;
     this.resampler = new Resampler(options.carrierRate ?? 8000, internalRate);
     this.framer = new Framer(samplesPerFrame(internalRate, FRAME_MS));
@@ -35,16 +33,7 @@ export class CarrierAudioIn {
 
   /** A media payload (any length) in; the whole internal frames it completes out. */
   push(payload: Uint8Array): Int16Array[] {
-    return this.frames(this.decode(payload));
-  }
-
-  /** A base64 payload (a Twilio media message's) in: decoded in one pass, no byte buffer in between. */
-  pushBase64(payload: string): Int16Array[] {
-    return this.frames(this.decodeBase64(payload));
-  }
-
-  private frames(decoded: Int16Array): Int16Array[] {
-    const pcm = this.resampler.push(decoded);
+    const pcm = this.resampler.push(this.decode(payload));
     // A carrier frame at the internal rate is already a whole frame: hand over the decoded
     // array itself (it is new and ours) instead of copying it through the framer.
     if (pcm.length === this.framer.frameSamples && this.framer.buffered === 0) return [pcm];

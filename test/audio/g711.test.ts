@@ -2,12 +2,10 @@ import alawmulaw from 'alawmulaw';
 import { describe, expect, it } from 'vitest';
 import {
   aLawDecode,
-  aLawDecodeBase64,
   aLawDecodeSample,
   aLawEncode,
   aLawEncodeSample,
   muLawDecode,
-  muLawDecodeBase64,
   muLawDecodeSample,
   muLawEncode,
   muLawEncodeSample,
@@ -96,27 +94,5 @@ describe('G.711 A-law', () => {
   it('matches the alawmulaw package on every code, and on encoding every non-negative sample', () => {
     expect(Array.from(aLawDecode(everyCode))).toEqual(Array.from(alawmulaw.alaw.decode(everyCode)));
     expect(Array.from(aLawEncode(nonNegative))).toEqual(Array.from(alawmulaw.alaw.encode(nonNegative)));
-  });
-});
-
-describe('G.711 straight from base64', () => {
-  it('gives the same samples as decoding Buffer.from(text, "base64"), at every length and padding', () => {
-    let seed = 7;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    for (let length = 0; length <= 200; length++) {
-      const bytes = Uint8Array.from({ length }, () => Math.floor(random() * 256));
-      const padded = Buffer.from(bytes).toString('base64');
-      for (const text of [padded, padded.replace(/=+$/, '')]) {
-        expect(Array.from(muLawDecodeBase64(text))).toEqual(Array.from(muLawDecode(Buffer.from(text, 'base64'))));
-        expect(Array.from(aLawDecodeBase64(text))).toEqual(Array.from(aLawDecode(Buffer.from(text, 'base64'))));
-      }
-    }
-    // A lone last digit holds no whole byte: Buffer drops it too.
-    expect(Array.from(muLawDecodeBase64('AAAAB'))).toEqual(Array.from(muLawDecode(Buffer.from('AAAAB', 'base64'))));
-  });
-
-  it('refuses a character that is not base64', () => {
-    expect(() => muLawDecodeBase64('AA!A')).toThrow(RangeError);
-    expect(() => muLawDecodeBase64('AAé=')).toThrow(RangeError);
   });
 });

@@ -18,6 +18,7 @@ export class TwilioTransport implements CallTransport {
   /** μ-law of one outbound frame, reused: base64 copies it out at once. */
   private readonly ulaw = Buffer.alloc(RATE / 50);
   private readonly mediaPrefix: string;
+  private scratch = Buffer.alloc(RATE / 50);
   private hungUp = false;
   /** Malformed frames seen (logged and dropped). */
   dropped = 0;
@@ -47,9 +48,12 @@ export class TwilioTransport implements CallTransport {
   private handle(message: TwilioInbound): void {
     switch (message.event) {
       case 'media': {
-        // Base64 μ-law straight into the session's frame (the payload's characters are checked).
-        if (message.media.payload.length < 2) return;
-        for (const frame of this.inbound.pushBase64(message.media.payload)) this.handlers?.audio(frame);
+        // Decoded into a reused buffer: the μ-law decoder copies it into the session's frame.
+        const payload = message.media.payload;
+        if (payload.length * 0.75 > this.scratch.length) this.scratch = Buffer.alloc(Math.ceil(payload.length * 0.75));
+        const n = this.scratch.write(payload, 'base64');
+        if (n === 0) return;
+        for (const frame of this.inbound.push(this.scratch.subarray(0, n))) this.handlers?.audio(frame);
         return;
       }
       case 'mark':
