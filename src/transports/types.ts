@@ -10,7 +10,7 @@ export const FRAME_MS = 20;
 export type MediaRate = 8000 | 16000;
 
 export interface TransportHandlers {
-  /** One 20 ms inbound frame at the transport's rate, in arrival order. */
+  /** One 20 ms inbound frame at the transport's rate, in arrival order. It may be a view into a buffer other frames share: copy it before transferring its buffer. */
   audio(frame: Int16Array): void;
   /** The far side played everything queued before this mark. */
   mark(name: string): void;
