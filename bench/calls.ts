@@ -148,6 +148,8 @@ const summary = {
   framesEmittedByStubTts: emitted,
   // Every frame the stub TTS made must reach a caller (they hang up once the marks are echoed).
   droppedFrames: emitted === null ? null : Math.max(0, emitted - received),
+  // Each is a barge-in (the caller talked over the agent): the audio it cut was dropped on purpose.
+  clearsSent: results.reduce((n, r) => n + r.clears, 0),
   cpuMsPerCallPerSecond: cpuPerCall(cpu.user + cpu.system),
   service,
   idleMemoryPerCallKiB: { rss: per(memIdle.rss - mem0.rss), heapUsed: per(memIdle.heapUsed - mem0.heapUsed), external: per(memIdle.external + memIdle.arrayBuffers - mem0.external - mem0.arrayBuffers) },
@@ -169,6 +171,7 @@ const md = [
       'turns missed': summary.turnsMissed,
       'late frames': summary.lateFrames,
       'dropped frames': summary.droppedFrames ?? 'n/a',
+      'clears (barge-ins)': summary.clearsSent,
       'frames received': received,
       ...(service
         ? {

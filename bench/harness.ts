@@ -146,6 +146,8 @@ export interface CallResult {
   /** Agent frames that arrived after the far side would have started playing them (underrun). */
   late: number;
   framesReceived: number;
+  /** `clear` messages: the service cut its own audio (barge-in, an apology), so queued frames never came. */
+  clears: number;
   turnsMissed: number;
   record: CallRecord | null;
   /** Hang-up → record final, as polled every 50 ms through the API. */
@@ -234,7 +236,7 @@ function pacing(arrivals: readonly number[], from: number, to: number, out: { ji
 }
 
 export async function runCall(target: Target, script: CallScript): Promise<CallResult> {
-  const result: CallResult = { callId: '', v2v: [], jitter: [], jitterCallersOnTime: [], late: 0, framesReceived: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
+  const result: CallResult = { callId: '', v2v: [], jitter: [], jitterCallersOnTime: [], late: 0, framesReceived: 0, clears: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
   const arrivals: number[] = [];
   let rnd = script.seed;
   const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
@@ -265,6 +267,7 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
       if (m.event === 'media') arrivals.push(performance.now());
       else if (m.event === 'mark') marksSent++;
     });
+    caller.on('clear', () => result.clears++);
     caller.on('mark', (name) => {
       marksEchoed++;
       if (name.endsWith(':end')) played++;
