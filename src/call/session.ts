@@ -319,25 +319,47 @@ export class CallSession {
     if (!this.enginesReady) return;
     // VAD runs in order, off the hot path; its events carry their own audio-clock time.
     this.vadQueue.push(frame);
-    if (!this.vadBusy) void this.feedVad();
+    if (!this.vadBusy) this.feedVad();
   }
 
-  /** One loop per backlog instead of a promise chain per frame: 50 frames a second per call. */
-  private async feedVad(): Promise<void> {
-    this.vadBusy = true;
-    try {
-      for (let frame = this.vadQueue.shift(); frame; frame = this.vadQueue.shift()) {
-        if (this.phase !== 'live') continue;
-        for (const event of await this.vad.push(frame)) this.onVad(event);
+  /**
+   * Hands the VAD the next queued frame, in order, one at a time. Plain callbacks, not an async
+   * function: this runs for every inbound frame, and an async function's state per call was the
+   * largest allocation on the service's heap.
+   */
+  private feedVad(): void {
+    for (let frame = this.vadQueue.shift(); frame; frame = this.vadQueue.shift()) {
+      if (this.phase !== 'live') continue;
+      this.vadBusy = true;
+      let result: Promise<VadEvent[]>;
+      try {
+        result = this.vad.push(frame);
+      } catch (error) {
+        this.vadFailed(error);
+        return;
       }
-    } catch (error) {
-      this.vadQueue.length = 0;
-      this.o.log.error({ err: error, call_id: this.callId }, 'voice activity detection failed');
-      this.end('error_service', { say: SESSION_DEFAULTS.apologyText, message: 'Voice activity detection failed.' });
-    } finally {
-      this.vadBusy = false;
+      result.then(this.vadEvents, this.vadFailed);
+      return;
     }
+    this.vadBusy = false;
   }
+
+  private readonly vadEvents = (events: VadEvent[]): void => {
+    try {
+      for (const event of events) this.onVad(event);
+    } catch (error) {
+      this.vadFailed(error);
+      return;
+    }
+    this.feedVad();
+  };
+
+  private readonly vadFailed = (error: unknown): void => {
+    this.vadBusy = false;
+    this.vadQueue.length = 0;
+    this.o.log.error({ err: error, call_id: this.callId }, 'voice activity detection failed');
+    this.end('error_service', { say: SESSION_DEFAULTS.apologyText, message: 'Voice activity detection failed.' });
+  };
 
   private onVad(event: VadEvent): void {
     if (this.phase !== 'live') return;
