@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTwilioMessage, TwilioInbound, twilioMedia } from '../../src/transports/twilio/protocol.ts';
+import { canonicalMediaPayload, parseTwilioMessage, TwilioInbound, twilioMedia } from '../../src/transports/twilio/protocol.ts';
 
 const media = (m: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ event: 'media', sequenceNumber: '3', streamSid: 'MZ1', media: m, ...extra });
 
@@ -50,6 +50,14 @@ describe('Twilio media stream messages', () => {
     const schema = TwilioInbound.safeParse(json);
     expect(parsed.ok).toBe(schema.success);
     if (parsed.ok && schema.success) expect(parsed.message).toStrictEqual(schema.data);
+    // The transport's shortcut gives a payload only where the full parse gives that media payload.
+    const payload = canonicalMediaPayload(text);
+    if (payload !== null) expect(parsed.ok && parsed.message.event === 'media' && parsed.message.media.payload).toBe(payload);
+  });
+
+  it("takes the payload of Twilio's own layout without building a message", () => {
+    expect(canonicalMediaPayload(cases[0]!)).toBe('no+JhoaJjpzS');
+    expect(canonicalMediaPayload(cases[2]!)).toBeNull();
   });
 
   it('says why it refused a message', () => {

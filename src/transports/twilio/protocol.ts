@@ -67,6 +67,17 @@ export const twilioClear = (streamSid: string) => JSON.stringify({ event: 'clear
  */
 const CANONICAL_MEDIA =
   /^\{"event":"media","sequenceNumber":"\d*","media":\{"track":"([a-z_]*)","chunk":"(\d*)","timestamp":"(\d*)","payload":"([A-Za-z0-9+/]*={0,2})"\},"streamSid":"[A-Za-z0-9]*"\}$/;
+const CANONICAL_MEDIA_PAYLOAD =
+  /^\{"event":"media","sequenceNumber":"\d*","media":\{"track":"[a-z_]*","chunk":"\d*","timestamp":"\d*","payload":"([A-Za-z0-9+/]*={0,2})"\},"streamSid":"[A-Za-z0-9]*"\}$/;
+
+/**
+ * The payload of a media message in Twilio's own layout, or null for any other message: the
+ * transport's per-frame path, which needs nothing else and so builds no message objects. A
+ * non-null answer is exactly what parseTwilioMessage would give as media.payload.
+ */
+export function canonicalMediaPayload(text: string): string | null {
+  return CANONICAL_MEDIA_PAYLOAD.exec(text)?.[1] ?? null;
+}
 
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const optionalString = (x: unknown): x is string | undefined => x === undefined || typeof x === 'string';

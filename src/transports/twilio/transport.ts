@@ -6,7 +6,7 @@ import { muLawEncode } from '../../audio/g711.ts';
 import { CarrierAudioIn } from '../../audio/telephony.ts';
 import type { DisconnectionReason } from '../../calls/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../types.ts';
-import { parseTwilioMessage, twilioClear, twilioMark, twilioMediaPrefix, TWILIO_MEDIA_SUFFIX, type TwilioInbound } from './protocol.ts';
+import { canonicalMediaPayload, parseTwilioMessage, twilioClear, twilioMark, twilioMediaPrefix, TWILIO_MEDIA_SUFFIX, type TwilioInbound } from './protocol.ts';
 
 const RATE = 8000;
 
@@ -36,6 +36,11 @@ export class TwilioTransport implements CallTransport {
 
   /** Messages after `start`, as the route hands them on. */
   receive(text: string): void {
+    const payload = canonicalMediaPayload(text);
+    if (payload !== null) {
+      this.media(payload);
+      return;
+    }
     const parsed = parseTwilioMessage(text);
     if (!parsed.ok) {
       this.dropped++;
@@ -47,15 +52,9 @@ export class TwilioTransport implements CallTransport {
 
   private handle(message: TwilioInbound): void {
     switch (message.event) {
-      case 'media': {
-        // Decoded into a reused buffer: the μ-law decoder copies it into the session's frame.
-        const payload = message.media.payload;
-        if (payload.length * 0.75 > this.scratch.length) this.scratch = Buffer.alloc(Math.ceil(payload.length * 0.75));
-        const n = this.scratch.write(payload, 'base64');
-        if (n === 0) return;
-        for (const frame of this.inbound.push(this.scratch.subarray(0, n))) this.handlers?.audio(frame);
+      case 'media':
+        this.media(message.media.payload);
         return;
-      }
       case 'mark':
         this.handlers?.mark(message.mark.name);
         return;
@@ -68,6 +67,14 @@ export class TwilioTransport implements CallTransport {
       default:
         return;
     }
+  }
+
+  private media(payload: string): void {
+    // Decoded into a reused buffer: the μ-law decoder copies it into the session's frame.
+    if (payload.length * 0.75 > this.scratch.length) this.scratch = Buffer.alloc(Math.ceil(payload.length * 0.75));
+    const n = this.scratch.write(payload, 'base64');
+    if (n === 0) return;
+    for (const frame of this.inbound.push(this.scratch.subarray(0, n))) this.handlers?.audio(frame);
   }
 
   private farEnd(): void {
