@@ -1,16 +1,20 @@
 // npm run bench:calls -- --calls N --duration S [--llm-url URL --model M] [--engines stub|embedded]
-//   [--url http://… --key KEY]
+//   [--url http://… --key KEY [--stats-url URL]]
 // N concurrent simulated carrier calls over the Twilio Media Streams protocol, each a scripted
 // conversation of recorded phrases with pauses; per-turn voice-to-voice latency, the record's
-// latency parts, outbound pacing jitter, late/dropped frames, CPU and memory per call.
+// latency parts, outbound pacing jitter, late/dropped frames, CPU and memory per call. With
+// --stats-url (printed by bench:serve-stub) CPU, memory, event-loop delay and dropped frames are
+// the service process's own; the callers' event-loop delay is reported beside them, so a reader
+// can tell the service's pacing from the harness's lag.
 // Writes JSON, Markdown and SVG under artifacts/bench/.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { LATENCY_KEYS } from '../src/calls/record.ts';
-import { loadPhrases, runCall, startTarget, STUB_ENDPOINT_MS, type CallResult } from './harness.ts';
+import { LoopStalls, loadPhrases, runCall, serviceStats, startTarget, STUB_ENDPOINT_MS, type CallResult } from './harness.ts';
 import { markdownTable, stats, svgChart, type SeriesStats } from './report.ts';
 
 const Args = z.object({
@@ -21,11 +25,12 @@ const Args = z.object({
   model: z.string().min(1).optional(),
   url: z.url().optional(),
   key: z.string().min(1).optional(),
+  'stats-url': z.url().optional(),
   /** Calls opened per second while ramping up. */
   ramp: z.coerce.number().positive().default(100),
 });
 const { values } = parseArgs({
-  options: Object.fromEntries(['calls', 'duration', 'engines', 'llm-url', 'model', 'url', 'key', 'ramp'].map((k) => [k, { type: 'string' as const }])),
+  options: Object.fromEntries(['calls', 'duration', 'engines', 'llm-url', 'model', 'url', 'key', 'stats-url', 'ramp'].map((k) => [k, { type: 'string' as const }])),
 });
 const args = Args.parse(values);
 
@@ -35,6 +40,7 @@ const sample = () => {
   return process.memoryUsage();
 };
 
+const loadStart = loadavg();
 const target = await startTarget({ url: args.url, key: args.key, engines: args.engines, llmUrl: args['llm-url'], model: args.model });
 const inProcess = target.service !== null;
 const phrases = loadPhrases();
@@ -43,7 +49,9 @@ console.error(`bench:calls ${args.calls} calls × ${args.duration} s, engines ${
 // One call first, so JIT, pools and lazily built state are not charged to the measured calls.
 const warm = await runCall(target, { phrases, durationMs: 0, pauseMs: [400, 400], seed: 0 });
 if (warm.error) throw new Error(`warm-up call failed: ${warm.error}`);
-const emittedBefore = target.stub?.ttsEngine.framesEmitted ?? 0;
+const statsUrl = args['stats-url'];
+const svc0 = statsUrl ? await serviceStats(statsUrl, { gc: true }) : null;
+const emittedBefore = target.stub?.ttsEngine.framesEmitted ?? svc0?.framesEmitted ?? 0;
 const mem0 = sample();
 let idle = 0;
 let release!: () => void;
@@ -56,29 +64,36 @@ const allIdle = new Promise<void>((resolve) => {
     }
   }, 20);
 });
+const stalls = new LoopStalls();
 const running: Promise<CallResult>[] = [];
 for (let i = 0; i < args.calls; i++) {
-  running.push(runCall(target, { phrases, durationMs: args.duration * 1000, pauseMs: [400, 1200], barrier, onIdle: () => idle++, seed: i + 1 }));
+  running.push(runCall(target, { phrases, durationMs: args.duration * 1000, pauseMs: [400, 1200], barrier, onIdle: () => idle++, stalls, seed: i + 1 }));
   await new Promise((r) => setTimeout(r, 1000 / args.ramp));
 }
 // Every call connected and past its greeting: what does an idle call cost?
 await Promise.race([allIdle, Promise.all(running)]);
 await new Promise((r) => setTimeout(r, 500));
 const memIdle = sample();
+const svcIdle = statsUrl ? await serviceStats(statsUrl, { gc: true }) : null;
 const loop = monitorEventLoopDelay({ resolution: 1 });
 loop.enable();
+if (statsUrl) await serviceStats(statsUrl, { reset: true });
+const svc1 = statsUrl ? await serviceStats(statsUrl) : null;
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
+stalls.start();
 release();
 const results = await Promise.all(running);
 const elapsedS = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
 loop.disable();
+stalls.stop();
+const svc2 = statsUrl ? await serviceStats(statsUrl) : null;
 const memEnd = sample();
-const emitted = target.stub ? target.stub.ttsEngine.framesEmitted - emittedBefore : null;
+const emitted = target.stub ? target.stub.ttsEngine.framesEmitted - emittedBefore : svc2 ? svc2.framesEmitted - emittedBefore : null;
 await target.close();
 
-const all = <K extends 'v2v' | 'jitter'>(k: K) => results.flatMap((r) => r[k]);
+const all = <K extends 'v2v' | 'jitter' | 'jitterCallersOnTime'>(k: K) => results.flatMap((r) => r[k]);
 const v2v = all('v2v');
 const overhead = args.engines === 'stub' ? v2v.map((v) => v - STUB_ENDPOINT_MS) : [];
 const fromRecords = (key: (typeof LATENCY_KEYS)[number]) =>
@@ -88,31 +103,55 @@ const fromRecords = (key: (typeof LATENCY_KEYS)[number]) =>
   });
 const received = results.reduce((n, r) => n + r.framesReceived, 0);
 const per = (bytes: number) => Math.round((bytes / args.calls / 1024) * 10) / 10;
+const ms = (x: number) => Math.round(x * 100) / 100;
+/** The histogram holds whole intervals of its 1 ms timer: the delay is what exceeds 1 ms. */
+const late = (ns: number) => ms(Math.max(0, ns / 1e6 - 1));
+const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 const series: { name: string; unit: string; s: SeriesStats | null }[] = [
   { name: 'voice-to-voice (last speech frame sent → first agent frame)', unit: 'ms', s: stats(v2v) },
   ...(args.engines === 'stub' ? [{ name: `runtime overhead per turn (v2v − ${STUB_ENDPOINT_MS} ms stub VAD hangover)`, unit: 'ms', s: stats(overhead) }] : []),
   ...LATENCY_KEYS.map((k) => ({ name: `record latency.${k} (per-call p50s)`, unit: 'ms', s: stats(fromRecords(k)) })),
   { name: 'hang-up → record final (polled every 50 ms)', unit: 'ms', s: stats(results.flatMap((r) => (r.finalizeMs === null ? [] : [r.finalizeMs]))) },
   { name: 'simulated caller audio behind real time at hang-up (harness starvation)', unit: 'ms', s: stats(results.flatMap((r) => (r.sendLagMs === null ? [] : [r.sendLagMs]))) },
-  { name: 'outbound pacing jitter |gap − 20 ms|', unit: 'ms', s: stats(all('jitter')) },
-  { name: 'event-loop delay during the run', unit: 'ms', s: loop.count > 0 ? { p50: loop.percentile(50) / 1e6, p90: loop.percentile(90) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6, num: loop.count } : null },
+  { name: 'outbound pacing jitter |gap − 20 ms|, every gap', unit: 'ms', s: stats(all('jitter')) },
+  { name: `outbound pacing jitter, gaps no callers' loop stall > ${stalls.thresholdMs} ms touched (the service's own)`, unit: 'ms', s: stats(all('jitterCallersOnTime')) },
+  { name: `${inProcess ? '' : 'harness (callers) '}event-loop delay during the run`, unit: 'ms', s: loop.count > 0 ? { p50: late(loop.percentile(50)), p90: late(loop.percentile(90)), p99: late(loop.percentile(99)), max: late(loop.max), num: loop.count } : null },
+  ...(svc2 ? [{ name: 'service event-loop delay during the run', unit: 'ms', s: { p50: ms(svc2.loopDelayMs.p50), p90: ms(svc2.loopDelayMs.p90), p99: ms(svc2.loopDelayMs.p99), max: ms(svc2.loopDelayMs.max), num: svc2.loopDelayMs.count } }] : []),
 ];
+const cpuPerCall = (us: number) => Math.round((us / 1000 / args.calls / elapsedS) * 100) / 100;
+const service =
+  svc0 && svcIdle && svc1 && svc2
+    ? {
+        cpuMsPerCallPerSecond: cpuPerCall(svc2.cpuUserUs + svc2.cpuSystemUs - svc1.cpuUserUs - svc1.cpuSystemUs),
+        idleMemoryPerCallKiB: { rss: per(svcIdle.rss - svc0.rss), heapUsed: per(svcIdle.heapUsed - svc0.heapUsed), external: per(svcIdle.external - svc0.external) },
+        rssMiB: { before: mib(svc0.rss), idle: mib(svcIdle.rss), end: mib(svc2.rss) },
+      }
+    : null;
 const summary = {
   when: new Date().toISOString(),
   args: { ...args, key: args.key ? '***' : undefined },
   inProcess,
-  note: inProcess ? 'shared 2-core machine; the simulated carriers run in the same process as the service, so CPU and memory include both ends' : 'shared 2-core machine; service in another process: CPU and memory here are the harness only',
+  note: inProcess
+    ? 'shared 2-core machine; the simulated carriers run in the same process as the service, so CPU and memory include both ends'
+    : service
+      ? 'shared 2-core machine; service in another process: "service" CPU and memory are its own (from --stats-url), "harness" the callers\''
+      : 'shared 2-core machine; service in another process: CPU and memory here are the harness only (pass --stats-url for the service\'s)',
+  loadAverage: { start: loadStart, end: loadavg() },
   calls: args.calls,
   errors: results.filter((r) => r.error).map((r) => r.error),
   turns: v2v.length,
   recordsFinal: results.filter((r) => r.record).length,
   turnsMissed: results.reduce((n, r) => n + r.turnsMissed, 0),
   lateFrames: results.reduce((n, r) => n + r.late, 0),
+  callersLoopStalls: stalls.count,
   framesReceived: received,
   framesEmittedByStubTts: emitted,
-  // The outbound resampler and framer may hold back under one frame per call at hang-up.
-  droppedFrames: emitted === null ? null : Math.max(0, emitted - received - args.calls),
-  cpuMsPerCallPerSecond: Math.round(((cpu.user + cpu.system) / 1000 / args.calls / elapsedS) * 100) / 100,
+  // Every frame the stub TTS made must reach a caller (they hang up once the marks are echoed).
+  droppedFrames: emitted === null ? null : Math.max(0, emitted - received),
+  // Each is a barge-in (the caller talked over the agent): the audio it cut was dropped on purpose.
+  clearsSent: results.reduce((n, r) => n + r.clears, 0),
+  cpuMsPerCallPerSecond: cpuPerCall(cpu.user + cpu.system),
+  service,
   idleMemoryPerCallKiB: { rss: per(memIdle.rss - mem0.rss), heapUsed: per(memIdle.heapUsed - mem0.heapUsed), external: per(memIdle.external + memIdle.arrayBuffers - mem0.external - mem0.arrayBuffers) },
   endMemoryPerCallKiB: { rss: per(memEnd.rss - mem0.rss), heapUsed: per(memEnd.heapUsed - mem0.heapUsed) },
   gcForced: gc !== undefined,
@@ -132,15 +171,25 @@ const md = [
       'turns missed': summary.turnsMissed,
       'late frames': summary.lateFrames,
       'dropped frames': summary.droppedFrames ?? 'n/a',
+      'clears (barge-ins)': summary.clearsSent,
       'frames received': received,
-      'CPU ms per call per s': summary.cpuMsPerCallPerSecond,
-      'idle RSS KiB/call': summary.idleMemoryPerCallKiB.rss,
-      'idle heap KiB/call': summary.idleMemoryPerCallKiB.heapUsed,
+      ...(service
+        ? {
+            'service CPU ms per call per s': service.cpuMsPerCallPerSecond,
+            'service idle RSS KiB/call': service.idleMemoryPerCallKiB.rss,
+            'service idle heap KiB/call': service.idleMemoryPerCallKiB.heapUsed,
+            'harness CPU ms per call per s': summary.cpuMsPerCallPerSecond,
+          }
+        : {
+            'CPU ms per call per s': summary.cpuMsPerCallPerSecond,
+            'idle RSS KiB/call': summary.idleMemoryPerCallKiB.rss,
+            'idle heap KiB/call': summary.idleMemoryPerCallKiB.heapUsed,
+          }),
       errors: summary.errors.length,
     },
   ]),
   '',
-  summary.note,
+  `${summary.note}; load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${summary.loadAverage.end.map((x) => x.toFixed(2)).join(' ')} at the end`,
 ].join('\n');
 const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(dir, { recursive: true });

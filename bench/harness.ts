@@ -5,6 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import { z } from 'zod';
 import { startService, type RunningService } from '../src/app.ts';
 import { muLawEncode } from '../src/audio/g711.ts';
 import { decodeWav } from '../src/audio/wav.ts';
@@ -21,6 +22,28 @@ export interface TargetOptions {
   model?: string | undefined;
   beginMessage?: string;
   ttsFrames?: number;
+}
+
+/** What bench:serve-stub's stats URL answers: the service process alone. */
+export const ServiceStatsSchema = z.object({
+  t: z.number(),
+  calls: z.number(),
+  rss: z.number(),
+  heapUsed: z.number(),
+  external: z.number(),
+  cpuUserUs: z.number(),
+  cpuSystemUs: z.number(),
+  /** Frames the stub TTS has made since the service started. */
+  framesEmitted: z.number(),
+  /** Event-loop delay since the last reset, ms. */
+  loopDelayMs: z.object({ p50: z.number(), p90: z.number(), p99: z.number(), max: z.number(), count: z.number() }),
+});
+export type ServiceStats = z.infer<typeof ServiceStatsSchema>;
+
+/** Reads (or with `reset`, restarts the event-loop histogram of) bench:serve-stub's stats. */
+export async function serviceStats(statsUrl: string, o: { gc?: boolean; reset?: boolean } = {}): Promise<ServiceStats> {
+  const res = await fetch(o.reset ? `${statsUrl}/reset` : `${statsUrl}/${o.gc ? '?gc=1' : ''}`, { method: o.reset ? 'POST' : 'GET' });
+  return ServiceStatsSchema.parse(await res.json());
 }
 
 export interface Target {
@@ -118,9 +141,13 @@ export interface CallResult {
   v2v: number[];
   /** |gap − 20 ms| between agent frames once the pacer's lead is filled, ms. */
   jitter: number[];
+  /** The same, for gaps no stall of the callers' own event loop touched (their arrival times are the service's). */
+  jitterCallersOnTime: number[];
   /** Agent frames that arrived after the far side would have started playing them (underrun). */
   late: number;
   framesReceived: number;
+  /** `clear` messages: the service cut its own audio (barge-in, an apology), so queued frames never came. */
+  clears: number;
   turnsMissed: number;
   record: CallRecord | null;
   /** Hang-up → record final, as polled every 50 ms through the API. */
@@ -139,34 +166,86 @@ export interface CallScript {
   /** Waited on after the greeting (all calls idle together, for memory sampling). */
   barrier?: Promise<void>;
   onIdle?: () => void;
+  /** The callers' event-loop stalls, to tell the service's pacing from the harness's own lag. */
+  stalls?: LoopStalls;
   seed: number;
-  quietMs?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Where the callers' own event loop ran late: a frame that arrived then was timed late by the
+ * harness, not by the service. A 1 ms interval notes every tick that came more than
+ * `thresholdMs` after its time.
+ */
+export class LoopStalls {
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private last = 0;
+
+  constructor(readonly thresholdMs = 2) {}
+
+  start(): void {
+    this.last = performance.now();
+    this.timer = setInterval(() => {
+      const now = performance.now();
+      if (now - this.last > 1 + this.thresholdMs) {
+        this.starts.push(this.last + 1);
+        this.ends.push(now);
+      }
+      this.last = now;
+    }, 1);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  get count(): number {
+    return this.starts.length;
+  }
+
+  /** Whether a stall overlaps [from, to]. */
+  touches(from: number, to: number): boolean {
+    // The first stall that ends at or after `from` (ends are in order).
+    let lo = 0;
+    let hi = this.ends.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.ends[mid]! < from) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.starts.length && this.starts[lo]! <= to;
+  }
+}
+
 /** Frames received per agent reply: jitter once 5 frames (80 ms lead + 1) are out, and underruns. */
-function pacing(arrivals: readonly number[], from: number, to: number, out: { jitter: number[]; late: number }): void {
+function pacing(arrivals: readonly number[], from: number, to: number, out: { jitter: number[]; jitterCallersOnTime: number[]; late: number }, stalls?: LoopStalls): void {
   let playEnd = 0;
   for (let i = from; i < to; i++) {
     const at = arrivals[i]!;
     if (i > from && at > playEnd + 1) out.late++;
     playEnd = Math.max(playEnd, at) + 20;
-    if (i - from >= 5) out.jitter.push(Math.abs(at - arrivals[i - 1]! - 20));
+    if (i - from < 5) continue;
+    const jitter = Math.abs(at - arrivals[i - 1]! - 20);
+    out.jitter.push(jitter);
+    // A stall just before the earlier arrival may have delayed it too: look 3 ms back.
+    if (stalls && !stalls.touches(arrivals[i - 1]! - 3, at)) out.jitterCallersOnTime.push(jitter);
   }
 }
 
 export async function runCall(target: Target, script: CallScript): Promise<CallResult> {
-  const result: CallResult = { callId: '', v2v: [], jitter: [], late: 0, framesReceived: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
+  const result: CallResult = { callId: '', v2v: [], jitter: [], jitterCallersOnTime: [], late: 0, framesReceived: 0, clears: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
   const arrivals: number[] = [];
-  const quietMs = script.quietMs ?? 300;
   let rnd = script.seed;
   const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   const waitFor = async (cond: () => boolean, timeoutMs: number) => {
     const until = performance.now() + timeoutMs;
     while (!cond()) {
       if (performance.now() > until) return false;
-      await sleep(10);
+      // Arrival times are taken as messages come; polling only paces the script, so 25 ms is plenty.
+      await sleep(25);
     }
     return true;
   };
@@ -176,20 +255,29 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     idled = true;
   };
   try {
-    const placed = await placeInboundCall(target.url, target.number);
+    // No message history: a load run only needs arrival times, and keeping every message costs GC.
+    const placed = await placeInboundCall(target.url, target.number, undefined, { history: false });
     const caller = placed.caller;
     result.callId = placed.callId;
     let marksSent = 0;
     let marksEchoed = 0;
+    /** Agent messages played to their end (their end marks echoed by the simulated phone). */
+    let played = 0;
     caller.on('message', (m) => {
       if (m.event === 'media') arrivals.push(performance.now());
       else if (m.event === 'mark') marksSent++;
     });
-    caller.on('mark', () => marksEchoed++);
-    const quiet = () => arrivals.length > 0 && performance.now() - arrivals.at(-1)! > quietMs;
-    // Greeting.
-    if (!(await waitFor(() => quiet() || caller.closed, 20_000))) throw new Error('no greeting');
-    pacing(arrivals, 0, arrivals.length, result);
+    caller.on('clear', () => result.clears++);
+    caller.on('mark', (name) => {
+      marksEchoed++;
+      if (name.endsWith(':end')) played++;
+    });
+    // The caller speaks once the agent's message has played, told by its end mark as a real
+    // caller hears it end; a quiet gap would mistake a stall of the service for the end, talk over
+    // the rest and have it cleared (counted as dropped).
+    const heard = (n: number) => played >= n || caller.closed;
+    if (!(await waitFor(() => heard(1), 20_000))) throw new Error('no greeting');
+    pacing(arrivals, 0, arrivals.length, result, script.stalls);
     idle();
     if (script.barrier) await script.barrier;
     const end = performance.now() + script.durationMs;
@@ -201,13 +289,14 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
       await caller.speak(script.phrases[(script.seed + turn++) % script.phrases.length]!);
       const sentAt = performance.now();
       const before = arrivals.length;
+      const playedBefore = played;
       if (!(await waitFor(() => arrivals.length > before || caller.closed, 15_000)) || arrivals.length === before) {
         result.turnsMissed++;
         continue;
       }
       result.v2v.push(arrivals[before]! - sentAt);
-      await waitFor(() => quiet() || caller.closed, 30_000);
-      pacing(arrivals, before, arrivals.length, result);
+      await waitFor(() => heard(playedBefore + 1), 30_000);
+      pacing(arrivals, before, arrivals.length, result, script.stalls);
     } while (performance.now() < end);
     // How far the simulated phone's 20 ms send schedule fell behind real time (harness starved).
     const sent = (caller as unknown as { sentFrames: number }).sentFrames;

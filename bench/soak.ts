@@ -47,7 +47,7 @@ let done = 0;
 let failed = 0;
 const deadline = started + args['max-minutes'] * 60_000;
 while (done < args.calls && performance.now() < deadline) {
-  const r = await runCall(target, { phrases, durationMs: 0, pauseMs: [100, 100], seed: done, quietMs: 100 });
+  const r = await runCall(target, { phrases, durationMs: 0, pauseMs: [100, 100], seed: done });
   if (r.error || !r.record) failed++;
   done++;
   if (done % 50 === 0 || done === 100) take(done);

@@ -68,13 +68,18 @@ class BurstTts implements TtsEngine {
   readonly name = 'stub-burst';
   /** Frames emitted since start, to compare with frames the callers received. */
   framesEmitted = 0;
+  /** The tone per rate, computed once: a stub must cost the service nothing per reply. */
+  private readonly tones = new Map<number, Int16Array>();
   constructor(private readonly frames: number) {}
   async *synthesize(_text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
-    const n = options.sampleRate / 50;
-    const samples = new Int16Array(n * this.frames);
-    for (let i = 0; i < samples.length; i++) samples[i] = Math.round(3000 * Math.sin((2 * Math.PI * 300 * i) / options.sampleRate));
+    let tone = this.tones.get(options.sampleRate);
+    if (!tone) {
+      tone = new Int16Array((options.sampleRate / 50) * this.frames);
+      for (let i = 0; i < tone.length; i++) tone[i] = Math.round(3000 * Math.sin((2 * Math.PI * 300 * i) / options.sampleRate));
+      this.tones.set(options.sampleRate, tone);
+    }
     this.framesEmitted += this.frames;
-    yield { samples, sampleRate: options.sampleRate };
+    yield { samples: tone.slice(), sampleRate: options.sampleRate };
   }
   async close(): Promise<void> {}
 }

@@ -26,10 +26,15 @@ export class Framer {
     return this.pendingLength;
   }
 
-  /** Push a chunk; returns the whole frames it completes (each a new array the caller owns). */
+  /**
+   * Push a chunk; returns the whole frames it completes, each the caller's own (the frames of one
+   * push are views into one new buffer: one allocation per chunk, not per frame).
+   */
   push(chunk: Int16Array): Int16Array[] {
     const frames: Int16Array[] = [];
     const size = this.frameSamples;
+    const count = Math.floor((this.pendingLength + chunk.length) / size);
+    const out = count > 0 ? new Int16Array(count * size) : this.pending;
     let offset = 0;
     if (this.pendingLength > 0) {
       const take = Math.min(size - this.pendingLength, chunk.length);
@@ -37,11 +42,14 @@ export class Framer {
       this.pendingLength += take;
       offset = take;
       if (this.pendingLength < size) return frames;
-      frames.push(this.pending.slice());
+      out.set(this.pending);
+      frames.push(out.subarray(0, size));
       this.pendingLength = 0;
     }
     while (chunk.length - offset >= size) {
-      frames.push(chunk.slice(offset, offset + size));
+      const at = frames.length * size;
+      out.set(chunk.subarray(offset, offset + size), at);
+      frames.push(out.subarray(at, at + size));
       offset += size;
     }
     if (offset < chunk.length) {

@@ -15,7 +15,7 @@ import type { SttEngine, TtsEngine, VadEngine } from '../speech/types.ts';
 import type { AgentRepository } from '../store/agents.ts';
 import type { CallRepository } from '../store/calls.ts';
 import { ToolExecutor } from '../tools/executor.ts';
-import type { CallTransport } from '../transports/types.ts';
+import { INTERNAL_RATE, type CallTransport } from '../transports/types.ts';
 import { callCost } from './cost.ts';
 import type { OrgLimits } from './limits.ts';
 import { CallRecorder } from './recorder.ts';
@@ -92,8 +92,11 @@ export class CallManager {
       metadata: record.metadata,
       dynamic_variables: variables,
     };
-    const recorder = record.opt_out_sensitive_data_storage ? undefined : new CallRecorder(this.recordingPath(callId));
+    // Engines and recorder take the line's own rate (8 kHz on a phone): no resampling per frame.
+    const sampleRate = transport.sampleRate ?? INTERNAL_RATE;
+    const recorder = record.opt_out_sensitive_data_storage ? undefined : new CallRecorder(this.recordingPath(callId), sampleRate);
     let executor: ToolExecutor | undefined;
+    let finalized: Promise<void> = Promise.resolve();
     const brain: AgentBrain = {
       respond: (messages, hooks, signal, clock) => {
         executor ??= new ToolExecutor(agent.tools, { clock });
@@ -101,9 +104,6 @@ export class CallManager {
       },
     };
     const stt = this.d.engines.stt(agent.stt);
-    const sampleRate = 16000;
-    // Phone audio is 8 kHz at heart: the recogniser's telephone-band model hears it best.
-    const sttSampleRate = transport.kind === 'twilio' ? 8000 : 16000;
     const session = new CallSession({
       callId,
       agent: { ...agent, begin_message: fillVariables(agent.begin_message, variables) },
@@ -112,15 +112,17 @@ export class CallManager {
       timers: this.d.timers,
       engines: {
         openVad: () => this.d.engines.vad.open({ sampleRate }),
-        openStt: (events) => stt.open({ sampleRate: sttSampleRate, language: agent.stt.language, ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}), events }),
+        // Phone audio is 8 kHz at heart: the recogniser's telephone-band model hears it as it came.
+        openStt: (events) => stt.open({ sampleRate, language: agent.stt.language, ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}), events }),
         tts: this.d.engines.tts(agent.voice),
       },
       brain,
       recorder,
-      sttSampleRate,
       log,
       ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
-      onEnd: (result) => this.finish(orgId, callId, agent, metadata, result, recorder),
+      onEnd: (result) => {
+        finalized = this.finish(orgId, callId, agent, metadata, result, recorder).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
+      },
     });
     const active: ActiveCall = {
       callId,
@@ -130,7 +132,8 @@ export class CallManager {
         const words = agent.voicemail_message.trim();
         session.end('voicemail_reached', words ? { say: words, message: 'An answering machine answered; the voicemail message was left.' } : { message: 'An answering machine answered.' });
       },
-      finished: session.finished,
+      // The record is final only once the recording is written too.
+      finished: session.finished.then(() => finalized),
     };
     this.d.registry.add(active);
     const startTimestamp = this.d.timers.now();
@@ -141,13 +144,14 @@ export class CallManager {
     await session.start();
   }
 
-  private finish(orgId: string, callId: string, agent: AgentConfig, metadata: LlmRequestMetadata, result: SessionResult, recorder: CallRecorder | undefined): void {
+  private async finish(orgId: string, callId: string, agent: AgentConfig, metadata: LlmRequestMetadata, result: SessionResult, recorder: CallRecorder | undefined): Promise<void> {
     const durationMs = Math.max(0, result.endTimestamp - result.startTimestamp);
     const cost = callCost(durationMs, this.d.pricePerMinute);
     let recordingUrl: string | null = null;
     if (recorder) {
       try {
-        recorder.finish();
+        // Block by block: a long call's WAV must not stall the other calls' audio.
+        await recorder.close();
         recordingUrl = `${this.d.publicUrl()}/v2/calls/${callId}/recording`;
       } catch (error) {
         this.d.log.error({ err: error, call_id: callId }, 'recording could not be written');

@@ -56,12 +56,17 @@ export class OutboundPacer {
 
   enqueue(frame: Int16Array): void {
     this.queue.push({ kind: 'audio', frame });
-    this.schedule(0);
+    this.kick();
   }
 
   enqueueMark(name: string): void {
     this.queue.push({ kind: 'mark', name });
-    this.schedule(0);
+    this.kick();
+  }
+
+  /** Sends at once what the lead allows, unless a wake-up is already due: a 0 ms timer costs a loop turn (≥ 1 ms) per reply. */
+  private kick(): void {
+    if (!this.timer) this.pump();
   }
 
   /** Drops everything not yet sent and tells the far side to drop what it buffered. */

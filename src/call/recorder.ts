@@ -1,67 +1,66 @@
 // Two-channel call recording (caller left, agent right) on the call clock, with silence where
-// nobody spoke. Audio is spooled to raw files as the call goes, so an hour-long call costs
-// disk, not memory; the WAV is assembled once at the end.
-import { appendFileSync, closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+// nobody spoke, at the call's media rate (8 kHz for a phone line: upsampling every call would
+// cost more than the call itself; the recording route serves 16 kHz). The WAV is written as the
+// call goes, interleaved a block at a time, so an hour-long call costs disk, not memory, and
+// ending a call is one last block and the header: no spool files to write, read back and delete
+// (file operations are dear here: an open or a write costs more than a call's frame).
+import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { Readable } from 'node:stream';
+import { Resampler } from '../audio/resampler.ts';
 import { INTERNAL_RATE } from '../transports/types.ts';
 
-const FLUSH_SAMPLES = INTERNAL_RATE * 2;
+/** Seconds of both channels written per block: one write a second per call. */
+const BLOCK_SECONDS = 1;
+/**
+ * How far one channel may run ahead of the other before the one behind is taken as silent up to
+ * that distance. Agent audio is placed when it plays, never before the present, and the caller's
+ * audio clock runs at most its first frame's delay ahead of the present, so neither receives
+ * audio this far back.
+ */
+const SKEW_SECONDS = 2;
 
-class SpooledChannel {
-  private pending: Int16Array[] = [];
-  private pendingSamples = 0;
-  /** Samples written to the spool file plus those pending. */
+/** Interleaving scratch shared by every recorder: writes are synchronous on the one JS thread. */
+let interleaved = new Int16Array(0);
+
+class Channel {
+  /** Samples from the recorder's `written` on; grows only if the other channel stalls. */
+  samples: Int16Array;
+  /** Samples placed, counted from the call start. */
   length = 0;
 
-  constructor(private readonly file: string) {
-    appendFileSync(file, Buffer.alloc(0));
+  constructor(capacity: number) {
+    this.samples = new Int16Array(capacity);
   }
 
-  /** Places `samples` at sample index `at`, filling any gap with silence; never rewrites the past. */
-  write(samples: Int16Array, at = this.length): void {
-    if (at > this.length) this.push(new Int16Array(at - this.length));
-    const skip = Math.max(0, this.length - at);
-    if (skip < samples.length) this.push(skip === 0 ? samples : samples.subarray(skip));
+  /** Places `frame` at sample `at`, silence in any gap; what is already placed or written is kept. */
+  write(frame: Int16Array, at: number, written: number): void {
+    if (at > this.length) this.pad(at, written);
+    const skip = this.length - at;
+    if (skip >= frame.length) return;
+    this.ensure(this.length + frame.length - skip - written);
+    this.samples.set(skip > 0 ? frame.subarray(skip) : frame, this.length - written);
+    this.length += frame.length - skip;
   }
 
-  /** Drops pending audio from sample `at` on (audio that was sent but never played). */
-  truncate(at: number): void {
-    const flushed = this.length - this.pendingSamples;
-    if (at >= this.length || at < flushed) return;
-    let keep = at - flushed;
-    const kept: Int16Array[] = [];
-    for (const block of this.pending) {
-      if (keep <= 0) break;
-      kept.push(block.length <= keep ? block : block.subarray(0, keep));
-      keep -= Math.min(block.length, keep);
-    }
-    this.pending = kept;
-    this.pendingSamples = at - flushed;
-    this.length = at;
+  /** Silence up to sample `to`. */
+  pad(to: number, written: number): void {
+    if (to <= this.length) return;
+    this.ensure(to - written);
+    this.samples.fill(0, this.length - written, to - written);
+    this.length = to;
   }
 
-  flush(): void {
-    if (this.pendingSamples === 0) return;
-    const bytes = Buffer.allocUnsafe(this.pendingSamples * 2);
-    let offset = 0;
-    for (const block of this.pending) {
-      bytes.set(new Uint8Array(block.buffer, block.byteOffset, block.byteLength), offset);
-      offset += block.byteLength;
-    }
-    appendFileSync(this.file, bytes);
-    this.pending = [];
-    this.pendingSamples = 0;
-  }
-
-  private push(block: Int16Array): void {
-    this.pending.push(block.slice());
-    this.pendingSamples += block.length;
-    this.length += block.length;
-    if (this.pendingSamples >= FLUSH_SAMPLES) this.flush();
+  private ensure(size: number): void {
+    if (size <= this.samples.length) return;
+    const grown = new Int16Array(Math.max(size, this.samples.length * 2));
+    grown.set(this.samples);
+    this.samples = grown;
   }
 }
 
-function wavHeader(frames: number, channels: number, rate: number): Buffer {
+export function wavHeader(frames: number, channels: number, rate: number): Buffer {
   const dataBytes = frames * channels * 2;
   const h = Buffer.alloc(44);
   h.write('RIFF', 0, 'ascii');
@@ -81,77 +80,177 @@ function wavHeader(frames: number, channels: number, rate: number): Buffer {
 }
 
 export class CallRecorder {
-  private readonly caller: SpooledChannel;
-  private readonly agent: SpooledChannel;
+  private readonly caller: Channel;
+  private readonly agent: Channel;
+  /** Frames (sample pairs) in the file; both channels hold what comes after. */
+  private written = 0;
+  private fd: number | null = null;
+  private readonly block: number;
+  private readonly skew: number;
   private finished = false;
 
-  constructor(private readonly wavPath: string) {
+  /** `sampleRate`: the rate of the frames handed in, and of the WAV. */
+  constructor(
+    private readonly wavPath: string,
+    readonly sampleRate: number = INTERNAL_RATE,
+  ) {
     mkdirSync(dirname(wavPath), { recursive: true });
-    this.caller = new SpooledChannel(`${wavPath}.caller.raw`);
-    this.agent = new SpooledChannel(`${wavPath}.agent.raw`);
+    this.block = sampleRate * BLOCK_SECONDS;
+    this.skew = sampleRate * SKEW_SECONDS;
+    this.caller = new Channel(this.block + this.skew);
+    this.agent = new Channel(this.block + this.skew);
+  }
+
+  private at(offsetMs: number): number {
+    return Math.max(0, Math.round((offsetMs * this.sampleRate) / 1000));
   }
 
   /** Caller audio at `offsetMs` from the call start (on the inbound audio clock). */
   callerAudio(frame: Int16Array, offsetMs: number): void {
-    this.caller.write(frame, Math.max(0, Math.round((offsetMs * INTERNAL_RATE) / 1000)));
+    if (this.finished) return;
+    this.caller.write(frame, this.at(offsetMs), this.written);
+    this.maybeWrite();
   }
 
   /** Agent audio at `offsetMs` from the call start (when it plays). */
   agentAudio(frame: Int16Array, offsetMs: number): void {
-    this.agent.write(frame, Math.max(0, Math.round((offsetMs * INTERNAL_RATE) / 1000)));
+    if (this.finished) return;
+    this.agent.write(frame, this.at(offsetMs), this.written);
+    this.maybeWrite();
   }
 
   /** Agent audio after `offsetMs` was cleared before it played. */
   agentCleared(offsetMs: number): void {
-    this.agent.truncate(Math.max(0, Math.round((offsetMs * INTERNAL_RATE) / 1000)));
+    const at = this.at(offsetMs);
+    if (at >= this.written && at < this.agent.length) this.agent.length = at;
   }
 
-  /** Writes the WAV (16 kHz, 2 channels, PCM16) and removes the spools; returns its length in samples. */
+  /** Writes what is left and the header (2 channels, PCM16, at the recorder's rate); returns the length in samples. */
   finish(): number {
     if (this.finished) return 0;
     this.finished = true;
-    this.caller.flush();
-    this.agent.flush();
     const frames = Math.max(this.caller.length, this.agent.length);
-    const out = openSync(this.wavPath, 'w');
-    const inputs = [openSync(`${this.wavPath}.caller.raw`, 'r'), openSync(`${this.wavPath}.agent.raw`, 'r')];
+    this.caller.pad(frames, this.written);
+    this.agent.pad(frames, this.written);
     try {
-      writeSync(out, wavHeader(frames, 2, INTERNAL_RATE));
-      // Interleave a block at a time through typed arrays: the end of a call must not stall
-      // the other calls' pacing for long.
-      const block = 16384;
-      const left = new Int16Array(block);
-      const right = new Int16Array(block);
-      const interleaved = new Int16Array(block * 2);
-      for (let done = 0; done < frames; done += block) {
-        const n = Math.min(block, frames - done);
-        left.fill(0);
-        right.fill(0);
-        readSync(inputs[0]!, new Uint8Array(left.buffer), 0, n * 2, done * 2);
-        readSync(inputs[1]!, new Uint8Array(right.buffer), 0, n * 2, done * 2);
-        for (let i = 0; i < n; i++) {
-          interleaved[i * 2] = left[i]!;
-          interleaved[i * 2 + 1] = right[i]!;
-        }
-        writeSync(out, new Uint8Array(interleaved.buffer, 0, n * 4));
-      }
+      this.writeThrough(frames);
+      writeSync(this.file(), wavHeader(frames, 2, this.sampleRate), 0, 44, 0);
     } finally {
-      closeSync(out);
-      for (const fd of inputs) closeSync(fd);
-      this.discardSpools();
+      if (this.fd !== null) closeSync(this.fd);
+      this.fd = null;
     }
     return frames;
+  }
+
+  /** finish(), for callers that await: what is left is at most a few seconds, written at once. */
+  async close(): Promise<number> {
+    return this.finish();
   }
 
   /** Drops everything (opt-out of storage, or a call that never connected). */
   discard(): void {
     this.finished = true;
-    this.discardSpools();
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
     rmSync(this.wavPath, { force: true });
   }
 
-  private discardSpools(): void {
-    rmSync(`${this.wavPath}.caller.raw`, { force: true });
-    rmSync(`${this.wavPath}.agent.raw`, { force: true });
+  /** A block is written once both channels hold it, the one behind taken as silent past the skew. */
+  private maybeWrite(): void {
+    const ahead = Math.max(this.caller.length, this.agent.length);
+    const upTo = Math.max(Math.min(this.caller.length, this.agent.length), ahead - this.skew);
+    if (upTo - this.written < this.block) return;
+    this.caller.pad(upTo, this.written);
+    this.agent.pad(upTo, this.written);
+    this.writeThrough(upTo);
+  }
+
+  /** Interleaves both channels up to frame `upTo` into the file, and keeps what comes after. */
+  private writeThrough(upTo: number): void {
+    const n = upTo - this.written;
+    if (n <= 0) return;
+    if (interleaved.length < n * 2) interleaved = new Int16Array(n * 2);
+    const left = this.caller.samples;
+    const right = this.agent.samples;
+    const out = interleaved;
+    for (let i = 0; i < n; i++) {
+      out[i * 2] = left[i]!;
+      out[i * 2 + 1] = right[i]!;
+    }
+    writeSync(this.file(), new Uint8Array(out.buffer, 0, n * 4), 0, n * 4, 44 + this.written * 4);
+    for (const channel of [this.caller, this.agent]) channel.samples.copyWithin(0, n, channel.length - this.written);
+    this.written = upTo;
+  }
+
+  /** The WAV, opened at its first block: a short call opens it once, at its end. */
+  private file(): number {
+    this.fd ??= openSync(this.wavPath, 'w');
+    return this.fd;
+  }
+}
+
+/** Rate recordings are served at, whatever rate the call's media had. */
+export const SERVED_RECORDING_RATE = INTERNAL_RATE;
+const SERVE_BLOCK = 4096;
+
+/**
+ * A recording as the API serves it: 16 kHz, 2 channels. A WAV kept at a lower media rate is
+ * upsampled as it streams out, block by block, so the cost falls on the rare download and not on
+ * every call. Throws when the file is missing or is not one of ours.
+ */
+export async function openRecording(path: string): Promise<{ bytes: number; stream: Readable }> {
+  const file = await open(path, 'r');
+  const header = Buffer.alloc(44);
+  let keep = false;
+  try {
+    await file.read(header, 0, 44, 0);
+    if (header.toString('ascii', 0, 4) !== 'RIFF' || header.readUInt16LE(22) !== 2 || header.readUInt16LE(34) !== 16) throw new Error(`${path} is not a 2-channel PCM16 recording`);
+    const rate = header.readUInt32LE(24);
+    const size = (await file.stat()).size;
+    if (rate === SERVED_RECORDING_RATE) {
+      keep = true;
+      return { bytes: size, stream: file.createReadStream({ start: 0 }) };
+    }
+    // A file cut short (the process died while writing it) serves what it holds.
+    const frames = Math.min(header.readUInt32LE(40), size - 44) >> 2;
+    const outFrames = Math.ceil((frames * SERVED_RECORDING_RATE) / rate);
+    keep = true;
+    return { bytes: 44 + outFrames * 4, stream: Readable.from(upsampled(file, frames, rate, outFrames)) };
+  } finally {
+    if (!keep) await file.close();
+  }
+}
+
+async function* upsampled(file: FileHandle, frames: number, rate: number, outFrames: number): AsyncGenerator<Buffer> {
+  try {
+    yield wavHeader(outFrames, 2, SERVED_RECORDING_RATE);
+    const channels = [new Resampler(rate, SERVED_RECORDING_RATE), new Resampler(rate, SERVED_RECORDING_RATE)] as const;
+    const raw = Buffer.alloc(SERVE_BLOCK * 4);
+    const left = new Int16Array(SERVE_BLOCK);
+    const right = new Int16Array(SERVE_BLOCK);
+    let sent = 0;
+    const interleave = (a: Int16Array, b: Int16Array): Buffer => {
+      const n = Math.min(a.length, b.length, outFrames - sent);
+      const out = new Int16Array(n * 2);
+      for (let i = 0; i < n; i++) {
+        out[i * 2] = a[i]!;
+        out[i * 2 + 1] = b[i]!;
+      }
+      sent += n;
+      return Buffer.from(out.buffer, 0, n * 4);
+    };
+    for (let done = 0; done < frames; done += SERVE_BLOCK) {
+      const n = Math.min(SERVE_BLOCK, frames - done);
+      await file.read(raw, 0, n * 4, 44 + done * 4);
+      for (let i = 0; i < n; i++) {
+        left[i] = raw.readInt16LE(i * 4);
+        right[i] = raw.readInt16LE(i * 4 + 2);
+      }
+      yield interleave(channels[0].push(left.subarray(0, n)), channels[1].push(right.subarray(0, n)));
+    }
+    const tail = interleave(channels[0].flush(), channels[1].flush());
+    if (tail.length > 0) yield tail;
+  } finally {
+    await file.close();
   }
 }

@@ -7,7 +7,7 @@ import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../
 import type { TurnHooks, TurnOutcome } from '../llm/turn.ts';
 import type { ChatMessage } from '../llm/types.ts';
 import type { SttResult, SttStream, SttStreamEvents, TtsEngine, VadEvent, VadStream } from '../speech/types.ts';
-import { FRAME_MS, FRAME_SAMPLES, INTERNAL_RATE, type CallTransport, type SessionNotice } from '../transports/types.ts';
+import { FRAME_MS, INTERNAL_RATE, type CallTransport, type SessionNotice } from '../transports/types.ts';
 import { Framer } from '../audio/framer.ts';
 import { Resampler } from '../audio/resampler.ts';
 import { LatencyRecorder, type LatencyStats } from './latency.ts';
@@ -65,7 +65,7 @@ export interface SessionOptions {
   engines: SessionEngines;
   brain: AgentBrain;
   recorder?: CallRecorder | undefined;
-  /** Rate the recogniser is opened at: 8000 for telephone audio (its telephone-band model). */
+  /** Rate the recogniser is opened at; the transport's rate when absent (then it is fed as is). */
   sttSampleRate?: 8000 | 16000;
   log: Logger;
   /** Checked every second; a reason ends the call (credit balance used up, …). */
@@ -122,6 +122,55 @@ class Utterance {
 
 type Phase = 'created' | 'live' | 'ending' | 'ended';
 
+/**
+ * The last `size` inbound frames with the audio time each ends at, copied into one preallocated
+ * ring: frames held for 3 s would otherwise outlive young-generation GC by the thousand and churn
+ * the old one. Frames of another length than `frameSamples` are kept by reference.
+ */
+class FrameHistory {
+  private readonly samples: Int16Array;
+  private readonly lengths: Int32Array;
+  private readonly others: (Int16Array | undefined)[];
+  private readonly endAts: Float64Array;
+  private start = 0;
+  private count = 0;
+
+  constructor(
+    private readonly size: number,
+    private readonly frameSamples: number,
+  ) {
+    this.samples = new Int16Array(size * frameSamples);
+    this.lengths = new Int32Array(size);
+    this.others = new Array<Int16Array | undefined>(size);
+    this.endAts = new Float64Array(size);
+  }
+
+  push(frame: Int16Array, endAt: number): void {
+    const at = (this.start + this.count) % this.size;
+    if (frame.length === this.frameSamples) {
+      this.samples.set(frame, at * this.frameSamples);
+      this.others[at] = undefined;
+    } else this.others[at] = frame;
+    this.lengths[at] = frame.length;
+    this.endAts[at] = endAt;
+    if (this.count < this.size) this.count++;
+    else this.start = (this.start + 1) % this.size;
+  }
+
+  /** Hands over, oldest first, the frames that end after `from` (as new arrays), and forgets them all. */
+  drain(from: number, take: (frame: Int16Array) => void): void {
+    for (let i = 0; i < this.count; i++) {
+      const at = (this.start + i) % this.size;
+      const other = this.others[at];
+      this.others[at] = undefined;
+      if (this.endAts[at]! <= from) continue;
+      take(other ?? this.samples.slice(at * this.frameSamples, at * this.frameSamples + this.lengths[at]!));
+    }
+    this.start = 0;
+    this.count = 0;
+  }
+}
+
 export class CallSession {
   private readonly o: SessionOptions;
   private readonly timers: Timers;
@@ -131,15 +180,19 @@ export class CallSession {
   private startWall = 0;
   private vad!: VadStream;
   private stt!: SttStream;
-  private vadChain: Promise<void> = Promise.resolve();
+  /** Frames waiting for the VAD, and whether the loop that feeds it is running. */
+  private readonly vadQueue: Int16Array[] = [];
+  private vadBusy = false;
   /** VAD and recogniser are open; audio before that is kept for the onset only. */
   private enginesReady = false;
   private inboundSamples = 0;
   /** Seconds between the call's start and the first inbound frame: VAD times are on the inbound clock. */
   private audioOffset = 0;
-  private readonly sttDown: Resampler | null;
+  /** Rate of every frame in and out: the transport's (8 kHz on a phone line). */
+  private readonly rate: number;
+  private readonly sttResampler: Resampler | null;
   /** Recent inbound frames with the audio time each ends at, for the recogniser's onset. */
-  private readonly recent: { frame: Int16Array; endAt: number }[] = [];
+  private readonly recent: FrameHistory;
   /** The caller's current stretch of speech, on the inbound audio clock (seconds). */
   private speech: { startAt: number; endAt: number | null; confirmed: boolean } | null = null;
   private readonly history: ChatMessage[] = [];
@@ -169,7 +222,10 @@ export class CallSession {
     this.o = options;
     this.timers = options.timers;
     this.finished = new Promise((resolve) => (this.finishedResolve = resolve));
-    this.sttDown = options.sttSampleRate === 8000 ? new Resampler(INTERNAL_RATE, 8000) : null;
+    this.rate = options.transport.sampleRate ?? INTERNAL_RATE;
+    this.recent = new FrameHistory(SESSION_DEFAULTS.historyMs / FRAME_MS, (this.rate * FRAME_MS) / 1000);
+    const sttRate = options.sttSampleRate ?? this.rate;
+    this.sttResampler = sttRate === this.rate ? null : new Resampler(this.rate, sttRate);
     this.pacer = new OutboundPacer(options.transport, options.timers, {
       sent: (frame, playAt) => this.onFrameSent(frame, playAt),
       drained: () => undefined,
@@ -195,11 +251,11 @@ export class CallSession {
 
   /** Seconds of inbound audio, on the call's clock. */
   private audioNow(): number {
-    return this.audioOffset + this.inboundSamples / INTERNAL_RATE;
+    return this.audioOffset + this.inboundSamples / this.rate;
   }
 
   private pushStt(frame: Int16Array): void {
-    this.stt.push(this.sttDown ? this.sttDown.push(frame) : frame);
+    this.stt.push(this.sttResampler ? this.sttResampler.push(frame) : frame);
   }
 
   /** Connects the call: opens the engines, arms the timers, speaks the begin message. */
@@ -252,27 +308,58 @@ export class CallSession {
 
   private onAudio(frame: Int16Array): void {
     if (this.phase !== 'live') return;
-    if (this.inboundSamples === 0) this.audioOffset = (this.timers.now() - this.startWall) / 1000 - frame.length / INTERNAL_RATE;
+    if (this.inboundSamples === 0) this.audioOffset = (this.timers.now() - this.startWall) / 1000 - frame.length / this.rate;
     this.o.recorder?.callerAudio(frame, this.audioNow() * 1000);
     this.inboundSamples += frame.length;
     // While the caller speaks, the recogniser hears every frame; between turns only the onset is kept.
     if (this.speech) this.pushStt(frame);
     else {
-      this.recent.push({ frame, endAt: this.audioNow() });
-      if (this.recent.length > SESSION_DEFAULTS.historyMs / FRAME_MS) this.recent.shift();
+      this.recent.push(frame, this.audioNow());
     }
     if (!this.enginesReady) return;
     // VAD runs in order, off the hot path; its events carry their own audio-clock time.
-    this.vadChain = this.vadChain
-      .then(() => (this.phase === 'live' ? this.vad.push(frame) : []))
-      .then((events) => {
-        for (const event of events) this.onVad(event);
-      })
-      .catch((error: unknown) => {
-        this.o.log.error({ err: error, call_id: this.callId }, 'voice activity detection failed');
-        this.end('error_service', { say: SESSION_DEFAULTS.apologyText, message: 'Voice activity detection failed.' });
-      });
+    this.vadQueue.push(frame);
+    if (!this.vadBusy) this.feedVad();
   }
+
+  /**
+   * Hands the VAD the next queued frame, in order, one at a time. Plain callbacks, not an async
+   * function: this runs for every inbound frame, and an async function's state per call was the
+   * largest allocation on the service's heap.
+   */
+  private feedVad(): void {
+    for (let frame = this.vadQueue.shift(); frame; frame = this.vadQueue.shift()) {
+      if (this.phase !== 'live') continue;
+      this.vadBusy = true;
+      let result: Promise<VadEvent[]>;
+      try {
+        result = this.vad.push(frame);
+      } catch (error) {
+        this.vadFailed(error);
+        return;
+      }
+      result.then(this.vadEvents, this.vadFailed);
+      return;
+    }
+    this.vadBusy = false;
+  }
+
+  private readonly vadEvents = (events: VadEvent[]): void => {
+    try {
+      for (const event of events) this.onVad(event);
+    } catch (error) {
+      this.vadFailed(error);
+      return;
+    }
+    this.feedVad();
+  };
+
+  private readonly vadFailed = (error: unknown): void => {
+    this.vadBusy = false;
+    this.vadQueue.length = 0;
+    this.o.log.error({ err: error, call_id: this.callId }, 'voice activity detection failed');
+    this.end('error_service', { say: SESSION_DEFAULTS.apologyText, message: 'Voice activity detection failed.' });
+  };
 
   private onVad(event: VadEvent): void {
     if (this.phase !== 'live') return;
@@ -297,7 +384,7 @@ export class CallSession {
     this.speech = { startAt: at, endAt: null, confirmed: false };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     const from = at - SESSION_DEFAULTS.prerollMs / 1000;
-    for (const { frame, endAt } of this.recent.splice(0)) if (endAt > from) this.pushStt(frame);
+    this.recent.drain(from, (frame) => this.pushStt(frame));
     if (!this.agentBusy()) {
       this.speech.confirmed = true;
       return;
@@ -327,10 +414,22 @@ export class CallSession {
     }
     speech.endAt = at;
     const silentMs = (this.audioNow() - at) * 1000;
-    this.endpointTimer = this.timers.setTimeout(() => {
+    const wait = this.o.agent.endpointing_ms - silentMs;
+    const fire = () => {
       this.endpointTimer = undefined;
       void this.endOfUserTurn();
-    }, Math.max(0, this.o.agent.endpointing_ms - silentMs));
+    };
+    if (wait >= 1) {
+      this.endpointTimer = this.timers.setTimeout(fire, wait);
+      return;
+    }
+    // The VAD's own silence already covered endpointing (Silero's 550 ms > the default 500): answer
+    // now, not a timer tick later. A speech start in the same VAD batch still cancels it.
+    const token: TimerHandle = { id: -1 };
+    this.endpointTimer = token;
+    queueMicrotask(() => {
+      if (this.endpointTimer === token) fire();
+    });
   }
 
   private onPartial(result: SttResult): void {
@@ -528,7 +627,7 @@ export class CallSession {
       const requested = this.timers.now();
       let first = true;
       let samples = 0;
-      const framer = new Framer(FRAME_SAMPLES);
+      const framer = Framer.forRate(this.rate);
       const push = (frame: Int16Array) => {
         if (u.framesQueued === 0) this.pacer.enqueueMark(`u${u.id}:start`);
         u.framesQueued++;
@@ -536,7 +635,7 @@ export class CallSession {
       };
       try {
         for await (const chunk of this.o.engines.tts.synthesize(text, {
-          sampleRate: INTERNAL_RATE,
+          sampleRate: this.rate,
           voiceId: this.o.agent.voice.voice_id,
           speed: this.o.agent.voice.speed,
           ...(signal ? { signal } : {}),
@@ -557,7 +656,7 @@ export class CallSession {
         this.end('error_service', { message: 'The speech synthesizer failed.' });
         return;
       }
-      u.pieces.push({ text, audioMs: (samples / INTERNAL_RATE) * 1000 });
+      u.pieces.push({ text, audioMs: (samples / this.rate) * 1000 });
     });
   }
 

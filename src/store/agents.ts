@@ -1,5 +1,6 @@
 // Agent versions: every PATCH adds a row; publishing flags the newest one.
 import type { AgentConfig, AgentVersion } from '../agents/schema.ts';
+import type Database from 'better-sqlite3';
 import type { Db } from './database.ts';
 
 export interface AgentRepository {
@@ -36,16 +37,25 @@ function toVersion(row: Row): AgentVersion {
 }
 
 export class SqliteAgentRepository implements AgentRepository {
+  /** Statements prepared once: every inbound call looks its agent up twice. */
+  private readonly statements = new Map<string, Database.Statement<unknown[]>>();
+
   constructor(private readonly db: Db) {}
+
+  private prepare(sql: string): Database.Statement<unknown[]> {
+    let statement = this.statements.get(sql);
+    if (!statement) this.statements.set(sql, (statement = this.db.prepare(sql)));
+    return statement;
+  }
 
   insertVersion(orgId: string, agentId: string, config: AgentConfig, options: { published: boolean; at: number }): AgentVersion {
     return this.db
       .transaction(() => {
-        const top = this.db
+        const top = this
           .prepare('SELECT max(version) AS v FROM agent_versions WHERE org_id = ? AND agent_id = ?')
           .get(orgId, agentId) as { v: number | null };
         const version = (top.v ?? 0) + 1;
-        this.db
+        this
           .prepare('INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, ?, ?, ?, ?)')
           .run(orgId, agentId, version, options.published ? 1 : 0, options.at, JSON.stringify(config));
         return { orgId, agentId, version, isPublished: options.published, lastModified: options.at, config };
@@ -54,21 +64,21 @@ export class SqliteAgentRepository implements AgentRepository {
   }
 
   get(orgId: string, agentId: string, version: number): AgentVersion | undefined {
-    const row = this.db
+    const row = this
       .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?')
       .get(orgId, agentId, version) as Row | undefined;
     return row ? toVersion(row) : undefined;
   }
 
   newest(orgId: string, agentId: string): AgentVersion | undefined {
-    const row = this.db
+    const row = this
       .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? ORDER BY version DESC LIMIT 1')
       .get(orgId, agentId) as Row | undefined;
     return row ? toVersion(row) : undefined;
   }
 
   newestPublished(orgId: string, agentId: string): AgentVersion | undefined {
-    const row = this.db
+    const row = this
       .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND is_published = 1 ORDER BY version DESC LIMIT 1')
       .get(orgId, agentId) as Row | undefined;
     return row ? toVersion(row) : undefined;
@@ -80,7 +90,7 @@ export class SqliteAgentRepository implements AgentRepository {
         const newest = this.newest(orgId, agentId);
         if (!newest) return undefined;
         if (newest.isPublished) return newest;
-        this.db
+        this
           .prepare('UPDATE agent_versions SET is_published = 1, created_at = ? WHERE org_id = ? AND agent_id = ? AND version = ?')
           .run(at, orgId, agentId, newest.version);
         return { ...newest, isPublished: true, lastModified: at };
@@ -89,7 +99,7 @@ export class SqliteAgentRepository implements AgentRepository {
   }
 
   listNewest(orgId: string): AgentVersion[] {
-    const rows = this.db
+    const rows = this
       .prepare(
         `SELECT a.* FROM agent_versions a
          JOIN (SELECT agent_id, max(version) AS v FROM agent_versions WHERE org_id = ? GROUP BY agent_id) m
@@ -102,7 +112,7 @@ export class SqliteAgentRepository implements AgentRepository {
 
   findByInboundNumber(number: string): AgentVersion | undefined {
     // Few agents per deployment: scanning the published heads is simpler than a side table.
-    const rows = this.db
+    const rows = this
       .prepare(
         `SELECT a.* FROM agent_versions a
          JOIN (SELECT org_id, agent_id, max(version) AS v FROM agent_versions WHERE is_published = 1 GROUP BY org_id, agent_id) m

@@ -6,9 +6,11 @@ import type { DisconnectionReason } from '../calls/record.ts';
 export const INTERNAL_RATE = 16000;
 export const FRAME_SAMPLES = 320;
 export const FRAME_MS = 20;
+/** Rates a transport's frames may have: a phone line's 8 kHz, or the internal 16 kHz. */
+export type MediaRate = 8000 | 16000;
 
 export interface TransportHandlers {
-  /** One 20 ms inbound frame, in arrival order. */
+  /** One 20 ms inbound frame at the transport's rate, in arrival order. It may be a view into a buffer other frames share: copy it before transferring its buffer. */
   audio(frame: Int16Array): void;
   /** The far side played everything queued before this mark. */
   mark(name: string): void;
@@ -30,9 +32,14 @@ export type SessionNotice =
 
 export interface CallTransport {
   readonly kind: 'twilio' | 'web';
+  /**
+   * Rate of the 20 ms frames both ways; INTERNAL_RATE when absent. A phone line stays at its
+   * 8 kHz: the engines take it as it is, instead of through a 8→16→8 kHz resampling round trip.
+   */
+  readonly sampleRate?: MediaRate;
   /** Where inbound audio and control go; set once by the session. */
   attach(handlers: TransportHandlers): void;
-  /** One 20 ms agent frame at the internal rate. */
+  /** One 20 ms agent frame at the transport's rate. */
   sendAudio(frame: Int16Array): void;
   sendMark(name: string): void;
   /** Drop audio the far side has queued (barge-in); it echoes pending marks. */

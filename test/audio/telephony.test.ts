@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { concatPcm } from '../../src/audio/pcm.ts';
-import { muLawEncode } from '../../src/audio/g711.ts';
+import { muLawDecode, muLawEncode } from '../../src/audio/g711.ts';
 import { CarrierAudioIn, CarrierAudioOut } from '../../src/audio/telephony.ts';
 import { amplitudeAt, db, tone } from './signals.ts';
 
@@ -28,5 +28,13 @@ describe('carrier audio edge', () => {
       const back = concatPcm(bytes.flatMap((b) => inbound.push(b)));
       expect(Math.abs(db(amplitudeAt(back.subarray(800, -800), 700, 16000) / 10000))).toBeLessThan(1);
     }
+  });
+
+  it('at an internal rate of 8 kHz hands over the decoded carrier frames as they are, odd payloads framed', () => {
+    const carrier = muLawEncode(tone(1000, 8000, 0.2));
+    const inbound = new CarrierAudioIn({ internalRate: 8000 });
+    const frames = [...inbound.push(carrier.subarray(0, 160)), ...inbound.push(carrier.subarray(160, 260)), ...inbound.push(carrier.subarray(260, 480))];
+    expect(frames.map((f) => f.length)).toEqual([160, 160, 160]);
+    expect(Array.from(concatPcm(frames))).toEqual(Array.from(muLawDecode(carrier.subarray(0, 480))));
   });
 });

@@ -5,6 +5,7 @@ import { ManualTimers } from '../../src/call/timers.ts';
 import { LlmError } from '../../src/llm/errors.ts';
 import type { DisconnectionReason } from '../../src/calls/record.ts';
 import {
+  EnergyVad,
   FakeTransport,
   SPEECH,
   ScriptedBrain,
@@ -27,10 +28,20 @@ const agentConfig = (overrides: Record<string, unknown> = {}) =>
   });
 
 function setup(
-  options: { agent?: Record<string, unknown>; heard?: string[]; steps?: BrainStep[]; fallback?: BrainStep; guard?: (ms: number) => DisconnectionReason | null } = {},
+  options: {
+    agent?: Record<string, unknown>;
+    heard?: string[];
+    steps?: BrainStep[];
+    fallback?: BrainStep;
+    guard?: (ms: number) => DisconnectionReason | null;
+    /** The line's rate (a phone line: 8000). */
+    rate?: 8000 | 16000;
+    vad?: EnergyVad;
+  } = {},
 ) {
+  const rate = options.rate ?? 16000;
   const timers = new ManualTimers(1_700_000_000_000);
-  const transport = new FakeTransport(timers);
+  const transport = new FakeTransport(timers, rate);
   const stt = new ScriptedStt(options.heard ?? []);
   const tts = new WordTts();
   const brain = new ScriptedBrain(options.steps ?? [], options.fallback);
@@ -41,7 +52,7 @@ function setup(
     systemPrompt: 'You are a test.',
     transport,
     timers,
-    engines: engines(stt, tts),
+    engines: engines(stt, tts, options.vad ?? new EnergyVad(rate)),
     brain,
     log: silentLog,
     ...(options.guard ? { guard: options.guard } : {}),
@@ -54,7 +65,7 @@ function setup(
     for (let t = 0; t < ms; t += 20) {
       timers.advance(20);
       await settle();
-      transport.handlers.audio(frame(amplitude));
+      transport.handlers.audio(frame(amplitude, rate));
       await settle();
     }
   };
@@ -129,6 +140,27 @@ describe('CallSession', () => {
     expect(r.latency!.e2e!.p50).toBeLessThanOrEqual(540);
     expect(s.brain.calls[0]!.at(-1)).toEqual({ role: 'user', content: 'my name is ann' });
     expect(s.stt.pushed).toBeGreaterThan(0.8 * 16000);
+    expectOrdered(r);
+  });
+
+  it('runs a phone line at its own 8 kHz: the engines take and give its frames as they are, same timestamps', async () => {
+    const s = setup({ rate: 8000, heard: ['my name is ann'], steps: [say('Nice to meet you, Ann.')] });
+    await s.session.start();
+    await s.feed(1000, 0);
+    await s.feed(800, SPEECH);
+    await s.feed(1500, 0);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    const r = s.result()!;
+    const [greeting, user, reply] = r.transcript;
+    expect(greeting).toEqual({ role: 'agent', content: 'Hello there.', start_at: 0, end_at: 0.2 });
+    expect(user).toMatchObject({ content: 'my name is ann', start_at: 1, end_at: 1.8 });
+    expect(reply!.start_at).toBeCloseTo(2.3, 1);
+    // 0.8 s of speech plus the onset and the endpointing wait, at 8000 samples a second.
+    expect(s.stt.pushed).toBeGreaterThan(0.8 * 8000);
+    expect(s.stt.pushed).toBeLessThan(2 * 8000);
+    expect([...s.tts.rates]).toEqual([8000]);
+    expect([...s.transport.frameLengths]).toEqual([160]);
     expectOrdered(r);
   });
 
@@ -273,6 +305,25 @@ describe('CallSession', () => {
     await s.feed(600, 0);
     await s.wait(5000);
     expect(s.result()!.reason).toBe('error_service');
+  });
+
+  it('apologises, then ends with error_service when voice activity detection fails, and feeds it no more', async () => {
+    class FailingVad extends EnergyVad {
+      pushes = 0;
+      override async push(samples: Int16Array) {
+        if (++this.pushes === 10) throw new Error('inference failed');
+        return super.push(samples);
+      }
+    }
+    const vad = new FailingVad();
+    const s = setup({ agent: { begin_message: '' }, vad });
+    await s.session.start();
+    await s.feed(1000, 0);
+    await s.wait(8000);
+    const r = s.result()!;
+    expect(r).toMatchObject({ reason: 'error_service', message: 'Voice activity detection failed.' });
+    expect(agentMessages(r).at(-1)!.content).toMatch(/sorry/i);
+    expect(vad.pushes).toBe(10);
   });
 
   it('ends with call_transfer when the model transfers the caller', async () => {

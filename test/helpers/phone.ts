@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { muLawEncode } from '../../src/audio/g711.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
-import { TwilioStreamCaller } from '../../src/carrier-sim/twilio-stream.ts';
+import { TwilioStreamCaller, type TwilioStreamOptions } from '../../src/carrier-sim/twilio-stream.ts';
 
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
 
@@ -28,7 +28,7 @@ export interface PlacedCall {
 }
 
 /** Twilio's voice webhook for `to`, then the media stream its TwiML asks for. */
-export async function placeInboundCall(baseUrl: string, to: string, from = '+14155550100'): Promise<PlacedCall> {
+export async function placeInboundCall(baseUrl: string, to: string, from = '+14155550100', options: Pick<TwilioStreamOptions, 'history'> = {}): Promise<PlacedCall> {
   const res = await fetch(`${baseUrl}/telephony/twilio/voice`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -39,7 +39,7 @@ export async function placeInboundCall(baseUrl: string, to: string, from = '+141
   const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1];
   const params = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]));
   if (!url || !params.call_id) throw new Error(`no stream in TwiML: ${twiml}`);
-  const caller = new TwilioStreamCaller({ url, customParameters: params });
+  const caller = new TwilioStreamCaller({ url, customParameters: params, ...options });
   await caller.connect();
   return { caller, callId: params.call_id, twiml };
 }

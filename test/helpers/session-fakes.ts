@@ -13,7 +13,7 @@ import type { DisconnectionReason } from '../../src/calls/record.ts';
 export const silentLog = pino({ level: 'silent' });
 
 export const SPEECH = 8000;
-export const frame = (amplitude: number) => new Int16Array(320).fill(amplitude);
+export const frame = (amplitude: number, rate = 16000) => new Int16Array(rate / 50).fill(amplitude);
 
 export class FakeTransport implements CallTransport {
   readonly kind = 'twilio' as const;
@@ -23,16 +23,22 @@ export class FakeTransport implements CallTransport {
   readonly marks: string[] = [];
   readonly notices: SessionNotice[] = [];
   closedWith: DisconnectionReason | null = null;
+  /** Lengths of the frames sent, to check they are 20 ms at the transport's rate. */
+  readonly frameLengths = new Set<number>();
   private playEnd = 0;
   private pendingMarks: { name: string; handle: { id: number } }[] = [];
 
-  constructor(private readonly timers: ManualTimers) {}
+  constructor(
+    private readonly timers: ManualTimers,
+    readonly sampleRate: 8000 | 16000 = 16000,
+  ) {}
 
   attach(handlers: TransportHandlers): void {
     this.handlers = handlers;
   }
-  sendAudio(): void {
+  sendAudio(frame: Int16Array): void {
     this.framesSent++;
+    this.frameLengths.add(frame.length);
     this.playEnd = Math.max(this.playEnd, this.timers.now()) + 20;
   }
   sendMark(name: string): void {
@@ -66,8 +72,9 @@ export class EnergyVad implements VadStream {
   speaking = false;
   private samples = 0;
   private quietSince: number | null = null;
+  constructor(private readonly rate = 16000) {}
   async push(samples: Int16Array): Promise<VadEvent[]> {
-    const t = this.samples / 16000;
+    const t = this.samples / this.rate;
     this.samples += samples.length;
     const loud = Math.abs(samples[0] ?? 0) > SPEECH / 2;
     this.lastProbability = loud ? 1 : 0;
@@ -81,7 +88,7 @@ export class EnergyVad implements VadStream {
     }
     if (this.speaking) {
       this.quietSince ??= t;
-      if (this.samples / 16000 - this.quietSince >= 0.2 - 1e-9) {
+      if (this.samples / this.rate - this.quietSince >= 0.2 - 1e-9) {
         this.speaking = false;
         const at = this.quietSince;
         this.quietSince = null;
@@ -119,12 +126,14 @@ export class ScriptedStt implements SttStream {
 export class WordTts implements TtsEngine {
   readonly name = 'word-tts';
   readonly spoken: string[] = [];
+  readonly rates = new Set<number>();
   async *synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
     this.spoken.push(text);
+    this.rates.add(options.sampleRate);
     const words = text.split(/\s+/).filter(Boolean).length;
     for (let i = 0; i < words * 5; i++) {
       if (options.signal?.aborted) return;
-      yield { samples: new Int16Array(320).fill(1000), sampleRate: 16000 };
+      yield { samples: new Int16Array(options.sampleRate / 50).fill(1000), sampleRate: options.sampleRate };
     }
   }
   async close(): Promise<void> {}

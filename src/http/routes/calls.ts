@@ -1,5 +1,5 @@
-import { createReadStream, existsSync, statSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { openRecording } from '../../call/recorder.ts';
 import { ApiError } from '../../errors.ts';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { parseVersionSpec } from '../../agents/service.ts';
@@ -82,9 +82,12 @@ export function callRoutes(app: FastifyInstance, calls: CallService, recordingPa
     schema: { params: CallIdParams },
     handler: async (request, reply) => {
       const record = calls.get(request.orgId, request.params.call_id);
-      const path = recordingPath(record.call_id);
-      if (!record.recording_url || !existsSync(path)) throw new ApiError('NOT_FOUND', `call ${record.call_id} has no recording`);
-      return reply.type('audio/wav').header('content-length', statSync(path).size).send(createReadStream(path));
+      const missing = () => new ApiError('NOT_FOUND', `call ${record.call_id} has no recording`);
+      if (!record.recording_url) throw missing();
+      const recording = await openRecording(recordingPath(record.call_id)).catch((error: unknown) => {
+        throw (error as NodeJS.ErrnoException).code === 'ENOENT' ? missing() : error;
+      });
+      return reply.type('audio/wav').header('content-length', recording.bytes).send(recording.stream);
     },
   });
 

@@ -1,16 +1,24 @@
-// Twilio Media Streams ↔ internal frames: μ-law 8 kHz in and out, PCM16 16 kHz 20 ms inside.
+// Twilio Media Streams ↔ session frames: μ-law 8 kHz on the wire, PCM16 8 kHz 20 ms frames to
+// and from the session (the engines take the line's rate, so nothing is resampled per frame).
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
-import { CarrierAudioIn, CarrierAudioOut } from '../../audio/telephony.ts';
+import { muLawEncode } from '../../audio/g711.ts';
+import { CarrierAudioIn } from '../../audio/telephony.ts';
 import type { DisconnectionReason } from '../../calls/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../types.ts';
-import { parseTwilioMessage, twilioClear, twilioMark, twilioMedia, type TwilioInbound } from './protocol.ts';
+import { canonicalMediaPayload, parseTwilioMessage, twilioClear, twilioMark, twilioMediaPrefix, TWILIO_MEDIA_SUFFIX, type TwilioInbound } from './protocol.ts';
+
+const RATE = 8000;
 
 export class TwilioTransport implements CallTransport {
   readonly kind = 'twilio' as const;
+  readonly sampleRate = RATE;
   private handlers: TransportHandlers | null = null;
-  private readonly inbound = new CarrierAudioIn();
-  private readonly outbound = new CarrierAudioOut();
+  private readonly inbound = new CarrierAudioIn({ carrierRate: RATE, internalRate: RATE });
+  /** μ-law of one outbound frame, reused: base64 copies it out at once. */
+  private readonly ulaw = Buffer.alloc(RATE / 50);
+  private readonly mediaPrefix: string;
+  private scratch = Buffer.alloc(RATE / 50);
   private hungUp = false;
   /** Malformed frames seen (logged and dropped). */
   dropped = 0;
@@ -21,12 +29,18 @@ export class TwilioTransport implements CallTransport {
     readonly callSid: string,
     private readonly log: Logger,
   ) {
+    this.mediaPrefix = twilioMediaPrefix(streamSid);
     socket.on('close', () => this.farEnd());
     socket.on('error', (error) => this.log.warn({ err: error }, 'media socket error'));
   }
 
   /** Messages after `start`, as the route hands them on. */
   receive(text: string): void {
+    const payload = canonicalMediaPayload(text);
+    if (payload !== null) {
+      this.media(payload);
+      return;
+    }
     const parsed = parseTwilioMessage(text);
     if (!parsed.ok) {
       this.dropped++;
@@ -38,12 +52,9 @@ export class TwilioTransport implements CallTransport {
 
   private handle(message: TwilioInbound): void {
     switch (message.event) {
-      case 'media': {
-        const bytes = Buffer.from(message.media.payload, 'base64');
-        if (bytes.length === 0) return;
-        for (const frame of this.inbound.push(bytes)) this.handlers?.audio(frame);
+      case 'media':
+        this.media(message.media.payload);
         return;
-      }
       case 'mark':
         this.handlers?.mark(message.mark.name);
         return;
@@ -58,6 +69,14 @@ export class TwilioTransport implements CallTransport {
     }
   }
 
+  private media(payload: string): void {
+    // Decoded into a reused buffer: the μ-law decoder copies it into the session's frame.
+    if (payload.length * 0.75 > this.scratch.length) this.scratch = Buffer.alloc(Math.ceil(payload.length * 0.75));
+    const n = this.scratch.write(payload, 'base64');
+    if (n === 0) return;
+    for (const frame of this.inbound.push(this.scratch.subarray(0, n))) this.handlers?.audio(frame);
+  }
+
   private farEnd(): void {
     if (this.hungUp) return;
     this.hungUp = true;
@@ -70,9 +89,9 @@ export class TwilioTransport implements CallTransport {
 
   sendAudio(frame: Int16Array): void {
     if (this.socket.readyState !== WebSocket.OPEN) return;
-    for (const bytes of this.outbound.push(frame)) {
-      this.socket.send(twilioMedia(this.streamSid, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64')));
-    }
+    const bytes = frame.length <= this.ulaw.length ? this.ulaw : Buffer.alloc(frame.length);
+    muLawEncode(frame, bytes);
+    this.socket.send(this.mediaPrefix + bytes.toString('base64', 0, frame.length) + TWILIO_MEDIA_SUFFIX);
   }
 
   sendMark(name: string): void {
