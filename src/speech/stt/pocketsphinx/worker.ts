@@ -11,8 +11,6 @@ import type { FromWorker, ToWorker } from './protocol.ts';
 
 interface StreamState {
   decoder: NativeDecoder;
-  /** Frames fed since the stream opened, while its channel mean is still being learnt fast. */
-  cmnFrames: number;
   modelKey: string;
   resampler: Resampler | null;
   inUtt: boolean;
@@ -34,7 +32,6 @@ const streams = new Map<number, StreamState>();
 const idle = new Map<string, NativeDecoder[]>();
 // The model's starting cepstral mean (its feat.params -cmninit), read from a fresh decoder.
 const initialCmn = new WeakMap<NativeDecoder, number[]>();
-
 
 function send(msg: FromWorker): void {
   port?.postMessage(msg);
@@ -119,7 +116,7 @@ function feed(sid: number, st: StreamState, input: Int16Array): void {
   st.decoder.processRaw(pcm);
   st.hints?.decoder.processRaw(pcm);
   st.samplesFed += pcm.length;
-  adaptCmn(st, pcm.length);
+  adaptCmn(st, st.samplesFed - pcm.length);
   st.samplesSincePartial += pcm.length;
   if (st.samplesSincePartial >= st.partialEverySamples) {
     st.samplesSincePartial = 0;
@@ -133,11 +130,12 @@ function feed(sid: number, st: StreamState, input: Int16Array): void {
 
 const SAMPLES_PER_FRAME = MODEL_DEFAULTS.sampleRate / 100;
 
-function adaptCmn(st: StreamState, samples: number): void {
-  if (st.cmnFrames >= CMN_ADAPTATION.fastUntilFrames) return;
-  const before = Math.floor(st.cmnFrames / CMN_ADAPTATION.updateEveryFrames);
-  st.cmnFrames += samples / SAMPLES_PER_FRAME;
-  if (Math.floor(st.cmnFrames / CMN_ADAPTATION.updateEveryFrames) === before) return;
+/** Re-estimate the channel mean each time another `updateEveryFrames` frames of this caller were fed. */
+function adaptCmn(st: StreamState, fedBefore: number): void {
+  const framesBefore = fedBefore / SAMPLES_PER_FRAME;
+  if (framesBefore >= CMN_ADAPTATION.fastUntilFrames) return;
+  const period = CMN_ADAPTATION.updateEveryFrames;
+  if (Math.floor(st.samplesFed / SAMPLES_PER_FRAME / period) === Math.floor(framesBefore / period)) return;
   st.decoder.updateCmn();
   st.hints?.decoder.updateCmn();
 }
@@ -190,7 +188,6 @@ function handle(msg: ToWorker): void {
       if (hints) resetCmn(hints.decoder);
       streams.set(msg.sid, {
         decoder,
-        cmnFrames: 0,
         modelKey: modelKey(msg.model),
         resampler: msg.sampleRate === MODEL_DEFAULTS.sampleRate ? null : new Resampler(msg.sampleRate, MODEL_DEFAULTS.sampleRate),
         inUtt: false,
