@@ -115,8 +115,8 @@ const series: { name: string; unit: string; s: SeriesStats | null }[] = [
   { name: 'simulated caller audio behind real time at hang-up (harness starvation)', unit: 'ms', s: stats(results.flatMap((r) => (r.sendLagMs === null ? [] : [r.sendLagMs]))) },
   { name: 'outbound pacing jitter |gap − 20 ms|, every gap', unit: 'ms', s: stats(all('jitter')) },
   { name: `outbound pacing jitter, gaps no callers' loop stall > ${stalls.thresholdMs} ms touched (the service's own)`, unit: 'ms', s: stats(all('jitterCallersOnTime')) },
-  { name: `${inProcess ? '' : 'harness (callers) '}event-loop delay during the run`, unit: 'ms', s: loop.count > 0 ? { p50: late(loop.percentile(50)), p90: late(loop.percentile(90)), p99: late(loop.percentile(99)), max: late(loop.max), num: loop.count } : null },
-  ...(svc2 ? [{ name: 'service event-loop delay during the run', unit: 'ms', s: { p50: ms(svc2.loopDelayMs.p50), p90: ms(svc2.loopDelayMs.p90), p99: ms(svc2.loopDelayMs.p99), max: ms(svc2.loopDelayMs.max), num: svc2.loopDelayMs.count } }] : []),
+  { name: `${inProcess ? '' : 'harness (callers) '}event-loop delay during the run`, unit: 'ms', s: loop.count > 0 ? { p50: late(loop.percentile(50)), p90: late(loop.percentile(90)), p95: late(loop.percentile(95)), p99: late(loop.percentile(99)), max: late(loop.max), num: loop.count } : null },
+  ...(svc2 ? [{ name: 'service event-loop delay during the run', unit: 'ms', s: { p50: ms(svc2.loopDelayMs.p50), p90: ms(svc2.loopDelayMs.p90), p95: ms(svc2.loopDelayMs.p95), p99: ms(svc2.loopDelayMs.p99), max: ms(svc2.loopDelayMs.max), num: svc2.loopDelayMs.count } }] : []),
 ];
 const cpuPerCall = (us: number) => Math.round((us / 1000 / args.calls / elapsedS) * 100) / 100;
 const service =
@@ -159,7 +159,7 @@ const summary = {
   series: Object.fromEntries(series.map((m) => [m.name, m.s])),
 };
 
-const rows = series.filter((m) => m.s).map((m) => ({ metric: `${m.name} (${m.unit})`, p50: m.s!.p50, p90: m.s!.p90, p99: m.s!.p99, max: m.s!.max, n: m.s!.num }));
+const rows = series.filter((m) => m.s).map((m) => ({ metric: `${m.name} (${m.unit})`, p50: m.s!.p50, p90: m.s!.p90, p95: m.s!.p95, p99: m.s!.p99, max: m.s!.max, n: m.s!.num }));
 const md = [
   `# bench:calls — ${args.calls} calls × ${args.duration} s, engines ${args.engines}`,
   '',

@@ -36,7 +36,7 @@ export const ServiceStatsSchema = z.object({
   /** Frames the stub TTS has made since the service started. */
   framesEmitted: z.number(),
   /** Event-loop delay since the last reset, ms. */
-  loopDelayMs: z.object({ p50: z.number(), p90: z.number(), p99: z.number(), max: z.number(), count: z.number() }),
+  loopDelayMs: z.object({ p50: z.number(), p90: z.number(), p95: z.number(), p99: z.number(), max: z.number(), count: z.number() }),
 });
 export type ServiceStats = z.infer<typeof ServiceStatsSchema>;
 

@@ -40,6 +40,8 @@ export function markdownTable(rows: ReadonlyArray<Record<string, string | number
 export interface SeriesStats {
   p50: number;
   p90: number;
+  /** The voice-to-voice capacity measure is read at p95. */
+  p95: number;
   p99: number;
   max: number;
   num: number;
@@ -51,7 +53,7 @@ export function stats(values: readonly number[]): SeriesStats | null {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (p: number) => sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1]!;
   const round = (v: number) => Math.round(v * 100) / 100;
-  return { p50: round(at(50)), p90: round(at(90)), p99: round(at(99)), max: round(sorted.at(-1)!), num: sorted.length };
+  return { p50: round(at(50)), p90: round(at(90)), p95: round(at(95)), p99: round(at(99)), max: round(sorted.at(-1)!), num: sorted.length };
 }
 
 /** Grouped horizontal bars (p50, p90, p99) per metric, each metric scaled to its own max. */

@@ -45,7 +45,7 @@ const stats = (): ServiceStats => {
     cpuUserUs: c.user,
     cpuSystemUs: c.system,
     framesEmitted: speech.ttsEngine.framesEmitted,
-    loopDelayMs: { p50: late(loop.percentile(50)), p90: late(loop.percentile(90)), p99: late(loop.percentile(99)), max: late(loop.max), count: loop.count },
+    loopDelayMs: { p50: late(loop.percentile(50)), p90: late(loop.percentile(90)), p95: late(loop.percentile(95)), p99: late(loop.percentile(99)), max: late(loop.max), count: loop.count },
   };
 };
 const statsServer = createServer((req, res) => {
