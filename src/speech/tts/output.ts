@@ -38,23 +38,3 @@ export class PcmOutput {
     return frames.map((samples) => ({ samples, sampleRate: this.sampleRate }));
   }
 }
-
-/** Resolves with `promise`, or with null as soon as `signal` aborts. */
-export function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | null> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.resolve(null);
-  return new Promise<T | null>((resolve, reject) => {
-    const onAbort = () => resolve(null);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
-}
