@@ -30,17 +30,21 @@ async function main(): Promise<void> {
         '-dict', join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'),
         '-logfn', '/dev/null',
       ]);
+      const narrowClips: Int16Array[] = [];
+      for (const [i, text] of CALIBRATION_SENTENCES.entries()) {
+        const chunks: Int16Array[] = [];
+        for await (const c of tts.synthesize(text, { sampleRate: 16000, voiceId: voice })) chunks.push(c.samples);
+        const wide = concatPcm(chunks);
+        const narrow = throughTelephone(wide);
+        narrowClips.push(narrow);
+        if (values.out) {
+          writeFileSync(join(values.out, `${String(i).padStart(2, '0')}-${voice}.16k.wav`), encodeWav({ samples: wide, sampleRate: 16000 }));
+          writeFileSync(join(values.out, `${String(i).padStart(2, '0')}-${voice}.tel.wav`), encodeWav({ samples: narrow, sampleRate: 16000 }));
+        }
+      }
       // Two passes: the first moves the mean away from the wideband prior, the second settles it.
       for (let pass = 0; pass < 2; pass++) {
-        for (const [i, text] of CALIBRATION_SENTENCES.entries()) {
-          const chunks: Int16Array[] = [];
-          for await (const c of tts.synthesize(text, { sampleRate: 16000, voiceId: voice })) chunks.push(c.samples);
-          const wide = concatPcm(chunks);
-          const narrow = throughTelephone(wide);
-          if (values.out && pass === 0) {
-            writeFileSync(join(values.out, `${String(i).padStart(2, '0')}-${voice}.16k.wav`), encodeWav({ samples: wide, sampleRate: 16000 }));
-            writeFileSync(join(values.out, `${String(i).padStart(2, '0')}-${voice}.tel.wav`), encodeWav({ samples: narrow, sampleRate: 16000 }));
-          }
+        for (const narrow of narrowClips) {
           decoder.startUtt();
           decoder.processRaw(narrow);
           decoder.endUtt();
