@@ -47,14 +47,16 @@ function baseArgs(hmm: string): string[] {
 }
 
 /**
- * Search of the general model: at most 4,000 HMMs and 10 word exits per frame, the top 3
+ * Search of the general model: at most 2,500 HMMs and 10 word exits per frame, the top 3
  * Gaussians, and no second (flat-lexicon) pass at the end of an utterance. Measured with the
- * decoder alone on an idle machine: 0.16 x real time instead of 0.31 with the library's
- * defaults, the end-of-utterance work 22 ms instead of 120 ms, for 19.5% WER on the fixtures
- * instead of 17.3% (the same 3.6% on calibration sentences). The telephone variant keeps the
- * library's search: band-limited audio sits further from the model and loses more to pruning.
+ * decoder alone on an idle machine, on 7 s of continuous speech: ~0.17 x real time (0.22 at 4,000
+ * HMMs, 0.31 with the library's defaults), so 8 real-time streams keep up on 2 cores where 4,000
+ * held 4; the end-of-utterance work ~20 ms instead of 120. Word error on the calibration
+ * sentences (not the test fixtures) is the same 6% at 2,500 and 4,000; 2,000 starts to lose
+ * words. The telephone variant keeps the library's search: band-limited audio sits further from
+ * the model and loses more to pruning.
  */
-export const GENERAL_SEARCH_ARGS = ['-maxhmmpf', '4000', '-maxwpf', '10', '-topn', '3', '-fwdflat', 'no'] as const;
+export const GENERAL_SEARCH_ARGS = ['-maxhmmpf', '2500', '-maxwpf', '10', '-topn', '3', '-fwdflat', 'no'] as const;
 
 export function generalModel(): ModelSpec {
   return { name: 'general', args: [...baseArgs(join(DEBIAN_MODEL_DIR, 'en-us')), ...GENERAL_SEARCH_ARGS] };
