@@ -3,7 +3,8 @@ export type AudioErrorCode =
   | 'AUDIO_UNSUPPORTED_RATE'
   | 'AUDIO_BAD_FRAME_SIZE'
   | 'AUDIO_BAD_WAV'
-  | 'AUDIO_STREAM_CLOSED';
+  | 'AUDIO_STREAM_CLOSED'
+  | 'AUDIO_BAD_ARGUMENT';
 
 export class AudioError extends Error {
   readonly code: AudioErrorCode;

@@ -99,6 +99,16 @@ export class PocketsphinxEngine implements SttEngine {
     return (wanted === 'telephone' ? telephoneModel() : null) ?? generalModel();
   }
 
+  /**
+   * A wideband stream switches to the telephone variant when its caller's speech proves
+   * narrowband (a phone bridged in, a headset in hands-free mode): the general model knows only
+   * wideband speech. Not when a model is forced.
+   */
+  narrowbandModelFor(sampleRate: number): ModelSpec | null {
+    if (this.engineOptions.model || sampleRate <= 8000) return null;
+    return telephoneModel();
+  }
+
   async open(options: SttStreamOptions): Promise<SttStream> {
     if (!isSupportedSampleRate(options.sampleRate)) {
       throw new SttError('STT_UNSUPPORTED_RATE', `pocketsphinx cannot take ${options.sampleRate} Hz`);
@@ -119,6 +129,7 @@ export class PocketsphinxEngine implements SttEngine {
         sid,
         req,
         model: this.modelFor(options.sampleRate),
+        narrowbandModel: this.narrowbandModelFor(options.sampleRate),
         sampleRate: options.sampleRate,
         partialEveryMs: this.partialEveryMs,
         phrases: options.phrases ?? [],

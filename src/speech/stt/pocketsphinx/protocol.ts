@@ -4,7 +4,17 @@ import type { SttResult } from '../../types.ts';
 import type { ModelSpec } from './models.ts';
 
 export type ToWorker =
-  | { op: 'open'; sid: number; req: number; model: ModelSpec; sampleRate: number; partialEveryMs: number; phrases: string[] }
+  | {
+      op: 'open';
+      sid: number;
+      req: number;
+      model: ModelSpec;
+      /** Wideband streams: the model to switch to if the caller's audio turns out to be narrowband. */
+      narrowbandModel: ModelSpec | null;
+      sampleRate: number;
+      partialEveryMs: number;
+      phrases: string[];
+    }
   | { op: 'audio'; sid: number; samples: Int16Array }
   | { op: 'finalize'; sid: number; req: number }
   | { op: 'cancel'; sid: number }

@@ -2,6 +2,7 @@
 // stream's utterances so cepstral mean normalisation keeps adapting to the caller), feeds them
 // audio and answers finalize with the hypothesis and word timings. Everything blocking lives here.
 import { parentPort } from 'node:worker_threads';
+import { BandwidthProbe, type Bandwidth } from '../../../audio/bandwidth.ts';
 import { Resampler } from '../../../audio/resampler.ts';
 import type { SttResult, WordTiming } from '../../types.ts';
 import { loadDecoderClass, type NativeDecoder, type NativeSegment } from './addon.ts';
@@ -22,7 +23,24 @@ interface StreamState {
   lastPartial: string;
   /** Second decoder searching only the agent's phrase hints, when it has any. */
   hints: { decoder: NativeDecoder; modelKey: string } | null;
+  phrases: string[];
+  /** Samples fed to the current decoder: the clock of its channel adaptation. */
+  decoderSamples: number;
+  /** A wideband stream still listening whether its caller is narrowband. */
+  band: BandCheck | null;
 }
+
+interface BandCheck {
+  probe: BandwidthProbe;
+  /** Decodes the stream from the verdict on if it is narrowband. */
+  model: ModelSpec;
+  /** This utterance's audio, replayed into the other model's decoder on a switch. */
+  audio: Int16Array[];
+  audioSamples: number;
+}
+
+/** A caller quiet this long (no verdict yet) stays with the model it has: the replay would cost too much. */
+const BAND_CHECK_MAX_SAMPLES = MODEL_DEFAULTS.sampleRate * 10;
 
 const port = parentPort;
 if (!port) throw new Error('worker.ts runs only as a worker thread');
@@ -103,6 +121,14 @@ function wordsOf(segments: NativeSegment[], frameRate: number, uttStartSec: numb
     }));
 }
 
+/** Into the stream's decoders (the open search and the hints), adapting the channel mean as they go. */
+function decode(st: StreamState, pcm: Int16Array): void {
+  st.decoder.processRaw(pcm);
+  st.hints?.decoder.processRaw(pcm);
+  st.decoderSamples += pcm.length;
+  adaptCmn(st, st.decoderSamples - pcm.length);
+}
+
 function feed(sid: number, st: StreamState, input: Int16Array): void {
   const pcm = st.resampler ? st.resampler.push(input) : input;
   if (pcm.length === 0) return;
@@ -112,11 +138,14 @@ function feed(sid: number, st: StreamState, input: Int16Array): void {
     st.inUtt = true;
     st.uttStartSample = st.samplesFed;
     st.lastPartial = '';
+    if (st.band) {
+      st.band.audio = [];
+      st.band.audioSamples = 0;
+    }
   }
-  st.decoder.processRaw(pcm);
-  st.hints?.decoder.processRaw(pcm);
+  decode(st, pcm);
   st.samplesFed += pcm.length;
-  adaptCmn(st, st.samplesFed - pcm.length);
+  if (st.band) listenForBand(st, pcm);
   st.samplesSincePartial += pcm.length;
   if (st.samplesSincePartial >= st.partialEverySamples) {
     st.samplesSincePartial = 0;
@@ -130,12 +159,56 @@ function feed(sid: number, st: StreamState, input: Int16Array): void {
 
 const SAMPLES_PER_FRAME = MODEL_DEFAULTS.sampleRate / 100;
 
+function listenForBand(st: StreamState, pcm: Int16Array): void {
+  const band = st.band!;
+  band.audio.push(pcm.slice());
+  band.audioSamples += pcm.length;
+  const verdict = band.probe.push(pcm);
+  if (verdict) settleBand(st, verdict);
+  else if (band.audioSamples > BAND_CHECK_MAX_SAMPLES) st.band = null;
+}
+
+/**
+ * Narrowband speech goes to the telephone variant from here on: this utterance is replayed into
+ * its decoder (a few hundred ms of audio, once per call), and the general decoder goes back to
+ * the pool. If the variant cannot be loaded the stream keeps the model it has.
+ */
+function settleBand(st: StreamState, verdict: Bandwidth): void {
+  const band = st.band;
+  st.band = null;
+  if (!band || verdict === 'wide') return;
+  let decoder: NativeDecoder;
+  let hints: StreamState['hints'];
+  try {
+    decoder = takeDecoder(band.model);
+    hints = hintDecoder(band.model, st.phrases);
+  } catch {
+    return;
+  }
+  if (st.inUtt) {
+    st.decoder.endUtt();
+    st.hints?.decoder.endUtt();
+  }
+  release(st.modelKey, st.decoder);
+  if (st.hints) release(st.hints.modelKey, st.hints.decoder);
+  resetCmn(decoder);
+  if (hints) resetCmn(hints.decoder);
+  st.decoder = decoder;
+  st.modelKey = modelKey(band.model);
+  st.hints = hints;
+  st.decoderSamples = 0;
+  if (!st.inUtt) return;
+  st.decoder.startUtt();
+  st.hints?.decoder.startUtt();
+  for (const chunk of band.audio) decode(st, chunk);
+}
+
 /** Re-estimate the channel mean each time another `updateEveryFrames` frames of this caller were fed. */
 function adaptCmn(st: StreamState, fedBefore: number): void {
   const framesBefore = fedBefore / SAMPLES_PER_FRAME;
   if (framesBefore >= CMN_ADAPTATION.fastUntilFrames) return;
   const period = CMN_ADAPTATION.updateEveryFrames;
-  if (Math.floor(st.samplesFed / SAMPLES_PER_FRAME / period) === Math.floor(framesBefore / period)) return;
+  if (Math.floor(st.decoderSamples / SAMPLES_PER_FRAME / period) === Math.floor(framesBefore / period)) return;
   st.decoder.updateCmn();
   st.hints?.decoder.updateCmn();
 }
@@ -148,13 +221,18 @@ function finish(st: StreamState): SttResult {
   if (st.resampler) {
     const tail = st.resampler.flush();
     if (tail.length > 0 && st.inUtt) {
-      st.decoder.processRaw(tail);
-      st.hints?.decoder.processRaw(tail);
+      decode(st, tail);
       st.samplesFed += tail.length;
+      st.band?.audio.push(tail.slice());
     }
     st.resampler.reset();
   }
   if (!st.inUtt) return { text: '', words: [] };
+  // A short first utterance may end before the verdict: judge on what it had, if enough.
+  if (st.band) {
+    const verdict = st.band.probe.settle();
+    if (verdict) settleBand(st, verdict);
+  }
   st.decoder.endUtt();
   st.hints?.decoder.endUtt();
   st.inUtt = false;
@@ -197,6 +275,11 @@ function handle(msg: ToWorker): void {
         partialEverySamples: Math.max(1, Math.round((msg.partialEveryMs / 1000) * MODEL_DEFAULTS.sampleRate)),
         lastPartial: '',
         hints,
+        phrases: msg.phrases,
+        decoderSamples: 0,
+        band: msg.narrowbandModel
+          ? { probe: new BandwidthProbe({ sampleRate: MODEL_DEFAULTS.sampleRate }), model: msg.narrowbandModel, audio: [], audioSamples: 0 }
+          : null,
       });
       send({ ev: 'ok', sid: msg.sid, req: msg.req });
       return;
