@@ -6,6 +6,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { concatPcm } from '../src/audio/pcm.ts';
 import { readWavFile } from '../src/audio/wav.ts';
 import { PocketsphinxEngine } from '../src/speech/stt/pocketsphinx/engine.ts';
 import { corpusWer } from '../src/speech/stt/wer.ts';
@@ -127,7 +128,7 @@ async function main(): Promise<void> {
   record({ measure: 'end of speech -> final, median', set: '6 fixtures, 16 kHz, real time', value: `${median(latencies).toFixed(0)} ms`, bar: '<= 300 ms' });
 
   // Concurrency: N real-time streams; sustained while every final arrives within 1 s of its end.
-  const long: Clip = { text: '', sampleRate: 16000, samples: Int16Array.from([...wide.slice(0, 4).flatMap((c) => [...c.samples])]) };
+  const long: Clip = { text: '', sampleRate: 16000, samples: concatPcm(wide.slice(0, 4).map((c) => c.samples)) };
   let sustained = 0;
   let loopAt8 = NaN;
   for (const count of [2, 4, 8, 12, 16]) {
