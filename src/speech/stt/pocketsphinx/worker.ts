@@ -223,7 +223,7 @@ function finish(st: StreamState): SttResult {
     if (tail.length > 0 && st.inUtt) {
       decode(st, tail);
       st.samplesFed += tail.length;
-      st.band?.audio.push(tail.slice());
+      if (st.band) listenForBand(st, tail);
     }
     st.resampler.reset();
   }
