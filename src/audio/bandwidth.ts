@@ -73,7 +73,7 @@ export class BandwidthProbe {
     if (this.options.taps % 2 !== 1) throw new AudioError('AUDIO_BAD_ARGUMENT', `the high-pass needs an odd number of taps, not ${this.options.taps}`);
     this.taps = highPass(this.options.taps, this.options.cutoffHz / options.sampleRate);
     this.history = new Float64Array(this.options.taps * 2);
-    this.frameSamples = options.sampleRate / 100;
+    this.frameSamples = Math.round(options.sampleRate / 100);
   }
 
   /** The verdict once enough speech was heard, else null. */

@@ -59,6 +59,11 @@ describe('BandwidthProbe', () => {
     expect(enough.settle()).toBe('wide');
   });
 
+  it('works at rates whose 10 ms frame is not a whole number of samples (22.05 kHz)', () => {
+    expect(new BandwidthProbe({ sampleRate: 22050 }).push(noise(0.5, 22050))).toBe('wide');
+    expect(new BandwidthProbe({ sampleRate: 22050 }).push(resample(noise(0.5, 8000), 8000, 22050))).toBe('narrow');
+  });
+
   it('the verdict does not depend on how the audio is chunked', () => {
     const audio = noise(0.5, 16000);
     const whole = new BandwidthProbe({ sampleRate: 16000, speechMs: 10_000 });
