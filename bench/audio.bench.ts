@@ -1,9 +1,10 @@
 // Audio hot paths per 20 ms frame, with the common npm alternative measured in the same run
 // (alawmulaw for G.711, wavefile's resampler), plus VAD per frame. TTS first audio and cancel
-// are in tts.bench.ts. Run: npm run bench:audio
+// are in tts.bench.ts; the recogniser's band probe per frame. Run: npm run bench:audio
 import alawmulaw from 'alawmulaw';
 import { Bench } from 'tinybench';
 import wavefile from 'wavefile';
+import { BandwidthProbe } from '../src/audio/bandwidth.ts';
 import { aLawDecode, aLawEncode, muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { Resampler } from '../src/audio/resampler.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
@@ -52,6 +53,12 @@ for (const [from, to] of pairs) {
     });
   }
 }
+
+// The recogniser's band probe runs on a wideband call's first ~300 ms of speech (speechMs set
+// out of reach here, so every frame is weighed).
+const probe = new BandwidthProbe({ sampleRate: 16000, speechMs: Number.MAX_SAFE_INTEGER });
+const frame16k = toneFrame(16000);
+bench.add('band probe 16k per 20 ms frame', () => void probe.push(frame16k));
 
 const vad = new SileroVadEngine();
 for (const rate of [16000, 8000] as const) {
