@@ -110,13 +110,13 @@ export class BandwidthProbe {
       this.frameHigh += y * y;
       if (++this.inFrame === this.frameSamples) this.endFrame();
     }
-    if (this.speechFrames * 10 >= this.options.speechMs) this.decide();
+    if (this.speechMs >= this.options.speechMs) this.decide();
     return this.decided;
   }
 
   /** A verdict now if at least `minSpeechMs` of speech was heard (an utterance ended early). */
   settle(): Bandwidth | null {
-    if (!this.decided && this.speechFrames * 10 >= this.options.minSpeechMs) this.decide();
+    if (!this.decided && this.speechMs >= this.options.minSpeechMs) this.decide();
     return this.decided;
   }
 
