@@ -12,7 +12,7 @@ import { decodeWav } from '../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../src/calls/record.ts';
 import { loadConfig } from '../src/config.ts';
 import { placeInboundCall } from '../test/helpers/phone.ts';
-import { STUB, startInstantModel, stubSpeechEngines, type StubSpeech } from './stub-engines.ts';
+import { spawnInstantModel, STUB, stubSpeechEngines, type StubSpeech } from './stub-engines.ts';
 
 export interface TargetOptions {
   url?: string | undefined;
@@ -81,7 +81,7 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
   let llm: { base_url: string; model: string };
   if (o.llmUrl) llm = { base_url: o.llmUrl, model: o.model ?? 'default' };
   else if (o.engines === 'stub') {
-    const model = await startInstantModel();
+    const model = await spawnInstantModel();
     cleanups.unshift(model.close);
     llm = { base_url: model.url, model: 'stub' };
   } else llm = { base_url: `${url}/demo/llm/v1`, model: 'demo-front-desk' };

@@ -1,8 +1,11 @@
 // Speech and model stages that answer at once, so a load run measures the runtime's own cost
 // (transport, codecs, session, pacing, store) and nothing else. Used by bench:calls and bench:soak
 // with --engines stub.
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { z } from 'zod';
 import type { SpeechEngineProvider } from '../src/call/manager.ts';
 import type { PcmChunk, SttStream, TtsEngine, TtsSynthesisOptions, VadEngine, VadEvent, VadOptions, VadStream } from '../src/speech/types.ts';
 
@@ -126,5 +129,27 @@ export async function startInstantModel(): Promise<{ url: string; server: Server
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** startInstantModel() in a child process (bench/instant-model.ts), so its answers never wait on the caller's event loop. */
+export async function spawnInstantModel(): Promise<{ url: string; close(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'instant-model.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+    });
+    void exited.then(() => reject(new Error('the instant model process exited before it listened')));
+  });
+  const { url } = z.object({ url: z.url() }).parse(JSON.parse(line));
+  return {
+    url,
+    close: async () => {
+      child.stdin.end();
+      await exited;
+    },
   };
 }
