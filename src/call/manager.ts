@@ -21,6 +21,7 @@ import type { OrgLimits } from './limits.ts';
 import { CallRecorder } from './recorder.ts';
 import type { ActiveCall, CallRegistry } from './registry.ts';
 import { CallSession, type AgentBrain, type SessionResult } from './session.ts';
+import { PacerWakeups } from './pacer.ts';
 import type { Timers } from './timers.ts';
 
 /** The speech engines calls share; one decoder or voice process is opened per call from these. */
@@ -53,8 +54,12 @@ const stringVariables = (vars: Record<string, unknown>): Record<string, string> 
 
 export class CallManager {
   private readonly background = new Set<Promise<unknown>>();
+  /** Every call's outbound pacer; the media routes run its overdue wake-ups after each inbound message. */
+  readonly pacerWakeups: PacerWakeups;
 
-  constructor(private readonly d: CallManagerDeps) {}
+  constructor(private readonly d: CallManagerDeps) {
+    this.pacerWakeups = new PacerWakeups(d.timers);
+  }
 
   recordingPath(callId: string): string {
     return join(this.d.dataDir, 'recordings', `${callId}.wav`);
@@ -110,6 +115,7 @@ export class CallManager {
       systemPrompt: fillVariables(agent.system_prompt, variables),
       transport,
       timers: this.d.timers,
+      pacerWakeups: this.pacerWakeups,
       engines: {
         openVad: () => this.d.engines.vad.open({ sampleRate }),
         // Phone audio is 8 kHz at heart: the recogniser's telephone-band model hears it as it came.

@@ -8,6 +8,49 @@ export const PACER_DEFAULTS = { leadMs: 80 } as const;
 
 type Item = { kind: 'audio'; frame: Int16Array } | { kind: 'mark'; name: string };
 
+/**
+ * The wake-ups of every pacer on one event loop. Node runs timers only between batches of I/O,
+ * and with a few hundred calls one batch of inbound frames can take longer than a frame: each
+ * pacer due meanwhile would wait for the batch to end and then send its frames in a burst.
+ * `runOverdue()`, called by the inbound media path after each message, sends what has fallen due
+ * in the middle of such a batch; each pacer's own timer still covers a quiet loop.
+ */
+export class PacerWakeups {
+  private readonly waiting = new Set<OutboundPacer>();
+  /** No waiting pacer is due before this (a lower bound: a pacer that left may have set it). */
+  private nextDue = Infinity;
+
+  constructor(private readonly timers: Timers) {}
+
+  /** Pacers waiting for a wake-up. */
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  add(pacer: OutboundPacer, dueAt: number): void {
+    this.waiting.add(pacer);
+    if (dueAt < this.nextDue) this.nextDue = dueAt;
+  }
+
+  remove(pacer: OutboundPacer): void {
+    this.waiting.delete(pacer);
+  }
+
+  /** Wakes every pacer whose time has come; one clock read and a comparison when none has. */
+  runOverdue(): void {
+    if (this.waiting.size === 0) return;
+    const now = this.timers.now();
+    if (now < this.nextDue) return;
+    let next = Infinity;
+    // A woken pacer that waits again is re-added behind the cursor, so this loop sees it too.
+    for (const pacer of this.waiting) {
+      if (pacer.dueAt <= now) pacer.wake();
+      else if (pacer.dueAt < next) next = pacer.dueAt;
+    }
+    this.nextDue = next;
+  }
+}
+
 export interface PacerListener {
   /** A frame was handed to the transport; it starts playing at `playAt` (timers ms). */
   sent(frame: Int16Array, playAt: number): void;
@@ -23,14 +66,18 @@ export class OutboundPacer {
   private playEnd = 0;
   private frames = 0;
   private readonly leadMs: number;
+  private readonly wakeups: PacerWakeups | undefined;
+  /** When the pending wake-up is due (timers ms); meaningful only while one is. */
+  dueAt = 0;
 
   constructor(
     private readonly transport: CallTransport,
     private readonly timers: Timers,
     private readonly listener: PacerListener,
-    options: { leadMs?: number } = {},
+    options: { leadMs?: number; wakeups?: PacerWakeups | undefined } = {},
   ) {
     this.leadMs = options.leadMs ?? PACER_DEFAULTS.leadMs;
+    this.wakeups = options.wakeups;
   }
 
   /** Frames sent since the call started. */
@@ -73,23 +120,37 @@ export class OutboundPacer {
   clear(): void {
     this.queue.length = 0;
     this.head = 0;
-    this.timers.clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelWake();
     this.playEnd = this.timers.now();
     this.transport.clear();
   }
 
   stop(): void {
-    this.timers.clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelWake();
     this.queue.length = 0;
     this.head = 0;
   }
 
+  /** Runs the pending wake-up now (PacerWakeups calls this once it is due). */
+  wake(): void {
+    if (!this.timer) return;
+    this.cancelWake();
+    this.pump();
+  }
+
+  private cancelWake(): void {
+    this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.wakeups?.remove(this);
+  }
+
   private schedule(delay: number): void {
     if (this.timer) return;
+    this.dueAt = this.timers.now() + delay;
+    this.wakeups?.add(this, this.dueAt);
     this.timer = this.timers.setTimeout(() => {
       this.timer = undefined;
+      this.wakeups?.remove(this);
       this.pump();
     }, delay);
   }

@@ -11,7 +11,7 @@ import { FRAME_MS, INTERNAL_RATE, type CallTransport, type SessionNotice } from 
 import { Framer } from '../audio/framer.ts';
 import { Resampler } from '../audio/resampler.ts';
 import { LatencyRecorder, type LatencyStats } from './latency.ts';
-import { OutboundPacer } from './pacer.ts';
+import { OutboundPacer, type PacerWakeups } from './pacer.ts';
 import type { CallRecorder } from './recorder.ts';
 import type { TimerHandle, Timers } from './timers.ts';
 
@@ -62,6 +62,8 @@ export interface SessionOptions {
   systemPrompt: string;
   transport: CallTransport;
   timers: Timers;
+  /** Shared by the calls on this event loop, so the inbound path can send frames that fell due. */
+  pacerWakeups?: PacerWakeups | undefined;
   engines: SessionEngines;
   brain: AgentBrain;
   recorder?: CallRecorder | undefined;
@@ -226,10 +228,15 @@ export class CallSession {
     this.recent = new FrameHistory(SESSION_DEFAULTS.historyMs / FRAME_MS, (this.rate * FRAME_MS) / 1000);
     const sttRate = options.sttSampleRate ?? this.rate;
     this.sttResampler = sttRate === this.rate ? null : new Resampler(this.rate, sttRate);
-    this.pacer = new OutboundPacer(options.transport, options.timers, {
-      sent: (frame, playAt) => this.onFrameSent(frame, playAt),
-      drained: () => undefined,
-    });
+    this.pacer = new OutboundPacer(
+      options.transport,
+      options.timers,
+      {
+        sent: (frame, playAt) => this.onFrameSent(frame, playAt),
+        drained: () => undefined,
+      },
+      { wakeups: options.pacerWakeups },
+    );
   }
 
   get callId(): string {

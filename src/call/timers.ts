@@ -52,6 +52,11 @@ export class ManualTimers implements Timers {
     return this.pending.size;
   }
 
+  /** Moves time forward without firing anything, as an event loop busy with other work does. */
+  stall(ms: number): void {
+    this.current += ms;
+  }
+
   /** Moves time forward, firing due timers in order (timers they set are honoured too). */
   advance(ms: number): void {
     const target = this.current + ms;

@@ -30,6 +30,7 @@ export function twilioMediaRoute(
       const text = data.toString();
       if (transport) {
         transport.receive(text);
+        deps.manager.pacerWakeups.runOverdue();
         return;
       }
       const parsed = parseTwilioMessage(text);

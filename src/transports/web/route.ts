@@ -23,6 +23,7 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
       const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
       if (transport) {
         transport.receive(buffer, isBinary);
+        deps.manager.pacerWakeups.runOverdue();
         return;
       }
       clearTimeout(timer);
