@@ -67,7 +67,18 @@ const allIdle = new Promise<void>((resolve) => {
 const stalls = new LoopStalls();
 const running: Promise<CallResult>[] = [];
 for (let i = 0; i < args.calls; i++) {
-  running.push(runCall(target, { phrases, durationMs: args.duration * 1000, pauseMs: [400, 1200], barrier, onIdle: () => idle++, stalls, seed: i + 1 }));
+  running.push(
+    runCall(target, {
+      phrases,
+      durationMs: args.duration * 1000,
+      pauseMs: [400, 1200],
+      barrier,
+      onIdle: () => idle++,
+      stalls,
+      ...(args.engines === 'stub' ? { hangoverFrames: STUB_ENDPOINT_MS / 20 } : {}),
+      seed: i + 1,
+    }),
+  );
   await new Promise((r) => setTimeout(r, 1000 / args.ramp));
 }
 // Every call connected and past its greeting: what does an idle call cost?
@@ -93,7 +104,7 @@ const memEnd = sample();
 const emitted = target.stub ? target.stub.ttsEngine.framesEmitted - emittedBefore : svc2 ? svc2.framesEmitted - emittedBefore : null;
 await target.close();
 
-const all = <K extends 'v2v' | 'jitter' | 'jitterCallersOnTime'>(k: K) => results.flatMap((r) => r[k]);
+const all = <K extends 'v2v' | 'fromHangoverEnd' | 'jitter' | 'jitterCallersOnTime'>(k: K) => results.flatMap((r) => r[k]);
 const v2v = all('v2v');
 const overhead = args.engines === 'stub' ? v2v.map((v) => v - STUB_ENDPOINT_MS) : [];
 const fromRecords = (key: (typeof LATENCY_KEYS)[number]) =>
@@ -109,7 +120,12 @@ const late = (ns: number) => ms(Math.max(0, ns / 1e6 - 1));
 const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 const series: { name: string; unit: string; s: SeriesStats | null }[] = [
   { name: 'voice-to-voice (last speech frame sent → first agent frame)', unit: 'ms', s: stats(v2v) },
-  ...(args.engines === 'stub' ? [{ name: `runtime overhead per turn (v2v − ${STUB_ENDPOINT_MS} ms stub VAD hangover)`, unit: 'ms', s: stats(overhead) }] : []),
+  ...(args.engines === 'stub'
+    ? [
+        { name: `runtime overhead per turn (v2v − ${STUB_ENDPOINT_MS} ms stub VAD hangover)`, unit: 'ms', s: stats(overhead) },
+        { name: "runtime overhead per turn, from the caller's frame that ends the hangover (callers' late sends not charged)", unit: 'ms', s: stats(all('fromHangoverEnd')) },
+      ]
+    : []),
   ...LATENCY_KEYS.map((k) => ({ name: `record latency.${k} (per-call p50s)`, unit: 'ms', s: stats(fromRecords(k)) })),
   { name: 'hang-up → record final (polled every 50 ms)', unit: 'ms', s: stats(results.flatMap((r) => (r.finalizeMs === null ? [] : [r.finalizeMs]))) },
   { name: 'simulated caller audio behind real time at hang-up (harness starvation)', unit: 'ms', s: stats(results.flatMap((r) => (r.sendLagMs === null ? [] : [r.sendLagMs]))) },

@@ -139,6 +139,12 @@ export interface CallResult {
   callId: string;
   /** Per turn: caller's last speech frame sent → first agent media message received, ms. */
   v2v: number[];
+  /**
+   * Stub engines only, per turn: the caller's frame that completes the stub VAD's hangover sent →
+   * first agent media message received, ms. The v2v less the hangover, except that a caller whose
+   * own event loop sent its quiet frames late is not charged to the service.
+   */
+  fromHangoverEnd: number[];
   /** |gap − 20 ms| between agent frames once the pacer's lead is filled, ms. */
   jitter: number[];
   /** The same, for gaps no stall of the callers' own event loop touched (their arrival times are the service's). */
@@ -168,6 +174,8 @@ export interface CallScript {
   onIdle?: () => void;
   /** The callers' event-loop stalls, to tell the service's pacing from the harness's own lag. */
   stalls?: LoopStalls;
+  /** Quiet frames after speech before the (stub) VAD ends the turn: times fromHangoverEnd. */
+  hangoverFrames?: number;
   seed: number;
 }
 
@@ -236,7 +244,7 @@ function pacing(arrivals: readonly number[], from: number, to: number, out: { ji
 }
 
 export async function runCall(target: Target, script: CallScript): Promise<CallResult> {
-  const result: CallResult = { callId: '', v2v: [], jitter: [], jitterCallersOnTime: [], late: 0, framesReceived: 0, clears: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
+  const result: CallResult = { callId: '', v2v: [], fromHangoverEnd: [], jitter: [], jitterCallersOnTime: [], late: 0, framesReceived: 0, clears: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
   const arrivals: number[] = [];
   let rnd = script.seed;
   const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
@@ -288,6 +296,7 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
       await caller.pause(lo + random() * (hi - lo));
       await caller.speak(script.phrases[(script.seed + turn++) % script.phrases.length]!);
       const sentAt = performance.now();
+      const lastSpeechFrame = caller.framesSent - 1;
       const before = arrivals.length;
       const playedBefore = played;
       if (!(await waitFor(() => arrivals.length > before || caller.closed, 15_000)) || arrivals.length === before) {
@@ -295,12 +304,15 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
         continue;
       }
       result.v2v.push(arrivals[before]! - sentAt);
+      if (script.hangoverFrames !== undefined) {
+        const hangoverEnd = caller.frameSentAt(lastSpeechFrame + script.hangoverFrames);
+        if (hangoverEnd !== undefined && hangoverEnd <= arrivals[before]!) result.fromHangoverEnd.push(arrivals[before]! - hangoverEnd);
+      }
       await waitFor(() => heard(playedBefore + 1), 30_000);
       pacing(arrivals, before, arrivals.length, result, script.stalls);
     } while (performance.now() < end);
     // How far the simulated phone's 20 ms send schedule fell behind real time (harness starved).
-    const sent = (caller as unknown as { sentFrames: number }).sentFrames;
-    result.sendLagMs = caller.now() - sent * 20;
+    result.sendLagMs = caller.now() - caller.framesSent * 20;
     // Hang up once what the agent said has played (its marks echoed), as a caller would.
     await waitFor(() => marksEchoed >= marksSent || caller.closed, 5_000);
     await caller.hangUp();

@@ -58,6 +58,9 @@ export interface TwilioStreamEvents {
   close: [number, string];
 }
 
+/** Send times kept per caller: 1.28 s of frames, enough to time a reply against the audio before it. */
+const SEND_TIMES_KEPT = 64;
+
 export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
   readonly callSid: string;
   readonly streamSid: string;
@@ -73,6 +76,8 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
   private sendQueue: string[] = [];
   private sendResolvers: (() => void)[] = [];
   private sentFrames = 0;
+  /** performance.now() at which each of the last SEND_TIMES_KEPT frames left, by frame index. */
+  private readonly sendTimes = new Float64Array(SEND_TIMES_KEPT);
   /** Every outbound frame that was played, in order. */
   readonly played: PlayedFrame[] = [];
   readonly received: Record<string, unknown>[] = [];
@@ -90,6 +95,17 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
     this.callSid = options.callSid ?? `CA${hex(32)}`;
     this.streamSid = options.streamSid ?? `MZ${hex(32)}`;
     this.streamSidJson = JSON.stringify(this.streamSid);
+  }
+
+  /** Media frames sent so far (the next frame's index). */
+  get framesSent(): number {
+    return this.sentFrames;
+  }
+
+  /** When frame `index` was sent (performance.now()), if it was among the last SEND_TIMES_KEPT. */
+  frameSentAt(index: number): number | undefined {
+    if (index >= this.sentFrames || index < this.sentFrames - SEND_TIMES_KEPT || index < 0) return undefined;
+    return this.sendTimes[index % SEND_TIMES_KEPT];
   }
 
   /** ms since the stream started. */
@@ -202,6 +218,7 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
           `{"event":"media","sequenceNumber":"${sequence}","media":{"track":"inbound","chunk":"${this.chunk}","timestamp":"${this.sentFrames * FRAME_MS}","payload":"${payload}"},"streamSid":${this.streamSidJson}}`,
         );
       }
+      this.sendTimes[this.sentFrames % SEND_TIMES_KEPT] = performance.now();
       this.sentFrames++;
       if (this.sendQueue.length === 0 && this.sendResolvers.length > 0) {
         for (const resolve of this.sendResolvers.splice(0)) resolve();
