@@ -18,10 +18,10 @@ import { ToolExecutor } from '../tools/executor.ts';
 import { INTERNAL_RATE, type CallTransport } from '../transports/types.ts';
 import { callCost } from './cost.ts';
 import type { OrgLimits } from './limits.ts';
+import { PacerWakeups } from './pacer.ts';
 import { CallRecorder } from './recorder.ts';
 import type { ActiveCall, CallRegistry } from './registry.ts';
 import { CallSession, type AgentBrain, type SessionResult } from './session.ts';
-import { PacerWakeups } from './pacer.ts';
 import type { Timers } from './timers.ts';
 
 /** The speech engines calls share; one decoder or voice process is opened per call from these. */
