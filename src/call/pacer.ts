@@ -27,9 +27,9 @@ export class PacerWakeups {
     return this.waiting.size;
   }
 
-  add(pacer: OutboundPacer, dueAt: number): void {
+  add(pacer: OutboundPacer): void {
     this.waiting.add(pacer);
-    if (dueAt < this.nextDue) this.nextDue = dueAt;
+    if (pacer.dueAt < this.nextDue) this.nextDue = pacer.dueAt;
   }
 
   remove(pacer: OutboundPacer): void {
@@ -147,7 +147,7 @@ export class OutboundPacer {
   private schedule(delay: number): void {
     if (this.timer) return;
     this.dueAt = this.timers.now() + delay;
-    this.wakeups?.add(this, this.dueAt);
+    this.wakeups?.add(this);
     this.timer = this.timers.setTimeout(() => {
       this.timer = undefined;
       this.wakeups?.remove(this);
