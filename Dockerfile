@@ -24,4 +24,4 @@ ENV HOST=0.0.0.0 PORT=8080 DATA_DIR=/data NODE_ENV=production
 VOLUME ["/data"]
 EXPOSE 8080
 HEALTHCHECK --interval=15s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "--import", "tsx", "src/main.ts"]
+CMD ["node", "--initial-old-space-size=256", "--import", "tsx", "src/main.ts"]
