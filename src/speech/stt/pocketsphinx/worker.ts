@@ -100,6 +100,29 @@ function hintDecoder(model: ModelSpec, phrases: string[]): StreamState['hints'] 
   return { decoder, modelKey: modelKey(spec) };
 }
 
+interface StreamDecoders {
+  decoder: NativeDecoder;
+  hints: StreamState['hints'];
+}
+
+/**
+ * A stream's decoders for `model`: the open search and, with phrases, the hint search, each with
+ * the channel mean reset. Throws when a model cannot be loaded, handing back what it took.
+ */
+function takeDecoders(model: ModelSpec, phrases: string[]): StreamDecoders {
+  const decoder = takeDecoder(model);
+  let hints: StreamState['hints'];
+  try {
+    hints = hintDecoder(model, phrases);
+  } catch (err) {
+    release(modelKey(model), decoder);
+    throw err;
+  }
+  resetCmn(decoder);
+  if (hints) resetCmn(hints.decoder);
+  return { decoder, hints };
+}
+
 const FILLER = /^(<s>|<\/s>|<sil>|\[[a-z_]+\]|\+\+.*\+\+)$/i;
 
 /** "word(2)" is the second pronunciation of "word". */
@@ -177,22 +200,19 @@ function settleBand(st: StreamState, verdict: Bandwidth): void {
   const band = st.band;
   st.band = null;
   if (!band || verdict === 'wide') return;
-  let decoder: NativeDecoder;
-  let hints: StreamState['hints'];
+  let decoders: StreamDecoders;
   try {
-    decoder = takeDecoder(band.model);
-    hints = hintDecoder(band.model, st.phrases);
+    decoders = takeDecoders(band.model, st.phrases);
   } catch {
     return;
   }
+  const { decoder, hints } = decoders;
   if (st.inUtt) {
     st.decoder.endUtt();
     st.hints?.decoder.endUtt();
   }
   release(st.modelKey, st.decoder);
   if (st.hints) release(st.hints.modelKey, st.hints.decoder);
-  resetCmn(decoder);
-  if (hints) resetCmn(hints.decoder);
   st.decoder = decoder;
   st.modelKey = modelKey(band.model);
   st.hints = hints;
@@ -253,17 +273,14 @@ function finish(st: StreamState): SttResult {
 function handle(msg: ToWorker): void {
   switch (msg.op) {
     case 'open': {
-      let decoder: NativeDecoder;
-      let hints: StreamState['hints'];
+      let decoders: StreamDecoders;
       try {
-        decoder = takeDecoder(msg.model);
-        hints = hintDecoder(msg.model, msg.phrases);
+        decoders = takeDecoders(msg.model, msg.phrases);
       } catch (err) {
         send({ ev: 'error', sid: msg.sid, req: msg.req, code: 'STT_MODEL_INVALID', message: (err as Error).message });
         return;
       }
-      resetCmn(decoder);
-      if (hints) resetCmn(hints.decoder);
+      const { decoder, hints } = decoders;
       streams.set(msg.sid, {
         decoder,
         modelKey: modelKey(msg.model),
