@@ -184,7 +184,8 @@ const SAMPLES_PER_FRAME = MODEL_DEFAULTS.sampleRate / 100;
 
 function listenForBand(st: StreamState, pcm: Int16Array): void {
   const band = st.band!;
-  band.audio.push(pcm.slice());
+  // The worker's own chunk (a message's copy or the resampler's fresh output): kept, not copied.
+  band.audio.push(pcm);
   band.audioSamples += pcm.length;
   const verdict = band.probe.push(pcm);
   if (verdict) settleBand(st, verdict);
