@@ -5,7 +5,7 @@
 // GET {stats}?gc=1 answers the service process's own CPU, memory, event-loop delay since the
 // last POST {stats}/reset, and the frames its stub TTS made: bench:calls --stats-url reads it to
 // report CPU and memory per call and dropped frames for the service alone.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -22,7 +22,9 @@ import { stubSpeechEngines } from './stub-engines.ts';
 const { values } = parseArgs({ options: { port: { type: 'string' } } });
 const port = z.coerce.number().int().min(0).max(65535).default(0).parse(values.port);
 const key = 'bench-key-0123456789';
-const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: mkdtempSync(join(tmpdir(), 'voicecall-bench-')), API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0' });
+// Every bench call leaves a recording here (~2 MB per 20 s call): removed when the service stops.
+const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
+const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0' });
 const speech = stubSpeechEngines();
 const service = await startService({ config, logger: pino({ level: 'error' }), speech });
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -62,7 +64,12 @@ setInterval(() => {
   const s = stats();
   console.log(JSON.stringify({ t: s.t, calls: s.calls, rss: s.rss, heapUsed: s.heapUsed, cpuUserUs: s.cpuUserUs, cpuSystemUs: s.cpuSystemUs }));
 }, 5000).unref();
-process.on('SIGTERM', () => {
+const stop = (): void => {
   statsServer.close();
-  void service.close().then(() => process.exit(0));
-});
+  void service.close().finally(() => {
+    rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  });
+};
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);
