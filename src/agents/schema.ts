@@ -73,12 +73,15 @@ export const VoiceConfigSchema = z.strictObject({
 });
 
 export const SttConfigSchema = z.strictObject({
-  engine: z.enum(['pocketsphinx', 'openai']).default(AGENT_DEFAULTS.sttEngine),
+  engine: z.enum(['pocketsphinx', 'moonshine', 'openai']).default(AGENT_DEFAULTS.sttEngine),
   language: z.string().min(2).default(AGENT_DEFAULTS.language),
   phrases: z.array(z.string().min(1).max(200)).max(500).optional(),
   base_url: z.url({ protocol: /^https?$/ }).optional(),
   api_key: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
+}).refine((stt) => !(stt.engine === 'moonshine' && stt.phrases?.length), {
+  path: ['phrases'],
+  message: 'the moonshine engine cannot bias recognition towards phrases: use pocketsphinx or openai, or leave phrases out',
 });
 
 export const AnalysisFieldSchema = z.strictObject({

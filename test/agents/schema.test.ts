@@ -26,4 +26,12 @@ describe('agent configuration', () => {
     const dup = [{ type: 'end_call' }, { type: 'end_call' }];
     expect(AgentConfigSchema.safeParse({ ...minimal, tools: dup }).success).toBe(false);
   });
+
+  it('stt: moonshine is an engine of its own, and phrase hints with it are refused at the phrases field', () => {
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'moonshine' } }).stt.engine).toBe('moonshine');
+    const bad = AgentConfigSchema.safeParse({ ...minimal, stt: { engine: 'moonshine', phrases: ['billing'] } });
+    expect(bad.success).toBe(false);
+    expect(bad.error?.issues[0]?.path).toEqual(['stt', 'phrases']);
+    expect(AgentConfigSchema.safeParse({ ...minimal, stt: { engine: 'pocketsphinx', phrases: ['billing'] } }).success).toBe(true);
+  });
 });

@@ -3,10 +3,12 @@ import type { z } from 'zod';
 import type { SttConfigSchema } from '../../agents/schema.ts';
 import type { SttEngine } from '../types.ts';
 import { SttError } from './errors.ts';
+import { MoonshineEngine, type MoonshineEngineOptions } from './moonshine/engine.ts';
 import { OpenAiSttEngine } from './openai/engine.ts';
 import { PocketsphinxEngine, type PocketsphinxEngineOptions } from './pocketsphinx/engine.ts';
 
 export { SttError, isSttError, type SttErrorCode } from './errors.ts';
+export { MOONSHINE_DEFAULTS, MoonshineEngine, type MoonshineEngineOptions } from './moonshine/engine.ts';
 export { OpenAiSttEngine, OPENAI_STT_DEFAULTS, type OpenAiSttOptions } from './openai/engine.ts';
 export { PocketsphinxEngine, POCKETSPHINX_DEFAULTS, type PocketsphinxEngineOptions } from './pocketsphinx/engine.ts';
 export { corpusWer, normalizeWords, wer, werCounts } from './wer.ts';
@@ -17,17 +19,22 @@ export interface SttFactoryOptions {
   /** One embedded engine (and its worker pool) shared by every agent that uses pocketsphinx. */
   pocketsphinx?: PocketsphinxEngine;
   pocketsphinxOptions?: PocketsphinxEngineOptions;
+  moonshineOptions?: MoonshineEngineOptions;
 }
 
 let sharedPocketsphinx: PocketsphinxEngine | undefined;
+let sharedMoonshine: MoonshineEngine | undefined;
 
-/** The engine an agent's stt config asks for. pocketsphinx engines share one worker pool. */
+/** The engine an agent's stt config asks for. pocketsphinx engines share one worker pool, and so do moonshine engines. */
 export function createSttEngine(config: SttConfig, options: SttFactoryOptions = {}): SttEngine {
   switch (config.engine) {
     case 'pocketsphinx':
       if (options.pocketsphinx) return options.pocketsphinx;
       sharedPocketsphinx ??= new PocketsphinxEngine(options.pocketsphinxOptions);
       return sharedPocketsphinx;
+    case 'moonshine':
+      sharedMoonshine ??= new MoonshineEngine(options.moonshineOptions);
+      return sharedMoonshine;
     case 'openai':
       if (!config.base_url) throw new SttError('STT_CONFIG_INVALID', 'stt.base_url is required for the openai engine');
       return new OpenAiSttEngine({

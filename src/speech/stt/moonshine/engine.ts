@@ -1,0 +1,267 @@
+// STT with Moonshine tiny, a small neural recogniser that runs offline (stt.engine "moonshine").
+// It reads a whole utterance at once: a stream buffers what the caller says and finalize() hands
+// it to a worker thread. Far more accurate than pocketsphinx on real callers, but it gives no
+// partial results, word timings or phrase hints.
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { isSupportedSampleRate, samplesPerFrame } from '../../../audio/pcm.ts';
+import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
+import { SttError } from '../errors.ts';
+import { PROJECT_ROOT } from '../pocketsphinx/models.ts';
+import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
+
+export const MOONSHINE_DEFAULTS = {
+  /** Unpacked from the model's npm package at set-up (scripts/setup.d/35-speech-moonshine.mjs). */
+  modelDir: join(PROJECT_ROOT, 'build', 'models', 'moonshine-tiny'),
+  /** Each worker holds its own copy of the model (~80 MB) and transcribes one utterance at a time. */
+  workers: Math.min(2, availableParallelism()),
+  /** Longest utterance kept (seconds); older audio is dropped first. */
+  maxUtteranceSeconds: 120,
+  /** The model was trained on short segments: longer utterances are cut into windows this long at most… */
+  windowSeconds: 20,
+  /** …each ending at the quietest frame of its last few seconds, so words are rarely split. */
+  windowCutSearchSeconds: 6,
+} as const;
+
+export interface MoonshineEngineOptions {
+  modelDir?: string;
+  workers?: number;
+}
+
+interface Job {
+  samples: Int16Array;
+  sampleRate: number;
+  resolve: (text: string) => void;
+  reject: (err: SttError) => void;
+  settled: boolean;
+}
+
+interface WorkerSlot {
+  worker: Worker;
+  ready: boolean;
+  job: (Job & { id: number }) | null;
+}
+
+/** Where to cut a long utterance: windows of at most `windowSeconds`, each ending in its quietest frame near the end. */
+export function windowBounds(samples: Int16Array, sampleRate: number, options: { windowSeconds: number; searchSeconds: number } = { windowSeconds: MOONSHINE_DEFAULTS.windowSeconds, searchSeconds: MOONSHINE_DEFAULTS.windowCutSearchSeconds }): number[] {
+  const window = Math.round(options.windowSeconds * sampleRate);
+  const frame = samplesPerFrame(sampleRate);
+  const cuts: number[] = [];
+  let start = 0;
+  while (samples.length - start > window) {
+    const searchFrom = start + window - Math.round(options.searchSeconds * sampleRate);
+    let best = start + window;
+    let bestEnergy = Infinity;
+    for (let at = searchFrom; at + frame <= start + window; at += frame) {
+      let energy = 0;
+      for (let i = at; i < at + frame; i++) energy += (samples[i] ?? 0) ** 2;
+      if (energy < bestEnergy) {
+        bestEnergy = energy;
+        best = at + (frame >> 1);
+      }
+    }
+    cuts.push(best);
+    start = best;
+  }
+  return cuts;
+}
+
+class MoonshineStream implements SttStream {
+  private chunks: Int16Array[] = [];
+  private buffered = 0;
+  private inflight: AbortController | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly engine: MoonshineEngine,
+    private readonly options: SttStreamOptions,
+  ) {}
+
+  push(samples: Int16Array): void {
+    if (this.closed) throw new SttError('STT_STREAM_CLOSED', 'push after close');
+    this.chunks.push(samples.slice());
+    this.buffered += samples.length;
+    const max = MOONSHINE_DEFAULTS.maxUtteranceSeconds * this.options.sampleRate;
+    while (this.buffered > max && this.chunks.length > 1) this.buffered -= this.chunks.shift()?.length ?? 0;
+  }
+
+  private take(): Int16Array {
+    const all = new Int16Array(this.buffered);
+    let at = 0;
+    for (const c of this.chunks) {
+      all.set(c, at);
+      at += c.length;
+    }
+    this.chunks = [];
+    this.buffered = 0;
+    return all;
+  }
+
+  async finalize(): Promise<SttResult> {
+    if (this.closed) throw new SttError('STT_STREAM_CLOSED', 'finalize after close');
+    const samples = this.take();
+    if (samples.length === 0) return { text: '' };
+    const controller = new AbortController();
+    this.inflight = controller;
+    const signal = this.options.signal ? AbortSignal.any([controller.signal, this.options.signal]) : controller.signal;
+    try {
+      const cuts = [0, ...windowBounds(samples, this.options.sampleRate), samples.length];
+      const texts = await Promise.all(cuts.slice(1).map((end, i) => this.engine.transcribe(samples.slice(cuts[i], end), this.options.sampleRate, signal)));
+      const result = { text: texts.filter(Boolean).join(' ') };
+      this.options.events?.final?.(result);
+      return result;
+    } finally {
+      if (this.inflight === controller) this.inflight = null;
+    }
+  }
+
+  cancel(): void {
+    this.chunks = [];
+    this.buffered = 0;
+    this.inflight?.abort();
+  }
+
+  async close(): Promise<void> {
+    this.cancel();
+    this.closed = true;
+  }
+}
+
+export class MoonshineEngine implements SttEngine {
+  readonly name = 'moonshine';
+  private readonly modelDir: string;
+  private readonly size: number;
+  private readonly slots: WorkerSlot[] = [];
+  private readonly queue: Job[] = [];
+  private nextJob = 1;
+  /** The model failed to load: every open() and queued utterance fails with it until close(). */
+  private loadError: SttError | null = null;
+  private firstReady: Promise<void> | null = null;
+
+  constructor(options: MoonshineEngineOptions = {}) {
+    this.modelDir = options.modelDir ?? MOONSHINE_DEFAULTS.modelDir;
+    this.size = Math.max(1, options.workers ?? MOONSHINE_DEFAULTS.workers);
+  }
+
+  /** Resolves once a worker has the model loaded, so a call never starts with a recogniser that cannot load. */
+  async open(options: SttStreamOptions): Promise<SttStream> {
+    options.signal?.throwIfAborted();
+    if (!isSupportedSampleRate(options.sampleRate)) throw new SttError('STT_UNSUPPORTED_RATE', `moonshine cannot take ${options.sampleRate} Hz audio`);
+    if (!options.language.toLowerCase().startsWith('en')) throw new SttError('STT_CONFIG_INVALID', `moonshine has an English model only, not ${options.language}`);
+    if (this.loadError) throw this.loadError;
+    this.firstReady ??= new Promise((resolve, reject) => {
+      const slot = this.spawn();
+      const onMessage = (msg: FromMoonshineWorker): void => {
+        if (msg.type === 'ready') resolve();
+        else if (msg.type === 'failed') reject(new SttError(msg.code, msg.message));
+      };
+      slot.worker.on('message', onMessage);
+      slot.worker.once('exit', () => reject(this.loadError ?? new SttError('STT_ENGINE_CRASHED', 'moonshine worker exited while loading')));
+    });
+    try {
+      await this.firstReady;
+    } catch (err) {
+      this.firstReady = null;
+      throw err;
+    }
+    return new MoonshineStream(this, options);
+  }
+
+  /** Text of one utterance; rejects with STT_ABORTED as soon as `signal` fires. */
+  transcribe(samples: Int16Array, sampleRate: number, signal?: AbortSignal): Promise<string> {
+    if (this.loadError) return Promise.reject(this.loadError);
+    return new Promise((resolve, reject) => {
+      const job: Job = { samples, sampleRate, resolve, reject, settled: false };
+      const settle = (): boolean => {
+        if (job.settled) return false;
+        job.settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        return true;
+      };
+      const onAbort = (): void => {
+        if (!settle()) return;
+        const queued = this.queue.indexOf(job);
+        if (queued >= 0) this.queue.splice(queued, 1);
+        reject(new SttError('STT_ABORTED', 'transcription cancelled'));
+      };
+      job.resolve = (text) => settle() && resolve(text);
+      job.reject = (err) => settle() && reject(err);
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(job);
+      this.dispatch();
+    });
+  }
+
+  private spawn(): WorkerSlot {
+    const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData: { modelDir: this.modelDir } });
+    worker.unref();
+    const slot: WorkerSlot = { worker, ready: false, job: null };
+    this.slots.push(slot);
+    worker.on('message', (msg: FromMoonshineWorker) => this.onMessage(slot, msg));
+    const gone = (why: string): void => {
+      const at = this.slots.indexOf(slot);
+      if (at < 0) return;
+      this.slots.splice(at, 1);
+      slot.job?.reject(new SttError('STT_ENGINE_CRASHED', `moonshine worker died: ${why}`));
+      slot.job = null;
+      if (this.loadError) for (const job of this.queue.splice(0)) job.reject(this.loadError);
+      else this.dispatch();
+    };
+    worker.on('error', (err) => gone(err.message));
+    worker.on('exit', (code) => gone(`exit code ${code}`));
+    return slot;
+  }
+
+  private onMessage(slot: WorkerSlot, msg: FromMoonshineWorker): void {
+    switch (msg.type) {
+      case 'ready':
+        slot.ready = true;
+        break;
+      case 'failed':
+        this.loadError = new SttError(msg.code, msg.message);
+        return;
+      case 'result':
+      case 'error': {
+        const job = slot.job;
+        slot.job = null;
+        if (job?.id === msg.job) {
+          if (msg.type === 'result') job.resolve(msg.text);
+          else job.reject(new SttError(msg.code, msg.message));
+        }
+        break;
+      }
+    }
+    this.dispatch();
+  }
+
+  /** Hands queued utterances to idle workers, starting workers up to the pool's size. */
+  private dispatch(): void {
+    if (this.loadError) return;
+    for (const slot of this.slots) {
+      if (!slot.ready || slot.job) continue;
+      let job = this.queue.shift();
+      while (job?.settled) job = this.queue.shift();
+      if (!job) return;
+      const running = Object.assign(job, { id: this.nextJob++ });
+      slot.job = running;
+      const msg: ToMoonshineWorker = { type: 'transcribe', job: running.id, samples: job.samples, sampleRate: job.sampleRate };
+      slot.worker.postMessage(msg, [job.samples.buffer as ArrayBuffer]);
+    }
+    const loading = this.slots.filter((s) => !s.ready).length;
+    if (this.firstReady && this.queue.length > loading && this.slots.length < this.size) this.spawn();
+  }
+
+  /** Stops the workers and fails what is pending; a later open() starts them again. */
+  async close(): Promise<void> {
+    this.firstReady = null;
+    this.loadError = null;
+    const err = new SttError('STT_ENGINE_CRASHED', 'moonshine engine closed');
+    for (const job of this.queue.splice(0)) job.reject(err);
+    for (const slot of this.slots.splice(0)) {
+      slot.job?.reject(err);
+      await slot.worker.terminate();
+    }
+  }
+}

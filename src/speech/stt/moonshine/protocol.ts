@@ -1,0 +1,13 @@
+// Messages between the Moonshine engine and its worker threads.
+import type { SttErrorCode } from '../errors.ts';
+
+export type ToMoonshineWorker =
+  /** One utterance at `sampleRate` (its buffer is transferred). */
+  { type: 'transcribe'; job: number; samples: Int16Array; sampleRate: number };
+
+export type FromMoonshineWorker =
+  | { type: 'ready' }
+  /** The model did not load: the worker exits after this. */
+  | { type: 'failed'; code: SttErrorCode; message: string }
+  | { type: 'result'; job: number; text: string }
+  | { type: 'error'; job: number; code: SttErrorCode; message: string };

@@ -1,0 +1,33 @@
+// One Moonshine recogniser per worker thread: utterances arrive one at a time, are brought to
+// the model's 16 kHz and transcribed; the engine on the main thread queues the rest.
+import { parentPort, workerData } from 'node:worker_threads';
+import { z } from 'zod';
+import { resample } from '../../../audio/resampler.ts';
+import { isSttError } from '../errors.ts';
+import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
+import { MOONSHINE_MODEL, MoonshineRecognizer } from './recognizer.ts';
+
+const port = parentPort;
+if (!port) throw new Error('moonshine worker must run in a worker thread');
+const { modelDir } = z.object({ modelDir: z.string() }).parse(workerData);
+const send = (msg: FromMoonshineWorker): void => port.postMessage(msg);
+
+let recognizer: MoonshineRecognizer;
+try {
+  recognizer = await MoonshineRecognizer.load(modelDir);
+} catch (err) {
+  send({ type: 'failed', code: isSttError(err) ? err.code : 'STT_MODEL_INVALID', message: (err as Error).message });
+  process.exit(1);
+}
+send({ type: 'ready' });
+
+port.on('message', (msg: ToMoonshineWorker) => {
+  void (async () => {
+    try {
+      const pcm = msg.sampleRate === MOONSHINE_MODEL.sampleRate ? msg.samples : resample(msg.samples, msg.sampleRate, MOONSHINE_MODEL.sampleRate);
+      send({ type: 'result', job: msg.job, text: await recognizer.transcribe(pcm) });
+    } catch (err) {
+      send({ type: 'error', job: msg.job, code: isSttError(err) ? err.code : 'STT_ENGINE_CRASHED', message: (err as Error).message });
+    }
+  })();
+});

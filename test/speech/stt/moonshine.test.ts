@@ -1,0 +1,150 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { readWavFile } from '../../../src/audio/wav.ts';
+import { isSttError } from '../../../src/speech/stt/errors.ts';
+import { MoonshineEngine, windowBounds } from '../../../src/speech/stt/moonshine/engine.ts';
+import { corpusWer, wer } from '../../../src/speech/stt/wer.ts';
+import type { SttResult, SttStream } from '../../../src/speech/types.ts';
+import { asteriskPrompts } from '../../support/test-sets.ts';
+import { fixtureClips, frames, voice, type Clip } from './helpers.ts';
+
+const engine = new MoonshineEngine({ workers: 2 });
+afterAll(() => engine.close());
+
+async function transcribe(stream: SttStream, clip: Clip): Promise<SttResult> {
+  for (const f of frames(clip.samples, clip.sampleRate)) stream.push(f);
+  return stream.finalize();
+}
+
+async function corpus(clips: Clip[]): Promise<number> {
+  const pairs = await Promise.all(
+    clips.map(async (clip) => {
+      const stream = await engine.open({ sampleRate: clip.sampleRate, language: 'en-US' });
+      const { text } = await transcribe(stream, clip);
+      await stream.close();
+      return { reference: clip.text, hypothesis: text };
+    }),
+  );
+  return corpusWer(pairs);
+}
+
+function concat(clips: Clip[], gapSamples: number): Int16Array {
+  const out = new Int16Array(clips.reduce((n, c) => n + c.samples.length + gapSamples, 0));
+  let at = 0;
+  for (const c of clips) {
+    out.set(c.samples, at);
+    at += c.samples.length + gapSamples;
+  }
+  return out;
+}
+
+describe('moonshine engine', () => {
+  // Measured by bench/speech.ts: 10.5% on the 16 kHz fixtures and 17.3% on the 8 kHz μ-law ones.
+  it('WER on the 16 kHz fixture phrases stays within 12%', async () => {
+    expect(await corpus(await fixtureClips('pcm16'))).toBeLessThanOrEqual(0.12);
+  }, 120_000);
+
+  it('telephone path: WER on the 8 kHz μ-law fixture phrases is at most 20% (the bar)', async () => {
+    expect(await corpus(await fixtureClips('mulaw'))).toBeLessThanOrEqual(0.2);
+  }, 120_000);
+
+  it('hears recorded human telephone prompts: WER on 40 of them stays within 25% (pocketsphinx: ~50%)', async () => {
+    const prompts = asteriskPrompts().sort((a, b) => a.id.localeCompare(b.id));
+    expect(prompts.length).toBeGreaterThan(100);
+    const step = Math.floor(prompts.length / 40);
+    const sample = prompts.filter((_, i) => i % step === 0).slice(0, 40);
+    const clips = await Promise.all(sample.map(async (p) => ({ text: p.text, ...(await readWavFile(p.file)) })));
+    expect(await corpus(clips)).toBeLessThanOrEqual(0.25);
+  }, 120_000);
+
+  it('an utterance longer than one model window is cut at quiet points and read whole', async () => {
+    const clips = (await fixtureClips('pcm16')).filter((c) => c.voice === 'rms' || c.voice === 'awb');
+    const rate = clips[0]?.sampleRate ?? 16000;
+    const samples = concat(clips, rate / 2);
+    expect(samples.length / rate).toBeGreaterThan(20);
+    const stream = await engine.open({ sampleRate: rate, language: 'en-US' });
+    const { text } = await transcribe(stream, { text: '', samples, sampleRate: rate });
+    expect(wer(clips.map((c) => c.text).join(' '), text)).toBeLessThanOrEqual(0.2);
+  }, 60_000);
+
+  it('window cuts: none under one window; otherwise each window is at most that long and ends in its quietest frame', () => {
+    const rate = 8000;
+    const loud = (n: number) => Int16Array.from({ length: n }, (_, i) => (i % 2 ? 8000 : -8000));
+    expect(windowBounds(loud(rate * 19), rate)).toEqual([]);
+    // 45 s of tone with silent 100 ms gaps at 17 s and 35 s.
+    const samples = loud(rate * 45);
+    for (const at of [17, 35]) samples.fill(0, at * rate, at * rate + rate / 10);
+    const cuts = windowBounds(samples, rate);
+    expect(cuts).toHaveLength(2);
+    expect(cuts[0]! / rate).toBeGreaterThanOrEqual(17);
+    expect(cuts[0]! / rate).toBeLessThanOrEqual(17.1);
+    expect(cuts[1]! / rate).toBeGreaterThanOrEqual(35);
+    expect(cuts[1]! / rate).toBeLessThanOrEqual(35.1);
+  });
+
+  it('finalize with no audio resolves with an empty transcript, and the final event carries each result', async () => {
+    const finals: string[] = [];
+    const stream = await engine.open({ sampleRate: 16000, language: 'en-US', events: { final: (r) => finals.push(r.text) } });
+    expect(await stream.finalize()).toEqual({ text: '' });
+    const clip = voice('please send me an email confirmation');
+    const { text } = await transcribe(stream, clip);
+    expect(wer(clip.text, text)).toBeLessThanOrEqual(0.2);
+    expect(finals).toEqual([text]);
+    await stream.close();
+  }, 60_000);
+
+  it('cancel drops the current utterance so the next final holds only later speech', async () => {
+    const stream = await engine.open({ sampleRate: 16000, language: 'en-US' });
+    for (const f of frames(voice('the package arrived damaged yesterday').samples, 16000)) stream.push(f);
+    stream.cancel();
+    const clip = voice('can I pay with a credit card');
+    const { text } = await transcribe(stream, clip);
+    expect(wer(clip.text, text)).toBeLessThanOrEqual(0.2);
+    expect(text.toLowerCase()).not.toContain('package');
+    await stream.close();
+  }, 60_000);
+
+  it('cancel during finalize rejects that finalize with STT_ABORTED', async () => {
+    const stream = await engine.open({ sampleRate: 16000, language: 'en-US' });
+    for (const f of frames(voice('I need to change my delivery address').samples, 16000)) stream.push(f);
+    const pending = stream.finalize();
+    stream.cancel();
+    await expect(pending).rejects.toSatisfy((err: unknown) => isSttError(err, 'STT_ABORTED'));
+    await stream.close();
+  }, 60_000);
+
+  it('a closed stream refuses audio with STT_STREAM_CLOSED', async () => {
+    const stream = await engine.open({ sampleRate: 8000, language: 'en-US' });
+    await stream.close();
+    expect(() => stream.push(new Int16Array(160))).toThrow(expect.objectContaining({ code: 'STT_STREAM_CLOSED' }));
+    await expect(stream.finalize()).rejects.toSatisfy((err: unknown) => isSttError(err, 'STT_STREAM_CLOSED'));
+  });
+
+  it('a rate it cannot take fails with STT_UNSUPPORTED_RATE, a language it lacks with STT_CONFIG_INVALID', async () => {
+    await expect(engine.open({ sampleRate: 11025, language: 'en-US' })).rejects.toSatisfy((err: unknown) => isSttError(err, 'STT_UNSUPPORTED_RATE'));
+    await expect(engine.open({ sampleRate: 16000, language: 'de-DE' })).rejects.toSatisfy((err: unknown) => isSttError(err, 'STT_CONFIG_INVALID'));
+  });
+
+  it('a model folder without the model fails open() with STT_MODEL_INVALID every time, never hangs', async () => {
+    const broken = new MoonshineEngine({ modelDir: '/nonexistent/moonshine', workers: 1 });
+    try {
+      for (let i = 0; i < 2; i++) {
+        await expect(broken.open({ sampleRate: 16000, language: 'en-US' })).rejects.toSatisfy((err: unknown) => isSttError(err, 'STT_MODEL_INVALID'));
+      }
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('after close() the engine starts its workers again on the next open()', async () => {
+    const own = new MoonshineEngine({ workers: 1 });
+    try {
+      await (await own.open({ sampleRate: 16000, language: 'en-US' })).close();
+      await own.close();
+      const stream = await own.open({ sampleRate: 16000, language: 'en-US' });
+      const clip = voice('yes that sounds good to me');
+      expect(wer(clip.text, (await transcribe(stream, clip)).text)).toBeLessThanOrEqual(0.2);
+    } finally {
+      await own.close();
+    }
+  }, 60_000);
+});
