@@ -1,16 +1,18 @@
 // Speech-to-text bench: WER of the general model on our flite fixtures (16 kHz and through the
 // 8 kHz μ-law telephone path) and on recorded human telephone prompts (asterisk core sounds, a
 // TEST SET ONLY), end of speech -> final latency, concurrent real-time streams and event-loop
-// delay. Run: npm run bench:speech  (BENCH_ASTERISK=N sets the prompt sample size, default 200;
-// BENCH_ONLY=realtime measures only latency, concurrency and event-loop delay).
+// delay, for pocketsphinx and then for Moonshine. Run: npm run bench:speech  (BENCH_ASTERISK=N sets
+// the prompt sample size, default 200; BENCH_ONLY=realtime measures only latency, concurrency and
+// event-loop delay; BENCH_ENGINES=pocketsphinx or =moonshine benches one engine).
 import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { concatPcm } from '../src/audio/pcm.ts';
 import { readWavFile } from '../src/audio/wav.ts';
+import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
 import { PocketsphinxEngine } from '../src/speech/stt/pocketsphinx/engine.ts';
 import { corpusWer } from '../src/speech/stt/wer.ts';
-import type { SttStream } from '../src/speech/types.ts';
+import type { SttEngine, SttStream } from '../src/speech/types.ts';
 import { asteriskPrompts, fixtures } from '../test/support/test-sets.ts';
 
 interface Clip {
@@ -45,7 +47,7 @@ function pushAll(stream: SttStream, clip: Clip): void {
 }
 
 /** Corpus WER. Each voice is one call (one stream: its decoder adapts to that caller); calls run in parallel. */
-async function werOf(engine: PocketsphinxEngine, clips: Clip[]): Promise<number> {
+async function werOf(engine: SttEngine, clips: Clip[]): Promise<number> {
   const voices = [...new Set(clips.map((c) => c.voice ?? ''))];
   const pairs = await Promise.all(
     voices.map(async (v) => {
@@ -67,7 +69,7 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 /** Push clips in real time (20 ms frames every 20 ms) to `count` streams; finalize each at its end. */
-async function realTime(engine: PocketsphinxEngine, clip: Clip, count: number): Promise<{ latencies: number[]; loopMaxMs: number }> {
+async function realTime(engine: SttEngine, clip: Clip, count: number): Promise<{ latencies: number[]; loopMaxMs: number }> {
   const streams = await Promise.all(Array.from({ length: count }, () => engine.open({ sampleRate: clip.sampleRate, language: 'en-US' })));
   const n = clip.sampleRate / 50;
   const histogram = monitorEventLoopDelay({ resolution: 5 });
@@ -91,64 +93,88 @@ async function realTime(engine: PocketsphinxEngine, clip: Clip, count: number): 
   return { latencies, loopMaxMs: histogram.max / 1e6 };
 }
 
-async function main(): Promise<void> {
-  const engine = new PocketsphinxEngine({ workers: 2 });
-  const general = new PocketsphinxEngine({ workers: 2, model: 'general' });
-  const fx = fixtures();
-  const wide = await load(fx.filter((f) => f.sampleRate === 16000));
-  const narrow = await load(fx.filter((f) => f.encoding === 'mulaw'));
-
-  // BENCH_ONLY=realtime skips the WER sets (they take minutes) and measures latency and load only.
-  if (process.env.BENCH_ONLY !== 'realtime') {
-  // As a 16 kHz call hears it: the general model, a narrowband caller switched to the telephone variant.
-  record({ measure: 'WER', set: `fixtures 16 kHz, general LM, narrowband callers on the telephone variant (${wide.length})`, value: pct(await werOf(engine, wide)), bar: '<= 10%' });
-  record({ measure: 'WER', set: `fixtures 16 kHz, general model for every voice (${wide.length} phrases)`, value: pct(await werOf(general, wide)), bar: '' });
-  // kal is an 8 kHz diphone voice: band-limited even in the 16 kHz files.
-  const fullBand = wide.filter((c) => c.voice !== 'kal');
-  record({ measure: 'WER', set: `fixtures 16 kHz without kal, general model (${fullBand.length})`, value: pct(await werOf(general, fullBand)), bar: '' });
-  record({ measure: 'WER', set: `fixtures 8 kHz μ-law, general model (${narrow.length})`, value: pct(await werOf(general, narrow)), bar: '' });
-  record({ measure: 'WER', set: `fixtures 8 kHz μ-law, telephone variant (${narrow.length})`, value: pct(await werOf(engine, narrow)), bar: '<= 20%' });
-
+/** The asterisk prompt sample, every k-th by id, as clips of two alternating "callers". */
+async function asteriskSample(): Promise<{ clips: Clip[]; label: string }> {
   const prompts = asteriskPrompts().sort((a, b) => a.id.localeCompare(b.id));
   const wanted = Number(process.env.BENCH_ASTERISK ?? 200);
   const step = Math.max(1, Math.floor(prompts.length / wanted));
   const sample = prompts.filter((_, i) => i % step === 0).slice(0, wanted);
-  if (sample.length > 0) {
-    const clips = await load(sample.map((p, i) => ({ path: p.file, text: p.text, voice: `allison-${i % 2}` })));
-    const label = `asterisk prompts 8 kHz (${clips.length} of ${prompts.length}, every ${step}th by id)`;
-    record({ measure: 'WER', set: `${label}, general`, value: pct(await werOf(general, clips)), bar: 'as low as possible' });
-    record({ measure: 'WER', set: `${label}, telephone variant`, value: pct(await werOf(engine, clips)), bar: 'as low as possible' });
-  }
+  const clips = await load(sample.map((p, i) => ({ path: p.file, text: p.text, voice: `allison-${i % 2}` })));
+  return { clips, label: `asterisk prompts 8 kHz (${clips.length} of ${prompts.length}, every ${step}th by id)` };
+}
 
-  }
-
+/** Latency, concurrency and event-loop delay of one engine, as `name` in the table. */
+async function realTimeRows(name: string, engine: SttEngine, wide: Clip[]): Promise<void> {
   // Latency: one stream at a time, audio in real time, finalize right at the end of speech.
   const latencies: number[] = [];
-  for (const clip of wide.slice(0, 6)) latencies.push(...(await realTime(general, clip, 1)).latencies);
-  record({ measure: 'end of speech -> final, median', set: '6 fixtures, 16 kHz, real time', value: `${median(latencies).toFixed(0)} ms`, bar: '<= 300 ms' });
+  for (const clip of wide.slice(0, 6)) latencies.push(...(await realTime(engine, clip, 1)).latencies);
+  record({ measure: 'end of speech -> final, median', set: `${name}, 6 fixtures, 16 kHz, real time`, value: `${median(latencies).toFixed(0)} ms`, bar: '<= 300 ms' });
 
   // Concurrency: N real-time streams; sustained while every final arrives within 1 s of its end.
   const long: Clip = { text: '', sampleRate: 16000, samples: concatPcm(wide.slice(0, 4).map((c) => c.samples)) };
   let sustained = 0;
   let loopAt8 = NaN;
   for (const count of [2, 4, 8, 12, 16]) {
-    const r = await realTime(general, long, count);
+    const r = await realTime(engine, long, count);
     const worst = Math.max(...r.latencies);
     if (count === 8) loopAt8 = r.loopMaxMs;
-    process.stdout.write(`  ${count} streams: worst final ${worst.toFixed(0)} ms, event loop max ${r.loopMaxMs.toFixed(1)} ms\n`);
+    process.stdout.write(`  ${name}, ${count} streams: worst final ${worst.toFixed(0)} ms, event loop max ${r.loopMaxMs.toFixed(1)} ms\n`);
     if (worst > 1000) break;
     sustained = count;
   }
   // The event-loop measure is at 8 streams whether or not they kept up.
-  if (Number.isNaN(loopAt8)) loopAt8 = (await realTime(general, long, 8)).loopMaxMs;
-  record({ measure: 'concurrent real-time streams', set: `general model, ${(long.samples.length / 16000).toFixed(1)} s utterances`, value: String(sustained), bar: '>= 8' });
-  record({ measure: 'event-loop delay max, 8 streams', set: 'monitorEventLoopDelay', value: `${loopAt8.toFixed(1)} ms`, bar: '< 20 ms' });
+  if (Number.isNaN(loopAt8)) loopAt8 = (await realTime(engine, long, 8)).loopMaxMs;
+  record({ measure: 'concurrent real-time streams', set: `${name}, ${(long.samples.length / 16000).toFixed(1)} s utterances`, value: String(sustained), bar: '>= 8' });
+  record({ measure: 'event-loop delay max, 8 streams', set: `${name}, monitorEventLoopDelay`, value: `${loopAt8.toFixed(1)} ms`, bar: '< 20 ms' });
+}
 
+async function pocketsphinxRows(wide: Clip[], narrow: Clip[]): Promise<void> {
+  const engine = new PocketsphinxEngine({ workers: 2 });
+  const general = new PocketsphinxEngine({ workers: 2, model: 'general' });
+  // BENCH_ONLY=realtime skips the WER sets (they take minutes) and measures latency and load only.
+  if (process.env.BENCH_ONLY !== 'realtime') {
+    // As a 16 kHz call hears it: the general model, a narrowband caller switched to the telephone variant.
+    record({ measure: 'WER', set: `pocketsphinx, fixtures 16 kHz, general LM, narrowband callers on the telephone variant (${wide.length})`, value: pct(await werOf(engine, wide)), bar: '<= 10%' });
+    record({ measure: 'WER', set: `pocketsphinx, fixtures 16 kHz, general model for every voice (${wide.length} phrases)`, value: pct(await werOf(general, wide)), bar: '' });
+    // kal is an 8 kHz diphone voice: band-limited even in the 16 kHz files.
+    const fullBand = wide.filter((c) => c.voice !== 'kal');
+    record({ measure: 'WER', set: `pocketsphinx, fixtures 16 kHz without kal, general model (${fullBand.length})`, value: pct(await werOf(general, fullBand)), bar: '' });
+    record({ measure: 'WER', set: `pocketsphinx, fixtures 8 kHz μ-law, general model (${narrow.length})`, value: pct(await werOf(general, narrow)), bar: '' });
+    record({ measure: 'WER', set: `pocketsphinx, fixtures 8 kHz μ-law, telephone variant (${narrow.length})`, value: pct(await werOf(engine, narrow)), bar: '<= 20%' });
+    const { clips, label } = await asteriskSample();
+    if (clips.length > 0) {
+      record({ measure: 'WER', set: `pocketsphinx, ${label}, general`, value: pct(await werOf(general, clips)), bar: 'as low as possible' });
+      record({ measure: 'WER', set: `pocketsphinx, ${label}, telephone variant`, value: pct(await werOf(engine, clips)), bar: 'as low as possible' });
+    }
+  }
+  await realTimeRows('pocketsphinx general', general, wide);
   await engine.close();
   await general.close();
+}
+
+async function moonshineRows(wide: Clip[], narrow: Clip[]): Promise<void> {
+  const engine = new MoonshineEngine();
+  if (process.env.BENCH_ONLY !== 'realtime') {
+    record({ measure: 'WER', set: `moonshine, fixtures 16 kHz (${wide.length})`, value: pct(await werOf(engine, wide)), bar: '<= 10%' });
+    record({ measure: 'WER', set: `moonshine, fixtures 8 kHz μ-law (${narrow.length})`, value: pct(await werOf(engine, narrow)), bar: '<= 20%' });
+    const { clips, label } = await asteriskSample();
+    if (clips.length > 0) record({ measure: 'WER', set: `moonshine, ${label}`, value: pct(await werOf(engine, clips)), bar: 'as low as possible' });
+  }
+  await realTimeRows('moonshine', engine, wide);
+  await engine.close();
+}
+
+async function main(): Promise<void> {
+  const fx = fixtures();
+  const wide = await load(fx.filter((f) => f.sampleRate === 16000));
+  const narrow = await load(fx.filter((f) => f.encoding === 'mulaw'));
+  const only = process.env.BENCH_ENGINES;
+  if (!only || only === 'pocketsphinx') await pocketsphinxRows(wide, narrow);
+  if (!only || only === 'moonshine') await moonshineRows(wide, narrow);
+
   // Other work on the machine slows the decoders: say how busy it was.
   process.stdout.write(`\nload average (1, 5, 15 min) at the end: ${loadavg().map((x) => x.toFixed(1)).join(', ')} on ${availableParallelism()} cores\n`);
-  const w = [34, 70, 10];
+  const w = [34, 100, 10];
   process.stdout.write(`\n${'measure'.padEnd(w[0] ?? 0)} ${'set'.padEnd(w[1] ?? 0)} ${'value'.padEnd(w[2] ?? 0)} bar\n`);
   for (const r of rows) process.stdout.write(`${r.measure.padEnd(w[0] ?? 0)} ${r.set.padEnd(w[1] ?? 0)} ${r.value.padEnd(w[2] ?? 0)} ${r.bar}\n`);
 }
