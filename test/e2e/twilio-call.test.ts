@@ -3,11 +3,13 @@
 // over HTTP with its booking tool, flite speaking back, and the call record after it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { wer } from '../../src/speech/stt/wer.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let t: TestService;
 const NUMBER = '+15550100001';
+const MOONSHINE_NUMBER = '+15550100002';
 
 beforeAll(async () => {
   t = await startTestService();
@@ -15,6 +17,8 @@ beforeAll(async () => {
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   const created = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-desk', inbound_numbers: [NUMBER] } });
   expect(created.status).toBe(201);
+  const neural = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-moonshine', inbound_numbers: [MOONSHINE_NUMBER], stt: { engine: 'moonshine', language: 'en-US' } } });
+  expect(neural.status).toBe(201);
 }, 60_000);
 afterAll(async () => t?.stop());
 
@@ -81,6 +85,21 @@ describe('inbound Twilio call with the embedded engines', () => {
     expect(seconds).toBeGreaterThan(record.duration_ms! / 1000 - 1);
     // Voice-to-voice latency of this call, quoted in the issue note.
     process.stdout.write(`\n[twilio e2e] latency.e2e ${JSON.stringify(record.latency!.e2e)} transcript ${JSON.stringify(transcript.map((m) => `${m.role}: ${m.content}`))}\n`);
+  }, 90_000);
+
+  it('an agent on the moonshine recogniser hears the caller: the phrase reaches the transcript as said', async () => {
+    const { caller, callId } = await placeInboundCall(t.url, MOONSHINE_NUMBER);
+    await agentFinished(caller, { after: 0, timeoutMs: 20_000 }); // greeting
+    const turnStart = caller.played.length;
+    await caller.speak(fixtureUlaw('09-i-want-to-cancel'));
+    await agentFinished(caller, { after: turnStart, timeoutMs: 20_000 });
+    await caller.hangUp();
+    const record = await finalRecord(callId);
+    expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup', agent_id: 'phone-moonshine' });
+    const heard = record.transcript!.filter((m) => m.role === 'user').map((m) => m.content);
+    expect(heard).toHaveLength(1);
+    expect(wer('i want to cancel my order', heard[0]!)).toBeLessThanOrEqual(0.2);
+    expect(record.latency?.asr?.num).toBeGreaterThanOrEqual(1);
   }, 90_000);
 
   it('refuses a stream with a wrong secret with 1008 and leaves no record', async () => {

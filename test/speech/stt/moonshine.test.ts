@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readWavFile } from '../../../src/audio/wav.ts';
 import { isSttError } from '../../../src/speech/stt/errors.ts';
 import { MoonshineEngine, windowBounds } from '../../../src/speech/stt/moonshine/engine.ts';
+import { MOONSHINE_MODEL, trimSilence } from '../../../src/speech/stt/moonshine/recognizer.ts';
 import { corpusWer, wer } from '../../../src/speech/stt/wer.ts';
 import type { SttResult, SttStream } from '../../../src/speech/types.ts';
 import { asteriskPrompts } from '../../support/test-sets.ts';
@@ -65,6 +66,24 @@ describe('moonshine engine', () => {
     const { text } = await transcribe(stream, { text: '', samples, sampleRate: rate });
     expect(wer(clips.map((c) => c.text).join(' '), text)).toBeLessThanOrEqual(0.2);
   }, 60_000);
+
+  it('two seconds of line silence before a phrase do not silence it (the model alone ends at once on them)', async () => {
+    const clip = (await fixtureClips('mulaw')).find((c) => c.text === 'i want to cancel my order')!;
+    const padded = new Int16Array(clip.sampleRate * 2 + clip.samples.length);
+    padded.set(clip.samples, clip.sampleRate * 2);
+    const stream = await engine.open({ sampleRate: clip.sampleRate, language: 'en-US' });
+    expect(wer(clip.text, (await transcribe(stream, { ...clip, samples: padded })).text)).toBeLessThanOrEqual(0.2);
+    await stream.close();
+  }, 60_000);
+
+  it('trimming keeps the speech with its margins and leaves nothing of pure silence', () => {
+    const samples = new Int16Array(16000 * 3);
+    samples.fill(3000, 16000, 24000); // 0.5 s of "speech" at 1.0–1.5 s
+    const trimmed = trimSilence(samples);
+    expect(trimmed.byteOffset / 2).toBe(16000 - MOONSHINE_MODEL.trimMarginSamples);
+    expect(trimmed.length).toBe(8000 + 2 * MOONSHINE_MODEL.trimMarginSamples);
+    expect(trimSilence(new Int16Array(16000)).length).toBe(0);
+  });
 
   it('window cuts: none under one window; otherwise each window is at most that long and ends in its quietest frame', () => {
     const rate = 8000;

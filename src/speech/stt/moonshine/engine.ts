@@ -150,14 +150,19 @@ export class MoonshineEngine implements SttEngine {
     if (!isSupportedSampleRate(options.sampleRate)) throw new SttError('STT_UNSUPPORTED_RATE', `moonshine cannot take ${options.sampleRate} Hz audio`);
     if (!options.language.toLowerCase().startsWith('en')) throw new SttError('STT_CONFIG_INVALID', `moonshine has an English model only, not ${options.language}`);
     if (this.loadError) throw this.loadError;
+    // The whole pool starts at once (a worker takes ~1 s to load the model, too long to wait for
+    // when callers first finish together); the first stream waits for the first worker only.
     this.firstReady ??= new Promise((resolve, reject) => {
-      const slot = this.spawn();
-      const onMessage = (msg: FromMoonshineWorker): void => {
-        if (msg.type === 'ready') resolve();
-        else if (msg.type === 'failed') reject(new SttError(msg.code, msg.message));
-      };
-      slot.worker.on('message', onMessage);
-      slot.worker.once('exit', () => reject(this.loadError ?? new SttError('STT_ENGINE_CRASHED', 'moonshine worker exited while loading')));
+      for (let i = this.slots.length; i < this.size; i++) {
+        const slot = this.spawn();
+        slot.worker.on('message', (msg: FromMoonshineWorker) => {
+          if (msg.type === 'ready') resolve();
+          else if (msg.type === 'failed') reject(new SttError(msg.code, msg.message));
+        });
+        slot.worker.once('exit', () => {
+          if (this.slots.length === 0) reject(this.loadError ?? new SttError('STT_ENGINE_CRASHED', 'moonshine worker exited while loading'));
+        });
+      }
     });
     try {
       await this.firstReady;

@@ -23,7 +23,29 @@ export const MOONSHINE_MODEL = {
   maxTokensPerSecond: 6,
   /** Shorter than this there is nothing to recognise (the encoder needs some context). */
   minSamples: 1600,
+  /** Quiet kept before the first and after the last loud frame when the utterance is trimmed. */
+  trimMarginSamples: 4800,
 } as const;
+
+/**
+ * The utterance without the quiet before and after its speech (margins kept). The model was
+ * trained on segments cut close to speech: two seconds of line silence ahead of a phrase made it
+ * end at once with no words. A frame counts as loud from 30 dB under the loudest one.
+ */
+export function trimSilence(samples: Int16Array, frame = 320, margin: number = MOONSHINE_MODEL.trimMarginSamples): Int16Array {
+  const levels: number[] = [];
+  for (let at = 0; at < samples.length; at += frame) {
+    let energy = 0;
+    const end = Math.min(at + frame, samples.length);
+    for (let i = at; i < end; i++) energy += (samples[i] ?? 0) ** 2;
+    levels.push(Math.sqrt(energy / (end - at)));
+  }
+  const floor = Math.max(Math.max(0, ...levels) / 31.6, 1);
+  const first = levels.findIndex((l) => l >= floor);
+  if (first < 0) return samples.subarray(0, 0);
+  const last = levels.findLastIndex((l) => l >= floor);
+  return samples.subarray(Math.max(0, first * frame - margin), Math.min(samples.length, (last + 1) * frame + margin));
+}
 
 export function missingMoonshineFiles(dir: string): string[] {
   return Object.values(MOONSHINE_MODEL.files)
@@ -79,7 +101,8 @@ export class MoonshineRecognizer {
   }
 
   /** Text of one utterance of 16 kHz PCM16. */
-  async transcribe(samples: Int16Array): Promise<string> {
+  async transcribe(utterance: Int16Array): Promise<string> {
+    const samples = trimSilence(utterance);
     if (samples.length < MOONSHINE_MODEL.minSamples) return '';
     const audio = int16ToFloat(samples);
     const encoded = await this.encoder.run({ input_values: new ort.Tensor('float32', audio, [1, audio.length]) });

@@ -1,5 +1,7 @@
 // One Moonshine recogniser per worker thread: utterances arrive one at a time, are brought to
 // the model's 16 kHz and transcribed; the engine on the main thread queues the rest.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { z } from 'zod';
 import { resample } from '../../../audio/resampler.ts';
@@ -7,10 +9,21 @@ import { isSttError } from '../errors.ts';
 import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
 import { MOONSHINE_MODEL, MoonshineRecognizer } from './recognizer.ts';
 
+const MOONSHINE_WORKER_NICE = 10;
+
 const port = parentPort;
 if (!port) throw new Error('moonshine worker must run in a worker thread');
 const { modelDir } = z.object({ modelDir: z.string() }).parse(workerData);
 const send = (msg: FromMoonshineWorker): void => port.postMessage(msg);
+
+// A transcription keeps a core busy for ~100 ms per utterance, several at once when callers
+// finish together. The main thread paces every call's audio, so this thread yields to it:
+// on Linux a thread has its own nice value, set through its thread id.
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), MOONSHINE_WORKER_NICE);
+} catch {
+  // Not Linux, or not allowed: the worker runs at normal priority.
+}
 
 let recognizer: MoonshineRecognizer;
 try {
