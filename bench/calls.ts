@@ -1,4 +1,5 @@
 // npm run bench:calls -- --calls N --duration S [--llm-url URL --model M] [--engines stub|embedded]
+//   [--stt pocketsphinx|moonshine] (the recogniser of an embedded run; the agent's default otherwise)
 //   [--url http://… --key KEY [--stats-url URL]]
 // N concurrent simulated carrier calls over the Twilio Media Streams protocol, each a scripted
 // conversation of recorded phrases with pauses; per-turn voice-to-voice latency, the record's
@@ -21,6 +22,7 @@ const Args = z.object({
   calls: z.coerce.number().int().min(1).max(1000).default(10),
   duration: z.coerce.number().positive().max(3600).default(30),
   engines: z.enum(['stub', 'embedded']).default('stub'),
+  stt: z.enum(['pocketsphinx', 'moonshine']).optional(),
   'llm-url': z.url().optional(),
   model: z.string().min(1).optional(),
   url: z.url().optional(),
@@ -30,7 +32,7 @@ const Args = z.object({
   ramp: z.coerce.number().positive().default(100),
 });
 const { values } = parseArgs({
-  options: Object.fromEntries(['calls', 'duration', 'engines', 'llm-url', 'model', 'url', 'key', 'stats-url', 'ramp'].map((k) => [k, { type: 'string' as const }])),
+  options: Object.fromEntries(['calls', 'duration', 'engines', 'stt', 'llm-url', 'model', 'url', 'key', 'stats-url', 'ramp'].map((k) => [k, { type: 'string' as const }])),
 });
 const args = Args.parse(values);
 
@@ -41,10 +43,10 @@ const sample = () => {
 };
 
 const loadStart = loadavg();
-const target = await startTarget({ url: args.url, key: args.key, engines: args.engines, llmUrl: args['llm-url'], model: args.model });
+const target = await startTarget({ url: args.url, key: args.key, engines: args.engines, stt: args.stt, llmUrl: args['llm-url'], model: args.model });
 const inProcess = target.service !== null;
 const phrases = loadPhrases();
-console.error(`bench:calls ${args.calls} calls × ${args.duration} s, engines ${args.engines}, target ${target.url}${inProcess ? ' (in-process)' : ''}`);
+console.error(`bench:calls ${args.calls} calls × ${args.duration} s, engines ${args.engines}${args.stt ? ` (stt ${args.stt})` : ''}, target ${target.url}${inProcess ? ' (in-process)' : ''}`);
 
 // One call first, so JIT, pools and lazily built state are not charged to the measured calls.
 const warm = await runCall(target, { phrases, durationMs: 0, pauseMs: [400, 400], seed: 0 });
@@ -177,7 +179,7 @@ const summary = {
 
 const rows = series.filter((m) => m.s).map((m) => ({ metric: `${m.name} (${m.unit})`, p50: m.s!.p50, p90: m.s!.p90, p95: m.s!.p95, p99: m.s!.p99, max: m.s!.max, n: m.s!.num }));
 const md = [
-  `# bench:calls — ${args.calls} calls × ${args.duration} s, engines ${args.engines}`,
+  `# bench:calls — ${args.calls} calls × ${args.duration} s, engines ${args.engines}${args.stt ? ` (stt ${args.stt})` : ''}`,
   '',
   markdownTable(rows),
   '',
@@ -209,7 +211,7 @@ const md = [
 ].join('\n');
 const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(dir, { recursive: true });
-const base = join(dir, `calls-${args.engines}-${args.calls}x${args.duration}s${inProcess ? "" : "-external"}`);
+const base = join(dir, `calls-${args.engines}${args.stt ? `-${args.stt}` : ''}-${args.calls}x${args.duration}s${inProcess ? "" : "-external"}`);
 writeFileSync(`${base}.json`, `${JSON.stringify(summary, null, 2)}\n`);
 writeFileSync(`${base}.md`, `${md}\n`);
 writeFileSync(`${base}.svg`, svgChart(`${args.calls} calls, engines ${args.engines}`, series.filter((m) => m.s).map((m) => ({ name: m.name, unit: m.unit, s: m.s! }))));

@@ -18,6 +18,8 @@ export interface TargetOptions {
   url?: string | undefined;
   key?: string | undefined;
   engines: 'stub' | 'embedded';
+  /** The bench agent's recogniser (embedded engines); the agent default when unset. */
+  stt?: 'pocketsphinx' | 'moonshine' | undefined;
   llmUrl?: string | undefined;
   model?: string | undefined;
   beginMessage?: string;
@@ -98,6 +100,7 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
       // The stub VAD already waits STUB.silenceMs of quiet; endpointing adds nothing beyond it.
       endpointing_ms: o.engines === 'stub' ? STUB_ENDPOINT_MS : 500,
       inbound_numbers: [number],
+      ...(o.stt ? { stt: { engine: o.stt, language: 'en-US' } } : {}),
     }),
   });
   if (res.status !== 201) throw new Error(`creating the bench agent answered ${res.status}: ${await res.text()}`);
