@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { isSupportedSampleRate, samplesPerFrame } from '../../../audio/pcm.ts';
+import { concatPcm, isSupportedSampleRate, samplesPerFrame } from '../../../audio/pcm.ts';
 import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
 import { SttError } from '../errors.ts';
 import { PROJECT_ROOT } from '../pocketsphinx/models.ts';
@@ -87,12 +87,7 @@ class MoonshineStream implements SttStream {
   }
 
   private take(): Int16Array {
-    const all = new Int16Array(this.buffered);
-    let at = 0;
-    for (const c of this.chunks) {
-      all.set(c, at);
-      at += c.length;
-    }
+    const all = concatPcm(this.chunks);
     this.chunks = [];
     this.buffered = 0;
     return all;
