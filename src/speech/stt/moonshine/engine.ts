@@ -5,9 +5,10 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { concatPcm, isSupportedSampleRate, samplesPerFrame } from '../../../audio/pcm.ts';
+import { isSupportedSampleRate, samplesPerFrame } from '../../../audio/pcm.ts';
 import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
 import { SttError } from '../errors.ts';
+import { UtteranceBuffer } from '../utterance-buffer.ts';
 import { PROJECT_ROOT } from '../pocketsphinx/models.ts';
 import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
 
@@ -68,34 +69,25 @@ export function windowBounds(samples: Int16Array, sampleRate: number, options: {
 }
 
 class MoonshineStream implements SttStream {
-  private chunks: Int16Array[] = [];
-  private buffered = 0;
+  private readonly utterance: UtteranceBuffer;
   private inflight: AbortController | null = null;
   private closed = false;
 
   constructor(
     private readonly engine: MoonshineEngine,
     private readonly options: SttStreamOptions,
-  ) {}
+  ) {
+    this.utterance = new UtteranceBuffer(MOONSHINE_DEFAULTS.maxUtteranceSeconds * options.sampleRate);
+  }
 
   push(samples: Int16Array): void {
     if (this.closed) throw new SttError('STT_STREAM_CLOSED', 'push after close');
-    this.chunks.push(samples.slice());
-    this.buffered += samples.length;
-    const max = MOONSHINE_DEFAULTS.maxUtteranceSeconds * this.options.sampleRate;
-    while (this.buffered > max && this.chunks.length > 1) this.buffered -= this.chunks.shift()?.length ?? 0;
-  }
-
-  private take(): Int16Array {
-    const all = concatPcm(this.chunks);
-    this.chunks = [];
-    this.buffered = 0;
-    return all;
+    this.utterance.push(samples);
   }
 
   async finalize(): Promise<SttResult> {
     if (this.closed) throw new SttError('STT_STREAM_CLOSED', 'finalize after close');
-    const samples = this.take();
+    const samples = this.utterance.take();
     if (samples.length === 0) return { text: '' };
     const controller = new AbortController();
     this.inflight = controller;
@@ -112,8 +104,7 @@ class MoonshineStream implements SttStream {
   }
 
   cancel(): void {
-    this.chunks = [];
-    this.buffered = 0;
+    this.utterance.clear();
     this.inflight?.abort();
   }
 

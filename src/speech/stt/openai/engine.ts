@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { encodeWav } from '../../../audio/wav.ts';
 import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
 import { SttError } from '../errors.ts';
+import { UtteranceBuffer } from '../utterance-buffer.ts';
 
 export const OPENAI_STT_DEFAULTS = {
   model: 'whisper-1',
@@ -31,8 +32,7 @@ function isoLanguage(language: string): string {
 }
 
 class OpenAiStream implements SttStream {
-  private chunks: Int16Array[] = [];
-  private buffered = 0;
+  private readonly utterance: UtteranceBuffer;
   /** Seconds of audio pushed before the current utterance: word timings count from stream start. */
   private streamOffset = 0;
   private inflight: AbortController | null = null;
@@ -41,35 +41,18 @@ class OpenAiStream implements SttStream {
   constructor(
     private readonly engine: Required<Omit<OpenAiSttOptions, 'apiKey'>> & { apiKey: string | undefined },
     private readonly options: SttStreamOptions,
-  ) {}
+  ) {
+    this.utterance = new UtteranceBuffer(OPENAI_STT_DEFAULTS.maxUtteranceSeconds * options.sampleRate);
+  }
 
   push(samples: Int16Array): void {
     if (this.closed) throw new SttError('STT_STREAM_CLOSED', 'push after close');
-    this.chunks.push(samples.slice());
-    this.buffered += samples.length;
-    const max = OPENAI_STT_DEFAULTS.maxUtteranceSeconds * this.options.sampleRate;
-    while (this.buffered > max && this.chunks.length > 1) {
-      const dropped = this.chunks.shift();
-      this.buffered -= dropped?.length ?? 0;
-      this.streamOffset += (dropped?.length ?? 0) / this.options.sampleRate;
-    }
-  }
-
-  private take(): Int16Array {
-    const all = new Int16Array(this.buffered);
-    let at = 0;
-    for (const c of this.chunks) {
-      all.set(c, at);
-      at += c.length;
-    }
-    this.chunks = [];
-    this.buffered = 0;
-    return all;
+    this.streamOffset += this.utterance.push(samples) / this.options.sampleRate;
   }
 
   async finalize(): Promise<SttResult> {
     if (this.closed) throw new SttError('STT_STREAM_CLOSED', 'finalize after close');
-    const samples = this.take();
+    const samples = this.utterance.take();
     const offset = this.streamOffset;
     this.streamOffset += samples.length / this.options.sampleRate;
     if (samples.length === 0) return { text: '' };
@@ -122,9 +105,7 @@ class OpenAiStream implements SttStream {
   }
 
   cancel(): void {
-    this.streamOffset += this.buffered / this.options.sampleRate;
-    this.chunks = [];
-    this.buffered = 0;
+    this.streamOffset += this.utterance.clear() / this.options.sampleRate;
     this.inflight?.abort();
   }
 
