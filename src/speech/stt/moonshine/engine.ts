@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { isSupportedSampleRate, samplesPerFrame } from '../../../audio/pcm.ts';
+import { isSupportedSampleRate, rms, samplesPerFrame } from '../../../audio/pcm.ts';
 import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
 import { SttError } from '../errors.ts';
 import { UtteranceBuffer } from '../utterance-buffer.ts';
@@ -53,12 +53,11 @@ export function windowBounds(samples: Int16Array, sampleRate: number, options: {
   while (samples.length - start > window) {
     const searchFrom = start + window - Math.round(options.searchSeconds * sampleRate);
     let best = start + window;
-    let bestEnergy = Infinity;
+    let bestLevel = Infinity;
     for (let at = searchFrom; at + frame <= start + window; at += frame) {
-      let energy = 0;
-      for (let i = at; i < at + frame; i++) energy += (samples[i] ?? 0) ** 2;
-      if (energy < bestEnergy) {
-        bestEnergy = energy;
+      const level = rms(samples.subarray(at, at + frame));
+      if (level < bestLevel) {
+        bestLevel = level;
         best = at + (frame >> 1);
       }
     }

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import llamaTokenizer from 'llama-tokenizer-js';
 import ort from 'onnxruntime-node';
-import { int16ToFloat } from '../../../audio/pcm.ts';
+import { int16ToFloat, rms } from '../../../audio/pcm.ts';
 import { SttError } from '../errors.ts';
 
 export const MOONSHINE_MODEL = {
@@ -34,12 +34,7 @@ export const MOONSHINE_MODEL = {
  */
 export function trimSilence(samples: Int16Array, frame = 320, margin: number = MOONSHINE_MODEL.trimMarginSamples): Int16Array {
   const levels: number[] = [];
-  for (let at = 0; at < samples.length; at += frame) {
-    let energy = 0;
-    const end = Math.min(at + frame, samples.length);
-    for (let i = at; i < end; i++) energy += (samples[i] ?? 0) ** 2;
-    levels.push(Math.sqrt(energy / (end - at)));
-  }
+  for (let at = 0; at < samples.length; at += frame) levels.push(rms(samples.subarray(at, at + frame)));
   const floor = Math.max(Math.max(0, ...levels) / 31.6, 1);
   const first = levels.findIndex((l) => l >= floor);
   if (first < 0) return samples.subarray(0, 0);
