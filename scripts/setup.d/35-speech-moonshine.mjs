@@ -5,7 +5,7 @@
 // integrity hash and keeps only the two model files under build/models/moonshine-tiny.
 // Nothing is fetched at run time.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -37,7 +37,8 @@ export const steps = [
         run('tar', ['-xzf', join(work, tarball), '-C', work, ...FILES.map((f) => `${IN_TARBALL}/${f}`)]);
         rmSync(dir, { recursive: true, force: true });
         mkdirSync(dir, { recursive: true });
-        for (const f of FILES) renameSync(join(work, IN_TARBALL, f), join(dir, f));
+        // Copied, not renamed: the temp folder may be on another file system (a tmpfs /tmp).
+        for (const f of FILES) copyFileSync(join(work, IN_TARBALL, f), join(dir, f));
         writeFileSync(stampFile, INTEGRITY);
       } finally {
         rmSync(work, { recursive: true, force: true });
