@@ -21,6 +21,11 @@ export class UtteranceBuffer {
     return dropped;
   }
 
+  /** The whole utterance so far, left in the buffer. */
+  peek(): Int16Array {
+    return concatPcm(this.chunks);
+  }
+
   /** The whole utterance, leaving the buffer empty. */
   take(): Int16Array {
     const all = concatPcm(this.chunks);
