@@ -19,6 +19,14 @@ describe('utterance buffer', () => {
     expect([...buffer.take()]).toEqual([4, 5, 6]);
   });
 
+  it('peek gives the utterance so far and keeps it for take', () => {
+    const buffer = new UtteranceBuffer(100);
+    buffer.push(Int16Array.of(1, 2));
+    expect([...buffer.peek()]).toEqual([1, 2]);
+    buffer.push(Int16Array.of(3));
+    expect([...buffer.take()]).toEqual([1, 2, 3]);
+  });
+
   it('clear drops the utterance and answers how many samples it held', () => {
     const buffer = new UtteranceBuffer(100);
     buffer.push(new Int16Array(7));
