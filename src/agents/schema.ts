@@ -8,7 +8,10 @@ export const AGENT_DEFAULTS = {
   temperature: 1.0,
   voiceEngine: 'flite',
   voiceId: 'slt',
-  sttEngine: 'pocketsphinx',
+  /** The most accurate embedded recogniser (README, "Speech recognition engines")… */
+  sttEngine: 'moonshine',
+  /** …but it cannot take phrase hints: an agent that gives stt.phrases and no engine gets this one. */
+  sttEngineForPhrases: 'pocketsphinx',
   language: 'en-US',
   inactivityTimeoutMs: 30_000,
   maxDurationMs: 3_600_000,
@@ -72,17 +75,29 @@ export const VoiceConfigSchema = z.strictObject({
   api_key: z.string().min(1).optional(),
 });
 
-export const SttConfigSchema = z.strictObject({
-  engine: z.enum(['pocketsphinx', 'moonshine', 'openai']).default(AGENT_DEFAULTS.sttEngine),
+const STT_ENGINES = ['pocketsphinx', 'moonshine', 'openai'] as const;
+
+const sttFields = {
   language: z.string().min(2).default(AGENT_DEFAULTS.language),
   phrases: z.array(z.string().min(1).max(200)).max(500).optional(),
   base_url: z.url({ protocol: /^https?$/ }).optional(),
   api_key: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
-}).refine((stt) => !(stt.engine === 'moonshine' && stt.phrases?.length), {
-  path: ['phrases'],
-  message: 'the moonshine engine cannot bias recognition towards phrases: use pocketsphinx or openai, or leave phrases out',
-});
+};
+
+export const SttConfigSchema = z
+  .strictObject({
+    engine: z.enum(STT_ENGINES).optional().meta({ description: `Default ${AGENT_DEFAULTS.sttEngine}; ${AGENT_DEFAULTS.sttEngineForPhrases} when phrases are given (moonshine cannot take them).` }),
+    ...sttFields,
+  })
+  .refine((stt) => !(stt.engine === 'moonshine' && stt.phrases?.length), {
+    path: ['phrases'],
+    message: 'the moonshine engine cannot bias recognition towards phrases: use pocketsphinx or openai, or leave phrases out',
+  })
+  // The engine is stored as chosen, so a later change of default does not move existing agents.
+  .transform((stt) => ({ ...stt, engine: stt.engine ?? (stt.phrases?.length ? AGENT_DEFAULTS.sttEngineForPhrases : AGENT_DEFAULTS.sttEngine) }))
+  // Spelled out again so the OpenAPI document shows the stored shape (a transform has none).
+  .pipe(z.strictObject({ ...sttFields, engine: z.enum(STT_ENGINES), language: z.string().min(2) }));
 
 export const AnalysisFieldSchema = z.strictObject({
   name: z.string().min(1).max(64),

@@ -34,4 +34,13 @@ describe('agent configuration', () => {
     expect(bad.error?.issues[0]?.path).toEqual(['stt', 'phrases']);
     expect(AgentConfigSchema.safeParse({ ...minimal, stt: { engine: 'pocketsphinx', phrases: ['billing'] } }).success).toBe(true);
   });
+
+  it('stt engine by default: moonshine, or pocketsphinx when the agent gives phrase hints; an engine given is kept', () => {
+    expect(AgentConfigSchema.parse(minimal).stt).toEqual({ engine: 'moonshine', language: 'en-US' });
+    expect(AgentConfigSchema.parse({ ...minimal, stt: {} }).stt.engine).toBe('moonshine');
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { phrases: ['billing'] } }).stt).toEqual({ engine: 'pocketsphinx', language: 'en-US', phrases: ['billing'] });
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { phrases: [] } }).stt.engine).toBe('moonshine');
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'pocketsphinx' } }).stt.engine).toBe('pocketsphinx');
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'openai', phrases: ['billing'] } }).stt.engine).toBe('openai');
+  });
 });
