@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readWavFile } from '../../../src/audio/wav.ts';
 import { isSttError } from '../../../src/speech/stt/errors.ts';
-import { MoonshineEngine, windowBounds } from '../../../src/speech/stt/moonshine/engine.ts';
-import { MOONSHINE_MODEL, trimSilence } from '../../../src/speech/stt/moonshine/recognizer.ts';
+import { MOONSHINE_DEFAULTS, MoonshineEngine, windowBounds } from '../../../src/speech/stt/moonshine/engine.ts';
+import { MOONSHINE_MODEL, MoonshineRecognizer, trimSilence } from '../../../src/speech/stt/moonshine/recognizer.ts';
 import { corpusWer, wer } from '../../../src/speech/stt/wer.ts';
 import type { SttResult, SttStream } from '../../../src/speech/types.ts';
 import { asteriskPrompts } from '../../support/test-sets.ts';
@@ -74,6 +74,22 @@ describe('moonshine engine', () => {
     const stream = await engine.open({ sampleRate: clip.sampleRate, language: 'en-US' });
     expect(wer(clip.text, (await transcribe(stream, { ...clip, samples: padded })).text)).toBeLessThanOrEqual(0.2);
     await stream.close();
+  }, 60_000);
+
+  it('decoding falls back to the beam only when greedy picked a token under the threshold; width 1 never does', async () => {
+    const recognizer = await MoonshineRecognizer.load(MOONSHINE_DEFAULTS.modelDir);
+    try {
+      const clip = (await fixtureClips('pcm16'))[0]!;
+      const never = await recognizer.transcribeDetailed(clip.samples, { beamWidth: 3, fallbackBelowLogProb: -Infinity });
+      const always = await recognizer.transcribeDetailed(clip.samples, { beamWidth: 3, fallbackBelowLogProb: Infinity });
+      const greedy = await recognizer.transcribeDetailed(clip.samples, { beamWidth: 1, fallbackBelowLogProb: Infinity });
+      expect([never.beam, always.beam, greedy.beam]).toEqual([false, true, false]);
+      expect(never.worstTokenLogProb).toBeLessThanOrEqual(0);
+      expect(greedy.text).toBe(never.text);
+      expect(wer(clip.text, always.text)).toBeLessThanOrEqual(0.2);
+    } finally {
+      await recognizer.close();
+    }
   }, 60_000);
 
   it('trimming keeps the speech with its margins and leaves nothing of pure silence', () => {

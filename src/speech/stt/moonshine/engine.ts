@@ -110,8 +110,8 @@ class MoonshineStream implements SttStream {
     if (!pause) return;
     this.dropGuess();
     // A long stretch of speech is cut off for good; a short one is only guessed at, because a
-    // piece that starts mid-sentence loses the words before it (short pieces cost 2.5 points of
-    // WER on the recorded prompts).
+    // piece that starts mid-sentence loses the words before it (cutting at every pause after
+    // 0.6 s of speech took 200 recorded prompts from 8.8 to 11.3% WER; after 3 s, to 9.0%).
     if (this.cutter.speechSinceCut >= MOONSHINE_DEFAULTS.minPieceSpeechMs) {
       this.cutter.cut();
       this.pieces.push(this.read(this.utterance.take()));
