@@ -28,7 +28,6 @@ async function main(): Promise<void> {
         '-hmm', join(DEBIAN_MODEL_DIR, 'en-us'),
         '-lm', join(DEBIAN_MODEL_DIR, 'en-us.lm.bin'),
         '-dict', join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'),
-        '-logfn', '/dev/null',
       ]);
       const narrowClips: Int16Array[] = [];
       for (const [i, text] of CALIBRATION_SENTENCES.entries()) {

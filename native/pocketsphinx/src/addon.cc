@@ -282,8 +282,14 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
   }
 };
 
+// pocketsphinx logs to stderr by default; the runtime has its own logger. Its log target is one
+// global for every thread: "-logfn" makes each new decoder fclose() the FILE that decoders in
+// other worker threads may be writing to at that moment (a crash, or a hang on the freed FILE's
+// lock). So no decoder is given -logfn, and every message goes to a callback that drops it.
+void DropLog(void*, err_lvl_t, const char*, ...) {}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  err_set_logfp(nullptr);  // pocketsphinx logs to stderr by default; the runtime has its own logger
+  err_set_callback(DropLog, nullptr);
   return Decoder::Init(env, exports);
 }
 

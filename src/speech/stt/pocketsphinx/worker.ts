@@ -63,7 +63,7 @@ function takeDecoder(model: ModelSpec): NativeDecoder {
   const pooled = idle.get(modelKey(model))?.pop();
   if (pooled) return pooled;
   const Decoder = loadDecoderClass();
-  const decoder = new Decoder([...model.args, '-logfn', '/dev/null']);
+  const decoder = new Decoder(model.args);
   const cmn = decoder.cmn();
   if (cmn) initialCmn.set(decoder, cmn.mean);
   return decoder;
