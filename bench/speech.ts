@@ -1,19 +1,23 @@
-// Speech-to-text bench: WER of the general model on our flite fixtures (16 kHz and through the
-// 8 kHz μ-law telephone path) and on recorded human telephone prompts (asterisk core sounds, a
-// TEST SET ONLY), end of speech -> final latency, concurrent real-time streams and event-loop
-// delay, for pocketsphinx and then for Moonshine. Run: npm run bench:speech  (BENCH_ASTERISK=N sets
-// the prompt sample size, default 200; BENCH_ONLY=realtime measures only latency, concurrency and
-// event-loop delay; BENCH_ENGINES=pocketsphinx or =moonshine benches one engine).
+// Speech bench: WER of the general model on our flite fixtures (16 kHz and through the 8 kHz
+// μ-law telephone path) and on recorded human telephone prompts (asterisk core sounds, a TEST SET
+// ONLY), end of speech -> final latency, concurrent real-time streams and event-loop delay, for
+// pocketsphinx and then for Moonshine; then the VAD's speech frames found, music frames flagged
+// and time per frame. Run: npm run bench:speech  (BENCH_ASTERISK=N sets the prompt sample size,
+// default 200; BENCH_ONLY=realtime measures only latency, concurrency and event-loop delay;
+// BENCH_ENGINES=pocketsphinx, =moonshine or =vad benches one of them).
 import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { concatPcm } from '../src/audio/pcm.ts';
+import { concatPcm, silence } from '../src/audio/pcm.ts';
+import { resample } from '../src/audio/resampler.ts';
 import { readWavFile } from '../src/audio/wav.ts';
 import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
 import { PocketsphinxEngine } from '../src/speech/stt/pocketsphinx/engine.ts';
 import { corpusWer } from '../src/speech/stt/wer.ts';
 import type { SttEngine, SttStream } from '../src/speech/types.ts';
-import { asteriskPrompts, fixtures } from '../test/support/test-sets.ts';
+import { SileroVadEngine } from '../src/speech/vad/silero.ts';
+import { energyLabels, framesInSegments, segmentsOf } from '../test/speech/vad/measure.ts';
+import { asteriskPrompts, fixtures, musicOnHoldFiles } from '../test/support/test-sets.ts';
 
 interface Clip {
   text: string;
@@ -164,6 +168,45 @@ async function moonshineRows(wide: Clip[], narrow: Clip[]): Promise<void> {
   await engine.close();
 }
 
+/** Silero VAD at both call rates: speech frames found on the fixtures, music-on-hold frames flagged, time per frame. */
+async function vadRows(): Promise<void> {
+  const engine = new SileroVadEngine();
+  for (const rate of [16000, 8000] as const) {
+    let speech = 0;
+    let found = 0;
+    let frames = 0;
+    let ms = 0;
+    const timed = async (samples: Int16Array): Promise<Array<[number, number]>> => {
+      const t = performance.now();
+      const segments = await segmentsOf(await engine.open({ sampleRate: rate }), samples, rate);
+      ms += performance.now() - t;
+      frames += Math.floor(samples.length / (rate / 50));
+      return segments;
+    };
+    for (const f of fixtures().filter((f) => f.sampleRate === rate)) {
+      const signal = concatPcm([silence(500, rate), (await readWavFile(f.path)).samples, silence(500, rate)]);
+      const labels = energyLabels(signal, rate);
+      const detected = framesInSegments(await timed(signal), labels.length);
+      labels.forEach((s, i) => {
+        if (s) (speech++, detected[i] && found++);
+      });
+    }
+    let music = 0;
+    let flagged = 0;
+    for (const file of musicOnHoldFiles()) {
+      const wav = await readWavFile(file);
+      const excerpt = resample(wav.samples.subarray(0, 45 * wav.sampleRate), wav.sampleRate, rate);
+      const count = Math.floor(excerpt.length / (rate / 50));
+      music += count;
+      flagged += framesInSegments(await timed(excerpt), count).filter(Boolean).length;
+    }
+    record({ measure: 'VAD speech frames found', set: `silero, fixtures ${rate / 1000} kHz (${speech} frames)`, value: pct(found / speech), bar: '>= 95%' });
+    record({ measure: 'VAD music frames flagged', set: `silero, music on hold at ${rate / 1000} kHz (${music} frames, 45 s a file)`, value: pct(flagged / music), bar: '<= 5%' });
+    record({ measure: 'VAD time per frame', set: `silero, ${rate / 1000} kHz, both sets`, value: `${(ms / frames).toFixed(3)} ms`, bar: '<= 0.5 ms' });
+  }
+  await engine.close();
+}
+
 async function main(): Promise<void> {
   const fx = fixtures();
   const wide = await load(fx.filter((f) => f.sampleRate === 16000));
@@ -171,6 +214,7 @@ async function main(): Promise<void> {
   const only = process.env.BENCH_ENGINES;
   if (!only || only === 'pocketsphinx') await pocketsphinxRows(wide, narrow);
   if (!only || only === 'moonshine') await moonshineRows(wide, narrow);
+  if (!only || only === 'vad') await vadRows();
 
   // Other work on the machine slows the decoders: say how busy it was.
   process.stdout.write(`\nload average (1, 5, 15 min) at the end: ${loadavg().map((x) => x.toFixed(1)).join(', ')} on ${availableParallelism()} cores\n`);
