@@ -15,7 +15,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { LATENCY_KEYS } from '../src/calls/record.ts';
-import { LoopStalls, loadPhrases, runCall, serviceStats, startTarget, STUB_ENDPOINT_MS, type CallResult } from './harness.ts';
+import { LoopStalls, loadPhrases, ownOverhead, runCall, serviceStats, startTarget, STUB_ENDPOINT_MS, type CallResult, type TurnParts } from './harness.ts';
 import { markdownTable, stats, svgChart, type SeriesStats } from './report.ts';
 
 const Args = z.object({
@@ -44,6 +44,9 @@ const sample = () => {
 
 const loadStart = loadavg();
 const target = await startTarget({ url: args.url, key: args.key, engines: args.engines, stt: args.stt, llmUrl: args['llm-url'], model: args.model });
+// The service's own latency parts per turn: from its events in this process, or from serve-stub's stats.
+const localTurns: TurnParts[] = [];
+target.service?.events.on('turn', ({ callId, parts }) => localTurns.push({ callId, ...parts }));
 const inProcess = target.service !== null;
 const phrases = loadPhrases();
 console.error(`bench:calls ${args.calls} calls × ${args.duration} s, engines ${args.engines}${args.stt ? ` (stt ${args.stt})` : ''}, target ${target.url}${inProcess ? ' (in-process)' : ''}`);
@@ -109,6 +112,8 @@ await target.close();
 const all = <K extends 'v2v' | 'fromHangoverEnd' | 'jitter' | 'jitterCallersOnTime'>(k: K) => results.flatMap((r) => r[k]);
 const v2v = all('v2v');
 const overhead = args.engines === 'stub' ? v2v.map((v) => v - STUB_ENDPOINT_MS) : [];
+const serviceTurns = svc2?.turns ?? localTurns;
+const own = args.engines === 'stub' ? ownOverhead(results, serviceTurns, STUB_ENDPOINT_MS) : [];
 const fromRecords = (key: (typeof LATENCY_KEYS)[number]) =>
   results.flatMap((r) => {
     const s = r.record?.latency?.[key];
@@ -126,6 +131,7 @@ const series: { name: string; unit: string; s: SeriesStats | null }[] = [
     ? [
         { name: `runtime overhead per turn (v2v − ${STUB_ENDPOINT_MS} ms stub VAD hangover)`, unit: 'ms', s: stats(overhead) },
         { name: "runtime overhead per turn, from the caller's frame that ends the hangover (callers' late sends not charged)", unit: 'ms', s: stats(all('fromHangoverEnd')) },
+        { name: "runtime's own overhead per turn (v2v − hangover − the turn's STT final, model request → first speakable chunk and TTS first audio, as the service measured them)", unit: 'ms', s: stats(own) },
       ]
     : []),
   ...LATENCY_KEYS.map((k) => ({ name: `record latency.${k} (per-call p50s)`, unit: 'ms', s: stats(fromRecords(k)) })),
@@ -158,6 +164,9 @@ const summary = {
   calls: args.calls,
   errors: results.filter((r) => r.error).map((r) => r.error),
   turns: v2v.length,
+  // Turns the service reported its parts for, and how many of the callers' turns were paired with one.
+  serviceTurns: serviceTurns.length,
+  turnsWithServiceParts: own.length,
   recordsFinal: results.filter((r) => r.record).length,
   turnsMissed: results.reduce((n, r) => n + r.turnsMissed, 0),
   lateFrames: results.reduce((n, r) => n + r.late, 0),
@@ -187,6 +196,7 @@ const md = [
     {
       turns: summary.turns,
       'turns missed': summary.turnsMissed,
+      ...(args.engines === 'stub' ? { 'service turns / paired': `${summary.serviceTurns} / ${summary.turnsWithServiceParts}` } : {}),
       'late frames': summary.lateFrames,
       'dropped frames': summary.droppedFrames ?? 'n/a',
       'clears (barge-ins)': summary.clearsSent,

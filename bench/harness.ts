@@ -26,6 +26,20 @@ export interface TargetOptions {
   ttsFrames?: number;
 }
 
+/** One answered turn's latency parts as the service measured them (src/call/latency.ts TurnLatency). */
+export const TurnPartsSchema = z.object({
+  callId: z.string(),
+  turn: z.number(),
+  /** First agent audio out, epoch ms. */
+  at: z.number(),
+  e2e: z.number(),
+  asr: z.number().nullable(),
+  llm: z.number().nullable(),
+  llmSpeakable: z.number().nullable(),
+  tts: z.number().nullable(),
+});
+export type TurnParts = z.infer<typeof TurnPartsSchema>;
+
 /** What bench:serve-stub's stats URL answers: the service process alone. */
 export const ServiceStatsSchema = z.object({
   t: z.number(),
@@ -39,6 +53,8 @@ export const ServiceStatsSchema = z.object({
   framesEmitted: z.number(),
   /** Event-loop delay since the last reset, ms. */
   loopDelayMs: z.object({ p50: z.number(), p90: z.number(), p95: z.number(), p99: z.number(), max: z.number(), count: z.number() }),
+  /** Turns answered since the last reset. */
+  turns: z.array(TurnPartsSchema).default([]),
 });
 export type ServiceStats = z.infer<typeof ServiceStatsSchema>;
 
@@ -142,6 +158,8 @@ export interface CallResult {
   callId: string;
   /** Per turn: caller's last speech frame sent → first agent media message received, ms. */
   v2v: number[];
+  /** Per turn, as v2v: when that first agent media message arrived, epoch ms (to pair with the service's own parts). */
+  answeredAt: number[];
   /**
    * Stub engines only, per turn: the caller's frame that completes the stub VAD's hangover sent →
    * first agent media message received, ms. The v2v less the hangover, except that a caller whose
@@ -247,7 +265,7 @@ function pacing(arrivals: readonly number[], from: number, to: number, out: { ji
 }
 
 export async function runCall(target: Target, script: CallScript): Promise<CallResult> {
-  const result: CallResult = { callId: '', v2v: [], fromHangoverEnd: [], jitter: [], jitterCallersOnTime: [], late: 0, framesReceived: 0, clears: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
+  const result: CallResult = { callId: '', v2v: [], answeredAt: [], fromHangoverEnd: [], jitter: [], jitterCallersOnTime: [], late: 0, framesReceived: 0, clears: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
   const arrivals: number[] = [];
   let rnd = script.seed;
   const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
@@ -307,6 +325,7 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
         continue;
       }
       result.v2v.push(arrivals[before]! - sentAt);
+      result.answeredAt.push(performance.timeOrigin + arrivals[before]!);
       if (script.hangoverFrames !== undefined) {
         const hangoverEnd = caller.frameSentAt(lastSpeechFrame + script.hangoverFrames);
         if (hangoverEnd !== undefined && hangoverEnd <= arrivals[before]!) result.fromHangoverEnd.push(arrivals[before]! - hangoverEnd);
@@ -338,4 +357,27 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     idle(); // a call that failed before its greeting must not hold the others at the barrier
   }
   return result;
+}
+
+/**
+ * The runtime's own part of each turn: voice-to-voice less the stub hangover and the parts the
+ * service measured in that turn (recogniser, model request → first speakable chunk, TTS first
+ * audio). A harness turn is paired with the service's turn of the same call whose first audio
+ * went out nearest to when the harness received it, within `windowMs` either way (the two
+ * processes' clocks may differ by a few ms; a call's turns are seconds apart).
+ */
+export function ownOverhead(results: Pick<CallResult, 'callId' | 'v2v' | 'answeredAt'>[], turns: TurnParts[], hangoverMs: number, windowMs = 200): number[] {
+  const byCall = new Map<string, TurnParts[]>();
+  for (const t of turns) byCall.set(t.callId, [...(byCall.get(t.callId) ?? []), t]);
+  const out: number[] = [];
+  for (const r of results) {
+    const mine = byCall.get(r.callId) ?? [];
+    r.v2v.forEach((v2v, i) => {
+      const answered = r.answeredAt[i] ?? NaN;
+      let match: TurnParts | undefined;
+      for (const t of mine) if (Math.abs(answered - t.at) <= windowMs && (!match || Math.abs(answered - t.at) < Math.abs(answered - match.at))) match = t;
+      if (match) out.push(v2v - hangoverMs - (match.asr ?? 0) - (match.llmSpeakable ?? 0) - (match.tts ?? 0));
+    });
+  }
+  return out;
 }

@@ -35,6 +35,9 @@ loop.enable();
 /** The histogram holds whole intervals between its timer's runs: the delay is what exceeds the resolution. */
 const late = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS);
 
+// Each answered turn's latency parts since the last reset, for bench:calls's per-turn breakdown.
+let turns: ServiceStats['turns'] = [];
+service.events.on('turn', ({ callId, parts }) => turns.push({ callId, ...parts }));
 const stats = (): ServiceStats => {
   const m = process.memoryUsage();
   const c = process.cpuUsage();
@@ -48,11 +51,15 @@ const stats = (): ServiceStats => {
     cpuSystemUs: c.system,
     framesEmitted: speech.ttsEngine.framesEmitted,
     loopDelayMs: { p50: late(loop.percentile(50)), p90: late(loop.percentile(90)), p95: late(loop.percentile(95)), p99: late(loop.percentile(99)), max: late(loop.max), count: loop.count },
+    turns,
   };
 };
 const statsServer = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://x');
-  if (req.method === 'POST' && url.pathname === '/reset') loop.reset();
+  if (req.method === 'POST' && url.pathname === '/reset') {
+    loop.reset();
+    turns = [];
+  }
   else if (url.searchParams.get('gc') === '1') gc?.();
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify(stats()));

@@ -58,3 +58,58 @@ export class LatencyRecorder {
     return Object.keys(out).length ? out : null;
   }
 }
+
+/** One answered turn's latency parts in ms (null: not measured in that turn). */
+export interface TurnLatency {
+  turn: number;
+  /** When the first agent audio went out (the call's clock, epoch ms). */
+  at: number;
+  /** Caller's speech end → first agent audio out. */
+  e2e: number;
+  asr: number | null;
+  llm: number | null;
+  llmSpeakable: number | null;
+  tts: number | null;
+}
+
+/**
+ * Gathers one turn's parts as they are measured and hands them on once, when both the first
+ * agent audio and the model's timing are known (a streaming model reports its timing only at
+ * the end of its answer, often after the first audio went out).
+ */
+export class TurnLatencyParts {
+  private readonly parts: Omit<TurnLatency, 'e2e' | 'at'> & { e2e: number | null; at: number };
+  private sent = false;
+
+  constructor(
+    turn: number,
+    asr: number | null,
+    private readonly emit: (parts: TurnLatency) => void,
+  ) {
+    this.parts = { turn, at: 0, e2e: null, asr, llm: null, llmSpeakable: null, tts: null };
+  }
+
+  firstAudio(e2e: number, at: number): void {
+    this.parts.e2e = e2e;
+    this.parts.at = at;
+    this.flush();
+  }
+
+  model(llm: number | null, llmSpeakable: number | null): void {
+    this.parts.llm = llm;
+    this.parts.llmSpeakable = llmSpeakable;
+    this.flush();
+  }
+
+  /** Only the turn's first synthesis counts. */
+  tts(ms: number): void {
+    this.parts.tts ??= ms;
+  }
+
+  private flush(): void {
+    const { e2e } = this.parts;
+    if (this.sent || e2e === null || this.parts.llmSpeakable === null) return;
+    this.sent = true;
+    this.emit({ ...this.parts, e2e });
+  }
+}

@@ -126,6 +126,7 @@ export class CallManager {
       recorder,
       log,
       ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
+      onTurnLatency: this.d.events.listenerCount('turn') > 0 ? (parts) => this.d.events.emit('turn', { orgId, callId, parts }) : undefined,
       onEnd: (result) => {
         finalized = this.finish(orgId, callId, agent, metadata, result, recorder).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
       },

@@ -10,7 +10,7 @@ import type { SttResult, SttStream, SttStreamEvents, TtsEngine, VadEvent, VadStr
 import { FRAME_MS, INTERNAL_RATE, type CallTransport, type SessionNotice } from '../transports/types.ts';
 import { Framer } from '../audio/framer.ts';
 import { Resampler } from '../audio/resampler.ts';
-import { LatencyRecorder, type LatencyStats } from './latency.ts';
+import { LatencyRecorder, TurnLatencyParts, type LatencyStats, type TurnLatency } from './latency.ts';
 import { OutboundPacer, type PacerWakeups } from './pacer.ts';
 import type { CallRecorder } from './recorder.ts';
 import type { TimerHandle, Timers } from './timers.ts';
@@ -72,6 +72,8 @@ export interface SessionOptions {
   log: Logger;
   /** Checked every second; a reason ends the call (credit balance used up, …). */
   guard?: (connectedMs: number) => DisconnectionReason | null;
+  /** Each answered turn's latency parts, for observers in the process (the bench's per-turn breakdown). */
+  onTurnLatency?: ((parts: TurnLatency) => void) | undefined;
   onEnd(result: SessionResult): void;
 }
 
@@ -207,6 +209,10 @@ export class CallSession {
   private turn: { controller: AbortController; utterances: Utterance[] } | null = null;
   /** The caller's last turn, until the first agent audio of the answer goes out (latency.e2e). */
   private awaitingAnswer: { speechEndWall: number; turn: number } | null = null;
+  /** The parts of the turn being answered, while an observer wants them. */
+  private turnParts: TurnLatencyParts | null = null;
+  /** The recogniser's time for the caller's last turn. */
+  private lastAsrMs: number | null = null;
   private turnSeq = 0;
   private userTurns = 0;
   private reminded = false;
@@ -500,7 +506,8 @@ export class CallSession {
       return;
     }
     if (this.phase !== 'live') return;
-    this.latency.add('asr', this.timers.now() - decidedAt);
+    this.lastAsrMs = this.timers.now() - decidedAt;
+    this.latency.add('asr', this.lastAsrMs);
     const text = result.text.trim();
     if (!text) {
       // Noise the recogniser heard no words in: no turn.
@@ -526,6 +533,9 @@ export class CallSession {
     const turn = { controller: new AbortController(), utterances: [] as Utterance[] };
     this.turn = turn;
     this.awaitingAnswer = { speechEndWall, turn: this.turnSeq };
+    const onTurnLatency = this.o.onTurnLatency;
+    const parts = onTurnLatency ? new TurnLatencyParts(this.turnSeq, this.lastAsrMs, onTurnLatency) : null;
+    this.turnParts = parts;
     const hooks: TurnHooks = {
       onChunk: (text) => {
         if (turn.controller.signal.aborted) return;
@@ -537,8 +547,11 @@ export class CallSession {
         this.speak(u, text);
       },
       onLlmTiming: (timing) => {
-        if (timing.firstTokenAt !== null) this.latency.add('llm', timing.firstTokenAt - timing.requestSentAt);
-        if (timing.firstChunkAt !== null) this.latency.add('llm_speakable', timing.firstChunkAt - timing.requestSentAt);
+        const llm = timing.firstTokenAt === null ? null : timing.firstTokenAt - timing.requestSentAt;
+        const speakable = timing.firstChunkAt === null ? null : timing.firstChunkAt - timing.requestSentAt;
+        if (llm !== null) this.latency.add('llm', llm);
+        if (speakable !== null) this.latency.add('llm_speakable', speakable);
+        parts?.model(llm, speakable);
       },
       onToolItem: (item) => {
         if (turn.controller.signal.aborted) return;
@@ -650,6 +663,7 @@ export class CallSession {
           if (u.interrupted || this.isEnded()) return;
           if (first) {
             this.latency.add('tts', this.timers.now() - requested);
+            this.turnParts?.tts(this.timers.now() - requested);
             first = false;
           }
           samples += chunk.samples.length;
@@ -687,9 +701,11 @@ export class CallSession {
     const u = this.pending[0];
     if (u && u.estimatedStart === null) u.estimatedStart = playAt;
     if (this.awaitingAnswer) {
-      const e2e = this.timers.now() - this.awaitingAnswer.speechEndWall;
+      const now = this.timers.now();
+      const e2e = now - this.awaitingAnswer.speechEndWall;
       this.latency.add('e2e', e2e);
       this.notify({ type: 'latency', turn: this.awaitingAnswer.turn, e2e_ms: Math.round(e2e) });
+      this.turnParts?.firstAudio(e2e, now);
       this.awaitingAnswer = null;
     }
   }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentConfigSchema } from '../../src/agents/schema.ts';
 import { CallSession, interruptionThresholdMs, type SessionResult } from '../../src/call/session.ts';
 import { ManualTimers } from '../../src/call/timers.ts';
+import type { TurnLatency } from '../../src/call/latency.ts';
 import { LlmError } from '../../src/llm/errors.ts';
 import type { DisconnectionReason } from '../../src/calls/record.ts';
 import {
@@ -37,6 +38,7 @@ function setup(
     /** The line's rate (a phone line: 8000). */
     rate?: 8000 | 16000;
     vad?: EnergyVad;
+    onTurnLatency?: (parts: TurnLatency) => void;
   } = {},
 ) {
   const rate = options.rate ?? 16000;
@@ -56,6 +58,7 @@ function setup(
     brain,
     log: silentLog,
     ...(options.guard ? { guard: options.guard } : {}),
+    onTurnLatency: options.onTurnLatency,
     onEnd: (r) => (result = r),
   });
   /** Feeds `ms` of caller audio (speech or silence) frame by frame in fake real time. */
@@ -105,6 +108,27 @@ describe('CallSession', () => {
     expect(r.reason).toBe('user_hangup');
     // 2 words × 100 ms of audio, playing from t = 0.
     expect(r.transcript).toEqual([{ role: 'agent', content: 'Hello there.', start_at: 0, end_at: 0.2 }]);
+  });
+
+  it("hands each answered turn's latency parts to onTurnLatency once: e2e as recorded, the model's timing, the first TTS audio", async () => {
+    const turns: TurnLatency[] = [];
+    const timed: BrainStep = async (_m, hooks) => {
+      hooks.onChunk?.('Nice to meet you.');
+      hooks.onLlmTiming?.({ requestSentAt: 1000, firstTokenAt: 1012, firstChunkAt: 1015, endedAt: 1020, attempts: 1 });
+      return { kind: 'reply', messages: [{ role: 'assistant', content: 'Nice to meet you.' }] };
+    };
+    const s = setup({ heard: ['my name is ann'], steps: [timed], onTurnLatency: (p) => turns.push(p) });
+    await s.session.start();
+    await s.feed(1000, 0);
+    await s.feed(800, SPEECH);
+    await s.feed(1500, 0);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    const r = s.result()!;
+    expect(turns).toHaveLength(1);
+    expect(turns[0]).toMatchObject({ turn: 1, e2e: r.latency!.e2e!.p50, asr: 0, llm: 12, llmSpeakable: 15, tts: 0 });
+    // First audio of the answer, on the call's clock: the caller's speech end (1.8 s) plus e2e.
+    expect(turns[0]!.at).toBe(1_700_000_000_000 + 1800 + turns[0]!.e2e);
   });
 
   it('waits for the caller when begin_message is empty', async () => {
