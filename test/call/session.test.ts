@@ -80,7 +80,17 @@ function setup(
       await settle();
     }
   };
-  return { timers, transport, stt, tts, brain, session, feed, wait, result: () => result };
+  /** The greeting, 0.8 s of caller speech at 1.0 s, 1.5 s of quiet, then the caller hangs up. */
+  const oneTurn = async (): Promise<SessionResult> => {
+    await session.start();
+    await feed(1000, 0);
+    await feed(800, SPEECH);
+    await feed(1500, 0);
+    transport.handlers.hangup();
+    await wait(20);
+    return result!;
+  };
+  return { timers, transport, stt, tts, brain, session, feed, wait, oneTurn, result: () => result };
 }
 
 const agentMessages = (r: SessionResult) => r.transcript.filter((m) => m.role === 'agent');
@@ -118,13 +128,7 @@ describe('CallSession', () => {
       return { kind: 'reply', messages: [{ role: 'assistant', content: 'Nice to meet you.' }] };
     };
     const s = setup({ heard: ['my name is ann'], steps: [timed], onTurnLatency: (p) => turns.push(p) });
-    await s.session.start();
-    await s.feed(1000, 0);
-    await s.feed(800, SPEECH);
-    await s.feed(1500, 0);
-    s.transport.handlers.hangup();
-    await s.wait(20);
-    const r = s.result()!;
+    const r = await s.oneTurn();
     expect(turns).toHaveLength(1);
     expect(turns[0]).toMatchObject({ turn: 1, e2e: r.latency!.e2e!.p50, asr: 0, llm: 12, llmSpeakable: 15, tts: 0 });
     // First audio of the answer, on the call's clock: the caller's speech end (1.8 s) plus e2e.
@@ -143,13 +147,7 @@ describe('CallSession', () => {
 
   it('answers a user turn after endpointing_ms of silence, with VAD times and measured latency', async () => {
     const s = setup({ heard: ['my name is ann'], steps: [say('Nice to meet you, Ann.')] });
-    await s.session.start();
-    await s.feed(1000, 0); // greeting plays, caller silent
-    await s.feed(800, SPEECH); // 1.0 s → 1.8 s speech
-    await s.feed(1500, 0);
-    s.transport.handlers.hangup();
-    await s.wait(20);
-    const r = s.result()!;
+    const r = await s.oneTurn(); // greeting plays, caller silent; 1.0 s → 1.8 s speech
     expect(r.transcript.map((m) => [m.role, m.content])).toEqual([
       ['agent', 'Hello there.'],
       ['user', 'my name is ann'],
@@ -169,13 +167,7 @@ describe('CallSession', () => {
 
   it('runs a phone line at its own 8 kHz: the engines take and give its frames as they are, same timestamps', async () => {
     const s = setup({ rate: 8000, heard: ['my name is ann'], steps: [say('Nice to meet you, Ann.')] });
-    await s.session.start();
-    await s.feed(1000, 0);
-    await s.feed(800, SPEECH);
-    await s.feed(1500, 0);
-    s.transport.handlers.hangup();
-    await s.wait(20);
-    const r = s.result()!;
+    const r = await s.oneTurn();
     const [greeting, user, reply] = r.transcript;
     expect(greeting).toEqual({ role: 'agent', content: 'Hello there.', start_at: 0, end_at: 0.2 });
     expect(user).toMatchObject({ content: 'my name is ann', start_at: 1, end_at: 1.8 });
