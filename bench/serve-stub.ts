@@ -59,8 +59,7 @@ const statsServer = createServer((req, res) => {
   if (req.method === 'POST' && url.pathname === '/reset') {
     loop.reset();
     turns = [];
-  }
-  else if (url.searchParams.get('gc') === '1') gc?.();
+  } else if (url.searchParams.get('gc') === '1') gc?.();
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify(stats()));
 });
