@@ -662,8 +662,9 @@ export class CallSession {
         })) {
           if (u.interrupted || this.isEnded()) return;
           if (first) {
-            this.latency.add('tts', this.timers.now() - requested);
-            this.turnParts?.tts(this.timers.now() - requested);
+            const ttsMs = this.timers.now() - requested;
+            this.latency.add('tts', ttsMs);
+            this.turnParts?.tts(ttsMs);
             first = false;
           }
           samples += chunk.samples.length;
