@@ -7,7 +7,7 @@ import { AgentConfigSchema } from '../src/agents/schema.ts';
 import { CarrierAudioIn, CarrierAudioOut } from '../src/audio/telephony.ts';
 import { muLawEncode } from '../src/audio/g711.ts';
 import { CallSession } from '../src/call/session.ts';
-import { ManualTimers } from '../src/call/timers.ts';
+import { ManualTimers } from '../src/timers.ts';
 import { parseTwilioMessage, TWILIO_MEDIA_SUFFIX, twilioMedia, twilioMediaPrefix } from '../src/transports/twilio/protocol.ts';
 import { EnergyVad, FakeTransport, ScriptedStt, SPEECH, engines, frame, settle, silentLog } from '../test/helpers/session-fakes.ts';
 import { taskRows } from './report.ts';

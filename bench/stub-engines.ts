@@ -6,8 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { SpeechEngineProvider } from '../src/call/manager.ts';
-import type { PcmChunk, SttStream, TtsEngine, TtsSynthesisOptions, VadEngine, VadEvent, VadOptions, VadStream } from '../src/speech/types.ts';
+import type { PcmChunk, SpeechEngineProvider, SttStream, TtsEngine, TtsSynthesisOptions, VadEngine, VadEvent, VadOptions, VadStream } from '../src/speech/types.ts';
 
 export const STUB = {
   /** Frame RMS above which the stub VAD hears speech (16-bit PCM). */

@@ -4,6 +4,14 @@ import { AudioError } from './errors.ts';
 
 export const INTERNAL_SAMPLE_RATE = 16000;
 export const FRAME_MS = 20;
+/** Rates a call's frames may have: a phone line's 8 kHz, or the internal 16 kHz. */
+export type MediaRate = 8000 | 16000;
+
+/** One block of PCM16 mono samples. */
+export interface PcmChunk {
+  samples: Int16Array;
+  sampleRate: number;
+}
 /** Rates met at the edges (carriers, engines), each tested through the resampler; it accepts other integer rates too. */
 export const SUPPORTED_SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000] as const;
 export type SupportedSampleRate = (typeof SUPPORTED_SAMPLE_RATES)[number];

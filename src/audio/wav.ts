@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { AudioError } from './errors.ts';
 import { muLawEncode } from './g711.ts';
 import { resample } from './resampler.ts';
-import type { PcmChunk } from '../speech/types.ts';
+import type { PcmChunk } from './pcm.ts';
 
 const FmtSchema = z.object({
   numChannels: z.int().min(1),

@@ -1,4 +1,5 @@
 // Per-call latency samples, summarised as decisions.md's `latency` field.
+import type { TurnLatency } from '../calls/events.ts';
 import { LATENCY_KEYS } from '../calls/record.ts';
 
 export type LatencyKey = (typeof LATENCY_KEYS)[number];
@@ -57,19 +58,6 @@ export class LatencyRecorder {
     }
     return Object.keys(out).length ? out : null;
   }
-}
-
-/** One answered turn's latency parts in ms (null: not measured in that turn). */
-export interface TurnLatency {
-  turn: number;
-  /** When the first agent audio went out (the call's clock, epoch ms). */
-  at: number;
-  /** Caller's speech end → first agent audio out. */
-  e2e: number;
-  asr: number | null;
-  llm: number | null;
-  llmSpeakable: number | null;
-  tts: number | null;
 }
 
 /**

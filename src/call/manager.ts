@@ -11,26 +11,19 @@ import type { CallRecord } from '../calls/record.ts';
 import { fillVariables } from '../llm/prompt.ts';
 import { runTurn } from '../llm/turn.ts';
 import type { LlmRequestMetadata } from '../llm/types.ts';
-import type { SttEngine, TtsEngine, VadEngine } from '../speech/types.ts';
+import type { SpeechEngineProvider } from '../speech/types.ts';
 import type { AgentRepository } from '../store/agents.ts';
 import type { CallRepository } from '../store/calls.ts';
 import { ToolExecutor } from '../tools/executor.ts';
-import { INTERNAL_RATE, type CallTransport } from '../transports/types.ts';
+import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
+import type { CallTransport } from './transport.ts';
 import { callCost } from './cost.ts';
 import type { OrgLimits } from './limits.ts';
 import { PacerWakeups } from './pacer.ts';
 import { CallRecorder } from './recorder.ts';
 import type { ActiveCall, CallRegistry } from './registry.ts';
 import { CallSession, type AgentBrain, type SessionResult } from './session.ts';
-import type { Timers } from './timers.ts';
-
-/** The speech engines calls share; one decoder or voice process is opened per call from these. */
-export interface SpeechEngineProvider {
-  vad: VadEngine;
-  stt(config: AgentConfig['stt']): SttEngine;
-  tts(config: AgentConfig['voice']): TtsEngine;
-  close(): Promise<void>;
-}
+import type { Timers } from '../timers.ts';
 
 export interface CallManagerDeps {
   calls: CallRepository;
@@ -98,7 +91,7 @@ export class CallManager {
       dynamic_variables: variables,
     };
     // Engines and recorder take the line's own rate (8 kHz on a phone): no resampling per frame.
-    const sampleRate = transport.sampleRate ?? INTERNAL_RATE;
+    const sampleRate = transport.sampleRate ?? INTERNAL_SAMPLE_RATE;
     const recorder = record.opt_out_sensitive_data_storage ? undefined : new CallRecorder(this.recordingPath(callId), sampleRate);
     let executor: ToolExecutor | undefined;
     let finalized: Promise<void> = Promise.resolve();

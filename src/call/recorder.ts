@@ -9,7 +9,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { Resampler } from '../audio/resampler.ts';
-import { INTERNAL_RATE } from '../transports/types.ts';
+import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
 
 /** Seconds of both channels written per block: one write a second per call. */
 const BLOCK_SECONDS = 1;
@@ -92,7 +92,7 @@ export class CallRecorder {
   /** `sampleRate`: the rate of the frames handed in, and of the WAV. */
   constructor(
     private readonly wavPath: string,
-    readonly sampleRate: number = INTERNAL_RATE,
+    readonly sampleRate: number = INTERNAL_SAMPLE_RATE,
   ) {
     mkdirSync(dirname(wavPath), { recursive: true });
     this.block = sampleRate * BLOCK_SECONDS;
@@ -190,7 +190,7 @@ export class CallRecorder {
 }
 
 /** Rate recordings are served at, whatever rate the call's media had. */
-export const SERVED_RECORDING_RATE = INTERNAL_RATE;
+export const SERVED_RECORDING_RATE = INTERNAL_SAMPLE_RATE;
 const SERVE_BLOCK = 4096;
 
 /**

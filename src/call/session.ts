@@ -7,13 +7,15 @@ import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../
 import type { TurnHooks, TurnOutcome } from '../llm/turn.ts';
 import type { ChatMessage } from '../llm/types.ts';
 import type { SttResult, SttStream, SttStreamEvents, TtsEngine, VadEvent, VadStream } from '../speech/types.ts';
-import { FRAME_MS, INTERNAL_RATE, type CallTransport, type SessionNotice } from '../transports/types.ts';
+import { FRAME_MS, INTERNAL_SAMPLE_RATE as INTERNAL_RATE } from '../audio/pcm.ts';
+import type { CallTransport, SessionNotice } from './transport.ts';
 import { Framer } from '../audio/framer.ts';
 import { Resampler } from '../audio/resampler.ts';
-import { LatencyRecorder, TurnLatencyParts, type LatencyStats, type TurnLatency } from './latency.ts';
+import type { TurnLatency } from '../calls/events.ts';
+import { LatencyRecorder, TurnLatencyParts, type LatencyStats } from './latency.ts';
 import { OutboundPacer, type PacerWakeups } from './pacer.ts';
 import type { CallRecorder } from './recorder.ts';
-import type { TimerHandle, Timers } from './timers.ts';
+import type { TimerHandle, Timers } from '../timers.ts';
 
 export const SESSION_DEFAULTS = {
   /** Audio the recogniser gets from before the speech start VAD reported (the onset). */

@@ -2,8 +2,20 @@
 // webhook outbox and analysis start, when a call reaches these states; benches read each turn's
 // latency parts.
 import { EventEmitter } from 'node:events';
-import type { TurnLatency } from '../call/latency.ts';
 import type { CallRecord } from './record.ts';
+
+/** One answered turn's latency parts in ms (null: not measured in that turn). */
+export interface TurnLatency {
+  turn: number;
+  /** When the first agent audio went out (the call's clock, epoch ms). */
+  at: number;
+  /** Caller's speech end → first agent audio out. */
+  e2e: number;
+  asr: number | null;
+  llm: number | null;
+  llmSpeakable: number | null;
+  tts: number | null;
+}
 
 export interface CallEventMap {
   /** The call connected (status ongoing). */

@@ -2,10 +2,9 @@
 // OpenAI-compatible recogniser) and flite/espeak-ng (or an OpenAI-compatible voice).
 // Engines are made once per distinct configuration; each call opens its own stream.
 import { VoiceConfigSchema, type AgentConfig } from '../agents/schema.ts';
-import type { SpeechEngineProvider } from '../call/manager.ts';
 import { createSttEngine } from './stt/index.ts';
 import { createTtsEngine } from './tts/index.ts';
-import type { SttEngine, TtsEngine } from './types.ts';
+import type { SpeechEngineProvider, SttEngine, TtsEngine } from './types.ts';
 import { SileroVadEngine } from './vad/index.ts';
 
 export interface EmbeddedSpeechOptions {

@@ -1,12 +1,10 @@
 // The small interfaces the call engine uses to talk to speech engines. An embedded offline
 // engine and a self-hosted or cloud engine implement the same shapes, so an agent can pick
 // either per call. Audio inside the runtime is PCM16 mono; 16 kHz unless a stream says otherwise.
+import type { PcmChunk } from '../audio/pcm.ts';
+import type { AgentConfig } from '../agents/schema.ts';
 
-/** One block of PCM16 mono samples. */
-export interface PcmChunk {
-  samples: Int16Array;
-  sampleRate: number;
-}
+export type { PcmChunk };
 
 export interface WordTiming {
   word: string;
@@ -105,5 +103,13 @@ export interface VadEngine {
   readonly name: string;
   open(options: VadOptions): Promise<VadStream>;
   /** Release the shared model sessions. */
+  close(): Promise<void>;
+}
+
+/** The speech engines calls share; one decoder or voice process is opened per call from these. */
+export interface SpeechEngineProvider {
+  vad: VadEngine;
+  stt(config: AgentConfig['stt']): SttEngine;
+  tts(config: AgentConfig['voice']): TtsEngine;
   close(): Promise<void>;
 }

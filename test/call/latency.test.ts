@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TurnLatencyParts, type TurnLatency } from '../../src/call/latency.ts';
+import type { TurnLatency } from '../../src/calls/events.ts';
+import { TurnLatencyParts } from '../../src/call/latency.ts';
 
 describe('turn latency parts', () => {
   it('are handed on once both the first audio and the model timing are in, in either order', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AgentConfigSchema } from '../../src/agents/schema.ts';
 import { CallSession, interruptionThresholdMs, type SessionResult } from '../../src/call/session.ts';
-import { ManualTimers } from '../../src/call/timers.ts';
-import type { TurnLatency } from '../../src/call/latency.ts';
+import { ManualTimers } from '../../src/timers.ts';
+import type { TurnLatency } from '../../src/calls/events.ts';
 import { LlmError } from '../../src/llm/errors.ts';
 import type { DisconnectionReason } from '../../src/calls/record.ts';
 import {

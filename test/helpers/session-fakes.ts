@@ -4,10 +4,10 @@
 import pino from 'pino';
 import type { TurnHooks, TurnOutcome } from '../../src/llm/turn.ts';
 import type { ChatMessage } from '../../src/llm/types.ts';
-import type { ManualTimers } from '../../src/call/timers.ts';
+import type { ManualTimers } from '../../src/timers.ts';
 import type { AgentBrain, SessionEngines } from '../../src/call/session.ts';
 import type { PcmChunk, SttResult, SttStream, TtsEngine, TtsSynthesisOptions, VadEvent, VadStream } from '../../src/speech/types.ts';
-import type { CallTransport, SessionNotice, TransportHandlers } from '../../src/transports/types.ts';
+import type { CallTransport, SessionNotice, TransportHandlers } from '../../src/call/transport.ts';
 import type { DisconnectionReason } from '../../src/calls/record.ts';
 
 export const silentLog = pino({ level: 'silent' });

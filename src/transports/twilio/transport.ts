@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { muLawEncode } from '../../audio/g711.ts';
 import { CarrierAudioIn } from '../../audio/telephony.ts';
 import type { DisconnectionReason } from '../../calls/record.ts';
-import type { CallTransport, SessionNotice, TransportHandlers } from '../types.ts';
+import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
 import { canonicalMediaPayload, parseTwilioMessage, twilioClear, twilioMark, twilioMediaPrefix, TWILIO_MEDIA_SUFFIX, type TwilioInbound } from './protocol.ts';
 
 const RATE = 8000;

@@ -3,7 +3,7 @@
 // Text messages are JSON, below. The first client message must be `start` with the
 // single-use access_token from POST /v2/web-calls, within 5 seconds.
 import { z } from 'zod';
-import type { SessionNotice } from '../types.ts';
+import type { SessionNotice } from '../../call/transport.ts';
 
 export const WEB_SAMPLE_RATE = 16000;
 export const WEB_FRAME_BYTES = 640;

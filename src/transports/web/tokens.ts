@@ -1,7 +1,7 @@
 // Single-use, short-lived tokens that let a browser open the media socket of one web call
 // without ever holding an API key.
 import { createHash } from 'node:crypto';
-import type { TimerHandle, Timers } from '../../call/timers.ts';
+import type { TimerHandle, Timers } from '../../timers.ts';
 
 export const WEB_TOKEN_TTL_MS = 60_000;
 

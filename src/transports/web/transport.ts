@@ -4,13 +4,13 @@ import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { Framer } from '../../audio/framer.ts';
 import type { DisconnectionReason } from '../../calls/record.ts';
-import { FRAME_SAMPLES, type CallTransport, type SessionNotice, type TransportHandlers } from '../types.ts';
+import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
 import { WebClientMessage, type WebServerMessage } from './protocol.ts';
 
 export class WebTransport implements CallTransport {
   readonly kind = 'web' as const;
   private handlers: TransportHandlers | null = null;
-  private readonly framer = new Framer(FRAME_SAMPLES);
+  private readonly framer = new Framer();
   private hungUp = false;
   dropped = 0;
 

@@ -1,13 +1,7 @@
-// What the call session sees of a wire protocol. Transports translate to and from these;
-// they know nothing of models or records.
+// What a call session needs of a wire protocol. Transports (Twilio Media Streams, the browser
+// protocol) implement it; they translate to and from these and know nothing of models or records.
+import type { MediaRate } from '../audio/pcm.ts';
 import type { DisconnectionReason } from '../calls/record.ts';
-
-/** The one internal audio format (ARCHITECTURE.md): PCM16 mono, 16 kHz, 20 ms frames. */
-export const INTERNAL_RATE = 16000;
-export const FRAME_SAMPLES = 320;
-export const FRAME_MS = 20;
-/** Rates a transport's frames may have: a phone line's 8 kHz, or the internal 16 kHz. */
-export type MediaRate = 8000 | 16000;
 
 export interface TransportHandlers {
   /** One 20 ms inbound frame at the transport's rate, in arrival order. It may be a view into a buffer other frames share: copy it before transferring its buffer. */
@@ -33,8 +27,8 @@ export type SessionNotice =
 export interface CallTransport {
   readonly kind: 'twilio' | 'web';
   /**
-   * Rate of the 20 ms frames both ways; INTERNAL_RATE when absent. A phone line stays at its
-   * 8 kHz: the engines take it as it is, instead of through a 8→16→8 kHz resampling round trip.
+   * Rate of the 20 ms frames both ways; INTERNAL_SAMPLE_RATE when absent. A phone line stays at
+   * its 8 kHz: the engines take it as it is, instead of through a 8→16→8 kHz resampling round trip.
    */
   readonly sampleRate?: MediaRate;
   /** Where inbound audio and control go; set once by the session. */
