@@ -2,9 +2,9 @@
 // the agent turns streaming off). Retries only before the first token: once words may have
 // been spoken, a retry would repeat them, so the turn fails instead.
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { LlmConfig } from '../agents/schema.ts';
+import { outboundPool, readTextCapped, sendRequest, type Dispatcher, type HttpResponse, type ResponseBody } from '../net/http.ts';
 import { LlmError } from './errors.ts';
 import type { ChatRequest, LlmEvent, LlmTiming, LlmUsage, ToolCallRequest } from './types.ts';
 
@@ -51,23 +51,12 @@ export const LLM_CLIENT_DEFAULTS = {
   maxJsonBytes: 4 * 1024 * 1024,
 } as const;
 
-export const realTimers: Timers = {
+const realTimers: Timers = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
 
 type Resolved = Required<Omit<LlmClientOptions, 'signal' | 'dispatcher'>> & Pick<LlmClientOptions, 'signal'> & { dispatcher: Dispatcher };
-
-// undici keeps idle sockets per origin; one Agent per connect timeout lets sockets be reused across turns.
-const agents = new Map<number, Agent>();
-function agentFor(connectTimeoutMs: number): Agent {
-  let agent = agents.get(connectTimeoutMs);
-  if (!agent) {
-    agent = new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0 });
-    agents.set(connectTimeoutMs, agent);
-  }
-  return agent;
-}
 
 function resolveOptions(o: LlmClientOptions): Resolved {
   const connectTimeoutMs = o.connectTimeoutMs ?? LLM_CLIENT_DEFAULTS.connectTimeoutMs;
@@ -82,7 +71,7 @@ function resolveOptions(o: LlmClientOptions): Resolved {
     now: o.now ?? Date.now,
     timers: o.timers ?? realTimers,
     random: o.random ?? Math.random,
-    dispatcher: o.dispatcher ?? agentFor(connectTimeoutMs),
+    dispatcher: o.dispatcher ?? outboundPool(connectTimeoutMs),
   };
 }
 
@@ -230,26 +219,6 @@ class Attempt {
   }
 }
 
-/** Reads at most `max` bytes of a response body; past that the body is dropped unread. */
-export async function readBodyCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buf = chunk as Buffer;
-    parts.push(buf);
-    size += buf.length;
-    if (size >= max) {
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(parts, size).subarray(0, max);
-}
-
-async function readCapped(body: Dispatcher.ResponseData['body'], max: number): Promise<string> {
-  return (await readBodyCapped(body, max)).toString('utf8');
-}
-
 function errorMessage(text: string): string {
   let json: unknown;
   try {
@@ -265,13 +234,13 @@ function errorMessage(text: string): string {
   return b.error.message;
 }
 
-async function open(llm: LlmConfig, req: ChatRequest, o: Resolved, attempt: Attempt): Promise<Dispatcher.ResponseData> {
+async function open(llm: LlmConfig, req: ChatRequest, o: Resolved, attempt: Attempt): Promise<HttpResponse> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: llm.stream ? 'text/event-stream' : 'application/json',
   };
   if (llm.api_key) headers.authorization = `Bearer ${llm.api_key}`;
-  const res = await request(chatCompletionsUrl(llm.base_url), {
+  const res = await sendRequest(chatCompletionsUrl(llm.base_url), {
     method: 'POST',
     headers,
     body: JSON.stringify(buildRequestBody(llm, req)),
@@ -279,7 +248,7 @@ async function open(llm: LlmConfig, req: ChatRequest, o: Resolved, attempt: Atte
     dispatcher: o.dispatcher,
   });
   if (res.statusCode < 200 || res.statusCode > 299) {
-    const text = await readCapped(res.body, LLM_CLIENT_DEFAULTS.errorBodyBytes);
+    const text = await readTextCapped(res.body, LLM_CLIENT_DEFAULTS.errorBodyBytes);
     const retryable = res.statusCode === 408 || res.statusCode === 429 || res.statusCode >= 500;
     throw new LlmError('LLM_HTTP_STATUS', `HTTP ${res.statusCode}: ${errorMessage(text)}`, {
       status: res.statusCode,
@@ -380,7 +349,7 @@ export class ChatStreamDecoder {
  * background keeps the connection (and its TLS session) for the next turn. A server that keeps
  * talking or never ends loses the connection instead.
  */
-function drainForReuse(body: Dispatcher.ResponseData['body'], o: Resolved): void {
+function drainForReuse(body: ResponseBody, o: Resolved): void {
   const controller = new AbortController();
   const timer = o.timers.setTimeout(() => controller.abort(), LLM_CLIENT_DEFAULTS.drainAfterDoneMs);
   body
@@ -400,7 +369,7 @@ async function* streamAttempt(
   const requestSentAt = o.now();
   let firstTokenAt: number | null = null;
   attempt.arm(o.firstTokenTimeoutMs, 'LLM_FIRST_TOKEN_TIMEOUT');
-  let res: Dispatcher.ResponseData | undefined;
+  let res: HttpResponse | undefined;
   let finished = false;
   try {
     res = await open(llm, req, o, attempt);
@@ -454,11 +423,11 @@ async function* jsonAttempt(
   const attempt = new Attempt(o);
   const requestSentAt = o.now();
   attempt.arm(o.firstTokenTimeoutMs, 'LLM_FIRST_TOKEN_TIMEOUT');
-  let res: Dispatcher.ResponseData | undefined;
+  let res: HttpResponse | undefined;
   let events: LlmEvent[];
   try {
     res = await open(llm, req, o, attempt);
-    const text = await readCapped(res.body, LLM_CLIENT_DEFAULTS.maxJsonBytes);
+    const text = await readTextCapped(res.body, LLM_CLIENT_DEFAULTS.maxJsonBytes);
     let json: unknown;
     try {
       json = JSON.parse(text);

@@ -1,11 +1,11 @@
 // Runs an agent's HTTP (API) tools for the model. Every failure — invalid arguments, timeout,
 // refused connection, a 4xx/5xx answer — becomes an unsuccessful result the model is told
 // about, so the call goes on. Built-in tools (end_call, transfer_call) are never run here.
-import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { AGENT_DEFAULTS, type AgentTool, type ApiTool } from '../agents/schema.ts';
-import { readBodyCapped, realTimers, type Timers } from '../llm/client.ts';
 import type { ChatTool, ToolCallRequest } from '../llm/types.ts';
+import { cutUtf8, readBodyCapped, sendRequest, type Dispatcher, type HttpResponse } from '../net/http.ts';
+import { realTimers, type Timers } from '../timers.ts';
 import { toolDefinitions } from './definitions.ts';
 import { roundSeconds, type ToolCallInvocationItem, type ToolCallResultItem } from './transcript.ts';
 import { compileArgumentsValidator, type ArgumentsCheck, type ArgumentsValidator } from './validate.ts';
@@ -41,15 +41,6 @@ export interface ToolExecutorOptions {
 
 const ErrorBodySchema = z.object({ error: z.string(), details: z.string().optional() });
 
-// Tool endpoints are slow to answer at times, never slow to connect on a healthy network.
-const sharedAgent = new Agent({ connect: { timeout: 10_000 }, headersTimeout: 0, bodyTimeout: 0 });
-
-/** Cuts UTF-8 text at `maxBytes` without leaving half a character. */
-export function cutUtf8(bytes: Uint8Array, maxBytes: number): string {
-  if (bytes.length <= maxBytes) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
-  return new TextDecoder('utf-8').decode(bytes.subarray(0, maxBytes), { stream: true });
-}
-
 function queryUrl(base: string, args: Record<string, unknown>): string {
   const url = new URL(base);
   for (const [key, value] of Object.entries(args)) {
@@ -65,7 +56,7 @@ export class ToolExecutor {
   readonly definitions: ChatTool[];
   private readonly byName = new Map<string, AgentTool>();
   private readonly validators = new Map<string, ArgumentsValidator>();
-  private readonly o: Required<Omit<ToolExecutorOptions, 'dispatcher'>> & { dispatcher: Dispatcher };
+  private readonly o: Required<Omit<ToolExecutorOptions, 'dispatcher'>> & Pick<ToolExecutorOptions, 'dispatcher'>;
 
   constructor(tools: readonly AgentTool[], options: ToolExecutorOptions) {
     this.definitions = toolDefinitions(tools);
@@ -75,7 +66,7 @@ export class ToolExecutor {
       clock: options.clock,
       now: options.now ?? Date.now,
       timers: options.timers ?? realTimers,
-      dispatcher: options.dispatcher ?? sharedAgent,
+      dispatcher: options.dispatcher,
       maxResponseBytes: options.maxResponseBytes ?? TOOL_DEFAULTS.maxResponseBytes,
     };
   }
@@ -130,14 +121,14 @@ export class ToolExecutor {
     const hasBody = tool.method === 'POST' || tool.method === 'PUT';
     const headers: Record<string, string> = { accept: 'application/json', ...(tool.headers ?? {}) };
     if (hasBody) headers['content-type'] = 'application/json';
-    let res: Dispatcher.ResponseData | undefined;
+    let res: HttpResponse | undefined;
     try {
-      res = await request(hasBody ? tool.url : queryUrl(tool.url, args), {
+      res = await sendRequest(hasBody ? tool.url : queryUrl(tool.url, args), {
         method: tool.method,
         headers,
         body: hasBody ? JSON.stringify(args) : null,
         signal: controller.signal,
-        dispatcher: this.o.dispatcher,
+        ...(this.o.dispatcher ? { dispatcher: this.o.dispatcher } : {}),
       });
       const bytes = await readBodyCapped(res.body, this.o.maxResponseBytes);
       const latency = this.o.now() - sentAt;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentConfigSchema, type AgentTool, type ApiTool } from '../../src/agents/schema.ts';
-import { cutUtf8, ToolExecutor } from '../../src/tools/executor.ts';
+import { ToolExecutor } from '../../src/tools/executor.ts';
 import { startServer, type Handler, type TestServer } from '../support/http-server.ts';
 
 let server: TestServer | undefined;
@@ -177,13 +177,5 @@ describe('tool executor', () => {
     const tools: AgentTool[] = [{ type: 'end_call', name: 'end_call', description: 'bye' }];
     const run = await new ToolExecutor(tools, { clock: () => 3 }).run({ id: 'c', name: 'end_call', arguments: '{}' });
     expect(run.result.successful).toBe(false);
-  });
-});
-
-describe('content cut', () => {
-  it('never leaves half a UTF-8 character at the 16 KiB cut', () => {
-    const bytes = Buffer.from('a' + '€'.repeat(10), 'utf8'); // 1 + 30 bytes
-    expect(cutUtf8(bytes, 5)).toBe('a€');
-    expect(cutUtf8(bytes, 100)).toBe('a' + '€'.repeat(10));
   });
 });

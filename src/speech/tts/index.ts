@@ -12,7 +12,6 @@ export type VoiceConfig = z.output<typeof VoiceConfigSchema>;
 export interface TtsFactoryOptions {
   /** Model name sent to an OpenAI-compatible endpoint (default "tts-1"). */
   openaiModel?: string;
-  fetch?: typeof fetch;
 }
 
 // voice_id defaults to a flite voice in the agent schema; other engines then use their own default.
@@ -26,16 +25,13 @@ export function createTtsEngine(config: VoiceConfig, options: TtsFactoryOptions 
       return new EspeakTtsEngine({ voice: isFliteVoiceName(config.voice_id) ? 'en-us' : config.voice_id, speed: config.speed });
     case 'openai': {
       if (!config.base_url) throw new SpeechError('TTS_CONFIG_INVALID', 'the openai voice engine needs base_url');
-      return new OpenAiTtsEngine(
-        {
-          baseUrl: config.base_url,
-          ...(config.api_key ? { apiKey: config.api_key } : {}),
-          ...(options.openaiModel ? { model: options.openaiModel } : {}),
-          voice: isFliteVoiceName(config.voice_id) ? 'alloy' : config.voice_id,
-          speed: config.speed,
-        },
-        options.fetch,
-      );
+      return new OpenAiTtsEngine({
+        baseUrl: config.base_url,
+        ...(config.api_key ? { apiKey: config.api_key } : {}),
+        ...(options.openaiModel ? { model: options.openaiModel } : {}),
+        voice: isFliteVoiceName(config.voice_id) ? 'alloy' : config.voice_id,
+        speed: config.speed,
+      });
     }
   }
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { bytesToInt16 } from '../../audio/pcm.ts';
 import { WavStreamReader } from '../../audio/wav-stream.ts';
+import { readTextCapped, sendRequest, type HttpResponse, type ResponseBody } from '../../net/http.ts';
 import { SpeechError } from '../errors.ts';
 import type { PcmChunk, TtsEngine, TtsSynthesisOptions } from '../types.ts';
 import { PcmOutput } from './output.ts';
@@ -23,8 +24,11 @@ export type OpenAiTtsOptions = z.input<typeof OpenAiTtsOptionsSchema>;
 
 const ErrorBodySchema = z.object({ error: z.union([z.string(), z.object({ message: z.string() })]) });
 
-async function errorMessage(response: Response): Promise<string> {
-  const text = await response.text().catch(() => '');
+/** How much of an error answer is read for its message. */
+const ERROR_BODY_BYTES = 8192;
+
+async function errorMessage(body: ResponseBody): Promise<string> {
+  const text = await readTextCapped(body, ERROR_BODY_BYTES).catch(() => '');
   try {
     const body = ErrorBodySchema.parse(JSON.parse(text));
     return typeof body.error === 'string' ? body.error : body.error.message;
@@ -36,14 +40,11 @@ async function errorMessage(response: Response): Promise<string> {
 export class OpenAiTtsEngine implements TtsEngine {
   readonly name = 'openai';
   private readonly options: z.output<typeof OpenAiTtsOptionsSchema>;
-  private readonly fetchImpl: typeof fetch;
 
-  /** `fetchImpl` is injectable for tests and proxies; the global fetch by default. */
-  constructor(options: OpenAiTtsOptions, fetchImpl: typeof fetch = fetch) {
+  constructor(options: OpenAiTtsOptions) {
     const parsed = OpenAiTtsOptionsSchema.safeParse(options);
     if (!parsed.success) throw new SpeechError('TTS_CONFIG_INVALID', `OpenAI speech config: ${z.prettifyError(parsed.error)}`);
     this.options = parsed.data;
-    this.fetchImpl = fetchImpl;
   }
 
   async *synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
@@ -52,9 +53,9 @@ export class OpenAiTtsEngine implements TtsEngine {
     if (input === '' || signal?.aborted) return;
     const { baseUrl, apiKey, model, responseFormat, pcmSampleRate } = this.options;
     const url = `${baseUrl.replace(/\/+$/, '')}/audio/speech`;
-    let response: Response;
+    let response: HttpResponse;
     try {
-      response = await this.fetchImpl(url, {
+      response = await sendRequest(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
         body: JSON.stringify({
@@ -64,28 +65,31 @@ export class OpenAiTtsEngine implements TtsEngine {
           response_format: responseFormat,
           speed: options.speed ?? this.options.speed,
         }),
-        signal: signal ?? null,
+        ...(signal ? { signal } : {}),
       });
     } catch (error) {
       if (signal?.aborted) return;
       throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint ${url} unreachable: ${(error as Error).message}`, { cause: error });
     }
-    if (!response.ok) {
-      throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint answered ${response.status}: ${await errorMessage(response)}`);
-    }
-    if (!response.body) throw new SpeechError('TTS_BAD_RESPONSE', 'speech endpoint sent no body');
-    const reader = responseFormat === 'wav' ? new WavStreamReader() : null;
-    const output = new PcmOutput(options.sampleRate);
-    // Raw PCM may split a sample across reads; keep the odd byte for the next read.
-    let odd: Uint8Array | null = null;
-    const body = response.body.getReader();
+    const body = response.body;
     try {
+      if (response.statusCode < 200 || response.statusCode > 299) {
+        throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint answered ${response.statusCode}: ${await errorMessage(body)}`);
+      }
+      const reader = responseFormat === 'wav' ? new WavStreamReader() : null;
+      const output = new PcmOutput(options.sampleRate);
+      // Raw PCM may split a sample across reads; keep the odd byte for the next read.
+      let odd: Uint8Array | null = null;
+      const reads = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
       for (;;) {
-        const read = await body.read().catch((error: unknown) => {
-          if (signal?.aborted) return null;
+        if (signal?.aborted) return;
+        let read: IteratorResult<Buffer>;
+        try {
+          read = await reads.next();
+        } catch (error) {
+          if (signal?.aborted) return;
           throw new SpeechError('TTS_BAD_RESPONSE', `speech body broke off: ${(error as Error).message}`, { cause: error });
-        });
-        if (read === null) return;
+        }
         if (read.done) break;
         if (signal?.aborted) return;
         let samples: Int16Array;
@@ -96,7 +100,7 @@ export class OpenAiTtsEngine implements TtsEngine {
             throw new SpeechError('TTS_BAD_RESPONSE', `speech body is not PCM16 mono WAV: ${(error as Error).message}`, { cause: error });
           }
         } else {
-          let bytes = read.value;
+          let bytes: Uint8Array = read.value;
           if (odd) {
             const joined = new Uint8Array(odd.length + bytes.length);
             joined.set(odd);
@@ -121,7 +125,8 @@ export class OpenAiTtsEngine implements TtsEngine {
         yield chunk;
       }
     } finally {
-      body.cancel().catch(() => undefined);
+      // Stopped early (cancel, error): the connection is dropped rather than read to its end.
+      if (!body.destroyed) body.destroy();
     }
   }
 

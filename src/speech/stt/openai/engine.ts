@@ -3,6 +3,7 @@
 // utterance on finalize().
 import { z } from 'zod';
 import { encodeWav } from '../../../audio/wav.ts';
+import { FormData, readTextCapped, sendRequest, type HttpResponse } from '../../../net/http.ts';
 import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
 import { SttError } from '../errors.ts';
 import { UtteranceBuffer } from '../utterance-buffer.ts';
@@ -12,6 +13,8 @@ export const OPENAI_STT_DEFAULTS = {
   timeoutMs: 30_000,
   /** Longest utterance kept (seconds); older audio is dropped first. */
   maxUtteranceSeconds: 600,
+  /** Most of an answer read: a transcript, or an error's text. */
+  maxResponseBytes: 1024 * 1024,
 } as const;
 
 export interface OpenAiSttOptions {
@@ -74,27 +77,28 @@ class OpenAiStream implements SttStream {
     form.append('response_format', 'json');
     if (this.options.phrases?.length) form.append('prompt', this.options.phrases.join(', '));
     const url = `${this.engine.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`;
-    let response: Response;
+    let response: HttpResponse;
+    let text: string;
     try {
-      response = await fetch(url, {
+      response = await sendRequest(url, {
         method: 'POST',
         body: form,
         headers: this.engine.apiKey ? { authorization: `Bearer ${this.engine.apiKey}` } : {},
         signal: AbortSignal.any(signals),
       });
+      text = await readTextCapped(response.body, OPENAI_STT_DEFAULTS.maxResponseBytes);
     } catch (err) {
       if (controller.signal.aborted || this.options.signal?.aborted) throw new SttError('STT_ABORTED', 'transcription cancelled', { cause: err });
       throw new SttError('STT_HTTP_FAILED', `transcription request failed: ${(err as Error).message}`, { cause: err });
     } finally {
       if (this.inflight === controller) this.inflight = null;
     }
-    if (!response.ok) {
-      const body = await response.text().catch(() => '');
-      throw new SttError('STT_HTTP_STATUS', `transcription endpoint answered ${response.status}: ${body.slice(0, 200)}`, { status: response.status });
+    if (response.statusCode < 200 || response.statusCode > 299) {
+      throw new SttError('STT_HTTP_STATUS', `transcription endpoint answered ${response.statusCode}: ${text.slice(0, 200)}`, { status: response.statusCode });
     }
     let json: unknown;
     try {
-      json = await response.json();
+      json = JSON.parse(text);
     } catch (err) {
       throw new SttError('STT_BAD_RESPONSE', 'transcription endpoint answered with invalid JSON', { cause: err });
     }
