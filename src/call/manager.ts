@@ -9,7 +9,7 @@ import type { CallEvents } from '../calls/events.ts';
 import { ADMISSION_MESSAGES, type CallService } from '../calls/service.ts';
 import type { CallRecord } from '../calls/record.ts';
 import { fillVariables } from '../llm/prompt.ts';
-import { runTurn } from '../llm/turn.ts';
+import { runReply } from './model/reply.ts';
 import type { LlmRequestMetadata } from '../llm/types.ts';
 import type { SpeechEngineProvider } from '../speech/types.ts';
 import type { AgentRepository } from '../store/agents.ts';
@@ -98,7 +98,7 @@ export class CallManager {
     const brain: AgentBrain = {
       respond: (messages, hooks, signal, clock) => {
         executor ??= new ToolExecutor(agent.tools, { clock });
-        return runTurn({ llm: agent.llm, messages, metadata, tools: executor, hooks, signal });
+        return runReply({ llm: agent.llm, messages, metadata, tools: executor, hooks, signal });
       },
     };
     const stt = this.d.engines.stt(agent.stt);

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/schema.ts';
 import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../calls/record.ts';
-import type { TurnHooks, TurnOutcome } from '../llm/turn.ts';
+import type { ReplyHooks, ReplyOutcome } from './model/reply.ts';
 import type { ChatMessage } from '../llm/types.ts';
 import type { SttResult, SttStream, SttStreamEvents, TtsEngine, VadEvent, VadStream } from '../speech/types.ts';
 import { FRAME_MS, INTERNAL_SAMPLE_RATE as INTERNAL_RATE } from '../audio/pcm.ts';
@@ -37,7 +37,7 @@ export function interruptionThresholdMs(sensitivity: number): number {
 
 export interface AgentBrain {
   /** One user turn: the model's reply (spoken through the hooks), tools, and how it ended. */
-  respond(messages: readonly ChatMessage[], hooks: TurnHooks, signal: AbortSignal, clock: () => number): Promise<TurnOutcome>;
+  respond(messages: readonly ChatMessage[], hooks: ReplyHooks, signal: AbortSignal, clock: () => number): Promise<ReplyOutcome>;
 }
 
 export interface SessionEngines {
@@ -526,19 +526,19 @@ export class CallSession {
       this.turn.controller.abort();
       this.turn = null;
     }
-    void this.runTurn(speechEndWall);
+    void this.runReply(speechEndWall);
   }
 
   // ---- the model's turn ----
 
-  private async runTurn(speechEndWall: number): Promise<void> {
+  private async runReply(speechEndWall: number): Promise<void> {
     const turn = { controller: new AbortController(), utterances: [] as Utterance[] };
     this.turn = turn;
     this.awaitingAnswer = { speechEndWall, turn: this.turnSeq };
     const onTurnLatency = this.o.onTurnLatency;
     const parts = onTurnLatency ? new TurnLatencyParts(this.turnSeq, this.lastAsrMs, onTurnLatency) : null;
     this.turnParts = parts;
-    const hooks: TurnHooks = {
+    const hooks: ReplyHooks = {
       onChunk: (text) => {
         if (turn.controller.signal.aborted) return;
         let u = this.open;
@@ -571,7 +571,7 @@ export class CallSession {
         return u.spoken;
       },
     };
-    let outcome: TurnOutcome;
+    let outcome: ReplyOutcome;
     try {
       outcome = await this.o.brain.respond(this.history, hooks, turn.controller.signal, () => this.seconds());
     } catch (error) {
@@ -602,7 +602,7 @@ export class CallSession {
   }
 
   /** Keeps the model's view of the conversation to what the caller actually heard. */
-  private remember(outcome: TurnOutcome, utterances: Utterance[]): void {
+  private remember(outcome: ReplyOutcome, utterances: Utterance[]): void {
     const said = [...utterances];
     const messages = outcome.messages;
     for (let i = 0; i < messages.length; i++) {

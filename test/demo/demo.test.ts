@@ -8,7 +8,7 @@ import { analyzeCall } from '../../src/analysis/analyze.ts';
 import { demoRoutes } from '../../src/demo/routes.ts';
 import { cleanName, confirmationCode } from '../../src/demo/script.ts';
 import { completeChat, streamChat } from '../../src/llm/client.ts';
-import { runTurn, type TurnOutcome } from '../../src/llm/turn.ts';
+import { runReply, type ReplyOutcome } from '../../src/call/model/reply.ts';
 import type { ChatMessage, LlmRequestMetadata } from '../../src/llm/types.ts';
 import { ToolExecutor } from '../../src/tools/executor.ts';
 
@@ -46,9 +46,9 @@ describe('demo model server', () => {
       { role: 'assistant', content: agent.begin_message },
     ];
     const spoken: string[] = [];
-    const turn = async (heard: string): Promise<TurnOutcome> => {
+    const turn = async (heard: string): Promise<ReplyOutcome> => {
       history.push({ role: 'user', content: heard });
-      const outcome = await runTurn({
+      const outcome = await runReply({
         llm: agent.llm,
         messages: history,
         metadata,
@@ -95,7 +95,7 @@ describe('demo model server', () => {
   });
 
   it('runs a whole tool round with stream false when the agent asks for it', async () => {
-    const outcome = await runTurn({
+    const outcome = await runReply({
       llm: { ...agent.llm, stream: false },
       messages: [
         { role: 'assistant', content: 'What day and time would you like to come in?' },

@@ -2,7 +2,7 @@
 // that "plays" audio in fake real time and echoes marks, an energy VAD, a scripted
 // recogniser, a TTS whose audio length follows the word count, and a scripted model.
 import pino from 'pino';
-import type { TurnHooks, TurnOutcome } from '../../src/llm/turn.ts';
+import type { ReplyHooks, ReplyOutcome } from '../../src/call/model/reply.ts';
 import type { ChatMessage } from '../../src/llm/types.ts';
 import type { ManualTimers } from '../../src/timers.ts';
 import type { AgentBrain, SessionEngines } from '../../src/call/session.ts';
@@ -139,12 +139,12 @@ export class WordTts implements TtsEngine {
   async close(): Promise<void> {}
 }
 
-export type BrainStep = (messages: readonly ChatMessage[], hooks: TurnHooks, signal: AbortSignal) => Promise<TurnOutcome>;
+export type BrainStep = (messages: readonly ChatMessage[], hooks: ReplyHooks, signal: AbortSignal) => Promise<ReplyOutcome>;
 
 export class ScriptedBrain implements AgentBrain {
   readonly calls: ChatMessage[][] = [];
   constructor(private readonly steps: BrainStep[], private readonly fallback?: BrainStep) {}
-  respond(messages: readonly ChatMessage[], hooks: TurnHooks, signal: AbortSignal): Promise<TurnOutcome> {
+  respond(messages: readonly ChatMessage[], hooks: ReplyHooks, signal: AbortSignal): Promise<ReplyOutcome> {
     this.calls.push([...messages]);
     const step = this.steps.shift() ?? this.fallback;
     if (!step) return Promise.resolve({ kind: 'reply', messages: [] });

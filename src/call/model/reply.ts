@@ -2,15 +2,15 @@
 // up to a few rounds. Tools run only after the caller confirms the reply text before them was
 // spoken, so a reply cut off by barge-in never acts; built-in end_call / transfer_call are
 // reported to the caller (the call engine acts on them), never run here.
-import type { LlmConfig } from '../agents/schema.ts';
-import type { ToolExecutor, ToolRun } from '../tools/executor.ts';
-import type { ToolTranscriptItem } from '../tools/transcript.ts';
-import { streamChat, type LlmClientOptions } from './client.ts';
-import { LlmError } from './errors.ts';
-import { SpeakableChunker, type SpeakableOptions } from './speakable.ts';
-import type { ChatMessage, LlmRequestMetadata, LlmTiming, ToolCallRequest } from './types.ts';
+import type { LlmConfig } from '../../agents/schema.ts';
+import { streamChat, type LlmClientOptions } from '../../llm/client.ts';
+import { LlmError } from '../../llm/errors.ts';
+import { SpeakableChunker, type SpeakableOptions } from '../../llm/speakable.ts';
+import type { ChatMessage, LlmRequestMetadata, LlmTiming, ToolCallRequest } from '../../llm/types.ts';
+import type { ToolExecutor, ToolRun } from '../../tools/executor.ts';
+import type { ToolTranscriptItem } from '../../tools/transcript.ts';
 
-export const TURN_DEFAULTS = {
+export const REPLY_DEFAULTS = {
   /** Model requests per user turn; the last one may not call tools. */
   maxRounds: 5,
   /** Consecutive rounds with invalid tool arguments that end the call. */
@@ -21,7 +21,7 @@ export const TURN_DEFAULTS = {
 
 export type FlowErrorCode = 'UNKNOWN_TOOL' | 'INVALID_ARGUMENTS' | 'EMPTY_REPLY_LOOP' | 'TOOL_ROUNDS_EXCEEDED';
 
-export interface TurnHooks {
+export interface ReplyHooks {
   /** A piece of the reply is ready for speech (trimmed; join pieces with a space). */
   onChunk?(text: string): void;
   /** Timing of each model request; `firstChunkAt` gives latency.llm_speakable. */
@@ -36,13 +36,13 @@ export interface TurnHooks {
   confirmSpoken(replyText: string): Promise<boolean>;
 }
 
-export interface TurnInput {
+export interface ReplyInput {
   llm: LlmConfig;
   /** The conversation so far, system prompt first, ending with the user's turn. */
   messages: readonly ChatMessage[];
   metadata: LlmRequestMetadata;
   tools: ToolExecutor;
-  hooks: TurnHooks;
+  hooks: ReplyHooks;
   /** Aborts the whole turn: model request, tools, everything. */
   signal?: AbortSignal;
   client?: Omit<LlmClientOptions, 'signal'>;
@@ -51,7 +51,7 @@ export interface TurnInput {
 }
 
 /** `messages`: what this turn adds to the conversation, in order. */
-export type TurnOutcome =
+export type ReplyOutcome =
   | { kind: 'reply'; messages: ChatMessage[] }
   | { kind: 'end_call'; call: ToolCallRequest; messages: ChatMessage[] }
   | { kind: 'transfer_call'; call: ToolCallRequest; transferTo: string; messages: ChatMessage[] }
@@ -67,7 +67,7 @@ interface Reply {
   calls: ToolCallRequest[];
 }
 
-async function modelReply(input: TurnInput, history: ChatMessage[], lastRound: boolean, progress: { text: string }): Promise<Reply> {
+async function modelReply(input: ReplyInput, history: ChatMessage[], lastRound: boolean, progress: { text: string }): Promise<Reply> {
   const hasTools = input.tools.definitions.length > 0;
   const events = streamChat(
     input.llm,
@@ -103,8 +103,8 @@ async function modelReply(input: TurnInput, history: ChatMessage[], lastRound: b
   return { text, calls };
 }
 
-export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
-  const maxRounds = input.maxRounds ?? TURN_DEFAULTS.maxRounds;
+export async function runReply(input: ReplyInput): Promise<ReplyOutcome> {
+  const maxRounds = input.maxRounds ?? REPLY_DEFAULTS.maxRounds;
   const added: ChatMessage[] = [];
   const history = [...input.messages];
   const push = (m: ChatMessage): void => {
@@ -115,7 +115,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   let emptyReplies = 0;
   let invalidRounds = 0;
   const progress = { text: '' };
-  const abortedOutcome = (): TurnOutcome => ({ kind: 'aborted', messages: added, partialText: progress.text });
+  const abortedOutcome = (): ReplyOutcome => ({ kind: 'aborted', messages: added, partialText: progress.text });
 
   for (let round = 1; round <= maxRounds; round++) {
     let reply: Reply;
@@ -132,7 +132,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     if (reply.calls.length === 0) {
       if (reply.text.trim() === '') {
         emptyReplies++;
-        if (emptyReplies >= TURN_DEFAULTS.maxEmptyReplies) {
+        if (emptyReplies >= REPLY_DEFAULTS.maxEmptyReplies) {
           return { kind: 'flow_error', code: 'EMPTY_REPLY_LOOP', detail: `${emptyReplies} empty replies in a row`, messages: added };
         }
         continue;
@@ -192,7 +192,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
     }
 
     invalidRounds = runs.some((r) => r.failure === 'invalid_arguments') ? invalidRounds + 1 : 0;
-    if (invalidRounds >= TURN_DEFAULTS.maxInvalidArgumentRounds) {
+    if (invalidRounds >= REPLY_DEFAULTS.maxInvalidArgumentRounds) {
       return { kind: 'flow_error', code: 'INVALID_ARGUMENTS', detail: `tool arguments failed the schema ${invalidRounds} times in a row`, messages: added };
     }
   }

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentTool, LlmConfig } from '../../src/agents/schema.ts';
-import { runTurn, type TurnHooks, type TurnInput } from '../../src/llm/turn.ts';
-import type { ChatMessage } from '../../src/llm/types.ts';
-import { ToolExecutor } from '../../src/tools/executor.ts';
-import type { ToolTranscriptItem } from '../../src/tools/transcript.ts';
-import { replyStream, sseHeaders, startServer, type TestServer } from '../support/http-server.ts';
+import type { AgentTool, LlmConfig } from '../../../src/agents/schema.ts';
+import { runReply, type ReplyHooks, type ReplyInput } from '../../../src/call/model/reply.ts';
+import type { ChatMessage } from '../../../src/llm/types.ts';
+import { ToolExecutor } from '../../../src/tools/executor.ts';
+import type { ToolTranscriptItem } from '../../../src/tools/transcript.ts';
+import { replyStream, sseHeaders, startServer, type TestServer } from '../../support/http-server.ts';
 
 type Step = string | { text?: string; calls?: { id: string; name: string; arguments: string }[] } | 'hang';
 
@@ -63,7 +63,7 @@ interface Recorded {
   confirmed: string[];
 }
 
-function hooks(spoken = true): TurnHooks & Recorded {
+function hooks(spoken = true): ReplyHooks & Recorded {
   const rec: Recorded = { chunks: [], items: [], confirmed: [] };
   return {
     ...rec,
@@ -76,7 +76,7 @@ function hooks(spoken = true): TurnHooks & Recorded {
   };
 }
 
-function input(llm: LlmConfig, tools: ToolExecutor, h: TurnHooks, extra: Partial<TurnInput> = {}): TurnInput {
+function input(llm: LlmConfig, tools: ToolExecutor, h: ReplyHooks, extra: Partial<ReplyInput> = {}): ReplyInput {
   return {
     llm,
     tools,
@@ -94,7 +94,7 @@ describe('turn runner', () => {
   it('streams a plain reply as speakable chunks and returns it as the assistant message', async () => {
     const { llm, tools } = await setup(['Sure thing, Ann, I can help with that. What time suits you?']);
     const h = hooks();
-    const outcome = await runTurn(input(llm, tools, h));
+    const outcome = await runReply(input(llm, tools, h));
     expect(h.chunks).toEqual(['Sure thing, Ann, I can help with that.', 'What time suits you?']);
     expect(outcome).toEqual({ kind: 'reply', messages: [{ role: 'assistant', content: 'Sure thing, Ann, I can help with that. What time suits you?' }] });
     expect(sentBodies()[0]?.tool_choice).toBe('auto');
@@ -105,7 +105,7 @@ describe('turn runner', () => {
     let t = 1000;
     const timings: unknown[] = [];
     const h = { ...hooks(), onLlmTiming: (x: unknown) => timings.push(x) };
-    await runTurn(input(llm, tools, h, { client: { now: () => (t += 5) } }));
+    await runReply(input(llm, tools, h, { client: { now: () => (t += 5) } }));
     expect(timings).toEqual([{ requestSentAt: 1005, firstTokenAt: 1010, firstChunkAt: 1015, endedAt: 1020, attempts: 1 }]);
   });
 
@@ -113,7 +113,7 @@ describe('turn runner', () => {
     const call = { id: 'call_1', name: 'book', arguments: '{"name":"Ann"}' };
     const { llm, tools } = await setup([{ text: 'One moment.', calls: [call] }, 'You are booked.']);
     const h = hooks();
-    const outcome = await runTurn(input(llm, tools, h));
+    const outcome = await runReply(input(llm, tools, h));
     expect(h.confirmed).toEqual(['One moment.']);
     expect(toolServer?.requests).toHaveLength(1);
     const added = [
@@ -130,21 +130,21 @@ describe('turn runner', () => {
 
   it('never runs the tools of a reply that was interrupted before it was spoken', async () => {
     const { llm, tools } = await setup([{ text: 'Booking now.', calls: [{ id: 'c1', name: 'book', arguments: '{"name":"Ann"}' }] }]);
-    const outcome = await runTurn(input(llm, tools, hooks(false)));
+    const outcome = await runReply(input(llm, tools, hooks(false)));
     expect(outcome).toEqual({ kind: 'interrupted', messages: [{ role: 'assistant', content: 'Booking now.' }] });
     expect(toolServer?.requests).toHaveLength(0);
   });
 
   it('never fires end_call from a discarded reply', async () => {
     const { llm, tools } = await setup([{ text: 'Goodbye!', calls: [{ id: 'c1', name: 'end_call', arguments: '{}' }] }]);
-    const outcome = await runTurn(input(llm, tools, hooks(false)));
+    const outcome = await runReply(input(llm, tools, hooks(false)));
     expect(outcome.kind).toBe('interrupted');
   });
 
   it('reports end_call to the caller after its words were spoken', async () => {
     const { llm, tools } = await setup([{ text: 'Thanks for calling. Goodbye!', calls: [{ id: 'c9', name: 'end_call', arguments: '{"reason":"done"}' }] }]);
     const h = hooks();
-    const outcome = await runTurn(input(llm, tools, h));
+    const outcome = await runReply(input(llm, tools, h));
     expect(h.chunks).toEqual(['Thanks for calling.', 'Goodbye!']);
     expect(outcome).toMatchObject({ kind: 'end_call', call: { id: 'c9', name: 'end_call', arguments: '{"reason":"done"}' } });
     expect(h.items).toEqual([{ role: 'tool_call_invocation', tool_call_id: 'c9', name: 'end_call', arguments: '{"reason":"done"}', start_at: 0.5, end_at: 0.5 }]);
@@ -153,18 +153,18 @@ describe('turn runner', () => {
 
   it('reports transfer_call with the configured number', async () => {
     const { llm, tools } = await setup([{ text: 'Transferring you.', calls: [{ id: 'c2', name: 'transfer_call', arguments: '{}' }] }]);
-    expect(await runTurn(input(llm, tools, hooks()))).toMatchObject({ kind: 'transfer_call', transferTo: '+14155550100' });
+    expect(await runReply(input(llm, tools, hooks()))).toMatchObject({ kind: 'transfer_call', transferTo: '+14155550100' });
   });
 
   it('ends with flow_error UNKNOWN_TOOL when the model calls a tool the agent lacks', async () => {
     const { llm, tools } = await setup([{ calls: [{ id: 'c1', name: 'launch_rocket', arguments: '{}' }] }]);
-    expect(await runTurn(input(llm, tools, hooks()))).toMatchObject({ kind: 'flow_error', code: 'UNKNOWN_TOOL' });
+    expect(await runReply(input(llm, tools, hooks()))).toMatchObject({ kind: 'flow_error', code: 'UNKNOWN_TOOL' });
   });
 
   it('tells the model about invalid arguments once, and ends with flow_error INVALID_ARGUMENTS the second time in a row', async () => {
     const bad = { id: 'c1', name: 'book', arguments: '{"nom":"Ann"}' };
     const { llm, tools } = await setup([{ calls: [bad] }, { calls: [{ ...bad, id: 'c2' }] }]);
-    const outcome = await runTurn(input(llm, tools, hooks()));
+    const outcome = await runReply(input(llm, tools, hooks()));
     expect(outcome).toMatchObject({ kind: 'flow_error', code: 'INVALID_ARGUMENTS' });
     expect(sentBodies()[1]?.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c1', content: "Invalid arguments for book: / must have required property 'name'" });
     expect(toolServer?.requests).toHaveLength(0);
@@ -172,14 +172,14 @@ describe('turn runner', () => {
 
   it('ends with flow_error EMPTY_REPLY_LOOP after two empty replies in a row', async () => {
     const { llm, tools } = await setup(['', '']);
-    expect(await runTurn(input(llm, tools, hooks()))).toMatchObject({ kind: 'flow_error', code: 'EMPTY_REPLY_LOOP' });
+    expect(await runReply(input(llm, tools, hooks()))).toMatchObject({ kind: 'flow_error', code: 'EMPTY_REPLY_LOOP' });
     expect(model?.requests).toHaveLength(2);
   });
 
   it('allows at most five model requests per turn, the last one with tool_choice none', async () => {
     const calls = (i: number): Step => ({ calls: [{ id: `c${i}`, name: 'book', arguments: '{"name":"Ann"}' }] });
     const { llm, tools } = await setup([calls(1), calls(2), calls(3), calls(4), calls(5)]);
-    const outcome = await runTurn(input(llm, tools, hooks()));
+    const outcome = await runReply(input(llm, tools, hooks()));
     expect(outcome).toMatchObject({ kind: 'flow_error', code: 'TOOL_ROUNDS_EXCEEDED' });
     expect(sentBodies().map((b) => b.tool_choice)).toEqual(['auto', 'auto', 'auto', 'auto', 'none']);
   });
@@ -192,7 +192,7 @@ describe('turn runner', () => {
       controller.abort();
     };
     void waitForRequest();
-    const outcome = await runTurn(input(llm, tools, hooks(), { signal: controller.signal }));
+    const outcome = await runReply(input(llm, tools, hooks(), { signal: controller.signal }));
     expect(outcome).toEqual({ kind: 'aborted', messages: [], partialText: '' });
     await expect(model?.requestSocketClosed(1)).resolves.toBeUndefined();
   });
@@ -207,14 +207,14 @@ describe('turn runner', () => {
     });
     const controller = new AbortController();
     const h = hooks();
-    const outcome = await runTurn(input({ ...llm, base_url: model.url }, tools, { ...h, onChunk: () => controller.abort() }, { signal: controller.signal }));
+    const outcome = await runReply(input({ ...llm, base_url: model.url }, tools, { ...h, onChunk: () => controller.abort() }, { signal: controller.signal }));
     expect(outcome).toEqual({ kind: 'aborted', messages: [], partialText: 'Your appointment is booked. ' });
   });
 
   it('reports a model failure as llm_error with its code', async () => {
     const { llm, tools } = await setup([]);
     await model?.close();
-    const outcome = await runTurn(input(llm, tools, hooks(), { client: { maxRetries: 0 } }));
+    const outcome = await runReply(input(llm, tools, hooks(), { client: { maxRetries: 0 } }));
     expect(outcome.kind === 'llm_error' && outcome.error.code).toBe('LLM_NETWORK');
   });
 });
