@@ -1,7 +1,7 @@
 // Agent versions: create (v1, published), patch (next version, unpublished), publish, resolve.
 import { ApiError, notFound } from '../errors.ts';
 import type { Clock } from '../clock.ts';
-import type { AgentRepository } from '../store/agents.ts';
+import type { AgentRepository } from './repository.ts';
 import { AgentConfigSchema, type AgentConfig, type AgentVersion } from './schema.ts';
 
 /** "production" (default), "latest", or a version number (string or integer). */

@@ -3,6 +3,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import type { ApiKeyEntry } from '../config.ts';
 import { ApiError } from '../errors.ts';
 
@@ -53,4 +54,19 @@ export function loadOrCreateDefaultKey(dataDir: string, randomHex: (bytes: numbe
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   return { entry: { orgId: 'default', key }, created: true, file };
+}
+
+/**
+ * The auth room, built from config: API_KEYS, or the generated default key. `generatedKey` is set
+ * only on the start that created it, so main.ts prints it once.
+ */
+export function createAuthenticator(
+  apiKeys: ApiKeyEntry[],
+  dataDir: string,
+  deps: { random: (bytes: number) => string; logger: Logger },
+): { auth: ApiKeyAuthenticator; generatedKey?: { key: string; file: string } } {
+  if (apiKeys.length > 0) return { auth: new ApiKeyAuthenticator(apiKeys) };
+  const { entry, created, file } = loadOrCreateDefaultKey(dataDir, deps.random);
+  if (!created) deps.logger.info({ file }, 'using the API key stored under DATA_DIR (API_KEYS is unset)');
+  return { auth: new ApiKeyAuthenticator([entry]), ...(created ? { generatedKey: { key: entry.key, file } } : {}) };
 }

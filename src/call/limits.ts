@@ -1,8 +1,15 @@
 // Per-organization limits (decisions.md): a maximum of concurrent calls, and an optional
 // credit balance that each call's cost is debited from.
 import type { OrgLimit } from '../config.ts';
-import type { CreditRepository } from '../store/credits.ts';
 import type { CallRegistry } from './registry.ts';
+
+export interface CreditRepository {
+  /** Sets the starting balance the first time an organization is seen; later starts keep what is left. */
+  initialize(orgId: string, balance: number, at: number): void;
+  /** undefined: the organization has no balance (unlimited). */
+  balance(orgId: string): number | undefined;
+  debit(orgId: string, credits: number, at: number): void;
+}
 
 export class OrgLimits {
   constructor(

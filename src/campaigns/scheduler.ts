@@ -8,7 +8,7 @@ import type { CallEvents } from '../calls/events.ts';
 import type { CallRecord } from '../calls/record.ts';
 import type { CallService } from '../calls/service.ts';
 import { ApiError } from '../errors.ts';
-import type { ActiveTask, CampaignRow, ClaimedTask, SqliteCampaignRepository } from '../store/campaigns.ts';
+import type { ActiveTask, CampaignRepository, CampaignRow, ClaimedTask } from './repository.ts';
 
 export const SCHEDULER_DEFAULTS = {
   /** How often the scheduler looks for due drafts, peers' changes and orphaned tasks. */
@@ -28,7 +28,7 @@ const realTimers: Timers = {
 };
 
 export interface SchedulerOptions {
-  repo: SqliteCampaignRepository;
+  repo: CampaignRepository;
   calls: CallService;
   events: CallEvents;
   clock: Clock;

@@ -2,7 +2,7 @@
 import type { AgentService, AgentVersionSpec } from '../agents/service.ts';
 import { newId, type Clock, type RandomHex } from '../clock.ts';
 import { ApiError, notFound } from '../errors.ts';
-import type { CampaignListQuery, CampaignRow, CampaignStatus, NewTask, SqliteCampaignRepository } from '../store/campaigns.ts';
+import type { CampaignListQuery, CampaignRepository, CampaignRow, CampaignStatus, NewTask } from './repository.ts';
 
 export const CAMPAIGN_DEFAULTS = {
   concurrency: 5,
@@ -87,7 +87,7 @@ export function campaignView(row: CampaignRow): CampaignView {
 
 export class CampaignService {
   constructor(
-    private readonly repo: SqliteCampaignRepository,
+    private readonly repo: CampaignRepository,
     private readonly agents: AgentService,
     private readonly clock: Clock,
     private readonly random: RandomHex,

@@ -2,7 +2,7 @@
 // decisions.md "Campaigns and batches"). Requests are strict: an unknown key is a 400.
 import { z } from 'zod';
 import { E164 } from '../agents/schema.ts';
-import { CAMPAIGN_STATUSES } from '../store/campaigns.ts';
+import { CAMPAIGN_STATUSES } from '../campaigns/repository.ts';
 import { AgentVersionRequest } from './schemas.ts';
 
 const FreeMap = z.record(z.string(), z.unknown());

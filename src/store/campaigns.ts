@@ -1,74 +1,21 @@
 // Campaigns and batches with their tasks. Every state change of the scheduler is one SQLite
 // transaction here, so two processes on one database never claim the same task and a crash
 // leaves nothing half-done.
+import {
+  FINISHED_STATUSES,
+  type ActiveTask,
+  type CampaignKind,
+  type CampaignListQuery,
+  type CampaignPage,
+  type CampaignRepository,
+  type CampaignRow,
+  type CampaignStatus,
+  type CancelResult,
+  type ClaimedTask,
+  type NewTask,
+} from '../campaigns/repository.ts';
 import type { Db } from './database.ts';
-import { keysetPage, queryFingerprint, type SortOrder } from './paging.ts';
-
-export const CAMPAIGN_STATUSES = ['draft', 'pending', 'ongoing', 'success', 'fail', 'canceled'] as const;
-export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
-export const FINISHED_STATUSES: readonly CampaignStatus[] = ['success', 'fail', 'canceled'];
-export type CampaignKind = 'campaign' | 'batch';
-
-export interface CampaignRow {
-  id: string;
-  orgId: string;
-  kind: CampaignKind;
-  name: string;
-  status: CampaignStatus;
-  agentId: string;
-  agentVersion: number;
-  fromNumber: string;
-  presentationNumber: string | null;
-  concurrency: number;
-  totalCalls: number;
-  completedCalls: number;
-  failedCalls: number;
-  /** Tasks claimed and not yet finished: the calls under way now. */
-  activeCalls: number;
-  createdAt: number;
-  scheduledAt: number | null;
-  finishedAt: number | null;
-}
-
-export interface NewTask {
-  callTo: string;
-  presentationNumber: string | null;
-  metadata: Record<string, unknown>;
-  dynamicVariables: Record<string, unknown>;
-}
-
-export interface ClaimedTask extends NewTask {
-  campaignId: string;
-  seq: number;
-  callId: string;
-}
-
-export interface CampaignFilter {
-  status?: string[] | undefined;
-  agent_id?: string[] | undefined;
-  start_timestamp?: { lower_threshold?: number | undefined; upper_threshold?: number | undefined } | undefined;
-}
-
-export interface CampaignListQuery {
-  filter: CampaignFilter;
-  order: SortOrder;
-  limit: number;
-  paginationKey?: string | null | undefined;
-}
-
-export interface CampaignPage {
-  campaigns: CampaignRow[];
-  nextCursor: string | null;
-  totalCount: number;
-}
-
-export type CancelResult = { ok: true; campaign: CampaignRow } | { ok: false; campaign: CampaignRow | undefined };
-
-export interface ActiveTask {
-  campaignId: string;
-  seq: number;
-  callId: string | null;
-}
+import { keysetPage, queryFingerprint } from './paging.ts';
 
 interface RawCampaign {
   id: string;
@@ -114,7 +61,7 @@ function toRow(r: RawCampaign): CampaignRow {
   };
 }
 
-export class SqliteCampaignRepository {
+export class SqliteCampaignRepository implements CampaignRepository {
   constructor(private readonly db: Db) {}
 
   insert(campaign: Omit<CampaignRow, 'completedCalls' | 'failedCalls' | 'activeCalls' | 'finishedAt'>, tasks: NewTask[]): void {

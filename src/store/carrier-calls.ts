@@ -1,7 +1,8 @@
-// The carrier's id of each outbound call (Twilio's CallSid), so a call can be hung up by call_id.
+// The carrier's id of each outbound call (Twilio's CallSid), in SQLite.
+import type { CarrierCallRepository } from '../carriers/carrier-calls.ts';
 import type { Db } from './database.ts';
 
-export class SqliteCarrierCallRepository {
+export class SqliteCarrierCallRepository implements CarrierCallRepository {
   constructor(private readonly db: Db) {}
 
   record(callId: string, carrier: string, carrierCallId: string, at: number): void {

@@ -1,13 +1,6 @@
 // Organization credit balances: set from ORG_LIMITS, debited by each call's cost.
+import type { CreditRepository } from '../call/limits.ts';
 import type { Db } from './database.ts';
-
-export interface CreditRepository {
-  /** Sets the starting balance the first time an organization is seen; later starts keep what is left. */
-  initialize(orgId: string, balance: number, at: number): void;
-  /** undefined: the organization has no balance (unlimited). */
-  balance(orgId: string): number | undefined;
-  debit(orgId: string, credits: number, at: number): void;
-}
 
 export class SqliteCreditRepository implements CreditRepository {
   constructor(private readonly db: Db) {}

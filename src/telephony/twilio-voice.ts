@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { CallService } from '../calls/service.ts';
-import type { AgentRepository } from '../store/agents.ts';
+import type { AgentRepository } from '../agents/repository.ts';
 import { addFormParser, verifyTwilioRequest } from './form-webhook.ts';
 import { connectStreamTwiml, sayAndHangUpTwiml } from './twiml.ts';
 

@@ -7,7 +7,7 @@ import { CampaignService } from '../../src/campaigns/service.ts';
 import { CallEvents } from '../../src/calls/events.ts';
 import { CallService } from '../../src/calls/service.ts';
 import type { Clock } from '../../src/clock.ts';
-import type { DialRequest, DialResult, Dialer } from '../../src/dialer/dialer.ts';
+import type { DialRequest, DialResult, Dialer } from '../../src/calls/dialer.ts';
 import { SqliteAgentRepository } from '../../src/store/agents.ts';
 import { SqliteCallRepository } from '../../src/store/calls.ts';
 import { SqliteCampaignRepository } from '../../src/store/campaigns.ts';

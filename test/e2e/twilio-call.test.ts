@@ -104,7 +104,7 @@ describe('inbound Twilio call with the embedded engines', () => {
 
   it('refuses a stream with a wrong secret with 1008 and leaves no record', async () => {
     const before = (await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number };
-    const { TwilioStreamCaller } = await import('../../src/carrier-sim/twilio-stream.ts');
+    const { TwilioStreamCaller } = await import('../../src/carriers/sim/twilio-stream.ts');
     const bad = new TwilioStreamCaller({ url: `${t.url.replace('http', 'ws')}/media/twilio`, customParameters: { call_id: 'call_made_up', secret: 'nope' } });
     await bad.connect();
     await bad.waitForClose();

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { muLawEncode } from '../../src/audio/g711.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
-import { TwilioStreamCaller, type TwilioStreamOptions } from '../../src/carrier-sim/twilio-stream.ts';
+import { TwilioStreamCaller, type TwilioStreamOptions } from '../../src/carriers/sim/twilio-stream.ts';
 
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
 

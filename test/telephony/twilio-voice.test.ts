@@ -6,7 +6,7 @@ import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
 import { agentFinished, fixtureUlaw } from '../helpers/phone.ts';
 import { freePort } from '../helpers/net.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { TwilioStreamCaller } from '../../src/carrier-sim/twilio-stream.ts';
+import { TwilioStreamCaller } from '../../src/carriers/sim/twilio-stream.ts';
 
 const TOKEN = 'twilio-auth-token-for-tests';
 const NUMBER = '+15550400001';

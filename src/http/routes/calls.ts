@@ -5,7 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { parseVersionSpec } from '../../agents/service.ts';
 import { CallRecordSchema, toV1Record } from '../../calls/record.ts';
 import type { CallService } from '../../calls/service.ts';
-import type { CallFilter } from '../../store/calls.ts';
+import type { CallFilter } from '../../calls/repository.ts';
 import {
   CallIdParams,
   CreateCallAck,

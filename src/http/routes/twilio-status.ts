@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { CallOutcomes } from '../../dialer/outcomes.ts';
-import type { SqliteCarrierCallRepository } from '../../store/carrier-calls.ts';
+import type { CallOutcomes } from '../../carriers/outcomes.ts';
+import type { CarrierCallRepository } from '../../carriers/carrier-calls.ts';
 import { addFormParser, verifyTwilioRequest } from '../../telephony/form-webhook.ts';
 
 // Twilio adds fields over time; only the ones we act on are checked.
@@ -17,7 +17,7 @@ const StatusQuery = z.strictObject({ call_id: z.string().min(1).max(200).optiona
 
 export interface TwilioStatusDeps {
   outcomes: CallOutcomes;
-  carrierCalls: SqliteCarrierCallRepository;
+  carrierCalls: CarrierCallRepository;
   authToken: string | undefined;
   publicUrl: () => string;
 }

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { RawData } from 'ws';
 import type { CallManager } from '../../call/manager.ts';
 import { streamSecretMatches } from '../../calls/stream-secret.ts';
-import type { CallRepository } from '../../store/calls.ts';
+import type { CallRepository } from '../../calls/repository.ts';
 import { parseTwilioMessage } from './protocol.ts';
 import { TwilioTransport } from './transport.ts';
 

@@ -3,8 +3,8 @@
 // or the path of a JSON file holding {"+15550001": "answer:script-name", …}.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { E164 } from '../agents/schema.ts';
-import { ConfigError } from '../config.ts';
+import { E164 } from '../../agents/schema.ts';
+import { ConfigError } from '../../config.ts';
 
 export const SIM_BEHAVIORS = ['answer', 'no_answer', 'fail', 'busy', 'voicemail'] as const;
 export type SimBehavior = (typeof SIM_BEHAVIORS)[number];

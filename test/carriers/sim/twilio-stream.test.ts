@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { TwilioStreamCaller } from '../../src/carrier-sim/twilio-stream.ts';
+import { TwilioStreamCaller } from '../../../src/carriers/sim/twilio-stream.ts';
 
 const servers: WebSocketServer[] = [];
 afterEach(async () => {

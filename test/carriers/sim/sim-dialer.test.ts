@@ -6,12 +6,13 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocketServer } from 'ws';
-import type { AgentVersion } from '../../src/agents/schema.ts';
-import { parseSimNumbers } from '../../src/carrier-sim/numbers.ts';
-import { loadSimScript } from '../../src/carrier-sim/script.ts';
-import { SimDialer } from '../../src/carrier-sim/sim-dialer.ts';
-import { NoCarrierDialer, type DialRequest } from '../../src/dialer/dialer.ts';
-import type { CallOutcomes } from '../../src/dialer/outcomes.ts';
+import type { AgentVersion } from '../../../src/agents/schema.ts';
+import { parseSimNumbers } from '../../../src/carriers/sim/numbers.ts';
+import { loadSimScript } from '../../../src/carriers/sim/script.ts';
+import { SimDialer } from '../../../src/carriers/sim/sim-dialer.ts';
+import type { DialRequest } from '../../../src/calls/dialer.ts';
+import { NoCarrierDialer } from '../../../src/carriers/carriers.ts';
+import type { CallOutcomes } from '../../../src/carriers/outcomes.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'sim-'));
 beforeAll(() => {
@@ -133,7 +134,7 @@ describe('simulated phones', () => {
 
 describe('shipped scripts', () => {
   it.each(['book-appointment', 'short-hello'])('%s loads with every phrase it names', async (name) => {
-    const script = await loadSimScript(join(import.meta.dirname, '..', '..', 'media', 'sim-scripts'), name);
+    const script = await loadSimScript(join(import.meta.dirname, '..', '..', '..', 'media', 'sim-scripts'), name);
     expect(script.steps.filter((s) => s.kind === 'say').length).toBeGreaterThan(0);
   });
 });

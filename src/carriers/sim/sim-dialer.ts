@@ -4,8 +4,8 @@
 // script; the others ring out, fail, or are taken by an answering machine. Every other number
 // goes to the fallback dialer (Twilio, or none).
 import type { Logger } from 'pino';
-import type { DialRequest, DialResult, Dialer } from '../dialer/dialer.ts';
-import type { CallOutcomes } from '../dialer/outcomes.ts';
+import type { DialRequest, DialResult, Dialer } from '../../calls/dialer.ts';
+import type { CallOutcomes } from '../outcomes.ts';
 import { SILENT_SCRIPT, type SimScript } from './script.ts';
 import type { SimPhone } from './numbers.ts';
 import { TwilioStreamCaller } from './twilio-stream.ts';

@@ -6,7 +6,7 @@ import { CampaignResponse } from '../../src/http/campaign-schemas.ts';
 import { CreateCallAck } from '../../src/http/schemas.ts';
 import { SqliteCallRepository } from '../../src/store/calls.ts';
 import { SqliteCarrierCallRepository } from '../../src/store/carrier-calls.ts';
-import { TwilioDialer } from '../../src/dialer/twilio.ts';
+import { TwilioDialer } from '../../src/carriers/twilio-dialer.ts';
 import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
 import { agentFinished } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';

@@ -3,8 +3,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { muLawEncode, readWavFile } from '../audio/index.ts';
-import { ConfigError } from '../config.ts';
+import { muLawEncode, readWavFile } from '../../audio/index.ts';
+import { ConfigError } from '../../config.ts';
 
 const StepSchema = z.union([
   z.strictObject({ say: z.string().min(1).describe('WAV file, relative to the script') }),

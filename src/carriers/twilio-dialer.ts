@@ -3,8 +3,8 @@
 // secret as <Parameter>s (Twilio refuses query strings in a stream url). Progress comes back on
 // the status callback, which names the call_id in its own query string.
 import type { Clock } from '../clock.ts';
-import type { SqliteCarrierCallRepository } from '../store/carrier-calls.ts';
-import type { DialRequest, DialResult, Dialer } from './dialer.ts';
+import type { DialRequest, DialResult, Dialer } from '../calls/dialer.ts';
+import type { CarrierCallRepository } from './carrier-calls.ts';
 
 export interface TwilioDialerOptions {
   accountSid: string;
@@ -14,7 +14,7 @@ export interface TwilioDialerOptions {
   /** The service's public address, known only once it listens. */
   publicUrl: () => string;
   ringTimeoutMs: number;
-  carrierCalls: SqliteCarrierCallRepository;
+  carrierCalls: CarrierCallRepository;
   clock: Clock;
   fetch?: typeof fetch;
 }

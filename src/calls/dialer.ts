@@ -1,6 +1,7 @@
-// Placing an outbound call goes through a Dialer, so carriers are interchangeable adapters.
+// What the call service needs of a carrier to place an outbound call: carriers (Twilio, the
+// simulated phones) are interchangeable adapters of this one interface.
 import type { AgentVersion } from '../agents/schema.ts';
-import type { DisconnectionReason } from '../calls/record.ts';
+import type { DisconnectionReason } from './record.ts';
 
 export interface DialRequest {
   orgId: string;
@@ -25,17 +26,4 @@ export interface Dialer {
    * already ended is not an error. Absent when the carrier ends calls only by closing the stream.
    */
   hangUpCall?(callId: string): Promise<void>;
-}
-
-/** What runs until a carrier is configured: the call ends at once, with a reason a person can act on. */
-export class NoCarrierDialer implements Dialer {
-  readonly name = 'none';
-
-  async dial(): Promise<DialResult> {
-    return {
-      status: 'failed',
-      reason: 'dial_failed',
-      message: 'No carrier is configured for outbound calls, so the call was not placed. Configure a carrier (for example Twilio) and try again.',
-    };
-  }
 }

@@ -1,0 +1,47 @@
+// Where call records are kept: the store implements this (SQLite now, PostgreSQL for several nodes).
+import type { CallRecord } from './record.ts';
+
+export interface Range {
+  lower_threshold?: number | undefined;
+  upper_threshold?: number | undefined;
+}
+
+/** Every call-list filter key; arrays OR within a key, keys AND together. */
+export interface CallFilter {
+  agent_id?: string[] | undefined;
+  call_type?: string[] | undefined;
+  call_status?: string[] | undefined;
+  disconnection_reason?: string[] | undefined;
+  user_sentiment?: string[] | undefined;
+  call_from?: string[] | undefined;
+  call_to?: string[] | undefined;
+  campaign_id?: string[] | undefined;
+  batch_id?: string[] | undefined;
+  start_timestamp?: Range | undefined;
+  duration_ms?: Range | undefined;
+}
+
+export interface CallListQuery {
+  filter: CallFilter;
+  order: 'ascending' | 'descending';
+  limit: number;
+  paginationKey?: string | null | undefined;
+}
+
+export interface CallPage {
+  calls: CallRecord[];
+  nextCursor: string | null;
+  totalCount: number;
+}
+
+export interface CallRepository {
+  insert(orgId: string, record: CallRecord, createdAt: number, options?: { streamSecretHash?: string }): void;
+  /** A call looked up by id alone, for a media stream that carries only call_id and secret. */
+  getForStream(callId: string): { orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined;
+  get(orgId: string, callId: string): CallRecord | undefined;
+  /** Read-modify-write in one transaction; returns the stored result, or undefined for an unknown id. */
+  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): CallRecord | undefined;
+  list(orgId: string, query: CallListQuery): CallPage;
+  /** Calls of every organization in the given statuses (start-up recovery). */
+  listByStatus(statuses: string[]): { orgId: string; record: CallRecord }[];
+}

@@ -1,0 +1,119 @@
+// The http room, built from config: the fastify server with the JSON API, the carriers' webhooks,
+// the media WebSockets, the demo peer and the browser call page.
+import fastifyWebsocket from '@fastify/websocket';
+import type { Logger } from 'pino';
+import type { AgentRepository } from '../agents/repository.ts';
+import type { AgentService } from '../agents/service.ts';
+import type { ApiKeyAuthenticator } from '../auth/api-keys.ts';
+import type { CallRuntime } from '../call/runtime.ts';
+import type { CallRepository } from '../calls/repository.ts';
+import type { CampaignService } from '../campaigns/service.ts';
+import type { CarrierCallRepository } from '../carriers/carrier-calls.ts';
+import type { CallOutcomes } from '../carriers/outcomes.ts';
+import type { Clock, RandomHex } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { demoRoutes } from '../demo/routes.ts';
+import { twilioVoiceRoutes } from '../telephony/twilio-voice.ts';
+import type { Timers } from '../timers.ts';
+import { twilioMediaRoute } from '../transports/twilio/route.ts';
+import { webMediaRoute } from '../transports/web/route.ts';
+import { WebCallTokens } from '../transports/web/tokens.ts';
+import { agentRoutes } from './routes/agents.ts';
+import { callRoutes } from './routes/calls.ts';
+import { campaignRoutes } from './routes/campaigns.ts';
+import { systemRoutes } from './routes/system.ts';
+import { twilioStatusRoutes } from './routes/twilio-status.ts';
+import { webCallRoutes } from './routes/web-calls.ts';
+import { webPageRoutes } from './routes/web-page.ts';
+import { createHttpServer, type HttpServer } from './server.ts';
+
+export interface ServiceHttpDeps {
+  auth: ApiKeyAuthenticator;
+  agents: AgentService;
+  agentRepo: AgentRepository;
+  callRepo: CallRepository;
+  calls: CallRuntime;
+  campaigns: CampaignService;
+  outcomes: CallOutcomes;
+  carrierCalls: CarrierCallRepository;
+  /** null when the store answers, else why not (readiness). */
+  storeProblem: () => string | null;
+  timers: Timers;
+  clock: Clock;
+  random: RandomHex;
+  logger: Logger;
+  publicUrl: () => string;
+}
+
+export interface ServiceHttp extends Pick<HttpServer, 'app' | 'beginShutdown' | 'shuttingDown'> {
+  /** Starts listening; resolves with the address (http://host:port). */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): Promise<ServiceHttp> {
+  const { calls, logger, publicUrl } = deps;
+  const http = createHttpServer({
+    logger,
+    auth: deps.auth,
+    clock: deps.clock,
+    bodyLimitBytes: config.bodyLimitBytes,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+  });
+  const { app } = http;
+  await app.register(fastifyWebsocket, { options: { maxPayload: 256 * 1024 } });
+  systemRoutes(app, {
+    openapi: http.openapi,
+    publicUrl,
+    ready: () => {
+      if (http.shuttingDown) return { ok: false, details: 'shutting down' };
+      const problem = deps.storeProblem();
+      return problem ? { ok: false, details: problem } : { ok: true, details: '' };
+    },
+  });
+  agentRoutes(app, deps.agents, deps.random);
+  callRoutes(app, calls.service, (callId) => calls.manager.recordingPath(callId));
+  campaignRoutes(app, deps.campaigns);
+  twilioStatusRoutes(app, { outcomes: deps.outcomes, carrierCalls: deps.carrierCalls, authToken: config.twilioAuthToken, publicUrl });
+
+  const tokens = new WebCallTokens(deps.timers, ({ orgId, callId }) =>
+    calls.service.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'The browser never opened the call within 60 seconds.'),
+  );
+  const accepting = () => !http.shuttingDown;
+  webCallRoutes(app, { agents: deps.agents, calls: calls.service, tokens, random: deps.random, publicUrl });
+  twilioVoiceRoutes(app, {
+    agents: deps.agentRepo,
+    calls: calls.service,
+    authToken: config.twilioAuthToken,
+    publicUrl,
+    onRegistered: (orgId, callId) => calls.streams.await(orgId, callId, 'dial_failed', 'The carrier never opened the media stream.'),
+  });
+  twilioMediaRoute(app, { calls: deps.callRepo, manager: calls.manager, log: logger, accepting });
+  webMediaRoute(app, { tokens, manager: calls.manager, log: logger, accepting });
+  // The demo model server and its booking tool: a peer the demo agent reaches over HTTP,
+  // public like any customer's model server would be to this service.
+  await app.register(async (scope) => {
+    scope.addHook('onRoute', (route) => {
+      route.config = { ...route.config, doc: { summary: `Demo peer: ${route.url}`, tag: 'demo', public: true } };
+    });
+    await scope.register(demoRoutes, { prefix: '/demo' });
+  });
+  // The browser call page (GET / and /web/*): public static files; it asks for the API key.
+  webPageRoutes(app);
+
+  return {
+    app,
+    beginShutdown: http.beginShutdown,
+    get shuttingDown() {
+      return http.shuttingDown;
+    },
+    async listen() {
+      const address = await app.listen({ port: config.port, host: config.host });
+      return address.replace('[::1]', '127.0.0.1');
+    },
+    async close() {
+      await app.close();
+      tokens.close();
+    },
+  };
+}
