@@ -101,3 +101,70 @@ export class TurnLatencyParts {
     this.emit({ ...this.parts, e2e });
   }
 }
+
+/**
+ * One call's latency: each stage's samples for the record, and each answered turn's parts for
+ * observers. Voice-to-voice runs from the caller's speech end to the first agent frame that goes
+ * out after it.
+ */
+export class CallLatency {
+  private readonly recorder = new LatencyRecorder();
+  /** The caller's last turn, until the first agent audio of its answer goes out. */
+  private awaiting: { speechEndWall: number; turn: number } | null = null;
+  /** The parts of the turn being answered, while an observer wants them. */
+  private parts: { turn: number; parts: TurnLatencyParts } | null = null;
+  /** The recogniser's time for the caller's last turn. */
+  private lastAsrMs: number | null = null;
+
+  constructor(private readonly onTurn?: ((parts: TurnLatency) => void) | undefined) {}
+
+  recognised(ms: number): void {
+    this.lastAsrMs = ms;
+    this.recorder.add('asr', ms);
+  }
+
+  /** The model starts answering user turn `turn`, which ended at `speechEndWall`. */
+  answering(turn: number, speechEndWall: number): void {
+    this.awaiting = { speechEndWall, turn };
+    this.parts = this.onTurn ? { turn, parts: new TurnLatencyParts(turn, this.lastAsrMs, this.onTurn) } : null;
+  }
+
+  /** The caller interrupted before the answer was heard: no voice-to-voice sample for it. */
+  answerAbandoned(): void {
+    this.awaiting = null;
+  }
+
+  /** A model request's timing, in the reply to user turn `turn`. */
+  model(timing: { requestSentAt: number; firstTokenAt: number | null; firstChunkAt: number | null }, turn: number): void {
+    const llm = timing.firstTokenAt === null ? null : timing.firstTokenAt - timing.requestSentAt;
+    const speakable = timing.firstChunkAt === null ? null : timing.firstChunkAt - timing.requestSentAt;
+    if (llm !== null) this.recorder.add('llm', llm);
+    if (speakable !== null) this.recorder.add('llm_speakable', speakable);
+    if (this.parts?.turn === turn) this.parts.parts.model(llm, speakable);
+  }
+
+  /** A synthesis gave its first audio `ms` after it was asked for. */
+  tts(ms: number): void {
+    this.recorder.add('tts', ms);
+    this.parts?.parts.tts(ms);
+  }
+
+  tool(ms: number): void {
+    this.recorder.add('tool', ms);
+  }
+
+  /** Agent audio went out at `now`: the first frame of an answer gives its voice-to-voice time. */
+  audioOut(now: number): { turn: number; e2e: number } | null {
+    const awaiting = this.awaiting;
+    if (!awaiting) return null;
+    this.awaiting = null;
+    const e2e = now - awaiting.speechEndWall;
+    this.recorder.add('e2e', e2e);
+    this.parts?.parts.firstAudio(e2e, now);
+    return { turn: awaiting.turn, e2e };
+  }
+
+  summary(): ReturnType<LatencyRecorder['summary']> {
+    return this.recorder.summary();
+  }
+}

@@ -19,10 +19,11 @@ import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
 import type { CallTransport } from './transport.ts';
 import { callCost } from './cost.ts';
 import type { OrgLimits } from './limits.ts';
-import { PacerWakeups } from './pacer.ts';
+import { PacerWakeups } from './agent/pacer.ts';
 import { CallRecorder } from './recorder.ts';
 import type { ActiveCall, CallRegistry } from './registry.ts';
-import { CallSession, type AgentBrain, type SessionResult } from './session.ts';
+import type { AgentBrain } from './model/model-turn.ts';
+import { CallSession, type SessionResult } from './session.ts';
 import type { Timers } from '../timers.ts';
 
 export interface CallManagerDeps {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TurnLatency } from '../../src/calls/events.ts';
-import { TurnLatencyParts } from '../../src/call/latency.ts';
+import { CallLatency, TurnLatencyParts } from '../../src/call/latency.ts';
 
 describe('turn latency parts', () => {
   it('are handed on once both the first audio and the model timing are in, in either order', () => {
@@ -36,5 +36,49 @@ describe('turn latency parts', () => {
     parts.model(3, null);
     parts.firstAudio(100, 1);
     expect(got).toEqual([]);
+  });
+});
+
+describe('a call’s latency', () => {
+  const timing = (requestSentAt: number, firstTokenAt: number, firstChunkAt: number) => ({ requestSentAt, firstTokenAt, firstChunkAt });
+
+  it('times voice-to-voice from the caller’s speech end to the first agent frame after it, once per answer', () => {
+    const latency = new CallLatency();
+    latency.answering(1, 10_000);
+    expect(latency.audioOut(10_540)).toEqual({ turn: 1, e2e: 540 });
+    expect(latency.audioOut(10_560)).toBeNull();
+    expect(latency.summary()?.e2e).toMatchObject({ p50: 540, num: 1 });
+  });
+
+  it('takes no voice-to-voice sample for an answer the caller interrupted before it was heard', () => {
+    const latency = new CallLatency();
+    latency.answering(1, 10_000);
+    latency.answerAbandoned();
+    expect(latency.audioOut(10_900)).toBeNull();
+    expect(latency.summary()).toBeNull();
+  });
+
+  it('keeps every stage’s samples for the record: recogniser, model, first speakable chunk, voice, tools', () => {
+    const latency = new CallLatency();
+    latency.recognised(120);
+    latency.model(timing(0, 30, 45), 1);
+    latency.tts(8);
+    latency.tool(200);
+    expect(latency.summary()).toMatchObject({ asr: { p50: 120 }, llm: { p50: 30 }, llm_speakable: { p50: 45 }, tts: { p50: 8 }, tool: { p50: 200 } });
+  });
+
+  it('hands an observer each answered turn’s parts, and never a cancelled reply’s model timing as the next one’s', () => {
+    const got: TurnLatency[] = [];
+    const latency = new CallLatency((p) => got.push(p));
+    latency.recognised(90);
+    latency.answering(1, 1000);
+    latency.recognised(110);
+    latency.answering(2, 2000); // the caller added to their turn: reply 1 was cancelled
+    latency.model(timing(0, 5, 6), 1);
+    latency.tts(4);
+    latency.audioOut(2500);
+    expect(got).toEqual([]);
+    latency.model(timing(0, 20, 25), 2);
+    expect(got).toEqual([{ turn: 2, at: 2500, e2e: 500, asr: 110, llm: 20, llmSpeakable: 25, tts: 4 }]);
   });
 });

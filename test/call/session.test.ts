@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AgentConfigSchema } from '../../src/agents/schema.ts';
-import { CallSession, interruptionThresholdMs, type SessionResult } from '../../src/call/session.ts';
+import { interruptionThresholdMs } from '../../src/call/caller/caller-input.ts';
+import { CallSession, type SessionResult } from '../../src/call/session.ts';
 import { ManualTimers } from '../../src/timers.ts';
 import type { TurnLatency } from '../../src/calls/events.ts';
 import { LlmError } from '../../src/llm/errors.ts';

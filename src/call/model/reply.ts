@@ -1,7 +1,7 @@
-// One user turn: model reply → speakable chunks → tool calls → model again with the results,
-// up to a few rounds. Tools run only after the caller confirms the reply text before them was
-// spoken, so a reply cut off by barge-in never acts; built-in end_call / transfer_call are
-// reported to the caller (the call engine acts on them), never run here.
+// The model's reply to one user turn: model reply → speakable chunks → tool calls → model again
+// with the results, up to a few rounds. Tools run only after the caller confirms the reply text
+// before them was spoken, so a reply cut off by barge-in never acts; built-in end_call /
+// transfer_call are reported to the caller (the session acts on them), never run here.
 import type { LlmConfig } from '../../agents/schema.ts';
 import { streamChat, type LlmClientOptions } from '../../llm/client.ts';
 import { LlmError } from '../../llm/errors.ts';
@@ -26,9 +26,12 @@ export interface ReplyHooks {
   onChunk?(text: string): void;
   /** Timing of each model request; `firstChunkAt` gives latency.llm_speakable. */
   onLlmTiming?(timing: LlmTiming & { firstChunkAt: number | null }): void;
+  /** An HTTP tool's request is about to go out. */
+  onToolStarted?(call: ToolCallRequest): void;
   /** Tool transcript items in the order they happen. */
   onToolItem?(item: ToolTranscriptItem): void;
-  onToolRun?(run: ToolRun): void;
+  /** An HTTP tool answered, failed or timed out. */
+  onToolFinished?(run: ToolRun): void;
   /**
    * A reply asks for tools. Resolve true once its text (maybe '') has been spoken in full,
    * false if it was interrupted: then none of its tools runs, terminal ones included.
@@ -161,10 +164,11 @@ export async function runReply(input: ReplyInput): Promise<ReplyOutcome> {
     const terminal = reply.calls.find((c) => input.tools.find(c.name)?.type !== 'api');
     const runs = await Promise.all(
       apiCalls.map(async (call) => {
+        input.hooks.onToolStarted?.(call);
         const run = await input.tools.run(call, input.signal);
         input.hooks.onToolItem?.(run.invocation);
         input.hooks.onToolItem?.(run.result);
-        input.hooks.onToolRun?.(run);
+        input.hooks.onToolFinished?.(run);
         return run;
       }),
     );

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { OutboundPacer, PACER_DEFAULTS, PacerWakeups } from '../../src/call/pacer.ts';
-import { ManualTimers } from '../../src/timers.ts';
-import type { CallTransport } from '../../src/call/transport.ts';
+import { OutboundPacer, PACER_DEFAULTS, PacerWakeups } from '../../../src/call/agent/pacer.ts';
+import { ManualTimers } from '../../../src/timers.ts';
+import type { CallTransport } from '../../../src/call/transport.ts';
 
 /** Notes when each frame and mark left, on the manual clock. */
 class SendLog implements CallTransport {

@@ -1,9 +1,9 @@
 // Agent audio leaves in real time, 20 ms a frame, never more than `leadMs` ahead of what the
 // far side is playing: enough that its buffer never runs dry, little enough that a barge-in
 // has almost nothing queued to clear.
-import { FRAME_MS } from '../audio/pcm.ts';
-import type { CallTransport } from './transport.ts';
-import type { TimerHandle, Timers } from '../timers.ts';
+import { FRAME_MS } from '../../audio/pcm.ts';
+import type { CallTransport } from '../transport.ts';
+import type { TimerHandle, Timers } from '../../timers.ts';
 
 export const PACER_DEFAULTS = { leadMs: 80 } as const;
 

@@ -1,0 +1,214 @@
+// What the agent is saying: utterances played one after another, each synthesized piece by piece
+// straight into the outbound pacer and bracketed by marks the far side echoes once it has played
+// them, so the call knows which words the caller actually heard.
+import { Framer } from '../../audio/framer.ts';
+import type { TtsEngine } from '../../speech/types.ts';
+import type { Timers } from '../../timers.ts';
+import type { CallClock } from '../call-clock.ts';
+import type { CallTransport } from '../transport.ts';
+import { OutboundPacer, type PacerWakeups } from './pacer.ts';
+import { Utterance } from './utterance.ts';
+
+export interface AgentVoiceEvents {
+  /** A new utterance was queued: the agent takes the floor. */
+  queued(u: Utterance): void;
+  /** The far side began playing `u`. */
+  started(u: Utterance, at: number): void;
+  /**
+   * `u` was heard in full, or interrupted (its text is then what was heard). `from`: when the words
+   * heard began playing (wall ms); `at`: when it ended.
+   */
+  ended(u: Utterance, from: number, at: number): void;
+  /** Everything queued has been heard. */
+  drained(): void;
+  /** A frame went out to the far side. */
+  frameSent(): void;
+  /** A synthesis gave its first audio, `ms` after it was asked for. */
+  firstAudio(ms: number): void;
+  failed(error: unknown): void;
+}
+
+export interface AgentVoiceOptions {
+  transport: CallTransport;
+  /** Rate of the frames out: the line's. */
+  rate: number;
+  tts: TtsEngine;
+  voiceId: string;
+  speed: number;
+  timers: Timers;
+  clock: CallClock;
+  /** Shared by the calls on this event loop, so the inbound path can send frames that fell due. */
+  pacerWakeups?: PacerWakeups | undefined;
+  /** The reply under way, if any: aborting it stops the synthesis it started. */
+  replySignal(): AbortSignal | undefined;
+  recording?: { agentAudio(frame: Int16Array, offsetMs: number): void; agentCleared(offsetMs: number): void } | undefined;
+  events: AgentVoiceEvents;
+}
+
+export class AgentVoice {
+  private readonly pacer: OutboundPacer;
+  /** Queued and playing, oldest first. */
+  private readonly pending: Utterance[] = [];
+  private open: Utterance | null = null;
+  private seq = 0;
+  /** All audio of every utterance begun so far is queued: a new one's audio follows it, never interleaves. */
+  private lastQueued: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(private readonly o: AgentVoiceOptions) {
+    this.pacer = new OutboundPacer(o.transport, o.timers, { sent: (frame, playAt) => this.onFrameSent(frame, playAt), drained: () => undefined }, { wakeups: o.pacerWakeups });
+  }
+
+  /** Something is queued or playing. */
+  get busy(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /** The utterance still taking text (a reply being spoken as it streams), if any. */
+  get openUtterance(): Utterance | null {
+    return this.open;
+  }
+
+  /** Queues a new utterance, which takes text until it is closed. */
+  begin(): Utterance {
+    const u = new Utterance(++this.seq, this.lastQueued);
+    this.lastQueued = u.allQueued;
+    this.pending.push(u);
+    this.open = u;
+    this.o.events.queued(u);
+    return u;
+  }
+
+  /** Synthesizes one more piece of `u`'s text after the pieces before it, straight into the pacer. */
+  say(u: Utterance, text: string): void {
+    u.text = u.text ? `${u.text} ${text}` : text;
+    u.synthesis = u.synthesis.then(() => this.synthesize(u, text));
+  }
+
+  /** No more text for `u`: its end is marked once its audio is queued. */
+  close(u: Utterance): void {
+    if (u.closed) return;
+    u.closed = true;
+    if (this.open === u) this.open = null;
+    void u.synthesis.then(() => {
+      u.audioQueued();
+      if (u.interrupted) return;
+      if (u.framesQueued === 0) {
+        this.finish(u, this.o.timers.now());
+        return;
+      }
+      this.pacer.enqueueMark(`u${u.id}:end`);
+    });
+  }
+
+  /** Words said in one go (greeting, reminder, apology). */
+  sayAll(text: string): Utterance {
+    const u = this.begin();
+    this.say(u, text);
+    this.close(u);
+    return u;
+  }
+
+  /** Barge-in: everything queued is cut at the words heard, and the far side drops what it buffered. */
+  interrupt(): void {
+    const now = this.o.timers.now();
+    this.cutAll(now);
+    this.open = null;
+    this.pacer.clear();
+    this.o.recording?.agentCleared(this.o.clock.sinceStart(now));
+  }
+
+  /** The call is over: what was still to play is cut where playback stood. */
+  stop(): void {
+    this.stopped = true;
+    this.cutAll(this.o.timers.now());
+    this.pacer.stop();
+  }
+
+  /** Resolves once everything queued has played, or after `timeoutMs`. */
+  finished(timeoutMs: number): Promise<void> {
+    if (this.pending.length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = this.o.timers.setTimeout(resolve, timeoutMs);
+      void Promise.all(this.pending.map((u) => u.done)).then(() => {
+        this.o.timers.clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** The far side played everything up to this mark. */
+  mark(name: string): void {
+    const match = /^u(\d+):(start|end)$/.exec(name);
+    if (!match || this.stopped) return;
+    const u = this.pending.find((p) => p.id === Number(match[1]));
+    if (!u || u.interrupted) return;
+    const now = this.o.timers.now();
+    if (match[2] === 'end') {
+      this.finish(u, now);
+      return;
+    }
+    if (u.startedAt !== null) return;
+    u.playing(now);
+    this.o.events.started(u, now);
+  }
+
+  private async synthesize(u: Utterance, text: string): Promise<void> {
+    if (u.interrupted || this.stopped) return;
+    const signal = this.o.replySignal();
+    const requested = this.o.timers.now();
+    let first = true;
+    let samples = 0;
+    const framer = Framer.forRate(this.o.rate);
+    const push = (frame: Int16Array) => {
+      if (u.framesQueued === 0) this.pacer.enqueueMark(`u${u.id}:start`);
+      u.framesQueued++;
+      this.pacer.enqueue(frame);
+    };
+    try {
+      for await (const chunk of this.o.tts.synthesize(text, {
+        sampleRate: this.o.rate,
+        voiceId: this.o.voiceId,
+        speed: this.o.speed,
+        ...(signal ? { signal } : {}),
+      })) {
+        if (u.interrupted || this.stopped) return;
+        if (first) {
+          this.o.events.firstAudio(this.o.timers.now() - requested);
+          first = false;
+        }
+        samples += chunk.samples.length;
+        for (const frame of framer.push(chunk.samples)) push(frame);
+      }
+      const last = framer.flush();
+      if (last && !u.interrupted) push(last);
+    } catch (error) {
+      if (u.interrupted || signal?.aborted || this.stopped) return;
+      this.o.events.failed(error);
+      return;
+    }
+    u.pieces.push({ text, audioMs: (samples / this.o.rate) * 1000 });
+  }
+
+  private onFrameSent(frame: Int16Array, playAt: number): void {
+    this.o.recording?.agentAudio(frame, this.o.clock.sinceStart(playAt));
+    const u = this.pending[0];
+    if (u && u.estimatedStart === null) u.estimatedStart = playAt;
+    this.o.events.frameSent();
+  }
+
+  private finish(u: Utterance, now: number): void {
+    const index = this.pending.indexOf(u);
+    if (index !== -1) this.pending.splice(index, 1);
+    u.heard();
+    this.o.events.ended(u, now, now);
+    if (this.pending.length === 0) this.o.events.drained();
+  }
+
+  private cutAll(now: number): void {
+    for (const u of this.pending.splice(0)) {
+      const from = u.interrupt(now);
+      this.o.events.ended(u, from ?? now, now);
+    }
+  }
+}

@@ -1,0 +1,88 @@
+// One agent utterance: its text as it is produced, its audio as it is queued, and its playback as
+// the far side confirms it. States: queued (text and audio on their way, nothing played yet) →
+// speaking (the far side began playing it) → heard (played to the end) or interrupted (cut, its
+// text then being the words played); `done` resolves once it is heard or interrupted.
+
+export type UtteranceState = 'queued' | 'speaking' | 'heard' | 'interrupted';
+
+export class Utterance {
+  state: UtteranceState = 'queued';
+  /** What it says; once interrupted, only the words the caller heard. */
+  text = '';
+  /** Each synthesized piece: its text and audio length, in order. */
+  readonly pieces: { text: string; audioMs: number }[] = [];
+  framesQueued = 0;
+  /** Wall ms its first frame started playing: the far side's confirmation, or the pacer's estimate. */
+  startedAt: number | null = null;
+  estimatedStart: number | null = null;
+  /** No more text will come. */
+  closed = false;
+  /** Synthesis of its pieces, one after another, after all the audio of the utterance before it. */
+  synthesis: Promise<void>;
+  /** true once heard in full, false once interrupted. */
+  readonly done: Promise<boolean>;
+  /** Resolves once all its audio is queued (closed and synthesized) or it was cut: what follows it may start. */
+  readonly allQueued: Promise<void>;
+  private settle!: (heard: boolean) => void;
+  private queued!: () => void;
+
+  /** `after`: all audio of the utterance before it is queued. */
+  constructor(
+    readonly id: number,
+    after: Promise<void> = Promise.resolve(),
+  ) {
+    this.synthesis = after;
+    this.done = new Promise((resolve) => (this.settle = resolve));
+    this.allQueued = new Promise((resolve) => (this.queued = resolve));
+  }
+
+  /** Closed, and every piece synthesized into the pacer. */
+  audioQueued(): void {
+    this.queued();
+  }
+
+  get interrupted(): boolean {
+    return this.state === 'interrupted';
+  }
+
+  /** The far side began playing it. */
+  playing(at: number): void {
+    this.startedAt = at;
+    this.state = 'speaking';
+  }
+
+  /** Played to the end. */
+  heard(): void {
+    this.state = 'heard';
+    this.settle(true);
+  }
+
+  /** Cut at `now`: its text becomes the words played by then; returns when playback began, or null if it never did. */
+  interrupt(now: number): number | null {
+    const started = this.startedAt ?? (this.estimatedStart !== null && this.estimatedStart <= now ? this.estimatedStart : null);
+    this.text = started === null ? '' : this.wordsPlayed(now - started);
+    this.state = 'interrupted';
+    this.closed = true;
+    this.queued();
+    this.settle(false);
+    return started;
+  }
+
+  /** The words that had played `playedMs` into the utterance, estimated from each piece's audio length. */
+  wordsPlayed(playedMs: number): string {
+    const words: string[] = [];
+    let offset = 0;
+    for (const piece of this.pieces) {
+      const pieceWords = piece.text.split(/\s+/).filter(Boolean);
+      const chars = pieceWords.reduce((n, w) => n + w.length + 1, 0) || 1;
+      let at = offset;
+      for (const word of pieceWords) {
+        if (at >= playedMs) return words.join(' ');
+        words.push(word);
+        at += (piece.audioMs * (word.length + 1)) / chars;
+      }
+      offset += piece.audioMs;
+    }
+    return words.join(' ');
+  }
+}

@@ -1,0 +1,99 @@
+// The call's own timers: the caller's silence (a reminder, then the end), the longest a call may
+// last, and the organization's guard (its credit balance), checked every second.
+import type { DisconnectionReason } from '../calls/record.ts';
+import type { TimerHandle, Timers } from '../timers.ts';
+import type { CallClock } from './call-clock.ts';
+
+export const CALL_TIMER_DEFAULTS = {
+  guardIntervalMs: 1000,
+} as const;
+
+export interface CallTimerEvents {
+  /** The line was quiet for the inactivity timeout: time to ask whether the caller is still there. */
+  remind(): void;
+  /** Quiet again for as long after the reminder. */
+  inactive(): void;
+  maxDuration(): void;
+  /** The guard found a reason the call may not go on (credit balance used up). */
+  limitReached(reason: DisconnectionReason): void;
+}
+
+export interface CallTimerOptions {
+  timers: Timers;
+  clock: CallClock;
+  inactivityTimeoutMs: number;
+  maxDurationMs: number;
+  /** Checked every second with the time since the call connected; a reason ends the call. */
+  guard?: ((connectedMs: number) => DisconnectionReason | null) | undefined;
+  events: CallTimerEvents;
+}
+
+export class CallTimers {
+  private inactivity: TimerHandle | undefined;
+  private max: TimerHandle | undefined;
+  private guard: TimerHandle | undefined;
+  private reminded = false;
+  private stopped = false;
+
+  constructor(private readonly o: CallTimerOptions) {}
+
+  /** The call connected: the longest it may last and the guard start counting. */
+  start(): void {
+    this.scheduleMax(this.o.maxDurationMs);
+    if (this.o.guard) this.scheduleGuard(this.o.guard);
+  }
+
+  /** Nobody speaks and nothing is being answered: silence starts counting. */
+  armInactivity(): void {
+    if (this.stopped) return;
+    this.o.timers.clearTimeout(this.inactivity);
+    this.inactivity = this.o.timers.setTimeout(() => {
+      this.inactivity = undefined;
+      if (this.stopped) return;
+      if (this.reminded) {
+        this.o.events.inactive();
+        return;
+      }
+      this.reminded = true;
+      this.o.events.remind();
+    }, this.o.inactivityTimeoutMs);
+  }
+
+  /** Someone holds the floor again. */
+  disarmInactivity(): void {
+    this.o.timers.clearTimeout(this.inactivity);
+    this.inactivity = undefined;
+  }
+
+  /** The caller took a turn: the next silence gets a reminder again. */
+  callerSpoke(): void {
+    this.reminded = false;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const handle of [this.inactivity, this.max, this.guard]) this.o.timers.clearTimeout(handle);
+  }
+
+  /**
+   * Node runs a timer from the event loop's cached time, which can lag the clock the call's start
+   * was read from by a millisecond: a timer that fires early waits out the rest, so a call never
+   * ends before its maximum.
+   */
+  private scheduleMax(ms: number): void {
+    this.max = this.o.timers.setTimeout(() => {
+      const left = this.o.maxDurationMs - this.o.clock.sinceStart();
+      if (left > 0) this.scheduleMax(left);
+      else this.o.events.maxDuration();
+    }, ms);
+  }
+
+  private scheduleGuard(guard: (connectedMs: number) => DisconnectionReason | null): void {
+    this.guard = this.o.timers.setTimeout(() => {
+      if (this.stopped) return;
+      const reason = guard(this.o.clock.sinceStart());
+      if (reason) this.o.events.limitReached(reason);
+      else this.scheduleGuard(guard);
+    }, CALL_TIMER_DEFAULTS.guardIntervalMs);
+  }
+}

@@ -1,0 +1,269 @@
+// What the caller is saying: the inbound audio clock, the onset kept from before speech, the VAD
+// fed in order, the recogniser fed while the caller speaks, talking over the agent (barge-in), and
+// the end of each turn (a pluggable policy). It reports what it hears as events; the session
+// decides what follows.
+import type { Logger } from 'pino';
+import { FRAME_MS } from '../../audio/pcm.ts';
+import { Resampler } from '../../audio/resampler.ts';
+import type { SttResult, SttStream, SttStreamEvents, VadEvent, VadStream } from '../../speech/types.ts';
+import type { TimerHandle, Timers } from '../../timers.ts';
+import type { CallClock } from '../call-clock.ts';
+import type { EndOfTurnPolicy } from './end-of-turn.ts';
+import { FrameHistory } from './frame-history.ts';
+import { VadFeed } from './vad-feed.ts';
+
+export const CALLER_DEFAULTS = {
+  /** Audio the recogniser gets from before the speech start VAD reported (the onset). */
+  prerollMs: 300,
+  /** Recent inbound audio kept so a late VAD verdict can still hand the onset over. */
+  historyMs: 3000,
+} as const;
+
+/** interruption_sensitivity 0..1 → how long the caller must talk over the agent to interrupt it. */
+export function interruptionThresholdMs(sensitivity: number): number {
+  return Math.round(1000 - 800 * Math.min(1, Math.max(0, sensitivity)));
+}
+
+/** One finished turn of the caller's, on the call's clock. */
+export interface CallerTurn {
+  text: string;
+  /** Seconds from the call's start (the inbound audio clock). */
+  startAt: number;
+  endAt: number;
+  /** Wall time the caller stopped speaking (voice-to-voice latency counts from it). */
+  speechEndWall: number;
+}
+
+export interface CallerEvents {
+  /** The caller started speaking, or went on after a pause. */
+  speechStarted(): void;
+  /** The caller talked over the agent past the interruption threshold. */
+  interruption(): void;
+  /** The words recognised so far in the turn under way. */
+  partial(text: string): void;
+  /** The recogniser's time for a turn that ended: from the end-of-turn decision to its final text. */
+  recognised(ms: number): void;
+  userTurn(turn: CallerTurn): void;
+  /** Sound that made no turn: a backchannel under the agent, or noise with no words in it. */
+  noTurn(): void;
+  /** The VAD or the recogniser failed: the call cannot hear the caller any more. */
+  failed(message: string): void;
+}
+
+export interface CallerEngines {
+  openVad(): Promise<VadStream>;
+  openStt(events: SttStreamEvents): Promise<SttStream>;
+}
+
+export interface CallerInputOptions {
+  /** Rate of the inbound frames (the line's: 8 kHz on a phone). */
+  rate: number;
+  /** Rate the recogniser is opened at; frames are resampled to it when it differs. */
+  sttRate: number;
+  clock: CallClock;
+  timers: Timers;
+  engines: CallerEngines;
+  endOfTurn: EndOfTurnPolicy;
+  interruptionThresholdMs: number;
+  /** Whether the agent holds the floor (speaking or answering): speech must then pass the threshold to interrupt. */
+  agentBusy(): boolean;
+  recording?: { callerAudio(frame: Int16Array, offsetMs: number): void } | undefined;
+  events: CallerEvents;
+  log: Logger;
+}
+
+/** The caller's current stretch of speech, on the call's clock (seconds). */
+interface Speech {
+  startAt: number;
+  endAt: number | null;
+  /** A turn (or an interruption), not yet dismissable as a backchannel under the agent. */
+  confirmed: boolean;
+}
+
+export class CallerInput {
+  private vad: VadStream | null = null;
+  private stt: SttStream | null = null;
+  private feed: VadFeed | null = null;
+  private stopped = false;
+  private inboundSamples = 0;
+  /** Seconds between the call's start and the first inbound frame: VAD times are on the inbound clock. */
+  private audioOffset = 0;
+  private readonly recent: FrameHistory;
+  private readonly sttResampler: Resampler | null;
+  private speech: Speech | null = null;
+  private endpointTimer: TimerHandle | undefined;
+  private bargeTimer: TimerHandle | undefined;
+
+  constructor(private readonly o: CallerInputOptions) {
+    this.recent = new FrameHistory(CALLER_DEFAULTS.historyMs / FRAME_MS, (o.rate * FRAME_MS) / 1000);
+    this.sttResampler = o.sttRate === o.rate ? null : new Resampler(o.rate, o.sttRate);
+  }
+
+  /** The caller is in the middle of a turn (speaking, or paused shorter than the end of turn). */
+  get speaking(): boolean {
+    return this.speech !== null;
+  }
+
+  /** Opens the VAD and the recogniser; throws if either fails. Audio before then is kept for the onset only. */
+  async open(): Promise<void> {
+    const [vad, stt] = await Promise.all([
+      this.o.engines.openVad(),
+      this.o.engines.openStt({
+        partial: (result) => this.onPartial(result),
+        // A decoder that dies mid-utterance: the call cannot go on.
+        error: (error) => {
+          this.o.log.error({ err: error }, 'speech recogniser crashed');
+          this.o.events.failed('The speech recogniser failed.');
+        },
+      }),
+    ]);
+    this.vad = vad;
+    this.stt = stt;
+    if (this.stopped) {
+      // The call ended while the engines opened.
+      this.close();
+      return;
+    }
+    this.feed = new VadFeed(vad, this.onVadEvents, (error) => {
+      this.o.log.error({ err: error }, 'voice activity detection failed');
+      this.o.events.failed('Voice activity detection failed.');
+    });
+  }
+
+  /** One inbound frame, in arrival order. */
+  audio(frame: Int16Array): void {
+    if (this.stopped) return;
+    if (this.inboundSamples === 0) this.audioOffset = this.o.clock.sinceStart() / 1000 - frame.length / this.o.rate;
+    this.o.recording?.callerAudio(frame, this.audioNow() * 1000);
+    this.inboundSamples += frame.length;
+    // While the caller speaks, the recogniser hears every frame; between turns only the onset is kept.
+    if (this.speech) this.pushStt(frame);
+    else this.recent.push(frame, this.audioNow());
+    this.feed?.push(frame);
+  }
+
+  /** The call is ending: nothing more is heard or decided. */
+  stop(): void {
+    this.stopped = true;
+    this.feed?.stop();
+    this.o.timers.clearTimeout(this.endpointTimer);
+    this.o.timers.clearTimeout(this.bargeTimer);
+    this.endpointTimer = undefined;
+    this.bargeTimer = undefined;
+  }
+
+  /** Releases the engines. */
+  close(): void {
+    this.feed?.stop();
+    if (this.stt) void this.stt.close().catch(() => undefined);
+    this.vad?.close();
+    this.stt = null;
+    this.vad = null;
+  }
+
+  /** Seconds of inbound audio, on the call's clock. */
+  private audioNow(): number {
+    return this.audioOffset + this.inboundSamples / this.o.rate;
+  }
+
+  private pushStt(frame: Int16Array): void {
+    this.stt?.push(this.sttResampler ? this.sttResampler.push(frame) : frame);
+  }
+
+  private readonly onVadEvents = (events: VadEvent[]): void => {
+    for (const event of events) {
+      if (this.stopped) return;
+      const at = event.at + this.audioOffset;
+      if (event.type === 'speech_start') this.onSpeechStart(at);
+      else this.onSpeechEnd(at);
+    }
+  };
+
+  private onSpeechStart(at: number): void {
+    this.o.timers.clearTimeout(this.endpointTimer);
+    this.endpointTimer = undefined;
+    this.o.events.speechStarted();
+    if (this.speech && this.speech.endAt !== null) {
+      // The caller went on after a pause shorter than the end of turn: the same turn continues.
+      this.speech.endAt = null;
+      return;
+    }
+    this.speech = { startAt: at, endAt: null, confirmed: false };
+    // VAD may report the start late (it runs behind the audio): hand over from just before it.
+    this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
+    if (!this.o.agentBusy()) {
+      this.speech.confirmed = true;
+      return;
+    }
+    // Talking over the agent: only speech longer than the threshold interrupts it.
+    const heardMs = (this.audioNow() - at) * 1000;
+    const wait = Math.max(0, this.o.interruptionThresholdMs - heardMs);
+    this.bargeTimer = this.o.timers.setTimeout(() => {
+      this.bargeTimer = undefined;
+      if (!this.speech || this.stopped) return;
+      this.speech.confirmed = true;
+      if (this.o.agentBusy()) this.o.events.interruption();
+    }, wait);
+  }
+
+  private onSpeechEnd(at: number): void {
+    const speech = this.speech;
+    if (!speech) return;
+    if (!speech.confirmed) {
+      // A backchannel or a noise under the agent: not a turn, not an interruption.
+      this.o.timers.clearTimeout(this.bargeTimer);
+      this.bargeTimer = undefined;
+      this.stt?.cancel();
+      this.speech = null;
+      this.o.events.noTurn();
+      return;
+    }
+    speech.endAt = at;
+    const wait = this.o.endOfTurn.waitMs({ silentMs: (this.audioNow() - at) * 1000 });
+    const fire = () => {
+      this.endpointTimer = undefined;
+      void this.endTurn();
+    };
+    if (wait >= 1) {
+      this.endpointTimer = this.o.timers.setTimeout(fire, wait);
+      return;
+    }
+    // The VAD's own silence already covered the wait (Silero's 550 ms > the default 500): answer
+    // now, not a timer tick later. A speech start in the same VAD batch still cancels it.
+    const token: TimerHandle = { id: -1 };
+    this.endpointTimer = token;
+    queueMicrotask(() => {
+      if (this.endpointTimer === token) fire();
+    });
+  }
+
+  private onPartial(result: SttResult): void {
+    if (this.speech?.confirmed && result.text) this.o.events.partial(result.text);
+  }
+
+  private async endTurn(): Promise<void> {
+    const speech = this.speech;
+    const stt = this.stt;
+    if (!speech || speech.endAt === null || this.stopped || !stt) return;
+    this.speech = null;
+    const decidedAt = this.o.timers.now();
+    const speechEndWall = this.o.clock.startWall + speech.endAt * 1000;
+    let result: SttResult;
+    try {
+      result = await stt.finalize();
+    } catch (error) {
+      this.o.log.error({ err: error }, 'speech recognition failed');
+      this.o.events.failed('The speech recogniser failed.');
+      return;
+    }
+    if (this.stopped) return;
+    this.o.events.recognised(this.o.timers.now() - decidedAt);
+    const text = result.text.trim();
+    if (!text) {
+      // Noise the recogniser heard no words in: no turn.
+      this.o.events.noTurn();
+      return;
+    }
+    this.o.events.userTurn({ text, startAt: speech.startAt, endAt: speech.endAt, speechEndWall });
+  }
+}

@@ -1,0 +1,118 @@
+// The model's turn: one reply at a time to what the caller said, spoken as it streams, with its
+// tool calls; cancelled the moment the caller interrupts or adds to their turn.
+import type { Logger } from 'pino';
+import type { LlmError } from '../../llm/errors.ts';
+import type { ChatMessage, LlmTiming, ToolCallRequest } from '../../llm/types.ts';
+import type { ToolRun } from '../../tools/executor.ts';
+import type { ToolTranscriptItem } from '../../tools/transcript.ts';
+import type { Utterance } from '../agent/utterance.ts';
+import type { CallClock } from '../call-clock.ts';
+import type { ReplyHooks, ReplyOutcome } from './reply.ts';
+
+/** Whatever answers the caller: the agent's model with its tools (runReply), or a fake in tests. */
+export interface AgentBrain {
+  /** One user turn: the model's reply (spoken through the hooks), tools, and how it ended. */
+  respond(messages: readonly ChatMessage[], hooks: ReplyHooks, signal: AbortSignal, clock: () => number): Promise<ReplyOutcome>;
+}
+
+/** `turn`: the user turn a reply answers, so a late report of a cancelled reply is told apart. */
+export interface ModelTurnEvents {
+  llmTiming(timing: LlmTiming & { firstChunkAt: number | null }, turn: number): void;
+  toolStarted(call: ToolCallRequest): void;
+  /** A tool's transcript item (its invocation, then its result). */
+  toolItem(item: ToolTranscriptItem): void;
+  toolFinished(run: ToolRun): void;
+  /** The reply is over; `utterances`: what it queued to be spoken, in order. */
+  finished(outcome: ReplyOutcome, utterances: readonly Utterance[]): void;
+}
+
+/** What a reply needs of the agent's voice (AgentVoice): an utterance to speak its text into. */
+export interface ReplyVoice {
+  readonly openUtterance: Utterance | null;
+  begin(): Utterance;
+  say(u: Utterance, text: string): void;
+  close(u: Utterance): void;
+}
+
+export interface ModelTurnOptions {
+  brain: AgentBrain;
+  voice: ReplyVoice;
+  clock: CallClock;
+  log: Logger;
+  events: ModelTurnEvents;
+}
+
+interface Reply {
+  controller: AbortController;
+  utterances: Utterance[];
+}
+
+export class ModelTurn {
+  private current: Reply | null = null;
+
+  constructor(private readonly o: ModelTurnOptions) {}
+
+  /** A reply is under way. */
+  get running(): boolean {
+    return this.current !== null;
+  }
+
+  /** Aborts with the reply under way (model request, tools, synthesis it started). */
+  get signal(): AbortSignal | undefined {
+    return this.current?.controller.signal;
+  }
+
+  /** Answers the conversation so far, as the reply to user turn `turn`. */
+  answer(messages: readonly ChatMessage[], turn: number): void {
+    void this.run(messages, turn);
+  }
+
+  /** Stops the reply under way, if any: nothing more of it is spoken, none of its tools start. */
+  cancel(): void {
+    this.current?.controller.abort();
+    this.current = null;
+  }
+
+  private async run(messages: readonly ChatMessage[], turn: number): Promise<void> {
+    const reply: Reply = { controller: new AbortController(), utterances: [] };
+    this.current = reply;
+    const { voice, events } = this.o;
+    const aborted = () => reply.controller.signal.aborted;
+    const hooks: ReplyHooks = {
+      onChunk: (text) => {
+        if (aborted()) return;
+        let u = voice.openUtterance;
+        if (!u) {
+          u = voice.begin();
+          reply.utterances.push(u);
+        }
+        voice.say(u, text);
+      },
+      onLlmTiming: (timing) => events.llmTiming(timing, turn),
+      onToolStarted: (call) => {
+        if (!aborted()) events.toolStarted(call);
+      },
+      onToolItem: (item) => {
+        if (!aborted()) events.toolItem(item);
+      },
+      onToolFinished: (run) => events.toolFinished(run),
+      confirmSpoken: async () => {
+        const u = voice.openUtterance;
+        if (!u) return !aborted();
+        voice.close(u);
+        return u.done;
+      },
+    };
+    let outcome: ReplyOutcome;
+    try {
+      outcome = await this.o.brain.respond(messages, hooks, reply.controller.signal, () => this.o.clock.seconds());
+    } catch (error) {
+      this.o.log.error({ err: error }, 'turn failed');
+      outcome = { kind: 'llm_error', error: error as LlmError, messages: [] };
+    }
+    if (this.current === reply) this.current = null;
+    const open = voice.openUtterance;
+    if (open && reply.utterances.includes(open)) voice.close(open);
+    events.finished(outcome, reply.utterances);
+  }
+}

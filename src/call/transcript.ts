@@ -1,0 +1,67 @@
+// The call's transcript as the record keeps it: caller and agent messages and tool items, each with
+// start_at/end_at in seconds from the call's start, start times never going backwards. An agent
+// message opens when the far side starts playing it and ends with the words the caller heard.
+import type { TranscriptItem, TranscriptMessage } from '../calls/record.ts';
+import type { ToolTranscriptItem } from '../tools/transcript.ts';
+
+export class Transcript {
+  readonly messages: TranscriptMessage[] = [];
+  /** The messages and the tool items, in order. */
+  readonly items: TranscriptItem[] = [];
+  private lastStartAt = 0;
+  /** Agent messages whose playback began, by utterance id. */
+  private readonly playing = new Map<number, TranscriptMessage>();
+
+  addUser(text: string, startAt: number, endAt: number): TranscriptMessage {
+    return this.add('user', text, startAt, endAt);
+  }
+
+  /** Playback of agent utterance `id` began at `at` (seconds). */
+  agentStarted(id: number, text: string, at: number): void {
+    this.playing.set(id, this.add('agent', text, at, at));
+  }
+
+  /**
+   * Agent utterance `id` ended with the words `heard`, played from `from` to `to` (seconds); with
+   * none heard its message, if any, is dropped. Returns whether a message stands for it.
+   */
+  agentEnded(id: number, heard: string, from: number, to: number): boolean {
+    const started = this.playing.get(id);
+    this.playing.delete(id);
+    if (!heard) {
+      if (started) this.drop(started);
+      return false;
+    }
+    const message = started ?? this.add('agent', heard, from, to);
+    message.content = heard;
+    message.end_at = Math.max(message.start_at, to);
+    return true;
+  }
+
+  /** A tool call or its result; it never starts before the message it follows. */
+  addToolItem(item: ToolTranscriptItem): void {
+    const startAt = Math.max(item.start_at, this.lastStartAt);
+    this.lastStartAt = startAt;
+    this.items.push({ ...item, start_at: startAt, end_at: Math.max(item.end_at, item.start_at, startAt) });
+  }
+
+  private add(role: 'agent' | 'user', content: string, startAt: number, endAt: number): TranscriptMessage {
+    const start = Math.max(startAt, this.lastStartAt);
+    const message: TranscriptMessage = { role, content, start_at: round3(start), end_at: round3(Math.max(endAt, start)) };
+    this.lastStartAt = start;
+    this.messages.push(message);
+    this.items.push(message);
+    return message;
+  }
+
+  private drop(message: TranscriptMessage): void {
+    const i = this.messages.indexOf(message);
+    if (i !== -1) this.messages.splice(i, 1);
+    const j = this.items.indexOf(message);
+    if (j !== -1) this.items.splice(j, 1);
+  }
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import { AgentVoice } from '../../../src/call/agent/agent-voice.ts';
+import type { Utterance } from '../../../src/call/agent/utterance.ts';
+import { CallClock } from '../../../src/call/call-clock.ts';
+import type { PcmChunk, TtsEngine, TtsSynthesisOptions } from '../../../src/speech/types.ts';
+import { ManualTimers } from '../../../src/timers.ts';
+import { FakeTransport, WordTts, settle } from '../../helpers/session-fakes.ts';
+
+const T0 = 1_700_000_000_000;
+
+function setup(options: { tts?: TtsEngine; signal?: () => AbortSignal | undefined } = {}) {
+  const timers = new ManualTimers(T0);
+  const clock = new CallClock(timers);
+  clock.connect();
+  const transport = new FakeTransport(timers, 8000);
+  const tts = options.tts ?? new WordTts();
+  const log: string[] = [];
+  const recording = { frames: [] as number[], cleared: [] as number[] };
+  const voice = new AgentVoice({
+    transport,
+    rate: 8000,
+    tts,
+    voiceId: 'slt',
+    speed: 1,
+    timers,
+    clock,
+    replySignal: options.signal ?? (() => undefined),
+    recording: { agentAudio: (_f, ms) => recording.frames.push(ms), agentCleared: (ms) => recording.cleared.push(ms) },
+    events: {
+      queued: (u) => log.push(`queued ${u.id}`),
+      started: (u, at) => log.push(`started ${u.id} @${at - T0}`),
+      ended: (u: Utterance, from, at) => log.push(`ended ${u.id} ${u.state} "${u.text}" ${from - T0}-${at - T0}`),
+      drained: () => log.push('drained'),
+      frameSent: () => undefined,
+      firstAudio: () => undefined,
+      failed: (error) => log.push(`failed ${(error as Error).message}`),
+    },
+  });
+  transport.attach({ audio: () => undefined, mark: (name) => voice.mark(name), dtmf: () => undefined, hangup: () => undefined });
+  const wait = async (ms: number) => {
+    await settle();
+    for (let t = 0; t < ms; t += 20) {
+      timers.advance(20);
+      await settle();
+    }
+  };
+  return { timers, transport, voice, log, recording, wait };
+}
+
+describe('AgentVoice', () => {
+  it('plays an utterance queued → speaking → heard by the marks the far side echoes, then reports the floor free', async () => {
+    const s = setup();
+    const u = s.voice.sayAll('Hello there.');
+    expect(s.voice.busy).toBe(true);
+    await s.wait(400);
+    expect(s.log).toEqual(['queued 1', 'started 1 @0', 'ended 1 heard "Hello there." 200-200', 'drained']);
+    expect(await u.done).toBe(true);
+    expect(s.voice.busy).toBe(false);
+    // 2 words × 100 ms at 8 kHz: ten 20 ms frames, recorded where they play.
+    expect(s.recording.frames).toEqual([0, 20, 40, 60, 80, 100, 120, 140, 160, 180]);
+  });
+
+  it('takes text piece by piece until closed, and plays utterances one after another', async () => {
+    const s = setup();
+    const first = s.voice.begin();
+    s.voice.say(first, 'One two.');
+    s.voice.say(first, 'Three.');
+    expect(s.voice.openUtterance).toBe(first);
+    s.voice.close(first);
+    expect(s.voice.openUtterance).toBeNull();
+    s.voice.sayAll('Four.');
+    await s.wait(800);
+    expect(s.log.filter((l) => l.startsWith('ended'))).toEqual(['ended 1 heard "One two. Three." 300-300', 'ended 2 heard "Four." 400-400']);
+  });
+
+  it('never interleaves two utterances: the second waits until the first is closed and all its audio queued', async () => {
+    const s = setup();
+    const first = s.voice.begin();
+    s.voice.say(first, 'One.');
+    s.voice.sayAll('Two three.');
+    await s.wait(400);
+    // The first played its one word; the second has not started while the first may still grow.
+    expect(s.log.filter((l) => l.startsWith('started'))).toEqual(['started 1 @0']);
+    s.voice.say(first, 'Four.');
+    s.voice.close(first);
+    await s.wait(600);
+    expect(s.log.filter((l) => l.startsWith('ended'))).toEqual(['ended 1 heard "One. Four." 500-500', 'ended 2 heard "Two three." 700-700']);
+  });
+
+  it('on interruption cuts everything queued at the words heard, clears the far side and marks the recording', async () => {
+    const s = setup();
+    s.voice.sayAll('alpha bravo charm delta eagle');
+    s.voice.sayAll('never heard');
+    await s.wait(240);
+    s.voice.interrupt();
+    expect(s.transport.clears).toBe(1);
+    expect(s.log.slice(-2)).toEqual(['ended 1 interrupted "alpha bravo charm" 0-240', 'ended 2 interrupted "" 240-240']);
+    expect(s.recording.cleared).toEqual([240]);
+    expect(s.voice.busy).toBe(false);
+    expect(s.log).not.toContain('drained');
+  });
+
+  it('ends an utterance that produced no audio as soon as it is closed', async () => {
+    const silent: TtsEngine = { name: 'silent', async *synthesize() {}, close: async () => undefined };
+    const s = setup({ tts: silent });
+    s.voice.sayAll('Hi.');
+    await settle();
+    expect(s.log).toEqual(['queued 1', 'ended 1 heard "Hi." 0-0', 'drained']);
+  });
+
+  it('reports a failed synthesis, but not one of an utterance already cut', async () => {
+    class FailingTts implements TtsEngine {
+      readonly name = 'failing';
+      async *synthesize(_text: string, _o: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
+        await Promise.resolve();
+        throw new Error('voice died');
+      }
+      async close() {}
+    }
+    const s = setup({ tts: new FailingTts() });
+    s.voice.sayAll('Hello.');
+    await settle();
+    expect(s.log).toContain('failed voice died');
+    const cut = setup({ tts: new FailingTts() });
+    cut.voice.sayAll('Hello.');
+    cut.voice.interrupt();
+    await settle();
+    expect(cut.log.some((l) => l.startsWith('failed'))).toBe(false);
+  });
+
+  it('synthesizes with the signal of the reply under way when each piece starts, so cancelling the reply stops it', async () => {
+    const seen: (AbortSignal | undefined)[] = [];
+    const tts: TtsEngine = {
+      name: 'spy',
+      async *synthesize(_text, o) {
+        seen.push(o.signal);
+      },
+      close: async () => undefined,
+    };
+    const reply = new AbortController();
+    const s = setup({ tts, signal: () => reply.signal });
+    s.voice.sayAll('Hi.');
+    await settle();
+    expect(seen).toEqual([reply.signal]);
+  });
+
+  it('waits for the last words to play, or gives up after the timeout', async () => {
+    const s = setup();
+    s.voice.sayAll('Goodbye and thank you.');
+    let done = false;
+    void s.voice.finished(15_000).then(() => (done = true));
+    await s.wait(300);
+    expect(done).toBe(false);
+    await s.wait(200);
+    expect(done).toBe(true);
+    const stuck = setup({ tts: { name: 'never', synthesize: () => ({ [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => undefined) }) }), close: async () => undefined } });
+    stuck.voice.sayAll('Goodbye.');
+    let gaveUp = false;
+    void stuck.voice.finished(1000).then(() => (gaveUp = true));
+    await stuck.wait(1020);
+    expect(gaveUp).toBe(true);
+  });
+
+  it('once stopped cuts what was queued and ignores marks that come later', async () => {
+    const s = setup();
+    s.voice.sayAll('alpha bravo charm delta');
+    await s.wait(100);
+    s.voice.stop();
+    expect(s.log.at(-1)).toBe('ended 1 interrupted "alpha" 0-100');
+    const before = s.log.length;
+    s.voice.mark('u1:end');
+    expect(s.log).toHaveLength(before);
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { CallClock } from '../../src/call/call-clock.ts';
+import { CallTimers } from '../../src/call/call-timers.ts';
+import type { DisconnectionReason } from '../../src/calls/record.ts';
+import { ManualTimers, type Timers } from '../../src/timers.ts';
+
+function setup(options: { guard?: (ms: number) => DisconnectionReason | null; timers?: Timers & { advance(ms: number): void } } = {}) {
+  const timers = options.timers ?? new ManualTimers(0);
+  const clock = new CallClock(timers);
+  clock.connect();
+  const log: string[] = [];
+  const callTimers = new CallTimers({
+    timers,
+    clock,
+    inactivityTimeoutMs: 10_000,
+    maxDurationMs: 60_000,
+    guard: options.guard,
+    events: {
+      remind: () => log.push(`remind @${clock.sinceStart()}`),
+      inactive: () => log.push(`inactive @${clock.sinceStart()}`),
+      maxDuration: () => log.push(`max @${clock.sinceStart()}`),
+      limitReached: (reason) => log.push(`${reason} @${clock.sinceStart()}`),
+    },
+  });
+  return { timers, callTimers, log };
+}
+
+describe('CallTimers', () => {
+  it('after inactivity_timeout_ms of quiet asks for a reminder, and after as long again ends the call', () => {
+    const s = setup();
+    s.callTimers.armInactivity();
+    s.timers.advance(10_000);
+    expect(s.log).toEqual(['remind @10000']);
+    s.callTimers.armInactivity(); // the reminder played, the line is quiet again
+    s.timers.advance(10_000);
+    expect(s.log).toEqual(['remind @10000', 'inactive @20000']);
+  });
+
+  it('counts no silence while someone holds the floor, and gives a new reminder after the caller spoke', () => {
+    const s = setup();
+    s.callTimers.armInactivity();
+    s.timers.advance(9_000);
+    s.callTimers.disarmInactivity();
+    s.timers.advance(30_000);
+    expect(s.log).toEqual([]);
+    s.callTimers.armInactivity();
+    s.timers.advance(10_000);
+    s.callTimers.callerSpoke();
+    s.callTimers.armInactivity();
+    s.timers.advance(10_000);
+    expect(s.log).toEqual(['remind @49000', 'remind @59000']);
+  });
+
+  it('ends the call at max_duration_ms exactly', () => {
+    const s = setup();
+    s.callTimers.start();
+    s.timers.advance(59_999);
+    expect(s.log).toEqual([]);
+    s.timers.advance(1);
+    expect(s.log).toEqual(['max @60000']);
+  });
+
+  it('waits out a maximum-duration timer that fires early, as Node’s may by a millisecond', () => {
+    // Timers that fire 1 ms before they are due, as a timer set from a stale event-loop time does
+    // (a wait of 1 ms still takes one: the loop's time moves on).
+    const manual = new ManualTimers(0);
+    const early: Timers & { advance(ms: number): void } = {
+      now: () => manual.now(),
+      setTimeout: (fn, ms) => manual.setTimeout(fn, ms > 1 ? ms - 1 : ms),
+      clearTimeout: (h) => manual.clearTimeout(h),
+      advance: (ms) => manual.advance(ms),
+    };
+    const s = setup({ timers: early });
+    s.callTimers.start();
+    s.timers.advance(60_000);
+    expect(s.log).toEqual(['max @60000']);
+  });
+
+  it('checks the guard every second and ends the call with its reason', () => {
+    const s = setup({ guard: (ms) => (ms >= 3000 ? 'insufficient_balance' : null) });
+    s.callTimers.start();
+    s.timers.advance(5000);
+    expect(s.log).toEqual(['insufficient_balance @3000']);
+  });
+
+  it('once stopped, fires nothing', () => {
+    const s = setup({ guard: () => 'insufficient_balance' });
+    s.callTimers.start();
+    s.callTimers.armInactivity();
+    s.callTimers.stop();
+    s.callTimers.armInactivity();
+    s.timers.advance(120_000);
+    expect(s.log).toEqual([]);
+  });
+});

@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import { CallClock } from '../../../src/call/call-clock.ts';
+import { CallerInput, type CallerTurn } from '../../../src/call/caller/caller-input.ts';
+import { SilenceEndOfTurn, type EndOfTurnPolicy } from '../../../src/call/caller/end-of-turn.ts';
+import { ManualTimers } from '../../../src/timers.ts';
+import { EnergyVad, ScriptedStt, SPEECH, frame, settle, silentLog } from '../../helpers/session-fakes.ts';
+
+const T0 = 1_700_000_000_000;
+
+function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad } = {}) {
+  const rate = options.rate ?? 16000;
+  const timers = new ManualTimers(T0);
+  const clock = new CallClock(timers);
+  clock.connect();
+  const stt = new ScriptedStt(options.heard ?? []);
+  const vad = options.vad ?? new EnergyVad(rate);
+  const log: string[] = [];
+  const turns: (CallerTurn & { at: number })[] = [];
+  const recorded: number[] = [];
+  const state = { agentBusy: false };
+  const caller = new CallerInput({
+    rate,
+    sttRate: options.sttRate ?? rate,
+    clock,
+    timers,
+    engines: { openVad: async () => vad, openStt: async () => stt },
+    endOfTurn: options.policy ?? new SilenceEndOfTurn(500),
+    interruptionThresholdMs: 600,
+    agentBusy: () => state.agentBusy,
+    recording: { callerAudio: (_frame, offsetMs) => recorded.push(offsetMs) },
+    events: {
+      speechStarted: () => log.push('speechStarted'),
+      interruption: () => log.push('interruption'),
+      partial: (text) => log.push(`partial:${text}`),
+      recognised: () => log.push('recognised'),
+      userTurn: (turn) => {
+        log.push('userTurn');
+        turns.push({ ...turn, at: clock.sinceStart() });
+      },
+      noTurn: () => log.push('noTurn'),
+      failed: (message) => log.push(`failed:${message}`),
+    },
+    log: silentLog,
+  });
+  /** `ms` of caller audio, a frame once its 20 ms have been captured. */
+  const feed = async (ms: number, amplitude: number) => {
+    for (let t = 0; t < ms; t += 20) {
+      timers.advance(20);
+      await settle();
+      caller.audio(frame(amplitude, rate));
+      await settle();
+    }
+  };
+  return { timers, clock, stt, vad, caller, log, turns, recorded, state, feed };
+}
+
+describe('CallerInput', () => {
+  it('ends a turn endpointing_ms after the speech end, with the words and the times of the speech on the call clock', async () => {
+    const s = setup({ heard: ['my name is ann'] });
+    await s.caller.open();
+    await s.feed(1000, 0);
+    await s.feed(800, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.log).toEqual(['speechStarted', 'recognised', 'userTurn']);
+    expect(s.turns).toEqual([{ text: 'my name is ann', startAt: 1, endAt: 1.8, speechEndWall: T0 + 1800, at: 2300 }]);
+  });
+
+  it('keeps a pause shorter than the end-of-turn wait inside one turn', async () => {
+    const s = setup({ heard: ['tomorrow at three'] });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(300, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(1200, 0);
+    expect(s.turns.map(({ startAt, endAt }) => [startAt, endAt])).toEqual([[0.4, 1.5]]);
+    expect(s.stt.heard).toEqual(['tomorrow at three']);
+  });
+
+  it('ends the turn in the very tick the VAD reports the pause when the policy says no more waiting', async () => {
+    const s = setup({ heard: ['yes'], policy: { waitMs: () => 0 } });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(200, 0); // EnergyVad reports the pause after 200 ms of quiet
+    expect(s.turns.map((t) => t.at)).toEqual([1000]);
+  });
+
+  it('gives the recogniser the 300 ms before the speech start the VAD reported, and every frame while the caller speaks', async () => {
+    const s = setup();
+    await s.caller.open();
+    await s.feed(1000, 0);
+    await s.feed(800, SPEECH);
+    expect(s.stt.pushed).toBe((0.3 + 0.8) * 16000);
+  });
+
+  it('resamples what the recogniser hears to its own rate', async () => {
+    const s = setup({ rate: 8000, sttRate: 16000 });
+    await s.caller.open();
+    await s.feed(1000, 0);
+    await s.feed(800, SPEECH);
+    // 1.1 s at 16 kHz, less what the resampler still holds.
+    expect(s.stt.pushed).toBeGreaterThan(1.09 * 16000);
+    expect(s.stt.pushed).toBeLessThanOrEqual(1.1 * 16000);
+  });
+
+  it('over the agent, interrupts only once the caller has talked past the threshold', async () => {
+    const s = setup({ heard: ['stop please'] });
+    await s.caller.open();
+    s.state.agentBusy = true;
+    await s.feed(300, 0);
+    await s.feed(500, SPEECH);
+    expect(s.log).toEqual(['speechStarted']);
+    await s.feed(200, SPEECH);
+    expect(s.log).toEqual(['speechStarted', 'interruption']);
+  });
+
+  it('over the agent, takes speech shorter than the threshold as a backchannel: no turn, the recogniser drops it', async () => {
+    const s = setup({ heard: ['uh huh'] });
+    await s.caller.open();
+    s.state.agentBusy = true;
+    await s.feed(300, 0);
+    await s.feed(200, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.log).toEqual(['speechStarted', 'noTurn']);
+    expect(s.stt.cancels).toBe(1);
+    expect(s.stt.heard).toEqual([]);
+    expect(s.caller.speaking).toBe(false);
+  });
+
+  it('makes no turn of noise the recogniser hears no words in', async () => {
+    const s = setup({ heard: ['  '] });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(300, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.log).toEqual(['speechStarted', 'recognised', 'noTurn']);
+  });
+
+  it('reports a recogniser that fails to finalize', async () => {
+    const s = setup({ heard: ['x'] });
+    s.stt.failNext = true;
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.log).toEqual(['speechStarted', 'failed:The speech recogniser failed.']);
+  });
+
+  it('reports a failed VAD once', async () => {
+    class FailingVad extends EnergyVad {
+      pushes = 0;
+      override async push(samples: Int16Array) {
+        if (++this.pushes === 5) throw new Error('inference failed');
+        return super.push(samples);
+      }
+    }
+    const vad = new FailingVad();
+    const s = setup({ vad });
+    await s.caller.open();
+    await s.feed(400, 0);
+    expect(s.log).toEqual(['failed:Voice activity detection failed.']);
+    expect(vad.pushes).toBe(5);
+  });
+
+  it('once stopped, hears nothing more and ends no turn already decided', async () => {
+    const s = setup({ heard: ['never read'] });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(260, 0); // the pause is reported; the end-of-turn wait is running
+    s.caller.stop();
+    await s.feed(1000, SPEECH);
+    expect(s.log).toEqual(['speechStarted']);
+    expect(s.stt.heard).toEqual([]);
+    expect(s.timers.pendingCount).toBe(0);
+  });
+
+  it('places each caller frame in the recording at its time on the inbound clock', async () => {
+    const s = setup();
+    await s.caller.open();
+    await s.feed(60, 0);
+    expect(s.recorded).toEqual([0, 20, 40]);
+  });
+
+  it('closes engines that finish opening after the call stopped', async () => {
+    let closed = 0;
+    class ClosingVad extends EnergyVad {
+      override close(): void {
+        closed++;
+      }
+    }
+    const s = setup({ vad: new ClosingVad() });
+    const opening = s.caller.open();
+    s.caller.stop();
+    await opening;
+    expect(closed).toBe(1);
+  });
+});
