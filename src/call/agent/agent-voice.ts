@@ -6,7 +6,7 @@ import type { TtsEngine } from '../../speech/types.ts';
 import type { Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
 import type { CallTransport } from '../transport.ts';
-import { OutboundPacer, type PacerWakeups } from './pacer.ts';
+import { OutboundPacer, type PacerListener, type PacerWakeups } from './pacer.ts';
 import { Utterance } from './utterance.ts';
 
 export interface AgentVoiceEvents {
@@ -56,7 +56,14 @@ export class AgentVoice {
   private stopped = false;
 
   constructor(private readonly o: AgentVoiceOptions) {
-    this.pacer = new OutboundPacer(o.transport, o.timers, { sent: (frame, playAt) => this.onFrameSent(frame, playAt), drained: () => undefined }, { wakeups: o.pacerWakeups });
+    const voice = this;
+    const listener: PacerListener = {
+      sent(frame, playAt) {
+        voice.onFrameSent(frame, playAt);
+      },
+      drained() {},
+    };
+    this.pacer = new OutboundPacer(o.transport, o.timers, listener, { wakeups: o.pacerWakeups });
   }
 
   /** Something is queued or playing. */

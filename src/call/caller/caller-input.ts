@@ -106,14 +106,17 @@ export class CallerInput {
 
   /** Opens the VAD and the recogniser; throws if either fails. Audio before then is kept for the onset only. */
   async open(): Promise<void> {
+    const caller = this;
     const [vad, stt] = await Promise.all([
       this.o.engines.openVad(),
       this.o.engines.openStt({
-        partial: (result) => this.onPartial(result),
+        partial(result) {
+          caller.onPartial(result);
+        },
         // A decoder that dies mid-utterance: the call cannot go on.
-        error: (error) => {
-          this.o.log.error({ err: error }, 'speech recogniser crashed');
-          this.o.events.failed('The speech recogniser failed.');
+        error(error) {
+          caller.o.log.error({ err: error }, 'speech recogniser crashed');
+          caller.o.events.failed('The speech recogniser failed.');
         },
       }),
     ]);
@@ -124,7 +127,7 @@ export class CallerInput {
       this.close();
       return;
     }
-    this.feed = new VadFeed(vad, this.onVadEvents, (error) => {
+    this.feed = new VadFeed(vad, (events) => this.onVadEvents(events), (error) => {
       this.o.log.error({ err: error }, 'voice activity detection failed');
       this.o.events.failed('Voice activity detection failed.');
     });
@@ -170,14 +173,14 @@ export class CallerInput {
     this.stt?.push(this.sttResampler ? this.sttResampler.push(frame) : frame);
   }
 
-  private readonly onVadEvents = (events: VadEvent[]): void => {
+  private onVadEvents(events: VadEvent[]): void {
     for (const event of events) {
       if (this.stopped) return;
       const at = event.at + this.audioOffset;
       if (event.type === 'speech_start') this.onSpeechStart(at);
       else this.onSpeechEnd(at);
     }
-  };
+  }
 
   private onSpeechStart(at: number): void {
     this.o.timers.clearTimeout(this.endpointTimer);

@@ -12,7 +12,11 @@ export class VadFeed {
     private readonly onEvents: (events: VadEvent[]) => void,
     /** The VAD failed: nothing more is fed to it. */
     private readonly onFailure: (error: unknown) => void,
-  ) {}
+  ) {
+    // Bound once: these are the callbacks of every push's promise.
+    this.delivered = this.delivered.bind(this);
+    this.failed = this.failed.bind(this);
+  }
 
   push(frame: Int16Array): void {
     if (this.stopped) return;
@@ -47,7 +51,7 @@ export class VadFeed {
     this.busy = false;
   }
 
-  private readonly delivered = (events: VadEvent[]): void => {
+  private delivered(events: VadEvent[]): void {
     try {
       if (!this.stopped) this.onEvents(events);
     } catch (error) {
@@ -55,11 +59,11 @@ export class VadFeed {
       return;
     }
     this.feed();
-  };
+  }
 
-  private readonly failed = (error: unknown): void => {
+  private failed(error: unknown): void {
     this.busy = false;
     this.stop();
     this.onFailure(error);
-  };
+  }
 }
