@@ -14,7 +14,7 @@ import { createCampaigns } from './campaigns/campaigns.ts';
 import type { CampaignScheduler } from './campaigns/scheduler.ts';
 import { createCarriers } from './carriers/carriers.ts';
 import type { CallOutcomes } from './carriers/outcomes.ts';
-import { mediaStreamUrl } from './carriers/twilio-dialer.ts';
+import { mediaStreamUrl } from './carriers/twiml.ts';
 import { cryptoRandomHex, systemClock, type Clock, type RandomHex } from './clock.ts';
 import type { Config } from './config.ts';
 import { createServiceHttp } from './http/service-http.ts';

@@ -1,5 +1,5 @@
-// A session's clock and timers come in through this, so a test can run an hour of call time
-// in milliseconds and assert exact timestamps.
+// Timers come in through this, with the clock they run on, so a test can run an hour of call
+// time in milliseconds and assert exact timestamps.
 
 export type TimerHandle = { readonly id: number };
 

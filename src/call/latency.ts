@@ -116,7 +116,11 @@ export class CallLatency {
   /** The recogniser's time for the caller's last turn. */
   private lastAsrMs: number | null = null;
 
-  constructor(private readonly onTurn?: ((parts: TurnLatency) => void) | undefined) {}
+  constructor(
+    /** The call's clock, read only when an answer's first audio goes out. */
+    private readonly now: () => number,
+    private readonly onTurn?: ((parts: TurnLatency) => void) | undefined,
+  ) {}
 
   recognised(ms: number): void {
     this.lastAsrMs = ms;
@@ -153,11 +157,12 @@ export class CallLatency {
     this.recorder.add('tool', ms);
   }
 
-  /** Agent audio went out at `now`: the first frame of an answer gives its voice-to-voice time. */
-  audioOut(now: number): { turn: number; e2e: number } | null {
+  /** Agent audio went out (every frame): the first of an answer gives its voice-to-voice time. */
+  audioOut(): { turn: number; e2e: number } | null {
     const awaiting = this.awaiting;
     if (!awaiting) return null;
     this.awaiting = null;
+    const now = this.now();
     const e2e = now - awaiting.speechEndWall;
     this.recorder.add('e2e', e2e);
     this.parts?.parts.firstAudio(e2e, now);

@@ -99,7 +99,7 @@ export class CallSession {
     // Every frame in and out is at the transport's rate (8 kHz on a phone line).
     const rate = o.transport.sampleRate ?? INTERNAL_SAMPLE_RATE;
     this.clock = new CallClock(o.timers);
-    this.latency = new CallLatency(o.onTurnLatency);
+    this.latency = new CallLatency(() => o.timers.now(), o.onTurnLatency);
     this.history = new ChatHistory(o.systemPrompt);
     const session = this;
     this.caller = new CallerInput({
@@ -284,7 +284,7 @@ export class CallSession {
         if (s.phase === 'live') s.armInactivityIfQuiet();
       },
       frameSent() {
-        const answered = s.latency.audioOut(s.o.timers.now());
+        const answered = s.latency.audioOut();
         if (answered) s.notify({ type: 'latency', turn: answered.turn, e2e_ms: Math.round(answered.e2e) });
       },
       firstAudio(ms) {

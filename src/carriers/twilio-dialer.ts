@@ -5,6 +5,7 @@
 import type { Clock } from '../clock.ts';
 import type { DialRequest, DialResult, Dialer } from '../calls/dialer.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
+import { connectStreamTwiml } from './twiml.ts';
 
 export interface TwilioDialerOptions {
   accountSid: string;
@@ -20,7 +21,6 @@ export interface TwilioDialerOptions {
 }
 
 export const STATUS_CALLBACK_PATH = '/telephony/twilio/status';
-export const MEDIA_STREAM_PATH = '/media/twilio';
 
 /** Thrown when Twilio could not be reached or failed on its side: the call ends with error_service. */
 export class TwilioApiError extends Error {
@@ -32,22 +32,6 @@ export class TwilioApiError extends Error {
   ) {
     super(message, options);
   }
-}
-
-const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
-/** The media address Twilio opens: PUBLIC_URL with https→wss, http→ws. */
-export function mediaStreamUrl(publicUrl: string): string {
-  return `${publicUrl.replace(/^http/, 'ws')}${MEDIA_STREAM_PATH}`;
-}
-
-export function streamTwiml(publicUrl: string, callId: string, secret: string): string {
-  return (
-    '<?xml version="1.0" encoding="UTF-8"?><Response><Connect>' +
-    `<Stream url="${xml(mediaStreamUrl(publicUrl))}">` +
-    `<Parameter name="call_id" value="${xml(callId)}"/><Parameter name="secret" value="${xml(secret)}"/>` +
-    '</Stream></Connect></Response>'
-  );
 }
 
 export class TwilioDialer implements Dialer {
@@ -63,7 +47,7 @@ export class TwilioDialer implements Dialer {
     const form = new URLSearchParams();
     form.set('To', request.to);
     form.set('From', request.presentationNumber ?? request.from);
-    form.set('Twiml', streamTwiml(publicUrl, request.callId, request.streamSecret));
+    form.set('Twiml', connectStreamTwiml(publicUrl, request.callId, request.streamSecret));
     form.set('Timeout', String(Math.max(1, Math.round(this.o.ringTimeoutMs / 1000))));
     form.set('StatusCallback', `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}`);
     form.set('StatusCallbackMethod', 'POST');

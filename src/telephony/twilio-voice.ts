@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { CallService } from '../calls/service.ts';
 import type { AgentRepository } from '../agents/repository.ts';
 import { addFormParser, verifyTwilioRequest } from './form-webhook.ts';
-import { connectStreamTwiml, sayAndHangUpTwiml } from './twiml.ts';
+import { connectStreamTwiml, sayAndHangUpTwiml } from '../carriers/twiml.ts';
 
 const VoiceWebhook = z.looseObject({
   CallSid: z.string().min(1),

@@ -43,23 +43,25 @@ describe('a call’s latency', () => {
   const timing = (requestSentAt: number, firstTokenAt: number, firstChunkAt: number) => ({ requestSentAt, firstTokenAt, firstChunkAt });
 
   it('times voice-to-voice from the caller’s speech end to the first agent frame after it, once per answer', () => {
-    const latency = new CallLatency();
+    let now = 10_540;
+    const latency = new CallLatency(() => now);
     latency.answering(1, 10_000);
-    expect(latency.audioOut(10_540)).toEqual({ turn: 1, e2e: 540 });
-    expect(latency.audioOut(10_560)).toBeNull();
+    expect(latency.audioOut()).toEqual({ turn: 1, e2e: 540 });
+    now = 10_560;
+    expect(latency.audioOut()).toBeNull();
     expect(latency.summary()?.e2e).toMatchObject({ p50: 540, num: 1 });
   });
 
   it('takes no voice-to-voice sample for an answer the caller interrupted before it was heard', () => {
-    const latency = new CallLatency();
+    const latency = new CallLatency(() => 10_900);
     latency.answering(1, 10_000);
     latency.answerAbandoned();
-    expect(latency.audioOut(10_900)).toBeNull();
+    expect(latency.audioOut()).toBeNull();
     expect(latency.summary()).toBeNull();
   });
 
   it('keeps every stage’s samples for the record: recogniser, model, first speakable chunk, voice, tools', () => {
-    const latency = new CallLatency();
+    const latency = new CallLatency(() => 0);
     latency.recognised(120);
     latency.model(timing(0, 30, 45), 1);
     latency.tts(8);
@@ -69,14 +71,14 @@ describe('a call’s latency', () => {
 
   it('hands an observer each answered turn’s parts, and never a cancelled reply’s model timing as the next one’s', () => {
     const got: TurnLatency[] = [];
-    const latency = new CallLatency((p) => got.push(p));
+    const latency = new CallLatency(() => 2500, (p) => got.push(p));
     latency.recognised(90);
     latency.answering(1, 1000);
     latency.recognised(110);
     latency.answering(2, 2000); // the caller added to their turn: reply 1 was cancelled
     latency.model(timing(0, 5, 6), 1);
     latency.tts(4);
-    latency.audioOut(2500);
+    latency.audioOut();
     expect(got).toEqual([]);
     latency.model(timing(0, 20, 25), 2);
     expect(got).toEqual([{ turn: 2, at: 2500, e2e: 500, asr: 110, llm: 20, llmSpeakable: 25, tts: 4 }]);

@@ -8,6 +8,7 @@ import { LlmError } from '../../src/llm/errors.ts';
 import type { DisconnectionReason } from '../../src/calls/record.ts';
 import {
   EnergyVad,
+  FailingVad,
   FakeTransport,
   SPEECH,
   ScriptedBrain,
@@ -325,14 +326,7 @@ describe('CallSession', () => {
   });
 
   it('apologises, then ends with error_service when voice activity detection fails, and feeds it no more', async () => {
-    class FailingVad extends EnergyVad {
-      pushes = 0;
-      override async push(samples: Int16Array) {
-        if (++this.pushes === 10) throw new Error('inference failed');
-        return super.push(samples);
-      }
-    }
-    const vad = new FailingVad();
+    const vad = new FailingVad(10);
     const s = setup({ agent: { begin_message: '' }, vad });
     await s.session.start();
     await s.feed(1000, 0);

@@ -102,6 +102,21 @@ export class EnergyVad implements VadStream {
   close(): void {}
 }
 
+/** An EnergyVad whose push number `failAt` throws, as a crashed inference would. */
+export class FailingVad extends EnergyVad {
+  pushes = 0;
+  constructor(
+    private readonly failAt: number,
+    rate = 16000,
+  ) {
+    super(rate);
+  }
+  override async push(samples: Int16Array): Promise<VadEvent[]> {
+    if (++this.pushes === this.failAt) throw new Error('inference failed');
+    return super.push(samples);
+  }
+}
+
 export class ScriptedStt implements SttStream {
   readonly heard: string[] = [];
   pushed = 0;

@@ -1,4 +1,4 @@
-// The browser call protocol on GET /media/web (documented in README.md, "Browser calls").
+// The browser call protocol on GET /media/web (documented in docs/browser-protocol.md).
 // Binary messages both ways are PCM16 little-endian mono 16 kHz, 20 ms (640 bytes) frames.
 // Text messages are JSON, below. The first client message must be `start` with the
 // single-use access_token from POST /v2/web-calls, within 5 seconds.

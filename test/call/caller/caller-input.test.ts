@@ -3,7 +3,7 @@ import { CallClock } from '../../../src/call/call-clock.ts';
 import { CallerInput, type CallerTurn } from '../../../src/call/caller/caller-input.ts';
 import { SilenceEndOfTurn, type EndOfTurnPolicy } from '../../../src/call/caller/end-of-turn.ts';
 import { ManualTimers } from '../../../src/timers.ts';
-import { EnergyVad, ScriptedStt, SPEECH, frame, settle, silentLog } from '../../helpers/session-fakes.ts';
+import { EnergyVad, FailingVad, ScriptedStt, SPEECH, frame, settle, silentLog } from '../../helpers/session-fakes.ts';
 
 const T0 = 1_700_000_000_000;
 
@@ -148,14 +148,7 @@ describe('CallerInput', () => {
   });
 
   it('reports a failed VAD once', async () => {
-    class FailingVad extends EnergyVad {
-      pushes = 0;
-      override async push(samples: Int16Array) {
-        if (++this.pushes === 5) throw new Error('inference failed');
-        return super.push(samples);
-      }
-    }
-    const vad = new FailingVad();
+    const vad = new FailingVad(5);
     const s = setup({ vad });
     await s.caller.open();
     await s.feed(400, 0);

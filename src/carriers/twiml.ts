@@ -1,9 +1,13 @@
-// TwiML the service answers with. The stream URL carries no query string (Twilio forbids
-// it): call_id and the per-call secret travel as <Parameter>s.
+// TwiML the service gives Twilio: on an inbound call's voice webhook and with each outbound call
+// it places. The stream URL carries no query string (Twilio forbids it): call_id and the per-call
+// secret travel as <Parameter>s.
 const escapeXml = (s: string) => s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
 
+export const MEDIA_STREAM_PATH = '/media/twilio';
+
+/** The media address Twilio opens: PUBLIC_URL with https→wss, http→ws. */
 export function mediaStreamUrl(publicUrl: string): string {
-  return `${publicUrl.replace(/^http/, 'ws')}/media/twilio`;
+  return `${publicUrl.replace(/^http/, 'ws')}${MEDIA_STREAM_PATH}`;
 }
 
 export function connectStreamTwiml(publicUrl: string, callId: string, secret: string): string {
