@@ -167,11 +167,6 @@ export class AgentVoice {
     let first = true;
     let samples = 0;
     const framer = Framer.forRate(this.o.rate);
-    const push = (frame: Int16Array) => {
-      if (u.framesQueued === 0) this.pacer.enqueueMark(`u${u.id}:start`);
-      u.framesQueued++;
-      this.pacer.enqueue(frame);
-    };
     try {
       for await (const chunk of this.o.tts.synthesize(text, {
         sampleRate: this.o.rate,
@@ -185,16 +180,23 @@ export class AgentVoice {
           first = false;
         }
         samples += chunk.samples.length;
-        for (const frame of framer.push(chunk.samples)) push(frame);
+        for (const frame of framer.push(chunk.samples)) this.queueFrame(u, frame);
       }
       const last = framer.flush();
-      if (last && !u.interrupted) push(last);
+      if (last && !u.interrupted) this.queueFrame(u, last);
     } catch (error) {
       if (u.interrupted || signal?.aborted || this.stopped) return;
       this.o.events.failed(error);
       return;
     }
     u.pieces.push({ text, audioMs: (samples / this.o.rate) * 1000 });
+  }
+
+  /** The first frame of an utterance is preceded by its start mark. */
+  private queueFrame(u: Utterance, frame: Int16Array): void {
+    if (u.framesQueued === 0) this.pacer.enqueueMark(`u${u.id}:start`);
+    u.framesQueued++;
+    this.pacer.enqueue(frame);
   }
 
   private onFrameSent(frame: Int16Array, playAt: number): void {

@@ -223,12 +223,8 @@ export class CallerInput {
     }
     speech.endAt = at;
     const wait = this.o.endOfTurn.waitMs({ silentMs: (this.audioNow() - at) * 1000 });
-    const fire = () => {
-      this.endpointTimer = undefined;
-      void this.endTurn();
-    };
     if (wait >= 1) {
-      this.endpointTimer = this.o.timers.setTimeout(fire, wait);
+      this.endpointTimer = this.o.timers.setTimeout(() => this.turnEnded(), wait);
       return;
     }
     // The VAD's own silence already covered the wait (Silero's 550 ms > the default 500): answer
@@ -236,8 +232,13 @@ export class CallerInput {
     const token: TimerHandle = { id: -1 };
     this.endpointTimer = token;
     queueMicrotask(() => {
-      if (this.endpointTimer === token) fire();
+      if (this.endpointTimer === token) this.turnEnded();
     });
+  }
+
+  private turnEnded(): void {
+    this.endpointTimer = undefined;
+    void this.endTurn();
   }
 
   private onPartial(result: SttResult): void {

@@ -77,10 +77,11 @@ export class ModelTurn {
     const reply: Reply = { controller: new AbortController(), utterances: [] };
     this.current = reply;
     const { voice, events } = this.o;
-    const aborted = () => reply.controller.signal.aborted;
+    const { signal } = reply.controller;
+    // Method shorthand, not arrows: see the note on handlers in session.ts.
     const hooks: ReplyHooks = {
-      onChunk: (text) => {
-        if (aborted()) return;
+      onChunk(text) {
+        if (signal.aborted) return;
         let u = voice.openUtterance;
         if (!u) {
           u = voice.begin();
@@ -88,24 +89,28 @@ export class ModelTurn {
         }
         voice.say(u, text);
       },
-      onLlmTiming: (timing) => events.llmTiming(timing, turn),
-      onToolStarted: (call) => {
-        if (!aborted()) events.toolStarted(call);
+      onLlmTiming(timing) {
+        events.llmTiming(timing, turn);
       },
-      onToolItem: (item) => {
-        if (!aborted()) events.toolItem(item);
+      onToolStarted(call) {
+        if (!signal.aborted) events.toolStarted(call);
       },
-      onToolFinished: (run) => events.toolFinished(run),
-      confirmSpoken: async () => {
+      onToolItem(item) {
+        if (!signal.aborted) events.toolItem(item);
+      },
+      onToolFinished(run) {
+        events.toolFinished(run);
+      },
+      async confirmSpoken() {
         const u = voice.openUtterance;
-        if (!u) return !aborted();
+        if (!u) return !signal.aborted;
         voice.close(u);
         return u.done;
       },
     };
     let outcome: ReplyOutcome;
     try {
-      outcome = await this.o.brain.respond(messages, hooks, reply.controller.signal, () => this.o.clock.seconds());
+      outcome = await this.o.brain.respond(messages, hooks, signal, () => this.o.clock.seconds());
     } catch (error) {
       this.o.log.error({ err: error }, 'turn failed');
       outcome = { kind: 'llm_error', error: error as LlmError, messages: [] };
