@@ -126,7 +126,10 @@ export class ScriptedStt implements SttStream {
   push(samples: Int16Array): void {
     this.pushed += samples.length;
   }
+  /** Samples pushed by the time of each finalize. */
+  readonly pushedAtFinalize: number[] = [];
   async finalize(): Promise<SttResult> {
+    this.pushedAtFinalize.push(this.pushed);
     if (this.failNext) throw new Error('decoder crashed');
     const text = this.script.shift() ?? '';
     this.heard.push(text);

@@ -17,6 +17,11 @@ export const CALLER_DEFAULTS = {
   prerollMs: 300,
   /** Recent inbound audio kept so a late VAD verdict can still hand the onset over. */
   historyMs: 3000,
+  /**
+   * Caller audio kept for the VAD while the engines open: a cold start on a busy machine took 11 s,
+   * and a caller who speaks meanwhile must still be heard.
+   */
+  heldWhileOpeningMs: 30_000,
 } as const;
 
 /** interruption_sensitivity 0..1 → how long the caller must talk over the agent to interrupt it. */
@@ -88,6 +93,16 @@ export class CallerInput {
   private inboundSamples = 0;
   /** Seconds between the call's start and the first inbound frame: VAD times are on the inbound clock. */
   private audioOffset = 0;
+  /** The inbound sample the VAD's clock starts at: the first frame it was given. */
+  private vadStartSample = 0;
+  /**
+   * Audio the VAD has yet to judge, in order, while the engines open and then while the VAD
+   * catches up: each frame goes on to the recogniser (or the onset) only once the VAD has judged
+   * it, so a caller who spoke during a slow start is heard whole. null once caught up: frames then
+   * go on as they arrive and the VAD follows a frame behind.
+   */
+  private backlog: { frame: Int16Array; endAt: number }[] | null = [];
+  private backlogSamples = 0;
   private readonly recent: FrameHistory;
   private readonly sttResampler: Resampler | null;
   private speech: Speech | null = null;
@@ -131,6 +146,10 @@ export class CallerInput {
       this.o.log.error({ err: error }, 'voice activity detection failed');
       this.o.events.failed('Voice activity detection failed.');
     });
+    // The VAD starts with what came meanwhile, and its clock at that audio's first sample.
+    this.vadStartSample = this.inboundSamples - this.backlogSamples;
+    if (!this.backlog?.length) this.backlog = null;
+    for (const held of this.backlog ?? []) this.feed.push(held.frame);
   }
 
   /** One inbound frame, in arrival order. */
@@ -139,15 +158,37 @@ export class CallerInput {
     if (this.inboundSamples === 0) this.audioOffset = this.o.clock.sinceStart() / 1000 - frame.length / this.o.rate;
     this.o.recording?.callerAudio(frame, this.audioNow() * 1000);
     this.inboundSamples += frame.length;
-    // While the caller speaks, the recogniser hears every frame; between turns only the onset is kept.
-    if (this.speech) this.pushStt(frame);
-    else this.recent.push(frame, this.audioNow());
+    if (this.backlog) {
+      this.holdForVad(this.backlog, frame);
+      return;
+    }
+    this.hear(frame, this.audioNow());
     this.feed?.push(frame);
+  }
+
+  /** While the caller speaks, the recogniser hears every frame; between turns only the onset is kept. */
+  private hear(frame: Int16Array, endAt: number): void {
+    if (this.speech) this.pushStt(frame);
+    else this.recent.push(frame, endAt);
+  }
+
+  /** A copy (the transport may reuse its buffer), for the VAD to judge first; before the engines open, at most heldWhileOpeningMs. */
+  private holdForVad(backlog: { frame: Int16Array; endAt: number }[], frame: Int16Array): void {
+    const held = { frame: frame.slice(), endAt: this.audioNow() };
+    backlog.push(held);
+    if (this.feed) {
+      this.feed.push(held.frame);
+      return;
+    }
+    this.backlogSamples += frame.length;
+    const limit = (CALLER_DEFAULTS.heldWhileOpeningMs / 1000) * this.o.rate;
+    while (this.backlogSamples > limit) this.backlogSamples -= backlog.shift()!.frame.length;
   }
 
   /** The call is ending: nothing more is heard or decided. */
   stop(): void {
     this.stopped = true;
+    this.backlog = null;
     this.feed?.stop();
     this.o.timers.clearTimeout(this.endpointTimer);
     this.o.timers.clearTimeout(this.bargeTimer);
@@ -173,13 +214,19 @@ export class CallerInput {
     this.stt?.push(this.sttResampler ? this.sttResampler.push(frame) : frame);
   }
 
+  /** What the VAD found in one frame; a frame it judged from the backlog goes on now. */
   private onVadEvents(events: VadEvent[]): void {
     for (const event of events) {
       if (this.stopped) return;
-      const at = event.at + this.audioOffset;
+      const at = this.audioOffset + this.vadStartSample / this.o.rate + event.at;
       if (event.type === 'speech_start') this.onSpeechStart(at);
       else this.onSpeechEnd(at);
     }
+    const backlog = this.backlog;
+    if (!backlog) return;
+    const judged = backlog.shift();
+    if (judged) this.hear(judged.frame, judged.endAt);
+    if (backlog.length === 0) this.backlog = null;
   }
 
   private onSpeechStart(at: number): void {

@@ -7,7 +7,7 @@ import { EnergyVad, FailingVad, ScriptedStt, SPEECH, frame, settle, silentLog } 
 
 const T0 = 1_700_000_000_000;
 
-function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad } = {}) {
+function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad; vadOpens?: Promise<void> } = {}) {
   const rate = options.rate ?? 16000;
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
@@ -23,7 +23,7 @@ function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 
     sttRate: options.sttRate ?? rate,
     clock,
     timers,
-    engines: { openVad: async () => vad, openStt: async () => stt },
+    engines: { openVad: async () => (await options.vadOpens, vad), openStt: async () => stt },
     endOfTurn: options.policy ?? new SilenceEndOfTurn(500),
     interruptionThresholdMs: 600,
     agentBusy: () => state.agentBusy,
@@ -188,5 +188,55 @@ describe('CallerInput', () => {
     s.caller.stop();
     await opening;
     expect(closed).toBe(1);
+  });
+
+  it('hears a caller who spoke while the engines were still opening, at the time they spoke', async () => {
+    let opened!: () => void;
+    const s = setup({ heard: ['hello are you there'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
+    const opening = s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(800, SPEECH);
+    await s.feed(300, 0);
+    opened();
+    await opening;
+    await s.feed(1000, 0);
+    expect(s.turns.map(({ text, startAt, endAt }) => [text, startAt, endAt])).toEqual([['hello are you there', 0.4, 1.2]]);
+    // The recogniser heard the words themselves: the onset and the speech, judged by the VAD as it caught up.
+    expect(s.stt.pushedAtFinalize[0]).toBeGreaterThanOrEqual((0.3 + 0.8) * 16000);
+  });
+
+  it('keeps two phrases said while the engines opened apart: two turns, each read from its own audio', async () => {
+    let opened!: () => void;
+    const s = setup({ heard: ['hello', 'is anyone there'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
+    const opening = s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(600, SPEECH);
+    await s.feed(1000, 0);
+    await s.feed(800, SPEECH);
+    await s.feed(400, 0);
+    opened();
+    await opening;
+    await s.feed(1000, 0);
+    expect(s.turns.map(({ startAt, endAt }) => [startAt, endAt])).toEqual([
+      [0.4, 1],
+      [2, 2.8],
+    ]);
+    const [first, second] = s.stt.pushedAtFinalize;
+    // Each turn's audio: its onset and speech, and the quiet the VAD judged before ending it.
+    expect(first).toBeLessThan((0.3 + 0.6 + 1.0) * 16000);
+    expect(second! - first!).toBeGreaterThanOrEqual((0.3 + 0.8) * 16000);
+  });
+
+  it('keeps VAD times on the call clock when the engines opened after more audio than it holds for them (30 s)', async () => {
+    let opened!: () => void;
+    const s = setup({ heard: ['late words'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
+    const opening = s.caller.open();
+    await s.feed(32_000, 0);
+    opened();
+    await opening;
+    await s.feed(1000, 0);
+    await s.feed(800, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.turns.map(({ startAt, endAt }) => [startAt, endAt])).toEqual([[33, 33.8]]);
   });
 });
