@@ -24,7 +24,7 @@ const port = z.coerce.number().int().min(0).max(65535).default(0).parse(values.p
 const key = 'bench-key-0123456789';
 // Every bench call leaves a recording here (~2 MB per 20 s call): removed when the service stops.
 const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
-const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0' });
+const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', EGRESS_ALLOW: '127.0.0.0/8' });
 const speech = stubSpeechEngines();
 const service = await startService({ config, logger: pino({ level: 'error' }), speech });
 const gc = (globalThis as { gc?: () => void }).gc;

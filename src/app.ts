@@ -19,6 +19,8 @@ import { cryptoRandomHex, systemClock, type Clock, type RandomHex } from './cloc
 import type { Config } from './config.ts';
 import { createServiceHttp } from './http/service-http.ts';
 import { createLogger } from './logger.ts';
+import { EgressPolicy } from './net/egress.ts';
+import { OutboundHttp } from './net/http.ts';
 import { createEmbeddedSpeechEngines } from './speech/provider.ts';
 import type { SpeechEngineProvider } from './speech/types.ts';
 import type { Db } from './store/database.ts';
@@ -71,9 +73,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const publicUrl = () => address.public;
 
   const { auth, generatedKey } = createAuthenticator(config.apiKeys, dataDir, { random, logger });
+  // Every request an agent's configuration causes goes through this, held to the egress policy.
+  const outbound = new OutboundHttp(EgressPolicy.fromEnv(config.egressAllow));
   const store = openStore(dataDir);
-  const speech = options.speech ?? createEmbeddedSpeechEngines({ warm: options.warmSpeech ?? false });
-  const agents = new AgentService(store.agents, clock);
+  const speech = options.speech ?? createEmbeddedSpeechEngines({ warm: options.warmSpeech ?? false, dispatcher: outbound.dispatcher() });
+  const agents = new AgentService(store.agents, clock, (url) => outbound.policy.literalRefusal(url));
   const carriers = await createCarriers(config, {
     publicUrl,
     mediaUrl: () => mediaStreamUrl(address.listen),
@@ -95,6 +99,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger,
     dataDir,
     publicUrl,
+    outbound,
   });
   const outcomes = carriers.connect(calls.service, calls.registry, calls.events);
   // After carriers.connect: a recovered outbound call also hangs its carrier leg up.
@@ -120,6 +125,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const url = await http.listen();
   address.public ||= url;
   address.listen = url;
+  outbound.policy.ownAddresses([address.public, url]);
   if (config.agentsFile) {
     const entries = readAgentsFile(resolve(config.agentsFile), address.public);
     for (const orgId of auth.organizations) agents.loadFromFile(orgId, entries);
@@ -153,6 +159,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         // No timer may touch the store once it is closed.
         calls.streams.close();
         if (!options.speech) await speech.close();
+        await outbound.close();
         store.close();
       })();
       return closing;

@@ -19,6 +19,7 @@ export const ConfigSchema = z.object({
   MAX_CONCURRENT_CALLS: z.coerce.number().int().min(0).default(0),
   ORG_LIMITS: z.string().optional(),
   TWILIO_AUTH_TOKEN: z.string().min(1).optional(),
+  TWILIO_SIGNATURE: z.enum(['on', 'off']).default('on'),
   STREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   // Outbound calling (campaigns, batches, POST /v2/calls).
   TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-zA-Z]{32}$/, 'AC followed by 32 characters').optional(),
@@ -31,6 +32,7 @@ export const ConfigSchema = z.object({
   BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(5),
   SCHEDULER_POLL_MS: z.coerce.number().int().min(10).default(1_000),
   SCHEDULER_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+  EGRESS_ALLOW: z.string().optional(),
 });
 
 const OrgLimitSchema = z.strictObject({
@@ -66,6 +68,8 @@ export interface Config {
   /** Per-organization limits: concurrent calls and a credit balance debited by call_cost. */
   orgLimits: Record<string, OrgLimit>;
   twilioAuthToken: string | undefined;
+  /** on: carrier webhooks must be signed with TWILIO_AUTH_TOKEN (refused without one); off: accepted unchecked. */
+  twilioSignature: 'on' | 'off';
   /** How long a registered call may wait for its media stream before it is ended. */
   streamConnectTimeoutMs: number;
   /** Set when both TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are: outbound calls go through Twilio. */
@@ -79,6 +83,8 @@ export interface Config {
   batchConcurrency: number;
   schedulerPollMs: number;
   schedulerLeaseMs: number;
+  /** EGRESS_ALLOW: CIDRs and host:port entries the egress policy opens; parsed by net/egress.ts. */
+  egressAllow: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -126,6 +132,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxConcurrentCalls: raw.MAX_CONCURRENT_CALLS,
     orgLimits: parseOrgLimits(raw.ORG_LIMITS),
     twilioAuthToken: raw.TWILIO_AUTH_TOKEN,
+    twilioSignature: raw.TWILIO_SIGNATURE,
     streamConnectTimeoutMs: raw.STREAM_CONNECT_TIMEOUT_MS,
     twilio:
       raw.TWILIO_ACCOUNT_SID && raw.TWILIO_AUTH_TOKEN
@@ -139,6 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     batchConcurrency: raw.BATCH_CONCURRENCY,
     schedulerPollMs: raw.SCHEDULER_POLL_MS,
     schedulerLeaseMs: raw.SCHEDULER_LEASE_MS,
+    egressAllow: raw.EGRESS_ALLOW,
   };
 }
 

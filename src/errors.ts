@@ -9,6 +9,7 @@ export const ERROR_TABLE = {
   FORBIDDEN: { status: 403, error: 'forbidden' },
   NOT_FOUND: { status: 404, error: 'not found' },
   CONFLICT: { status: 409, error: 'conflict' },
+  NUMBER_TAKEN: { status: 409, error: 'number taken' },
   BODY_TOO_LARGE: { status: 413, error: 'request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, error: 'unsupported media type' },
   RATE_LIMITED: { status: 429, error: 'too many requests' },

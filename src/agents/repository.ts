@@ -1,8 +1,20 @@
 // Where agent versions are kept: the store implements this (SQLite now, PostgreSQL for several nodes).
 import type { AgentConfig, AgentVersion } from './schema.ts';
 
+/** An inbound number another organization already holds. */
+export class NumberTakenError extends Error {
+  override readonly name = 'NumberTakenError';
+  constructor(readonly number: string) {
+    super(`${number} belongs to another organization`);
+  }
+}
+
 export interface AgentRepository {
-  /** Creates a new version; `version` must be one past the newest (checked in the transaction). */
+  /**
+   * Creates a new version; `version` must be one past the newest (checked in the transaction).
+   * Its inbound numbers become the organization's in the same transaction: NumberTakenError when
+   * another organization holds one. A number no version in use lists any more is let go.
+   */
   insertVersion(orgId: string, agentId: string, config: AgentConfig, options: { published: boolean; at: number }): AgentVersion;
   get(orgId: string, agentId: string, version: number): AgentVersion | undefined;
   newest(orgId: string, agentId: string): AgentVersion | undefined;
@@ -10,6 +22,8 @@ export interface AgentRepository {
   publishNewest(orgId: string, agentId: string, at: number): AgentVersion | undefined;
   /** Newest version of every agent of the organization, by agent id. */
   listNewest(orgId: string): AgentVersion[];
-  /** Agents whose configuration lists this inbound number (any organization), newest published version. */
+  /** The agent of the number's organization whose newest published version lists it. */
   findByInboundNumber(number: string): AgentVersion | undefined;
+  /** The organization that holds this number, if any. */
+  numberOwner(number: string): string | undefined;
 }

@@ -1,7 +1,7 @@
 // Agent versions: create (v1, published), patch (next version, unpublished), publish, resolve.
 import { ApiError, notFound } from '../errors.ts';
 import type { Clock } from '../clock.ts';
-import type { AgentRepository } from './repository.ts';
+import { NumberTakenError, type AgentRepository } from './repository.ts';
 import { AgentConfigSchema, type AgentConfig, type AgentVersion } from './schema.ts';
 
 /** "production" (default), "latest", or a version number (string or integer). */
@@ -21,11 +21,14 @@ export class AgentService {
   constructor(
     private readonly repo: AgentRepository,
     private readonly clock: Clock,
+    /** Why the egress policy refuses a URL outright (a literal internal address), or null. */
+    private readonly endpointRefusal: (url: string) => string | null = () => null,
   ) {}
 
   create(orgId: string, agentId: string, config: AgentConfig): AgentVersion {
     if (this.repo.newest(orgId, agentId)) throw new ApiError('CONFLICT', `agent ${JSON.stringify(agentId)} already exists; PATCH it to make a new version`);
-    return this.repo.insertVersion(orgId, agentId, config, { published: true, at: this.clock.now() });
+    this.checkEndpoints(config);
+    return this.insert(orgId, agentId, config, true);
   }
 
   /** A new unpublished version: the newest configuration with the given fields replaced. */
@@ -36,7 +39,8 @@ export class AgentService {
     if (!merged.success) {
       throw new ApiError('BAD_REQUEST', merged.error.issues.map((i) => `body.${i.path.join('.')}: ${i.message}`).join('; '));
     }
-    return this.repo.insertVersion(orgId, agentId, merged.data, { published: false, at: this.clock.now() });
+    this.checkEndpoints(merged.data);
+    return this.insert(orgId, agentId, merged.data, false);
   }
 
   publish(orgId: string, agentId: string): AgentVersion {
@@ -62,6 +66,16 @@ export class AgentService {
     return found;
   }
 
+  /** A literal address the egress policy refuses is a 400 that names the field, not a call that fails later. */
+  private checkEndpoints(config: AgentConfig): void {
+    const refused: string[] = [];
+    for (const [field, url] of endpointsOf(config)) {
+      const why = this.endpointRefusal(url);
+      if (why) refused.push(`body.${field}: ${url} is ${why}, which the egress policy refuses`);
+    }
+    if (refused.length > 0) throw new ApiError('BAD_REQUEST', refused.join('; '));
+  }
+
   list(orgId: string): AgentVersion[] {
     return this.repo.listNewest(orgId);
   }
@@ -71,15 +85,44 @@ export class AgentService {
    * new published version and an unchanged one is left alone (restarts add no versions).
    */
   loadFromFile(orgId: string, entries: { agentId: string; config: AgentConfig }[]): void {
+    for (const { config } of entries) this.checkEndpoints(config);
     for (const { agentId, config } of entries) {
       const newest = this.repo.newest(orgId, agentId);
       if (newest && JSON.stringify(newest.config) === JSON.stringify(config)) {
         if (!newest.isPublished) this.repo.publishNewest(orgId, agentId, this.clock.now());
         continue;
       }
-      this.repo.insertVersion(orgId, agentId, config, { published: true, at: this.clock.now() });
+      this.insert(orgId, agentId, config, true);
     }
   }
+
+  /** Whether this organization holds the number (one of its agents lists it). */
+  ownsNumber(orgId: string, number: string): boolean {
+    return this.repo.numberOwner(number) === orgId;
+  }
+
+  private insert(orgId: string, agentId: string, config: AgentConfig, published: boolean): AgentVersion {
+    try {
+      return this.repo.insertVersion(orgId, agentId, config, { published, at: this.clock.now() });
+    } catch (error) {
+      if (error instanceof NumberTakenError) {
+        throw new ApiError('NUMBER_TAKEN', `body.inbound_numbers: ${error.number} belongs to another organization; a number can answer for one organization only`);
+      }
+      throw error;
+    }
+  }
+}
+
+/** Every URL of a configuration the service will send requests to, by field. */
+function endpointsOf(config: AgentConfig): [string, string][] {
+  const found: [string, string][] = [['llm.base_url', config.llm.base_url]];
+  config.tools.forEach((tool, i) => {
+    if (tool.type === 'api') found.push([`tools.${i}.url`, tool.url]);
+  });
+  if (config.voice.base_url) found.push(['voice.base_url', config.voice.base_url]);
+  if (config.stt.base_url) found.push(['stt.base_url', config.stt.base_url]);
+  if (config.webhook_url) found.push(['webhook_url', config.webhook_url]);
+  return found;
 }
 
 export type AgentView = AgentConfig & { agent_id: string; version: number; is_published: boolean; last_modified: number };

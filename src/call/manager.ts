@@ -8,7 +8,9 @@ import { analyzeCall } from '../analysis/analyze.ts';
 import type { CallEvents } from '../calls/events.ts';
 import { ADMISSION_MESSAGES, type CallService } from '../calls/service.ts';
 import type { CallRecord } from '../calls/record.ts';
+import { LLM_CLIENT_DEFAULTS } from '../llm/client.ts';
 import { fillVariables } from '../llm/prompt.ts';
+import type { OutboundHttp } from '../net/http.ts';
 import { runReply } from './model/reply.ts';
 import type { LlmRequestMetadata } from '../llm/types.ts';
 import type { SpeechEngineProvider } from '../speech/types.ts';
@@ -39,6 +41,8 @@ export interface CallManagerDeps {
   dataDir: string;
   publicUrl: () => string;
   pricePerMinute: number;
+  /** Every request an agent's configuration causes (model, tools, analysis) goes through it. */
+  outbound: OutboundHttp;
   /** Runs after a call ended (post-call analysis); awaited by close() in tests and shutdown. */
   analyze?: boolean;
 }
@@ -96,10 +100,12 @@ export class CallManager {
     const recorder = record.opt_out_sensitive_data_storage ? undefined : new CallRecorder(this.recordingPath(callId), sampleRate);
     let executor: ToolExecutor | undefined;
     let finalized: Promise<void> = Promise.resolve();
+    const { outbound } = this.d;
     const brain: AgentBrain = {
       respond: (messages, hooks, signal, clock) => {
-        executor ??= new ToolExecutor(agent.tools, { clock });
-        return runReply({ llm: agent.llm, messages, metadata, tools: executor, hooks, signal });
+        executor ??= new ToolExecutor(agent.tools, { clock, dispatcher: outbound.dispatcher() });
+        const client = { dispatcher: outbound.dispatcher(LLM_CLIENT_DEFAULTS.connectTimeoutMs) };
+        return runReply({ llm: agent.llm, messages, metadata, tools: executor, hooks, signal, client });
       },
     };
     const stt = this.d.engines.stt(agent.stt);
@@ -182,7 +188,8 @@ export class CallManager {
 
   private async analyze(orgId: string, callId: string, agent: AgentConfig, metadata: LlmRequestMetadata, record: CallRecord): Promise<void> {
     const transcript = (record.transcript ?? []).map(({ role, content }) => ({ role, content }));
-    const analysis = await analyzeCall({ agent, transcript, metadata, logger: this.d.log });
+    const client = { dispatcher: this.d.outbound.dispatcher(LLM_CLIENT_DEFAULTS.connectTimeoutMs) };
+    const analysis = await analyzeCall({ agent, transcript, metadata, logger: this.d.log, client });
     this.d.calls.update(orgId, callId, (current) => ({ ...current, call_analysis: analysis }));
   }
 

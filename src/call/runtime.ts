@@ -11,6 +11,7 @@ import { CallService } from '../calls/service.ts';
 import { StreamDeadlines } from '../calls/stream-deadlines.ts';
 import type { Clock, RandomHex } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { OutboundHttp } from '../net/http.ts';
 import type { SpeechEngineProvider } from '../speech/types.ts';
 import type { Timers } from '../timers.ts';
 import { OrgLimits, type CreditRepository } from './limits.ts';
@@ -30,6 +31,7 @@ export interface CallRuntimeDeps {
   logger: Logger;
   dataDir: string;
   publicUrl: () => string;
+  outbound: OutboundHttp;
 }
 
 export interface CallRuntime {
@@ -69,6 +71,7 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     dataDir: deps.dataDir,
     publicUrl: deps.publicUrl,
     pricePerMinute: config.pricePerMinuteCredits,
+    outbound: deps.outbound,
   });
   const streams = new StreamDeadlines(deps.timers, service, events, config.streamConnectTimeoutMs);
   return {

@@ -12,6 +12,7 @@ import type { AgentConfig } from '../agents/schema.ts';
 import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
 import type { TurnLatency } from '../calls/events.ts';
 import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../calls/record.ts';
+import { publicLlmFailure } from '../llm/errors.ts';
 import type { SttStream, SttStreamEvents, TtsEngine, VadStream } from '../speech/types.ts';
 import type { Timers } from '../timers.ts';
 import { AgentVoice, type AgentVoiceEvents } from './agent/agent-voice.ts';
@@ -340,7 +341,7 @@ export class CallSession {
         return;
       case 'llm_error':
         this.o.log.error({ code: outcome.error?.code, err: outcome.error }, 'language model failed');
-        this.end('error_service', { say: SESSION_DEFAULTS.apologyText, message: `The language model failed: ${outcome.error?.message ?? 'unknown error'}` });
+        this.end('error_service', { say: SESSION_DEFAULTS.apologyText, message: `The language model failed: ${outcome.error ? publicLlmFailure(outcome.error) : 'unknown error'}.` });
         return;
       case 'flow_error':
         this.end('flow_error', { say: SESSION_DEFAULTS.flowErrorText, message: `${outcome.code}: ${outcome.detail}` });

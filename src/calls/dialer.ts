@@ -22,6 +22,11 @@ export interface Dialer {
   readonly name: string;
   dial(request: DialRequest): Promise<DialResult>;
   /**
+   * Whether a call to `to` reaches a real phone network, which shows the callee the caller id:
+   * then call_from and presentation_number must be numbers the organization holds.
+   */
+  showsCallerId(to: string): boolean;
+  /**
    * Ends the carrier side of a call this dialer placed (after agent_hangup, say). A call that has
    * already ended is not an error. Absent when the carrier ends calls only by closing the stream.
    */

@@ -4,7 +4,7 @@ import type { AgentVersion } from '../agents/schema.ts';
 import type { AgentService, AgentVersionSpec } from '../agents/service.ts';
 import { newId, type Clock, type RandomHex } from '../clock.ts';
 import type { Dialer } from './dialer.ts';
-import { notFound } from '../errors.ts';
+import { ApiError, notFound } from '../errors.ts';
 import type { Logger } from 'pino';
 import type { CallListQuery, CallPage, CallRepository } from './repository.ts';
 import type { CallEvents } from './events.ts';
@@ -58,6 +58,7 @@ export class CallService {
   }
 
   async createOutbound(orgId: string, request: OutboundCallRequest): Promise<CallRecord> {
+    this.checkCallerId(orgId, request.to, request.from, request.presentationNumber);
     const agent = this.agents.resolve(orgId, request.agentId, request.agentVersion);
     const { record, streamSecret } = this.register(orgId, agent, {
       call_type: 'outbound',
@@ -86,6 +87,22 @@ export class CallService {
     } catch (error) {
       this.log.error({ err: error, call_id: record.call_id, dialer: this.dialer.name }, 'dialer failed');
       return this.endUnconnected(orgId, record.call_id, 'error', 'error_service', 'The service failed while placing the call.') ?? record;
+    }
+  }
+
+  /**
+   * On a real phone network the callee sees the caller id: it must be a number the organization
+   * holds, or any organization could call in another's name. Simulated phones and no carrier take anything.
+   */
+  checkCallerId(orgId: string, to: string, from: string, presentationNumber: string | null): void {
+    if (!this.dialer.showsCallerId(to)) return;
+    const named: [string, string | null][] = [
+      ['call_from', from],
+      ['presentation_number', presentationNumber],
+    ];
+    const foreign = named.filter(([, number]) => number !== null && !this.agents.ownsNumber(orgId, number));
+    if (foreign.length > 0) {
+      throw new ApiError('BAD_REQUEST', foreign.map(([field, number]) => `body.${field}: ${number} is not a number of this organization (list it in one of its agents' inbound_numbers)`).join('; '));
     }
   }
 

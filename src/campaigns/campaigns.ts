@@ -29,8 +29,14 @@ export function createCampaigns(
     pollMs: config.schedulerPollMs,
     leaseMs: config.schedulerLeaseMs,
   });
-  const service = new CampaignService(deps.repo, deps.agents, deps.clock, deps.random, { maxTasks: config.maxTasks, batchConcurrency: config.batchConcurrency }, () =>
-    scheduler.kick(),
+  const service = new CampaignService(
+    deps.repo,
+    deps.agents,
+    deps.clock,
+    deps.random,
+    { maxTasks: config.maxTasks, batchConcurrency: config.batchConcurrency },
+    () => scheduler.kick(),
+    (orgId, to, from, presentationNumber) => deps.calls.checkCallerId(orgId, to, from, presentationNumber),
   );
   return { service, scheduler };
 }

@@ -94,6 +94,8 @@ export class CampaignService {
     private readonly limits: { maxTasks: number; batchConcurrency: number },
     /** Called after a create or cancel, so the scheduler acts at once rather than at its next poll. */
     private readonly onChange: () => void,
+    /** Throws when the caller id may not be shown on the carrier that would place the call (CallService.checkCallerId). */
+    private readonly checkCallerId: (orgId: string, to: string, from: string, presentationNumber: string | null) => void = () => undefined,
   ) {}
 
   create(orgId: string, request: CampaignRequest): CampaignView {
@@ -143,6 +145,8 @@ export class CampaignService {
     if (request.tasks.length > this.limits.maxTasks) {
       throw new ApiError('BAD_REQUEST', `body.tasks: at most ${this.limits.maxTasks} tasks per ${kind}, got ${request.tasks.length}`);
     }
+    // Refused now, not task by task once it runs.
+    for (const task of request.tasks) this.checkCallerId(orgId, task.callTo, request.from, task.presentationNumber ?? request.presentationNumber);
     // Resolved once: every call of the campaign uses the same agent version.
     const agent = this.agents.resolve(orgId, request.agentId, request.agentVersion);
     const now = this.clock.now();

@@ -21,6 +21,10 @@ import { TwilioDialer } from './twilio-dialer.ts';
 export class NoCarrierDialer implements Dialer {
   readonly name = 'none';
 
+  showsCallerId(): boolean {
+    return false;
+  }
+
   async dial(): Promise<DialResult> {
     return {
       status: 'failed',

@@ -36,6 +36,10 @@ export class TwilioApiError extends Error {
 
 export class TwilioDialer implements Dialer {
   readonly name = 'twilio';
+
+  showsCallerId(): boolean {
+    return true;
+  }
   private readonly fetch: typeof fetch;
 
   constructor(private readonly o: TwilioDialerOptions) {

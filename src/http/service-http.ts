@@ -74,7 +74,9 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   agentRoutes(app, deps.agents, deps.random);
   callRoutes(app, calls.service, (callId) => calls.manager.recordingPath(callId));
   campaignRoutes(app, deps.campaigns);
-  twilioStatusRoutes(app, { outcomes: deps.outcomes, carrierCalls: deps.carrierCalls, authToken: config.twilioAuthToken, publicUrl });
+  const signing = { authToken: config.twilioAuthToken, required: config.twilioSignature === 'on' };
+  if (!signing.authToken && !signing.required) logger.warn('TWILIO_SIGNATURE=off: carrier webhooks are accepted unsigned; anyone who reaches this port can start and end calls');
+  twilioStatusRoutes(app, { outcomes: deps.outcomes, carrierCalls: deps.carrierCalls, signing, publicUrl });
 
   const tokens = new WebCallTokens(deps.timers, ({ orgId, callId }) =>
     calls.service.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'The browser never opened the call within 60 seconds.'),
@@ -84,7 +86,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   twilioVoiceRoutes(app, {
     agents: deps.agentRepo,
     calls: calls.service,
-    authToken: config.twilioAuthToken,
+    signing,
     publicUrl,
     onRegistered: (orgId, callId) => calls.streams.await(orgId, callId, 'dial_failed', 'The carrier never opened the media stream.'),
   });

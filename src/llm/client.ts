@@ -215,6 +215,8 @@ class Attempt {
     if (err instanceof LlmError) return err;
     const code = (err as { code?: unknown } | null)?.code;
     if (code === 'UND_ERR_CONNECT_TIMEOUT') return new LlmError('LLM_CONNECT_TIMEOUT', undefined, { cause: err });
+    // Refused by the egress policy: trying again would be refused again.
+    if (code === 'EGRESS_REFUSED') return new LlmError('LLM_NETWORK', (err as Error).message, { cause: err, retryable: false });
     return new LlmError('LLM_NETWORK', err instanceof Error ? err.message : String(err), { cause: err });
   }
 }

@@ -33,3 +33,11 @@ export class LlmError extends Error {
 export function isLlmError(err: unknown, code?: LlmErrorCode): err is LlmError {
   return err instanceof LlmError && (code === undefined || err.code === code);
 }
+
+/**
+ * What a call record may say of a model failure: its kind and an HTTP status, never the server's
+ * words or a socket's error code (an organization must not learn the service's network from them).
+ */
+export function publicLlmFailure(error: LlmError): string {
+  return error.code === 'LLM_HTTP_STATUS' && error.status !== undefined ? `${LLM_ERRORS[error.code].message} (HTTP ${error.status})` : LLM_ERRORS[error.code].message;
+}

@@ -2,7 +2,8 @@
 // HTTP tools, voice and recognition endpoints (and, next, webhooks). The rules each such request
 // needs live here once — kept-alive pools per connect timeout, capped reads, and the egress policy
 // to come — rather than a copy in each caller, the way undici composes dispatchers.
-import { Agent, FormData, request, type Dispatcher } from 'undici';
+import { Agent, buildConnector, FormData, request, type Dispatcher } from 'undici';
+import { EgressRefusedError, type EgressPolicy } from './egress.ts';
 
 /** Multipart bodies (file uploads to recognition endpoints) are built with undici's own FormData. */
 export { FormData };
@@ -39,6 +40,50 @@ export function outboundPool(connectTimeoutMs: number = NET_DEFAULTS.connectTime
     pools.set(connectTimeoutMs, pool);
   }
   return pool;
+}
+
+/**
+ * The outbound HTTP of a running service: pools like outboundPool's, every one held to the egress
+ * policy — a request to the service's own address (but its demo peer) never leaves, and a
+ * connection is opened only to an address the policy allows, the one DNS gave when it was checked.
+ */
+export class OutboundHttp {
+  private readonly pools = new Map<number, Dispatcher>();
+
+  constructor(readonly policy: EgressPolicy) {}
+
+  /** The guarded pool for requests with this connect timeout. */
+  dispatcher(connectTimeoutMs: number = NET_DEFAULTS.connectTimeoutMs): Dispatcher {
+    let pool = this.pools.get(connectTimeoutMs);
+    if (!pool) {
+      const policy = this.policy;
+      const open = buildConnector({ timeout: connectTimeoutMs });
+      const agent = new Agent({
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        connect(options, callback) {
+          const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
+          // Only the hostname changes: TLS still names (and checks) the host the URL gave.
+          policy.resolve(options.hostname, port).then(
+            (address) => open({ ...options, hostname: address }, callback),
+            (error: Error) => callback(error, null),
+          );
+        },
+      });
+      pool = agent.compose((dispatch) => (opts, handler) => {
+        const refusal = policy.requestRefusal(new URL(opts.path, opts.origin));
+        if (refusal) throw new EgressRefusedError(`egress refused: ${String(opts.origin)} is ${refusal}`);
+        return dispatch(opts, handler);
+      });
+      this.pools.set(connectTimeoutMs, pool);
+    }
+    return pool;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.pools.values()].map((pool) => pool.close()));
+    this.pools.clear();
+  }
 }
 
 /** Sends one request; the caller reads (capped) or destroys the body. */

@@ -2,6 +2,7 @@
 // OpenAI-compatible recogniser) and flite/espeak-ng (or an OpenAI-compatible voice).
 // Engines are made once per distinct configuration; each call opens its own stream.
 import { VoiceConfigSchema, type AgentConfig } from '../agents/schema.ts';
+import type { Dispatcher } from '../net/http.ts';
 import { createSttEngine } from './stt/index.ts';
 import { createTtsEngine } from './tts/index.ts';
 import type { SpeechEngineProvider, SttEngine, TtsEngine } from './types.ts';
@@ -14,6 +15,8 @@ export interface EmbeddedSpeechOptions {
    * services never speak.
    */
   warm?: boolean;
+  /** Where HTTP voices and recognisers send their requests: the service's egress-guarded pool. */
+  dispatcher?: Dispatcher | undefined;
 }
 
 function canWarm(engine: TtsEngine): engine is TtsEngine & { warm(): void } {
@@ -27,7 +30,7 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions = {})
   const tts = (config: AgentConfig['voice']): TtsEngine => {
     const key = JSON.stringify(config);
     let engine = ttss.get(key);
-    if (!engine) ttss.set(key, (engine = createTtsEngine(config)));
+    if (!engine) ttss.set(key, (engine = createTtsEngine(config, { dispatcher: options.dispatcher })));
     return engine;
   };
   if (options.warm) {
@@ -41,7 +44,7 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions = {})
       const { phrases: _phrases, ...shared } = config;
       const key = JSON.stringify(shared);
       let engine = stts.get(key);
-      if (!engine) stts.set(key, (engine = createSttEngine(config)));
+      if (!engine) stts.set(key, (engine = createSttEngine(config, { dispatcher: options.dispatcher })));
       return engine;
     },
     tts,

@@ -1,7 +1,7 @@
 // Agent versions: every PATCH adds a row; publishing flags the newest one.
 import type { AgentConfig, AgentVersion } from '../agents/schema.ts';
 import type Database from 'better-sqlite3';
-import type { AgentRepository } from '../agents/repository.ts';
+import { NumberTakenError, type AgentRepository } from '../agents/repository.ts';
 import type { Db } from './database.ts';
 
 interface Row {
@@ -39,6 +39,10 @@ export class SqliteAgentRepository implements AgentRepository {
   insertVersion(orgId: string, agentId: string, config: AgentConfig, options: { published: boolean; at: number }): AgentVersion {
     return this.db
       .transaction(() => {
+        for (const number of config.inbound_numbers) {
+          this.prepare('INSERT OR IGNORE INTO number_owners (number, org_id, claimed_at) VALUES (?, ?, ?)').run(number, orgId, options.at);
+          if (this.numberOwner(number) !== orgId) throw new NumberTakenError(number);
+        }
         const top = this
           .prepare('SELECT max(version) AS v FROM agent_versions WHERE org_id = ? AND agent_id = ?')
           .get(orgId, agentId) as { v: number | null };
@@ -46,6 +50,7 @@ export class SqliteAgentRepository implements AgentRepository {
         this
           .prepare('INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, ?, ?, ?, ?)')
           .run(orgId, agentId, version, options.published ? 1 : 0, options.at, JSON.stringify(config));
+        this.releaseUnlisted(orgId);
         return { orgId, agentId, version, isPublished: options.published, lastModified: options.at, config };
       })
       .immediate();
@@ -81,6 +86,7 @@ export class SqliteAgentRepository implements AgentRepository {
         this
           .prepare('UPDATE agent_versions SET is_published = 1, created_at = ? WHERE org_id = ? AND agent_id = ? AND version = ?')
           .run(at, orgId, agentId, newest.version);
+        this.releaseUnlisted(orgId);
         return { ...newest, isPublished: true, lastModified: at };
       })
       .immediate();
@@ -99,19 +105,38 @@ export class SqliteAgentRepository implements AgentRepository {
   }
 
   findByInboundNumber(number: string): AgentVersion | undefined {
-    // Few agents per deployment: scanning the published heads is simpler than a side table.
+    const owner = this.numberOwner(number);
+    if (owner === undefined) return undefined;
+    // Few agents per organization: scanning its published heads is simpler than a side table.
     const rows = this
       .prepare(
         `SELECT a.* FROM agent_versions a
-         JOIN (SELECT org_id, agent_id, max(version) AS v FROM agent_versions WHERE is_published = 1 GROUP BY org_id, agent_id) m
-           ON a.org_id = m.org_id AND a.agent_id = m.agent_id AND a.version = m.v
-         ORDER BY a.created_at`,
+         JOIN (SELECT agent_id, max(version) AS v FROM agent_versions WHERE org_id = ? AND is_published = 1 GROUP BY agent_id) m
+           ON a.agent_id = m.agent_id AND a.version = m.v
+         WHERE a.org_id = ? ORDER BY a.created_at`,
       )
-      .all() as Row[];
+      .all(owner, owner) as Row[];
     for (const row of rows) {
       const version = toVersion(row);
       if (version.config.inbound_numbers.includes(number)) return version;
     }
     return undefined;
+  }
+
+  numberOwner(number: string): string | undefined {
+    return (this.prepare('SELECT org_id FROM number_owners WHERE number = ?').get(number) as { org_id: string } | undefined)?.org_id;
+  }
+
+  /** Numbers the organization holds that neither the newest nor the published version of any of its agents lists. */
+  private releaseUnlisted(orgId: string): void {
+    this
+      .prepare(
+        `DELETE FROM number_owners WHERE org_id = ? AND number NOT IN (
+           SELECT j.value FROM agent_versions a, json_each(a.config, '$.inbound_numbers') j
+           WHERE a.org_id = ? AND (
+             a.version = (SELECT max(version) FROM agent_versions WHERE org_id = a.org_id AND agent_id = a.agent_id)
+             OR a.version = (SELECT max(version) FROM agent_versions WHERE org_id = a.org_id AND agent_id = a.agent_id AND is_published = 1)))`,
+      )
+      .run(orgId, orgId);
   }
 }

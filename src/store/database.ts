@@ -134,6 +134,21 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX carrier_calls_by_carrier_id ON carrier_calls (carrier, carrier_call_id);
     `,
   },
+  {
+    version: 11,
+    name: 'inbound numbers belong to one organization',
+    // Where organizations already share a number, the first to have listed it keeps it.
+    sql: `
+      CREATE TABLE number_owners (
+        number TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        claimed_at INTEGER NOT NULL
+      ) STRICT;
+      INSERT OR IGNORE INTO number_owners (number, org_id, claimed_at)
+        SELECT j.value, a.org_id, a.created_at FROM agent_versions a, json_each(a.config, '$.inbound_numbers') j
+        ORDER BY a.created_at, a.org_id;
+    `,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

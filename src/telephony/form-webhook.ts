@@ -1,5 +1,6 @@
-// Carrier webhooks post application/x-www-form-urlencoded bodies and sign them; this scope
-// parses such bodies and refuses a bad X-Twilio-Signature with 403 when a token is configured.
+// Carrier webhooks post application/x-www-form-urlencoded bodies and sign them; this scope parses
+// such bodies and refuses, with 403, a bad X-Twilio-Signature, and any request at all when no
+// TWILIO_AUTH_TOKEN is set to check it with (unless TWILIO_SIGNATURE=off says to accept them).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
 import { isValidTwilioSignature, type FormParams } from './twilio-signature.ts';
@@ -16,9 +17,19 @@ export function addFormParser(app: FastifyInstance): void {
   });
 }
 
+export interface WebhookSignature {
+  authToken: string | undefined;
+  /** TWILIO_SIGNATURE: on (the default) refuses what cannot be checked; off accepts it unchecked. */
+  required: boolean;
+}
+
 /** Checks the signature against PUBLIC_URL + the path Twilio called (decisions.md). */
-export function verifyTwilioRequest(request: FastifyRequest, authToken: string | undefined, publicUrl: string): void {
-  if (!authToken) return;
+export function verifyTwilioRequest(request: FastifyRequest, signing: WebhookSignature, publicUrl: string): void {
+  const { authToken } = signing;
+  if (!authToken) {
+    if (!signing.required) return;
+    throw new ApiError('FORBIDDEN', 'carrier webhooks are refused: TWILIO_AUTH_TOKEN is not set, so no signature can be checked (TWILIO_SIGNATURE=off accepts them unchecked, for local experiments)');
+  }
   const params = (request.body ?? {}) as FormParams;
   const url = `${publicUrl}${request.url}`;
   const signature = request.headers['x-twilio-signature'];

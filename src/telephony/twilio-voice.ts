@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { CallService } from '../calls/service.ts';
 import type { AgentRepository } from '../agents/repository.ts';
-import { addFormParser, verifyTwilioRequest } from './form-webhook.ts';
+import { addFormParser, verifyTwilioRequest, type WebhookSignature } from './form-webhook.ts';
 import { connectStreamTwiml, sayAndHangUpTwiml } from '../carriers/twiml.ts';
 
 const VoiceWebhook = z.looseObject({
@@ -19,7 +19,7 @@ export function twilioVoiceRoutes(
   deps: {
     agents: AgentRepository;
     calls: CallService;
-    authToken: string | undefined;
+    signing: WebhookSignature;
     publicUrl: () => string;
     /** The call registered: the stream must arrive in time or the call ends. */
     onRegistered: (orgId: string, callId: string) => void;
@@ -28,7 +28,7 @@ export function twilioVoiceRoutes(
   void app.register(async (scope) => {
     addFormParser(scope);
     scope.post('/telephony/twilio/voice', { config: { doc: { summary: 'Twilio voice webhook (inbound calls)', tag: 'telephony', public: true } } }, async (request, reply) => {
-      verifyTwilioRequest(request, deps.authToken, deps.publicUrl());
+      verifyTwilioRequest(request, deps.signing, deps.publicUrl());
       const form = VoiceWebhook.safeParse(request.body);
       reply.type('text/xml');
       if (!form.success) {

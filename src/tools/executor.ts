@@ -141,9 +141,8 @@ export class ToolExecutor {
       const latency = this.o.now() - sentAt;
       if (timedOut) return this.finish(invocation, `Tool ${tool.name} timed out after ${tool.timeout} s.`, 'timeout', latency);
       if (signal?.aborted) return this.finish(invocation, `Tool ${tool.name} was cancelled.`, 'aborted', latency);
-      const code = (err as { code?: unknown } | null)?.code;
-      const why = typeof code === 'string' ? code : err instanceof Error ? err.message : 'network error';
-      return this.finish(invocation, `Tool ${tool.name} could not be reached (${why}).`, 'network', latency);
+      // Never the socket's error code or the egress policy's reason: they would map the service's network.
+      return this.finish(invocation, `Tool ${tool.name} could not be reached.`, 'network', latency);
     } finally {
       this.o.timers.clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);

@@ -289,8 +289,8 @@ describe('CallSession', () => {
     expect(s.result()!.reason).toBe('inactivity');
   });
 
-  it('apologises, then ends with error_service when the model fails', async () => {
-    const failing: BrainStep = async () => ({ kind: 'llm_error', error: new LlmError('LLM_HTTP_STATUS', 'upstream said 503'), messages: [] });
+  it('apologises, then ends with error_service when the model fails; the record gives the HTTP status, never the server’s words', async () => {
+    const failing: BrainStep = async () => ({ kind: 'llm_error', error: new LlmError('LLM_HTTP_STATUS', 'HTTP 503: internal host db-7 is down', { status: 503 }), messages: [] });
     const s = setup({ heard: ['hello'], steps: [failing] });
     await s.session.start();
     await s.feed(400, 0);
@@ -300,7 +300,7 @@ describe('CallSession', () => {
     const r = s.result()!;
     expect(r.reason).toBe('error_service');
     expect(agentMessages(r).at(-1)!.content).toMatch(/sorry/i);
-    expect(r.message).toMatch(/503/);
+    expect(r.message).toBe('The language model failed: model server answered with an error status (HTTP 503).');
   });
 
   it('ends with flow_error when the model output makes the call impossible', async () => {

@@ -1,6 +1,7 @@
 // A scheduler over a real SQLite store and a real CallService, with a dialer the test drives:
 // every dialed call waits until the test answers, fails or hangs it up.
 import pino from 'pino';
+import { AgentConfigSchema } from '../../src/agents/schema.ts';
 import { AgentService } from '../../src/agents/service.ts';
 import { CampaignScheduler } from '../../src/campaigns/scheduler.ts';
 import { CampaignService } from '../../src/campaigns/service.ts';
@@ -25,6 +26,11 @@ export class ControlledDialer implements Dialer {
   readonly dialed: DialRequest[] = [];
   /** Answers dial() for numbers listed here at once with a failure. */
   readonly refuse = new Set<string>();
+
+  /** A stand-in network: no caller id to check. */
+  showsCallerId(): boolean {
+    return false;
+  }
 
   async dial(request: DialRequest): Promise<DialResult> {
     this.dialed.push(request);
@@ -62,10 +68,7 @@ export function createHarness(file = ':memory:'): Harness {
   const log = pino({ level: 'silent' });
   const agents = new AgentService(new SqliteAgentRepository(db), clock);
   if (!agents.list('acme').some((a) => a.agentId === 'bot')) {
-    agents.create('acme', 'bot', {
-      agent_name: 'Bot',
-      llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm', temperature: 1, stream: true },
-    } as Parameters<AgentService['create']>[2]);
+    agents.create('acme', 'bot', AgentConfigSchema.parse({ agent_name: 'Bot', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm', temperature: 1, stream: true } }));
   }
   const dialer = new ControlledDialer();
   const events = new CallEvents();

@@ -23,7 +23,8 @@ beforeAll(async () => {
     RING_TIMEOUT_MS: '7000',
     SCHEDULER_POLL_MS: '50',
   });
-  const agent = { agent_id: 'vm', agent_name: 'VM', voicemail_detection: true, llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' } };
+  // The organization's own numbers: a real carrier shows them to the callee.
+  const agent = { agent_id: 'vm', agent_name: 'VM', voicemail_detection: true, llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' }, inbound_numbers: ['+14155550100', '+14155550199'] };
   expect((await t.request('POST', '/v2/agents', { body: agent })).status).toBe(201);
 });
 afterAll(async () => {
@@ -54,6 +55,23 @@ const settled = (id: string, status: CallRecord['call_status']) =>
   }, { timeout: 5_000, interval: 20 });
 
 describe('Twilio dialer', () => {
+  it('refuses with 400, naming the field, a call_from or presentation_number the organization does not hold, and dials nothing', async () => {
+    const before = twilio.calls.length;
+    const to = callee('no-answer');
+    const foreign = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550777', call_to: to, agent_id: 'demo' } });
+    expect(foreign.status).toBe(400);
+    expect(foreign.text).toContain('body.call_from');
+    const shown = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', presentation_number: '+14155550778', call_to: to, agent_id: 'demo' } });
+    expect(shown.status).toBe(400);
+    expect(shown.text).toContain('body.presentation_number');
+    const elsewhere = await t.request('POST', '/v2/calls', { key: t.keyOf('globex'), body: { call_from: '+14155550100', call_to: to, agent_id: 'demo' } });
+    expect(elsewhere.status).toBe(400);
+    const campaign = await t.request('POST', '/v2/campaigns', { body: { name: 'Not ours', call_from: '+14155550777', agent_id: 'demo', tasks: [{ call_to: to }] } });
+    expect(campaign.status).toBe(400);
+    expect(campaign.text).toContain('body.call_from');
+    expect(twilio.calls.length).toBe(before);
+  });
+
   it('creates the call at Calls.json with the stream TwiML (call_id and secret as Parameters, no query string), Timeout and every status event', async () => {
     const callId = await place(callee('no-answer'), { presentation_number: '+14155550199' });
     const created = twilio.calls.at(-1)!;

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.ts';
 import { CallRecordSchema } from '../../src/calls/record.ts';
 import { agentFinished, placeInboundCall } from '../helpers/phone.ts';
+import { TEST_TWILIO_TOKEN } from '../helpers/service.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const KEY = 'restart-key-0123456789';
@@ -20,7 +21,7 @@ afterEach(() => {
 async function startProcess(dataDir: string, port: number): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), API_KEYS: KEY, SHUTDOWN_DRAIN_MS: '500', LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), API_KEYS: KEY, SHUTDOWN_DRAIN_MS: '500', LOG_LEVEL: 'warn', TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);

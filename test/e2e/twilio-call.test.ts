@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import { wer } from '../../src/speech/stt/wer.ts';
-import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
+import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let t: TestService;
@@ -114,11 +114,7 @@ describe('inbound Twilio call with the embedded engines', () => {
   });
 
   it('answers a number no agent serves with TwiML that says so and hangs up', async () => {
-    const res = await fetch(`${t.url}/telephony/twilio/voice`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ CallSid: 'CA1', From: '+14155550100', To: '+15559999999' }).toString(),
-    });
+    const res = await voiceWebhook(t.url, { CallSid: 'CA1', From: '+14155550100', To: '+15559999999' });
     const twiml = await res.text();
     expect(res.status).toBe(200);
     expect(twiml).toMatch(/<Say>[^<]*not in service/);

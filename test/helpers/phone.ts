@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { muLawEncode } from '../../src/audio/g711.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
 import { TwilioStreamCaller, type TwilioStreamOptions } from '../../src/carriers/sim/twilio-stream.ts';
+import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
+import { TEST_TWILIO_TOKEN } from './service.ts';
 
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
 
@@ -27,13 +29,19 @@ export interface PlacedCall {
   twiml: string;
 }
 
+/** Twilio's voice webhook, signed as Twilio signs it (the service's PUBLIC_URL must be `baseUrl`). */
+export function voiceWebhook(baseUrl: string, params: Record<string, string>, authToken = TEST_TWILIO_TOKEN): Promise<Response> {
+  const url = `${baseUrl}/telephony/twilio/voice`;
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(authToken, url, params) },
+    body: new URLSearchParams(params).toString(),
+  });
+}
+
 /** Twilio's voice webhook for `to`, then the media stream its TwiML asks for. */
 export async function placeInboundCall(baseUrl: string, to: string, from = '+14155550100', options: Pick<TwilioStreamOptions, 'history'> = {}): Promise<PlacedCall> {
-  const res = await fetch(`${baseUrl}/telephony/twilio/voice`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ CallSid: `CA${'0'.repeat(32)}`, From: from, To: to, AccountSid: `AC${'0'.repeat(32)}` }).toString(),
-  });
+  const res = await voiceWebhook(baseUrl, { CallSid: `CA${'0'.repeat(32)}`, From: from, To: to, AccountSid: `AC${'0'.repeat(32)}` });
   const twiml = await res.text();
   if (res.status !== 200) throw new Error(`voice webhook answered ${res.status}: ${twiml}`);
   const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1];

@@ -33,6 +33,9 @@ export function errorOf(res: TestResponse) {
   return ErrorBodySchema.strict().parse(res.body);
 }
 
+/** The auth token test services check carrier webhooks with; test/helpers/phone.ts signs with it. */
+export const TEST_TWILIO_TOKEN = 'test-twilio-auth-token';
+
 export const KEYS: Record<string, string> = {
   acme: 'acme-key-0123456789',
   globex: 'globex-key-0123456789',
@@ -61,6 +64,9 @@ export async function startTestService(
     DATA_DIR: dataDir,
     API_KEYS: Object.entries(KEYS).map(([org, key]) => `${org}:${key}`).join(','),
     LOG_LEVEL: 'info',
+    // The tests' model, tool and voice servers listen on loopback, as a local development setup's would.
+    EGRESS_ALLOW: '127.0.0.0/8',
+    TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN,
     ...env,
   });
   const service = await startService({ ...options, config, logger: options.logger ?? createLogger('info', sink) });

@@ -105,3 +105,32 @@ describe('agents', () => {
     expect(demo.llm.base_url).toBe(`${t.service.publicUrl}/demo/llm/v1`);
   });
 });
+
+describe('inbound numbers', () => {
+  const withNumbers = (agent_id: string, inbound_numbers: string[]) => ({ body: { ...agent, agent_id, inbound_numbers } });
+
+  it('belong to one organization: another organization that lists one gets 409 NUMBER_TAKEN, on create and on patch', async () => {
+    expect((await t.request('POST', '/v2/agents', withNumbers('front-desk', ['+15550500001']))).status).toBe(201);
+    const taken = await t.request('POST', '/v2/agents', { key: t.keyOf('globex'), ...withNumbers('thief', ['+15550500001']) });
+    expect(taken.status).toBe(409);
+    expect(errorOf(taken)).toMatchObject({ code: 'NUMBER_TAKEN', details: expect.stringContaining('+15550500001') as string });
+    expect((await t.request('POST', '/v2/agents', { key: t.keyOf('globex'), ...withNumbers('thief', []) })).status).toBe(201);
+    const patched = await t.request('PATCH', '/v2/agents/thief', { key: t.keyOf('globex'), body: { inbound_numbers: ['+15550500001'] } });
+    expect(patched.status).toBe(409);
+    expect(errorOf(patched).code).toBe('NUMBER_TAKEN');
+  });
+
+  it('can answer on more than one agent of the organization that holds them', async () => {
+    expect((await t.request('POST', '/v2/agents', withNumbers('desk-one', ['+15550500002']))).status).toBe(201);
+    expect((await t.request('POST', '/v2/agents', withNumbers('desk-two', ['+15550500002']))).status).toBe(201);
+  });
+
+  it('are let go once no version in use lists them: after the change that drops one is published, another organization may take it', async () => {
+    expect((await t.request('POST', '/v2/agents', withNumbers('moving', ['+15550500003']))).status).toBe(201);
+    expect((await t.request('PATCH', '/v2/agents/moving', { body: { inbound_numbers: [] } })).status).toBe(200);
+    // The published version still answers on it.
+    expect((await t.request('POST', '/v2/agents', { key: t.keyOf('globex'), ...withNumbers('newcomer', ['+15550500003']) })).status).toBe(409);
+    expect((await t.request('POST', '/v2/agents/moving/publish')).status).toBe(200);
+    expect((await t.request('POST', '/v2/agents', { key: t.keyOf('globex'), ...withNumbers('newcomer', ['+15550500003']) })).status).toBe(201);
+  });
+});

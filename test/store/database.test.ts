@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { registeredRecord } from '../../src/calls/record.ts';
 import { MIGRATIONS, migrate, openDatabase } from '../../src/store/database.ts';
 import { SqliteCallRepository } from '../../src/store/calls.ts';
+import { SqliteAgentRepository } from '../../src/store/agents.ts';
+import { AgentConfigSchema } from '../../src/agents/schema.ts';
 
 const file = () => join(mkdtempSync(join(tmpdir(), 'db-')), 'test.db');
 const record = (call_id: string) =>
@@ -68,6 +70,21 @@ describe('embedded store', () => {
       const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT call_id FROM calls WHERE ${column} = ?`).all('x') as { detail: string }[];
       expect(plan.map((p) => p.detail).join(' '), column).toMatch(/USING (COVERING )?INDEX/);
     }
+    db.close();
+  });
+
+  it('gives a number two organizations already listed to the one that listed it first, and routes its calls there', () => {
+    const path = file();
+    const before = openDatabase(path, MIGRATIONS.filter((m) => m.version < 11));
+    const config = (name: string) => JSON.stringify(AgentConfigSchema.parse({ agent_name: name, llm: { base_url: 'https://m.example.com/v1', model: 'm' }, inbound_numbers: ['+15550600001'] }));
+    const insert = before.prepare('INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, 1, 1, ?, ?)');
+    insert.run('acme', 'first', 1000, config('First'));
+    insert.run('globex', 'later', 2000, config('Later'));
+    before.close();
+    const db = openDatabase(path);
+    const agents = new SqliteAgentRepository(db);
+    expect(agents.numberOwner('+15550600001')).toBe('acme');
+    expect(agents.findByInboundNumber('+15550600001')).toMatchObject({ orgId: 'acme', agentId: 'first' });
     db.close();
   });
 });

@@ -74,3 +74,40 @@ describe('Twilio voice webhook with a configured auth token', () => {
     expect((await t.request('GET', `/v2/calls/${custom.call_id}/recording`)).status).toBe(404);
   }, 60_000);
 });
+
+describe('Twilio webhooks without an auth token', () => {
+  const params = { CallSid: 'CA456', AccountSid: 'AC123', From: '+14155550100', To: NUMBER };
+  const post = (base: string, path: string) =>
+    fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params).toString() });
+
+  it('refuses the voice and status webhooks with 403 by default: nothing unsigned can start or end a call', async () => {
+    const open = await startTestService({ TWILIO_AUTH_TOKEN: '' });
+    try {
+      await open.request('POST', '/v2/agents', {
+        body: { agent_id: 'line', agent_name: 'Line', begin_message: 'Hi.', inbound_numbers: [NUMBER], llm: { base_url: 'https://models.example.com/v1', model: 'm' } },
+      });
+      const voice = await post(open.url, '/telephony/twilio/voice');
+      expect(voice.status).toBe(403);
+      expect(((await voice.json()) as { code: string }).code).toBe('FORBIDDEN');
+      expect((await post(open.url, '/telephony/twilio/status?call_id=call_x')).status).toBe(403);
+      expect(((await open.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count).toBe(0);
+    } finally {
+      await open.stop();
+    }
+  });
+
+  it('accepts them unchecked only with TWILIO_SIGNATURE=off, and says so in the log at start', async () => {
+    const off = await startTestService({ TWILIO_AUTH_TOKEN: '', TWILIO_SIGNATURE: 'off' });
+    try {
+      await off.request('POST', '/v2/agents', {
+        body: { agent_id: 'line', agent_name: 'Line', begin_message: 'Hi.', inbound_numbers: [NUMBER], llm: { base_url: 'https://models.example.com/v1', model: 'm' } },
+      });
+      const voice = await post(off.url, '/telephony/twilio/voice');
+      expect(voice.status).toBe(200);
+      expect(await voice.text()).toContain('<Stream url=');
+      expect(off.logs.some((line) => line.includes('TWILIO_SIGNATURE=off') && line.includes('"level":40'))).toBe(true);
+    } finally {
+      await off.stop();
+    }
+  });
+});

@@ -143,13 +143,13 @@ describe('tool executor', () => {
     await expect(server?.requestSocketClosed(1)).resolves.toBeUndefined();
   });
 
-  it('reports a refused connection as an unsuccessful result', async () => {
+  it('reports a refused connection as an unsuccessful result that names no socket error (no port scanning through tools)', async () => {
     const url = await serve(() => undefined);
     await server?.close();
     const run = await new ToolExecutor([apiTool(`${url}/book`)], { clock: () => 3 }).run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' });
     expect(run.failure).toBe('network');
     expect(run.result.successful).toBe(false);
-    expect(run.result.content).toContain('ECONNREFUSED');
+    expect(run.result.content).toBe('Tool book could not be reached.');
   });
 
   it('rejects arguments that fail the schema or are not JSON without sending a request', async () => {

@@ -40,6 +40,11 @@ export class SimDialer implements Dialer {
 
   constructor(private readonly o: SimDialerOptions) {}
 
+  /** A simulated phone shows nobody anything; other numbers are the fallback carrier's. */
+  showsCallerId(to: string): boolean {
+    return this.o.phones.has(to) ? false : this.o.fallback.showsCallerId(to);
+  }
+
   async dial(request: DialRequest): Promise<DialResult> {
     const phone = this.o.phones.get(request.to);
     if (!phone) return this.o.fallback.dial(request);

@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { CallOutcomes } from '../../carriers/outcomes.ts';
 import type { CarrierCallRepository } from '../../carriers/carrier-calls.ts';
-import { addFormParser, verifyTwilioRequest } from '../../telephony/form-webhook.ts';
+import { addFormParser, verifyTwilioRequest, type WebhookSignature } from '../../telephony/form-webhook.ts';
 
 // Twilio adds fields over time; only the ones we act on are checked.
 const StatusForm = z.looseObject({
@@ -18,7 +18,7 @@ const StatusQuery = z.strictObject({ call_id: z.string().min(1).max(200).optiona
 export interface TwilioStatusDeps {
   outcomes: CallOutcomes;
   carrierCalls: CarrierCallRepository;
-  authToken: string | undefined;
+  signing: WebhookSignature;
   publicUrl: () => string;
 }
 
@@ -29,7 +29,7 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
     r.post('/telephony/twilio/status', {
       config: { doc: { summary: "Twilio's status callback for outbound calls (form-encoded, signed)", tag: 'telephony', public: true } },
       // The signature is checked before the form is trusted: preValidation runs ahead of the schema.
-      preValidation: async (request) => verifyTwilioRequest(request, deps.authToken, deps.publicUrl()),
+      preValidation: async (request) => verifyTwilioRequest(request, deps.signing, deps.publicUrl()),
       schema: { body: StatusForm, querystring: StatusQuery },
       handler: async (request, reply) => {
         const form = request.body;

@@ -1,6 +1,7 @@
 // Speech-to-text engines behind one factory keyed by the agent's stt.engine.
 import type { z } from 'zod';
 import type { SttConfigSchema } from '../../agents/schema.ts';
+import type { Dispatcher } from '../../net/http.ts';
 import type { SttEngine } from '../types.ts';
 import { SttError } from './errors.ts';
 import { MoonshineEngine, type MoonshineEngineOptions } from './moonshine/engine.ts';
@@ -20,6 +21,8 @@ export interface SttFactoryOptions {
   pocketsphinx?: PocketsphinxEngine;
   pocketsphinxOptions?: PocketsphinxEngineOptions;
   moonshineOptions?: MoonshineEngineOptions;
+  /** Where an HTTP recogniser's requests go: the service's egress-guarded pool. */
+  dispatcher?: Dispatcher | undefined;
 }
 
 let sharedPocketsphinx: PocketsphinxEngine | undefined;
@@ -41,6 +44,7 @@ export function createSttEngine(config: SttConfig, options: SttFactoryOptions = 
         baseUrl: config.base_url,
         ...(config.api_key ? { apiKey: config.api_key } : {}),
         ...(config.model ? { model: config.model } : {}),
+        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
       });
   }
 }

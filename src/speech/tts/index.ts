@@ -1,6 +1,7 @@
 // createTtsEngine(voiceConfig): the agent's voice settings → an engine, keyed by engine name.
 import type { z } from 'zod';
 import type { VoiceConfigSchema } from '../../agents/schema.ts';
+import type { Dispatcher } from '../../net/http.ts';
 import { SpeechError } from '../errors.ts';
 import type { TtsEngine } from '../types.ts';
 import { EspeakTtsEngine } from './espeak.ts';
@@ -12,6 +13,8 @@ export type VoiceConfig = z.output<typeof VoiceConfigSchema>;
 export interface TtsFactoryOptions {
   /** Model name sent to an OpenAI-compatible endpoint (default "tts-1"). */
   openaiModel?: string;
+  /** Where an HTTP voice's requests go: the service's egress-guarded pool. */
+  dispatcher?: Dispatcher | undefined;
 }
 
 // voice_id defaults to a flite voice in the agent schema; other engines then use their own default.
@@ -25,13 +28,16 @@ export function createTtsEngine(config: VoiceConfig, options: TtsFactoryOptions 
       return new EspeakTtsEngine({ voice: isFliteVoiceName(config.voice_id) ? 'en-us' : config.voice_id, speed: config.speed });
     case 'openai': {
       if (!config.base_url) throw new SpeechError('TTS_CONFIG_INVALID', 'the openai voice engine needs base_url');
-      return new OpenAiTtsEngine({
-        baseUrl: config.base_url,
-        ...(config.api_key ? { apiKey: config.api_key } : {}),
-        ...(options.openaiModel ? { model: options.openaiModel } : {}),
-        voice: isFliteVoiceName(config.voice_id) ? 'alloy' : config.voice_id,
-        speed: config.speed,
-      });
+      return new OpenAiTtsEngine(
+        {
+          baseUrl: config.base_url,
+          ...(config.api_key ? { apiKey: config.api_key } : {}),
+          ...(options.openaiModel ? { model: options.openaiModel } : {}),
+          voice: isFliteVoiceName(config.voice_id) ? 'alloy' : config.voice_id,
+          speed: config.speed,
+        },
+        options.dispatcher,
+      );
     }
   }
 }

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { bytesToInt16 } from '../../audio/pcm.ts';
 import { WavStreamReader } from '../../audio/wav-stream.ts';
-import { readTextCapped, sendRequest, type HttpResponse, type ResponseBody } from '../../net/http.ts';
+import { readTextCapped, sendRequest, type Dispatcher, type HttpResponse, type ResponseBody } from '../../net/http.ts';
 import { SpeechError } from '../errors.ts';
 import type { PcmChunk, TtsEngine, TtsSynthesisOptions } from '../types.ts';
 import { PcmOutput } from './output.ts';
@@ -41,7 +41,11 @@ export class OpenAiTtsEngine implements TtsEngine {
   readonly name = 'openai';
   private readonly options: z.output<typeof OpenAiTtsOptionsSchema>;
 
-  constructor(options: OpenAiTtsOptions) {
+  /** `dispatcher`: the service's egress-guarded pool; the shared unguarded one otherwise (tests, tools). */
+  constructor(
+    options: OpenAiTtsOptions,
+    private readonly dispatcher?: Dispatcher,
+  ) {
     const parsed = OpenAiTtsOptionsSchema.safeParse(options);
     if (!parsed.success) throw new SpeechError('TTS_CONFIG_INVALID', `OpenAI speech config: ${z.prettifyError(parsed.error)}`);
     this.options = parsed.data;
@@ -66,6 +70,7 @@ export class OpenAiTtsEngine implements TtsEngine {
           speed: options.speed ?? this.options.speed,
         }),
         ...(signal ? { signal } : {}),
+        ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
       });
     } catch (error) {
       if (signal?.aborted) return;

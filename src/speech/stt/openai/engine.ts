@@ -3,7 +3,7 @@
 // utterance on finalize().
 import { z } from 'zod';
 import { encodeWav } from '../../../audio/wav.ts';
-import { FormData, readTextCapped, sendRequest, type HttpResponse } from '../../../net/http.ts';
+import { FormData, readTextCapped, sendRequest, type Dispatcher, type HttpResponse } from '../../../net/http.ts';
 import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
 import { SttError } from '../errors.ts';
 import { UtteranceBuffer } from '../utterance-buffer.ts';
@@ -22,6 +22,8 @@ export interface OpenAiSttOptions {
   apiKey?: string;
   model?: string;
   timeoutMs?: number;
+  /** The service's egress-guarded pool; the shared unguarded one otherwise (tests, tools). */
+  dispatcher?: Dispatcher;
 }
 
 const TranscriptionSchema = z.object({
@@ -42,7 +44,7 @@ class OpenAiStream implements SttStream {
   private closed = false;
 
   constructor(
-    private readonly engine: Required<Omit<OpenAiSttOptions, 'apiKey'>> & { apiKey: string | undefined },
+    private readonly engine: Required<Omit<OpenAiSttOptions, 'apiKey' | 'dispatcher'>> & Pick<OpenAiSttOptions, 'apiKey' | 'dispatcher'>,
     private readonly options: SttStreamOptions,
   ) {
     this.utterance = new UtteranceBuffer(OPENAI_STT_DEFAULTS.maxUtteranceSeconds * options.sampleRate);
@@ -85,6 +87,7 @@ class OpenAiStream implements SttStream {
         body: form,
         headers: this.engine.apiKey ? { authorization: `Bearer ${this.engine.apiKey}` } : {},
         signal: AbortSignal.any(signals),
+        ...(this.engine.dispatcher ? { dispatcher: this.engine.dispatcher } : {}),
       });
       text = await readTextCapped(response.body, OPENAI_STT_DEFAULTS.maxResponseBytes);
     } catch (err) {
@@ -121,7 +124,7 @@ class OpenAiStream implements SttStream {
 
 export class OpenAiSttEngine implements SttEngine {
   readonly name = 'openai';
-  private readonly config: Required<Omit<OpenAiSttOptions, 'apiKey'>> & { apiKey: string | undefined };
+  private readonly config: Required<Omit<OpenAiSttOptions, 'apiKey' | 'dispatcher'>> & Pick<OpenAiSttOptions, 'apiKey' | 'dispatcher'>;
 
   constructor(options: OpenAiSttOptions) {
     this.config = {
@@ -129,6 +132,7 @@ export class OpenAiSttEngine implements SttEngine {
       apiKey: options.apiKey,
       model: options.model ?? OPENAI_STT_DEFAULTS.model,
       timeoutMs: options.timeoutMs ?? OPENAI_STT_DEFAULTS.timeoutMs,
+      dispatcher: options.dispatcher,
     };
   }
 
