@@ -102,8 +102,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     outbound,
   });
   const outcomes = carriers.connect(calls.service, calls.registry, calls.events);
-  // After carriers.connect: a recovered outbound call also hangs its carrier leg up.
-  calls.service.recoverInterrupted();
   const campaigns = createCampaigns(config, { repo: store.campaigns, agents, calls: calls.service, events: calls.events, clock, random, logger });
   const http = await createServiceHttp(config, {
     auth,
@@ -126,6 +124,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   address.public ||= url;
   address.listen = url;
   outbound.policy.ownAddresses([address.public, url]);
+  // After carriers.connect (a recovered outbound call hangs its carrier leg up too) and once the
+  // address that links recordings is known.
+  calls.recover();
   if (config.agentsFile) {
     const entries = readAgentsFile(resolve(config.agentsFile), address.public);
     for (const orgId of auth.organizations) agents.loadFromFile(orgId, entries);

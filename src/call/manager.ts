@@ -63,6 +63,11 @@ export class CallManager {
     return join(this.d.dataDir, 'recordings', `${callId}.wav`);
   }
 
+  /** Where the API serves a call's recording. */
+  recordingUrl(callId: string): string {
+    return `${this.d.publicUrl()}/v2/calls/${callId}/recording`;
+  }
+
   /** A media transport opened for a registered call: run the call on it. */
   async connect(orgId: string, callId: string, transport: CallTransport): Promise<void> {
     const record = this.d.calls.get(orgId, callId);
@@ -126,6 +131,11 @@ export class CallManager {
       recorder,
       log,
       ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
+      // Kept as it is said: after a crash the record still holds everything up to it.
+      onTranscript: recorder
+        ? (messages, items) =>
+            this.d.calls.update(orgId, callId, (current) => (current.call_status === 'ongoing' ? { ...current, transcript: [...messages], transcript_with_tool_calls: [...items] } : current))
+        : undefined,
       onTurnLatency: this.d.events.listenerCount('turn') > 0 ? (parts) => this.d.events.emit('turn', { orgId, callId, parts }) : undefined,
       onEnd: (result) => {
         finalized = this.finish(orgId, callId, agent, metadata, result, recorder).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
@@ -159,7 +169,7 @@ export class CallManager {
       try {
         // Block by block: a long call's WAV must not stall the other calls' audio.
         await recorder.close();
-        recordingUrl = `${this.d.publicUrl()}/v2/calls/${callId}/recording`;
+        recordingUrl = this.recordingUrl(callId);
       } catch (error) {
         this.d.log.error({ err: error, call_id: callId }, 'recording could not be written');
       }

@@ -4,7 +4,7 @@
 // call goes, interleaved a block at a time, so an hour-long call costs disk, not memory, and
 // ending a call is one last block and the header: no spool files to write, read back and delete
 // (file operations are dear here: an open or a write costs more than a call's frame).
-import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
@@ -184,9 +184,44 @@ export class CallRecorder {
 
   /** The WAV, opened at its first block: a short call opens it once, at its end. */
   private file(): number {
-    this.fd ??= openSync(this.wavPath, 'w');
+    if (this.fd === null) {
+      this.fd = openSync(this.wavPath, 'w', 0o600);
+      // A header from the start, its sizes fixed at the end: a file the process died writing still
+      // says what it holds (repairRecording puts its sizes right).
+      writeSync(this.fd, wavHeader(0, 2, this.sampleRate), 0, 44, 0);
+    }
     return this.fd;
   }
+}
+
+/**
+ * After a crash: a recording the process died writing gets the sizes of what it holds, so it is a
+ * valid WAV again. false when there is no usable file (none, or not one of ours), which is removed.
+ */
+export function repairRecording(path: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r+');
+  } catch {
+    return false;
+  }
+  let usable = false;
+  try {
+    const header = Buffer.alloc(44);
+    const read = readSync(fd, header, 0, 44, 0);
+    const size = fstatSync(fd).size;
+    const channels = header.readUInt16LE(22);
+    usable = read === 44 && header.toString('ascii', 0, 4) === 'RIFF' && header.toString('ascii', 8, 12) === 'WAVE' && channels === 2 && header.readUInt16LE(34) === 16;
+    if (usable) {
+      const frames = Math.floor((size - 44) / (channels * 2));
+      writeSync(fd, wavHeader(frames, channels, header.readUInt32LE(24)), 0, 44, 0);
+      ftruncateSync(fd, 44 + frames * channels * 2);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  if (!usable) rmSync(path, { force: true });
+  return usable;
 }
 
 /** Rate recordings are served at, whatever rate the call's media had. */

@@ -1,6 +1,7 @@
 // The calls room, built from config: call records (registration, ending, start-up recovery),
 // organization limits, the calls running in this process, and the manager that runs a session
 // on each media stream that connects.
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentRepository } from '../agents/repository.ts';
 import type { AgentService } from '../agents/service.ts';
@@ -16,6 +17,7 @@ import type { SpeechEngineProvider } from '../speech/types.ts';
 import type { Timers } from '../timers.ts';
 import { OrgLimits, type CreditRepository } from './limits.ts';
 import { CallManager } from './manager.ts';
+import { recoverAfterRestart } from './recovery.ts';
 import { CallRegistry } from './registry.ts';
 
 export interface CallRuntimeDeps {
@@ -41,6 +43,8 @@ export interface CallRuntime {
   manager: CallManager;
   /** Registered calls waiting for their media stream. */
   streams: StreamDeadlines;
+  /** Once, at start (after the service listens: recordings are linked by its address): what a dead process left is put right. */
+  recover(): void;
   /**
    * On shutdown: calls under way may go on for `drainMs`, then the rest are ended with
    * error_service; resolves once every record is final and post-call work is done or 5 s passed.
@@ -80,6 +84,18 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     registry,
     manager,
     streams,
+    recover: () =>
+      recoverAfterRestart({
+        calls: deps.callRepo,
+        service,
+        events,
+        limits,
+        clock: deps.clock,
+        log: deps.logger,
+        recordingsDir: join(deps.dataDir, 'recordings'),
+        recordingUrl: (callId) => manager.recordingUrl(callId),
+        pricePerMinute: config.pricePerMinuteCredits,
+      }),
     async drain(drainMs) {
       const deadline = Date.now() + drainMs;
       while (registry.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));

@@ -72,6 +72,8 @@ export interface SessionOptions {
   log: Logger;
   /** Checked every second; a reason ends the call (credit balance used up, …). */
   guard?: (connectedMs: number) => DisconnectionReason | null;
+  /** The transcript so far, each time a message or tool item settles (the record keeps it at once). */
+  onTranscript?: ((messages: readonly TranscriptMessage[], items: readonly TranscriptItem[]) => void) | undefined;
   /** Each answered turn's latency parts, for observers in the process (the bench's per-turn breakdown). */
   onTurnLatency?: ((parts: TurnLatency) => void) | undefined;
   onEnd(result: SessionResult): void;
@@ -84,7 +86,7 @@ export class CallSession {
   private readonly caller: CallerInput;
   private readonly voice: AgentVoice;
   private readonly model: ModelTurn;
-  private readonly transcript = new Transcript();
+  private readonly transcript: Transcript;
   private readonly history: ChatHistory;
   private readonly timers: CallTimers;
   private readonly latency: CallLatency;
@@ -102,6 +104,7 @@ export class CallSession {
     this.clock = new CallClock(o.timers);
     this.latency = new CallLatency(() => o.timers.now(), o.onTurnLatency);
     this.history = new ChatHistory(o.systemPrompt);
+    this.transcript = new Transcript(o.onTranscript && ((t) => o.onTranscript?.(t.messages, t.items)));
     const session = this;
     this.caller = new CallerInput({
       rate,

@@ -1,6 +1,8 @@
 // The call's transcript as the record keeps it: caller and agent messages and tool items, each with
 // start_at/end_at in seconds from the call's start, start times never going backwards. An agent
 // message opens when the far side starts playing it and ends with the words the caller heard.
+// Every settled change is handed to `committed`, so the record can keep it at once (a crash then
+// loses nothing said before it).
 import type { TranscriptItem, TranscriptMessage } from '../calls/record.ts';
 import type { ToolTranscriptItem } from '../tools/transcript.ts';
 
@@ -12,8 +14,13 @@ export class Transcript {
   /** Agent messages whose playback began, by utterance id. */
   private readonly playing = new Map<number, TranscriptMessage>();
 
+  /** `committed`: a message or tool item was settled (not a message still being played). */
+  constructor(private readonly committed?: ((transcript: Transcript) => void) | undefined) {}
+
   addUser(text: string, startAt: number, endAt: number): TranscriptMessage {
-    return this.add('user', text, startAt, endAt);
+    const message = this.add('user', text, startAt, endAt);
+    this.committed?.(this);
+    return message;
   }
 
   /** Playback of agent utterance `id` began at `at` (seconds). */
@@ -35,6 +42,7 @@ export class Transcript {
     const message = started ?? this.add('agent', heard, from, to);
     message.content = heard;
     message.end_at = Math.max(message.start_at, to);
+    this.committed?.(this);
     return true;
   }
 
@@ -43,6 +51,7 @@ export class Transcript {
     const startAt = Math.max(item.start_at, this.lastStartAt);
     this.lastStartAt = startAt;
     this.items.push({ ...item, start_at: startAt, end_at: Math.max(item.end_at, item.start_at, startAt) });
+    this.committed?.(this);
   }
 
   private add(role: 'agent' | 'user', content: string, startAt: number, endAt: number): TranscriptMessage {

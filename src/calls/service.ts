@@ -178,27 +178,6 @@ export class CallService {
     if (ended && changed) this.events.emit('ended', { orgId: found.orgId, record: ended });
     return ended;
   }
-
-  /** At start-up: calls a dead process was running are finalized, once, with error_service. */
-  recoverInterrupted(): void {
-    for (const { orgId, record } of this.calls.listByStatus(['ongoing'])) {
-      const now = this.clock.now();
-      const ended = this.calls.update(orgId, record.call_id, (current) => {
-        if (current.call_status !== 'ongoing') return current;
-        const duration = current.start_timestamp === null ? 0 : Math.max(0, now - current.start_timestamp);
-        return {
-          ...current,
-          call_status: 'error',
-          disconnection_reason: 'error_service',
-          disconnection_message: 'The service stopped during the call.',
-          end_timestamp: now,
-          duration_ms: duration,
-        };
-      });
-      if (ended) this.events.emit('ended', { orgId, record: ended });
-      this.log.warn({ call_id: record.call_id }, 'call interrupted by a restart finalized with error_service');
-    }
-  }
 }
 
 export const ADMISSION_MESSAGES = {

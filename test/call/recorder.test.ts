@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CallRecorder, openRecording } from '../../src/call/recorder.ts';
+import { CallRecorder, openRecording, repairRecording } from '../../src/call/recorder.ts';
+import { decodeWav } from '../../src/audio/wav.ts';
 import { amplitudeAt, db, tone } from '../audio/signals.ts';
 
 const served = async (path: string) => {
@@ -93,5 +94,30 @@ describe('call recording', () => {
 
   it('answers ENOENT for a recording that is not there', async () => {
     await expect(openRecording(join(tmpdir(), 'no-such-recording.wav'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('leaves a recording the process died writing readable: a header from the first block, its sizes put right after the crash', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'rec-')), 'call.wav');
+    const recorder = new CallRecorder(path, 8000);
+    // 2.5 s of both sides at 8 kHz: two one-second blocks reach the file, the rest dies with the process.
+    for (let ms = 0; ms < 2500; ms += 20) {
+      recorder.callerAudio(new Int16Array(160).fill(1000), ms);
+      recorder.agentAudio(new Int16Array(160).fill(-1000), ms);
+    }
+    const beforeRepair = readFileSync(path);
+    expect(beforeRepair.toString('ascii', 0, 4)).toBe('RIFF');
+    expect(beforeRepair.readUInt32LE(24)).toBe(8000);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(repairRecording(path)).toBe(true);
+    const wav = decodeWav(readFileSync(path), 8000);
+    expect(wav.samples.length).toBe(2 * 8000);
+  });
+
+  it('removes a file that is no recording of ours when asked to repair it', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'rec-')), 'call.wav');
+    writeFileSync(path, 'not a wav at all');
+    expect(repairRecording(path)).toBe(false);
+    expect(existsSync(path)).toBe(false);
+    expect(repairRecording(path)).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AgentConfigSchema } from '../../src/agents/schema.ts';
 import { interruptionThresholdMs } from '../../src/call/caller/caller-input.ts';
-import { CallSession, type SessionResult } from '../../src/call/session.ts';
+import { CallSession, type SessionOptions, type SessionResult } from '../../src/call/session.ts';
 import { ManualTimers } from '../../src/timers.ts';
 import type { TurnLatency } from '../../src/calls/events.ts';
 import { LlmError } from '../../src/llm/errors.ts';
@@ -41,6 +41,7 @@ function setup(
     rate?: 8000 | 16000;
     vad?: EnergyVad;
     onTurnLatency?: (parts: TurnLatency) => void;
+    onTranscript?: SessionOptions['onTranscript'];
   } = {},
 ) {
   const rate = options.rate ?? 16000;
@@ -61,6 +62,7 @@ function setup(
     log: silentLog,
     ...(options.guard ? { guard: options.guard } : {}),
     onTurnLatency: options.onTurnLatency,
+    onTranscript: options.onTranscript,
     onEnd: (r) => (result = r),
   });
   /** Feeds `ms` of caller audio (speech or silence) frame by frame in fake real time. */
@@ -135,6 +137,28 @@ describe('CallSession', () => {
     expect(turns[0]).toMatchObject({ turn: 1, e2e: r.latency!.e2e!.p50, asr: 0, llm: 12, llmSpeakable: 15, tts: 0 });
     // First audio of the answer, on the call's clock: the caller's speech end (1.8 s) plus e2e.
     expect(turns[0]!.at).toBe(1_700_000_000_000 + 1800 + turns[0]!.e2e);
+  });
+
+  it('hands every settled message to onTranscript at once (the record keeps it), never one still playing', async () => {
+    const snapshots: string[][] = [];
+    const s = setup({
+      heard: ['my name is ann'],
+      steps: [say('Nice to meet you.')],
+      onTranscript: (messages) => snapshots.push(messages.map((m) => `${m.role}: ${m.content}`)),
+    });
+    await s.session.start();
+    await s.wait(100);
+    expect(snapshots).toEqual([]); // the greeting is still playing
+    await s.wait(200);
+    expect(snapshots).toEqual([['agent: Hello there.']]);
+    await s.feed(700, 0);
+    await s.feed(800, SPEECH);
+    await s.feed(1500, 0);
+    expect(snapshots).toEqual([
+      ['agent: Hello there.'],
+      ['agent: Hello there.', 'user: my name is ann'],
+      ['agent: Hello there.', 'user: my name is ann', 'agent: Nice to meet you.'],
+    ]);
   });
 
   it('waits for the caller when begin_message is empty', async () => {

@@ -1,13 +1,14 @@
 // The service as a real process: SIGTERM during a call drains then ends it with
 // error_service; kill -9 during a call leaves it for the next start to finalize.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../helpers/net.ts';
 import { CallRecordSchema } from '../../src/calls/record.ts';
-import { agentFinished, placeInboundCall } from '../helpers/phone.ts';
+import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
+import { decodeWav } from '../../src/audio/wav.ts';
 import { TEST_TWILIO_TOKEN } from '../helpers/service.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -71,23 +72,48 @@ describe('the service process and calls under way', () => {
     expect(record.end_timestamp).not.toBeNull();
   }, 90_000);
 
-  it('kill -9: the call left ongoing is finalized with error_service at the next start', async () => {
+  it('kill -9: the call left ongoing keeps what was said, its recording and its charge; a call still registered ends; a stray recording goes', async () => {
     const { dataDir, port, first } = await serviceWithPhoneAgent();
     const { caller, callId } = await placeInboundCall(first.url, NUMBER);
     await agentFinished(caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });
+    await caller.speak(fixtureUlaw('04-yes-please'));
+    // The caller's words are in the record as soon as they are recognised.
+    await vi.waitFor(
+      async () => {
+        const live = CallRecordSchema.parse(await (await api(first.url, 'GET', `/v2/calls/${callId}`)).json());
+        expect(live.transcript?.some((m) => m.role === 'user')).toBe(true);
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+    // A second call the carrier announced but whose stream never came.
+    const waiting = await voiceWebhook(first.url, { CallSid: `CA${'1'.repeat(32)}`, From: '+14155550100', To: NUMBER });
+    const waitingId = /name="call_id" value="([^"]+)"/.exec(await waiting.text())![1]!;
     first.child.kill('SIGKILL');
     await caller.waitForClose();
     await first.exited;
+    writeFileSync(join(dataDir, 'recordings', 'call_nobody.wav'), 'left by nobody');
 
     const second = await startProcess(dataDir, port);
     const record = CallRecordSchema.parse(await (await api(second.url, 'GET', `/v2/calls/${callId}`)).json());
     expect(record).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service', disconnection_message: 'The service stopped during the call.' });
+    expect(record.transcript!.map((m) => m.role).slice(0, 2)).toEqual(['agent', 'user']);
+    expect(record.transcript![0]!.content).toMatch(/demo front desk/);
     expect(record.duration_ms).toBeGreaterThan(0);
+    expect(record.call_cost!.total_credits_used).toBeGreaterThan(0);
+    expect(record.recording_url).toBe(`${second.url}/v2/calls/${callId}/recording`);
+    const recording = await api(second.url, 'GET', `/v2/calls/${callId}/recording`);
+    expect(recording.status).toBe(200);
+    const wav = decodeWav(new Uint8Array(await recording.arrayBuffer()), 16000);
+    expect(wav.samples.length / 16000).toBeGreaterThan(1);
+    const stale = CallRecordSchema.parse(await (await api(second.url, 'GET', `/v2/calls/${waitingId}`)).json());
+    expect(stale).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_failed' });
+    expect(existsSync(join(dataDir, 'recordings', 'call_nobody.wav'))).toBe(false);
     // Finalized once: a third start changes nothing.
     second.child.kill('SIGTERM');
     await second.exited;
     const third = await startProcess(dataDir, port);
     const again = CallRecordSchema.parse(await (await api(third.url, 'GET', `/v2/calls/${callId}`)).json());
     expect(again.end_timestamp).toBe(record.end_timestamp);
-  }, 90_000);
+    expect(again.call_cost).toEqual(record.call_cost);
+  }, 120_000);
 });
