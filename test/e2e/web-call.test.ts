@@ -59,6 +59,24 @@ describe('browser calls', () => {
     expect(client.audioFrames).toBeGreaterThan(100);
   }, 60_000);
 
+  it('holds caller audio to the clock: a page that pushes a minute of audio in a moment is cut off (1008) and none of it is kept', async () => {
+    const { call_id, access_token, websocket_url } = await webCall();
+    const client = new WebCallClient(websocket_url);
+    await client.opened;
+    client.send({ type: 'start', access_token });
+    await client.waitFor((e) => e.type === 'call_started');
+    const started = performance.now();
+    client.flood(new Int16Array(60 * 16000).fill(3000));
+    expect(await client.closed).toBe(1008);
+    const r = await record(call_id);
+    const heldMs = performance.now() - started;
+    expect(client.events.some((e) => e.type === 'error' && e.code === 'AUDIO_AHEAD')).toBe(true);
+    // The recording holds the call's own length, not the minute that was pushed.
+    const wav = await fetch(r.recording_url!, { headers: { authorization: `Bearer ${t.keyOf('acme')}` } });
+    const seconds = decodeWav(new Uint8Array(await wav.arrayBuffer()), 16000).samples.length / 16000;
+    expect(seconds).toBeLessThan(heldMs / 1000 + 3);
+  }, 60_000);
+
   it('refuses a wrong token with 1008 and a reused one too', async () => {
     const { access_token, websocket_url } = await webCall();
     const wrong = new WebCallClient(websocket_url);

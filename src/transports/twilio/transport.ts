@@ -6,6 +6,7 @@ import { muLawEncode } from '../../audio/g711.ts';
 import { CarrierAudioIn } from '../../audio/telephony.ts';
 import type { DisconnectionReason } from '../../calls/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
+import { InboundPace } from '../inbound-pace.ts';
 import { canonicalMediaPayload, parseTwilioMessage, twilioClear, twilioMark, twilioMediaPrefix, TWILIO_MEDIA_SUFFIX, type TwilioInbound } from './protocol.ts';
 
 const RATE = 8000;
@@ -20,6 +21,7 @@ export class TwilioTransport implements CallTransport {
   private readonly mediaPrefix: string;
   private scratch = Buffer.alloc(RATE / 50);
   private hungUp = false;
+  private readonly pace: InboundPace;
   /** Malformed frames seen (logged and dropped). */
   dropped = 0;
 
@@ -28,7 +30,9 @@ export class TwilioTransport implements CallTransport {
     readonly streamSid: string,
     readonly callSid: string,
     private readonly log: Logger,
+    now?: () => number,
   ) {
+    this.pace = new InboundPace(RATE, now);
     this.mediaPrefix = twilioMediaPrefix(streamSid);
     socket.on('close', () => this.farEnd());
     socket.on('error', (error) => this.log.warn({ err: error }, 'media socket error'));
@@ -74,7 +78,18 @@ export class TwilioTransport implements CallTransport {
     if (payload.length * 0.75 > this.scratch.length) this.scratch = Buffer.alloc(Math.ceil(payload.length * 0.75));
     const n = this.scratch.write(payload, 'base64');
     if (n === 0) return;
-    for (const frame of this.inbound.push(this.scratch.subarray(0, n))) this.handlers?.audio(frame);
+    for (const frame of this.inbound.push(this.scratch.subarray(0, n))) {
+      const verdict = this.pace.admit(frame.length);
+      if (verdict === 'accept') this.handlers?.audio(frame);
+      else if (verdict === 'close') return this.cutOff();
+    }
+  }
+
+  /** A stream that keeps sending audio faster than real time is closed as a policy violation. */
+  private cutOff(): void {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
+    this.log.warn('media stream closed: its audio kept running ahead of real time');
+    this.socket.close(1008, 'audio ahead of real time');
   }
 
   private farEnd(): void {

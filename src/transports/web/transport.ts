@@ -5,6 +5,7 @@ import WebSocket from 'ws';
 import { Framer } from '../../audio/framer.ts';
 import type { DisconnectionReason } from '../../calls/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
+import { InboundPace } from '../inbound-pace.ts';
 import { WebClientMessage, type WebServerMessage } from './protocol.ts';
 
 export class WebTransport implements CallTransport {
@@ -12,12 +13,15 @@ export class WebTransport implements CallTransport {
   private handlers: TransportHandlers | null = null;
   private readonly framer = new Framer();
   private hungUp = false;
+  private readonly pace: InboundPace;
   dropped = 0;
 
   constructor(
     private readonly socket: WebSocket,
     private readonly log: Logger,
+    now?: () => number,
   ) {
+    this.pace = new InboundPace(16000, now);
     socket.on('close', () => this.farEnd());
     socket.on('error', (error) => this.log.warn({ err: error }, 'browser socket error'));
   }
@@ -32,7 +36,11 @@ export class WebTransport implements CallTransport {
       // Copy: the socket reuses its buffers, and Int16Array needs 2-byte alignment.
       const samples = new Int16Array(data.length / 2);
       Buffer.from(samples.buffer).set(data);
-      for (const frame of this.framer.push(samples)) this.handlers?.audio(frame);
+      for (const frame of this.framer.push(samples)) {
+        const verdict = this.pace.admit(frame.length);
+        if (verdict === 'accept') this.handlers?.audio(frame);
+        else if (verdict === 'close') return this.cutOff();
+      }
       return;
     }
     let json: unknown;
@@ -51,6 +59,14 @@ export class WebTransport implements CallTransport {
     if (message.type === 'mark') this.handlers?.mark(message.name);
     else if (message.type === 'dtmf') this.handlers?.dtmf(message.digit);
     else if (message.type === 'hangup') this.farEnd();
+  }
+
+  /** A page that keeps sending audio faster than real time is closed as a policy violation. */
+  private cutOff(): void {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
+    this.log.warn('browser call closed: its audio kept running ahead of real time');
+    this.send({ type: 'error', code: 'AUDIO_AHEAD', message: 'audio arrived faster than real time' });
+    this.socket.close(1008, 'audio ahead of real time');
   }
 
   private farEnd(): void {
