@@ -85,7 +85,7 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
   const stub = o.url === undefined && o.engines === 'stub' ? stubSpeechEngines(o.ttsFrames) : null;
   if (url === undefined) {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
-    key = 'bench-key-0123456789';
+    key = 'bench-key-0123456789-0123456789-0123';
     const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', AGENTS_FILE: '', EGRESS_ALLOW: '127.0.0.0/8' });
     service = await startService({ config, logger: pino({ level: 'error' }), ...(stub ? { speech: stub } : {}) });
     const s = service;

@@ -21,7 +21,7 @@ import { stubSpeechEngines } from './stub-engines.ts';
 
 const { values } = parseArgs({ options: { port: { type: 'string' } } });
 const port = z.coerce.number().int().min(0).max(65535).default(0).parse(values.port);
-const key = 'bench-key-0123456789';
+const key = 'bench-key-0123456789-0123456789-0123';
 // Every bench call leaves a recording here (~2 MB per 20 s call): removed when the service stops.
 const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
 const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', EGRESS_ALLOW: '127.0.0.0/8' });

@@ -11,7 +11,8 @@ export const ConfigSchema = z.object({
   API_KEYS: z.string().optional(),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  AGENTS_FILE: z.string().default('media/agents/demo.json'),
+  AGENTS_FILE: z.string().optional(),
+  DEMO: z.enum(['on', 'off']).default('on'),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
   PRICE_PER_MINUTE_CREDITS: z.coerce.number().min(0).default(10),
@@ -59,6 +60,8 @@ export interface Config {
   publicUrl: string | undefined;
   logLevel: RawConfig['LOG_LEVEL'];
   agentsFile: string;
+  /** on: the demo model peer is served under /demo/ and the demo agent loaded (AGENTS_FILE's default); off: neither. */
+  demo: boolean;
   bodyLimitBytes: number;
   rateLimitPerMinute: number;
   pricePerMinuteCredits: number;
@@ -92,6 +95,8 @@ export class ConfigError extends Error {
 }
 
 const ORG_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+/** Shorter keys can be guessed by the thousand a second an open port allows. */
+export const MIN_API_KEY_LENGTH = 32;
 
 /** `org_id:key` pairs separated by commas; a bare key belongs to org `default`. */
 export function parseApiKeys(value: string): ApiKeyEntry[] {
@@ -103,7 +108,9 @@ export function parseApiKeys(value: string): ApiKeyEntry[] {
     const orgId = colon === -1 ? 'default' : item.slice(0, colon).trim();
     const key = colon === -1 ? item : item.slice(colon + 1).trim();
     if (!ORG_ID.test(orgId)) throw new ConfigError(`API_KEYS: organization id ${JSON.stringify(orgId)} must match ${ORG_ID}`);
-    if (key.length < 8) throw new ConfigError(`API_KEYS: the key of organization ${orgId} is shorter than 8 characters`);
+    if (key.length < MIN_API_KEY_LENGTH) {
+      throw new ConfigError(`API_KEYS: the key of organization ${orgId} is shorter than ${MIN_API_KEY_LENGTH} characters; a short key can be guessed (openssl rand -hex 24 makes a good one)`);
+    }
     if (entries.some((e) => e.key === key)) throw new ConfigError(`API_KEYS: a key is listed twice`);
     entries.push({ orgId, key });
   }
@@ -124,7 +131,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiKeys: raw.API_KEYS ? parseApiKeys(raw.API_KEYS) : [],
     publicUrl: raw.PUBLIC_URL?.replace(/\/+$/, ''),
     logLevel: raw.LOG_LEVEL,
-    agentsFile: raw.AGENTS_FILE,
+    agentsFile: raw.AGENTS_FILE ?? (raw.DEMO === 'on' ? 'media/agents/demo.json' : ''),
+    demo: raw.DEMO === 'on',
     bodyLimitBytes: raw.BODY_LIMIT_BYTES,
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
     pricePerMinuteCredits: raw.PRICE_PER_MINUTE_CREDITS,

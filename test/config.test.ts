@@ -7,18 +7,21 @@ describe('configuration', () => {
     expect(c).toMatchObject({ port: 8080, host: '127.0.0.1', dataDir: './data', apiKeys: [], publicUrl: undefined, logLevel: 'info', agentsFile: 'media/agents/demo.json', bodyLimitBytes: 1048576 });
   });
 
+  const key = (c: string) => `${c}-`.padEnd(32, c);
+
   it('reads org_id:key pairs, and gives a bare key to org default', () => {
-    expect(parseApiKeys('acme:k1-aaaaaaaa, bare-key-bbbbbbbb ,globex:k2-cccccccc')).toEqual([
-      { orgId: 'acme', key: 'k1-aaaaaaaa' },
-      { orgId: 'default', key: 'bare-key-bbbbbbbb' },
-      { orgId: 'globex', key: 'k2-cccccccc' },
+    expect(parseApiKeys(`acme:${key('a')}, ${key('b')} ,globex:${key('c')}`)).toEqual([
+      { orgId: 'acme', key: key('a') },
+      { orgId: 'default', key: key('b') },
+      { orgId: 'globex', key: key('c') },
     ]);
   });
 
-  it('refuses short keys, duplicate keys and bad org ids', () => {
+  it('refuses keys shorter than 32 characters (guessable), duplicate keys and bad org ids, naming each', () => {
     expect(() => parseApiKeys('acme:short')).toThrow(ConfigError);
-    expect(() => parseApiKeys('a:same-key-123,b:same-key-123')).toThrow(/twice/);
-    expect(() => parseApiKeys('bad org:key-12345678')).toThrow(/organization id/);
+    expect(() => parseApiKeys(`acme:${key('a').slice(0, 31)}`)).toThrow(/acme is shorter than 32 characters/);
+    expect(() => parseApiKeys(`a:${key('s')},b:${key('s')}`)).toThrow(/twice/);
+    expect(() => parseApiKeys(`bad org:${key('k')}`)).toThrow(/organization id/);
   });
 
   it('refuses a bad PORT or PUBLIC_URL with a message naming the variable', () => {

@@ -4,7 +4,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { ApiKeyEntry } from '../config.ts';
+import { MIN_API_KEY_LENGTH, type ApiKeyEntry } from '../config.ts';
 import { ApiError } from '../errors.ts';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
@@ -47,7 +47,7 @@ export function loadOrCreateDefaultKey(dataDir: string, randomHex: (bytes: numbe
   const file = join(dataDir, 'api-key');
   if (existsSync(file)) {
     const key = readFileSync(file, 'utf8').trim();
-    if (key.length >= 8) return { entry: { orgId: 'default', key }, created: false, file };
+    if (key.length >= MIN_API_KEY_LENGTH) return { entry: { orgId: 'default', key }, created: false, file };
   }
   mkdirSync(dataDir, { recursive: true });
   const key = `vk_${randomHex(24)}`;

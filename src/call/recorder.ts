@@ -94,7 +94,7 @@ export class CallRecorder {
     private readonly wavPath: string,
     readonly sampleRate: number = INTERNAL_SAMPLE_RATE,
   ) {
-    mkdirSync(dirname(wavPath), { recursive: true });
+    mkdirSync(dirname(wavPath), { recursive: true, mode: 0o700 });
     this.block = sampleRate * BLOCK_SECONDS;
     this.skew = sampleRate * SKEW_SECONDS;
     this.caller = new Channel(this.block + this.skew);

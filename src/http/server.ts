@@ -7,8 +7,9 @@ import type { ApiKeyAuthenticator } from '../auth/api-keys.ts';
 import type { Clock } from '../clock.ts';
 import { ApiError } from '../errors.ts';
 import { toApiError } from './errors.ts';
+import { MAX_JSON_DEPTH, tooDeep } from './json-depth.ts';
 import { OpenApiRegistry, type RouteDoc } from './openapi.ts';
-import { RateLimiter } from './rate-limit.ts';
+import { AuthFailureLimiter, RateLimiter } from './rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -46,6 +47,13 @@ export function createHttpServer(options: HttpOptions): HttpServer {
   });
   // The API speaks JSON only; carrier webhooks add their form parser in their own scope.
   app.removeContentTypeParser('text/plain');
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const deep = tooDeep(body as string);
+    if (deep) return done(new ApiError('BAD_REQUEST', `${deep}: nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    parseJson(request, body as string, done);
+  });
   app.setValidatorCompiler(validatorCompiler);
   // Response schemas exist for the OpenAPI document; replies are plain JSON.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
@@ -54,6 +62,7 @@ export function createHttpServer(options: HttpOptions): HttpServer {
   app.addHook('onRoute', openapi.collect);
 
   const limiter = new RateLimiter(options.rateLimitPerMinute, options.clock);
+  const authFailures = new AuthFailureLimiter(options.clock);
   let shuttingDown = false;
 
   app.decorateRequest('orgId', '');
@@ -65,7 +74,13 @@ export function createHttpServer(options: HttpOptions): HttpServer {
       });
     }
     if (isPublic) return;
-    request.orgId = options.auth.authenticate(request.headers.authorization);
+    authFailures.check(request.ip);
+    try {
+      request.orgId = options.auth.authenticate(request.headers.authorization);
+    } catch (error) {
+      authFailures.failed(request.ip);
+      throw error;
+    }
     limiter.take(request.orgId);
   });
 

@@ -93,13 +93,15 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   twilioMediaRoute(app, { calls: deps.callRepo, manager: calls.manager, log: logger, accepting });
   webMediaRoute(app, { tokens, manager: calls.manager, log: logger, accepting });
   // The demo model server and its booking tool: a peer the demo agent reaches over HTTP,
-  // public like any customer's model server would be to this service.
-  await app.register(async (scope) => {
-    scope.addHook('onRoute', (route) => {
-      route.config = { ...route.config, doc: { summary: `Demo peer: ${route.url}`, tag: 'demo', public: true } };
+  // public like any customer's model server would be to this service. DEMO=off unmounts it.
+  if (config.demo) {
+    await app.register(async (scope) => {
+      scope.addHook('onRoute', (route) => {
+        route.config = { ...route.config, doc: { summary: `Demo peer: ${route.url}`, tag: 'demo', public: true } };
+      });
+      await scope.register(demoRoutes, { prefix: '/demo' });
     });
-    await scope.register(demoRoutes, { prefix: '/demo' });
-  });
+  }
   // The browser call page (GET / and /web/*): public static files; it asks for the API key.
   webPageRoutes(app);
 

@@ -1,5 +1,6 @@
 // The store room, built from config: one SQLite database under DATA_DIR (WAL mode) and the
 // repositories the other rooms declare, implemented on it.
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { SqliteAgentRepository } from './agents.ts';
 import { SqliteCallRepository } from './calls.ts';
@@ -20,8 +21,24 @@ export interface Store {
   close(): void;
 }
 
+/**
+ * DATA_DIR holds keys, conversations and recordings: only the service's user may enter it, and the
+ * database is created private (SQLite gives its -wal and -shm files the database's mode).
+ */
+function privateDatabaseFile(dataDir: string): string {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // A directory the operator made for another owner keeps its mode: the service cannot change it.
+  try {
+    chmodSync(dataDir, 0o700);
+  } catch {}
+  const file = join(dataDir, 'voicecall.db');
+  if (existsSync(file)) chmodSync(file, 0o600);
+  else closeSync(openSync(file, 'a', 0o600));
+  return file;
+}
+
 export function openStore(dataDir: string): Store {
-  const db = openDatabase(join(dataDir, 'voicecall.db'));
+  const db = openDatabase(privateDatabaseFile(dataDir));
   return {
     db,
     agents: new SqliteAgentRepository(db),

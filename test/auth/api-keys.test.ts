@@ -7,17 +7,17 @@ import { ApiError } from '../../src/errors.ts';
 
 describe('API key authentication', () => {
   const auth = new ApiKeyAuthenticator([
-    { orgId: 'acme', key: 'acme-key-0123456789' },
-    { orgId: 'globex', key: 'globex-key-0123456789' },
+    { orgId: 'acme', key: 'acme-key-0123456789-0123456789-0123' },
+    { orgId: 'globex', key: 'globex-key-0123456789-0123456789-0123' },
   ]);
 
   it('maps a bearer key to its organization, case-insensitive on the scheme', () => {
-    expect(auth.authenticate('Bearer acme-key-0123456789')).toBe('acme');
-    expect(auth.authenticate('bearer globex-key-0123456789')).toBe('globex');
+    expect(auth.authenticate('Bearer acme-key-0123456789-0123456789-0123')).toBe('acme');
+    expect(auth.authenticate('bearer globex-key-0123456789-0123456789-0123')).toBe('globex');
   });
 
   it('refuses missing, malformed, prefix and wrong keys with 401', () => {
-    for (const header of [undefined, '', 'acme-key-0123456789', 'Bearer', 'Bearer acme-key-012345678', 'Bearer acme-key-0123456789x', 'Basic abc']) {
+    for (const header of [undefined, '', 'acme-key-0123456789-0123456789-0123', 'Bearer', 'Bearer acme-key-012345678', 'Bearer acme-key-0123456789-0123456789-0123x', 'Basic abc']) {
       try {
         auth.authenticate(header);
         expect.unreachable(String(header));

@@ -88,7 +88,7 @@ afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
 });
 
-const KEY = 'acme:kill-test-key-0123456789';
+const KEY = 'acme:kill-test-key-0123456789-0123456789-0123';
 
 function startProcess(dataDir: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -116,7 +116,7 @@ function startProcess(dataDir: string, env: Record<string, string>): Promise<{ c
 async function api(url: string, method: string, path: string, body?: unknown): Promise<unknown> {
   const res = await fetch(`${url}${path}`, {
     method,
-    headers: { authorization: 'Bearer kill-test-key-0123456789', ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: { authorization: 'Bearer kill-test-key-0123456789-0123456789-0123', ...(body ? { 'content-type': 'application/json' } : {}) },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
   return res.json();

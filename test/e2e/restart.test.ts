@@ -12,7 +12,7 @@ import { decodeWav } from '../../src/audio/wav.ts';
 import { TEST_TWILIO_TOKEN } from '../helpers/service.ts';
 
 const root = join(import.meta.dirname, '..', '..');
-const KEY = 'restart-key-0123456789';
+const KEY = 'restart-key-0123456789-0123456789-0123';
 const NUMBER = '+15550300001';
 const children: ChildProcess[] = [];
 afterEach(() => {

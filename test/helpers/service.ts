@@ -37,13 +37,13 @@ export function errorOf(res: TestResponse) {
 export const TEST_TWILIO_TOKEN = 'test-twilio-auth-token';
 
 export const KEYS: Record<string, string> = {
-  acme: 'acme-key-0123456789',
-  globex: 'globex-key-0123456789',
-  filters: 'filters-key-0123456789',
-  'paging-descending': 'paging-desc-key-0123456789',
-  'paging-ascending': 'paging-asc-key-0123456789',
-  limited: 'limited-key-0123456789',
-  broke: 'broke-key-0123456789',
+  acme: 'acme-key-0123456789-0123456789-0123',
+  globex: 'globex-key-0123456789-0123456789-0123',
+  filters: 'filters-key-0123456789-0123456789-0123',
+  'paging-descending': 'paging-desc-key-0123456789-0123456789-0123',
+  'paging-ascending': 'paging-asc-key-0123456789-0123456789-0123',
+  limited: 'limited-key-0123456789-0123456789-0123',
+  broke: 'broke-key-0123456789-0123456789-0123',
 };
 
 export async function startTestService(

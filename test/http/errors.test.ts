@@ -91,6 +91,43 @@ describe('rate limit', () => {
   });
 });
 
+describe('abuse of the API', () => {
+  it('answers a body nested deeper than 64 levels with 400 naming where, never 500', async () => {
+    const nested = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000);
+    const cases: [string, string, string][] = [
+      ['/v2/calls', `{"call_from":"+14155550100","call_to":"+14155550111","agent_id":"demo","metadata":${nested}}`, 'body.metadata.a.a.a.a.a…'],
+      ['/v2/web-calls', `{"agent_id":"demo","dynamic_variables":${nested}}`, 'body.dynamic_variables.a'],
+      ['/v2/agents/list', '['.repeat(5000) + ']'.repeat(5000), 'body[][][][][][]…'],
+    ];
+    for (const [path, raw, where] of cases) {
+      const res = await t.request('POST', path, { raw, headers: { 'content-type': 'application/json' } });
+      expect(res.status, path).toBe(400);
+      expect(errorOf(res)).toMatchObject({ code: 'BAD_REQUEST', details: expect.stringContaining(where) as string });
+    }
+    const fine = '{"a":'.repeat(60) + '1' + '}'.repeat(60);
+    const ok = await t.request('POST', '/v2/calls', { raw: `{"call_from":"+14155550100","call_to":"+14155550111","agent_id":"demo","metadata":${fine}}`, headers: { 'content-type': 'application/json' } });
+    expect(ok.status).toBe(201);
+  });
+
+  it('refuses an address with 429 after 20 failed authentications in a minute, even with a right key, until the minute is over', async () => {
+    let now = 1_000_000;
+    const clock: Clock = { now: () => now };
+    const guarded = await startTestService({}, { clock });
+    try {
+      for (let i = 0; i < 20; i++) expect((await guarded.request('POST', '/v2/agents/list', { key: `wrong-key-${i}` })).status).toBe(401);
+      const refused = await guarded.request('POST', '/v2/agents/list', { key: 'wrong-key-x' });
+      expect(refused.status).toBe(429);
+      expect(errorOf(refused).code).toBe('RATE_LIMITED');
+      expect(refused.headers.get('retry-after')).toBe('60');
+      expect((await guarded.request('POST', '/v2/agents/list')).status).toBe(429);
+      now += 60_000;
+      expect((await guarded.request('POST', '/v2/agents/list')).status).toBe(200);
+    } finally {
+      await guarded.stop();
+    }
+  });
+});
+
 describe('shutdown', () => {
   it('answers 503 to API requests and readiness once shutdown began, while liveness stays up', async () => {
     const s = await startTestService();
@@ -111,11 +148,11 @@ describe('logs', () => {
       body: { agent_id: 'secretive', agent_name: 'S', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm', api_key: 'sk-very-secret-123' } },
     });
     await t.request('GET', '/v2/calls/none', { key: 'wrong-key-but-secret-999' });
-    t.service.logger.info({ llm: { api_key: 'sk-very-secret-123' }, authorization: 'Bearer acme-key-0123456789' }, 'probe');
+    t.service.logger.info({ llm: { api_key: 'sk-very-secret-123' }, authorization: 'Bearer acme-key-0123456789-0123456789-0123' }, 'probe');
     const all = t.logs.join('\n');
     expect(all).toContain('probe');
     expect(all).not.toContain('sk-very-secret-123');
-    expect(all).not.toContain('acme-key-0123456789');
+    expect(all).not.toContain('acme-key-0123456789-0123456789-0123');
     expect(all).not.toContain('wrong-key-but-secret-999');
   });
 });

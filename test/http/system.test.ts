@@ -34,3 +34,25 @@ describe('system endpoints', () => {
     expect(res.text).not.toMatch(/<script[^>]+src=/);
   });
 });
+
+describe('what the service keeps on disk and serves publicly', () => {
+  it('keeps DATA_DIR and its recordings private to the service’s user (0700), its database and recordings 0600', async () => {
+    const { statSync, readdirSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    expect(mode(t.dataDir)).toBe(0o700);
+    for (const file of readdirSync(t.dataDir).filter((f) => f.startsWith('voicecall.db'))) expect(mode(join(t.dataDir, file)), file).toBe(0o600);
+    expect(readdirSync(t.dataDir)).toContain('voicecall.db-wal');
+  });
+
+  it('with DEMO=off serves no demo peer and loads no demo agent', async () => {
+    const off = await startTestService({ DEMO: 'off' });
+    try {
+      expect((await off.request('POST', '/demo/llm/v1/chat/completions', { key: null, body: {} })).status).toBe(404);
+      expect((await off.request('GET', '/v2/agents/demo')).status).toBe(404);
+      expect((await t.request('GET', '/v2/agents/demo')).status).toBe(200);
+    } finally {
+      await off.stop();
+    }
+  });
+});
