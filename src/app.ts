@@ -112,6 +112,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     campaigns: campaigns.service,
     outcomes,
     carrierCalls: store.carrierCalls,
+    idempotency: store.idempotency,
     storeProblem: () => store.problem(),
     timers,
     clock,

@@ -10,6 +10,8 @@ export const ERROR_TABLE = {
   NOT_FOUND: { status: 404, error: 'not found' },
   CONFLICT: { status: 409, error: 'conflict' },
   NUMBER_TAKEN: { status: 409, error: 'number taken' },
+  IDEMPOTENCY_KEY_REUSED: { status: 409, error: 'idempotency key reused' },
+  IDEMPOTENCY_IN_PROGRESS: { status: 409, error: 'idempotent request in progress' },
   BODY_TOO_LARGE: { status: 413, error: 'request body too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, error: 'unsupported media type' },
   RATE_LIMITED: { status: 429, error: 'too many requests' },

@@ -18,16 +18,17 @@ interface RouteSchema {
 }
 
 export class OpenApiRegistry {
-  private readonly routes: { method: string; url: string; doc: RouteDoc; schema: RouteSchema }[] = [];
+  private readonly routes: { method: string; url: string; doc: RouteDoc; schema: RouteSchema; idempotent: boolean }[] = [];
 
   /** fastify onRoute hook: remembers every documented route. */
   readonly collect = (route: RouteOptions): void => {
-    const doc = (route.config as { doc?: RouteDoc } | undefined)?.doc;
+    const config = route.config as { doc?: RouteDoc; idempotent?: boolean } | undefined;
+    const doc = config?.doc;
     if (!doc) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       if (method === 'HEAD') continue;
-      this.routes.push({ method: method.toLowerCase(), url: route.url, doc, schema: (route.schema ?? {}) as RouteSchema });
+      this.routes.push({ method: method.toLowerCase(), url: route.url, doc, schema: (route.schema ?? {}) as RouteSchema, idempotent: config?.idempotent === true });
     }
   };
 
@@ -35,7 +36,7 @@ export class OpenApiRegistry {
     const paths: Record<string, Record<string, unknown>> = {};
     const json = (schema: z.ZodType, io: 'input' | 'output') =>
       z.toJSONSchema(schema, { target: 'openapi-3.0', io, unrepresentable: 'any' });
-    for (const { method, url, doc, schema } of this.routes) {
+    for (const { method, url, doc, schema, idempotent } of this.routes) {
       const path = url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
       const parameters: unknown[] = [];
       for (const [where, s] of [['path', schema.params], ['query', schema.querystring]] as const) {
@@ -45,10 +46,20 @@ export class OpenApiRegistry {
           parameters.push({ name, in: where, required: where === 'path' || (js.required ?? []).includes(name), schema: prop });
         }
       }
+      if (idempotent) {
+        parameters.push({
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'The same key within 24 hours returns the first answer (Idempotent-Replayed: true) and creates nothing.',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+        });
+      }
       const responses: Record<string, unknown> = {};
       for (const [status, s] of Object.entries(schema.response ?? {})) {
         responses[status] = { description: Number(status) < 400 ? 'success' : 'error', content: { 'application/json': { schema: json(s, 'output') } } };
       }
+      if (idempotent) responses['409'] ??= { description: 'Idempotency-Key reused with another request, or its first request still running' };
       if (!doc.public) responses['401'] = { description: 'missing or wrong bearer token' };
       paths[path] ??= {};
       paths[path][method] = {

@@ -14,6 +14,7 @@ import type { Clock, RandomHex } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { demoRoutes } from '../demo/routes.ts';
 import { twilioVoiceRoutes } from '../telephony/twilio-voice.ts';
+import type { SqliteIdempotencyStore } from '../store/idempotency.ts';
 import type { Timers } from '../timers.ts';
 import { twilioMediaRoute } from '../transports/twilio/route.ts';
 import { webMediaRoute } from '../transports/web/route.ts';
@@ -25,6 +26,7 @@ import { systemRoutes } from './routes/system.ts';
 import { twilioStatusRoutes } from './routes/twilio-status.ts';
 import { webCallRoutes } from './routes/web-calls.ts';
 import { webPageRoutes } from './routes/web-page.ts';
+import { idempotentRoutes } from './idempotency.ts';
 import { createHttpServer, type HttpServer } from './server.ts';
 
 export interface ServiceHttpDeps {
@@ -36,6 +38,7 @@ export interface ServiceHttpDeps {
   campaigns: CampaignService;
   outcomes: CallOutcomes;
   carrierCalls: CarrierCallRepository;
+  idempotency: SqliteIdempotencyStore;
   /** null when the store answers, else why not (readiness). */
   storeProblem: () => string | null;
   timers: Timers;
@@ -62,6 +65,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   });
   const { app } = http;
   await app.register(fastifyWebsocket, { options: { maxPayload: 256 * 1024 } });
+  idempotentRoutes(app, deps.idempotency, deps.clock);
   systemRoutes(app, {
     openapi: http.openapi,
     publicUrl,
@@ -88,6 +92,8 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     calls: calls.service,
     signing,
     publicUrl,
+    answers: deps.idempotency,
+    clock: deps.clock,
     onRegistered: (orgId, callId) => calls.streams.await(orgId, callId, 'dial_failed', 'The carrier never opened the media stream.'),
   });
   twilioMediaRoute(app, { calls: deps.callRepo, manager: calls.manager, log: logger, accepting });

@@ -149,6 +149,23 @@ export const MIGRATIONS: Migration[] = [
         ORDER BY a.created_at, a.org_id;
     `,
   },
+  {
+    version: 12,
+    name: 'idempotency keys',
+    // status_code NULL: the first request with the key is still being handled (or died doing so).
+    sql: `
+      CREATE TABLE idempotency_keys (
+        org_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        status_code INTEGER,
+        response TEXT,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (org_id, key)
+      ) STRICT;
+      CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
+    `,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

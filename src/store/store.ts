@@ -8,6 +8,7 @@ import { SqliteCampaignRepository } from './campaigns.ts';
 import { SqliteCarrierCallRepository } from './carrier-calls.ts';
 import { SqliteCreditRepository } from './credits.ts';
 import { openDatabase, type Db } from './database.ts';
+import { SqliteIdempotencyStore } from './idempotency.ts';
 
 export interface Store {
   db: Db;
@@ -16,6 +17,7 @@ export interface Store {
   campaigns: SqliteCampaignRepository;
   carrierCalls: SqliteCarrierCallRepository;
   credits: SqliteCreditRepository;
+  idempotency: SqliteIdempotencyStore;
   /** For readiness: null when the database answers, else why not. */
   problem(): string | null;
   close(): void;
@@ -46,6 +48,7 @@ export function openStore(dataDir: string): Store {
     campaigns: new SqliteCampaignRepository(db),
     carrierCalls: new SqliteCarrierCallRepository(db),
     credits: new SqliteCreditRepository(db),
+    idempotency: new SqliteIdempotencyStore(db),
     problem() {
       try {
         db.prepare('SELECT 1').get();

@@ -1,12 +1,18 @@
 // POST /telephony/twilio/voice: Twilio's voice webhook for inbound calls. The agent whose
 // inbound_numbers holds `To` takes the call: it is registered, and Twilio is told to open a
-// media stream for it. An unknown number hears that it is not in service.
+// media stream for it. An unknown number hears that it is not in service. CallSid is unique: a
+// webhook Twilio sends again for the same call gets the first answer, never a second call.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { Clock } from '../clock.ts';
+import type { SqliteIdempotencyStore } from '../store/idempotency.ts';
 import type { CallService } from '../calls/service.ts';
 import type { AgentRepository } from '../agents/repository.ts';
 import { addFormParser, verifyTwilioRequest, type WebhookSignature } from './form-webhook.ts';
 import { connectStreamTwiml, sayAndHangUpTwiml } from '../carriers/twiml.ts';
+
+/** Not a valid organization id, so carrier answers never share keys with an organization's. */
+const CARRIER_NAMESPACE = '~twilio';
 
 const VoiceWebhook = z.looseObject({
   CallSid: z.string().min(1),
@@ -21,6 +27,8 @@ export function twilioVoiceRoutes(
     calls: CallService;
     signing: WebhookSignature;
     publicUrl: () => string;
+    answers: SqliteIdempotencyStore;
+    clock: Clock;
     /** The call registered: the stream must arrive in time or the call ends. */
     onRegistered: (orgId: string, callId: string) => void;
   },
@@ -39,14 +47,28 @@ export function twilioVoiceRoutes(
         request.log.warn({ to: form.data.To }, 'inbound call to a number no agent answers');
         return sayAndHangUpTwiml('The number you have called is not in service. Goodbye.');
       }
-      const { record, streamSecret } = deps.calls.register(agent.orgId, agent, {
-        call_type: 'inbound',
-        call_from: form.data.From || null,
-        call_to: form.data.To,
-        metadata: { twilio_call_sid: form.data.CallSid },
-      });
-      deps.onRegistered(agent.orgId, record.call_id);
-      return connectStreamTwiml(deps.publicUrl(), record.call_id, streamSecret);
+      const claim = deps.answers.claim(CARRIER_NAMESPACE, form.data.CallSid, form.data.To, deps.clock.now());
+      if (claim.kind === 'replay') return claim.answer.body;
+      if (claim.kind !== 'claimed') {
+        request.log.warn({ call_sid: form.data.CallSid, claim: claim.kind }, 'voice webhook for a CallSid already answered differently');
+        return reply.code(409).send(sayAndHangUpTwiml('This call could not be handled.'));
+      }
+      try {
+        const { record, streamSecret } = deps.calls.register(agent.orgId, agent, {
+          call_type: 'inbound',
+          call_from: form.data.From || null,
+          call_to: form.data.To,
+          metadata: { twilio_call_sid: form.data.CallSid },
+        });
+        deps.onRegistered(agent.orgId, record.call_id);
+        // Kept with its stream secret: the secret opens this call's stream only while it waits for one.
+        const twiml = connectStreamTwiml(deps.publicUrl(), record.call_id, streamSecret);
+        deps.answers.finish(CARRIER_NAMESPACE, form.data.CallSid, { status: 200, body: twiml });
+        return twiml;
+      } catch (error) {
+        deps.answers.release(CARRIER_NAMESPACE, form.data.CallSid);
+        throw error;
+      }
     });
   });
 }

@@ -75,6 +75,37 @@ describe('Twilio voice webhook with a configured auth token', () => {
   }, 60_000);
 });
 
+describe('Twilio voice webhook sent again for one CallSid', () => {
+  const params = { CallSid: 'CA-replayed', AccountSid: 'AC123', From: '+14155550100', To: NUMBER };
+  const signed = () => voiceWebhook(params, twilioSignature(TOKEN, `${publicUrl}/telephony/twilio/voice`, params));
+  const total = async () => ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count;
+
+  it('answers the same TwiML for the same call and registers one call', async () => {
+    const before = await total();
+    const first = await signed();
+    const again = await signed();
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    const twiml = await first.text();
+    expect(twiml).toContain('<Stream url=');
+    expect(await again.text()).toBe(twiml);
+    expect(await total()).toBe(before + 1);
+  });
+
+  it('refuses the same CallSid for another number and registers nothing', async () => {
+    await signed();
+    const before = await total();
+    const moved = { ...params, To: '+15550400009' };
+    await t.request('POST', '/v2/agents', {
+      body: { agent_id: 'other-line', agent_name: 'Other', inbound_numbers: [moved.To], llm: { base_url: `${publicUrl}/demo/llm/v1`, model: 'demo' } },
+    });
+    const res = await voiceWebhook(moved, twilioSignature(TOKEN, `${publicUrl}/telephony/twilio/voice`, moved));
+    expect(res.status).toBe(409);
+    expect(await res.text()).toContain('<Hangup/>');
+    expect(await total()).toBe(before);
+  });
+});
+
 describe('Twilio webhooks without an auth token', () => {
   const params = { CallSid: 'CA456', AccountSid: 'AC123', From: '+14155550100', To: NUMBER };
   const post = (base: string, path: string) =>

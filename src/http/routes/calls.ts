@@ -47,7 +47,7 @@ export function callRoutes(app: FastifyInstance, calls: CallService, recordingPa
     calls.list(orgId, { filter: toFilter(body.filter_criteria), order: body.sort_order, limit: body.limit, paginationKey: body.pagination_key });
 
   r.post('/v2/calls', {
-    config: { doc: { summary: 'Create an outbound call', tag: 'calls' } },
+    config: { doc: { summary: 'Create an outbound call', tag: 'calls' }, idempotent: true },
     schema: { body: CreateCallBody, response: { 201: CreateCallAck, ...errors } },
     handler: async (request, reply) => {
       const body = request.body;

@@ -20,7 +20,7 @@ export function campaignRoutes(app: FastifyInstance, campaigns: CampaignService)
   const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema };
 
   r.post('/v2/campaigns', {
-    config: { doc: { summary: 'Create a campaign', tag: 'campaigns' } },
+    config: { doc: { summary: 'Create a campaign', tag: 'campaigns' }, idempotent: true },
     schema: { body: CreateCampaignBody, response: { 201: CampaignResponse, ...errors } },
     handler: async (request, reply) => {
       const body = request.body;
@@ -65,7 +65,7 @@ export function campaignRoutes(app: FastifyInstance, campaigns: CampaignService)
   });
 
   r.post('/v1/create-outbound-batch-call', {
-    config: { doc: { summary: 'Queue a batch of outbound calls', tag: 'batches' } },
+    config: { doc: { summary: 'Queue a batch of outbound calls', tag: 'batches' }, idempotent: true },
     schema: { body: CreateBatchBody, response: { 201: BatchAck, ...errors } },
     handler: async (request, reply) => {
       const body = request.body;

@@ -25,7 +25,7 @@ export function webCallRoutes(
   deps: { agents: AgentService; calls: CallService; tokens: WebCallTokens; random: RandomHex; publicUrl: () => string },
 ): void {
   app.withTypeProvider<ZodTypeProvider>().post('/v2/web-calls', {
-    config: { doc: { summary: 'Start a browser call: a single-use token for /media/web', tag: 'web calls' } },
+    config: { doc: { summary: 'Start a browser call: a single-use token for /media/web', tag: 'web calls' }, idempotent: true },
     schema: { body: CreateWebCallBody, response: { 201: CreateWebCallResponse, 400: ErrorBodySchema, 404: ErrorBodySchema } },
     handler: async (request, reply) => {
       const body = request.body;
