@@ -15,6 +15,11 @@ export const ConfigSchema = z.object({
   DEMO: z.enum(['on', 'off']).default('on'),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1200),
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
+  TRUST_PROXY: z
+    .string()
+    .regex(/^[0-9A-Fa-f.:/]+(\s*,\s*[0-9A-Fa-f.:/]+)*$/, 'comma-separated addresses or CIDRs of the proxies in front of the service')
+    .optional(),
   PRICE_PER_MINUTE_CREDITS: z.coerce.number().min(0).default(10),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(10_000),
   MAX_CONCURRENT_CALLS: z.coerce.number().int().min(0).default(0),
@@ -63,6 +68,10 @@ export interface Config {
   /** on: the demo model peer is served under /demo/ and the demo agent loaded (AGENTS_FILE's default); off: neither. */
   demo: boolean;
   bodyLimitBytes: number;
+  /** A request must arrive whole (headers and body) within this time, or it is answered 408 and closed. */
+  requestTimeoutMs: number;
+  /** The proxies whose X-Forwarded-For gives the client's address; none by default. */
+  trustProxy: string[] | undefined;
   rateLimitPerMinute: number;
   pricePerMinuteCredits: number;
   shutdownDrainMs: number;
@@ -134,6 +143,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     agentsFile: raw.AGENTS_FILE ?? (raw.DEMO === 'on' ? 'media/agents/demo.json' : ''),
     demo: raw.DEMO === 'on',
     bodyLimitBytes: raw.BODY_LIMIT_BYTES,
+    requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,
+    trustProxy: raw.TRUST_PROXY?.split(',').map((s) => s.trim()),
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
     pricePerMinuteCredits: raw.PRICE_PER_MINUTE_CREDITS,
     shutdownDrainMs: raw.SHUTDOWN_DRAIN_MS,

@@ -1,5 +1,6 @@
 // The HTTP layer: fastify with zod validation, bearer auth per organization, one error shape.
 // Routes stay thin: validate, call a service, shape the reply.
+import type { ServerOptions } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
@@ -27,6 +28,8 @@ export interface HttpOptions {
   clock: Clock;
   bodyLimitBytes: number;
   rateLimitPerMinute: number;
+  requestTimeoutMs: number;
+  trustProxy: string[] | undefined;
 }
 
 export interface HttpServer {
@@ -43,7 +46,12 @@ export function createHttpServer(options: HttpOptions): HttpServer {
     bodyLimit: options.bodyLimitBytes,
     // Ids are ours to generate and the generated request id is enough for log correlation.
     requestIdHeader: false,
-    trustProxy: false,
+    // Behind a load balancer the client's address (for auth throttling and logs) is in X-Forwarded-For.
+    trustProxy: options.trustProxy ?? false,
+    // A body trickled a byte at a time must not hold a connection for minutes. Node honours the
+    // timeout only when given at construction, and checks it on an interval (30 s by default).
+    requestTimeout: options.requestTimeoutMs,
+    http: { requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, options.requestTimeoutMs / 4) } as ServerOptions,
   });
   // The API speaks JSON only; carrier webhooks add their form parser in their own scope.
   app.removeContentTypeParser('text/plain');

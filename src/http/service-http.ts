@@ -16,6 +16,7 @@ import { demoRoutes } from '../demo/routes.ts';
 import { twilioVoiceRoutes } from '../telephony/twilio-voice.ts';
 import type { SqliteIdempotencyStore } from '../store/idempotency.ts';
 import type { Timers } from '../timers.ts';
+import { PendingStreams } from '../transports/pending-streams.ts';
 import { twilioMediaRoute } from '../transports/twilio/route.ts';
 import { webMediaRoute } from '../transports/web/route.ts';
 import { WebCallTokens } from '../transports/web/tokens.ts';
@@ -62,6 +63,8 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     clock: deps.clock,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
+    requestTimeoutMs: config.requestTimeoutMs,
+    trustProxy: config.trustProxy,
   });
   const { app } = http;
   await app.register(fastifyWebsocket, { options: { maxPayload: 256 * 1024 } });
@@ -96,8 +99,9 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     clock: deps.clock,
     onRegistered: (orgId, callId) => calls.streams.await(orgId, callId, 'dial_failed', 'The carrier never opened the media stream.'),
   });
-  twilioMediaRoute(app, { calls: deps.callRepo, manager: calls.manager, log: logger, accepting });
-  webMediaRoute(app, { tokens, manager: calls.manager, log: logger, accepting });
+  const pending = new PendingStreams();
+  twilioMediaRoute(app, { calls: deps.callRepo, manager: calls.manager, log: logger, accepting, pending });
+  webMediaRoute(app, { tokens, manager: calls.manager, log: logger, accepting, pending });
   // The demo model server and its booking tool: a peer the demo agent reaches over HTTP,
   // public like any customer's model server would be to this service. DEMO=off unmounts it.
   if (config.demo) {

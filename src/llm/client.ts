@@ -49,6 +49,12 @@ export const LLM_CLIENT_DEFAULTS = {
   maxEventBytes: 1024 * 1024,
   /** Cap on a non-streamed reply. */
   maxJsonBytes: 4 * 1024 * 1024,
+  /** Cap on one streamed reply's bytes on the wire (chunks, usage, keep-alives and all). */
+  maxStreamBytes: 4 * 1024 * 1024,
+  /** Cap on one reply's text: some twenty minutes of speech, far past any turn a caller listens to. */
+  maxReplyChars: 32_000,
+  /** Cap on the arguments of all tool calls in one reply together. */
+  maxToolArgumentChars: 64_000,
 } as const;
 
 const realTimers: Timers = {
@@ -149,6 +155,8 @@ export function chatCompletionsUrl(baseUrl: string): string {
 /** Accumulates streamed tool_call fragments by index: id and name first, argument pieces concatenated. */
 export class ToolCallAccumulator {
   private readonly calls: { id: string; name: string; arguments: string }[] = [];
+  /** Characters of arguments over every call so far. */
+  argumentChars = 0;
 
   add(delta: z.infer<typeof ToolCallDeltaSchema>): void {
     let call = this.calls[delta.index];
@@ -158,7 +166,10 @@ export class ToolCallAccumulator {
     }
     if (delta.id) call.id = delta.id;
     if (delta.function?.name && call.name === '') call.name = delta.function.name;
-    if (delta.function?.arguments) call.arguments += delta.function.arguments;
+    if (delta.function?.arguments) {
+      call.arguments += delta.function.arguments;
+      this.argumentChars += delta.function.arguments.length;
+    }
   }
 
   get size(): number {
@@ -277,6 +288,8 @@ export class ChatStreamDecoder {
   /** A malformed or error chunk: tokens before it are still delivered, then this is thrown. */
   failure: LlmError | null = null;
   private readonly pending: string[] = [];
+  private bytes = 0;
+  private replyChars = 0;
   private readonly decoder = new TextDecoder('utf-8');
   private readonly parser = createParser({
     onEvent: (ev: EventSourceMessage) => this.pending.push(ev.data),
@@ -289,6 +302,11 @@ export class ChatStreamDecoder {
 
   feed(bytes: Uint8Array): void {
     if (this.sawDone || this.failure) return;
+    this.bytes += bytes.length;
+    if (this.bytes > LLM_CLIENT_DEFAULTS.maxStreamBytes) {
+      this.failure = new LlmError('LLM_REPLY_TOO_LARGE', `stream over ${LLM_CLIENT_DEFAULTS.maxStreamBytes} bytes`);
+      return;
+    }
     this.parser.feed(this.decoder.decode(bytes, { stream: true }));
     if (!this.failure) this.drain();
   }
@@ -334,13 +352,23 @@ export class ChatStreamDecoder {
         if (delta?.tool_calls && delta.tool_calls.length > 0) {
           this.started = true;
           for (const tc of delta.tool_calls) this.toolCalls.add(tc);
+          if (this.toolCalls.argumentChars > LLM_CLIENT_DEFAULTS.maxToolArgumentChars) {
+            this.failure = new LlmError('LLM_REPLY_TOO_LARGE', `tool arguments over ${LLM_CLIENT_DEFAULTS.maxToolArgumentChars} characters`);
+            break;
+          }
         }
         if (delta?.content) {
           this.started = true;
+          this.replyChars += delta.content.length;
+          if (this.replyChars > LLM_CLIENT_DEFAULTS.maxReplyChars) {
+            this.failure = new LlmError('LLM_REPLY_TOO_LARGE', `reply over ${LLM_CLIENT_DEFAULTS.maxReplyChars} characters`);
+            break;
+          }
           this.tokens.push(delta.content);
         }
         if (choice.finish_reason) this.finishReason = choice.finish_reason;
       }
+      if (this.failure) break;
     }
     pending.length = 0;
   }
@@ -440,6 +468,9 @@ async function* jsonAttempt(
     if (!parsed.success) throw new LlmError('LLM_BAD_RESPONSE', parsed.error.issues[0]?.message);
     const choice = parsed.data.choices.find((c) => (c.index ?? 0) === 0) ?? parsed.data.choices[0];
     const message = choice?.message;
+    if ((message?.content?.length ?? 0) > LLM_CLIENT_DEFAULTS.maxReplyChars) throw new LlmError('LLM_REPLY_TOO_LARGE', `reply over ${LLM_CLIENT_DEFAULTS.maxReplyChars} characters`);
+    const argumentChars = (message?.tool_calls ?? []).reduce((sum, c) => sum + c.function.arguments.length, 0);
+    if (argumentChars > LLM_CLIENT_DEFAULTS.maxToolArgumentChars) throw new LlmError('LLM_REPLY_TOO_LARGE', `tool arguments over ${LLM_CLIENT_DEFAULTS.maxToolArgumentChars} characters`);
     state.gotFirstToken = true;
     const firstTokenAt = o.now();
     events = [];

@@ -9,6 +9,7 @@ export const LLM_ERRORS = {
   LLM_STREAM_ERROR: { retryable: true, message: 'model stream reported an error' },
   LLM_BAD_CHUNK: { retryable: false, message: 'model stream sent a malformed chunk' },
   LLM_BAD_RESPONSE: { retryable: false, message: 'model server sent a malformed response' },
+  LLM_REPLY_TOO_LARGE: { retryable: false, message: 'model reply was longer than the service accepts' },
   LLM_ABORTED: { retryable: false, message: 'model request was aborted' },
 } as const;
 

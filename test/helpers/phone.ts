@@ -1,5 +1,6 @@
 // A phone call as Twilio would place it against the real service: the voice webhook, the
 // TwiML it answers, then the media stream with the parameters the TwiML carries.
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { muLawEncode } from '../../src/audio/g711.ts';
@@ -41,7 +42,8 @@ export function voiceWebhook(baseUrl: string, params: Record<string, string>, au
 
 /** Twilio's voice webhook for `to`, then the media stream its TwiML asks for. */
 export async function placeInboundCall(baseUrl: string, to: string, from = '+14155550100', options: Pick<TwilioStreamOptions, 'history'> = {}): Promise<PlacedCall> {
-  const res = await voiceWebhook(baseUrl, { CallSid: `CA${'0'.repeat(32)}`, From: from, To: to, AccountSid: `AC${'0'.repeat(32)}` });
+  // Every call has its own CallSid, as on Twilio: the service answers a repeated one with the first call.
+  const res = await voiceWebhook(baseUrl, { CallSid: `CA${randomBytes(16).toString('hex')}`, From: from, To: to, AccountSid: `AC${'0'.repeat(32)}` });
   const twiml = await res.text();
   if (res.status !== 200) throw new Error(`voice webhook answered ${res.status}: ${twiml}`);
   const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1];

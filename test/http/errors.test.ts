@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
 import { errorOf, startTestService, type TestService } from '../helpers/service.ts';
@@ -124,6 +125,45 @@ describe('abuse of the API', () => {
       expect((await guarded.request('POST', '/v2/agents/list')).status).toBe(200);
     } finally {
       await guarded.stop();
+    }
+  });
+
+  it('behind a trusted proxy, failed authentications are counted per client address from X-Forwarded-For', async () => {
+    const proxied = await startTestService({ TRUST_PROXY: '127.0.0.1' });
+    try {
+      const from = (address: string, key?: string) => proxied.request('POST', '/v2/agents/list', { ...(key ? { key } : {}), headers: { 'x-forwarded-for': address } });
+      for (let i = 0; i < 20; i++) expect((await from('203.0.113.7', 'wrong-key')).status).toBe(401);
+      expect((await from('203.0.113.7', 'wrong-key')).status).toBe(429);
+      // Another caller behind the same proxy is not locked out with the guesser.
+      expect((await from('198.51.100.2')).status).toBe(200);
+    } finally {
+      await proxied.stop();
+    }
+  });
+
+  it('cuts off a request whose body trickles in slower than REQUEST_TIMEOUT_MS with 408', async () => {
+    const slow = await startTestService({ REQUEST_TIMEOUT_MS: '1500' });
+    try {
+      const { port } = new URL(slow.url);
+      const started = Date.now();
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => {
+          socket.write(`POST /v2/agents/list HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${slow.keyOf('acme')}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+        });
+        let received = '';
+        const trickle = setInterval(() => socket.write(' '), 300);
+        socket.on('data', (chunk) => (received += chunk.toString()));
+        socket.on('close', () => {
+          clearInterval(trickle);
+          resolve(received);
+        });
+        socket.on('error', reject);
+        setTimeout(() => socket.destroy(), 10_000);
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 408/);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await slow.stop();
     }
   });
 });

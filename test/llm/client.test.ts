@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Agent, errors as undiciErrors } from 'undici';
 import type { LlmConfig } from '../../src/agents/schema.ts';
-import { backoffDelay, ChatStreamDecoder, completeChat, streamChat, type LlmClientOptions } from '../../src/llm/client.ts';
+import { backoffDelay, ChatStreamDecoder, completeChat, LLM_CLIENT_DEFAULTS, streamChat, type LlmClientOptions } from '../../src/llm/client.ts';
 import { isLlmError, LlmError } from '../../src/llm/errors.ts';
 import type { ChatRequest, LlmEvent } from '../../src/llm/types.ts';
 import { chunk, sseHeaders, startServer, tokenStream, writeInPieces, type Handler, type TestServer } from '../support/http-server.ts';
@@ -136,6 +136,43 @@ describe('LLM client: legal SSE streams', () => {
     expect(d.failure?.code).toBe('LLM_BAD_CHUNK');
   });
 
+  it('fails a reply whose text grows past the cap with LLM_REPLY_TOO_LARGE, over a real socket, and closes the stream', async () => {
+    let closed = false;
+    const llm = await serve((req, res) => {
+      sseHeaders(res);
+      req.socket.on('close', () => (closed = true));
+      const word = 'word '.repeat(200);
+      // An endless reply: the service must stop reading it, not keep it.
+      const timer = setInterval(() => res.write(chunk({ content: word })), 1);
+      res.on('close', () => clearInterval(timer));
+    });
+    const seen: string[] = [];
+    const error = await failure(
+      (async () => {
+        for await (const ev of streamChat(llm, request, fast)) if (ev.type === 'token') seen.push(ev.text);
+      })(),
+    );
+    expect(error.code).toBe('LLM_REPLY_TOO_LARGE');
+    expect(seen.join('').length).toBeLessThanOrEqual(LLM_CLIENT_DEFAULTS.maxReplyChars);
+    await vi.waitFor(() => expect(closed).toBe(true));
+  });
+
+  it('fails tool calls whose arguments together pass the cap with LLM_REPLY_TOO_LARGE', () => {
+    const d = new ChatStreamDecoder();
+    const piece = 'x'.repeat(1000);
+    d.feed(Buffer.from(chunk({ tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'f', arguments: '' } }] })));
+    for (let i = 0; i < 70 && !d.failure; i++) d.feed(Buffer.from(chunk({ tool_calls: [{ index: i % 3, function: { arguments: piece } }] })));
+    expect(d.failure?.code).toBe('LLM_REPLY_TOO_LARGE');
+    expect(d.toolCalls.argumentChars).toBeLessThanOrEqual(LLM_CLIENT_DEFAULTS.maxToolArgumentChars + piece.length);
+  });
+
+  it('fails a stream that sends more bytes than the cap, even with no text, with LLM_REPLY_TOO_LARGE', () => {
+    const d = new ChatStreamDecoder();
+    const keepAlive = Buffer.from(': keep-alive\n\n'.repeat(4096));
+    for (let i = 0; i < 200 && !d.failure; i++) d.feed(keepAlive);
+    expect(d.failure?.code).toBe('LLM_REPLY_TOO_LARGE');
+  });
+
   it('accepts CRLF lines, comments, keep-alives, chunks without role and a usage chunk with empty choices', async () => {
     const llm = await serve((_req, res) => {
       sseHeaders(res);
@@ -226,6 +263,19 @@ describe('LLM client: stream false', () => {
     const result = await completeChat({ ...llm, stream: false }, request, fast);
     expect(JSON.parse(server?.requests[0]?.body ?? '').stream).toBe(false);
     expect(result).toMatchObject({ content: 'Sure.', toolCalls: [{ id: 'call_1', name: 'f', arguments: '{}' }], finishReason: 'tool_calls' });
+  });
+
+  it('rejects a non-streamed reply whose text or tool arguments pass the caps as LLM_REPLY_TOO_LARGE', async () => {
+    let body = {};
+    const llm = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    });
+    const completion = (message: Record<string, unknown>) => ({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', ...message } }] });
+    body = completion({ content: 'x'.repeat(LLM_CLIENT_DEFAULTS.maxReplyChars + 1) });
+    expect((await failure(completeChat({ ...llm, stream: false }, request, fast))).code).toBe('LLM_REPLY_TOO_LARGE');
+    body = completion({ content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: 'x'.repeat(LLM_CLIENT_DEFAULTS.maxToolArgumentChars + 1) } }] });
+    expect((await failure(completeChat({ ...llm, stream: false }, request, fast))).code).toBe('LLM_REPLY_TOO_LARGE');
   });
 
   it('rejects a non-streamed reply that is not a chat completion as LLM_BAD_RESPONSE', async () => {

@@ -17,9 +17,14 @@ export const REPLY_DEFAULTS = {
   maxInvalidArgumentRounds: 2,
   /** Consecutive empty replies that end the call. */
   maxEmptyReplies: 2,
+  /**
+   * Time the model and tools may work on one turn, all rounds together (time the caller spends
+   * hearing the reply does not count): past it the turn is given up rather than left hanging.
+   */
+  turnDeadlineMs: 60_000,
 } as const;
 
-export type FlowErrorCode = 'UNKNOWN_TOOL' | 'INVALID_ARGUMENTS' | 'EMPTY_REPLY_LOOP' | 'TOOL_ROUNDS_EXCEEDED';
+export type FlowErrorCode = 'UNKNOWN_TOOL' | 'INVALID_ARGUMENTS' | 'EMPTY_REPLY_LOOP' | 'TOOL_ROUNDS_EXCEEDED' | 'TURN_DEADLINE';
 
 export interface ReplyHooks {
   /** A piece of the reply is ready for speech (trimmed; join pieces with a space). */
@@ -51,6 +56,44 @@ export interface ReplyInput {
   client?: Omit<LlmClientOptions, 'signal'>;
   chunking?: SpeakableOptions;
   maxRounds?: number;
+  turnDeadlineMs?: number;
+}
+
+/** The turn's working-time budget: runs while the model or tools work, paused while the reply is spoken. */
+class TurnBudget {
+  private readonly controller = new AbortController();
+  private timer: unknown = undefined;
+  private startedAt = 0;
+  private left: number;
+  readonly signal: AbortSignal;
+
+  constructor(
+    ms: number,
+    private readonly timers: Pick<NonNullable<LlmClientOptions['timers']>, 'setTimeout' | 'clearTimeout'>,
+    // Monotonic and apart from the latency clock, whose readings the turn's timing marks are.
+    private readonly now: () => number,
+    outer: AbortSignal | undefined,
+  ) {
+    this.left = ms;
+    this.signal = outer ? AbortSignal.any([outer, this.controller.signal]) : this.controller.signal;
+  }
+
+  get spent(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  run(): void {
+    if (this.timer !== undefined || this.spent) return;
+    this.startedAt = this.now();
+    this.timer = this.timers.setTimeout(() => this.controller.abort(new Error('turn deadline')), Math.max(0, this.left));
+  }
+
+  pause(): void {
+    if (this.timer === undefined) return;
+    this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.left -= this.now() - this.startedAt;
+  }
 }
 
 /** `messages`: what this turn adds to the conversation, in order. */
@@ -70,7 +113,7 @@ interface Reply {
   calls: ToolCallRequest[];
 }
 
-async function modelReply(input: ReplyInput, history: ChatMessage[], lastRound: boolean, progress: { text: string }): Promise<Reply> {
+async function modelReply(input: ReplyInput, signal: AbortSignal, history: ChatMessage[], lastRound: boolean, progress: { text: string }): Promise<Reply> {
   const hasTools = input.tools.definitions.length > 0;
   const events = streamChat(
     input.llm,
@@ -79,7 +122,7 @@ async function modelReply(input: ReplyInput, history: ChatMessage[], lastRound: 
       metadata: input.metadata,
       ...(hasTools ? { tools: input.tools.definitions, tool_choice: lastRound ? 'none' : 'auto' } : {}),
     },
-    { ...input.client, ...(input.signal ? { signal: input.signal } : {}) },
+    { ...input.client, signal },
   );
   const now = input.client?.now ?? Date.now;
   const chunker = new SpeakableChunker(input.chunking);
@@ -107,6 +150,20 @@ async function modelReply(input: ReplyInput, history: ChatMessage[], lastRound: 
 }
 
 export async function runReply(input: ReplyInput): Promise<ReplyOutcome> {
+  const budget = new TurnBudget(
+    input.turnDeadlineMs ?? REPLY_DEFAULTS.turnDeadlineMs,
+    input.client?.timers ?? { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) },
+    () => performance.now(),
+    input.signal,
+  );
+  try {
+    return await replyRounds(input, budget);
+  } finally {
+    budget.pause();
+  }
+}
+
+async function replyRounds(input: ReplyInput, budget: TurnBudget): Promise<ReplyOutcome> {
   const maxRounds = input.maxRounds ?? REPLY_DEFAULTS.maxRounds;
   const added: ChatMessage[] = [];
   const history = [...input.messages];
@@ -119,18 +176,26 @@ export async function runReply(input: ReplyInput): Promise<ReplyOutcome> {
   let invalidRounds = 0;
   const progress = { text: '' };
   const abortedOutcome = (): ReplyOutcome => ({ kind: 'aborted', messages: added, partialText: progress.text });
-
+  const deadlineOutcome = (): ReplyOutcome => ({
+    kind: 'flow_error',
+    code: 'TURN_DEADLINE',
+    detail: `the model and tools worked on one turn for over ${input.turnDeadlineMs ?? REPLY_DEFAULTS.turnDeadlineMs} ms`,
+    messages: added,
+  });
   for (let round = 1; round <= maxRounds; round++) {
     let reply: Reply;
     progress.text = '';
+    budget.run();
     try {
-      reply = await modelReply(input, history, round === maxRounds, progress);
+      reply = await modelReply(input, budget.signal, history, round === maxRounds, progress);
     } catch (err) {
       if (aborted()) return abortedOutcome();
+      if (budget.spent) return deadlineOutcome();
       const e = err instanceof LlmError ? err : new LlmError('LLM_NETWORK', String(err), { cause: err });
       return { kind: 'llm_error', error: e, messages: added };
     }
     if (aborted()) return abortedOutcome();
+    budget.pause();
 
     if (reply.calls.length === 0) {
       if (reply.text.trim() === '') {
@@ -162,10 +227,11 @@ export async function runReply(input: ReplyInput): Promise<ReplyOutcome> {
 
     const apiCalls = reply.calls.filter((c) => input.tools.find(c.name)?.type === 'api');
     const terminal = reply.calls.find((c) => input.tools.find(c.name)?.type !== 'api');
+    budget.run();
     const runs = await Promise.all(
       apiCalls.map(async (call) => {
         input.hooks.onToolStarted?.(call);
-        const run = await input.tools.run(call, input.signal);
+        const run = await input.tools.run(call, budget.signal);
         input.hooks.onToolItem?.(run.invocation);
         input.hooks.onToolItem?.(run.result);
         input.hooks.onToolFinished?.(run);
@@ -173,6 +239,7 @@ export async function runReply(input: ReplyInput): Promise<ReplyOutcome> {
       }),
     );
     if (aborted()) return abortedOutcome();
+    if (budget.spent) return deadlineOutcome();
 
     push({
       role: 'assistant',

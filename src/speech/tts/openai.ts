@@ -19,6 +19,10 @@ export const OpenAiTtsOptionsSchema = z.strictObject({
   responseFormat: z.enum(['pcm', 'wav']).default('pcm'),
   /** Rate of raw "pcm" bodies; OpenAI sends 24 kHz. */
   pcmSampleRate: z.int().positive().default(24000),
+  /** A server silent this long (before its answer or between reads) is given up. */
+  stallTimeoutMs: z.int().positive().default(10_000),
+  /** Audio one piece of text may come to: a sentence is seconds long, so more is a server gone wrong. */
+  maxPieceSeconds: z.number().positive().default(120),
 });
 export type OpenAiTtsOptions = z.input<typeof OpenAiTtsOptionsSchema>;
 
@@ -34,6 +38,31 @@ async function errorMessage(body: ResponseBody): Promise<string> {
     return typeof body.error === 'string' ? body.error : body.error.message;
   } catch {
     return text.slice(0, 300);
+  }
+}
+
+/** Aborts when armed for longer than `ms`: a server that stops sending must not hold a call's voice. */
+class StallWatch {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  readonly signal = this.controller.signal;
+
+  constructor(readonly ms: number) {
+    this.arm();
+  }
+
+  get fired(): boolean {
+    return this.signal.aborted;
+  }
+
+  arm(): void {
+    this.disarm();
+    this.timer = setTimeout(() => this.controller.abort(), this.ms);
+  }
+
+  disarm(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 }
 
@@ -55,7 +84,21 @@ export class OpenAiTtsEngine implements TtsEngine {
     const { signal } = options;
     const input = text.trim();
     if (input === '' || signal?.aborted) return;
-    const { baseUrl, apiKey, model, responseFormat, pcmSampleRate } = this.options;
+    const stall = new StallWatch(this.options.stallTimeoutMs);
+    try {
+      yield* this.request(input, options, stall, signal ? AbortSignal.any([signal, stall.signal]) : stall.signal);
+    } finally {
+      stall.disarm();
+    }
+  }
+
+  private async *request(input: string, options: TtsSynthesisOptions, stall: StallWatch, signal: AbortSignal): AsyncIterable<PcmChunk> {
+    const { baseUrl, apiKey, model, responseFormat, pcmSampleRate, maxPieceSeconds } = this.options;
+    // Stopped by the caller: end quietly. Stopped by the stall watch: that is the server's fault.
+    const stopped = (): boolean => {
+      if (stall.fired) throw new SpeechError('TTS_BAD_RESPONSE', `speech endpoint sent nothing for ${stall.ms} ms`);
+      return signal.aborted;
+    };
     const url = `${baseUrl.replace(/\/+$/, '')}/audio/speech`;
     let response: HttpResponse;
     try {
@@ -69,11 +112,11 @@ export class OpenAiTtsEngine implements TtsEngine {
           response_format: responseFormat,
           speed: options.speed ?? this.options.speed,
         }),
-        ...(signal ? { signal } : {}),
+        signal,
         ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
       });
     } catch (error) {
-      if (signal?.aborted) return;
+      if (stopped()) return;
       throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint ${url} unreachable: ${(error as Error).message}`, { cause: error });
     }
     const body = response.body;
@@ -85,18 +128,22 @@ export class OpenAiTtsEngine implements TtsEngine {
       const output = new PcmOutput(options.sampleRate);
       // Raw PCM may split a sample across reads; keep the odd byte for the next read.
       let odd: Uint8Array | null = null;
+      let seconds = 0;
       const reads = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
       for (;;) {
-        if (signal?.aborted) return;
+        if (stopped()) return;
         let read: IteratorResult<Buffer>;
+        stall.arm();
         try {
           read = await reads.next();
         } catch (error) {
-          if (signal?.aborted) return;
+          if (stopped()) return;
           throw new SpeechError('TTS_BAD_RESPONSE', `speech body broke off: ${(error as Error).message}`, { cause: error });
+        } finally {
+          stall.disarm();
         }
         if (read.done) break;
-        if (signal?.aborted) return;
+        if (stopped()) return;
         let samples: Int16Array;
         if (reader) {
           try {
@@ -120,13 +167,16 @@ export class OpenAiTtsEngine implements TtsEngine {
           samples = bytesToInt16(bytes);
         }
         if (samples.length === 0) continue;
-        for (const chunk of output.push(samples, reader ? reader.sampleRate : pcmSampleRate)) {
-          if (signal?.aborted) return;
+        const rate = reader ? reader.sampleRate : pcmSampleRate;
+        seconds += samples.length / rate;
+        if (seconds > maxPieceSeconds) throw new SpeechError('TTS_BAD_RESPONSE', `speech endpoint sent over ${maxPieceSeconds} s of audio for one piece of text`);
+        for (const chunk of output.push(samples, rate)) {
+          if (stopped()) return;
           yield chunk;
         }
       }
       for (const chunk of output.end()) {
-        if (signal?.aborted) return;
+        if (stopped()) return;
         yield chunk;
       }
     } finally {

@@ -1,6 +1,7 @@
 // GET /media/twilio: Twilio Media Streams. The stream must present, in its start message's
 // custom parameters, the call_id and per-call secret this service gave the carrier;
-// anything else is closed with 1008 (policy violation) and leaves no record.
+// anything else — a wrong secret, or any malformed message before start — is closed with 1008
+// (policy violation) and leaves no record.
 import type { FastifyInstance } from 'fastify';
 import type {} from '@fastify/websocket';
 import type { Logger } from 'pino';
@@ -8,6 +9,7 @@ import type { RawData } from 'ws';
 import type { CallManager } from '../../call/manager.ts';
 import { streamSecretMatches } from '../../calls/stream-secret.ts';
 import type { CallRepository } from '../../calls/repository.ts';
+import type { PendingStreams } from '../pending-streams.ts';
 import { parseTwilioMessage } from './protocol.ts';
 import { TwilioTransport } from './transport.ts';
 
@@ -15,7 +17,7 @@ const START_TIMEOUT_MS = 10_000;
 
 export function twilioMediaRoute(
   app: FastifyInstance,
-  deps: { calls: CallRepository; manager: CallManager; log: Logger; accepting: () => boolean },
+  deps: { calls: CallRepository; manager: CallManager; log: Logger; accepting: () => boolean; pending: PendingStreams },
 ): void {
   app.get('/media/twilio', { websocket: true, config: { doc: { summary: 'Twilio Media Streams (WebSocket)', tag: 'telephony', public: true } } }, (socket) => {
     const log = deps.log.child({ transport: 'twilio' });
@@ -23,9 +25,17 @@ export function twilioMediaRoute(
       socket.close(1013, 'shutting down');
       return;
     }
+    const release = deps.pending.admit();
+    if (!release) {
+      socket.close(1013, 'too many streams waiting to start');
+      return;
+    }
     let transport: TwilioTransport | undefined;
     const timer = setTimeout(() => socket.close(1008, 'no start message'), START_TIMEOUT_MS);
-    socket.on('close', () => clearTimeout(timer));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      release();
+    });
     socket.on('message', (data: RawData) => {
       const text = data.toString();
       if (transport) {
@@ -35,12 +45,15 @@ export function twilioMediaRoute(
       }
       const parsed = parseTwilioMessage(text);
       if (!parsed.ok) {
-        log.warn({ reason: parsed.reason }, 'malformed message before start dropped');
+        // Twilio never sends one: whoever did is not a carrier, and is not worth a warning per message.
+        log.debug({ reason: parsed.reason }, 'malformed message before start: stream closed');
+        socket.close(1008, 'malformed message');
         return;
       }
       const message = parsed.message;
       if (message.event !== 'start') return; // `connected` comes first
       clearTimeout(timer);
+      release();
       const params = message.start.customParameters;
       const callId = params.call_id ?? '';
       const found = callId ? deps.calls.getForStream(callId) : undefined;

@@ -6,19 +6,28 @@ import type { Logger } from 'pino';
 import type { RawData } from 'ws';
 import type { CallManager } from '../../call/manager.ts';
 import { WEB_START_TIMEOUT_MS, WebClientMessage } from './protocol.ts';
+import type { PendingStreams } from '../pending-streams.ts';
 import type { WebCallTokens } from './tokens.ts';
 import { WebTransport } from './transport.ts';
 
-export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallTokens; manager: CallManager; log: Logger; accepting: () => boolean }): void {
+export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallTokens; manager: CallManager; log: Logger; accepting: () => boolean; pending: PendingStreams }): void {
   app.get('/media/web', { websocket: true, config: { doc: { summary: 'Browser call media (WebSocket)', tag: 'web calls', public: true } } }, (socket) => {
     const log = deps.log.child({ transport: 'web' });
     if (!deps.accepting()) {
       socket.close(1013, 'shutting down');
       return;
     }
+    const release = deps.pending.admit();
+    if (!release) {
+      socket.close(1013, 'too many streams waiting to start');
+      return;
+    }
     let transport: WebTransport | undefined;
     const timer = setTimeout(() => socket.close(1008, 'no start message'), WEB_START_TIMEOUT_MS);
-    socket.on('close', () => clearTimeout(timer));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      release();
+    });
     socket.on('message', (data: RawData, isBinary: boolean) => {
       const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
       if (transport) {
@@ -27,6 +36,7 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
         return;
       }
       clearTimeout(timer);
+      release();
       let json: unknown;
       try {
         json = isBinary ? undefined : JSON.parse(buffer.toString('utf8'));

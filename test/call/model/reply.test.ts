@@ -217,4 +217,21 @@ describe('turn runner', () => {
     const outcome = await runReply(input(llm, tools, hooks(), { client: { maxRetries: 0 } }));
     expect(outcome.kind === 'llm_error' && outcome.error.code).toBe('LLM_NETWORK');
   });
+
+  it('gives up a turn whose model never answers at the turn deadline with flow_error TURN_DEADLINE', async () => {
+    const { llm, tools } = await setup(['hang']);
+    const started = Date.now();
+    const outcome = await runReply(input(llm, tools, hooks(), { turnDeadlineMs: 300, client: { firstTokenTimeoutMs: 20_000 } }));
+    expect(outcome).toMatchObject({ kind: 'flow_error', code: 'TURN_DEADLINE' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('does not count the time the caller spends hearing the reply against the turn deadline', async () => {
+    const call = { id: 'call_1', name: 'book', arguments: '{"name":"Ann"}' };
+    const { llm, tools } = await setup([{ text: 'One moment while I book that for you.', calls: [call] }, 'You are booked.']);
+    const h = hooks();
+    const slowSpeech = { ...h, confirmSpoken: async () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 1_500)) };
+    const outcome = await runReply(input(llm, tools, slowSpeech, { turnDeadlineMs: 1_000 }));
+    expect(outcome.kind).toBe('reply');
+  });
 });

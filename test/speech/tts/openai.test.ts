@@ -106,6 +106,42 @@ describe('OpenAI-compatible speech endpoint', () => {
     await connectionClosed;
   });
 
+  it('gives up a piece whose server sends more audio than the cap with TTS_BAD_RESPONSE, and closes the connection', async () => {
+    let closed: () => void = () => undefined;
+    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    handler = (_req, res) => {
+      res.writeHead(200);
+      // Endless audio for one short piece of text.
+      const timer = setInterval(() => res.write(speech24k), 1);
+      res.on('close', () => {
+        clearInterval(timer);
+        closed();
+      });
+    };
+    const chunks: unknown[] = [];
+    const engine = new OpenAiTtsEngine({ baseUrl, maxPieceSeconds: 3 });
+    await expect(
+      (async () => {
+        for await (const chunk of engine.synthesize('Hi.', { sampleRate: 16000 })) chunks.push(chunk);
+      })(),
+    ).rejects.toMatchObject({ code: 'TTS_BAD_RESPONSE', message: expect.stringContaining('3 s of audio') as string });
+    expect(chunks.length * 0.02).toBeLessThanOrEqual(3);
+    await connectionClosed;
+  });
+
+  it('gives up a server that stops sending, before its answer or mid-body, with TTS_BAD_RESPONSE', async () => {
+    handler = () => undefined;
+    await expect(collect(new OpenAiTtsEngine({ baseUrl, stallTimeoutMs: 200 }).synthesize('Hi.', { sampleRate: 16000 }))).rejects.toMatchObject({
+      code: 'TTS_BAD_RESPONSE',
+      message: expect.stringContaining('nothing for 200 ms') as string,
+    });
+    handler = (_req, res) => {
+      res.writeHead(200);
+      res.write(speech24k.subarray(0, 4800));
+    };
+    await expect(collect(new OpenAiTtsEngine({ baseUrl, stallTimeoutMs: 200 }).synthesize('Hi.', { sampleRate: 16000 }))).rejects.toMatchObject({ code: 'TTS_BAD_RESPONSE' });
+  });
+
   it('rejects a config without a valid base URL with TTS_CONFIG_INVALID', () => {
     expect(() => new OpenAiTtsEngine({ baseUrl: 'ftp://x' })).toThrow(expect.objectContaining({ code: 'TTS_CONFIG_INVALID' }) as Error);
   });
