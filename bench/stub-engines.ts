@@ -96,8 +96,9 @@ export function stubSpeechEngines(ttsFrames: number = STUB.ttsFrames): StubSpeec
   return {
     vad,
     ttsEngine: tts,
-    stt: () => ({ name: 'stub-fixed', open: async () => new FixedTextStt(), close: async () => undefined }),
-    tts: () => tts,
+    // One engine each for every call, never closed: the leases have nothing to give back.
+    stt: () => ({ engine: { name: 'stub-fixed', open: async () => new FixedTextStt(), close: async () => undefined }, release: () => undefined }),
+    tts: () => ({ engine: tts, release: () => undefined }),
     close: async () => undefined,
   };
 }

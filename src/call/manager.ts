@@ -13,7 +13,7 @@ import { fillVariables } from '../llm/prompt.ts';
 import type { OutboundHttp } from '../net/http.ts';
 import { runReply } from './model/reply.ts';
 import type { LlmRequestMetadata } from '../llm/types.ts';
-import type { SpeechEngineProvider } from '../speech/types.ts';
+import type { EngineLease, SpeechEngineProvider, TtsEngine } from '../speech/types.ts';
 import type { AgentRepository } from '../agents/repository.ts';
 import type { CallRepository } from '../calls/repository.ts';
 import { ToolExecutor } from '../tools/executor.ts';
@@ -113,51 +113,68 @@ export class CallManager {
         return runReply({ llm: agent.llm, messages, metadata, tools: executor, hooks, signal, client });
       },
     };
+    // Leased until the session has finished: the provider closes idle engines to stay bounded, never one a call holds.
     const stt = this.d.engines.stt(agent.stt);
-    const session = new CallSession({
-      callId,
-      agent: { ...agent, begin_message: fillVariables(agent.begin_message, variables) },
-      systemPrompt: fillVariables(agent.system_prompt, variables),
-      transport,
-      timers: this.d.timers,
-      pacerWakeups: this.pacerWakeups,
-      engines: {
-        openVad: () => this.d.engines.vad.open({ sampleRate }),
-        // Phone audio is 8 kHz at heart: the recogniser's telephone-band model hears it as it came.
-        openStt: (events) => stt.open({ sampleRate, language: agent.stt.language, ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}), events }),
-        tts: this.d.engines.tts(agent.voice),
-      },
-      brain,
-      recorder,
-      log,
-      ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
-      // Kept as it is said: after a crash the record still holds everything up to it.
-      onTranscript: recorder
-        ? (messages, items) =>
-            this.d.calls.update(orgId, callId, (current) => (current.call_status === 'ongoing' ? { ...current, transcript: [...messages], transcript_with_tool_calls: [...items] } : current))
-        : undefined,
-      onTurnLatency: this.d.events.listenerCount('turn') > 0 ? (parts) => this.d.events.emit('turn', { orgId, callId, parts }) : undefined,
-      onEnd: (result) => {
-        finalized = this.finish(orgId, callId, agent, metadata, result, recorder).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
-      },
-    });
-    const active: ActiveCall = {
-      callId,
-      orgId,
-      requestEnd: (reason, message) => session.end(reason, message ? { message } : {}),
-      voicemailDetected: () => {
-        const words = agent.voicemail_message.trim();
-        session.end('voicemail_reached', words ? { say: words, message: 'An answering machine answered; the voicemail message was left.' } : { message: 'An answering machine answered.' });
-      },
-      // The record is final only once the recording is written too.
-      finished: session.finished.then(() => finalized),
+    let tts: EngineLease<TtsEngine> | undefined;
+    const releaseEngines = (): void => {
+      stt.release();
+      tts?.release();
     };
-    this.d.registry.add(active);
-    const startTimestamp = this.d.timers.now();
-    const started = this.d.calls.update(orgId, callId, (current) => ({ ...current, call_status: 'ongoing', start_timestamp: startTimestamp }));
-    if (started) this.d.events.emit('started', { orgId, record: started });
-    transport.notify({ type: 'call_started', call_id: callId, agent_name: agent.agent_name });
-    log.info({ agent_id: record.agent_id, agent_version: version.version, transport: transport.kind }, 'call connected');
+    let session: CallSession;
+    try {
+      tts = this.d.engines.tts(agent.voice);
+      session = new CallSession({
+        callId,
+        agent: { ...agent, begin_message: fillVariables(agent.begin_message, variables) },
+        systemPrompt: fillVariables(agent.system_prompt, variables),
+        transport,
+        timers: this.d.timers,
+        pacerWakeups: this.pacerWakeups,
+        engines: {
+          openVad: () => this.d.engines.vad.open({ sampleRate }),
+          // Phone audio is 8 kHz at heart: the recogniser's telephone-band model hears it as it came.
+          openStt: (events) => stt.engine.open({ sampleRate, language: agent.stt.language, ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}), events }),
+          tts: tts.engine,
+        },
+        brain,
+        recorder,
+        log,
+        ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
+        // Kept as it is said: after a crash the record still holds everything up to it.
+        onTranscript: recorder
+          ? (messages, items) =>
+              this.d.calls.update(orgId, callId, (current) => (current.call_status === 'ongoing' ? { ...current, transcript: [...messages], transcript_with_tool_calls: [...items] } : current))
+          : undefined,
+        onTurnLatency: this.d.events.listenerCount('turn') > 0 ? (parts) => this.d.events.emit('turn', { orgId, callId, parts }) : undefined,
+        onEnd: (result) => {
+          finalized = this.finish(orgId, callId, agent, metadata, result, recorder).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
+        },
+      });
+      const active: ActiveCall = {
+        callId,
+        orgId,
+        requestEnd: (reason, message) => session.end(reason, message ? { message } : {}),
+        voicemailDetected: () => {
+          const words = agent.voicemail_message.trim();
+          session.end('voicemail_reached', words ? { say: words, message: 'An answering machine answered; the voicemail message was left.' } : { message: 'An answering machine answered.' });
+        },
+        // The record is final only once the recording is written too.
+        finished: session.finished.then(() => finalized),
+      };
+      this.d.registry.add(active);
+      const startTimestamp = this.d.timers.now();
+      const started = this.d.calls.update(orgId, callId, (current) => ({ ...current, call_status: 'ongoing', start_timestamp: startTimestamp }));
+      if (started) this.d.events.emit('started', { orgId, record: started });
+      transport.notify({ type: 'call_started', call_id: callId, agent_name: agent.agent_name });
+      log.info({ agent_id: record.agent_id, agent_version: version.version, transport: transport.kind }, 'call connected');
+    } catch (error) {
+      // The session was never started and may never finish: the leases go back now, and a call still
+      // registered ends (freeing its slot) rather than waiting for a stream that already came.
+      releaseEngines();
+      this.d.callService.endUnconnected(orgId, callId, 'error', 'error_service', 'The service failed while starting the call.');
+      throw error;
+    }
+    void session.finished.then(releaseEngines);
     await session.start();
   }
 

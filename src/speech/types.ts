@@ -106,10 +106,20 @@ export interface VadEngine {
   close(): Promise<void>;
 }
 
+/**
+ * A shared engine held by one call. The provider may close engines no call holds (to keep their
+ * number bounded), never one under a lease; release() when the call is done with it. Releasing
+ * twice counts once.
+ */
+export interface EngineLease<E> {
+  readonly engine: E;
+  release(): void;
+}
+
 /** The speech engines calls share; one decoder or voice process is opened per call from these. */
 export interface SpeechEngineProvider {
   vad: VadEngine;
-  stt(config: AgentConfig['stt']): SttEngine;
-  tts(config: AgentConfig['voice']): TtsEngine;
+  stt(config: AgentConfig['stt']): EngineLease<SttEngine>;
+  tts(config: AgentConfig['voice']): EngineLease<TtsEngine>;
   close(): Promise<void>;
 }
