@@ -81,7 +81,8 @@ export class CallManager {
       transport.close('error_service');
       return;
     }
-    const refused = this.d.limits.admission(orgId);
+    // A call admitted at registration already holds its slot; one that found none is admitted now or refused.
+    const refused = this.d.limits.admit(orgId, callId);
     if (refused) {
       this.d.callService.endUnconnected(orgId, callId, 'not_connected', refused, ADMISSION_MESSAGES[refused]);
       transport.close(refused);

@@ -55,13 +55,16 @@ export interface CallRuntime {
 export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRuntime {
   const events = new CallEvents();
   const registry = new CallRegistry();
-  const limits = new OrgLimits(registry, deps.credits, {
-    maxConcurrentCalls: config.maxConcurrentCalls,
-    orgLimits: config.orgLimits,
-    pricePerMinute: config.pricePerMinuteCredits,
-    now: () => deps.clock.now(),
-  });
-  const service = new CallService(deps.callRepo, deps.agents, deps.dialer, deps.clock, deps.random, deps.logger, events, (orgId) => limits.admission(orgId));
+  const limits = new OrgLimits(
+    { registry, credits: deps.credits, events, calls: deps.callRepo },
+    {
+      maxConcurrentCalls: config.maxConcurrentCalls,
+      orgLimits: config.orgLimits,
+      pricePerMinute: config.pricePerMinuteCredits,
+      now: () => deps.clock.now(),
+    },
+  );
+  const service = new CallService(deps.callRepo, deps.agents, deps.dialer, deps.clock, deps.random, deps.logger, events, limits);
   const manager = new CallManager({
     calls: deps.callRepo,
     callService: service,

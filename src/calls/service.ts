@@ -11,6 +11,23 @@ import type { CallEvents } from './events.ts';
 import { registeredRecord, type CallRecord, type DisconnectionReason } from './record.ts';
 import { hashStreamSecret } from './stream-secret.ts';
 
+type RegisteredFields = Omit<Parameters<typeof registeredRecord>[0], 'call_id' | 'agent_id' | 'agent_version'>;
+
+export type AdmissionRefusal = keyof typeof ADMISSION_MESSAGES;
+
+/** The organization limits as calls are admitted to them; OrgLimits (the call room) implements it. */
+export interface CallAdmission {
+  /**
+   * Why this call may not start now, or null: then it holds one of its organization's slots until it
+   * ends (an ended event frees it). A call that holds one already is checked only for its credits.
+   */
+  admit(orgId: string, callId: string): AdmissionRefusal | null;
+  /** Whether one more call of the organization would fit now. */
+  hasFreeSlot(orgId: string): boolean;
+}
+
+const ADMIT_ALL: CallAdmission = { admit: () => null, hasFreeSlot: () => true };
+
 export interface OutboundCallRequest {
   agentId: string;
   agentVersion: AgentVersionSpec;
@@ -34,17 +51,32 @@ export class CallService {
     private readonly random: RandomHex,
     private readonly log: Logger,
     private readonly events: CallEvents,
-    /** Why the organization may not start a call now (limits), or null. */
-    private readonly admission: (orgId: string) => keyof typeof ADMISSION_MESSAGES | null = () => null,
+    /** The organization limits (OrgLimits); without them every call is admitted. */
+    private readonly admission: CallAdmission = ADMIT_ALL,
   ) {}
 
-  /** Writes a registered call and the hash of its media-stream secret; the secret goes to whoever opens the stream. */
+  /**
+   * Writes a registered web or inbound call and the hash of its media-stream secret; the secret goes
+   * to whoever opens the stream. The call takes a free slot of its organization now, so it counts
+   * while its stream is awaited; one that finds none is admitted or refused when its stream opens.
+   */
   register(
     orgId: string,
     agent: AgentVersion,
-    fields: Omit<Parameters<typeof registeredRecord>[0], 'call_id' | 'agent_id' | 'agent_version'>,
+    fields: RegisteredFields,
     callId: string = newId('call', this.random),
   ): { record: CallRecord; streamSecret: string } {
+    const registered = this.insert(orgId, agent, fields, callId);
+    this.admission.admit(orgId, callId);
+    return registered;
+  }
+
+  /** Whether the organization could start one more call now (a campaign waits for a slot instead of failing its task). */
+  hasFreeSlot(orgId: string): boolean {
+    return this.admission.hasFreeSlot(orgId);
+  }
+
+  private insert(orgId: string, agent: AgentVersion, fields: RegisteredFields, callId: string): { record: CallRecord; streamSecret: string } {
     const record = registeredRecord({
       opt_out_sensitive_data_storage: agent.config.opt_out_sensitive_data_storage,
       ...fields,
@@ -60,7 +92,7 @@ export class CallService {
   async createOutbound(orgId: string, request: OutboundCallRequest): Promise<CallRecord> {
     this.checkCallerId(orgId, request.to, request.from, request.presentationNumber);
     const agent = this.agents.resolve(orgId, request.agentId, request.agentVersion);
-    const { record, streamSecret } = this.register(orgId, agent, {
+    const { record, streamSecret } = this.insert(orgId, agent, {
       call_type: 'outbound',
       call_from: request.from,
       call_to: request.to,
@@ -69,8 +101,9 @@ export class CallService {
       dynamic_variables: request.dynamicVariables,
       campaign_id: request.campaignId ?? null,
       batch_id: request.batchId ?? null,
-    }, request.callId);
-    const refused = this.admission(orgId);
+    }, request.callId ?? newId('call', this.random));
+    // Admitted, the call holds its slot from now on: while it rings it counts against the limit.
+    const refused = this.admission.admit(orgId, record.call_id);
     if (refused) return this.endUnconnected(orgId, record.call_id, 'not_connected', refused, ADMISSION_MESSAGES[refused]) ?? record;
     try {
       const result = await this.dialer.dial({

@@ -58,8 +58,14 @@ export class CampaignScheduler {
   private running = false;
   private stopped = true;
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly onEnded = ({ record }: { record: CallRecord }) => {
-    if (!record.campaign_id && !record.batch_id) return;
+  /** Organizations whose campaigns found no free slot in the last pass. */
+  private readonly atLimit = new Set<string>();
+  private readonly onEnded = ({ orgId, record }: { orgId: string; record: CallRecord }) => {
+    if (!record.campaign_id && !record.batch_id) {
+      // Another call of a waiting organization ended (an API, web or inbound one): its slot is free now.
+      if (this.atLimit.has(orgId)) this.kick();
+      return;
+    }
     this.finish(record.call_id, connected(record), record.disconnection_reason);
   };
 
@@ -89,7 +95,11 @@ export class CampaignScheduler {
     });
   }
 
-  /** One pass: heartbeat, due drafts, orphaned tasks, then every free slot gets a call. */
+  /**
+   * One pass: heartbeat, due drafts, orphaned tasks, then every free slot gets a call. A task is
+   * claimed only while its organization has a free slot too: at its limit the campaign waits (a
+   * call's end or the next poll tries again) rather than spending tasks on concurrency_limit_reached.
+   */
   pass(): void {
     if (this.stopped || this.running) return;
     this.running = true;
@@ -99,8 +109,14 @@ export class CampaignScheduler {
       this.o.repo.promoteDue(now);
       this.recover(this.o.repo.orphanedTasks(now, this.leaseMs, this.instanceId));
       this.o.repo.expireLeases(now, this.leaseMs);
+      this.atLimit.clear();
       for (const { id, orgId } of this.o.repo.runnable()) {
         for (;;) {
+          // createOutbound takes the slot before its first await, so this check already counts the call dialled last.
+          if (!this.o.calls.hasFreeSlot(orgId)) {
+            this.atLimit.add(orgId);
+            break;
+          }
           const claimed = this.o.repo.claim(id, this.instanceId, newId('call', this.o.random));
           if (!claimed) break;
           this.dial(orgId, claimed.campaign, claimed.task);

@@ -1,6 +1,9 @@
 // A scheduler over a real SQLite store and a real CallService, with a dialer the test drives:
-// every dialed call waits until the test answers, fails or hangs it up.
+// every dialed call waits until the test answers, fails or hangs it up. With an organization
+// limit, the call service admits calls through the real OrgLimits and CallRegistry.
 import pino from 'pino';
+import { OrgLimits } from '../../src/call/limits.ts';
+import { CallRegistry } from '../../src/call/registry.ts';
 import { AgentConfigSchema } from '../../src/agents/schema.ts';
 import { AgentService } from '../../src/agents/service.ts';
 import { CampaignScheduler } from '../../src/campaigns/scheduler.ts';
@@ -12,6 +15,7 @@ import type { DialRequest, DialResult, Dialer } from '../../src/calls/dialer.ts'
 import { SqliteAgentRepository } from '../../src/store/agents.ts';
 import { SqliteCallRepository } from '../../src/store/calls.ts';
 import { SqliteCampaignRepository } from '../../src/store/campaigns.ts';
+import { SqliteCreditRepository } from '../../src/store/credits.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
 
 export class ManualClock implements Clock {
@@ -44,11 +48,15 @@ const hex = (n: number) => (seq++).toString(16).padStart(n * 2, '0');
 
 export interface Harness {
   db: Db;
+  agents: AgentService;
   clock: ManualClock;
   dialer: ControlledDialer;
   calls: CallService;
   callRepo: SqliteCallRepository;
   events: CallEvents;
+  /** The calls of this process and the limits that count them (real ones; unlimited unless maxConcurrentCalls is given). */
+  registry: CallRegistry;
+  limits: OrgLimits;
   campaigns: CampaignService;
   repo: SqliteCampaignRepository;
   newScheduler(options?: { leaseMs?: number }): CampaignScheduler;
@@ -62,7 +70,7 @@ export interface Harness {
 
 const noInterval = { setInterval: () => 0, clearInterval: () => undefined };
 
-export function createHarness(file = ':memory:'): Harness {
+export function createHarness(file = ':memory:', options: { maxConcurrentCalls?: number } = {}): Harness {
   const db = openDatabase(file);
   const clock = new ManualClock();
   const log = pino({ level: 'silent' });
@@ -73,17 +81,25 @@ export function createHarness(file = ':memory:'): Harness {
   const dialer = new ControlledDialer();
   const events = new CallEvents();
   const callRepo = new SqliteCallRepository(db);
-  const calls = new CallService(callRepo, agents, dialer, clock, hex, log, events);
+  const registry = new CallRegistry();
+  const limits = new OrgLimits(
+    { registry, credits: new SqliteCreditRepository(db), events, calls: callRepo },
+    { maxConcurrentCalls: options.maxConcurrentCalls ?? 0, orgLimits: {}, pricePerMinute: 0, now: () => clock.now() },
+  );
+  const calls = new CallService(callRepo, agents, dialer, clock, hex, log, events, limits);
   const repo = new SqliteCampaignRepository(db);
   const schedulers: CampaignScheduler[] = [];
   const campaigns = new CampaignService(repo, agents, clock, hex, { maxTasks: 50, batchConcurrency: 3 }, () => schedulers.forEach((s) => s.kick()));
   return {
     db,
+    agents,
     clock,
     dialer,
     calls,
     callRepo,
     events,
+    registry,
+    limits,
     campaigns,
     repo,
     newScheduler(options = {}) {

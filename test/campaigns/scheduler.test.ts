@@ -76,6 +76,57 @@ describe('campaign scheduler', () => {
     expect(reasons).toEqual([{ reason: 'concurrency_limit_reached' }, { reason: 'insufficient_balance' }]);
   });
 
+  it("a campaign at the organization's limit waits instead of failing its tasks", async () => {
+    const h = createHarness(':memory:', { maxConcurrentCalls: 2 });
+    h.newScheduler().start();
+    // An API call of the same organization rings: one of its two slots is taken.
+    const api = await h.calls.createOutbound('acme', { agentId: 'bot', agentVersion: 'production', from: base.from, to: '+14155559999', presentationNumber: null, metadata: {}, dynamicVariables: {} });
+    const c = h.campaigns.create('acme', { ...base, concurrency: 3, tasks: tasks(5) });
+    await settle();
+    expect(h.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', active_concurrency: 1, failed_calls: 0 });
+    expect(h.registry.countFor('acme')).toBe(2);
+
+    h.noAnswer(api.call_id); // its slot frees: the campaign takes it at once
+    await settle();
+    expect(h.campaigns.get('acme', c.id)).toMatchObject({ active_concurrency: 2, failed_calls: 0 });
+    for (let guard = 0; guard < 10 && h.campaigns.get('acme', c.id).finished_at === null; guard++) {
+      const [next] = active(h, c.id);
+      h.answer(next!);
+      h.hangUp(next!);
+      await settle();
+      expect(h.registry.countFor('acme')).toBeLessThanOrEqual(2);
+    }
+    expect(h.campaigns.get('acme', c.id)).toMatchObject({ status: 'success', completed_calls: 5, failed_calls: 0, active_concurrency: 0 });
+    expect(h.dialer.dialed).toHaveLength(6);
+    const reasons = h.db.prepare('SELECT DISTINCT reason FROM campaign_tasks WHERE campaign_id = ?').all(c.id);
+    expect(reasons).toEqual([{ reason: 'user_hangup' }]);
+  });
+
+  it("a batch at the organization's limit waits too; a slot freed out of its sight is taken on its next tick", async () => {
+    const h = createHarness(':memory:', { maxConcurrentCalls: 1 });
+    const scheduler = h.newScheduler();
+    scheduler.start();
+    const web = h.calls.register('acme', h.agents.resolve('acme', 'bot', 'production'), { call_type: 'web', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} });
+    const ack = h.campaigns.createBatch('acme', { name: 'B', agentId: 'bot', agentVersion: 'production', from: base.from, tasks: tasks(2) });
+    await settle();
+    expect(h.dialer.dialed).toHaveLength(0);
+    expect(h.campaigns.getBatch('acme', ack.batch_id)).toMatchObject({ status: 'queued', failed_calls: 0, call_ids: [] });
+    // Ended with no event here (another process, say): only the store tells.
+    h.callRepo.update('acme', web.record.call_id, (r) => ({ ...r, call_status: 'not_connected', disconnection_reason: 'dial_no_answer' }));
+    scheduler.pass();
+    await settle();
+    const [first] = h.campaigns.getBatch('acme', ack.batch_id).call_ids;
+    expect(h.dialer.dialed).toHaveLength(1);
+    h.answer(first!);
+    h.hangUp(first!);
+    await settle();
+    const [, second] = h.campaigns.getBatch('acme', ack.batch_id).call_ids;
+    h.answer(second!);
+    h.hangUp(second!);
+    await settle();
+    expect(h.campaigns.getBatch('acme', ack.batch_id)).toMatchObject({ status: 'completed', completed_calls: 2, failed_calls: 0 });
+  });
+
   it('gives every call the campaign_id, the task metadata and dynamic_variables and the agent version fixed at creation', async () => {
     const h = createHarness();
     h.newScheduler().start();

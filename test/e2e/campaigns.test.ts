@@ -82,6 +82,29 @@ describe('a campaign against simulated phones', () => {
   }, 60_000);
 });
 
+describe("a campaign at the organization's limit", () => {
+  it('waits instead of failing its tasks: never more calls than the limit, every task completes once slots free up', async () => {
+    const t = await startTestService({
+      SIM_NUMBERS: '+15550005=answer:short-hello',
+      SIM_ANSWER_DELAY_MS: '20',
+      SCHEDULER_POLL_MS: '100',
+      ORG_LIMITS: JSON.stringify({ acme: { max_concurrent_calls: 2 } }),
+    });
+    try {
+      const tasks = Array.from({ length: 4 }, (_, i) => ({ call_to: '+15550005', metadata: { i } }));
+      const res = await t.request('POST', '/v2/campaigns', { body: { name: 'Limited', call_from: '+14155550100', agent_id: 'demo', tasks, concurrency: 4 } });
+      const created = CampaignResponse.parse(res.body);
+      const { final, peak } = await watch(async () => CampaignResponse.parse((await t.request('GET', `/v2/campaigns/${created.id}`)).body), 30_000);
+      expect(peak).toBe(2);
+      expect(final).toMatchObject({ status: 'success', completed_calls: 4, failed_calls: 0, active_concurrency: 0 });
+      const list = ListCallsV2Response.parse((await t.request('POST', '/v2/calls/list', { body: { filter_criteria: { campaign_id: [created.id] }, limit: 100 } })).body);
+      expect(list.calls.map((c) => `${c.call_status}/${c.disconnection_reason}`)).toEqual(Array(4).fill('ended/user_hangup'));
+    } finally {
+      await t.stop();
+    }
+  }, 60_000);
+});
+
 const root = join(import.meta.dirname, '..', '..');
 const children: ChildProcess[] = [];
 afterEach(() => {

@@ -45,7 +45,11 @@ export class WebCallTokens {
     if (!claim) return undefined;
     this.claims.delete(key);
     this.timers.clearTimeout(claim.timer);
-    if (claim.expiresAt < this.timers.now()) return undefined;
+    if (claim.expiresAt < this.timers.now()) {
+      // Redeemed late, before its timer ran: the call never connected all the same (and frees its slot).
+      this.onExpired(claim);
+      return undefined;
+    }
     return { orgId: claim.orgId, callId: claim.callId };
   }
 }
