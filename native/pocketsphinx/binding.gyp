@@ -6,7 +6,7 @@
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "../common"],
       "cflags_cc": ["<!@(pkg-config --cflags pocketsphinx sphinxbase)", "-std=c++17", "-O2"],
       "libraries": ["<!@(pkg-config --libs pocketsphinx sphinxbase)"],
-      "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS"],
+      "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions"]
     }

@@ -8,6 +8,7 @@ import type { ApiKeyAuthenticator } from '../auth/api-keys.ts';
 import type { Clock } from '../clock.ts';
 import { ApiError } from '../errors.ts';
 import { toApiError } from './errors.ts';
+import { answerClientError, answerFrameworkError, MAX_PATH_PARAMETER_LENGTH } from './framework-errors.ts';
 import { MAX_JSON_DEPTH, tooDeep } from './json-depth.ts';
 import { OpenApiRegistry, type RouteDoc } from './openapi.ts';
 import { AuthFailureLimiter, RateLimiter } from './rate-limit.ts';
@@ -52,6 +53,9 @@ export function createHttpServer(options: HttpOptions): HttpServer {
     // timeout only when given at construction, and checks it on an interval (30 s by default).
     requestTimeout: options.requestTimeoutMs,
     http: { requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, options.requestTimeoutMs / 4) } as ServerOptions,
+    maxParamLength: MAX_PATH_PARAMETER_LENGTH,
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   });
   // The API speaks JSON only; carrier webhooks add their form parser in their own scope.
   app.removeContentTypeParser('text/plain');

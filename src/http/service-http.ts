@@ -67,7 +67,17 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     trustProxy: config.trustProxy,
   });
   const { app } = http;
-  await app.register(fastifyWebsocket, { options: { maxPayload: 256 * 1024 } });
+  await app.register(fastifyWebsocket, {
+    options: { maxPayload: 256 * 1024 },
+    // A frame ws refuses (not UTF-8, over maxPayload) or a dropped connection is the peer's doing and
+    // anyone can cause it: not worth an error line with a stack. The socket is closed either way.
+    errorHandler: (error, socket, request) => {
+      const peer = /^(WS_ERR_|ECONNRESET$|EPIPE$)/.test((error as Error & { code?: string }).code ?? '');
+      if (peer) request.log.debug({ err: error }, 'media socket closed on a protocol error');
+      else request.log.error({ err: error }, 'media socket handler failed');
+      socket.terminate();
+    },
+  });
   idempotentRoutes(app, deps.idempotency, deps.clock);
   systemRoutes(app, {
     openapi: http.openapi,

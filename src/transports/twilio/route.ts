@@ -9,6 +9,7 @@ import type { RawData } from 'ws';
 import type { CallManager } from '../../call/manager.ts';
 import { streamSecretMatches } from '../../calls/stream-secret.ts';
 import type { CallRepository } from '../../calls/repository.ts';
+import { answerNotUpgraded } from '../not-upgraded.ts';
 import type { PendingStreams } from '../pending-streams.ts';
 import { parseTwilioMessage } from './protocol.ts';
 import { TwilioTransport } from './transport.ts';
@@ -19,54 +20,61 @@ export function twilioMediaRoute(
   app: FastifyInstance,
   deps: { calls: CallRepository; manager: CallManager; log: Logger; accepting: () => boolean; pending: PendingStreams },
 ): void {
-  app.get('/media/twilio', { websocket: true, config: { doc: { summary: 'Twilio Media Streams (WebSocket)', tag: 'telephony', public: true } } }, (socket) => {
-    const log = deps.log.child({ transport: 'twilio' });
-    if (!deps.accepting()) {
-      socket.close(1013, 'shutting down');
-      return;
-    }
-    const release = deps.pending.admit();
-    if (!release) {
-      socket.close(1013, 'too many streams waiting to start');
-      return;
-    }
-    let transport: TwilioTransport | undefined;
-    const timer = setTimeout(() => socket.close(1008, 'no start message'), START_TIMEOUT_MS);
-    socket.on('close', () => {
-      clearTimeout(timer);
-      release();
-    });
-    socket.on('message', (data: RawData) => {
-      const text = data.toString();
-      if (transport) {
-        transport.receive(text);
-        deps.manager.pacerWakeups.runOverdue();
+  app.route({
+    method: 'GET',
+    url: '/media/twilio',
+    config: { doc: { summary: 'Twilio Media Streams (WebSocket)', tag: 'telephony', public: true } },
+    // A plain HTTP request (no Upgrade) is told to use a WebSocket.
+    handler: answerNotUpgraded,
+    wsHandler: (socket) => {
+      const log = deps.log.child({ transport: 'twilio' });
+      if (!deps.accepting()) {
+        socket.close(1013, 'shutting down');
         return;
       }
-      const parsed = parseTwilioMessage(text);
-      if (!parsed.ok) {
-        // Twilio never sends one: whoever did is not a carrier, and is not worth a warning per message.
-        log.debug({ reason: parsed.reason }, 'malformed message before start: stream closed');
-        socket.close(1008, 'malformed message');
+      const release = deps.pending.admit();
+      if (!release) {
+        socket.close(1013, 'too many streams waiting to start');
         return;
       }
-      const message = parsed.message;
-      if (message.event !== 'start') return; // `connected` comes first
-      clearTimeout(timer);
-      release();
-      const params = message.start.customParameters;
-      const callId = params.call_id ?? '';
-      const found = callId ? deps.calls.getForStream(callId) : undefined;
-      if (!found || !streamSecretMatches(params.secret ?? '', found.streamSecretHash) || found.record.call_status !== 'registered') {
-        log.warn({ call_id: callId || null, call_sid: message.start.callSid }, 'media stream refused: unknown call or wrong secret');
-        socket.close(1008, 'unknown call or wrong secret');
-        return;
-      }
-      transport = new TwilioTransport(socket, message.start.streamSid, message.start.callSid, log.child({ call_id: callId }));
-      void deps.manager.connect(found.orgId, callId, transport).catch((error: unknown) => {
-        log.error({ err: error, call_id: callId }, 'call failed to start');
-        socket.close(1011, 'internal error');
+      let transport: TwilioTransport | undefined;
+      const timer = setTimeout(() => socket.close(1008, 'no start message'), START_TIMEOUT_MS);
+      socket.on('close', () => {
+        clearTimeout(timer);
+        release();
       });
-    });
+      socket.on('message', (data: RawData) => {
+        const text = data.toString();
+        if (transport) {
+          transport.receive(text);
+          deps.manager.pacerWakeups.runOverdue();
+          return;
+        }
+        const parsed = parseTwilioMessage(text);
+        if (!parsed.ok) {
+          // Twilio never sends one: whoever did is not a carrier, and is not worth a warning per message.
+          log.debug({ reason: parsed.reason }, 'malformed message before start: stream closed');
+          socket.close(1008, 'malformed message');
+          return;
+        }
+        const message = parsed.message;
+        if (message.event !== 'start') return; // `connected` comes first
+        clearTimeout(timer);
+        release();
+        const params = message.start.customParameters;
+        const callId = params.call_id ?? '';
+        const found = callId ? deps.calls.getForStream(callId) : undefined;
+        if (!found || !streamSecretMatches(params.secret ?? '', found.streamSecretHash) || found.record.call_status !== 'registered') {
+          log.warn({ call_id: callId || null, call_sid: message.start.callSid }, 'media stream refused: unknown call or wrong secret');
+          socket.close(1008, 'unknown call or wrong secret');
+          return;
+        }
+        transport = new TwilioTransport(socket, message.start.streamSid, message.start.callSid, log.child({ call_id: callId }));
+        void deps.manager.connect(found.orgId, callId, transport).catch((error: unknown) => {
+          log.error({ err: error, call_id: callId }, 'call failed to start');
+          socket.close(1011, 'internal error');
+        });
+      });
+    },
   });
 }
