@@ -19,6 +19,7 @@ import { cryptoRandomHex, systemClock, type Clock, type RandomHex } from './cloc
 import type { Config } from './config.ts';
 import { createServiceHttp } from './http/service-http.ts';
 import { createLogger } from './logger.ts';
+import { createMetrics } from './metrics/metrics.ts';
 import { EgressPolicy } from './net/egress.ts';
 import { OutboundHttp } from './net/http.ts';
 import { createEmbeddedSpeechEngines } from './speech/provider.ts';
@@ -103,6 +104,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const outcomes = carriers.connect(calls.service, calls.registry, calls.events);
   const campaigns = createCampaigns(config, { repo: store.campaigns, agents, calls: calls.service, events: calls.events, clock, random, logger });
+  const metrics = config.metrics ? createMetrics({ events: calls.events, registry: calls.registry }) : undefined;
   const http = await createServiceHttp(config, {
     auth,
     agents,
@@ -113,6 +115,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     outcomes,
     carrierCalls: store.carrierCalls,
     idempotency: store.idempotency,
+    metrics,
     storeProblem: () => store.problem(),
     timers,
     clock,
@@ -157,6 +160,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         await calls.drain(config.shutdownDrainMs);
         await carriers.close();
         await http.close();
+        metrics?.close();
         await campaigns.scheduler.stop();
         // No timer may touch the store once it is closed.
         calls.streams.close();

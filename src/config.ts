@@ -39,6 +39,8 @@ export const ConfigSchema = z.object({
   SCHEDULER_POLL_MS: z.coerce.number().int().min(10).default(1_000),
   SCHEDULER_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
   EGRESS_ALLOW: z.string().optional(),
+  METRICS: z.enum(['off', 'public']).default('off'),
+  METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
 });
 
 const OrgLimitSchema = z.strictObject({
@@ -68,6 +70,8 @@ export interface Config {
   /** on: the demo model peer is served under /demo/ and the demo agent loaded (AGENTS_FILE's default); off: neither. */
   demo: boolean;
   bodyLimitBytes: number;
+  /** GET /metrics: not served (undefined), open to anyone (public), or to a bearer of the token. */
+  metrics: { access: 'public' } | { access: 'token'; token: string } | undefined;
   /** A request must arrive whole (headers and body) within this time, or it is answered 408 and closed. */
   requestTimeoutMs: number;
   /** The proxies whose X-Forwarded-For gives the client's address; none by default. */
@@ -143,6 +147,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     agentsFile: raw.AGENTS_FILE ?? (raw.DEMO === 'on' ? 'media/agents/demo.json' : ''),
     demo: raw.DEMO === 'on',
     bodyLimitBytes: raw.BODY_LIMIT_BYTES,
+    metrics: raw.METRICS === 'public' ? { access: 'public' } : raw.METRICS_TOKEN ? { access: 'token', token: raw.METRICS_TOKEN } : undefined,
     requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,
     trustProxy: raw.TRUST_PROXY?.split(',').map((s) => s.trim()),
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,

@@ -15,7 +15,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['analysis'],
   ['calls'],
   ['call'],
-  ['carriers', 'campaigns'],
+  ['carriers', 'campaigns', 'metrics'],
   ['store'],
   ['transports', 'telephony', 'demo'],
   ['http'],

@@ -11,7 +11,7 @@ import type { CallRecord } from '../calls/record.ts';
 import { LLM_CLIENT_DEFAULTS } from '../llm/client.ts';
 import { fillVariables } from '../llm/prompt.ts';
 import type { OutboundHttp } from '../net/http.ts';
-import { runReply } from './model/reply.ts';
+import { runReply, type ReplyHooks } from './model/reply.ts';
 import type { LlmRequestMetadata } from '../llm/types.ts';
 import type { EngineLease, SpeechEngineProvider, TtsEngine } from '../speech/types.ts';
 import type { AgentRepository } from '../agents/repository.ts';
@@ -111,7 +111,14 @@ export class CallManager {
       respond: (messages, hooks, signal, clock) => {
         executor ??= new ToolExecutor(agent.tools, { clock, dispatcher: outbound.dispatcher() });
         const client = { dispatcher: outbound.dispatcher(LLM_CLIENT_DEFAULTS.connectTimeoutMs) };
-        return runReply({ llm: agent.llm, messages, metadata, tools: executor, hooks, signal, client });
+        const timed: ReplyHooks = {
+          ...hooks,
+          onToolFinished: (run) => {
+            hooks.onToolFinished?.(run);
+            if (run.latencyMs !== null) this.d.events.emit('tool', { orgId, callId, name: run.invocation.name, ms: run.latencyMs, ok: run.failure === null });
+          },
+        };
+        return runReply({ llm: agent.llm, messages, metadata, tools: executor, hooks: this.d.events.listenerCount('tool') > 0 ? timed : hooks, signal, client });
       },
     };
     // Leased until the session has finished: the provider closes idle engines to stay bounded, never one a call holds.
@@ -154,6 +161,7 @@ export class CallManager {
       const active: ActiveCall = {
         callId,
         orgId,
+        callType: record.call_type,
         requestEnd: (reason, message) => session.end(reason, message ? { message } : {}),
         voicemailDetected: () => {
           const words = agent.voicemail_message.trim();

@@ -2,11 +2,12 @@
 // and waiting for their media stream that hold one of their organization's slots. Other parts
 // (carrier status callbacks, the scheduler, shutdown) reach a live call only through this, never
 // its session internals; the organization limits count both kinds.
-import type { DisconnectionReason } from '../calls/record.ts';
+import type { CallRecord, DisconnectionReason } from '../calls/record.ts';
 
 export interface ActiveCall {
   readonly callId: string;
   readonly orgId: string;
+  readonly callType: CallRecord['call_type'];
   /** Ends the call as soon as possible with this reason (the session decides what is said first). */
   requestEnd(reason: DisconnectionReason, message?: string): void;
   /** An answering machine picked up: leave the agent's voicemail_message if it has one, then end with voicemail_reached. */

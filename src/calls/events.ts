@@ -24,6 +24,8 @@ export interface CallEventMap {
   ended: [{ orgId: string; record: CallRecord }];
   /** A turn was answered: its latency parts (only measured while someone listens). */
   turn: [{ orgId: string; callId: string; parts: TurnLatency }];
+  /** An HTTP tool's request was answered or failed: request → response in ms. */
+  tool: [{ orgId: string; callId: string; name: string; ms: number; ok: boolean }];
 }
 
 export class CallEvents extends EventEmitter<CallEventMap> {}

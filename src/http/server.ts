@@ -53,7 +53,7 @@ export function createHttpServer(options: HttpOptions): HttpServer {
     // timeout only when given at construction, and checks it on an interval (30 s by default).
     requestTimeout: options.requestTimeoutMs,
     http: { requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, options.requestTimeoutMs / 4) } as ServerOptions,
-    maxParamLength: MAX_PATH_PARAMETER_LENGTH,
+    routerOptions: { maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
   });

@@ -20,8 +20,10 @@ import { PendingStreams } from '../transports/pending-streams.ts';
 import { twilioMediaRoute } from '../transports/twilio/route.ts';
 import { webMediaRoute } from '../transports/web/route.ts';
 import { WebCallTokens } from '../transports/web/tokens.ts';
+import type { ServiceMetrics } from '../metrics/metrics.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { callRoutes } from './routes/calls.ts';
+import { metricsRoute } from './routes/metrics.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { systemRoutes } from './routes/system.ts';
 import { twilioStatusRoutes } from './routes/twilio-status.ts';
@@ -47,6 +49,8 @@ export interface ServiceHttpDeps {
   random: RandomHex;
   logger: Logger;
   publicUrl: () => string;
+  /** Present when config.metrics serves GET /metrics. */
+  metrics?: ServiceMetrics | undefined;
 }
 
 export interface ServiceHttp extends Pick<HttpServer, 'app' | 'beginShutdown' | 'shuttingDown'> {
@@ -88,6 +92,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
       return problem ? { ok: false, details: problem } : { ok: true, details: '' };
     },
   });
+  if (config.metrics && deps.metrics) metricsRoute(app, deps.metrics, config.metrics);
   agentRoutes(app, deps.agents, deps.random);
   callRoutes(app, calls.service, (callId) => calls.manager.recordingPath(callId));
   campaignRoutes(app, deps.campaigns);

@@ -1,0 +1,82 @@
+// What an operator scrapes: calls under way, how calls end, each answered turn's latency by stage,
+// and the process's own metrics, in Prometheus's text format through prom-client. One registry per
+// service, so several services in one process (the tests) never mix their numbers.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { CallRegistry } from '../call/registry.ts';
+import type { CallEventMap, CallEvents, TurnLatency } from '../calls/events.ts';
+import { CALL_TYPES } from '../calls/record.ts';
+
+/** Seconds: around the half-second a phone caller feels as natural, out to the long tail. */
+export const TURN_LATENCY_BUCKETS = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
+
+/** Stages of a turn, as named in the record's `latency` (llm_speakable: first speakable chunk). */
+const STAGES: readonly [stage: string, ms: (turn: TurnLatency) => number | null][] = [
+  ['e2e', (t) => t.e2e],
+  ['asr', (t) => t.asr],
+  ['llm', (t) => t.llm],
+  ['llm_speakable', (t) => t.llmSpeakable],
+  ['tts', (t) => t.tts],
+];
+
+export interface ServiceMetrics {
+  readonly contentType: string;
+  /** The exposition text, collected now. */
+  render(): Promise<string>;
+  /** Stops listening to the call events. */
+  close(): void;
+}
+
+export function createMetrics(deps: { events: CallEvents; registry: CallRegistry }): ServiceMetrics {
+  const register = new Registry();
+  collectDefaultMetrics({ register });
+
+  new Gauge({
+    name: 'voicecall_active_calls',
+    help: 'Calls under way (connected, running a session), by call_type',
+    labelNames: ['call_type'] as const,
+    registers: [register],
+    // Counted from the registry at each scrape: right whatever ended a call, crash recovery included.
+    collect() {
+      this.reset();
+      for (const type of CALL_TYPES) this.set({ call_type: type }, 0);
+      for (const call of deps.registry.all()) this.inc({ call_type: call.callType });
+    },
+  });
+  const calls = new Counter({
+    name: 'voicecall_calls_total',
+    help: 'Calls whose record was finalized, by disconnection_reason',
+    labelNames: ['disconnection_reason'] as const,
+    registers: [register],
+  });
+  const turnLatency = new Histogram({
+    name: 'voicecall_turn_latency_seconds',
+    help: "Each answered turn's latency by stage: e2e (caller's speech end to first agent audio), asr, llm (first token of the turn's first model request), llm_speakable, tts (first audio); tool: each HTTP tool request",
+    labelNames: ['stage'] as const,
+    buckets: TURN_LATENCY_BUCKETS,
+    registers: [register],
+  });
+
+  const onEnded = ({ record }: CallEventMap['ended'][0]) => {
+    calls.inc({ disconnection_reason: record.disconnection_reason ?? 'unknown' });
+  };
+  const onTurn = ({ parts }: CallEventMap['turn'][0]) => {
+    for (const [stage, ms] of STAGES) {
+      const value = ms(parts);
+      if (value !== null) turnLatency.observe({ stage }, value / 1000);
+    }
+  };
+  const onTool = ({ ms }: CallEventMap['tool'][0]) => turnLatency.observe({ stage: 'tool' }, ms / 1000);
+  deps.events.on('ended', onEnded);
+  deps.events.on('turn', onTurn);
+  deps.events.on('tool', onTool);
+
+  return {
+    contentType: register.contentType,
+    render: () => register.metrics(),
+    close() {
+      deps.events.off('ended', onEnded);
+      deps.events.off('turn', onTurn);
+      deps.events.off('tool', onTool);
+    },
+  };
+}
