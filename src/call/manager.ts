@@ -28,6 +28,8 @@ import type { AgentBrain } from './model/model-turn.ts';
 import { CallSession, type SessionResult } from './session.ts';
 import type { Timers } from '../timers.ts';
 
+type TokenUsage = NonNullable<CallRecord['llm_token_usage']>;
+
 export interface CallManagerDeps {
   calls: CallRepository;
   callService: CallService;
@@ -107,18 +109,25 @@ export class CallManager {
     let executor: ToolExecutor | undefined;
     let finalized: Promise<void> = Promise.resolve();
     const { outbound } = this.d;
+    const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, turns: 0 };
     const brain: AgentBrain = {
       respond: (messages, hooks, signal, clock) => {
         executor ??= new ToolExecutor(agent.tools, { clock, dispatcher: outbound.dispatcher() });
         const client = { dispatcher: outbound.dispatcher(LLM_CLIENT_DEFAULTS.connectTimeoutMs) };
-        const timed: ReplyHooks = {
+        const counted: ReplyHooks = {
           ...hooks,
+          onUsage: (used) => {
+            usage.prompt_tokens += used.prompt_tokens;
+            usage.completion_tokens += used.completion_tokens;
+            usage.total_tokens += used.total_tokens;
+            usage.turns++;
+          },
           onToolFinished: (run) => {
             hooks.onToolFinished?.(run);
             if (run.latencyMs !== null) this.d.events.emit('tool', { orgId, callId, name: run.invocation.name, ms: run.latencyMs, ok: run.failure === null });
           },
         };
-        return runReply({ llm: agent.llm, messages, metadata, tools: executor, hooks: this.d.events.listenerCount('tool') > 0 ? timed : hooks, signal, client });
+        return runReply({ llm: agent.llm, messages, metadata, tools: executor, hooks: counted, signal, client });
       },
     };
     // Leased until the session has finished: the provider closes idle engines to stay bounded, never one a call holds.
@@ -155,7 +164,7 @@ export class CallManager {
           : undefined,
         onTurnLatency: this.d.events.listenerCount('turn') > 0 ? (parts) => this.d.events.emit('turn', { orgId, callId, parts }) : undefined,
         onEnd: (result) => {
-          finalized = this.finish(orgId, callId, agent, metadata, result, recorder).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
+          finalized = this.finish(orgId, callId, agent, metadata, result, recorder, usage.turns > 0 ? { ...usage } : null).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
         },
       });
       const active: ActiveCall = {
@@ -187,7 +196,15 @@ export class CallManager {
     await session.start();
   }
 
-  private async finish(orgId: string, callId: string, agent: AgentConfig, metadata: LlmRequestMetadata, result: SessionResult, recorder: CallRecorder | undefined): Promise<void> {
+  private async finish(
+    orgId: string,
+    callId: string,
+    agent: AgentConfig,
+    metadata: LlmRequestMetadata,
+    result: SessionResult,
+    recorder: CallRecorder | undefined,
+    tokenUsage: TokenUsage | null,
+  ): Promise<void> {
     const durationMs = Math.max(0, result.endTimestamp - result.startTimestamp);
     const cost = callCost(durationMs, this.d.pricePerMinute);
     let recordingUrl: string | null = null;
@@ -214,6 +231,7 @@ export class CallManager {
       recording_url: recordingUrl,
       call_cost: cost,
       latency: result.latency,
+      llm_token_usage: tokenUsage,
     }));
     this.d.limits.debit(orgId, cost.total_credits_used);
     if (!ended) return;

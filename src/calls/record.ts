@@ -92,6 +92,10 @@ export const CallRecordSchema = z.object({
     .nullable(),
   opt_out_sensitive_data_storage: z.boolean(),
   latency: z.partialRecord(z.enum(LATENCY_KEYS), LatencyStatsSchema).nullable(),
+  /** The model's token counts summed over the call's requests that reported them; null when none did. */
+  llm_token_usage: z
+    .object({ prompt_tokens: z.int(), completion_tokens: z.int(), total_tokens: z.int(), turns: z.int().describe('model requests that reported usage') })
+    .nullable(),
   campaign_id: z.string().nullable(),
   batch_id: z.string().nullable(),
 });
@@ -138,6 +142,7 @@ export function registeredRecord(fields: {
     call_analysis: null,
     opt_out_sensitive_data_storage: fields.opt_out_sensitive_data_storage ?? false,
     latency: null,
+    llm_token_usage: null,
     campaign_id: fields.campaign_id ?? null,
     batch_id: fields.batch_id ?? null,
   };

@@ -141,6 +141,8 @@ export function buildRequestBody(llm: LlmConfig, req: ChatRequest): Record<strin
     metadata: req.metadata,
   };
   if (llm.max_tokens !== undefined) body.max_tokens = llm.max_tokens;
+  // The usage chunk comes before [DONE]; servers that do not know the option ignore it or send none.
+  if (llm.stream) body.stream_options = { include_usage: true };
   if (req.tools && req.tools.length > 0) {
     body.tools = req.tools;
     if (req.tool_choice !== undefined) body.tool_choice = req.tool_choice;

@@ -25,6 +25,11 @@ function columnsOf(record: CallRecord) {
   };
 }
 
+/** A stored record with the fields added since it was written at their defaults. */
+function storedRecord(json: string): CallRecord {
+  return { llm_token_usage: null, ...(JSON.parse(json) as Omit<CallRecord, 'llm_token_usage'>) };
+}
+
 export class SqliteCallRepository implements CallRepository {
   private readonly insertStmt;
   private readonly getStmt;
@@ -60,12 +65,12 @@ export class SqliteCallRepository implements CallRepository {
 
   getForStream(callId: string): { orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined {
     const row = this.streamStmt.get(callId) as { org_id: string; record: string; stream_secret_hash: string | null } | undefined;
-    return row ? { orgId: row.org_id, record: JSON.parse(row.record) as CallRecord, streamSecretHash: row.stream_secret_hash } : undefined;
+    return row ? { orgId: row.org_id, record: storedRecord(row.record), streamSecretHash: row.stream_secret_hash } : undefined;
   }
 
   get(orgId: string, callId: string): CallRecord | undefined {
     const row = this.getStmt.get(orgId, callId) as { record: string } | undefined;
-    return row ? (JSON.parse(row.record) as CallRecord) : undefined;
+    return row ? (storedRecord(row.record)) : undefined;
   }
 
   update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): CallRecord | undefined {
@@ -73,7 +78,7 @@ export class SqliteCallRepository implements CallRepository {
       .transaction(() => {
         const row = this.getStmt.get(orgId, callId) as { record: string; created_at: number } | undefined;
         if (!row) return undefined;
-        const next = change(JSON.parse(row.record) as CallRecord);
+        const next = change(storedRecord(row.record));
         this.updateStmt.run({
           ...columnsOf(next),
           call_id: callId,
@@ -126,7 +131,7 @@ export class SqliteCallRepository implements CallRepository {
       cursorOf: (row) => ({ sortKey: row.sort_ts, id: row.call_id }),
     });
     return {
-      calls: page.rows.map((r) => JSON.parse(r.record) as CallRecord),
+      calls: page.rows.map((r) => storedRecord(r.record)),
       nextCursor: page.nextCursor,
       totalCount,
     };
@@ -137,6 +142,6 @@ export class SqliteCallRepository implements CallRepository {
     const rows = this.db
       .prepare(`SELECT org_id, record FROM calls WHERE call_status IN (${statuses.map(() => '?').join(', ')})`)
       .all(...statuses) as { org_id: string; record: string }[];
-    return rows.map((r) => ({ orgId: r.org_id, record: JSON.parse(r.record) as CallRecord }));
+    return rows.map((r) => ({ orgId: r.org_id, record: storedRecord(r.record) }));
   }
 }

@@ -72,6 +72,12 @@ describe('inbound Twilio call with the embedded engines', () => {
     expect(result).toMatchObject({ successful: true });
     expectConsistentTimestamps(record);
     expect(record.latency?.e2e?.num).toBeGreaterThanOrEqual(2);
+    // Every model request of the conversation reported usage (greeting aside, one per round).
+    const usage = record.llm_token_usage!;
+    expect(usage.turns).toBe(record.latency!.llm!.num);
+    expect(usage.prompt_tokens).toBeGreaterThan(0);
+    expect(usage.completion_tokens).toBeGreaterThan(0);
+    expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens);
     expect(record.call_cost!.duration_seconds).toBe(Math.ceil(record.duration_ms! / 1000));
     expect(record.recording_url).toBe(`${t.service.publicUrl}/v2/calls/${callId}/recording`);
     expect(record.call_analysis!.custom_analysis_data).toBeDefined();

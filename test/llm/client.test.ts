@@ -57,7 +57,7 @@ async function failure(p: Promise<unknown>): Promise<LlmError> {
 }
 
 describe('LLM client: request', () => {
-  it('posts model, messages, temperature, max_tokens, stream, tools, tool_choice and metadata with a bearer key', async () => {
+  it('posts model, messages, temperature, max_tokens, stream (asking for usage), tools, tool_choice and metadata with a bearer key', async () => {
     const llm = await serve((_req, res) => {
       sseHeaders(res);
       res.end(tokenStream(['ok']));
@@ -73,6 +73,7 @@ describe('LLM client: request', () => {
       temperature: 0.2,
       max_tokens: 50,
       stream: true,
+      stream_options: { include_usage: true },
       tools,
       tool_choice: 'auto',
       metadata: request.metadata,

@@ -47,6 +47,17 @@ describe('embedded store', () => {
     db.close();
   });
 
+  it('reads a record written before llm_token_usage existed with it null', () => {
+    const db = openDatabase(file());
+    const calls = new SqliteCallRepository(db);
+    calls.insert('org', record('call_old'), 1000);
+    const { llm_token_usage: _added, ...older } = record('call_old');
+    db.prepare('UPDATE calls SET record = ? WHERE call_id = ?').run(JSON.stringify(older), 'call_old');
+    expect(calls.get('org', 'call_old')).toEqual(record('call_old'));
+    expect(calls.get('org', 'call_old')?.llm_token_usage).toBeNull();
+    db.close();
+  });
+
   it('keeps a written record across a reopen, as after a crash', () => {
     const path = file();
     const db = openDatabase(path);

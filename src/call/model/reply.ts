@@ -6,7 +6,7 @@ import type { LlmConfig } from '../../agents/schema.ts';
 import { streamChat, type LlmClientOptions } from '../../llm/client.ts';
 import { LlmError } from '../../llm/errors.ts';
 import { SpeakableChunker, type SpeakableOptions } from '../../llm/speakable.ts';
-import type { ChatMessage, LlmRequestMetadata, LlmTiming, ToolCallRequest } from '../../llm/types.ts';
+import type { ChatMessage, LlmRequestMetadata, LlmTiming, LlmUsage, ToolCallRequest } from '../../llm/types.ts';
 import type { ToolExecutor, ToolRun } from '../../tools/executor.ts';
 import type { ToolTranscriptItem } from '../../tools/transcript.ts';
 
@@ -31,6 +31,8 @@ export interface ReplyHooks {
   onChunk?(text: string): void;
   /** Timing of each model request; `firstChunkAt` gives latency.llm_speakable. */
   onLlmTiming?(timing: LlmTiming & { firstChunkAt: number | null }): void;
+  /** Token counts of one model request, when the server reported them. */
+  onUsage?(usage: LlmUsage): void;
   /** An HTTP tool's request is about to go out. */
   onToolStarted?(call: ToolCallRequest): void;
   /** Tool transcript items in the order they happen. */
@@ -144,6 +146,7 @@ async function modelReply(input: ReplyInput, signal: AbortSignal, history: ChatM
     } else {
       emit(chunker.flush());
       input.hooks.onLlmTiming?.({ ...ev.timing, firstChunkAt });
+      if (ev.usage) input.hooks.onUsage?.(ev.usage);
     }
   }
   return { text, calls };
