@@ -56,6 +56,8 @@ export class SileroVadEngine implements VadEngine {
   private readonly modelPath: string;
   private readonly intraOpNumThreads: number;
   private readonly sessions = new Map<SileroSampleRate, Promise<ort.InferenceSession>>();
+  /** Streams not yet closed: a session is released only once their windows under way are done. */
+  private readonly streams = new Set<SileroVadStream>();
 
   constructor(options: SileroVadEngineOptions = {}) {
     this.modelPath = options.modelPath ?? sileroModelPath();
@@ -64,7 +66,9 @@ export class SileroVadEngine implements VadEngine {
 
   async open(options: VadOptions): Promise<SileroVadStream> {
     const settings = resolveVadOptions(options);
-    return new SileroVadStream(await this.session(settings.sampleRate), settings);
+    const stream = new SileroVadStream(await this.session(settings.sampleRate), settings, () => this.streams.delete(stream));
+    this.streams.add(stream);
+    return stream;
   }
 
   /** Load the model for a rate now (e.g. at start-up) instead of on the first call. */
@@ -90,6 +94,11 @@ export class SileroVadEngine implements VadEngine {
   async close(): Promise<void> {
     const sessions = [...this.sessions.values()];
     this.sessions.clear();
+    // Releasing a session while a run on it is under way can abort the process (onnxruntime's
+    // binding throws a C++ exception from the run's completion): the open streams stop first.
+    const open = [...this.streams];
+    this.streams.clear();
+    await Promise.allSettled(open.map((stream) => stream.stop()));
     for (const session of sessions) await (await session).release();
   }
 }
@@ -118,7 +127,11 @@ export class SileroVadStream implements VadStream {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
 
-  constructor(session: ort.InferenceSession, settings: VadSettings) {
+  constructor(
+    session: ort.InferenceSession,
+    settings: VadSettings,
+    private readonly onClose: () => void = () => undefined,
+  ) {
     this.session = session;
     this.settings = settings;
     const { window, context } = SILERO_WINDOWS[settings.sampleRate];
@@ -173,6 +186,13 @@ export class SileroVadStream implements VadStream {
 
   close(): void {
     this.closed = true;
+    this.onClose();
+  }
+
+  /** Closes the stream and resolves once the window under way, if any, has been analysed. */
+  stop(): Promise<unknown> {
+    this.close();
+    return this.queue;
   }
 
   private async process(samples: Int16Array, onWindow?: (start: number, probability: number) => void): Promise<VadEvent[]> {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readWavFile } from '../../../src/audio/wav.ts';
 import { isSttError } from '../../../src/speech/stt/errors.ts';
@@ -241,4 +242,14 @@ describe('moonshine engine', () => {
       await own.close();
     }
   }, 60_000);
+});
+
+describe('moonshine engine close', () => {
+  it('closing the engine while utterances are being read never aborts the process: workers finish, release the model and exit', () => {
+    // In a process of its own: an abort would take the test runner with it.
+    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/speech/stt/children/moonshine-close.ts', '3'], { encoding: 'utf8', timeout: 120_000 });
+    expect(child.signal, child.stderr).toBeNull();
+    expect(child.status, child.stderr).toBe(0);
+    expect(child.stdout).toContain('closed every round');
+  }, 150_000);
 });

@@ -108,3 +108,17 @@ describe('Silero VAD', () => {
     await expect(broken.open({ sampleRate: 16000 })).rejects.toMatchObject({ code: 'VAD_MODEL_MISSING' });
   });
 });
+
+describe('Silero VAD engine close', () => {
+  it('releases its model only after the windows under way on open streams are analysed: a push in flight settles, never runs on a released session', async () => {
+    const engine = new SileroVadEngine();
+    const stream = await engine.open({ sampleRate: 16000 });
+    const inFlight = stream.push(silence(5_000, 16000));
+    await engine.close();
+    // The stream was stopped at a window boundary: its push resolves with what was analysed.
+    await expect(inFlight).resolves.toBeInstanceOf(Array);
+    expect(stream.time).toBeLessThan(5);
+    await expect(stream.push(silence(20, 16000))).rejects.toMatchObject({ code: 'VAD_STREAM_CLOSED' });
+  });
+});
+

@@ -29,6 +29,8 @@ export const MOONSHINE_DEFAULTS = {
   minPieceSpeechMs: 3000,
   /** Speech (ms) after a pause that makes the audio since then worth reading. */
   minRestSpeechMs: 100,
+  /** How long a closing worker may take to finish its utterance and release the model. */
+  closeTimeoutMs: 10_000,
 } as const;
 
 export interface MoonshineEngineOptions {
@@ -48,6 +50,23 @@ interface WorkerSlot {
   worker: Worker;
   ready: boolean;
   job: (Job & { id: number }) | null;
+}
+
+/**
+ * Asks a worker to finish its utterance, release the model and exit; terminates it only if it has
+ * not within MOONSHINE_DEFAULTS.closeTimeoutMs (terminating one inside an onnxruntime call can abort
+ * the process).
+ */
+function stopWorker(worker: Worker): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => void worker.terminate(), MOONSHINE_DEFAULTS.closeTimeoutMs);
+    worker.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    const close: ToMoonshineWorker = { type: 'close' };
+    worker.postMessage(close);
+  });
 }
 
 /** Where to cut a long utterance: windows of at most `windowSeconds`, each ending in its quietest frame near the end. */
@@ -345,9 +364,11 @@ export class MoonshineEngine implements SttEngine {
     this.loadError = null;
     const err = new SttError('STT_ENGINE_CRASHED', 'moonshine engine closed');
     for (const job of this.queue.splice(0)) job.reject(err);
-    for (const slot of this.slots.splice(0)) {
-      slot.job?.reject(err);
-      await slot.worker.terminate();
-    }
+    await Promise.all(
+      this.slots.splice(0).map((slot) => {
+        slot.job?.reject(err);
+        return stopWorker(slot.worker);
+      }),
+    );
   }
 }

@@ -3,7 +3,9 @@ import type { SttErrorCode } from '../errors.ts';
 
 export type ToMoonshineWorker =
   /** One utterance at `sampleRate` (its buffer is transferred). */
-  { type: 'transcribe'; job: number; samples: Int16Array; sampleRate: number };
+  | { type: 'transcribe'; job: number; samples: Int16Array; sampleRate: number }
+  /** Finish the utterance under way, release the model and exit. */
+  | { type: 'close' };
 
 export type FromMoonshineWorker =
   | { type: 'ready' }

@@ -34,8 +34,20 @@ try {
 }
 send({ type: 'ready' });
 
+// The engine sends one utterance at a time; `work` is the one under way.
+let work: Promise<void> = Promise.resolve();
 port.on('message', (msg: ToMoonshineWorker) => {
-  void (async () => {
+  if (msg.type === 'close') {
+    // Terminating a thread inside an onnxruntime call can abort the whole process (its binding
+    // throws a C++ exception while the thread's environment is torn down): the model is released
+    // between utterances and the thread ends itself.
+    void work.then(async () => {
+      await recognizer.close().catch(() => undefined);
+      process.exit(0);
+    });
+    return;
+  }
+  work = (async () => {
     try {
       const pcm = msg.sampleRate === MOONSHINE_MODEL.sampleRate ? msg.samples : resample(msg.samples, msg.sampleRate, MOONSHINE_MODEL.sampleRate);
       send({ type: 'result', job: msg.job, text: await recognizer.transcribe(pcm) });
