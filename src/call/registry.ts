@@ -12,6 +12,10 @@ export interface ActiveCall {
   requestEnd(reason: DisconnectionReason, message?: string): void;
   /** An answering machine picked up: leave the agent's voicemail_message if it has one, then end with voicemail_reached. */
   voicemailDetected(): void;
+  /** Speaks a line given through the API (after what is being said, or at once with `interrupt`). */
+  say(text: string, interrupt: boolean): void;
+  /** Adds a note the model sees from its next turn. */
+  addContext(content: string): void;
   /** Resolves once the record is finalized. */
   readonly finished: Promise<void>;
 }

@@ -18,6 +18,7 @@ import type { Timers } from '../timers.ts';
 import { OrgLimits, type CreditRepository } from './limits.ts';
 import { CallManager } from './manager.ts';
 import { recoverAfterRestart } from './recovery.ts';
+import { CallControl } from './control.ts';
 import { CallRegistry } from './registry.ts';
 
 export interface CallRuntimeDeps {
@@ -41,6 +42,8 @@ export interface CallRuntime {
   events: CallEvents;
   registry: CallRegistry;
   manager: CallManager;
+  /** Live control of calls under way, and record changes, through the API. */
+  control: CallControl;
   /** Registered calls waiting for their media stream. */
   streams: StreamDeadlines;
   /** Once, at start (after the service listens: recordings are linked by its address): what a dead process left is put right. */
@@ -81,11 +84,13 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     outbound: deps.outbound,
   });
   const streams = new StreamDeadlines(deps.timers, service, events, config.streamConnectTimeoutMs);
+  const control = new CallControl({ calls: deps.callRepo, registry, recordingPath: (callId) => manager.recordingPath(callId) });
   return {
     service,
     events,
     registry,
     manager,
+    control,
     streams,
     recover: () =>
       recoverAfterRestart({

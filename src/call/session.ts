@@ -200,6 +200,21 @@ export class CallSession {
     void this.voice.finished(SESSION_DEFAULTS.lastWordsTimeoutMs).then(() => this.finalize());
   }
 
+  /**
+   * A line given through the API: spoken after what is being said, or with `interrupt` at once,
+   * cutting the agent and any reply under way. It is an agent message of the transcript.
+   */
+  speak(text: string, interrupt: boolean): void {
+    if (this.phase !== 'live') return;
+    if (interrupt) this.interrupt();
+    this.say(text);
+  }
+
+  /** A note given through the API: the model sees it from its next turn. */
+  addContext(content: string): void {
+    if (this.phase === 'live') this.history.note(content);
+  }
+
   // ---- what the line and the parts report, and who reacts ----
   // Handlers are method shorthand, never arrows in object literals: tsx names such an arrow at run
   // time (esbuild's keepNames), which gives every call ~0.3 KiB more heap per handler.

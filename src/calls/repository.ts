@@ -42,6 +42,8 @@ export interface CallRepository {
   /** Read-modify-write in one transaction; returns the stored result, or undefined for an unknown id. */
   update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): CallRecord | undefined;
   list(orgId: string, query: CallListQuery): CallPage;
+  /** Removes a record for good; false for an unknown id. */
+  delete(orgId: string, callId: string): boolean;
   /** Calls of every organization in the given statuses (start-up recovery). */
   listByStatus(statuses: string[]): { orgId: string; record: CallRecord }[];
 }

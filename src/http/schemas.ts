@@ -40,6 +40,14 @@ export const CreateCallAck = z.object({
 
 export const CallIdParams = z.strictObject({ call_id: z.string().min(1).max(200) });
 
+export const SayBody = z.strictObject({
+  text: z.string().trim().min(1).max(4000),
+  interrupt: z.boolean().default(false).describe('true: cut what the agent is saying (and its reply under way) and speak at once'),
+});
+export const ContextBody = z.strictObject({ content: z.string().trim().min(1).max(8000).describe('a note the model sees from its next turn') });
+export const PatchCallBody = z.strictObject({ metadata: FreeMap });
+export const ControlAck = z.object({ call_id: z.string(), accepted: z.enum(['end', 'say', 'context']) });
+
 const Range = z.strictObject({
   lower_threshold: z.int().optional(),
   upper_threshold: z.int().optional(),

@@ -94,7 +94,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   });
   if (config.metrics && deps.metrics) metricsRoute(app, deps.metrics, config.metrics);
   agentRoutes(app, deps.agents, deps.random);
-  callRoutes(app, calls.service, (callId) => calls.manager.recordingPath(callId));
+  callRoutes(app, calls.service, calls.control, (callId) => calls.manager.recordingPath(callId));
   campaignRoutes(app, deps.campaigns);
   const signing = { authToken: config.twilioAuthToken, required: config.twilioSignature === 'on' };
   if (!signing.authToken && !signing.required) logger.warn('TWILIO_SIGNATURE=off: carrier webhooks are accepted unsigned; anyone who reaches this port can start and end calls');

@@ -137,6 +137,10 @@ export class SqliteCallRepository implements CallRepository {
     };
   }
 
+  delete(orgId: string, callId: string): boolean {
+    return this.db.prepare('DELETE FROM calls WHERE org_id = ? AND call_id = ?').run(orgId, callId).changes === 1;
+  }
+
   listByStatus(statuses: string[]): { orgId: string; record: CallRecord }[] {
     if (statuses.length === 0) return [];
     const rows = this.db

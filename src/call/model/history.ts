@@ -34,6 +34,11 @@ export class ChatHistory {
     this.messages.push({ role: 'user', content: text });
   }
 
+  /** Context from outside the conversation (the API): a system message from here on. */
+  note(content: string): void {
+    this.messages.push({ role: 'system', content });
+  }
+
   /** A reply ended: what it added, each assistant message replaced by the words heard of it. */
   replied(outcome: ReplyOutcome, utterances: readonly Utterance[]): void {
     const said = [...utterances];

@@ -5,9 +5,12 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { parseVersionSpec } from '../../agents/service.ts';
 import { CallRecordSchema, toV1Record } from '../../calls/record.ts';
 import type { CallService } from '../../calls/service.ts';
+import type { CallControl } from '../../call/control.ts';
 import type { CallFilter } from '../../calls/repository.ts';
 import {
   CallIdParams,
+  ContextBody,
+  ControlAck,
   CreateCallAck,
   CreateCallBody,
   ErrorBodySchema,
@@ -15,9 +18,11 @@ import {
   ListCallsV1Response,
   ListCallsV2Body,
   ListCallsV2Response,
+  PatchCallBody,
+  SayBody,
   V2FilterCriteria,
 } from '../schemas.ts';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 /** v1 calls `duration` what v2 also calls `duration_ms`; both mean milliseconds. */
 function toFilter(criteria: z.infer<typeof V2FilterCriteria> | undefined): CallFilter {
@@ -39,7 +44,7 @@ function toFilter(criteria: z.infer<typeof V2FilterCriteria> | undefined): CallF
 const maxDefined = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
 const minDefined = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
 
-export function callRoutes(app: FastifyInstance, calls: CallService, recordingPath: (callId: string) => string): void {
+export function callRoutes(app: FastifyInstance, calls: CallService, control: CallControl, recordingPath: (callId: string) => string): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema };
   // Both list versions take the same query; they differ only in how the page is shaped.
@@ -109,6 +114,50 @@ export function callRoutes(app: FastifyInstance, calls: CallService, recordingPa
         calls: page.calls.map(toV1Record),
         ...(page.nextCursor ? { next_pagination_key: page.nextCursor } : {}),
       };
+    },
+  });
+
+  // Live control: the call's organization only (another's id is 404), 409 when it is not under way.
+  const controlErrors = { 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema };
+  r.post('/v2/calls/:call_id/end', {
+    config: { doc: { summary: 'End an ongoing call now (agent_hangup)', tag: 'live calls' } },
+    schema: { params: CallIdParams, response: { 202: ControlAck, ...controlErrors } },
+    handler: async (request, reply) => {
+      control.end(request.orgId, request.params.call_id);
+      return reply.code(202).send({ call_id: request.params.call_id, accepted: 'end' });
+    },
+  });
+
+  r.post('/v2/calls/:call_id/say', {
+    config: { doc: { summary: 'Speak a line in an ongoing call (after what is being said, or at once with interrupt)', tag: 'live calls' } },
+    schema: { params: CallIdParams, body: SayBody, response: { 202: ControlAck, ...controlErrors } },
+    handler: async (request, reply) => {
+      control.say(request.orgId, request.params.call_id, request.body.text, request.body.interrupt);
+      return reply.code(202).send({ call_id: request.params.call_id, accepted: 'say' });
+    },
+  });
+
+  r.post('/v2/calls/:call_id/context', {
+    config: { doc: { summary: 'Add a note the model sees from its next turn', tag: 'live calls' } },
+    schema: { params: CallIdParams, body: ContextBody, response: { 202: ControlAck, ...controlErrors } },
+    handler: async (request, reply) => {
+      control.addContext(request.orgId, request.params.call_id, request.body.content);
+      return reply.code(202).send({ call_id: request.params.call_id, accepted: 'context' });
+    },
+  });
+
+  r.patch('/v2/calls/:call_id', {
+    config: { doc: { summary: "Replace a call record's metadata", tag: 'calls' } },
+    schema: { params: CallIdParams, body: PatchCallBody, response: { 200: CallRecordSchema, ...errors } },
+    handler: async (request) => control.setMetadata(request.orgId, request.params.call_id, request.body.metadata),
+  });
+
+  r.delete('/v2/calls/:call_id', {
+    config: { doc: { summary: 'Delete a call record, its transcript and recording (409 until the call is over)', tag: 'calls' } },
+    schema: { params: CallIdParams, response: { 204: z.null().describe('deleted'), 404: ErrorBodySchema, 409: ErrorBodySchema } },
+    handler: async (request, reply) => {
+      await control.delete(request.orgId, request.params.call_id);
+      return reply.code(204).send(null);
     },
   });
 }
