@@ -20,6 +20,7 @@ import type { Config } from './config.ts';
 import { createServiceHttp } from './http/service-http.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics/metrics.ts';
+import { WEBHOOK_DEFAULTS, WebhookSender } from './webhooks/dispatcher.ts';
 import { EgressPolicy } from './net/egress.ts';
 import { OutboundHttp } from './net/http.ts';
 import { createEmbeddedSpeechEngines } from './speech/provider.ts';
@@ -76,7 +77,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { auth, generatedKey } = createAuthenticator(config.apiKeys, dataDir, { random, logger });
   // Every request an agent's configuration causes goes through this, held to the egress policy.
   const outbound = new OutboundHttp(EgressPolicy.fromEnv(config.egressAllow));
-  const store = openStore(dataDir);
+  // The sender is made once the HTTP pool is; until then queued deliveries wait for its first pass.
+  let webhooksQueued = (): void => undefined;
+  const store = openStore(dataDir, { random, now: () => clock.now(), webhooksQueued: () => webhooksQueued() });
+  const webhookSender = new WebhookSender({
+    repo: store.webhooks,
+    dispatcher: () => outbound.dispatcher(),
+    clock,
+    random,
+    options: { ...WEBHOOK_DEFAULTS, ...config.webhooks },
+    log: logger,
+  });
+  webhooksQueued = () => webhookSender.kick();
   const speech = options.speech ?? createEmbeddedSpeechEngines({ warm: options.warmSpeech ?? false, dispatcher: outbound.dispatcher() });
   const agents = new AgentService(store.agents, clock, (url) => outbound.policy.literalRefusal(url));
   const carriers = await createCarriers(config, {
@@ -116,6 +128,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     carrierCalls: store.carrierCalls,
     idempotency: store.idempotency,
     metrics,
+    webhooks: store.webhooks,
+    egressRefusal: (url) => outbound.policy.literalRefusal(url),
     storeProblem: () => store.problem(),
     timers,
     clock,
@@ -131,6 +145,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // After carriers.connect (a recovered outbound call hangs its carrier leg up too) and once the
   // address that links recordings is known.
   calls.recover();
+  // Deliveries a previous process left in the outbox go out now.
+  webhookSender.start();
   if (config.agentsFile) {
     const entries = readAgentsFile(resolve(config.agentsFile), address.public);
     for (const orgId of auth.organizations) agents.loadFromFile(orgId, entries);
@@ -160,6 +176,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         await calls.drain(config.shutdownDrainMs);
         await carriers.close();
         await http.close();
+        await webhookSender.stop();
         metrics?.close();
         await campaigns.scheduler.stop();
         // No timer may touch the store once it is closed.

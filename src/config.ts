@@ -40,6 +40,9 @@ export const ConfigSchema = z.object({
   SCHEDULER_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
   EGRESS_ALLOW: z.string().optional(),
   METRICS: z.enum(['off', 'public']).default('off'),
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).default(10_000),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
 });
 
@@ -70,6 +73,7 @@ export interface Config {
   /** on: the demo model peer is served under /demo/ and the demo agent loaded (AGENTS_FILE's default); off: neither. */
   demo: boolean;
   bodyLimitBytes: number;
+  webhooks: { maxAttempts: number; retryBaseMs: number; timeoutMs: number };
   /** GET /metrics: not served (undefined), open to anyone (public), or to a bearer of the token. */
   metrics: { access: 'public' } | { access: 'token'; token: string } | undefined;
   /** A request must arrive whole (headers and body) within this time, or it is answered 408 and closed. */
@@ -147,6 +151,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     agentsFile: raw.AGENTS_FILE ?? (raw.DEMO === 'on' ? 'media/agents/demo.json' : ''),
     demo: raw.DEMO === 'on',
     bodyLimitBytes: raw.BODY_LIMIT_BYTES,
+    webhooks: { maxAttempts: raw.WEBHOOK_MAX_ATTEMPTS, retryBaseMs: raw.WEBHOOK_RETRY_BASE_MS, timeoutMs: raw.WEBHOOK_TIMEOUT_MS },
     metrics: raw.METRICS === 'public' ? { access: 'public' } : raw.METRICS_TOKEN ? { access: 'token', token: raw.METRICS_TOKEN } : undefined,
     requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,
     trustProxy: raw.TRUST_PROXY?.split(',').map((s) => s.trim()),

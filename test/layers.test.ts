@@ -15,7 +15,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['analysis'],
   ['calls'],
   ['call'],
-  ['carriers', 'campaigns', 'metrics'],
+  ['carriers', 'campaigns', 'metrics', 'webhooks'],
   ['store'],
   ['transports', 'telephony', 'demo'],
   ['http'],

@@ -24,6 +24,8 @@ import type { ServiceMetrics } from '../metrics/metrics.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { callRoutes } from './routes/calls.ts';
 import { metricsRoute } from './routes/metrics.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
+import type { WebhookRepository } from '../webhooks/repository.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { systemRoutes } from './routes/system.ts';
 import { twilioStatusRoutes } from './routes/twilio-status.ts';
@@ -49,6 +51,9 @@ export interface ServiceHttpDeps {
   random: RandomHex;
   logger: Logger;
   publicUrl: () => string;
+  webhooks: WebhookRepository;
+  /** Why the egress policy refuses a URL outright (a literal internal address), or null. */
+  egressRefusal: (url: string) => string | null;
   /** Present when config.metrics serves GET /metrics. */
   metrics?: ServiceMetrics | undefined;
 }
@@ -96,6 +101,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   agentRoutes(app, deps.agents, deps.random);
   callRoutes(app, calls.service, calls.control, (callId) => calls.manager.recordingPath(callId));
   campaignRoutes(app, deps.campaigns);
+  webhookRoutes(app, { repo: deps.webhooks, clock: deps.clock, refusal: deps.egressRefusal });
   const signing = { authToken: config.twilioAuthToken, required: config.twilioSignature === 'on' };
   if (!signing.authToken && !signing.required) logger.warn('TWILIO_SIGNATURE=off: carrier webhooks are accepted unsigned; anyone who reaches this port can start and end calls');
   twilioStatusRoutes(app, { outcomes: deps.outcomes, carrierCalls: deps.carrierCalls, signing, publicUrl });

@@ -36,7 +36,11 @@ export class SqliteCallRepository implements CallRepository {
   private readonly updateStmt;
   private readonly streamStmt;
 
-  constructor(private readonly db: Db) {
+  /** `onChange` runs inside the transaction of each change (the webhook outbox writes there). */
+  constructor(
+    private readonly db: Db,
+    private readonly onChange: (orgId: string, before: CallRecord, after: CallRecord) => void = () => undefined,
+  ) {
     this.insertStmt = db.prepare(`
       INSERT INTO calls (call_id, org_id, created_at, sort_ts, agent_id, call_type, call_status, call_from, call_to,
         disconnection_reason, user_sentiment, start_timestamp, duration_ms, campaign_id, batch_id, record, stream_secret_hash)
@@ -78,13 +82,15 @@ export class SqliteCallRepository implements CallRepository {
       .transaction(() => {
         const row = this.getStmt.get(orgId, callId) as { record: string; created_at: number } | undefined;
         if (!row) return undefined;
-        const next = change(storedRecord(row.record));
+        const before = storedRecord(row.record);
+        const next = change(before);
         this.updateStmt.run({
           ...columnsOf(next),
           call_id: callId,
           org_id: orgId,
           sort_ts: next.start_timestamp ?? row.created_at,
         });
+        this.onChange(orgId, before, next);
         return next;
       })
       .immediate();
@@ -137,8 +143,14 @@ export class SqliteCallRepository implements CallRepository {
     };
   }
 
+  /** The record, and its webhook deliveries (their bodies hold the transcript), in one transaction. */
   delete(orgId: string, callId: string): boolean {
-    return this.db.prepare('DELETE FROM calls WHERE org_id = ? AND call_id = ?').run(orgId, callId).changes === 1;
+    return this.db
+      .transaction(() => {
+        this.db.prepare('DELETE FROM webhook_deliveries WHERE org_id = ? AND call_id = ?').run(orgId, callId);
+        return this.db.prepare('DELETE FROM calls WHERE org_id = ? AND call_id = ?').run(orgId, callId).changes === 1;
+      })
+      .immediate();
   }
 
   listByStatus(statuses: string[]): { orgId: string; record: CallRecord }[] {

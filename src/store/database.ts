@@ -166,6 +166,42 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
     `,
   },
+  {
+    version: 13,
+    name: 'webhook settings and the delivery outbox',
+    // seq orders a call's deliveries; claimed_until leases a delivery to one sender at a time.
+    sql: `
+      CREATE TABLE webhook_settings (
+        org_id TEXT PRIMARY KEY,
+        webhook_url TEXT,
+        events TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        previous_secret TEXT,
+        previous_until INTEGER,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE TABLE webhook_deliveries (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        org_id TEXT NOT NULL,
+        event TEXT NOT NULL,
+        call_id TEXT,
+        url TEXT NOT NULL,
+        body TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER,
+        claimed_until INTEGER NOT NULL DEFAULT 0,
+        last_status INTEGER,
+        last_error TEXT,
+        created_at INTEGER NOT NULL,
+        delivered_at INTEGER
+      ) STRICT;
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_by_call ON webhook_deliveries (call_id, seq) WHERE call_id IS NOT NULL;
+      CREATE INDEX webhook_deliveries_by_org ON webhook_deliveries (org_id, created_at, id);
+    `,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

@@ -9,6 +9,8 @@ import { SqliteCarrierCallRepository } from './carrier-calls.ts';
 import { SqliteCreditRepository } from './credits.ts';
 import { openDatabase, type Db } from './database.ts';
 import { SqliteIdempotencyStore } from './idempotency.ts';
+import { SqliteWebhookRepository } from './webhooks.ts';
+import type { RandomHex } from '../clock.ts';
 
 export interface Store {
   db: Db;
@@ -18,6 +20,7 @@ export interface Store {
   carrierCalls: SqliteCarrierCallRepository;
   credits: SqliteCreditRepository;
   idempotency: SqliteIdempotencyStore;
+  webhooks: SqliteWebhookRepository;
   /** For readiness: null when the database answers, else why not. */
   problem(): string | null;
   close(): void;
@@ -39,12 +42,14 @@ function privateDatabaseFile(dataDir: string): string {
   return file;
 }
 
-export function openStore(dataDir: string): Store {
+export function openStore(dataDir: string, options: { random: RandomHex; now: () => number; webhooksQueued?: () => void }): Store {
   const db = openDatabase(privateDatabaseFile(dataDir));
+  const webhooks = new SqliteWebhookRepository(db, options.random, options.now, options.webhooksQueued);
   return {
     db,
     agents: new SqliteAgentRepository(db),
-    calls: new SqliteCallRepository(db),
+    calls: new SqliteCallRepository(db, (orgId, before, after) => webhooks.enqueueCallEvents(orgId, before, after)),
+    webhooks,
     campaigns: new SqliteCampaignRepository(db),
     carrierCalls: new SqliteCarrierCallRepository(db),
     credits: new SqliteCreditRepository(db),

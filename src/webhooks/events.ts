@@ -1,0 +1,25 @@
+// What a change of a call record tells the organization's webhook (decisions.md, Events):
+// call_started when it connects, call_ended when it is over (without call_analysis, even when it
+// never connected), call_analyzed when its analysis arrives.
+import type { CallRecord } from '../calls/record.ts';
+
+export const WEBHOOK_EVENTS = ['call_started', 'call_ended', 'call_analyzed'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+export interface WebhookMessage {
+  event: WebhookEvent;
+  /** The JSON body as it is signed and sent: {"event", "call"}. */
+  body: string;
+}
+
+const OVER = new Set<CallRecord['call_status']>(['ended', 'not_connected', 'error']);
+
+/** The events one change of a record makes, in the order they happened. */
+export function callEventsOf(before: CallRecord, after: CallRecord): WebhookMessage[] {
+  const out: WebhookMessage[] = [];
+  const message = (event: WebhookEvent, call: CallRecord) => out.push({ event, body: JSON.stringify({ event, call }) });
+  if (before.call_status !== 'ongoing' && after.call_status === 'ongoing') message('call_started', after);
+  if (!OVER.has(before.call_status) && OVER.has(after.call_status)) message('call_ended', { ...after, call_analysis: null });
+  if (before.call_analysis === null && after.call_analysis !== null) message('call_analyzed', after);
+  return out;
+}
