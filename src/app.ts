@@ -19,7 +19,7 @@ import { cryptoRandomHex, systemClock, type Clock, type RandomHex } from './cloc
 import type { Config } from './config.ts';
 import { createServiceHttp } from './http/service-http.ts';
 import { createLogger } from './logger.ts';
-import { createMetrics } from './metrics/metrics.ts';
+import { createMetrics, type ServiceMetrics } from './metrics/metrics.ts';
 import { WEBHOOK_DEFAULTS, WebhookSender } from './webhooks/dispatcher.ts';
 import { EgressPolicy } from './net/egress.ts';
 import { OutboundHttp } from './net/http.ts';
@@ -77,6 +77,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { auth, generatedKey } = createAuthenticator(config.apiKeys, dataDir, { random, logger });
   // Every request an agent's configuration causes goes through this, held to the egress policy.
   const outbound = new OutboundHttp(EgressPolicy.fromEnv(config.egressAllow));
+  let metrics: ServiceMetrics | undefined;
   // The sender is made once the HTTP pool is; until then queued deliveries wait for its first pass.
   let webhooksQueued = (): void => undefined;
   const store = openStore(dataDir, { random, now: () => clock.now(), webhooksQueued: () => webhooksQueued() });
@@ -87,6 +88,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     random,
     options: { ...WEBHOOK_DEFAULTS, ...config.webhooks },
     log: logger,
+    onAttempt: (outcome) => metrics?.webhookAttempt(outcome),
   });
   webhooksQueued = () => webhookSender.kick();
   const speech = options.speech ?? createEmbeddedSpeechEngines({ warm: options.warmSpeech ?? false, dispatcher: outbound.dispatcher() });
@@ -116,7 +118,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const outcomes = carriers.connect(calls.service, calls.registry, calls.events);
   const campaigns = createCampaigns(config, { repo: store.campaigns, agents, calls: calls.service, events: calls.events, clock, random, logger });
-  const metrics = config.metrics ? createMetrics({ events: calls.events, registry: calls.registry }) : undefined;
+  metrics = config.metrics ? createMetrics({ events: calls.events, registry: calls.registry, webhookBacklog: () => store.webhooks.backlog() }) : undefined;
   const http = await createServiceHttp(config, {
     auth,
     agents,

@@ -18,15 +18,19 @@ const STAGES: readonly [stage: string, ms: (turn: TurnLatency) => number | null]
   ['tts', (t) => t.tts],
 ];
 
+export type WebhookOutcome = 'delivered' | 'retry' | 'failed';
+
 export interface ServiceMetrics {
   readonly contentType: string;
+  /** A webhook delivery attempt ended so. */
+  webhookAttempt(outcome: WebhookOutcome): void;
   /** The exposition text, collected now. */
   render(): Promise<string>;
   /** Stops listening to the call events. */
   close(): void;
 }
 
-export function createMetrics(deps: { events: CallEvents; registry: CallRegistry }): ServiceMetrics {
+export function createMetrics(deps: { events: CallEvents; registry: CallRegistry; webhookBacklog: () => number }): ServiceMetrics {
   const register = new Registry();
   collectDefaultMetrics({ register });
 
@@ -56,6 +60,21 @@ export function createMetrics(deps: { events: CallEvents; registry: CallRegistry
     registers: [register],
   });
 
+  const webhookAttempts = new Counter({
+    name: 'voicecall_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: delivered, retry (failed, will be tried again), failed (given up)',
+    labelNames: ['outcome'] as const,
+    registers: [register],
+  });
+  new Gauge({
+    name: 'voicecall_webhook_backlog',
+    help: 'Webhook deliveries waiting to be sent or retried',
+    registers: [register],
+    collect() {
+      this.set(deps.webhookBacklog());
+    },
+  });
+
   const onEnded = ({ record }: CallEventMap['ended'][0]) => {
     calls.inc({ disconnection_reason: record.disconnection_reason ?? 'unknown' });
   };
@@ -72,6 +91,7 @@ export function createMetrics(deps: { events: CallEvents; registry: CallRegistry
 
   return {
     contentType: register.contentType,
+    webhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
     render: () => register.metrics(),
     close() {
       deps.events.off('ended', onEnded);

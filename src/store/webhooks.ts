@@ -185,6 +185,10 @@ export class SqliteWebhookRepository implements WebhookRepository {
     return { deliveries: page.rows.map(toDelivery), nextCursor: page.nextCursor };
   }
 
+  backlog(): number {
+    return (this.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get() as { n: number }).n;
+  }
+
   redeliver(orgId: string, id: string, now: number): Delivery | undefined {
     this.db
       .prepare("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, claimed_until = 0, delivered_at = NULL WHERE org_id = ? AND id = ?")

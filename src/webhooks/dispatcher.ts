@@ -53,6 +53,8 @@ export class WebhookSender {
       random: RandomHex;
       options: WebhookDeliveryOptions;
       log: { warn(obj: object, msg: string): void };
+      /** Each attempt's outcome, for metrics. */
+      onAttempt?: (outcome: 'delivered' | 'retry' | 'failed') => void;
     },
   ) {}
 
@@ -118,6 +120,7 @@ export class WebhookSender {
       await readBodyCapped(response.body, 4096).catch(() => undefined);
       if (status >= 200 && status < 300) {
         this.d.repo.delivered(delivery.delivery_id, status, this.d.clock.now());
+        this.d.onAttempt?.('delivered');
         return;
       }
       error = `the receiver answered HTTP ${status}`;
@@ -129,6 +132,7 @@ export class WebhookSender {
     const attempt = delivery.attempts + 1;
     const retryAt = attempt >= this.d.options.maxAttempts ? null : this.d.clock.now() + retryDelay(attempt, this.d.options, () => Number.parseInt(this.d.random(4), 16) / 0xffffffff);
     this.d.repo.attemptFailed(delivery.delivery_id, status, error, retryAt);
+    this.d.onAttempt?.(retryAt === null ? 'failed' : 'retry');
     if (retryAt === null) this.d.log.warn({ delivery_id: delivery.delivery_id, event: delivery.event, call_id: delivery.call_id }, 'webhook delivery given up');
   }
 }

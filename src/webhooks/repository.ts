@@ -58,6 +58,8 @@ export interface WebhookRepository {
   /** A failed attempt: retried at `retryAt`, or given up (failed) when it is null. */
   attemptFailed(id: string, status: number | null, error: string, retryAt: number | null): void;
   list(orgId: string, query: DeliveryQuery): { deliveries: Delivery[]; nextCursor: string | null };
+  /** Deliveries waiting to be sent or retried, over every organization. */
+  backlog(): number;
   /** Sends a delivery again from now, whatever its state; undefined for an unknown id. */
   redeliver(orgId: string, id: string, now: number): Delivery | undefined;
 }

@@ -71,7 +71,7 @@ describe('webhooks', () => {
 
   beforeAll(async () => {
     hook = await receiver(2);
-    t = await startTestService(FAST);
+    t = await startTestService({ ...FAST, METRICS: 'public' });
     await phoneAgent(t);
     const put = await t.request('PUT', '/v2/webhook-settings', { body: { webhook_url: hook.url } });
     expect(put.status, put.text).toBe(200);
@@ -105,6 +105,11 @@ describe('webhooks', () => {
       ['call_ended', 'delivered', 1, 200],
       ['call_started', 'delivered', 3, 200],
     ]);
+    // The attempts are counted for Prometheus; nothing is left waiting.
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/^voicecall_webhook_deliveries_total\{outcome="retry"\} 2$/m);
+    expect(metrics).toMatch(/^voicecall_webhook_deliveries_total\{outcome="delivered"\} 3$/m);
+    expect(metrics).toMatch(/^voicecall_webhook_backlog 0$/m);
     // Another organization sees none of them.
     const other = await t.request('POST', '/v2/webhook-deliveries/list', { body: { filter_criteria: { call_id: [callId] } }, key: t.keyOf('globex') });
     expect((other.body as { deliveries: unknown[] }).deliveries).toEqual([]);
