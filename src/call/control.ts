@@ -5,6 +5,7 @@ import { rm } from 'node:fs/promises';
 import { ApiError, notFound } from '../errors.ts';
 import type { CallRecord } from '../calls/record.ts';
 import type { CallRepository } from '../calls/repository.ts';
+import type { CallListener } from './listeners.ts';
 import type { ActiveCall, CallRegistry } from './registry.ts';
 
 export const API_END_MESSAGE = 'The call was ended through the API.';
@@ -24,6 +25,10 @@ export class CallControl {
 
   addContext(orgId: string, callId: string, content: string): void {
     this.live(orgId, callId).addContext(content);
+  }
+
+  listen(orgId: string, callId: string, listener: CallListener): () => void {
+    return this.live(orgId, callId).listen(listener);
   }
 
   /** Replaces the record's metadata, at any state of the call. */

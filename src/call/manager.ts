@@ -174,6 +174,7 @@ export class CallManager {
         requestEnd: (reason, message) => session.end(reason, message ? { message } : {}),
         say: (text, interrupt) => session.speak(text, interrupt),
         addContext: (content) => session.addContext(content),
+        listen: (listener) => session.listen(listener),
         voicemailDetected: () => {
           const words = agent.voicemail_message.trim();
           session.end('voicemail_reached', words ? { say: words, message: 'An answering machine answered; the voicemail message was left.' } : { message: 'An answering machine answered.' });

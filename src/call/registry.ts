@@ -3,6 +3,7 @@
 // (carrier status callbacks, the scheduler, shutdown) reach a live call only through this, never
 // its session internals; the organization limits count both kinds.
 import type { CallRecord, DisconnectionReason } from '../calls/record.ts';
+import type { CallListener } from './listeners.ts';
 
 export interface ActiveCall {
   readonly callId: string;
@@ -16,6 +17,8 @@ export interface ActiveCall {
   say(text: string, interrupt: boolean): void;
   /** Adds a note the model sees from its next turn. */
   addContext(content: string): void;
+  /** Hears the call until it ends (events and mixed audio); returns how to stop. */
+  listen(listener: CallListener): () => void;
   /** Resolves once the record is finalized. */
   readonly finished: Promise<void>;
 }

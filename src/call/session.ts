@@ -23,6 +23,7 @@ import { CallTimers, type CallTimerEvents } from './call-timers.ts';
 import { CallerInput, interruptionThresholdMs, type CallerEvents, type CallerTurn } from './caller/caller-input.ts';
 import { SilenceEndOfTurn } from './caller/end-of-turn.ts';
 import { CallLatency, type LatencyStats } from './latency.ts';
+import { CallListeners, type CallListener } from './listeners.ts';
 import { ChatHistory } from './model/history.ts';
 import { ModelTurn, type AgentBrain, type ModelTurnEvents } from './model/model-turn.ts';
 import type { ReplyOutcome } from './model/reply.ts';
@@ -90,6 +91,8 @@ export class CallSession {
   private readonly history: ChatHistory;
   private readonly timers: CallTimers;
   private readonly latency: CallLatency;
+  /** Made for the first listener through the API: a call nobody listens to carries none of it. */
+  private listeners: CallListeners | undefined;
   private phase: Phase = 'created';
   private userTurns = 0;
   private endReason: { reason: DisconnectionReason; message: string | null } | null = null;
@@ -210,6 +213,16 @@ export class CallSession {
     this.say(text);
   }
 
+  /** Someone listening through the API: the call's events and mixed audio until it ends. */
+  listen(listener: CallListener): () => void {
+    if (this.phase === 'ended') {
+      listener.ended();
+      return () => undefined;
+    }
+    this.listeners ??= new CallListeners(this.o.transport.sampleRate ?? INTERNAL_SAMPLE_RATE);
+    return this.listeners.add(listener);
+  }
+
   /** A note given through the API: the model sees it from its next turn. */
   addContext(content: string): void {
     if (this.phase === 'live') this.history.note(content);
@@ -224,6 +237,7 @@ export class CallSession {
     return {
       audio(frame) {
         s.caller.audio(frame);
+        if (s.listeners?.active) s.listeners.caller(frame);
       },
       mark(name) {
         s.voice.mark(name);
@@ -302,7 +316,8 @@ export class CallSession {
         s.notify({ type: 'agent_stopped' });
         if (s.phase === 'live') s.armInactivityIfQuiet();
       },
-      frameSent() {
+      frameSent(frame) {
+        if (s.listeners?.active) s.listeners.agent(frame);
         const answered = s.latency.audioOut();
         if (answered) s.notify({ type: 'latency', turn: answered.turn, e2e_ms: Math.round(answered.e2e) });
       },
@@ -400,7 +415,9 @@ export class CallSession {
   }
 
   private notify(notice: SessionNotice): void {
-    if (this.phase !== 'ended') this.o.transport.notify(notice);
+    if (this.phase === 'ended') return;
+    this.o.transport.notify(notice);
+    if (this.listeners?.active) this.listeners.notice(notice);
   }
 
   private finalize(): void {
@@ -410,6 +427,8 @@ export class CallSession {
     this.voice.stop();
     const reason = this.endReason ?? { reason: 'error_service' as const, message: null };
     this.o.transport.notify({ type: 'call_ended', disconnection_reason: reason.reason });
+    this.listeners?.notice({ type: 'call_ended', disconnection_reason: reason.reason });
+    this.listeners?.end();
     this.o.transport.close(reason.reason);
     this.caller.close();
     this.o.onEnd({

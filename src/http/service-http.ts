@@ -23,6 +23,7 @@ import { WebCallTokens } from '../transports/web/tokens.ts';
 import type { ServiceMetrics } from '../metrics/metrics.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { callRoutes } from './routes/calls.ts';
+import { listenRoute } from './routes/listen.ts';
 import { metricsRoute } from './routes/metrics.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import type { WebhookRepository } from '../webhooks/repository.ts';
@@ -100,6 +101,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   if (config.metrics && deps.metrics) metricsRoute(app, deps.metrics, config.metrics);
   agentRoutes(app, deps.agents, deps.random);
   callRoutes(app, calls.service, calls.control, (callId) => calls.manager.recordingPath(callId));
+  listenRoute(app, calls.control);
   campaignRoutes(app, deps.campaigns);
   webhookRoutes(app, { repo: deps.webhooks, clock: deps.clock, refusal: deps.egressRefusal });
   const signing = { authToken: config.twilioAuthToken, required: config.twilioSignature === 'on' };

@@ -1,6 +1,7 @@
 // Live control of a phone call through the API, end to end: a real Twilio media stream, the
 // embedded engines, a model server that shows what it was sent; then the record's own changes.
 import { existsSync } from 'node:fs';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import type { ChatMessage } from '../../src/llm/types.ts';
@@ -131,4 +132,47 @@ describe('live call control', () => {
     expect((await t.request('DELETE', `/v2/calls/${callId}`)).status).toBe(404);
     expect(final.call_id).toBe(callId);
   }, 60_000);
+
+  it('listen streams a live call: its transcript events as JSON and both parties mixed as 16 kHz PCM16, until the call ends', async () => {
+    const { caller, callId } = await placeInboundCall(t.url, NUMBER);
+    const url = `${t.url.replace('http', 'ws')}/v2/calls/${callId}/listen`;
+    const refused = new WebSocket(url, { headers: { authorization: `Bearer ${t.keyOf('globex')}` } });
+    const refusedClose = await new Promise<number>((resolve) => refused.on('close', (code) => resolve(code)));
+    expect(refusedClose).toBe(1008);
+
+    const listener = new WebSocket(url, { headers: { authorization: `Bearer ${t.keyOf('acme')}` } });
+    const texts: { type: string; role?: string; text?: string; final?: boolean }[] = [];
+    const audio: Buffer[] = [];
+    listener.on('message', (data: Buffer, isBinary: boolean) => (isBinary ? audio.push(data) : texts.push(JSON.parse(data.toString()) as (typeof texts)[number])));
+    const closed = new Promise<number>((resolve) => listener.on('close', (code) => resolve(code)));
+    await new Promise((resolve) => listener.once('open', resolve));
+    const openedAt = Date.now();
+
+    await agentFinished(caller, { after: 0, timeoutMs: 20_000 });
+    const before = caller.played.length;
+    await caller.speak(fixtureUlaw('09-i-want-to-cancel'));
+    await agentFinished(caller, { after: before, timeoutMs: 20_000 });
+    await caller.hangUp();
+    expect(await closed).toBe(1000);
+    const listenedMs = Date.now() - openedAt;
+
+    const user = texts.find((m) => m.type === 'transcript' && m.role === 'user' && m.final);
+    expect(user?.text).toMatch(/cancel/i);
+    expect(texts.some((m) => m.type === 'transcript' && m.role === 'agent' && m.text === 'Let me check that for you.')).toBe(true);
+    expect(texts.at(-1)).toMatchObject({ type: 'call_ended', disconnection_reason: 'user_hangup' });
+    // Audio all along, at 16 kHz: the seconds received match the seconds listened (within the stream's own jitter).
+    const samples = audio.reduce((n, b) => n + b.length / 2, 0);
+    expect(samples / 16000).toBeGreaterThan((listenedMs / 1000) * 0.7);
+    expect(samples / 16000).toBeLessThan(listenedMs / 1000 + 1);
+    // Sound, not silence: the greeting, the caller's words and the answer add up to well over 1.5 s.
+    const pcm = new Int16Array(Buffer.concat(audio).buffer.slice(0));
+    let loud = 0;
+    for (let i = 0; i < pcm.length; i += 320) {
+      let energy = 0;
+      for (let j = i; j < Math.min(pcm.length, i + 320); j++) energy += pcm[j]! * pcm[j]!;
+      if (Math.sqrt(energy / 320) > 500) loud++;
+    }
+    expect(loud * 0.02).toBeGreaterThan(1.5);
+  }, 90_000);
 });
+

@@ -22,7 +22,7 @@ export interface AgentVoiceEvents {
   /** Everything queued has been heard. */
   drained(): void;
   /** A frame went out to the far side. */
-  frameSent(): void;
+  frameSent(frame: Int16Array): void;
   /** A synthesis gave its first audio, `ms` after it was asked for. */
   firstAudio(ms: number): void;
   failed(error: unknown): void;
@@ -203,7 +203,7 @@ export class AgentVoice {
     this.o.recording?.agentAudio(frame, this.o.clock.sinceStart(playAt));
     const u = this.pending[0];
     if (u && u.estimatedStart === null) u.estimatedStart = playAt;
-    this.o.events.frameSent();
+    this.o.events.frameSent(frame);
   }
 
   private finish(u: Utterance, now: number): void {
