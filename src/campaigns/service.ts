@@ -85,6 +85,18 @@ export function campaignView(row: CampaignRow): CampaignView {
   };
 }
 
+export function batchView(row: CampaignRow, callIds: string[]): BatchView {
+  return {
+    batch_id: row.id,
+    name: row.name,
+    status: BATCH_STATUS[row.status],
+    total_tasks: row.totalCalls,
+    completed_calls: row.completedCalls,
+    failed_calls: row.failedCalls,
+    call_ids: callIds,
+  };
+}
+
 export class CampaignService {
   constructor(
     private readonly repo: CampaignRepository,
@@ -116,15 +128,7 @@ export class CampaignService {
   getBatch(orgId: string, id: string): BatchView {
     const row = this.repo.get(orgId, 'batch', id);
     if (!row) throw notFound('batch', id);
-    return {
-      batch_id: row.id,
-      name: row.name,
-      status: BATCH_STATUS[row.status],
-      total_tasks: row.totalCalls,
-      completed_calls: row.completedCalls,
-      failed_calls: row.failedCalls,
-      call_ids: this.repo.callIds(row.id),
-    };
+    return batchView(row, this.repo.callIds(row.id));
   }
 
   list(orgId: string, query: CampaignListQuery): { campaigns: CampaignView[]; next_cursor: string | null; total_count: number } {

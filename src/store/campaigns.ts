@@ -62,7 +62,11 @@ function toRow(r: RawCampaign): CampaignRow {
 }
 
 export class SqliteCampaignRepository implements CampaignRepository {
-  constructor(private readonly db: Db) {}
+  /** `onEnded` runs inside the transaction that gives a campaign its final status (the webhook outbox writes there). */
+  constructor(
+    private readonly db: Db,
+    private readonly onEnded: (campaign: CampaignRow) => void = () => undefined,
+  ) {}
 
   insert(campaign: Omit<CampaignRow, 'completedCalls' | 'failedCalls' | 'activeCalls' | 'finishedAt'>, tasks: NewTask[]): void {
     const insertCampaign = this.db.prepare(`
@@ -155,7 +159,9 @@ export class SqliteCampaignRepository implements CampaignRepository {
         if (!current || FINISHED_STATUSES.includes(current.status)) return { ok: false, campaign: current };
         this.db.prepare("UPDATE campaigns SET status = 'canceled', finished_at = ? WHERE id = ?").run(now, id);
         this.db.prepare("UPDATE campaign_tasks SET state = 'canceled' WHERE campaign_id = ? AND state = 'pending'").run(id);
-        return { ok: true, campaign: this.byId(id)! };
+        const canceled = this.byId(id)!;
+        this.onEnded(canceled);
+        return { ok: true, campaign: canceled };
       })
       .immediate();
   }
@@ -242,7 +248,9 @@ export class SqliteCampaignRepository implements CampaignRepository {
         const result = this.db
           .prepare("UPDATE campaigns SET status = 'fail', finished_at = ? WHERE id = ? AND status NOT IN ('success', 'fail', 'canceled')")
           .run(now, campaignId);
-        if (result.changes > 0) this.db.prepare("UPDATE campaign_tasks SET state = 'canceled' WHERE campaign_id = ? AND state = 'pending'").run(campaignId);
+        if (result.changes === 0) return;
+        this.db.prepare("UPDATE campaign_tasks SET state = 'canceled' WHERE campaign_id = ? AND state = 'pending'").run(campaignId);
+        this.onEnded(this.byId(campaignId)!);
       })
       .immediate();
   }
@@ -252,12 +260,13 @@ export class SqliteCampaignRepository implements CampaignRepository {
       .prepare("SELECT count(*) AS n FROM campaign_tasks WHERE campaign_id = ? AND state IN ('pending', 'active')")
       .get(campaignId) as { n: number };
     if (left.n > 0) return;
-    this.db
+    const ended = this.db
       .prepare(
         `UPDATE campaigns SET status = CASE WHEN completed_calls > 0 THEN 'success' ELSE 'fail' END, finished_at = ?
          WHERE id = ? AND status IN ('pending', 'ongoing')`,
       )
       .run(now, campaignId);
+    if (ended.changes > 0) this.onEnded(this.byId(campaignId)!);
   }
 
   heartbeat(instanceId: string, now: number): void {

@@ -45,12 +45,13 @@ function privateDatabaseFile(dataDir: string): string {
 export function openStore(dataDir: string, options: { random: RandomHex; now: () => number; webhooksQueued?: () => void }): Store {
   const db = openDatabase(privateDatabaseFile(dataDir));
   const webhooks = new SqliteWebhookRepository(db, options.random, options.now, options.webhooksQueued);
+  const campaigns: SqliteCampaignRepository = new SqliteCampaignRepository(db, (campaign) => webhooks.enqueueCampaignEnded(campaign, campaigns.callIds(campaign.id)));
   return {
     db,
     agents: new SqliteAgentRepository(db),
     calls: new SqliteCallRepository(db, (orgId, before, after) => webhooks.enqueueCallEvents(orgId, before, after)),
     webhooks,
-    campaigns: new SqliteCampaignRepository(db),
+    campaigns,
     carrierCalls: new SqliteCarrierCallRepository(db),
     credits: new SqliteCreditRepository(db),
     idempotency: new SqliteIdempotencyStore(db),

@@ -2,6 +2,8 @@
 // `enqueueCallEvents` inside the transaction that changes its record, so no change is ever
 // without its events, whatever happens to the process after the commit.
 import type { CallRecord } from '../calls/record.ts';
+import type { CampaignRow } from '../campaigns/repository.ts';
+import { batchView, campaignView } from '../campaigns/service.ts';
 import type { RandomHex } from '../clock.ts';
 import { callEventsOf, WEBHOOK_EVENTS, type WebhookEvent } from '../webhooks/events.ts';
 import type { Delivery, DeliveryQuery, DeliveryStatus, DueDelivery, WebhookRepository, WebhookSettings } from '../webhooks/repository.ts';
@@ -116,6 +118,22 @@ export class SqliteWebhookRepository implements WebhookRepository {
     }
     // Not from inside the transaction: the sender claims in a transaction of its own.
     if (queued > 0) setImmediate(this.queued);
+  }
+
+  /** Inside the transaction that ended a campaign or batch: campaign_ended, as its API shows it. */
+  enqueueCampaignEnded(campaign: CampaignRow, callIds: string[]): void {
+    const agent = this.db.prepare('SELECT config FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?').get(campaign.orgId, campaign.agentId, campaign.agentVersion) as
+      | { config: string }
+      | undefined;
+    const settings = this.settings(campaign.orgId);
+    const url = (agent ? (JSON.parse(agent.config) as { webhook_url?: string | null }).webhook_url : null) ?? settings.webhook_url;
+    if (!url || !settings.events.includes('campaign_ended')) return;
+    const view = campaign.kind === 'batch' ? batchView(campaign, callIds) : campaignView(campaign);
+    const now = this.now();
+    this.db
+      .prepare("INSERT INTO webhook_deliveries (id, org_id, event, call_id, url, body, status, next_attempt_at, created_at) VALUES (?, ?, 'campaign_ended', NULL, ?, ?, 'pending', ?, ?)")
+      .run(`wh_${this.random(16)}`, campaign.orgId, url, JSON.stringify({ event: 'campaign_ended', campaign: view }), now, now);
+    setImmediate(this.queued);
   }
 
   claimDue(now: number, leaseMs: number, limit: number): DueDelivery[] {

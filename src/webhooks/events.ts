@@ -1,14 +1,15 @@
 // What a change of a call record tells the organization's webhook (decisions.md, Events):
 // call_started when it connects, call_ended when it is over (without call_analysis, even when it
-// never connected), call_analyzed when its analysis arrives.
+// never connected), call_analyzed when its analysis arrives; campaign_ended ({"event", "campaign"})
+// when a campaign or batch reaches success, fail or canceled.
 import type { CallRecord } from '../calls/record.ts';
 
-export const WEBHOOK_EVENTS = ['call_started', 'call_ended', 'call_analyzed'] as const;
+export const WEBHOOK_EVENTS = ['call_started', 'call_ended', 'call_analyzed', 'campaign_ended'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export interface WebhookMessage {
   event: WebhookEvent;
-  /** The JSON body as it is signed and sent: {"event", "call"}. */
+  /** The JSON body as it is signed and sent: {"event", "call"} or {"event", "campaign"}. */
   body: string;
 }
 

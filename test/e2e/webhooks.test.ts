@@ -86,10 +86,10 @@ describe('webhooks', () => {
   it('a receiver that fails twice then accepts gets every event of the call, in order, each exactly as signed', async () => {
     const callId = await shortCall(t);
     const accepted = await until(() => {
-      const ok = hook.received.filter((r) => r.call.call_id === callId && r.answered === 200);
+      const ok = hook.received.filter((r) => r.call?.call_id === callId && r.answered === 200);
       return ok.length >= 3 ? ok : undefined;
     }, 'three accepted events');
-    const ofCall = hook.received.filter((r) => r.call.call_id === callId);
+    const ofCall = hook.received.filter((r) => r.call?.call_id === callId);
     // The failed attempts were the first event's: nothing later went out before it was accepted.
     expect(ofCall.map((r) => `${r.event}:${r.answered}`)).toEqual(['call_started:500', 'call_started:500', 'call_started:200', 'call_ended:200', 'call_analyzed:200']);
     expect(accepted.map((r) => r.event)).toEqual(['call_started', 'call_ended', 'call_analyzed']);
@@ -120,7 +120,7 @@ describe('webhooks', () => {
     expect(rotated.signing_secret).not.toBe(secret);
     expect(rotated.previous_secret_valid_until).toBeGreaterThan(Date.now() + 23 * 3_600_000);
     const callId = await shortCall(t);
-    const started = await until(() => hook.received.find((r) => r.call.call_id === callId && r.answered === 200), 'the new call started event');
+    const started = await until(() => hook.received.find((r) => r.call?.call_id === callId && r.answered === 200), 'the new call started event');
     expect(started.signature.split(',').filter((p) => p.startsWith('d='))).toHaveLength(2);
     expect(verifySignature(started.body, started.signature, rotated.signing_secret, Date.now())).toBe(true);
     expect(verifySignature(started.body, started.signature, secret, Date.now())).toBe(true);
@@ -132,15 +132,27 @@ describe('webhooks', () => {
     const before = hook.received.length;
     const again = await t.request('POST', `/v2/webhook-deliveries/${latest!.delivery_id}/redeliver`);
     expect(again.status).toBe(200);
-    await until(() => hook.received.slice(before).find((r) => r.event === 'call_ended' && r.call.call_id === latest!.call_id), 'the redelivery');
+    await until(() => hook.received.slice(before).find((r) => r.event === 'call_ended' && r.call?.call_id === latest!.call_id), 'the redelivery');
     expect((await t.request('POST', '/v2/webhook-deliveries/wh_unknown/redeliver')).status).toBe(404);
 
     expect((await t.request('PUT', '/v2/webhook-settings', { body: { events: ['call_ended'] } })).status).toBe(200);
     const callId = await shortCall(t);
-    await until(() => hook.received.find((r) => r.call.call_id === callId), 'the filtered call event');
+    await until(() => hook.received.find((r) => r.call?.call_id === callId), 'the filtered call event');
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(hook.received.filter((r) => r.call.call_id === callId).map((r) => r.event)).toEqual(['call_ended']);
+    expect(hook.received.filter((r) => r.call?.call_id === callId).map((r) => r.event)).toEqual(['call_ended']);
   }, 90_000);
+
+  it('a batch that ends sends campaign_ended with the batch as the API shows it', async () => {
+    expect((await t.request('PUT', '/v2/webhook-settings', { body: { events: ['campaign_ended'] } })).status).toBe(200);
+    // No carrier in this service: the batch's one call fails at once, and so the batch ends.
+    const ack = await t.request('POST', '/v1/create-outbound-batch-call', { body: { name: 'Night', call_from: '+14155550100', agent_id: 'hooked', tasks: [{ call_to: '+14155550111' }] } });
+    expect(ack.status, ack.text).toBe(201);
+    const batchId = (ack.body as { batch_id: string }).batch_id;
+    const ended = await until(() => hook.received.find((r) => r.event === 'campaign_ended'), 'campaign_ended');
+    const body = JSON.parse(ended.body) as { campaign: unknown };
+    expect(body.campaign).toEqual((await t.request('GET', `/v1/batch-calls/${batchId}`)).body);
+    expect(verifySignature(ended.body, ended.signature, ((await t.request('GET', '/v2/webhook-settings')).body as { signing_secret: string }).signing_secret, Date.now())).toBe(true);
+  }, 60_000);
 
   it('refuses a webhook URL the egress policy refuses, naming the field', async () => {
     const res = await t.request('PUT', '/v2/webhook-settings', { body: { webhook_url: 'http://169.254.169.254/latest' } });
@@ -159,7 +171,7 @@ describe('webhooks across a restart', () => {
       await phoneAgent(first);
       await first.request('PUT', '/v2/webhook-settings', { body: { webhook_url: hook.url } });
       callId = await shortCall(first);
-      await until(() => hook.received.some((r) => r.call.call_id === callId), 'a first (refused) attempt');
+      await until(() => hook.received.some((r) => r.call?.call_id === callId), 'a first (refused) attempt');
     } finally {
       await first.stop();
     }
@@ -174,7 +186,7 @@ describe('webhooks across a restart', () => {
       expect(pending.deliveries.map((d) => d.event)).toEqual(expect.arrayContaining(['call_started', 'call_ended']));
       for (const d of pending.deliveries) await second.request('POST', `/v2/webhook-deliveries/${d.delivery_id}/redeliver`);
       const accepted = await until(() => {
-        const ok = hook.received.filter((r) => r.call.call_id === callId && r.answered === 200);
+        const ok = hook.received.filter((r) => r.call?.call_id === callId && r.answered === 200);
         return ok.length >= pending.deliveries.length ? ok : undefined;
       }, 'the pending events after the restart');
       expect(accepted[0]!.event).toBe('call_started');
