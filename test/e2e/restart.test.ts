@@ -1,6 +1,7 @@
 // The service as a real process: SIGTERM during a call drains then ends it with
 // error_service; kill -9 during a call leaves it for the next start to finalize.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +23,7 @@ afterEach(() => {
 async function startProcess(dataDir: string, port: number): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), API_KEYS: KEY, SHUTDOWN_DRAIN_MS: '500', LOG_LEVEL: 'warn', TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN },
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), API_KEYS: KEY, SHUTDOWN_DRAIN_MS: '500', LOG_LEVEL: 'warn', TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN, WEBHOOK_RETRY_BASE_MS: '200', EGRESS_ALLOW: '127.0.0.0/8' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -72,8 +73,11 @@ describe('the service process and calls under way', () => {
     expect(record.end_timestamp).not.toBeNull();
   }, 90_000);
 
-  it('kill -9: the call left ongoing keeps what was said, its recording and its charge; a call still registered ends; a stray recording goes', async () => {
+  it('kill -9: the call left ongoing keeps what was said, its recording and its charge; a call still registered ends; a stray recording goes; webhooks the receiver missed arrive after', async () => {
     const { dataDir, port, first } = await serviceWithPhoneAgent();
+    // The organization's webhook receiver is down until after the crash.
+    const hookPort = await freePort();
+    expect((await api(first.url, 'PUT', '/v2/webhook-settings', { webhook_url: `http://127.0.0.1:${hookPort}/hooks` })).status).toBe(200);
     const { caller, callId } = await placeInboundCall(first.url, NUMBER);
     await agentFinished(caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });
     await caller.speak(fixtureUlaw('04-yes-please'));
@@ -93,6 +97,17 @@ describe('the service process and calls under way', () => {
     await first.exited;
     writeFileSync(join(dataDir, 'recordings', 'call_nobody.wav'), 'left by nobody');
 
+    const hooks: { event: string; callId: string }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        const message = JSON.parse(body) as { event: string; call?: { call_id: string } };
+        hooks.push({ event: message.event, callId: message.call?.call_id ?? '' });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(hookPort, '127.0.0.1', resolve));
     const second = await startProcess(dataDir, port);
     const record = CallRecordSchema.parse(await (await api(second.url, 'GET', `/v2/calls/${callId}`)).json());
     expect(record).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service', disconnection_message: 'The service stopped during the call.' });
@@ -108,6 +123,9 @@ describe('the service process and calls under way', () => {
     const stale = CallRecordSchema.parse(await (await api(second.url, 'GET', `/v2/calls/${waitingId}`)).json());
     expect(stale).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_failed' });
     expect(existsSync(join(dataDir, 'recordings', 'call_nobody.wav'))).toBe(false);
+    // Written with the record's change before the crash (started) and at recovery (ended): none lost, in order.
+    await vi.waitFor(() => expect(hooks.filter((h) => h.callId === callId).map((h) => h.event)).toEqual(['call_started', 'call_ended']), { timeout: 20_000, interval: 100 });
+    receiver.close();
     // Finalized once: a third start changes nothing.
     second.child.kill('SIGTERM');
     await second.exited;
