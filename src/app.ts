@@ -20,6 +20,7 @@ import type { Config } from './config.ts';
 import { createServiceHttp } from './http/service-http.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics, type ServiceMetrics } from './metrics/metrics.ts';
+import { startCallTracing } from './telemetry/tracing.ts';
 import { WEBHOOK_DEFAULTS, WebhookSender } from './webhooks/dispatcher.ts';
 import { EgressPolicy } from './net/egress.ts';
 import { OutboundHttp } from './net/http.ts';
@@ -118,6 +119,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const outcomes = carriers.connect(calls.service, calls.registry, calls.events);
   const campaigns = createCampaigns(config, { repo: store.campaigns, agents, calls: calls.service, events: calls.events, clock, random, logger });
+  const tracing = config.tracing ? startCallTracing({ events: calls.events, ...config.tracing }) : undefined;
   metrics = config.metrics ? createMetrics({ events: calls.events, registry: calls.registry, webhookBacklog: () => store.webhooks.backlog() }) : undefined;
   const http = await createServiceHttp(config, {
     auth,
@@ -179,6 +181,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         await carriers.close();
         await http.close();
         await webhookSender.stop();
+        await tracing?.close();
         metrics?.close();
         await campaigns.scheduler.stop();
         // No timer may touch the store once it is closed.

@@ -40,6 +40,8 @@ export const ConfigSchema = z.object({
   SCHEDULER_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
   EGRESS_ALLOW: z.string().optional(),
   METRICS: z.enum(['off', 'public']).default('off'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('voicecall-runtime'),
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).default(10_000),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
@@ -74,6 +76,8 @@ export interface Config {
   demo: boolean;
   bodyLimitBytes: number;
   webhooks: { maxAttempts: number; retryBaseMs: number; timeoutMs: number };
+  /** OTLP/HTTP collector for traces (…/v1/traces is appended), or none. */
+  tracing: { endpoint: string; serviceName: string } | undefined;
   /** GET /metrics: not served (undefined), open to anyone (public), or to a bearer of the token. */
   metrics: { access: 'public' } | { access: 'token'; token: string } | undefined;
   /** A request must arrive whole (headers and body) within this time, or it is answered 408 and closed. */
@@ -151,6 +155,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     agentsFile: raw.AGENTS_FILE ?? (raw.DEMO === 'on' ? 'media/agents/demo.json' : ''),
     demo: raw.DEMO === 'on',
     bodyLimitBytes: raw.BODY_LIMIT_BYTES,
+    tracing: raw.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: raw.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: raw.OTEL_SERVICE_NAME } : undefined,
     webhooks: { maxAttempts: raw.WEBHOOK_MAX_ATTEMPTS, retryBaseMs: raw.WEBHOOK_RETRY_BASE_MS, timeoutMs: raw.WEBHOOK_TIMEOUT_MS },
     metrics: raw.METRICS === 'public' ? { access: 'public' } : raw.METRICS_TOKEN ? { access: 'token', token: raw.METRICS_TOKEN } : undefined,
     requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,

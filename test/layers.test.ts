@@ -15,7 +15,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['analysis'],
   ['calls'],
   ['call'],
-  ['carriers', 'campaigns', 'metrics', 'webhooks'],
+  ['carriers', 'campaigns', 'metrics', 'telemetry', 'webhooks'],
   ['store'],
   ['transports', 'telephony', 'demo'],
   ['http'],
