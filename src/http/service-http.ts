@@ -123,8 +123,9 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     onRegistered: (orgId, callId) => calls.streams.await(orgId, callId, 'dial_failed', 'The carrier never opened the media stream.'),
   });
   const pending = new PendingStreams();
-  twilioMediaRoute(app, { calls: deps.callRepo, manager: calls.manager, log: logger, accepting, pending });
-  webMediaRoute(app, { tokens, manager: calls.manager, log: logger, accepting, pending });
+  const onFrameDropped = deps.metrics ? () => deps.metrics?.outboundFrameDropped() : undefined;
+  twilioMediaRoute(app, { calls: deps.callRepo, manager: calls.manager, log: logger, accepting, pending, onFrameDropped });
+  webMediaRoute(app, { tokens, manager: calls.manager, log: logger, accepting, pending, onFrameDropped });
   // The demo model server and its booking tool: a peer the demo agent reaches over HTTP,
   // public like any customer's model server would be to this service. DEMO=off unmounts it.
   if (config.demo) {

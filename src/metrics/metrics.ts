@@ -24,6 +24,8 @@ export interface ServiceMetrics {
   readonly contentType: string;
   /** A webhook delivery attempt ended so. */
   webhookAttempt(outcome: WebhookOutcome): void;
+  /** An agent frame could not be sent: the caller's socket had closed. */
+  outboundFrameDropped(): void;
   /** The exposition text, collected now. */
   render(): Promise<string>;
   /** Stops listening to the call events. */
@@ -60,6 +62,11 @@ export function createMetrics(deps: { events: CallEvents; registry: CallRegistry
     registers: [register],
   });
 
+  const framesDropped = new Counter({
+    name: 'voicecall_outbound_frames_dropped_total',
+    help: "Agent audio frames that could not be sent because the caller's socket had closed",
+    registers: [register],
+  });
   const webhookAttempts = new Counter({
     name: 'voicecall_webhook_deliveries_total',
     help: 'Webhook delivery attempts by outcome: delivered, retry (failed, will be tried again), failed (given up)',
@@ -92,6 +99,7 @@ export function createMetrics(deps: { events: CallEvents; registry: CallRegistry
   return {
     contentType: register.contentType,
     webhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
+    outboundFrameDropped: () => framesDropped.inc(),
     render: () => register.metrics(),
     close() {
       deps.events.off('ended', onEnded);

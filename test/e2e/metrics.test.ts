@@ -94,6 +94,7 @@ describe('GET /metrics', () => {
     const buckets = bounds.map((le) => series(text, 'voicecall_turn_latency_seconds_bucket', 'stage', 'e2e', le)!);
     for (let i = 1; i < buckets.length; i++) expect(buckets[i]).toBeGreaterThanOrEqual(buckets[i - 1]!);
     expect(buckets.at(-1)).toBe(count('e2e'));
+    expect(after.find((f) => f.name === 'voicecall_outbound_frames_dropped_total')?.type).toBe('COUNTER');
     // The process's default metrics come along.
     expect(after.some((f) => f.name === 'process_cpu_seconds_total')).toBe(true);
     expect(after.some((f) => f.name === 'nodejs_eventloop_lag_p99_seconds')).toBe(true);

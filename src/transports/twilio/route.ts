@@ -18,7 +18,7 @@ const START_TIMEOUT_MS = 10_000;
 
 export function twilioMediaRoute(
   app: FastifyInstance,
-  deps: { calls: CallRepository; manager: CallManager; log: Logger; accepting: () => boolean; pending: PendingStreams },
+  deps: { calls: CallRepository; manager: CallManager; log: Logger; accepting: () => boolean; pending: PendingStreams; onFrameDropped?: () => void },
 ): void {
   app.route({
     method: 'GET',
@@ -69,7 +69,7 @@ export function twilioMediaRoute(
           socket.close(1008, 'unknown call or wrong secret');
           return;
         }
-        transport = new TwilioTransport(socket, message.start.streamSid, message.start.callSid, log.child({ call_id: callId }));
+        transport = new TwilioTransport(socket, message.start.streamSid, message.start.callSid, log.child({ call_id: callId }), { onFrameDropped: deps.onFrameDropped });
         void deps.manager.connect(found.orgId, callId, transport).catch((error: unknown) => {
           log.error({ err: error, call_id: callId }, 'call failed to start');
           socket.close(1011, 'internal error');

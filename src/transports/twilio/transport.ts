@@ -7,6 +7,7 @@ import { CarrierAudioIn } from '../../audio/telephony.ts';
 import type { DisconnectionReason } from '../../calls/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
 import { InboundPace } from '../inbound-pace.ts';
+import type { TransportOptions } from '../options.ts';
 import { canonicalMediaPayload, parseTwilioMessage, twilioClear, twilioMark, twilioMediaPrefix, TWILIO_MEDIA_SUFFIX, type TwilioInbound } from './protocol.ts';
 
 const RATE = 8000;
@@ -30,9 +31,9 @@ export class TwilioTransport implements CallTransport {
     readonly streamSid: string,
     readonly callSid: string,
     private readonly log: Logger,
-    now?: () => number,
+    private readonly options: TransportOptions = {},
   ) {
-    this.pace = new InboundPace(RATE, now);
+    this.pace = new InboundPace(RATE, options.now);
     this.mediaPrefix = twilioMediaPrefix(streamSid);
     socket.on('close', () => this.farEnd());
     socket.on('error', (error) => this.log.warn({ err: error }, 'media socket error'));
@@ -103,7 +104,10 @@ export class TwilioTransport implements CallTransport {
   }
 
   sendAudio(frame: Int16Array): void {
-    if (this.socket.readyState !== WebSocket.OPEN) return;
+    if (this.socket.readyState !== WebSocket.OPEN) {
+      this.options.onFrameDropped?.();
+      return;
+    }
     const bytes = frame.length <= this.ulaw.length ? this.ulaw : Buffer.alloc(frame.length);
     muLawEncode(frame, bytes);
     this.socket.send(this.mediaPrefix + bytes.toString('base64', 0, frame.length) + TWILIO_MEDIA_SUFFIX);

@@ -11,7 +11,7 @@ import type { PendingStreams } from '../pending-streams.ts';
 import type { WebCallTokens } from './tokens.ts';
 import { WebTransport } from './transport.ts';
 
-export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallTokens; manager: CallManager; log: Logger; accepting: () => boolean; pending: PendingStreams }): void {
+export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallTokens; manager: CallManager; log: Logger; accepting: () => boolean; pending: PendingStreams; onFrameDropped?: () => void }): void {
   app.route({
     method: 'GET',
     url: '/media/web',
@@ -57,7 +57,7 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
           socket.close(1008, 'invalid access token');
           return;
         }
-        transport = new WebTransport(socket, log.child({ call_id: claim.callId }));
+        transport = new WebTransport(socket, log.child({ call_id: claim.callId }), { onFrameDropped: deps.onFrameDropped });
         void deps.manager.connect(claim.orgId, claim.callId, transport).catch((error: unknown) => {
           log.error({ err: error, call_id: claim.callId }, 'call failed to start');
           socket.close(1011, 'internal error');

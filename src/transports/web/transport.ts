@@ -6,6 +6,7 @@ import { Framer } from '../../audio/framer.ts';
 import type { DisconnectionReason } from '../../calls/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
 import { InboundPace } from '../inbound-pace.ts';
+import type { TransportOptions } from '../options.ts';
 import { WebClientMessage, type WebServerMessage } from './protocol.ts';
 
 export class WebTransport implements CallTransport {
@@ -19,9 +20,9 @@ export class WebTransport implements CallTransport {
   constructor(
     private readonly socket: WebSocket,
     private readonly log: Logger,
-    now?: () => number,
+    private readonly options: TransportOptions = {},
   ) {
-    this.pace = new InboundPace(16000, now);
+    this.pace = new InboundPace(16000, options.now);
     socket.on('close', () => this.farEnd());
     socket.on('error', (error) => this.log.warn({ err: error }, 'browser socket error'));
   }
@@ -85,6 +86,7 @@ export class WebTransport implements CallTransport {
 
   sendAudio(frame: Int16Array): void {
     if (this.socket.readyState === WebSocket.OPEN) this.socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength), { binary: true });
+    else this.options.onFrameDropped?.();
   }
 
   sendMark(name: string): void {
