@@ -54,11 +54,13 @@ export interface CarrierDeps {
 
 export async function createCarriers(config: Config, deps: CarrierDeps): Promise<Carriers> {
   let outcomes: CallOutcomes | undefined;
-  const dialer = deps.dialer ?? (await chooseDialer(config, deps, () => outcomes!));
+  let liveCalls: CallRegistry | undefined;
+  const dialer = deps.dialer ?? (await chooseDialer(config, deps, () => outcomes!, () => liveCalls));
   return {
     dialer,
     connect(calls, registry, events) {
       outcomes = new CallOutcomes(calls, registry);
+      liveCalls = registry;
       hangUpServiceEndings(events, dialer, deps.logger);
       return outcomes;
     },
@@ -68,7 +70,7 @@ export async function createCarriers(config: Config, deps: CarrierDeps): Promise
   };
 }
 
-async function chooseDialer(config: Config, deps: CarrierDeps, outcomes: () => CallOutcomes): Promise<Dialer> {
+async function chooseDialer(config: Config, deps: CarrierDeps, outcomes: () => CallOutcomes, registry: () => CallRegistry | undefined): Promise<Dialer> {
   const carrier: Dialer = config.twilio
     ? new TwilioDialer({ ...config.twilio, ringTimeoutMs: config.ringTimeoutMs, publicUrl: deps.publicUrl, carrierCalls: deps.carrierCalls, clock: deps.clock })
     : new NoCarrierDialer();
@@ -84,6 +86,7 @@ async function chooseDialer(config: Config, deps: CarrierDeps, outcomes: () => C
     scripts,
     mediaUrl: deps.mediaUrl,
     outcomes,
+    registry,
     ringTimeoutMs: config.ringTimeoutMs,
     answerDelayMs: config.simAnswerDelayMs,
     fallback: carrier,

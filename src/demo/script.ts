@@ -1,7 +1,8 @@
 // DEMO MODEL, not a language model: a deterministic front-desk script that decides each reply
-// from the conversation state in `messages` alone. It greets, takes a name, books through the
-// demo tool, says goodbye with end_call, and answers post-call analysis requests. Speech
-// recognisers mishear, so any user turn after a question is taken as its answer.
+// from the conversation in `messages` alone. It gathers the caller's name and the day and time
+// they want from whatever they said, in any order and any turn, asks for what is missing,
+// confirms, books through the demo tool, says goodbye with end_call, and answers post-call
+// analysis requests. Simple word patterns, not understanding: it is a demo.
 import { z } from 'zod';
 import { ANALYSIS_FIELDS_PREFIX, ANALYSIS_REQUEST_TAG } from '../analysis/analyze.ts';
 
@@ -50,7 +51,10 @@ const BookingResultSchema = z.object({ status: z.literal('booked'), confirmation
 const ASK_NAME = 'May I have your name, please?';
 const ASK_TIME = 'What day and time would you like to come in?';
 const ASK_OTHER_TIME = 'What other day and time would work for you?';
+const START_OVER = "Sorry about that, let's start over.";
+const SHALL_I_BOOK = 'Shall I book it?';
 const ASK_ANYTHING_ELSE = 'Is there anything else I can help you with?';
+const GOODBYE = 'Thank you for calling the demo front desk. Goodbye!';
 
 function text(m: DemoMessage | undefined): string {
   const c = m?.content;
@@ -59,24 +63,110 @@ function text(m: DemoMessage | undefined): string {
   return '';
 }
 
-/** What the caller said, without filler and punctuation, in title case for a name. */
-export function cleanName(heard: string): string {
-  const words = heard
+/** Lower-case words, punctuation dropped ("a.m." becomes "a m"); apostrophes and clock colons kept. */
+function wordsOf(heard: string): string[] {
+  return heard
     .toLowerCase()
-    .replace(/[^\p{L}\p{N}' -]+/gu, ' ')
-    .replace(/\b(um+|uh+|er+|yes|yeah|hi|hello|well|so|okay|ok|sure)\b/g, ' ')
-    .replace(/\b(my name is|my name's|name's|name is|i am|i'm|im|it's|its|this is|call me|it is)\b/g, ' ')
+    .replace(/[’]/g, "'")
+    .replace(/[^\p{L}\p{N}:' -]+/gu, ' ')
+    .replace(/(^|\s)[-']+|[-']+(?=\s|$)/g, ' ')
     .split(/\s+/)
-    .filter((w) => w !== '')
-    .slice(0, 3);
-  if (words.length === 0) return 'friend';
-  return words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');
+    .filter((w) => w !== '');
 }
 
-export function cleanTime(heard: string): string {
-  const t = heard.replace(/[^\p{L}\p{N}:' -]+/gu, ' ').replace(/\s+/g, ' ').trim();
-  return t === '' ? 'the first available time' : t;
+const title = (w: string): string => w.charAt(0).toUpperCase() + w.slice(1);
+
+const FILLER = new Set(['um', 'umm', 'uh', 'uhh', 'er', 'erm', 'yes', 'yeah', 'hi', 'hello', 'hey', 'well', 'so', 'okay', 'ok', 'sure', 'oh']);
+/** Words after "my name is" that end the name. */
+const NOT_NAME = new Set(['and', 'but', 'i', "i'm", 'im', 'i’d', "i'd", 'for', 'to', 'at', 'on', 'please', 'calling', 'from', 'the', 'a', 'an', 'would', 'want', 'like', 'here', 'speaking', 'thanks', 'thank']);
+/** A bare answer with one of these is a request, not a name. */
+const REQUEST_WORDS = /\b(book|booking|appointment|visit|like|want|need|calling|call|help|schedule|reschedule|cancel|question|time|day|no|not|yes|please)\b/;
+const INTRODUCTIONS = [['my', 'name', 'is'], ["my", "name's"], ["name's"], ['name', 'is'], ['this', 'is'], ['i', 'am'], ["i'm"], ['im'], ["it's"], ['its'], ['it', 'is'], ['call', 'me']];
+
+/** The caller's name, title-cased, from "my name is …", "this is …", "I'm …" and the like; null without one. */
+export function nameIn(heard: string): string | null {
+  const words = wordsOf(heard);
+  for (let i = 0; i < words.length; i++) {
+    const intro = INTRODUCTIONS.find((p) => p.every((w, k) => words[i + k] === w));
+    if (!intro) continue;
+    const name: string[] = [];
+    for (const w of words.slice(i + intro.length)) {
+      if (NOT_NAME.has(w) || FILLER.has(w) || isTimeWord(w) || name.length === 3) break;
+      name.push(w);
+    }
+    if (name.length > 0) return name.map(title).join(' ');
+  }
+  return null;
 }
+
+/** A short answer to "may I have your name" that is nothing but a name ("John Smith."); else null. */
+export function bareName(heard: string): string | null {
+  const words = wordsOf(heard).filter((w) => !FILLER.has(w));
+  if (words.length === 0 || words.length > 3 || REQUEST_WORDS.test(words.join(' ')) || words.some(isTimeWord)) return null;
+  return words.map(title).join(' ');
+}
+
+const DAYS = new Set(['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday']);
+const MONTHS = new Set(['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']);
+const RELATIVE_DAYS = new Set(['today', 'tonight', 'tomorrow', 'weekend']);
+const PARTS_OF_DAY = new Set(['morning', 'afternoon', 'evening', 'noon', 'midday', 'lunchtime', 'night']);
+const MERIDIEM = new Set(['am', 'pm', "o'clock", 'oclock']);
+const NUMBER_WORDS = new Set(['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'fifteen', 'thirty', 'forty', 'forty-five', 'half', 'quarter']);
+/** Words that may sit inside a day-and-time phrase without being one. */
+const JOINERS = new Set(['at', 'on', 'in', 'the', 'next', 'this', 'of', 'past', 'after', 'around', 'about', 'by']);
+const LEADING_DROPPED = new Set(['on', 'in', 'the', 'of', 'by', 'after', 'past']);
+const TRAILING_DROPPED = new Set(['at', 'on', 'in', 'the', 'of', 'past', 'after', 'around', 'about', 'by', 'next', 'this']);
+
+const isNumber = (w: string): boolean => NUMBER_WORDS.has(w) || /^\d{1,2}(:\d\d)?$/.test(w) || /^\d{1,2}(st|nd|rd|th)$/.test(w);
+const isClock = (w: string): boolean => /^\d{1,2}(:\d\d)?(am|pm)$/.test(w) || /^\d{1,2}:\d\d$/.test(w);
+function isTimeWord(w: string): boolean {
+  return DAYS.has(w) || MONTHS.has(w) || RELATIVE_DAYS.has(w) || PARTS_OF_DAY.has(w) || MERIDIEM.has(w) || isClock(w);
+}
+
+/**
+ * The day and time in what the caller said ("Friday morning", "tomorrow at three pm", "next
+ * Monday at 10:30"), weekday and month names capitalised; null when it names none. "May" alone
+ * is a month only beside a number.
+ */
+export function timeIn(heard: string): string | null {
+  const words = wordsOf(heard);
+  const anchor = words.map((w, i) => {
+    const before = words[i - 1] ?? '';
+    const after = words[i + 1] ?? '';
+    if (w === 'may') return isNumber(before) || isNumber(after);
+    if (isTimeWord(w)) return true;
+    if ((w === 'a' || w === 'p') && after === 'm' && isNumber(before)) return true;
+    if (w === 'm' && (before === 'a' || before === 'p') && isNumber(words[i - 2] ?? '')) return true;
+    if (isNumber(w)) return ['at', 'around', 'about', 'by', 'past'].includes(before) || MERIDIEM.has(after) || after === 'a' || after === 'p' || isTimeWord(before);
+    return false;
+  });
+  const partOf = (i: number): boolean => anchor[i]! || JOINERS.has(words[i]!) || isNumber(words[i]!);
+  let best: { from: number; to: number; anchors: number } | null = null;
+  for (let i = 0; i < words.length; ) {
+    if (!partOf(i)) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < words.length && partOf(j)) j++;
+    let from = i;
+    let to = j;
+    while (from < to && LEADING_DROPPED.has(words[from]!)) from++;
+    while (to > from && TRAILING_DROPPED.has(words[to - 1]!)) to--;
+    const anchors = anchor.slice(from, to).filter(Boolean).length;
+    if (anchors > 0 && (!best || anchors >= best.anchors)) best = { from, to, anchors };
+    i = j;
+  }
+  if (!best) return null;
+  return words
+    .slice(best.from, best.to)
+    .map((w) => (DAYS.has(w) || (MONTHS.has(w) && w !== 'may') ? title(w) : w))
+    .join(' ');
+}
+
+const YES = /\b(yes|yeah|yep|yup|sure|correct|right|please|ok|okay|perfect|great|go ahead|sounds good|do it)\b/;
+const NO = /\b(no|nope|not|don't|dont|wrong|wait|change|actually)\b/;
+const BYE = /\b(good ?-?bye|bye)\b/;
 
 /** A stable 4-digit code, so the demo books the same way every run. */
 export function confirmationCode(name: string, time: string): string {
@@ -85,16 +175,38 @@ export function confirmationCode(name: string, time: string): string {
   return `DEMO-${String(h).padStart(4, '0')}`;
 }
 
-/** The user's answer to the last assistant question that contained `question`. */
-function answerTo(messages: DemoMessage[], question: string): string | null {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i];
-    if (m?.role === 'assistant' && text(m).includes(question)) {
-      const next = messages.slice(i + 1).find((x) => x.role === 'user');
-      return next ? text(next) : null;
+interface Booking {
+  name: string | null;
+  time: string | null;
+  /** Whether the caller's last turn gave the name. */
+  nameJustGiven: boolean;
+}
+
+/**
+ * What the caller has told us so far: the latest name and the latest day and time, from every
+ * user turn since the booking was last started over ("no" to the confirmation; a time the tool
+ * refused is asked for again).
+ */
+function bookingSoFar(messages: DemoMessage[]): Booking {
+  const lastIndexOf = (phrase: string): number => messages.findLastIndex((m) => m.role === 'assistant' && text(m).includes(phrase));
+  const restart = lastIndexOf(START_OVER);
+  const timeRestart = Math.max(restart, lastIndexOf(ASK_OTHER_TIME));
+  const booking: Booking = { name: null, time: null, nameJustGiven: false };
+  let asked = '';
+  messages.forEach((m, i) => {
+    if (m.role === 'assistant') asked = text(m);
+    if (m.role !== 'user') return;
+    const heard = text(m);
+    const name = nameIn(heard) ?? (asked.includes(ASK_NAME) ? bareName(heard) : null);
+    const time = timeIn(heard);
+    const isLast = i === messages.findLastIndex((x) => x.role === 'user');
+    if (name && i > restart) {
+      booking.name = name;
+      booking.nameJustGiven = isLast;
     }
-  }
-  return null;
+    if (time && i > timeRestart) booking.time = time;
+  });
+  return booking;
 }
 
 function analysisReply(messages: DemoMessage[]): string {
@@ -133,11 +245,26 @@ export function demoReply(req: DemoChatRequest): DemoReply {
   const offered = (req.tools ?? []).map((t) => t.function.name);
   const name = typeof choice === 'object' ? choice.function.name : offered[0];
   if (name === undefined || !offered.includes(name)) return reply;
-  const args =
-    name === DEMO_TOOL_NAME
-      ? JSON.stringify({ name: cleanName(answerTo(req.messages, ASK_NAME) ?? ''), time: cleanTime(answerTo(req.messages, ASK_TIME) ?? '') })
-      : '{}';
+  const booking = bookingSoFar(req.messages);
+  const args = name === DEMO_TOOL_NAME ? JSON.stringify({ name: booking.name ?? 'friend', time: booking.time ?? 'the first available time' }) : '{}';
   return { text: reply.text, calls: [{ id: `call_demo_${req.messages.length}_0`, name, arguments: args }] };
+}
+
+function afterTool(messages: DemoMessage[], last: DemoMessage): DemoReply {
+  const answered = messages.flatMap((m) => m.tool_calls ?? []).find((c) => c.id === last.tool_call_id);
+  if (answered?.function.name !== DEMO_TOOL_NAME) return { text: 'Goodbye!', calls: [] };
+  let booking: z.infer<typeof BookingResultSchema> | null = null;
+  try {
+    const parsed = BookingResultSchema.safeParse(JSON.parse(text(last)));
+    booking = parsed.success ? parsed.data : null;
+  } catch {
+    booking = null;
+  }
+  if (!booking) return { text: `Sorry, I could not book that time. ${ASK_OTHER_TIME}`, calls: [] };
+  return {
+    text: `You're all set, ${booking.name}. I've booked you for ${booking.time}. Your confirmation code is ${booking.confirmation}. ${ASK_ANYTHING_ELSE}`,
+    calls: [],
+  };
 }
 
 function scriptedReply(req: DemoChatRequest): DemoReply {
@@ -149,43 +276,38 @@ function scriptedReply(req: DemoChatRequest): DemoReply {
   const choice = req.tool_choice ?? 'auto';
   const mayCall = (name: string): boolean =>
     offered.has(name) && choice !== 'none' && (typeof choice === 'string' || choice.function.name === name);
+  const goodbye = (): DemoReply => ({
+    text: GOODBYE,
+    calls: mayCall(DEMO_END_CALL) ? [{ id: id(0), name: DEMO_END_CALL, arguments: '{"reason":"conversation complete"}' }] : [],
+  });
 
   const last = messages.at(-1);
-  if (last?.role === 'tool') {
-    const answered = messages.flatMap((m) => m.tool_calls ?? []).find((c) => c.id === last.tool_call_id);
-    if (answered?.function.name === DEMO_TOOL_NAME) {
-      let booking: z.infer<typeof BookingResultSchema> | null = null;
-      try {
-        const parsed = BookingResultSchema.safeParse(JSON.parse(text(last)));
-        booking = parsed.success ? parsed.data : null;
-      } catch {
-        booking = null;
-      }
-      if (!booking) return { text: `Sorry, I could not book that time. ${ASK_OTHER_TIME}`, calls: [] };
-      return {
-        text: `You're all set, ${booking.name}. I've booked you for ${booking.time}. Your confirmation code is ${booking.confirmation}. ${ASK_ANYTHING_ELSE}`,
-        calls: [],
-      };
+  if (last?.role === 'tool') return afterTool(messages, last);
+
+  const asked = text(messages.findLast((m) => m.role === 'assistant'));
+  const heard = text(messages.findLast((m) => m.role === 'user'));
+  const words = wordsOf(heard).join(' ');
+  if (asked.includes(ASK_ANYTHING_ELSE)) return goodbye();
+
+  const booking = bookingSoFar(messages);
+  if (BYE.test(words) && !timeIn(heard) && !nameIn(heard)) return goodbye();
+
+  if (asked.includes(SHALL_I_BOOK) && booking.name && booking.time) {
+    // Only what was read back may be booked: a caller who changed either is asked again.
+    const confirmed = asked.includes(`I have you down for ${booking.time}, ${booking.name}.`);
+    if (confirmed && NO.test(words)) return { text: `${START_OVER} ${ASK_NAME}`, calls: [] };
+    if (confirmed && YES.test(words)) {
+      if (!mayCall(DEMO_TOOL_NAME)) return { text: `I would book ${booking.time} for you, ${booking.name}, but booking is not available right now.`, calls: [] };
+      return { text: 'Let me book that for you.', calls: [{ id: id(0), name: DEMO_TOOL_NAME, arguments: JSON.stringify({ name: booking.name, time: booking.time }) }] };
     }
-    return { text: 'Goodbye!', calls: [] };
+    if (confirmed) return { text: `Sorry, I did not catch that. I have you down for ${booking.time}, ${booking.name}. ${SHALL_I_BOOK} Please say yes or no.`, calls: [] };
   }
-
-  const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant');
-  const asked = text(lastAssistant);
-  const heard = text([...messages].reverse().find((m) => m.role === 'user'));
-
-  if (asked.includes(ASK_NAME)) {
-    return { text: `Thank you, ${cleanName(heard)}. ${ASK_TIME}`, calls: [] };
+  if (!booking.name && !booking.time) {
+    const request = /\b(book|appointment|visit|schedule)\b/.test(words);
+    return { text: `${request ? "I'd be happy to book that for you. " : 'Welcome to the demo front desk. '}${ASK_NAME}`, calls: [] };
   }
-  if (asked.includes(ASK_TIME) || asked.includes(ASK_OTHER_TIME)) {
-    const name = cleanName(answerTo(messages, ASK_NAME) ?? '');
-    const time = cleanTime(heard);
-    if (!mayCall(DEMO_TOOL_NAME)) return { text: `I would book ${time} for you, ${name}, but booking is not available right now.`, calls: [] };
-    return { text: 'Let me book that for you.', calls: [{ id: id(0), name: DEMO_TOOL_NAME, arguments: JSON.stringify({ name, time }) }] };
-  }
-  if (asked.includes(ASK_ANYTHING_ELSE)) {
-    const bye = 'Thank you for calling the demo front desk. Goodbye!';
-    return { text: bye, calls: mayCall(DEMO_END_CALL) ? [{ id: id(0), name: DEMO_END_CALL, arguments: '{"reason":"conversation complete"}' }] : [] };
-  }
-  return { text: `Welcome to the demo front desk. ${ASK_NAME}`, calls: [] };
+  if (!booking.name) return { text: `${booking.time}, got it. ${ASK_NAME}`, calls: [] };
+  const thanks = booking.nameJustGiven ? `Thank you, ${booking.name}. ` : '';
+  if (!booking.time) return { text: `${thanks}${ASK_TIME}`, calls: [] };
+  return { text: `${thanks}I have you down for ${booking.time}, ${booking.name}. ${SHALL_I_BOOK}`, calls: [] };
 }

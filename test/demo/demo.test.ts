@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentConfigSchema, type AgentConfig } from '../../src/agents/schema.ts';
 import { analyzeCall } from '../../src/analysis/analyze.ts';
 import { demoRoutes } from '../../src/demo/routes.ts';
-import { cleanName, confirmationCode } from '../../src/demo/script.ts';
+import { bareName, confirmationCode, nameIn, timeIn } from '../../src/demo/script.ts';
 import { completeChat, streamChat } from '../../src/llm/client.ts';
 import { runReply, type ReplyOutcome } from '../../src/call/model/reply.ts';
 import type { ChatMessage, LlmRequestMetadata } from '../../src/llm/types.ts';
@@ -38,7 +38,8 @@ afterAll(async () => {
 });
 
 describe('demo model server', () => {
-  it('runs the scripted front-desk call: name, booking through the real tool, goodbye with end_call', async () => {
+  /** A conversation with the demo agent over real HTTP: the model server and its booking tool. */
+  function conversation() {
     let t = 0;
     const tools = new ToolExecutor(agent.tools, { clock: () => (t += 1) });
     const history: ChatMessage[] = [
@@ -46,8 +47,9 @@ describe('demo model server', () => {
       { role: 'assistant', content: agent.begin_message },
     ];
     const spoken: string[] = [];
-    const turn = async (heard: string): Promise<ReplyOutcome> => {
+    const turn = async (heard: string): Promise<{ outcome: ReplyOutcome; said: string }> => {
       history.push({ role: 'user', content: heard });
+      spoken.length = 0;
       const outcome = await runReply({
         llm: agent.llm,
         messages: history,
@@ -56,29 +58,31 @@ describe('demo model server', () => {
         hooks: { onChunk: (c) => spoken.push(c), confirmSpoken: async () => true },
       });
       history.push(...outcome.messages);
-      return outcome;
+      return { outcome, said: spoken.join(' ') };
     };
+    return { history, turn };
+  }
 
-    expect((await turn('um yes hi its jon smyth')).kind).toBe('reply');
-    expect(spoken.join(' ')).toBe('Thank you, Jon Smyth. What day and time would you like to come in?');
+  it('runs the front-desk call: name, day and time, a read-back the caller confirms, booking through the real tool, goodbye with end_call', async () => {
+    const { history, turn } = conversation();
+    expect((await turn('um yes hi its jon smyth')).said).toBe('Thank you, Jon Smyth. What day and time would you like to come in?');
+    expect((await turn('tomorrow at ten a m.')).said).toBe('I have you down for tomorrow at ten a m, Jon Smyth. Shall I book it?');
 
-    spoken.length = 0;
-    const booked = await turn('tomorrow at ten a m.');
-    expect(booked.kind).toBe('reply');
+    const booked = await turn('yes please');
+    expect(booked.outcome.kind).toBe('reply');
     const code = confirmationCode('Jon Smyth', 'tomorrow at ten a m');
-    expect(spoken.join(' ')).toBe(
+    expect(booked.said).toBe(
       `Let me book that for you. You're all set, Jon Smyth. I've booked you for tomorrow at ten a m. Your confirmation code is ${code}. Is there anything else I can help you with?`,
     );
-    expect(booked.messages[1]).toEqual({
+    expect(booked.outcome.messages[1]).toEqual({
       role: 'tool',
       tool_call_id: expect.stringMatching(/^call_demo_/) as unknown as string,
       content: JSON.stringify({ status: 'booked', confirmation: code, name: 'Jon Smyth', time: 'tomorrow at ten a m' }),
     });
 
-    spoken.length = 0;
     const bye = await turn('no thats all thanks');
-    expect(bye.kind).toBe('end_call');
-    expect(spoken.join(' ')).toBe('Thank you for calling the demo front desk. Goodbye!');
+    expect(bye.outcome.kind).toBe('end_call');
+    expect(bye.said).toBe('Thank you for calling the demo front desk. Goodbye!');
 
     const transcript = history
       .filter((m): m is { role: 'user' | 'assistant'; content: string } => (m.role === 'user' || m.role === 'assistant') && typeof m.content === 'string')
@@ -94,19 +98,54 @@ describe('demo model server', () => {
     });
   });
 
+  it('takes the name and the time from wherever the caller said them: a time in the first sentence is kept while the name is asked for', async () => {
+    const { turn } = conversation();
+    expect((await turn('Hello, I would like to book a visit for Friday morning.')).said).toBe('Friday morning, got it. May I have your name, please?');
+    expect((await turn('My name is Maria Lopez.')).said).toBe('Thank you, Maria Lopez. I have you down for Friday morning, Maria Lopez. Shall I book it?');
+    const booked = await turn('Yes.');
+    expect(booked.outcome.messages[0]).toMatchObject({ tool_calls: [{ function: { name: 'book_appointment', arguments: '{"name":"Maria Lopez","time":"Friday morning"}' } }] });
+  });
+
+  it('re-asks what is missing instead of taking a request for a name', async () => {
+    const { turn } = conversation();
+    expect((await turn('I would like to book an appointment.')).said).toBe("I'd be happy to book that for you. May I have your name, please?");
+    expect((await turn('John Smith.')).said).toBe('Thank you, John Smith. What day and time would you like to come in?');
+    expect((await turn('Hmm, let me think.')).said).toBe('What day and time would you like to come in?');
+    expect((await turn('Next Monday morning works for me.')).said).toBe('I have you down for next Monday morning, John Smith. Shall I book it?');
+  });
+
+  it('books only what the caller confirmed: a no starts over, a changed time is read back again, an unclear answer is asked again', async () => {
+    const { turn } = conversation();
+    await turn('This is Ann and I need Tuesday at 4pm');
+    expect((await turn('hmm')).said).toBe('Sorry, I did not catch that. I have you down for Tuesday at 4pm, Ann. Shall I book it? Please say yes or no.');
+    expect((await turn('Actually, make it Wednesday at 4pm.')).said).toBe('I have you down for Wednesday at 4pm, Ann. Shall I book it?');
+    expect((await turn('No, that is wrong.')).said).toBe("Sorry about that, let's start over. May I have your name, please?");
+    expect((await turn('Bob')).said).toBe('Thank you, Bob. What day and time would you like to come in?');
+    expect((await turn('friday noon')).said).toBe('I have you down for Friday noon, Bob. Shall I book it?');
+    const booked = await turn('Yes, go ahead.');
+    expect(booked.outcome.messages[0]).toMatchObject({ tool_calls: [{ function: { name: 'book_appointment', arguments: '{"name":"Bob","time":"Friday noon"}' } }] });
+  });
+
+  it('ends the call when the caller says goodbye', async () => {
+    const { turn } = conversation();
+    const bye = await turn('Goodbye.');
+    expect(bye.outcome.kind).toBe('end_call');
+  });
+
   it('runs a whole tool round with stream false when the agent asks for it', async () => {
     const outcome = await runReply({
       llm: { ...agent.llm, stream: false },
       messages: [
-        { role: 'assistant', content: 'What day and time would you like to come in?' },
-        { role: 'user', content: 'monday 9' },
+        { role: 'user', content: 'this is Ann, monday 9 please' },
+        { role: 'assistant', content: 'I have you down for Monday 9, Ann. Shall I book it?' },
+        { role: 'user', content: 'yes' },
       ],
       metadata,
       tools: new ToolExecutor(agent.tools, { clock: () => 0 }),
       hooks: { confirmSpoken: async () => true },
     });
     expect(outcome.kind).toBe('reply');
-    expect(outcome.messages.at(-1)?.content).toContain("I've booked you for monday 9.");
+    expect(outcome.messages.at(-1)?.content).toContain("I've booked you for Monday 9.");
   });
 
   it('answers stream false with one chat.completion object carrying the tool call', async () => {
@@ -114,8 +153,9 @@ describe('demo model server', () => {
       { ...agent.llm, stream: false },
       {
         messages: [
-          { role: 'assistant', content: 'What day and time would you like to come in?' },
-          { role: 'user', content: 'friday noon' },
+          { role: 'user', content: 'my name is Ann, friday noon' },
+          { role: 'assistant', content: 'I have you down for Friday noon, Ann. Shall I book it?' },
+          { role: 'user', content: 'yes' },
         ],
         tools: new ToolExecutor(agent.tools, { clock: () => 0 }).definitions,
         metadata,
@@ -123,7 +163,7 @@ describe('demo model server', () => {
     );
     expect(result.content).toBe('Let me book that for you.');
     expect(result.finishReason).toBe('tool_calls');
-    expect(result.toolCalls).toEqual([{ id: 'call_demo_2_0', name: 'book_appointment', arguments: '{"name":"friend","time":"friday noon"}' }]);
+    expect(result.toolCalls).toEqual([{ id: 'call_demo_3_0', name: 'book_appointment', arguments: '{"name":"Ann","time":"Friday noon"}' }]);
   });
 
   it('streams SSE chunks ending in [DONE], with a usage chunk when asked', async () => {
@@ -184,8 +224,21 @@ describe('demo model server', () => {
     expect(bad.json()).toMatchObject({ error: 'invalid request' });
   });
 
-  it('takes whatever the recogniser heard as the name, dropping filler words', () => {
-    expect(cleanName("Uh, my name's ANNA-MARIE o'neil.")).toBe("Anna-marie O'neil");
-    expect(cleanName('...')).toBe('friend');
+  it('finds a name only where the caller gives one, and a day and time in the words around it', () => {
+    expect(nameIn("Uh, my name's ANNA-MARIE o'neil.")).toBe("Anna-marie O'neil");
+    expect(nameIn('I would like to book an appointment')).toBeNull();
+    expect(bareName('John Smith.')).toBe('John Smith');
+    expect(bareName('I would like to book an appointment')).toBeNull();
+    expect(bareName('Friday')).toBeNull();
+    const times: [string, string | null][] = [
+      ['Hello, I would like to book a visit for Friday morning', 'Friday morning'],
+      ['tomorrow at ten a m.', 'tomorrow at ten a m'],
+      ['Next Monday morning works for me.', 'next Monday morning'],
+      ['This is Ann and I need Tuesday at 4pm', 'Tuesday at 4pm'],
+      ['may I come at three', 'at three'],
+      ['My name is Maria Lopez', null],
+      ['I would like to book an appointment', null],
+    ];
+    for (const [heard, time] of times) expect(timeIn(heard), heard).toBe(time);
   });
 });

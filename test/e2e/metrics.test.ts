@@ -65,7 +65,7 @@ describe('GET /metrics', () => {
     expect(active.type).toBe('GAUGE');
     expect(active.metrics.find((m) => m.labels?.call_type === 'inbound')?.value).toBe('1');
 
-    for (const phrase of ['01-my-name-is-john', '03-tomorrow-at-three-pm']) {
+    for (const phrase of ['01-my-name-is-john', '03-tomorrow-at-three-pm', '04-yes-please']) {
       const before = caller.played.length;
       await caller.speak(fixtureUlaw(phrase));
       await agentFinished(caller, { after: before, timeoutMs: 20_000 });

@@ -40,7 +40,7 @@ describe('OpenTelemetry traces', () => {
       expect((await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'traced', inbound_numbers: [NUMBER] } })).status).toBe(201);
       const { caller, callId } = await placeInboundCall(t.url, NUMBER);
       await agentFinished(caller, { after: 0, timeoutMs: 20_000 });
-      for (const phrase of ['01-my-name-is-john', '03-tomorrow-at-three-pm']) {
+      for (const phrase of ['01-my-name-is-john', '03-tomorrow-at-three-pm', '04-yes-please']) {
         const before = caller.played.length;
         await caller.speak(fixtureUlaw(phrase));
         await agentFinished(caller, { after: before, timeoutMs: 20_000 });

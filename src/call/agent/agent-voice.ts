@@ -7,7 +7,7 @@ import type { Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
 import type { CallTransport } from '../transport.ts';
 import { OutboundPacer, type PacerListener, type PacerWakeups } from './pacer.ts';
-import { Utterance } from './utterance.ts';
+import { Utterance, utteranceMark } from './utterance.ts';
 
 export interface AgentVoiceEvents {
   /** A new utterance was queued: the agent takes the floor. */
@@ -104,7 +104,7 @@ export class AgentVoice {
         this.finish(u, this.o.timers.now());
         return;
       }
-      this.pacer.enqueueMark(`u${u.id}:end`);
+      this.pacer.enqueueMark(utteranceMark.end(u.id));
     });
   }
 
@@ -146,12 +146,12 @@ export class AgentVoice {
 
   /** The far side played everything up to this mark. */
   mark(name: string): void {
-    const match = /^u(\d+):(start|end)$/.exec(name);
-    if (!match || this.stopped) return;
-    const u = this.pending.find((p) => p.id === Number(match[1]));
+    const mark = utteranceMark.parse(name);
+    if (!mark || this.stopped) return;
+    const u = this.pending.find((p) => p.id === mark.id);
     if (!u || u.interrupted) return;
     const now = this.o.timers.now();
-    if (match[2] === 'end') {
+    if (mark.edge === 'end') {
       this.finish(u, now);
       return;
     }
@@ -194,7 +194,7 @@ export class AgentVoice {
 
   /** The first frame of an utterance is preceded by its start mark. */
   private queueFrame(u: Utterance, frame: Int16Array): void {
-    if (u.framesQueued === 0) this.pacer.enqueueMark(`u${u.id}:start`);
+    if (u.framesQueued === 0) this.pacer.enqueueMark(utteranceMark.start(u.id));
     u.framesQueued++;
     this.pacer.enqueue(frame);
   }

@@ -5,6 +5,20 @@
 
 export type UtteranceState = 'queued' | 'speaking' | 'heard' | 'interrupted';
 
+/**
+ * The marks that bracket an utterance's audio on the line ("u7:start", "u7:end"): the far side
+ * echoes each once the audio before it has played. A simulated phone reads them to know when the
+ * agent has finished speaking, as a person would hear it.
+ */
+export const utteranceMark = {
+  start: (id: number): string => `u${id}:start`,
+  end: (id: number): string => `u${id}:end`,
+  parse(name: string): { id: number; edge: 'start' | 'end' } | null {
+    const match = /^u(\d+):(start|end)$/.exec(name);
+    return match ? { id: Number(match[1]), edge: match[2] as 'start' | 'end' } : null;
+  },
+};
+
 export class Utterance {
   state: UtteranceState = 'queued';
   /** What it says; once interrupted, only the words the caller heard. */

@@ -1,5 +1,5 @@
-// What a simulated callee does once it answers: a JSON script of recorded phrases and pauses,
-// kept in SIM_SCRIPTS_DIR (<name>.json). Audio paths are relative to the script file.
+// What a simulated callee does once it answers: a JSON script of recorded phrases, pauses and
+// listening, kept in SIM_SCRIPTS_DIR (<name>.json). Audio paths are relative to the script file.
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -9,6 +9,26 @@ import { ConfigError } from '../../config.ts';
 const StepSchema = z.union([
   z.strictObject({ say: z.string().min(1).describe('WAV file, relative to the script') }),
   z.strictObject({ wait_ms: z.int().min(0).max(600_000).describe('silence on the line') }),
+  z.strictObject({
+    wait_for_agent: z.literal(true).describe("until the agent has spoken since the caller did and its words have played (by their marks), then a person's pause of 300-800 ms"),
+    timeout_ms: z.int().min(100).max(600_000).default(30_000).describe('the script fails when the agent has not finished by then'),
+  }),
+  z.strictObject({ barge_in_after_ms: z.int().min(0).max(600_000).describe('once the agent starts speaking, this long, then the next step (a say talks over it)') }),
+  z.strictObject({
+    expect: z
+      .string()
+      .min(1)
+      .max(1000)
+      .refine((source) => {
+        try {
+          new RegExp(source, 'i');
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'not a valid regular expression')
+      .describe("a case-insensitive regular expression the agent's words since the caller last spoke must match, else the script fails"),
+  }),
   z.strictObject({ hangup: z.literal(true) }),
 ]);
 
@@ -18,7 +38,13 @@ export const SimScriptSchema = z.strictObject({
   max_ms: z.int().min(0).max(3_600_000).default(30_000),
 });
 
-export type SimStep = { kind: 'say'; file: string; mulaw: Uint8Array } | { kind: 'wait'; ms: number } | { kind: 'hangup' };
+export type SimStep =
+  | { kind: 'say'; file: string; mulaw: Uint8Array }
+  | { kind: 'wait'; ms: number }
+  | { kind: 'wait_for_agent'; timeoutMs: number }
+  | { kind: 'barge_in'; afterMs: number }
+  | { kind: 'expect'; pattern: RegExp }
+  | { kind: 'hangup' };
 
 export interface SimScript {
   name: string;
@@ -52,6 +78,9 @@ export async function loadSimScript(dir: string, name: string): Promise<SimScrip
         throw new ConfigError(`simulated phone script ${name}: cannot read ${audio}: ${(error as Error).message}`);
       }
     } else if ('wait_ms' in step) steps.push({ kind: 'wait', ms: step.wait_ms });
+    else if ('wait_for_agent' in step) steps.push({ kind: 'wait_for_agent', timeoutMs: step.timeout_ms });
+    else if ('barge_in_after_ms' in step) steps.push({ kind: 'barge_in', afterMs: step.barge_in_after_ms });
+    else if ('expect' in step) steps.push({ kind: 'expect', pattern: new RegExp(step.expect, 'i') });
     else steps.push({ kind: 'hangup' });
   }
   return { name, steps, maxMs: parsed.data.max_ms };

@@ -4,8 +4,10 @@
 // script; the others ring out, fail, or are taken by an answering machine. Every other number
 // goes to the fallback dialer (Twilio, or none).
 import type { Logger } from 'pino';
+import type { CallRegistry } from '../../call/registry.ts';
 import type { DialRequest, DialResult, Dialer } from '../../calls/dialer.ts';
 import type { CallOutcomes } from '../outcomes.ts';
+import { SimCallee, type AgentWordsSource } from './callee.ts';
 import { SILENT_SCRIPT, type SimScript } from './script.ts';
 import type { SimPhone } from './numbers.ts';
 import { TwilioStreamCaller } from './twilio-stream.ts';
@@ -18,6 +20,10 @@ export interface SimDialerOptions {
   mediaUrl: () => string;
   /** Set once CallService exists (it needs the dialer first). */
   outcomes: () => CallOutcomes;
+  /** The live calls, whose transcript a script's `expect` steps read; set with outcomes. */
+  registry?: (() => CallRegistry | undefined) | undefined;
+  /** Where a simulated caller's pauses fall; Math.random by default. */
+  random?: (() => number) | undefined;
   ringTimeoutMs: number;
   /** How long an answering phone rings first. */
   answerDelayMs: number;
@@ -85,6 +91,28 @@ export class SimDialer implements Dialer {
     await Promise.allSettled([...this.running]);
   }
 
+  /**
+   * The agent's words, each utterance once heard, from the live call's events. The call is under
+   * way by the time the service sends its first message on the stream, so that is when to listen.
+   */
+  private agentWords(callId: string, caller: TwilioStreamCaller): AgentWordsSource {
+    return (onWords) => {
+      const tryListen = () => {
+        const call = this.o.registry?.()?.get(callId);
+        if (!call) return;
+        caller.off('message', tryListen);
+        call.listen({
+          notice: (notice) => {
+            if (notice.type === 'transcript' && notice.role === 'agent' && notice.final) onWords(notice.text);
+          },
+          audio: () => undefined,
+          ended: () => undefined,
+        });
+      };
+      caller.on('message', tryListen);
+    };
+  }
+
   private after(callId: string, ms: number, then: () => void | Promise<void>): void {
     const call: LiveSimCall = { timer: undefined, caller: undefined, hungUp: false };
     this.live.set(callId, call);
@@ -114,13 +142,16 @@ export class SimDialer implements Dialer {
       this.o.outcomes().completed(request.callId);
       return;
     }
-    for (const step of script.steps) {
-      if (caller.closed) break;
-      if (step.kind === 'say') await caller.speak(step.mulaw);
-      else if (step.kind === 'wait') await caller.pause(step.ms);
-      else break;
-    }
-    if (!caller.closed && script.steps.at(-1)?.kind !== 'hangup') await Promise.race([caller.waitForClose(), sleep(script.maxMs)]);
+    const needsWords = script.steps.some((step) => step.kind === 'expect');
+    const callee = new SimCallee({
+      caller,
+      script,
+      random: this.o.random ?? Math.random,
+      agentWords: needsWords ? this.agentWords(request.callId, caller) : undefined,
+      log: this.o.log.child({ call_id: request.callId }),
+    });
+    const result = await callee.run();
+    if (result.ok && !caller.closed && script.steps.at(-1)?.kind !== 'hangup') await Promise.race([caller.waitForClose(), sleep(script.maxMs)]);
     await caller.hangUp();
     // The carrier's "completed": changes nothing when the session ended the call, which is the usual case.
     this.o.outcomes().completed(request.callId);
