@@ -24,6 +24,8 @@ export interface TargetOptions {
   model?: string | undefined;
   beginMessage?: string;
   ttsFrames?: number;
+  /** More configuration of an in-process service (e.g. SIM_NUMBERS). */
+  env?: Record<string, string>;
 }
 
 /** One answered turn's latency parts as the service measured them (src/call/latency.ts TurnLatency). */
@@ -86,7 +88,7 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
   if (url === undefined) {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
     key = 'bench-key-0123456789-0123456789-0123';
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', AGENTS_FILE: '', EGRESS_ALLOW: '127.0.0.0/8' });
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', AGENTS_FILE: '', EGRESS_ALLOW: '127.0.0.0/8', ...o.env });
     service = await startService({ config, logger: pino({ level: 'error' }), ...(stub ? { speech: stub } : {}) });
     const s = service;
     cleanups.push(async () => {
