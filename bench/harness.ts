@@ -12,6 +12,7 @@ import { decodeWav } from '../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../src/calls/record.ts';
 import { loadConfig } from '../src/config.ts';
 import { placeInboundCall } from '../test/helpers/phone.ts';
+import { TEST_TWILIO_TOKEN } from '../test/helpers/service.ts';
 import { spawnInstantModel, STUB, stubSpeechEngines, type StubSpeech } from './stub-engines.ts';
 
 export interface TargetOptions {
@@ -88,7 +89,7 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
   if (url === undefined) {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
     key = 'bench-key-0123456789-0123456789-0123';
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', AGENTS_FILE: '', EGRESS_ALLOW: '127.0.0.0/8', ...o.env });
+    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', AGENTS_FILE: '', EGRESS_ALLOW: '127.0.0.0/8', TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN, ...o.env });
     service = await startService({ config, logger: pino({ level: 'error' }), ...(stub ? { speech: stub } : {}) });
     const s = service;
     cleanups.push(async () => {

@@ -16,6 +16,7 @@ import pino from 'pino';
 import { z } from 'zod';
 import { startService } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
+import { TEST_TWILIO_TOKEN } from '../test/helpers/service.ts';
 import type { ServiceStats } from './harness.ts';
 import { stubSpeechEngines } from './stub-engines.ts';
 
@@ -24,7 +25,7 @@ const port = z.coerce.number().int().min(0).max(65535).default(0).parse(values.p
 const key = 'bench-key-0123456789-0123456789-0123';
 // Every bench call leaves a recording here (~2 MB per 20 s call): removed when the service stops.
 const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
-const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', EGRESS_ALLOW: '127.0.0.0/8' });
+const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', EGRESS_ALLOW: '127.0.0.0/8', TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN });
 const speech = stubSpeechEngines();
 const service = await startService({ config, logger: pino({ level: 'error' }), speech });
 const gc = (globalThis as { gc?: () => void }).gc;

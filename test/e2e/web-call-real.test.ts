@@ -122,6 +122,7 @@ async function webCall(page: Page): Promise<void> {
       expect(m.end_at).toBeGreaterThanOrEqual(m.start_at);
     }
     expect(greeting!.start_at, JSON.stringify(transcript)).toBeLessThan(user!.start_at);
+    process.stdout.write(`\n[browser e2e] latency ${JSON.stringify(record!.latency)} transcript ${JSON.stringify(transcript)}\n`);
     await page.close();
   }
 }
