@@ -67,12 +67,20 @@ export const LlmConfigSchema = z.strictObject({
   stream: z.boolean().default(true),
 });
 
+export const PronunciationSchema = z.strictObject({
+  word: z.string().trim().min(1).max(100).describe('matched as a whole word, ignoring case'),
+  replacement: z.string().trim().min(1).max(200).describe('what the voice says instead'),
+});
+
 export const VoiceConfigSchema = z.strictObject({
   engine: z.enum(['flite', 'espeak', 'openai']).default(AGENT_DEFAULTS.voiceEngine),
   voice_id: z.string().min(1).default(AGENT_DEFAULTS.voiceId),
   speed: z.number().min(0.5).max(2).default(1),
   base_url: z.url({ protocol: /^https?$/ }).optional(),
   api_key: z.string().min(1).optional(),
+  /** Numbers, money, dates, times, phone numbers and e-mail addresses said as words (the transcript keeps the text); default on. */
+  normalize_for_speech: z.boolean().optional(),
+  pronunciation: z.array(PronunciationSchema).max(500).optional(),
 });
 
 const STT_ENGINES = ['pocketsphinx', 'moonshine', 'openai'] as const;

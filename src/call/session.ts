@@ -13,6 +13,7 @@ import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
 import type { TurnLatency } from '../calls/events.ts';
 import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../calls/record.ts';
 import { publicLlmFailure } from '../llm/errors.ts';
+import { spokenTextFor } from '../speech/tts/spoken-text.ts';
 import type { SttStream, SttStreamEvents, TtsEngine, VadStream } from '../speech/types.ts';
 import type { Timers } from '../timers.ts';
 import { AgentVoice, type AgentVoiceEvents } from './agent/agent-voice.ts';
@@ -130,6 +131,7 @@ export class CallSession {
       tts: o.engines.tts,
       voiceId: o.agent.voice.voice_id,
       speed: o.agent.voice.speed,
+      spoken: spokenTextFor(o.agent.voice),
       timers: o.timers,
       clock: this.clock,
       pacerWakeups: o.pacerWakeups,

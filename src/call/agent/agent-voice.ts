@@ -35,6 +35,8 @@ export interface AgentVoiceOptions {
   tts: TtsEngine;
   voiceId: string;
   speed: number;
+  /** Each piece's text as the voice should say it (numbers, dates, an agent's pronunciations); as written when absent. */
+  spoken?: ((text: string) => string) | undefined;
   timers: Timers;
   clock: CallClock;
   /** Shared by the calls on this event loop, so the inbound path can send frames that fell due. */
@@ -168,7 +170,7 @@ export class AgentVoice {
     let samples = 0;
     const framer = Framer.forRate(this.o.rate);
     try {
-      for await (const chunk of this.o.tts.synthesize(text, {
+      for await (const chunk of this.o.tts.synthesize(this.o.spoken ? this.o.spoken(text) : text, {
         sampleRate: this.o.rate,
         voiceId: this.o.voiceId,
         speed: this.o.speed,

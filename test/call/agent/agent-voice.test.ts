@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { AgentVoice } from '../../../src/call/agent/agent-voice.ts';
 import type { Utterance } from '../../../src/call/agent/utterance.ts';
 import { CallClock } from '../../../src/call/call-clock.ts';
+import { spokenTextFor } from '../../../src/speech/tts/spoken-text.ts';
 import type { PcmChunk, TtsEngine, TtsSynthesisOptions } from '../../../src/speech/types.ts';
 import { ManualTimers } from '../../../src/timers.ts';
 import { FakeTransport, WordTts, settle } from '../../helpers/session-fakes.ts';
 
 const T0 = 1_700_000_000_000;
 
-function setup(options: { tts?: TtsEngine; signal?: () => AbortSignal | undefined } = {}) {
+function setup(options: { tts?: TtsEngine; signal?: () => AbortSignal | undefined; spoken?: (text: string) => string } = {}) {
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
   clock.connect();
@@ -22,6 +23,7 @@ function setup(options: { tts?: TtsEngine; signal?: () => AbortSignal | undefine
     tts,
     voiceId: 'slt',
     speed: 1,
+    spoken: options.spoken,
     timers,
     clock,
     replySignal: options.signal ?? (() => undefined),
@@ -98,6 +100,25 @@ describe('AgentVoice', () => {
     expect(s.recording.cleared).toEqual([240]);
     expect(s.voice.busy).toBe(false);
     expect(s.log).not.toContain('drained');
+  });
+
+  it('gives the voice the spoken form of each piece while the utterance keeps the words as written', async () => {
+    const asked: string[] = [];
+    const words = new WordTts();
+    const tts: TtsEngine = {
+      name: 'recording',
+      synthesize(text, o) {
+        asked.push(text);
+        return words.synthesize(text, o);
+      },
+      close: async () => undefined,
+    };
+    const s = setup({ tts, spoken: spokenTextFor({ pronunciation: [{ word: 'Acme', replacement: 'ack me' }] }) });
+    const u = s.voice.sayAll('Acme charges $12.50.');
+    await s.wait(1_000);
+    expect(asked).toEqual(['ack me charges twelve dollars and fifty cents.']);
+    expect(u.text).toBe('Acme charges $12.50.');
+    expect(s.log.some((l) => l.startsWith('ended 1 heard "Acme charges $12.50."'))).toBe(true);
   });
 
   it('ends an utterance that produced no audio as soon as it is closed', async () => {
