@@ -41,6 +41,9 @@ export const ApiToolSchema = z.strictObject({
   parameters: ToolParametersSchema.default({ type: 'object', properties: {} }),
   timeout: z.number().positive().max(AGENT_DEFAULTS.toolTimeoutMaxSeconds).default(AGENT_DEFAULTS.toolTimeoutSeconds),
   headers: z.record(z.string(), z.string()).optional(),
+  /** Say a line as soon as the tool starts; without it, a tool slower than a second gets "One moment, please." */
+  speak_during_execution: z.boolean().optional(),
+  execution_message: z.string().trim().min(1).max(500).optional(),
 });
 
 export const EndCallToolSchema = z.strictObject({

@@ -354,6 +354,10 @@ export class CallSession {
         s.transcript.addToolItem(item);
         if (item.role === 'tool_call_invocation') s.notify({ type: 'tool_call', name: item.name, arguments: item.arguments });
       },
+      toolWait(line) {
+        // Heard by the caller and kept in the transcript; the model's history has its reply only.
+        s.voice.sayAll(line);
+      },
       toolFinished(run) {
         if (run.latencyMs !== null) s.latency.tool(run.latencyMs);
         s.notify({ type: 'tool_result', name: run.invocation.name, successful: run.result.successful, content: run.result.content.slice(0, 500) });

@@ -85,8 +85,8 @@ export class ToolExecutor {
     return validator ? validator(argumentsText) : { ok: false, error: `unknown tool ${name}` };
   }
 
-  /** Validates and runs one API tool call. Never throws. */
-  async run(call: ToolCallRequest, signal?: AbortSignal): Promise<ToolRun> {
+  /** Validates and runs one API tool call. Never throws. `invoked`: its invocation item, the moment it starts. */
+  async run(call: ToolCallRequest, signal?: AbortSignal, invoked?: (item: ToolCallInvocationItem) => void): Promise<ToolRun> {
     const startAt = this.at();
     const invocation: ToolCallInvocationItem = {
       role: 'tool_call_invocation',
@@ -96,6 +96,7 @@ export class ToolExecutor {
       start_at: startAt,
       end_at: startAt,
     };
+    invoked?.(invocation);
     const tool = this.byName.get(call.name);
     if (!tool || tool.type !== 'api') {
       return this.finish(invocation, `Tool ${call.name} is not an HTTP tool of this agent.`, 'invalid_arguments', null);

@@ -22,6 +22,8 @@ export interface ModelTurnEvents {
   /** A tool's transcript item (its invocation, then its result). */
   toolItem(item: ToolTranscriptItem): void;
   toolFinished(run: ToolRun): void;
+  /** Tools are working: a line to say meanwhile (not part of the model's reply). */
+  toolWait(line: string): void;
   /** The reply is over; `utterances`: what it queued to be spoken, in order. */
   finished(outcome: ReplyOutcome, utterances: readonly Utterance[]): void;
 }
@@ -100,6 +102,9 @@ export class ModelTurn {
       },
       onToolFinished(run) {
         events.toolFinished(run);
+      },
+      onToolWait(line) {
+        if (!signal.aborted) events.toolWait(line);
       },
       async confirmSpoken() {
         const u = voice.openUtterance;

@@ -22,6 +22,10 @@ export const REPLY_DEFAULTS = {
    * hearing the reply does not count): past it the turn is given up rather than left hanging.
    */
   turnDeadlineMs: 60_000,
+  /** Tools still working this long after they started: the caller hears a line, once a turn, not dead air. */
+  toolWaitMs: 1_000,
+  /** That line, unless a tool gives its own `execution_message`. */
+  toolWaitLine: 'One moment, please.',
 } as const;
 
 export type FlowErrorCode = 'UNKNOWN_TOOL' | 'INVALID_ARGUMENTS' | 'EMPTY_REPLY_LOOP' | 'TOOL_ROUNDS_EXCEEDED' | 'TURN_DEADLINE';
@@ -39,6 +43,8 @@ export interface ReplyHooks {
   onToolItem?(item: ToolTranscriptItem): void;
   /** An HTTP tool answered, failed or timed out. */
   onToolFinished?(run: ToolRun): void;
+  /** Tools are working: a line for the caller to hear meanwhile (at most once a turn). */
+  onToolWait?(line: string): void;
   /**
    * A reply asks for tools. Resolve true once its text (maybe '') has been spoken in full,
    * false if it was interrupted: then none of its tools runs, terminal ones included.
@@ -59,6 +65,7 @@ export interface ReplyInput {
   chunking?: SpeakableOptions;
   maxRounds?: number;
   turnDeadlineMs?: number;
+  toolWaitMs?: number;
 }
 
 /** The turn's working-time budget: runs while the model or tools work, paused while the reply is spoken. */
@@ -152,21 +159,19 @@ async function modelReply(input: ReplyInput, signal: AbortSignal, history: ChatM
   return { text, calls };
 }
 
+type ReplyTimers = Pick<NonNullable<LlmClientOptions['timers']>, 'setTimeout' | 'clearTimeout'>;
+
 export async function runReply(input: ReplyInput): Promise<ReplyOutcome> {
-  const budget = new TurnBudget(
-    input.turnDeadlineMs ?? REPLY_DEFAULTS.turnDeadlineMs,
-    input.client?.timers ?? { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) },
-    () => performance.now(),
-    input.signal,
-  );
+  const timers: ReplyTimers = input.client?.timers ?? { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
+  const budget = new TurnBudget(input.turnDeadlineMs ?? REPLY_DEFAULTS.turnDeadlineMs, timers, () => performance.now(), input.signal);
   try {
-    return await replyRounds(input, budget);
+    return await replyRounds(input, budget, timers);
   } finally {
     budget.pause();
   }
 }
 
-async function replyRounds(input: ReplyInput, budget: TurnBudget): Promise<ReplyOutcome> {
+async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyTimers): Promise<ReplyOutcome> {
   const maxRounds = input.maxRounds ?? REPLY_DEFAULTS.maxRounds;
   const added: ChatMessage[] = [];
   const history = [...input.messages];
@@ -177,6 +182,12 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget): Promise<Reply
   const aborted = (): boolean => input.signal?.aborted === true;
   let emptyReplies = 0;
   let invalidRounds = 0;
+  let waitLineSaid = false;
+  const sayWhileWorking = (line: string): void => {
+    if (waitLineSaid || aborted()) return;
+    waitLineSaid = true;
+    input.hooks.onToolWait?.(line);
+  };
   const progress = { text: '' };
   const abortedOutcome = (): ReplyOutcome => ({ kind: 'aborted', messages: added, partialText: progress.text });
   const deadlineOutcome = (): ReplyOutcome => ({
@@ -231,16 +242,22 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget): Promise<Reply
     const apiCalls = reply.calls.filter((c) => input.tools.find(c.name)?.type === 'api');
     const terminal = reply.calls.find((c) => input.tools.find(c.name)?.type !== 'api');
     budget.run();
+    // A tool that asks to be announced is, at once; otherwise tools slower than toolWaitMs get the default line.
+    const announced = apiCalls.map((c) => input.tools.find(c.name)).find((t) => t?.type === 'api' && t.speak_during_execution);
+    let waitTimer: unknown;
+    if (announced?.type === 'api') sayWhileWorking(announced.execution_message ?? REPLY_DEFAULTS.toolWaitLine);
+    else if (apiCalls.length > 0) waitTimer = timers.setTimeout(() => sayWhileWorking(REPLY_DEFAULTS.toolWaitLine), input.toolWaitMs ?? REPLY_DEFAULTS.toolWaitMs);
     const runs = await Promise.all(
       apiCalls.map(async (call) => {
         input.hooks.onToolStarted?.(call);
-        const run = await input.tools.run(call, budget.signal);
-        input.hooks.onToolItem?.(run.invocation);
+        // The invocation goes in the transcript when it starts, so what is said meanwhile follows it.
+        const run = await input.tools.run(call, budget.signal, (invocation) => input.hooks.onToolItem?.(invocation));
         input.hooks.onToolItem?.(run.result);
         input.hooks.onToolFinished?.(run);
         return run;
       }),
     );
+    if (waitTimer !== undefined) timers.clearTimeout(waitTimer);
     if (aborted()) return abortedOutcome();
     if (budget.spent) return deadlineOutcome();
 

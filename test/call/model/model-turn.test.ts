@@ -49,6 +49,7 @@ function setup(step: Step) {
       toolStarted: (call) => log.push(`toolStarted ${call.name}`),
       toolItem: (item) => log.push(`toolItem ${item.role}`),
       toolFinished: (run) => log.push(`toolFinished ${run.invocation.name}`),
+      toolWait: (line) => log.push(`toolWait ${line}`),
       finished: (o, utterances) => {
         outcome = o;
         spoken = utterances;

@@ -109,6 +109,34 @@ describe('turn runner', () => {
     expect(timings).toEqual([{ requestSentAt: 1005, firstTokenAt: 1010, firstChunkAt: 1015, endedAt: 1020, attempts: 1 }]);
   });
 
+  it('says a line while tools work: at once for a tool with speak_during_execution, after toolWaitMs for a slow one, never for a fast one, at most once a turn', async () => {
+    const slow = await startServer((_req, res) => void setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), 300));
+    try {
+      const slowTool = (name: string, extra: Partial<AgentTool> = {}): AgentTool =>
+        ({ type: 'api', name, description: '', url: `${slow.url}/${name}`, method: 'POST', timeout: 5, parameters: { type: 'object', properties: {} }, ...extra }) as AgentTool;
+      const run = async (calls: string[], extraTools: AgentTool[], toolWaitMs?: number) => {
+        const { llm, tools } = await setup([{ text: '', calls: calls.map((name, i) => ({ id: `c${i}`, name, arguments: '{}' })) }, { text: '', calls: [{ id: 'again', name: calls[0]!, arguments: '{}' }] }, 'Done.'], extraTools);
+        const lines: string[] = [];
+        const before = slow.requests.length;
+        const h = { ...hooks(), onToolWait: (line: string) => lines.push(`${line} (tool requests so far: ${slow.requests.length - before + (toolServer?.requests.length ?? 0)})`) };
+        await runReply(input(llm, tools, h, toolWaitMs === undefined ? {} : { toolWaitMs }));
+        await model?.close();
+        await toolServer?.close();
+        model = undefined;
+        toolServer = undefined;
+        return lines;
+      };
+      // Announced: the tool's own line, before its request goes out; the second round says nothing more.
+      expect(await run(['lookup'], [slowTool('lookup', { speak_during_execution: true, execution_message: 'Let me look that up.' })])).toEqual(['Let me look that up. (tool requests so far: 0)']);
+      // Slow and not announced: the default line once it has worked toolWaitMs.
+      expect(await run(['lookup2'], [slowTool('lookup2')], 100)).toEqual(['One moment, please. (tool requests so far: 1)']);
+      // Fast: nothing.
+      expect(await run(['book'], [])).toEqual([]);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('runs tools after the reply before them is spoken, then asks the model again with the results', async () => {
     const call = { id: 'call_1', name: 'book', arguments: '{"name":"Ann"}' };
     const { llm, tools } = await setup([{ text: 'One moment.', calls: [call] }, 'You are booked.']);
