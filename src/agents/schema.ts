@@ -135,6 +135,14 @@ export const AgentConfigSchema = z.strictObject({
     .default([])
     .refine((tools) => new Set(tools.map((t) => t.name)).size === tools.length, 'tool names must be unique'),
   inactivity_timeout_ms: z.int().min(1_000).max(3_600_000).default(AGENT_DEFAULTS.inactivityTimeoutMs),
+  /** Silence before each reminder, and after the last one before the call ends (inactivity); inactivity_timeout_ms when unset. */
+  reminder_trigger_ms: z.int().min(1_000).max(3_600_000).optional(),
+  /** Reminders in one stretch of silence (default 1); 0 ends the call after inactivity_timeout_ms of silence. */
+  reminder_max_count: z.int().min(0).max(10).optional(),
+  /** The reminder's words (default "Are you still there?"); with reminder_from_model, what is said if the model cannot answer. */
+  reminder_message: z.string().trim().min(1).max(500).optional(),
+  /** The model writes each reminder, told how long the caller has been silent. */
+  reminder_from_model: z.boolean().optional(),
   max_duration_ms: z.int().min(10_000).max(4 * 3_600_000).default(AGENT_DEFAULTS.maxDurationMs),
   endpointing_ms: z.int().min(100).max(5_000).default(AGENT_DEFAULTS.endpointingMs),
   interruption_sensitivity: z.number().min(0).max(1).default(AGENT_DEFAULTS.interruptionSensitivity),

@@ -1,4 +1,4 @@
-// The call's own timers: the caller's silence (a reminder, then the end), the longest a call may
+// The call's own timers: the caller's silence (reminders, then the end), the longest a call may
 // last, and the organization's guard (its credit balance), checked every second.
 import type { DisconnectionReason } from '../calls/record.ts';
 import type { TimerHandle, Timers } from '../timers.ts';
@@ -9,9 +9,9 @@ export const CALL_TIMER_DEFAULTS = {
 } as const;
 
 export interface CallTimerEvents {
-  /** The line was quiet for the inactivity timeout: time to ask whether the caller is still there. */
-  remind(): void;
-  /** Quiet again for as long after the reminder. */
+  /** The line was quiet for the reminder trigger: time to ask whether the caller is still there (`n`: 1 for the first). */
+  remind(n: number): void;
+  /** Quiet again for as long after the last reminder (or, with none, for the inactivity timeout). */
   inactive(): void;
   maxDuration(): void;
   /** The guard found a reason the call may not go on (credit balance used up). */
@@ -22,6 +22,10 @@ export interface CallTimerOptions {
   timers: Timers;
   clock: CallClock;
   inactivityTimeoutMs: number;
+  /** Quiet before each reminder, and after the last before the end; the inactivity timeout when unset. */
+  reminderTriggerMs?: number | undefined;
+  /** Reminders in one stretch of the caller's silence (1 when unset; 0: the call ends at the first timeout). */
+  reminderMaxCount?: number | undefined;
   maxDurationMs: number;
   /** Checked every second with the time since the call connected; a reason ends the call. */
   guard?: ((connectedMs: number) => DisconnectionReason | null) | undefined;
@@ -32,7 +36,8 @@ export class CallTimers {
   private inactivity: TimerHandle | undefined;
   private max: TimerHandle | undefined;
   private guard: TimerHandle | undefined;
-  private reminded = false;
+  /** Reminders given since the caller last spoke. */
+  private reminders = 0;
   private stopped = false;
 
   constructor(private readonly o: CallTimerOptions) {}
@@ -47,16 +52,18 @@ export class CallTimers {
   armInactivity(): void {
     if (this.stopped) return;
     this.o.timers.clearTimeout(this.inactivity);
+    const maxReminders = this.o.reminderMaxCount ?? 1;
+    const ms = maxReminders === 0 ? this.o.inactivityTimeoutMs : (this.o.reminderTriggerMs ?? this.o.inactivityTimeoutMs);
     this.inactivity = this.o.timers.setTimeout(() => {
       this.inactivity = undefined;
       if (this.stopped) return;
-      if (this.reminded) {
+      if (this.reminders >= maxReminders) {
         this.o.events.inactive();
         return;
       }
-      this.reminded = true;
-      this.o.events.remind();
-    }, this.o.inactivityTimeoutMs);
+      this.reminders++;
+      this.o.events.remind(this.reminders);
+    }, ms);
   }
 
   /** Someone holds the floor again. */
@@ -65,9 +72,9 @@ export class CallTimers {
     this.inactivity = undefined;
   }
 
-  /** The caller took a turn: the next silence gets a reminder again. */
+  /** The caller took a turn: the next silence gets its reminders again. */
   callerSpoke(): void {
-    this.reminded = false;
+    this.reminders = 0;
   }
 
   stop(): void {

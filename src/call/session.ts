@@ -32,6 +32,9 @@ import type { CallRecorder } from './recorder.ts';
 import { Transcript } from './transcript.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from './transport.ts';
 
+/** How the model is told, for a reminder, that the caller has gone quiet (the demo model knows it). */
+export const REMINDER_NOTE_PREFIX = 'The caller has said nothing for';
+
 export const SESSION_DEFAULTS = {
   reminderText: 'Are you still there?',
   apologyText: "I'm sorry, something went wrong on our side. Please call again later. Goodbye.",
@@ -96,6 +99,8 @@ export class CallSession {
   private listeners: CallListeners | undefined;
   private phase: Phase = 'created';
   private userTurns = 0;
+  /** The reply under way is a reminder the model is writing. */
+  private modelReminder = false;
   private endReason: { reason: DisconnectionReason; message: string | null } | null = null;
   private finishedResolve!: () => void;
   /** Resolves once onEnd has run. */
@@ -146,6 +151,8 @@ export class CallSession {
       timers: o.timers,
       clock: this.clock,
       inactivityTimeoutMs: o.agent.inactivity_timeout_ms,
+      reminderTriggerMs: o.agent.reminder_trigger_ms,
+      reminderMaxCount: o.agent.reminder_max_count,
       maxDurationMs: o.agent.max_duration_ms,
       guard: o.guard,
       events: CallSession.timerReactions(this),
@@ -291,6 +298,7 @@ export class CallSession {
   /** End of the caller's turn: it goes into the transcript and the history, and the model answers. */
   private onUserTurn(turn: CallerTurn): void {
     this.timers.callerSpoke();
+    this.modelReminder = false;
     this.userTurns++;
     this.transcript.addUser(turn.text, turn.startAt, turn.endAt);
     this.notify({ type: 'transcript', role: 'user', text: turn.text, final: true, turn: this.userTurns });
@@ -364,6 +372,14 @@ export class CallSession {
       },
       finished(outcome, utterances) {
         s.history.replied(outcome, utterances);
+        const reminder = s.modelReminder;
+        s.modelReminder = false;
+        // A reminder the model could not write is said as written: a silent caller is no reason to fail the call.
+        if (reminder && (outcome.kind === 'llm_error' || outcome.kind === 'flow_error')) {
+          s.o.log.warn({ kind: outcome.kind }, 'the model could not write a reminder; saying the fixed one');
+          if (s.phase === 'live') s.say(s.o.agent.reminder_message ?? SESSION_DEFAULTS.reminderText);
+          return;
+        }
         if (s.phase === 'live') s.actOn(outcome);
       },
     };
@@ -394,7 +410,14 @@ export class CallSession {
   private static timerReactions(s: CallSession): CallTimerEvents {
     return {
       remind() {
-        s.say(SESSION_DEFAULTS.reminderText);
+        const agent = s.o.agent;
+        if (!agent.reminder_from_model) {
+          s.say(agent.reminder_message ?? SESSION_DEFAULTS.reminderText);
+          return;
+        }
+        const silentS = Math.round((agent.reminder_trigger_ms ?? agent.inactivity_timeout_ms) / 1000);
+        s.modelReminder = true;
+        s.model.answer([...s.history.messages, { role: 'system', content: `${REMINDER_NOTE_PREFIX} ${silentS} seconds. Say one short sentence to check whether they are still there.` }], s.userTurns);
       },
       inactive() {
         s.end('inactivity');

@@ -5,6 +5,7 @@
 // analysis requests. Simple word patterns, not understanding: it is a demo.
 import { z } from 'zod';
 import { ANALYSIS_FIELDS_PREFIX, ANALYSIS_REQUEST_TAG } from '../analysis/analyze.ts';
+import { REMINDER_NOTE_PREFIX } from '../call/session.ts';
 
 export const DEMO_TOOL_NAME = 'book_appointment';
 export const DEMO_END_CALL = 'end_call';
@@ -283,6 +284,10 @@ function scriptedReply(req: DemoChatRequest): DemoReply {
 
   const last = messages.at(-1);
   if (last?.role === 'tool') return afterTool(messages, last);
+  // The runtime asks for a reminder when the caller has gone quiet.
+  if (last?.role === 'system' && text(last).startsWith(REMINDER_NOTE_PREFIX)) {
+    return { text: "Are you still there? Take your time, I'm here when you're ready.", calls: [] };
+  }
 
   const asked = text(messages.findLast((m) => m.role === 'assistant'));
   const heard = text(messages.findLast((m) => m.role === 'user'));

@@ -4,7 +4,7 @@ import { CallTimers } from '../../src/call/call-timers.ts';
 import type { DisconnectionReason } from '../../src/calls/record.ts';
 import { ManualTimers, type Timers } from '../../src/timers.ts';
 
-function setup(options: { guard?: (ms: number) => DisconnectionReason | null; timers?: Timers & { advance(ms: number): void } } = {}) {
+function setup(options: { guard?: (ms: number) => DisconnectionReason | null; timers?: Timers & { advance(ms: number): void }; reminderTriggerMs?: number; reminderMaxCount?: number } = {}) {
   const timers = options.timers ?? new ManualTimers(0);
   const clock = new CallClock(timers);
   clock.connect();
@@ -13,10 +13,12 @@ function setup(options: { guard?: (ms: number) => DisconnectionReason | null; ti
     timers,
     clock,
     inactivityTimeoutMs: 10_000,
+    reminderTriggerMs: options.reminderTriggerMs,
+    reminderMaxCount: options.reminderMaxCount,
     maxDurationMs: 60_000,
     guard: options.guard,
     events: {
-      remind: () => log.push(`remind @${clock.sinceStart()}`),
+      remind: (n) => log.push(`remind ${n} @${clock.sinceStart()}`),
       inactive: () => log.push(`inactive @${clock.sinceStart()}`),
       maxDuration: () => log.push(`max @${clock.sinceStart()}`),
       limitReached: (reason) => log.push(`${reason} @${clock.sinceStart()}`),
@@ -30,10 +32,25 @@ describe('CallTimers', () => {
     const s = setup();
     s.callTimers.armInactivity();
     s.timers.advance(10_000);
-    expect(s.log).toEqual(['remind @10000']);
+    expect(s.log).toEqual(['remind 1 @10000']);
     s.callTimers.armInactivity(); // the reminder played, the line is quiet again
     s.timers.advance(10_000);
-    expect(s.log).toEqual(['remind @10000', 'inactive @20000']);
+    expect(s.log).toEqual(['remind 1 @10000', 'inactive @20000']);
+  });
+
+  it('gives reminderMaxCount reminders reminderTriggerMs apart before ending; with 0 ends at the inactivity timeout', () => {
+    const s = setup({ reminderTriggerMs: 3_000, reminderMaxCount: 3 });
+    for (let i = 0; i < 4; i++) {
+      s.callTimers.armInactivity();
+      s.timers.advance(3_000);
+    }
+    expect(s.log).toEqual(['remind 1 @3000', 'remind 2 @6000', 'remind 3 @9000', 'inactive @12000']);
+    const none = setup({ reminderTriggerMs: 3_000, reminderMaxCount: 0 });
+    none.callTimers.armInactivity();
+    none.timers.advance(9_999);
+    expect(none.log).toEqual([]);
+    none.timers.advance(1);
+    expect(none.log).toEqual(['inactive @10000']);
   });
 
   it('counts no silence while someone holds the floor, and gives a new reminder after the caller spoke', () => {
@@ -48,7 +65,7 @@ describe('CallTimers', () => {
     s.callTimers.callerSpoke();
     s.callTimers.armInactivity();
     s.timers.advance(10_000);
-    expect(s.log).toEqual(['remind @49000', 'remind @59000']);
+    expect(s.log).toEqual(['remind 1 @49000', 'remind 1 @59000']);
   });
 
   it('ends the call at max_duration_ms exactly', () => {

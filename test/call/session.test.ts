@@ -301,6 +301,38 @@ describe('CallSession', () => {
     expect(r.endTimestamp - r.startTimestamp).toBeLessThanOrEqual(20_800);
   });
 
+  it('gives reminder_max_count reminders of its reminder_message, reminder_trigger_ms apart, then ends with inactivity', async () => {
+    const s = setup({ agent: { inactivity_timeout_ms: 30_000, reminder_trigger_ms: 5_000, reminder_max_count: 2, reminder_message: 'Hello? Anyone there?' } });
+    await s.session.start();
+    await s.wait(20_000);
+    const r = s.result()!;
+    expect(r.reason).toBe('inactivity');
+    const agent = agentMessages(r);
+    expect(agent.map((m) => m.content)).toEqual(['Hello there.', 'Hello? Anyone there?', 'Hello? Anyone there?']);
+    // Greeting ends at 0.2 s; each reminder (3 words: 0.3 s) 5 s after the quiet began; the end 5 s after the last.
+    expect(agent[1]!.start_at).toBeCloseTo(5.2, 1);
+    expect(agent[2]!.start_at).toBeCloseTo(10.5, 1);
+    expect(r.endTimestamp - r.startTimestamp).toBeGreaterThanOrEqual(15_800);
+    expect(r.endTimestamp - r.startTimestamp).toBeLessThanOrEqual(16_000);
+  });
+
+  it('with reminder_from_model asks the model, told how long the caller was silent, and says its line; a model that fails gets the fixed line said instead', async () => {
+    const notes: string[] = [];
+    const write: BrainStep = async (messages, hooks) => {
+      notes.push(String(messages.at(-1)?.content));
+      hooks.onChunk?.('Still with me?');
+      return { kind: 'reply', messages: [{ role: 'assistant', content: 'Still with me?' }] };
+    };
+    const fail: BrainStep = async () => ({ kind: 'llm_error', error: new LlmError('LLM_HTTP_STATUS', 'HTTP 503', { status: 503 }), messages: [] });
+    const s = setup({ agent: { reminder_trigger_ms: 4_000, reminder_max_count: 2, reminder_from_model: true }, steps: [write, fail] });
+    await s.session.start();
+    await s.wait(15_000);
+    const r = s.result()!;
+    expect(notes).toEqual(['The caller has said nothing for 4 seconds. Say one short sentence to check whether they are still there.']);
+    expect(agentMessages(r).map((m) => m.content)).toEqual(['Hello there.', 'Still with me?', 'Are you still there?']);
+    expect(r.reason).toBe('inactivity');
+  });
+
   it('resets the inactivity timer when the caller speaks', async () => {
     const s = setup({ agent: { inactivity_timeout_ms: 5_000 }, heard: ['still here'], steps: [say('Good.')] });
     await s.session.start();

@@ -46,6 +46,7 @@ const NUMBERS = {
   limited: '+15550200007',
   broke: '+15550200008',
   talker: '+15550200009',
+  reminded: '+15550200010',
 };
 
 async function agent(org: string, agent_id: string, fields: Record<string, unknown>) {
@@ -68,6 +69,13 @@ beforeAll(async () => {
   await agent('acme', 'unknown-tool', { llm: { base_url: `${model.url}/v1`, model: 'unknown-tool' }, inbound_numbers: [NUMBERS.unknownTool] });
   await agent('acme', 'unreachable', { llm: { base_url: 'http://127.0.0.1:9/v1', model: 'x' }, inbound_numbers: [NUMBERS.unreachable] });
   await agent('acme', 'quiet', { inactivity_timeout_ms: 1500, inbound_numbers: [NUMBERS.quiet] });
+  await agent('acme', 'reminded', {
+    llm: { base_url: `${t.service.publicUrl}/demo/llm/v1`, model: 'demo' },
+    reminder_trigger_ms: 1500,
+    reminder_max_count: 2,
+    reminder_from_model: true,
+    inbound_numbers: [NUMBERS.reminded],
+  });
   await agent('acme', 'short', { max_duration_ms: 10_000, inbound_numbers: [NUMBERS.short] });
   await agent('acme', 'talker', {
     begin_message: LONG_GREETING,
@@ -140,6 +148,19 @@ describe('how a connected call ends', () => {
     const r = await record(callId);
     expect(r.disconnection_reason).toBe('inactivity');
     expect(r.transcript!.map((m) => m.content)).toEqual(['Hi.', 'Are you still there?']);
+  }, 60_000);
+
+  it('inactivity after reminder_max_count reminders the model wrote, each reminder_trigger_ms into the silence', async () => {
+    const { caller, callId } = await placeInboundCall(t.url, NUMBERS.reminded);
+    await caller.waitForClose();
+    const r = await record(callId);
+    expect(r.disconnection_reason).toBe('inactivity');
+    const reminder = "Are you still there? Take your time, I'm here when you're ready.";
+    expect(r.transcript!.map((m) => m.content)).toEqual(['Hi.', reminder, reminder]);
+    const [hi, first, second] = r.transcript!;
+    expect(first!.start_at - hi!.end_at).toBeGreaterThanOrEqual(1.5);
+    expect(second!.start_at - first!.end_at).toBeGreaterThanOrEqual(1.5);
+    expect(r.duration_ms! / 1000 - second!.end_at).toBeGreaterThanOrEqual(1.5);
   }, 60_000);
 
   it('max_duration_reached: the call ends at the agent’s maximum duration', async () => {
