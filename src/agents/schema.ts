@@ -16,6 +16,10 @@ export const AGENT_DEFAULTS = {
   inactivityTimeoutMs: 30_000,
   maxDurationMs: 3_600_000,
   endpointingMs: 500,
+  /** An agent without an `endpointing` setting; see bench:turns in docs/performance.md for why. */
+  endpointingMode: 'semantic' as 'semantic' | 'silence',
+  endpointingMinMs: 300,
+  endpointingMaxMs: 2_000,
   interruptionSensitivity: 0.5,
   toolTimeoutSeconds: 10,
   toolTimeoutMaxSeconds: 120,
@@ -145,6 +149,19 @@ export const AgentConfigSchema = z.strictObject({
   reminder_from_model: z.boolean().optional(),
   max_duration_ms: z.int().min(10_000).max(4 * 3_600_000).default(AGENT_DEFAULTS.maxDurationMs),
   endpointing_ms: z.int().min(100).max(5_000).default(AGENT_DEFAULTS.endpointingMs),
+  /**
+   * How the end of the caller's turn is decided: `silence` waits endpointing_ms every time;
+   * `semantic` also reads the words so far — min_ms after a finished sentence or question, max_ms
+   * after an unfinished phrase, endpointing_ms when the words do not tell.
+   */
+  endpointing: z
+    .strictObject({
+      mode: z.enum(['semantic', 'silence']).default(AGENT_DEFAULTS.endpointingMode),
+      min_ms: z.int().min(100).max(2_000).default(AGENT_DEFAULTS.endpointingMinMs),
+      max_ms: z.int().min(300).max(5_000).default(AGENT_DEFAULTS.endpointingMaxMs),
+    })
+    .refine((e) => e.min_ms <= e.max_ms, 'min_ms must not exceed max_ms')
+    .optional(),
   interruption_sensitivity: z.number().min(0).max(1).default(AGENT_DEFAULTS.interruptionSensitivity),
   inbound_numbers: z.array(E164).max(100).default([]),
   webhook_url: z.url({ protocol: /^https?$/ }).nullable().default(null),

@@ -8,7 +8,7 @@
 // plus CallLatency, which times each turn. Interruption, end of turn, tools and the ending are
 // events the parts report; the handlers below say who reacts, in order.
 import type { Logger } from 'pino';
-import type { AgentConfig } from '../agents/schema.ts';
+import { AGENT_DEFAULTS, type AgentConfig } from '../agents/schema.ts';
 import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
 import type { TurnLatency } from '../calls/events.ts';
 import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../calls/record.ts';
@@ -22,7 +22,7 @@ import type { Utterance } from './agent/utterance.ts';
 import { CallClock } from './call-clock.ts';
 import { CallTimers, type CallTimerEvents } from './call-timers.ts';
 import { CallerInput, interruptionThresholdMs, type CallerEvents, type CallerTurn } from './caller/caller-input.ts';
-import { SilenceEndOfTurn } from './caller/end-of-turn.ts';
+import { SemanticEndOfTurn, SilenceEndOfTurn, type EndOfTurnPolicy } from './caller/end-of-turn.ts';
 import { CallLatency, type LatencyStats } from './latency.ts';
 import { CallListeners, type CallListener } from './listeners.ts';
 import { ChatHistory } from './model/history.ts';
@@ -31,6 +31,13 @@ import type { ReplyOutcome } from './model/reply.ts';
 import type { CallRecorder } from './recorder.ts';
 import { Transcript } from './transcript.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from './transport.ts';
+
+/** The agent's end-of-turn rule: its `endpointing` setting, else the default mode. */
+export function endOfTurnPolicy(agent: Pick<AgentConfig, 'endpointing' | 'endpointing_ms'>): EndOfTurnPolicy {
+  const e = agent.endpointing ?? { mode: AGENT_DEFAULTS.endpointingMode, min_ms: AGENT_DEFAULTS.endpointingMinMs, max_ms: AGENT_DEFAULTS.endpointingMaxMs };
+  if (e.mode === 'silence') return new SilenceEndOfTurn(agent.endpointing_ms);
+  return new SemanticEndOfTurn({ minMs: e.min_ms, maxMs: e.max_ms, unsureMs: Math.max(e.min_ms, Math.min(agent.endpointing_ms, e.max_ms)) });
+}
 
 /** How the model is told, for a reminder, that the caller has gone quiet (the demo model knows it). */
 export const REMINDER_NOTE_PREFIX = 'The caller has said nothing for';
@@ -121,7 +128,7 @@ export class CallSession {
       clock: this.clock,
       timers: o.timers,
       engines: o.engines,
-      endOfTurn: new SilenceEndOfTurn(o.agent.endpointing_ms),
+      endOfTurn: endOfTurnPolicy(o.agent),
       interruptionThresholdMs: interruptionThresholdMs(o.agent.interruption_sensitivity),
       agentBusy() {
         return session.voice.busy || session.model.running;

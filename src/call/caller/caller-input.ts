@@ -83,6 +83,8 @@ interface Speech {
   endAt: number | null;
   /** A turn (or an interruption), not yet dismissable as a backchannel under the agent. */
   confirmed: boolean;
+  /** The recogniser's reading of everything up to the pause under way; null until one arrives after the pause began. */
+  pauseWords: string | null;
 }
 
 export class CallerInput {
@@ -236,9 +238,10 @@ export class CallerInput {
     if (this.speech && this.speech.endAt !== null) {
       // The caller went on after a pause shorter than the end of turn: the same turn continues.
       this.speech.endAt = null;
+      this.speech.pauseWords = null;
       return;
     }
-    this.speech = { startAt: at, endAt: null, confirmed: false };
+    this.speech = { startAt: at, endAt: null, confirmed: false, pauseWords: null };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
     if (!this.o.agentBusy()) {
@@ -269,7 +272,15 @@ export class CallerInput {
       return;
     }
     speech.endAt = at;
-    const wait = this.o.endOfTurn.waitMs({ silentMs: (this.audioNow() - at) * 1000 });
+    this.decideEndOfTurn(speech);
+  }
+
+  /** Asks the end-of-turn policy how much longer to wait, at the pause and again when its words arrive. */
+  private decideEndOfTurn(speech: Speech): void {
+    if (speech.endAt === null) return;
+    this.o.timers.clearTimeout(this.endpointTimer);
+    this.endpointTimer = undefined;
+    const wait = this.o.endOfTurn.waitMs({ silentMs: (this.audioNow() - speech.endAt) * 1000, words: speech.pauseWords });
     if (wait >= 1) {
       this.endpointTimer = this.o.timers.setTimeout(() => this.turnEnded(), wait);
       return;
@@ -289,7 +300,14 @@ export class CallerInput {
   }
 
   private onPartial(result: SttResult): void {
-    if (this.speech?.confirmed && result.text) this.o.events.partial(result.text);
+    const speech = this.speech;
+    if (!speech?.confirmed || !result.text) return;
+    this.o.events.partial(result.text);
+    // A reading that came after the pause began covers all the caller said: the policy may now decide on the words.
+    if (speech.endAt !== null && this.endpointTimer !== undefined) {
+      speech.pauseWords = result.text;
+      this.decideEndOfTurn(speech);
+    }
   }
 
   private async endTurn(): Promise<void> {

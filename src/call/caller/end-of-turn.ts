@@ -1,10 +1,14 @@
 // When the caller's turn is over. At each pause the policy says how much longer to wait for more
-// words; a rule on silence alone today, one that weighs the words so far can replace it without
-// touching the rest of the call.
+// words. Silence alone waits the agent's endpointing_ms every time; the semantic policy also
+// reads the words so far (the recogniser's reading at the pause): after a finished sentence or
+// question it answers after a short pause, after a trailing "and", an "um" or digits being read
+// out it waits up to a couple of seconds for the rest.
 
 export interface CallerPause {
   /** How long the caller has already been silent (the VAD reports a pause after the fact), ms. */
   silentMs: number;
+  /** The recogniser's reading of the turn up to this pause; null until it has one. */
+  words: string | null;
 }
 
 export interface EndOfTurnPolicy {
@@ -18,5 +22,72 @@ export class SilenceEndOfTurn implements EndOfTurnPolicy {
 
   waitMs(pause: CallerPause): number {
     return this.endpointingMs - pause.silentMs;
+  }
+}
+
+/** `pausing`: a trailing comma, the recogniser hearing a voice that did not fall at the end. */
+export type TurnShape = 'finished' | 'unfinished' | 'pausing' | 'unsure';
+
+/** Words after which a person has not finished: conjunctions, fillers, articles, prepositions, a subject waiting for its verb. */
+const CARRY_ON = new Set(
+  (
+    'and or but so because cause um umm uh uhh er erm hmm mm like the a an to of with for from my your our their his ' +
+    "is are was were am be been at in on into onto by about as than then if that which who whose where when while i we he she they it's i'm i'd " +
+    "we're you're they're there's let just maybe also plus and/or whether since until unless after before during between over under"
+  ).split(' '),
+);
+/** A whole turn of one or two of these is an answer, not a start. */
+const SHORT_ANSWERS = new Set('yes yeah yep yup no nope nah okay ok sure right correct thanks thank you bye goodbye good-bye hello hi please fine great perfect exactly absolutely'.split(' '));
+const NUMBER_WORDS = new Set('zero oh one two three four five six seven eight nine ten eleven twelve'.split(' '));
+/** Where digits are read out in pieces: the next piece is likely coming. */
+const NUMBER_CONTEXT = /\b(number|card|phone|account|code|zip|postcode|digits|pin|reference|order|extension|policy|id)\b/;
+
+const isNumeric = (w: string): boolean => /^\d+$/.test(w) || NUMBER_WORDS.has(w);
+
+/**
+ * Whether the words so far read as a finished turn. Transparent on purpose: each rule is one line
+ * a person can check against a transcript.
+ */
+export function turnShape(text: string): TurnShape {
+  const trimmed = text.trim();
+  const words = trimmed
+    .toLowerCase()
+    .replace(/[’]/g, "'")
+    .split(/\s+/)
+    .map((w) => w.replace(/^[^\p{L}\p{N}']+|[^\p{L}\p{N}']+$/gu, ''))
+    .filter(Boolean);
+  if (words.length === 0) return 'unsure';
+  const last = words.at(-1)!;
+  const ending = /[.?!,;:…-]+$/.exec(trimmed)?.[0] ?? '';
+  if (CARRY_ON.has(last)) return 'unfinished';
+  if (ending.includes('…') || ending.endsWith('-')) return 'unfinished';
+  // Digits being read out: more may follow after a breath.
+  if (isNumeric(last) && (NUMBER_CONTEXT.test(words.join(' ')) || words.slice(-4).filter(isNumeric).length >= 2)) return 'unfinished';
+  if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'finished';
+  if (ending.includes('?') || ending.includes('.') || ending.includes('!')) return 'finished';
+  // An open list ("eggs, milk,") goes on; a single trailing comma may.
+  if (ending.startsWith(',')) return trimmed.slice(0, -ending.length).includes(',') ? 'unfinished' : 'pausing';
+  return 'unsure';
+}
+
+export interface SemanticEndOfTurnOptions {
+  /** Silence after a finished sentence or question. */
+  minMs: number;
+  /** Silence after an unfinished phrase. */
+  maxMs: number;
+  /** Silence when the words do not tell, or before the recogniser has read them (the silence rule's endpointing_ms). */
+  unsureMs: number;
+}
+
+/** After a trailing comma: between the unsure wait and the unfinished one. */
+const pausingMs = (o: SemanticEndOfTurnOptions): number => Math.round((o.unsureMs + o.maxMs) / 2);
+
+export class SemanticEndOfTurn implements EndOfTurnPolicy {
+  constructor(private readonly o: SemanticEndOfTurnOptions) {}
+
+  waitMs(pause: CallerPause): number {
+    const shape = pause.words === null ? 'unsure' : turnShape(pause.words);
+    const target = shape === 'finished' ? this.o.minMs : shape === 'unfinished' ? this.o.maxMs : shape === 'pausing' ? pausingMs(this.o) : this.o.unsureMs;
+    return target - pause.silentMs;
   }
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CallClock } from '../../../src/call/call-clock.ts';
 import { CallerInput, type CallerTurn } from '../../../src/call/caller/caller-input.ts';
-import { SilenceEndOfTurn, type EndOfTurnPolicy } from '../../../src/call/caller/end-of-turn.ts';
+import { SemanticEndOfTurn, SilenceEndOfTurn, type EndOfTurnPolicy } from '../../../src/call/caller/end-of-turn.ts';
+import type { SttStreamEvents } from '../../../src/speech/types.ts';
 import { ManualTimers } from '../../../src/timers.ts';
 import { EnergyVad, FailingVad, ScriptedStt, SPEECH, frame, settle, silentLog } from '../../helpers/session-fakes.ts';
 
@@ -18,12 +19,19 @@ function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 
   const turns: (CallerTurn & { at: number })[] = [];
   const recorded: number[] = [];
   const state = { agentBusy: false };
+  const sttEvents: { current: SttStreamEvents | null } = { current: null };
   const caller = new CallerInput({
     rate,
     sttRate: options.sttRate ?? rate,
     clock,
     timers,
-    engines: { openVad: async () => (await options.vadOpens, vad), openStt: async () => stt },
+    engines: {
+      openVad: async () => (await options.vadOpens, vad),
+      openStt: async (events) => {
+        sttEvents.current = events;
+        return stt;
+      },
+    },
     endOfTurn: options.policy ?? new SilenceEndOfTurn(500),
     interruptionThresholdMs: 600,
     agentBusy: () => state.agentBusy,
@@ -51,7 +59,9 @@ function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 
       await settle();
     }
   };
-  return { timers, clock, stt, vad, caller, log, turns, recorded, state, feed };
+  /** The recogniser reads what it has so far (Moonshine does at each pause). */
+  const partial = (text: string) => sttEvents.current?.partial?.({ text });
+  return { timers, clock, stt, vad, caller, log, turns, recorded, state, feed, partial };
 }
 
 describe('CallerInput', () => {
@@ -84,6 +94,29 @@ describe('CallerInput', () => {
     await s.feed(400, SPEECH);
     await s.feed(200, 0); // EnergyVad reports the pause after 200 ms of quiet
     expect(s.turns.map((t) => t.at)).toEqual([1000]);
+  });
+
+  it('with the semantic policy decides again when the reading of the pause arrives: a finished question ends sooner, an unfinished phrase waits longer', async () => {
+    const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
+    const finished = setup({ heard: ['what time do you open?'], policy });
+    await finished.caller.open();
+    await finished.feed(400, 0);
+    await finished.feed(400, SPEECH);
+    await finished.feed(200, 0); // the VAD reports the pause: no words yet, so the silence rule's 500 ms
+    finished.partial('What time do you open?');
+    await finished.feed(100, 0);
+    expect(finished.turns.map((t) => Math.round(t.at))).toEqual([1040]); // 240 ms after the speech ended
+
+    const unfinished = setup({ heard: ['i would like to book and'], policy });
+    await unfinished.caller.open();
+    await unfinished.feed(400, 0);
+    await unfinished.feed(400, SPEECH);
+    await unfinished.feed(200, 0);
+    unfinished.partial('I would like to book and');
+    await unfinished.feed(1_700, 0);
+    expect(unfinished.turns).toEqual([]); // still waiting for the rest
+    await unfinished.feed(200, 0);
+    expect(unfinished.turns.map((t) => Math.round(t.at))).toEqual([2800]); // 2000 ms after the speech ended
   });
 
   it('gives the recogniser the 300 ms before the speech start the VAD reported, and every frame while the caller speaks', async () => {

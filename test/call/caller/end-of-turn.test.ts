@@ -1,14 +1,53 @@
 import { describe, expect, it } from 'vitest';
-import { SilenceEndOfTurn } from '../../../src/call/caller/end-of-turn.ts';
+import { SemanticEndOfTurn, SilenceEndOfTurn, turnShape } from '../../../src/call/caller/end-of-turn.ts';
 
 describe('SilenceEndOfTurn', () => {
   it('waits endpointing_ms from the speech end, less the silence the VAD already took to report it', () => {
     const policy = new SilenceEndOfTurn(500);
-    expect(policy.waitMs({ silentMs: 0 })).toBe(500);
-    expect(policy.waitMs({ silentMs: 200 })).toBe(300);
+    expect(policy.waitMs({ silentMs: 0, words: null })).toBe(500);
+    expect(policy.waitMs({ silentMs: 200, words: 'Hello there.' })).toBe(300);
   });
 
   it('ends the turn at once when the VAD reported the pause after more silence than endpointing_ms', () => {
-    expect(new SilenceEndOfTurn(500).waitMs({ silentMs: 550 })).toBeLessThan(1);
+    expect(new SilenceEndOfTurn(500).waitMs({ silentMs: 550, words: null })).toBeLessThan(1);
+  });
+});
+
+describe('turnShape', () => {
+  it.each([
+    ['What time do you open?', 'finished'],
+    ['I would like to book an appointment.', 'finished'],
+    ['Yes', 'finished'],
+    ['no thanks', 'finished'],
+    ['I want to book a table and', 'unfinished'],
+    ['Um,', 'unfinished'],
+    ['So I was thinking, uh', 'unfinished'],
+    ['My card number is 4 1 5 2', 'unfinished'],
+    ['My phone number is 415.', 'unfinished'],
+    ['four one five five', 'unfinished'],
+    ['I need eggs, milk, and', 'unfinished'],
+    ['I would like to…', 'unfinished'],
+    ['My name is John Smith,', 'pausing'],
+    ['No thank you.', 'finished'],
+    ['That works for me.', 'finished'],
+    ['my name is john smith', 'unsure'],
+    ['', 'unsure'],
+  ])('%j reads as %s', (words, shape) => {
+    expect(turnShape(words)).toBe(shape);
+  });
+});
+
+describe('SemanticEndOfTurn', () => {
+  const policy = new SemanticEndOfTurn({ minMs: 250, maxMs: 2000, unsureMs: 500 });
+
+  it('answers a finished sentence after min_ms, waits max_ms after an unfinished one, endpointing_ms when the words do not tell', () => {
+    expect(policy.waitMs({ silentMs: 200, words: 'What time do you open?' })).toBe(50);
+    expect(policy.waitMs({ silentMs: 200, words: 'I would like to book and' })).toBe(1800);
+    expect(policy.waitMs({ silentMs: 200, words: 'my name is john smith' })).toBe(300);
+    expect(policy.waitMs({ silentMs: 200, words: 'My name is John Smith,' })).toBe(1050); // halfway to max_ms
+  });
+
+  it('waits as the silence rule does until the recogniser has read the pause', () => {
+    expect(policy.waitMs({ silentMs: 200, words: null })).toBe(300);
   });
 });
