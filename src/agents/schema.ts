@@ -163,6 +163,8 @@ export const AgentConfigSchema = z.strictObject({
     .refine((e) => e.min_ms <= e.max_ms, 'min_ms must not exceed max_ms')
     .optional(),
   interruption_sensitivity: z.number().min(0).max(1).default(AGENT_DEFAULTS.interruptionSensitivity),
+  /** What a caller says only to acknowledge ("uh-huh", "okay", "right"): after one that stopped the agent, it goes on where it stopped. */
+  backchannel_words: z.array(z.string().trim().min(1).max(40)).max(50).optional(),
   inbound_numbers: z.array(E164).max(100).default([]),
   webhook_url: z.url({ protocol: /^https?$/ }).nullable().default(null),
   analysis: AnalysisConfigSchema.default({ custom_fields: [] }),

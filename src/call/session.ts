@@ -21,6 +21,7 @@ import type { PacerWakeups } from './agent/pacer.ts';
 import type { Utterance } from './agent/utterance.ts';
 import { CallClock } from './call-clock.ts';
 import { CallTimers, type CallTimerEvents } from './call-timers.ts';
+import { DEFAULT_BACKCHANNELS, isBackchannel } from './caller/backchannel.ts';
 import { CallerInput, interruptionThresholdMs, type CallerEvents, type CallerTurn } from './caller/caller-input.ts';
 import { SemanticEndOfTurn, SilenceEndOfTurn, type EndOfTurnPolicy } from './caller/end-of-turn.ts';
 import { CallLatency, type LatencyStats } from './latency.ts';
@@ -108,6 +109,8 @@ export class CallSession {
   private userTurns = 0;
   /** The reply under way is a reminder the model is writing. */
   private modelReminder = false;
+  /** Words of the agent's the caller's last interruption cut off, until its words show whether it meant it. */
+  private cutShort = '';
   private endReason: { reason: DisconnectionReason; message: string | null } | null = null;
   private finishedResolve!: () => void;
   /** Resolves once onEnd has run. */
@@ -274,7 +277,11 @@ export class CallSession {
         s.timers.disarmInactivity();
       },
       interruption() {
-        s.interrupt();
+        // Until the caller's words are known, what was cut may yet be resumed.
+        s.cutShort = s.interrupt()
+          .map((u) => u.unsaid)
+          .filter(Boolean)
+          .join(' ');
       },
       partial(text) {
         s.notify({ type: 'transcript', role: 'user', text, final: false, turn: s.userTurns + 1 });
@@ -286,6 +293,8 @@ export class CallSession {
         s.onUserTurn(turn);
       },
       noTurn() {
+        // The sound that stopped the agent held no words (a cough, a door): it goes on where it stopped.
+        if (s.resumeCutShort()) return;
         s.armInactivityIfQuiet();
       },
       failed(message) {
@@ -295,11 +304,21 @@ export class CallSession {
   }
 
   /** Barge-in: stop the model and the voice, drop queued audio, keep only what was heard. */
-  private interrupt(): void {
+  private interrupt(): Utterance[] {
     this.latency.answerAbandoned();
     this.model.cancel();
-    this.voice.interrupt();
+    const cut = this.voice.interrupt();
     this.notify({ type: 'agent_stopped' });
+    return cut;
+  }
+
+  /** Says what a false interruption cut off, if anything; false when there is nothing to resume. */
+  private resumeCutShort(): boolean {
+    const rest = this.cutShort;
+    this.cutShort = '';
+    if (!rest || this.phase !== 'live') return false;
+    this.say(rest);
+    return true;
   }
 
   /** End of the caller's turn: it goes into the transcript and the history, and the model answers. */
@@ -310,6 +329,12 @@ export class CallSession {
     this.transcript.addUser(turn.text, turn.startAt, turn.endAt);
     this.notify({ type: 'transcript', role: 'user', text: turn.text, final: true, turn: this.userTurns });
     this.history.user(turn.text);
+    // Only an acknowledgement stopped the agent: it finishes what it was saying instead of answering it.
+    if (this.cutShort && isBackchannel(turn.text, this.o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS)) {
+      this.resumeCutShort();
+      return;
+    }
+    this.cutShort = '';
     // The caller added to a turn the model was still answering: answer everything at once.
     this.model.cancel();
     this.latency.answering(this.userTurns, turn.speechEndWall);

@@ -240,6 +240,46 @@ describe('CallSession', () => {
     expectOrdered(r);
   });
 
+  it('after an interruption that was only a backchannel ("uh-huh", okay) goes on from the word where it stopped, without asking the model', async () => {
+    const s = setup({ agent: { begin_message: LONG, interruption_sensitivity: 0.5 }, heard: ['Uh-huh, okay.'] });
+    await s.session.start();
+    await s.feed(300, 0);
+    await s.feed(interruptionThresholdMs(0.5) + 200, SPEECH); // interrupts at 0.9 s
+    await s.feed(3000, 0);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    const r = s.result()!;
+    expect(s.brain.calls).toHaveLength(0);
+    const [cut, resumed] = agentMessages(r);
+    expect(cut!.content).toBe('alpha bravo charm delta eagle fable giant hotel ivory');
+    expect(`${cut!.content} ${resumed!.content}`).toBe(LONG);
+    expect(r.transcript.map((m) => `${m.role}: ${m.content}`)).toEqual([`agent: ${cut!.content}`, 'user: Uh-huh, okay.', `agent: ${resumed!.content}`]);
+    expectOrdered(r);
+  });
+
+  it('after an interruption whose sound held no words goes on where it stopped; after real words it answers them', async () => {
+    const cough = setup({ agent: { begin_message: LONG }, heard: [''] });
+    await cough.session.start();
+    await cough.feed(300, 0);
+    await cough.feed(interruptionThresholdMs(0.5) + 200, SPEECH);
+    await cough.feed(3000, 0);
+    cough.transport.handlers.hangup();
+    await cough.wait(20);
+    const heard = agentMessages(cough.result()!).map((m) => m.content);
+    expect(heard.join(' ')).toBe(LONG);
+    expect(cough.result()!.transcript.filter((m) => m.role === 'user')).toEqual([]);
+
+    const real = setup({ agent: { begin_message: LONG }, heard: ['Okay, but when do you open?'], steps: [say('At nine.')] });
+    await real.session.start();
+    await real.feed(300, 0);
+    await real.feed(interruptionThresholdMs(0.5) + 200, SPEECH);
+    await real.feed(3000, 0);
+    real.transport.handlers.hangup();
+    await real.wait(20);
+    expect(agentMessages(real.result()!).map((m) => m.content).at(-1)).toBe('At nine.');
+    expect(real.brain.calls).toHaveLength(1);
+  });
+
   it('does not interrupt for a backchannel shorter than the threshold, and makes no turn of it', async () => {
     const s = setup({ agent: { begin_message: LONG }, heard: ['uh huh'] });
     await s.session.start();

@@ -1,7 +1,13 @@
 // Every disconnection reason a connected call can end with, each reached by its real path:
 // a real service, real Twilio media streams, recorded speech through the embedded engines,
 // and a scripted chat-completions server standing in for the customer's model.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { muLawEncode } from '../../src/audio/g711.ts';
+import { decodeWav } from '../../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import { replyStream, sseHeaders, startServer, type TestServer } from '../support/http-server.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
@@ -198,6 +204,29 @@ describe('how a connected call ends', () => {
     const user = r.transcript!.find((m) => m.role === 'user')!;
     expect(greeting.end_at).toBeGreaterThan(user.start_at);
     expect(greeting.end_at).toBeLessThan(user.start_at + 2);
+  }, 60_000);
+});
+
+describe('false interruptions', () => {
+  it('an "okay, okay" that stopped the greeting is heard as listening: the greeting goes on from the word where it stopped', async () => {
+    // Spoken by flite, long enough (about a second) to pass the interruption threshold.
+    const wav = join(mkdtempSync(join(tmpdir(), 'backchannel-')), 'okay.wav');
+    execFileSync('flite', ['-voice', 'rms', '-t', 'okay, okay, okay', '-o', wav]);
+    const okay = muLawEncode(decodeWav(readFileSync(wav), 8000).samples);
+    const { caller, callId } = await placeInboundCall(t.url, NUMBERS.talker);
+    const cleared = new Promise<void>((resolve) => caller.once('clear', () => resolve()));
+    while (caller.played.length < 50) await new Promise((r) => setTimeout(r, 20));
+    await caller.speak(okay);
+    await cleared;
+    await agentFinished(caller, { quietMs: 1_500, timeoutMs: 30_000 });
+    await caller.hangUp();
+    const r = await record(callId);
+    const lines = r.transcript!.map((m) => `${m.role}: ${m.content}`);
+    expect(lines.map((l) => l.split(':')[0]), JSON.stringify(lines)).toEqual(['agent', 'user', 'agent']);
+    const [cut, said, resumed] = r.transcript!;
+    expect(said!.content.toLowerCase()).toMatch(/^(okay|ok)\b/);
+    // Every word of the greeting was said once: what was heard, then the rest.
+    expect(`${cut!.content} ${resumed!.content}`).toBe(LONG_GREETING);
   }, 60_000);
 });
 

@@ -119,12 +119,14 @@ export class AgentVoice {
   }
 
   /** Barge-in: everything queued is cut at the words heard, and the far side drops what it buffered. */
-  interrupt(): void {
+  /** Cuts everything queued or playing; returns what was cut, oldest first. */
+  interrupt(): Utterance[] {
     const now = this.o.timers.now();
-    this.cutAll(now);
+    const cut = this.cutAll(now);
     this.open = null;
     this.pacer.clear();
     this.o.recording?.agentCleared(this.o.clock.sinceStart(now));
+    return cut;
   }
 
   /** The call is over: what was still to play is cut where playback stood. */
@@ -216,10 +218,12 @@ export class AgentVoice {
     if (this.pending.length === 0) this.o.events.drained();
   }
 
-  private cutAll(now: number): void {
-    for (const u of this.pending.splice(0)) {
+  private cutAll(now: number): Utterance[] {
+    const cut = this.pending.splice(0);
+    for (const u of cut) {
       const from = u.interrupt(now);
       this.o.events.ended(u, from ?? now, now);
     }
+    return cut;
   }
 }

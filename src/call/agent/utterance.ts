@@ -71,10 +71,15 @@ export class Utterance {
     this.settle(true);
   }
 
+  /** Once interrupted: the words it still had to say, from where it was cut (to resume after a false interruption). */
+  unsaid = '';
+
   /** Cut at `now`: its text becomes the words played by then; returns when playback began, or null if it never did. */
   interrupt(now: number): number | null {
     const started = this.startedAt ?? (this.estimatedStart !== null && this.estimatedStart <= now ? this.estimatedStart : null);
+    const all = this.text.split(/\s+/).filter(Boolean);
     this.text = started === null ? '' : this.wordsPlayed(now - started);
+    this.unsaid = all.slice(this.text.split(/\s+/).filter(Boolean).length).join(' ');
     this.state = 'interrupted';
     this.closed = true;
     this.queued();

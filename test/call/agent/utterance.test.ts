@@ -19,12 +19,13 @@ describe('Utterance', () => {
     expect(await u.done).toBe(true);
   });
 
-  it('once interrupted keeps only the words played by then, measured from when playback began', async () => {
+  it('once interrupted keeps only the words played by then, measured from when playback began, and the rest as unsaid', async () => {
     // Four words of one length over 400 ms: each takes 100 ms.
     const u = spoken('alpha bravo charm delta', 400);
     u.playing(1000);
     expect(u.interrupt(1250)).toBe(1000);
     expect(u.text).toBe('alpha bravo charm');
+    expect(u.unsaid).toBe('delta'); // what it would say if it resumed
     expect(u.state).toBe('interrupted');
     expect(u.closed).toBe(true);
     expect(await u.done).toBe(false);
@@ -39,6 +40,7 @@ describe('Utterance', () => {
     notYet.estimatedStart = 2000;
     expect(notYet.interrupt(1150)).toBeNull();
     expect(notYet.text).toBe('');
+    expect(notYet.unsaid).toBe('alpha bravo charm delta');
   });
 
   it('estimates the words played piece by piece, each word taking its share of its piece by length', () => {
