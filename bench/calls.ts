@@ -1,5 +1,6 @@
 // npm run bench:calls -- --calls N --duration S [--llm-url URL --model M] [--engines stub|embedded]
-//   [--transport twilio|sim] (sim: calls to a simulated phone through the API, see bench/sim-calls.ts)
+//   [--transport twilio|sim|web] (sim: calls to a simulated phone through the API, bench/sim-calls.ts;
+//   web: browser-protocol callers beside phone callers in one run, bench/web-calls.ts)
 //   [--stt pocketsphinx|moonshine] (the recogniser of an embedded run; the agent's default otherwise)
 //   [--url http://… --key KEY [--stats-url URL]]
 // N concurrent simulated carrier calls over the Twilio Media Streams protocol, each a scripted
@@ -31,13 +32,14 @@ const Args = z.object({
   'stats-url': z.url().optional(),
   /** Calls opened per second while ramping up. */
   ramp: z.coerce.number().positive().default(100),
-  transport: z.enum(['twilio', 'sim']).default('twilio'),
+  transport: z.enum(['twilio', 'sim', 'web']).default('twilio'),
 });
 const { values } = parseArgs({
   options: Object.fromEntries(['calls', 'duration', 'engines', 'stt', 'llm-url', 'model', 'url', 'key', 'stats-url', 'ramp', 'transport', 'script'].map((k) => [k, { type: 'string' as const }])),
 });
 // The simulated-phone path is its own run (it exits when done).
 if (values.transport === 'sim') await import('./sim-calls.ts');
+if (values.transport === 'web') await import('./web-calls.ts');
 const args = Args.parse(values);
 
 const gc = (globalThis as { gc?: () => void }).gc;

@@ -71,6 +71,8 @@ export interface Target {
   url: string;
   key: string;
   number: string;
+  /** The bench agent (it answers `number`; browser calls name it). */
+  agentId: string;
   /** Set when the service runs in this process with stub engines. */
   stub: StubSpeech | null;
   service: RunningService | null;
@@ -107,11 +109,12 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
     llm = { base_url: model.url, model: 'stub' };
   } else llm = { base_url: `${url}/demo/llm/v1`, model: 'demo-front-desk' };
   const number = `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+  const agentId = `bench-${Date.now()}`;
   const res = await fetch(`${url}/v2/agents`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({
-      agent_id: `bench-${Date.now()}`,
+      agent_id: agentId,
       agent_name: 'Load bench',
       llm,
       system_prompt: 'You are a front desk. Answer in one short sentence.',
@@ -127,6 +130,7 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
     url,
     key,
     number,
+    agentId,
     stub,
     service,
     close: async () => {
