@@ -158,6 +158,11 @@ export class CallerInput {
   audio(frame: Int16Array): void {
     if (this.stopped) return;
     if (this.inboundSamples === 0) this.audioOffset = this.o.clock.sinceStart() / 1000 - frame.length / this.o.rate;
+    // Audio never runs ahead of the wall clock: a page that flushes what it captured before the call
+    // started sends a burst, and counting it from the first frame would put every later speech end
+    // that far in the future (voice-to-voice read short by the burst). Late audio is left late.
+    const ahead = this.audioOffset + (this.inboundSamples + frame.length) / this.o.rate - this.o.clock.sinceStart() / 1000;
+    if (ahead > 1e-6) this.audioOffset -= ahead;
     this.o.recording?.callerAudio(frame, this.audioNow() * 1000);
     this.inboundSamples += frame.length;
     if (this.backlog) {

@@ -202,6 +202,21 @@ describe('CallerInput', () => {
     expect(s.timers.pendingCount).toBe(0);
   });
 
+  it('never lets the audio clock run ahead of the wall: a burst of frames the page captured before the call does not shift later speech', async () => {
+    const s = setup({ heard: ['hello'] });
+    await s.caller.open();
+    s.timers.advance(20);
+    for (let i = 0; i < 25; i++) s.caller.audio(frame(0, 16000)); // half a second of audio at once
+    await settle();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    // Speech arrived from 0.42 s to 0.82 s on the wall clock, and that is where the turn is; counted
+    // from the burst's first frame it would have been half a second later.
+    const ms = (seconds: number) => Math.round(seconds * 1000);
+    expect(s.turns.map(({ startAt, endAt, speechEndWall }) => [ms(startAt), ms(endAt), Math.round(speechEndWall - T0)])).toEqual([[420, 820, 820]]);
+  });
+
   it('places each caller frame in the recording at its time on the inbound clock', async () => {
     const s = setup();
     await s.caller.open();
