@@ -53,7 +53,7 @@ describe('inbound Twilio call with the embedded engines', () => {
     await caller.speak(fixtureUlaw('01-my-name-is-john'));
     await agentFinished(caller, { after: turn1Start, timeoutMs: 20_000 });
     const turn2Start = caller.played.length;
-    await caller.speak(fixtureUlaw('03-tomorrow-at-three-pm'));
+    await caller.speak(fixtureUlaw('14-next-monday-morning'));
     await agentFinished(caller, { after: turn2Start, timeoutMs: 20_000 });
     const turn3Start = caller.played.length;
     await caller.speak(fixtureUlaw('04-yes-please')); // to the read-back of the booking

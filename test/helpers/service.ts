@@ -103,3 +103,15 @@ export async function startTestService(
     },
   };
 }
+
+/** Resolves once the live call's record holds a tool result (the record is written as the call goes). */
+export async function toolAnswered(t: TestService, callId: string, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const body = (await t.request('GET', `/v2/calls/${callId}`)).body as { transcript_with_tool_calls?: { role: string }[] | null };
+    if (body.transcript_with_tool_calls?.some((item) => item.role === 'tool_call_result')) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const record = (await t.request('GET', `/v2/calls/${callId}`)).body as { transcript?: { role: string; content: string }[] | null };
+  throw new Error(`no tool result in call ${callId} within ${timeoutMs} ms; transcript: ${JSON.stringify(record.transcript?.map((m) => `${m.role}: ${m.content}`))}`);
+}
