@@ -27,3 +27,33 @@ export class PendingStreams {
     };
   }
 }
+
+/** What admission needs of a media socket. */
+export interface WaitingSocket {
+  close(code: number, reason: string): void;
+  on(event: 'close', listener: () => void): unknown;
+}
+
+/**
+ * Lets a new media socket wait for its start message, or closes it: 1013 while the service shuts
+ * down or too many wait, 1008 when no start comes within `startTimeoutMs`. Returns what to call once
+ * it has started (it then no longer counts as waiting); undefined when it was refused.
+ */
+export function admitMediaSocket(socket: WaitingSocket, pending: PendingStreams, o: { accepting: boolean; startTimeoutMs: number }): (() => void) | undefined {
+  if (!o.accepting) {
+    socket.close(1013, 'shutting down');
+    return undefined;
+  }
+  const release = pending.admit();
+  if (!release) {
+    socket.close(1013, 'too many streams waiting to start');
+    return undefined;
+  }
+  const timer = setTimeout(() => socket.close(1008, 'no start message'), o.startTimeoutMs);
+  const started = () => {
+    clearTimeout(timer);
+    release();
+  };
+  socket.on('close', started);
+  return started;
+}

@@ -10,7 +10,7 @@ import type { CallManager } from '../../call/manager.ts';
 import { streamSecretMatches } from '../../calls/stream-secret.ts';
 import type { CallRepository } from '../../calls/repository.ts';
 import { answerNotUpgraded } from '../not-upgraded.ts';
-import type { PendingStreams } from '../pending-streams.ts';
+import { admitMediaSocket, type PendingStreams } from '../pending-streams.ts';
 import { parseTwilioMessage } from './protocol.ts';
 import { TwilioTransport } from './transport.ts';
 
@@ -28,21 +28,9 @@ export function twilioMediaRoute(
     handler: answerNotUpgraded,
     wsHandler: (socket) => {
       const log = deps.log.child({ transport: 'twilio' });
-      if (!deps.accepting()) {
-        socket.close(1013, 'shutting down');
-        return;
-      }
-      const release = deps.pending.admit();
-      if (!release) {
-        socket.close(1013, 'too many streams waiting to start');
-        return;
-      }
+      const started = admitMediaSocket(socket, deps.pending, { accepting: deps.accepting(), startTimeoutMs: START_TIMEOUT_MS });
+      if (!started) return;
       let transport: TwilioTransport | undefined;
-      const timer = setTimeout(() => socket.close(1008, 'no start message'), START_TIMEOUT_MS);
-      socket.on('close', () => {
-        clearTimeout(timer);
-        release();
-      });
       socket.on('message', (data: RawData) => {
         const text = data.toString();
         if (transport) {
@@ -59,8 +47,7 @@ export function twilioMediaRoute(
         }
         const message = parsed.message;
         if (message.event !== 'start') return; // `connected` comes first
-        clearTimeout(timer);
-        release();
+        started();
         const params = message.start.customParameters;
         const callId = params.call_id ?? '';
         const found = callId ? deps.calls.getForStream(callId) : undefined;

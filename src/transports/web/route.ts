@@ -7,7 +7,7 @@ import type { RawData } from 'ws';
 import type { CallManager } from '../../call/manager.ts';
 import { WEB_START_TIMEOUT_MS, WebClientMessage } from './protocol.ts';
 import { answerNotUpgraded } from '../not-upgraded.ts';
-import type { PendingStreams } from '../pending-streams.ts';
+import { admitMediaSocket, type PendingStreams } from '../pending-streams.ts';
 import type { WebCallTokens } from './tokens.ts';
 import { WebTransport } from './transport.ts';
 
@@ -20,21 +20,9 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
     handler: answerNotUpgraded,
     wsHandler: (socket) => {
       const log = deps.log.child({ transport: 'web' });
-      if (!deps.accepting()) {
-        socket.close(1013, 'shutting down');
-        return;
-      }
-      const release = deps.pending.admit();
-      if (!release) {
-        socket.close(1013, 'too many streams waiting to start');
-        return;
-      }
+      const started = admitMediaSocket(socket, deps.pending, { accepting: deps.accepting(), startTimeoutMs: WEB_START_TIMEOUT_MS });
+      if (!started) return;
       let transport: WebTransport | undefined;
-      const timer = setTimeout(() => socket.close(1008, 'no start message'), WEB_START_TIMEOUT_MS);
-      socket.on('close', () => {
-        clearTimeout(timer);
-        release();
-      });
       socket.on('message', (data: RawData, isBinary: boolean) => {
         const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
         if (transport) {
@@ -42,8 +30,7 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
           deps.manager.pacerWakeups.runOverdue();
           return;
         }
-        clearTimeout(timer);
-        release();
+        started();
         let json: unknown;
         try {
           json = isBinary ? undefined : JSON.parse(buffer.toString('utf8'));
