@@ -3,8 +3,8 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
-import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
-import { startTestService, toolAnswered, type TestService } from '../helpers/service.ts';
+import { agentFinished, bookWithDemo, placeInboundCall } from '../helpers/phone.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 const NUMBER = '+15550700001';
@@ -65,14 +65,7 @@ describe('GET /metrics', () => {
     expect(active.type).toBe('GAUGE');
     expect(active.metrics.find((m) => m.labels?.call_type === 'inbound')?.value).toBe('1');
 
-    for (const phrase of ['01-my-name-is-john', '14-next-monday-morning']) {
-      const before = caller.played.length;
-      await caller.speak(fixtureUlaw(phrase));
-      await agentFinished(caller, { after: before, timeoutMs: 20_000 });
-    }
-    // "Yes please" to the read-back books; the call can end once the tool has answered (its long confirmation need not play).
-    await caller.speak(fixtureUlaw('04-yes-please'));
-    await toolAnswered(t, callId);
+    await bookWithDemo(t, caller, callId);
     await caller.hangUp();
     const record = await ended(callId);
 

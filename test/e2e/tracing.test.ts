@@ -4,8 +4,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
-import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
-import { startTestService, toolAnswered } from '../helpers/service.ts';
+import { agentFinished, bookWithDemo, placeInboundCall } from '../helpers/phone.ts';
+import { startTestService } from '../helpers/service.ts';
 
 interface OtlpSpan {
   traceId: string;
@@ -40,14 +40,7 @@ describe('OpenTelemetry traces', () => {
       expect((await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'traced', inbound_numbers: [NUMBER] } })).status).toBe(201);
       const { caller, callId } = await placeInboundCall(t.url, NUMBER);
       await agentFinished(caller, { after: 0, timeoutMs: 20_000 });
-      for (const phrase of ['01-my-name-is-john', '14-next-monday-morning']) {
-        const before = caller.played.length;
-        await caller.speak(fixtureUlaw(phrase));
-        await agentFinished(caller, { after: before, timeoutMs: 20_000 });
-      }
-      // "Yes please" to the read-back books; the call can end once the tool has answered (its long confirmation need not play).
-      await caller.speak(fixtureUlaw('04-yes-please'));
-      await toolAnswered(t, callId);
+      await bookWithDemo(t, caller, callId);
       await caller.hangUp();
       for (let i = 0; i < 100; i++) {
         record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);

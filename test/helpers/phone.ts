@@ -7,7 +7,7 @@ import { muLawEncode } from '../../src/audio/g711.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
 import { TwilioStreamCaller, type TwilioStreamOptions } from '../../src/carriers/sim/twilio-stream.ts';
 import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
-import { TEST_TWILIO_TOKEN } from './service.ts';
+import { TEST_TWILIO_TOKEN, toolAnswered, type TestService } from './service.ts';
 
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
 
@@ -72,4 +72,18 @@ export function agentFinished(caller: TwilioStreamCaller, options: { quietMs?: n
       }
     }, 50);
   });
+}
+
+/**
+ * The demo agent's booking, as a caller says it: the name, the day and time, then "yes please" to
+ * the read-back. Resolves once the booking tool has answered (its long confirmation need not play).
+ */
+export async function bookWithDemo(t: TestService, caller: TwilioStreamCaller, callId: string): Promise<void> {
+  for (const phrase of ['01-my-name-is-john', '14-next-monday-morning']) {
+    const before = caller.played.length;
+    await caller.speak(fixtureUlaw(phrase));
+    await agentFinished(caller, { after: before, timeoutMs: 20_000 });
+  }
+  await caller.speak(fixtureUlaw('04-yes-please'));
+  await toolAnswered(t, callId);
 }
