@@ -139,6 +139,15 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
   };
 }
 
+/** `samples` without the quiet (|sample| < floor) at either end, so a caller's first and last frames are speech. */
+export function trimQuiet(samples: Int16Array, floor: number): Int16Array {
+  let from = 0;
+  let to = samples.length;
+  while (from < to && Math.abs(samples[from]!) < floor) from++;
+  while (to > from && Math.abs(samples[to - 1]!) < floor) to--;
+  return samples.slice(from, to);
+}
+
 /** The 8 kHz fixture phrases as μ-law, trailing quiet cut so the last frame sent is speech. */
 export function loadPhrases(): Uint8Array[] {
   const dir = join(import.meta.dirname, '..', 'media', 'fixtures');

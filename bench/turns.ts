@@ -20,6 +20,7 @@ import { loadConfig } from '../src/config.ts';
 import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
 import { placeInboundCall } from '../test/helpers/phone.ts';
 import { TEST_TWILIO_TOKEN } from '../test/helpers/service.ts';
+import { trimQuiet } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
 import { spawnInstantModel } from './stub-engines.ts';
 
@@ -85,11 +86,7 @@ async function speak(tts: FliteTtsEngine, text: string, voice: string): Promise<
     all.set(c, at);
     at += c.length;
   }
-  let from = 0;
-  let to = all.length;
-  while (from < to && Math.abs(all[from]!) < 400) from++;
-  while (to > from && Math.abs(all[to - 1]!) < 400) to--;
-  return muLawEncode(all.subarray(from, to));
+  return muLawEncode(trimQuiet(all, 400));
 }
 
 async function buildTurns(): Promise<Turn[]> {

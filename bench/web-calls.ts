@@ -14,7 +14,7 @@ import WebSocket from 'ws';
 import { z } from 'zod';
 import { decodeWav } from '../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../src/calls/record.ts';
-import { loadPhrases, runCall, startTarget, type Target } from './harness.ts';
+import { loadPhrases, runCall, startTarget, trimQuiet, type Target } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
 
 const Args = z.object({
@@ -35,14 +35,7 @@ function phrases16k(): Int16Array[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.16k.wav'))
     .sort()
-    .map((f) => {
-      const s = decodeWav(readFileSync(join(dir, f)), 16000).samples;
-      let from = 0;
-      let to = s.length;
-      while (from < to && Math.abs(s[from]!) < 300) from++;
-      while (to > from && Math.abs(s[to - 1]!) < 300) to--;
-      return s.slice(from, to);
-    });
+    .map((f) => trimQuiet(decodeWav(readFileSync(join(dir, f)), 16000).samples, 300));
 }
 
 interface WebResult {
