@@ -21,6 +21,8 @@ export const AGENT_DEFAULTS = {
   endpointingMinMs: 300,
   endpointingMaxMs: 2_000,
   interruptionSensitivity: 0.5,
+  dtmfTerminator: '#',
+  dtmfTimeoutMs: 2_500,
   toolTimeoutSeconds: 10,
   toolTimeoutMaxSeconds: 120,
 } as const;
@@ -165,6 +167,20 @@ export const AgentConfigSchema = z.strictObject({
   interruption_sensitivity: z.number().min(0).max(1).default(AGENT_DEFAULTS.interruptionSensitivity),
   /** What a caller says only to acknowledge ("uh-huh", "okay", "right"): after one that stopped the agent, it goes on where it stopped. */
   backchannel_words: z.array(z.string().trim().min(1).max(40)).max(50).optional(),
+  /** Keypad digits the caller presses become a turn of theirs: gathered until the terminator, max_digits, or a pause of timeout_ms. */
+  dtmf: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      terminator: z
+        .string()
+        .regex(/^[0-9*#]$/, 'one key: 0-9, * or #')
+        .nullable()
+        .default(AGENT_DEFAULTS.dtmfTerminator)
+        .describe('the key that ends an entry; null: only max_digits or the pause do'),
+      max_digits: z.int().min(1).max(64).nullable().default(null),
+      timeout_ms: z.int().min(500).max(30_000).default(AGENT_DEFAULTS.dtmfTimeoutMs),
+    })
+    .optional(),
   inbound_numbers: z.array(E164).max(100).default([]),
   webhook_url: z.url({ protocol: /^https?$/ }).nullable().default(null),
   analysis: AnalysisConfigSchema.default({ custom_fields: [] }),

@@ -5,7 +5,8 @@
 //   ModelTurn    the model's reply with its tools, one at a time, cancelled on interruption
 //   Transcript   messages and tool items as the record keeps them; ChatHistory, what the model is told
 //   CallTimers   silence and reminders, the longest a call may last, the organization's guard
-// plus CallLatency, which times each turn. Interruption, end of turn, tools and the ending are
+// plus KeypadInput, which gathers the digits the caller presses into a turn, and CallLatency, which
+// times each turn. Interruption, end of turn, tools and the ending are
 // events the parts report; the handlers below say who reacts, in order.
 import type { Logger } from 'pino';
 import { AGENT_DEFAULTS, type AgentConfig } from '../agents/schema.ts';
@@ -24,6 +25,7 @@ import { CallTimers, type CallTimerEvents } from './call-timers.ts';
 import { DEFAULT_BACKCHANNELS, isBackchannel } from './caller/backchannel.ts';
 import { CallerInput, interruptionThresholdMs, type CallerEvents, type CallerTurn } from './caller/caller-input.ts';
 import { SemanticEndOfTurn, SilenceEndOfTurn, type EndOfTurnPolicy } from './caller/end-of-turn.ts';
+import { KEYPAD_TURN_PREFIX, KeypadInput, type KeypadEntry, type KeypadEvents } from './caller/keypad.ts';
 import { CallLatency, type LatencyStats } from './latency.ts';
 import { CallListeners, type CallListener } from './listeners.ts';
 import { ChatHistory } from './model/history.ts';
@@ -97,6 +99,8 @@ type Phase = 'created' | 'live' | 'ending' | 'ended';
 export class CallSession {
   private readonly clock: CallClock;
   private readonly caller: CallerInput;
+  /** null when the agent turned keypad input off. */
+  private readonly keypad: KeypadInput | null;
   private readonly voice: AgentVoice;
   private readonly model: ModelTurn;
   private readonly transcript: Transcript;
@@ -140,6 +144,15 @@ export class CallSession {
       events: CallSession.callerReactions(this),
       log: o.log,
     });
+    const dtmf = o.agent.dtmf;
+    this.keypad =
+      dtmf?.enabled === false
+        ? null
+        : new KeypadInput(
+            { terminator: dtmf ? dtmf.terminator : AGENT_DEFAULTS.dtmfTerminator, maxDigits: dtmf?.max_digits ?? null, timeoutMs: dtmf?.timeout_ms ?? AGENT_DEFAULTS.dtmfTimeoutMs },
+            o.timers,
+            CallSession.keypadReactions(this),
+          );
     this.voice = new AgentVoice({
       transport: o.transport,
       rate,
@@ -207,6 +220,7 @@ export class CallSession {
     this.phase = 'ending';
     this.endReason = { reason, message: options.message ?? null };
     this.caller.stop();
+    this.keypad?.stop();
     this.timers.stop();
     this.model.cancel();
     if (reason === 'user_hangup' || !wasLive) {
@@ -262,7 +276,8 @@ export class CallSession {
         s.voice.mark(name);
       },
       dtmf(digit) {
-        s.o.log.debug({ digit }, 'dtmf');
+        if (s.keypad && s.phase === 'live') s.keypad.press(digit);
+        else s.o.log.debug({ digit }, 'keypad digit ignored');
       },
       hangup() {
         s.end('user_hangup');
@@ -303,6 +318,27 @@ export class CallSession {
     };
   }
 
+  /** The keypad: a key pressed over the agent stops it as speech does; an entry is the caller's turn. */
+  private static keypadReactions(s: CallSession): KeypadEvents {
+    return {
+      began() {
+        s.timers.disarmInactivity();
+        if (s.voice.busy || s.model.running) {
+          s.cutShort = '';
+          s.interrupt();
+        }
+      },
+      entered(entry) {
+        if (s.phase === 'live') s.onKeypadTurn(entry);
+      },
+    };
+  }
+
+  private onKeypadTurn(entry: KeypadEntry): void {
+    const turn = { text: entry.digits, startAt: this.clock.seconds(entry.firstAt), endAt: this.clock.seconds(entry.lastAt), speechEndWall: entry.lastAt };
+    this.onUserTurn(turn, true);
+  }
+
   /** Barge-in: stop the model and the voice, drop queued audio, keep only what was heard. */
   private interrupt(): Utterance[] {
     this.latency.answerAbandoned();
@@ -321,16 +357,19 @@ export class CallSession {
     return true;
   }
 
-  /** End of the caller's turn: it goes into the transcript and the history, and the model answers. */
-  private onUserTurn(turn: CallerTurn): void {
+  /**
+   * End of the caller's turn: it goes into the transcript and the history, and the model answers.
+   * `keypad`: the turn was keyed; the model is told so, and the transcript marks it.
+   */
+  private onUserTurn(turn: CallerTurn, keypad = false): void {
     this.timers.callerSpoke();
     this.modelReminder = false;
     this.userTurns++;
-    this.transcript.addUser(turn.text, turn.startAt, turn.endAt);
+    this.transcript.addUser(turn.text, turn.startAt, turn.endAt, keypad);
     this.notify({ type: 'transcript', role: 'user', text: turn.text, final: true, turn: this.userTurns });
-    this.history.user(turn.text);
+    this.history.user(keypad ? KEYPAD_TURN_PREFIX + turn.text : turn.text);
     // Only an acknowledgement stopped the agent: it finishes what it was saying instead of answering it.
-    if (this.cutShort && isBackchannel(turn.text, this.o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS)) {
+    if (!keypad && this.cutShort && isBackchannel(turn.text, this.o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS)) {
       this.resumeCutShort();
       return;
     }

@@ -17,8 +17,10 @@ export class Transcript {
   /** `committed`: a message or tool item was settled (not a message still being played). */
   constructor(private readonly committed?: ((transcript: Transcript) => void) | undefined) {}
 
-  addUser(text: string, startAt: number, endAt: number): TranscriptMessage {
+  /** `keypad`: the turn was keyed (its text the digits), not spoken. */
+  addUser(text: string, startAt: number, endAt: number, keypad = false): TranscriptMessage {
     const message = this.add('user', text, startAt, endAt);
+    if (keypad) message.input = 'keypad';
     this.committed?.(this);
     return message;
   }

@@ -29,6 +29,7 @@ export const TranscriptMessageSchema = z.object({
   content: z.string(),
   start_at: z.number().describe('seconds from start_timestamp'),
   end_at: z.number().describe('seconds from start_timestamp'),
+  input: z.literal('keypad').optional().describe('a caller turn keyed on the phone keypad (content: the digits), not spoken'),
 });
 
 export const ToolCallInvocationSchema = z.object({

@@ -295,6 +295,51 @@ describe('CallSession', () => {
     expect(s.brain.calls).toHaveLength(0);
   });
 
+  it('makes keypad digits a caller turn: gathered to the terminator, the model told "Keypad: …", the transcript marking it keypad', async () => {
+    const s = setup({ agent: { begin_message: 'Press your account number, then hash.' }, steps: [say('Thank you.')] });
+    await s.session.start();
+    await s.wait(3000);
+    for (const key of '4279#') {
+      s.transport.handlers.dtmf(key);
+      await s.wait(200);
+    }
+    await s.wait(1500);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    const r = s.result()!;
+    expect(s.brain.calls[0]!.at(-1)).toEqual({ role: 'user', content: 'Keypad: 4279' });
+    const keyed = r.transcript.find((m) => m.role === 'user')!;
+    expect(keyed).toMatchObject({ content: '4279', input: 'keypad', start_at: 3, end_at: 3.8 });
+    expect(r.transcript.map((m) => m.content)).toEqual(['Press your account number, then hash.', '4279', 'Thank you.']);
+    expectOrdered(r);
+  });
+
+  it('stops the agent when a key is pressed while it speaks, as speech does', async () => {
+    const s = setup({ agent: { begin_message: LONG, dtmf: { max_digits: 1 } }, steps: [say('Sales, one moment.')] });
+    await s.session.start();
+    await s.wait(500);
+    s.transport.handlers.dtmf('1');
+    await s.wait(2000);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    const r = s.result()!;
+    expect(s.transport.clears).toBe(1);
+    const [cut] = agentMessages(r);
+    expect(cut!.content.split(' ').length).toBeLessThan(LONG.split(' ').length);
+    expect(r.transcript.slice(1).map((m) => `${m.role}: ${m.content}`)).toEqual(['user: 1', 'agent: Sales, one moment.']);
+  });
+
+  it('ignores keypad digits when the agent turns dtmf off', async () => {
+    const s = setup({ agent: { begin_message: '', dtmf: { enabled: false } } });
+    await s.session.start();
+    for (const key of '12#') s.transport.handlers.dtmf(key);
+    await s.wait(3000);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    expect(s.brain.calls).toHaveLength(0);
+    expect(s.result()!.transcript).toEqual([]);
+  });
+
   it('ends at once with user_hangup when the caller hangs up mid-sentence, keeping the words heard', async () => {
     const s = setup({ agent: { begin_message: LONG } });
     await s.session.start();
