@@ -65,7 +65,16 @@ export const TransferCallToolSchema = z.strictObject({
   transfer_to: E164,
 });
 
-export const AgentToolSchema = z.discriminatedUnion('type', [ApiToolSchema, EndCallToolSchema, TransferCallToolSchema]);
+export const PressDigitsToolSchema = z.strictObject({
+  type: z.literal('press_digits'),
+  name: toolName.default('press_digits'),
+  description: z
+    .string()
+    .max(4000)
+    .default('Press keys on the phone keypad, for example to choose an option in a phone menu. The other side hears the keypad tones.'),
+});
+
+export const AgentToolSchema = z.discriminatedUnion('type', [ApiToolSchema, EndCallToolSchema, TransferCallToolSchema, PressDigitsToolSchema]);
 
 export const LlmConfigSchema = z.strictObject({
   base_url: z.url({ protocol: /^https?$/ }),

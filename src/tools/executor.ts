@@ -1,6 +1,7 @@
 // Runs an agent's HTTP (API) tools for the model. Every failure — invalid arguments, timeout,
 // refused connection, a 4xx/5xx answer — becomes an unsuccessful result the model is told
-// about, so the call goes on. Built-in tools (end_call, transfer_call) are never run here.
+// about, so the call goes on. Built-in tools that act on the call (press_digits) are validated and
+// reported here, done by the call; end_call and transfer_call are the session's, never run here.
 import { z } from 'zod';
 import { AGENT_DEFAULTS, type AgentTool, type ApiTool } from '../agents/schema.ts';
 import type { ChatTool, ToolCallRequest } from '../llm/types.ts';
@@ -17,7 +18,7 @@ export const TOOL_DEFAULTS = {
   maxContentBytes: 16 * 1024,
 } as const;
 
-export type ToolFailure = 'invalid_arguments' | 'timeout' | 'network' | 'http_status' | 'aborted';
+export type ToolFailure = 'invalid_arguments' | 'timeout' | 'network' | 'http_status' | 'aborted' | 'not_done';
 
 export interface ToolRun {
   invocation: ToolCallInvocationItem;
@@ -87,6 +88,36 @@ export class ToolExecutor {
 
   /** Validates and runs one API tool call. Never throws. `invoked`: its invocation item, the moment it starts. */
   async run(call: ToolCallRequest, signal?: AbortSignal, invoked?: (item: ToolCallInvocationItem) => void): Promise<ToolRun> {
+    const invocation = this.invoke(call, invoked);
+    const tool = this.byName.get(call.name);
+    if (!tool || tool.type !== 'api') {
+      return this.finish(invocation, `Tool ${call.name} is not an HTTP tool of this agent.`, 'invalid_arguments', null);
+    }
+    const check = this.validate(call.name, call.arguments);
+    if (!check.ok) {
+      return this.finish(invocation, `Invalid arguments for ${call.name}: ${check.error}`, 'invalid_arguments', null);
+    }
+    return this.send(tool, check.args, invocation, signal);
+  }
+
+  /**
+   * Validates one call of a built-in tool that acts on the call itself (press_digits); `perform`
+   * does it and says what the model is told. Never throws.
+   */
+  async runInCall(
+    call: ToolCallRequest,
+    perform: (args: Record<string, unknown>) => Promise<{ done: boolean; content: string }>,
+    invoked?: (item: ToolCallInvocationItem) => void,
+  ): Promise<ToolRun> {
+    const invocation = this.invoke(call, invoked);
+    const check = this.validate(call.name, call.arguments);
+    if (!check.ok) return this.finish(invocation, `Invalid arguments for ${call.name}: ${check.error}`, 'invalid_arguments', null);
+    const outcome = await perform(check.args);
+    return this.finish(invocation, outcome.content, outcome.done ? null : 'not_done', null);
+  }
+
+  /** The invocation item of a call starting now, handed to `invoked` at once. */
+  private invoke(call: ToolCallRequest, invoked?: (item: ToolCallInvocationItem) => void): ToolCallInvocationItem {
     const startAt = this.at();
     const invocation: ToolCallInvocationItem = {
       role: 'tool_call_invocation',
@@ -97,15 +128,7 @@ export class ToolExecutor {
       end_at: startAt,
     };
     invoked?.(invocation);
-    const tool = this.byName.get(call.name);
-    if (!tool || tool.type !== 'api') {
-      return this.finish(invocation, `Tool ${call.name} is not an HTTP tool of this agent.`, 'invalid_arguments', null);
-    }
-    const check = this.validate(call.name, call.arguments);
-    if (!check.ok) {
-      return this.finish(invocation, `Invalid arguments for ${call.name}: ${check.error}`, 'invalid_arguments', null);
-    }
-    return this.send(tool, check.args, invocation, signal);
+    return invocation;
   }
 
   private async send(tool: ApiTool, args: Record<string, unknown>, invocation: ToolCallInvocationItem, signal?: AbortSignal): Promise<ToolRun> {

@@ -340,6 +340,26 @@ describe('CallSession', () => {
     expect(s.result()!.transcript).toEqual([]);
   });
 
+  it('plays keys the model presses as tones on the line, after what is queued, with no words in the transcript', async () => {
+    let pressed: boolean | undefined;
+    const press: BrainStep = async (_m, hooks) => {
+      pressed = await hooks.pressDigits!('12');
+      return { kind: 'reply', messages: [] };
+    };
+    const s = setup({ agent: { begin_message: '' }, heard: ['press one for sales'], steps: [press] });
+    await s.session.start();
+    await s.feed(500, 0);
+    await s.feed(800, SPEECH);
+    const before = s.transport.framesSent;
+    await s.feed(2000, 0);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    expect(pressed).toBe(true);
+    // Two keys of 100 ms tone and 100 ms gap: 20 frames of 20 ms.
+    expect(s.transport.framesSent - before).toBe(20);
+    expect(s.result()!.transcript.map((m) => m.role)).toEqual(['user']);
+  });
+
   it('ends at once with user_hangup when the caller hangs up mid-sentence, keeping the words heard', async () => {
     const s = setup({ agent: { begin_message: LONG } });
     await s.session.start();

@@ -1,6 +1,7 @@
 // What the agent is saying: utterances played one after another, each synthesized piece by piece
 // straight into the outbound pacer and bracketed by marks the far side echoes once it has played
 // them, so the call knows which words the caller actually heard.
+import { dtmfTones } from '../../audio/dtmf.ts';
 import { Framer } from '../../audio/framer.ts';
 import type { TtsEngine } from '../../speech/types.ts';
 import type { Timers } from '../../timers.ts';
@@ -118,8 +119,26 @@ export class AgentVoice {
     return u;
   }
 
-  /** Barge-in: everything queued is cut at the words heard, and the far side drops what it buffered. */
-  /** Cuts everything queued or playing; returns what was cut, oldest first. */
+  /**
+   * Keypad tones of `keys` (DTMF, in-band: any line carries them), after everything queued. An
+   * utterance without words: the transcript keeps none, barge-in cuts it like speech.
+   */
+  pressKeys(keys: string): Utterance {
+    const u = this.begin();
+    u.synthesis = u.synthesis.then(() => {
+      if (u.interrupted || this.stopped) return;
+      const framer = Framer.forRate(this.o.rate);
+      const tones = dtmfTones(keys, this.o.rate);
+      for (const frame of framer.push(tones)) this.queueFrame(u, frame);
+      const last = framer.flush();
+      if (last) this.queueFrame(u, last);
+      u.pieces.push({ text: '', audioMs: (tones.length / this.o.rate) * 1000 });
+    });
+    this.close(u);
+    return u;
+  }
+
+  /** Barge-in: cuts everything queued or playing at the words heard, and the far side drops what it buffered; returns what was cut, oldest first. */
   interrupt(): Utterance[] {
     const now = this.o.timers.now();
     const cut = this.cutAll(now);

@@ -34,6 +34,8 @@ export interface ReplyVoice {
   begin(): Utterance;
   say(u: Utterance, text: string): void;
   close(u: Utterance): void;
+  /** Keypad tones of `keys`, played after what is queued; no words of the transcript. */
+  pressKeys(keys: string): Utterance;
 }
 
 export interface ModelTurnOptions {
@@ -105,6 +107,10 @@ export class ModelTurn {
       },
       onToolWait(line) {
         if (!signal.aborted) events.toolWait(line);
+      },
+      pressDigits(digits) {
+        if (signal.aborted) return Promise.resolve(false);
+        return voice.pressKeys(digits).done;
       },
       async confirmSpoken() {
         const u = voice.openUtterance;

@@ -1,7 +1,8 @@
 // The model's reply to one user turn: model reply → speakable chunks → tool calls → model again
 // with the results, up to a few rounds. Tools run only after the caller confirms the reply text
-// before them was spoken, so a reply cut off by barge-in never acts; built-in end_call /
-// transfer_call are reported to the caller (the session acts on them), never run here.
+// before them was spoken, so a reply cut off by barge-in never acts; press_digits plays its keys
+// through a hook; built-in end_call / transfer_call are reported to the caller (the session acts
+// on them), never run here.
 import type { LlmConfig } from '../../agents/schema.ts';
 import { streamChat, type LlmClientOptions } from '../../llm/client.ts';
 import { LlmError } from '../../llm/errors.ts';
@@ -45,6 +46,8 @@ export interface ReplyHooks {
   onToolFinished?(run: ToolRun): void;
   /** Tools are working: a line for the caller to hear meanwhile (at most once a turn). */
   onToolWait?(line: string): void;
+  /** Plays keypad tones of `digits` into the call; true once they have all played, false if they were cut. */
+  pressDigits?(digits: string): Promise<boolean>;
   /**
    * A reply asks for tools. Resolve true once its text (maybe '') has been spoken in full,
    * false if it was interrupted: then none of its tools runs, terminal ones included.
@@ -159,6 +162,13 @@ async function modelReply(input: ReplyInput, signal: AbortSignal, history: ChatM
   return { text, calls };
 }
 
+/** What the model is told of a press_digits call. */
+async function pressDigits(hooks: ReplyHooks, digits: string): Promise<{ done: boolean; content: string }> {
+  if (!hooks.pressDigits) return { done: false, content: 'Keypad tones cannot be played on this call.' };
+  if (await hooks.pressDigits(digits)) return { done: true, content: JSON.stringify({ pressed: digits }) };
+  return { done: false, content: `The keys ${digits} were not all pressed: the call was interrupted while the tones played.` };
+}
+
 type ReplyTimers = Pick<NonNullable<LlmClientOptions['timers']>, 'setTimeout' | 'clearTimeout'>;
 
 export async function runReply(input: ReplyInput): Promise<ReplyOutcome> {
@@ -239,23 +249,37 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
       return { kind: 'interrupted', messages: added };
     }
 
-    const apiCalls = reply.calls.filter((c) => input.tools.find(c.name)?.type === 'api');
-    const terminal = reply.calls.find((c) => input.tools.find(c.name)?.type !== 'api');
+    const typeOf = (c: ToolCallRequest) => input.tools.find(c.name)?.type;
+    const apiCalls = reply.calls.filter((c) => typeOf(c) === 'api');
+    const terminal = reply.calls.find((c) => typeOf(c) === 'end_call' || typeOf(c) === 'transfer_call');
+    const acting = reply.calls.filter((c) => typeOf(c) === 'api' || typeOf(c) === 'press_digits' || c === terminal);
     budget.run();
     // A tool that asks to be announced is, at once; otherwise tools slower than toolWaitMs get the default line.
     const announced = apiCalls.map((c) => input.tools.find(c.name)).find((t) => t?.type === 'api' && t.speak_during_execution);
     let waitTimer: unknown;
     if (announced?.type === 'api') sayWhileWorking(announced.execution_message ?? REPLY_DEFAULTS.toolWaitLine);
     else if (apiCalls.length > 0) waitTimer = timers.setTimeout(() => sayWhileWorking(REPLY_DEFAULTS.toolWaitLine), input.toolWaitMs ?? REPLY_DEFAULTS.toolWaitMs);
+    // Keys are pressed one call after another, in the model's order, while HTTP tools run.
+    let keypad: Promise<unknown> = Promise.resolve();
     const runs = await Promise.all(
-      apiCalls.map(async (call) => {
-        input.hooks.onToolStarted?.(call);
-        // The invocation goes in the transcript when it starts, so what is said meanwhile follows it.
-        const run = await input.tools.run(call, budget.signal, (invocation) => input.hooks.onToolItem?.(invocation));
-        input.hooks.onToolItem?.(run.result);
-        input.hooks.onToolFinished?.(run);
-        return run;
-      }),
+      acting
+        .filter((call) => call !== terminal)
+        .map(async (call) => {
+          // The invocation goes in the transcript when it starts, so what is said meanwhile follows it.
+          const invoked = (invocation: ToolTranscriptItem) => input.hooks.onToolItem?.(invocation);
+          let run: ToolRun;
+          if (typeOf(call) === 'press_digits') {
+            const pressed = keypad.then(() => input.tools.runInCall(call, (args) => pressDigits(input.hooks, String(args.digits)), invoked));
+            keypad = pressed;
+            run = await pressed;
+          } else {
+            input.hooks.onToolStarted?.(call);
+            run = await input.tools.run(call, budget.signal, invoked);
+          }
+          input.hooks.onToolItem?.(run.result);
+          input.hooks.onToolFinished?.(run);
+          return run;
+        }),
     );
     if (waitTimer !== undefined) timers.clearTimeout(waitTimer);
     if (aborted()) return abortedOutcome();
@@ -264,7 +288,7 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
     push({
       role: 'assistant',
       content: reply.text === '' ? null : reply.text,
-      tool_calls: (terminal ? [...apiCalls, terminal] : apiCalls).map((c) => ({
+      tool_calls: acting.map((c) => ({
         id: c.id,
         type: 'function',
         function: { name: c.name, arguments: c.arguments },

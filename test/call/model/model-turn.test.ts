@@ -28,6 +28,12 @@ class FakeVoice implements ReplyVoice {
     if (this.openUtterance === u) this.openUtterance = null;
     this.log.push(`close ${u.id}`);
   }
+  pressKeys(keys: string): Utterance {
+    const u = new Utterance(++this.seq);
+    this.log.push(`keys ${u.id} ${keys}`);
+    u.heard();
+    return u;
+  }
 }
 
 type Step = (hooks: ReplyHooks, signal: AbortSignal) => Promise<ReplyOutcome>;

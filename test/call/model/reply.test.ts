@@ -184,6 +184,50 @@ describe('turn runner', () => {
     expect(await runReply(input(llm, tools, hooks()))).toMatchObject({ kind: 'transfer_call', transferTo: '+14155550100' });
   });
 
+  it('presses keys through pressDigits in the order the model gave them, and tells the model what was pressed', async () => {
+    const calls = [
+      { id: 'k1', name: 'press_digits', arguments: '{"digits":"1"}' },
+      { id: 'k2', name: 'press_digits', arguments: '{"digits":"42#"}' },
+    ];
+    const { llm, tools } = await setup([{ calls }, 'Done.'], [{ type: 'press_digits', name: 'press_digits', description: 'Keys' }]);
+    const pressed: string[] = [];
+    const h = { ...hooks(), pressDigits: async (digits: string) => (pressed.push(digits), true) };
+    const outcome = await runReply(input(llm, tools, h));
+    expect(pressed).toEqual(['1', '42#']);
+    expect(outcome).toMatchObject({
+      kind: 'reply',
+      messages: [
+        { role: 'assistant', content: null, tool_calls: [{ id: 'k1' }, { id: 'k2' }] },
+        { role: 'tool', tool_call_id: 'k1', content: '{"pressed":"1"}' },
+        { role: 'tool', tool_call_id: 'k2', content: '{"pressed":"42#"}' },
+        { role: 'assistant', content: 'Done.' },
+      ],
+    });
+    expect(toolServer?.requests).toHaveLength(0);
+  });
+
+  it('tells the model when keys were cut off, when they are not keys, and when the call cannot play them', async () => {
+    const keypadTool: AgentTool[] = [{ type: 'press_digits', name: 'press_digits', description: 'Keys' }];
+    let { llm, tools } = await setup([{ calls: [{ id: 'k1', name: 'press_digits', arguments: '{"digits":"12"}' }] }, 'Hm.'], keypadTool);
+    const cut = { ...hooks(), pressDigits: async () => false };
+    await runReply(input(llm, tools, cut));
+    expect(cut.items.at(-1)).toMatchObject({ role: 'tool_call_result', successful: false, content: expect.stringContaining('not all pressed') });
+    await model?.close();
+    await toolServer?.close();
+    ({ llm, tools } = await setup([{ calls: [{ id: 'k2', name: 'press_digits', arguments: '{"digits":"call me"}' }] }, 'Hm.'], keypadTool));
+    const pressed: string[] = [];
+    const invalid = { ...hooks(), pressDigits: async (d: string) => (pressed.push(d), true) };
+    await runReply(input(llm, tools, invalid));
+    expect(pressed).toEqual([]);
+    expect(invalid.items.at(-1)).toMatchObject({ successful: false, content: expect.stringContaining('Invalid arguments for press_digits') });
+    await model?.close();
+    await toolServer?.close();
+    ({ llm, tools } = await setup([{ calls: [{ id: 'k3', name: 'press_digits', arguments: '{"digits":"1"}' }] }, 'Hm.'], keypadTool));
+    const none = hooks();
+    await runReply(input(llm, tools, none));
+    expect(none.items.at(-1)).toMatchObject({ successful: false, content: 'Keypad tones cannot be played on this call.' });
+  });
+
   it('ends with flow_error UNKNOWN_TOOL when the model calls a tool the agent lacks', async () => {
     const { llm, tools } = await setup([{ calls: [{ id: 'c1', name: 'launch_rocket', arguments: '{}' }] }]);
     expect(await runReply(input(llm, tools, hooks()))).toMatchObject({ kind: 'flow_error', code: 'UNKNOWN_TOOL' });
