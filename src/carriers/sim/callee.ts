@@ -1,8 +1,12 @@
 // A simulated callee going through its script the way a person on the phone would: it speaks its
 // phrases, and where the script says so it listens first — it waits until the agent has spoken
 // and its words have played (the utterance marks the line echoes), pauses as a person does, cuts
-// in on purpose, or checks what the agent said and hangs up when it was not what it expected.
+// in on purpose, or checks what the agent said and hangs up when it was not what it expected. It
+// presses keys as a phone sends them (dtmf events), and hears the agent's keys as tones in the
+// audio it plays, so it can be a phone menu that branches on them.
 import type { Logger } from 'pino';
+import { DtmfDetector } from '../../audio/dtmf.ts';
+import { muLawDecode } from '../../audio/g711.ts';
 import { utteranceMark } from '../../call/agent/utterance.ts';
 import type { SimScript, SimStep } from './script.ts';
 import type { TwilioStreamCaller } from './twilio-stream.ts';
@@ -11,6 +15,10 @@ import type { TwilioStreamCaller } from './twilio-stream.ts';
 export const HUMAN_PAUSE_MS = { min: 300, max: 800 } as const;
 /** How long an `expect` waits, once the agent is quiet, for its words to arrive. */
 const WORDS_GRACE_MS = 1_000;
+/** A key pressed on the phone lasts this long (tone and gap) before the next. */
+const KEY_PRESS_MS = 200;
+/** Ends an entry of keys before its count, and is not part of it. */
+const ENTRY_TERMINATOR = '#';
 
 /** The agent's words as the service reports them, each utterance once it has been heard. */
 export type AgentWordsSource = (onWords: (text: string) => void) => void;
@@ -31,6 +39,8 @@ export type SimCalleeResult = { ok: true } | { ok: false; step: number; reason: 
 class AgentOnTheLine {
   /** Utterances begun so far. */
   starts = 0;
+  /** Keypad tones heard in what played, not yet taken by a wait_for_digits step. */
+  keys = '';
   private readonly playing = new Set<number>();
   private waiters: (() => void)[] = [];
 
@@ -52,6 +62,13 @@ class AgentOnTheLine {
       }),
     );
     caller.on('close', () => this.changed());
+    const tones = new DtmfDetector(8000);
+    caller.on('played', (frame) => {
+      const heard = tones.push(muLawDecode(frame.payload));
+      if (heard.length === 0) return;
+      this.keys += heard.join('');
+      this.changed();
+    });
   }
 
   get speaking(): boolean {
@@ -85,6 +102,8 @@ export class SimCallee {
   /** Agent utterances begun, and words heard, when the caller last finished speaking. */
   private startsAtLastSay = 0;
   private wordsAtLastSay = 0;
+  /** The keys the last wait_for_digits step heard. */
+  private lastEntry: string | null = null;
 
   constructor(private readonly o: SimCalleeOptions) {
     this.agent = new AgentOnTheLine(o.caller);
@@ -96,23 +115,46 @@ export class SimCallee {
 
   /** Runs the script until its end, a hangup step, a failed step or the line closing. */
   async run(): Promise<SimCalleeResult> {
-    const { caller, script } = this.o;
-    for (const [index, step] of script.steps.entries()) {
-      if (caller.closed) break;
-      if (step.kind === 'hangup') break;
+    const outcome = await this.runSteps(this.o.script.steps, '');
+    if (outcome === 'hangup' || outcome === 'done') return { ok: true };
+    this.o.log.warn({ script: this.o.script.name, step: outcome.step, reason: outcome.reason }, 'simulated caller: script failed, hanging up');
+    return { ok: false, step: outcome.step, reason: outcome.reason };
+  }
+
+  /** `path`: where these steps are in the script ("3.1." inside step 3's branch "1"), for failures. */
+  private async runSteps(steps: readonly SimStep[], path: string): Promise<'done' | 'hangup' | { step: number; reason: string }> {
+    const { caller } = this.o;
+    for (const [index, step] of steps.entries()) {
+      if (caller.closed) return 'done';
+      if (step.kind === 'hangup') return 'hangup';
       const failure = await this.perform(step);
       if (failure !== null && !caller.closed) {
-        this.o.log.warn({ script: script.name, step: index, reason: failure }, 'simulated caller: script failed, hanging up');
-        return { ok: false, step: index, reason: failure };
+        const topStep = path === '' ? index : Number(path.split('.')[0]);
+        return { step: topStep, reason: path === '' ? failure : `step ${path}${index}: ${failure}` };
+      }
+      if (step.kind === 'wait_for_digits' && step.branches && this.lastEntry !== null) {
+        const branch = step.branches.get(this.lastEntry) ?? [];
+        const outcome = await this.runSteps(branch, `${path}${index}.${this.lastEntry}.`);
+        if (outcome !== 'done') return outcome;
       }
     }
-    return { ok: true };
+    return 'done';
   }
 
   /** null when the step went as the script says; else why not. */
   private async perform(step: Exclude<SimStep, { kind: 'hangup' }>): Promise<string | null> {
     const { caller } = this.o;
     switch (step.kind) {
+      case 'digits':
+        for (const key of step.keys) {
+          caller.sendDtmf(key);
+          await caller.pause(KEY_PRESS_MS);
+        }
+        this.startsAtLastSay = this.agent.starts;
+        this.wordsAtLastSay = this.words.length;
+        return null;
+      case 'wait_for_digits':
+        return this.waitForDigits(step.count, step.timeoutMs, step.branches);
       case 'say':
         await caller.speak(step.mulaw);
         this.startsAtLastSay = this.agent.starts;
@@ -132,6 +174,33 @@ export class SimCallee {
       case 'expect':
         return this.expectWords(step.pattern);
     }
+  }
+
+  /** The agent's next entry of keys: `count` of them, or fewer ended by the terminator. */
+  private async waitForDigits(count: number, timeoutMs: number, branches: Map<string, readonly SimStep[]> | null): Promise<string | null> {
+    const deadline = performance.now() + timeoutMs;
+    this.lastEntry = null;
+    for (;;) {
+      const end = this.agent.keys.indexOf(ENTRY_TERMINATOR);
+      if (end !== -1 && end < count) {
+        this.lastEntry = this.agent.keys.slice(0, end);
+        this.agent.keys = this.agent.keys.slice(end + 1);
+        break;
+      }
+      if (this.agent.keys.length >= count) {
+        this.lastEntry = this.agent.keys.slice(0, count);
+        this.agent.keys = this.agent.keys.slice(count);
+        break;
+      }
+      if (this.o.caller.closed) return null;
+      if (!(await this.agent.nextChange(deadline - performance.now()))) {
+        return `expected ${count} key${count === 1 ? '' : 's'} within ${timeoutMs} ms, heard ${JSON.stringify(this.agent.keys)}`;
+      }
+    }
+    if (branches && !branches.has(this.lastEntry)) {
+      return `the agent pressed ${JSON.stringify(this.lastEntry)}; this menu takes ${[...branches.keys()].map((k) => JSON.stringify(k)).join(', ')}`;
+    }
+    return null;
   }
 
   /** The agent has spoken since the caller last did (or is speaking); false at the deadline. */

@@ -1,12 +1,24 @@
-// What a simulated callee does once it answers: a JSON script of recorded phrases, pauses and
-// listening, kept in SIM_SCRIPTS_DIR (<name>.json). Audio paths are relative to the script file.
+// What a simulated callee does once it answers: a JSON script of recorded phrases, pauses, keys
+// and listening, kept in SIM_SCRIPTS_DIR (<name>.json). Audio paths are relative to the script file.
+// A phone menu is a `wait_for_digits` step whose branches hold the steps for each key pressed.
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { muLawEncode, readWavFile } from '../../audio/index.ts';
 import { ConfigError } from '../../config.ts';
 
-const StepSchema = z.union([
+const KEYS = /^[0-9*#A-D]+$/;
+
+const WaitForDigitsSchema = z.strictObject({
+  wait_for_digits: z.int().min(1).max(32).describe('listen for this many keypad tones from the agent'),
+  timeout_ms: z.int().min(100).max(600_000).default(15_000).describe('the script fails when they have not all come by then'),
+  /** The steps for each entry (the keys, in order); an entry no branch names fails the script. Without branches any entry goes on. */
+  get branches() {
+    return z.record(z.string().regex(KEYS, 'keypad keys: 0-9, *, #, A-D'), z.array(StepSchema).max(200)).optional();
+  },
+});
+
+const StepSchema: z.ZodType<StepInput> = z.union([
   z.strictObject({ say: z.string().min(1).describe('WAV file, relative to the script') }),
   z.strictObject({ wait_ms: z.int().min(0).max(600_000).describe('silence on the line') }),
   z.strictObject({
@@ -29,8 +41,20 @@ const StepSchema = z.union([
       }, 'not a valid regular expression')
       .describe("a case-insensitive regular expression the agent's words since the caller last spoke must match, else the script fails"),
   }),
+  z.strictObject({ digits: z.string().regex(KEYS, 'keypad keys: 0-9, *, #, A-D').max(64).describe('keys pressed on the phone, one every 200 ms') }),
+  WaitForDigitsSchema,
   z.strictObject({ hangup: z.literal(true) }),
 ]);
+
+type StepInput =
+  | { say: string }
+  | { wait_ms: number }
+  | { wait_for_agent: true; timeout_ms: number }
+  | { barge_in_after_ms: number }
+  | { expect: string }
+  | { digits: string }
+  | { wait_for_digits: number; timeout_ms: number; branches?: Record<string, StepInput[]> | undefined }
+  | { hangup: true };
 
 export const SimScriptSchema = z.strictObject({
   steps: z.array(StepSchema).max(200),
@@ -44,6 +68,8 @@ export type SimStep =
   | { kind: 'wait_for_agent'; timeoutMs: number }
   | { kind: 'barge_in'; afterMs: number }
   | { kind: 'expect'; pattern: RegExp }
+  | { kind: 'digits'; keys: string }
+  | { kind: 'wait_for_digits'; count: number; timeoutMs: number; branches: Map<string, SimStep[]> | null }
   | { kind: 'hangup' };
 
 export interface SimScript {
@@ -67,10 +93,15 @@ export async function loadSimScript(dir: string, name: string): Promise<SimScrip
   if (!parsed.success) {
     throw new ConfigError(`simulated phone script ${file}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   }
+  const steps = await loadSteps(parsed.data.steps, name, dirname(file));
+  return { name, steps, maxMs: parsed.data.max_ms };
+}
+
+async function loadSteps(input: readonly StepInput[], name: string, dir: string): Promise<SimStep[]> {
   const steps: SimStep[] = [];
-  for (const step of parsed.data.steps) {
+  for (const step of input) {
     if ('say' in step) {
-      const audio = join(dirname(file), step.say);
+      const audio = join(dir, step.say);
       try {
         const pcm = await readWavFile(audio, 8000);
         steps.push({ kind: 'say', file: audio, mulaw: muLawEncode(pcm.samples) });
@@ -81,7 +112,15 @@ export async function loadSimScript(dir: string, name: string): Promise<SimScrip
     else if ('wait_for_agent' in step) steps.push({ kind: 'wait_for_agent', timeoutMs: step.timeout_ms });
     else if ('barge_in_after_ms' in step) steps.push({ kind: 'barge_in', afterMs: step.barge_in_after_ms });
     else if ('expect' in step) steps.push({ kind: 'expect', pattern: new RegExp(step.expect, 'i') });
-    else steps.push({ kind: 'hangup' });
+    else if ('digits' in step) steps.push({ kind: 'digits', keys: step.digits });
+    else if ('wait_for_digits' in step) {
+      let branches: Map<string, SimStep[]> | null = null;
+      if (step.branches) {
+        branches = new Map();
+        for (const [keys, branch] of Object.entries(step.branches)) branches.set(keys, await loadSteps(branch, name, dir));
+      }
+      steps.push({ kind: 'wait_for_digits', count: step.wait_for_digits, timeoutMs: step.timeout_ms, branches });
+    } else steps.push({ kind: 'hangup' });
   }
-  return { name, steps, maxMs: parsed.data.max_ms };
+  return steps;
 }

@@ -12,12 +12,16 @@ import { HUMAN_PAUSE_MS, SimCallee, type AgentWordsSource } from '../../../src/c
 import { loadSimScript, type SimStep } from '../../../src/carriers/sim/script.ts';
 import { TwilioStreamCaller } from '../../../src/carriers/sim/twilio-stream.ts';
 import { utteranceMark } from '../../../src/call/agent/utterance.ts';
+import { dtmfTones } from '../../../src/audio/dtmf.ts';
+import { muLawEncode } from '../../../src/audio/g711.ts';
 
 /** 160 bytes of loud μ-law per 20 ms frame; 0xff is silence. */
 const LOUD = (ms: number) => new Uint8Array((ms / 20) * 160).fill(0x00);
 
 interface FakeAgent {
   socket: WebSocket;
+  /** Keys the callee pressed (dtmf events), in order. */
+  keys: string[];
   streamSid: string;
   /** performance.now() of the first loud caller frame. */
   callerSpokeAt: Promise<number>;
@@ -36,9 +40,10 @@ beforeAll(async () => {
   url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/media/twilio`;
   wss.on('connection', (socket) => {
     let spoke: (at: number) => void = () => undefined;
-    const agent: FakeAgent = { socket, streamSid: '', callerSpokeAt: new Promise((resolve) => (spoke = resolve)), echoed: new Map() };
+    const agent: FakeAgent = { socket, keys: [], streamSid: '', callerSpokeAt: new Promise((resolve) => (spoke = resolve)), echoed: new Map() };
     socket.on('message', (data) => {
-      const m = JSON.parse(data.toString()) as { event: string; streamSid?: string; media?: { payload: string }; mark?: { name: string } };
+      const m = JSON.parse(data.toString()) as { event: string; streamSid?: string; media?: { payload: string }; mark?: { name: string }; dtmf?: { digit: string } };
+      if (m.event === 'dtmf') agent.keys.push(m.dtmf!.digit);
       if (m.event === 'start') {
         agent.streamSid = m.streamSid!;
         const next = waiting.shift();
@@ -59,6 +64,14 @@ function utter(agent: FakeAgent, id: number, ms: number): void {
   const send = (message: Record<string, unknown>) => agent.socket.send(JSON.stringify({ ...message, streamSid: agent.streamSid }));
   send({ event: 'mark', mark: { name: utteranceMark.start(id) } });
   send({ event: 'media', media: { payload: Buffer.from(new Uint8Array((ms / 20) * 160).fill(0x10)).toString('base64') } });
+  send({ event: 'mark', mark: { name: utteranceMark.end(id) } });
+}
+
+/** The agent presses `keys`: their tones, as an utterance of the line. */
+function press(agent: FakeAgent, id: number, keys: string): void {
+  const send = (message: Record<string, unknown>) => agent.socket.send(JSON.stringify({ ...message, streamSid: agent.streamSid }));
+  send({ event: 'mark', mark: { name: utteranceMark.start(id) } });
+  send({ event: 'media', media: { payload: Buffer.from(muLawEncode(dtmfTones(keys, 8000))).toString('base64') } });
   send({ event: 'mark', mark: { name: utteranceMark.end(id) } });
 }
 
@@ -132,10 +145,50 @@ describe('a simulated callee', () => {
     expect(bad.lines.some((l) => l.includes('day and time'))).toBe(true);
     await bad.caller.hangUp();
   });
+
+  it('digits: presses each key as a dtmf event, 200 ms apart', async () => {
+    const { caller, agent, run } = await callee([{ kind: 'digits', keys: '12#' }]);
+    const started = performance.now();
+    expect(await run).toEqual({ ok: true });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(3 * 200 - 40);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(agent.keys).toEqual(['1', '2', '#']);
+    await caller.hangUp();
+  });
+
+  it('wait_for_digits: hears the keys the agent plays as tones and follows the branch for them', async () => {
+    const menu: SimStep = {
+      kind: 'wait_for_digits',
+      count: 1,
+      timeoutMs: 5_000,
+      branches: new Map([
+        ['1', [{ kind: 'digits', keys: '9' }]],
+        ['2', [{ kind: 'digits', keys: '8' }]],
+      ]),
+    };
+    const { caller, agent, run } = await callee([menu, { kind: 'digits', keys: '0' }]);
+    press(agent, 1, '2');
+    expect(await run).toEqual({ ok: true });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(agent.keys).toEqual(['8', '0']);
+    await caller.hangUp();
+  });
+
+  it('wait_for_digits: fails naming the keys when the agent presses one the menu does not take, or none in time', async () => {
+    const menu: SimStep = { kind: 'wait_for_digits', count: 1, timeoutMs: 3_000, branches: new Map([['1', []]]) };
+    const wrong = await callee([menu]);
+    press(wrong.agent, 1, '5');
+    expect(await wrong.run).toEqual({ ok: false, step: 0, reason: 'the agent pressed "5"; this menu takes "1"' });
+    await wrong.caller.hangUp();
+    const late = await callee([{ kind: 'wait_for_digits', count: 2, timeoutMs: 600, branches: null }]);
+    press(late.agent, 1, '4');
+    expect(await late.run).toEqual({ ok: false, step: 0, reason: 'expected 2 keys within 600 ms, heard "4"' });
+    await late.caller.hangUp();
+  });
 });
 
 describe('sim scripts', () => {
-  it('load the listening steps, and refuse an expect that is not a regular expression', async () => {
+  it('load the listening, keypad and menu steps (branches nested), and refuse an expect that is not a regular expression or keys a phone lacks', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sim-script-'));
     writeFileSync(join(dir, 'ok.json'), JSON.stringify({ steps: [{ wait_for_agent: true }, { barge_in_after_ms: 250 }, { expect: 'name|time' }] }));
     const script = await loadSimScript(dir, 'ok');
@@ -144,6 +197,23 @@ describe('sim scripts', () => {
       { kind: 'barge_in', afterMs: 250 },
       { kind: 'expect', pattern: /name|time/i },
     ]);
+    writeFileSync(
+      join(dir, 'menu.json'),
+      JSON.stringify({ steps: [{ wait_for_digits: 1, branches: { '1': [{ digits: '42#' }, { wait_for_digits: 2, timeout_ms: 500 }], '2': [{ hangup: true }] } }] }),
+    );
+    expect((await loadSimScript(dir, 'menu')).steps).toEqual([
+      {
+        kind: 'wait_for_digits',
+        count: 1,
+        timeoutMs: 15_000,
+        branches: new Map([
+          ['1', [{ kind: 'digits', keys: '42#' }, { kind: 'wait_for_digits', count: 2, timeoutMs: 500, branches: null }]],
+          ['2', [{ kind: 'hangup' }]],
+        ]),
+      },
+    ]);
+    writeFileSync(join(dir, 'keys.json'), JSON.stringify({ steps: [{ digits: '12x' }] }));
+    await expect(loadSimScript(dir, 'keys')).rejects.toThrow(/steps.0.digits: keypad keys/);
     writeFileSync(join(dir, 'bad.json'), JSON.stringify({ steps: [{ expect: '(unclosed' }] }));
     await expect(loadSimScript(dir, 'bad')).rejects.toThrow(/steps.0.expect: not a valid regular expression/);
   });
