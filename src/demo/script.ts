@@ -1,14 +1,17 @@
 // DEMO MODEL, not a language model: a deterministic front-desk script that decides each reply
 // from the conversation in `messages` alone. It gathers the caller's name and the day and time
 // they want from whatever they said, in any order and any turn, asks for what is missing,
-// confirms, books through the demo tool, says goodbye with end_call, and answers post-call
-// analysis requests. Simple word patterns, not understanding: it is a demo.
+// confirms (by voice, or 1 / 2 on the keypad), books through the demo tool, says goodbye with
+// end_call, and answers post-call analysis requests. Calling a phone menu, it presses the key for
+// appointments. Simple word patterns, not understanding: it is a demo.
 import { z } from 'zod';
 import { ANALYSIS_FIELDS_PREFIX, ANALYSIS_REQUEST_TAG } from '../analysis/analyze.ts';
+import { KEYPAD_TURN_PREFIX } from '../call/caller/keypad.ts';
 import { REMINDER_NOTE_PREFIX } from '../call/session.ts';
 
 export const DEMO_TOOL_NAME = 'book_appointment';
 export const DEMO_END_CALL = 'end_call';
+export const DEMO_PRESS_DIGITS = 'press_digits';
 
 const ContentSchema = z.union([z.string(), z.null(), z.array(z.object({ type: z.string(), text: z.string().optional() }).loose())]);
 
@@ -165,6 +168,36 @@ export function timeIn(heard: string): string | null {
     .join(' ');
 }
 
+const DIGIT_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+/** What a menu option is for, when it is what the demo calls about. */
+const OUR_OPTION = /\b(appointments?|booking|book|schedul\w*|front desk|reception)\b/;
+
+/**
+ * The key to press for the demo's business in a phone menu ("for billing, press one; for
+ * appointments, press two"): the option that names appointments; null without one (a menu read
+ * out in parts may name it in the next).
+ */
+export function menuKey(heard: string): string | null {
+  const words = wordsOf(heard);
+  const presses: { at: number; key: string }[] = [];
+  words.forEach((w, i) => {
+    if (i === 0 || words[i - 1] !== 'press') return;
+    const digit = DIGIT_WORDS.indexOf(w);
+    const key = /^[0-9]$/.test(w) ? w : w === 'star' ? '*' : w === 'pound' || w === 'hash' ? '#' : digit >= 0 ? String(digit) : null;
+    if (key !== null) presses.push({ at: i - 1, key });
+  });
+  if (presses.length === 0) return null;
+  // "For appointments, press one" names each option before its key; "press one for appointments", after.
+  const first = words.slice(0, presses[0]!.at);
+  const labelsBefore = first.includes('for') || first.includes('to');
+  const options = presses.map((p, n) => {
+    const from = labelsBefore ? (n === 0 ? 0 : presses[n - 1]!.at + 2) : p.at + 2;
+    const to = labelsBefore ? p.at : (presses[n + 1]?.at ?? words.length);
+    return { key: p.key, label: words.slice(from, to).join(' ') };
+  });
+  return options.find((o) => OUR_OPTION.test(o.label))?.key ?? null;
+}
+
 const YES = /\b(yes|yeah|yep|yup|sure|correct|right|please|ok|okay|perfect|great|go ahead|sounds good|do it)\b/;
 const NO = /\b(no|nope|not|don't|dont|wrong|wait|change|actually)\b/;
 const BYE = /\b(good ?-?bye|bye)\b/;
@@ -196,7 +229,8 @@ function bookingSoFar(messages: DemoMessage[]): Booking {
   let asked = '';
   messages.forEach((m, i) => {
     if (m.role === 'assistant') asked = text(m);
-    if (m.role !== 'user') return;
+    // Keys are a yes or a no, never a name or a time.
+    if (m.role !== 'user' || text(m).startsWith(KEYPAD_TURN_PREFIX)) return;
     const heard = text(m);
     const name = nameIn(heard) ?? (asked.includes(ASK_NAME) ? bareName(heard) : null);
     const time = timeIn(heard);
@@ -253,6 +287,8 @@ export function demoReply(req: DemoChatRequest): DemoReply {
 
 function afterTool(messages: DemoMessage[], last: DemoMessage): DemoReply {
   const answered = messages.flatMap((m) => m.tool_calls ?? []).find((c) => c.id === last.tool_call_id);
+  // Keys pressed for a menu: its next prompt is to be listened to, nothing to say.
+  if (answered?.function.name === DEMO_PRESS_DIGITS) return { text: '', calls: [] };
   if (answered?.function.name !== DEMO_TOOL_NAME) return { text: 'Goodbye!', calls: [] };
   let booking: z.infer<typeof BookingResultSchema> | null = null;
   try {
@@ -291,7 +327,11 @@ function scriptedReply(req: DemoChatRequest): DemoReply {
 
   const asked = text(messages.findLast((m) => m.role === 'assistant'));
   const heard = text(messages.findLast((m) => m.role === 'user'));
-  const words = wordsOf(heard).join(' ');
+  const keyed = heard.startsWith(KEYPAD_TURN_PREFIX) ? heard.slice(KEYPAD_TURN_PREFIX.length) : null;
+  // On the keypad, 1 is yes and 2 is no.
+  const words = keyed === null ? wordsOf(heard).join(' ') : keyed === '1' ? 'yes' : keyed === '2' ? 'no' : '';
+  const key = keyed === null && mayCall(DEMO_PRESS_DIGITS) ? menuKey(heard) : null;
+  if (key !== null) return { text: '', calls: [{ id: id(0), name: DEMO_PRESS_DIGITS, arguments: JSON.stringify({ digits: key }) }] };
   if (asked.includes(ASK_ANYTHING_ELSE)) return goodbye();
 
   const booking = bookingSoFar(messages);
@@ -305,7 +345,7 @@ function scriptedReply(req: DemoChatRequest): DemoReply {
       if (!mayCall(DEMO_TOOL_NAME)) return { text: `I would book ${booking.time} for you, ${booking.name}, but booking is not available right now.`, calls: [] };
       return { text: 'Let me book that for you.', calls: [{ id: id(0), name: DEMO_TOOL_NAME, arguments: JSON.stringify({ name: booking.name, time: booking.time }) }] };
     }
-    if (confirmed) return { text: `Sorry, I did not catch that. I have you down for ${booking.time}, ${booking.name}. ${SHALL_I_BOOK} Please say yes or no.`, calls: [] };
+    if (confirmed) return { text: `Sorry, I did not catch that. I have you down for ${booking.time}, ${booking.name}. ${SHALL_I_BOOK} Please say yes or no, or press 1 for yes and 2 for no.`, calls: [] };
   }
   if (!booking.name && !booking.time) {
     const request = /\b(book|appointment|visit|schedule)\b/.test(words);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentConfigSchema, type AgentConfig } from '../../src/agents/schema.ts';
 import { analyzeCall } from '../../src/analysis/analyze.ts';
 import { demoRoutes } from '../../src/demo/routes.ts';
-import { bareName, confirmationCode, nameIn, timeIn } from '../../src/demo/script.ts';
+import { bareName, confirmationCode, menuKey, nameIn, timeIn } from '../../src/demo/script.ts';
 import { completeChat, streamChat } from '../../src/llm/client.ts';
 import { runReply, type ReplyOutcome } from '../../src/call/model/reply.ts';
 import type { ChatMessage, LlmRequestMetadata } from '../../src/llm/types.ts';
@@ -117,13 +117,42 @@ describe('demo model server', () => {
   it('books only what the caller confirmed: a no starts over, a changed time is read back again, an unclear answer is asked again', async () => {
     const { turn } = conversation();
     await turn('This is Ann and I need Tuesday at 4pm');
-    expect((await turn('hmm')).said).toBe('Sorry, I did not catch that. I have you down for Tuesday at 4pm, Ann. Shall I book it? Please say yes or no.');
+    expect((await turn('hmm')).said).toBe('Sorry, I did not catch that. I have you down for Tuesday at 4pm, Ann. Shall I book it? Please say yes or no, or press 1 for yes and 2 for no.');
     expect((await turn('Actually, make it Wednesday at 4pm.')).said).toBe('I have you down for Wednesday at 4pm, Ann. Shall I book it?');
     expect((await turn('No, that is wrong.')).said).toBe("Sorry about that, let's start over. May I have your name, please?");
     expect((await turn('Bob')).said).toBe('Thank you, Bob. What day and time would you like to come in?');
     expect((await turn('friday noon')).said).toBe('I have you down for Friday noon, Bob. Shall I book it?');
     const booked = await turn('Yes, go ahead.');
     expect(booked.outcome.messages[0]).toMatchObject({ tool_calls: [{ function: { name: 'book_appointment', arguments: '{"name":"Bob","time":"Friday noon"}' } }] });
+  });
+
+  it('takes 1 on the keypad as yes and 2 as no at the read-back, and never a key as a name', async () => {
+    const yes = conversation();
+    expect((await yes.turn('Keypad: 1234')).said).toBe('Welcome to the demo front desk. May I have your name, please?');
+    await yes.turn('my name is ann');
+    await yes.turn('friday at noon');
+    expect((await yes.turn('Keypad: 1')).said).toMatch(/^Let me book that for you\. You're all set, Ann\./);
+    const no = conversation();
+    await no.turn('my name is ann');
+    await no.turn('friday at noon');
+    expect((await no.turn('Keypad: 2')).said).toBe("Sorry about that, let's start over. May I have your name, please?");
+  });
+
+  it('calling a phone menu, presses the key for appointments and then listens, saying nothing', async () => {
+    const { history, turn } = conversation();
+    const menu = await turn('Thank you for calling. For billing, press one. For appointments, press two.');
+    expect(menu.said).toBe('');
+    expect(menu.outcome).toMatchObject({ kind: 'reply', messages: [{ role: 'assistant', tool_calls: [{ function: { name: 'press_digits', arguments: '{"digits":"2"}' } }] }, { role: 'tool' }] });
+    // No key could be played outside a call: the model is told, and still says nothing over the menu.
+    expect(history.at(-1)).toMatchObject({ role: 'tool', content: 'Keypad tones cannot be played on this call.' });
+  });
+
+  it('finds the menu key for appointments wherever the label sits, and none in a menu without it', () => {
+    expect(menuKey('For appointments press one, for billing press two.')).toBe('1');
+    expect(menuKey('Press 1 for billing. Press 3 to book an appointment.')).toBe('3');
+    expect(menuKey('To reach the front desk, press star.')).toBe('*');
+    expect(menuKey('For billing press one, for sales press two.')).toBeNull();
+    expect(menuKey('Please hold.')).toBeNull();
   });
 
   it('ends the call when the caller says goodbye', async () => {

@@ -192,6 +192,7 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
   const aborted = (): boolean => input.signal?.aborted === true;
   let emptyReplies = 0;
   let invalidRounds = 0;
+  let toolsRan = false;
   let waitLineSaid = false;
   const sayWhileWorking = (line: string): void => {
     if (waitLineSaid || aborted()) return;
@@ -222,6 +223,8 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
     budget.pause();
 
     if (reply.calls.length === 0) {
+      // Nothing to add once its tools have acted (keys pressed, a menu to listen to): the turn is done.
+      if (reply.text.trim() === '' && toolsRan) return { kind: 'reply', messages: added };
       if (reply.text.trim() === '') {
         emptyReplies++;
         if (emptyReplies >= REPLY_DEFAULTS.maxEmptyReplies) {
@@ -282,6 +285,7 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
         }),
     );
     if (waitTimer !== undefined) timers.clearTimeout(waitTimer);
+    toolsRan = true;
     if (aborted()) return abortedOutcome();
     if (budget.spent) return deadlineOutcome();
 

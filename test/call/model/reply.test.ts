@@ -184,12 +184,12 @@ describe('turn runner', () => {
     expect(await runReply(input(llm, tools, hooks()))).toMatchObject({ kind: 'transfer_call', transferTo: '+14155550100' });
   });
 
-  it('presses keys through pressDigits in the order the model gave them, and tells the model what was pressed', async () => {
+  it('presses keys through pressDigits in the order the model gave them, tells the model what was pressed, and ends the turn when it has nothing to add', async () => {
     const calls = [
       { id: 'k1', name: 'press_digits', arguments: '{"digits":"1"}' },
       { id: 'k2', name: 'press_digits', arguments: '{"digits":"42#"}' },
     ];
-    const { llm, tools } = await setup([{ calls }, 'Done.'], [{ type: 'press_digits', name: 'press_digits', description: 'Keys' }]);
+    const { llm, tools } = await setup([{ calls }, ''], [{ type: 'press_digits', name: 'press_digits', description: 'Keys' }]);
     const pressed: string[] = [];
     const h = { ...hooks(), pressDigits: async (digits: string) => (pressed.push(digits), true) };
     const outcome = await runReply(input(llm, tools, h));
@@ -200,9 +200,10 @@ describe('turn runner', () => {
         { role: 'assistant', content: null, tool_calls: [{ id: 'k1' }, { id: 'k2' }] },
         { role: 'tool', tool_call_id: 'k1', content: '{"pressed":"1"}' },
         { role: 'tool', tool_call_id: 'k2', content: '{"pressed":"42#"}' },
-        { role: 'assistant', content: 'Done.' },
       ],
     });
+    // Nothing to say after the keys (the menu speaks next): the turn ends there, no empty-reply loop.
+    expect(model?.requests).toHaveLength(2);
     expect(toolServer?.requests).toHaveLength(0);
   });
 

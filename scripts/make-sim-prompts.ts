@@ -1,0 +1,31 @@
+// Regenerates media/sim-scripts/prompts/: what simulated phones say that no caller fixture does (a
+// phone menu and its answers), spoken by the flite voices as 8 kHz μ-law WAV made with our own
+// resampler and G.711 codec. Deterministic: flite gives the same audio each run.
+// Run: node --import tsx scripts/make-sim-prompts.ts
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { concatPcm } from '../src/audio/pcm.ts';
+import { resample } from '../src/audio/resampler.ts';
+import { encodeWav } from '../src/audio/wav.ts';
+import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
+
+const PROMPTS = [
+  { file: 'menu-billing-appointments-kal', voice: 'kal', text: 'For billing press one, for appointments press two.' },
+  { file: 'reached-appointments-awb', voice: 'awb', text: 'You have reached appointments. Goodbye.' },
+  { file: 'reached-billing-awb', voice: 'awb', text: 'You have reached billing. Goodbye.' },
+] as const;
+
+const outDir = join(import.meta.dirname, '..', 'media', 'sim-scripts', 'prompts');
+mkdirSync(outDir, { recursive: true });
+const engine = new FliteTtsEngine();
+try {
+  for (const prompt of PROMPTS) {
+    const chunks: Int16Array[] = [];
+    for await (const chunk of engine.synthesize(prompt.text, { sampleRate: 16000, voiceId: prompt.voice })) chunks.push(chunk.samples);
+    const wide = concatPcm(chunks);
+    writeFileSync(join(outDir, `${prompt.file}.8k-ulaw.wav`), encodeWav({ samples: resample(wide, 16000, 8000), sampleRate: 8000 }, 'mulaw'));
+    process.stdout.write(`${prompt.file}.8k-ulaw.wav (${(wide.length / 16000).toFixed(2)} s): ${prompt.text}\n`);
+  }
+} finally {
+  await engine.close();
+}
