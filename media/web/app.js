@@ -508,6 +508,17 @@ ui.callForm.addEventListener('submit', (event) => {
 
 ui.mute.addEventListener('click', () => current?.setMuted(!current.muted));
 ui.hangup.addEventListener('click', () => current?.hangup());
+// Keys go to the agent as keypad digits (DTMF), from the buttons or the keyboard outside a field.
+const KEYPAD_KEYS = '0123456789*#';
+document.getElementById('keypad').addEventListener('click', (event) => {
+  const key = event.target instanceof HTMLElement ? event.target.dataset.key : undefined;
+  if (key) current?.send({ type: 'dtmf', digit: key });
+});
+document.addEventListener('keydown', (event) => {
+  if (!current || event.repeat || event.ctrlKey || event.metaKey || event.altKey || !KEYPAD_KEYS.includes(event.key) || event.key === '') return;
+  if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
+  current.send({ type: 'dtmf', digit: event.key });
+});
 // Closing the tab ends the call for the service too, instead of waiting for a timeout.
 window.addEventListener('pagehide', () => current?.send({ type: 'hangup' }));
 

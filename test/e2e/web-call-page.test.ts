@@ -122,7 +122,7 @@ async function placeCall(page: Page): Promise<FakeCallSocket> {
 }
 
 describe('web-call page against a fake call socket', () => {
-  it('speaks the protocol: start token, 20 ms frames up, marks after playback, clear, transcript, latency, mute and hangup', async () => {
+  it('speaks the protocol: start token, 20 ms frames up, marks after playback, clear, transcript, latency, mute, keypad and hangup', async () => {
     const { page, webCalls } = await openPage();
     const s = await placeCall(page);
 
@@ -205,6 +205,13 @@ describe('web-call page against a fake call socket', () => {
     expect(muted.every((f) => f.binary!.every((b) => b === 0))).toBe(true);
     await page.click('#mute');
     expect(await page.getAttribute('#mute', 'aria-pressed')).toBe('false');
+
+    // The keypad sends keypad digits, from its buttons and from the keyboard.
+    await page.click('#keypad button[data-key="4"]');
+    await page.click('#keypad button[data-key="#"]');
+    await page.keyboard.press('7');
+    await s.waitFor('keypad digits', (m) => m.type === 'dtmf' && m.digit === '7');
+    expect(s.json().filter((r) => r.msg.type === 'dtmf').map((r) => r.msg.digit)).toEqual(['4', '#', '7']);
 
     // Hang up: the page asks, the service answers call_ended, the page says why.
     await page.click('#hangup');

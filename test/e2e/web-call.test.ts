@@ -33,7 +33,7 @@ async function webCall() {
 }
 
 describe('browser calls', () => {
-  it('runs a call from a single-use token: greeting, the caller’s words, the reply, live events, and user_hangup', async () => {
+  it('runs a call from a single-use token: greeting, the caller’s words, the reply, live events, keypad digits, and user_hangup', async () => {
     const { call_id, access_token, websocket_url } = await webCall();
     expect(websocket_url).toBe(`${t.service.publicUrl.replace('http', 'ws')}/media/web`);
     const client = new WebCallClient(websocket_url);
@@ -49,11 +49,15 @@ describe('browser calls', () => {
     await client.waitFor((e) => e.type === 'latency');
     const before = client.events.length;
     await client.waitFor((e) => e.type === 'agent_stopped' && client.events.indexOf(e) > before);
+    // Keys from the page's keypad are the caller's next turn.
+    for (const digit of '42#') client.send({ type: 'dtmf', digit });
+    await client.waitFor((e) => e.type === 'transcript' && e.role === 'user' && e.text === '42');
     client.send({ type: 'hangup' });
     expect(await client.closed).toBe(1000);
     const r = await record(call_id);
     expect(r).toMatchObject({ call_type: 'web', call_status: 'ended', disconnection_reason: 'user_hangup', metadata: { page: 'test' } });
-    expect(r.transcript!.map((m) => m.role)).toEqual(['agent', 'user', 'agent']);
+    expect(r.transcript!.map((m) => m.role)).toEqual(['agent', 'user', 'agent', 'user']);
+    expect(r.transcript![3]).toMatchObject({ content: '42', input: 'keypad' });
     // The page hears the reason before the socket closes, even when it hung up itself.
     expect(client.events.some((e) => e.type === 'call_ended' && e.disconnection_reason === 'user_hangup')).toBe(true);
     expect(client.audioFrames).toBeGreaterThan(100);
