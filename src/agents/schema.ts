@@ -21,6 +21,7 @@ export const AGENT_DEFAULTS = {
   endpointingMinMs: 300,
   endpointingMaxMs: 2_000,
   interruptionSensitivity: 0.5,
+  voicemailDetectTimeoutMs: 30_000,
   dtmfTerminator: '#',
   dtmfTimeoutMs: 2_500,
   toolTimeoutSeconds: 10,
@@ -194,12 +195,44 @@ export const AgentConfigSchema = z.strictObject({
   webhook_url: z.url({ protocol: /^https?$/ }).nullable().default(null),
   analysis: AnalysisConfigSchema.default({ custom_fields: [] }),
   voicemail_message: z.string().max(10_000).default(''),
+  /** Older form of `voicemail`: true is `voicemail: {detect: true}` with voicemail_message as its message (none: hang up). */
   voicemail_detection: z.boolean().default(false),
+  /**
+   * Outbound calls: tell an answering machine from a person by the audio (a long greeting, its
+   * words, its beep; a carrier's detection too), then hang up or leave `message` after the beep.
+   */
+  voicemail: z
+    .strictObject({
+      detect: z.boolean().default(true),
+      action: z.enum(['hangup', 'leave_message']).default('leave_message'),
+      message: z.string().trim().min(1).max(2_000).optional().describe('dynamic variables are filled in; voicemail_message when absent'),
+      detect_timeout_ms: z.int().min(2_000).max(120_000).default(AGENT_DEFAULTS.voicemailDetectTimeoutMs),
+    })
+    .optional(),
   /** Calls of this agent keep no transcript, tool payloads or recording. */
   opt_out_sensitive_data_storage: z.boolean().default(false),
 });
 
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
+
+/** How an agent's outbound calls treat an answering machine; null: they do not look for one. */
+export interface VoicemailHandling {
+  action: 'hangup' | 'leave_message';
+  /** The words left after the beep; null: hang up. */
+  message: string | null;
+  detectTimeoutMs: number;
+}
+
+export function voicemailHandling(agent: Pick<AgentConfig, 'voicemail' | 'voicemail_detection' | 'voicemail_message'>): VoicemailHandling | null {
+  const legacyMessage = agent.voicemail_message.trim() || null;
+  if (agent.voicemail) {
+    if (!agent.voicemail.detect) return null;
+    const message = agent.voicemail.action === 'leave_message' ? (agent.voicemail.message ?? legacyMessage) : null;
+    return { action: message ? 'leave_message' : 'hangup', message, detectTimeoutMs: agent.voicemail.detect_timeout_ms };
+  }
+  if (!agent.voicemail_detection) return null;
+  return { action: legacyMessage ? 'leave_message' : 'hangup', message: legacyMessage, detectTimeoutMs: AGENT_DEFAULTS.voicemailDetectTimeoutMs };
+}
 export type AgentTool = z.infer<typeof AgentToolSchema>;
 export type ApiTool = z.infer<typeof ApiToolSchema>;
 export type LlmConfig = z.infer<typeof LlmConfigSchema>;

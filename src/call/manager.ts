@@ -3,7 +3,7 @@
 // at registration, updated as the call connects, finalized exactly once.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { AgentConfig } from '../agents/schema.ts';
+import { voicemailHandling, type AgentConfig, type VoicemailHandling } from '../agents/schema.ts';
 import { analyzeCall } from '../analysis/analyze.ts';
 import type { CallEvents } from '../calls/events.ts';
 import { ADMISSION_MESSAGES, type CallService } from '../calls/service.ts';
@@ -27,6 +27,11 @@ import type { ActiveCall, CallRegistry } from './registry.ts';
 import type { AgentBrain } from './model/model-turn.ts';
 import { CallSession, type SessionResult } from './session.ts';
 import type { Timers } from '../timers.ts';
+
+/** The agent's voicemail handling with its message's dynamic variables filled in. */
+function filledVoicemail(handling: VoicemailHandling | null, variables: Record<string, string>): VoicemailHandling | null {
+  return handling?.message ? { ...handling, message: fillVariables(handling.message, variables) } : handling;
+}
 
 type TokenUsage = NonNullable<CallRecord['llm_token_usage']>;
 
@@ -156,6 +161,8 @@ export class CallManager {
         brain,
         recorder,
         log,
+        // Only a call the agent placed can reach an answering machine.
+        voicemail: record.call_type === 'outbound' ? filledVoicemail(voicemailHandling(agent), variables) : null,
         ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
         // Kept as it is said: after a crash the record still holds everything up to it.
         onTranscript: recorder
@@ -175,10 +182,7 @@ export class CallManager {
         say: (text, interrupt) => session.speak(text, interrupt),
         addContext: (content) => session.addContext(content),
         listen: (listener) => session.listen(listener),
-        voicemailDetected: () => {
-          const words = agent.voicemail_message.trim();
-          session.end('voicemail_reached', words ? { say: words, message: 'An answering machine answered; the voicemail message was left.' } : { message: 'An answering machine answered.' });
-        },
+        voicemailDetected: () => session.carrierFoundMachine(),
         // The record is final only once the recording is written too.
         finished: session.finished.then(() => finalized),
       };

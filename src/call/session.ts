@@ -5,23 +5,24 @@
 //   ModelTurn    the model's reply with its tools, one at a time, cancelled on interruption
 //   Transcript   messages and tool items as the record keeps them; ChatHistory, what the model is told
 //   CallTimers   silence and reminders, the longest a call may last, the organization's guard
-// plus KeypadInput, which gathers the digits the caller presses into a turn, and CallLatency, which
-// times each turn. Interruption, end of turn, tools and the ending are
+// plus KeypadInput, which gathers the digits the caller presses into a turn, the
+// AnsweringMachineDetector of an outbound call, and CallLatency, which times each turn. Interruption, end of turn, tools and the ending are
 // events the parts report; the handlers below say who reacts, in order.
 import type { Logger } from 'pino';
-import { AGENT_DEFAULTS, type AgentConfig } from '../agents/schema.ts';
+import { AGENT_DEFAULTS, type AgentConfig, type VoicemailHandling } from '../agents/schema.ts';
 import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
 import type { TurnLatency } from '../calls/events.ts';
 import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../calls/record.ts';
 import { publicLlmFailure } from '../llm/errors.ts';
 import { spokenTextFor } from '../speech/tts/spoken-text.ts';
 import type { SttStream, SttStreamEvents, TtsEngine, VadStream } from '../speech/types.ts';
-import type { Timers } from '../timers.ts';
+import type { TimerHandle, Timers } from '../timers.ts';
 import { AgentVoice, type AgentVoiceEvents } from './agent/agent-voice.ts';
 import type { PacerWakeups } from './agent/pacer.ts';
 import type { Utterance } from './agent/utterance.ts';
 import { CallClock } from './call-clock.ts';
 import { CallTimers, type CallTimerEvents } from './call-timers.ts';
+import { AnsweringMachineDetector, type MachineDetectorEvents, type MachineEvidence } from './caller/answering-machine.ts';
 import { DEFAULT_BACKCHANNELS, isBackchannel } from './caller/backchannel.ts';
 import { CallerInput, interruptionThresholdMs, type CallerEvents, type CallerTurn } from './caller/caller-input.ts';
 import { SemanticEndOfTurn, SilenceEndOfTurn, type EndOfTurnPolicy } from './caller/end-of-turn.ts';
@@ -42,6 +43,8 @@ export function endOfTurnPolicy(agent: Pick<AgentConfig, 'endpointing' | 'endpoi
   return new SemanticEndOfTurn({ minMs: e.min_ms, maxMs: e.max_ms, unsureMs: Math.max(e.min_ms, Math.min(agent.endpointing_ms, e.max_ms)) });
 }
 
+const EVIDENCE_WORDS: Record<MachineEvidence, string> = { beep: 'beep', words: 'greeting words', long_greeting: 'long greeting', carrier: "carrier's detection" };
+
 /** How the model is told, for a reminder, that the caller has gone quiet (the demo model knows it). */
 export const REMINDER_NOTE_PREFIX = 'The caller has said nothing for';
 
@@ -51,6 +54,10 @@ export const SESSION_DEFAULTS = {
   flowErrorText: "I'm sorry, I can't continue this call. Goodbye.",
   /** Longest wait for last words (apology, goodbye) to play before the call ends anyway. */
   lastWordsTimeoutMs: 15_000,
+  /** A machine's greeting is over once it has been quiet this long (no beep came). */
+  greetingEndMs: 1_500,
+  /** Longest wait, once a machine was found, for its beep or the end of its greeting. */
+  beepWaitMs: 10_000,
 } as const;
 
 export interface SessionEngines {
@@ -89,6 +96,8 @@ export interface SessionOptions {
   guard?: (connectedMs: number) => DisconnectionReason | null;
   /** The transcript so far, each time a message or tool item settles (the record keeps it at once). */
   onTranscript?: ((messages: readonly TranscriptMessage[], items: readonly TranscriptItem[]) => void) | undefined;
+  /** An outbound call that looks for an answering machine, and what to do on one. */
+  voicemail?: VoicemailHandling | null | undefined;
   /** Each answered turn's latency parts, for observers in the process (the bench's per-turn breakdown). */
   onTurnLatency?: ((parts: TurnLatency) => void) | undefined;
   onEnd(result: SessionResult): void;
@@ -101,6 +110,10 @@ export class CallSession {
   private readonly caller: CallerInput;
   /** null when the agent turned keypad input off. */
   private readonly keypad: KeypadInput | null;
+  /** null unless this outbound call looks for an answering machine. */
+  private readonly machine: AnsweringMachineDetector | null;
+  /** A machine answered: the message waits for its beep or the end of its greeting. */
+  private voicemailWait: { evidence: MachineEvidence; timer: TimerHandle | undefined; deadline: TimerHandle } | null = null;
   private readonly voice: AgentVoice;
   private readonly model: ModelTurn;
   private readonly transcript: Transcript;
@@ -153,6 +166,7 @@ export class CallSession {
             o.timers,
             CallSession.keypadReactions(this),
           );
+    this.machine = o.voicemail ? new AnsweringMachineDetector(rate, o.voicemail.detectTimeoutMs, CallSession.machineReactions(this)) : null;
     this.voice = new AgentVoice({
       transport: o.transport,
       rate,
@@ -221,6 +235,11 @@ export class CallSession {
     this.endReason = { reason, message: options.message ?? null };
     this.caller.stop();
     this.keypad?.stop();
+    this.machine?.stop();
+    if (this.voicemailWait) {
+      this.o.timers.clearTimeout(this.voicemailWait.timer);
+      this.o.timers.clearTimeout(this.voicemailWait.deadline);
+    }
     this.timers.stop();
     this.model.cancel();
     if (reason === 'user_hangup' || !wasLive) {
@@ -256,6 +275,13 @@ export class CallSession {
     return this.listeners.add(listener);
   }
 
+  /** The carrier's own answering-machine detection found a machine (Twilio AMD). */
+  carrierFoundMachine(): void {
+    if (this.phase !== 'live') return;
+    if (this.machine) this.machine.carrier('machine', this.clock.sinceStart());
+    else this.onMachine('carrier');
+  }
+
   /** A note given through the API: the model sees it from its next turn. */
   addContext(content: string): void {
     if (this.phase === 'live') this.history.note(content);
@@ -270,6 +296,7 @@ export class CallSession {
     return {
       audio(frame) {
         s.caller.audio(frame);
+        if (s.machine?.listening) s.machine.audio(frame, s.clock.sinceStart() - 20);
         if (s.listeners?.active) s.listeners.caller(frame);
       },
       mark(name) {
@@ -288,10 +315,17 @@ export class CallSession {
   /** The caller side: speech, interruption, the end of a turn, a failure to hear. */
   private static callerReactions(s: CallSession): CallerEvents {
     return {
-      speechStarted() {
+      speechStarted(at) {
         s.timers.disarmInactivity();
+        s.machine?.speechStarted(at * 1000);
+        if (s.voicemailWait) s.o.timers.clearTimeout(s.voicemailWait.timer);
+      },
+      speechEnded(at) {
+        s.machine?.speechEnded(at * 1000);
+        if (s.voicemailWait) s.awaitGreetingEnd();
       },
       interruption() {
+        if (s.voicemailWait) return;
         // Until the caller's words are known, what was cut may yet be resumed.
         s.cutShort = s.interrupt()
           .map((u) => u.unsaid)
@@ -299,6 +333,7 @@ export class CallSession {
           .join(' ');
       },
       partial(text) {
+        s.machine?.words(text, s.clock.sinceStart());
         s.notify({ type: 'transcript', role: 'user', text, final: false, turn: s.userTurns + 1 });
       },
       recognised(ms) {
@@ -323,7 +358,7 @@ export class CallSession {
     return {
       began() {
         s.timers.disarmInactivity();
-        if (s.voice.busy || s.model.running) {
+        if (!s.voicemailWait && (s.voice.busy || s.model.running)) {
           s.cutShort = '';
           s.interrupt();
         }
@@ -367,6 +402,9 @@ export class CallSession {
     this.userTurns++;
     this.transcript.addUser(turn.text, turn.startAt, turn.endAt, keypad);
     this.notify({ type: 'transcript', role: 'user', text: turn.text, final: true, turn: this.userTurns });
+    if (!keypad) this.machine?.words(turn.text, this.clock.sinceStart());
+    // A machine's greeting is kept, never answered.
+    if (this.voicemailWait || this.phase !== 'live') return;
     this.history.user(keypad ? KEYPAD_TURN_PREFIX + turn.text : turn.text);
     // Only an acknowledgement stopped the agent: it finishes what it was saying instead of answering it.
     if (!keypad && this.cutShort && isBackchannel(turn.text, this.o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS)) {
@@ -378,6 +416,51 @@ export class CallSession {
     this.model.cancel();
     this.latency.answering(this.userTurns, turn.speechEndWall);
     this.model.answer(this.history.messages, this.userTurns);
+  }
+
+  /** Who answered: a person talks on as before; a machine gets the voicemail once its beep has gone. */
+  private static machineReactions(s: CallSession): MachineDetectorEvents {
+    return {
+      decided(answerer) {
+        s.o.log.info({ answered_by: answerer.by, evidence: answerer.by === 'machine' ? answerer.evidence : undefined, at_ms: Math.round(answerer.atMs) }, 'answering machine detection');
+        if (answerer.by === 'machine' && s.phase === 'live') s.onMachine(answerer.evidence);
+      },
+      beep() {
+        if (s.voicemailWait) s.leaveVoicemail();
+      },
+    };
+  }
+
+  /** A machine answered: hang up, or stop talking and wait for the beep to leave the message. */
+  private onMachine(evidence: MachineEvidence): void {
+    const handling = this.o.voicemail;
+    if (!handling?.message) {
+      this.end('voicemail_reached', { message: `An answering machine answered (found by its ${EVIDENCE_WORDS[evidence]}); no message was left.` });
+      return;
+    }
+    this.cutShort = '';
+    this.interrupt();
+    const deadline = this.o.timers.setTimeout(() => this.leaveVoicemail(), SESSION_DEFAULTS.beepWaitMs);
+    this.voicemailWait = { evidence, timer: undefined, deadline };
+    // Found by its beep: the greeting is over. Otherwise a beep, or the greeting's end, starts the message.
+    if (evidence === 'beep') this.leaveVoicemail();
+    else if (!this.caller.speaking) this.awaitGreetingEnd();
+  }
+
+  private awaitGreetingEnd(): void {
+    const wait = this.voicemailWait;
+    if (!wait) return;
+    this.o.timers.clearTimeout(wait.timer);
+    wait.timer = this.o.timers.setTimeout(() => this.leaveVoicemail(), SESSION_DEFAULTS.greetingEndMs);
+  }
+
+  private leaveVoicemail(): void {
+    const wait = this.voicemailWait;
+    if (!wait || this.phase !== 'live') return;
+    this.end('voicemail_reached', {
+      say: this.o.voicemail!.message!,
+      message: `An answering machine answered (found by its ${EVIDENCE_WORDS[wait.evidence]}); the voicemail message was left.`,
+    });
   }
 
   /** The agent's voice: playback started and ended, audio out, synthesis failed. */

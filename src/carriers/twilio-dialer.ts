@@ -2,6 +2,7 @@
 // TwiML that connects its audio to our /media/twilio stream, carrying call_id and the per-call
 // secret as <Parameter>s (Twilio refuses query strings in a stream url). Progress comes back on
 // the status callback, which names the call_id in its own query string.
+import { voicemailHandling } from '../agents/schema.ts';
 import type { Clock } from '../clock.ts';
 import type { DialRequest, DialResult, Dialer } from '../calls/dialer.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
@@ -56,7 +57,8 @@ export class TwilioDialer implements Dialer {
     form.set('StatusCallback', `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}`);
     form.set('StatusCallbackMethod', 'POST');
     for (const event of ['initiated', 'ringing', 'answered', 'completed']) form.append('StatusCallbackEvent', event);
-    if (request.agent.config.voicemail_detection) form.set('MachineDetection', 'Enable');
+    // Twilio's own detection is one more input beside the service's, which hears the audio itself.
+    if (voicemailHandling(request.agent.config)) form.set('MachineDetection', 'Enable');
 
     const res = await this.post(`Calls.json`, form);
     const body = await this.json(res);

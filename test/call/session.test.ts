@@ -42,6 +42,7 @@ function setup(
     vad?: EnergyVad;
     onTurnLatency?: (parts: TurnLatency) => void;
     onTranscript?: SessionOptions['onTranscript'];
+    voicemail?: SessionOptions['voicemail'];
   } = {},
 ) {
   const rate = options.rate ?? 16000;
@@ -63,6 +64,7 @@ function setup(
     ...(options.guard ? { guard: options.guard } : {}),
     onTurnLatency: options.onTurnLatency,
     onTranscript: options.onTranscript,
+    voicemail: options.voicemail,
     onEnd: (r) => (result = r),
   });
   /** Feeds `ms` of caller audio (speech or silence) frame by frame in fake real time. */
@@ -358,6 +360,73 @@ describe('CallSession', () => {
     // Two keys of 100 ms tone and 100 ms gap: 20 frames of 20 ms.
     expect(s.transport.framesSent - before).toBe(20);
     expect(s.result()!.transcript.map((m) => m.role)).toEqual(['user']);
+  });
+
+  describe('on an outbound call that looks for an answering machine', () => {
+    const LEAVE = { action: 'leave_message' as const, message: 'Hi, this is the clinic. Please call us back.', detectTimeoutMs: 30_000 };
+    /** A 1 kHz beep frame; it starts at a zero crossing, so the energy VAD hears no speech in it. */
+    const beepFrame = (n: number, rate: number) => Int16Array.from({ length: rate / 50 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 1000 * (n * (rate / 50) + i)) / rate)));
+
+    it("knows a machine by its greeting's words, stops talking, and leaves the message once the greeting is over: voicemail_reached", async () => {
+      const s = setup({ voicemail: LEAVE, heard: ['Hi, you have reached Sam. Please leave a message after the tone.'], steps: [say('Should never be said.')] });
+      await s.session.start();
+      await s.feed(300, 0);
+      await s.feed(2000, SPEECH);
+      await s.feed(4000, 0);
+      await s.wait(6000);
+      const r = s.result()!;
+      expect(r.reason).toBe('voicemail_reached');
+      expect(r.message).toBe('An answering machine answered (found by its greeting words); the voicemail message was left.');
+      expect(s.brain.calls).toHaveLength(0);
+      expect(r.transcript.map((m) => `${m.role}: ${m.content}`).slice(-2)).toEqual(['user: Hi, you have reached Sam. Please leave a message after the tone.', `agent: ${LEAVE.message}`]);
+    });
+
+    it('knows a machine by its beep and leaves the message right after it', async () => {
+      const s = setup({ agent: { begin_message: '' }, voicemail: LEAVE });
+      await s.session.start();
+      await s.feed(500, 0);
+      for (let n = 0; n < 25; n++) {
+        s.timers.advance(20);
+        s.transport.handlers.audio(beepFrame(n, 16000));
+      }
+      const beepEnd = s.timers.now();
+      await s.feed(5000, 0);
+      await s.wait(1000);
+      const r = s.result()!;
+      expect(r.reason).toBe('voicemail_reached');
+      expect(r.message).toMatch(/found by its beep/);
+      const message = r.transcript.at(-1)!;
+      expect(message.content).toBe(LEAVE.message);
+      // Said at once: within a frame or two of the beep's end.
+      expect(message.start_at * 1000 - (beepEnd - r.startTimestamp)).toBeLessThanOrEqual(100);
+    });
+
+    it('knows a machine by a long greeting without a pause, and hangs up at once when told to', async () => {
+      const s = setup({ voicemail: { action: 'hangup', message: null, detectTimeoutMs: 30_000 }, heard: ['blah'] });
+      await s.session.start();
+      await s.feed(200, 0);
+      await s.feed(3600, SPEECH);
+      const r = s.result()!;
+      expect(r.reason).toBe('voicemail_reached');
+      expect(r.message).toBe('An answering machine answered (found by its long greeting); no message was left.');
+    });
+
+    it('talks to a person who says hello exactly as without detection: the same reply at the same moment', async () => {
+      const run = async (voicemail: typeof LEAVE | undefined) => {
+        const s = setup({ agent: { begin_message: '' }, voicemail, heard: ['Hello?'], steps: [say('Hi! This is the clinic.')] });
+        await s.session.start();
+        await s.feed(300, 0);
+        await s.feed(600, SPEECH);
+        await s.feed(3000, 0);
+        s.transport.handlers.hangup();
+        await s.wait(20);
+        return s.result()!;
+      };
+      const [detected, plain] = [await run(LEAVE), await run(undefined)];
+      expect(detected.reason).toBe('user_hangup');
+      expect(detected.transcript).toEqual(plain.transcript);
+      expect(detected.transcript.map((m) => m.content)).toEqual(['Hello?', 'Hi! This is the clinic.']);
+    });
   });
 
   it('ends at once with user_hangup when the caller hangs up mid-sentence, keeping the words heard', async () => {

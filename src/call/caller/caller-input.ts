@@ -40,8 +40,10 @@ export interface CallerTurn {
 }
 
 export interface CallerEvents {
-  /** The caller started speaking, or went on after a pause. */
-  speechStarted(): void;
+  /** The caller started speaking, or went on after a pause, at `at` (seconds from the call's start). */
+  speechStarted(at: number): void;
+  /** The caller's speech paused at `at`, whether or not it makes a turn. */
+  speechEnded(at: number): void;
   /** The caller talked over the agent past the interruption threshold. */
   interruption(): void;
   /** The words recognised so far in the turn under way. */
@@ -239,7 +241,7 @@ export class CallerInput {
   private onSpeechStart(at: number): void {
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
-    this.o.events.speechStarted();
+    this.o.events.speechStarted(at);
     if (this.speech && this.speech.endAt !== null) {
       // The caller went on after a pause shorter than the end of turn: the same turn continues.
       this.speech.endAt = null;
@@ -267,6 +269,7 @@ export class CallerInput {
   private onSpeechEnd(at: number): void {
     const speech = this.speech;
     if (!speech) return;
+    this.o.events.speechEnded(at);
     if (!speech.confirmed) {
       // A backchannel or a noise under the agent: not a turn, not an interruption.
       this.o.timers.clearTimeout(this.bargeTimer);

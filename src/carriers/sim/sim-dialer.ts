@@ -64,8 +64,9 @@ export class SimDialer implements Dialer {
         this.after(request.callId, this.o.ringTimeoutMs, () => this.o.outcomes().noAnswer(request.callId));
         return { status: 'dialing', carrierCallId };
       case 'voicemail':
-        // Like carrier machine detection: the agent asked for it, so the machine is reported, not talked to.
-        if (request.agent.config.voicemail_detection) {
+        // Like carrier machine detection for an agent that asked for it the older way (voicemail_detection):
+        // the machine is reported, not talked to. Otherwise it answers with its greeting, which the service hears.
+        if (request.agent.config.voicemail_detection && !request.agent.config.voicemail) {
           this.after(request.callId, this.o.answerDelayMs, () => this.o.outcomes().machineAnswered(request.callId));
           return { status: 'dialing', carrierCallId };
         }

@@ -38,6 +38,7 @@ function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 
     recording: { callerAudio: (_frame, offsetMs) => recorded.push(offsetMs) },
     events: {
       speechStarted: () => log.push('speechStarted'),
+      speechEnded: () => undefined,
       interruption: () => log.push('interruption'),
       partial: (text) => log.push(`partial:${text}`),
       recognised: () => log.push('recognised'),
