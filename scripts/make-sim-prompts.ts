@@ -1,6 +1,7 @@
 // Regenerates media/sim-scripts/prompts/: what simulated phones say that no caller fixture does (a
-// phone menu and its answers), spoken by the flite voices as 8 kHz μ-law WAV made with our own
-// resampler and G.711 codec. Deterministic: flite gives the same audio each run.
+// phone menu and its answers, an answering machine's greeting and its beep), spoken by the flite
+// voices as 8 kHz μ-law WAV made with our own resampler and G.711 codec. Deterministic: flite gives
+// the same audio each run.
 // Run: node --import tsx scripts/make-sim-prompts.ts
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +14,11 @@ const PROMPTS = [
   { file: 'menu-billing-appointments-kal', voice: 'kal', text: 'For billing press one, for appointments press two.' },
   { file: 'reached-appointments-awb', voice: 'awb', text: 'You have reached appointments. Goodbye.' },
   { file: 'reached-billing-awb', voice: 'awb', text: 'You have reached billing. Goodbye.' },
+  { file: 'voicemail-greeting-slt', voice: 'slt', text: "Hi, you've reached Sam. I can't take your call right now. Please leave a message after the tone." },
 ] as const;
+
+/** An answering machine's beep: 1 kHz for half a second. */
+const BEEP = { file: 'beep-1000hz', hz: 1000, ms: 500, level: 0.3 } as const;
 
 const outDir = join(import.meta.dirname, '..', 'media', 'sim-scripts', 'prompts');
 mkdirSync(outDir, { recursive: true });
@@ -29,3 +34,6 @@ try {
 } finally {
   await engine.close();
 }
+const beep = Int16Array.from({ length: (8000 * BEEP.ms) / 1000 }, (_, i) => Math.round(BEEP.level * 32767 * Math.sin((2 * Math.PI * BEEP.hz * i) / 8000)));
+writeFileSync(join(outDir, `${BEEP.file}.8k-ulaw.wav`), encodeWav({ samples: beep, sampleRate: 8000 }, 'mulaw'));
+process.stdout.write(`${BEEP.file}.8k-ulaw.wav (${BEEP.ms / 1000} s): ${BEEP.hz} Hz\n`);

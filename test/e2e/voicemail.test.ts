@@ -1,0 +1,49 @@
+// An outbound call that an answering machine takes, end to end over real sockets with the embedded
+// engines: the simulated machine plays its greeting and beep (media/sim-scripts/voicemail.json),
+// the service tells it from a person by the audio, and the agent leaves its message after the beep.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readWavFile } from '../../src/audio/wav.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+let t: TestService;
+const MACHINE = '+15550004';
+const MESSAGE = 'Hi {{name}}, this is the demo clinic. Please call us back.';
+
+beforeAll(async () => {
+  t = await startTestService({ SIM_NUMBERS: `${MACHINE}=voicemail:voicemail`, SIM_ANSWER_DELAY_MS: '200' });
+  const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
+  const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
+  const created = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'clinic-vm', voicemail: { detect: true, action: 'leave_message', message: MESSAGE } } });
+  expect(created.status).toBe(201);
+}, 60_000);
+afterAll(async () => t?.stop());
+
+async function ended(callId: string): Promise<CallRecord> {
+  for (let i = 0; i < 600; i++) {
+    const record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
+    if (!['registered', 'ongoing'].includes(record.call_status)) return record;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`call ${callId} did not end`);
+}
+
+describe('voicemail', () => {
+  it('knows the machine from its greeting, waits for the beep, leaves the message with its variables filled, and ends voicemail_reached', async () => {
+    const placed = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', call_to: MACHINE, agent_id: 'clinic-vm', dynamic_variables: { name: 'Sam' } } });
+    expect(placed.status).toBe(201);
+    const record = await ended((placed.body as { call_id: string }).call_id);
+    expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'voicemail_reached' });
+    expect(record.disconnection_message).toMatch(/^An answering machine answered \(found by its (greeting words|long greeting|beep)\); the voicemail message was left\.$/);
+    const message = record.transcript!.at(-1)!;
+    expect(message).toMatchObject({ role: 'agent', content: 'Hi Sam, this is the demo clinic. Please call us back.' });
+    // The machine's beep ends 0.3 + greeting + 0.4 + 0.5 s into its script; the message starts after it, within 3 s.
+    const greeting = await readWavFile(new URL('../../media/sim-scripts/prompts/voicemail-greeting-slt.8k-ulaw.wav', import.meta.url).pathname);
+    const beepEnd = 0.3 + greeting.samples.length / greeting.sampleRate + 0.4 + 0.5;
+    expect(message.start_at).toBeGreaterThanOrEqual(beepEnd - 0.1);
+    expect(message.start_at).toBeLessThanOrEqual(beepEnd + 3);
+    // Whatever the agent had begun to say to the greeting was cut once the machine was known.
+    for (const m of record.transcript!.slice(0, -1)) expect(m.end_at).toBeLessThan(message.start_at);
+    expect(t.logs.some((l) => l.includes('"answered_by":"machine"'))).toBe(true);
+  }, 60_000);
+});
