@@ -10,11 +10,11 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { CallRecordSchema, type CallRecord } from '../src/calls/record.ts';
+import type { CallRecord } from '../src/calls/record.ts';
 import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { detect, machineGreetingSet, type Detection } from '../test/support/machine-greetings.ts';
-import { startTarget } from './harness.ts';
+import { outboundCallRecord, startTarget, targetApi } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
 
 const { values } = parseArgs({ options: { calls: { type: 'string' } } });
@@ -39,27 +39,11 @@ const target = await startTarget({
   engines: 'embedded',
   env: { SIM_NUMBERS: `${SIM_NUMBER}=answer:book-appointment`, SIM_ANSWER_DELAY_MS: '200', AGENTS_FILE: join(import.meta.dirname, '..', 'media', 'agents', 'demo.json') },
 });
-async function api(method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${target.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${target.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
-  return res.json();
-}
+const api = targetApi(target);
 const demo = (await api('GET', '/v2/agents/demo')) as Record<string, unknown>;
 const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
 await api('POST', '/v2/agents', { ...config, agent_id: 'demo-amd', voicemail: { detect: true, action: 'leave_message', message: 'Please call the clinic back.' } });
-async function call(agentId: string): Promise<CallRecord> {
-  const placed = (await api('POST', '/v2/calls', { call_from: '+14155550100', call_to: SIM_NUMBER, agent_id: agentId })) as { call_id: string };
-  for (let i = 0; i < 3000; i++) {
-    const record = CallRecordSchema.parse(await api('GET', `/v2/calls/${placed.call_id}`));
-    if (record.call_status !== 'registered' && record.call_status !== 'ongoing') return record;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`call ${placed.call_id} did not end`);
-}
+const call = (agentId: string): Promise<CallRecord> => outboundCallRecord(api, { call_to: SIM_NUMBER, agent_id: agentId });
 const placed: Promise<CallRecord>[] = [];
 for (let i = 0; i < calls; i++) {
   placed.push(call('demo-amd'), call('demo'));

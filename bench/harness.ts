@@ -79,6 +79,30 @@ export interface Target {
   close(): Promise<void>;
 }
 
+/** The target's JSON API with the run's key; an answer of 300 or more is thrown. */
+export function targetApi(target: Pick<Target, 'url' | 'key'>): (method: string, path: string, body?: unknown) => Promise<unknown> {
+  return async (method, path, body) => {
+    const res = await fetch(`${target.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${target.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+    return res.json();
+  };
+}
+
+/** Places an outbound call through the API and returns its record once the call is over. */
+export async function outboundCallRecord(api: ReturnType<typeof targetApi>, call: { call_to: string; agent_id: string }): Promise<CallRecord> {
+  const placed = (await api('POST', '/v2/calls', { call_from: '+14155550100', ...call })) as { call_id: string };
+  for (let i = 0; i < 3000; i++) {
+    const record = CallRecordSchema.parse(await api('GET', `/v2/calls/${placed.call_id}`));
+    if (record.call_status !== 'registered' && record.call_status !== 'ongoing') return record;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`call ${placed.call_id} did not end`);
+}
+
 /** Caller's last speech frame → VAD end (stub: silence hangover; endpointing set no longer). */
 export const STUB_ENDPOINT_MS = STUB.silenceMs;
 

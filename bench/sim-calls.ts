@@ -10,8 +10,8 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { CallRecordSchema, type CallRecord } from '../src/calls/record.ts';
-import { startTarget, type TurnParts } from './harness.ts';
+import type { CallRecord } from '../src/calls/record.ts';
+import { outboundCallRecord, startTarget, targetApi, type TurnParts } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
 
 const Args = z.object({
@@ -35,25 +35,8 @@ const turns: TurnParts[] = [];
 target.service?.events.on('turn', ({ callId, parts }) => turns.push({ callId, ...parts }));
 console.error(`bench:calls --transport sim: ${args.calls} calls to a simulated phone (script ${args.script}), embedded engines, in-process`);
 
-async function api(method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${target.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${target.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
-  return res.json();
-}
-
-async function simulatedCall(): Promise<CallRecord> {
-  const placed = (await api('POST', '/v2/calls', { call_from: '+14155550100', call_to: SIM_NUMBER, agent_id: 'demo' })) as { call_id: string };
-  for (let i = 0; i < 3000; i++) {
-    const record = CallRecordSchema.parse(await api('GET', `/v2/calls/${placed.call_id}`));
-    if (record.call_status !== 'registered' && record.call_status !== 'ongoing') return record;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`call ${placed.call_id} did not end`);
-}
+const api = targetApi(target);
+const simulatedCall = (): Promise<CallRecord> => outboundCallRecord(api, { call_to: SIM_NUMBER, agent_id: 'demo' });
 
 /** Messages that start before the one before them ended: somebody talked over somebody. */
 const overlaps = (r: CallRecord) => (r.transcript ?? []).filter((m, i, all) => i > 0 && m.start_at < all[i - 1]!.end_at).length;

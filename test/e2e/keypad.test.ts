@@ -2,8 +2,8 @@
 // a caller who confirms a booking by pressing 1, and the agent calling a phone menu, hearing it,
 // and pressing the key for appointments as tones the menu hears in the audio.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import type { CallRecord } from '../../src/calls/record.ts';
+import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 
 let t: TestService;
 const KEYPAD_CALLER = '+15550002';
@@ -17,13 +17,7 @@ afterAll(async () => t?.stop());
 async function call(to: string): Promise<CallRecord> {
   const placed = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', call_to: to, agent_id: 'demo' } });
   expect(placed.status).toBe(201);
-  const callId = (placed.body as { call_id: string }).call_id;
-  for (let i = 0; i < 1200; i++) {
-    const record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
-    if (record.call_status === 'ended' || record.call_status === 'not_connected' || record.call_status === 'error') return record;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`call ${callId} did not end`);
+  return callEnded(t, (placed.body as { call_id: string }).call_id);
 }
 
 describe('keypad digits', () => {

@@ -2,9 +2,9 @@
 // whose counts match the calls made, open only to the bearer of METRICS_TOKEN.
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import type { CallRecord } from '../../src/calls/record.ts';
 import { agentFinished, bookWithDemo, placeInboundCall } from '../helpers/phone.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 const NUMBER = '+15550700001';
@@ -39,14 +39,7 @@ function series(text: string, name: string, label: string, value: string, le?: s
   return undefined;
 }
 
-async function ended(callId: string): Promise<CallRecord> {
-  for (let i = 0; i < 200; i++) {
-    const record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
-    if (record.call_status === 'ended') return record;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the call never ended');
-}
+const ended = (callId: string): Promise<CallRecord> => callEnded(t, callId);
 
 describe('GET /metrics', () => {
   it('is refused without the token, with a wrong one, and with an API key', async () => {

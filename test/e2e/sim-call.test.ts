@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 
 let t: TestService;
 const SIM_NUMBER = '+15550001';
@@ -21,14 +21,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => t?.stop());
 
-async function ended(callId: string): Promise<CallRecord> {
-  for (let i = 0; i < 1200; i++) {
-    const record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
-    if (record.call_status === 'ended' || record.call_status === 'not_connected' || record.call_status === 'error') return record;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`call ${callId} did not end`);
-}
+const ended = (callId: string): Promise<CallRecord> => callEnded(t, callId);
 
 /** The simulated phone's conversation, spoken by a protocol caller that waits for the agent each time. */
 async function twilioProtocolCall(): Promise<CallRecord> {

@@ -3,8 +3,7 @@
 // the service tells it from a person by the audio, and the agent leaves its message after the beep.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readWavFile } from '../../src/audio/wav.ts';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 
 let t: TestService;
 const MACHINE = '+15550004';
@@ -19,20 +18,11 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => t?.stop());
 
-async function ended(callId: string): Promise<CallRecord> {
-  for (let i = 0; i < 600; i++) {
-    const record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
-    if (!['registered', 'ongoing'].includes(record.call_status)) return record;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`call ${callId} did not end`);
-}
-
 describe('voicemail', () => {
   it('knows the machine from its greeting, waits for the beep, leaves the message with its variables filled, and ends voicemail_reached', async () => {
     const placed = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', call_to: MACHINE, agent_id: 'clinic-vm', dynamic_variables: { name: 'Sam' } } });
     expect(placed.status).toBe(201);
-    const record = await ended((placed.body as { call_id: string }).call_id);
+    const record = await callEnded(t, (placed.body as { call_id: string }).call_id);
     expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'voicemail_reached' });
     expect(record.disconnection_message).toMatch(/^An answering machine answered \(found by its (greeting words|long greeting|beep)\); the voicemail message was left\.$/);
     const message = record.transcript!.at(-1)!;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { startService, type RunningService, type ServiceOptions } from '../../src/app.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 
@@ -102,6 +103,17 @@ export async function startTestService(
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The call's record once it is over (ended, not connected, or error); throws after `timeoutMs`. */
+export async function callEnded(t: TestService, callId: string, timeoutMs = 120_000): Promise<CallRecord> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
+    if (record.call_status !== 'registered' && record.call_status !== 'ongoing') return record;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`call ${callId} did not end within ${timeoutMs} ms`);
 }
 
 /** Resolves once the live call's record holds a tool result (the record is written as the call goes). */
