@@ -6,11 +6,12 @@
 //   Transcript   messages and tool items as the record keeps them; ChatHistory, what the model is told
 //   CallTimers   silence and reminders, the longest a call may last, the organization's guard
 // plus KeypadInput, which gathers the digits the caller presses into a turn, the
-// AnsweringMachineDetector of an outbound call, and CallLatency, which times each turn. Interruption, end of turn, tools and the ending are
-// events the parts report; the handlers below say who reacts, in order.
+// AnsweringMachineDetector of an outbound call, and CallLatency, which times each turn.
+// Interruption, end of turn, tools and the ending are events the parts report; the handlers below
+// say who reacts, in order.
 import type { Logger } from 'pino';
 import { AGENT_DEFAULTS, type AgentConfig, type VoicemailHandling } from '../agents/schema.ts';
-import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
+import { FRAME_MS, INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
 import type { TurnLatency } from '../calls/events.ts';
 import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../calls/record.ts';
 import { publicLlmFailure } from '../llm/errors.ts';
@@ -113,7 +114,7 @@ export class CallSession {
   /** null unless this outbound call looks for an answering machine. */
   private readonly machine: AnsweringMachineDetector | null;
   /** A machine answered: the message waits for its beep or the end of its greeting. */
-  private voicemailWait: { evidence: MachineEvidence; timer: TimerHandle | undefined; deadline: TimerHandle } | null = null;
+  private voicemailWait: { evidence: MachineEvidence; message: string; timer: TimerHandle | undefined; deadline: TimerHandle } | null = null;
   private readonly voice: AgentVoice;
   private readonly model: ModelTurn;
   private readonly transcript: Transcript;
@@ -296,7 +297,7 @@ export class CallSession {
     return {
       audio(frame) {
         s.caller.audio(frame);
-        if (s.machine?.listening) s.machine.audio(frame, s.clock.sinceStart() - 20);
+        if (s.machine?.listening) s.machine.audio(frame, s.clock.sinceStart() - FRAME_MS);
         if (s.listeners?.active) s.listeners.caller(frame);
       },
       mark(name) {
@@ -433,15 +434,15 @@ export class CallSession {
 
   /** A machine answered: hang up, or stop talking and wait for the beep to leave the message. */
   private onMachine(evidence: MachineEvidence): void {
-    const handling = this.o.voicemail;
-    if (!handling?.message) {
+    const message = this.o.voicemail?.message;
+    if (!message) {
       this.end('voicemail_reached', { message: `An answering machine answered (found by its ${EVIDENCE_WORDS[evidence]}); no message was left.` });
       return;
     }
     this.cutShort = '';
     this.interrupt();
     const deadline = this.o.timers.setTimeout(() => this.leaveVoicemail(), SESSION_DEFAULTS.beepWaitMs);
-    this.voicemailWait = { evidence, timer: undefined, deadline };
+    this.voicemailWait = { evidence, message, timer: undefined, deadline };
     // Found by its beep: the greeting is over. Otherwise a beep, or the greeting's end, starts the message.
     if (evidence === 'beep') this.leaveVoicemail();
     else if (!this.caller.speaking) this.awaitGreetingEnd();
@@ -458,7 +459,7 @@ export class CallSession {
     const wait = this.voicemailWait;
     if (!wait || this.phase !== 'live') return;
     this.end('voicemail_reached', {
-      say: this.o.voicemail!.message!,
+      say: wait.message,
       message: `An answering machine answered (found by its ${EVIDENCE_WORDS[wait.evidence]}); the voicemail message was left.`,
     });
   }
