@@ -28,6 +28,9 @@ import type { AgentBrain } from './model/model-turn.ts';
 import { CallSession, type SessionResult } from './session.ts';
 import type { Timers } from '../timers.ts';
 
+/** What the model hears when it tries to transfer a browser call. */
+export const WEB_TRANSFER_REFUSAL = 'Transfers need a phone line, and this is a browser call: the caller cannot be transferred. Tell them, and offer what you can do here.';
+
 /** The agent's voicemail handling with its message's dynamic variables filled in. */
 function filledVoicemail(handling: VoicemailHandling | null, variables: Record<string, string>): VoicemailHandling | null {
   return handling?.message ? { ...handling, message: fillVariables(handling.message, variables) } : handling;
@@ -121,6 +124,7 @@ export class CallManager {
         const client = { dispatcher: outbound.dispatcher(LLM_CLIENT_DEFAULTS.connectTimeoutMs) };
         const counted: ReplyHooks = {
           ...hooks,
+          transferRefusal: transport.kind === 'web' ? WEB_TRANSFER_REFUSAL : undefined,
           onUsage: (used) => {
             usage.prompt_tokens += used.prompt_tokens;
             usage.completion_tokens += used.completion_tokens;

@@ -12,6 +12,9 @@ import { REMINDER_NOTE_PREFIX } from '../call/session.ts';
 export const DEMO_TOOL_NAME = 'book_appointment';
 export const DEMO_END_CALL = 'end_call';
 export const DEMO_PRESS_DIGITS = 'press_digits';
+export const DEMO_TRANSFER = 'transfer_call';
+/** Said when a transfer the caller asked for could not be made (the tool's result says why). */
+export const DEMO_NO_TRANSFER = "I'm sorry, I can't transfer you from here. I can book an appointment for you.";
 
 const ContentSchema = z.union([z.string(), z.null(), z.array(z.object({ type: z.string(), text: z.string().optional() }).loose())]);
 
@@ -289,6 +292,8 @@ function afterTool(messages: DemoMessage[], last: DemoMessage): DemoReply {
   const answered = messages.flatMap((m) => m.tool_calls ?? []).find((c) => c.id === last.tool_call_id);
   // Keys pressed for a menu: its next prompt is to be listened to, nothing to say.
   if (answered?.function.name === DEMO_PRESS_DIGITS) return { text: '', calls: [] };
+  // The model hears back from transfer_call only when the call could not be transferred.
+  if (answered?.function.name === DEMO_TRANSFER) return { text: DEMO_NO_TRANSFER, calls: [] };
   if (answered?.function.name !== DEMO_TOOL_NAME) return { text: 'Goodbye!', calls: [] };
   let booking: z.infer<typeof BookingResultSchema> | null = null;
   try {
@@ -333,6 +338,7 @@ function scriptedReply(req: DemoChatRequest): DemoReply {
   const key = keyed === null && mayCall(DEMO_PRESS_DIGITS) ? menuKey(heard) : null;
   if (key !== null) return { text: '', calls: [{ id: id(0), name: DEMO_PRESS_DIGITS, arguments: JSON.stringify({ digits: key }) }] };
   if (asked.includes(ASK_ANYTHING_ELSE)) return goodbye();
+  if (/\btransfer\b/.test(words) && mayCall(DEMO_TRANSFER)) return { text: 'Let me transfer you.', calls: [{ id: id(0), name: DEMO_TRANSFER, arguments: '{}' }] };
 
   const booking = bookingSoFar(messages);
   if (BYE.test(words) && !timeIn(heard) && !nameIn(heard)) return goodbye();

@@ -7,6 +7,8 @@ import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import { CreateWebCallResponse } from '../../src/http/routes/web-calls.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { WebCallClient } from '../helpers/web-client.ts';
+import { WEB_TRANSFER_REFUSAL } from '../../src/call/manager.ts';
+import { DEMO_NO_TRANSFER } from '../../src/demo/script.ts';
 
 let t: TestService;
 beforeAll(async () => {
@@ -49,18 +51,42 @@ describe('browser calls', () => {
     await client.waitFor((e) => e.type === 'latency');
     const before = client.events.length;
     await client.waitFor((e) => e.type === 'agent_stopped' && client.events.indexOf(e) > before);
-    // Keys from the page's keypad are the caller's next turn.
-    for (const digit of '42#') client.send({ type: 'dtmf', digit });
-    await client.waitFor((e) => e.type === 'transcript' && e.role === 'user' && e.text === '42');
+    // A key from the page's keypad is the caller's next turn (the demo agent takes one key).
+    client.send({ type: 'dtmf', digit: '2' });
+    await client.waitFor((e) => e.type === 'transcript' && e.role === 'user' && e.text === '2');
     client.send({ type: 'hangup' });
     expect(await client.closed).toBe(1000);
     const r = await record(call_id);
     expect(r).toMatchObject({ call_type: 'web', call_status: 'ended', disconnection_reason: 'user_hangup', metadata: { page: 'test' } });
     expect(r.transcript!.map((m) => m.role)).toEqual(['agent', 'user', 'agent', 'user']);
-    expect(r.transcript![3]).toMatchObject({ content: '42', input: 'keypad' });
+    expect(r.transcript![3]).toMatchObject({ content: '2', input: 'keypad' });
     // The page hears the reason before the socket closes, even when it hung up itself.
     expect(client.events.some((e) => e.type === 'call_ended' && e.disconnection_reason === 'user_hangup')).toBe(true);
     expect(client.audioFrames).toBeGreaterThan(100);
+  }, 60_000);
+
+  it('answers a transfer the model asks for with "transfers need a phone line", and the call goes on', async () => {
+    const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
+    const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
+    const tools = [...demo.tools, { type: 'transfer_call', transfer_to: '+14155550199' }];
+    expect((await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'desk-transfer', tools } })).status).toBe(201);
+    const res = await t.request('POST', '/v2/web-calls', { body: { agent_id: 'desk-transfer' } });
+    const { call_id, access_token, websocket_url } = CreateWebCallResponse.parse(res.body);
+    const client = new WebCallClient(websocket_url);
+    await client.opened;
+    client.send({ type: 'start', access_token });
+    await client.waitFor((e) => e.type === 'transcript' && e.role === 'agent' && e.final === true);
+    await client.silence(300);
+    await client.speak(phrase16k('06-can-you-transfer-me'));
+    await client.silence(300);
+    const result = await client.waitFor((e) => e.type === 'tool_result' && e.name === 'transfer_call');
+    expect(result).toMatchObject({ successful: false, content: WEB_TRANSFER_REFUSAL });
+    await client.waitFor((e) => e.type === 'transcript' && e.role === 'agent' && e.text === DEMO_NO_TRANSFER);
+    client.send({ type: 'hangup' });
+    expect(await client.closed).toBe(1000);
+    const r = await record(call_id);
+    expect(r.disconnection_reason).toBe('user_hangup');
+    expect(r.transcript_with_tool_calls!.find((m) => m.role === 'tool_call_result')).toMatchObject({ successful: false, content: WEB_TRANSFER_REFUSAL });
   }, 60_000);
 
   it('holds caller audio to the clock: a page that pushes a minute of audio in a moment is cut off (1008) and none of it is kept', async () => {

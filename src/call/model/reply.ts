@@ -48,6 +48,8 @@ export interface ReplyHooks {
   onToolWait?(line: string): void;
   /** Plays keypad tones of `digits` into the call; true once they have all played, false if they were cut. */
   pressDigits?(digits: string): Promise<boolean>;
+  /** Why this call cannot be transferred (a browser call has no phone line), told to the model as transfer_call's result; absent when it can. */
+  transferRefusal?: string | undefined;
   /**
    * A reply asks for tools. Resolve true once its text (maybe '') has been spoken in full,
    * false if it was interrupted: then none of its tools runs, terminal ones included.
@@ -254,8 +256,11 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
 
     const typeOf = (c: ToolCallRequest) => input.tools.find(c.name)?.type;
     const apiCalls = reply.calls.filter((c) => typeOf(c) === 'api');
-    const terminal = reply.calls.find((c) => typeOf(c) === 'end_call' || typeOf(c) === 'transfer_call');
-    const acting = reply.calls.filter((c) => typeOf(c) === 'api' || typeOf(c) === 'press_digits' || c === terminal);
+    // A transfer the call cannot make is answered like a tool that failed, and the model goes on.
+    const refusal = input.hooks.transferRefusal;
+    const refusedTransfer = (c: ToolCallRequest) => typeOf(c) === 'transfer_call' && refusal !== undefined;
+    const terminal = reply.calls.find((c) => typeOf(c) === 'end_call' || (typeOf(c) === 'transfer_call' && !refusedTransfer(c)));
+    const acting = reply.calls.filter((c) => typeOf(c) === 'api' || typeOf(c) === 'press_digits' || refusedTransfer(c) || c === terminal);
     budget.run();
     // A tool that asks to be announced is, at once; otherwise tools slower than toolWaitMs get the default line.
     const announced = apiCalls.map((c) => input.tools.find(c.name)).find((t) => t?.type === 'api' && t.speak_during_execution);
@@ -271,7 +276,9 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
           // The invocation goes in the transcript when it starts, so what is said meanwhile follows it.
           const invoked = (invocation: ToolTranscriptItem) => input.hooks.onToolItem?.(invocation);
           let run: ToolRun;
-          if (typeOf(call) === 'press_digits') {
+          if (refusal !== undefined && refusedTransfer(call)) {
+            run = await input.tools.runInCall(call, async () => ({ done: false, content: refusal }), invoked);
+          } else if (typeOf(call) === 'press_digits') {
             const pressed = keypad.then(() => input.tools.runInCall(call, (args) => pressDigits(input.hooks, String(args.digits)), invoked));
             keypad = pressed;
             run = await pressed;

@@ -229,6 +229,21 @@ describe('turn runner', () => {
     expect(none.items.at(-1)).toMatchObject({ successful: false, content: 'Keypad tones cannot be played on this call.' });
   });
 
+  it('answers transfer_call on a call that cannot transfer (a browser call) with the reason, and the model goes on', async () => {
+    const { llm, tools } = await setup([{ text: 'Transferring you.', calls: [{ id: 't1', name: 'transfer_call', arguments: '{}' }] }, 'Sorry, I cannot transfer you from here.']);
+    const h = { ...hooks(), transferRefusal: 'Transfers need a phone line.' };
+    const outcome = await runReply(input(llm, tools, h));
+    expect(outcome).toMatchObject({
+      kind: 'reply',
+      messages: [
+        { role: 'assistant', content: 'Transferring you.', tool_calls: [{ id: 't1' }] },
+        { role: 'tool', tool_call_id: 't1', content: 'Transfers need a phone line.' },
+        { role: 'assistant', content: 'Sorry, I cannot transfer you from here.' },
+      ],
+    });
+    expect(h.items.at(-1)).toMatchObject({ role: 'tool_call_result', tool_call_id: 't1', successful: false });
+  });
+
   it('ends with flow_error UNKNOWN_TOOL when the model calls a tool the agent lacks', async () => {
     const { llm, tools } = await setup([{ calls: [{ id: 'c1', name: 'launch_rocket', arguments: '{}' }] }]);
     expect(await runReply(input(llm, tools, hooks()))).toMatchObject({ kind: 'flow_error', code: 'UNKNOWN_TOOL' });
