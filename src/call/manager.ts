@@ -19,6 +19,10 @@ import type { CallRepository } from '../calls/repository.ts';
 import { ToolExecutor } from '../tools/executor.ts';
 import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
 import type { CallTransport } from './transport.ts';
+import { CallLine } from './line.ts';
+import type { Dialer } from '../calls/dialer.ts';
+import type { RandomHex } from '../clock.ts';
+import { hashStreamSecret, streamSecretMatches } from '../calls/stream-secret.ts';
 import { callCost } from './cost.ts';
 import type { OrgLimits } from './limits.ts';
 import { PacerWakeups } from './agent/pacer.ts';
@@ -55,6 +59,10 @@ export interface CallManagerDeps {
   outbound: OutboundHttp;
   /** Runs after a call ended (post-call analysis); awaited by close() in tests and shutdown. */
   analyze?: boolean;
+  /** The carrier, for transfers of live calls. */
+  dialer?: Dialer | undefined;
+  /** Secrets for a caller's stream back after a failed transfer. */
+  random?: RandomHex | undefined;
 }
 
 const stringVariables = (vars: Record<string, unknown>): Record<string, string> =>
@@ -78,8 +86,14 @@ export class CallManager {
     return `${this.d.publicUrl()}/v2/calls/${callId}/recording`;
   }
 
+  /** A stream opened for a call under way: the caller back from a failed transfer, if `secret` is theirs. */
+  returnStream(callId: string, secret: string, transport: CallTransport): boolean {
+    return this.d.registry.get(callId)?.returnStream(secret, transport) ?? false;
+  }
+
   /** A media transport opened for a registered call: run the call on it. */
-  async connect(orgId: string, callId: string, transport: CallTransport): Promise<void> {
+  async connect(orgId: string, callId: string, connection: CallTransport): Promise<void> {
+    const transport = new CallLine(connection);
     const record = this.d.calls.get(orgId, callId);
     if (!record || record.call_status !== 'registered') {
       transport.close('error_service');
@@ -147,6 +161,7 @@ export class CallManager {
       tts?.release();
     };
     let session: CallSession;
+    let returnSecretHash: string | null = null;
     try {
       tts = this.d.engines.tts(agent.voice);
       session = new CallSession({
@@ -165,6 +180,7 @@ export class CallManager {
         brain,
         recorder,
         log,
+        transfer: this.transferOf(callId, record, transport),
         // Only a call the agent placed can reach an answering machine.
         voicemail: record.call_type === 'outbound' ? filledVoicemail(voicemailHandling(agent), variables) : null,
         ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
@@ -187,6 +203,23 @@ export class CallManager {
         addContext: (content) => session.addContext(content),
         listen: (listener) => session.listen(listener),
         voicemailDetected: () => session.carrierFoundMachine(),
+        transferAnswered: () => session.transferAnswered(),
+        transferFailed: (why) => {
+          if (session.ended) return null;
+          // The caller comes back on a new stream of this call, opened with a secret made for it.
+          const secret = this.d.random?.(24) ?? null;
+          returnSecretHash = secret ? hashStreamSecret(secret) : null;
+          session.transferFailed(why);
+          return secret;
+        },
+        returnStream: (secret, next) => {
+          if (!streamSecretMatches(secret, returnSecretHash)) return false;
+          returnSecretHash = null;
+          transport.replace(next);
+          session.resumeAfterTransfer();
+          return true;
+        },
+        carrierEnded: () => session.carrierEnded(),
         // The record is final only once the recording is written too.
         finished: session.finished.then(() => finalized),
       };
@@ -205,6 +238,24 @@ export class CallManager {
     }
     void session.finished.then(releaseEngines);
     await session.start();
+  }
+
+  /** How a session starts a cold transfer on its carrier; undefined when the line cannot transfer (a browser, a carrier without transfers). */
+  private transferOf(callId: string, record: CallRecord, line: CallLine): ((to: string) => Promise<void>) | undefined {
+    const dialer = this.d.dialer;
+    const carrierCallId = line.carrierCallId;
+    if (!dialer?.transfer || !carrierCallId) return undefined;
+    // The destination sees this service's number: the one called (inbound) or calling (outbound).
+    const from = record.call_type === 'inbound' ? record.call_to : (record.presentation_number ?? record.call_from);
+    return async (to) => {
+      line.release();
+      try {
+        await dialer.transfer!({ callId, carrierCallId, to, from });
+      } catch (error) {
+        line.keep();
+        throw error;
+      }
+    };
   }
 
   private async finish(
@@ -243,6 +294,8 @@ export class CallManager {
       call_cost: cost,
       latency: result.latency,
       llm_token_usage: tokenUsage,
+      transfer_destination: result.transfer?.destination ?? null,
+      transfer_timestamp: result.transfer?.at ?? null,
     }));
     this.d.limits.debit(orgId, cost.total_credits_used);
     if (!ended) return;

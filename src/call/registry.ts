@@ -4,6 +4,7 @@
 // its session internals; the organization limits count both kinds.
 import type { CallRecord, DisconnectionReason } from '../calls/record.ts';
 import type { CallListener } from './listeners.ts';
+import type { CallTransport } from './transport.ts';
 
 export interface ActiveCall {
   readonly callId: string;
@@ -13,6 +14,14 @@ export interface ActiveCall {
   requestEnd(reason: DisconnectionReason, message?: string): void;
   /** An answering machine picked up: leave the agent's voicemail_message if it has one, then end with voicemail_reached. */
   voicemailDetected(): void;
+  /** The transfer's destination answered. */
+  transferAnswered(): void;
+  /** The transfer did not connect (`why`); returns the secret for the caller's stream back, or null when the call is over. */
+  transferFailed(why: string): string | null;
+  /** A stream opened for this call while it is live: the caller coming back after a failed transfer, if `secret` is the one made for that. */
+  returnStream(secret: string, transport: CallTransport): boolean;
+  /** The carrier ended the call (its status says completed). */
+  carrierEnded(): void;
   /** Speaks a line given through the API (after what is being said, or at once with `interrupt`). */
   say(text: string, interrupt: boolean): void;
   /** Adds a note the model sees from its next turn. */

@@ -82,6 +82,8 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     publicUrl: deps.publicUrl,
     pricePerMinute: config.pricePerMinuteCredits,
     outbound: deps.outbound,
+    dialer: deps.dialer,
+    random: deps.random,
   });
   const streams = new StreamDeadlines(deps.timers, service, events, config.streamConnectTimeoutMs);
   const control = new CallControl({ calls: deps.callRepo, registry, recordingPath: (callId) => manager.recordingPath(callId) });

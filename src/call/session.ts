@@ -46,6 +46,9 @@ export function endOfTurnPolicy(agent: Pick<AgentConfig, 'endpointing' | 'endpoi
 
 const EVIDENCE_WORDS: Record<MachineEvidence, string> = { beep: 'beep', words: 'greeting words', long_greeting: 'long greeting', carrier: "carrier's detection" };
 
+/** How the model is told a transfer did not go through (the demo model knows it). */
+export const TRANSFER_FAILED_NOTE = 'The transfer did not go through';
+
 /** How the model is told, for a reminder, that the caller has gone quiet (the demo model knows it). */
 export const REMINDER_NOTE_PREFIX = 'The caller has said nothing for';
 
@@ -59,6 +62,8 @@ export const SESSION_DEFAULTS = {
   greetingEndMs: 1_500,
   /** Longest wait, once a machine was found, for its beep or the end of its greeting. */
   beepWaitMs: 10_000,
+  /** Longest wait for the caller to come back on a new stream after a transfer failed. */
+  transferReturnMs: 15_000,
 } as const;
 
 export interface SessionEngines {
@@ -76,6 +81,8 @@ export interface SessionResult {
   transcriptWithToolCalls: TranscriptItem[];
   latency: Partial<Record<'e2e' | 'asr' | 'llm' | 'llm_speakable' | 'tts' | 'tool', LatencyStats>> | null;
   userTurns: number;
+  /** Where the caller was transferred, and when the destination answered (wall ms). */
+  transfer: { destination: string; at: number } | null;
 }
 
 export interface SessionOptions {
@@ -97,6 +104,11 @@ export interface SessionOptions {
   guard?: (connectedMs: number) => DisconnectionReason | null;
   /** The transcript so far, each time a message or tool item settles (the record keeps it at once). */
   onTranscript?: ((messages: readonly TranscriptMessage[], items: readonly TranscriptItem[]) => void) | undefined;
+  /**
+   * Starts a cold transfer of the caller to `to` on the carrier (the line is given up); throws when
+   * it cannot. Absent: the call cannot transfer, and transfer_call only ends it.
+   */
+  transfer?: ((to: string) => Promise<void>) | undefined;
   /** An outbound call that looks for an answering machine, and what to do on one. */
   voicemail?: VoicemailHandling | null | undefined;
   /** Each answered turn's latency parts, for observers in the process (the bench's per-turn breakdown). */
@@ -127,6 +139,9 @@ export class CallSession {
   private userTurns = 0;
   /** The reply under way is a reminder the model is writing. */
   private modelReminder = false;
+  /** A cold transfer under way: the caller is being dialled through to `to`; `failed` once the carrier said it did not connect. */
+  private transferring: { to: string; failed: string | null; returnTimer: TimerHandle | undefined } | null = null;
+  private transferred: { destination: string; at: number } | null = null;
   /** Words of the agent's the caller's last interruption cut off, until its words show whether it meant it. */
   private cutShort = '';
   private endReason: { reason: DisconnectionReason; message: string | null } | null = null;
@@ -243,6 +258,7 @@ export class CallSession {
     }
     this.timers.stop();
     this.model.cancel();
+    if (this.transferring) this.o.timers.clearTimeout(this.transferring.returnTimer);
     if (reason === 'user_hangup' || !wasLive) {
       // Nobody is listening any more: what was still to play is cut where playback stood.
       this.finalize();
@@ -274,6 +290,39 @@ export class CallSession {
     }
     this.listeners ??= new CallListeners(this.o.transport.sampleRate ?? INTERNAL_SAMPLE_RATE);
     return this.listeners.add(listener);
+  }
+
+  /** The transfer's destination answered: the caller is theirs now, and this call is over. */
+  transferAnswered(): void {
+    const transfer = this.transferring;
+    if (!transfer || this.phase !== 'live') return;
+    this.transferred = { destination: transfer.to, at: this.o.timers.now() };
+    this.end('call_transfer', { message: `Transferred to ${transfer.to}.` });
+  }
+
+  /** The transfer did not connect (`why`: busy, no answer, failed): the caller comes back on a new stream. */
+  transferFailed(why: string): void {
+    const transfer = this.transferring;
+    if (!transfer || this.phase !== 'live') return;
+    transfer.failed = why;
+    // The carrier sends the caller back at once; one who never arrives has hung up.
+    transfer.returnTimer = this.o.timers.setTimeout(() => this.end('user_hangup', { message: `The transfer to ${transfer.to} failed (${why}) and the caller did not come back.` }), SESSION_DEFAULTS.transferReturnMs);
+  }
+
+  /** The caller is back on a new stream after a failed transfer (the line already carries it): the model is told, and answers. */
+  resumeAfterTransfer(): void {
+    const transfer = this.transferring;
+    if (!transfer || this.phase !== 'live') return;
+    this.o.timers.clearTimeout(transfer.returnTimer);
+    this.transferring = null;
+    this.caller.catchUp();
+    this.history.note(`${TRANSFER_FAILED_NOTE} to ${transfer.to}: ${transfer.failed ?? 'it could not be started'}. The caller is back on the line with you; tell them and offer to help another way.`);
+    this.model.answer(this.history.messages, this.userTurns);
+  }
+
+  /** The carrier says the call is over (the caller hung up while being transferred). */
+  carrierEnded(): void {
+    if (this.transferring && this.phase === 'live') this.end('user_hangup', { message: `The caller hung up while being transferred to ${this.transferring.to}.` });
   }
 
   /** The carrier's own answering-machine detection found a machine (Twilio AMD). */
@@ -404,8 +453,8 @@ export class CallSession {
     this.transcript.addUser(turn.text, turn.startAt, turn.endAt, keypad);
     this.notify({ type: 'transcript', role: 'user', text: turn.text, final: true, turn: this.userTurns });
     if (!keypad) this.machine?.words(turn.text, this.clock.sinceStart());
-    // A machine's greeting is kept, never answered.
-    if (this.voicemailWait || this.phase !== 'live') return;
+    // A machine's greeting is kept, never answered; nor is a caller being transferred.
+    if (this.voicemailWait || this.transferring || this.phase !== 'live') return;
     this.history.user(keypad ? KEYPAD_TURN_PREFIX + turn.text : turn.text);
     // Only an acknowledgement stopped the agent: it finishes what it was saying instead of answering it.
     if (!keypad && this.cutShort && isBackchannel(turn.text, this.o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS)) {
@@ -547,7 +596,8 @@ export class CallSession {
         this.end('agent_hangup');
         return;
       case 'transfer_call':
-        this.end('call_transfer', { message: `Transferred to ${outcome.transferTo}.` });
+        if (this.o.transfer) void this.startTransfer(outcome.transferTo, this.o.transfer);
+        else this.end('call_transfer', { message: `Transferred to ${outcome.transferTo}.` });
         return;
       case 'llm_error':
         this.o.log.error({ code: outcome.error?.code, err: outcome.error }, 'language model failed');
@@ -558,6 +608,22 @@ export class CallSession {
         return;
       default:
         this.armInactivityIfQuiet();
+    }
+  }
+
+  /** The line before the transfer plays out, then the carrier dials the destination; a carrier that refuses sends the caller straight back. */
+  private async startTransfer(to: string, transfer: (to: string) => Promise<void>): Promise<void> {
+    this.transferring = { to, failed: null, returnTimer: undefined };
+    this.timers.disarmInactivity();
+    await this.voice.finished(SESSION_DEFAULTS.lastWordsTimeoutMs);
+    if (this.phase !== 'live' || this.transferring?.to !== to) return;
+    try {
+      await transfer(to);
+      this.o.log.info({ to }, 'transfer started');
+    } catch (error) {
+      this.o.log.warn({ err: error, to }, 'the carrier could not start the transfer');
+      this.transferring.failed = 'the phone line could not start it';
+      this.resumeAfterTransfer();
     }
   }
 
@@ -624,6 +690,7 @@ export class CallSession {
       transcriptWithToolCalls: this.transcript.items,
       latency: this.latency.summary(),
       userTurns: this.userTurns,
+      transfer: this.transferred,
     });
     this.finishedResolve();
   }

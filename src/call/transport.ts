@@ -31,6 +31,8 @@ export interface CallTransport {
    * its 8 kHz: the engines take it as it is, instead of through a 8→16→8 kHz resampling round trip.
    */
   readonly sampleRate?: MediaRate;
+  /** The carrier's id of the call this connection carries (Twilio's CallSid); absent for a browser. */
+  readonly carrierCallId?: string | undefined;
   /** Where inbound audio and control go; set once by the session. */
   attach(handlers: TransportHandlers): void;
   /** One 20 ms agent frame at the transport's rate. */

@@ -31,4 +31,19 @@ export interface Dialer {
    * already ended is not an error. Absent when the carrier ends calls only by closing the stream.
    */
   hangUpCall?(callId: string): Promise<void>;
+  /**
+   * Cold transfer: moves the caller of a live call to `to`. Resolves once the carrier took it (the
+   * agent's media stream then closes); how it went comes back as a carrier report. Absent when
+   * the carrier cannot transfer.
+   */
+  transfer?(request: TransferRequest): Promise<void>;
+}
+
+export interface TransferRequest {
+  callId: string;
+  /** The carrier's id of the call (Twilio's CallSid). */
+  carrierCallId: string;
+  to: string;
+  /** The caller id the destination sees. */
+  from: string | null;
 }

@@ -99,6 +99,8 @@ export const CallRecordSchema = z.object({
     .nullable(),
   campaign_id: z.string().nullable(),
   batch_id: z.string().nullable(),
+  transfer_destination: z.string().nullable().describe('the number transfer_call moved the caller to, once it connected'),
+  transfer_timestamp: z.int().nullable().describe('Unix epoch ms when the transfer connected'),
 });
 
 export type CallRecord = z.infer<typeof CallRecordSchema>;
@@ -146,6 +148,8 @@ export function registeredRecord(fields: {
     llm_token_usage: null,
     campaign_id: fields.campaign_id ?? null,
     batch_id: fields.batch_id ?? null,
+    transfer_destination: null,
+    transfer_timestamp: null,
   };
 }
 

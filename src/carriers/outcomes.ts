@@ -5,6 +5,9 @@
 import type { CallRegistry } from '../call/registry.ts';
 import type { CallService } from '../calls/service.ts';
 
+/** How a failed dial is told to the agent's model. */
+const TRANSFER_FAILURES: Record<string, string> = { busy: 'the line was busy', 'no-answer': 'nobody answered', failed: 'the call could not be placed', canceled: 'the call was cancelled' };
+
 export class CallOutcomes {
   constructor(
     private readonly calls: CallService,
@@ -19,6 +22,16 @@ export class CallOutcomes {
     this.calls.endIfRegistered(callId, 'not_connected', 'dial_failed', message);
   }
 
+  /** The transfer's destination answered: the live call ends as call_transfer. */
+  transferAnswered(callId: string): void {
+    this.registry.get(callId)?.transferAnswered();
+  }
+
+  /** The transfer's dial ended without connecting (`status`: busy, no-answer, failed, canceled); the secret for the caller's stream back, or null. */
+  transferFailed(callId: string, status: string): string | null {
+    return this.registry.get(callId)?.transferFailed(TRANSFER_FAILURES[status] ?? status) ?? null;
+  }
+
   /** Carrier machine detection: a live session leaves its voicemail; otherwise the call never connected. */
   machineAnswered(callId: string): void {
     const live = this.registry.get(callId);
@@ -26,9 +39,13 @@ export class CallOutcomes {
     else this.calls.endIfRegistered(callId, 'not_connected', 'voicemail_reached', 'An answering machine answered the call.');
   }
 
-  /** The carrier call is over. With a session, its stream closing ends the call; without one the stream never came. */
+  /**
+   * The carrier call is over. With a session, its stream closing ends the call (or, while the
+   * caller is being transferred and has no stream, this does); without one the stream never came.
+   */
   completed(callId: string, byMachine = false): void {
-    if (this.registry.get(callId)) return;
+    const live = this.registry.get(callId);
+    if (live) return live.carrierEnded();
     if (byMachine) return this.machineAnswered(callId);
     this.calls.endIfRegistered(callId, 'error', 'error_service', 'The carrier connected the call, but its media stream never reached the service.');
   }

@@ -4,9 +4,9 @@
 // the status callback, which names the call_id in its own query string.
 import { voicemailHandling } from '../agents/schema.ts';
 import type { Clock } from '../clock.ts';
-import type { DialRequest, DialResult, Dialer } from '../calls/dialer.ts';
+import type { DialRequest, DialResult, Dialer, TransferRequest } from '../calls/dialer.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
-import { connectStreamTwiml } from './twiml.ts';
+import { connectStreamTwiml, dialTwiml } from './twiml.ts';
 
 export interface TwilioDialerOptions {
   accountSid: string;
@@ -22,6 +22,8 @@ export interface TwilioDialerOptions {
 }
 
 export const STATUS_CALLBACK_PATH = '/telephony/twilio/status';
+/** Where Twilio tells how a transfer's dial went (its <Dial action>), and when the destination answered (leg=answered). */
+export const TRANSFER_CALLBACK_PATH = '/telephony/twilio/transfer';
 
 /** Thrown when Twilio could not be reached or failed on its side: the call ends with error_service. */
 export class TwilioApiError extends Error {
@@ -85,6 +87,19 @@ export class TwilioDialer implements Dialer {
     }
     const body = await this.json(res);
     throw new TwilioApiError(`Twilio answered HTTP ${res.status} to a hang-up: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
+  }
+
+  /** Redirects the live call to a <Dial> of the destination: Twilio ends our media stream and dials it. */
+  async transfer(request: TransferRequest): Promise<void> {
+    const back = `${this.o.publicUrl()}${TRANSFER_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}`;
+    const twiml = dialTwiml({ to: request.to, callerId: request.from, timeoutS: Math.max(5, Math.round(this.o.ringTimeoutMs / 1000)), action: back, answered: `${back}&leg=answered` });
+    const res = await this.post(`Calls/${encodeURIComponent(request.carrierCallId)}.json`, new URLSearchParams({ Twiml: twiml }));
+    if (res.ok) {
+      await res.body?.cancel();
+      return;
+    }
+    const body = await this.json(res);
+    throw new TwilioApiError(`Twilio answered HTTP ${res.status} to a transfer: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
   }
 
   async hangUpCall(callId: string): Promise<void> {

@@ -20,6 +20,22 @@ export function connectStreamTwiml(publicUrl: string, callId: string, secret: st
   );
 }
 
+/**
+ * A cold transfer: the caller is dialled through to `to`. `action` hears how the dial ended (a
+ * caller whose transfer failed comes back to the agent through its answer); `answered` hears the
+ * moment the destination picks up.
+ */
+export function dialTwiml(o: { to: string; callerId: string | null; timeoutS: number; action: string; answered: string }): string {
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?><Response>' +
+    `<Dial action="${escapeXml(o.action)}" method="POST" timeout="${o.timeoutS}"${o.callerId ? ` callerId="${escapeXml(o.callerId)}"` : ''}>` +
+    `<Number statusCallbackEvent="answered" statusCallback="${escapeXml(o.answered)}" statusCallbackMethod="POST">${escapeXml(o.to)}</Number>` +
+    '</Dial></Response>'
+  );
+}
+
+export const HANG_UP_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>';
+
 export function sayAndHangUpTwiml(text: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?><Response><Say>${escapeXml(text)}</Say><Hangup/></Response>`;
 }

@@ -7,12 +7,14 @@
 import { z } from 'zod';
 import { ANALYSIS_FIELDS_PREFIX, ANALYSIS_REQUEST_TAG } from '../analysis/analyze.ts';
 import { KEYPAD_TURN_PREFIX } from '../call/caller/keypad.ts';
-import { REMINDER_NOTE_PREFIX } from '../call/session.ts';
+import { REMINDER_NOTE_PREFIX, TRANSFER_FAILED_NOTE } from '../call/session.ts';
 
 export const DEMO_TOOL_NAME = 'book_appointment';
 export const DEMO_END_CALL = 'end_call';
 export const DEMO_PRESS_DIGITS = 'press_digits';
 export const DEMO_TRANSFER = 'transfer_call';
+/** Said when the caller comes back from a transfer that did not go through. */
+export const DEMO_TRANSFER_FAILED = "I'm sorry, I couldn't put you through. Is there anything else I can help you with?";
 /** Said when a transfer the caller asked for could not be made (the tool's result says why). */
 export const DEMO_NO_TRANSFER = "I'm sorry, I can't transfer you from here. I can book an appointment for you.";
 
@@ -325,6 +327,7 @@ function scriptedReply(req: DemoChatRequest): DemoReply {
 
   const last = messages.at(-1);
   if (last?.role === 'tool') return afterTool(messages, last);
+  if (last?.role === 'system' && text(last).startsWith(TRANSFER_FAILED_NOTE)) return { text: DEMO_TRANSFER_FAILED, calls: [] };
   // The runtime asks for a reminder when the caller has gone quiet.
   if (last?.role === 'system' && text(last).startsWith(REMINDER_NOTE_PREFIX)) {
     return { text: "Are you still there? Take your time, I'm here when you're ready.", calls: [] };
@@ -338,7 +341,7 @@ function scriptedReply(req: DemoChatRequest): DemoReply {
   const key = keyed === null && mayCall(DEMO_PRESS_DIGITS) ? menuKey(heard) : null;
   if (key !== null) return { text: '', calls: [{ id: id(0), name: DEMO_PRESS_DIGITS, arguments: JSON.stringify({ digits: key }) }] };
   if (asked.includes(ASK_ANYTHING_ELSE)) return goodbye();
-  if (/\btransfer\b/.test(words) && mayCall(DEMO_TRANSFER)) return { text: 'Let me transfer you.', calls: [{ id: id(0), name: DEMO_TRANSFER, arguments: '{}' }] };
+  if (/\b(transfer|real person|operator|a human)\b/.test(words) && mayCall(DEMO_TRANSFER)) return { text: 'Let me transfer you.', calls: [{ id: id(0), name: DEMO_TRANSFER, arguments: '{}' }] };
 
   const booking = bookingSoFar(messages);
   if (BYE.test(words) && !timeIn(heard) && !nameIn(heard)) return goodbye();

@@ -27,7 +27,7 @@ function columnsOf(record: CallRecord) {
 
 /** A stored record with the fields added since it was written at their defaults. */
 function storedRecord(json: string): CallRecord {
-  return { llm_token_usage: null, ...(JSON.parse(json) as Omit<CallRecord, 'llm_token_usage'>) };
+  return { llm_token_usage: null, transfer_destination: null, transfer_timestamp: null, ...(JSON.parse(json) as Omit<CallRecord, 'llm_token_usage' | 'transfer_destination' | 'transfer_timestamp'>) };
 }
 
 export class SqliteCallRepository implements CallRepository {

@@ -1,7 +1,10 @@
 // A local stand-in for Twilio's REST API on 127.0.0.1: it answers Calls.json as Twilio does
 // (201 with the call resource, 4xx with {code, message}), then plays the call's life back to
 // the service as signed status callbacks and, for an answered call, opens the media stream
-// the TwiML names, with its <Parameter>s, the way Twilio would (TwilioStreamCaller).
+// the TwiML names, with its <Parameter>s, the way Twilio would (TwilioStreamCaller). A live call
+// updated with <Dial> TwiML (a cold transfer) loses its stream, its destination behaves as
+// `behaviors` says (answer, busy, no-answer, failed), and the <Dial action>'s answer is followed:
+// <Connect><Stream> opens the caller's stream back to the service.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +12,13 @@ import { TwilioStreamCaller } from '../../src/carriers/sim/twilio-stream.ts';
 import { twilioSignature, type FormParams } from '../../src/telephony/twilio-signature.ts';
 
 export type Behavior =
-  | { kind: 'answer'; /** what the callee does once the stream is open */ talk?: (caller: TwilioStreamCaller) => Promise<void> }
+  | {
+      kind: 'answer';
+      /** what the callee does once the stream is open */
+      talk?: (caller: TwilioStreamCaller) => Promise<void>;
+      /** what it does on the stream back after a transfer that failed */
+      afterTransfer?: (caller: TwilioStreamCaller) => Promise<void>;
+    }
   | { kind: 'no-answer' }
   | { kind: 'busy' }
   | { kind: 'failed' }
@@ -25,6 +34,10 @@ export interface CreatedCall {
   callbacks: { status: string; answeredBy?: string; httpStatus: number }[];
   stream?: TwilioStreamCaller;
   done: Promise<void>;
+  /** Transfers asked for (TwiML <Dial>), with how each dial ended. */
+  transfers: { to: string; dialStatus: string; twimlBack: string }[];
+  /** The transfer under way, until the caller's stream back (if any) has ended. */
+  redirect?: Promise<void>;
 }
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -71,6 +84,13 @@ export class TwilioStandIn {
     const base = `/2010-04-01/Accounts/${this.accountSid}/Calls`;
     if (req.method === 'POST' && req.url === `${base}.json`) return this.create(form, reply);
     const hangup = req.method === 'POST' && req.url?.startsWith(`${base}/`) ? req.url.slice(base.length + 1, -'.json'.length) : undefined;
+    if (hangup && typeof form.Twiml === 'string' && form.Twiml.includes('<Dial')) {
+      const call = this.live.get(hangup);
+      if (!call) return reply(404, { code: 20404, message: `The requested resource ${req.url} was not found`, status: 404 });
+      reply(200, { sid: hangup, status: 'in-progress' });
+      call.redirect = this.transfer(call, form.Twiml, this.behaviors.get(String(call.form.To)) ?? { kind: 'no-answer' });
+      return;
+    }
     if (hangup && form.Status === 'completed') {
       this.hangups.push(hangup);
       const call = this.live.get(hangup);
@@ -87,7 +107,7 @@ export class TwilioStandIn {
     if (behavior.kind === 'refuse') return reply(400, { code: 21211, message: `The 'To' number ${to} is not a valid phone number.`, status: 400 });
     if (behavior.kind === 'server-error') return reply(503, { code: 20500, message: 'Service unavailable', status: 503 });
     const sid = `CA${hex(16)}`;
-    const call: CreatedCall = { sid, form, callbacks: [], done: Promise.resolve() };
+    const call: CreatedCall = { sid, form, callbacks: [], transfers: [], done: Promise.resolve() };
     this.calls.push(call);
     this.live.set(sid, call);
     reply(201, {
@@ -120,22 +140,61 @@ export class TwilioStandIn {
         return void (await this.callback(call, 'completed', amd ? 'machine_start' : undefined));
       case 'answer': {
         await this.callback(call, 'in-progress', amd ? 'human' : undefined);
-        const twiml = String(call.form.Twiml);
-        const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1] ?? '';
-        const customParameters: Record<string, string> = {};
-        for (const m of twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)) customParameters[m[1]!] = m[2]!;
-        const stream = new TwilioStreamCaller({ url, customParameters, accountSid: this.accountSid, callSid: call.sid });
-        call.stream = stream;
-        try {
-          await stream.connect();
-          await (behavior.talk ? behavior.talk(stream) : stream.waitForClose());
-          await stream.hangUp();
-        } catch {
-          // No media endpoint answered: Twilio ends the call.
-        }
+        await this.stream(call, String(call.form.Twiml), behavior.talk);
+        // A transfer under way keeps the call until the caller's stream back is over.
+        if (call.redirect) await call.redirect;
         return void (await this.callback(call, 'completed'));
       }
     }
+  }
+
+  /** Opens the stream `twiml` connects, and lets `talk` use it (else waits for the service to close it). */
+  private async stream(call: CreatedCall, twiml: string, talk: ((caller: TwilioStreamCaller) => Promise<void>) | undefined): Promise<void> {
+    const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1] ?? '';
+    const customParameters: Record<string, string> = {};
+    for (const m of twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)) customParameters[m[1]!] = m[2]!;
+    const stream = new TwilioStreamCaller({ url, customParameters, accountSid: this.accountSid, callSid: call.sid });
+    call.stream = stream;
+    try {
+      await stream.connect();
+      await (talk ? talk(stream) : stream.waitForClose());
+      await stream.hangUp();
+    } catch {
+      // No media endpoint answered: Twilio ends the call.
+    }
+  }
+
+  /** A cold transfer: the stream ends, the destination is dialled, and the <Dial action> says what happens next. */
+  private async transfer(call: CreatedCall, twiml: string, behavior: Behavior): Promise<void> {
+    const unescape = (s: string) => s.replaceAll('&amp;', '&').replaceAll('&quot;', '"');
+    const action = unescape(/<Dial action="([^"]+)"/.exec(twiml)?.[1] ?? '');
+    const number = /<Number[^>]*statusCallback="([^"]+)"[^>]*>([^<]+)<\/Number>/.exec(twiml);
+    const answered = unescape(number?.[1] ?? '');
+    const to = unescape(number?.[2] ?? '');
+    await call.stream?.hangUp();
+    await sleep(this.ringMs);
+    const destination = this.behaviors.get(to) ?? { kind: 'no-answer' };
+    const childSid = `CA${hex(16)}`;
+    let dialStatus: string = destination.kind === 'busy' || destination.kind === 'failed' || destination.kind === 'no-answer' ? destination.kind : 'failed';
+    if (destination.kind === 'answer') {
+      await this.signedPost(answered, { CallSid: childSid, ParentCallSid: call.sid, CallStatus: 'in-progress', To: to });
+      await sleep(this.ringMs);
+      dialStatus = 'completed';
+    }
+    const twimlBack = await this.signedPost(action, { CallSid: call.sid, DialCallSid: childSid, DialCallStatus: dialStatus, To: String(call.form.To) });
+    call.transfers.push({ to, dialStatus, twimlBack });
+    if (twimlBack.includes('<Connect><Stream')) await this.stream(call, twimlBack, behavior.kind === 'answer' ? behavior.afterTransfer : undefined);
+  }
+
+  /** A signed form POST to the service, as Twilio sends its webhooks; resolves with the answer's body. */
+  private async signedPost(url: string, params: FormParams): Promise<string> {
+    const full: FormParams = { AccountSid: this.accountSid, ApiVersion: '2010-04-01', ...params };
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(this.authToken, url, full) },
+      body: new URLSearchParams(full as Record<string, string>).toString(),
+    });
+    return res.text();
   }
 
   /** Sends one signed status callback the way Twilio does. */

@@ -194,6 +194,16 @@ export class CallerInput {
     while (this.backlogSamples > limit) this.backlogSamples -= backlog.shift()!.frame.length;
   }
 
+  /**
+   * The line was silent for a while (the caller was away on a transfer that failed): silence fills
+   * the gap, so the caller's times, the recording and the VAD go on from the wall clock.
+   */
+  catchUp(): void {
+    const frame = new Int16Array((this.o.rate * FRAME_MS) / 1000);
+    const frameS = FRAME_MS / 1000;
+    while (!this.stopped && this.inboundSamples > 0 && this.audioNow() + frameS <= this.o.clock.sinceStart() / 1000) this.audio(frame);
+  }
+
   /** The call is ending: nothing more is heard or decided. */
   stop(): void {
     this.stopped = true;

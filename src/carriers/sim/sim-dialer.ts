@@ -5,7 +5,7 @@
 // goes to the fallback dialer (Twilio, or none).
 import type { Logger } from 'pino';
 import type { CallRegistry } from '../../call/registry.ts';
-import type { DialRequest, DialResult, Dialer } from '../../calls/dialer.ts';
+import type { DialRequest, DialResult, Dialer, TransferRequest } from '../../calls/dialer.ts';
 import type { CallOutcomes } from '../outcomes.ts';
 import { SimCallee, type AgentWordsSource } from './callee.ts';
 import { SILENT_SCRIPT, type SimScript } from './script.ts';
@@ -76,6 +76,12 @@ export class SimDialer implements Dialer {
         this.after(request.callId, this.o.answerDelayMs, () => this.answer(request, phone));
         return { status: 'dialing', carrierCallId };
     }
+  }
+
+  /** Other numbers' calls transfer on the fallback carrier; a simulated phone cannot be transferred yet (the caller stays with the agent). */
+  async transfer(request: TransferRequest): Promise<void> {
+    if (this.live.has(request.callId) || !this.o.fallback.transfer) throw new Error('this call cannot be transferred: simulated phones do not take transfers yet');
+    await this.o.fallback.transfer(request);
   }
 
   async hangUpCall(callId: string): Promise<void> {

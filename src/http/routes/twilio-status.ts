@@ -1,9 +1,12 @@
 // POST /telephony/twilio/status: Twilio's call progress callbacks for the calls we placed.
+// POST /telephony/twilio/transfer: how a cold transfer's <Dial> went, and when its destination
+// answered; a caller whose transfer failed is sent back to the agent on a new media stream.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { CallOutcomes } from '../../carriers/outcomes.ts';
 import type { CarrierCallRepository } from '../../carriers/carrier-calls.ts';
+import { connectStreamTwiml, HANG_UP_TWIML } from '../../carriers/twiml.ts';
 import { addFormParser, verifyTwilioRequest, type WebhookSignature } from '../../telephony/form-webhook.ts';
 
 // Twilio adds fields over time; only the ones we act on are checked.
@@ -14,6 +17,11 @@ const StatusForm = z.looseObject({
   SipResponseCode: z.string().optional(),
 });
 const StatusQuery = z.strictObject({ call_id: z.string().min(1).max(200).optional() });
+
+// The <Dial action> request carries DialCallStatus; the <Number> answered callback, CallStatus.
+const TransferForm = z.looseObject({ CallSid: z.string().min(1), DialCallStatus: z.string().optional(), CallStatus: z.string().optional() });
+const TransferQuery = z.strictObject({ call_id: z.string().min(1).max(200), leg: z.literal('answered').optional() });
+const CONNECTED = new Set(['answered', 'completed', 'in-progress']);
 
 export interface TwilioStatusDeps {
   outcomes: CallOutcomes;
@@ -45,6 +53,28 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
           }
         }
         return reply.code(204).send();
+      },
+    });
+    r.post('/telephony/twilio/transfer', {
+      config: { doc: { summary: "Twilio's callbacks for a cold transfer: the <Dial action> and the destination's answer (form-encoded, signed)", tag: 'telephony', public: true } },
+      preValidation: async (request) => verifyTwilioRequest(request, deps.signing, deps.publicUrl()),
+      schema: { body: TransferForm, querystring: TransferQuery },
+      handler: async (request, reply) => {
+        const { call_id: callId, leg } = request.query;
+        const status = (leg === 'answered' ? request.body.CallStatus : request.body.DialCallStatus) ?? '';
+        request.log.info({ call_id: callId, leg: leg ?? 'dial', status }, 'twilio transfer');
+        if (leg === 'answered') {
+          if (CONNECTED.has(status)) deps.outcomes.transferAnswered(callId);
+          return reply.code(204).send();
+        }
+        reply.type('text/xml');
+        if (CONNECTED.has(status)) {
+          deps.outcomes.transferAnswered(callId);
+          // The action comes once the bridged call is over: the caller's call ends with it.
+          return HANG_UP_TWIML;
+        }
+        const secret = deps.outcomes.transferFailed(callId, status);
+        return secret ? connectStreamTwiml(deps.publicUrl(), callId, secret) : HANG_UP_TWIML;
       },
     });
   });

@@ -51,12 +51,18 @@ export function twilioMediaRoute(
         const params = message.start.customParameters;
         const callId = params.call_id ?? '';
         const found = callId ? deps.calls.getForStream(callId) : undefined;
-        if (!found || !streamSecretMatches(params.secret ?? '', found.streamSecretHash) || found.record.call_status !== 'registered') {
+        // A call under way takes a stream only as its caller's way back from a failed transfer (its own secret for that).
+        const returning = found?.record.call_status === 'ongoing';
+        const refuse = () => {
           log.warn({ call_id: callId || null, call_sid: message.start.callSid }, 'media stream refused: unknown call or wrong secret');
           socket.close(1008, 'unknown call or wrong secret');
+        };
+        if (!found || (!returning && (!streamSecretMatches(params.secret ?? '', found.streamSecretHash) || found.record.call_status !== 'registered'))) return refuse();
+        transport = new TwilioTransport(socket, message.start.streamSid, message.start.callSid, log.child({ call_id: callId }), { onFrameDropped: deps.onFrameDropped });
+        if (returning) {
+          if (!deps.manager.returnStream(callId, params.secret ?? '', transport)) refuse();
           return;
         }
-        transport = new TwilioTransport(socket, message.start.streamSid, message.start.callSid, log.child({ call_id: callId }), { onFrameDropped: deps.onFrameDropped });
         void deps.manager.connect(found.orgId, callId, transport).catch((error: unknown) => {
           log.error({ err: error, call_id: callId }, 'call failed to start');
           socket.close(1011, 'internal error');

@@ -25,6 +25,7 @@ export class TwilioTransport implements CallTransport {
   private readonly pace: InboundPace;
   /** Malformed frames seen (logged and dropped). */
   dropped = 0;
+  readonly carrierCallId: string;
 
   constructor(
     private readonly socket: WebSocket,
@@ -34,6 +35,7 @@ export class TwilioTransport implements CallTransport {
     private readonly options: TransportOptions = {},
   ) {
     this.pace = new InboundPace(RATE, options.now);
+    this.carrierCallId = callSid;
     this.mediaPrefix = twilioMediaPrefix(streamSid);
     socket.on('close', () => this.farEnd());
     socket.on('error', (error) => this.log.warn({ err: error }, 'media socket error'));

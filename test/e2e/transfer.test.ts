@@ -1,0 +1,91 @@
+// Cold transfers on a Twilio line, end to end against the Twilio REST stand-in: the caller asks to
+// be put through, the agent says its line, the live call is redirected to a <Dial> of the
+// destination. One that answers takes the caller (call_transfer, with where and when); one that is
+// busy sends the caller back to the agent on a new stream of the same call, and the agent says so.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateCallAck } from '../../src/http/schemas.ts';
+import { DEMO_TRANSFER_FAILED } from '../../src/demo/script.ts';
+import type { TwilioStreamCaller } from '../../src/carriers/sim/twilio-stream.ts';
+import { agentFinished, fixtureUlaw } from '../helpers/phone.ts';
+import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
+import { TwilioStandIn } from '../helpers/twilio-standin.ts';
+
+let twilio: TwilioStandIn;
+let t: TestService;
+const DESK_ANSWERS = '+14155557001';
+const DESK_BUSY = '+14155557002';
+
+beforeAll(async () => {
+  twilio = await new TwilioStandIn().start();
+  t = await startTestService({ TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_API_BASE: twilio.url, RING_TIMEOUT_MS: '7000' });
+  const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
+  const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
+  for (const [id, to] of [['desk-answers', DESK_ANSWERS], ['desk-busy', DESK_BUSY]] as const) {
+    const body = { ...config, agent_id: id, inbound_numbers: id === 'desk-answers' ? ['+14155550100'] : [], tools: [...demo.tools, { type: 'transfer_call', transfer_to: to }] };
+    expect((await t.request('POST', '/v2/agents', { body })).status).toBe(201);
+  }
+  twilio.behaviors.set(DESK_ANSWERS, { kind: 'answer' });
+  twilio.behaviors.set(DESK_BUSY, { kind: 'busy' });
+}, 60_000);
+afterAll(async () => {
+  await t?.stop();
+  await twilio?.close();
+});
+
+/** The callee asks to be transferred once the greeting has played, then stays on until the line closes. */
+const asksForTransfer = async (caller: TwilioStreamCaller) => {
+  await agentFinished(caller, { after: 0, timeoutMs: 30_000 });
+  await caller.speak(fixtureUlaw('11-can-i-speak-to'));
+  await caller.waitForClose();
+};
+
+async function place(to: string, agentId: string): Promise<string> {
+  const res = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', call_to: to, agent_id: agentId } });
+  expect(res.status, res.text).toBe(201);
+  return CreateCallAck.parse(res.body).call_id;
+}
+
+describe('cold transfer on a Twilio line', () => {
+  it('redirects the call to a <Dial> after the agent spoke its line; the destination answering ends the call call_transfer with where and when', async () => {
+    twilio.behaviors.set('+15550007101', { kind: 'answer', talk: asksForTransfer });
+    const callId = await place('+15550007101', 'desk-answers');
+    const record = await callEnded(t, callId, 60_000);
+    const placed = twilio.calls.find((c) => c.form.To === '+15550007101')!;
+    // The record ends when the destination answers; the <Dial action> comes once that call is over.
+    await placed.redirect;
+    expect(placed.transfers).toEqual([{ to: DESK_ANSWERS, dialStatus: 'completed', twimlBack: expect.stringContaining('<Hangup/>') as unknown as string }]);
+    expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: DESK_ANSWERS, disconnection_message: `Transferred to ${DESK_ANSWERS}.` });
+    expect(record.transfer_timestamp).toBeGreaterThanOrEqual(record.start_timestamp!);
+    expect(record.transfer_timestamp).toBeLessThanOrEqual(record.end_timestamp!);
+    // The agent's line before the transfer was heard in full.
+    expect(record.transcript!.at(-1)).toMatchObject({ role: 'agent', content: 'Let me transfer you.' });
+    // The service never hangs up a transferred call: the carrier leg is the caller's now.
+    expect(twilio.hangups).not.toContain(placed.sid);
+  }, 90_000);
+
+  it('brings the caller back on a new stream of the same call when the destination is busy, and the agent says it could not put them through', async () => {
+    let heardBack = '';
+    twilio.behaviors.set('+15550007102', {
+      kind: 'answer',
+      talk: asksForTransfer,
+      afterTransfer: async (caller) => {
+        await agentFinished(caller, { after: 0, timeoutMs: 30_000 });
+        heardBack = 'yes';
+        await caller.hangUp();
+      },
+    });
+    const callId = await place('+15550007102', 'desk-busy');
+    const record = await callEnded(t, callId, 60_000);
+    const placed = twilio.calls.find((c) => c.form.To === '+15550007102')!;
+    expect(placed.transfers).toHaveLength(1);
+    expect(placed.transfers[0]).toMatchObject({ to: DESK_BUSY, dialStatus: 'busy' });
+    expect(placed.transfers[0]!.twimlBack).toContain('<Connect><Stream');
+    expect(heardBack).toBe('yes');
+    expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup', transfer_destination: null });
+    const agent = record.transcript!.filter((m) => m.role === 'agent').map((m) => m.content);
+    expect(agent.slice(-2)).toEqual(['Let me transfer you.', DEMO_TRANSFER_FAILED]);
+    // The caller's time away is on the call's clock: the message back starts after the line before it ended.
+    const [line, back] = record.transcript!.slice(-2);
+    expect(back!.start_at).toBeGreaterThan(line!.end_at);
+  }, 90_000);
+});
