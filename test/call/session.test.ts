@@ -43,6 +43,7 @@ function setup(
     onTurnLatency?: (parts: TurnLatency) => void;
     onTranscript?: SessionOptions['onTranscript'];
     voicemail?: SessionOptions['voicemail'];
+    transfer?: SessionOptions['transfer'];
   } = {},
 ) {
   const rate = options.rate ?? 16000;
@@ -65,6 +66,7 @@ function setup(
     onTurnLatency: options.onTurnLatency,
     onTranscript: options.onTranscript,
     voicemail: options.voicemail,
+    transfer: options.transfer,
     onEnd: (r) => (result = r),
   });
   /** Feeds `ms` of caller audio (speech or silence) frame by frame in fake real time. */
@@ -567,7 +569,74 @@ describe('CallSession', () => {
     expect(vad.pushes).toBe(10);
   });
 
-  it('ends with call_transfer when the model transfers the caller', async () => {
+  describe('with a carrier that transfers', () => {
+    const transferStep: BrainStep = async (_m, hooks) => {
+      hooks.onChunk?.('Let me put you through.');
+      await hooks.confirmSpoken('Let me put you through.');
+      return { kind: 'transfer_call', call: { id: 't', name: 'transfer_call', arguments: '{}' }, transferTo: '+14155550123', messages: [{ role: 'assistant', content: 'Let me put you through.' }] };
+    };
+    /** The caller asks at 0.4 s; the reply plays; the carrier is asked to transfer once it has. */
+    async function transferring(options: { carrier?: (to: string) => Promise<void>; steps?: BrainStep[] } = {}) {
+      const asked: { to: string; at: number }[] = [];
+      const s = setup({
+        agent: { begin_message: '' },
+        heard: ['a human please'],
+        steps: [transferStep, ...(options.steps ?? [])],
+        transfer: async (to) => {
+          asked.push({ to, at: s.timers.now() });
+          await options.carrier?.(to);
+        },
+      });
+      await s.session.start();
+      await s.feed(400, 0);
+      await s.feed(400, SPEECH);
+      await s.feed(1500, 0);
+      return { s, asked };
+    }
+
+    it('asks the carrier only once the line before it has played, and ends call_transfer with where and when once the destination answers', async () => {
+      const { s, asked } = await transferring();
+      expect(asked).toHaveLength(1);
+      const line = s.transport.notices.filter((n) => n.type === 'transcript' && n.role === 'agent');
+      expect(line).toHaveLength(1);
+      expect(s.result()).toBeUndefined();
+      s.session.transferAnswered();
+      await s.wait(20);
+      const r = s.result()!;
+      expect(r).toMatchObject({ reason: 'call_transfer', message: 'Transferred to +14155550123.', transfer: { destination: '+14155550123' } });
+      expect(r.transfer!.at).toBeGreaterThan(asked[0]!.at);
+      // The line the caller heard ended before the carrier was asked.
+      expect(r.startTimestamp + r.transcript.at(-1)!.end_at * 1000).toBeLessThanOrEqual(asked[0]!.at);
+    });
+
+    it('tells the model when the transfer failed, once the caller is back, and the agent speaks again', async () => {
+      const { s } = await transferring({ steps: [say('Sorry, nobody picked up.')] });
+      s.session.transferFailed('nobody answered');
+      await s.wait(3000);
+      expect(s.brain.calls).toHaveLength(1);
+      s.session.resumeAfterTransfer();
+      await s.wait(2000);
+      expect(s.brain.calls[1]!.at(-1)).toMatchObject({ role: 'system', content: expect.stringContaining('The transfer did not go through to +14155550123: nobody answered.') });
+      s.transport.handlers.hangup();
+      await s.wait(20);
+      expect(s.result()!.transcript.map((m) => m.content)).toEqual(['a human please', 'Let me put you through.', 'Sorry, nobody picked up.']);
+      expect(s.result()!.transfer).toBeNull();
+    });
+
+    it('keeps the caller with the agent when the carrier refuses the transfer, and ends user_hangup if a caller sent back never arrives', async () => {
+      const refused = await transferring({ carrier: async () => Promise.reject(new Error('no')), steps: [say('I could not transfer you.')] });
+      await refused.s.wait(2000);
+      expect(refused.s.brain.calls[1]!.at(-1)).toMatchObject({ role: 'system', content: expect.stringContaining('the phone line could not start it') });
+      expect(refused.s.result()).toBeUndefined();
+
+      const gone = await transferring();
+      gone.s.session.transferFailed('the line was busy');
+      await gone.s.wait(15_000, 500);
+      expect(gone.s.result()).toMatchObject({ reason: 'user_hangup', message: 'The transfer to +14155550123 failed (the line was busy) and the caller did not come back.' });
+    });
+  });
+
+  it('without a carrier that transfers, ends with call_transfer when the model transfers the caller', async () => {
     const transfer: BrainStep = async () => ({
       kind: 'transfer_call',
       call: { id: 't', name: 'transfer_call', arguments: '{}' },
