@@ -3,7 +3,8 @@
 // and its words have played (the utterance marks the line echoes), pauses as a person does, cuts
 // in on purpose, or checks what the agent said and hangs up when it was not what it expected. It
 // presses keys as a phone sends them (dtmf events), and hears the agent's keys as tones in the
-// audio it plays, so it can be a phone menu that branches on them.
+// audio it plays, so it can be a phone menu that branches on them. While the agent transfers it,
+// it holds; it goes on with its script on the line back if the transfer fails.
 import type { Logger } from 'pino';
 import { DtmfDetector } from '../../audio/dtmf.ts';
 import { muLawDecode } from '../../audio/g711.ts';
@@ -45,6 +46,12 @@ class AgentOnTheLine {
   private waiters: (() => void)[] = [];
 
   constructor(caller: TwilioStreamCaller) {
+    this.listen(caller);
+  }
+
+  /** Hears `caller`'s line: the first, or the one the caller came back on after a transfer. */
+  listen(caller: TwilioStreamCaller): void {
+    this.playing.clear();
     caller.on('mark', (name) => {
       const mark = utteranceMark.parse(name);
       if (!mark) return;
@@ -106,13 +113,46 @@ export class SimCallee {
   private wordsAtLastSay = 0;
   /** The keys the last wait_for_digits step heard. */
   private lastEntry: string | null = null;
+  /** The line the callee is on: the first, or the one back after a failed transfer. */
+  private caller: TwilioStreamCaller;
+  /** A transfer under way: resolves once the callee is back on a line, or left for the destination. */
+  private holding: { back: Promise<void>; done: () => void } | null = null;
+  private holds = 0;
 
   constructor(private readonly o: SimCalleeOptions) {
+    this.caller = o.caller;
     this.agent = new AgentOnTheLine(o.caller);
     o.agentWords?.((text) => {
       this.words.push(text);
       this.agent.changed();
     });
+  }
+
+  /** The current line (it changes when the caller comes back from a failed transfer). */
+  get line(): TwilioStreamCaller {
+    return this.caller;
+  }
+
+  /** The agent is transferring the caller: the line is about to close, and the script waits. */
+  hold(): void {
+    let done!: () => void;
+    const back = new Promise<void>((resolve) => (done = resolve));
+    this.holding = { back, done };
+    this.holds++;
+  }
+
+  /** The transfer failed: the caller is back with the agent on `line`, listening for it anew. */
+  resume(line: TwilioStreamCaller): void {
+    this.caller = line;
+    this.agent.listen(line);
+    this.startsAtLastSay = this.agent.starts;
+    this.wordsAtLastSay = this.words.length;
+    this.holding?.done();
+  }
+
+  /** The transfer connected: the caller is with the destination, and the script is over. */
+  release(): void {
+    this.holding?.done();
   }
 
   /** Runs the script until its end, a hangup step, a failed step or the line closing. */
@@ -125,12 +165,19 @@ export class SimCallee {
 
   /** `path`: where these steps are in the script ("3.1." inside step 3's branch "1"), for failures. */
   private async runSteps(steps: readonly SimStep[], path: string): Promise<'done' | 'hangup' | { step: number; reason: string }> {
-    const { caller } = this.o;
-    for (const [index, step] of steps.entries()) {
-      if (caller.closed) return 'done';
+    for (let index = 0; index < steps.length; index++) {
+      const step = steps[index]!;
+      if (!(await this.onTheLine())) return 'done';
       if (step.kind === 'hangup') return 'hangup';
+      const holds = this.holds;
       const failure = await this.perform(step);
-      if (failure !== null && !caller.closed) {
+      // The line went away under this step for a transfer: on the line back, the step is done again.
+      if (this.holds !== holds) {
+        if (!(await this.onTheLine())) return 'done';
+        index--;
+        continue;
+      }
+      if (failure !== null && !this.caller.closed) {
         const topStep = path === '' ? index : Number(path.split('.')[0]);
         return { step: topStep, reason: path === '' ? failure : `step ${path}${index}: ${failure}` };
       }
@@ -143,9 +190,18 @@ export class SimCallee {
     return 'done';
   }
 
+  /** Whether the callee is on a line, once any transfer under way has gone one way or the other. */
+  private async onTheLine(): Promise<boolean> {
+    if (this.holding) {
+      await this.holding.back;
+      this.holding = null;
+    }
+    return !this.caller.closed;
+  }
+
   /** null when the step went as the script says; else why not. */
   private async perform(step: Exclude<SimStep, { kind: 'hangup' }>): Promise<string | null> {
-    const { caller } = this.o;
+    const { caller } = this;
     switch (step.kind) {
       case 'digits':
         for (const key of step.keys) {
@@ -194,7 +250,7 @@ export class SimCallee {
         this.agent.keys = this.agent.keys.slice(count);
         break;
       }
-      if (this.o.caller.closed) return null;
+      if (this.caller.closed) return null;
       if (!(await this.agent.nextChange(deadline - performance.now()))) {
         return `expected ${count} key${count === 1 ? '' : 's'} within ${timeoutMs} ms, heard ${JSON.stringify(this.agent.keys)}`;
       }
@@ -208,7 +264,7 @@ export class SimCallee {
   /** The agent has spoken since the caller last did (or is speaking); false at the deadline. */
   private async agentBegan(deadline: number): Promise<boolean> {
     while (this.agent.starts <= this.startsAtLastSay && !this.agent.speaking) {
-      if (this.o.caller.closed || !(await this.agent.nextChange(deadline - performance.now()))) return false;
+      if (this.caller.closed || !(await this.agent.nextChange(deadline - performance.now()))) return false;
     }
     return true;
   }
@@ -216,17 +272,17 @@ export class SimCallee {
   private async waitForAgent(timeoutMs: number): Promise<string | null> {
     const deadline = performance.now() + timeoutMs;
     const late = `the agent had not spoken and finished within ${timeoutMs} ms`;
-    if (!(await this.agentBegan(deadline))) return this.o.caller.closed ? null : late;
+    if (!(await this.agentBegan(deadline))) return this.caller.closed ? null : late;
     for (;;) {
       while (this.agent.speaking) {
-        if (this.o.caller.closed) return null;
+        if (this.caller.closed) return null;
         if (!(await this.agent.nextChange(deadline - performance.now()))) return late;
       }
       // A person's pause; the agent going on within it (its next sentence) is listened to first.
       const pause = HUMAN_PAUSE_MS.min + this.o.random() * (HUMAN_PAUSE_MS.max - HUMAN_PAUSE_MS.min);
       const until = performance.now() + pause;
       let interrupted = false;
-      while (!interrupted && performance.now() < until && !this.o.caller.closed) {
+      while (!interrupted && performance.now() < until && !this.caller.closed) {
         interrupted = (await this.agent.nextChange(until - performance.now())) && this.agent.speaking;
       }
       if (!interrupted) return null;
@@ -238,7 +294,7 @@ export class SimCallee {
     if (!this.o.agentWords) return `cannot check ${pattern}: the agent's words are not available to this callee`;
     let quietSince = this.agent.speaking ? null : performance.now();
     while (!pattern.test(said())) {
-      if (this.o.caller.closed) return null;
+      if (this.caller.closed) return null;
       if (quietSince !== null && performance.now() - quietSince >= WORDS_GRACE_MS) {
         return `expected the agent to say ${pattern}, heard ${JSON.stringify(said())}`;
       }

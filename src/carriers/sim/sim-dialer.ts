@@ -1,8 +1,10 @@
 // Simulated phones for development, demos and load tests: numbers listed in SIM_NUMBERS are
 // "called" without a carrier. An answering phone opens this service's own /media/twilio
 // stream exactly as Twilio would (call_id and secret as custom parameters) and speaks its
-// script; the others ring out, fail, or are taken by an answering machine. Every other number
-// goes to the fallback dialer (Twilio, or none).
+// script; the others ring out, fail, or are taken by an answering machine. A simulated phone's
+// call can be transferred to another: one that answers takes the caller (the call leaves the
+// service), one busy, failing or not answering sends the caller back to the agent on a new stream,
+// where its script goes on. Every other number goes to the fallback dialer (Twilio, or none).
 import type { Logger } from 'pino';
 import type { CallRegistry } from '../../call/registry.ts';
 import type { DialRequest, DialResult, Dialer, TransferRequest } from '../../calls/dialer.ts';
@@ -34,6 +36,7 @@ export interface SimDialerOptions {
 interface LiveSimCall {
   timer: NodeJS.Timeout | undefined;
   caller: TwilioStreamCaller | undefined;
+  callee?: SimCallee;
   hungUp: boolean;
 }
 
@@ -78,10 +81,53 @@ export class SimDialer implements Dialer {
     }
   }
 
-  /** Other numbers' calls transfer on the fallback carrier; a simulated phone cannot be transferred yet (the caller stays with the agent). */
+  /**
+   * A simulated phone's call goes to another simulated phone (the carrier ends the agent's stream,
+   * as Twilio does on a redirect); other calls transfer on the fallback carrier.
+   */
   async transfer(request: TransferRequest): Promise<void> {
-    if (this.live.has(request.callId) || !this.o.fallback.transfer) throw new Error('this call cannot be transferred: simulated phones do not take transfers yet');
-    await this.o.fallback.transfer(request);
+    const call = this.live.get(request.callId);
+    if (!call) {
+      if (!this.o.fallback.transfer) throw new Error('this carrier cannot transfer calls');
+      return this.o.fallback.transfer(request);
+    }
+    const destination = this.o.phones.get(request.to);
+    if (!destination) throw new Error(`${request.to} is not a simulated phone: a simulated call can only be transferred to another`);
+    if (!call.caller || !call.callee || call.caller.closed) throw new Error('the simulated phone is not on the line');
+    call.callee.hold();
+    await call.caller.hangUp();
+    const work = this.dialTransfer(request, call, destination.behavior)
+      .catch((error: unknown) => this.o.log.error({ err: error, call_id: request.callId }, 'simulated transfer failed'))
+      .finally(() => this.running.delete(work));
+    this.running.add(work);
+  }
+
+  /** The destination rings as its behavior says; a failed dial brings the caller back to the agent. */
+  private async dialTransfer(request: TransferRequest, call: LiveSimCall, behavior: SimPhone['behavior']): Promise<void> {
+    const outcomes = this.o.outcomes();
+    const log = this.o.log.child({ call_id: request.callId, to: request.to });
+    let status: string;
+    if (behavior === 'answer' || behavior === 'voicemail') {
+      await sleep(this.o.answerDelayMs);
+      log.info('simulated transfer connected: the caller is with the destination');
+      outcomes.transferAnswered(request.callId);
+      call.callee?.release();
+      return;
+    }
+    if (behavior === 'no_answer') {
+      await sleep(this.o.ringTimeoutMs);
+      status = 'no-answer';
+    } else status = behavior === 'busy' ? 'busy' : 'failed';
+    const secret = outcomes.transferFailed(request.callId, status);
+    if (!secret || call.hungUp) {
+      call.callee?.release();
+      return;
+    }
+    log.info({ status }, 'simulated transfer failed: the caller goes back to the agent');
+    const back = new TwilioStreamCaller({ url: this.o.mediaUrl(), customParameters: { call_id: request.callId, secret }, callSid: call.caller?.callSid });
+    await back.connect();
+    call.caller = back;
+    call.callee?.resume(back);
   }
 
   async hangUpCall(callId: string): Promise<void> {
@@ -150,16 +196,19 @@ export class SimDialer implements Dialer {
       return;
     }
     const needsWords = script.steps.some((step) => step.kind === 'expect');
-    const callee = new SimCallee({
+    const callee: SimCallee = new SimCallee({
       caller,
       script,
       random: this.o.random ?? Math.random,
       agentWords: needsWords ? this.agentWords(request.callId, caller) : undefined,
       log: this.o.log.child({ call_id: request.callId }),
     });
+    call.callee = callee;
     const result = await callee.run();
-    if (result.ok && !caller.closed && script.steps.at(-1)?.kind !== 'hangup') await Promise.race([caller.waitForClose(), sleep(script.maxMs)]);
-    await caller.hangUp();
+    // After a transfer that failed, the callee is on the line it came back on.
+    const line = callee.line;
+    if (result.ok && !line.closed && script.steps.at(-1)?.kind !== 'hangup') await Promise.race([line.waitForClose(), sleep(script.maxMs)]);
+    await line.hangUp();
     // The carrier's "completed": changes nothing when the session ended the call, which is the usual case.
     this.o.outcomes().completed(request.callId);
   }

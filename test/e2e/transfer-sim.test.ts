@@ -1,0 +1,48 @@
+// Cold transfers between simulated phones, as README shows them: the caller asks for a person, the
+// agent transfers it to another simulated phone. One that answers takes the caller (call_transfer);
+// a busy one sends the caller back on a new stream of the same call, where the caller's script goes
+// on and hears the agent say it could not put them through.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CallRecord } from '../../src/calls/record.ts';
+import { DEMO_TRANSFER_FAILED } from '../../src/demo/script.ts';
+import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
+
+let t: TestService;
+const CALLER = '+15550005';
+const DESK = '+15550006';
+const BUSY_DESK = '+15550007';
+
+beforeAll(async () => {
+  t = await startTestService({ SIM_NUMBERS: `${CALLER}=answer:transfer-me,${DESK}=answer,${BUSY_DESK}=busy`, SIM_ANSWER_DELAY_MS: '200' });
+  const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
+  const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
+  for (const [id, to] of [['to-desk', DESK], ['to-busy-desk', BUSY_DESK]] as const) {
+    const body = { ...config, agent_id: id, tools: [...demo.tools, { type: 'transfer_call', transfer_to: to }] };
+    expect((await t.request('POST', '/v2/agents', { body })).status).toBe(201);
+  }
+}, 60_000);
+afterAll(async () => t?.stop());
+
+async function call(agentId: string): Promise<CallRecord> {
+  const placed = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', call_to: CALLER, agent_id: agentId } });
+  expect(placed.status).toBe(201);
+  return callEnded(t, (placed.body as { call_id: string }).call_id);
+}
+
+describe('transfers between simulated phones', () => {
+  it('a destination that answers takes the caller (call_transfer); a busy one sends the caller back, whose script goes on', async () => {
+    const [connected, back] = await Promise.all([call('to-desk'), call('to-busy-desk')]);
+    expect(t.logs.filter((l) => l.includes('script failed'))).toEqual([]);
+
+    expect(connected).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: DESK });
+    expect(connected.transcript!.at(-1)).toMatchObject({ role: 'agent', content: 'Let me transfer you.' });
+
+    expect(back).toMatchObject({ call_status: 'ended', disconnection_reason: 'agent_hangup', transfer_destination: null });
+    const lines = back.transcript!.map((m) => `${m.role}: ${m.content}`);
+    const asked = lines.indexOf('agent: Let me transfer you.');
+    expect(asked).toBeGreaterThan(0);
+    expect(lines[asked + 1]).toBe(`agent: ${DEMO_TRANSFER_FAILED}`);
+    expect(lines[asked + 2]).toMatch(/^user: No,? thank you/i);
+    expect(lines.at(-1)).toMatch(/^agent: Thank you for calling the demo front desk\. Goodbye!$/);
+  }, 120_000);
+});
