@@ -64,6 +64,8 @@ export const TransferCallToolSchema = z.strictObject({
   name: toolName.default('transfer_call'),
   description: z.string().max(4000).default('Transfer the caller to a human at another number.'),
   transfer_to: E164,
+  /** Said before the caller is put through, after whatever the model said with the call; none: only the model's words. */
+  transfer_message: z.string().trim().min(1).max(500).optional(),
 });
 
 export const PressDigitsToolSchema = z.strictObject({

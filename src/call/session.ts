@@ -596,7 +596,7 @@ export class CallSession {
         this.end('agent_hangup');
         return;
       case 'transfer_call':
-        if (this.o.transfer) void this.startTransfer(outcome.transferTo, this.o.transfer);
+        if (this.o.transfer) void this.startTransfer(outcome.transferTo, this.o.transfer, this.transferMessageOf(outcome.call.name));
         else this.end('call_transfer', { message: `Transferred to ${outcome.transferTo}.` });
         return;
       case 'llm_error':
@@ -611,10 +611,16 @@ export class CallSession {
     }
   }
 
+  private transferMessageOf(toolName: string): string | undefined {
+    const tool = this.o.agent.tools.find((t) => t.name === toolName);
+    return tool?.type === 'transfer_call' ? tool.transfer_message : undefined;
+  }
+
   /** The line before the transfer plays out, then the carrier dials the destination; a carrier that refuses sends the caller straight back. */
-  private async startTransfer(to: string, transfer: (to: string) => Promise<void>): Promise<void> {
+  private async startTransfer(to: string, transfer: (to: string) => Promise<void>, message: string | undefined): Promise<void> {
     this.transferring = { to, failed: null, returnTimer: undefined };
     this.timers.disarmInactivity();
+    if (message) this.say(message);
     await this.voice.finished(SESSION_DEFAULTS.lastWordsTimeoutMs);
     if (this.phase !== 'live' || this.transferring?.to !== to) return;
     try {

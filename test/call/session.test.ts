@@ -576,10 +576,10 @@ describe('CallSession', () => {
       return { kind: 'transfer_call', call: { id: 't', name: 'transfer_call', arguments: '{}' }, transferTo: '+14155550123', messages: [{ role: 'assistant', content: 'Let me put you through.' }] };
     };
     /** The caller asks at 0.4 s; the reply plays; the carrier is asked to transfer once it has. */
-    async function transferring(options: { carrier?: (to: string) => Promise<void>; steps?: BrainStep[] } = {}) {
+    async function transferring(options: { carrier?: (to: string) => Promise<void>; steps?: BrainStep[]; message?: string } = {}) {
       const asked: { to: string; at: number }[] = [];
       const s = setup({
-        agent: { begin_message: '' },
+        agent: { begin_message: '', tools: [{ type: 'transfer_call', transfer_to: '+14155550123', ...(options.message ? { transfer_message: options.message } : {}) }] },
         heard: ['a human please'],
         steps: [transferStep, ...(options.steps ?? [])],
         transfer: async (to) => {
@@ -606,6 +606,16 @@ describe('CallSession', () => {
       expect(r).toMatchObject({ reason: 'call_transfer', message: 'Transferred to +14155550123.', transfer: { destination: '+14155550123' } });
       expect(r.transfer!.at).toBeGreaterThan(asked[0]!.at);
       // The line the caller heard ended before the carrier was asked.
+      expect(r.startTimestamp + r.transcript.at(-1)!.end_at * 1000).toBeLessThanOrEqual(asked[0]!.at);
+    });
+
+    it("says the tool's transfer_message after the model's words, and asks the carrier once both have played", async () => {
+      const { s, asked } = await transferring({ message: 'Please hold while I connect you.' });
+      await s.wait(3000);
+      s.session.transferAnswered();
+      await s.wait(20);
+      const r = s.result()!;
+      expect(r.transcript.map((m) => m.content)).toEqual(['a human please', 'Let me put you through.', 'Please hold while I connect you.']);
       expect(r.startTimestamp + r.transcript.at(-1)!.end_at * 1000).toBeLessThanOrEqual(asked[0]!.at);
     });
 
