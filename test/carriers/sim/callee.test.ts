@@ -75,6 +75,8 @@ function press(agent: FakeAgent, id: number, keys: string): void {
   send({ event: 'mark', mark: { name: utteranceMark.end(id) } });
 }
 
+let latestSim: SimCallee | undefined;
+
 async function callee(steps: SimStep[], options: { random?: number; agentWords?: AgentWordsSource } = {}) {
   const caller = new TwilioStreamCaller({ url, customParameters: {} });
   const lines: string[] = [];
@@ -82,6 +84,7 @@ async function callee(steps: SimStep[], options: { random?: number; agentWords?:
   await caller.connect();
   const agent = await nextAgent();
   const sim = new SimCallee({ caller, script: { name: 'test', steps, maxMs: 0 }, random: () => options.random ?? 0, agentWords: options.agentWords, log });
+  latestSim = sim;
   return { caller, agent, run: sim.run(), lines };
 }
 
@@ -184,6 +187,27 @@ describe('a simulated callee', () => {
     press(late.agent, 1, '4');
     expect(await late.run).toEqual({ ok: false, step: 0, reason: 'expected 2 keys within 600 ms, heard "4"' });
     await late.caller.hangUp();
+  });
+
+  it('holds through a transfer, and on the line back does again the step the line went away under, listening for the agent anew', async () => {
+    const { caller, run } = await callee([{ kind: 'wait_for_agent', timeoutMs: 10_000 }, { kind: 'say', file: 'x', mulaw: LOUD(100) }], { random: 0 });
+    const sim = latestSim!;
+    sim.hold();
+    await caller.hangUp();
+    // The agent's stream is gone; the callee waits, saying nothing.
+    await new Promise((r) => setTimeout(r, 300));
+    const back = new TwilioStreamCaller({ url, customParameters: {} });
+    await back.connect();
+    const agentBack = await nextAgent();
+    sim.resume(back);
+    // It listens for the agent on the new line before it speaks there.
+    await new Promise((r) => setTimeout(r, 200));
+    utter(agentBack, 7, 200);
+    const spokeAt = await agentBack.callerSpokeAt;
+    expect(spokeAt - (agentBack.echoed.get(utteranceMark.end(7)) ?? 0)).toBeGreaterThanOrEqual(HUMAN_PAUSE_MS.min - 40);
+    expect(await run).toEqual({ ok: true });
+    expect(sim.line).toBe(back);
+    await back.hangUp();
   });
 });
 
