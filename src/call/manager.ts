@@ -205,11 +205,10 @@ export class CallManager {
         voicemailDetected: () => session.carrierFoundMachine(),
         transferAnswered: () => session.transferAnswered(),
         transferFailed: (why) => {
-          if (session.ended) return null;
           // The caller comes back on a new stream of this call, opened with a secret made for it.
-          const secret = this.d.random?.(24) ?? null;
-          returnSecretHash = secret ? hashStreamSecret(secret) : null;
-          session.transferFailed(why);
+          const secret = this.d.random?.(24);
+          if (!secret || !session.transferFailed(why)) return null;
+          returnSecretHash = hashStreamSecret(secret);
           return secret;
         },
         returnStream: (secret, next) => {
@@ -244,13 +243,14 @@ export class CallManager {
   private transferOf(callId: string, record: CallRecord, line: CallLine): ((to: string) => Promise<void>) | undefined {
     const dialer = this.d.dialer;
     const carrierCallId = line.carrierCallId;
-    if (!dialer?.transfer || !carrierCallId) return undefined;
+    const transfer = dialer?.transfer?.bind(dialer);
+    if (!transfer || !carrierCallId) return undefined;
     // The destination sees this service's number: the one called (inbound) or calling (outbound).
     const from = record.call_type === 'inbound' ? record.call_to : (record.presentation_number ?? record.call_from);
     return async (to) => {
       line.release();
       try {
-        await dialer.transfer!({ callId, carrierCallId, to, from });
+        await transfer({ callId, carrierCallId, to, from });
       } catch (error) {
         line.keep();
         throw error;

@@ -300,13 +300,14 @@ export class CallSession {
     this.end('call_transfer', { message: `Transferred to ${transfer.to}.` });
   }
 
-  /** The transfer did not connect (`why`: busy, no answer, failed): the caller comes back on a new stream. */
-  transferFailed(why: string): void {
+  /** The transfer did not connect (`why`: busy, no answer, failed): the caller comes back on a new stream. False when no transfer was under way. */
+  transferFailed(why: string): boolean {
     const transfer = this.transferring;
-    if (!transfer || this.phase !== 'live') return;
+    if (!transfer || transfer.failed !== null || this.phase !== 'live') return false;
     transfer.failed = why;
     // The carrier sends the caller back at once; one who never arrives has hung up.
     transfer.returnTimer = this.o.timers.setTimeout(() => this.end('user_hangup', { message: `The transfer to ${transfer.to} failed (${why}) and the caller did not come back.` }), SESSION_DEFAULTS.transferReturnMs);
+    return true;
   }
 
   /** The caller is back on a new stream after a failed transfer (the line already carries it): the model is told, and answers. */
