@@ -1,7 +1,8 @@
 // Regenerates media/sim-scripts/prompts/: what simulated phones say that no caller fixture does (a
 // phone menu and its answers, an answering machine's greeting and its beep), spoken by the flite
-// voices as 8 kHz μ-law WAV made with our own resampler and G.711 codec. Deterministic: flite gives
-// the same audio each run.
+// voices as 8 kHz μ-law WAV made with our own resampler and G.711 codec. flite gives the same audio
+// for the same run, but a prompt may come out a few samples different after another voice was
+// loaded first: regenerate only what changed, and keep the files the tests were measured on.
 // Run: node --import tsx scripts/make-sim-prompts.ts
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ const PROMPTS = [
   { file: 'menu-billing-appointments-kal', voice: 'kal', text: 'For billing press one, for appointments press two.' },
   { file: 'reached-appointments-awb', voice: 'awb', text: 'You have reached appointments. Goodbye.' },
   { file: 'reached-billing-awb', voice: 'awb', text: 'You have reached billing. Goodbye.' },
+  { file: 'front-desk-alex-rms', voice: 'rms', text: 'Front desk, this is Alex.' },
   { file: 'voicemail-greeting-slt', voice: 'slt', text: "Hi, you've reached Sam. I can't take your call right now. Please leave a message after the tone." },
 ] as const;
 

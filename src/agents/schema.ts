@@ -66,6 +66,11 @@ export const TransferCallToolSchema = z.strictObject({
   transfer_to: E164,
   /** Said before the caller is put through, after whatever the model said with the call; none: only the model's words. */
   transfer_message: z.string().trim().min(1).max(500).optional(),
+  /**
+   * cold: the caller is put through at once. warm: the caller hears hold music while the
+   * destination is called; whoever answers hears a summary of the call first, then both are bridged.
+   */
+  mode: z.enum(['cold', 'warm']).default('cold'),
 });
 
 export const PressDigitsToolSchema = z.strictObject({

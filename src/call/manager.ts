@@ -20,6 +20,8 @@ import { ToolExecutor } from '../tools/executor.ts';
 import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
 import type { CallTransport } from './transport.ts';
 import { CallLine } from './line.ts';
+import type { WarmTransferCarrier } from './warm-transfer.ts';
+import { readWavFile } from '../audio/wav.ts';
 import type { Dialer } from '../calls/dialer.ts';
 import type { RandomHex } from '../clock.ts';
 import { hashStreamSecret, streamSecretMatches } from '../calls/stream-secret.ts';
@@ -31,6 +33,9 @@ import type { ActiveCall, CallRegistry } from './registry.ts';
 import type { AgentBrain } from './model/model-turn.ts';
 import { CallSession, type SessionResult } from './session.ts';
 import type { Timers } from '../timers.ts';
+
+/** What a caller on hold for a warm transfer hears (scripts/make-hold-audio.ts makes it). */
+const HOLD_AUDIO_FILE = join(import.meta.dirname, '..', '..', 'media', 'hold', 'hold-chime.8k.wav');
 
 /** What the model hears when it tries to transfer a browser call. */
 export const WEB_TRANSFER_REFUSAL = 'Transfers need a phone line, and this is a browser call: the caller cannot be transferred. Tell them, and offer what you can do here.';
@@ -70,6 +75,7 @@ const stringVariables = (vars: Record<string, unknown>): Record<string, string> 
 
 export class CallManager {
   private readonly background = new Set<Promise<unknown>>();
+  private readonly holdAudioByRate = new Map<number, Promise<Int16Array>>();
   /** Every call's outbound pacer; the media routes run its overdue wake-ups after each inbound message. */
   readonly pacerWakeups: PacerWakeups;
 
@@ -162,6 +168,7 @@ export class CallManager {
     };
     let session: CallSession;
     let returnSecretHash: string | null = null;
+    let consultSecretHash: string | null = null;
     try {
       tts = this.d.engines.tts(agent.voice);
       session = new CallSession({
@@ -181,6 +188,7 @@ export class CallManager {
         recorder,
         log,
         transfer: this.transferOf(callId, record, transport),
+        warmTransfer: await this.warmTransferOf(callId, record, transport, (secret) => (consultSecretHash = hashStreamSecret(secret))),
         // Only a call the agent placed can reach an answering machine.
         voicemail: record.call_type === 'outbound' ? filledVoicemail(voicemailHandling(agent), variables) : null,
         ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
@@ -212,12 +220,17 @@ export class CallManager {
           return secret;
         },
         returnStream: (secret, next) => {
+          if (streamSecretMatches(secret, consultSecretHash)) {
+            consultSecretHash = null;
+            return session.consultAnswered(next);
+          }
           if (!streamSecretMatches(secret, returnSecretHash)) return false;
           returnSecretHash = null;
           transport.replace(next);
           session.resumeAfterTransfer();
           return true;
         },
+        consultFailed: (why) => session.consultFailed(why),
         carrierEnded: () => session.carrierEnded(),
         // The record is final only once the recording is written too.
         finished: session.finished.then(() => finalized),
@@ -256,6 +269,49 @@ export class CallManager {
         throw error;
       }
     };
+  }
+
+  /**
+   * How a session runs a warm transfer on its carrier: the second leg is placed with a stream
+   * secret made for it (`expect` keeps its hash), the bridge takes the caller's line away.
+   */
+  private async warmTransferOf(callId: string, record: CallRecord, line: CallLine, expect: (secret: string) => void): Promise<WarmTransferCarrier | undefined> {
+    const dialer = this.d.dialer;
+    const consult = dialer?.consult?.bind(dialer);
+    const bridge = dialer?.bridge?.bind(dialer);
+    const random = this.d.random;
+    const carrierCallId = line.carrierCallId;
+    if (!consult || !bridge || !random || !carrierCallId) return undefined;
+    const from = record.call_type === 'inbound' ? record.call_to : (record.presentation_number ?? record.call_from);
+    let consultCarrierCallId: string | null = null;
+    return {
+      holdAudio: await this.holdAudio(line.sampleRate ?? INTERNAL_SAMPLE_RATE),
+      async consult(to) {
+        const secret = random(24);
+        expect(secret);
+        consultCarrierCallId = (await consult({ callId, to, from, streamSecret: secret })).carrierCallId;
+      },
+      async bridge() {
+        if (!consultCarrierCallId) throw new Error('no second leg to bridge');
+        line.release();
+        try {
+          await bridge({ callId, carrierCallId, consultCarrierCallId });
+        } catch (error) {
+          line.keep();
+          throw error;
+        }
+      },
+    };
+  }
+
+  /** The hold music (media/hold), at the line's rate; read once per rate. */
+  private holdAudio(rate: number): Promise<Int16Array> {
+    let audio = this.holdAudioByRate.get(rate);
+    if (!audio) {
+      audio = readWavFile(HOLD_AUDIO_FILE, rate).then((pcm) => pcm.samples);
+      this.holdAudioByRate.set(rate, audio);
+    }
+    return audio;
   }
 
   private async finish(

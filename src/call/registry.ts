@@ -18,8 +18,10 @@ export interface ActiveCall {
   transferAnswered(): void;
   /** The transfer did not connect (`why`); returns the secret for the caller's stream back, or null when the call is over. */
   transferFailed(why: string): string | null;
-  /** A stream opened for this call while it is live: the caller coming back after a failed transfer, if `secret` is the one made for that. */
+  /** A stream opened for this call while it is live: the caller back after a failed transfer, or a warm transfer's second leg, if `secret` is the one made for it. */
   returnStream(secret: string, transport: CallTransport): boolean;
+  /** A warm transfer's second leg did not connect (`why`). */
+  consultFailed(why: string): void;
   /** The carrier ended the call (its status says completed). */
   carrierEnded(): void;
   /** Speaks a line given through the API (after what is being said, or at once with `interrupt`). */

@@ -35,6 +35,7 @@ import { ModelTurn, type AgentBrain, type ModelTurnEvents } from './model/model-
 import type { ReplyOutcome } from './model/reply.ts';
 import type { CallRecorder } from './recorder.ts';
 import { Transcript } from './transcript.ts';
+import { WarmTransfer, type WarmTransferCarrier } from './warm-transfer.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from './transport.ts';
 
 /** The agent's end-of-turn rule: its `endpointing` setting, else the default mode. */
@@ -45,6 +46,9 @@ export function endOfTurnPolicy(agent: Pick<AgentConfig, 'endpointing' | 'endpoi
 }
 
 const EVIDENCE_WORDS: Record<MachineEvidence, string> = { beep: 'beep', words: 'greeting words', long_greeting: 'long greeting', carrier: "carrier's detection" };
+
+/** How the model is asked for a warm transfer's summary (the demo model knows it). */
+export const TRANSFER_SUMMARY_NOTE = 'You are handing this call over to a colleague who just answered.';
 
 /** How the model is told a transfer did not go through (the demo model knows it). */
 export const TRANSFER_FAILED_NOTE = 'The transfer did not go through';
@@ -109,6 +113,8 @@ export interface SessionOptions {
    * it cannot. Absent: the call cannot transfer, and transfer_call only ends it.
    */
   transfer?: ((to: string) => Promise<void>) | undefined;
+  /** What the carrier does for a warm transfer; absent: a warm transfer_call is done cold. */
+  warmTransfer?: WarmTransferCarrier | undefined;
   /** An outbound call that looks for an answering machine, and what to do on one. */
   voicemail?: VoicemailHandling | null | undefined;
   /** Each answered turn's latency parts, for observers in the process (the bench's per-turn breakdown). */
@@ -142,6 +148,8 @@ export class CallSession {
   /** A cold transfer under way: the caller is being dialled through to `to`; `failed` once the carrier said it did not connect. */
   private transferring: { to: string; failed: string | null; returnTimer: TimerHandle | undefined } | null = null;
   private transferred: { destination: string; at: number } | null = null;
+  /** A warm transfer's second leg being called, told and bridged. */
+  private warm: WarmTransfer | null = null;
   /** Words of the agent's the caller's last interruption cut off, until its words show whether it meant it. */
   private cutShort = '';
   private endReason: { reason: DisconnectionReason; message: string | null } | null = null;
@@ -259,6 +267,7 @@ export class CallSession {
     this.timers.stop();
     this.model.cancel();
     if (this.transferring) this.o.timers.clearTimeout(this.transferring.returnTimer);
+    this.warm?.stop();
     if (reason === 'user_hangup' || !wasLive) {
       // Nobody is listening any more: what was still to play is cut where playback stood.
       this.finalize();
@@ -321,8 +330,22 @@ export class CallSession {
     this.model.answer(this.history.messages, this.userTurns);
   }
 
+  /** A warm transfer's second leg answered: `line` is its stream. False when no warm transfer is waiting for one. */
+  consultAnswered(line: CallTransport): boolean {
+    if (!this.warm || this.phase !== 'live') return false;
+    void this.warm.answered(line);
+    return true;
+  }
+
+  /** A warm transfer's second leg did not connect (`why`). */
+  consultFailed(why: string): void {
+    this.warm?.fail(why);
+  }
+
   /** The carrier says the call is over (the caller hung up while being transferred). */
   carrierEnded(): void {
+    // The carrier ends the caller's leg as it bridges a warm transfer: that is the transfer, not a hang-up.
+    if (this.warm?.bridging) return;
     if (this.transferring && this.phase === 'live') this.end('user_hangup', { message: `The caller hung up while being transferred to ${this.transferring.to}.` });
   }
 
@@ -596,10 +619,14 @@ export class CallSession {
       case 'end_call':
         this.end('agent_hangup');
         return;
-      case 'transfer_call':
-        if (this.o.transfer) void this.startTransfer(outcome.transferTo, this.o.transfer, this.transferMessageOf(outcome.call.name));
+      case 'transfer_call': {
+        const tool = this.o.agent.tools.find((t) => t.name === outcome.call.name);
+        const settings = tool?.type === 'transfer_call' ? tool : undefined;
+        if (settings?.mode === 'warm' && this.o.warmTransfer) void this.startWarmTransfer(outcome.transferTo, this.o.warmTransfer, settings.transfer_message);
+        else if (this.o.transfer) void this.startTransfer(outcome.transferTo, this.o.transfer, settings?.transfer_message);
         else this.end('call_transfer', { message: `Transferred to ${outcome.transferTo}.` });
         return;
+      }
       case 'llm_error':
         this.o.log.error({ code: outcome.error?.code, err: outcome.error }, 'language model failed');
         this.end('error_service', { say: SESSION_DEFAULTS.apologyText, message: `The language model failed: ${outcome.error ? publicLlmFailure(outcome.error) : 'unknown error'}.` });
@@ -612,9 +639,76 @@ export class CallSession {
     }
   }
 
-  private transferMessageOf(toolName: string): string | undefined {
-    const tool = this.o.agent.tools.find((t) => t.name === toolName);
-    return tool?.type === 'transfer_call' ? tool.transfer_message : undefined;
+  /** The line before the transfer plays out; then the caller holds while the destination is called, told, and bridged in. */
+  private async startWarmTransfer(to: string, carrier: WarmTransferCarrier, message: string | undefined): Promise<void> {
+    this.transferring = { to, failed: null, returnTimer: undefined };
+    this.timers.disarmInactivity();
+    if (message) this.say(message);
+    await this.voice.finished(SESSION_DEFAULTS.lastWordsTimeoutMs);
+    if (this.phase !== 'live' || this.transferring?.to !== to) return;
+    const session = this;
+    const log = this.o.log.child({ transfer_to: to });
+    this.warm = new WarmTransfer({
+      to,
+      carrier,
+      voice: this.voice,
+      consultVoice: (line) => this.consultVoice(line),
+      summary: () => this.transferSummary(),
+      log,
+      connected(summary) {
+        session.warm = null;
+        session.transferred = { destination: to, at: session.o.timers.now() };
+        session.end('call_transfer', { message: `Transferred to ${to} after telling them: ${summary}` });
+      },
+      failed(why) {
+        session.warm = null;
+        // The hold music stops; the caller is the agent's again.
+        session.voice.interrupt();
+        if (session.transferring) session.transferring.failed = why;
+        session.resumeAfterTransfer();
+      },
+    });
+    log.info('warm transfer started: the caller is on hold');
+    await this.warm.start();
+  }
+
+  /** The agent's voice on a warm transfer's second leg: the same voice as the caller hears, nothing of it in the transcript. */
+  private consultVoice(line: CallTransport): AgentVoice {
+    const noop = (): void => undefined;
+    return new AgentVoice({
+      transport: line,
+      rate: line.sampleRate ?? INTERNAL_SAMPLE_RATE,
+      tts: this.o.engines.tts,
+      voiceId: this.o.agent.voice.voice_id,
+      speed: this.o.agent.voice.speed,
+      spoken: spokenTextFor(this.o.agent.voice),
+      timers: this.o.timers,
+      clock: this.clock,
+      pacerWakeups: this.o.pacerWakeups,
+      replySignal: () => undefined,
+      events: { queued: noop, started: noop, ended: noop, drained: noop, frameSent: noop, firstAudio: noop, failed: (error) => this.o.log.warn({ err: error }, 'the transfer summary could not be spoken') },
+    });
+  }
+
+  /** The model's summary of the call so far, for the person taking it over. */
+  private async transferSummary(): Promise<string> {
+    const parts: string[] = [];
+    const controller = new AbortController();
+    const messages = [...this.history.messages, { role: 'system' as const, content: `${TRANSFER_SUMMARY_NOTE} Speak to them in two short sentences: who is calling and what they need. Do not call tools.` }];
+    await this.o.brain.respond(
+      messages,
+      {
+        onChunk(text) {
+          parts.push(text);
+        },
+        async confirmSpoken() {
+          return false;
+        },
+      },
+      controller.signal,
+      () => this.clock.seconds(),
+    );
+    return parts.join(' ').trim() || 'I have a caller for you, transferred from the agent.';
   }
 
   /** The line before the transfer plays out, then the carrier dials the destination; a carrier that refuses sends the caller straight back. */

@@ -37,6 +37,21 @@ export interface Dialer {
    * the carrier cannot transfer.
    */
   transfer?(request: TransferRequest): Promise<void>;
+  /**
+   * Warm transfer, first step: calls `to` as a second leg of the call, whose media stream opens to
+   * this service with call_id and `streamSecret`, as a placed call's does. Resolves with the leg's
+   * carrier id once dialling; a leg that is not answered comes back as a carrier report.
+   */
+  consult?(request: ConsultRequest): Promise<{ carrierCallId: string }>;
+  /** Warm transfer, last step: joins the caller and the second leg, and takes both off this service. */
+  bridge?(request: { callId: string; carrierCallId: string; consultCarrierCallId: string }): Promise<void>;
+}
+
+export interface ConsultRequest {
+  callId: string;
+  to: string;
+  from: string | null;
+  streamSecret: string;
 }
 
 export interface TransferRequest {

@@ -32,6 +32,11 @@ export class CallOutcomes {
     return this.registry.get(callId)?.transferFailed(TRANSFER_FAILURES[status] ?? status) ?? null;
   }
 
+  /** A warm transfer's second leg was not answered (`status`: busy, no-answer, failed, canceled): the caller stays with the agent. */
+  consultFailed(callId: string, status: string): void {
+    this.registry.get(callId)?.consultFailed(TRANSFER_FAILURES[status] ?? status);
+  }
+
   /** Carrier machine detection: a live session leaves its voicemail; otherwise the call never connected. */
   machineAnswered(callId: string): void {
     const live = this.registry.get(callId);

@@ -4,9 +4,9 @@
 // the status callback, which names the call_id in its own query string.
 import { voicemailHandling } from '../agents/schema.ts';
 import type { Clock } from '../clock.ts';
-import type { DialRequest, DialResult, Dialer, TransferRequest } from '../calls/dialer.ts';
+import type { ConsultRequest, DialRequest, DialResult, Dialer, TransferRequest } from '../calls/dialer.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
-import { connectStreamTwiml, dialTwiml } from './twiml.ts';
+import { conferenceTwiml, connectStreamTwiml, dialTwiml } from './twiml.ts';
 
 export interface TwilioDialerOptions {
   accountSid: string;
@@ -100,6 +100,36 @@ export class TwilioDialer implements Dialer {
     }
     const body = await this.json(res);
     throw new TwilioApiError(`Twilio answered HTTP ${res.status} to a transfer: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
+  }
+
+  /** Places the warm transfer's second leg: its media comes to our stream like a placed call's; its progress to the status callback, marked leg=consult. */
+  async consult(request: ConsultRequest): Promise<{ carrierCallId: string }> {
+    const publicUrl = this.o.publicUrl();
+    const form = new URLSearchParams();
+    form.set('To', request.to);
+    if (request.from) form.set('From', request.from);
+    form.set('Twiml', connectStreamTwiml(publicUrl, request.callId, request.streamSecret));
+    form.set('Timeout', String(Math.max(1, Math.round(this.o.ringTimeoutMs / 1000))));
+    form.set('StatusCallback', `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}&leg=consult`);
+    form.set('StatusCallbackMethod', 'POST');
+    for (const event of ['answered', 'completed']) form.append('StatusCallbackEvent', event);
+    const res = await this.post('Calls.json', form);
+    const body = await this.json(res);
+    if ((res.status === 201 || res.status === 200) && typeof body.sid === 'string') return { carrierCallId: body.sid };
+    throw new TwilioApiError(`Twilio answered HTTP ${res.status} to a transfer's call: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
+  }
+
+  /** Moves both legs into one conference: Twilio ends our two media streams and connects the caller to the person who answered. */
+  async bridge(request: { callId: string; carrierCallId: string; consultCarrierCallId: string }): Promise<void> {
+    const twiml = conferenceTwiml(`transfer-${request.callId}`);
+    for (const sid of [request.consultCarrierCallId, request.carrierCallId]) {
+      const res = await this.post(`Calls/${encodeURIComponent(sid)}.json`, new URLSearchParams({ Twiml: twiml }));
+      if (!res.ok) {
+        const body = await this.json(res);
+        throw new TwilioApiError(`Twilio answered HTTP ${res.status} to a transfer's bridge: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
+      }
+      await res.body?.cancel();
+    }
   }
 
   async hangUpCall(callId: string): Promise<void> {

@@ -34,6 +34,11 @@ export function dialTwiml(o: { to: string; callerId: string | null; timeoutS: nu
   );
 }
 
+/** Joins the call to conference `name`, which ends when either side leaves (a warm transfer's bridge). */
+export function conferenceTwiml(name: string): string {
+  return `<?xml version="1.0" encoding="UTF-8"?><Response><Dial><Conference startConferenceOnEnter="true" endConferenceOnExit="true">${escapeXml(name)}</Conference></Dial></Response>`;
+}
+
 export const HANG_UP_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>';
 
 export function sayAndHangUpTwiml(text: string): string {

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { ANALYSIS_FIELDS_PREFIX, ANALYSIS_REQUEST_TAG } from '../analysis/analyze.ts';
 import { KEYPAD_TURN_PREFIX } from '../call/caller/keypad.ts';
-import { REMINDER_NOTE_PREFIX, TRANSFER_FAILED_NOTE } from '../call/session.ts';
+import { REMINDER_NOTE_PREFIX, TRANSFER_FAILED_NOTE, TRANSFER_SUMMARY_NOTE } from '../call/session.ts';
 
 export const DEMO_TOOL_NAME = 'book_appointment';
 export const DEMO_END_CALL = 'end_call';
@@ -328,6 +328,11 @@ function scriptedReply(req: DemoChatRequest): DemoReply {
   const last = messages.at(-1);
   if (last?.role === 'tool') return afterTool(messages, last);
   if (last?.role === 'system' && text(last).startsWith(TRANSFER_FAILED_NOTE)) return { text: DEMO_TRANSFER_FAILED, calls: [] };
+  // A warm transfer: what the person taking the call over hears first.
+  if (last?.role === 'system' && text(last).startsWith(TRANSFER_SUMMARY_NOTE)) {
+    const name = bookingSoFar(messages).name;
+    return { text: `Hi, this is the demo front desk. I have a caller${name ? `, ${name},` : ''} who asked to speak with a person.`, calls: [] };
+  }
   // The runtime asks for a reminder when the caller has gone quiet.
   if (last?.role === 'system' && text(last).startsWith(REMINDER_NOTE_PREFIX)) {
     return { text: "Are you still there? Take your time, I'm here when you're ready.", calls: [] };

@@ -32,7 +32,7 @@ const agentVersion = (h: Harness) => h.agents.resolve('acme', 'bot', 'production
 function connect(h: Harness, callId: string): { end(): void } {
   let finish!: () => void;
   const finished = new Promise<void>((resolve) => (finish = resolve));
-  const active: ActiveCall = { callId, orgId: 'acme', callType: 'outbound', requestEnd: () => undefined, voicemailDetected: () => undefined, transferAnswered: () => undefined, transferFailed: () => null, returnStream: () => false, carrierEnded: () => undefined, say: () => undefined, addContext: () => undefined, listen: () => () => undefined, finished };
+  const active: ActiveCall = { callId, orgId: 'acme', callType: 'outbound', requestEnd: () => undefined, voicemailDetected: () => undefined, transferAnswered: () => undefined, transferFailed: () => null, returnStream: () => false, consultFailed: () => undefined, carrierEnded: () => undefined, say: () => undefined, addContext: () => undefined, listen: () => () => undefined, finished };
   h.registry.add(active);
   h.answer(callId);
   return {

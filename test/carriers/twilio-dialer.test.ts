@@ -132,7 +132,7 @@ describe('Twilio dialer', () => {
     const to = callee('machine');
     let detected = 0;
     const spy = vi.spyOn(t.service.registry, 'get').mockImplementation((callId) =>
-      ({ callId, orgId: 'acme', callType: 'outbound', requestEnd: () => undefined, voicemailDetected: () => void detected++, transferAnswered: () => undefined, transferFailed: () => null, returnStream: () => false, carrierEnded: () => undefined, say: () => undefined, addContext: () => undefined, listen: () => () => undefined, finished: new Promise(() => undefined) }) as ActiveCall,
+      ({ callId, orgId: 'acme', callType: 'outbound', requestEnd: () => undefined, voicemailDetected: () => void detected++, transferAnswered: () => undefined, transferFailed: () => null, returnStream: () => false, consultFailed: () => undefined, carrierEnded: () => undefined, say: () => undefined, addContext: () => undefined, listen: () => () => undefined, finished: new Promise(() => undefined) }) as ActiveCall,
     );
     try {
       const id = await place(to, { agent_id: 'vm' });

@@ -11,13 +11,14 @@ let t: TestService;
 const CALLER = '+15550005';
 const DESK = '+15550006';
 const BUSY_DESK = '+15550007';
+const ALEX = '+15550008';
 
 beforeAll(async () => {
-  t = await startTestService({ SIM_NUMBERS: `${CALLER}=answer:transfer-me,${DESK}=answer,${BUSY_DESK}=busy`, SIM_ANSWER_DELAY_MS: '200' });
+  t = await startTestService({ SIM_NUMBERS: `${CALLER}=answer:transfer-me,${DESK}=answer,${BUSY_DESK}=busy,${ALEX}=answer:front-desk`, SIM_ANSWER_DELAY_MS: '200' });
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-  for (const [id, to] of [['to-desk', DESK], ['to-busy-desk', BUSY_DESK]] as const) {
-    const body = { ...config, agent_id: id, tools: [...demo.tools, { type: 'transfer_call', transfer_to: to }] };
+  for (const [id, to, mode] of [['to-desk', DESK, 'cold'], ['to-busy-desk', BUSY_DESK, 'cold'], ['warm-to-alex', ALEX, 'warm'], ['warm-to-busy', BUSY_DESK, 'warm']] as const) {
+    const body = { ...config, agent_id: id, tools: [...demo.tools, { type: 'transfer_call', transfer_to: to, mode }] };
     expect((await t.request('POST', '/v2/agents', { body })).status).toBe(201);
   }
 }, 60_000);
@@ -44,5 +45,21 @@ describe('transfers between simulated phones', () => {
     expect(lines[asked + 1]).toBe(`agent: ${DEMO_TRANSFER_FAILED}`);
     expect(lines[asked + 2]).toMatch(/^user: No,? thank you/i);
     expect(lines.at(-1)).toMatch(/^agent: Thank you for calling the demo front desk\. Goodbye!$/);
+  }, 120_000);
+
+  it('warm: the caller holds while the destination is called; who answers hears the summary, then both are bridged (call_transfer); a busy one ends the hold and the agent says so', async () => {
+    const [bridged, busy] = await Promise.all([call('warm-to-alex'), call('warm-to-busy')]);
+    expect(t.logs.filter((l) => l.includes('script failed'))).toEqual([]);
+
+    expect(bridged).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: ALEX });
+    expect(bridged.disconnection_message).toBe(`Transferred to ${ALEX} after telling them: Hi, this is the demo front desk. I have a caller who asked to speak with a person.`);
+    expect(bridged.transcript!.at(-1)).toMatchObject({ role: 'agent', content: 'Let me transfer you.' });
+    // The summary went to the person who answered, while the caller heard hold music (audio, no words in the transcript).
+    expect(bridged.transfer_timestamp! - bridged.start_timestamp!).toBeGreaterThan(bridged.transcript!.at(-1)!.end_at * 1000 + 2000);
+
+    expect(busy).toMatchObject({ call_status: 'ended', disconnection_reason: 'agent_hangup', transfer_destination: null });
+    const lines = busy.transcript!.map((m) => `${m.role}: ${m.content}`);
+    const asked = lines.indexOf('agent: Let me transfer you.');
+    expect(lines[asked + 1]).toBe(`agent: ${DEMO_TRANSFER_FAILED}`);
   }, 120_000);
 });

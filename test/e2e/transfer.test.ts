@@ -20,8 +20,13 @@ beforeAll(async () => {
   t = await startTestService({ TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_API_BASE: twilio.url, RING_TIMEOUT_MS: '7000' });
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-  for (const [id, to] of [['desk-answers', DESK_ANSWERS], ['desk-busy', DESK_BUSY]] as const) {
-    const body = { ...config, agent_id: id, inbound_numbers: id === 'desk-answers' ? ['+14155550100'] : [], tools: [...demo.tools, { type: 'transfer_call', transfer_to: to }] };
+  const agents = [
+    ['desk-answers', DESK_ANSWERS, 'cold'],
+    ['desk-busy', DESK_BUSY, 'cold'],
+    ['warm-desk', DESK_ANSWERS, 'warm'],
+  ] as const;
+  for (const [id, to, mode] of agents) {
+    const body = { ...config, agent_id: id, inbound_numbers: id === 'desk-answers' ? ['+14155550100'] : [], tools: [...demo.tools, { type: 'transfer_call', transfer_to: to, mode }] };
     expect((await t.request('POST', '/v2/agents', { body })).status).toBe(201);
   }
   twilio.behaviors.set(DESK_ANSWERS, { kind: 'answer' });
@@ -44,6 +49,28 @@ async function place(to: string, agentId: string): Promise<string> {
   expect(res.status, res.text).toBe(201);
   return CreateCallAck.parse(res.body).call_id;
 }
+
+describe('warm transfer on a Twilio line', () => {
+  it('calls the destination as a second leg whose stream hears the summary while the caller hears hold music, then moves both legs into one conference: call_transfer', async () => {
+    twilio.behaviors.set('+15550007103', { kind: 'answer', talk: asksForTransfer });
+    const callId = await place('+15550007103', 'warm-desk');
+    const record = await callEnded(t, callId, 60_000);
+    const placed = twilio.calls.find((c) => c.form.To === '+15550007103')!;
+    const leg = twilio.calls.find((c) => c.form.To === DESK_ANSWERS && String(c.form.StatusCallback).includes('leg=consult'))!;
+    expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: DESK_ANSWERS });
+    expect(record.disconnection_message).toMatch(/after telling them: Hi, this is the demo front desk\. I have a caller who asked to speak with a person\.$/);
+    // Both legs are in the same conference, and neither was hung up by the service.
+    expect(placed.conference).toBe(`transfer-${callId}`);
+    expect(leg.conference).toBe(`transfer-${callId}`);
+    expect(twilio.hangups).not.toContain(placed.sid);
+    // The second leg heard the summary (seconds of speech); the caller heard hold music meanwhile.
+    const loud = (frames: { payload: Buffer }[]) => frames.filter((f) => f.payload.some((b) => (b & 0x7f) < 0x70)).length;
+    expect(loud(leg.stream!.played)).toBeGreaterThan(100);
+    const lineEnd = record.start_timestamp! + record.transcript!.at(-1)!.end_at * 1000;
+    const heldFrames = placed.stream!.played.filter((f) => f.at > lineEnd - record.start_timestamp! + 500);
+    expect(loud(heldFrames)).toBeGreaterThan(50);
+  }, 90_000);
+});
 
 describe('cold transfer on a Twilio line', () => {
   it('redirects the call to a <Dial> after the agent spoke its line; the destination answering ends the call call_transfer with where and when', async () => {

@@ -38,6 +38,8 @@ export interface CreatedCall {
   transfers: { to: string; dialStatus: string; twimlBack: string }[];
   /** The transfer under way, until the caller's stream back (if any) has ended. */
   redirect?: Promise<void>;
+  /** The conference a warm transfer's bridge moved this call into. */
+  conference?: string;
 }
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -84,6 +86,15 @@ export class TwilioStandIn {
     const base = `/2010-04-01/Accounts/${this.accountSid}/Calls`;
     if (req.method === 'POST' && req.url === `${base}.json`) return this.create(form, reply);
     const hangup = req.method === 'POST' && req.url?.startsWith(`${base}/`) ? req.url.slice(base.length + 1, -'.json'.length) : undefined;
+    if (hangup && typeof form.Twiml === 'string' && form.Twiml.includes('<Conference')) {
+      // A warm transfer's bridge: the call leaves the service's stream for the conference.
+      const call = this.live.get(hangup);
+      if (!call) return reply(404, { code: 20404, message: `The requested resource ${req.url} was not found`, status: 404 });
+      call.conference = /<Conference[^>]*>([^<]+)<\/Conference>/.exec(form.Twiml)?.[1] ?? '';
+      reply(200, { sid: hangup, status: 'in-progress' });
+      void call.stream?.hangUp();
+      return;
+    }
     if (hangup && typeof form.Twiml === 'string' && form.Twiml.includes('<Dial')) {
       const call = this.live.get(hangup);
       if (!call) return reply(404, { code: 20404, message: `The requested resource ${req.url} was not found`, status: 404 });

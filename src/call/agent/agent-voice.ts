@@ -124,15 +124,19 @@ export class AgentVoice {
    * utterance without words: the transcript keeps none, barge-in cuts it like speech.
    */
   pressKeys(keys: string): Utterance {
+    return this.play(dtmfTones(keys, this.o.rate));
+  }
+
+  /** Audio without words at the line's rate (keypad tones, hold music), after everything queued. */
+  play(samples: Int16Array): Utterance {
     const u = this.begin();
     u.synthesis = u.synthesis.then(() => {
       if (u.interrupted || this.stopped) return;
       const framer = Framer.forRate(this.o.rate);
-      const tones = dtmfTones(keys, this.o.rate);
-      for (const frame of framer.push(tones)) this.queueFrame(u, frame);
+      for (const frame of framer.push(samples)) this.queueFrame(u, frame);
       const last = framer.flush();
       if (last) this.queueFrame(u, last);
-      u.pieces.push({ text: '', audioMs: (tones.length / this.o.rate) * 1000 });
+      u.pieces.push({ text: '', audioMs: (samples.length / this.o.rate) * 1000 });
     });
     this.close(u);
     return u;

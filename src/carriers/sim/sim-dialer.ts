@@ -7,7 +7,7 @@
 // where its script goes on. Every other number goes to the fallback dialer (Twilio, or none).
 import type { Logger } from 'pino';
 import type { CallRegistry } from '../../call/registry.ts';
-import type { DialRequest, DialResult, Dialer, TransferRequest } from '../../calls/dialer.ts';
+import type { ConsultRequest, DialRequest, DialResult, Dialer, TransferRequest } from '../../calls/dialer.ts';
 import type { CallOutcomes } from '../outcomes.ts';
 import { SimCallee, type AgentWordsSource } from './callee.ts';
 import { SILENT_SCRIPT, type SimScript } from './script.ts';
@@ -37,6 +37,8 @@ interface LiveSimCall {
   timer: NodeJS.Timeout | undefined;
   caller: TwilioStreamCaller | undefined;
   callee?: SimCallee;
+  /** A warm transfer's second leg, once a simulated destination answered. */
+  consult?: TwilioStreamCaller;
   hungUp: boolean;
 }
 
@@ -100,6 +102,54 @@ export class SimDialer implements Dialer {
       .catch((error: unknown) => this.o.log.error({ err: error, call_id: request.callId }, 'simulated transfer failed'))
       .finally(() => this.running.delete(work));
     this.running.add(work);
+  }
+
+  /**
+   * A warm transfer's second leg to a simulated phone: one that answers opens its own stream to the
+   * agent and speaks its script; one busy, failing or not answering is reported so.
+   */
+  async consult(request: ConsultRequest): Promise<{ carrierCallId: string }> {
+    const call = this.live.get(request.callId);
+    if (!call) {
+      if (!this.o.fallback.consult) throw new Error('this carrier cannot place a transfer call');
+      return this.o.fallback.consult(request);
+    }
+    const destination = this.o.phones.get(request.to);
+    if (!destination) throw new Error(`${request.to} is not a simulated phone: a simulated call can only be transferred to another`);
+    const work = this.ringConsult(request, call, destination)
+      .catch((error: unknown) => this.o.log.error({ err: error, call_id: request.callId }, 'simulated transfer call failed'))
+      .finally(() => this.running.delete(work));
+    this.running.add(work);
+    return { carrierCallId: `SIMC${request.callId}` };
+  }
+
+  /** Joins the caller and the second leg: both leave the service (the caller's script is over). */
+  async bridge(request: { callId: string; carrierCallId: string; consultCarrierCallId: string }): Promise<void> {
+    const call = this.live.get(request.callId);
+    if (!call) {
+      if (!this.o.fallback.bridge) throw new Error('this carrier cannot bridge calls');
+      return this.o.fallback.bridge(request);
+    }
+    this.o.log.info({ call_id: request.callId }, 'simulated warm transfer bridged: the caller is with the person who answered');
+    call.callee?.hold();
+    await Promise.all([call.consult?.hangUp(), call.caller?.hangUp()]);
+    call.callee?.release();
+  }
+
+  private async ringConsult(request: ConsultRequest, call: LiveSimCall, destination: SimPhone): Promise<void> {
+    const outcomes = this.o.outcomes();
+    if (destination.behavior === 'busy' || destination.behavior === 'fail') return outcomes.consultFailed(request.callId, destination.behavior === 'busy' ? 'busy' : 'failed');
+    if (destination.behavior === 'no_answer') {
+      await sleep(this.o.ringTimeoutMs);
+      return outcomes.consultFailed(request.callId, 'no-answer');
+    }
+    await sleep(this.o.answerDelayMs);
+    if (call.hungUp) return;
+    const leg = new TwilioStreamCaller({ url: this.o.mediaUrl(), customParameters: { call_id: request.callId, secret: request.streamSecret } });
+    call.consult = leg;
+    await leg.connect();
+    const script = destination.script ? (this.o.scripts.get(destination.script) ?? SILENT_SCRIPT) : SILENT_SCRIPT;
+    await new SimCallee({ caller: leg, script, random: this.o.random ?? Math.random, log: this.o.log.child({ call_id: request.callId, leg: 'transfer' }) }).run();
   }
 
   /** The destination rings as its behavior says; a failed dial brings the caller back to the agent. */

@@ -16,7 +16,7 @@ const StatusForm = z.looseObject({
   AnsweredBy: z.string().optional(),
   SipResponseCode: z.string().optional(),
 });
-const StatusQuery = z.strictObject({ call_id: z.string().min(1).max(200).optional() });
+const StatusQuery = z.strictObject({ call_id: z.string().min(1).max(200).optional(), leg: z.literal('consult').optional() });
 
 // The <Dial action> request carries DialCallStatus; the <Number> answered callback, CallStatus.
 const TransferForm = z.looseObject({ CallSid: z.string().min(1), DialCallStatus: z.string().optional(), CallStatus: z.string().optional() });
@@ -41,6 +41,12 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
       schema: { body: StatusForm, querystring: StatusQuery },
       handler: async (request, reply) => {
         const form = request.body;
+        if (request.query.leg === 'consult' && request.query.call_id) {
+          // A warm transfer's second leg: only a dial that never connected matters to the call.
+          request.log.info({ call_id: request.query.call_id, call_sid: form.CallSid, status: form.CallStatus }, 'twilio status of a transfer leg');
+          if (['busy', 'no-answer', 'failed', 'canceled'].includes(form.CallStatus)) deps.outcomes.consultFailed(request.query.call_id, form.CallStatus);
+          return reply.code(204).send();
+        }
         const callId = request.query.call_id ?? deps.carrierCalls.callIdOf('twilio', form.CallSid);
         if (callId) {
           request.log.info({ call_id: callId, call_sid: form.CallSid, status: form.CallStatus, answered_by: form.AnsweredBy }, 'twilio status');

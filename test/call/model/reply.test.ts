@@ -42,7 +42,7 @@ async function setup(steps: Step[], extraTools: AgentTool[] = []): Promise<{ llm
       parameters: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
     },
     { type: 'end_call', name: 'end_call', description: 'End' },
-    { type: 'transfer_call', name: 'transfer_call', description: 'Transfer', transfer_to: '+14155550100' },
+    { type: 'transfer_call', name: 'transfer_call', description: 'Transfer', transfer_to: '+14155550100', mode: 'cold' },
     ...extraTools,
   ];
   let t = 0;
