@@ -658,6 +658,8 @@ export class CallSession {
       connected(summary) {
         session.warm = null;
         session.transferred = { destination: to, at: session.o.timers.now() };
+        // The hold music was the last thing on the caller's line, which is the destination's now.
+        session.voice.interrupt();
         session.end('call_transfer', { message: `Transferred to ${to} after telling them: ${summary}` });
       },
       failed(why) {

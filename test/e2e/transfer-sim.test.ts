@@ -52,6 +52,7 @@ describe('transfers between simulated phones', () => {
     expect(t.logs.filter((l) => l.includes('script failed'))).toEqual([]);
 
     expect(bridged).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: ALEX });
+    expect(bridged.end_timestamp! - bridged.transfer_timestamp!).toBeLessThan(1_000);
     expect(bridged.disconnection_message).toBe(`Transferred to ${ALEX} after telling them: Hi, this is the demo front desk. I have a caller who asked to speak with a person.`);
     expect(bridged.transcript!.at(-1)).toMatchObject({ role: 'agent', content: 'Let me transfer you.' });
     // The summary went to the person who answered, while the caller heard hold music (audio, no words in the transcript).

@@ -2,7 +2,7 @@
 // be put through, the agent says its line, the live call is redirected to a <Dial> of the
 // destination. One that answers takes the caller (call_transfer, with where and when); one that is
 // busy sends the caller back to the agent on a new stream of the same call, and the agent says so.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CreateCallAck } from '../../src/http/schemas.ts';
 import { DEMO_TRANSFER_FAILED } from '../../src/demo/script.ts';
 import type { TwilioStreamCaller } from '../../src/carriers/sim/twilio-stream.ts';
@@ -24,6 +24,7 @@ beforeAll(async () => {
     ['desk-answers', DESK_ANSWERS, 'cold'],
     ['desk-busy', DESK_BUSY, 'cold'],
     ['warm-desk', DESK_ANSWERS, 'warm'],
+    ['warm-busy', DESK_BUSY, 'warm'],
   ] as const;
   for (const [id, to, mode] of agents) {
     const body = { ...config, agent_id: id, inbound_numbers: id === 'desk-answers' ? ['+14155550100'] : [], tools: [...demo.tools, { type: 'transfer_call', transfer_to: to, mode }] };
@@ -51,13 +52,18 @@ async function place(to: string, agentId: string): Promise<string> {
 }
 
 describe('warm transfer on a Twilio line', () => {
-  it('calls the destination as a second leg whose stream hears the summary while the caller hears hold music, then moves both legs into one conference: call_transfer', async () => {
+  it('calls the destination as a second leg whose stream hears the summary while the caller hears hold music, then moves both legs into one conference: call_transfer; a busy second leg ends the hold and the agent says so', async () => {
     twilio.behaviors.set('+15550007103', { kind: 'answer', talk: asksForTransfer });
+    twilio.behaviors.set('+15550007104', { kind: 'answer', talk: asksForTransfer });
     const callId = await place('+15550007103', 'warm-desk');
+    const busyCallId = await place('+15550007104', 'warm-busy');
+    const busy = callEnded(t, busyCallId, 60_000);
     const record = await callEnded(t, callId, 60_000);
     const placed = twilio.calls.find((c) => c.form.To === '+15550007103')!;
     const leg = twilio.calls.find((c) => c.form.To === DESK_ANSWERS && String(c.form.StatusCallback).includes('leg=consult'))!;
     expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: DESK_ANSWERS });
+    // The call ends as the legs are bridged: nothing is left to play to the caller.
+    expect(record.end_timestamp! - record.transfer_timestamp!).toBeLessThan(1_000);
     expect(record.disconnection_message).toMatch(/after telling them: Hi, this is the demo front desk\. I have a caller who asked to speak with a person\.$/);
     // Both legs are in the same conference, and neither was hung up by the service.
     expect(placed.conference).toBe(`transfer-${callId}`);
@@ -69,6 +75,14 @@ describe('warm transfer on a Twilio line', () => {
     const lineEnd = record.start_timestamp! + record.transcript!.at(-1)!.end_at * 1000;
     const heldFrames = placed.stream!.played.filter((f) => f.at > lineEnd - record.start_timestamp! + 500);
     expect(loud(heldFrames)).toBeGreaterThan(50);
+
+    // The busy second leg: still with the agent, who says it could not put the caller through (the caller hangs up after).
+    await vi.waitFor(async () => {
+      const r = (await t.request('GET', `/v2/calls/${busyCallId}`)).body as { transcript: { role: string; content: string }[] };
+      expect(r.transcript.map((m) => m.content)).toContain(DEMO_TRANSFER_FAILED);
+    }, { timeout: 30_000, interval: 200 });
+    twilio.calls.find((c) => c.form.To === '+15550007104')!.stream!.hangUp();
+    expect(await busy).toMatchObject({ disconnection_reason: 'user_hangup', transfer_destination: null });
   }, 90_000);
 });
 
