@@ -93,15 +93,11 @@ export class SimDialer implements Dialer {
       if (!this.o.fallback.transfer) throw new Error('this carrier cannot transfer calls');
       return this.o.fallback.transfer(request);
     }
-    const destination = this.o.phones.get(request.to);
-    if (!destination) throw new Error(`${request.to} is not a simulated phone: a simulated call can only be transferred to another`);
+    const destination = this.destination(request.to);
     if (!call.caller || !call.callee || call.caller.closed) throw new Error('the simulated phone is not on the line');
     call.callee.hold();
     await call.caller.hangUp();
-    const work = this.dialTransfer(request, call, destination.behavior)
-      .catch((error: unknown) => this.o.log.error({ err: error, call_id: request.callId }, 'simulated transfer failed'))
-      .finally(() => this.running.delete(work));
-    this.running.add(work);
+    this.track(this.dialTransfer(request, call, destination.behavior), request.callId, 'simulated transfer failed');
   }
 
   /**
@@ -114,13 +110,21 @@ export class SimDialer implements Dialer {
       if (!this.o.fallback.consult) throw new Error('this carrier cannot place a transfer call');
       return this.o.fallback.consult(request);
     }
-    const destination = this.o.phones.get(request.to);
-    if (!destination) throw new Error(`${request.to} is not a simulated phone: a simulated call can only be transferred to another`);
-    const work = this.ringConsult(request, call, destination)
-      .catch((error: unknown) => this.o.log.error({ err: error, call_id: request.callId }, 'simulated transfer call failed'))
-      .finally(() => this.running.delete(work));
-    this.running.add(work);
+    this.track(this.ringConsult(request, call, this.destination(request.to)), request.callId, 'simulated transfer call failed');
     return { carrierCallId: `SIMC${request.callId}` };
+  }
+
+  /** A simulated call's transfer destination: another simulated phone. */
+  private destination(to: string): SimPhone {
+    const phone = this.o.phones.get(to);
+    if (!phone) throw new Error(`${to} is not a simulated phone: a simulated call can only be transferred to another`);
+    return phone;
+  }
+
+  /** Work a simulated phone does in the background: logged if it fails, awaited by close(). */
+  private track(work: Promise<void>, callId: string, failure: string): void {
+    const tracked = work.catch((error: unknown) => this.o.log.error({ err: error, call_id: callId }, failure)).finally(() => this.running.delete(tracked));
+    this.running.add(tracked);
   }
 
   /** Joins the caller and the second leg: both leave the service (the caller's script is over). */
