@@ -25,6 +25,7 @@ const MACHINE_PHRASES = [
   /\b(can't|cannot|can not|unable to) (take|come to|answer|get to) (your|the) (call|phone)\b/,
   /\brecord your message\b/,
   /\bget back to you\b/,
+  /\b(sorry,? )?(i|we) missed your call\b/,
   /\bnot able to (take|answer)\b/,
 ];
 

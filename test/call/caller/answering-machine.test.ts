@@ -23,7 +23,7 @@ function run(script: { speech?: [number, number][]; words?: [string, number][]; 
 
 describe('AnsweringMachineDetector', () => {
   it('knows a machine by the words of recorded greetings, not by what people say', () => {
-    for (const greeting of ['Please leave a message after the tone.', 'The person you are calling is not available.', "I can't take your call right now", 'You have reached the voicemail box of Sam.', 'Leave your name and number.']) {
+    for (const greeting of ['Please leave a message after the tone.', 'The person you are calling is not available.', "I can't take your call right now", 'You have reached the voicemail box of Sam.', 'Leave your name and number.', 'Sorry, I missed your call.']) {
       expect(soundsLikeMachine(greeting), greeting).toBe(true);
     }
     for (const person of ['Hello?', 'Yeah, who is this?', 'Hi, this is John speaking.', 'Can I take a message for her?', 'Sorry, could you repeat that?']) {
