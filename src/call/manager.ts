@@ -188,7 +188,8 @@ export class CallManager {
         recorder,
         log,
         transfer: this.transferOf(callId, record, transport),
-        warmTransfer: await this.warmTransferOf(callId, record, transport, (secret) => (consultSecretHash = hashStreamSecret(secret))),
+        // Never awaited here: a stream that hangs up before the session attaches would go unheard.
+        warmTransfer: this.warmTransferOf(callId, record, transport, (secret) => (consultSecretHash = hashStreamSecret(secret))),
         // Only a call the agent placed can reach an answering machine.
         voicemail: record.call_type === 'outbound' ? filledVoicemail(voicemailHandling(agent), variables) : null,
         ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
@@ -275,7 +276,7 @@ export class CallManager {
    * How a session runs a warm transfer on its carrier: the second leg is placed with a stream
    * secret made for it (`expect` keeps its hash), the bridge takes the caller's line away.
    */
-  private async warmTransferOf(callId: string, record: CallRecord, line: CallLine, expect: (secret: string) => void): Promise<WarmTransferCarrier | undefined> {
+  private warmTransferOf(callId: string, record: CallRecord, line: CallLine, expect: (secret: string) => void): WarmTransferCarrier | undefined {
     const dialer = this.d.dialer;
     const consult = dialer?.consult?.bind(dialer);
     const bridge = dialer?.bridge?.bind(dialer);
@@ -285,7 +286,7 @@ export class CallManager {
     const from = record.call_type === 'inbound' ? record.call_to : (record.presentation_number ?? record.call_from);
     let consultCarrierCallId: string | null = null;
     return {
-      holdAudio: await this.holdAudio(line.sampleRate ?? INTERNAL_SAMPLE_RATE),
+      holdAudio: () => this.holdAudio(line.sampleRate ?? INTERNAL_SAMPLE_RATE),
       async consult(to) {
         const secret = random(24);
         expect(secret);
@@ -308,7 +309,14 @@ export class CallManager {
   private holdAudio(rate: number): Promise<Int16Array> {
     let audio = this.holdAudioByRate.get(rate);
     if (!audio) {
-      audio = readWavFile(HOLD_AUDIO_FILE, rate).then((pcm) => pcm.samples);
+      // A failed read is not kept: the next transfer tries again.
+      audio = readWavFile(HOLD_AUDIO_FILE, rate).then(
+        (pcm) => pcm.samples,
+        (error: unknown) => {
+          this.holdAudioByRate.delete(rate);
+          throw error;
+        },
+      );
       this.holdAudioByRate.set(rate, audio);
     }
     return audio;

@@ -13,7 +13,7 @@ export interface WarmTransferCarrier {
   /** Joins the caller and the second leg, and takes both off this service. */
   bridge(): Promise<void>;
   /** What the caller hears meanwhile, at the line's rate; looped. */
-  holdAudio: Int16Array;
+  holdAudio(): Promise<Int16Array>;
 }
 
 export const WARM_TRANSFER_DEFAULTS = {
@@ -47,7 +47,13 @@ export class WarmTransfer {
 
   /** Hold music for the caller, and the second leg dialled. */
   async start(): Promise<void> {
-    this.hold();
+    let music: Int16Array | null = null;
+    try {
+      music = await this.o.carrier.holdAudio();
+    } catch (error) {
+      this.o.log.warn({ err: error }, 'no hold music: the caller waits in silence');
+    }
+    if (music) this.hold(music);
     try {
       await this.o.carrier.consult(this.o.to);
     } catch (error) {
@@ -119,9 +125,9 @@ export class WarmTransfer {
   }
 
   /** Loops the hold audio on the caller's line while the transfer is under way. */
-  private hold(): void {
+  private hold(music: Int16Array): void {
     if (!this.holding) return;
-    const u = this.o.voice.play(this.o.carrier.holdAudio);
-    void u.done.then(() => this.hold());
+    const u = this.o.voice.play(music);
+    void u.done.then(() => this.hold(music));
   }
 }

@@ -46,7 +46,7 @@ function transfer(carrier: Partial<WarmTransferCarrier> = {}, summary: () => Pro
   const warm = new WarmTransfer({
     to: '+14155550199',
     carrier: {
-      holdAudio: new Int16Array(8),
+      holdAudio: async () => new Int16Array(8),
       consult: async (to) => void log.push(`consult ${to}`),
       bridge: async () => void log.push('bridge'),
       ...carrier,
