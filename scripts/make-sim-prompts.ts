@@ -12,7 +12,7 @@ import { encodeWav } from '../src/audio/wav.ts';
 import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
 
 const PROMPTS = [
-  { file: 'menu-billing-appointments-kal', voice: 'kal', text: 'For billing press one, for appointments press two.' },
+  { file: 'menu-appointments-billing-kal', voice: 'kal', text: 'For appointments press one, for billing press two.' },
   { file: 'reached-appointments-awb', voice: 'awb', text: 'You have reached appointments. Goodbye.' },
   { file: 'reached-billing-awb', voice: 'awb', text: 'You have reached billing. Goodbye.' },
   { file: 'front-desk-alex-rms', voice: 'rms', text: 'Front desk, this is Alex.' },

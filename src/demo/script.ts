@@ -175,7 +175,7 @@ export function timeIn(heard: string): string | null {
 
 const DIGIT_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
 /** What a menu option is for, when it is what the demo calls about. */
-const OUR_OPTION = /\b(appointments?|booking|book|schedul\w*|front desk|reception)\b/;
+const OUR_OPTION = /\b(appointments?|a ?point\w*|booking|book|schedul\w*|front desk|reception)\b/;
 
 /**
  * The key to press for the demo's business in a phone menu ("for billing, press one; for
