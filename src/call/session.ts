@@ -35,7 +35,7 @@ import { ModelTurn, type AgentBrain, type ModelTurnEvents } from './model/model-
 import type { ReplyOutcome } from './model/reply.ts';
 import type { CallRecorder } from './recorder.ts';
 import { Transcript } from './transcript.ts';
-import { WarmTransfer, type WarmTransferCarrier } from './warm-transfer.ts';
+import { WARM_TRANSFER_DEFAULTS, WarmTransfer, type WarmTransferCarrier } from './warm-transfer.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from './transport.ts';
 
 /** The agent's end-of-turn rule: its `endpointing` setting, else the default mode. */
@@ -695,7 +695,9 @@ export class CallSession {
   /** The model's summary of the call so far, for the person taking it over. */
   private async transferSummary(): Promise<string> {
     const parts: string[] = [];
+    // Given up with the call: a caller who hangs up on hold needs no summary.
     const controller = new AbortController();
+    void this.finished.then(() => controller.abort());
     const messages = [...this.history.messages, { role: 'system' as const, content: `${TRANSFER_SUMMARY_NOTE} Speak to them in two short sentences: who is calling and what they need. Do not call tools.` }];
     await this.o.brain.respond(
       messages,
@@ -710,7 +712,7 @@ export class CallSession {
       controller.signal,
       () => this.clock.seconds(),
     );
-    return parts.join(' ').trim() || 'I have a caller for you, transferred from the agent.';
+    return parts.join(' ').trim() || WARM_TRANSFER_DEFAULTS.fallbackSummary;
   }
 
   /** The line before the transfer plays out, then the carrier dials the destination; a carrier that refuses sends the caller straight back. */

@@ -19,6 +19,8 @@ export interface WarmTransferCarrier {
 export const WARM_TRANSFER_DEFAULTS = {
   /** Longest the summary may take to be said before the bridge happens anyway. */
   summaryTimeoutMs: 30_000,
+  /** Said to whoever answers when the model gives no summary. */
+  fallbackSummary: 'I have a caller for you, transferred from the agent.',
 } as const;
 
 export interface WarmTransferOptions {
@@ -88,7 +90,7 @@ export class WarmTransfer {
       summary = await this.o.summary();
     } catch (error) {
       this.o.log.warn({ err: error }, 'no summary for the transfer: the model failed');
-      summary = `I have a caller for you, transferred from the agent.`;
+      summary = WARM_TRANSFER_DEFAULTS.fallbackSummary;
     }
     if (this.settled) return;
     voice.sayAll(summary);
