@@ -29,14 +29,18 @@ export class CallLine implements CallTransport {
     this.connect(this.current);
   }
 
-  /** A transfer is starting: the current connection will close without the caller hanging up. */
-  release(): void {
+  /**
+   * The carrier takes the current connection away (`handOver`: a transfer's redirect, a bridge): its
+   * closing is not the caller hanging up. If the carrier refuses, the connection is the caller's again.
+   */
+  async handOver(carrierWork: () => Promise<void>): Promise<void> {
     this.released = true;
-  }
-
-  /** The transfer never started: the current connection is the caller's again. */
-  keep(): void {
-    this.released = false;
+    try {
+      await carrierWork();
+    } catch (error) {
+      this.released = false;
+      throw error;
+    }
   }
 
   /** The caller is back on a new connection. */

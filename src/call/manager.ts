@@ -40,6 +40,11 @@ const HOLD_AUDIO_FILE = join(import.meta.dirname, '..', '..', 'media', 'hold', '
 /** What the model hears when it tries to transfer a browser call. */
 export const WEB_TRANSFER_REFUSAL = 'Transfers need a phone line, and this is a browser call: the caller cannot be transferred. Tell them, and offer what you can do here.';
 
+/** The number a transfer's destination sees: this service's side of the call, the number called (inbound) or calling (outbound). */
+function serviceNumberOf(record: CallRecord): string | null {
+  return record.call_type === 'inbound' ? record.call_to : (record.presentation_number ?? record.call_from);
+}
+
 /** The agent's voicemail handling with its message's dynamic variables filled in. */
 function filledVoicemail(handling: VoicemailHandling | null, variables: Record<string, string>): VoicemailHandling | null {
   return handling?.message ? { ...handling, message: fillVariables(handling.message, variables) } : handling;
@@ -259,17 +264,8 @@ export class CallManager {
     const carrierCallId = line.carrierCallId;
     const transfer = dialer?.transfer?.bind(dialer);
     if (!transfer || !carrierCallId) return undefined;
-    // The destination sees this service's number: the one called (inbound) or calling (outbound).
-    const from = record.call_type === 'inbound' ? record.call_to : (record.presentation_number ?? record.call_from);
-    return async (to) => {
-      line.release();
-      try {
-        await transfer({ callId, carrierCallId, to, from });
-      } catch (error) {
-        line.keep();
-        throw error;
-      }
-    };
+    const from = serviceNumberOf(record);
+    return (to) => line.handOver(() => transfer({ callId, carrierCallId, to, from }));
   }
 
   /**
@@ -283,7 +279,7 @@ export class CallManager {
     const random = this.d.random;
     const carrierCallId = line.carrierCallId;
     if (!consult || !bridge || !random || !carrierCallId) return undefined;
-    const from = record.call_type === 'inbound' ? record.call_to : (record.presentation_number ?? record.call_from);
+    const from = serviceNumberOf(record);
     let consultCarrierCallId: string | null = null;
     return {
       holdAudio: () => this.holdAudio(line.sampleRate ?? INTERNAL_SAMPLE_RATE),
@@ -293,14 +289,9 @@ export class CallManager {
         consultCarrierCallId = (await consult({ callId, to, from, streamSecret: secret })).carrierCallId;
       },
       async bridge() {
-        if (!consultCarrierCallId) throw new Error('no second leg to bridge');
-        line.release();
-        try {
-          await bridge({ callId, carrierCallId, consultCarrierCallId });
-        } catch (error) {
-          line.keep();
-          throw error;
-        }
+        const leg = consultCarrierCallId;
+        if (!leg) throw new Error('no second leg to bridge');
+        await line.handOver(() => bridge({ callId, carrierCallId, consultCarrierCallId: leg }));
       },
     };
   }
