@@ -50,15 +50,7 @@ export class TwilioDialer implements Dialer {
   }
 
   async dial(request: DialRequest): Promise<DialResult> {
-    const publicUrl = this.o.publicUrl();
-    const form = new URLSearchParams();
-    form.set('To', request.to);
-    form.set('From', request.presentationNumber ?? request.from);
-    form.set('Twiml', connectStreamTwiml(publicUrl, request.callId, request.streamSecret));
-    form.set('Timeout', String(Math.max(1, Math.round(this.o.ringTimeoutMs / 1000))));
-    form.set('StatusCallback', `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}`);
-    form.set('StatusCallbackMethod', 'POST');
-    for (const event of ['initiated', 'ringing', 'answered', 'completed']) form.append('StatusCallbackEvent', event);
+    const form = this.streamedCallForm(request.callId, request.to, request.presentationNumber ?? request.from, request.streamSecret, '', ['initiated', 'ringing', 'answered', 'completed']);
     // Twilio's own detection is one more input beside the service's, which hears the audio itself.
     if (voicemailHandling(request.agent.config)) form.set('MachineDetection', 'Enable');
 
@@ -80,39 +72,19 @@ export class TwilioDialer implements Dialer {
 
   /** POST Calls/{sid}.json Status=completed; a call Twilio no longer knows (404, code 20404) has ended already. */
   async hangUp(carrierCallId: string): Promise<void> {
-    const res = await this.post(`Calls/${encodeURIComponent(carrierCallId)}.json`, new URLSearchParams({ Status: 'completed' }));
-    if (res.ok || res.status === 404) {
-      await res.body?.cancel();
-      return;
-    }
-    const body = await this.json(res);
-    throw new TwilioApiError(`Twilio answered HTTP ${res.status} to a hang-up: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
+    await this.updateCall(carrierCallId, { Status: 'completed' }, 'a hang-up', true);
   }
 
   /** Redirects the live call to a <Dial> of the destination: Twilio ends our media stream and dials it. */
   async transfer(request: TransferRequest): Promise<void> {
     const back = `${this.o.publicUrl()}${TRANSFER_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}`;
     const twiml = dialTwiml({ to: request.to, callerId: request.from, timeoutS: Math.max(5, Math.round(this.o.ringTimeoutMs / 1000)), action: back, answered: `${back}&leg=answered` });
-    const res = await this.post(`Calls/${encodeURIComponent(request.carrierCallId)}.json`, new URLSearchParams({ Twiml: twiml }));
-    if (res.ok) {
-      await res.body?.cancel();
-      return;
-    }
-    const body = await this.json(res);
-    throw new TwilioApiError(`Twilio answered HTTP ${res.status} to a transfer: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
+    await this.updateCall(request.carrierCallId, { Twiml: twiml }, 'a transfer');
   }
 
   /** Places the warm transfer's second leg: its media comes to our stream like a placed call's; its progress to the status callback, marked leg=consult. */
   async consult(request: ConsultRequest): Promise<{ carrierCallId: string }> {
-    const publicUrl = this.o.publicUrl();
-    const form = new URLSearchParams();
-    form.set('To', request.to);
-    if (request.from) form.set('From', request.from);
-    form.set('Twiml', connectStreamTwiml(publicUrl, request.callId, request.streamSecret));
-    form.set('Timeout', String(Math.max(1, Math.round(this.o.ringTimeoutMs / 1000))));
-    form.set('StatusCallback', `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}&leg=consult`);
-    form.set('StatusCallbackMethod', 'POST');
-    for (const event of ['answered', 'completed']) form.append('StatusCallbackEvent', event);
+    const form = this.streamedCallForm(request.callId, request.to, request.from, request.streamSecret, '&leg=consult', ['answered', 'completed']);
     const res = await this.post('Calls.json', form);
     const body = await this.json(res);
     if ((res.status === 201 || res.status === 200) && typeof body.sid === 'string') return { carrierCallId: body.sid };
@@ -122,14 +94,35 @@ export class TwilioDialer implements Dialer {
   /** Moves both legs into one conference: Twilio ends our two media streams and connects the caller to the person who answered. */
   async bridge(request: { callId: string; carrierCallId: string; consultCarrierCallId: string }): Promise<void> {
     const twiml = conferenceTwiml(`transfer-${request.callId}`);
-    for (const sid of [request.consultCarrierCallId, request.carrierCallId]) {
-      const res = await this.post(`Calls/${encodeURIComponent(sid)}.json`, new URLSearchParams({ Twiml: twiml }));
-      if (!res.ok) {
-        const body = await this.json(res);
-        throw new TwilioApiError(`Twilio answered HTTP ${res.status} to a transfer's bridge: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
-      }
+    for (const sid of [request.consultCarrierCallId, request.carrierCallId]) await this.updateCall(sid, { Twiml: twiml }, "a transfer's bridge");
+  }
+
+  /**
+   * A new call whose audio Twilio streams to this service (call_id and `secret` as stream
+   * parameters), its progress to the status callback (`callbackQuery` added to its address).
+   */
+  private streamedCallForm(callId: string, to: string, from: string | null, secret: string, callbackQuery: string, events: readonly string[]): URLSearchParams {
+    const publicUrl = this.o.publicUrl();
+    const form = new URLSearchParams();
+    form.set('To', to);
+    if (from) form.set('From', from);
+    form.set('Twiml', connectStreamTwiml(publicUrl, callId, secret));
+    form.set('Timeout', String(Math.max(1, Math.round(this.o.ringTimeoutMs / 1000))));
+    form.set('StatusCallback', `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${encodeURIComponent(callId)}${callbackQuery}`);
+    form.set('StatusCallbackMethod', 'POST');
+    for (const event of events) form.append('StatusCallbackEvent', event);
+    return form;
+  }
+
+  /** POST Calls/{sid}.json: changes a live call; `goneIsOk`: a call Twilio no longer knows (404) has ended already. */
+  private async updateCall(sid: string, params: Record<string, string>, what: string, goneIsOk = false): Promise<void> {
+    const res = await this.post(`Calls/${encodeURIComponent(sid)}.json`, new URLSearchParams(params));
+    if (res.ok || (goneIsOk && res.status === 404)) {
       await res.body?.cancel();
+      return;
     }
+    const body = await this.json(res);
+    throw new TwilioApiError(`Twilio answered HTTP ${res.status} to ${what}: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
   }
 
   async hangUpCall(callId: string): Promise<void> {
