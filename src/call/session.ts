@@ -641,11 +641,7 @@ export class CallSession {
 
   /** The line before the transfer plays out; then the caller holds while the destination is called, told, and bridged in. */
   private async startWarmTransfer(to: string, carrier: WarmTransferCarrier, message: string | undefined): Promise<void> {
-    this.transferring = { to, failed: null, returnTimer: undefined };
-    this.timers.disarmInactivity();
-    if (message) this.say(message);
-    await this.voice.finished(SESSION_DEFAULTS.lastWordsTimeoutMs);
-    if (this.phase !== 'live' || this.transferring?.to !== to) return;
+    if (!(await this.transferLinePlayed(to, message))) return;
     const session = this;
     const log = this.o.log.child({ transfer_to: to });
     this.warm = new WarmTransfer({
@@ -717,19 +713,24 @@ export class CallSession {
 
   /** The line before the transfer plays out, then the carrier dials the destination; a carrier that refuses sends the caller straight back. */
   private async startTransfer(to: string, transfer: (to: string) => Promise<void>, message: string | undefined): Promise<void> {
-    this.transferring = { to, failed: null, returnTimer: undefined };
-    this.timers.disarmInactivity();
-    if (message) this.say(message);
-    await this.voice.finished(SESSION_DEFAULTS.lastWordsTimeoutMs);
-    if (this.phase !== 'live' || this.transferring?.to !== to) return;
+    if (!(await this.transferLinePlayed(to, message))) return;
     try {
       await transfer(to);
       this.o.log.info({ to }, 'transfer started');
     } catch (error) {
       this.o.log.warn({ err: error, to }, 'the carrier could not start the transfer');
-      this.transferring.failed = 'the phone line could not start it';
+      if (this.transferring) this.transferring.failed = 'the phone line could not start it';
       this.resumeAfterTransfer();
     }
+  }
+
+  /** A transfer to `to` begins: the tool's `message` is said after the model's words, and both play out; false if the call or the transfer ended meanwhile. */
+  private async transferLinePlayed(to: string, message: string | undefined): Promise<boolean> {
+    this.transferring = { to, failed: null, returnTimer: undefined };
+    this.timers.disarmInactivity();
+    if (message) this.say(message);
+    await this.voice.finished(SESSION_DEFAULTS.lastWordsTimeoutMs);
+    return this.phase === 'live' && this.transferring?.to === to;
   }
 
   /** The call's timers: silence, the longest a call may last, the organization's guard. */
