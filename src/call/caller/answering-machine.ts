@@ -4,6 +4,7 @@
 // A carrier's own detection (Twilio AMD), when there is one, is one more input. It only listens: a
 // person is never kept waiting for the decision.
 import { BeepDetector } from '../../audio/beep.ts';
+import { plainText } from './plain-text.ts';
 
 export const MACHINE_DETECTION = {
   /** Speech this long without a pause for an answer is a recorded greeting. */
@@ -25,16 +26,12 @@ const MACHINE_PHRASES = [
   /\b(can't|cannot|can not|unable to) (take|come to|answer|get to) (your|the) (call|phone)\b/,
   /\brecord your message\b/,
   /\bget back to you\b/,
-  /\b(sorry,? )?(i|we) missed your call\b/,
+  /\b(i|we) missed your call\b/,
   /\bnot able to (take|answer)\b/,
 ];
 
 export function soundsLikeMachine(words: string): boolean {
-  const text = words
-    .toLowerCase()
-    .replace(/[’]/g, "'")
-    .replace(/[^\p{L}\p{N}' ]+/gu, ' ')
-    .replace(/\s+/g, ' ');
+  const text = plainText(words);
   return MACHINE_PHRASES.some((p) => p.test(text));
 }
 

@@ -1,5 +1,6 @@
 // A caller's "uh-huh" while the agent talks is listening, not a turn: words that only acknowledge.
 // An agent can give its own list (backchannel_words); these are the default.
+import { plainText } from './plain-text.ts';
 
 export const DEFAULT_BACKCHANNELS = [
   'uh-huh',
@@ -21,18 +22,12 @@ export const DEFAULT_BACKCHANNELS = [
   'all right',
 ] as const;
 
-const normalize = (text: string): string =>
-  text
-    .toLowerCase()
-    .replace(/[’]/g, "'")
-    .replace(/[^\p{L}\p{N}']+/gu, ' ')
-    .trim();
 
 /** Whether `text` is nothing but acknowledgements from `phrases` ("Okay, okay." is; "Okay, but when?" is not). */
 export function isBackchannel(text: string, phrases: readonly string[] = DEFAULT_BACKCHANNELS): boolean {
-  let rest = ` ${normalize(text)} `;
+  let rest = ` ${plainText(text)} `;
   if (rest.trim() === '') return false;
-  const sorted = [...new Set(phrases.map(normalize).filter(Boolean))].sort((a, b) => b.length - a.length);
+  const sorted = [...new Set(phrases.map(plainText).filter(Boolean))].sort((a, b) => b.length - a.length);
   for (const phrase of sorted) {
     // Repeated ("okay okay okay"): each pass takes every other one, as the spaces between them are shared.
     while (rest.includes(` ${phrase} `)) rest = rest.replaceAll(` ${phrase} `, ' ');
