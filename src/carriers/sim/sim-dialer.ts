@@ -114,6 +114,11 @@ export class SimDialer implements Dialer {
     return { carrierCallId: `SIMC${request.callId}` };
   }
 
+  /** A media stream to this service for call `callId`, as Twilio opens one (call_id and secret as its parameters); `callSid` keeps the carrier call it belongs to. */
+  private streamTo(callId: string, secret: string, callSid?: string): TwilioStreamCaller {
+    return new TwilioStreamCaller({ url: this.o.mediaUrl(), customParameters: { call_id: callId, secret }, ...(callSid ? { callSid } : {}) });
+  }
+
   /** A simulated call's transfer destination: another simulated phone. */
   private destination(to: string): SimPhone {
     const phone = this.o.phones.get(to);
@@ -149,7 +154,7 @@ export class SimDialer implements Dialer {
     }
     await sleep(this.o.answerDelayMs);
     if (call.hungUp) return;
-    const leg = new TwilioStreamCaller({ url: this.o.mediaUrl(), customParameters: { call_id: request.callId, secret: request.streamSecret } });
+    const leg = this.streamTo(request.callId, request.streamSecret);
     call.consult = leg;
     await leg.connect();
     const script = destination.script ? (this.o.scripts.get(destination.script) ?? SILENT_SCRIPT) : SILENT_SCRIPT;
@@ -178,7 +183,7 @@ export class SimDialer implements Dialer {
       return;
     }
     log.info({ status }, 'simulated transfer failed: the caller goes back to the agent');
-    const back = new TwilioStreamCaller({ url: this.o.mediaUrl(), customParameters: { call_id: request.callId, secret }, callSid: call.caller?.callSid });
+    const back = this.streamTo(request.callId, secret, call.caller?.callSid);
     await back.connect();
     call.caller = back;
     call.callee?.resume(back);
@@ -240,7 +245,7 @@ export class SimDialer implements Dialer {
     const call = this.live.get(request.callId);
     if (!call || call.hungUp) return;
     const script = phone.script ? this.o.scripts.get(phone.script) ?? SILENT_SCRIPT : SILENT_SCRIPT;
-    const caller = new TwilioStreamCaller({ url: this.o.mediaUrl(), customParameters: { call_id: request.callId, secret: request.streamSecret } });
+    const caller = this.streamTo(request.callId, request.streamSecret);
     call.caller = caller;
     try {
       await caller.connect();
