@@ -3,6 +3,7 @@
 // Text messages are JSON, below. The first client message must be `start` with the
 // single-use access_token from POST /v2/web-calls, within 5 seconds.
 import { z } from 'zod';
+import { KEYPAD_DIGIT } from '../../call/caller/keypad.ts';
 import type { SessionNotice } from '../../call/transport.ts';
 
 export const WEB_SAMPLE_RATE = 16000;
@@ -13,7 +14,7 @@ export const WebClientMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('start'), access_token: z.string().min(1).max(200) }),
   /** Echo of a server mark once the audio before it has played. */
   z.strictObject({ type: z.literal('mark'), name: z.string().max(100) }),
-  z.strictObject({ type: z.literal('dtmf'), digit: z.string().regex(/^[0-9*#A-D]$/) }),
+  z.strictObject({ type: z.literal('dtmf'), digit: z.string().regex(KEYPAD_DIGIT) }),
   z.strictObject({ type: z.literal('hangup') }),
 ]);
 export type WebClientMessage = z.infer<typeof WebClientMessage>;
