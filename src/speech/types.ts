@@ -30,6 +30,11 @@ export interface SttStreamEvents {
 export interface SttStream {
   /** Push inbound audio (the stream's own sample rate). Cheap: never blocks the event loop. */
   push(samples: Int16Array): void;
+  /**
+   * The caller has paused (the call's VAD heard speech end): a recogniser that reads at pauses
+   * may start reading now, so its partial result covers the pause sooner than its own ear would.
+   */
+  paused?(): void;
   /** End of the user's turn: resolves with the final transcript of what was pushed since the last finalize. */
   finalize(): Promise<SttResult>;
   /** Drop the current utterance without a result (barge-in, hangup). */

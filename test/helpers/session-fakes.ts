@@ -121,10 +121,17 @@ export class ScriptedStt implements SttStream {
   readonly heard: string[] = [];
   pushed = 0;
   cancels = 0;
+  /** Times the call told it the caller paused; `onPaused` answers as a recogniser would (with a partial). */
+  pauses = 0;
+  onPaused: (() => void) | null = null;
   failNext = false;
   constructor(private readonly script: string[]) {}
   push(samples: Int16Array): void {
     this.pushed += samples.length;
+  }
+  paused(): void {
+    this.pauses++;
+    this.onPaused?.();
   }
   /** Samples pushed by the time of each finalize. */
   readonly pushedAtFinalize: number[] = [];

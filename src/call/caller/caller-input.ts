@@ -291,6 +291,9 @@ export class CallerInput {
     }
     speech.endAt = at;
     this.decideEndOfTurn(speech);
+    // The recogniser reads the turn so far now rather than at its own, later, sense of a pause
+    // (or gives the reading it has): the words come back into decideEndOfTurn through onPartial.
+    this.stt?.paused?.();
   }
 
   /** Asks the end-of-turn policy how much longer to wait, at the pause and again when its words arrive. */

@@ -25,6 +25,7 @@ export class PauseCutter {
   private quietMs = 0;
   private sinceCut = 0;
   private sincePause = 0;
+  private spoken = 0;
 
   constructor(options: Partial<PauseCutterOptions> & { sampleRate: number }) {
     this.o = { ...PAUSE_CUTTER_DEFAULTS, ...options };
@@ -41,6 +42,7 @@ export class PauseCutter {
     if (!quiet) {
       this.sinceCut += ms;
       this.sincePause += ms;
+      this.spoken += ms;
       this.quietMs = 0;
       return false;
     }
@@ -53,6 +55,16 @@ export class PauseCutter {
   /** Speech (ms) since the last pause. */
   get speechSincePause(): number {
     return this.sincePause;
+  }
+
+  /** Quiet (ms) at the end of the audio so far. */
+  get quietMsNow(): number {
+    return this.quietMs;
+  }
+
+  /** Speech (ms) since reset(). */
+  get speechMs(): number {
+    return this.spoken;
   }
 
   /** Speech (ms) since the last cut(): how long a piece cut now would be. */
@@ -71,5 +83,6 @@ export class PauseCutter {
     this.quietMs = 0;
     this.sinceCut = 0;
     this.sincePause = 0;
+    this.spoken = 0;
   }
 }

@@ -120,6 +120,18 @@ describe('CallerInput', () => {
     expect(unfinished.turns.map((t) => Math.round(t.at))).toEqual([2800]); // 2000 ms after the speech ended
   });
 
+  it("tells the recogniser of the VAD's pause, and decides at once on the reading it gives back", async () => {
+    const s = setup({ heard: ['what time do you open?'], policy: new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 }) });
+    s.stt.onPaused = () => s.partial('What time do you open?');
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(200, 0); // the VAD reports the pause; the recogniser had read it already
+    expect(s.stt.pauses).toBe(1);
+    await s.feed(60, 0);
+    expect(s.turns.map((t) => Math.round(t.at))).toEqual([1040]); // min_ms after the speech ended, not the 500 ms of no words
+  });
+
   it('gives the recogniser the 300 ms before the speech start the VAD reported, and every frame while the caller speaks', async () => {
     const s = setup();
     await s.caller.open();

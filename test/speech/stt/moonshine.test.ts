@@ -135,6 +135,55 @@ describe('moonshine engine', () => {
     await stream.close();
   }, 60_000);
 
+  it("the call's VAD hearing a pause starts the reading at once, with silence after it up to the stream's own pause; that pause then reads nothing more", async () => {
+    const said = voice('can I pay with a credit card');
+    // Its speech only: the stream's own ear must not have found a pause yet.
+    const clip = { ...said, samples: trimSilence(said.samples, 320, 0) };
+    const stream = await engine.open({ sampleRate: 16000, language: 'en-US' });
+    if (!stream.paused) throw new Error('a Moonshine stream takes the VAD pauses');
+    // Lengths as asked: the samples go to a worker, and their buffer with them.
+    const lengths: number[] = [];
+    const transcribe = engine.transcribe.bind(engine);
+    const reads = vi.spyOn(engine, 'transcribe').mockImplementation((samples, rate, signal) => (lengths.push(samples.length), transcribe(samples, rate, signal)));
+    const quiet = (ms: number) => new Int16Array((16000 * ms) / 1000);
+    for (const f of frames(concat([clip], 0), 16000)) stream.push(f);
+    for (const f of frames(quiet(100), 16000)) stream.push(f);
+    expect(reads).not.toHaveBeenCalled();
+    stream.paused();
+    expect(reads).toHaveBeenCalledTimes(1);
+    // What came, and silence after it: at most the stream's own 300 ms pause in all (the clip's
+    // last quiet frames count toward it).
+    expect(lengths[0]).toBeGreaterThan(clip.samples.length + (16000 * 100) / 1000);
+    expect(lengths[0]).toBeLessThanOrEqual(clip.samples.length + (16000 * 300) / 1000);
+    for (const f of frames(quiet(500), 16000)) stream.push(f);
+    stream.paused();
+    const { text } = await stream.finalize();
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect(wer(clip.text, text)).toBeLessThanOrEqual(0.2);
+    reads.mockRestore();
+    await stream.close();
+  }, 60_000);
+
+  it("glances at 150 ms of quiet: the pause is read as if it lasts, and the VAD's pause after it gets that reading back with no second read", async () => {
+    const said = voice('where is your office');
+    const clip = { ...said, samples: trimSilence(said.samples, 320, 0) };
+    const partials: string[] = [];
+    const stream = await engine.open({ sampleRate: 16000, language: 'en-US', events: { partial: (r) => partials.push(r.text) } });
+    if (!stream.paused) throw new Error('a Moonshine stream takes the VAD pauses');
+    const reads = vi.spyOn(engine, 'transcribe');
+    for (const f of frames(concat([clip], 0), 16000)) stream.push(f);
+    for (const f of frames(new Int16Array((16000 * MOONSHINE_DEFAULTS.glanceAfterMs) / 1000 + 320), 16000)) stream.push(f);
+    expect(reads).toHaveBeenCalledTimes(1);
+    await vi.waitFor(() => expect(partials).toHaveLength(1), { timeout: 10_000 });
+    stream.paused();
+    expect(partials).toHaveLength(2);
+    expect(partials[1]).toBe(partials[0]);
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect(wer(clip.text, partials[0]!)).toBeLessThanOrEqual(0.2);
+    reads.mockRestore();
+    await stream.close();
+  }, 60_000);
+
   it('speech after a pause replaces the reading started there: the final holds the words on both sides', async () => {
     const clips = (await fixtureClips('pcm16')).filter((c) => c.voice === 'rms').slice(0, 2);
     const stream = await engine.open({ sampleRate: 16000, language: 'en-US' });
@@ -144,19 +193,24 @@ describe('moonshine engine', () => {
     await stream.close();
   }, 60_000);
 
-  it('once a piece holds 3 s of speech it is cut off at the next pause and read, so finalize reads only what follows', async () => {
+  it('once a piece holds 3 s of speech it is cut off at the next pause and read, so the reading that ends the turn holds only what follows', async () => {
     const clips = (await fixtureClips('pcm16')).filter((c) => c.voice === 'slt' || c.voice === 'awb').slice(0, 5);
     const stream = await engine.open({ sampleRate: 16000, language: 'en-US' });
-    const reads = vi.spyOn(engine, 'transcribe');
-    const samples = concat(clips, 16000 / 2).subarray(0, -16000 / 2);
-    for (const f of frames(samples, 16000)) stream.push(f);
-    const before = reads.mock.calls.length;
-    const { text } = await stream.finalize();
-    expect(reads.mock.calls.length).toBe(before + 1);
-    expect(reads.mock.calls.at(-1)![0].length).toBeLessThan(samples.length / 2);
-    expect(wer(clips.map((c) => c.text).join(' '), text)).toBeLessThanOrEqual(0.2);
-    reads.mockRestore();
-    await stream.close();
+    // Lengths as asked: the samples go to a worker, and their buffer with them.
+    const lengths: number[] = [];
+    const transcribe = engine.transcribe.bind(engine);
+    const reads = vi.spyOn(engine, 'transcribe').mockImplementation((samples, rate, signal) => (lengths.push(samples.length), transcribe(samples, rate, signal)));
+    try {
+      const samples = concat(clips, 16000 / 2).subarray(0, -16000 / 2);
+      for (const f of frames(samples, 16000)) stream.push(f);
+      const { text } = await stream.finalize();
+      expect(lengths.length).toBeGreaterThanOrEqual(2);
+      expect(lengths.at(-1)).toBeLessThan(samples.length / 2);
+      expect(wer(clips.map((c) => c.text).join(' '), text)).toBeLessThanOrEqual(0.2);
+    } finally {
+      reads.mockRestore();
+      await stream.close();
+    }
   }, 60_000);
 
   it('after a pause has been cut, the quiet that ends the turn is not read (the model would hear words in line noise)', async () => {

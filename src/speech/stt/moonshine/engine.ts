@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { isSupportedSampleRate, rms, samplesPerFrame } from '../../../audio/pcm.ts';
 import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
 import { SttError } from '../errors.ts';
-import { PauseCutter } from '../pause-cutter.ts';
+import { PAUSE_CUTTER_DEFAULTS, PauseCutter } from '../pause-cutter.ts';
 import { UtteranceBuffer } from '../utterance-buffer.ts';
 import { PROJECT_ROOT } from '../pocketsphinx/models.ts';
 import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
@@ -27,6 +27,14 @@ export const MOONSHINE_DEFAULTS = {
   windowCutSearchSeconds: 6,
   /** At a pause after this much speech (ms) the audio before it is cut off and read as a piece of its own. */
   minPieceSpeechMs: 3000,
+  /**
+   * Quiet (ms) after which the audio so far is read as if the pause will last, ahead of the
+   * stream's own pause and the call's VAD (~230 ms): the reading is then ready about when the
+   * pause is sure. A gap between words this long costs a reading that is dropped…
+   */
+  glanceAfterMs: 150,
+  /** …so the quiet must be deeper than for a pause (30 dB under the loudest, not 20): a soft consonant is not. */
+  glanceQuietRatio: 31.6,
   /** Speech (ms) after a pause that makes the audio since then worth reading. */
   minRestSpeechMs: 100,
   /** How long a closing worker may take to finish its utterance and release the model. */
@@ -103,10 +111,14 @@ interface Reading {
 class MoonshineStream implements SttStream {
   private readonly utterance: UtteranceBuffer;
   private readonly cutter: PauseCutter;
+  /** The same audio with a shorter pause: where a guess may start. */
+  private readonly glance: PauseCutter;
   /** Pieces cut off the utterance under way at pauses, read while the caller goes on speaking. */
   private pieces: Reading[] = [];
   /** A reading of the audio since the last piece, started at a pause: the answer if the caller said nothing more. */
   private guess: Reading | null = null;
+  /** The stream's speech (ms) when the guess was read: speech after it makes the guess stale. */
+  private guessAtSpeechMs = 0;
   /** Aborts every reading of the utterance under way. */
   private controller = new AbortController();
   private readonly finalizing = new Set<AbortController>();
@@ -119,31 +131,73 @@ class MoonshineStream implements SttStream {
   ) {
     this.utterance = new UtteranceBuffer(MOONSHINE_DEFAULTS.maxUtteranceSeconds * options.sampleRate);
     this.cutter = new PauseCutter({ sampleRate: options.sampleRate });
+    this.glance = new PauseCutter({ sampleRate: options.sampleRate, pauseMs: MOONSHINE_DEFAULTS.glanceAfterMs, quietRatio: MOONSHINE_DEFAULTS.glanceQuietRatio });
   }
 
   push(samples: Int16Array): void {
     if (this.closed) throw new SttError('STT_STREAM_CLOSED', 'push after close');
     this.utterance.push(samples);
-    const pause = this.cutter.push(samples.length, rms(samples));
-    if (this.guess && this.cutter.speechSincePause >= MOONSHINE_DEFAULTS.minRestSpeechMs) this.dropGuess();
-    if (!pause) return;
-    this.dropGuess();
-    // A long stretch of speech is cut off for good; a short one is only guessed at, because a
-    // piece that starts mid-sentence loses the words before it (cutting at every pause after
-    // 0.6 s of speech took 200 recorded prompts from 8.8 to 11.3% WER; after 3 s, to 9.0%).
-    if (this.cutter.speechSinceCut >= MOONSHINE_DEFAULTS.minPieceSpeechMs) {
+    const level = rms(samples);
+    const pause = this.cutter.push(samples.length, level);
+    const glanced = this.glance.push(samples.length, level);
+    if (this.guess && this.speechSinceGuess() >= MOONSHINE_DEFAULTS.minRestSpeechMs) this.dropGuess();
+    if (pause) this.readAtPause(true);
+    else if (glanced) this.readAtPause(false);
+  }
+
+  paused(): void {
+    if (this.closed) return;
+    const guess = this.guess;
+    this.readAtPause(false);
+    // Read already, ahead of the VAD: the pause it heard gets its words now.
+    if (guess?.done != null && guess === this.guess) this.emitPartial(true);
+  }
+
+  /**
+   * At a pause, by this stream's own ear (`own`) or the call's VAD: a long stretch of speech is cut
+   * off for good, at the stream's own pauses only; a short one is only guessed at, because a piece
+   * that starts mid-sentence loses the words before it (cutting at every pause after 0.6 s of
+   * speech took 200 recorded prompts from 8.8 to 11.3% WER; after 3 s, to 9.0%). A guess already
+   * made at this pause stands: nothing was said since.
+   */
+  private readAtPause(own: boolean): void {
+    if (own && this.cutter.speechSinceCut >= MOONSHINE_DEFAULTS.minPieceSpeechMs) {
+      const piece = this.guess ?? this.read(this.utterance.peek());
+      this.guess = null;
+      this.utterance.take();
       this.cutter.cut();
-      this.pieces.push(this.read(this.utterance.take()));
-    } else {
-      this.guess = this.read(this.utterance.peek());
+      this.pieces.push(piece);
+      return;
     }
+    if (this.guess || this.cutter.speechSinceCut === 0) return;
+    this.guess = this.read(own ? this.utterance.peek() : this.withPauseAhead(this.utterance.peek()));
+    this.guessAtSpeechMs = this.cutter.speechMs;
+  }
+
+  /**
+   * The audio so far with silence after it up to the stream's own pause length: the call's VAD
+   * hears a pause before this stream would, and the model reads how sure it is that a sentence
+   * ended partly from the quiet after it (read with 200 ms of quiet instead of 300, flite's
+   * finished sentences came out less sure: "I need to change my address." weighed a comma). This
+   * reading stands only if the caller stays quiet, which is what the silence says.
+   */
+  private withPauseAhead(samples: Int16Array): Int16Array {
+    const missingMs = PAUSE_CUTTER_DEFAULTS.pauseMs - this.cutter.quietMsNow;
+    if (missingMs <= 0) return samples;
+    const padded = new Int16Array(samples.length + Math.round((missingMs / 1000) * this.options.sampleRate));
+    padded.set(samples);
+    return padded;
+  }
+
+  private speechSinceGuess(): number {
+    return this.cutter.speechMs - this.guessAtSpeechMs;
   }
 
   async finalize(): Promise<SttResult> {
     if (this.closed) throw new SttError('STT_STREAM_CLOSED', 'finalize after close');
     const rest = this.utterance.take();
     const pieces = this.pieces;
-    if (this.guess && this.cutter.speechSincePause < MOONSHINE_DEFAULTS.minRestSpeechMs) {
+    if (this.guess && this.speechSinceGuess() < MOONSHINE_DEFAULTS.minRestSpeechMs) {
       // Nothing said since the pause: the guess read all of it already.
       pieces.push(this.guess);
       this.guess = null;
@@ -184,6 +238,7 @@ class MoonshineStream implements SttStream {
     this.pieces = [];
     this.partialText = '';
     this.cutter.reset();
+    this.glance.reset();
     this.controller = new AbortController();
   }
 
@@ -215,14 +270,14 @@ class MoonshineStream implements SttStream {
   }
 
   /** The text of the utterance so far, as far as it has been read in order, as a partial result. */
-  private emitPartial(): void {
+  private emitPartial(again = false): void {
     const texts: string[] = [];
     for (const r of [...this.pieces, ...(this.guess ? [this.guess] : [])]) {
       if (r.done === null) break;
       texts.push(r.done);
     }
     const partial = texts.filter(Boolean).join(' ');
-    if (partial === this.partialText) return;
+    if (partial === this.partialText && !again) return;
     this.partialText = partial;
     this.options.events?.partial?.({ text: partial });
   }
