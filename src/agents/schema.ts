@@ -18,7 +18,7 @@ export const AGENT_DEFAULTS = {
   endpointingMs: 500,
   /** An agent without an `endpointing` setting; see bench:turns in docs/performance.md for why. */
   endpointingMode: 'semantic' as 'semantic' | 'silence',
-  endpointingMinMs: 300,
+  endpointingMinMs: 250,
   endpointingMaxMs: 2_000,
   interruptionSensitivity: 0.5,
   voicemailDetectTimeoutMs: 30_000,
