@@ -6,7 +6,7 @@
 // mode. For each mode: premature cut-offs (the agent's voice arrived before the caller's last
 // word was sent) and the response gap after finished turns (the caller's last speech frame sent →
 // the agent's first frame received: the silence the caller hears, engines included).
-// Writes JSON and Markdown under artifacts/bench/.
+// Writes JSON (with what the agent heard in each call) and Markdown under artifacts/bench/.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -113,13 +113,15 @@ interface TurnResult {
   premature: boolean;
   /** Last speech frame sent → first agent frame received, ms; null when the agent never answered. */
   gapMs: number | null;
+  /** Milliseconds into the pause inside an unfinished turn at which the agent's voice arrived, when it cut in there. */
+  cutAtMs?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One call speaking its turns one after another, each once the agent has answered and gone quiet. */
-async function runCall(url: string, number: string, turns: Turn[]): Promise<TurnResult[]> {
-  const { caller } = await placeInboundCall(url, number, undefined, { history: false });
+async function runCall(url: string, number: string, turns: Turn[]): Promise<{ callId: string; results: TurnResult[] }> {
+  const { caller, callId } = await placeInboundCall(url, number, undefined, { history: false });
   let lastAgentFrame = 0;
   let firstAgentFrameSince = (since: number) => (lastAgentFrame >= since ? lastAgentFrame : 0);
   const arrivals: number[] = [];
@@ -140,25 +142,39 @@ async function runCall(url: string, number: string, turns: Turn[]): Promise<Turn
     if (caller.closed) break;
     await caller.pause(400);
     const startedAt = performance.now();
-    await speakTurn(caller, turn);
+    const pauseAt = await speakTurn(caller, turn);
     const lastSpeechAt = caller.frameSentAt(caller.framesSent - 1) ?? performance.now();
     // The answer (or an answer already under way) and its end.
     const deadline = performance.now() + 6_000;
     while (firstAgentFrameSince(startedAt) === 0 && performance.now() < deadline) await sleep(10);
     const first = firstAgentFrameSince(startedAt);
-    results.push({ kind: turn.kind, text: turn.text, premature: first !== 0 && first < lastSpeechAt, gapMs: first === 0 ? null : first - lastSpeechAt });
+    const premature = first !== 0 && first < lastSpeechAt;
+    results.push({ kind: turn.kind, text: turn.text, premature, gapMs: first === 0 ? null : first - lastSpeechAt, ...(premature && pauseAt !== null ? { cutAtMs: Math.round(first - pauseAt) } : {}) });
     // Longer than the longest end-of-turn wait, so a late answer is never taken for the next turn's.
     await quiet(2_500);
   }
   await caller.hangUp();
-  return results;
+  return { callId, results };
 }
 
-async function speakTurn(caller: TwilioStreamCaller, turn: Turn): Promise<void> {
+/** What the agent heard in a call: its user messages in order, to see which readings cut in. */
+async function heardIn(url: string, callId: string): Promise<string[]> {
+  const res = await fetch(`${url}/v2/calls/${callId}`, { headers: { authorization: `Bearer ${key}` } });
+  const record = (await res.json()) as { transcript?: { role: string; content: string }[] | null };
+  return (record.transcript ?? []).filter((m) => m.role === 'user').map((m) => m.content);
+}
+
+/** Speaks the turn's parts with its pause between them; when the pause began (the first part's last frame sent), or null for a turn in one part. */
+async function speakTurn(caller: TwilioStreamCaller, turn: Turn): Promise<number | null> {
+  let pauseAt: number | null = null;
   for (const [i, part] of turn.parts.entries()) {
-    if (i > 0) await caller.pause(turn.pauseMs);
+    if (i > 0) {
+      pauseAt = caller.frameSentAt(caller.framesSent - 1) ?? performance.now();
+      await caller.pause(turn.pauseMs);
+    }
     await caller.speak(part);
   }
+  return pauseAt;
 }
 
 const loadStart = loadavg();
@@ -181,6 +197,7 @@ const service = await startService({ config, logger: pino({ level: 'error' }) })
 console.error(`bench:turns: ${turns.length} turns (${turns.filter((t) => t.kind === 'unfinished').length} unfinished) over ${args.calls} calls per mode: ${args.modes.join(', ')}`);
 
 const byMode: Record<string, TurnResult[]> = {};
+const heardByMode: Record<string, string[][]> = {};
 for (const [m, mode] of args.modes.entries()) {
   const number = `+1555010${String(9000 + m)}`;
   const res = await fetch(`${service.url}/v2/agents`, {
@@ -198,8 +215,9 @@ for (const [m, mode] of args.modes.entries()) {
   });
   if (res.status !== 201) throw new Error(`agent: ${res.status} ${await res.text()}`);
   const shares = Array.from({ length: args.calls }, (_, c) => turns.filter((_t, i) => i % args.calls === c));
-  const results = await Promise.all(shares.map((share) => runCall(service.url, number, share)));
-  byMode[mode] = results.flat();
+  const calls = await Promise.all(shares.map((share) => runCall(service.url, number, share)));
+  byMode[mode] = calls.flatMap((c) => c.results);
+  heardByMode[mode] = await Promise.all(calls.map((c) => heardIn(service.url, c.callId)));
 }
 await service.close();
 await model.close();
@@ -226,14 +244,14 @@ const md = [
   markdownTable(rows),
   '',
   `Cut turns: ${Object.entries(byMode)
-    .map(([mode, r]) => `${mode}: ${r.filter((x) => x.premature).map((x) => JSON.stringify(x.text)).join(', ') || 'none'}`)
+    .map(([mode, r]) => `${mode}: ${r.filter((x) => x.premature).map((x) => `${JSON.stringify(x.text)}${x.cutAtMs === undefined ? '' : ` (${x.cutAtMs} ms into the pause)`}`).join(', ') || 'none'}`)
     .join('; ')}`,
   '',
   `load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`,
 ].join('\n');
 const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, 'turns.json'), `${JSON.stringify({ when: new Date().toISOString(), args, rows, byMode }, null, 2)}\n`);
+writeFileSync(join(dir, 'turns.json'), `${JSON.stringify({ when: new Date().toISOString(), args, rows, byMode, heard: heardByMode }, null, 2)}\n`);
 writeFileSync(join(dir, 'turns.md'), `${md}\n`);
 console.log(md);
 process.exit(0);
