@@ -31,10 +31,11 @@ export interface SttStream {
   /** Push inbound audio (the stream's own sample rate). Cheap: never blocks the event loop. */
   push(samples: Int16Array): void;
   /**
-   * The caller has paused (the call's VAD heard speech end): a recogniser that reads at pauses
-   * may start reading now, so its partial result covers the pause sooner than its own ear would.
+   * Read what was pushed so far now, as if the caller paused here, and give it as a partial
+   * result (or give again the reading already made of it): the call's VAD heard the caller stop,
+   * or must know what is being said over the agent. For recognisers that read at pauses.
    */
-  paused?(): void;
+  readNow?(): void;
   /** End of the user's turn: resolves with the final transcript of what was pushed since the last finalize. */
   finalize(): Promise<SttResult>;
   /** Drop the current utterance without a result (barge-in, hangup). */

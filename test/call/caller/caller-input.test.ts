@@ -1,19 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { CallClock } from '../../../src/call/call-clock.ts';
-import { CallerInput, type CallerTurn } from '../../../src/call/caller/caller-input.ts';
+import { CALLER_DEFAULTS, CallerInput, type CallerTurn } from '../../../src/call/caller/caller-input.ts';
+import { isBackchannel } from '../../../src/call/caller/backchannel.ts';
 import { SemanticEndOfTurn, SilenceEndOfTurn, type EndOfTurnPolicy } from '../../../src/call/caller/end-of-turn.ts';
 import type { SttStreamEvents } from '../../../src/speech/types.ts';
 import { ManualTimers } from '../../../src/timers.ts';
-import { EnergyVad, FailingVad, ScriptedStt, SPEECH, frame, settle, silentLog } from '../../helpers/session-fakes.ts';
+import { EnergyVad, FailingVad, ReadingStt, SPEECH, frame, settle, silentLog } from '../../helpers/session-fakes.ts';
 
 const T0 = 1_700_000_000_000;
 
-function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad; vadOpens?: Promise<void> } = {}) {
+function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad; vadOpens?: Promise<void>; acknowledges?: (text: string) => boolean } = {}) {
   const rate = options.rate ?? 16000;
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
   clock.connect();
-  const stt = new ScriptedStt(options.heard ?? []);
+  const stt = new ReadingStt(options.heard ?? []);
   const vad = options.vad ?? new EnergyVad(rate);
   const log: string[] = [];
   const turns: (CallerTurn & { at: number })[] = [];
@@ -35,11 +36,14 @@ function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 
     endOfTurn: options.policy ?? new SilenceEndOfTurn(500),
     interruptionThresholdMs: 600,
     agentBusy: () => state.agentBusy,
+    ...(options.acknowledges ? { acknowledges: options.acknowledges } : {}),
     recording: { callerAudio: (_frame, offsetMs) => recorded.push(offsetMs) },
     events: {
       speechStarted: () => log.push('speechStarted'),
       speechEnded: () => undefined,
       interruption: () => log.push('interruption'),
+      holdAgent: () => log.push('hold'),
+      releaseAgent: () => log.push('release'),
       partial: (text) => log.push(`partial:${text}`),
       recognised: () => log.push('recognised'),
       userTurn: (turn) => {
@@ -122,12 +126,12 @@ describe('CallerInput', () => {
 
   it("tells the recogniser of the VAD's pause, and decides at once on the reading it gives back", async () => {
     const s = setup({ heard: ['what time do you open?'], policy: new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 }) });
-    s.stt.onPaused = () => s.partial('What time do you open?');
+    s.stt.onReadNow = () => s.partial('What time do you open?');
     await s.caller.open();
     await s.feed(400, 0);
     await s.feed(400, SPEECH);
     await s.feed(200, 0); // the VAD reports the pause; the recogniser had read it already
-    expect(s.stt.pauses).toBe(1);
+    expect(s.stt.readsNow).toBe(1);
     await s.feed(60, 0);
     expect(s.turns.map((t) => Math.round(t.at))).toEqual([1040]); // min_ms after the speech ended, not the 500 ms of no words
   });
@@ -159,6 +163,53 @@ describe('CallerInput', () => {
     expect(s.log).toEqual(['speechStarted']);
     await s.feed(200, SPEECH);
     expect(s.log).toEqual(['speechStarted', 'interruption']);
+  });
+
+  describe('a sound over the agent past the threshold is read first, the agent holding its voice', () => {
+    const acknowledges = (text: string) => isBackchannel(text);
+
+    it('only acknowledging ("okay, okay"): the agent goes on from where it held; no interruption, no turn', async () => {
+      const s = setup({ heard: ['okay okay okay'], acknowledges });
+      s.stt.onReadNow = () => s.partial('Okay, okay.');
+      await s.caller.open();
+      s.state.agentBusy = true;
+      await s.feed(300, 0);
+      await s.feed(800, SPEECH); // past the threshold once (600 ms), not twice
+      expect(s.log).toEqual(['speechStarted', 'hold', 'release']);
+      await s.feed(600, 0);
+      expect(s.log).toEqual(['speechStarted', 'hold', 'release', 'noTurn']);
+      expect(s.stt.heard).toEqual([]);
+    });
+
+    it('going on as long again past an acknowledgement reads again; words then interrupt', async () => {
+      const s = setup({ heard: ['okay but wait'], acknowledges });
+      const readings = ['Okay.', 'Okay, but wait.'];
+      s.stt.onReadNow = () => s.partial(readings.shift()!);
+      await s.caller.open();
+      s.state.agentBusy = true;
+      await s.feed(300, 0);
+      await s.feed(1300, SPEECH);
+      expect(s.log).toEqual(['speechStarted', 'hold', 'release', 'hold', 'interruption', 'partial:Okay, but wait.']);
+    });
+
+    it('words interrupt as soon as they are read; a reading that has not come in time interrupts too', async () => {
+      const words = setup({ heard: ['stop please'], acknowledges });
+      words.stt.onReadNow = () => words.partial('Stop, please.');
+      await words.caller.open();
+      words.state.agentBusy = true;
+      await words.feed(300, 0);
+      await words.feed(700, SPEECH);
+      expect(words.log).toEqual(['speechStarted', 'hold', 'interruption', 'partial:Stop, please.']);
+
+      const slow = setup({ heard: ['stop please'], acknowledges });
+      await slow.caller.open();
+      slow.state.agentBusy = true;
+      await slow.feed(300, 0);
+      await slow.feed(600 + CALLER_DEFAULTS.acknowledgementReadMs - 20, SPEECH);
+      expect(slow.log).toEqual(['speechStarted', 'hold']);
+      await slow.feed(100, SPEECH);
+      expect(slow.log).toEqual(['speechStarted', 'hold', 'interruption']);
+    });
   });
 
   it('over the agent, takes speech shorter than the threshold as a backchannel: no turn, the recogniser drops it', async () => {

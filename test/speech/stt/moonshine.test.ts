@@ -140,7 +140,7 @@ describe('moonshine engine', () => {
     // Its speech only: the stream's own ear must not have found a pause yet.
     const clip = { ...said, samples: trimSilence(said.samples, 320, 0) };
     const stream = await engine.open({ sampleRate: 16000, language: 'en-US' });
-    if (!stream.paused) throw new Error('a Moonshine stream takes the VAD pauses');
+    if (!stream.readNow) throw new Error('a Moonshine stream reads on request');
     // Lengths as asked: the samples go to a worker, and their buffer with them.
     const lengths: number[] = [];
     const transcribe = engine.transcribe.bind(engine);
@@ -149,14 +149,14 @@ describe('moonshine engine', () => {
     for (const f of frames(concat([clip], 0), 16000)) stream.push(f);
     for (const f of frames(quiet(100), 16000)) stream.push(f);
     expect(reads).not.toHaveBeenCalled();
-    stream.paused();
+    stream.readNow();
     expect(reads).toHaveBeenCalledTimes(1);
     // What came, and silence after it: at most the stream's own 300 ms pause in all (the clip's
     // last quiet frames count toward it).
     expect(lengths[0]).toBeGreaterThan(clip.samples.length + (16000 * 100) / 1000);
     expect(lengths[0]).toBeLessThanOrEqual(clip.samples.length + (16000 * 300) / 1000);
     for (const f of frames(quiet(500), 16000)) stream.push(f);
-    stream.paused();
+    stream.readNow();
     const { text } = await stream.finalize();
     expect(reads).toHaveBeenCalledTimes(1);
     expect(wer(clip.text, text)).toBeLessThanOrEqual(0.2);
@@ -169,13 +169,13 @@ describe('moonshine engine', () => {
     const clip = { ...said, samples: trimSilence(said.samples, 320, 0) };
     const partials: string[] = [];
     const stream = await engine.open({ sampleRate: 16000, language: 'en-US', events: { partial: (r) => partials.push(r.text) } });
-    if (!stream.paused) throw new Error('a Moonshine stream takes the VAD pauses');
+    if (!stream.readNow) throw new Error('a Moonshine stream reads on request');
     const reads = vi.spyOn(engine, 'transcribe');
     for (const f of frames(concat([clip], 0), 16000)) stream.push(f);
     for (const f of frames(new Int16Array((16000 * MOONSHINE_DEFAULTS.glanceAfterMs) / 1000 + 320), 16000)) stream.push(f);
     expect(reads).toHaveBeenCalledTimes(1);
     await vi.waitFor(() => expect(partials).toHaveLength(1), { timeout: 10_000 });
-    stream.paused();
+    stream.readNow();
     expect(partials).toHaveLength(2);
     expect(partials[1]).toBe(partials[0]);
     expect(reads).toHaveBeenCalledTimes(1);

@@ -145,11 +145,11 @@ class MoonshineStream implements SttStream {
     else if (glanced) this.readAtPause(false);
   }
 
-  paused(): void {
+  readNow(): void {
     if (this.closed) return;
     const guess = this.guess;
     this.readAtPause(false);
-    // Read already, ahead of the VAD: the pause it heard gets its words now.
+    // Read already (the stream glanced at this pause): the words come back now.
     if (guess?.done != null && guess === this.guess) this.emitPartial(true);
   }
 
