@@ -319,11 +319,11 @@ export class CallerInput {
     else if (held) this.o.events.releaseAgent();
   }
 
-  /** The reading of a sound the agent holds for: acknowledgements let it go on, words interrupt. */
+  /** The reading of a sound the agent holds for: acknowledgements (or no words: a cough) let it go on, words interrupt. */
   private readWhileHeld(speech: Speech, text: string): void {
     this.o.timers.clearTimeout(this.bargeTimer);
     this.bargeTimer = undefined;
-    if (!this.o.acknowledges?.(text)) {
+    if (text.trim() !== '' && !this.o.acknowledges?.(text)) {
       this.interruptNow(speech);
       return;
     }
@@ -380,7 +380,7 @@ export class CallerInput {
 
   private onPartial(result: SttResult): void {
     const speech = this.speech;
-    if (speech?.held && result.text) this.readWhileHeld(speech, result.text);
+    if (speech?.held) this.readWhileHeld(speech, result.text);
     if (!speech?.confirmed || !result.text) return;
     this.o.events.partial(result.text);
     // A reading that came after the pause began covers all the caller said: the policy may now decide on the words.

@@ -181,6 +181,17 @@ describe('CallerInput', () => {
       expect(s.stt.heard).toEqual([]);
     });
 
+    it('a sound read as no words at all (a cough, a door) lets the agent go on too', async () => {
+      const s = setup({ heard: [''], acknowledges });
+      s.stt.onReadNow = () => s.partial('');
+      await s.caller.open();
+      s.state.agentBusy = true;
+      await s.feed(300, 0);
+      await s.feed(800, SPEECH);
+      await s.feed(600, 0);
+      expect(s.log).toEqual(['speechStarted', 'hold', 'release', 'noTurn']);
+    });
+
     it('going on as long again past an acknowledgement reads again; words then interrupt', async () => {
       const s = setup({ heard: ['okay but wait'], acknowledges });
       const readings = ['Okay.', 'Okay, but wait.'];

@@ -12,6 +12,17 @@ import { fixtureClips, frames, voice, type Clip } from './helpers.ts';
 const engine = new MoonshineEngine({ workers: 2 });
 afterAll(() => engine.close());
 
+/** Spies on the engine's readings, noting each one's length as asked: the samples go to a worker, and their buffer with them. */
+function watchReads() {
+  const lengths: number[] = [];
+  const transcribe = engine.transcribe.bind(engine);
+  const reads = vi.spyOn(engine, 'transcribe').mockImplementation((samples, rate, signal) => (lengths.push(samples.length), transcribe(samples, rate, signal)));
+  return { reads, lengths };
+}
+
+/** The clip without the quiet around its speech. */
+const speechOf = (clip: Clip): Clip => ({ ...clip, samples: trimSilence(clip.samples, 320, 0) });
+
 async function transcribe(stream: SttStream, clip: Clip): Promise<SttResult> {
   for (const f of frames(clip.samples, clip.sampleRate)) stream.push(f);
   return stream.finalize();
@@ -136,15 +147,11 @@ describe('moonshine engine', () => {
   }, 60_000);
 
   it("the call's VAD hearing a pause starts the reading at once, with silence after it up to the stream's own pause; that pause then reads nothing more", async () => {
-    const said = voice('can I pay with a credit card');
     // Its speech only: the stream's own ear must not have found a pause yet.
-    const clip = { ...said, samples: trimSilence(said.samples, 320, 0) };
+    const clip = speechOf(voice('can I pay with a credit card'));
     const stream = await engine.open({ sampleRate: 16000, language: 'en-US' });
     if (!stream.readNow) throw new Error('a Moonshine stream reads on request');
-    // Lengths as asked: the samples go to a worker, and their buffer with them.
-    const lengths: number[] = [];
-    const transcribe = engine.transcribe.bind(engine);
-    const reads = vi.spyOn(engine, 'transcribe').mockImplementation((samples, rate, signal) => (lengths.push(samples.length), transcribe(samples, rate, signal)));
+    const { reads, lengths } = watchReads();
     const quiet = (ms: number) => new Int16Array((16000 * ms) / 1000);
     for (const f of frames(concat([clip], 0), 16000)) stream.push(f);
     for (const f of frames(quiet(100), 16000)) stream.push(f);
@@ -165,8 +172,7 @@ describe('moonshine engine', () => {
   }, 60_000);
 
   it("glances at 150 ms of quiet: the pause is read as if it lasts, and the VAD's pause after it gets that reading back with no second read", async () => {
-    const said = voice('where is your office');
-    const clip = { ...said, samples: trimSilence(said.samples, 320, 0) };
+    const clip = speechOf(voice('where is your office'));
     const partials: string[] = [];
     const stream = await engine.open({ sampleRate: 16000, language: 'en-US', events: { partial: (r) => partials.push(r.text) } });
     if (!stream.readNow) throw new Error('a Moonshine stream reads on request');
@@ -196,10 +202,7 @@ describe('moonshine engine', () => {
   it('once a piece holds 3 s of speech it is cut off at the next pause and read, so the reading that ends the turn holds only what follows', async () => {
     const clips = (await fixtureClips('pcm16')).filter((c) => c.voice === 'slt' || c.voice === 'awb').slice(0, 5);
     const stream = await engine.open({ sampleRate: 16000, language: 'en-US' });
-    // Lengths as asked: the samples go to a worker, and their buffer with them.
-    const lengths: number[] = [];
-    const transcribe = engine.transcribe.bind(engine);
-    const reads = vi.spyOn(engine, 'transcribe').mockImplementation((samples, rate, signal) => (lengths.push(samples.length), transcribe(samples, rate, signal)));
+    const { reads, lengths } = watchReads();
     try {
       const samples = concat(clips, 16000 / 2).subarray(0, -16000 / 2);
       for (const f of frames(samples, 16000)) stream.push(f);

@@ -123,6 +123,8 @@ class MoonshineStream implements SttStream {
   private controller = new AbortController();
   private readonly finalizing = new Set<AbortController>();
   private partialText = '';
+  /** readNow() asked for the reading: it is given when done even if its text is the last one's. */
+  private partialWanted = false;
   private closed = false;
 
   constructor(
@@ -147,10 +149,11 @@ class MoonshineStream implements SttStream {
 
   readNow(): void {
     if (this.closed) return;
-    const guess = this.guess;
     this.readAtPause(false);
-    // Read already (the stream glanced at this pause): the words come back now.
-    if (guess?.done != null && guess === this.guess) this.emitPartial(true);
+    // Asked for: given once read (at once if the stream glanced at this pause already), even if
+    // an earlier reading said the same.
+    this.partialWanted = true;
+    this.emitPartial();
   }
 
   /**
@@ -175,11 +178,11 @@ class MoonshineStream implements SttStream {
   }
 
   /**
-   * The audio so far with silence after it up to the stream's own pause length: the call's VAD
-   * hears a pause before this stream would, and the model reads how sure it is that a sentence
-   * ended partly from the quiet after it (read with 200 ms of quiet instead of 300, flite's
-   * finished sentences came out less sure: "I need to change my address." weighed a comma). This
-   * reading stands only if the caller stays quiet, which is what the silence says.
+   * The audio so far with silence after it up to the stream's own pause length, read before the
+   * stream would have heard that pause: the model punctuates partly from the quiet after a phrase
+   * (with 200 ms of it instead of 300 it weighed a comma more often after flite's finished
+   * sentences, which the end of turn takes for a pause mid-thought). The reading stands only if
+   * the caller stays quiet, which is what the padding says.
    */
   private withPauseAhead(samples: Int16Array): Int16Array {
     const missingMs = PAUSE_CUTTER_DEFAULTS.pauseMs - this.cutter.quietMsNow;
@@ -237,6 +240,7 @@ class MoonshineStream implements SttStream {
     this.dropGuess();
     this.pieces = [];
     this.partialText = '';
+    this.partialWanted = false;
     this.cutter.reset();
     this.glance.reset();
     this.controller = new AbortController();
@@ -270,14 +274,17 @@ class MoonshineStream implements SttStream {
   }
 
   /** The text of the utterance so far, as far as it has been read in order, as a partial result. */
-  private emitPartial(again = false): void {
+  private emitPartial(): void {
+    const readings = [...this.pieces, ...(this.guess ? [this.guess] : [])];
     const texts: string[] = [];
-    for (const r of [...this.pieces, ...(this.guess ? [this.guess] : [])]) {
+    for (const r of readings) {
       if (r.done === null) break;
       texts.push(r.done);
     }
     const partial = texts.filter(Boolean).join(' ');
-    if (partial === this.partialText && !again) return;
+    const wanted = this.partialWanted && texts.length === readings.length;
+    if (partial === this.partialText && !wanted) return;
+    if (wanted) this.partialWanted = false;
     this.partialText = partial;
     this.options.events?.partial?.({ text: partial });
   }
