@@ -44,6 +44,23 @@ const NUMBER_CONTEXT = /\b(number|card|phone|account|code|zip|postcode|digits|pi
 
 const isNumeric = (w: string): boolean => /^\d+$/.test(w) || NUMBER_WORDS.has(w);
 
+/** Where the kind of number is named, how many digits make it whole: until then more is coming. */
+const WHOLE_NUMBER_DIGITS: [RegExp, readonly number[]][] = [
+  [/\b(phone|mobile|cell|telephone)\b/, [7, 10, 11]],
+  [/\bcard\b/, [15, 16]],
+  [/\b(zip|postcode)\b/, [5]],
+  [/\bpin\b/, [4, 6]],
+];
+
+const TWO_DIGIT_WORDS = new Set(['ten', 'eleven', 'twelve']);
+
+/** Digits in the number the words end with ("five five five 0123" is 7; "ten" counts 2). */
+function trailingDigits(words: string[]): number {
+  let n = 0;
+  for (let i = words.length - 1; i >= 0 && isNumeric(words[i]!); i--) n += /^\d+$/.test(words[i]!) ? words[i]!.length : TWO_DIGIT_WORDS.has(words[i]!) ? 2 : 1;
+  return n;
+}
+
 /**
  * Whether the words so far read as a finished turn. Transparent on purpose: each rule is one line
  * a person can check against a transcript.
@@ -61,8 +78,12 @@ export function turnShape(text: string): TurnShape {
   const ending = /[.?!,;:…-]+$/.exec(trimmed)?.[0] ?? '';
   if (CARRY_ON.has(last)) return 'unfinished';
   if (ending.includes('…') || ending.endsWith('-')) return 'unfinished';
-  // Digits being read out: more may follow after a breath.
-  if (isNumeric(last) && (NUMBER_CONTEXT.test(words.join(' ')) || words.slice(-4).filter(isNumeric).length >= 2)) return 'unfinished';
+  // Digits being read out: more may follow after a breath, unless the number named is whole.
+  if (isNumeric(last) && (NUMBER_CONTEXT.test(words.join(' ')) || words.slice(-4).filter(isNumeric).length >= 2)) {
+    const said = words.join(' ');
+    const whole = WHOLE_NUMBER_DIGITS.find(([kind]) => kind.test(said))?.[1];
+    if (!whole?.includes(trailingDigits(words))) return 'unfinished';
+  }
   if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'finished';
   if (ending.includes('?') || ending.includes('.') || ending.includes('!')) return 'finished';
   // An open list ("eggs, milk,") goes on; a single trailing comma may.

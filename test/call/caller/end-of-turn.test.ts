@@ -24,6 +24,13 @@ describe('turnShape', () => {
     ['So I was thinking, uh', 'unfinished'],
     ['My card number is 4 1 5 2', 'unfinished'],
     ['My phone number is 415.', 'unfinished'],
+    ['My phone number is 5550123.', 'finished'], // a whole local number
+    ['My phone number is five five five, zero one two three.', 'finished'],
+    ['my phone number is 415 555 0123', 'unsure'], // whole, but no full stop: the silence decides
+    ['My phone number is 415 555 01', 'unfinished'],
+    ['My card number is 4152 7789.', 'unfinished'], // eight of sixteen
+    ['The zip code is 9 4 1 0 7.', 'finished'],
+    ['My account number is 4279.', 'unfinished'], // no length known for an account: wait for more
     ['four one five five', 'unfinished'],
     ['I need eggs, milk, and', 'unfinished'],
     ['I would like to…', 'unfinished'],
