@@ -177,7 +177,6 @@ export class CallSession {
       agentBusy() {
         return session.voice.busy || session.model.running;
       },
-      acknowledges: (text) => isBackchannel(text, o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS),
       recording: o.recorder,
       events: CallSession.callerReactions(this),
       log: o.log,
@@ -406,12 +405,6 @@ export class CallSession {
           .map((u) => u.unsaid)
           .filter(Boolean)
           .join(' ');
-      },
-      holdAgent() {
-        if (!s.voicemailWait) s.voice.hold();
-      },
-      releaseAgent() {
-        s.voice.release();
       },
       partial(text) {
         s.machine?.words(text, s.clock.sinceStart());

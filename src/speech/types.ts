@@ -31,9 +31,9 @@ export interface SttStream {
   /** Push inbound audio (the stream's own sample rate). Cheap: never blocks the event loop. */
   push(samples: Int16Array): void;
   /**
-   * Read what was pushed so far now, as if the caller paused here, and give it as a partial
-   * result (or give again the reading already made of it): the call's VAD heard the caller stop,
-   * or must know what is being said over the agent. For recognisers that read at pauses.
+   * The call's VAD heard the caller stop: read what was pushed so far now, as if the pause will
+   * last, and give it as a partial result (or give again the reading already made of this pause).
+   * For recognisers that read at pauses; the end of turn decides on it sooner than on their own ear.
    */
   readNow?(): void;
   /** End of the user's turn: resolves with the final transcript of what was pushed since the last finalize. */

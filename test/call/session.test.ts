@@ -12,7 +12,6 @@ import {
   FakeTransport,
   SPEECH,
   ScriptedBrain,
-  ReadingStt,
   ScriptedStt,
   WordTts,
   engines,
@@ -45,14 +44,12 @@ function setup(
     onTranscript?: SessionOptions['onTranscript'];
     voicemail?: SessionOptions['voicemail'];
     transfer?: SessionOptions['transfer'];
-    /** The recogniser reads on request (as Moonshine does), giving its next text at once. */
-    readsNow?: boolean;
   } = {},
 ) {
   const rate = options.rate ?? 16000;
   const timers = new ManualTimers(1_700_000_000_000);
   const transport = new FakeTransport(timers, rate);
-  const stt = options.readsNow ? new ReadingStt(options.heard ?? []) : new ScriptedStt(options.heard ?? []);
+  const stt = new ScriptedStt(options.heard ?? []);
   const tts = new WordTts();
   const brain = new ScriptedBrain(options.steps ?? [], options.fallback);
   let result: SessionResult | undefined;
@@ -245,34 +242,6 @@ describe('CallSession', () => {
     expect(s.brain.calls[0]!.find((m) => m.role === 'assistant')).toEqual({ role: 'assistant', content: cut!.content });
     expect(r.transcript.map((m) => m.role)).toEqual(['agent', 'user', 'agent']);
     expectOrdered(r);
-  });
-
-  it('reads a sound over the agent before it interrupts: acknowledgements ("uh-huh, okay") never stop it — the message plays whole, nothing cleared, no model call', async () => {
-    const s = setup({ agent: { begin_message: LONG, interruption_sensitivity: 0.5 }, heard: ['Uh-huh, okay.'], readsNow: true });
-    await s.session.start();
-    await s.feed(300, 0);
-    await s.feed(interruptionThresholdMs(0.5) + 200, SPEECH); // read at 0.9 s, while the voice holds
-    await s.feed(3000, 0);
-    s.transport.handlers.hangup();
-    await s.wait(20);
-    const r = s.result()!;
-    expect(s.transport.clears).toBe(0);
-    expect(s.brain.calls).toHaveLength(0);
-    expect(r.transcript.map((m) => `${m.role}: ${m.content}`)).toEqual([`agent: ${LONG}`]);
-  });
-
-  it('reads a sound over the agent before it interrupts: words stop it, as before', async () => {
-    const s = setup({ agent: { begin_message: LONG, interruption_sensitivity: 0.5 }, heard: ['stop please'], steps: [say('Sure.')], readsNow: true });
-    await s.session.start();
-    await s.feed(300, 0);
-    await s.feed(interruptionThresholdMs(0.5) + 200, SPEECH);
-    await s.feed(1200, 0);
-    s.transport.handlers.hangup();
-    await s.wait(20);
-    const r = s.result()!;
-    expect(s.transport.clears).toBe(1);
-    expect(agentMessages(r)[0]!.content).toBe('alpha bravo charm delta eagle fable giant hotel ivory');
-    expect(r.transcript.map((m) => m.role)).toEqual(['agent', 'user', 'agent']);
   });
 
   it('after an interruption that was only a backchannel ("uh-huh", okay) goes on from the word where it stopped, without asking the model', async () => {

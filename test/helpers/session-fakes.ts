@@ -7,7 +7,7 @@ import type { ChatMessage } from '../../src/llm/types.ts';
 import type { ManualTimers } from '../../src/timers.ts';
 import type { AgentBrain } from '../../src/call/model/model-turn.ts';
 import type { SessionEngines } from '../../src/call/session.ts';
-import type { PcmChunk, SttResult, SttStream, SttStreamEvents, TtsEngine, TtsSynthesisOptions, VadEvent, VadStream } from '../../src/speech/types.ts';
+import type { PcmChunk, SttResult, SttStream, TtsEngine, TtsSynthesisOptions, VadEvent, VadStream } from '../../src/speech/types.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../src/call/transport.ts';
 import type { DisconnectionReason } from '../../src/calls/record.ts';
 
@@ -122,7 +122,7 @@ export class ScriptedStt implements SttStream {
   pushed = 0;
   cancels = 0;
   failNext = false;
-  constructor(protected readonly script: string[]) {}
+  constructor(private readonly script: string[]) {}
   push(samples: Int16Array): void {
     this.pushed += samples.length;
   }
@@ -141,18 +141,14 @@ export class ScriptedStt implements SttStream {
   async close(): Promise<void> {}
 }
 
-/** A ScriptedStt that reads on request, as Moonshine does: by default its next text comes back at once as a partial. */
+/** A ScriptedStt that reads on request, as Moonshine does: `onReadNow` answers as a recogniser would (with a partial). */
 export class ReadingStt extends ScriptedStt {
   /** Times the call asked it to read now. */
   readsNow = 0;
-  /** Answers a readNow() instead of the default. */
   onReadNow: (() => void) | null = null;
-  /** The stream's events, as the call opened it. */
-  events: SttStreamEvents | null = null;
   readNow(): void {
     this.readsNow++;
-    if (this.onReadNow) this.onReadNow();
-    else this.events?.partial?.({ text: this.script[0] ?? '' });
+    this.onReadNow?.();
   }
 }
 
@@ -194,14 +190,7 @@ export const say =
   };
 
 export function engines(stt: SttStream, tts: TtsEngine = new WordTts(), vad: VadStream = new EnergyVad()): SessionEngines {
-  return {
-    openVad: async () => vad,
-    openStt: async (events) => {
-      if (stt instanceof ReadingStt) stt.events = events;
-      return stt;
-    },
-    tts,
-  };
+  return { openVad: async () => vad, openStt: async () => stt, tts };
 }
 
 /** Lets promise callbacks (VAD, STT, TTS, model) run between timer steps. */

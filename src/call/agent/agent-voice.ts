@@ -152,15 +152,6 @@ export class AgentVoice {
     return cut;
   }
 
-  /** Holds the voice where it is (the caller's sound over it is being read); release() goes on from there. */
-  hold(): void {
-    this.pacer.hold();
-  }
-
-  release(): void {
-    this.pacer.release();
-  }
-
   /** The call is over: what was still to play is cut where playback stood. */
   stop(): void {
     this.stopped = true;

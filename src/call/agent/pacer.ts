@@ -66,8 +66,6 @@ export class OutboundPacer {
   /** When the far side will have played everything sent so far. */
   private playEnd = 0;
   private frames = 0;
-  /** Sends nothing while held (what the far side has buffered still plays). */
-  private held = false;
   private readonly leadMs: number;
   private readonly wakeups: PacerWakeups | undefined;
   /** When the pending wake-up is due (timers ms); meaningful only while one is. */
@@ -119,22 +117,8 @@ export class OutboundPacer {
     if (!this.timer) this.pump();
   }
 
-  /** Stops sending, keeping what is queued, until release(). */
-  hold(): void {
-    this.held = true;
-    this.cancelWake();
-  }
-
-  /** Goes on sending from where hold() stopped. */
-  release(): void {
-    if (!this.held) return;
-    this.held = false;
-    this.kick();
-  }
-
-  /** Drops everything not yet sent and tells the far side to drop what it buffered; a hold ends with it. */
+  /** Drops everything not yet sent and tells the far side to drop what it buffered. */
   clear(): void {
-    this.held = false;
     this.queue.length = 0;
     this.head = 0;
     this.cancelWake();
@@ -173,7 +157,6 @@ export class OutboundPacer {
   }
 
   private pump(): void {
-    if (this.held) return;
     const now = this.timers.now();
     if (this.playEnd < now) this.playEnd = now;
     while (this.head < this.queue.length) {

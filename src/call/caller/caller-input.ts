@@ -22,13 +22,6 @@ export const CALLER_DEFAULTS = {
    * and a caller who speaks meanwhile must still be heard.
    */
   heldWhileOpeningMs: 30_000,
-  /**
-   * How long the agent holds its voice while the recogniser reads a sound that passed the
-   * interruption threshold (a short sound reads in 30-60 ms, more on a busy machine): no answer
-   * by then interrupts. The caller hears the agent stop at the threshold either way, so a long
-   * wait costs only an acknowledgement's resumption, never a real interruption's.
-   */
-  acknowledgementReadMs: 600,
 } as const;
 
 /** interruption_sensitivity 0..1 → how long the caller must talk over the agent to interrupt it. */
@@ -53,10 +46,6 @@ export interface CallerEvents {
   speechEnded(at: number): void;
   /** The caller talked over the agent past the interruption threshold. */
   interruption(): void;
-  /** A sound over the agent passed the threshold and is being read: the agent holds its voice until it is known. */
-  holdAgent(): void;
-  /** It was only acknowledging (or ended first): the agent goes on from where it held. */
-  releaseAgent(): void;
   /** The words recognised so far in the turn under way. */
   partial(text: string): void;
   /** The recogniser's time for a turn that ended: from the end-of-turn decision to its final text. */
@@ -85,8 +74,6 @@ export interface CallerInputOptions {
   interruptionThresholdMs: number;
   /** Whether the agent holds the floor (speaking or answering): speech must then pass the threshold to interrupt. */
   agentBusy(): boolean;
-  /** Whether words said over the agent only acknowledge it ("uh-huh", "okay": the agent's backchannel_words); without it, speech past the threshold always interrupts. */
-  acknowledges?(text: string): boolean;
   recording?: { callerAudio(frame: Int16Array, offsetMs: number): void } | undefined;
   events: CallerEvents;
   log: Logger;
@@ -98,8 +85,6 @@ interface Speech {
   endAt: number | null;
   /** A turn (or an interruption), not yet dismissable as a backchannel under the agent. */
   confirmed: boolean;
-  /** Past the threshold over the agent, which holds its voice until the recogniser reads the sound. */
-  held: boolean;
   /** The recogniser's reading of everything up to the pause under way; null until one arrives after the pause began. */
   pauseWords: string | null;
 }
@@ -273,7 +258,7 @@ export class CallerInput {
       this.speech.pauseWords = null;
       return;
     }
-    this.speech = { startAt: at, endAt: null, confirmed: false, held: false, pauseWords: null };
+    this.speech = { startAt: at, endAt: null, confirmed: false, pauseWords: null };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
     if (!this.o.agentBusy()) {
@@ -282,55 +267,13 @@ export class CallerInput {
     }
     // Talking over the agent: only speech longer than the threshold interrupts it.
     const heardMs = (this.audioNow() - at) * 1000;
-    this.bargeTimer = this.o.timers.setTimeout(() => this.thresholdPassed(), Math.max(0, this.o.interruptionThresholdMs - heardMs));
-  }
-
-  /**
-   * The caller's sound over the agent lasted the threshold. Where the recogniser can read it at
-   * once, the agent holds its voice while it does: an "okay, okay" goes on unheard as a turn and
-   * the agent goes on where it held; words interrupt.
-   */
-  private thresholdPassed(): void {
-    this.bargeTimer = undefined;
-    const speech = this.speech;
-    if (!speech || this.stopped) return;
-    if (!this.o.agentBusy()) {
-      speech.confirmed = true;
-      return;
-    }
-    if (!this.o.acknowledges || !this.stt?.readNow) {
-      this.interruptNow(speech);
-      return;
-    }
-    speech.held = true;
-    this.o.events.holdAgent();
+    const wait = Math.max(0, this.o.interruptionThresholdMs - heardMs);
     this.bargeTimer = this.o.timers.setTimeout(() => {
       this.bargeTimer = undefined;
-      if (this.speech === speech && !this.stopped) this.interruptNow(speech);
-    }, CALLER_DEFAULTS.acknowledgementReadMs);
-    this.stt.readNow();
-  }
-
-  private interruptNow(speech: Speech): void {
-    const held = speech.held;
-    speech.held = false;
-    speech.confirmed = true;
-    if (this.o.agentBusy()) this.o.events.interruption();
-    else if (held) this.o.events.releaseAgent();
-  }
-
-  /** The reading of a sound the agent holds for: acknowledgements (or no words: a cough) let it go on, words interrupt. */
-  private readWhileHeld(speech: Speech, text: string): void {
-    this.o.timers.clearTimeout(this.bargeTimer);
-    this.bargeTimer = undefined;
-    if (text.trim() !== '' && !this.o.acknowledges?.(text)) {
-      this.interruptNow(speech);
-      return;
-    }
-    speech.held = false;
-    this.o.events.releaseAgent();
-    // Only acknowledging so far: the caller must go on as long again to interrupt.
-    this.bargeTimer = this.o.timers.setTimeout(() => this.thresholdPassed(), this.o.interruptionThresholdMs);
+      if (!this.speech || this.stopped) return;
+      this.speech.confirmed = true;
+      if (this.o.agentBusy()) this.o.events.interruption();
+    }, wait);
   }
 
   private onSpeechEnd(at: number): void {
@@ -341,7 +284,6 @@ export class CallerInput {
       // A backchannel or a noise under the agent: not a turn, not an interruption.
       this.o.timers.clearTimeout(this.bargeTimer);
       this.bargeTimer = undefined;
-      if (speech.held) this.o.events.releaseAgent();
       this.stt?.cancel();
       this.speech = null;
       this.o.events.noTurn();
@@ -380,7 +322,6 @@ export class CallerInput {
 
   private onPartial(result: SttResult): void {
     const speech = this.speech;
-    if (speech?.held) this.readWhileHeld(speech, result.text);
     if (!speech?.confirmed || !result.text) return;
     this.o.events.partial(result.text);
     // A reading that came after the pause began covers all the caller said: the policy may now decide on the words.

@@ -40,25 +40,6 @@ function setUp(calls = 1) {
 }
 
 describe('OutboundPacer', () => {
-  it('sends nothing while held and goes on from the same frame once released; clearing ends a hold', () => {
-    const { timers, lines } = setUp();
-    const { log, pacer } = lines[0]!;
-    for (let i = 0; i < LEAD_FRAMES + 10; i++) pacer.enqueue(frame());
-    pacer.hold();
-    timers.advance(500);
-    expect(log.frames).toHaveLength(LEAD_FRAMES);
-    expect(pacer.queuedMs).toBe(200);
-    pacer.release();
-    expect(log.frames).toHaveLength(LEAD_FRAMES * 2); // the far side played the lead meanwhile: a new one at once
-    timers.advance(200);
-    expect(pacer.idle).toBe(true);
-    pacer.hold();
-    pacer.enqueue(frame());
-    pacer.clear();
-    pacer.enqueue(frame());
-    expect(log.frames).toHaveLength(LEAD_FRAMES + 11);
-  });
-
   it('sends the lead at once, then a frame each time the lead has shrunk by one', () => {
     const { timers, lines } = setUp();
     const { log, pacer } = lines[0]!;

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CallClock } from '../../../src/call/call-clock.ts';
-import { CALLER_DEFAULTS, CallerInput, type CallerTurn } from '../../../src/call/caller/caller-input.ts';
-import { isBackchannel } from '../../../src/call/caller/backchannel.ts';
+import { CallerInput, type CallerTurn } from '../../../src/call/caller/caller-input.ts';
 import { SemanticEndOfTurn, SilenceEndOfTurn, type EndOfTurnPolicy } from '../../../src/call/caller/end-of-turn.ts';
 import type { SttStreamEvents } from '../../../src/speech/types.ts';
 import { ManualTimers } from '../../../src/timers.ts';
@@ -9,7 +8,7 @@ import { EnergyVad, FailingVad, ReadingStt, SPEECH, frame, settle, silentLog } f
 
 const T0 = 1_700_000_000_000;
 
-function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad; vadOpens?: Promise<void>; acknowledges?: (text: string) => boolean } = {}) {
+function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad; vadOpens?: Promise<void>} = {}) {
   const rate = options.rate ?? 16000;
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
@@ -36,14 +35,11 @@ function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 
     endOfTurn: options.policy ?? new SilenceEndOfTurn(500),
     interruptionThresholdMs: 600,
     agentBusy: () => state.agentBusy,
-    ...(options.acknowledges ? { acknowledges: options.acknowledges } : {}),
     recording: { callerAudio: (_frame, offsetMs) => recorded.push(offsetMs) },
     events: {
       speechStarted: () => log.push('speechStarted'),
       speechEnded: () => undefined,
       interruption: () => log.push('interruption'),
-      holdAgent: () => log.push('hold'),
-      releaseAgent: () => log.push('release'),
       partial: (text) => log.push(`partial:${text}`),
       recognised: () => log.push('recognised'),
       userTurn: (turn) => {
@@ -163,64 +159,6 @@ describe('CallerInput', () => {
     expect(s.log).toEqual(['speechStarted']);
     await s.feed(200, SPEECH);
     expect(s.log).toEqual(['speechStarted', 'interruption']);
-  });
-
-  describe('a sound over the agent past the threshold is read first, the agent holding its voice', () => {
-    const acknowledges = (text: string) => isBackchannel(text);
-
-    it('only acknowledging ("okay, okay"): the agent goes on from where it held; no interruption, no turn', async () => {
-      const s = setup({ heard: ['okay okay okay'], acknowledges });
-      s.stt.onReadNow = () => s.partial('Okay, okay.');
-      await s.caller.open();
-      s.state.agentBusy = true;
-      await s.feed(300, 0);
-      await s.feed(800, SPEECH); // past the threshold once (600 ms), not twice
-      expect(s.log).toEqual(['speechStarted', 'hold', 'release']);
-      await s.feed(600, 0);
-      expect(s.log).toEqual(['speechStarted', 'hold', 'release', 'noTurn']);
-      expect(s.stt.heard).toEqual([]);
-    });
-
-    it('a sound read as no words at all (a cough, a door) lets the agent go on too', async () => {
-      const s = setup({ heard: [''], acknowledges });
-      s.stt.onReadNow = () => s.partial('');
-      await s.caller.open();
-      s.state.agentBusy = true;
-      await s.feed(300, 0);
-      await s.feed(800, SPEECH);
-      await s.feed(600, 0);
-      expect(s.log).toEqual(['speechStarted', 'hold', 'release', 'noTurn']);
-    });
-
-    it('going on as long again past an acknowledgement reads again; words then interrupt', async () => {
-      const s = setup({ heard: ['okay but wait'], acknowledges });
-      const readings = ['Okay.', 'Okay, but wait.'];
-      s.stt.onReadNow = () => s.partial(readings.shift()!);
-      await s.caller.open();
-      s.state.agentBusy = true;
-      await s.feed(300, 0);
-      await s.feed(1300, SPEECH);
-      expect(s.log).toEqual(['speechStarted', 'hold', 'release', 'hold', 'interruption', 'partial:Okay, but wait.']);
-    });
-
-    it('words interrupt as soon as they are read; a reading that has not come in time interrupts too', async () => {
-      const words = setup({ heard: ['stop please'], acknowledges });
-      words.stt.onReadNow = () => words.partial('Stop, please.');
-      await words.caller.open();
-      words.state.agentBusy = true;
-      await words.feed(300, 0);
-      await words.feed(700, SPEECH);
-      expect(words.log).toEqual(['speechStarted', 'hold', 'interruption', 'partial:Stop, please.']);
-
-      const slow = setup({ heard: ['stop please'], acknowledges });
-      await slow.caller.open();
-      slow.state.agentBusy = true;
-      await slow.feed(300, 0);
-      await slow.feed(600 + CALLER_DEFAULTS.acknowledgementReadMs - 20, SPEECH);
-      expect(slow.log).toEqual(['speechStarted', 'hold']);
-      await slow.feed(100, SPEECH);
-      expect(slow.log).toEqual(['speechStarted', 'hold', 'interruption']);
-    });
   });
 
   it('over the agent, takes speech shorter than the threshold as a backchannel: no turn, the recogniser drops it', async () => {

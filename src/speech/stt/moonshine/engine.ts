@@ -273,18 +273,18 @@ class MoonshineStream implements SttStream {
     return reading;
   }
 
-  /** The text of the utterance so far, as far as it has been read in order, as a partial result. */
+  /** The text of the utterance so far, once every reading of it is done, as a partial result. */
   private emitPartial(): void {
-    const readings = [...this.pieces, ...(this.guess ? [this.guess] : [])];
     const texts: string[] = [];
-    for (const r of readings) {
-      if (r.done === null) break;
+    for (const r of [...this.pieces, ...(this.guess ? [this.guess] : [])]) {
+      // Not yet read: a partial now would say less than the caller said (the end of turn and a
+      // hold over the agent take "" for no words).
+      if (r.done === null) return;
       texts.push(r.done);
     }
     const partial = texts.filter(Boolean).join(' ');
-    const wanted = this.partialWanted && texts.length === readings.length;
-    if (partial === this.partialText && !wanted) return;
-    if (wanted) this.partialWanted = false;
+    if (partial === this.partialText && !this.partialWanted) return;
+    this.partialWanted = false;
     this.partialText = partial;
     this.options.events?.partial?.({ text: partial });
   }
