@@ -79,8 +79,8 @@ export function turnShape(text: string): TurnShape {
   if (CARRY_ON.has(last)) return 'unfinished';
   if (ending.includes('…') || ending.endsWith('-')) return 'unfinished';
   // Digits being read out: more may follow after a breath, unless the number named is whole.
-  if (isNumeric(last) && (NUMBER_CONTEXT.test(words.join(' ')) || words.slice(-4).filter(isNumeric).length >= 2)) {
-    const said = words.join(' ');
+  const said = words.join(' ');
+  if (isNumeric(last) && (NUMBER_CONTEXT.test(said) || words.slice(-4).filter(isNumeric).length >= 2)) {
     const whole = WHOLE_NUMBER_DIGITS.find(([kind]) => kind.test(said))?.[1];
     if (!whole?.includes(trailingDigits(words))) return 'unfinished';
   }

@@ -52,11 +52,6 @@ export class PauseCutter {
     return true;
   }
 
-  /** Speech (ms) since the last pause. */
-  get speechSincePause(): number {
-    return this.sincePause;
-  }
-
   /** Quiet (ms) at the end of the audio so far. */
   get quietMsNow(): number {
     return this.quietMs;

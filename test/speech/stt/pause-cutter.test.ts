@@ -16,7 +16,8 @@ describe('pause cutter', () => {
     expect(feed(cutter, 40, 3000)).toEqual([]);
     // The 15th quiet frame completes 300 ms.
     expect(feed(cutter, 40, 50)).toEqual([14]);
-    expect(cutter.speechSincePause).toBe(0);
+    expect(cutter.quietMsNow).toBe(800);
+    expect(cutter.speechMs).toBe(800);
   });
 
   it('gaps between words shorter than pauseMs are not pauses, and quiet before any speech is not one either', () => {
@@ -26,7 +27,8 @@ describe('pause cutter', () => {
       expect(feed(cutter, 20, 3000)).toEqual([]);
       expect(feed(cutter, 14, 50)).toEqual([]);
     }
-    expect(cutter.speechSincePause).toBe(10 * 20 * 20);
+    expect(cutter.speechMs).toBe(10 * 20 * 20);
+    expect(cutter.quietMsNow).toBe(14 * 20);
   });
 
   it('speech since the last cut adds up across pauses until cut() starts a new piece', () => {
