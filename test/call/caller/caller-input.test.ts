@@ -8,7 +8,7 @@ import { EnergyVad, FailingVad, ReadingStt, SPEECH, frame, settle, silentLog } f
 
 const T0 = 1_700_000_000_000;
 
-function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad; vadOpens?: Promise<void>} = {}) {
+function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad; vadOpens?: Promise<void> } = {}) {
   const rate = options.rate ?? 16000;
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
