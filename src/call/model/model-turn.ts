@@ -82,6 +82,8 @@ export class ModelTurn {
     this.current = reply;
     const { voice, events } = this.o;
     const { signal } = reply.controller;
+    /** Tool calls whose invocation went into the record. */
+    const written = new Set<string>();
     // Method shorthand, not arrows: see the note on handlers in session.ts.
     const hooks: ReplyHooks = {
       onChunk(text) {
@@ -100,7 +102,11 @@ export class ModelTurn {
         if (!signal.aborted) events.toolStarted(call);
       },
       onToolItem(item) {
-        if (!signal.aborted) events.toolItem(item);
+        // A result follows its invocation into the record even when the turn was given up
+        // meanwhile (a key pressed, then the menu talked over the agent): no call without its answer.
+        if (item.role === 'tool_call_result' ? !written.has(item.tool_call_id) : signal.aborted) return;
+        if (item.role === 'tool_call_invocation') written.add(item.tool_call_id);
+        events.toolItem(item);
       },
       onToolFinished(run) {
         events.toolFinished(run);

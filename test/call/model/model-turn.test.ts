@@ -134,6 +134,29 @@ describe('ModelTurn', () => {
     expect(s.log).toEqual(['finished aborted']);
   });
 
+  it("writes a tool's result after its invocation even when the turn was given up meanwhile; a tool invoked after that is not written at all", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const item = (role: 'tool_call_invocation' | 'tool_call_result', id: string) =>
+      role === 'tool_call_invocation'
+        ? { role, tool_call_id: id, name: 'press_digits', arguments: '{"digits":"1"}', start_at: 1, end_at: 1 }
+        : { role, tool_call_id: id, content: '{"pressed":"1"}', successful: true, start_at: 1, end_at: 1.2 };
+    const s = setup(async (hooks) => {
+      hooks.onToolItem?.(item('tool_call_invocation', 'c1'));
+      await released;
+      hooks.onToolItem?.(item('tool_call_result', 'c1'));
+      hooks.onToolItem?.(item('tool_call_invocation', 'c2'));
+      hooks.onToolItem?.(item('tool_call_result', 'c2'));
+      return { kind: 'aborted', messages: [], partialText: '' };
+    });
+    s.model.answer([], 1);
+    await settle();
+    s.model.cancel();
+    release();
+    await settle();
+    expect(s.log).toEqual(['toolItem tool_call_invocation', 'toolItem tool_call_result', 'finished aborted']);
+  });
+
   it('turns a brain that throws into an llm_error outcome', async () => {
     const s = setup(async () => {
       throw new Error('boom');
