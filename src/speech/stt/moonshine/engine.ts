@@ -165,9 +165,9 @@ class MoonshineStream implements SttStream {
    */
   private readAtPause(own: boolean): void {
     if (own && this.cutter.speechSinceCut >= MOONSHINE_DEFAULTS.minPieceSpeechMs) {
-      const piece = this.guess ?? this.read(this.utterance.peek());
+      const said = this.utterance.take();
+      const piece = this.guess ?? this.read(said);
       this.guess = null;
-      this.utterance.take();
       this.cutter.cut();
       this.pieces.push(piece);
       return;
@@ -277,8 +277,8 @@ class MoonshineStream implements SttStream {
   private emitPartial(): void {
     const texts: string[] = [];
     for (const r of [...this.pieces, ...(this.guess ? [this.guess] : [])]) {
-      // Not yet read: a partial now would say less than the caller said (the end of turn and a
-      // hold over the agent take "" for no words).
+      // Not yet read: a partial now would say less than the caller said (the end of turn would
+      // decide on "" as if the pause held no words).
       if (r.done === null) return;
       texts.push(r.done);
     }
