@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { readWavFile } from '../../../src/audio/wav.ts';
 import { isSttError } from '../../../src/speech/stt/errors.ts';
 import { MOONSHINE_DEFAULTS, MoonshineEngine, windowBounds } from '../../../src/speech/stt/moonshine/engine.ts';
@@ -18,6 +18,16 @@ function watchReads() {
   const transcribe = engine.transcribe.bind(engine);
   const reads = vi.spyOn(engine, 'transcribe').mockImplementation((samples, rate, signal) => (lengths.push(samples.length), transcribe(samples, rate, signal)));
   return { reads, lengths };
+}
+
+/** Ends the turn and checks the stream read the engine only the once it had already, and heard the clip; then lets go of the spy and the stream. */
+async function finalizeReadOnce(stream: SttStream, reads: MockInstance, clip: Clip): Promise<string> {
+  const { text } = await stream.finalize();
+  expect(reads).toHaveBeenCalledTimes(1);
+  expect(wer(clip.text, text)).toBeLessThanOrEqual(0.2);
+  reads.mockRestore();
+  await stream.close();
+  return text;
 }
 
 /** The clip without the quiet around its speech. */
@@ -138,12 +148,8 @@ describe('moonshine engine', () => {
     for (const f of frames(concat([clip], 16000 / 2), 16000)) stream.push(f);
     await seen;
     expect(reads).toHaveBeenCalledTimes(1);
-    const { text } = await stream.finalize();
-    expect(reads).toHaveBeenCalledTimes(1);
+    const text = await finalizeReadOnce(stream, reads, clip);
     expect(text).toBe(partials[0]);
-    expect(wer(clip.text, text)).toBeLessThanOrEqual(0.2);
-    reads.mockRestore();
-    await stream.close();
   }, 60_000);
 
   it("the call's VAD hearing a pause starts the reading at once, with silence after it up to the stream's own pause; that pause then reads nothing more", async () => {
@@ -164,11 +170,7 @@ describe('moonshine engine', () => {
     expect(lengths[0]).toBeLessThanOrEqual(clip.samples.length + (16000 * 300) / 1000);
     for (const f of frames(quiet(500), 16000)) stream.push(f);
     stream.readNow();
-    const { text } = await stream.finalize();
-    expect(reads).toHaveBeenCalledTimes(1);
-    expect(wer(clip.text, text)).toBeLessThanOrEqual(0.2);
-    reads.mockRestore();
-    await stream.close();
+    await finalizeReadOnce(stream, reads, clip);
   }, 60_000);
 
   it("glances at 150 ms of quiet: the pause is read as if it lasts, and the VAD's pause after it gets that reading back with no second read", async () => {
@@ -225,12 +227,8 @@ describe('moonshine engine', () => {
     for (const f of frames(noise, 16000)) stream.push(f);
     // The pause was found while it went on: the phrase is already being read…
     expect(reads).toHaveBeenCalledTimes(1);
-    const { text } = await stream.finalize();
     // …and the rest of the pause is not.
-    expect(reads).toHaveBeenCalledTimes(1);
-    expect(wer(clip.text, text)).toBeLessThanOrEqual(0.2);
-    reads.mockRestore();
-    await stream.close();
+    await finalizeReadOnce(stream, reads, clip);
   }, 60_000);
 
   it('finalize with no audio resolves with an empty transcript, and the final event carries each result', async () => {
