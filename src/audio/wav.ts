@@ -20,8 +20,11 @@ function toInt16(samples: unknown): Int16Array {
   throw new AudioError('AUDIO_BAD_WAV', 'WAV samples are not a numeric array');
 }
 
-/** Decode WAV bytes to PCM16 mono; resampled to `sampleRate` when given, else at the file's rate. */
-export function decodeWav(bytes: Uint8Array, sampleRate?: number): PcmChunk {
+/**
+ * Decode WAV bytes to PCM16 mono; resampled to `sampleRate` when given, else at the file's rate.
+ * Channels are mixed, unless `channel` picks one (0 is the left: a call recording's caller).
+ */
+export function decodeWav(bytes: Uint8Array, sampleRate?: number, channel?: number): PcmChunk {
   const wav = new wavefile.WaveFile();
   try {
     wav.fromBuffer(bytes);
@@ -42,20 +45,24 @@ export function decodeWav(bytes: Uint8Array, sampleRate?: number): PcmChunk {
   } else {
     if (!Array.isArray(raw) || raw.length !== numChannels) throw new AudioError('AUDIO_BAD_WAV', 'WAV channels do not match the fmt chunk');
     const channels = raw.map(toInt16);
+    if (channel !== undefined && channels[channel] === undefined) throw new AudioError('AUDIO_BAD_WAV', `WAV has ${numChannels} channels, no channel ${channel}`);
     const length = channels[0]?.length ?? 0;
-    mono = new Int16Array(length);
-    for (let i = 0; i < length; i++) {
-      let sum = 0;
-      for (const channel of channels) sum += channel[i] ?? 0;
-      mono[i] = Math.round(sum / numChannels);
+    if (channel !== undefined) mono = channels[channel]!;
+    else {
+      mono = new Int16Array(length);
+      for (let i = 0; i < length; i++) {
+        let sum = 0;
+        for (const samples of channels) sum += samples[i] ?? 0;
+        mono[i] = Math.round(sum / numChannels);
+      }
     }
   }
   const rate = sampleRate ?? fileRate;
   return { samples: rate === fileRate ? mono : resample(mono, fileRate, rate), sampleRate: rate };
 }
 
-export async function readWavFile(path: string, sampleRate?: number): Promise<PcmChunk> {
-  return decodeWav(await readFile(path), sampleRate);
+export async function readWavFile(path: string, sampleRate?: number, channel?: number): Promise<PcmChunk> {
+  return decodeWav(await readFile(path), sampleRate, channel);
 }
 
 export type WavEncoding = 'pcm16' | 'mulaw';

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { DtmfDetector } from '../../audio/dtmf.ts';
 import { muLawDecode } from '../../audio/g711.ts';
 import { utteranceMark } from '../../call/agent/utterance.ts';
+import type { CallRegistry } from '../../call/registry.ts';
 import type { SimScript, SimStep } from './script.ts';
 import type { TwilioStreamCaller } from './twilio-stream.ts';
 
@@ -23,6 +24,28 @@ const ENTRY_TERMINATOR = '#';
 
 /** The agent's words as the service reports them, each utterance once it has been heard. */
 export type AgentWordsSource = (onWords: (text: string) => void) => void;
+
+/**
+ * The agent's words, each utterance once heard, from the live call's events. The call is under way
+ * by the time the service sends its first message on the stream, so that is when to listen.
+ */
+export function liveAgentWords(registry: () => CallRegistry | undefined, callId: string, caller: TwilioStreamCaller): AgentWordsSource {
+  return (onWords) => {
+    const tryListen = () => {
+      const call = registry()?.get(callId);
+      if (!call) return;
+      caller.off('message', tryListen);
+      call.listen({
+        notice: (notice) => {
+          if (notice.type === 'transcript' && notice.role === 'agent' && notice.final) onWords(notice.text);
+        },
+        audio: () => undefined,
+        ended: () => undefined,
+      });
+    };
+    caller.on('message', tryListen);
+  };
+}
 
 export interface SimCalleeOptions {
   caller: TwilioStreamCaller;
@@ -157,10 +180,23 @@ export class SimCallee {
 
   /** Runs the script until its end, a hangup step, a failed step or the line closing. */
   async run(): Promise<SimCalleeResult> {
-    const outcome = await this.runSteps(this.o.script.steps, '');
+    return this.continueWith(this.o.script.steps);
+  }
+
+  /**
+   * Runs `steps` after those run before: a simulated caller that decides each turn as it goes (from
+   * what the agent said) gives its steps a turn at a time.
+   */
+  async continueWith(steps: readonly SimStep[]): Promise<SimCalleeResult> {
+    const outcome = await this.runSteps(steps, '');
     if (outcome === 'hangup' || outcome === 'done') return { ok: true };
     this.o.log.warn({ script: this.o.script.name, step: outcome.step, reason: outcome.reason }, 'simulated caller: script failed, hanging up');
     return { ok: false, step: outcome.step, reason: outcome.reason };
+  }
+
+  /** The agent's words heard since the caller last spoke or pressed keys. */
+  agentWordsSinceCaller(): string {
+    return this.words.slice(this.wordsAtLastSay).join(' ');
   }
 
   /** `path`: where these steps are in the script ("3.1." inside step 3's branch "1"), for failures. */
@@ -222,7 +258,7 @@ export class SimCallee {
         await caller.pause(step.ms);
         return null;
       case 'wait_for_agent':
-        return this.waitForAgent(step.timeoutMs);
+        return this.waitForAgent(step.timeoutMs, step.pauseMs);
       case 'barge_in': {
         const deadline = performance.now() + 30_000;
         if (!(await this.agentBegan(deadline))) return 'the agent did not start speaking within 30000 ms';
@@ -269,7 +305,7 @@ export class SimCallee {
     return true;
   }
 
-  private async waitForAgent(timeoutMs: number): Promise<string | null> {
+  private async waitForAgent(timeoutMs: number, fixedPauseMs?: number): Promise<string | null> {
     const deadline = performance.now() + timeoutMs;
     const late = `the agent had not spoken and finished within ${timeoutMs} ms`;
     if (!(await this.agentBegan(deadline))) return this.caller.closed ? null : late;
@@ -279,7 +315,7 @@ export class SimCallee {
         if (!(await this.agent.nextChange(deadline - performance.now()))) return late;
       }
       // A person's pause; the agent going on within it (its next sentence) is listened to first.
-      const pause = HUMAN_PAUSE_MS.min + this.o.random() * (HUMAN_PAUSE_MS.max - HUMAN_PAUSE_MS.min);
+      const pause = fixedPauseMs ?? HUMAN_PAUSE_MS.min + this.o.random() * (HUMAN_PAUSE_MS.max - HUMAN_PAUSE_MS.min);
       const until = performance.now() + pause;
       let interrupted = false;
       while (!interrupted && performance.now() < until && !this.caller.closed) {
@@ -290,7 +326,7 @@ export class SimCallee {
   }
 
   private async expectWords(pattern: RegExp): Promise<string | null> {
-    const said = () => this.words.slice(this.wordsAtLastSay).join(' ');
+    const said = () => this.agentWordsSinceCaller();
     if (!this.o.agentWords) return `cannot check ${pattern}: the agent's words are not available to this callee`;
     let quietSince = this.agent.speaking ? null : performance.now();
     while (!pattern.test(said())) {

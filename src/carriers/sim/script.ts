@@ -65,7 +65,8 @@ export const SimScriptSchema = z.strictObject({
 export type SimStep =
   | { kind: 'say'; file: string; mulaw: Uint8Array }
   | { kind: 'wait'; ms: number }
-  | { kind: 'wait_for_agent'; timeoutMs: number }
+  /** pauseMs: a fixed pause after the agent finished instead of a person's random one (a replayed caller keeps its own). */
+  | { kind: 'wait_for_agent'; timeoutMs: number; pauseMs?: number }
   | { kind: 'barge_in'; afterMs: number }
   | { kind: 'expect'; pattern: RegExp }
   | { kind: 'digits'; keys: string }

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { CallRegistry } from '../../call/registry.ts';
 import type { ConsultRequest, DialRequest, DialResult, Dialer, TransferRequest } from '../../calls/dialer.ts';
 import type { CallOutcomes } from '../outcomes.ts';
-import { SimCallee, type AgentWordsSource } from './callee.ts';
+import { liveAgentWords, SimCallee } from './callee.ts';
 import { SILENT_SCRIPT, type SimScript } from './script.ts';
 import type { SimPhone } from './numbers.ts';
 import { TwilioStreamCaller } from './twilio-stream.ts';
@@ -203,28 +203,6 @@ export class SimDialer implements Dialer {
     await Promise.allSettled([...this.running]);
   }
 
-  /**
-   * The agent's words, each utterance once heard, from the live call's events. The call is under
-   * way by the time the service sends its first message on the stream, so that is when to listen.
-   */
-  private agentWords(callId: string, caller: TwilioStreamCaller): AgentWordsSource {
-    return (onWords) => {
-      const tryListen = () => {
-        const call = this.o.registry?.()?.get(callId);
-        if (!call) return;
-        caller.off('message', tryListen);
-        call.listen({
-          notice: (notice) => {
-            if (notice.type === 'transcript' && notice.role === 'agent' && notice.final) onWords(notice.text);
-          },
-          audio: () => undefined,
-          ended: () => undefined,
-        });
-      };
-      caller.on('message', tryListen);
-    };
-  }
-
   private after(callId: string, ms: number, then: () => void | Promise<void>): void {
     const call: LiveSimCall = { timer: undefined, caller: undefined, hungUp: false };
     this.live.set(callId, call);
@@ -259,7 +237,7 @@ export class SimDialer implements Dialer {
       caller,
       script,
       random: this.o.random ?? Math.random,
-      agentWords: needsWords ? this.agentWords(request.callId, caller) : undefined,
+      agentWords: needsWords ? liveAgentWords(() => this.o.registry?.(), request.callId, caller) : undefined,
       log: this.o.log.child({ call_id: request.callId }),
     });
     call.callee = callee;
