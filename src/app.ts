@@ -2,6 +2,9 @@
 // runs the service, tests and benches start it on port 0.
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { modelJudge } from './agent-tests/expectations.ts';
+import { TestRunner } from './agent-tests/runner.ts';
+import { AgentTestService } from './agent-tests/service.ts';
 import { readAgentsFile } from './agents/file.ts';
 import { AgentService } from './agents/service.ts';
 import { createAuthenticator } from './auth/api-keys.ts';
@@ -24,6 +27,7 @@ import { startCallTracing } from './telemetry/tracing.ts';
 import { WEBHOOK_DEFAULTS, WebhookSender } from './webhooks/dispatcher.ts';
 import { EgressPolicy } from './net/egress.ts';
 import { OutboundHttp } from './net/http.ts';
+import { LLM_CLIENT_DEFAULTS } from './llm/client.ts';
 import { createEmbeddedSpeechEngines } from './speech/provider.ts';
 import type { SpeechEngineProvider } from './speech/types.ts';
 import type { Db } from './store/database.ts';
@@ -118,6 +122,23 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     outbound,
   });
   const outcomes = carriers.connect(calls.service, calls.registry, calls.events);
+  const llmClient = () => ({ dispatcher: outbound.dispatcher(LLM_CLIENT_DEFAULTS.connectTimeoutMs) });
+  const testRunner = new TestRunner({
+    calls: calls.service,
+    callRepo: store.calls,
+    events: calls.events,
+    registry: calls.registry,
+    repo: store.agentTests,
+    speech,
+    mediaUrl: () => mediaStreamUrl(address.listen),
+    recordingPath: (callId) => calls.manager.recordingPath(callId),
+    judge: modelJudge(llmClient),
+    llmClient,
+    clock,
+    random: Math.random,
+    log: logger.child({ room: 'agent-tests' }),
+  });
+  const agentTests = new AgentTestService(store.agentTests, agents, store.calls, testRunner, clock, random, logger);
   const campaigns = createCampaigns(config, { repo: store.campaigns, agents, calls: calls.service, events: calls.events, clock, random, logger });
   const tracing = config.tracing ? startCallTracing({ events: calls.events, ...config.tracing }) : undefined;
   metrics = config.metrics ? createMetrics({ events: calls.events, registry: calls.registry, webhookBacklog: () => store.webhooks.backlog() }) : undefined;
@@ -128,6 +149,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     callRepo: store.calls,
     calls,
     campaigns: campaigns.service,
+    agentTests,
     outcomes,
     carrierCalls: store.carrierCalls,
     idempotency: store.idempotency,
@@ -149,11 +171,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // After carriers.connect (a recovered outbound call hangs its carrier leg up too) and once the
   // address that links recordings is known.
   calls.recover();
+  agentTests.recover();
   // Deliveries a previous process left in the outbox go out now.
   webhookSender.start();
   if (config.agentsFile) {
     const entries = readAgentsFile(resolve(config.agentsFile), address.public);
-    for (const orgId of auth.organizations) agents.loadFromFile(orgId, entries);
+    for (const orgId of auth.organizations) {
+      agents.loadFromFile(orgId, entries);
+      for (const entry of entries) agentTests.loadFromFile(orgId, entry.agentId, entry.tests);
+    }
     logger.info({ file: config.agentsFile, agents: entries.map((e) => e.agentId) }, 'agents loaded');
   }
   // Only once the server listens: simulated phones call back into its media endpoint.
@@ -177,6 +203,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       closing ??= (async () => {
         http.beginShutdown();
         campaigns.scheduler.halt();
+        await testRunner.close();
         await calls.drain(config.shutdownDrainMs);
         await carriers.close();
         await http.close();

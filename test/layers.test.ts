@@ -16,6 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['calls'],
   ['call'],
   ['carriers', 'campaigns', 'metrics', 'telemetry', 'webhooks'],
+  ['agent-tests'],
   ['store'],
   ['transports', 'telephony', 'demo'],
   ['http'],

@@ -6,13 +6,20 @@ import { AgentConfigSchema, type AgentConfig } from './schema.ts';
 
 export const AGENT_ID = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64');
 
-const FileEntrySchema = AgentConfigSchema.extend({ agent_id: AGENT_ID });
+/** `tests`: the agent's test cases, checked by the agent-tests room that keeps them. */
+const FileEntrySchema = AgentConfigSchema.extend({ agent_id: AGENT_ID, tests: z.array(z.unknown()).max(100).default([]) });
 
 export class AgentsFileError extends Error {
   override name = 'AgentsFileError';
 }
 
-export function parseAgentsFile(text: string, publicUrl: string): { agentId: string; config: AgentConfig }[] {
+export interface AgentsFileEntry {
+  agentId: string;
+  config: AgentConfig;
+  tests: unknown[];
+}
+
+export function parseAgentsFile(text: string, publicUrl: string): AgentsFileEntry[] {
   let json: unknown;
   try {
     json = JSON.parse(text.replaceAll('{{PUBLIC_URL}}', publicUrl));
@@ -26,12 +33,12 @@ export function parseAgentsFile(text: string, publicUrl: string): { agentId: str
       const problems = parsed.error.issues.map((i) => `[${index}].${i.path.join('.')}: ${i.message}`).join('; ');
       throw new AgentsFileError(`agent ${index} is invalid: ${problems}`);
     }
-    const { agent_id, ...config } = parsed.data;
-    return { agentId: agent_id, config };
+    const { agent_id, tests, ...config } = parsed.data;
+    return { agentId: agent_id, config, tests };
   });
 }
 
-export function readAgentsFile(path: string, publicUrl: string): { agentId: string; config: AgentConfig }[] {
+export function readAgentsFile(path: string, publicUrl: string): AgentsFileEntry[] {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

@@ -63,18 +63,22 @@ export function buildAnalysisMessages(agent: AgentConfig, transcript: readonly T
   ];
 }
 
-/** Reads the JSON object out of a reply that may wrap it in prose or a code fence. */
-export function parseAnalysisReply(content: string, agent: AgentConfig): CallAnalysis | { error: string } {
+/** The JSON object in a model's reply that may wrap it in prose or a code fence. */
+export function jsonObjectIn(content: string): { json: unknown } | { error: string } {
   const start = content.indexOf('{');
   const end = content.lastIndexOf('}');
   if (start < 0 || end <= start) return { error: 'reply holds no JSON object' };
-  let json: unknown;
   try {
-    json = JSON.parse(content.slice(start, end + 1));
+    return { json: JSON.parse(content.slice(start, end + 1)) };
   } catch {
     return { error: 'reply JSON does not parse' };
   }
-  const parsed = ReplySchema.safeParse(json);
+}
+
+export function parseAnalysisReply(content: string, agent: AgentConfig): CallAnalysis | { error: string } {
+  const found = jsonObjectIn(content);
+  if ('error' in found) return found;
+  const parsed = ReplySchema.safeParse(found.json);
   if (!parsed.success) return { error: `reply has the wrong shape: ${parsed.error.issues[0]?.message ?? ''}` };
   const sentiment = parsed.data.user_sentiment.trim().toLowerCase();
   const given = new Map(parsed.data.custom_analysis_data.map((d) => [d.name, d.value]));

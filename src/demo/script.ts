@@ -205,7 +205,8 @@ export function menuKey(heard: string): string | null {
 
 const YES = /\b(yes|yeah|yep|yup|sure|correct|right|please|ok|okay|perfect|great|go ahead|sounds good|do it)\b/;
 const NO = /\b(no|nope|not|don't|dont|wrong|wait|change|actually)\b/;
-const BYE = /\b(good ?-?bye|bye)\b/;
+// The recogniser writes it several ways: "goodbye", "good bye", "good-bye", "good-by".
+const BYE = /\b(good ?-?by|bye)e?\b/;
 
 /** A stable 4-digit code, so the demo books the same way every run. */
 export function confirmationCode(name: string, time: string): string {

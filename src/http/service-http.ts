@@ -2,6 +2,7 @@
 // the media WebSockets, the demo peer and the browser call page.
 import fastifyWebsocket from '@fastify/websocket';
 import type { Logger } from 'pino';
+import type { AgentTestService } from '../agent-tests/service.ts';
 import type { AgentRepository } from '../agents/repository.ts';
 import type { AgentService } from '../agents/service.ts';
 import type { ApiKeyAuthenticator } from '../auth/api-keys.ts';
@@ -21,6 +22,7 @@ import { twilioMediaRoute } from '../transports/twilio/route.ts';
 import { webMediaRoute } from '../transports/web/route.ts';
 import { WebCallTokens } from '../transports/web/tokens.ts';
 import type { ServiceMetrics } from '../metrics/metrics.ts';
+import { agentTestRoutes } from './routes/agent-tests.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { callRoutes } from './routes/calls.ts';
 import { listenRoute } from './routes/listen.ts';
@@ -42,6 +44,7 @@ export interface ServiceHttpDeps {
   callRepo: CallRepository;
   calls: CallRuntime;
   campaigns: CampaignService;
+  agentTests: AgentTestService;
   outcomes: CallOutcomes;
   carrierCalls: CarrierCallRepository;
   idempotency: SqliteIdempotencyStore;
@@ -103,6 +106,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   callRoutes(app, calls.service, calls.control, (callId) => calls.manager.recordingPath(callId));
   listenRoute(app, calls.control);
   campaignRoutes(app, deps.campaigns);
+  agentTestRoutes(app, deps.agentTests);
   webhookRoutes(app, { repo: deps.webhooks, clock: deps.clock, refusal: deps.egressRefusal });
   const signing = { authToken: config.twilioAuthToken, required: config.twilioSignature === 'on' };
   if (!signing.authToken && !signing.required) logger.warn('TWILIO_SIGNATURE=off: carrier webhooks are accepted unsigned; anyone who reaches this port can start and end calls');

@@ -109,6 +109,8 @@ export class SqliteCallRepository implements CallRepository {
       where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
       params.push(...values);
     }
+    // Agent-test calls (call_type api) are listed only when asked for: they are not the business's calls.
+    if (query.filter.call_type === undefined) where.push("call_type != 'api'");
     for (const column of RANGE_COLUMNS) {
       const range = query.filter[column];
       if (range?.lower_threshold !== undefined) {

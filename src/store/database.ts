@@ -202,6 +202,32 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX webhook_deliveries_by_org ON webhook_deliveries (org_id, created_at, id);
     `,
   },
+  {
+    version: 14,
+    name: 'agent tests and their runs',
+    // A test and a run are JSON documents (their shapes are the API's); the columns are what they are looked up by.
+    sql: `
+      CREATE TABLE agent_tests (
+        test_id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        test TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX agent_tests_by_agent ON agent_tests (org_id, agent_id, created_at, test_id);
+      CREATE TABLE agent_test_runs (
+        run_id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        agent_version INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        run TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX agent_test_runs_by_agent ON agent_test_runs (org_id, agent_id, created_at, run_id);
+      CREATE INDEX agent_test_runs_running ON agent_test_runs (status) WHERE status = 'running';
+    `,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

@@ -2,6 +2,7 @@
 // repositories the other rooms declare, implemented on it.
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
+import { SqliteAgentTestRepository } from './agent-tests.ts';
 import { SqliteAgentRepository } from './agents.ts';
 import { SqliteCallRepository } from './calls.ts';
 import { SqliteCampaignRepository } from './campaigns.ts';
@@ -15,6 +16,7 @@ import type { RandomHex } from '../clock.ts';
 export interface Store {
   db: Db;
   agents: SqliteAgentRepository;
+  agentTests: SqliteAgentTestRepository;
   calls: SqliteCallRepository;
   campaigns: SqliteCampaignRepository;
   carrierCalls: SqliteCarrierCallRepository;
@@ -49,6 +51,7 @@ export function openStore(dataDir: string, options: { random: RandomHex; now: ()
   return {
     db,
     agents: new SqliteAgentRepository(db),
+    agentTests: new SqliteAgentTestRepository(db),
     calls: new SqliteCallRepository(db, (orgId, before, after) => webhooks.enqueueCallEvents(orgId, before, after)),
     webhooks,
     campaigns,

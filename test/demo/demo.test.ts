@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentConfigSchema, type AgentConfig } from '../../src/agents/schema.ts';
+import { parseAgentsFile } from '../../src/agents/file.ts';
+import type { AgentConfig } from '../../src/agents/schema.ts';
 import { analyzeCall } from '../../src/analysis/analyze.ts';
 import { demoRoutes } from '../../src/demo/routes.ts';
 import { bareName, confirmationCode, menuKey, nameIn, timeIn } from '../../src/demo/script.ts';
@@ -21,10 +22,9 @@ const metadata: LlmRequestMetadata = { call_id: 'c1', agent_id: 'demo', agent_ve
 /** The demo agent file, with PUBLIC_URL filled in as the service does when loading it. */
 function loadDemoAgent(publicUrl: string): AgentConfig {
   const file = fileURLToPath(new URL('../../media/agents/demo.json', import.meta.url));
-  const raw = JSON.parse(readFileSync(file, 'utf8').replaceAll('{{PUBLIC_URL}}', publicUrl)) as Record<string, unknown>;
-  expect(raw.agent_id).toBe('demo');
-  delete raw.agent_id;
-  return AgentConfigSchema.parse(raw);
+  const [entry] = parseAgentsFile(readFileSync(file, 'utf8'), publicUrl);
+  expect(entry!.agentId).toBe('demo');
+  return entry!.config;
 }
 
 beforeAll(async () => {
@@ -155,9 +155,9 @@ describe('demo model server', () => {
     expect(menuKey('Please hold.')).toBeNull();
   });
 
-  it('ends the call when the caller says goodbye', async () => {
+  it.each(['Goodbye.', 'No, thank you, good-by.', 'Good bye!', 'Bye.'])('ends the call when the caller says goodbye, however the recogniser spells it: %s', async (said) => {
     const { turn } = conversation();
-    const bye = await turn('Goodbye.');
+    const bye = await turn(said);
     expect(bye.outcome.kind).toBe('end_call');
   });
 
