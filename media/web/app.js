@@ -1,6 +1,8 @@
 // The browser call page: pick an agent, call it through POST /v2/web-calls and the /media/web
 // socket (protocol: src/transports/web/protocol.ts), talk, see the transcript and latency.
-// Plain modern JavaScript, no build step; audio runs in two AudioWorklets.
+// Plain modern JavaScript, no build step; audio runs in two AudioWorklets. The Tests view is tests.js.
+
+import { testsView } from './tests.js';
 
 const KEY_STORAGE = 'voicecall.apiKey';
 const AGENT_STORAGE = 'voicecall.agentId';
@@ -77,13 +79,13 @@ function describeApiError(status, body, what) {
   return `${what === 'call' ? 'The call could not be started' : 'The request failed'} (HTTP ${status})${details ? `: ${details}` : ''}.`;
 }
 
-async function api(path, body, what) {
+async function request(method, path, body, what) {
   let res;
   try {
     res = await fetch(path, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${sessionStorage.getItem(KEY_STORAGE) ?? ''}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body ?? {}),
+      method,
+      headers: { authorization: `Bearer ${sessionStorage.getItem(KEY_STORAGE) ?? ''}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch {
     throw new UiError('The service cannot be reached. It may be restarting; try again in a moment.');
@@ -92,6 +94,10 @@ async function api(path, body, what) {
   if (!res.ok) throw new UiError(describeApiError(res.status, data, what));
   return data;
 }
+
+const api = (path, body, what) => request('POST', path, body ?? {}, what);
+
+const tests = testsView({ request: (method, path, body) => request(method, path, body, 'tests'), agentId: () => ui.agent.value });
 
 // ---------------------------------------------------------------- API key and agents
 
@@ -117,6 +123,7 @@ async function loadAgents() {
     ui.agent.disabled = false;
     ui.call.disabled = false;
     notify('');
+    void tests.load();
   } catch (error) {
     ui.agent.replaceChildren(new Option('Enter an API key first', ''));
     notify(error instanceof UiError ? error.message : `Could not load agents: ${error.message}`);
@@ -131,6 +138,7 @@ function forgetKey(clearNotice = true) {
   ui.agent.disabled = true;
   ui.call.disabled = true;
   ui.agent.replaceChildren(new Option('Enter an API key first', ''));
+  tests.hide();
   if (clearNotice) notify('');
 }
 
@@ -143,6 +151,7 @@ ui.keyForm.addEventListener('submit', (event) => {
   void loadAgents();
 });
 ui.forgetKey.addEventListener('click', () => forgetKey());
+ui.agent.addEventListener('change', () => void tests.load());
 
 // ---------------------------------------------------------------- the call
 
