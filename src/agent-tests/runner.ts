@@ -120,7 +120,28 @@ export class TestRunner {
       dynamic_variables: test.dynamic_variables,
     });
     const callId = record.call_id;
+    // Shown at once: whoever watches the run can follow (or listen to) the call while it goes.
+    this.store(orgId, run.run_id, test.test_id, (r) => ({ ...r, call_id: callId }));
     const ended = new Promise<CallRecord>((resolve) => this.awaitingEnd.set(callId, resolve));
+    try {
+      return await this.callAndCheck(orgId, run, test, version, speak, { record, streamSecret, ended, steps, original });
+    } finally {
+      this.awaitingEnd.delete(callId);
+    }
+  }
+
+  /** Calls the agent as the test's caller, then checks the call's record once it is final. */
+  private async callAndCheck(
+    orgId: string,
+    run: TestRun,
+    test: AgentTest,
+    version: AgentVersion,
+    speak: SpeakText,
+    call: { record: CallRecord; streamSecret: string; ended: Promise<CallRecord>; steps: SimStep[]; original: CallRecord | undefined },
+  ): Promise<Partial<TestResult>> {
+    const { caller } = test;
+    const { record, streamSecret, ended, steps, original } = call;
+    const callId = record.call_id;
     const line = new TwilioStreamCaller({ url: this.d.mediaUrl(), customParameters: { call_id: callId, secret: streamSecret }, history: false });
     this.lines.add(line);
     let outcome: SimCalleeResult;
@@ -128,7 +149,6 @@ export class TestRunner {
       try {
         await line.connect();
       } catch (error) {
-        this.awaitingEnd.delete(callId);
         this.d.calls.endUnconnected(orgId, callId, 'error', 'error_service', 'The test caller could not open the media stream.');
         return { status: 'error', call_id: callId, error: `the test caller could not open the media stream: ${(error as Error).message}` };
       }
@@ -160,7 +180,6 @@ export class TestRunner {
       await line.hangUp();
     }
     const final = await Promise.race([ended, sleep(END_TIMEOUT_MS).then(() => undefined)]);
-    this.awaitingEnd.delete(callId);
     if (!final) return { status: 'error', call_id: callId, error: `the call was not finalized within ${END_TIMEOUT_MS / 1000} s of the caller hanging up` };
     return this.resultOf(test, final, outcome, original, version.config.llm);
   }

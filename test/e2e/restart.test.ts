@@ -1,5 +1,6 @@
 // The service as a real process: SIGTERM during a call drains then ends it with
-// error_service; kill -9 during a call leaves it for the next start to finalize.
+// error_service; kill -9 during a call leaves it for the next start to finalize, and an agent
+// test run under way ends as an error.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -7,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../helpers/net.ts';
+import { z } from 'zod';
+import { AgentTestSchema, TestRunSchema } from '../../src/agent-tests/schema.ts';
 import { CallRecordSchema } from '../../src/calls/record.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
@@ -16,6 +19,7 @@ const root = join(import.meta.dirname, '..', '..');
 const KEY = 'restart-key-0123456789-0123456789-0123';
 const NUMBER = '+15550300001';
 const children: ChildProcess[] = [];
+const TestListSchema = z.object({ tests: z.array(AgentTestSchema) });
 afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
 });
@@ -134,4 +138,32 @@ describe('the service process and calls under way', () => {
     expect(again.end_timestamp).toBe(record.end_timestamp);
     expect(again.call_cost).toEqual(record.call_cost);
   }, 120_000);
+
+  it('kill -9 during an agent test run: the next start ends the run as an error, its unfinished test saying why, and its call as error_service', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-restart-'));
+    const port = await freePort();
+    const first = await startProcess(dataDir, port);
+    const { tests } = TestListSchema.parse(await (await api(first.url, 'POST', '/v2/agents/demo/tests/list', {})).json());
+    const started = await api(first.url, 'POST', '/v2/agents/demo/test-runs', { test_ids: [tests[0]!.test_id] });
+    expect(started.status).toBe(201);
+    const { run_id } = TestRunSchema.parse(await started.json());
+    // The running test names its call at once; the kill comes once that call is under way.
+    const callId = await vi.waitFor(
+      async () => {
+        const id = TestRunSchema.parse(await (await api(first.url, 'GET', `/v2/test-runs/${run_id}`)).json()).results[0]!.call_id;
+        expect(id).not.toBeNull();
+        expect(CallRecordSchema.parse(await (await api(first.url, 'GET', `/v2/calls/${id!}`)).json()).call_status).toBe('ongoing');
+        return id!;
+      },
+      { timeout: 20_000, interval: 200 },
+    );
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = await startProcess(dataDir, port);
+    const run = TestRunSchema.parse(await (await api(second.url, 'GET', `/v2/test-runs/${run_id}`)).json());
+    expect(run).toMatchObject({ status: 'error', summary: { errored: 1 }, results: [{ status: 'error', call_id: callId, error: 'the service restarted during the run; run the tests again' }] });
+    const record = CallRecordSchema.parse(await (await api(second.url, 'GET', `/v2/calls/${callId}`)).json());
+    expect(record).toMatchObject({ call_type: 'api', call_status: 'error', disconnection_reason: 'error_service' });
+  }, 90_000);
 });
