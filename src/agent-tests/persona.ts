@@ -13,12 +13,16 @@ export const HANG_UP_MARK = '[hang up]';
 /** How long the caller, done, waits for the agent's answer to its last words before hanging up. */
 const FAREWELL_TIMEOUT_MS = 10_000;
 
+/** The lines of the caller model's instructions that carry the test's persona and goal. */
+export const PERSONA_LINE = 'Who you are: ';
+export const GOAL_LINE = 'What you want from this call: ';
+
 export function callerSystemPrompt(persona: string, goal: string): string {
   return [
     SIMULATED_CALLER_TAG,
     'You are a person on a phone call with an AI voice agent. Stay in character; never say you are an AI or a test.',
-    `Who you are: ${persona}`,
-    `What you want from this call: ${goal}`,
+    `${PERSONA_LINE}${persona}`,
+    `${GOAL_LINE}${goal}`,
     "Each user message is what the agent just said. Reply with only the words you say next, one or two short spoken sentences.",
     `When your goal is met or there is nothing more to say, say goodbye and end your reply with ${HANG_UP_MARK}.`,
   ].join('\n');

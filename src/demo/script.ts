@@ -3,8 +3,10 @@
 // they want from whatever they said, in any order and any turn, asks for what is missing,
 // confirms (by voice, or 1 / 2 on the keypad), books through the demo tool, says goodbye with
 // end_call, and answers post-call analysis requests. Calling a phone menu, it presses the key for
-// appointments. Simple word patterns, not understanding: it is a demo.
+// appointments. It can also play the caller of an agent test (a persona booking a time). Simple
+// word patterns, not understanding: it is a demo.
 import { z } from 'zod';
+import { GOAL_LINE, HANG_UP_MARK, PERSONA_LINE, SIMULATED_CALLER_TAG } from '../agent-tests/persona.ts';
 import { ANALYSIS_FIELDS_PREFIX, ANALYSIS_REQUEST_TAG } from '../analysis/analyze.ts';
 import { KEYPAD_TURN_PREFIX } from '../call/caller/keypad.ts';
 import { REMINDER_NOTE_PREFIX, TRANSFER_FAILED_NOTE, TRANSFER_SUMMARY_NOTE } from '../call/session.ts';
@@ -312,10 +314,38 @@ function afterTool(messages: DemoMessage[], last: DemoMessage): DemoReply {
   };
 }
 
+/** A persona's name: as it introduces itself ("I'm Ann Lee"), or the capitalised words it opens with ("John Smith, a patient"). */
+function personaName(persona: string): string | null {
+  return nameIn(persona) ?? /^([A-Z][a-z]+(?: [A-Z][a-z]+){0,2})\b/.exec(persona.trim())?.[1] ?? null;
+}
+
+/**
+ * The demo plays a simulated caller too (agent tests), from the persona and goal in its
+ * instructions: it gives the name and the day and time they hold when asked, says yes to the
+ * read-back, and says goodbye when offered anything else or told goodbye.
+ */
+function callerReply(messages: DemoMessage[]): string {
+  const instructions = text(messages[0]).split('\n');
+  const line = (prefix: string): string => instructions.find((l) => l.startsWith(prefix))?.slice(prefix.length) ?? '';
+  const persona = line(PERSONA_LINE);
+  const goal = line(GOAL_LINE);
+  const heard = text(messages.findLast((m) => m.role === 'user')).toLowerCase();
+  const name = personaName(persona) ?? nameIn(goal);
+  const time = timeIn(goal) ?? timeIn(persona);
+  if (heard.includes('anything else')) return `No, thank you. Goodbye. ${HANG_UP_MARK}`;
+  if (BYE.test(heard)) return HANG_UP_MARK;
+  if (heard.includes('shall i book')) return 'Yes, please.';
+  if (heard.includes('your name')) return name ? `My name is ${name}.` : "I'd rather not say.";
+  if (heard.includes('day and time')) return time ? `${title(time)} works for me.` : 'Whenever you are free.';
+  if (!messages.some((m) => m.role === 'assistant')) return `Hi, I'm calling to ${goal.charAt(0).toLowerCase()}${goal.slice(1)}`;
+  return 'Sorry, could you say that again?';
+}
+
 function scriptedReply(req: DemoChatRequest): DemoReply {
   const messages = req.messages;
   const id = (i: number): string => `call_demo_${messages.length}_${i}`;
   if (text(messages[0]).startsWith(ANALYSIS_REQUEST_TAG)) return { text: analysisReply(messages), calls: [] };
+  if (text(messages[0]).startsWith(SIMULATED_CALLER_TAG)) return { text: callerReply(messages), calls: [] };
 
   const offered = new Set((req.tools ?? []).map((t) => t.function.name));
   const choice = req.tool_choice ?? 'auto';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TestRunner } from '../../src/agent-tests/runner.ts';
-import { AgentTestService } from '../../src/agent-tests/service.ts';
+import { AgentTestService, finishedRun } from '../../src/agent-tests/service.ts';
 import { AgentTestInputSchema, type TestRun } from '../../src/agent-tests/schema.ts';
 import { AgentsFileError } from '../../src/agents/file.ts';
 import { AgentConfigSchema } from '../../src/agents/schema.ts';
@@ -16,6 +16,7 @@ import { openStore, type Store } from '../../src/store/store.ts';
 let dir: string;
 let store: Store;
 let tests: AgentTestService;
+let agents: AgentService;
 let started: TestRun[];
 let now: number;
 let ids: number;
@@ -30,7 +31,7 @@ beforeEach(() => {
   ids = 0;
   const random = (bytes: number) => String(++ids).padStart(bytes * 2, '0');
   store = openStore(dir, { random, now: () => now });
-  const agents = new AgentService(store.agents, { now: () => now });
+  agents = new AgentService(store.agents, { now: () => now });
   agents.create('acme', 'demo', agentConfig);
   started = [];
   const runner = { start: (_org: string, run: TestRun) => started.push(run) } as unknown as TestRunner;
@@ -117,8 +118,20 @@ describe('agent test runs', () => {
 
   it('are compared by default with the last finished run of an earlier version, and a diff without one says how to name one', () => {
     tests.create('acme', 'demo', input({ name: 'a', caller: script }));
-    const run = tests.startRun('acme', 'demo', { agentVersion: 'latest', concurrency: 1 });
-    expect(codeOf(() => tests.diff('acme', run.run_id, undefined))).toBe('NOT_FOUND: no finished run of agent demo on a version before 1 to compare with; name one with ?against=');
-    expect(tests.diff('acme', run.run_id, run.run_id).summary).toEqual({ newly_failing: 0, newly_passing: 0, changed: 0, unchanged: 1 });
+    const first = tests.startRun('acme', 'demo', { agentVersion: 'latest', concurrency: 1 });
+    expect(codeOf(() => tests.diff('acme', first.run_id, undefined))).toBe('NOT_FOUND: no finished run of agent demo on a version before 1 to compare with; name one with ?against=');
+    expect(tests.diff('acme', first.run_id, first.run_id).summary).toEqual({ newly_failing: 0, newly_passing: 0, changed: 0, unchanged: 1 });
+
+    // Two finished runs of version 1 and one still running: a run of version 2 is compared with the later finished one.
+    const finish = (runId: string) => store.agentTests.updateRun('acme', runId, (r) => finishedRun({ ...r, results: r.results.map((x) => ({ ...x, status: 'passed' as const })) }, now));
+    finish(first.run_id);
+    now = 2_000;
+    const second = tests.startRun('acme', 'demo', { agentVersion: 'latest', concurrency: 1 });
+    finish(second.run_id);
+    now = 3_000;
+    tests.startRun('acme', 'demo', { agentVersion: 'latest', concurrency: 1 });
+    agents.patch('acme', 'demo', { begin_message: 'Hello.' });
+    const next = tests.startRun('acme', 'demo', { agentVersion: 'latest', concurrency: 1 });
+    expect(tests.diff('acme', next.run_id, undefined)).toMatchObject({ against: second.run_id, agent_version: 2, against_agent_version: 1 });
   });
 });

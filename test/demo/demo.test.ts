@@ -7,7 +7,8 @@ import { parseAgentsFile } from '../../src/agents/file.ts';
 import type { AgentConfig } from '../../src/agents/schema.ts';
 import { analyzeCall } from '../../src/analysis/analyze.ts';
 import { demoRoutes } from '../../src/demo/routes.ts';
-import { bareName, confirmationCode, menuKey, nameIn, timeIn } from '../../src/demo/script.ts';
+import { callerSystemPrompt, HANG_UP_MARK } from '../../src/agent-tests/persona.ts';
+import { bareName, confirmationCode, demoReply, menuKey, nameIn, timeIn } from '../../src/demo/script.ts';
 import { completeChat, streamChat } from '../../src/llm/client.ts';
 import { runReply, type ReplyOutcome } from '../../src/call/model/reply.ts';
 import type { ChatMessage, LlmRequestMetadata } from '../../src/llm/types.ts';
@@ -145,6 +146,18 @@ describe('demo model server', () => {
     expect(menu.outcome).toMatchObject({ kind: 'reply', messages: [{ role: 'assistant', tool_calls: [{ function: { name: 'press_digits', arguments: '{"digits":"2"}' } }] }, { role: 'tool' }] });
     // No key could be played outside a call: the model is told, and still says nothing over the menu.
     expect(history.at(-1)).toMatchObject({ role: 'tool', content: 'Keypad tones cannot be played on this call.' });
+  });
+
+  it("plays an agent test's simulated caller from its persona and goal: name and time when asked, yes to the read-back, goodbye and hang up when offered more", () => {
+    const system = { role: 'system' as const, content: callerSystemPrompt('John Smith, a patient of the clinic.', 'Book an appointment for next Monday morning.') };
+    const caller = (...heard: string[]) =>
+      demoReply({ model: 'demo', temperature: 0, stream: false, messages: [system, ...heard.flatMap((h, i) => [{ role: 'user' as const, content: h }, ...(i < heard.length - 1 ? [{ role: 'assistant' as const, content: 'x' }] : [])])] }).text;
+    expect(caller('Hello, thanks for calling the demo front desk. May I have your name, please?')).toBe('My name is John Smith.');
+    expect(caller('a', 'Thank you, John Smith. What day and time would you like to come in?')).toBe('Next Monday morning works for me.');
+    expect(caller('a', 'b', 'I have you down for next Monday morning, John Smith. Shall I book it?')).toBe('Yes, please.');
+    expect(caller('a', 'b', 'c', "You're all set. Is there anything else I can help you with?")).toBe(`No, thank you. Goodbye. ${HANG_UP_MARK}`);
+    expect(caller('Thank you for calling. Goodbye!')).toBe(HANG_UP_MARK);
+    expect(caller('Good morning, how can I help?')).toBe("Hi, I'm calling to book an appointment for next Monday morning.");
   });
 
   it('finds the menu key for appointments wherever the label sits, and none in a menu without it', () => {
