@@ -110,6 +110,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     agents,
     agentRepo: store.agents,
     callRepo: store.calls,
+    nodes: store.nodes,
     credits: store.credits,
     speech,
     dialer: carriers.dialer,
@@ -205,6 +206,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         campaigns.scheduler.halt();
         await testRunner.close();
         await calls.drain(config.shutdownDrainMs);
+        calls.leave();
         await carriers.close();
         await http.close();
         await webhookSender.stop();

@@ -27,6 +27,10 @@ export const ConfigSchema = z.object({
   TWILIO_AUTH_TOKEN: z.string().min(1).optional(),
   TWILIO_SIGNATURE: z.enum(['on', 'off']).default('on'),
   STREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  // This process among those sharing the store: the calls it runs are its own, and a peer finishes
+  // them once its lease has run out. Defaults to host:port, which a restart keeps.
+  NODE_ID: z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, 'letters, digits, . _ : -, at most 100').optional(),
+  NODE_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
   // Outbound calling (campaigns, batches, POST /v2/calls).
   TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-zA-Z]{32}$/, 'AC followed by 32 characters').optional(),
   TWILIO_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
@@ -96,6 +100,8 @@ export interface Config {
   twilioSignature: 'on' | 'off';
   /** How long a registered call may wait for its media stream before it is ended. */
   streamConnectTimeoutMs: number;
+  nodeId: string | undefined;
+  nodeLeaseMs: number;
   /** Set when both TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are: outbound calls go through Twilio. */
   twilio: { accountSid: string; authToken: string; apiBase: string } | undefined;
   ringTimeoutMs: number;
@@ -168,6 +174,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     twilioAuthToken: raw.TWILIO_AUTH_TOKEN,
     twilioSignature: raw.TWILIO_SIGNATURE,
     streamConnectTimeoutMs: raw.STREAM_CONNECT_TIMEOUT_MS,
+    nodeId: raw.NODE_ID,
+    nodeLeaseMs: raw.NODE_LEASE_MS,
     twilio:
       raw.TWILIO_ACCOUNT_SID && raw.TWILIO_AUTH_TOKEN
         ? { accountSid: raw.TWILIO_ACCOUNT_SID, authToken: raw.TWILIO_AUTH_TOKEN, apiBase: raw.TWILIO_API_BASE.replace(/\/+$/, '') }

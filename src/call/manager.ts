@@ -73,6 +73,8 @@ export interface CallManagerDeps {
   dialer?: Dialer | undefined;
   /** Secrets for a caller's stream back after a failed transfer. */
   random?: RandomHex | undefined;
+  /** This process among the nodes sharing the store: it owns the calls it serves. */
+  nodeId?: string | undefined;
 }
 
 const stringVariables = (vars: Record<string, unknown>): Record<string, string> =>
@@ -123,6 +125,8 @@ export class CallManager {
       transport.close(refused);
       return;
     }
+    // Whichever node the stream reached serves the call, and a peer finishes it only if this node dies.
+    if (this.d.nodeId) this.d.calls.setOwner(callId, this.d.nodeId);
     const agent = version.config;
     const log = this.d.log.child({ call_id: callId, org_id: orgId });
     const variables = stringVariables(record.dynamic_variables);

@@ -1,7 +1,9 @@
-// At start-up, what a process that died left behind is put right, once: calls it was running end
-// with error_service, charged for the time they ran, their recordings made readable and linked;
-// calls still waiting to connect end as not_connected (a campaign's are its scheduler's, which
-// ends them when their lease runs out); recordings of no call are removed.
+// What a process that died left behind is put right, once: calls it was running end with
+// error_service, charged for the time they ran, their recordings made readable and linked; calls
+// still waiting to connect end as not_connected (a campaign's are its scheduler's, which ends them
+// when their lease runs out). A process does it at start for the calls of its own previous run and
+// of nodes whose lease ran out, and again whenever a peer's lease runs out (nodes.ts); a live
+// peer's calls are never touched. At start, recordings of no call are removed.
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -26,15 +28,17 @@ export interface RecoveryDeps {
   pricePerMinute: number;
 }
 
-export function recoverAfterRestart(d: RecoveryDeps): void {
-  for (const { orgId, record } of d.calls.listByStatus(['ongoing'])) finishInterrupted(d, orgId, record);
-  for (const { orgId, record } of d.calls.listByStatus(['registered'])) {
+/** Finishes the calls no node in `liveNodes` owns; `atStart` also removes recordings of no call. */
+export function recoverOrphanedCalls(d: RecoveryDeps, liveNodes: string[], atStart: boolean): void {
+  for (const { orgId, record } of d.calls.listOrphaned(['ongoing'], liveNodes)) finishInterrupted(d, orgId, record);
+  for (const { orgId, record } of d.calls.listOrphaned(['registered'], liveNodes)) {
     // A campaign's call is its scheduler's: the lease of the one that claimed it decides (a live peer may own it).
     if (record.campaign_id !== null || record.batch_id !== null) continue;
     // Its stream deadline, its ring timer or its dialer died with the process: it cannot connect now.
-    d.service.endUnconnected(orgId, record.call_id, 'not_connected', 'dial_failed', 'The service restarted before the call connected.');
+    const message = atStart ? 'The service restarted before the call connected.' : 'The service process the call was waiting on stopped before it connected.';
+    d.service.endUnconnected(orgId, record.call_id, 'not_connected', 'dial_failed', message);
   }
-  removeOrphanRecordings(d);
+  if (atStart) removeOrphanRecordings(d);
 }
 
 /**

@@ -1,12 +1,14 @@
-// The calls room, built from config: call records (registration, ending, start-up recovery),
+// The calls room, built from config: call records (registration, ending, recovery with node leases),
 // organization limits, the calls running in this process, and the manager that runs a session
 // on each media stream that connects.
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentRepository } from '../agents/repository.ts';
 import type { AgentService } from '../agents/service.ts';
 import type { Dialer } from '../calls/dialer.ts';
 import { CallEvents } from '../calls/events.ts';
+import type { NodeLeases } from '../calls/nodes.ts';
 import type { CallRepository } from '../calls/repository.ts';
 import { CallService } from '../calls/service.ts';
 import { StreamDeadlines } from '../calls/stream-deadlines.ts';
@@ -14,10 +16,10 @@ import type { Clock, RandomHex } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { OutboundHttp } from '../net/http.ts';
 import type { SpeechEngineProvider } from '../speech/types.ts';
-import type { Timers } from '../timers.ts';
+import type { TimerHandle, Timers } from '../timers.ts';
 import { OrgLimits, type CreditRepository } from './limits.ts';
 import { CallManager } from './manager.ts';
-import { recoverAfterRestart } from './recovery.ts';
+import { recoverOrphanedCalls, type RecoveryDeps } from './recovery.ts';
 import { CallControl } from './control.ts';
 import { CallRegistry } from './registry.ts';
 
@@ -25,6 +27,7 @@ export interface CallRuntimeDeps {
   agents: AgentService;
   agentRepo: AgentRepository;
   callRepo: CallRepository;
+  nodes: NodeLeases;
   credits: CreditRepository;
   speech: SpeechEngineProvider;
   dialer: Dialer;
@@ -46,8 +49,14 @@ export interface CallRuntime {
   control: CallControl;
   /** Registered calls waiting for their media stream. */
   streams: StreamDeadlines;
-  /** Once, at start (after the service listens: recordings are linked by its address): what a dead process left is put right. */
+  /**
+   * Once, at start (after the service listens: recordings are linked by its address): what this
+   * node's previous run and dead peers left is put right; then the node keeps its lease in the
+   * store and finishes the calls of any peer whose lease runs out.
+   */
   recover(): void;
+  /** Stops renewing the lease and gives it up (after the drain: this node's calls are final). */
+  leave(): void;
   /**
    * On shutdown: calls under way may go on for `drainMs`, then the rest are ended with
    * error_service; resolves once every record is final and post-call work is done or 5 s passed.
@@ -67,7 +76,8 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
       now: () => deps.clock.now(),
     },
   );
-  const service = new CallService(deps.callRepo, deps.agents, deps.dialer, deps.clock, deps.random, deps.logger, events, limits);
+  const nodeId = config.nodeId ?? `${hostname()}:${config.port}`;
+  const service = new CallService(deps.callRepo, deps.agents, deps.dialer, deps.clock, deps.random, deps.logger, events, limits, nodeId);
   const manager = new CallManager({
     calls: deps.callRepo,
     callService: service,
@@ -84,9 +94,38 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     outbound: deps.outbound,
     dialer: deps.dialer,
     random: deps.random,
+    nodeId,
   });
   const streams = new StreamDeadlines(deps.timers, service, events, config.streamConnectTimeoutMs);
   const control = new CallControl({ calls: deps.callRepo, registry, recordingPath: (callId) => manager.recordingPath(callId) });
+  const recovery: RecoveryDeps = {
+    calls: deps.callRepo,
+    service,
+    events,
+    limits,
+    clock: deps.clock,
+    log: deps.logger,
+    recordingsDir: join(deps.dataDir, 'recordings'),
+    recordingUrl: (callId) => manager.recordingUrl(callId),
+    pricePerMinute: config.pricePerMinuteCredits,
+  };
+  let nextBeat: TimerHandle | undefined;
+  let leaving = false;
+  // Renewed three times a lease: a node is taken for dead only after missing three beats in a row.
+  const heartbeat = (): void => {
+    if (leaving) return;
+    const now = deps.clock.now();
+    try {
+      deps.nodes.renew(nodeId, now, now + config.nodeLeaseMs);
+      const live = deps.nodes.alive(now);
+      recoverOrphanedCalls(recovery, live, false);
+      const forgotten = deps.nodes.forgetExpired(now);
+      if (forgotten > 0) deps.logger.warn({ node_id: nodeId, nodes: forgotten }, 'peer nodes whose lease ran out forgotten, their calls finished');
+    } catch (error) {
+      deps.logger.error({ err: error, node_id: nodeId }, 'node heartbeat failed');
+    }
+    nextBeat = deps.timers.setTimeout(heartbeat, config.nodeLeaseMs / 3);
+  };
   return {
     service,
     events,
@@ -94,18 +133,18 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     manager,
     control,
     streams,
-    recover: () =>
-      recoverAfterRestart({
-        calls: deps.callRepo,
-        service,
-        events,
-        limits,
-        clock: deps.clock,
-        log: deps.logger,
-        recordingsDir: join(deps.dataDir, 'recordings'),
-        recordingUrl: (callId) => manager.recordingUrl(callId),
-        pricePerMinute: config.pricePerMinuteCredits,
-      }),
+    recover: () => {
+      const now = deps.clock.now();
+      // This node's own calls from before count as dead even while its old lease still runs: it is this
+      // process that restarted. Nothing was registered here yet (no request is served before this runs).
+      recoverOrphanedCalls(recovery, deps.nodes.alive(now).filter((id) => id !== nodeId), true);
+      heartbeat();
+    },
+    leave() {
+      leaving = true;
+      deps.timers.clearTimeout(nextBeat);
+      deps.nodes.release(nodeId);
+    },
     async drain(drainMs) {
       const deadline = Date.now() + drainMs;
       while (registry.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));

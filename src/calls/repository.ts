@@ -35,7 +35,10 @@ export interface CallPage {
 }
 
 export interface CallRepository {
-  insert(orgId: string, record: CallRecord, createdAt: number, options?: { streamSecretHash?: string }): void;
+  /** `ownerNode`: the node that registers the call (nodes.ts) owns it until another serves it. */
+  insert(orgId: string, record: CallRecord, createdAt: number, options?: { streamSecretHash?: string; ownerNode?: string }): void;
+  /** The node serving the call's media owns it from now on. */
+  setOwner(callId: string, nodeId: string): void;
   /** A call looked up by id alone, for a media stream that carries only call_id and secret. */
   getForStream(callId: string): { orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined;
   get(orgId: string, callId: string): CallRecord | undefined;
@@ -44,6 +47,6 @@ export interface CallRepository {
   list(orgId: string, query: CallListQuery): CallPage;
   /** Removes a record for good; false for an unknown id. */
   delete(orgId: string, callId: string): boolean;
-  /** Calls of every organization in the given statuses (start-up recovery). */
-  listByStatus(statuses: string[]): { orgId: string; record: CallRecord }[];
+  /** Calls of every organization in the given statuses owned by none of `liveNodes` (recovery: their node died, or they predate owners). */
+  listOrphaned(statuses: string[], liveNodes: string[]): { orgId: string; record: CallRecord }[];
 }

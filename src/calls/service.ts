@@ -53,6 +53,8 @@ export class CallService {
     private readonly events: CallEvents,
     /** The organization limits (OrgLimits); without them every call is admitted. */
     private readonly admission: CallAdmission = ADMIT_ALL,
+    /** This process among the nodes sharing the store (nodes.ts): it owns the calls it registers. */
+    private readonly nodeId?: string,
   ) {}
 
   /**
@@ -85,7 +87,7 @@ export class CallService {
       agent_version: agent.version,
     });
     const streamSecret = this.random(24);
-    this.calls.insert(orgId, record, this.clock.now(), { streamSecretHash: hashStreamSecret(streamSecret) });
+    this.calls.insert(orgId, record, this.clock.now(), { streamSecretHash: hashStreamSecret(streamSecret), ...(this.nodeId ? { ownerNode: this.nodeId } : {}) });
     return { record, streamSecret };
   }
 

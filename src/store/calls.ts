@@ -43,9 +43,9 @@ export class SqliteCallRepository implements CallRepository {
   ) {
     this.insertStmt = db.prepare(`
       INSERT INTO calls (call_id, org_id, created_at, sort_ts, agent_id, call_type, call_status, call_from, call_to,
-        disconnection_reason, user_sentiment, start_timestamp, duration_ms, campaign_id, batch_id, record, stream_secret_hash)
+        disconnection_reason, user_sentiment, start_timestamp, duration_ms, campaign_id, batch_id, record, stream_secret_hash, owner_node)
       VALUES (@call_id, @org_id, @created_at, @sort_ts, @agent_id, @call_type, @call_status, @call_from, @call_to,
-        @disconnection_reason, @user_sentiment, @start_timestamp, @duration_ms, @campaign_id, @batch_id, @record, @stream_secret_hash)`);
+        @disconnection_reason, @user_sentiment, @start_timestamp, @duration_ms, @campaign_id, @batch_id, @record, @stream_secret_hash, @owner_node)`);
     this.getStmt = db.prepare('SELECT record, created_at FROM calls WHERE org_id = ? AND call_id = ?');
     this.streamStmt = db.prepare('SELECT org_id, record, stream_secret_hash FROM calls WHERE call_id = ?');
     this.updateStmt = db.prepare(`
@@ -56,7 +56,7 @@ export class SqliteCallRepository implements CallRepository {
       WHERE org_id = @org_id AND call_id = @call_id`);
   }
 
-  insert(orgId: string, record: CallRecord, createdAt: number, options: { streamSecretHash?: string } = {}): void {
+  insert(orgId: string, record: CallRecord, createdAt: number, options: { streamSecretHash?: string; ownerNode?: string } = {}): void {
     this.insertStmt.run({
       ...columnsOf(record),
       call_id: record.call_id,
@@ -64,7 +64,12 @@ export class SqliteCallRepository implements CallRepository {
       created_at: createdAt,
       sort_ts: record.start_timestamp ?? createdAt,
       stream_secret_hash: options.streamSecretHash ?? null,
+      owner_node: options.ownerNode ?? null,
     });
+  }
+
+  setOwner(callId: string, nodeId: string): void {
+    this.db.prepare('UPDATE calls SET owner_node = ? WHERE call_id = ?').run(nodeId, callId);
   }
 
   getForStream(callId: string): { orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined {
@@ -155,11 +160,14 @@ export class SqliteCallRepository implements CallRepository {
       .immediate();
   }
 
-  listByStatus(statuses: string[]): { orgId: string; record: CallRecord }[] {
+  listOrphaned(statuses: string[], liveNodes: string[]): { orgId: string; record: CallRecord }[] {
     if (statuses.length === 0) return [];
     const rows = this.db
-      .prepare(`SELECT org_id, record FROM calls WHERE call_status IN (${statuses.map(() => '?').join(', ')})`)
-      .all(...statuses) as { org_id: string; record: string }[];
+      .prepare(
+        `SELECT org_id, record FROM calls WHERE call_status IN (${statuses.map(() => '?').join(', ')})
+         AND (owner_node IS NULL OR owner_node NOT IN (${liveNodes.map(() => '?').join(', ')}))`,
+      )
+      .all(...statuses, ...liveNodes) as { org_id: string; record: string }[];
     return rows.map((r) => ({ orgId: r.org_id, record: storedRecord(r.record) }));
   }
 }

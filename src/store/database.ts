@@ -228,6 +228,15 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX agent_test_runs_running ON agent_test_runs (status) WHERE status = 'running';
     `,
   },
+  {
+    version: 15,
+    name: 'service nodes and the calls they own',
+    // A call whose owner_node has no live lease is finished by whichever node notices (recovery).
+    sql: `
+      CREATE TABLE service_nodes (node_id TEXT PRIMARY KEY, lease_until INTEGER NOT NULL, renewed_at INTEGER NOT NULL) STRICT;
+      ALTER TABLE calls ADD COLUMN owner_node TEXT;
+    `,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

@@ -10,6 +10,7 @@ import { SqliteCarrierCallRepository } from './carrier-calls.ts';
 import { SqliteCreditRepository } from './credits.ts';
 import { openDatabase, type Db } from './database.ts';
 import { SqliteIdempotencyStore } from './idempotency.ts';
+import { SqliteNodeLeases } from './nodes.ts';
 import { SqliteWebhookRepository } from './webhooks.ts';
 import type { RandomHex } from '../clock.ts';
 
@@ -22,6 +23,7 @@ export interface Store {
   carrierCalls: SqliteCarrierCallRepository;
   credits: SqliteCreditRepository;
   idempotency: SqliteIdempotencyStore;
+  nodes: SqliteNodeLeases;
   webhooks: SqliteWebhookRepository;
   /** For readiness: null when the database answers, else why not. */
   problem(): string | null;
@@ -58,6 +60,7 @@ export function openStore(dataDir: string, options: { random: RandomHex; now: ()
     carrierCalls: new SqliteCarrierCallRepository(db),
     credits: new SqliteCreditRepository(db),
     idempotency: new SqliteIdempotencyStore(db),
+    nodes: new SqliteNodeLeases(db),
     problem() {
       try {
         db.prepare('SELECT 1').get();

@@ -1,21 +1,20 @@
 // The service as a real process: SIGTERM during a call drains then ends it with
 // error_service; kill -9 during a call leaves it for the next start to finalize, and an agent
 // test run under way ends as an error.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../helpers/net.ts';
+import { startServiceProcess } from '../helpers/service-process.ts';
 import { z } from 'zod';
 import { AgentTestSchema, TestRunSchema } from '../../src/agent-tests/schema.ts';
 import { CallRecordSchema } from '../../src/calls/record.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
-import { TEST_TWILIO_TOKEN } from '../helpers/service.ts';
 
-const root = join(import.meta.dirname, '..', '..');
 const KEY = 'restart-key-0123456789-0123456789-0123';
 const NUMBER = '+15550300001';
 const children: ChildProcess[] = [];
@@ -24,25 +23,7 @@ afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
 });
 
-async function startProcess(dataDir: string, port: number): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), API_KEYS: KEY, SHUTDOWN_DRAIN_MS: '500', LOG_LEVEL: 'warn', TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN, WEBHOOK_RETRY_BASE_MS: '200', EGRESS_ALLOW: '127.0.0.0/8' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
-    const ok = await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return { child, url, exited };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the service did not become healthy');
-}
+const startProcess = (dataDir: string, port: number) => startServiceProcess({ dataDir, port, key: KEY, started: children });
 
 const api = (url: string, method: string, path: string, body?: unknown) =>
   fetch(`${url}${path}`, {

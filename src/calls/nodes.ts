@@ -1,0 +1,14 @@
+// The service processes sharing one store are nodes. Each holds a lease there that it renews while
+// it runs; the calls it registers or serves are its own. A node whose lease has run out is dead,
+// and any live node finishes its calls — never the calls of a node that is still alive.
+
+export interface NodeLeases {
+  /** Takes the node's lease, or extends it, until `until` (epoch ms). */
+  renew(nodeId: string, now: number, until: number): void;
+  /** Gives the lease up: a clean shutdown, whose calls are already final. */
+  release(nodeId: string): void;
+  /** The nodes whose lease runs at `now`. */
+  alive(now: number): string[];
+  /** Forgets the nodes whose lease ran out before `now`; returns how many. */
+  forgetExpired(now: number): number;
+}

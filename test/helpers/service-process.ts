@@ -1,0 +1,45 @@
+// The service as a real process (node src/main.ts), for tests of what happens across processes:
+// restarts, crashes, and several processes sharing one store.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { TEST_TWILIO_TOKEN } from './service.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<number | null>;
+}
+
+/** Starts the service on `port` with `dataDir`, as `key`'s organization; resolves once it is healthy. */
+export async function startServiceProcess(options: { dataDir: string; port: number; key: string; env?: Record<string, string>; started: ChildProcess[] }): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATA_DIR: options.dataDir,
+      PORT: String(options.port),
+      API_KEYS: options.key,
+      SHUTDOWN_DRAIN_MS: '500',
+      LOG_LEVEL: 'warn',
+      TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN,
+      WEBHOOK_RETRY_BASE_MS: '200',
+      EGRESS_ALLOW: '127.0.0.0/8',
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  options.started.push(child);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${options.port}`;
+  for (let i = 0; i < 200; i++) {
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return { child, url, exited };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the service did not become healthy');
+}
