@@ -143,7 +143,12 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     leave() {
       leaving = true;
       deps.timers.clearTimeout(nextBeat);
-      deps.nodes.release(nodeId);
+      try {
+        deps.nodes.release(nodeId);
+      } catch (error) {
+        // Shutting down must go on: a lease not given up just runs out.
+        deps.logger.warn({ err: error, node_id: nodeId }, 'node lease could not be given up; it will run out');
+      }
     },
     async drain(drainMs) {
       const deadline = Date.now() + drainMs;

@@ -71,17 +71,20 @@ export class WebhookSender {
       return;
     }
     clearTimeout(this.timer);
-    this.running = this.pass().finally(() => {
-      this.running = undefined;
-      if (this.stopped) return;
-      if (this.again) {
-        this.again = false;
-        this.kick();
-      } else {
-        this.timer = setTimeout(() => this.kick(), this.d.options.pollMs);
-        this.timer.unref();
-      }
-    });
+    // A pass that fails (the store unavailable) is tried at the next poll again: an unhandled rejection would end the process.
+    this.running = this.pass()
+      .catch((error: unknown) => this.d.log.warn({ err: error }, 'webhook outbox pass failed; retrying at the next poll'))
+      .finally(() => {
+        this.running = undefined;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        } else {
+          this.timer = setTimeout(() => this.kick(), this.d.options.pollMs);
+          this.timer.unref();
+        }
+      });
   }
 
   async stop(): Promise<void> {

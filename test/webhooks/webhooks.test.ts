@@ -1,6 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { Agent } from 'undici';
+import { describe, expect, it, vi } from 'vitest';
 import { registeredRecord, type CallRecord } from '../../src/calls/record.ts';
-import { retryDelay, WEBHOOK_DEFAULTS } from '../../src/webhooks/dispatcher.ts';
+import { retryDelay, WebhookSender, WEBHOOK_DEFAULTS } from '../../src/webhooks/dispatcher.ts';
+import type { WebhookRepository } from '../../src/webhooks/repository.ts';
 import { callEventsOf } from '../../src/webhooks/events.ts';
 import { signatureHeader, verifySignature } from '../../src/webhooks/signature.ts';
 
@@ -54,5 +56,39 @@ describe('retry delays', () => {
     let span = 0;
     for (let attempt = 1; attempt < WEBHOOK_DEFAULTS.maxAttempts; attempt++) span += retryDelay(attempt, WEBHOOK_DEFAULTS, () => 0);
     expect(span).toBeGreaterThan(10 * 60_000);
+  });
+});
+
+describe('the webhook sender', () => {
+  it('a pass the store fails is logged and tried again at the next poll, never an unhandled rejection', async () => {
+    let failures = 1;
+    const claimed: number[] = [];
+    const repo = {
+      claimDue: (now: number) => {
+        claimed.push(now);
+        if (failures-- > 0) throw new TypeError('The database connection is not open');
+        return [];
+      },
+    } as unknown as WebhookRepository;
+    const warnings: string[] = [];
+    const sender = new WebhookSender({
+      repo,
+      dispatcher: () => new Agent(),
+      clock: { now: () => 1 },
+      random: (n) => '0'.repeat(n * 2),
+      options: { ...WEBHOOK_DEFAULTS, pollMs: 20 },
+      log: { warn: (_obj, msg) => warnings.push(msg) },
+    });
+    const unhandled = vi.fn();
+    process.on('unhandledRejection', unhandled);
+    try {
+      sender.start();
+      await vi.waitFor(() => expect(claimed.length).toBeGreaterThanOrEqual(2), { timeout: 2_000, interval: 10 });
+      await sender.stop();
+      expect(warnings).toEqual(['webhook outbox pass failed; retrying at the next poll']);
+      expect(unhandled).not.toHaveBeenCalled();
+    } finally {
+      process.off('unhandledRejection', unhandled);
+    }
   });
 });
