@@ -1,12 +1,12 @@
 // Per-organization limits (decisions.md): a maximum of concurrent calls, and an optional
 // credit balance that each call's cost is debited from. A call takes one of its organization's
 // slots when it is admitted (an outbound call as it is placed, a web or inbound call as it
-// registers) and keeps it while it rings or waits for its stream and while it runs.
+// registers) and keeps it while it rings or waits for its stream and while it runs. Slots are
+// held in the store, so the limit holds across every process sharing it; a call's slot is free
+// again once its record is final, or once the node running it is dead (nodes.ts).
 import type { OrgLimit } from '../config.ts';
-import type { CallEvents } from '../calls/events.ts';
 import type { CallRepository } from '../calls/repository.ts';
 import type { AdmissionRefusal, CallAdmission } from '../calls/service.ts';
-import type { CallRegistry } from './registry.ts';
 
 export interface CreditRepository {
   /** Sets the starting balance the first time an organization is seen; later starts keep what is left. */
@@ -17,27 +17,25 @@ export interface CreditRepository {
 }
 
 export interface OrgLimitsDeps {
-  registry: CallRegistry;
   credits: CreditRepository;
-  /** Every ending of a call that never connected is told here: its slot is freed. */
-  events: CallEvents;
-  /** The stored records: a waiting call whose record ended out of this process's sight frees its slot too. */
-  calls: Pick<CallRepository, 'get'>;
+  /** Where slots are held. */
+  calls: Pick<CallRepository, 'takeSlot' | 'slotsInUse' | 'holdsSlot'>;
+  /** The nodes whose calls count (this one among them). */
+  liveNodes: () => string[];
 }
 
 export class OrgLimits implements CallAdmission {
-  private readonly registry: CallRegistry;
   private readonly credits: CreditRepository;
-  private readonly calls: Pick<CallRepository, 'get'>;
+  private readonly calls: OrgLimitsDeps['calls'];
+  private readonly liveNodes: () => string[];
 
   constructor(
     deps: OrgLimitsDeps,
     private readonly options: { maxConcurrentCalls: number; orgLimits: Record<string, OrgLimit>; pricePerMinute: number; now: () => number },
   ) {
-    this.registry = deps.registry;
     this.credits = deps.credits;
     this.calls = deps.calls;
-    deps.events.on('ended', ({ record }) => this.registry.release(record.call_id));
+    this.liveNodes = deps.liveNodes;
     for (const [orgId, limit] of Object.entries(options.orgLimits)) {
       if (limit.credit_balance !== undefined) deps.credits.initialize(orgId, limit.credit_balance, options.now());
     }
@@ -52,24 +50,24 @@ export class OrgLimits implements CallAdmission {
    * it ends. A call that holds one already (admitted at registration) is only checked for credits.
    */
   admit(orgId: string, callId: string): AdmissionRefusal | null {
-    if (!this.registry.holdsSlot(callId) && !this.hasFreeSlot(orgId)) return 'concurrency_limit_reached';
+    const held = this.calls.holdsSlot(orgId, callId);
+    if (!held && !this.hasFreeSlot(orgId)) return 'concurrency_limit_reached';
     const balance = this.credits.balance(orgId);
     if (balance !== undefined && balance <= 0) return 'insufficient_balance';
-    this.registry.hold(orgId, callId);
+    // Counted again and taken in one transaction: two processes admitting at once cannot both take the last slot.
+    if (!held && !this.calls.takeSlot(orgId, callId, this.maxCalls(orgId), this.liveNodes())) return 'concurrency_limit_reached';
     return null;
   }
 
   /** Whether one more call of the organization would fit now. */
   hasFreeSlot(orgId: string): boolean {
     const max = this.maxCalls(orgId);
-    if (max <= 0 || this.registry.countFor(orgId) < max) return true;
-    // Only when full, so the store is read rarely: a waiting call whose record has ended (where this
-    // process saw no ending, say another process ended it) holds nothing any more.
-    for (const callId of this.registry.waitingFor(orgId)) {
-      const status = this.calls.get(orgId, callId)?.call_status;
-      if (status !== 'registered' && status !== 'ongoing') this.registry.release(callId);
-    }
-    return this.registry.countFor(orgId) < max;
+    return max <= 0 || this.slotsInUse(orgId) < max;
+  }
+
+  /** Slots the organization's calls hold now, in every process sharing the store. */
+  slotsInUse(orgId: string): number {
+    return this.calls.slotsInUse(orgId, this.liveNodes());
   }
 
   /** For a running call: ends it once its cost so far would exceed what the organization has left. */

@@ -67,8 +67,9 @@ export interface CallRuntime {
 export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRuntime {
   const events = new CallEvents();
   const registry = new CallRegistry();
+  const nodeId = config.nodeId ?? `${hostname()}:${config.port}`;
   const limits = new OrgLimits(
-    { registry, credits: deps.credits, events, calls: deps.callRepo },
+    { credits: deps.credits, calls: deps.callRepo, liveNodes: () => [nodeId, ...deps.nodes.alive(deps.clock.now())] },
     {
       maxConcurrentCalls: config.maxConcurrentCalls,
       orgLimits: config.orgLimits,
@@ -76,7 +77,6 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
       now: () => deps.clock.now(),
     },
   );
-  const nodeId = config.nodeId ?? `${hostname()}:${config.port}`;
   const service = new CallService(deps.callRepo, deps.agents, deps.dialer, deps.clock, deps.random, deps.logger, events, limits, nodeId);
   const manager = new CallManager({
     calls: deps.callRepo,

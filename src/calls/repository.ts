@@ -47,6 +47,15 @@ export interface CallRepository {
   list(orgId: string, query: CallListQuery): CallPage;
   /** Removes a record for good; false for an unknown id. */
   delete(orgId: string, callId: string): boolean;
+  /**
+   * In one transaction: the call takes one of its organization's slots unless `max` are held already
+   * (max 0: no limit). Held slots are those of the organization's calls not yet final whose node is
+   * one of `liveNodes` (or that have none). True when the call holds a slot now (or held one).
+   */
+  takeSlot(orgId: string, callId: string, max: number, liveNodes: string[]): boolean;
+  /** Slots the organization's calls hold now, counted as takeSlot counts them. */
+  slotsInUse(orgId: string, liveNodes: string[]): number;
+  holdsSlot(orgId: string, callId: string): boolean;
   /** Calls of every organization in the given statuses owned by none of `liveNodes` (recovery: their node died, or they predate owners). */
   listOrphaned(statuses: string[], liveNodes: string[]): { orgId: string; record: CallRecord }[];
 }

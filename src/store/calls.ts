@@ -68,6 +68,30 @@ export class SqliteCallRepository implements CallRepository {
     });
   }
 
+  takeSlot(orgId: string, callId: string, max: number, liveNodes: string[]): boolean {
+    return this.db
+      .transaction(() => {
+        if (this.holdsSlot(orgId, callId)) return true;
+        if (max > 0 && this.slotsInUse(orgId, liveNodes) >= max) return false;
+        return this.db.prepare('UPDATE calls SET holds_slot = 1 WHERE org_id = ? AND call_id = ?').run(orgId, callId).changes === 1;
+      })
+      .immediate();
+  }
+
+  slotsInUse(orgId: string, liveNodes: string[]): number {
+    const row = this.db
+      .prepare(
+        `SELECT count(*) AS n FROM calls WHERE org_id = ? AND call_status IN ('registered', 'ongoing') AND holds_slot = 1
+         AND (owner_node IS NULL OR owner_node IN (${liveNodes.map(() => '?').join(', ')}))`,
+      )
+      .get(orgId, ...liveNodes) as { n: number };
+    return row.n;
+  }
+
+  holdsSlot(orgId: string, callId: string): boolean {
+    return this.db.prepare('SELECT 1 FROM calls WHERE org_id = ? AND call_id = ? AND holds_slot = 1').get(orgId, callId) !== undefined;
+  }
+
   setOwner(callId: string, nodeId: string): void {
     this.db.prepare('UPDATE calls SET owner_node = ? WHERE call_id = ?').run(nodeId, callId);
   }

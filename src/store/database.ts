@@ -239,6 +239,13 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX calls_by_status_owner ON calls (call_status, owner_node);
     `,
   },
+  {
+    version: 16,
+    name: 'organization slots held in the store',
+    // A call not yet final with holds_slot 1 counts against its organization's concurrent-call limit,
+    // whichever process runs it: the limit holds across processes sharing the store.
+    sql: `ALTER TABLE calls ADD COLUMN holds_slot INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

@@ -1,7 +1,13 @@
-// The organization's concurrent-call limit counts every call of this process from its
-// registration (ringing, or waiting for its media stream) until it ends, and every way a call
-// can end without connecting gives its slot back.
+// The organization's concurrent-call limit counts every call from its registration (ringing, or
+// waiting for its media stream) until it ends, in every process sharing the store, and every way
+// a call can end without connecting gives its slot back.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { OrgLimits } from '../../src/call/limits.ts';
+import { registeredRecord } from '../../src/calls/record.ts';
+import { openStore } from '../../src/store/store.ts';
 import type { ActiveCall } from '../../src/call/registry.ts';
 import { ADMISSION_MESSAGES, type OutboundCallRequest } from '../../src/calls/service.ts';
 import { StreamDeadlines } from '../../src/calls/stream-deadlines.ts';
@@ -79,7 +85,7 @@ describe('organization concurrent-call limit', () => {
     // CallManager.connect asks again as the stream opens: the call holds its slot already.
     expect(h.limits.admit('acme', ringing.call_id)).toBeNull();
     connect(h, ringing.call_id);
-    expect(h.registry.countFor('acme')).toBe(1);
+    expect(h.limits.slotsInUse('acme')).toBe(1);
     const web = registerWeb(h);
     expect(h.limits.admit('acme', web)).toBe('concurrency_limit_reached');
   });
@@ -88,12 +94,12 @@ describe('organization concurrent-call limit', () => {
     const h = createHarness(':memory:', { maxConcurrentCalls: 1 });
     const running = connect(h, (await h.calls.createOutbound('acme', outbound())).call_id);
     const web = registerWeb(h);
-    expect(h.registry.countFor('acme')).toBe(1);
+    expect(h.limits.slotsInUse('acme')).toBe(1);
     expect(h.limits.admit('acme', web)).toBe('concurrency_limit_reached');
     running.end();
     await settle();
     const later = registerWeb(h);
-    expect(h.registry.countFor('acme')).toBe(1); // the later web call took the freed slot
+    expect(h.limits.slotsInUse('acme')).toBe(1); // the later web call took the freed slot
     expect(h.limits.admit('acme', later)).toBeNull();
   });
 
@@ -122,7 +128,7 @@ describe('organization concurrent-call limit', () => {
       expect((await h.calls.createOutbound('acme', outbound('+14155550999'))).disconnection_reason).toBe('dial_failed');
       vi.spyOn(h.dialer, 'dial').mockRejectedValueOnce(new Error('carrier down'));
       expect((await h.calls.createOutbound('acme', outbound())).disconnection_reason).toBe('error_service');
-      expect(h.registry.countFor('acme')).toBe(0);
+      expect(h.limits.slotsInUse('acme')).toBe(0);
       expect(await tryCall(h)).toBe('registered');
     });
 
@@ -145,7 +151,7 @@ describe('organization concurrent-call limit', () => {
       tokens.issue('wct_a', 'acme', registerWeb(h));
       expect(await tryCall(h)).toBe('not_connected');
       timers.advance(WEB_TOKEN_TTL_MS);
-      expect(h.registry.countFor('acme')).toBe(0);
+      expect(h.limits.slotsInUse('acme')).toBe(0);
 
       const late = registerWeb(h);
       tokens.issue('wct_b', 'acme', late);
@@ -155,5 +161,38 @@ describe('organization concurrent-call limit', () => {
       expect(h.calls.get('acme', late)).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_no_answer' });
       expect(await tryCall(h)).toBe('registered');
     });
+  });
+});
+
+describe('organization limits across processes sharing the store', () => {
+  it("two processes' calls count against one limit, a dead node's calls do not, and a call admitted once keeps its slot", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'limits-'));
+    const store = openStore(dir, { random: (n) => '0'.repeat(n * 2), now: () => 0 });
+    try {
+      let alive = ['a', 'b', 'c'];
+      const limitsOf = (node: string) =>
+        new OrgLimits({ credits: store.credits, calls: store.calls, liveNodes: () => [node, ...alive] }, { maxConcurrentCalls: 2, orgLimits: {}, pricePerMinute: 10, now: () => 0 });
+      const [a, b] = [limitsOf('a'), limitsOf('b')];
+      const register = (callId: string, owner: string) =>
+        store.calls.insert('acme', registeredRecord({ call_id: callId, agent_id: 'x', agent_version: 1, call_type: 'web', call_from: null, call_to: null }), 0, { ownerNode: owner });
+      register('call_a1', 'a');
+      register('call_b1', 'b');
+      register('call_a2', 'a');
+      expect(a.admit('acme', 'call_a1')).toBeNull();
+      expect(b.admit('acme', 'call_b1')).toBeNull();
+      expect(a.admit('acme', 'call_a2')).toBe('concurrency_limit_reached');
+      expect(b.slotsInUse('acme')).toBe(2);
+      // Admitted at registration, then again as its stream opens: the slot it holds is its own.
+      expect(a.admit('acme', 'call_a1')).toBeNull();
+      // Node b dies: its call holds nothing any more (recovery will finish it), and a's waiting call fits.
+      alive = ['a', 'c'];
+      expect(a.admit('acme', 'call_a2')).toBeNull();
+      // A call ended anywhere frees its slot.
+      store.calls.update('acme', 'call_a1', (r) => ({ ...r, call_status: 'ended' }));
+      expect(a.slotsInUse('acme')).toBe(1);
+    } finally {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

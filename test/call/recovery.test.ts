@@ -6,7 +6,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentService } from '../../src/agents/service.ts';
 import { OrgLimits } from '../../src/call/limits.ts';
 import { recoverOrphanedCalls, type RecoveryDeps } from '../../src/call/recovery.ts';
-import { CallRegistry } from '../../src/call/registry.ts';
 import { CallEvents } from '../../src/calls/events.ts';
 import { registeredRecord, type CallRecord } from '../../src/calls/record.ts';
 import { CallService } from '../../src/calls/service.ts';
@@ -26,7 +25,7 @@ beforeEach(() => {
   events.on('ended', ({ record }) => ended.push(record.call_id));
   const clock = { now: () => NOW };
   const log = pino({ level: 'silent' });
-  const limits = new OrgLimits({ registry: new CallRegistry(), credits: store.credits, events, calls: store.calls }, { maxConcurrentCalls: 0, orgLimits: {}, pricePerMinute: 10, now: clock.now });
+  const limits = new OrgLimits({ credits: store.credits, calls: store.calls, liveNodes: () => ['a'] }, { maxConcurrentCalls: 0, orgLimits: {}, pricePerMinute: 10, now: clock.now });
   const dialer = { name: 'none', dial: async () => ({ status: 'failed' as const, reason: 'dial_failed' as const, message: 'no carrier' }), showsCallerId: () => false };
   const service = new CallService(store.calls, new AgentService(store.agents, clock), dialer, clock, (n) => '1'.repeat(n * 2), log, events, limits);
   deps = { calls: store.calls, service, events, limits, clock, log, recordingsDir: join(dir, 'recordings'), recordingUrl: (id) => `http://x/${id}`, pricePerMinute: 10 };

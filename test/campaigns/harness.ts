@@ -83,7 +83,7 @@ export function createHarness(file = ':memory:', options: { maxConcurrentCalls?:
   const callRepo = new SqliteCallRepository(db);
   const registry = new CallRegistry();
   const limits = new OrgLimits(
-    { registry, credits: new SqliteCreditRepository(db), events, calls: callRepo },
+    { credits: new SqliteCreditRepository(db), calls: callRepo, liveNodes: () => [] },
     { maxConcurrentCalls: options.maxConcurrentCalls ?? 0, orgLimits: {}, pricePerMinute: 0, now: () => clock.now() },
   );
   const calls = new CallService(callRepo, agents, dialer, clock, hex, log, events, limits);

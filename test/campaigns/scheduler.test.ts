@@ -84,7 +84,7 @@ describe('campaign scheduler', () => {
     const c = h.campaigns.create('acme', { ...base, concurrency: 3, tasks: tasks(5) });
     await settle();
     expect(h.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', active_concurrency: 1, failed_calls: 0 });
-    expect(h.registry.countFor('acme')).toBe(2);
+    expect(h.limits.slotsInUse('acme')).toBe(2);
 
     h.noAnswer(api.call_id); // its slot frees: the campaign takes it at once
     await settle();
@@ -94,7 +94,7 @@ describe('campaign scheduler', () => {
       h.answer(next!);
       h.hangUp(next!);
       await settle();
-      expect(h.registry.countFor('acme')).toBeLessThanOrEqual(2);
+      expect(h.limits.slotsInUse('acme')).toBeLessThanOrEqual(2);
     }
     expect(h.campaigns.get('acme', c.id)).toMatchObject({ status: 'success', completed_calls: 5, failed_calls: 0, active_concurrency: 0 });
     expect(h.dialer.dialed).toHaveLength(6);

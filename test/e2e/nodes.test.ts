@@ -1,8 +1,9 @@
 // Two service processes sharing one store, as real processes: a node that starts leaves a live
-// peer's call alone (recovery used to end every ongoing call in the database), and once the peer
-// is killed and its lease runs out, the survivor finishes its call with error_service, once.
+// peer's call alone (recovery used to end every ongoing call in the database), the organization's
+// concurrent-call limit holds across both, and once the peer is killed and its lease runs out, the
+// survivor finishes its call with error_service, once, and its slot is free again.
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -29,12 +30,15 @@ const api = (url: string, method: string, path: string, body?: unknown) =>
 const recordOf = async (url: string, callId: string) => CallRecordSchema.parse(await (await api(url, 'GET', `/v2/calls/${callId}`)).json());
 
 describe('nodes sharing a store', () => {
-  it("a node starting leaves a live peer's call alone; when the peer is killed, the survivor finishes its call once its lease runs out", async () => {
+  it("a node starting leaves a live peer's call alone and counts it against the organization's limit; when the peer is killed, the survivor finishes its call once its lease runs out", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-nodes-'));
-    const env = { NODE_LEASE_MS: String(LEASE_MS) };
+    // One call at a time for the organization, across both processes.
+    // The demo agent answering NUMBER, from the agents file both nodes load (a node loading the shipped file would undo a PATCH).
+    const demo = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'media', 'agents', 'demo.json'), 'utf8')) as Record<string, unknown>;
+    const agentsFile = join(dataDir, 'agents.json');
+    writeFileSync(agentsFile, JSON.stringify({ ...demo, inbound_numbers: [NUMBER], inactivity_timeout_ms: 60_000 }));
+    const env = { NODE_LEASE_MS: String(LEASE_MS), MAX_CONCURRENT_CALLS: '1', AGENTS_FILE: agentsFile };
     const first = await startServiceProcess({ dataDir, port: await freePort(), key: KEY, env, started: children });
-    expect((await api(first.url, 'PATCH', '/v2/agents/demo', { inbound_numbers: [NUMBER], inactivity_timeout_ms: 60_000 })).status).toBe(200);
-    expect((await api(first.url, 'POST', '/v2/agents/demo/publish')).status).toBe(200);
     const { caller, callId } = await placeInboundCall(first.url, NUMBER);
     await agentFinished(caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });
 
@@ -43,6 +47,10 @@ describe('nodes sharing a store', () => {
     await new Promise((r) => setTimeout(r, LEASE_MS));
     expect((await recordOf(second.url, callId)).call_status).toBe('ongoing');
     expect(caller.closed).toBe(false);
+    // The organization's one slot is held by the first node's call: a call reaching the second node is refused.
+    const refused = await placeInboundCall(second.url, NUMBER);
+    await refused.caller.waitForClose();
+    expect(await recordOf(second.url, refused.callId)).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'concurrency_limit_reached' });
 
     first.child.kill('SIGKILL');
     await first.exited;
@@ -63,5 +71,9 @@ describe('nodes sharing a store', () => {
     // Finished once: later beats change nothing.
     await new Promise((r) => setTimeout(r, LEASE_MS));
     expect(await recordOf(second.url, callId)).toEqual(ended);
+    // The slot is free again: the second node takes a call.
+    const next = await placeInboundCall(second.url, NUMBER);
+    await agentFinished(next.caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });
+    expect((await recordOf(second.url, next.callId)).call_status).toBe('ongoing');
   }, 90_000);
 });
