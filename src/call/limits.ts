@@ -50,13 +50,12 @@ export class OrgLimits implements CallAdmission {
    * it ends. A call that holds one already (admitted at registration) is only checked for credits.
    */
   admit(orgId: string, callId: string): AdmissionRefusal | null {
-    const held = this.calls.holdsSlot(orgId, callId);
-    if (!held && !this.hasFreeSlot(orgId)) return 'concurrency_limit_reached';
     const balance = this.credits.balance(orgId);
-    if (balance !== undefined && balance <= 0) return 'insufficient_balance';
-    // Counted again and taken in one transaction: two processes admitting at once cannot both take the last slot.
-    if (!held && !this.calls.takeSlot(orgId, callId, this.maxCalls(orgId), this.liveNodes())) return 'concurrency_limit_reached';
-    return null;
+    // A full organization is refused for that first, as it would be with credit left.
+    if (balance !== undefined && balance <= 0) return this.calls.holdsSlot(orgId, callId) || this.hasFreeSlot(orgId) ? 'insufficient_balance' : 'concurrency_limit_reached';
+    // Counted and taken in one transaction: two processes admitting at once cannot both take the last slot.
+    const max = this.maxCalls(orgId);
+    return this.calls.takeSlot(orgId, callId, max, max > 0 ? this.liveNodes() : []) ? null : 'concurrency_limit_reached';
   }
 
   /** Whether one more call of the organization would fit now. */
