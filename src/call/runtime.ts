@@ -112,19 +112,23 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
   let nextBeat: TimerHandle | undefined;
   let leaving = false;
   // Renewed three times a lease: a node is taken for dead only after missing three beats in a row.
-  const heartbeat = (): void => {
+  const heartbeat = (atStart: boolean): void => {
     if (leaving) return;
     const now = deps.clock.now();
     try {
       deps.nodes.renew(nodeId, now, now + config.nodeLeaseMs);
-      const live = deps.nodes.alive(now);
-      recoverOrphanedCalls(recovery, live, false);
+      // At start this node's own calls from before count as dead though its lease runs: it is this process
+      // that restarted. Nothing was registered here yet (no request is served before the first beat).
+      const live = deps.nodes.alive(now).filter((id) => !atStart || id !== nodeId);
+      recoverOrphanedCalls(recovery, live, atStart);
       const forgotten = deps.nodes.forgetExpired(now);
       if (forgotten > 0) deps.logger.warn({ node_id: nodeId, nodes: forgotten }, 'peer nodes whose lease ran out forgotten, their calls finished');
     } catch (error) {
+      // A store that fails at start fails the start; later, the next beat tries again.
+      if (atStart) throw error;
       deps.logger.error({ err: error, node_id: nodeId }, 'node heartbeat failed');
     }
-    nextBeat = deps.timers.setTimeout(heartbeat, config.nodeLeaseMs / 3);
+    nextBeat = deps.timers.setTimeout(() => heartbeat(false), config.nodeLeaseMs / 3);
   };
   return {
     service,
@@ -133,13 +137,7 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     manager,
     control,
     streams,
-    recover: () => {
-      const now = deps.clock.now();
-      // This node's own calls from before count as dead even while its old lease still runs: it is this
-      // process that restarted. Nothing was registered here yet (no request is served before this runs).
-      recoverOrphanedCalls(recovery, deps.nodes.alive(now).filter((id) => id !== nodeId), true);
-      heartbeat();
-    },
+    recover: () => heartbeat(true),
     leave() {
       leaving = true;
       deps.timers.clearTimeout(nextBeat);
