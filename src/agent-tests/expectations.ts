@@ -4,9 +4,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { LlmConfig } from '../agents/schema.ts';
 import { jsonObjectIn } from '../analysis/analyze.ts';
-import type { CallRecord, TranscriptItem, TranscriptMessage } from '../calls/record.ts';
+import { llmMetadataOf, type CallRecord, type TranscriptItem, type TranscriptMessage } from '../calls/record.ts';
 import { completeChat, type LlmClientOptions } from '../llm/client.ts';
-import type { ChatMessage, LlmRequestMetadata } from '../llm/types.ts';
+import type { ChatMessage } from '../llm/types.ts';
 import type { AssertionResult, Expect, TextMatch } from './schema.ts';
 
 /** A model's verdict on a call against criteria in words. */
@@ -125,20 +125,6 @@ export const JUDGE_REQUEST_TAG = 'AGENT TEST JUDGE REQUEST';
 
 const VerdictSchema = z.object({ pass: z.boolean(), reason: z.string().max(4_000).default('') });
 
-/** The model request's metadata for a request about a finished call (a judge's, a simulated caller's). */
-export function metadataOfCall(record: CallRecord): LlmRequestMetadata {
-  return {
-    call_id: record.call_id,
-    agent_id: record.agent_id,
-    agent_version: record.agent_version ?? 0,
-    call_type: record.call_type,
-    call_from: record.call_from,
-    call_to: record.call_to,
-    metadata: record.metadata,
-    dynamic_variables: Object.fromEntries(Object.entries(record.dynamic_variables).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])),
-  };
-}
-
 /** A judge that asks a chat-completions model for {"pass", "reason"} about the call's transcript. */
 export function modelJudge(client: () => LlmClientOptions): Judge {
   return async (criteria, llm, record) => {
@@ -155,7 +141,7 @@ export function modelJudge(client: () => LlmClientOptions): Judge {
       { role: 'system', content: system },
       { role: 'user', content: user },
     ];
-    const reply = await completeChat({ ...llm, stream: false }, { messages, metadata: metadataOfCall(record) }, client());
+    const reply = await completeChat({ ...llm, stream: false }, { messages, metadata: llmMetadataOf(record, record.agent_version ?? 0) }, client());
     const found = jsonObjectIn(reply.content);
     if ('error' in found) throw new Error(`the judge's ${found.error}: ${JSON.stringify(reply.content.slice(0, 200))}`);
     const verdict = VerdictSchema.safeParse(found.json);

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { AgentVersion, LlmConfig } from '../agents/schema.ts';
 import type { CallRegistry } from '../call/registry.ts';
 import type { CallEvents } from '../calls/events.ts';
-import type { CallRecord } from '../calls/record.ts';
+import { llmMetadataOf, type CallRecord } from '../calls/record.ts';
 import type { CallRepository } from '../calls/repository.ts';
 import type { CallService } from '../calls/service.ts';
 import { liveAgentWords, SimCallee, type SimCalleeResult } from '../carriers/sim/callee.ts';
@@ -18,7 +18,7 @@ import type { LlmClientOptions } from '../llm/client.ts';
 import type { SpeechEngineProvider } from '../speech/types.ts';
 import { replaySteps, scriptSteps, speakWith, type SpeakText } from './callers.ts';
 import { compareWithOriginal } from './diff.ts';
-import { checkExpectations, judgeCall, metadataOfCall, type Judge } from './expectations.ts';
+import { checkExpectations, judgeCall, type Judge } from './expectations.ts';
 import { runPersonaCaller } from './persona.ts';
 import type { AgentTestRepository } from './repository.ts';
 import type { AgentTest, TestResult, TestRun } from './schema.ts';
@@ -167,7 +167,7 @@ export class TestRunner {
           llm: caller.caller_llm ?? version.config.llm,
           voice: caller.voice,
           speak,
-          metadata: metadataOfCall(record),
+          metadata: llmMetadataOf(record, version.version),
           client: this.d.llmClient(),
         });
       } else outcome = await callee.run();

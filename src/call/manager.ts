@@ -7,7 +7,7 @@ import { voicemailHandling, type AgentConfig, type VoicemailHandling } from '../
 import { analyzeCall } from '../analysis/analyze.ts';
 import type { CallEvents } from '../calls/events.ts';
 import { ADMISSION_MESSAGES, type CallService } from '../calls/service.ts';
-import type { CallRecord } from '../calls/record.ts';
+import { llmMetadataOf, type CallRecord } from '../calls/record.ts';
 import { LLM_CLIENT_DEFAULTS } from '../llm/client.ts';
 import { fillVariables } from '../llm/prompt.ts';
 import type { OutboundHttp } from '../net/http.ts';
@@ -77,9 +77,6 @@ export interface CallManagerDeps {
   nodeId?: string | undefined;
 }
 
-const stringVariables = (vars: Record<string, unknown>): Record<string, string> =>
-  Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
-
 export class CallManager {
   private readonly background = new Set<Promise<unknown>>();
   private readonly holdAudioByRate = new Map<number, Promise<Int16Array>>();
@@ -129,17 +126,8 @@ export class CallManager {
     if (this.d.nodeId) this.d.calls.setOwner(callId, this.d.nodeId);
     const agent = version.config;
     const log = this.d.log.child({ call_id: callId, org_id: orgId });
-    const variables = stringVariables(record.dynamic_variables);
-    const metadata: LlmRequestMetadata = {
-      call_id: callId,
-      agent_id: record.agent_id,
-      agent_version: version.version,
-      call_type: record.call_type,
-      call_from: record.call_from,
-      call_to: record.call_to,
-      metadata: record.metadata,
-      dynamic_variables: variables,
-    };
+    const metadata = llmMetadataOf(record, version.version);
+    const variables = metadata.dynamic_variables;
     // Engines and recorder take the line's own rate (8 kHz on a phone): no resampling per frame.
     const sampleRate = transport.sampleRate ?? INTERNAL_SAMPLE_RATE;
     const recorder = record.opt_out_sensitive_data_storage ? undefined : new CallRecorder(this.recordingPath(callId), sampleRate);

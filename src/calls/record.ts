@@ -1,5 +1,6 @@
 // The call record (interface 2.1 plus the fields decisions.md adds) as stored and served.
 import { z } from 'zod';
+import type { LlmRequestMetadata } from '../llm/types.ts';
 
 export const CALL_TYPES = ['web', 'phone', 'inbound', 'outbound', 'api', 'unknown'] as const;
 export const CALL_STATUSES = ['registered', 'ongoing', 'ended', 'not_connected', 'error'] as const;
@@ -163,5 +164,19 @@ export function toV1Record(record: CallRecord): Omit<CallRecord, 'transcript' | 
     transcript: record.transcript?.map(({ role, content }) => ({ role, content })) ?? null,
     transcript_with_tool_calls:
       record.transcript_with_tool_calls?.map(({ start_at: _s, end_at: _e, ...rest }) => rest) ?? null,
+  };
+}
+
+/** The `metadata` a model request about this call carries; dynamic variables as strings (JSON for other values). */
+export function llmMetadataOf(record: CallRecord, agentVersion: number): LlmRequestMetadata {
+  return {
+    call_id: record.call_id,
+    agent_id: record.agent_id,
+    agent_version: agentVersion,
+    call_type: record.call_type,
+    call_from: record.call_from,
+    call_to: record.call_to,
+    metadata: record.metadata,
+    dynamic_variables: Object.fromEntries(Object.entries(record.dynamic_variables).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])),
   };
 }
