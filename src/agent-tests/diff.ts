@@ -2,6 +2,7 @@
 // turn by turn, the tool calls made, and the latency; and how a replay compares with its call.
 import { z } from 'zod';
 import type { TranscriptItem, TranscriptMessage } from '../calls/record.ts';
+import { invocationsOf, type Invocation } from './expectations.ts';
 import { OriginalComparisonSchema, type OriginalComparison, type TestResult, type TestRun } from './schema.ts';
 
 const TurnChangeSchema = z.object({ turn: z.int(), role: z.enum(['agent', 'user']).nullable(), before: z.string().nullable(), after: z.string().nullable() });
@@ -65,12 +66,8 @@ export function compareWithOriginal(callId: string, original: readonly Transcrip
   return { call_id: callId, turns, same_turns: turns.filter((t) => t.same).length, total_turns: turns.length };
 }
 
-function toolCallsOf(items: readonly TranscriptItem[] | null): { name: string; arguments: string }[] {
-  return (items ?? []).flatMap((item) => (item.role === 'tool_call_invocation' ? [{ name: item.name, arguments: item.arguments }] : []));
-}
-
 /** Calls paired by name in order: unpaired ones were added or removed, paired ones with other arguments changed. */
-function diffToolCalls(before: { name: string; arguments: string }[], after: { name: string; arguments: string }[]): TestDiff['tool_calls'] {
+function diffToolCalls(before: Invocation[], after: Invocation[]): TestDiff['tool_calls'] {
   const left = [...before];
   const added: TestDiff['tool_calls']['added'] = [];
   const changed: TestDiff['tool_calls']['changed'] = [];
@@ -98,7 +95,7 @@ function diffTest(before: TestResult | undefined, after: TestResult | undefined)
     name: either.name,
     status: { before: before?.status ?? null, after: after?.status ?? null, changed: before?.status !== after?.status },
     turns,
-    tool_calls: diffToolCalls(toolCallsOf(before?.transcript_with_tool_calls ?? null), toolCallsOf(after?.transcript_with_tool_calls ?? null)),
+    tool_calls: diffToolCalls(invocationsOf(before?.transcript_with_tool_calls ?? null), invocationsOf(after?.transcript_with_tool_calls ?? null)),
     latency_e2e_p50_ms: { before: p50Before, after: p50After, change: p50Before !== null && p50After !== null ? Math.round(p50After - p50Before) : null },
     failed_assertions: (after?.assertions ?? []).filter((a) => !a.passed).map((a) => `${a.assertion}: ${a.details}`),
     original: after?.original ?? null,

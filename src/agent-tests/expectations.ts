@@ -17,13 +17,14 @@ export interface Verdict {
 
 export type Judge = (criteria: string, llm: LlmConfig, record: CallRecord) => Promise<Verdict>;
 
-interface Invocation {
+export interface Invocation {
   name: string;
   arguments: string;
 }
 
-const invocationsOf = (items: readonly TranscriptItem[]): Invocation[] =>
-  items.flatMap((item) => (item.role === 'tool_call_invocation' ? [{ name: item.name, arguments: item.arguments }] : []));
+/** The tool calls the model made in a transcript, in order. */
+export const invocationsOf = (items: readonly TranscriptItem[] | null): Invocation[] =>
+  (items ?? []).flatMap((item) => (item.role === 'tool_call_invocation' ? [{ name: item.name, arguments: item.arguments }] : []));
 
 function parsedArguments(text: string): unknown {
   try {
@@ -81,7 +82,7 @@ function checkToolCalls(expected: NonNullable<Expect['tool_calls']>, made: reado
 export function checkExpectations(expect: Expect, record: CallRecord): AssertionResult[] {
   const results: AssertionResult[] = [];
   const messages = record.transcript ?? [];
-  if (expect.tool_calls) results.push(...checkToolCalls(expect.tool_calls, invocationsOf(record.transcript_with_tool_calls ?? [])));
+  if (expect.tool_calls) results.push(...checkToolCalls(expect.tool_calls, invocationsOf(record.transcript_with_tool_calls)));
   expect.transcript_contains?.forEach((match, index) => {
     const found = matches(match, messages);
     results.push({
