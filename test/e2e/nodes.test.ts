@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CallRecordSchema } from '../../src/calls/record.ts';
 import { freePort } from '../helpers/net.ts';
 import { agentFinished, placeInboundCall } from '../helpers/phone.ts';
-import { startServiceProcess } from '../helpers/service-process.ts';
+import { apiAs, startServiceProcess } from '../helpers/service-process.ts';
 
 const KEY = 'nodes-key-0123456789-0123456789-0123';
 const NUMBER = '+15550300002';
@@ -20,12 +20,7 @@ afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
 });
 
-const api = (url: string, method: string, path: string, body?: unknown) =>
-  fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
+const api = apiAs(KEY);
 
 const recordOf = async (url: string, callId: string) => CallRecordSchema.parse(await (await api(url, 'GET', `/v2/calls/${callId}`)).json());
 

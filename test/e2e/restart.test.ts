@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../helpers/net.ts';
-import { startServiceProcess } from '../helpers/service-process.ts';
+import { apiAs, startServiceProcess } from '../helpers/service-process.ts';
 import { z } from 'zod';
 import { AgentTestSchema, TestRunSchema } from '../../src/agent-tests/schema.ts';
 import { CallRecordSchema } from '../../src/calls/record.ts';
@@ -25,12 +25,7 @@ afterEach(() => {
 
 const startProcess = (dataDir: string, port: number) => startServiceProcess({ dataDir, port, key: KEY, started: children });
 
-const api = (url: string, method: string, path: string, body?: unknown) =>
-  fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
+const api = apiAs(KEY);
 
 async function serviceWithPhoneAgent() {
   const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-restart-'));

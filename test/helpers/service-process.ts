@@ -43,3 +43,13 @@ export async function startServiceProcess(options: { dataDir: string; port: numb
   }
   throw new Error('the service did not become healthy');
 }
+
+/** An API request to a service process as `key`'s organization; a body is sent as JSON. */
+export function apiAs(key: string): (url: string, method: string, path: string, body?: unknown) => Promise<Response> {
+  return (url, method, path, body) =>
+    fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+}
