@@ -3,12 +3,14 @@
 // and any live node finishes its calls — never the calls of a node that is still alive.
 
 export interface NodeLeases {
-  /** Takes the node's lease, or extends it, until `until` (epoch ms). */
-  renew(nodeId: string, now: number, until: number): void;
+  /** Takes the node's lease, or extends it, until `until` (epoch ms); `url` is where peers reach it. */
+  renew(nodeId: string, now: number, until: number, url: string | null): void;
   /** Gives the lease up: a clean shutdown, whose calls are already final. */
   release(nodeId: string): void;
   /** The nodes whose lease runs at `now`. */
   alive(now: number): string[];
+  /** Where a node whose lease runs at `now` is reached; null when it is dead or gave no address. */
+  urlOf(nodeId: string, now: number): string | null;
   /** Forgets the nodes whose lease ran out before `now`; returns how many. */
   forgetExpired(now: number): number;
 }

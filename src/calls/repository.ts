@@ -39,6 +39,8 @@ export interface CallRepository {
   insert(orgId: string, record: CallRecord, createdAt: number, options?: { streamSecretHash?: string; ownerNode?: string }): void;
   /** The node serving the call's media owns it from now on. */
   setOwner(callId: string, nodeId: string): void;
+  /** The node that owns the call (registered or serves it); null for an unknown call or one from before owners. */
+  ownerOf(callId: string): string | null;
   /** A call looked up by id alone, for a media stream that carries only call_id and secret. */
   getForStream(callId: string): { orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined;
   get(orgId: string, callId: string): CallRecord | undefined;

@@ -246,6 +246,21 @@ export const MIGRATIONS: Migration[] = [
     // whichever process runs it: the limit holds across processes sharing the store.
     sql: `ALTER TABLE calls ADD COLUMN holds_slot INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    version: 17,
+    name: 'node addresses and web call tokens in the store',
+    // A live-control request or a carrier callback for a call may reach any node: it is passed on to
+    // the node's url. A browser's media socket may reach any node too: its token is redeemed here.
+    sql: `
+      ALTER TABLE service_nodes ADD COLUMN url TEXT;
+      CREATE TABLE web_call_tokens (
+        token_hash TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

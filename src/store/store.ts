@@ -11,6 +11,7 @@ import { SqliteCreditRepository } from './credits.ts';
 import { openDatabase, type Db } from './database.ts';
 import { SqliteIdempotencyStore } from './idempotency.ts';
 import { SqliteNodeLeases } from './nodes.ts';
+import { SqliteWebCallTokens } from './web-tokens.ts';
 import { SqliteWebhookRepository } from './webhooks.ts';
 import type { RandomHex } from '../clock.ts';
 
@@ -24,6 +25,7 @@ export interface Store {
   credits: SqliteCreditRepository;
   idempotency: SqliteIdempotencyStore;
   nodes: SqliteNodeLeases;
+  webCallTokens: SqliteWebCallTokens;
   webhooks: SqliteWebhookRepository;
   /** For readiness: null when the database answers, else why not. */
   problem(): string | null;
@@ -61,6 +63,7 @@ export function openStore(dataDir: string, options: { random: RandomHex; now: ()
     credits: new SqliteCreditRepository(db),
     idempotency: new SqliteIdempotencyStore(db),
     nodes: new SqliteNodeLeases(db),
+    webCallTokens: new SqliteWebCallTokens(db),
     problem() {
       try {
         db.prepare('SELECT 1').get();

@@ -14,6 +14,7 @@ import { StreamDeadlines } from '../../src/calls/stream-deadlines.ts';
 import { CallOutcomes } from '../../src/carriers/outcomes.ts';
 import { ManualTimers } from '../../src/timers.ts';
 import { WEB_TOKEN_TTL_MS, WebCallTokens } from '../../src/transports/web/tokens.ts';
+import { SqliteWebCallTokens } from '../../src/store/web-tokens.ts';
 import { createHarness, settle, type Harness } from '../campaigns/harness.ts';
 
 const outbound = (to = '+14155550111'): OutboundCallRequest => ({
@@ -147,7 +148,7 @@ describe('organization concurrent-call limit', () => {
     it('when its browser never opens the web call, or presents its token only after it expired', async () => {
       const h = createHarness(':memory:', { maxConcurrentCalls: 1 });
       const timers = new ManualTimers(0);
-      const tokens = new WebCallTokens(timers, ({ orgId, callId }) => h.calls.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'never opened'));
+      const tokens = new WebCallTokens(new SqliteWebCallTokens(h.db), timers, ({ orgId, callId }) => h.calls.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'never opened'));
       tokens.issue('wct_a', 'acme', registerWeb(h));
       expect(await tryCall(h)).toBe('not_connected');
       timers.advance(WEB_TOKEN_TTL_MS);

@@ -1,21 +1,17 @@
 // Single-use, short-lived tokens that let a browser open the media socket of one web call
-// without ever holding an API key.
+// without ever holding an API key. They are kept in the store (only their hash), so the socket
+// may reach any node; the node that issued a token ends its call if it is never redeemed.
 import { createHash } from 'node:crypto';
+import type { WebCallTokenRepository } from '../../calls/web-tokens.ts';
 import type { TimerHandle, Timers } from '../../timers.ts';
 
 export const WEB_TOKEN_TTL_MS = 60_000;
 
-interface Claim {
-  orgId: string;
-  callId: string;
-  expiresAt: number;
-  timer: TimerHandle;
-}
-
 export class WebCallTokens {
-  private readonly claims = new Map<string, Claim>();
+  private readonly expiries = new Map<string, TimerHandle>();
 
   constructor(
+    private readonly repo: WebCallTokenRepository,
     private readonly timers: Timers,
     /** A token that expires unused: the call never connected. */
     private readonly onExpired: (claim: { orgId: string; callId: string }) => void,
@@ -23,28 +19,29 @@ export class WebCallTokens {
 
   issue(token: string, orgId: string, callId: string): void {
     const key = digest(token);
+    this.repo.issue(key, orgId, callId, this.timers.now() + WEB_TOKEN_TTL_MS);
     const timer = this.timers.setTimeout(() => {
-      if (this.claims.get(key) !== claim) return;
-      this.claims.delete(key);
-      this.onExpired(claim);
+      this.expiries.delete(key);
+      // Still there: no node redeemed it in time.
+      const claim = this.repo.take(key);
+      if (claim) this.onExpired(claim);
     }, WEB_TOKEN_TTL_MS);
-    const claim: Claim = { orgId, callId, expiresAt: this.timers.now() + WEB_TOKEN_TTL_MS, timer };
-    this.claims.set(key, claim);
+    this.expiries.set(key, timer);
   }
 
-  /** Shutdown: forget every unused token and its expiry timer. */
+  /** Shutdown: no expiry timer may touch the store once it is closed (recovery ends calls never opened). */
   close(): void {
-    for (const claim of this.claims.values()) this.timers.clearTimeout(claim.timer);
-    this.claims.clear();
+    for (const timer of this.expiries.values()) this.timers.clearTimeout(timer);
+    this.expiries.clear();
   }
 
   /** The call this token opens, once; undefined for an unknown, used or expired token. */
   redeem(token: string): { orgId: string; callId: string } | undefined {
     const key = digest(token);
-    const claim = this.claims.get(key);
+    const claim = this.repo.take(key);
+    this.timers.clearTimeout(this.expiries.get(key));
+    this.expiries.delete(key);
     if (!claim) return undefined;
-    this.claims.delete(key);
-    this.timers.clearTimeout(claim.timer);
     if (claim.expiresAt < this.timers.now()) {
       // Redeemed late, before its timer ran: the call never connected all the same (and frees its slot).
       this.onExpired(claim);
