@@ -41,6 +41,11 @@ export interface ServiceOptions {
   speech?: SpeechEngineProvider;
   /** Warm the embedded default voice at start-up (npm start does; tests leave it off). */
   warmSpeech?: boolean;
+  /**
+   * Load AGENTS_FILE (true by default). Of several workers started together only the first does
+   * (cluster/supervisor.ts), and a restarted worker does not, so a file never undoes a PATCH twice.
+   */
+  setup?: boolean;
   logger?: Logger;
   clock?: Clock;
   random?: RandomHex;
@@ -76,7 +81,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const timers = options.timers ?? realTimers;
   const dataDir = resolve(config.dataDir);
   // PUBLIC_URL, or the listening address once known: carriers and browsers call back to it.
-  const address = { public: config.publicUrl ?? '', listen: '' };
+  // The peer address: where this process is reached by its peers and by its own simulated phones.
+  const address = { public: config.publicUrl ?? '', listen: '', peer: '' };
   const publicUrl = () => address.public;
 
   const { auth, generatedKey } = createAuthenticator(config.apiKeys, dataDir, { random, logger });
@@ -100,7 +106,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const agents = new AgentService(store.agents, clock, (url) => outbound.policy.literalRefusal(url));
   const carriers = await createCarriers(config, {
     publicUrl,
-    mediaUrl: () => mediaStreamUrl(address.listen),
+    mediaUrl: () => mediaStreamUrl(address.peer),
     carrierCalls: store.carrierCalls,
     clock,
     logger,
@@ -120,6 +126,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger,
     dataDir,
     publicUrl,
+    nodeUrl: () => address.peer || null,
     outbound,
   });
   const outcomes = carriers.connect(calls.service, calls.registry, calls.events);
@@ -131,7 +138,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     registry: calls.registry,
     repo: store.agentTests,
     speech,
-    mediaUrl: () => mediaStreamUrl(address.listen),
+    mediaUrl: () => mediaStreamUrl(address.peer),
     recordingPath: (callId) => calls.manager.recordingPath(callId),
     judge: modelJudge(llmClient),
     llmClient,
@@ -156,6 +163,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     idempotency: store.idempotency,
     metrics,
     webhooks: store.webhooks,
+    webCallTokens: store.webCallTokens,
     egressRefusal: (url) => outbound.policy.literalRefusal(url),
     storeProblem: () => store.problem(),
     timers,
@@ -165,17 +173,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     publicUrl,
   });
 
-  const url = await http.listen();
+  const { url, peerUrl } = await http.listen();
   address.public ||= url;
   address.listen = url;
-  outbound.policy.ownAddresses([address.public, url]);
+  address.peer = peerUrl;
+  outbound.policy.ownAddresses([address.public, url, peerUrl]);
   // After carriers.connect (a recovered outbound call hangs its carrier leg up too) and once the
   // address that links recordings is known.
   calls.recover();
   agentTests.recover();
   // Deliveries a previous process left in the outbox go out now.
   webhookSender.start();
-  if (config.agentsFile) {
+  if (config.agentsFile && (options.setup ?? true)) {
     const entries = readAgentsFile(resolve(config.agentsFile), address.public);
     for (const orgId of auth.organizations) {
       agents.loadFromFile(orgId, entries);

@@ -1,7 +1,6 @@
 // The calls room, built from config: call records (registration, ending, recovery with node leases),
 // organization limits, the calls running in this process, and the manager that runs a session
 // on each media stream that connects.
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentRepository } from '../agents/repository.ts';
@@ -37,6 +36,8 @@ export interface CallRuntimeDeps {
   logger: Logger;
   dataDir: string;
   publicUrl: () => string;
+  /** Where peers reach this node (its peer listener), once it listens. */
+  nodeUrl: () => string | null;
   outbound: OutboundHttp;
 }
 
@@ -49,6 +50,12 @@ export interface CallRuntime {
   control: CallControl;
   /** Registered calls waiting for their media stream. */
   streams: StreamDeadlines;
+  nodeId: string;
+  /**
+   * Where a request about this call must go when another live node runs it (its media reached
+   * that node); null when the call runs here, is not under way, or its node is gone.
+   */
+  ownerUrl(callId: string): string | null;
   /**
    * Once, at start (after the service listens: recordings are linked by its address): what this
    * node's previous run and dead peers left is put right; then the node keeps its lease in the
@@ -67,7 +74,7 @@ export interface CallRuntime {
 export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRuntime {
   const events = new CallEvents();
   const registry = new CallRegistry();
-  const nodeId = config.nodeId ?? `${hostname()}:${config.port}`;
+  const nodeId = config.nodeId;
   const limits = new OrgLimits(
     { credits: deps.credits, calls: deps.callRepo, liveNodes: () => [nodeId, ...deps.nodes.alive(deps.clock.now())] },
     {
@@ -116,7 +123,7 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     if (leaving) return;
     const now = deps.clock.now();
     try {
-      deps.nodes.renew(nodeId, now, now + config.nodeLeaseMs);
+      deps.nodes.renew(nodeId, now, now + config.nodeLeaseMs, deps.nodeUrl());
       // At start this node's own calls from before count as dead though its lease runs: it is this process
       // that restarted. Nothing was registered here yet (no request is served before the first beat).
       const live = deps.nodes.alive(now).filter((id) => !atStart || id !== nodeId);
@@ -137,6 +144,12 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     manager,
     control,
     streams,
+    nodeId,
+    ownerUrl(callId) {
+      if (registry.get(callId)) return null;
+      const owner = deps.callRepo.ownerOf(callId);
+      return owner && owner !== nodeId ? deps.nodes.urlOf(owner, deps.clock.now()) : null;
+    },
     recover: () => heartbeat(true),
     leave() {
       leaving = true;

@@ -1,5 +1,6 @@
 // The http room, built from config: the fastify server with the JSON API, the carriers' webhooks,
 // the media WebSockets, the demo peer and the browser call page.
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import fastifyWebsocket from '@fastify/websocket';
 import type { Logger } from 'pino';
 import type { AgentTestService } from '../agent-tests/service.ts';
@@ -21,6 +22,8 @@ import { PendingStreams } from '../transports/pending-streams.ts';
 import { twilioMediaRoute } from '../transports/twilio/route.ts';
 import { webMediaRoute } from '../transports/web/route.ts';
 import { WebCallTokens } from '../transports/web/tokens.ts';
+import type { WebCallTokenRepository } from '../calls/web-tokens.ts';
+import { forwardToOwners } from './forward.ts';
 import type { ServiceMetrics } from '../metrics/metrics.ts';
 import { agentTestRoutes } from './routes/agent-tests.ts';
 import { agentRoutes } from './routes/agents.ts';
@@ -60,11 +63,12 @@ export interface ServiceHttpDeps {
   egressRefusal: (url: string) => string | null;
   /** Present when config.metrics serves GET /metrics. */
   metrics?: ServiceMetrics | undefined;
+  webCallTokens: WebCallTokenRepository;
 }
 
 export interface ServiceHttp extends Pick<HttpServer, 'app' | 'beginShutdown' | 'shuttingDown'> {
-  /** Starts listening; resolves with the address (http://host:port). */
-  listen(): Promise<string>;
+  /** Starts listening; resolves with the address (http://host:port) and the one peers reach this process at. */
+  listen(): Promise<{ url: string; peerUrl: string }>;
   close(): Promise<void>;
 }
 
@@ -91,6 +95,8 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
       socket.terminate();
     },
   });
+  const forward = { nodeId: calls.nodeId, ownerUrl: (callId: string) => calls.ownerUrl(callId) };
+  forwardToOwners(app, forward);
   idempotentRoutes(app, deps.idempotency, deps.clock);
   systemRoutes(app, {
     openapi: http.openapi,
@@ -104,7 +110,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   if (config.metrics && deps.metrics) metricsRoute(app, deps.metrics, config.metrics);
   agentRoutes(app, deps.agents, deps.random);
   callRoutes(app, calls.service, calls.control, (callId) => calls.manager.recordingPath(callId));
-  listenRoute(app, calls.control);
+  listenRoute(app, calls.control, forward);
   campaignRoutes(app, deps.campaigns);
   agentTestRoutes(app, deps.agentTests);
   webhookRoutes(app, { repo: deps.webhooks, clock: deps.clock, refusal: deps.egressRefusal });
@@ -112,7 +118,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   if (!signing.authToken && !signing.required) logger.warn('TWILIO_SIGNATURE=off: carrier webhooks are accepted unsigned; anyone who reaches this port can start and end calls');
   twilioStatusRoutes(app, { outcomes: deps.outcomes, carrierCalls: deps.carrierCalls, signing, publicUrl });
 
-  const tokens = new WebCallTokens(deps.timers, ({ orgId, callId }) =>
+  const tokens = new WebCallTokens(deps.webCallTokens, deps.timers, ({ orgId, callId }) =>
     calls.service.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'The browser never opened the call within 60 seconds.'),
   );
   const accepting = () => !http.shuttingDown;
@@ -143,6 +149,8 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   // The browser call page (GET / and /web/*): public static files; it asks for the API key.
   webPageRoutes(app);
 
+  // The peer listener hands its connections to the same server: one app, two doors.
+  let peerServer: Server | undefined;
   return {
     app,
     beginShutdown: http.beginShutdown,
@@ -151,9 +159,18 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     },
     async listen() {
       const address = await app.listen({ port: config.port, host: config.host });
-      return address.replace('[::1]', '127.0.0.1');
+      const peer = createServer((socket) => app.server.emit('connection', socket));
+      peerServer = peer;
+      await new Promise<void>((resolve, reject) => {
+        peer.once('error', reject);
+        // exclusive: a cluster worker would otherwise share one peer port with the other workers.
+        peer.listen({ port: config.peer.port, host: config.peer.host, exclusive: true }, () => resolve());
+      });
+      const peerPort = (peer.address() as AddressInfo).port;
+      return { url: address.replace('[::1]', '127.0.0.1'), peerUrl: `http://${config.peer.address.includes(':') ? `[${config.peer.address}]` : config.peer.address}:${peerPort}` };
     },
     async close() {
+      peerServer?.close();
       await app.close();
       tokens.close();
     },

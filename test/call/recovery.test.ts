@@ -43,15 +43,28 @@ function call(callId: string, status: 'ongoing' | 'registered', owner: string | 
 
 describe('node leases', () => {
   it('a node is alive while its lease runs, renewing extends it, and expired nodes are forgotten', () => {
-    store.nodes.renew('a', NOW, NOW + 15_000);
-    store.nodes.renew('b', NOW - 20_000, NOW - 5_000);
+    store.nodes.renew('a', NOW, NOW + 15_000, null);
+    store.nodes.renew('b', NOW - 20_000, NOW - 5_000, null);
     expect(store.nodes.alive(NOW)).toEqual(['a']);
-    store.nodes.renew('b', NOW, NOW + 15_000);
+    store.nodes.renew('b', NOW, NOW + 15_000, null);
     expect(store.nodes.alive(NOW).sort()).toEqual(['a', 'b']);
     expect(store.nodes.forgetExpired(NOW + 20_000)).toBe(2);
-    store.nodes.renew('c', NOW, NOW + 1);
+    store.nodes.renew('c', NOW, NOW + 1, null);
     store.nodes.release('c');
     expect(store.nodes.alive(NOW)).toEqual([]);
+  });
+
+  it("a live node's address is known to its peers; a dead node has none", () => {
+    store.nodes.renew('a', NOW, NOW + 15_000, 'http://127.0.0.1:4001');
+    store.nodes.renew('b', NOW - 20_000, NOW - 5_000, 'http://127.0.0.1:4002');
+    expect(store.nodes.urlOf('a', NOW)).toBe('http://127.0.0.1:4001');
+    expect(store.nodes.urlOf('b', NOW)).toBeNull();
+    expect(store.nodes.urlOf('nobody', NOW)).toBeNull();
+    call('c1', 'ongoing', 'a');
+    expect(store.calls.ownerOf('c1')).toBe('a');
+    store.calls.setOwner('c1', 'b');
+    expect(store.calls.ownerOf('c1')).toBe('b');
+    expect(store.calls.ownerOf('unknown')).toBeNull();
   });
 });
 

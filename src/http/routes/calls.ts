@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { openRecording } from '../../call/recorder.ts';
 import { ApiError } from '../../errors.ts';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -43,6 +43,8 @@ function toFilter(criteria: z.infer<typeof V2FilterCriteria> | undefined): CallF
 
 const maxDefined = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
 const minDefined = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
+
+const callInPath = (request: FastifyRequest) => (request.params as { call_id: string }).call_id;
 
 export function callRoutes(app: FastifyInstance, calls: CallService, control: CallControl, recordingPath: (callId: string) => string): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -117,10 +119,11 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
     },
   });
 
-  // Live control: the call's organization only (another's id is 404), 409 when it is not under way.
+  // Live control: the call's organization only (another's id is 404), 409 when it is not under way;
+  // passed on to the node running the call when it is another (callOf, forward.ts).
   const controlErrors = { 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema };
   r.post('/v2/calls/:call_id/end', {
-    config: { doc: { summary: 'End an ongoing call now (agent_hangup)', tag: 'live calls' } },
+    config: { doc: { summary: 'End an ongoing call now (agent_hangup)', tag: 'live calls' }, callOf: callInPath },
     schema: { params: CallIdParams, response: { 202: ControlAck, ...controlErrors } },
     handler: async (request, reply) => {
       control.end(request.orgId, request.params.call_id);
@@ -129,7 +132,7 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
   });
 
   r.post('/v2/calls/:call_id/say', {
-    config: { doc: { summary: 'Speak a line in an ongoing call (after what is being said, or at once with interrupt)', tag: 'live calls' } },
+    config: { doc: { summary: 'Speak a line in an ongoing call (after what is being said, or at once with interrupt)', tag: 'live calls' }, callOf: callInPath },
     schema: { params: CallIdParams, body: SayBody, response: { 202: ControlAck, ...controlErrors } },
     handler: async (request, reply) => {
       control.say(request.orgId, request.params.call_id, request.body.text, request.body.interrupt);
@@ -138,7 +141,7 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
   });
 
   r.post('/v2/calls/:call_id/context', {
-    config: { doc: { summary: 'Add a note the model sees from its next turn', tag: 'live calls' } },
+    config: { doc: { summary: 'Add a note the model sees from its next turn', tag: 'live calls' }, callOf: callInPath },
     schema: { params: CallIdParams, body: ContextBody, response: { 202: ControlAck, ...controlErrors } },
     handler: async (request, reply) => {
       control.addContext(request.orgId, request.params.call_id, request.body.content);

@@ -7,17 +7,22 @@ import type {} from '@fastify/websocket';
 import type { CallControl } from '../../call/control.ts';
 import { answerNotUpgraded } from '../../transports/not-upgraded.ts';
 import { toApiError } from '../errors.ts';
+import { relaySocketToOwner, type ForwardDeps } from '../forward.ts';
 
 /** Unsent bytes a listener may have queued (some 30 s of audio) before it is dropped. */
 export const LISTENER_BACKLOG_BYTES = 1024 * 1024;
 
-export function listenRoute(app: FastifyInstance, control: CallControl): void {
+export function listenRoute(app: FastifyInstance, control: CallControl, forward: ForwardDeps): void {
   app.route<{ Params: { call_id: string } }>({
     method: 'GET',
     url: '/v2/calls/:call_id/listen',
-    config: { doc: { summary: "Listen to an ongoing call (WebSocket): its events as JSON, both parties' audio as PCM16 16 kHz binary frames", tag: 'live calls' } },
+    config: {
+      doc: { summary: "Listen to an ongoing call (WebSocket): its events as JSON, both parties' audio as PCM16 16 kHz binary frames", tag: 'live calls' },
+      callOf: (request) => (request.params as { call_id: string }).call_id,
+    },
     handler: answerNotUpgraded,
     wsHandler: (socket, request) => {
+      if (relaySocketToOwner(socket, request, forward, LISTENER_BACKLOG_BYTES)) return;
       let stop: () => void = () => undefined;
       try {
         stop = control.listen(request.orgId, request.params.call_id, {

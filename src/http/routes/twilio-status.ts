@@ -1,6 +1,7 @@
 // POST /telephony/twilio/status: Twilio's call progress callbacks for the calls we placed.
 // POST /telephony/twilio/transfer: how a cold transfer's <Dial> went, and when its destination
 // answered; a caller whose transfer failed is sent back to the agent on a new media stream.
+// Both reach whichever node the carrier calls, and are passed on to the node running the call.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -35,7 +36,13 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
     addFormParser(scope);
     const r = scope.withTypeProvider<ZodTypeProvider>();
     r.post('/telephony/twilio/status', {
-      config: { doc: { summary: "Twilio's status callback for outbound calls (form-encoded, signed)", tag: 'telephony', public: true } },
+      config: {
+        doc: { summary: "Twilio's status callback for outbound calls (form-encoded, signed)", tag: 'telephony', public: true },
+        callOf: (request) => {
+          const { query, body } = request as unknown as { query: z.infer<typeof StatusQuery>; body: z.infer<typeof StatusForm> };
+          return query.call_id ?? deps.carrierCalls.callIdOf('twilio', body.CallSid);
+        },
+      },
       // The signature is checked before the form is trusted: preValidation runs ahead of the schema.
       preValidation: async (request) => verifyTwilioRequest(request, deps.signing, deps.publicUrl()),
       schema: { body: StatusForm, querystring: StatusQuery },
@@ -62,7 +69,10 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
       },
     });
     r.post('/telephony/twilio/transfer', {
-      config: { doc: { summary: "Twilio's callbacks for a cold transfer: the <Dial action> and the destination's answer (form-encoded, signed)", tag: 'telephony', public: true } },
+      config: {
+        doc: { summary: "Twilio's callbacks for a cold transfer: the <Dial action> and the destination's answer (form-encoded, signed)", tag: 'telephony', public: true },
+        callOf: (request) => (request.query as z.infer<typeof TransferQuery>).call_id,
+      },
       preValidation: async (request) => verifyTwilioRequest(request, deps.signing, deps.publicUrl()),
       schema: { body: TransferForm, querystring: TransferQuery },
       handler: async (request, reply) => {
