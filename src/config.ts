@@ -1,4 +1,5 @@
 // Configuration comes from the environment only; every default is here and in README.md.
+import { availableParallelism, hostname } from 'node:os';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -31,6 +32,15 @@ export const ConfigSchema = z.object({
   // them once its lease has run out. Defaults to host:port, which a restart keeps.
   NODE_ID: z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, 'letters, digits, . _ : -, at most 100').optional(),
   NODE_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
+  // Service processes on this machine, all on PORT (node:cluster): one per core by default.
+  WORKERS: z.coerce.number().int().min(1).max(64).default(availableParallelism()),
+  // Each process also listens on a peer port of its own: requests about a call that runs on another
+  // process (live control, carrier callbacks) are passed on to it there, and in-process simulated
+  // phones call it there. NODE_ADDRESS is the host peers reach it at (the PEER_HOST, or this
+  // machine's name when PEER_HOST is a wildcard).
+  PEER_HOST: z.string().min(1).default('127.0.0.1'),
+  PEER_PORT: port.default(0),
+  NODE_ADDRESS: z.string().regex(/^[A-Za-z0-9.:_-]{1,253}$/, 'a host name or address, without brackets').optional(),
   // Outbound calling (campaigns, batches, POST /v2/calls).
   TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-zA-Z]{32}$/, 'AC followed by 32 characters').optional(),
   TWILIO_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
@@ -100,8 +110,12 @@ export interface Config {
   twilioSignature: 'on' | 'off';
   /** How long a registered call may wait for its media stream before it is ended. */
   streamConnectTimeoutMs: number;
-  nodeId: string | undefined;
+  /** NODE_ID, or host:PORT (a restart keeps it). */
+  nodeId: string;
   nodeLeaseMs: number;
+  workers: number;
+  /** Where this process listens for its peers, and the host they reach it at. */
+  peer: { host: string; port: number; address: string };
   /** Set when both TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are: outbound calls go through Twilio. */
   twilio: { accountSid: string; authToken: string; apiBase: string } | undefined;
   ringTimeoutMs: number;
@@ -116,6 +130,8 @@ export interface Config {
   /** EGRESS_ALLOW: CIDRs and host:port entries the egress policy opens; parsed by net/egress.ts. */
   egressAllow: string | undefined;
 }
+
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -174,8 +190,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     twilioAuthToken: raw.TWILIO_AUTH_TOKEN,
     twilioSignature: raw.TWILIO_SIGNATURE,
     streamConnectTimeoutMs: raw.STREAM_CONNECT_TIMEOUT_MS,
-    nodeId: raw.NODE_ID,
+    nodeId: raw.NODE_ID ?? `${hostname()}:${raw.PORT}`,
     nodeLeaseMs: raw.NODE_LEASE_MS,
+    workers: raw.WORKERS,
+    peer: { host: raw.PEER_HOST, port: raw.PEER_PORT, address: raw.NODE_ADDRESS ?? (WILDCARD_HOSTS.has(raw.PEER_HOST) ? hostname() : raw.PEER_HOST) },
     twilio:
       raw.TWILIO_ACCOUNT_SID && raw.TWILIO_AUTH_TOKEN
         ? { accountSid: raw.TWILIO_ACCOUNT_SID, authToken: raw.TWILIO_AUTH_TOKEN, apiBase: raw.TWILIO_API_BASE.replace(/\/+$/, '') }

@@ -1,12 +1,19 @@
 // Entry point of `npm start`.
+import cluster from 'node:cluster';
 import { startService } from './app.ts';
+import { announceReady, doesSetup, superviseWorkers } from './cluster/supervisor.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { AgentsFileError } from './agents/file.ts';
+import { createLogger } from './logger.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  if (config.workers > 1 && cluster.isPrimary) {
+    superviseWorkers(config, createLogger(config.logLevel));
+    return;
+  }
   // The first call's greeting should not wait for the voice's worker threads to start.
-  const service = await startService({ config, warmSpeech: true });
+  const service = await startService({ config, warmSpeech: true, setup: doesSetup() });
   if (service.generatedKey) {
     // Printed once, on the start that created it; later starts only name the file.
     process.stdout.write(
@@ -14,6 +21,7 @@ async function main(): Promise<void> {
     );
   }
   service.logger.info({ url: service.url, public_url: service.publicUrl }, 'voice-call runtime ready');
+  announceReady();
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -20,7 +20,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['store'],
   ['transports', 'telephony', 'demo'],
   ['http'],
-  ['app'],
+  ['app', 'cluster'],
   ['main'],
 ];
 

@@ -1,8 +1,10 @@
 // What an operator scrapes: calls under way, how calls end, each answered turn's latency by stage,
 // and the process's own metrics, in Prometheus's text format through prom-client. One registry per
 // service, so several services in one process (the tests) never mix their numbers.
+import cluster from 'node:cluster';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CallRegistry } from '../call/registry.ts';
+import { clusterWideRender } from './cluster.ts';
 import type { CallEventMap, CallEvents, TurnLatency } from '../calls/events.ts';
 import { CALL_TYPES } from '../calls/record.ts';
 
@@ -77,6 +79,8 @@ export function createMetrics(deps: { events: CallEvents; registry: CallRegistry
     name: 'voicecall_webhook_backlog',
     help: 'Webhook deliveries waiting to be sent or retried',
     registers: [register],
+    // Every worker reads the same outbox: summing them would count each delivery once per worker.
+    aggregator: 'max',
     collect() {
       this.set(deps.webhookBacklog());
     },
@@ -100,7 +104,7 @@ export function createMetrics(deps: { events: CallEvents; registry: CallRegistry
     contentType: register.contentType,
     webhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
     outboundFrameDropped: () => framesDropped.inc(),
-    render: () => register.metrics(),
+    render: cluster.isWorker ? clusterWideRender(register) : () => register.metrics(),
     close() {
       deps.events.off('ended', onEnded);
       deps.events.off('turn', onTurn);

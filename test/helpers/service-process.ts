@@ -26,6 +26,8 @@ export async function startServiceProcess(options: { dataDir: string; port: numb
       TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN,
       WEBHOOK_RETRY_BASE_MS: '200',
       EGRESS_ALLOW: '127.0.0.0/8',
+      // One process per node unless a test asks for workers.
+      WORKERS: '1',
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
