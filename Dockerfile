@@ -20,6 +20,7 @@ COPY . .
 RUN useradd --system --uid 10001 --home /app voicecall && mkdir -p /data && chown voicecall /data
 USER voicecall
 
+# WORKERS (service processes) defaults to the cores Node sees; set it to the container's CPU limit.
 ENV HOST=0.0.0.0 PORT=8080 DATA_DIR=/data NODE_ENV=production
 VOLUME ["/data"]
 EXPOSE 8080
