@@ -58,6 +58,8 @@ export interface CallRepository {
   /** Slots the organization's calls hold now, counted as takeSlot counts them. */
   slotsInUse(orgId: string, liveNodes: string[]): number;
   holdsSlot(orgId: string, callId: string): boolean;
+  /** Runs `work` in one transaction that holds the store's write lock from its start; a throw undoes all of it. */
+  atomically<T>(work: () => T): T;
   /** Calls of every organization in the given statuses owned by none of `liveNodes` (recovery: their node died, or they predate owners). */
   listOrphaned(statuses: string[], liveNodes: string[]): { orgId: string; record: CallRecord }[];
 }

@@ -40,6 +40,16 @@ export interface OutboundCallRequest {
   batchId?: string | null;
   /** Fixed in advance by the campaign scheduler, which records it with the task it claims. */
   callId?: string;
+  /**
+   * A campaign's call waits for a free slot rather than fail: when the organization has none, no
+   * record is written and NoFreeSlotError is thrown (the scheduler puts the task back).
+   */
+  waitForSlot?: boolean;
+}
+
+/** The organization had no free slot for a call that waits for one; nothing was written. */
+export class NoFreeSlotError extends Error {
+  override name = 'NoFreeSlotError';
 }
 
 export class CallService {
@@ -94,7 +104,7 @@ export class CallService {
   async createOutbound(orgId: string, request: OutboundCallRequest): Promise<CallRecord> {
     this.checkCallerId(orgId, request.to, request.from, request.presentationNumber);
     const agent = this.agents.resolve(orgId, request.agentId, request.agentVersion);
-    const { record, streamSecret } = this.insert(orgId, agent, {
+    const fields: RegisteredFields = {
       call_type: 'outbound',
       call_from: request.from,
       call_to: request.to,
@@ -103,9 +113,17 @@ export class CallService {
       dynamic_variables: request.dynamicVariables,
       campaign_id: request.campaignId ?? null,
       batch_id: request.batchId ?? null,
-    }, request.callId ?? newId('call', this.random));
+    };
+    const callId = request.callId ?? newId('call', this.random);
     // Admitted, the call holds its slot from now on: while it rings it counts against the limit.
-    const refused = this.admission.admit(orgId, record.call_id);
+    // Written and admitted in one transaction, so a call that waits for a slot leaves no trace when
+    // another process took the last one since the scheduler looked.
+    const { record, streamSecret, refused } = this.calls.atomically(() => {
+      const written = this.insert(orgId, agent, fields, callId);
+      const refusal = this.admission.admit(orgId, callId);
+      if (refusal === 'concurrency_limit_reached' && request.waitForSlot) throw new NoFreeSlotError(`organization ${orgId} has no free slot`);
+      return { ...written, refused: refusal };
+    });
     if (refused) return this.endUnconnected(orgId, record.call_id, 'not_connected', refused, ADMISSION_MESSAGES[refused]) ?? record;
     try {
       const result = await this.dialer.dial({

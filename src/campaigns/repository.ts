@@ -85,6 +85,8 @@ export interface CampaignRepository {
    * here, before anything is dialed, so after a crash the task and its call find each other.
    */
   claim(campaignId: string, instanceId: string, callId: string): { task: ClaimedTask; campaign: CampaignRow } | undefined;
+  /** The task's call was never written (no free slot after all): the task waits again, as if never claimed. */
+  unclaim(callId: string): void;
   /**
    * Finishes the active task of this call (once: a repeated report changes nothing), counts it,
    * and ends the campaign when it was the last one. Returns the campaign it belonged to.

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { newId, type Clock, type RandomHex } from '../clock.ts';
 import type { CallEvents } from '../calls/events.ts';
 import type { CallRecord } from '../calls/record.ts';
-import type { CallService } from '../calls/service.ts';
+import { NoFreeSlotError, type CallService } from '../calls/service.ts';
 import { ApiError } from '../errors.ts';
 import type { ActiveTask, CampaignRepository, CampaignRow, ClaimedTask } from './repository.ts';
 
@@ -157,11 +157,18 @@ export class CampaignScheduler {
         presentationNumber: task.presentationNumber ?? campaign.presentationNumber,
         metadata: task.metadata,
         dynamicVariables: task.dynamicVariables,
+        waitForSlot: true,
         ...(campaign.kind === 'batch' ? { batchId: campaign.id } : { campaignId: campaign.id }),
       })
       .then(
         () => undefined,
         (error: unknown) => {
+          if (error instanceof NoFreeSlotError) {
+            // Another process took the organization's last slot since this pass looked: the task waits again.
+            this.o.repo.unclaim(task.callId);
+            this.atLimit.add(orgId);
+            return;
+          }
           // The call record was never written (the agent could not be resolved, or the store failed).
           if (error instanceof ApiError && error.code === 'NOT_FOUND') {
             this.o.log.warn({ campaign_id: campaign.id, agent_id: campaign.agentId }, 'the campaign agent no longer exists; the campaign fails');

@@ -92,6 +92,11 @@ export class SqliteCallRepository implements CallRepository {
     return this.db.prepare('SELECT 1 FROM calls WHERE org_id = ? AND call_id = ? AND holds_slot = 1').get(orgId, callId) !== undefined;
   }
 
+  atomically<T>(work: () => T): T {
+    // IMMEDIATE: the write lock is taken first, so what `work` reads no other process changes before it writes.
+    return this.db.transaction(work).immediate();
+  }
+
   ownerOf(callId: string): string | null {
     const row = this.db.prepare('SELECT owner_node FROM calls WHERE call_id = ?').get(callId) as { owner_node: string | null } | undefined;
     return row?.owner_node ?? null;

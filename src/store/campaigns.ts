@@ -218,6 +218,10 @@ export class SqliteCampaignRepository implements CampaignRepository {
       .immediate();
   }
 
+  unclaim(callId: string): void {
+    this.db.prepare("UPDATE campaign_tasks SET state = 'pending', call_id = NULL, claimed_by = NULL WHERE call_id = ? AND state = 'active'").run(callId);
+  }
+
   /**
    * Finishes the active task of this call (once: a repeated report changes nothing), counts it,
    * and ends the campaign when it was the last one. Returns the campaign it belonged to.

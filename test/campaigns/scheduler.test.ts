@@ -178,6 +178,33 @@ describe('campaign scheduler', () => {
     expect(() => h.campaigns.cancel('acme', c.id)).toThrow(expect.objectContaining({ code: 'CONFLICT' }));
   });
 
+  it("a task whose organization's last slot another process took since the pass looked waits again: no call record, no count, no dial", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'sched-')), 'shared.db');
+    const one = createHarness(file, { maxConcurrentCalls: 1 });
+    const two = createHarness(file, { maxConcurrentCalls: 1 });
+    const c = one.campaigns.create('acme', { ...base, concurrency: 2, tasks: tasks(2) });
+    // The other process's call holds the one slot; this pass read the count just before it was taken.
+    const theirs = await two.calls.createOutbound('acme', { agentId: 'bot', agentVersion: 'production', from: base.from, to: '+14155559999', presentationNumber: null, metadata: {}, dynamicVariables: {} });
+    one.calls.hasFreeSlot = () => true;
+    const scheduler = one.newScheduler();
+    scheduler.start();
+    await settle();
+    expect(one.dialer.dialed).toHaveLength(0);
+    expect(one.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', active_concurrency: 0, completed_calls: 0, failed_calls: 0 });
+    expect(one.db.prepare("SELECT count(*) AS n FROM calls WHERE campaign_id IS NOT NULL").get()).toEqual({ n: 0 });
+    expect(one.db.prepare('SELECT state, call_id FROM campaign_tasks WHERE campaign_id = ? ORDER BY seq').all(c.id)).toEqual([
+      { state: 'pending', call_id: null },
+      { state: 'pending', call_id: null },
+    ]);
+    // The slot frees: the next pass dials the first task.
+    two.noAnswer(theirs.call_id);
+    delete (one.calls as { hasFreeSlot?: unknown }).hasFreeSlot;
+    scheduler.pass();
+    await settle();
+    expect(one.dialer.dialed.map((d) => d.to)).toHaveLength(1);
+    expect(one.campaigns.get('acme', c.id)).toMatchObject({ active_concurrency: 1, failed_calls: 0 });
+  });
+
   it('two schedulers on one database never dial the same task', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'sched-')), 'shared.db');
     const one = createHarness(file);
