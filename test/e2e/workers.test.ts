@@ -14,7 +14,7 @@ import WebSocket from 'ws';
 import { CallRecordSchema } from '../../src/calls/record.ts';
 import { freePort } from '../helpers/net.ts';
 import { agentFinished, placeInboundCall, type PlacedCall } from '../helpers/phone.ts';
-import { apiAs, startServiceProcess } from '../helpers/service-process.ts';
+import { apiAs, callOwners, startServiceProcess } from '../helpers/service-process.ts';
 import { WebCallClient } from '../helpers/web-client.ts';
 
 const KEY = 'workers-key-0123456789-0123456789-01';
@@ -58,17 +58,6 @@ function listenBriefly(url: string, callId: string): Promise<{ audioFrames: numb
   });
 }
 
-/** The node (worker) each call is owned by, read from the shared store. */
-function owners(dataDir: string): Map<string, string> {
-  const db = new Database(join(dataDir, 'voicecall.db'), { readonly: true });
-  try {
-    const rows = db.prepare('SELECT call_id, owner_node FROM calls').all() as { call_id: string; owner_node: string }[];
-    return new Map(rows.map((r) => [r.call_id, r.owner_node]));
-  } finally {
-    db.close();
-  }
-}
-
 /** The worker processes of a primary, by the NODE_ID each was given. */
 function workersOf(primary: ChildProcess): Map<string, number> {
   const found = new Map<string, number>();
@@ -109,7 +98,7 @@ describe('WORKERS=2', () => {
     const calls: PlacedCall[] = [];
     for (let i = 0; i < 4; i++) calls.push(await placeInboundCall(service.url, NUMBER));
     await Promise.all(calls.map((c) => agentFinished(c.caller, { after: 0, timeoutMs: 30_000, quietMs: 200 })));
-    const owned = owners(dataDir);
+    const owned = callOwners(dataDir);
     expect(new Set(calls.map((c) => owned.get(c.callId)))).toEqual(new Set(['box-w0', 'box-w1']));
     // A scrape reaching either worker counts the calls of both.
     for (let i = 0; i < 2; i++) {
@@ -152,7 +141,7 @@ describe('WORKERS=2', () => {
     const pid = workersOf(service.child).get(victim)!;
     const killedAt = Date.now();
     process.kill(pid, 'SIGKILL');
-    const afterKill = owners(dataDir);
+    const afterKill = callOwners(dataDir);
     const theirs = calls.filter((c) => afterKill.get(c.callId) === victim);
     const ours = calls.filter((c) => afterKill.get(c.callId) !== victim);
     expect(theirs.length).toBeGreaterThan(0);
@@ -187,7 +176,7 @@ describe('WORKERS=2', () => {
         const next = await placeInboundCall(service.url, NUMBER);
         placed.push(next);
         await agentFinished(next.caller, { after: 0, timeoutMs: 30_000, quietMs: 200 });
-        expect(owners(dataDir).get(next.callId)).toBe(victim);
+        expect(callOwners(dataDir).get(next.callId)).toBe(victim);
       },
       { timeout: 40_000, interval: 100 },
     );

@@ -2,6 +2,7 @@
 // restarts, crashes, and several processes sharing one store.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { TEST_TWILIO_TOKEN } from './service.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -54,4 +55,15 @@ export function apiAs(key: string): (url: string, method: string, path: string, 
       headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       ...(body ? { body: JSON.stringify(body) } : {}),
     });
+}
+
+/** The node each call is owned by (the one running it), read from the store the processes share. */
+export function callOwners(dataDir: string): Map<string, string> {
+  const db = new Database(join(dataDir, 'voicecall.db'), { readonly: true });
+  try {
+    const rows = db.prepare('SELECT call_id, owner_node FROM calls').all() as { call_id: string; owner_node: string }[];
+    return new Map(rows.map((r) => [r.call_id, r.owner_node]));
+  } finally {
+    db.close();
+  }
 }

@@ -1,0 +1,157 @@
+// Two nodes sharing one store run one 200-task campaign at concurrency 20 against simulated phones,
+// under an organization limit of 16 calls; one node is killed with SIGKILL mid-campaign. No task is
+// dialed twice, the dead node's unfinished calls end with error_service (once), the survivor
+// finishes the campaign, and the organization never has more than 16 calls at once — sampled from
+// the store while it runs, and checked from the records' start and end times afterwards.
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { CampaignResponse } from '../../src/http/campaign-schemas.ts';
+import { ListCallsV2Response } from '../../src/http/schemas.ts';
+import { freePort } from '../helpers/net.ts';
+import { apiAs, callOwners, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
+
+const KEY = 'acme:nodes-campaign-key-0123456789-0123456789';
+const TASKS = 200;
+const CONCURRENCY = 20;
+const ORG_LIMIT = 16;
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+const api = apiAs(KEY.slice('acme:'.length));
+const json = async (response: Promise<Response>): Promise<unknown> => (await response).json();
+
+/** Every call of the campaign, over as many pages as it takes. */
+async function campaignCalls(url: string, campaignId: string): Promise<CallRecord[]> {
+  const calls: CallRecord[] = [];
+  let pagination_key: string | undefined;
+  for (;;) {
+    const page = ListCallsV2Response.parse(await json(api(url, 'POST', '/v2/calls/list', { filter_criteria: { campaign_id: [campaignId] }, limit: 100, ...(pagination_key ? { pagination_key } : {}) })));
+    calls.push(...page.calls.map((c) => CallRecordSchema.parse(c)));
+    if (!page.next_cursor) return calls;
+    pagination_key = page.next_cursor;
+  }
+}
+
+/**
+ * Calls of the organization not yet final on a live node, read from the store: once a node is dead
+ * its calls no longer run (their records end at its last sign of life), though a peer may finish
+ * them only a moment later.
+ */
+function unfinished(dataDir: string, deadNode: string | null): number {
+  const db = new Database(join(dataDir, 'voicecall.db'), { readonly: true });
+  try {
+    const row = db
+      .prepare("SELECT count(*) AS n FROM calls WHERE org_id = 'acme' AND call_status IN ('registered', 'ongoing') AND owner_node IS NOT ?")
+      .get(deadNode) as { n: number };
+    return row.n;
+  } finally {
+    db.close();
+  }
+}
+
+/** The most calls connected at one moment, from their start and end times. */
+function peakConnected(calls: CallRecord[]): number {
+  const edges = calls
+    .filter((c) => c.start_timestamp !== null && c.end_timestamp !== null)
+    .flatMap((c) => [
+      { at: c.start_timestamp!, step: 1 },
+      { at: c.end_timestamp!, step: -1 },
+    ])
+    // An end and a start at the same millisecond: the end first.
+    .sort((a, b) => a.at - b.at || a.step - b.step);
+  let now = 0;
+  let peak = 0;
+  for (const { step } of edges) peak = Math.max(peak, (now += step));
+  return peak;
+}
+
+describe('two nodes, one campaign, one node killed', () => {
+  it(`${TASKS} tasks at concurrency ${CONCURRENCY}: no task dialed twice, the dead node's calls end error_service once, the survivor finishes, never more than ${ORG_LIMIT} calls at once`, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-nodes-campaign-'));
+    const env = {
+      // Three of four phones ring out; the fourth answers, says "yes please" and hangs up (the embedded engines run those calls).
+      SIM_NUMBERS: '+15550001=no_answer,+15550002=no_answer,+15550003=no_answer,+15550005=answer:short-hello',
+      SIM_ANSWER_DELAY_MS: '100',
+      RING_TIMEOUT_MS: '600',
+      SCHEDULER_POLL_MS: '100',
+      SCHEDULER_LEASE_MS: '2000',
+      NODE_LEASE_MS: '2000',
+      ORG_LIMITS: JSON.stringify({ acme: { max_concurrent_calls: ORG_LIMIT } }),
+      LOG_LEVEL: 'error',
+    };
+    const nodes: ServiceProcess[] = [];
+    for (const nodeId of ['node-a', 'node-b']) {
+      nodes.push(await startServiceProcess({ dataDir, port: await freePort(), key: KEY, env: { ...env, NODE_ID: nodeId }, started: children }));
+    }
+    const [a, b] = nodes as [ServiceProcess, ServiceProcess];
+    const numbers = ['+15550001', '+15550002', '+15550003', '+15550005'];
+    const tasks = Array.from({ length: TASKS }, (_, i) => ({ call_to: numbers[i % 4]!, metadata: { i } }));
+    const created = CampaignResponse.parse(await json(api(a.url, 'POST', '/v2/campaigns', { name: 'Two nodes', call_from: '+14155550100', agent_id: 'demo', tasks, concurrency: CONCURRENCY })));
+
+    // Watch both nodes: the organization's unfinished calls never pass its limit.
+    let peakUnfinished = 0;
+    let killed = false;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        peakUnfinished = Math.max(peakUnfinished, unfinished(dataDir, killed ? 'node-a' : null));
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    })();
+
+    // Kill node a once a third of the tasks are done and it has calls under way.
+    for (;;) {
+      const now = CampaignResponse.parse(await json(api(b.url, 'GET', `/v2/campaigns/${created.id}`)));
+      if (now.completed_calls + now.failed_calls >= TASKS / 3) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    killed = true;
+    a.child.kill('SIGKILL');
+    await a.exited;
+    const before = await campaignCalls(b.url, created.id);
+    const owners = callOwners(dataDir);
+
+    let final = CampaignResponse.parse(await json(api(b.url, 'GET', `/v2/campaigns/${created.id}`)));
+    const deadline = Date.now() + 150_000;
+    while (final.finished_at === null || final.active_concurrency > 0) {
+      if (Date.now() > deadline) throw new Error(`campaign not finished: ${JSON.stringify(final)}`);
+      await new Promise((r) => setTimeout(r, 200));
+      final = CampaignResponse.parse(await json(api(b.url, 'GET', `/v2/campaigns/${created.id}`)));
+    }
+    watching = false;
+    await watcher;
+
+    const calls = await campaignCalls(b.url, created.id);
+    // Every task dialed exactly once.
+    expect(calls).toHaveLength(TASKS);
+    expect(new Set(calls.map((c) => (c.metadata as { i: number }).i)).size).toBe(TASKS);
+    expect(final).toMatchObject({ total_calls: TASKS, active_concurrency: 0 });
+    expect(final.completed_calls + final.failed_calls).toBe(TASKS);
+    for (const call of calls) expect(['ended', 'not_connected', 'error']).toContain(call.call_status);
+
+    // The calls node a had under way when it died end error_service, and stay so; no other call does.
+    const orphaned = new Set(before.filter((c) => (c.call_status === 'registered' || c.call_status === 'ongoing') && owners.get(c.call_id) === 'node-a').map((c) => c.call_id));
+    expect(orphaned.size).toBeGreaterThan(0);
+    const errored = calls.filter((c) => c.disconnection_reason === 'error_service');
+    expect(new Set(errored.map((c) => c.call_id))).toEqual(orphaned);
+    for (const call of errored) expect(call.call_status).toBe('error');
+    const again = await campaignCalls(b.url, created.id);
+    expect(again.filter((c) => c.disconnection_reason === 'error_service')).toEqual(errored);
+
+    // The survivor kept dialing after the kill: answered calls completed on it.
+    expect(final.completed_calls).toBeGreaterThan(0);
+    expect(peakUnfinished).toBeLessThanOrEqual(ORG_LIMIT);
+    expect(peakUnfinished).toBeGreaterThan(ORG_LIMIT / 2);
+    expect(peakConnected(calls)).toBeLessThanOrEqual(ORG_LIMIT);
+    console.log(
+      `two nodes, ${TASKS} tasks: ${final.completed_calls} completed, ${final.failed_calls} failed (${errored.length} error_service after the kill), peak ${peakUnfinished} unfinished / ${peakConnected(calls)} connected calls at once`,
+    );
+  }, 240_000);
+});
