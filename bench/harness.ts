@@ -143,8 +143,11 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
       llm,
       system_prompt: 'You are a front desk. Answer in one short sentence.',
       begin_message: o.beginMessage ?? 'Hello, how can I help?',
-      // The stub VAD already waits STUB.silenceMs of quiet; endpointing adds nothing beyond it.
+      // The stub VAD already waits STUB.silenceMs of quiet; endpointing adds nothing beyond it. Silence
+      // mode with stub engines: semantic end of turn (the default) would wait its min_ms (250 ms) past
+      // the hangover and be counted as the runtime's overhead.
       endpointing_ms: o.engines === 'stub' ? STUB_ENDPOINT_MS : 500,
+      ...(o.engines === 'stub' ? { endpointing: { mode: 'silence' } } : {}),
       inbound_numbers: [number],
       ...(o.stt ? { stt: { engine: o.stt, language: 'en-US' } } : {}),
     }),
