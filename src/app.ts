@@ -56,7 +56,8 @@ export interface RunningService {
   /** The address the service listens on (http://host:port). */
   url: string;
   publicUrl: string;
-  db: Db;
+  /** The embedded SQLite database, when the store is SQLite (tests read it). */
+  db: Db | undefined;
   logger: Logger;
   registry: CallRegistry;
   events: CallEvents;
@@ -146,7 +147,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     random: Math.random,
     log: logger.child({ room: 'agent-tests' }),
   });
-  const agentTests = new AgentTestService(store.agentTests, agents, store.calls, testRunner, clock, random, logger);
+  const agentTests = new AgentTestService(store.agentTests, agents, store.calls, testRunner, clock, random, logger, calls.nodeId);
   const campaigns = createCampaigns(config, { repo: store.campaigns, agents, calls: calls.service, events: calls.events, clock, random, logger });
   const tracing = config.tracing ? startCallTracing({ events: calls.events, ...config.tracing }) : undefined;
   metrics = config.metrics ? createMetrics({ events: calls.events, registry: calls.registry, webhookBacklog: () => store.webhooks.backlog() }) : undefined;
@@ -180,15 +181,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   outbound.policy.ownAddresses([address.public, url, peerUrl]);
   // After carriers.connect (a recovered outbound call hangs its carrier leg up too) and once the
   // address that links recordings is known.
-  calls.recover();
-  agentTests.recover();
+  await calls.recover();
+  // This node's own runs from before are dead (it restarted); a live peer's go on.
+  await agentTests.recover((await store.nodes.alive(clock.now())).filter((node) => node !== calls.nodeId));
+  // And a peer's, once its lease has run out.
+  calls.afterHeartbeat((liveNodes) => agentTests.recover(liveNodes));
   // Deliveries a previous process left in the outbox go out now.
   webhookSender.start();
   if (config.agentsFile && (options.setup ?? true)) {
     const entries = readAgentsFile(resolve(config.agentsFile), address.public);
     for (const orgId of auth.organizations) {
-      agents.loadFromFile(orgId, entries);
-      for (const entry of entries) agentTests.loadFromFile(orgId, entry.agentId, entry.tests);
+      await agents.loadFromFile(orgId, entries);
+      for (const entry of entries) await agentTests.loadFromFile(orgId, entry.agentId, entry.tests);
     }
     logger.info({ file: config.agentsFile, agents: entries.map((e) => e.agentId) }, 'agents loaded');
   }
@@ -199,7 +203,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   return {
     url,
     publicUrl: address.public,
-    db: store.db,
+    db: store.sqlite,
     logger,
     registry: calls.registry,
     events: calls.events,
@@ -215,7 +219,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         campaigns.scheduler.halt();
         await testRunner.close();
         await calls.drain(config.shutdownDrainMs);
-        calls.leave();
+        await calls.leave();
         await carriers.close();
         await http.close();
         await webhookSender.stop();
@@ -226,7 +230,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         calls.streams.close();
         if (!options.speech) await speech.close();
         await outbound.close();
-        store.close();
+        await store.close();
       })();
       return closing;
     },

@@ -84,11 +84,11 @@ export class TestRunner {
       const worker = async () => {
         for (let test = queue.shift(); test; test = queue.shift()) {
           const current = test;
-          this.store(orgId, run.run_id, current.test_id, (r) => ({ ...r, status: 'running' }));
+          await this.store(orgId, run.run_id, current.test_id, (r) => ({ ...r, status: 'running' }));
           const result = await this.runTest(orgId, run, current, version, speak).catch(
             (error: unknown): Partial<TestResult> => ({ status: 'error', error: `the test could not run: ${(error as Error).message}` }),
           );
-          this.store(orgId, run.run_id, current.test_id, (r) => ({ ...r, ...result }));
+          await this.store(orgId, run.run_id, current.test_id, (r) => ({ ...r, ...result }));
         }
       };
       await Promise.all(Array.from({ length: Math.min(run.concurrency, tests.length) }, worker));
@@ -97,8 +97,8 @@ export class TestRunner {
     }
   }
 
-  private store(orgId: string, runId: string, testId: string, change: (result: TestResult) => TestResult): void {
-    this.d.repo.updateRun(orgId, runId, (run) =>
+  private async store(orgId: string, runId: string, testId: string, change: (result: TestResult) => TestResult): Promise<void> {
+    await this.d.repo.updateRun(orgId, runId, (run) =>
       finishedRun({ ...run, results: run.results.map((r) => (r.test_id === testId ? change(r) : r)) }, this.d.clock.now()),
     );
   }
@@ -106,13 +106,13 @@ export class TestRunner {
   private async runTest(orgId: string, run: TestRun, test: AgentTest, version: AgentVersion, speak: SpeakText): Promise<Partial<TestResult>> {
     if (this.closing) return { status: 'error', error: 'the service shut down before the test ran' };
     const { caller } = test;
-    const original = 'replay' in caller ? this.d.callRepo.get(orgId, caller.replay.call_id) : undefined;
+    const original = 'replay' in caller ? await this.d.callRepo.get(orgId, caller.replay.call_id) : undefined;
     if ('replay' in caller && !original) return { status: 'error', error: `the call to replay, ${caller.replay.call_id}, no longer exists` };
     let steps: SimStep[] = [];
     if ('script' in caller) steps = await scriptSteps(caller.script, { speak, voice: caller.voice, agentGreets: version.config.begin_message.trim() !== '' });
     else if (original) steps = await replaySteps(original, this.d.recordingPath(original.call_id));
 
-    const { record, streamSecret } = this.d.calls.register(orgId, version, {
+    const { record, streamSecret } = await this.d.calls.register(orgId, version, {
       call_type: 'api',
       call_from: null,
       call_to: null,
@@ -121,7 +121,7 @@ export class TestRunner {
     });
     const callId = record.call_id;
     // Shown at once: whoever watches the run can follow (or listen to) the call while it goes.
-    this.store(orgId, run.run_id, test.test_id, (r) => ({ ...r, call_id: callId }));
+    await this.store(orgId, run.run_id, test.test_id, (r) => ({ ...r, call_id: callId }));
     const ended = new Promise<CallRecord>((resolve) => this.awaitingEnd.set(callId, resolve));
     try {
       return await this.callAndCheck(orgId, run, test, version, speak, { record, streamSecret, ended, steps, original });
@@ -149,7 +149,7 @@ export class TestRunner {
       try {
         await line.connect();
       } catch (error) {
-        this.d.calls.endUnconnected(orgId, callId, 'error', 'error_service', 'The test caller could not open the media stream.');
+        await this.d.calls.endUnconnected(orgId, callId, 'error', 'error_service', 'The test caller could not open the media stream.');
         return { status: 'error', call_id: callId, error: `the test caller could not open the media stream: ${(error as Error).message}` };
       }
       const callee = new SimCallee({

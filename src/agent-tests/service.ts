@@ -36,38 +36,40 @@ export class AgentTestService {
     private readonly clock: Clock,
     private readonly random: RandomHex,
     private readonly log: Logger,
+    /** This node: a run belongs to the node running its calls. */
+    private readonly nodeId: string | null = null,
   ) {}
 
-  create(orgId: string, agentId: string, input: AgentTestInput): AgentTest {
-    this.agents.resolve(orgId, agentId, 'latest');
-    this.checkCaller(orgId, input.caller);
+  async create(orgId: string, agentId: string, input: AgentTestInput): Promise<AgentTest> {
+    await this.agents.resolve(orgId, agentId, 'latest');
+    await this.checkCaller(orgId, input.caller);
     const now = this.clock.now();
     const test: AgentTest = { test_id: newId('test', this.random), agent_id: agentId, ...input, created_at: now, updated_at: now };
-    this.repo.insertTest(orgId, test);
+    await this.repo.insertTest(orgId, test);
     return test;
   }
 
-  get(orgId: string, testId: string): AgentTest {
-    const test = this.repo.getTest(orgId, testId);
+  async get(orgId: string, testId: string): Promise<AgentTest> {
+    const test = await this.repo.getTest(orgId, testId);
     if (!test) throw notFound('agent test', testId);
     return test;
   }
 
-  patch(orgId: string, testId: string, changes: AgentTestPatch): AgentTest {
-    const current = this.get(orgId, testId);
-    if (changes.caller) this.checkCaller(orgId, changes.caller);
+  async patch(orgId: string, testId: string, changes: AgentTestPatch): Promise<AgentTest> {
+    const current = await this.get(orgId, testId);
+    if (changes.caller) await this.checkCaller(orgId, changes.caller);
     const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
     const next: AgentTest = { ...current, ...defined, updated_at: this.clock.now() };
-    this.repo.updateTest(orgId, next);
+    await this.repo.updateTest(orgId, next);
     return next;
   }
 
-  delete(orgId: string, testId: string): void {
-    if (!this.repo.deleteTest(orgId, testId)) throw notFound('agent test', testId);
+  async delete(orgId: string, testId: string): Promise<void> {
+    if (!(await this.repo.deleteTest(orgId, testId))) throw notFound('agent test', testId);
   }
 
-  list(orgId: string, agentId: string): AgentTest[] {
-    this.agents.resolve(orgId, agentId, 'latest');
+  async list(orgId: string, agentId: string): Promise<AgentTest[]> {
+    await this.agents.resolve(orgId, agentId, 'latest');
     return this.repo.listTests(orgId, agentId);
   }
 
@@ -75,20 +77,20 @@ export class AgentTestService {
    * Tests that ship with an agent (the agents file) are given to an agent that has none: a restart
    * neither duplicates them nor brings back one that was changed or deleted over the API.
    */
-  loadFromFile(orgId: string, agentId: string, entries: readonly unknown[]): void {
+  async loadFromFile(orgId: string, agentId: string, entries: readonly unknown[]): Promise<void> {
     const inputs = entries.map((entry, index) => {
       const parsed = AgentTestInputSchema.safeParse(entry);
       if (!parsed.success) throw new AgentsFileError(`agent ${agentId}: tests[${index}]: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
       return parsed.data;
     });
-    if (this.repo.listTests(orgId, agentId).length > 0) return;
-    for (const input of inputs) this.create(orgId, agentId, input);
+    if ((await this.repo.listTests(orgId, agentId)).length > 0) return;
+    for (const input of inputs) await this.create(orgId, agentId, input);
   }
 
   /** Starts a run of the agent's tests (or those named) on a version; it goes on in the background. */
-  startRun(orgId: string, agentId: string, request: RunRequest): TestRun {
-    const version = this.agents.resolve(orgId, agentId, request.agentVersion);
-    const all = this.repo.listTests(orgId, agentId);
+  async startRun(orgId: string, agentId: string, request: RunRequest): Promise<TestRun> {
+    const version = await this.agents.resolve(orgId, agentId, request.agentVersion);
+    const all = await this.repo.listTests(orgId, agentId);
     let tests = all;
     if (request.testIds) {
       const byId = new Map(all.map((t) => [t.test_id, t]));
@@ -109,43 +111,44 @@ export class AgentTestService {
       results: tests.map((t) => pendingResult(t)),
       summary: { total: tests.length, passed: 0, failed: 0, errored: 0, wall_ms: null, audio_ms: 0 },
     };
-    this.repo.insertRun(orgId, run);
+    await this.repo.insertRun(orgId, run, this.nodeId);
     this.runner.start(orgId, run, tests, version);
     return run;
   }
 
-  getRun(orgId: string, runId: string): TestRun {
-    const run = this.repo.getRun(orgId, runId);
+  async getRun(orgId: string, runId: string): Promise<TestRun> {
+    const run = await this.repo.getRun(orgId, runId);
     if (!run) throw notFound('test run', runId);
     return run;
   }
 
-  listRuns(orgId: string, agentId: string, limit: number): TestRun[] {
-    this.agents.resolve(orgId, agentId, 'latest');
+  async listRuns(orgId: string, agentId: string, limit: number): Promise<TestRun[]> {
+    await this.agents.resolve(orgId, agentId, 'latest');
     return this.repo.listRuns(orgId, agentId, limit);
   }
 
   /** The run against another, by default the last finished run of the agent's previous version. */
-  diff(orgId: string, runId: string, againstId: string | undefined): RunDiff {
-    const run = this.getRun(orgId, runId);
+  async diff(orgId: string, runId: string, againstId: string | undefined): Promise<RunDiff> {
+    const run = await this.getRun(orgId, runId);
     let against: TestRun | undefined;
     if (againstId !== undefined) {
-      against = this.getRun(orgId, againstId);
+      against = await this.getRun(orgId, againstId);
       if (against.agent_id !== run.agent_id) throw new ApiError('BAD_REQUEST', `against: run ${againstId} is of agent ${against.agent_id}, not ${run.agent_id}`);
     } else {
-      against = this.repo.lastFinishedRunBelow(orgId, run.agent_id, run.agent_version);
+      against = await this.repo.lastFinishedRunBelow(orgId, run.agent_id, run.agent_version);
       if (!against) throw new ApiError('NOT_FOUND', `no finished run of agent ${run.agent_id} on a version before ${run.agent_version} to compare with; name one with ?against=`);
     }
     return diffRuns(run, against);
   }
 
   /**
-   * Runs a previous process left running cannot go on (their calls ended with it): they end as
-   * errors now, each unfinished test saying why, so nobody waits on them.
+   * Runs a dead node left running cannot go on (their calls ended with it): they end as errors
+   * now, each unfinished test saying why, so nobody waits on them. At start this node's own runs
+   * from before count as dead; a live peer's are left alone.
    */
-  recover(): void {
-    for (const { orgId, run } of this.repo.running()) {
-      this.repo.updateRun(orgId, run.run_id, (current) =>
+  async recover(liveNodes: string[]): Promise<void> {
+    for (const { orgId, run } of await this.repo.orphanedRuns(liveNodes)) {
+      await this.repo.updateRun(orgId, run.run_id, (current) =>
         finishedRun(
           {
             ...current,
@@ -159,10 +162,10 @@ export class AgentTestService {
   }
 
   /** A replayed call must be one of the organization's, ended, with its transcript and recording. */
-  private checkCaller(orgId: string, caller: TestCaller): void {
+  private async checkCaller(orgId: string, caller: TestCaller): Promise<void> {
     if (!('replay' in caller)) return;
     const { call_id } = caller.replay;
-    const record = this.calls.get(orgId, call_id);
+    const record = await this.calls.get(orgId, call_id);
     const problem = !record
       ? 'is not a call of this organization'
       : record.call_status !== 'ended'

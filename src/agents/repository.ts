@@ -15,15 +15,15 @@ export interface AgentRepository {
    * Its inbound numbers become the organization's in the same transaction: NumberTakenError when
    * another organization holds one. A number no version in use lists any more is let go.
    */
-  insertVersion(orgId: string, agentId: string, config: AgentConfig, options: { published: boolean; at: number }): AgentVersion;
-  get(orgId: string, agentId: string, version: number): AgentVersion | undefined;
-  newest(orgId: string, agentId: string): AgentVersion | undefined;
-  newestPublished(orgId: string, agentId: string): AgentVersion | undefined;
-  publishNewest(orgId: string, agentId: string, at: number): AgentVersion | undefined;
+  insertVersion(orgId: string, agentId: string, config: AgentConfig, options: { published: boolean; at: number }): Promise<AgentVersion>;
+  get(orgId: string, agentId: string, version: number): Promise<AgentVersion | undefined>;
+  newest(orgId: string, agentId: string): Promise<AgentVersion | undefined>;
+  newestPublished(orgId: string, agentId: string): Promise<AgentVersion | undefined>;
+  publishNewest(orgId: string, agentId: string, at: number): Promise<AgentVersion | undefined>;
   /** Newest version of every agent of the organization, by agent id. */
-  listNewest(orgId: string): AgentVersion[];
+  listNewest(orgId: string): Promise<AgentVersion[]>;
   /** The agent of the number's organization whose newest published version lists it. */
-  findByInboundNumber(number: string): AgentVersion | undefined;
+  findByInboundNumber(number: string): Promise<AgentVersion | undefined>;
   /** The organization that holds this number, if any. */
-  numberOwner(number: string): string | undefined;
+  numberOwner(number: string): Promise<string | undefined>;
 }

@@ -25,15 +25,15 @@ export class AgentService {
     private readonly endpointRefusal: (url: string) => string | null = () => null,
   ) {}
 
-  create(orgId: string, agentId: string, config: AgentConfig): AgentVersion {
-    if (this.repo.newest(orgId, agentId)) throw new ApiError('CONFLICT', `agent ${JSON.stringify(agentId)} already exists; PATCH it to make a new version`);
+  async create(orgId: string, agentId: string, config: AgentConfig): Promise<AgentVersion> {
+    if (await this.repo.newest(orgId, agentId)) throw new ApiError('CONFLICT', `agent ${JSON.stringify(agentId)} already exists; PATCH it to make a new version`);
     this.checkEndpoints(config);
     return this.insert(orgId, agentId, config, true);
   }
 
   /** A new unpublished version: the newest configuration with the given fields replaced. */
-  patch(orgId: string, agentId: string, changes: Partial<AgentConfig>): AgentVersion {
-    const newest = this.repo.newest(orgId, agentId);
+  async patch(orgId: string, agentId: string, changes: Partial<AgentConfig>): Promise<AgentVersion> {
+    const newest = await this.repo.newest(orgId, agentId);
     if (!newest) throw notFound('agent', agentId);
     const merged = AgentConfigSchema.safeParse({ ...newest.config, ...changes });
     if (!merged.success) {
@@ -43,24 +43,24 @@ export class AgentService {
     return this.insert(orgId, agentId, merged.data, false);
   }
 
-  publish(orgId: string, agentId: string): AgentVersion {
-    const published = this.repo.publishNewest(orgId, agentId, this.clock.now());
+  async publish(orgId: string, agentId: string): Promise<AgentVersion> {
+    const published = await this.repo.publishNewest(orgId, agentId, this.clock.now());
     if (!published) throw notFound('agent', agentId);
     return published;
   }
 
-  resolve(orgId: string, agentId: string, spec: AgentVersionSpec): AgentVersion {
+  async resolve(orgId: string, agentId: string, spec: AgentVersionSpec): Promise<AgentVersion> {
     let found: AgentVersion | undefined;
     if (spec === 'production') {
-      found = this.repo.newestPublished(orgId, agentId);
-      if (!found && this.repo.newest(orgId, agentId)) {
+      found = await this.repo.newestPublished(orgId, agentId);
+      if (!found && (await this.repo.newest(orgId, agentId))) {
         throw new ApiError('CONFLICT', `agent ${JSON.stringify(agentId)} has no published version; publish one or ask for "latest"`);
       }
     } else if (spec === 'latest') {
-      found = this.repo.newest(orgId, agentId);
+      found = await this.repo.newest(orgId, agentId);
     } else {
-      found = this.repo.get(orgId, agentId, spec);
-      if (!found && this.repo.newest(orgId, agentId)) throw new ApiError('NOT_FOUND', `agent ${JSON.stringify(agentId)} has no version ${spec}`);
+      found = await this.repo.get(orgId, agentId, spec);
+      if (!found && (await this.repo.newest(orgId, agentId))) throw new ApiError('NOT_FOUND', `agent ${JSON.stringify(agentId)} has no version ${spec}`);
     }
     if (!found) throw notFound('agent', agentId);
     return found;
@@ -76,7 +76,7 @@ export class AgentService {
     if (refused.length > 0) throw new ApiError('BAD_REQUEST', refused.join('; '));
   }
 
-  list(orgId: string): AgentVersion[] {
+  list(orgId: string): Promise<AgentVersion[]> {
     return this.repo.listNewest(orgId);
   }
 
@@ -84,26 +84,26 @@ export class AgentService {
    * Agents from AGENTS_FILE: the file is their source of truth, so a changed entry becomes a
    * new published version and an unchanged one is left alone (restarts add no versions).
    */
-  loadFromFile(orgId: string, entries: { agentId: string; config: AgentConfig }[]): void {
+  async loadFromFile(orgId: string, entries: { agentId: string; config: AgentConfig }[]): Promise<void> {
     for (const { config } of entries) this.checkEndpoints(config);
     for (const { agentId, config } of entries) {
-      const newest = this.repo.newest(orgId, agentId);
+      const newest = await this.repo.newest(orgId, agentId);
       if (newest && JSON.stringify(newest.config) === JSON.stringify(config)) {
-        if (!newest.isPublished) this.repo.publishNewest(orgId, agentId, this.clock.now());
+        if (!newest.isPublished) await this.repo.publishNewest(orgId, agentId, this.clock.now());
         continue;
       }
-      this.insert(orgId, agentId, config, true);
+      await this.insert(orgId, agentId, config, true);
     }
   }
 
   /** Whether this organization holds the number (one of its agents lists it). */
-  ownsNumber(orgId: string, number: string): boolean {
-    return this.repo.numberOwner(number) === orgId;
+  async ownsNumber(orgId: string, number: string): Promise<boolean> {
+    return (await this.repo.numberOwner(number)) === orgId;
   }
 
-  private insert(orgId: string, agentId: string, config: AgentConfig, published: boolean): AgentVersion {
+  private async insert(orgId: string, agentId: string, config: AgentConfig, published: boolean): Promise<AgentVersion> {
     try {
-      return this.repo.insertVersion(orgId, agentId, config, { published, at: this.clock.now() });
+      return await this.repo.insertVersion(orgId, agentId, config, { published, at: this.clock.now() });
     } catch (error) {
       if (error instanceof NumberTakenError) {
         throw new ApiError('NUMBER_TAKEN', `body.inbound_numbers: ${error.number} belongs to another organization; a number can answer for one organization only`);

@@ -28,7 +28,7 @@ export interface CallTimerOptions {
   reminderMaxCount?: number | undefined;
   maxDurationMs: number;
   /** Checked every second with the time since the call connected; a reason ends the call. */
-  guard?: ((connectedMs: number) => DisconnectionReason | null) | undefined;
+  guard?: ((connectedMs: number) => Promise<DisconnectionReason | null>) | undefined;
   events: CallTimerEvents;
 }
 
@@ -95,12 +95,20 @@ export class CallTimers {
     }, ms);
   }
 
-  private scheduleGuard(guard: (connectedMs: number) => DisconnectionReason | null): void {
+  private scheduleGuard(guard: (connectedMs: number) => Promise<DisconnectionReason | null>): void {
     this.guard = this.o.timers.setTimeout(() => {
       if (this.stopped) return;
-      const reason = guard(this.o.clock.sinceStart());
-      if (reason) this.o.events.limitReached(reason);
-      else this.scheduleGuard(guard);
+      guard(this.o.clock.sinceStart()).then(
+        (reason) => {
+          if (this.stopped) return;
+          if (reason) this.o.events.limitReached(reason);
+          else this.scheduleGuard(guard);
+        },
+        // The store did not answer this time: the balance is read again at the next check.
+        () => {
+          if (!this.stopped) this.scheduleGuard(guard);
+        },
+      );
     }, CALL_TIMER_DEFAULTS.guardIntervalMs);
   }
 }

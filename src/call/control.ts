@@ -15,43 +15,43 @@ export class CallControl {
     private readonly d: { calls: CallRepository; registry: CallRegistry; recordingPath: (callId: string) => string },
   ) {}
 
-  end(orgId: string, callId: string): void {
-    this.live(orgId, callId).requestEnd('agent_hangup', API_END_MESSAGE);
+  async end(orgId: string, callId: string): Promise<void> {
+    (await this.live(orgId, callId)).requestEnd('agent_hangup', API_END_MESSAGE);
   }
 
-  say(orgId: string, callId: string, text: string, interrupt: boolean): void {
-    this.live(orgId, callId).say(text, interrupt);
+  async say(orgId: string, callId: string, text: string, interrupt: boolean): Promise<void> {
+    (await this.live(orgId, callId)).say(text, interrupt);
   }
 
-  addContext(orgId: string, callId: string, content: string): void {
-    this.live(orgId, callId).addContext(content);
+  async addContext(orgId: string, callId: string, content: string): Promise<void> {
+    (await this.live(orgId, callId)).addContext(content);
   }
 
-  listen(orgId: string, callId: string, listener: CallListener): () => void {
-    return this.live(orgId, callId).listen(listener);
+  async listen(orgId: string, callId: string, listener: CallListener): Promise<() => void> {
+    return (await this.live(orgId, callId)).listen(listener);
   }
 
   /** Replaces the record's metadata, at any state of the call. */
-  setMetadata(orgId: string, callId: string, metadata: Record<string, unknown>): CallRecord {
-    const updated = this.d.calls.update(orgId, callId, (current) => ({ ...current, metadata }));
+  async setMetadata(orgId: string, callId: string, metadata: Record<string, unknown>): Promise<CallRecord> {
+    const updated = await this.d.calls.update(orgId, callId, (current) => ({ ...current, metadata }));
     if (!updated) throw notFound('call', callId);
     return updated;
   }
 
   /** Removes the record, its transcript and its recording; a call not yet over keeps all (409). */
   async delete(orgId: string, callId: string): Promise<void> {
-    const record = this.d.calls.get(orgId, callId);
+    const record = await this.d.calls.get(orgId, callId);
     if (!record) throw notFound('call', callId);
     if (record.call_status === 'registered' || record.call_status === 'ongoing' || this.d.registry.get(callId)) {
       throw new ApiError('CONFLICT', `call ${callId} is ${record.call_status}: end it first (POST /v2/calls/${callId}/end)`);
     }
-    this.d.calls.delete(orgId, callId);
+    await this.d.calls.delete(orgId, callId);
     await rm(this.d.recordingPath(callId), { force: true });
   }
 
   /** The running call, or why not: 404 for another organization's or an unknown id, 409 when not under way. */
-  private live(orgId: string, callId: string): ActiveCall {
-    const record = this.d.calls.get(orgId, callId);
+  private async live(orgId: string, callId: string): Promise<ActiveCall> {
+    const record = await this.d.calls.get(orgId, callId);
     if (!record) throw notFound('call', callId);
     const active = this.d.registry.get(callId);
     if (!active || active.orgId !== orgId || record.call_status !== 'ongoing') {

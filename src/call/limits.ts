@@ -10,10 +10,10 @@ import type { AdmissionRefusal, CallAdmission } from '../calls/service.ts';
 
 export interface CreditRepository {
   /** Sets the starting balance the first time an organization is seen; later starts keep what is left. */
-  initialize(orgId: string, balance: number, at: number): void;
+  initialize(orgId: string, balance: number, at: number): Promise<void>;
   /** undefined: the organization has no balance (unlimited). */
-  balance(orgId: string): number | undefined;
-  debit(orgId: string, credits: number, at: number): void;
+  balance(orgId: string): Promise<number | undefined>;
+  debit(orgId: string, credits: number, at: number): Promise<void>;
 }
 
 export interface OrgLimitsDeps {
@@ -21,13 +21,13 @@ export interface OrgLimitsDeps {
   /** Where slots are held. */
   calls: Pick<CallRepository, 'takeSlot' | 'slotsInUse' | 'holdsSlot'>;
   /** The nodes whose calls count (this one among them). */
-  liveNodes: () => string[];
+  liveNodes: () => Promise<string[]>;
 }
 
 export class OrgLimits implements CallAdmission {
   private readonly credits: CreditRepository;
   private readonly calls: OrgLimitsDeps['calls'];
-  private readonly liveNodes: () => string[];
+  private readonly liveNodes: () => Promise<string[]>;
 
   constructor(
     deps: OrgLimitsDeps,
@@ -36,8 +36,12 @@ export class OrgLimits implements CallAdmission {
     this.credits = deps.credits;
     this.calls = deps.calls;
     this.liveNodes = deps.liveNodes;
-    for (const [orgId, limit] of Object.entries(options.orgLimits)) {
-      if (limit.credit_balance !== undefined) deps.credits.initialize(orgId, limit.credit_balance, options.now());
+  }
+
+  /** At start: the balances ORG_LIMITS names, for organizations the store has none of yet. */
+  async initialize(): Promise<void> {
+    for (const [orgId, limit] of Object.entries(this.options.orgLimits)) {
+      if (limit.credit_balance !== undefined) await this.credits.initialize(orgId, limit.credit_balance, this.options.now());
     }
   }
 
@@ -49,37 +53,44 @@ export class OrgLimits implements CallAdmission {
    * Why this call may not start now, or null: then it holds one of its organization's slots until
    * it ends. A call that holds one already (admitted at registration) is only checked for credits.
    */
-  admit(orgId: string, callId: string): AdmissionRefusal | null {
-    const balance = this.credits.balance(orgId);
+  async admit(orgId: string, callId: string): Promise<AdmissionRefusal | null> {
+    const balance = await this.credits.balance(orgId);
     // A full organization is refused for that first, as it would be with credit left.
-    if (balance !== undefined && balance <= 0) return this.calls.holdsSlot(orgId, callId) || this.hasFreeSlot(orgId) ? 'insufficient_balance' : 'concurrency_limit_reached';
+    if (balance !== undefined && balance <= 0) {
+      return (await this.calls.holdsSlot(orgId, callId)) || (await this.hasFreeSlot(orgId)) ? 'insufficient_balance' : 'concurrency_limit_reached';
+    }
     // Counted and taken in one transaction: two processes admitting at once cannot both take the last slot.
+    const { max, liveNodes } = await this.slotLimit(orgId);
+    return (await this.calls.takeSlot(orgId, callId, max, liveNodes)) ? null : 'concurrency_limit_reached';
+  }
+
+  async slotLimit(orgId: string): Promise<{ max: number; liveNodes: string[] }> {
     const max = this.maxCalls(orgId);
-    return this.calls.takeSlot(orgId, callId, max, max > 0 ? this.liveNodes() : []) ? null : 'concurrency_limit_reached';
+    return { max, liveNodes: max > 0 ? await this.liveNodes() : [] };
   }
 
   /** Whether one more call of the organization would fit now. */
-  hasFreeSlot(orgId: string): boolean {
+  async hasFreeSlot(orgId: string): Promise<boolean> {
     const max = this.maxCalls(orgId);
-    return max <= 0 || this.slotsInUse(orgId) < max;
+    return max <= 0 || (await this.slotsInUse(orgId)) < max;
   }
 
   /** Slots the organization's calls hold now, in every process sharing the store. */
-  slotsInUse(orgId: string): number {
-    return this.calls.slotsInUse(orgId, this.liveNodes());
+  async slotsInUse(orgId: string): Promise<number> {
+    return this.calls.slotsInUse(orgId, await this.liveNodes());
   }
 
   /** For a running call: ends it once its cost so far would exceed what the organization has left. */
-  guard(orgId: string): ((connectedMs: number) => 'insufficient_balance' | null) | undefined {
-    if (this.credits.balance(orgId) === undefined) return undefined;
-    return (connectedMs) => {
-      const balance = this.credits.balance(orgId) ?? Infinity;
+  async guard(orgId: string): Promise<((connectedMs: number) => Promise<'insufficient_balance' | null>) | undefined> {
+    if ((await this.credits.balance(orgId)) === undefined) return undefined;
+    return async (connectedMs) => {
+      const balance = (await this.credits.balance(orgId)) ?? Infinity;
       const spent = (Math.ceil(connectedMs / 1000) * this.options.pricePerMinute) / 60;
       return spent >= balance ? 'insufficient_balance' : null;
     };
   }
 
-  debit(orgId: string, credits: number): void {
-    if (credits > 0 && this.credits.balance(orgId) !== undefined) this.credits.debit(orgId, credits, this.options.now());
+  async debit(orgId: string, credits: number): Promise<void> {
+    if (credits > 0 && (await this.credits.balance(orgId)) !== undefined) await this.credits.debit(orgId, credits, this.options.now());
   }
 }

@@ -104,26 +104,27 @@ export class CallManager {
   /** A media transport opened for a registered call: run the call on it. */
   async connect(orgId: string, callId: string, connection: CallTransport): Promise<void> {
     const transport = new CallLine(connection);
-    const record = this.d.calls.get(orgId, callId);
+    const record = await this.d.calls.get(orgId, callId);
     if (!record || record.call_status !== 'registered') {
       transport.close('error_service');
       return;
     }
-    const version = record.agent_version === null ? undefined : this.d.agents.get(orgId, record.agent_id, record.agent_version);
+    const version = record.agent_version === null ? undefined : await this.d.agents.get(orgId, record.agent_id, record.agent_version);
     if (!version) {
-      this.d.callService.endUnconnected(orgId, callId, 'error', 'error_service', `agent ${record.agent_id} version ${record.agent_version} no longer exists`);
+      await this.d.callService.endUnconnected(orgId, callId, 'error', 'error_service', `agent ${record.agent_id} version ${record.agent_version} no longer exists`);
       transport.close('error_service');
       return;
     }
     // A call admitted at registration already holds its slot; one that found none is admitted now or refused.
-    const refused = this.d.limits.admit(orgId, callId);
+    const refused = await this.d.limits.admit(orgId, callId);
     if (refused) {
-      this.d.callService.endUnconnected(orgId, callId, 'not_connected', refused, ADMISSION_MESSAGES[refused]);
+      await this.d.callService.endUnconnected(orgId, callId, 'not_connected', refused, ADMISSION_MESSAGES[refused]);
       transport.close(refused);
       return;
     }
     // Whichever node the stream reached serves the call, and a peer finishes it only if this node dies.
-    if (this.d.nodeId) this.d.calls.setOwner(callId, this.d.nodeId);
+    if (this.d.nodeId) await this.d.calls.setOwner(callId, this.d.nodeId);
+    const guard = await this.d.limits.guard(orgId);
     const agent = version.config;
     const log = this.d.log.child({ call_id: callId, org_id: orgId });
     const metadata = llmMetadataOf(record, version.version);
@@ -135,6 +136,11 @@ export class CallManager {
     let finalized: Promise<void> = Promise.resolve();
     const { outbound } = this.d;
     const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, turns: 0 };
+    // The record's writes during the call, one after another in the order they were asked for.
+    let kept: Promise<unknown> = Promise.resolve();
+    const keep = (write: () => Promise<unknown>): void => {
+      kept = kept.then(write).catch((error: unknown) => log.error({ err: error }, 'transcript could not be kept'));
+    };
     const brain: AgentBrain = {
       respond: (messages, hooks, signal, clock) => {
         executor ??= new ToolExecutor(agent.tools, { clock, dispatcher: outbound.dispatcher() });
@@ -189,15 +195,19 @@ export class CallManager {
         warmTransfer: this.warmTransferOf(callId, record, transport, (secret) => (consultSecretHash = hashStreamSecret(secret))),
         // Only a call the agent placed can reach an answering machine.
         voicemail: record.call_type === 'outbound' ? filledVoicemail(voicemailHandling(agent), variables) : null,
-        ...(this.d.limits.guard(orgId) ? { guard: this.d.limits.guard(orgId)! } : {}),
+        ...(guard ? { guard } : {}),
         // Kept as it is said: after a crash the record still holds everything up to it.
         onTranscript: recorder
-          ? (messages, items) =>
-              this.d.calls.update(orgId, callId, (current) => (current.call_status === 'ongoing' ? { ...current, transcript: [...messages], transcript_with_tool_calls: [...items] } : current))
+          ? (messages, items) => {
+              const transcript = [...messages];
+              const withTools = [...items];
+              keep(() => this.d.calls.update(orgId, callId, (current) => (current.call_status === 'ongoing' ? { ...current, transcript, transcript_with_tool_calls: withTools } : current)));
+            }
           : undefined,
         onTurnLatency: this.d.events.listenerCount('turn') > 0 ? (parts) => this.d.events.emit('turn', { orgId, callId, parts }) : undefined,
         onEnd: (result) => {
-          finalized = this.finish(orgId, callId, agent, metadata, result, recorder, usage.turns > 0 ? { ...usage } : null).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
+          // After the transcript writes already queued: the final record is the last word.
+          finalized = kept.then(() => this.finish(orgId, callId, agent, metadata, result, recorder, usage.turns > 0 ? { ...usage } : null)).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
         },
       });
       const active: ActiveCall = {
@@ -235,7 +245,7 @@ export class CallManager {
       };
       this.d.registry.add(active);
       const startTimestamp = this.d.timers.now();
-      const started = this.d.calls.update(orgId, callId, (current) => ({ ...current, call_status: 'ongoing', start_timestamp: startTimestamp }));
+      const started = await this.d.calls.update(orgId, callId, (current) => ({ ...current, call_status: 'ongoing', start_timestamp: startTimestamp }));
       if (started) this.d.events.emit('started', { orgId, record: started });
       transport.notify({ type: 'call_started', call_id: callId, agent_name: agent.agent_name });
       log.info({ agent_id: record.agent_id, agent_version: version.version, transport: transport.kind }, 'call connected');
@@ -243,7 +253,7 @@ export class CallManager {
       // The session was never started and may never finish: the leases go back now, and a call still
       // registered ends (freeing its slot) rather than waiting for a stream that already came.
       releaseEngines();
-      this.d.callService.endUnconnected(orgId, callId, 'error', 'error_service', 'The service failed while starting the call.');
+      await this.d.callService.endUnconnected(orgId, callId, 'error', 'error_service', 'The service failed while starting the call.');
       throw error;
     }
     void session.finished.then(releaseEngines);
@@ -327,7 +337,7 @@ export class CallManager {
       }
     }
     const optOut = recorder === undefined;
-    const ended = this.d.calls.update(orgId, callId, (current) => ({
+    const ended = await this.d.calls.update(orgId, callId, (current) => ({
       ...current,
       call_status: result.reason === 'error_service' ? 'error' : 'ended',
       disconnection_reason: result.reason,
@@ -344,7 +354,7 @@ export class CallManager {
       transfer_destination: result.transfer?.destination ?? null,
       transfer_timestamp: result.transfer?.at ?? null,
     }));
-    this.d.limits.debit(orgId, cost.total_credits_used);
+    await this.d.limits.debit(orgId, cost.total_credits_used);
     if (!ended) return;
     this.d.log.info({ call_id: callId, reason: result.reason, duration_ms: durationMs }, 'call ended');
     this.d.events.emit('ended', { orgId, record: ended });
@@ -355,7 +365,7 @@ export class CallManager {
     const transcript = (record.transcript ?? []).map(({ role, content }) => ({ role, content }));
     const client = { dispatcher: this.d.outbound.dispatcher(LLM_CLIENT_DEFAULTS.connectTimeoutMs) };
     const analysis = await analyzeCall({ agent, transcript, metadata, logger: this.d.log, client });
-    this.d.calls.update(orgId, callId, (current) => ({ ...current, call_analysis: analysis }));
+    await this.d.calls.update(orgId, callId, (current) => ({ ...current, call_analysis: analysis }));
   }
 
   private track(work: Promise<unknown>): void {

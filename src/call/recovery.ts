@@ -29,16 +29,16 @@ export interface RecoveryDeps {
 }
 
 /** Finishes the calls no node in `liveNodes` owns; `atStart` also removes recordings of no call. */
-export function recoverOrphanedCalls(d: RecoveryDeps, liveNodes: string[], atStart: boolean): void {
-  for (const { orgId, record } of d.calls.listOrphaned(['ongoing'], liveNodes)) finishInterrupted(d, orgId, record);
-  for (const { orgId, record } of d.calls.listOrphaned(['registered'], liveNodes)) {
+export async function recoverOrphanedCalls(d: RecoveryDeps, liveNodes: string[], atStart: boolean): Promise<void> {
+  for (const { orgId, record } of await d.calls.listOrphaned(['ongoing'], liveNodes)) await finishInterrupted(d, orgId, record);
+  for (const { orgId, record } of await d.calls.listOrphaned(['registered'], liveNodes)) {
     // A campaign's call is its scheduler's: the lease of the one that claimed it decides (a live peer may own it).
     if (record.campaign_id !== null || record.batch_id !== null) continue;
     // Its stream deadline, its ring timer or its dialer died with the process: it cannot connect now.
     const message = atStart ? 'The service restarted before the call connected.' : 'The service process the call was waiting on stopped before it connected.';
-    d.service.endUnconnected(orgId, record.call_id, 'not_connected', 'dial_failed', message);
+    await d.service.endUnconnected(orgId, record.call_id, 'not_connected', 'dial_failed', message);
   }
-  if (atStart) removeOrphanRecordings(d);
+  if (atStart) await removeOrphanRecordings(d);
 }
 
 /**
@@ -58,7 +58,7 @@ function lastSignOfLife(d: RecoveryDeps, record: CallRecord, startedAt: number, 
   return Math.min(Math.round(last), d.clock.now());
 }
 
-function finishInterrupted(d: RecoveryDeps, orgId: string, record: CallRecord): void {
+async function finishInterrupted(d: RecoveryDeps, orgId: string, record: CallRecord): Promise<void> {
   const path = join(d.recordingsDir, `${record.call_id}.wav`);
   const recorded = !record.opt_out_sensitive_data_storage && repairRecording(path);
   const startedAt = record.start_timestamp ?? d.clock.now();
@@ -66,7 +66,7 @@ function finishInterrupted(d: RecoveryDeps, orgId: string, record: CallRecord): 
   const durationMs = Math.max(0, endedAt - startedAt);
   const cost = callCost(durationMs, d.pricePerMinute);
   let changed = false;
-  const ended = d.calls.update(orgId, record.call_id, (current) => {
+  const ended = await d.calls.update(orgId, record.call_id, (current) => {
     if (current.call_status !== 'ongoing') return current;
     changed = true;
     return {
@@ -81,13 +81,13 @@ function finishInterrupted(d: RecoveryDeps, orgId: string, record: CallRecord): 
     };
   });
   if (!ended || !changed) return;
-  d.limits.debit(orgId, cost.total_credits_used);
+  await d.limits.debit(orgId, cost.total_credits_used);
   d.events.emit('ended', { orgId, record: ended });
   d.log.warn({ call_id: record.call_id, duration_ms: durationMs }, 'call interrupted by a restart finalized with error_service');
 }
 
 /** A recording with no call, or of a call that keeps nothing, is removed. */
-function removeOrphanRecordings(d: RecoveryDeps): void {
+async function removeOrphanRecordings(d: RecoveryDeps): Promise<void> {
   let files: string[];
   try {
     files = readdirSync(d.recordingsDir);
@@ -96,7 +96,7 @@ function removeOrphanRecordings(d: RecoveryDeps): void {
   }
   for (const file of files) {
     if (!file.endsWith('.wav')) continue;
-    const found = d.calls.getForStream(file.slice(0, -'.wav'.length));
+    const found = await d.calls.getForStream(file.slice(0, -'.wav'.length));
     if (found && !found.record.opt_out_sensitive_data_storage) continue;
     rmSync(join(d.recordingsDir, file), { force: true });
     d.log.warn({ file }, 'recording of no call removed');

@@ -55,15 +55,17 @@ export interface CallRuntime {
    * Where a request about this call must go when another live node runs it (its media reached
    * that node); null when the call runs here, is not under way, or its node is gone.
    */
-  ownerUrl(callId: string): string | null;
+  ownerUrl(callId: string): Promise<string | null>;
   /**
    * Once, at start (after the service listens: recordings are linked by its address): what this
    * node's previous run and dead peers left is put right; then the node keeps its lease in the
    * store and finishes the calls of any peer whose lease runs out.
    */
-  recover(): void;
+  recover(): Promise<void>;
+  /** Runs after each later heartbeat with the live nodes (this one among them): work of dead peers to put right. */
+  afterHeartbeat(work: (liveNodes: string[]) => Promise<void>): void;
   /** Stops renewing the lease and gives it up (after the drain: this node's calls are final). */
-  leave(): void;
+  leave(): Promise<void>;
   /**
    * On shutdown: calls under way may go on for `drainMs`, then the rest are ended with
    * error_service; resolves once every record is final and post-call work is done or 5 s passed.
@@ -76,7 +78,7 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
   const registry = new CallRegistry();
   const nodeId = config.nodeId;
   const limits = new OrgLimits(
-    { credits: deps.credits, calls: deps.callRepo, liveNodes: () => [nodeId, ...deps.nodes.alive(deps.clock.now())] },
+    { credits: deps.credits, calls: deps.callRepo, liveNodes: async () => [nodeId, ...(await deps.nodes.alive(deps.clock.now()))] },
     {
       maxConcurrentCalls: config.maxConcurrentCalls,
       orgLimits: config.orgLimits,
@@ -103,7 +105,7 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     random: deps.random,
     nodeId,
   });
-  const streams = new StreamDeadlines(deps.timers, service, events, config.streamConnectTimeoutMs);
+  const streams = new StreamDeadlines(deps.timers, service, events, config.streamConnectTimeoutMs, (error, callId) => deps.logger.error({ err: error, call_id: callId }, 'a call whose stream never came could not be ended'));
   const control = new CallControl({ calls: deps.callRepo, registry, recordingPath: (callId) => manager.recordingPath(callId) });
   const recovery: RecoveryDeps = {
     calls: deps.callRepo,
@@ -117,25 +119,27 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     pricePerMinute: config.pricePerMinuteCredits,
   };
   let nextBeat: TimerHandle | undefined;
+  const heartbeatWork: ((liveNodes: string[]) => Promise<void>)[] = [];
   let leaving = false;
   // Renewed three times a lease: a node is taken for dead only after missing three beats in a row.
-  const heartbeat = (atStart: boolean): void => {
+  const heartbeat = async (atStart: boolean): Promise<void> => {
     if (leaving) return;
     const now = deps.clock.now();
     try {
-      deps.nodes.renew(nodeId, now, now + config.nodeLeaseMs, deps.nodeUrl());
+      await deps.nodes.renew(nodeId, now, now + config.nodeLeaseMs, deps.nodeUrl());
       // At start this node's own calls from before count as dead though its lease runs: it is this process
       // that restarted. Nothing was registered here yet (no request is served before the first beat).
-      const live = deps.nodes.alive(now).filter((id) => !atStart || id !== nodeId);
-      recoverOrphanedCalls(recovery, live, atStart);
-      const forgotten = deps.nodes.forgetExpired(now);
+      const live = (await deps.nodes.alive(now)).filter((id) => !atStart || id !== nodeId);
+      await recoverOrphanedCalls(recovery, live, atStart);
+      if (!atStart) for (const work of heartbeatWork) await work(live);
+      const forgotten = await deps.nodes.forgetExpired(now);
       if (forgotten > 0) deps.logger.warn({ node_id: nodeId, nodes: forgotten }, 'peer nodes whose lease ran out forgotten, their calls finished');
     } catch (error) {
       // A store that fails at start fails the start; later, the next beat tries again.
       if (atStart) throw error;
       deps.logger.error({ err: error, node_id: nodeId }, 'node heartbeat failed');
     }
-    nextBeat = deps.timers.setTimeout(() => heartbeat(false), config.nodeLeaseMs / 3);
+    if (!leaving) nextBeat = deps.timers.setTimeout(() => void heartbeat(false), config.nodeLeaseMs / 3);
   };
   return {
     service,
@@ -145,17 +149,23 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     control,
     streams,
     nodeId,
-    ownerUrl(callId) {
+    async ownerUrl(callId) {
       if (registry.get(callId)) return null;
-      const owner = deps.callRepo.ownerOf(callId);
+      const owner = await deps.callRepo.ownerOf(callId);
       return owner && owner !== nodeId ? deps.nodes.urlOf(owner, deps.clock.now()) : null;
     },
-    recover: () => heartbeat(true),
-    leave() {
+    afterHeartbeat(work) {
+      heartbeatWork.push(work);
+    },
+    async recover() {
+      await limits.initialize();
+      await heartbeat(true);
+    },
+    async leave() {
       leaving = true;
       deps.timers.clearTimeout(nextBeat);
       try {
-        deps.nodes.release(nodeId);
+        await deps.nodes.release(nodeId);
       } catch (error) {
         // Shutting down must go on: a lease not given up just runs out.
         deps.logger.warn({ err: error, node_id: nodeId }, 'node lease could not be given up; it will run out');

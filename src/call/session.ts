@@ -105,7 +105,7 @@ export interface SessionOptions {
   sttSampleRate?: 8000 | 16000;
   log: Logger;
   /** Checked every second; a reason ends the call (credit balance used up, …). */
-  guard?: (connectedMs: number) => DisconnectionReason | null;
+  guard?: (connectedMs: number) => Promise<DisconnectionReason | null>;
   /** The transcript so far, each time a message or tool item settles (the record keeps it at once). */
   onTranscript?: ((messages: readonly TranscriptMessage[], items: readonly TranscriptItem[]) => void) | undefined;
   /**

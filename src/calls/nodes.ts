@@ -4,13 +4,13 @@
 
 export interface NodeLeases {
   /** Takes the node's lease, or extends it, until `until` (epoch ms); `url` is where peers reach it. */
-  renew(nodeId: string, now: number, until: number, url: string | null): void;
+  renew(nodeId: string, now: number, until: number, url: string | null): Promise<void>;
   /** Gives the lease up: a clean shutdown, whose calls are already final. */
-  release(nodeId: string): void;
+  release(nodeId: string): Promise<void>;
   /** The nodes whose lease runs at `now`. */
-  alive(now: number): string[];
+  alive(now: number): Promise<string[]>;
   /** Where a node whose lease runs at `now` is reached; null when it is dead or gave no address. */
-  urlOf(nodeId: string, now: number): string | null;
+  urlOf(nodeId: string, now: number): Promise<string | null>;
   /** Forgets the nodes whose lease ran out before `now`; returns how many. */
-  forgetExpired(now: number): number;
+  forgetExpired(now: number): Promise<number>;
 }

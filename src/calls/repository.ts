@@ -36,30 +36,33 @@ export interface CallPage {
 
 export interface CallRepository {
   /** `ownerNode`: the node that registers the call (nodes.ts) owns it until another serves it. */
-  insert(orgId: string, record: CallRecord, createdAt: number, options?: { streamSecretHash?: string; ownerNode?: string }): void;
+  insert(orgId: string, record: CallRecord, createdAt: number, options?: { streamSecretHash?: string; ownerNode?: string }): Promise<void>;
   /** The node serving the call's media owns it from now on. */
-  setOwner(callId: string, nodeId: string): void;
+  setOwner(callId: string, nodeId: string): Promise<void>;
   /** The node that owns the call (registered or serves it); null for an unknown call or one from before owners. */
-  ownerOf(callId: string): string | null;
+  ownerOf(callId: string): Promise<string | null>;
   /** A call looked up by id alone, for a media stream that carries only call_id and secret. */
-  getForStream(callId: string): { orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined;
-  get(orgId: string, callId: string): CallRecord | undefined;
+  getForStream(callId: string): Promise<{ orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined>;
+  get(orgId: string, callId: string): Promise<CallRecord | undefined>;
   /** Read-modify-write in one transaction; returns the stored result, or undefined for an unknown id. */
-  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): CallRecord | undefined;
-  list(orgId: string, query: CallListQuery): CallPage;
+  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): Promise<CallRecord | undefined>;
+  list(orgId: string, query: CallListQuery): Promise<CallPage>;
   /** Removes a record for good; false for an unknown id. */
-  delete(orgId: string, callId: string): boolean;
+  delete(orgId: string, callId: string): Promise<boolean>;
   /**
    * In one transaction: the call takes one of its organization's slots unless `max` are held already
    * (max 0: no limit). Held slots are those of the organization's calls not yet final whose node is
    * one of `liveNodes` (or that have none). True when the call holds a slot now (or held one).
    */
-  takeSlot(orgId: string, callId: string, max: number, liveNodes: string[]): boolean;
+  takeSlot(orgId: string, callId: string, max: number, liveNodes: string[]): Promise<boolean>;
   /** Slots the organization's calls hold now, counted as takeSlot counts them. */
-  slotsInUse(orgId: string, liveNodes: string[]): number;
-  holdsSlot(orgId: string, callId: string): boolean;
-  /** Runs `work` in one transaction that holds the store's write lock from its start; a throw undoes all of it. */
-  atomically<T>(work: () => T): T;
+  slotsInUse(orgId: string, liveNodes: string[]): Promise<number>;
+  holdsSlot(orgId: string, callId: string): Promise<boolean>;
+  /**
+   * Writes the call holding one of its organization's slots, counted as takeSlot counts them, all in
+   * one transaction; false (and nothing written) when `max` are held already.
+   */
+  insertHoldingSlot(orgId: string, record: CallRecord, createdAt: number, options: { streamSecretHash?: string; ownerNode?: string }, max: number, liveNodes: string[]): Promise<boolean>;
   /** Calls of every organization in the given statuses owned by none of `liveNodes` (recovery: their node died, or they predate owners). */
-  listOrphaned(statuses: string[], liveNodes: string[]): { orgId: string; record: CallRecord }[];
+  listOrphaned(statuses: string[], liveNodes: string[]): Promise<{ orgId: string; record: CallRecord }[]>;
 }

@@ -21,12 +21,14 @@ export interface CallAdmission {
    * Why this call may not start now, or null: then it holds one of its organization's slots until it
    * ends (an ended event frees it). A call that holds one already is checked only for its credits.
    */
-  admit(orgId: string, callId: string): AdmissionRefusal | null;
+  admit(orgId: string, callId: string): Promise<AdmissionRefusal | null>;
   /** Whether one more call of the organization would fit now. */
-  hasFreeSlot(orgId: string): boolean;
+  hasFreeSlot(orgId: string): Promise<boolean>;
+  /** The organization's limit as slots are counted in the store: at most `max` (0: none) among the calls of `liveNodes`. */
+  slotLimit(orgId: string): Promise<{ max: number; liveNodes: string[] }>;
 }
 
-const ADMIT_ALL: CallAdmission = { admit: () => null, hasFreeSlot: () => true };
+const ADMIT_ALL: CallAdmission = { admit: async () => null, hasFreeSlot: async () => true, slotLimit: async () => ({ max: 0, liveNodes: [] }) };
 
 export interface OutboundCallRequest {
   agentId: string;
@@ -72,23 +74,24 @@ export class CallService {
    * to whoever opens the stream. The call takes a free slot of its organization now, so it counts
    * while its stream is awaited; one that finds none is admitted or refused when its stream opens.
    */
-  register(
+  async register(
     orgId: string,
     agent: AgentVersion,
     fields: RegisteredFields,
     callId: string = newId('call', this.random),
-  ): { record: CallRecord; streamSecret: string } {
-    const registered = this.insert(orgId, agent, fields, callId);
-    this.admission.admit(orgId, callId);
+  ): Promise<{ record: CallRecord; streamSecret: string }> {
+    const registered = this.registeredCall(agent, fields, callId);
+    await this.calls.insert(orgId, registered.record, this.clock.now(), this.storedWith(registered.streamSecret));
+    await this.admission.admit(orgId, callId);
     return registered;
   }
 
   /** Whether the organization could start one more call now (a campaign waits for a slot instead of failing its task). */
-  hasFreeSlot(orgId: string): boolean {
+  hasFreeSlot(orgId: string): Promise<boolean> {
     return this.admission.hasFreeSlot(orgId);
   }
 
-  private insert(orgId: string, agent: AgentVersion, fields: RegisteredFields, callId: string): { record: CallRecord; streamSecret: string } {
+  private registeredCall(agent: AgentVersion, fields: RegisteredFields, callId: string): { record: CallRecord; streamSecret: string } {
     const record = registeredRecord({
       opt_out_sensitive_data_storage: agent.config.opt_out_sensitive_data_storage,
       ...fields,
@@ -96,35 +99,58 @@ export class CallService {
       agent_id: agent.agentId,
       agent_version: agent.version,
     });
-    const streamSecret = this.random(24);
-    this.calls.insert(orgId, record, this.clock.now(), { streamSecretHash: hashStreamSecret(streamSecret), ...(this.nodeId ? { ownerNode: this.nodeId } : {}) });
-    return { record, streamSecret };
+    return { record, streamSecret: this.random(24) };
+  }
+
+  private storedWith(streamSecret: string): { streamSecretHash: string; ownerNode?: string } {
+    return { streamSecretHash: hashStreamSecret(streamSecret), ...(this.nodeId ? { ownerNode: this.nodeId } : {}) };
   }
 
   async createOutbound(orgId: string, request: OutboundCallRequest): Promise<CallRecord> {
-    this.checkCallerId(orgId, request.to, request.from, request.presentationNumber);
-    const agent = this.agents.resolve(orgId, request.agentId, request.agentVersion);
-    const fields: RegisteredFields = {
-      call_type: 'outbound',
-      call_from: request.from,
-      call_to: request.to,
-      presentation_number: request.presentationNumber,
-      metadata: request.metadata,
-      dynamic_variables: request.dynamicVariables,
-      campaign_id: request.campaignId ?? null,
-      batch_id: request.batchId ?? null,
-    };
-    const callId = request.callId ?? newId('call', this.random);
+    return (await this.startOutbound(orgId, request)).placed;
+  }
+
+  /**
+   * Writes and admits the call, then dials it: resolves once the call holds its slot (or was
+   * refused), with `placed` settling when the dialer has answered. A scheduler that waits for this
+   * before it looks for the next free slot sees the call it started last.
+   */
+  async startOutbound(orgId: string, request: OutboundCallRequest): Promise<{ callId: string; placed: Promise<CallRecord> }> {
+    await this.checkCallerId(orgId, request.to, request.from, request.presentationNumber);
+    const agent = await this.agents.resolve(orgId, request.agentId, request.agentVersion);
+    const { record, streamSecret } = this.registeredCall(
+      agent,
+      {
+        call_type: 'outbound',
+        call_from: request.from,
+        call_to: request.to,
+        presentation_number: request.presentationNumber,
+        metadata: request.metadata,
+        dynamic_variables: request.dynamicVariables,
+        campaign_id: request.campaignId ?? null,
+        batch_id: request.batchId ?? null,
+      },
+      request.callId ?? newId('call', this.random),
+    );
+    if (request.waitForSlot) {
+      // Written only together with a slot (one transaction), so a call that waits leaves no trace
+      // when another process took the last slot since the scheduler looked.
+      const { max, liveNodes } = await this.admission.slotLimit(orgId);
+      const written = await this.calls.insertHoldingSlot(orgId, record, this.clock.now(), this.storedWith(streamSecret), max, liveNodes);
+      if (!written) throw new NoFreeSlotError(`organization ${orgId} has no free slot`);
+    } else {
+      await this.calls.insert(orgId, record, this.clock.now(), this.storedWith(streamSecret));
+    }
     // Admitted, the call holds its slot from now on: while it rings it counts against the limit.
-    // Written and admitted in one transaction, so a call that waits for a slot leaves no trace when
-    // another process took the last one since the scheduler looked.
-    const { record, streamSecret, refused } = this.calls.atomically(() => {
-      const written = this.insert(orgId, agent, fields, callId);
-      const refusal = this.admission.admit(orgId, callId);
-      if (refusal === 'concurrency_limit_reached' && request.waitForSlot) throw new NoFreeSlotError(`organization ${orgId} has no free slot`);
-      return { ...written, refused: refusal };
-    });
-    if (refused) return this.endUnconnected(orgId, record.call_id, 'not_connected', refused, ADMISSION_MESSAGES[refused]) ?? record;
+    const refused = await this.admission.admit(orgId, record.call_id);
+    if (refused) {
+      const ended = await this.endUnconnected(orgId, record.call_id, 'not_connected', refused, ADMISSION_MESSAGES[refused]);
+      return { callId: record.call_id, placed: Promise.resolve(ended ?? record) };
+    }
+    return { callId: record.call_id, placed: this.dial(orgId, record, request, agent, streamSecret) };
+  }
+
+  private async dial(orgId: string, record: CallRecord, request: OutboundCallRequest, agent: AgentVersion, streamSecret: string): Promise<CallRecord> {
     try {
       const result = await this.dialer.dial({
         orgId,
@@ -135,11 +161,11 @@ export class CallService {
         agent,
         streamSecret,
       });
-      if (result.status === 'failed') return this.endUnconnected(orgId, record.call_id, 'not_connected', result.reason, result.message) ?? record;
-      return this.calls.get(orgId, record.call_id) ?? record;
+      if (result.status === 'failed') return (await this.endUnconnected(orgId, record.call_id, 'not_connected', result.reason, result.message)) ?? record;
+      return (await this.calls.get(orgId, record.call_id)) ?? record;
     } catch (error) {
       this.log.error({ err: error, call_id: record.call_id, dialer: this.dialer.name }, 'dialer failed');
-      return this.endUnconnected(orgId, record.call_id, 'error', 'error_service', 'The service failed while placing the call.') ?? record;
+      return (await this.endUnconnected(orgId, record.call_id, 'error', 'error_service', 'The service failed while placing the call.')) ?? record;
     }
   }
 
@@ -147,25 +173,26 @@ export class CallService {
    * On a real phone network the callee sees the caller id: it must be a number the organization
    * holds, or any organization could call in another's name. Simulated phones and no carrier take anything.
    */
-  checkCallerId(orgId: string, to: string, from: string, presentationNumber: string | null): void {
+  async checkCallerId(orgId: string, to: string, from: string, presentationNumber: string | null): Promise<void> {
     if (!this.dialer.showsCallerId(to)) return;
     const named: [string, string | null][] = [
       ['call_from', from],
       ['presentation_number', presentationNumber],
     ];
-    const foreign = named.filter(([, number]) => number !== null && !this.agents.ownsNumber(orgId, number));
+    const foreign: [string, string | null][] = [];
+    for (const [field, number] of named) if (number !== null && !(await this.agents.ownsNumber(orgId, number))) foreign.push([field, number]);
     if (foreign.length > 0) {
       throw new ApiError('BAD_REQUEST', foreign.map(([field, number]) => `body.${field}: ${number} is not a number of this organization (list it in one of its agents' inbound_numbers)`).join('; '));
     }
   }
 
-  get(orgId: string, callId: string): CallRecord {
-    const record = this.calls.get(orgId, callId);
+  async get(orgId: string, callId: string): Promise<CallRecord> {
+    const record = await this.calls.get(orgId, callId);
     if (!record) throw notFound('call', callId);
     return record;
   }
 
-  list(orgId: string, query: CallListQuery): CallPage {
+  list(orgId: string, query: CallListQuery): Promise<CallPage> {
     return this.calls.list(orgId, query);
   }
 
@@ -173,16 +200,16 @@ export class CallService {
    * Ends a call that never connected (dial failures, limits, a stream that never came).
    * Only a call still `registered` changes; `ended` is emitted once, when it does.
    */
-  endUnconnected(
+  async endUnconnected(
     orgId: string,
     callId: string,
     status: 'not_connected' | 'error',
     reason: DisconnectionReason,
     message: string,
-  ): CallRecord | undefined {
+  ): Promise<CallRecord | undefined> {
     const now = this.clock.now();
     let changed = false;
-    const ended = this.calls.update(orgId, callId, (current) => {
+    const ended = await this.calls.update(orgId, callId, (current) => {
       if (current.call_status !== 'registered') return current;
       changed = true;
       return {
@@ -200,8 +227,8 @@ export class CallService {
   }
 
   /** endUnconnected for a carrier report, which names the call_id only. A late or repeated report changes nothing. */
-  endIfRegistered(callId: string, status: 'not_connected' | 'error', reason: DisconnectionReason, message: string): CallRecord | undefined {
-    const found = this.calls.getForStream(callId);
+  async endIfRegistered(callId: string, status: 'not_connected' | 'error', reason: DisconnectionReason, message: string): Promise<CallRecord | undefined> {
+    const found = await this.calls.getForStream(callId);
     return found ? this.endUnconnected(found.orgId, callId, status, reason, message) : undefined;
   }
 
@@ -209,12 +236,12 @@ export class CallService {
    * A campaign call whose scheduler died: registered or under way, it ends with error_service
    * (a connected one keeps its start). Returns the record as it stands, changed or not.
    */
-  endAbandoned(callId: string, message: string): CallRecord | undefined {
-    const found = this.calls.getForStream(callId);
+  async endAbandoned(callId: string, message: string): Promise<CallRecord | undefined> {
+    const found = await this.calls.getForStream(callId);
     if (!found) return undefined;
     const now = this.clock.now();
     let changed = false;
-    const ended = this.calls.update(found.orgId, callId, (current) => {
+    const ended = await this.calls.update(found.orgId, callId, (current) => {
       if (current.call_status !== 'registered' && current.call_status !== 'ongoing') return current;
       changed = true;
       const connected = current.start_timestamp !== null;

@@ -12,6 +12,8 @@ export class StreamDeadlines {
     private readonly calls: CallService,
     events: CallEvents,
     private readonly timeoutMs: number,
+    /** A deadline whose call could not be ended (the store failed): recovery ends it later. */
+    private readonly onError: (error: unknown, callId: string) => void = () => undefined,
   ) {
     events.on('started', ({ record }) => this.clear(record.call_id));
   }
@@ -21,7 +23,7 @@ export class StreamDeadlines {
     this.clear(callId);
     const handle = this.timers.setTimeout(() => {
       this.deadlines.delete(callId);
-      this.calls.endUnconnected(orgId, callId, 'not_connected', reason, message);
+      void this.calls.endUnconnected(orgId, callId, 'not_connected', reason, message).catch((error: unknown) => this.onError(error, callId));
     }, this.timeoutMs);
     this.deadlines.set(callId, handle);
   }

@@ -2,7 +2,7 @@
 // that the browser's media socket may reach any node sharing it. Only the token's hash is kept.
 
 export interface WebCallTokenRepository {
-  issue(tokenHash: string, orgId: string, callId: string, expiresAt: number): void;
+  issue(tokenHash: string, orgId: string, callId: string, expiresAt: number): Promise<void>;
   /** Takes the token out, once (two nodes redeeming it together: one gets it); undefined when unknown or already taken. */
-  take(tokenHash: string): { orgId: string; callId: string; expiresAt: number } | undefined;
+  take(tokenHash: string): Promise<{ orgId: string; callId: string; expiresAt: number } | undefined>;
 }

@@ -69,37 +69,37 @@ export interface ActiveTask {
 
 /** Every state change of the scheduler is one transaction, so two processes never claim the same task. */
 export interface CampaignRepository {
-  insert(campaign: Omit<CampaignRow, 'completedCalls' | 'failedCalls' | 'activeCalls' | 'finishedAt'>, tasks: NewTask[]): void;
-  get(orgId: string, kind: CampaignKind, id: string): CampaignRow | undefined;
+  insert(campaign: Omit<CampaignRow, 'completedCalls' | 'failedCalls' | 'activeCalls' | 'finishedAt'>, tasks: NewTask[]): Promise<void>;
+  get(orgId: string, kind: CampaignKind, id: string): Promise<CampaignRow | undefined>;
   /** Call ids of the tasks dialed so far, in task order. */
-  callIds(campaignId: string): string[];
-  list(orgId: string, query: CampaignListQuery): CampaignPage;
+  callIds(campaignId: string): Promise<string[]>;
+  list(orgId: string, query: CampaignListQuery): Promise<CampaignPage>;
   /** No new calls start; calls under way finish and still count. */
-  cancel(orgId: string, kind: CampaignKind, id: string, now: number): CancelResult;
+  cancel(orgId: string, kind: CampaignKind, id: string, now: number): Promise<CancelResult>;
   /** draft → pending for every campaign whose scheduled_at has come. */
-  promoteDue(now: number): number;
+  promoteDue(now: number): Promise<number>;
   /** Campaigns that may have a task to dial now (checked again, atomically, by claim). */
-  runnable(): { id: string; orgId: string }[];
+  runnable(): Promise<{ id: string; orgId: string }[]>;
   /**
    * Claims the next pending task if the campaign runs and has a free slot; its call_id is fixed
    * here, before anything is dialed, so after a crash the task and its call find each other.
    */
-  claim(campaignId: string, instanceId: string, callId: string): { task: ClaimedTask; campaign: CampaignRow } | undefined;
+  claim(campaignId: string, instanceId: string, callId: string): Promise<{ task: ClaimedTask; campaign: CampaignRow } | undefined>;
   /** The task's call was never written (no free slot after all): the task waits again, as if never claimed. */
-  unclaim(callId: string): void;
+  unclaim(callId: string): Promise<void>;
   /**
    * Finishes the active task of this call (once: a repeated report changes nothing), counts it,
    * and ends the campaign when it was the last one. Returns the campaign it belonged to.
    */
-  finishTask(callId: string, connected: boolean, reason: string | null, now: number): CampaignRow | undefined;
+  finishTask(callId: string, connected: boolean, reason: string | null, now: number): Promise<CampaignRow | undefined>;
   /** The agent is gone: nothing more can be dialed (decisions.md: such a campaign goes to fail). */
-  fail(campaignId: string, now: number): void;
-  heartbeat(instanceId: string, now: number): void;
-  dropLease(instanceId: string): void;
+  fail(campaignId: string, now: number): Promise<void>;
+  heartbeat(instanceId: string, now: number): Promise<void>;
+  dropLease(instanceId: string): Promise<void>;
   /** Active tasks whose scheduler is gone: its lease expired or was never renewed after a crash. */
-  orphanedTasks(now: number, leaseMs: number, liveInstanceId: string): ActiveTask[];
+  orphanedTasks(now: number, leaseMs: number, liveInstanceId: string): Promise<ActiveTask[]>;
   /** The active tasks this scheduler claimed (for a clean shutdown). */
-  tasksOf(instanceId: string): ActiveTask[];
+  tasksOf(instanceId: string): Promise<ActiveTask[]>;
   /** Forgets schedulers that stopped heartbeating; their tasks then count as orphaned. */
-  expireLeases(now: number, leaseMs: number): void;
+  expireLeases(now: number, leaseMs: number): Promise<void>;
 }

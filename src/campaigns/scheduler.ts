@@ -56,6 +56,7 @@ export class CampaignScheduler {
   private interval: unknown;
   private scheduled = false;
   private running = false;
+  private kickedWhileRunning = false;
   private stopped = true;
   private readonly inFlight = new Set<Promise<void>>();
   /** Organizations whose campaigns found no free slot in the last pass. */
@@ -66,7 +67,7 @@ export class CampaignScheduler {
       if (this.atLimit.has(orgId)) this.kick();
       return;
     }
-    this.finish(record.call_id, connected(record), record.disconnection_reason);
+    void this.finish(record.call_id, connected(record), record.disconnection_reason);
   };
 
   constructor(private readonly o: SchedulerOptions) {
@@ -80,18 +81,18 @@ export class CampaignScheduler {
     if (!this.stopped) return;
     this.stopped = false;
     this.o.events.on('ended', this.onEnded);
-    this.o.repo.heartbeat(this.instanceId, this.o.clock.now());
     this.interval = this.timers.setInterval(() => this.kick(), this.pollMs);
     this.kick();
   }
 
   /** Runs a pass soon; many kicks in one tick make one pass. */
   kick(): void {
+    if (this.running) this.kickedWhileRunning = true;
     if (this.scheduled || this.stopped) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      this.pass();
+      void this.pass();
     });
   }
 
@@ -100,32 +101,38 @@ export class CampaignScheduler {
    * claimed only while its organization has a free slot too: at its limit the campaign waits (a
    * call's end or the next poll tries again) rather than spending tasks on concurrency_limit_reached.
    */
-  pass(): void {
+  async pass(): Promise<void> {
     if (this.stopped || this.running) return;
     this.running = true;
+    // Kicks during this pass (a call ended, a campaign was created) ask for another one after it.
+    this.kickedWhileRunning = false;
     try {
       const now = this.o.clock.now();
-      this.o.repo.heartbeat(this.instanceId, now);
-      this.o.repo.promoteDue(now);
-      this.recover(this.o.repo.orphanedTasks(now, this.leaseMs, this.instanceId));
-      this.o.repo.expireLeases(now, this.leaseMs);
+      await this.o.repo.heartbeat(this.instanceId, now);
+      await this.o.repo.promoteDue(now);
+      await this.recover(await this.o.repo.orphanedTasks(now, this.leaseMs, this.instanceId));
+      await this.o.repo.expireLeases(now, this.leaseMs);
       this.atLimit.clear();
-      for (const { id, orgId } of this.o.repo.runnable()) {
-        for (;;) {
-          // createOutbound takes the slot before its first await, so this check already counts the call dialled last.
-          if (!this.o.calls.hasFreeSlot(orgId)) {
+      for (const { id, orgId } of await this.o.repo.runnable()) {
+        while (!this.stopped) {
+          // The call dialled last holds its slot already: dial() waits until it is admitted.
+          if (!(await this.o.calls.hasFreeSlot(orgId))) {
             this.atLimit.add(orgId);
             break;
           }
-          const claimed = this.o.repo.claim(id, this.instanceId, newId('call', this.o.random));
+          const claimed = await this.o.repo.claim(id, this.instanceId, newId('call', this.o.random));
           if (!claimed) break;
-          this.dial(orgId, claimed.campaign, claimed.task);
+          if (!(await this.dial(orgId, claimed.campaign, claimed.task))) {
+            this.atLimit.add(orgId);
+            break;
+          }
         }
       }
     } catch (error) {
       this.o.log.error({ err: error }, 'campaign scheduler pass failed');
     } finally {
       this.running = false;
+      if (this.kickedWhileRunning) this.kick();
     }
   }
 
@@ -140,54 +147,65 @@ export class CampaignScheduler {
     if (!this.o.events.listeners('ended').includes(this.onEnded)) return;
     this.halt();
     await Promise.allSettled([...this.inFlight]);
-    this.recover(this.o.repo.tasksOf(this.instanceId));
+    await this.recover(await this.o.repo.tasksOf(this.instanceId));
     this.o.events.off('ended', this.onEnded);
-    this.o.repo.dropLease(this.instanceId);
+    await this.o.repo.dropLease(this.instanceId);
   }
 
-  private dial(orgId: string, campaign: CampaignRow, task: ClaimedTask): void {
+  /**
+   * Resolves once the call holds its slot (or was refused), false when the organization had no slot
+   * after all (the task waits again); its dialing goes on in the background.
+   */
+  private async dial(orgId: string, campaign: CampaignRow, task: ClaimedTask): Promise<boolean> {
     this.o.onDial?.(task, campaign);
-    const work = this.o.calls
-      .createOutbound(orgId, {
-        callId: task.callId,
-        agentId: campaign.agentId,
-        agentVersion: campaign.agentVersion,
-        from: campaign.fromNumber,
-        to: task.callTo,
-        presentationNumber: task.presentationNumber ?? campaign.presentationNumber,
-        metadata: task.metadata,
-        dynamicVariables: task.dynamicVariables,
-        waitForSlot: true,
-        ...(campaign.kind === 'batch' ? { batchId: campaign.id } : { campaignId: campaign.id }),
-      })
+    const failed = async (error: unknown): Promise<void> => {
+      if (error instanceof NoFreeSlotError) {
+        // Another process took the organization's last slot since this pass looked: the task waits again.
+        await this.o.repo.unclaim(task.callId);
+        this.atLimit.add(orgId);
+        return;
+      }
+      // The call record was never written (the agent could not be resolved, or the store failed).
+      if (error instanceof ApiError && error.code === 'NOT_FOUND') {
+        this.o.log.warn({ campaign_id: campaign.id, agent_id: campaign.agentId }, 'the campaign agent no longer exists; the campaign fails');
+        await this.o.repo.fail(campaign.id, this.o.clock.now());
+      } else {
+        this.o.log.error({ err: error, campaign_id: campaign.id, call_id: task.callId }, 'placing a campaign call failed');
+      }
+      await this.finish(task.callId, false, 'error_service');
+    };
+    const started = this.o.calls.startOutbound(orgId, {
+      callId: task.callId,
+      agentId: campaign.agentId,
+      agentVersion: campaign.agentVersion,
+      from: campaign.fromNumber,
+      to: task.callTo,
+      presentationNumber: task.presentationNumber ?? campaign.presentationNumber,
+      metadata: task.metadata,
+      dynamicVariables: task.dynamicVariables,
+      waitForSlot: true,
+      ...(campaign.kind === 'batch' ? { batchId: campaign.id } : { campaignId: campaign.id }),
+    });
+    const work = started
+      .then(({ placed }) => placed)
       .then(
         () => undefined,
-        (error: unknown) => {
-          if (error instanceof NoFreeSlotError) {
-            // Another process took the organization's last slot since this pass looked: the task waits again.
-            this.o.repo.unclaim(task.callId);
-            this.atLimit.add(orgId);
-            return;
-          }
-          // The call record was never written (the agent could not be resolved, or the store failed).
-          if (error instanceof ApiError && error.code === 'NOT_FOUND') {
-            this.o.log.warn({ campaign_id: campaign.id, agent_id: campaign.agentId }, 'the campaign agent no longer exists; the campaign fails');
-            this.o.repo.fail(campaign.id, this.o.clock.now());
-          } else {
-            this.o.log.error({ err: error, campaign_id: campaign.id, call_id: task.callId }, 'placing a campaign call failed');
-          }
-          this.finish(task.callId, false, 'error_service');
-        },
+        (error: unknown) => failed(error),
       )
+      .catch((error: unknown) => this.o.log.error({ err: error, call_id: task.callId }, 'a campaign call could not be put right'))
       .finally(() => {
         this.inFlight.delete(work);
       });
     this.inFlight.add(work);
+    return started.then(
+      () => true,
+      (error: unknown) => !(error instanceof NoFreeSlotError),
+    );
   }
 
-  private finish(callId: string, wasConnected: boolean, reason: string | null): void {
+  private async finish(callId: string, wasConnected: boolean, reason: string | null): Promise<void> {
     try {
-      const campaign = this.o.repo.finishTask(callId, wasConnected, reason, this.o.clock.now());
+      const campaign = await this.o.repo.finishTask(callId, wasConnected, reason, this.o.clock.now());
       if (campaign && campaign.finishedAt !== null) {
         this.o.log.info({ campaign_id: campaign.id, status: campaign.status, completed: campaign.completedCalls, failed: campaign.failedCalls }, 'campaign finished');
       }
@@ -197,13 +215,13 @@ export class CampaignScheduler {
     this.kick();
   }
 
-  private recover(tasks: ActiveTask[]): void {
+  private async recover(tasks: ActiveTask[]): Promise<void> {
     for (const task of tasks) {
       if (!task.callId) continue; // claim and call_id are written together; a task has both
-      const record = this.o.calls.endAbandoned(task.callId, ABANDONED);
+      const record = await this.o.calls.endAbandoned(task.callId, ABANDONED);
       this.o.log.warn({ campaign_id: task.campaignId, call_id: task.callId }, 'finishing a task whose scheduler stopped');
       // endAbandoned's 'ended' event counts it when the record changed; otherwise count it here.
-      this.o.repo.finishTask(task.callId, record ? connected(record) : false, record?.disconnection_reason ?? 'error_service', this.o.clock.now());
+      await this.o.repo.finishTask(task.callId, record ? connected(record) : false, record?.disconnection_reason ?? 'error_service', this.o.clock.now());
     }
   }
 }

@@ -107,56 +107,59 @@ export class CampaignService {
     /** Called after a create or cancel, so the scheduler acts at once rather than at its next poll. */
     private readonly onChange: () => void,
     /** Throws when the caller id may not be shown on the carrier that would place the call (CallService.checkCallerId). */
-    private readonly checkCallerId: (orgId: string, to: string, from: string, presentationNumber: string | null) => void = () => undefined,
+    private readonly checkCallerId: (orgId: string, to: string, from: string, presentationNumber: string | null) => Promise<void> = async () => undefined,
   ) {}
 
-  create(orgId: string, request: CampaignRequest): CampaignView {
-    return campaignView(this.insert(orgId, 'campaign', request));
+  async create(orgId: string, request: CampaignRequest): Promise<CampaignView> {
+    return campaignView(await this.insert(orgId, 'campaign', request));
   }
 
-  createBatch(orgId: string, request: Omit<CampaignRequest, 'concurrency' | 'scheduledAt' | 'presentationNumber'>): { batch_id: string; status: 'queued'; total_tasks: number; message: string } {
-    const row = this.insert(orgId, 'batch', { ...request, presentationNumber: null, scheduledAt: null, concurrency: this.limits.batchConcurrency });
+  async createBatch(
+    orgId: string,
+    request: Omit<CampaignRequest, 'concurrency' | 'scheduledAt' | 'presentationNumber'>,
+  ): Promise<{ batch_id: string; status: 'queued'; total_tasks: number; message: string }> {
+    const row = await this.insert(orgId, 'batch', { ...request, presentationNumber: null, scheduledAt: null, concurrency: this.limits.batchConcurrency });
     return { batch_id: row.id, status: 'queued', total_tasks: row.totalCalls, message: `${row.totalCalls} calls queued; read progress at GET /v1/batch-calls/${row.id}` };
   }
 
-  get(orgId: string, id: string): CampaignView {
-    const row = this.repo.get(orgId, 'campaign', id);
+  async get(orgId: string, id: string): Promise<CampaignView> {
+    const row = await this.repo.get(orgId, 'campaign', id);
     if (!row) throw notFound('campaign', id);
     return campaignView(row);
   }
 
-  getBatch(orgId: string, id: string): BatchView {
-    const row = this.repo.get(orgId, 'batch', id);
+  async getBatch(orgId: string, id: string): Promise<BatchView> {
+    const row = await this.repo.get(orgId, 'batch', id);
     if (!row) throw notFound('batch', id);
-    return batchView(row, this.repo.callIds(row.id));
+    return batchView(row, await this.repo.callIds(row.id));
   }
 
-  list(orgId: string, query: CampaignListQuery): { campaigns: CampaignView[]; next_cursor: string | null; total_count: number } {
-    const page = this.repo.list(orgId, query);
+  async list(orgId: string, query: CampaignListQuery): Promise<{ campaigns: CampaignView[]; next_cursor: string | null; total_count: number }> {
+    const page = await this.repo.list(orgId, query);
     return { campaigns: page.campaigns.map(campaignView), next_cursor: page.nextCursor, total_count: page.totalCount };
   }
 
-  cancel(orgId: string, id: string): CampaignView {
-    const result = this.repo.cancel(orgId, 'campaign', id, this.clock.now());
+  async cancel(orgId: string, id: string): Promise<CampaignView> {
+    const result = await this.repo.cancel(orgId, 'campaign', id, this.clock.now());
     if (!result.campaign) throw notFound('campaign', id);
     if (!result.ok) throw new ApiError('CONFLICT', `campaign ${JSON.stringify(id)} already finished with status ${result.campaign.status}`);
     this.onChange();
     return campaignView(result.campaign);
   }
 
-  private insert(orgId: string, kind: 'campaign' | 'batch', request: CampaignRequest): CampaignRow {
+  private async insert(orgId: string, kind: 'campaign' | 'batch', request: CampaignRequest): Promise<CampaignRow> {
     if (request.tasks.length === 0) throw new ApiError('BAD_REQUEST', 'body.tasks: give at least one task');
     if (request.tasks.length > this.limits.maxTasks) {
       throw new ApiError('BAD_REQUEST', `body.tasks: at most ${this.limits.maxTasks} tasks per ${kind}, got ${request.tasks.length}`);
     }
     // Refused now, not task by task once it runs.
-    for (const task of request.tasks) this.checkCallerId(orgId, task.callTo, request.from, task.presentationNumber ?? request.presentationNumber);
+    for (const task of request.tasks) await this.checkCallerId(orgId, task.callTo, request.from, task.presentationNumber ?? request.presentationNumber);
     // Resolved once: every call of the campaign uses the same agent version.
-    const agent = this.agents.resolve(orgId, request.agentId, request.agentVersion);
+    const agent = await this.agents.resolve(orgId, request.agentId, request.agentVersion);
     const now = this.clock.now();
     const scheduledAt = request.scheduledAt;
     const id = newId(kind === 'batch' ? 'batch' : 'campaign', this.random);
-    this.repo.insert(
+    await this.repo.insert(
       {
         id,
         orgId,
@@ -175,6 +178,6 @@ export class CampaignService {
       request.tasks,
     );
     this.onChange();
-    return this.repo.get(orgId, kind, id)!;
+    return (await this.repo.get(orgId, kind, id))!;
   }
 }

@@ -14,12 +14,12 @@ export class CallOutcomes {
     private readonly registry: CallRegistry,
   ) {}
 
-  noAnswer(callId: string): void {
-    this.calls.endIfRegistered(callId, 'not_connected', 'dial_no_answer', 'Nobody answered within the ring timeout.');
+  async noAnswer(callId: string): Promise<void> {
+    await this.calls.endIfRegistered(callId, 'not_connected', 'dial_no_answer', 'Nobody answered within the ring timeout.');
   }
 
-  failed(callId: string, message: string): void {
-    this.calls.endIfRegistered(callId, 'not_connected', 'dial_failed', message);
+  async failed(callId: string, message: string): Promise<void> {
+    await this.calls.endIfRegistered(callId, 'not_connected', 'dial_failed', message);
   }
 
   /** The transfer's destination answered: the live call ends as call_transfer. */
@@ -38,20 +38,20 @@ export class CallOutcomes {
   }
 
   /** Carrier machine detection: a live session leaves its voicemail; otherwise the call never connected. */
-  machineAnswered(callId: string): void {
+  async machineAnswered(callId: string): Promise<void> {
     const live = this.registry.get(callId);
     if (live) live.voicemailDetected();
-    else this.calls.endIfRegistered(callId, 'not_connected', 'voicemail_reached', 'An answering machine answered the call.');
+    else await this.calls.endIfRegistered(callId, 'not_connected', 'voicemail_reached', 'An answering machine answered the call.');
   }
 
   /**
    * The carrier call is over. With a session, its stream closing ends the call (or, while the
    * caller is being transferred and has no stream, this does); without one the stream never came.
    */
-  completed(callId: string, byMachine = false): void {
+  async completed(callId: string, byMachine = false): Promise<void> {
     const live = this.registry.get(callId);
     if (live) return live.carrierEnded();
     if (byMachine) return this.machineAnswered(callId);
-    this.calls.endIfRegistered(callId, 'error', 'error_service', 'The carrier connected the call, but its media stream never reached the service.');
+    await this.calls.endIfRegistered(callId, 'error', 'error_service', 'The carrier connected the call, but its media stream never reached the service.');
   }
 }

@@ -59,7 +59,7 @@ export class TwilioDialer implements Dialer {
     if (res.status === 201 || res.status === 200) {
       const sid = typeof body.sid === 'string' ? body.sid : undefined;
       if (!sid) throw new TwilioApiError('Twilio accepted the call but its answer had no sid', res.status);
-      this.o.carrierCalls.record(request.callId, this.name, sid, this.o.clock.now());
+      await this.o.carrierCalls.record(request.callId, this.name, sid, this.o.clock.now());
       return { status: 'dialing', carrierCallId: sid };
     }
     if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 429) {
@@ -126,7 +126,7 @@ export class TwilioDialer implements Dialer {
   }
 
   async hangUpCall(callId: string): Promise<void> {
-    const sid = this.o.carrierCalls.carrierCallId(callId);
+    const sid = await this.o.carrierCalls.carrierCallId(callId);
     if (sid) await this.hangUp(sid);
   }
 

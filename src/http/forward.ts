@@ -16,13 +16,13 @@ const RETURNED_HEADERS = ['content-type', 'retry-after'];
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The call a request of this route is about, when it may run on another node. */
-    callOf?: (request: FastifyRequest) => string | undefined;
+    callOf?: (request: FastifyRequest) => string | undefined | Promise<string | undefined>;
   }
 }
 
 export interface ForwardDeps {
   /** The owner's peer address when another live node runs the call; null to answer here. */
-  ownerUrl: (callId: string) => string | null;
+  ownerUrl: (callId: string) => Promise<string | null>;
   nodeId: string;
 }
 
@@ -30,9 +30,9 @@ export interface ForwardDeps {
 const peerPool = new Agent({ connect: { timeout: 2_000 }, headersTimeout: 10_000, bodyTimeout: 10_000 });
 
 /** The node a request is meant for, or null: it came from a peer already, or the call runs here. */
-function ownerOf(request: FastifyRequest, deps: ForwardDeps): string | null {
+async function ownerOf(request: FastifyRequest, deps: ForwardDeps): Promise<string | null> {
   if (request.headers[FORWARDED_BY_HEADER] !== undefined) return null;
-  const callId = request.routeOptions.config.callOf?.(request);
+  const callId = await request.routeOptions.config.callOf?.(request);
   return callId ? deps.ownerUrl(callId) : null;
 }
 
@@ -77,7 +77,7 @@ export function forwardToOwners(app: FastifyInstance, deps: ForwardDeps): void {
   // receives requests this node would have accepted itself.
   app.addHook('preHandler', async (request, reply) => {
     if (request.ws) return;
-    const ownerUrl = ownerOf(request, deps);
+    const ownerUrl = await ownerOf(request, deps);
     if (ownerUrl) return forward(request, reply, ownerUrl, deps);
   });
 }
@@ -87,13 +87,20 @@ export function forwardToOwners(app: FastifyInstance, deps: ForwardDeps): void {
  * ways as they are (text or binary), and the owner's close code back to the client. False when the
  * call runs here.
  */
-export function relaySocketToOwner(socket: WebSocket, request: FastifyRequest, deps: ForwardDeps, maxBacklogBytes: number): boolean {
-  const ownerUrl = ownerOf(request, deps);
-  if (!ownerUrl) return false;
+export async function relaySocketToOwner(socket: WebSocket, request: FastifyRequest, deps: ForwardDeps, maxBacklogBytes: number): Promise<boolean> {
+  // What the client sends while the owner is looked up and connected to is sent on once it is.
+  const early: { data: WebSocket.RawData; binary: boolean }[] = [];
+  const keep = (data: WebSocket.RawData, binary: boolean) => early.push({ data, binary });
+  socket.on('message', keep);
+  const ownerUrl = await ownerOf(request, deps);
+  socket.off('message', keep);
+  if (!ownerUrl) {
+    for (const { data, binary } of early) socket.emit('message', data, binary);
+    return false;
+  }
   const target = new URL(request.url, ownerUrl);
   target.protocol = target.protocol === 'https:' ? 'wss:' : 'ws:';
   const upstream = new WebSocket(target, { headers: headersFor(request, deps) });
-  const early: { data: WebSocket.RawData; binary: boolean }[] = [];
   upstream.on('open', () => {
     for (const { data, binary } of early.splice(0)) upstream.send(data, { binary });
   });

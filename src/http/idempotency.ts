@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { ApiError } from '../errors.ts';
-import type { SqliteIdempotencyStore } from '../store/idempotency.ts';
+import type { IdempotencyStore } from '../store/idempotency.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -37,13 +37,13 @@ function fingerprint(request: FastifyRequest): string {
   return createHash('sha256').update(`${request.method} ${request.routeOptions.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
 }
 
-export function idempotentRoutes(app: FastifyInstance, store: SqliteIdempotencyStore, clock: Clock): void {
+export function idempotentRoutes(app: FastifyInstance, store: IdempotencyStore, clock: Clock): void {
   // After validation: a malformed request is refused before it can hold a key.
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
     if (!request.routeOptions.config.idempotent) return;
     const key = keyOf(request);
     if (key === undefined) return;
-    const claim = store.claim(request.orgId, key, fingerprint(request), clock.now());
+    const claim = await store.claim(request.orgId, key, fingerprint(request), clock.now());
     switch (claim.kind) {
       case 'claimed':
         request.idempotencyKey = key;
@@ -64,8 +64,8 @@ export function idempotentRoutes(app: FastifyInstance, store: SqliteIdempotencyS
     const key = request.idempotencyKey;
     if (key === undefined) return payload;
     request.idempotencyKey = undefined;
-    if (reply.statusCode < 300 && typeof payload === 'string') store.finish(request.orgId, key, { status: reply.statusCode, body: payload });
-    else store.release(request.orgId, key);
+    if (reply.statusCode < 300 && typeof payload === 'string') await store.finish(request.orgId, key, { status: reply.statusCode, body: payload });
+    else await store.release(request.orgId, key);
     return payload;
   });
 }

@@ -16,7 +16,7 @@ import type { Clock, RandomHex } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { demoRoutes } from '../demo/routes.ts';
 import { twilioVoiceRoutes } from '../telephony/twilio-voice.ts';
-import type { SqliteIdempotencyStore } from '../store/idempotency.ts';
+import type { IdempotencyStore } from '../store/idempotency.ts';
 import type { Timers } from '../timers.ts';
 import { PendingStreams } from '../transports/pending-streams.ts';
 import { twilioMediaRoute } from '../transports/twilio/route.ts';
@@ -50,9 +50,9 @@ export interface ServiceHttpDeps {
   agentTests: AgentTestService;
   outcomes: CallOutcomes;
   carrierCalls: CarrierCallRepository;
-  idempotency: SqliteIdempotencyStore;
+  idempotency: IdempotencyStore;
   /** null when the store answers, else why not (readiness). */
-  storeProblem: () => string | null;
+  storeProblem: () => Promise<string | null>;
   timers: Timers;
   clock: Clock;
   random: RandomHex;
@@ -101,9 +101,9 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   systemRoutes(app, {
     openapi: http.openapi,
     publicUrl,
-    ready: () => {
+    ready: async () => {
       if (http.shuttingDown) return { ok: false, details: 'shutting down' };
-      const problem = deps.storeProblem();
+      const problem = await deps.storeProblem();
       return problem ? { ok: false, details: problem } : { ok: true, details: '' };
     },
   });

@@ -34,7 +34,7 @@ export interface ServiceMetrics {
   close(): void;
 }
 
-export function createMetrics(deps: { events: CallEvents; registry: CallRegistry; webhookBacklog: () => number }): ServiceMetrics {
+export function createMetrics(deps: { events: CallEvents; registry: CallRegistry; webhookBacklog: () => Promise<number> }): ServiceMetrics {
   const register = new Registry();
   collectDefaultMetrics({ register });
 
@@ -81,8 +81,8 @@ export function createMetrics(deps: { events: CallEvents; registry: CallRegistry
     registers: [register],
     // Every worker reads the same outbox: summing them would count each delivery once per worker.
     aggregator: 'max',
-    collect() {
-      this.set(deps.webhookBacklog());
+    async collect() {
+      this.set(await deps.webhookBacklog());
     },
   });
 

@@ -1,9 +1,8 @@
 // Agent tests and runs on SQLite: each a JSON document under the columns it is found by.
-import type { AgentTestRepository } from '../agent-tests/repository.ts';
 import type { AgentTest, TestRun } from '../agent-tests/schema.ts';
 import type { Db } from './database.ts';
 
-export class SqliteAgentTestRepository implements AgentTestRepository {
+export class SqliteAgentTestRepository {
   constructor(private readonly db: Db) {}
 
   insertTest(orgId: string, test: AgentTest): void {
@@ -30,10 +29,10 @@ export class SqliteAgentTestRepository implements AgentTestRepository {
     return rows.map((r) => JSON.parse(r.test) as AgentTest);
   }
 
-  insertRun(orgId: string, run: TestRun): void {
+  insertRun(orgId: string, run: TestRun, ownerNode: string | null): void {
     this.db
-      .prepare('INSERT INTO agent_test_runs (run_id, org_id, agent_id, agent_version, status, created_at, run) VALUES (?, ?, ?, ?, ?, ?, ?)')
-      .run(run.run_id, orgId, run.agent_id, run.agent_version, run.status, run.created_at, JSON.stringify(run));
+      .prepare('INSERT INTO agent_test_runs (run_id, org_id, agent_id, agent_version, status, created_at, run, owner_node) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(run.run_id, orgId, run.agent_id, run.agent_version, run.status, run.created_at, JSON.stringify(run), ownerNode);
   }
 
   getRun(orgId: string, runId: string): TestRun | undefined {
@@ -70,8 +69,10 @@ export class SqliteAgentTestRepository implements AgentTestRepository {
     return row ? (JSON.parse(row.run) as TestRun) : undefined;
   }
 
-  running(): { orgId: string; run: TestRun }[] {
-    const rows = this.db.prepare("SELECT org_id, run FROM agent_test_runs WHERE status = 'running'").all() as { org_id: string; run: string }[];
+  orphanedRuns(liveNodes: string[]): { orgId: string; run: TestRun }[] {
+    const rows = this.db
+      .prepare(`SELECT org_id, run FROM agent_test_runs WHERE status = 'running' AND (owner_node IS NULL OR owner_node NOT IN (${liveNodes.map(() => '?').join(', ')}))`)
+      .all(...liveNodes) as { org_id: string; run: string }[];
     return rows.map((r) => ({ orgId: r.org_id, run: JSON.parse(r.run) as TestRun }));
   }
 }

@@ -1,7 +1,7 @@
 // Agent versions: every PATCH adds a row; publishing flags the newest one.
 import type { AgentConfig, AgentVersion } from '../agents/schema.ts';
 import type Database from 'better-sqlite3';
-import { NumberTakenError, type AgentRepository } from '../agents/repository.ts';
+import { NumberTakenError } from '../agents/repository.ts';
 import type { Db } from './database.ts';
 
 interface Row {
@@ -24,7 +24,7 @@ function toVersion(row: Row): AgentVersion {
   };
 }
 
-export class SqliteAgentRepository implements AgentRepository {
+export class SqliteAgentRepository {
   /** Statements prepared once: every inbound call looks its agent up twice. */
   private readonly statements = new Map<string, Database.Statement<unknown[]>>();
 

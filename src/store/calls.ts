@@ -1,7 +1,7 @@
 // Call records in SQLite. Filterable fields are mirrored into columns (with indexes); the whole
 // record is kept as JSON beside them.
 import type { CallRecord } from '../calls/record.ts';
-import type { CallFilter, CallListQuery, CallPage, CallRepository } from '../calls/repository.ts';
+import type { CallFilter, CallListQuery, CallPage } from '../calls/repository.ts';
 import type { Db } from './database.ts';
 import { keysetPage, queryFingerprint } from './paging.ts';
 
@@ -30,7 +30,7 @@ function storedRecord(json: string): CallRecord {
   return { llm_token_usage: null, transfer_destination: null, transfer_timestamp: null, ...(JSON.parse(json) as Omit<CallRecord, 'llm_token_usage' | 'transfer_destination' | 'transfer_timestamp'>) };
 }
 
-export class SqliteCallRepository implements CallRepository {
+export class SqliteCallRepository {
   private readonly insertStmt;
   private readonly getStmt;
   private readonly updateStmt;
@@ -92,9 +92,16 @@ export class SqliteCallRepository implements CallRepository {
     return this.db.prepare('SELECT 1 FROM calls WHERE org_id = ? AND call_id = ? AND holds_slot = 1').get(orgId, callId) !== undefined;
   }
 
-  atomically<T>(work: () => T): T {
-    // IMMEDIATE: the write lock is taken first, so what `work` reads no other process changes before it writes.
-    return this.db.transaction(work).immediate();
+  insertHoldingSlot(orgId: string, record: CallRecord, createdAt: number, options: { streamSecretHash?: string; ownerNode?: string }, max: number, liveNodes: string[]): boolean {
+    // IMMEDIATE: the write lock is taken first, so no other process takes the slot between the count and the write.
+    return this.db
+      .transaction(() => {
+        if (max > 0 && this.slotsInUse(orgId, liveNodes) >= max) return false;
+        this.insert(orgId, record, createdAt, options);
+        this.db.prepare('UPDATE calls SET holds_slot = 1 WHERE call_id = ?').run(record.call_id);
+        return true;
+      })
+      .immediate();
   }
 
   ownerOf(callId: string): string | null {

@@ -7,7 +7,6 @@ import {
   type CampaignKind,
   type CampaignListQuery,
   type CampaignPage,
-  type CampaignRepository,
   type CampaignRow,
   type CampaignStatus,
   type CancelResult,
@@ -61,7 +60,7 @@ function toRow(r: RawCampaign): CampaignRow {
   };
 }
 
-export class SqliteCampaignRepository implements CampaignRepository {
+export class SqliteCampaignRepository {
   /** `onEnded` runs inside the transaction that gives a campaign its final status (the webhook outbox writes there). */
   constructor(
     private readonly db: Db,

@@ -1,8 +1,7 @@
 // The carrier's id of each outbound call (Twilio's CallSid), in SQLite.
-import type { CarrierCallRepository } from '../carriers/carrier-calls.ts';
 import type { Db } from './database.ts';
 
-export class SqliteCarrierCallRepository implements CarrierCallRepository {
+export class SqliteCarrierCallRepository {
   constructor(private readonly db: Db) {}
 
   record(callId: string, carrier: string, carrierCallId: string, at: number): void {

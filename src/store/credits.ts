@@ -1,8 +1,7 @@
 // Organization credit balances: set from ORG_LIMITS, debited by each call's cost.
-import type { CreditRepository } from '../call/limits.ts';
 import type { Db } from './database.ts';
 
-export class SqliteCreditRepository implements CreditRepository {
+export class SqliteCreditRepository {
   constructor(private readonly db: Db) {}
 
   initialize(orgId: string, balance: number, at: number): void {

@@ -261,6 +261,12 @@ export const MIGRATIONS: Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 18,
+    name: 'agent test runs belong to the node running them',
+    // A node that starts ends only the runs of dead nodes (its own previous run's among them), not a live peer's.
+    sql: `ALTER TABLE agent_test_runs ADD COLUMN owner_node TEXT;`,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

@@ -1,6 +1,7 @@
 // Answers kept by idempotency key for a day, so a client (or a carrier) that retries a request
 // whose answer it never saw gets that answer again instead of a second phone call.
 import type { Db } from './database.ts';
+import type { Promised } from './promised.ts';
 
 /** How long a key is remembered: a retry after a day is a new request. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
@@ -20,6 +21,9 @@ export type IdempotencyClaim =
   | { kind: 'mismatch' }
   /** The first request with the key has no answer yet: it is running, or the process died during it. */
   | { kind: 'in_progress' };
+
+/** Where answers are kept by key: SQLite here, PostgreSQL in postgres/. */
+export type IdempotencyStore = Promised<SqliteIdempotencyStore>;
 
 export class SqliteIdempotencyStore {
   private lastSweep = -Infinity;

@@ -1,8 +1,7 @@
 // Node leases on SQLite: one row per service process sharing the database.
-import type { NodeLeases } from '../calls/nodes.ts';
 import type { Db } from './database.ts';
 
-export class SqliteNodeLeases implements NodeLeases {
+export class SqliteNodeLeases {
   constructor(private readonly db: Db) {}
 
   renew(nodeId: string, now: number, until: number, url: string | null): void {

@@ -14,22 +14,35 @@ import { SqliteNodeLeases } from './nodes.ts';
 import { SqliteWebCallTokens } from './web-tokens.ts';
 import { SqliteWebhookRepository } from './webhooks.ts';
 import type { RandomHex } from '../clock.ts';
+import type { AgentRepository } from '../agents/repository.ts';
+import type { AgentTestRepository } from '../agent-tests/repository.ts';
+import type { CreditRepository } from '../call/limits.ts';
+import type { NodeLeases } from '../calls/nodes.ts';
+import type { CallRepository } from '../calls/repository.ts';
+import type { WebCallTokenRepository } from '../calls/web-tokens.ts';
+import type { CampaignRepository } from '../campaigns/repository.ts';
+import type { CarrierCallRepository } from '../carriers/carrier-calls.ts';
+import type { WebhookRepository } from '../webhooks/repository.ts';
+import type { IdempotencyStore } from './idempotency.ts';
+import { promised } from './promised.ts';
 
+/** The repositories every room reads and writes through, on SQLite or PostgreSQL. */
 export interface Store {
-  db: Db;
-  agents: SqliteAgentRepository;
-  agentTests: SqliteAgentTestRepository;
-  calls: SqliteCallRepository;
-  campaigns: SqliteCampaignRepository;
-  carrierCalls: SqliteCarrierCallRepository;
-  credits: SqliteCreditRepository;
-  idempotency: SqliteIdempotencyStore;
-  nodes: SqliteNodeLeases;
-  webCallTokens: SqliteWebCallTokens;
-  webhooks: SqliteWebhookRepository;
+  /** The embedded database, when the store is SQLite (tests read it directly). */
+  sqlite: Db | undefined;
+  agents: AgentRepository;
+  agentTests: AgentTestRepository;
+  calls: CallRepository;
+  campaigns: CampaignRepository;
+  carrierCalls: CarrierCallRepository;
+  credits: CreditRepository;
+  idempotency: IdempotencyStore;
+  nodes: NodeLeases;
+  webCallTokens: WebCallTokenRepository;
+  webhooks: WebhookRepository;
   /** For readiness: null when the database answers, else why not. */
-  problem(): string | null;
-  close(): void;
+  problem(): Promise<string | null>;
+  close(): Promise<void>;
 }
 
 /**
@@ -53,18 +66,18 @@ export function openStore(dataDir: string, options: { random: RandomHex; now: ()
   const webhooks = new SqliteWebhookRepository(db, options.random, options.now, options.webhooksQueued);
   const campaigns: SqliteCampaignRepository = new SqliteCampaignRepository(db, (campaign) => webhooks.enqueueCampaignEnded(campaign, campaigns.callIds(campaign.id)));
   return {
-    db,
-    agents: new SqliteAgentRepository(db),
-    agentTests: new SqliteAgentTestRepository(db),
-    calls: new SqliteCallRepository(db, (orgId, before, after) => webhooks.enqueueCallEvents(orgId, before, after)),
-    webhooks,
-    campaigns,
-    carrierCalls: new SqliteCarrierCallRepository(db),
-    credits: new SqliteCreditRepository(db),
-    idempotency: new SqliteIdempotencyStore(db),
-    nodes: new SqliteNodeLeases(db),
-    webCallTokens: new SqliteWebCallTokens(db),
-    problem() {
+    sqlite: db,
+    agents: promised(new SqliteAgentRepository(db)),
+    agentTests: promised(new SqliteAgentTestRepository(db)),
+    calls: promised(new SqliteCallRepository(db, (orgId, before, after) => webhooks.enqueueCallEvents(orgId, before, after))),
+    webhooks: promised(webhooks),
+    campaigns: promised(campaigns),
+    carrierCalls: promised(new SqliteCarrierCallRepository(db)),
+    credits: promised(new SqliteCreditRepository(db)),
+    idempotency: promised(new SqliteIdempotencyStore(db)),
+    nodes: promised(new SqliteNodeLeases(db)),
+    webCallTokens: promised(new SqliteWebCallTokens(db)),
+    async problem() {
       try {
         db.prepare('SELECT 1').get();
         return null;
@@ -72,6 +85,8 @@ export function openStore(dataDir: string, options: { random: RandomHex; now: ()
         return `store unavailable: ${(error as Error).message}`;
       }
     },
-    close: () => db.close(),
+    close: async () => {
+      db.close();
+    },
   };
 }

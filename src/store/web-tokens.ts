@@ -1,11 +1,10 @@
 // Web call access tokens on SQLite: DELETE … RETURNING takes a token out in one statement.
-import type { WebCallTokenRepository } from '../calls/web-tokens.ts';
 import type { Db } from './database.ts';
 
 /** Far beyond a token's life (a minute): by then its issuer has ended the call, or recovery has. */
 const STALE_AFTER_MS = 60 * 60_000;
 
-export class SqliteWebCallTokens implements WebCallTokenRepository {
+export class SqliteWebCallTokens {
   constructor(private readonly db: Db) {}
 
   issue(tokenHash: string, orgId: string, callId: string, expiresAt: number): void {

@@ -6,7 +6,7 @@ import type { CampaignRow } from '../campaigns/repository.ts';
 import { batchView, campaignView } from '../campaigns/service.ts';
 import type { RandomHex } from '../clock.ts';
 import { callEventsOf, WEBHOOK_EVENTS, type WebhookEvent } from '../webhooks/events.ts';
-import type { Delivery, DeliveryQuery, DeliveryStatus, DueDelivery, WebhookRepository, WebhookSettings } from '../webhooks/repository.ts';
+import type { Delivery, DeliveryQuery, DeliveryStatus, DueDelivery, WebhookSettings } from '../webhooks/repository.ts';
 import type { Db } from './database.ts';
 import { keysetPage, queryFingerprint } from './paging.ts';
 
@@ -49,7 +49,7 @@ const toDelivery = (row: DeliveryRow): Delivery => ({
   delivered_at: row.delivered_at,
 });
 
-export class SqliteWebhookRepository implements WebhookRepository {
+export class SqliteWebhookRepository {
   constructor(
     private readonly db: Db,
     private readonly random: RandomHex,

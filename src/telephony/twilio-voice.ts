@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
-import type { SqliteIdempotencyStore } from '../store/idempotency.ts';
+import type { IdempotencyStore } from '../store/idempotency.ts';
 import type { CallService } from '../calls/service.ts';
 import type { AgentRepository } from '../agents/repository.ts';
 import { addFormParser, verifyTwilioRequest, type WebhookSignature } from './form-webhook.ts';
@@ -27,7 +27,7 @@ export function twilioVoiceRoutes(
     calls: CallService;
     signing: WebhookSignature;
     publicUrl: () => string;
-    answers: SqliteIdempotencyStore;
+    answers: IdempotencyStore;
     clock: Clock;
     /** The call registered: the stream must arrive in time or the call ends. */
     onRegistered: (orgId: string, callId: string) => void;
@@ -42,19 +42,19 @@ export function twilioVoiceRoutes(
       if (!form.success) {
         return reply.code(400).send(sayAndHangUpTwiml('This call could not be handled.'));
       }
-      const agent = deps.agents.findByInboundNumber(form.data.To);
+      const agent = await deps.agents.findByInboundNumber(form.data.To);
       if (!agent) {
         request.log.warn({ to: form.data.To }, 'inbound call to a number no agent answers');
         return sayAndHangUpTwiml('The number you have called is not in service. Goodbye.');
       }
-      const claim = deps.answers.claim(CARRIER_NAMESPACE, form.data.CallSid, form.data.To, deps.clock.now());
+      const claim = await deps.answers.claim(CARRIER_NAMESPACE, form.data.CallSid, form.data.To, deps.clock.now());
       if (claim.kind === 'replay') return claim.answer.body;
       if (claim.kind !== 'claimed') {
         request.log.warn({ call_sid: form.data.CallSid, claim: claim.kind }, 'voice webhook for a CallSid already answered differently');
         return reply.code(409).send(sayAndHangUpTwiml('This call could not be handled.'));
       }
       try {
-        const { record, streamSecret } = deps.calls.register(agent.orgId, agent, {
+        const { record, streamSecret } = await deps.calls.register(agent.orgId, agent, {
           call_type: 'inbound',
           call_from: form.data.From || null,
           call_to: form.data.To,
@@ -63,10 +63,10 @@ export function twilioVoiceRoutes(
         deps.onRegistered(agent.orgId, record.call_id);
         // Kept with its stream secret: the secret opens this call's stream only while it waits for one.
         const twiml = connectStreamTwiml(deps.publicUrl(), record.call_id, streamSecret);
-        deps.answers.finish(CARRIER_NAMESPACE, form.data.CallSid, { status: 200, body: twiml });
+        await deps.answers.finish(CARRIER_NAMESPACE, form.data.CallSid, { status: 200, body: twiml });
         return twiml;
       } catch (error) {
-        deps.answers.release(CARRIER_NAMESPACE, form.data.CallSid);
+        await deps.answers.release(CARRIER_NAMESPACE, form.data.CallSid);
         throw error;
       }
     });

@@ -95,7 +95,7 @@ export class WebhookSender {
 
   private async pass(): Promise<void> {
     for (;;) {
-      const due = this.d.repo.claimDue(this.d.clock.now(), this.d.options.timeoutMs + LEASE_MARGIN_MS, BATCH);
+      const due = await this.d.repo.claimDue(this.d.clock.now(), this.d.options.timeoutMs + LEASE_MARGIN_MS, BATCH);
       if (due.length === 0) return;
       await Promise.all(due.map((delivery) => this.send(delivery)));
       if (this.stopped) return;
@@ -122,7 +122,7 @@ export class WebhookSender {
       // Read (a little of) the answer so the connection can be reused.
       await readBodyCapped(response.body, 4096).catch(() => undefined);
       if (status >= 200 && status < 300) {
-        this.d.repo.delivered(delivery.delivery_id, status, this.d.clock.now());
+        await this.d.repo.delivered(delivery.delivery_id, status, this.d.clock.now());
         this.d.onAttempt?.('delivered');
         return;
       }
@@ -134,7 +134,7 @@ export class WebhookSender {
     }
     const attempt = delivery.attempts + 1;
     const retryAt = attempt >= this.d.options.maxAttempts ? null : this.d.clock.now() + retryDelay(attempt, this.d.options, () => Number.parseInt(this.d.random(4), 16) / 0xffffffff);
-    this.d.repo.attemptFailed(delivery.delivery_id, status, error, retryAt);
+    await this.d.repo.attemptFailed(delivery.delivery_id, status, error, retryAt);
     this.d.onAttempt?.(retryAt === null ? 'failed' : 'retry');
     if (retryAt === null) this.d.log.warn({ delivery_id: delivery.delivery_id, event: delivery.event, call_id: delivery.call_id }, 'webhook delivery given up');
   }

@@ -45,21 +45,21 @@ export interface DeliveryQuery {
 
 export interface WebhookRepository {
   /** The organization's settings, made (with a fresh secret) the first time they are asked for. */
-  settings(orgId: string): WebhookSettings;
-  updateSettings(orgId: string, change: { webhook_url?: string | null | undefined; events?: WebhookEvent[] | undefined }): WebhookSettings;
+  settings(orgId: string): Promise<WebhookSettings>;
+  updateSettings(orgId: string, change: { webhook_url?: string | null | undefined; events?: WebhookEvent[] | undefined }): Promise<WebhookSettings>;
   /** A new secret; the old one keeps signing beside it until `until`. */
-  rotateSecret(orgId: string, until: number): WebhookSettings;
+  rotateSecret(orgId: string, until: number): Promise<WebhookSettings>;
   /**
    * Claims up to `limit` due deliveries (each the oldest unsent one of its call, so a call's events
    * go out in order) for `leaseMs`: another claim skips them until then.
    */
-  claimDue(now: number, leaseMs: number, limit: number): DueDelivery[];
-  delivered(id: string, status: number, at: number): void;
+  claimDue(now: number, leaseMs: number, limit: number): Promise<DueDelivery[]>;
+  delivered(id: string, status: number, at: number): Promise<void>;
   /** A failed attempt: retried at `retryAt`, or given up (failed) when it is null. */
-  attemptFailed(id: string, status: number | null, error: string, retryAt: number | null): void;
-  list(orgId: string, query: DeliveryQuery): { deliveries: Delivery[]; nextCursor: string | null };
+  attemptFailed(id: string, status: number | null, error: string, retryAt: number | null): Promise<void>;
+  list(orgId: string, query: DeliveryQuery): Promise<{ deliveries: Delivery[]; nextCursor: string | null }>;
   /** Deliveries waiting to be sent or retried, over every organization. */
-  backlog(): number;
+  backlog(): Promise<number>;
   /** Sends a delivery again from now, whatever its state; undefined for an unknown id. */
-  redeliver(orgId: string, id: string, now: number): Delivery | undefined;
+  redeliver(orgId: string, id: string, now: number): Promise<Delivery | undefined>;
 }

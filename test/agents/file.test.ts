@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentsFileError, parseAgentsFile, readAgentsFile } from '../../src/agents/file.ts';
 import { AgentService } from '../../src/agents/service.ts';
 import { SqliteAgentRepository } from '../../src/store/agents.ts';
+import { promised } from '../../src/store/promised.ts';
 import { openDatabase } from '../../src/store/database.ts';
 
 const entry = { agent_id: 'desk', agent_name: 'Desk', llm: { base_url: '{{PUBLIC_URL}}/demo/llm/v1', model: 'demo' } };
@@ -22,18 +23,18 @@ describe('agents file', () => {
     expect(() => readAgentsFile('/nonexistent/agents.json', 'http://x')).toThrow(/cannot read/);
   });
 
-  it('adds no version on a restart with the same file, and a published one when the file changed', () => {
+  it('adds no version on a restart with the same file, and a published one when the file changed', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agents-'));
     const db = openDatabase(join(dir, 'db'));
-    const service = new AgentService(new SqliteAgentRepository(db), { now: () => 5 });
+    const service = new AgentService(promised(new SqliteAgentRepository(db)), { now: () => 5 });
     const file = join(dir, 'agents.json');
     writeFileSync(file, JSON.stringify(entry));
-    service.loadFromFile('org', readAgentsFile(file, 'http://x'));
-    service.loadFromFile('org', readAgentsFile(file, 'http://x'));
-    expect(service.resolve('org', 'desk', 'latest').version).toBe(1);
+    await service.loadFromFile('org', readAgentsFile(file, 'http://x'));
+    await service.loadFromFile('org', readAgentsFile(file, 'http://x'));
+    expect((await service.resolve('org', 'desk', 'latest')).version).toBe(1);
     writeFileSync(file, JSON.stringify({ ...entry, begin_message: 'Hello' }));
-    service.loadFromFile('org', readAgentsFile(file, 'http://x'));
-    expect(service.resolve('org', 'desk', 'production')).toMatchObject({ version: 2, isPublished: true });
+    await service.loadFromFile('org', readAgentsFile(file, 'http://x'));
+    expect(await service.resolve('org', 'desk', 'production')).toMatchObject({ version: 2, isPublished: true });
     db.close();
   });
 });

@@ -4,7 +4,7 @@ import { CallTimers } from '../../src/call/call-timers.ts';
 import type { DisconnectionReason } from '../../src/calls/record.ts';
 import { ManualTimers, type Timers } from '../../src/timers.ts';
 
-function setup(options: { guard?: (ms: number) => DisconnectionReason | null; timers?: Timers & { advance(ms: number): void }; reminderTriggerMs?: number; reminderMaxCount?: number } = {}) {
+function setup(options: { guard?: (ms: number) => Promise<DisconnectionReason | null>; timers?: Timers & { advance(ms: number): void }; reminderTriggerMs?: number; reminderMaxCount?: number } = {}) {
   const timers = options.timers ?? new ManualTimers(0);
   const clock = new CallClock(timers);
   clock.connect();
@@ -93,15 +93,19 @@ describe('CallTimers', () => {
     expect(s.log).toEqual(['max @60000']);
   });
 
-  it('checks the guard every second and ends the call with its reason', () => {
-    const s = setup({ guard: (ms) => (ms >= 3000 ? 'insufficient_balance' : null) });
+  it('checks the guard every second and ends the call with its reason', async () => {
+    const s = setup({ guard: async (ms) => (ms >= 3000 ? 'insufficient_balance' : null) });
     s.callTimers.start();
-    s.timers.advance(5000);
+    // The guard reads the balance from the store: each check is answered before the next is set.
+    for (let second = 0; second < 5; second++) {
+      s.timers.advance(1000);
+      await new Promise((r) => setImmediate(r));
+    }
     expect(s.log).toEqual(['insufficient_balance @3000']);
   });
 
   it('once stopped, fires nothing', () => {
-    const s = setup({ guard: () => 'insufficient_balance' });
+    const s = setup({ guard: async () => 'insufficient_balance' });
     s.callTimers.start();
     s.callTimers.armInactivity();
     s.callTimers.stop();

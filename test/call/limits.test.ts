@@ -15,6 +15,7 @@ import { CallOutcomes } from '../../src/carriers/outcomes.ts';
 import { ManualTimers } from '../../src/timers.ts';
 import { WEB_TOKEN_TTL_MS, WebCallTokens } from '../../src/transports/web/tokens.ts';
 import { SqliteWebCallTokens } from '../../src/store/web-tokens.ts';
+import { promised } from '../../src/store/promised.ts';
 import { createHarness, settle, type Harness } from '../campaigns/harness.ts';
 
 const outbound = (to = '+14155550111'): OutboundCallRequest => ({
@@ -28,8 +29,8 @@ const outbound = (to = '+14155550111'): OutboundCallRequest => ({
 });
 
 /** A web call as POST /v2/web-calls registers it. */
-function registerWeb(h: Harness): string {
-  const { record } = h.calls.register('acme', agentVersion(h), { call_type: 'web', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} });
+async function registerWeb(h: Harness): Promise<string> {
+  const { record } = await h.calls.register('acme', await agentVersion(h), { call_type: 'web', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} });
   return record.call_id;
 }
 
@@ -57,7 +58,7 @@ async function tryCall(h: Harness): Promise<string> {
 
 describe('organization concurrent-call limit', () => {
   it("ringing calls count against the organization's concurrent-call limit", async () => {
-    const h = createHarness(':memory:', { maxConcurrentCalls: 2 });
+    const h = await createHarness(':memory:', { maxConcurrentCalls: 2 });
     const first = await h.calls.createOutbound('acme', outbound('+14155550111'));
     const second = await h.calls.createOutbound('acme', outbound('+14155550112'));
     // Dialled, not answered: both ring.
@@ -71,37 +72,37 @@ describe('organization concurrent-call limit', () => {
     });
     expect(h.dialer.dialed.map((d) => d.to)).toEqual(['+14155550111', '+14155550112']);
     // The record of the refused call is still kept.
-    expect(h.calls.get('acme', third.call_id).call_status).toBe('not_connected');
+    expect((await h.calls.get('acme', third.call_id)).call_status).toBe('not_connected');
   });
 
   it('a web call waiting for its browser counts too', async () => {
-    const h = createHarness(':memory:', { maxConcurrentCalls: 1 });
-    registerWeb(h);
+    const h = await createHarness(':memory:', { maxConcurrentCalls: 1 });
+    await registerWeb(h);
     expect(await tryCall(h)).toBe('not_connected');
   });
 
   it('a ringing call is admitted on its own slot when it connects, while a newcomer is refused', async () => {
-    const h = createHarness(':memory:', { maxConcurrentCalls: 1 });
+    const h = await createHarness(':memory:', { maxConcurrentCalls: 1 });
     const ringing = await h.calls.createOutbound('acme', outbound());
     // CallManager.connect asks again as the stream opens: the call holds its slot already.
-    expect(h.limits.admit('acme', ringing.call_id)).toBeNull();
+    expect(await h.limits.admit('acme', ringing.call_id)).toBeNull();
     connect(h, ringing.call_id);
-    expect(h.limits.slotsInUse('acme')).toBe(1);
-    const web = registerWeb(h);
-    expect(h.limits.admit('acme', web)).toBe('concurrency_limit_reached');
+    expect(await h.limits.slotsInUse('acme')).toBe(1);
+    const web = await registerWeb(h);
+    expect(await h.limits.admit('acme', web)).toBe('concurrency_limit_reached');
   });
 
   it("a web call registered while the organization is full waits for its stream: admitted then if a slot freed, else refused", async () => {
-    const h = createHarness(':memory:', { maxConcurrentCalls: 1 });
+    const h = await createHarness(':memory:', { maxConcurrentCalls: 1 });
     const running = connect(h, (await h.calls.createOutbound('acme', outbound())).call_id);
-    const web = registerWeb(h);
-    expect(h.limits.slotsInUse('acme')).toBe(1);
-    expect(h.limits.admit('acme', web)).toBe('concurrency_limit_reached');
+    const web = await registerWeb(h);
+    expect(await h.limits.slotsInUse('acme')).toBe(1);
+    expect(await h.limits.admit('acme', web)).toBe('concurrency_limit_reached');
     running.end();
     await settle();
-    const later = registerWeb(h);
-    expect(h.limits.slotsInUse('acme')).toBe(1); // the later web call took the freed slot
-    expect(h.limits.admit('acme', later)).toBeNull();
+    const later = await registerWeb(h);
+    expect(await h.limits.slotsInUse('acme')).toBe(1); // the later web call took the freed slot
+    expect(await h.limits.admit('acme', later)).toBeNull();
   });
 
   describe('a call that never connects frees its slot', () => {
@@ -116,7 +117,7 @@ describe('organization concurrent-call limit', () => {
     ];
 
     it.each(endings)('when %s', async (_, end) => {
-      const h = createHarness(':memory:', { maxConcurrentCalls: 1 });
+      const h = await createHarness(':memory:', { maxConcurrentCalls: 1 });
       const ringing = await h.calls.createOutbound('acme', outbound());
       expect(await tryCall(h)).toBe('not_connected');
       end(h, ringing.call_id);
@@ -124,75 +125,75 @@ describe('organization concurrent-call limit', () => {
     });
 
     it('when the carrier refuses the dial or the dialer fails', async () => {
-      const h = createHarness(':memory:', { maxConcurrentCalls: 1 });
+      const h = await createHarness(':memory:', { maxConcurrentCalls: 1 });
       h.dialer.refuse.add('+14155550999');
       expect((await h.calls.createOutbound('acme', outbound('+14155550999'))).disconnection_reason).toBe('dial_failed');
       vi.spyOn(h.dialer, 'dial').mockRejectedValueOnce(new Error('carrier down'));
       expect((await h.calls.createOutbound('acme', outbound())).disconnection_reason).toBe('error_service');
-      expect(h.limits.slotsInUse('acme')).toBe(0);
+      expect(await h.limits.slotsInUse('acme')).toBe(0);
       expect(await tryCall(h)).toBe('registered');
     });
 
     it('when its media stream never opens', async () => {
-      const h = createHarness(':memory:', { maxConcurrentCalls: 1 });
+      const h = await createHarness(':memory:', { maxConcurrentCalls: 1 });
       const timers = new ManualTimers(0);
       const streams = new StreamDeadlines(timers, h.calls, h.events, 10_000);
-      const inbound = h.calls.register('acme', agentVersion(h), { call_type: 'inbound', call_from: '+14155550123', call_to: '+14155550100', metadata: {} });
+      const inbound = await h.calls.register('acme', await agentVersion(h), { call_type: 'inbound', call_from: '+14155550123', call_to: '+14155550100', metadata: {} });
       streams.await('acme', inbound.record.call_id, 'dial_failed', 'no stream');
       expect(await tryCall(h)).toBe('not_connected');
       timers.advance(10_000);
-      expect(h.calls.get('acme', inbound.record.call_id).disconnection_reason).toBe('dial_failed');
+      expect((await h.calls.get('acme', inbound.record.call_id)).disconnection_reason).toBe('dial_failed');
       expect(await tryCall(h)).toBe('registered');
     });
 
     it('when its browser never opens the web call, or presents its token only after it expired', async () => {
-      const h = createHarness(':memory:', { maxConcurrentCalls: 1 });
+      const h = await createHarness(':memory:', { maxConcurrentCalls: 1 });
       const timers = new ManualTimers(0);
-      const tokens = new WebCallTokens(new SqliteWebCallTokens(h.db), timers, ({ orgId, callId }) => h.calls.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'never opened'));
-      tokens.issue('wct_a', 'acme', registerWeb(h));
+      const tokens = new WebCallTokens(promised(new SqliteWebCallTokens(h.db)), timers, ({ orgId, callId }) => h.calls.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'never opened'));
+      await tokens.issue('wct_a', 'acme', await registerWeb(h));
       expect(await tryCall(h)).toBe('not_connected');
       timers.advance(WEB_TOKEN_TTL_MS);
-      expect(h.limits.slotsInUse('acme')).toBe(0);
+      expect(await h.limits.slotsInUse('acme')).toBe(0);
 
-      const late = registerWeb(h);
-      tokens.issue('wct_b', 'acme', late);
+      const late = await registerWeb(h);
+      await tokens.issue('wct_b', 'acme', late);
       // A busy event loop: the browser's start message is handled before the expiry timer runs.
       timers.stall(WEB_TOKEN_TTL_MS + 1);
-      expect(tokens.redeem('wct_b')).toBeUndefined();
-      expect(h.calls.get('acme', late)).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_no_answer' });
+      expect(await tokens.redeem('wct_b')).toBeUndefined();
+      expect(await h.calls.get('acme', late)).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_no_answer' });
       expect(await tryCall(h)).toBe('registered');
     });
   });
 });
 
 describe('organization limits across processes sharing the store', () => {
-  it("two processes' calls count against one limit, a dead node's calls do not, and a call admitted once keeps its slot", () => {
+  it("two processes' calls count against one limit, a dead node's calls do not, and a call admitted once keeps its slot", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'limits-'));
     const store = openStore(dir, { random: (n) => '0'.repeat(n * 2), now: () => 0 });
     try {
       let alive = ['a', 'b', 'c'];
       const limitsOf = (node: string) =>
-        new OrgLimits({ credits: store.credits, calls: store.calls, liveNodes: () => [node, ...alive] }, { maxConcurrentCalls: 2, orgLimits: {}, pricePerMinute: 10, now: () => 0 });
+        new OrgLimits({ credits: store.credits, calls: store.calls, liveNodes: async () => [node, ...alive] }, { maxConcurrentCalls: 2, orgLimits: {}, pricePerMinute: 10, now: () => 0 });
       const [a, b] = [limitsOf('a'), limitsOf('b')];
       const register = (callId: string, owner: string) =>
         store.calls.insert('acme', registeredRecord({ call_id: callId, agent_id: 'x', agent_version: 1, call_type: 'web', call_from: null, call_to: null }), 0, { ownerNode: owner });
-      register('call_a1', 'a');
-      register('call_b1', 'b');
-      register('call_a2', 'a');
-      expect(a.admit('acme', 'call_a1')).toBeNull();
-      expect(b.admit('acme', 'call_b1')).toBeNull();
-      expect(a.admit('acme', 'call_a2')).toBe('concurrency_limit_reached');
-      expect(b.slotsInUse('acme')).toBe(2);
+      await register('call_a1', 'a');
+      await register('call_b1', 'b');
+      await register('call_a2', 'a');
+      expect(await a.admit('acme', 'call_a1')).toBeNull();
+      expect(await b.admit('acme', 'call_b1')).toBeNull();
+      expect(await a.admit('acme', 'call_a2')).toBe('concurrency_limit_reached');
+      expect(await b.slotsInUse('acme')).toBe(2);
       // Admitted at registration, then again as its stream opens: the slot it holds is its own.
-      expect(a.admit('acme', 'call_a1')).toBeNull();
+      expect(await a.admit('acme', 'call_a1')).toBeNull();
       // Node b dies: its call holds nothing any more (recovery will finish it), and a's waiting call fits.
       alive = ['a', 'c'];
-      expect(a.admit('acme', 'call_a2')).toBeNull();
+      expect(await a.admit('acme', 'call_a2')).toBeNull();
       // A call ended anywhere frees its slot.
-      store.calls.update('acme', 'call_a1', (r) => ({ ...r, call_status: 'ended' }));
-      expect(a.slotsInUse('acme')).toBe(1);
+      await store.calls.update('acme', 'call_a1', (r) => ({ ...r, call_status: 'ended' }));
+      expect(await a.slotsInUse('acme')).toBe(1);
     } finally {
-      store.close();
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -25,78 +25,78 @@ beforeEach(() => {
   events.on('ended', ({ record }) => ended.push(record.call_id));
   const clock = { now: () => NOW };
   const log = pino({ level: 'silent' });
-  const limits = new OrgLimits({ credits: store.credits, calls: store.calls, liveNodes: () => ['a'] }, { maxConcurrentCalls: 0, orgLimits: {}, pricePerMinute: 10, now: clock.now });
+  const limits = new OrgLimits({ credits: store.credits, calls: store.calls, liveNodes: async () => ['a'] }, { maxConcurrentCalls: 0, orgLimits: {}, pricePerMinute: 10, now: clock.now });
   const dialer = { name: 'none', dial: async () => ({ status: 'failed' as const, reason: 'dial_failed' as const, message: 'no carrier' }), showsCallerId: () => false };
   const service = new CallService(store.calls, new AgentService(store.agents, clock), dialer, clock, (n) => '1'.repeat(n * 2), log, events, limits);
   deps = { calls: store.calls, service, events, limits, clock, log, recordingsDir: join(dir, 'recordings'), recordingUrl: (id) => `http://x/${id}`, pricePerMinute: 10 };
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-function call(callId: string, status: 'ongoing' | 'registered', owner: string | null, extra: Partial<CallRecord> = {}): void {
+async function call(callId: string, status: 'ongoing' | 'registered', owner: string | null, extra: Partial<CallRecord> = {}): Promise<void> {
   const record = { ...registeredRecord({ call_id: callId, agent_id: 'demo', agent_version: 1, call_type: 'inbound', call_from: null, call_to: null }), call_status: status, ...extra };
   if (status === 'ongoing') record.start_timestamp = NOW - 60_000;
-  store.calls.insert('acme', record, NOW - 60_000, owner ? { ownerNode: owner } : {});
+  await store.calls.insert('acme', record, NOW - 60_000, owner ? { ownerNode: owner } : {});
 }
 
 describe('node leases', () => {
-  it('a node is alive while its lease runs, renewing extends it, and expired nodes are forgotten', () => {
-    store.nodes.renew('a', NOW, NOW + 15_000, null);
-    store.nodes.renew('b', NOW - 20_000, NOW - 5_000, null);
-    expect(store.nodes.alive(NOW)).toEqual(['a']);
-    store.nodes.renew('b', NOW, NOW + 15_000, null);
-    expect(store.nodes.alive(NOW).sort()).toEqual(['a', 'b']);
-    expect(store.nodes.forgetExpired(NOW + 20_000)).toBe(2);
-    store.nodes.renew('c', NOW, NOW + 1, null);
-    store.nodes.release('c');
-    expect(store.nodes.alive(NOW)).toEqual([]);
+  it('a node is alive while its lease runs, renewing extends it, and expired nodes are forgotten', async () => {
+    await store.nodes.renew('a', NOW, NOW + 15_000, null);
+    await store.nodes.renew('b', NOW - 20_000, NOW - 5_000, null);
+    expect(await store.nodes.alive(NOW)).toEqual(['a']);
+    await store.nodes.renew('b', NOW, NOW + 15_000, null);
+    expect((await store.nodes.alive(NOW)).sort()).toEqual(['a', 'b']);
+    expect(await store.nodes.forgetExpired(NOW + 20_000)).toBe(2);
+    await store.nodes.renew('c', NOW, NOW + 1, null);
+    await store.nodes.release('c');
+    expect(await store.nodes.alive(NOW)).toEqual([]);
   });
 
-  it("a live node's address is known to its peers; a dead node has none", () => {
-    store.nodes.renew('a', NOW, NOW + 15_000, 'http://127.0.0.1:4001');
-    store.nodes.renew('b', NOW - 20_000, NOW - 5_000, 'http://127.0.0.1:4002');
-    expect(store.nodes.urlOf('a', NOW)).toBe('http://127.0.0.1:4001');
-    expect(store.nodes.urlOf('b', NOW)).toBeNull();
-    expect(store.nodes.urlOf('nobody', NOW)).toBeNull();
-    call('c1', 'ongoing', 'a');
-    expect(store.calls.ownerOf('c1')).toBe('a');
-    store.calls.setOwner('c1', 'b');
-    expect(store.calls.ownerOf('c1')).toBe('b');
-    expect(store.calls.ownerOf('unknown')).toBeNull();
+  it("a live node's address is known to its peers; a dead node has none", async () => {
+    await store.nodes.renew('a', NOW, NOW + 15_000, 'http://127.0.0.1:4001');
+    await store.nodes.renew('b', NOW - 20_000, NOW - 5_000, 'http://127.0.0.1:4002');
+    expect(await store.nodes.urlOf('a', NOW)).toBe('http://127.0.0.1:4001');
+    expect(await store.nodes.urlOf('b', NOW)).toBeNull();
+    expect(await store.nodes.urlOf('nobody', NOW)).toBeNull();
+    await call('c1', 'ongoing', 'a');
+    expect(await store.calls.ownerOf('c1')).toBe('a');
+    await store.calls.setOwner('c1', 'b');
+    expect(await store.calls.ownerOf('c1')).toBe('b');
+    expect(await store.calls.ownerOf('unknown')).toBeNull();
   });
 });
 
 describe('recovering orphaned calls', () => {
-  it("finishes the calls of dead nodes and of no node, never a live node's, and a campaign's waiting call is its scheduler's", () => {
-    call('call_live', 'ongoing', 'a');
-    call('call_dead', 'ongoing', 'b', { transcript_with_tool_calls: [{ role: 'agent', content: 'Hello.', start_at: 0.5, end_at: 30 }] });
-    call('call_old', 'ongoing', null);
-    call('call_waiting_live', 'registered', 'a');
-    call('call_waiting_dead', 'registered', 'b');
-    call('call_campaign', 'registered', 'b', { campaign_id: 'cmp_1' });
-    recoverOrphanedCalls(deps, ['a'], false);
-    const status = (id: string) => store.calls.get('acme', id)!;
+  it("finishes the calls of dead nodes and of no node, never a live node's, and a campaign's waiting call is its scheduler's", async () => {
+    await call('call_live', 'ongoing', 'a');
+    await call('call_dead', 'ongoing', 'b', { transcript_with_tool_calls: [{ role: 'agent', content: 'Hello.', start_at: 0.5, end_at: 30 }] });
+    await call('call_old', 'ongoing', null);
+    await call('call_waiting_live', 'registered', 'a');
+    await call('call_waiting_dead', 'registered', 'b');
+    await call('call_campaign', 'registered', 'b', { campaign_id: 'cmp_1' });
+    await recoverOrphanedCalls(deps, ['a'], false);
+    const status = async (id: string) => (await store.calls.get('acme', id))!;
     expect(ended.sort()).toEqual(['call_dead', 'call_old', 'call_waiting_dead']);
-    expect(status('call_live').call_status).toBe('ongoing');
-    expect(status('call_waiting_live').call_status).toBe('registered');
-    expect(status('call_campaign').call_status).toBe('registered');
-    expect(status('call_dead')).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service', disconnection_message: 'The service stopped during the call.', duration_ms: 30_000 });
-    expect(status('call_waiting_dead')).toMatchObject({
+    expect((await status('call_live')).call_status).toBe('ongoing');
+    expect((await status('call_waiting_live')).call_status).toBe('registered');
+    expect((await status('call_campaign')).call_status).toBe('registered');
+    expect(await status('call_dead')).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service', disconnection_message: 'The service stopped during the call.', duration_ms: 30_000 });
+    expect(await status('call_waiting_dead')).toMatchObject({
       call_status: 'not_connected',
       disconnection_reason: 'dial_failed',
       disconnection_message: 'The service process the call was waiting on stopped before it connected.',
     });
     // Once: a second pass finds nothing left to finish.
-    recoverOrphanedCalls(deps, ['a'], false);
+    await recoverOrphanedCalls(deps, ['a'], false);
     expect(ended).toHaveLength(3);
   });
 
-  it('a call whose stream reached another node becomes that node’s', () => {
-    call('call_moved', 'ongoing', 'b');
-    store.calls.setOwner('call_moved', 'a');
-    recoverOrphanedCalls(deps, ['a'], false);
-    expect(store.calls.get('acme', 'call_moved')!.call_status).toBe('ongoing');
+  it('a call whose stream reached another node becomes that node’s', async () => {
+    await call('call_moved', 'ongoing', 'b');
+    await store.calls.setOwner('call_moved', 'a');
+    await recoverOrphanedCalls(deps, ['a'], false);
+    expect((await store.calls.get('acme', 'call_moved'))!.call_status).toBe('ongoing');
   });
 });

@@ -36,7 +36,7 @@ function setup(
     heard?: string[];
     steps?: BrainStep[];
     fallback?: BrainStep;
-    guard?: (ms: number) => DisconnectionReason | null;
+    guard?: (ms: number) => Promise<DisconnectionReason | null>;
     /** The line's rate (a phone line: 8000). */
     rate?: 8000 | 16000;
     vad?: EnergyVad;
@@ -662,7 +662,7 @@ describe('CallSession', () => {
   });
 
   it('ends with the guard’s reason (credit balance used up) during the call', async () => {
-    const s = setup({ guard: (ms) => (ms >= 3000 ? 'insufficient_balance' : null) });
+    const s = setup({ guard: async (ms) => (ms >= 3000 ? 'insufficient_balance' : null) });
     await s.session.start();
     await s.wait(5000, 100);
     const r = s.result()!;

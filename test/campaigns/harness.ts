@@ -17,6 +17,7 @@ import { SqliteCallRepository } from '../../src/store/calls.ts';
 import { SqliteCampaignRepository } from '../../src/store/campaigns.ts';
 import { SqliteCreditRepository } from '../../src/store/credits.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
+import { promised } from '../../src/store/promised.ts';
 
 export class ManualClock implements Clock {
   constructor(public t = Date.UTC(2026, 10, 22, 12, 0, 0)) {}
@@ -65,31 +66,31 @@ export interface Harness {
   /** A connected call ends. */
   hangUp(callId: string): void;
   /** The carrier reports that nobody answered. */
-  noAnswer(callId: string): void;
+  noAnswer(callId: string): Promise<void>;
 }
 
 const noInterval = { setInterval: () => 0, clearInterval: () => undefined };
 
-export function createHarness(file = ':memory:', options: { maxConcurrentCalls?: number } = {}): Harness {
+export async function createHarness(file = ':memory:', options: { maxConcurrentCalls?: number } = {}): Promise<Harness> {
   const db = openDatabase(file);
   const clock = new ManualClock();
   const log = pino({ level: 'silent' });
-  const agents = new AgentService(new SqliteAgentRepository(db), clock);
-  if (!agents.list('acme').some((a) => a.agentId === 'bot')) {
-    agents.create('acme', 'bot', AgentConfigSchema.parse({ agent_name: 'Bot', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm', temperature: 1, stream: true } }));
+  const agents = new AgentService(promised(new SqliteAgentRepository(db)), clock);
+  if (!(await agents.list('acme')).some((a) => a.agentId === 'bot')) {
+    await agents.create('acme', 'bot', AgentConfigSchema.parse({ agent_name: 'Bot', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm', temperature: 1, stream: true } }));
   }
   const dialer = new ControlledDialer();
   const events = new CallEvents();
   const callRepo = new SqliteCallRepository(db);
   const registry = new CallRegistry();
   const limits = new OrgLimits(
-    { credits: new SqliteCreditRepository(db), calls: callRepo, liveNodes: () => [] },
+    { credits: promised(new SqliteCreditRepository(db)), calls: promised(callRepo), liveNodes: async () => [] },
     { maxConcurrentCalls: options.maxConcurrentCalls ?? 0, orgLimits: {}, pricePerMinute: 0, now: () => clock.now() },
   );
-  const calls = new CallService(callRepo, agents, dialer, clock, hex, log, events, limits);
+  const calls = new CallService(promised(callRepo), agents, dialer, clock, hex, log, events, limits);
   const repo = new SqliteCampaignRepository(db);
   const schedulers: CampaignScheduler[] = [];
-  const campaigns = new CampaignService(repo, agents, clock, hex, { maxTasks: 50, batchConcurrency: 3 }, () => schedulers.forEach((s) => s.kick()));
+  const campaigns = new CampaignService(promised(repo), agents, clock, hex, { maxTasks: 50, batchConcurrency: 3 }, () => schedulers.forEach((s) => s.kick()));
   return {
     db,
     agents,
@@ -103,7 +104,7 @@ export function createHarness(file = ':memory:', options: { maxConcurrentCalls?:
     campaigns,
     repo,
     newScheduler(options = {}) {
-      const scheduler = new CampaignScheduler({ repo, calls, events, clock, random: hex, log, timers: noInterval, ...options });
+      const scheduler = new CampaignScheduler({ repo: promised(repo), calls, events, clock, random: hex, log, timers: noInterval, ...options });
       schedulers.push(scheduler);
       return scheduler;
     },
@@ -121,8 +122,8 @@ export function createHarness(file = ':memory:', options: { maxConcurrentCalls?:
       }));
       events.emit('ended', { orgId: 'acme', record: record! });
     },
-    noAnswer(callId) {
-      calls.endIfRegistered(callId, 'not_connected', 'dial_no_answer', 'nobody answered');
+    async noAnswer(callId) {
+      await calls.endIfRegistered(callId, 'not_connected', 'dial_no_answer', 'nobody answered');
     },
   };
 }

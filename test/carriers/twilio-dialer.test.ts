@@ -88,9 +88,9 @@ describe('Twilio dialer', () => {
     expect(streamUrl).not.toContain('?');
     expect(twiml).toContain(`<Parameter name="call_id" value="${callId}"/>`);
     const secret = /<Parameter name="secret" value="([^"]+)"\/>/.exec(twiml)![1]!;
-    expect(streamSecretMatches(secret, new SqliteCallRepository(t.service.db).getForStream(callId)!.streamSecretHash)).toBe(true);
+    expect(streamSecretMatches(secret, new SqliteCallRepository(t.service.db!).getForStream(callId)!.streamSecretHash)).toBe(true);
     // The carrier's sid stays reachable by call_id, for hanging up.
-    expect(new SqliteCarrierCallRepository(t.service.db).carrierCallId(callId)).toBe(created.sid);
+    expect(new SqliteCarrierCallRepository(t.service.db!).carrierCallId(callId)).toBe(created.sid);
     await created.done;
   });
 
@@ -149,7 +149,7 @@ describe('Twilio dialer', () => {
     twilio.ringMs = 1_000;
     const id = await place(to);
     twilio.ringMs = 30;
-    const ended = new SqliteCallRepository(t.service.db).update('acme', id, (r) => ({
+    const ended = new SqliteCallRepository(t.service.db!).update('acme', id, (r) => ({
       ...r,
       call_status: 'ended',
       start_timestamp: 1,
@@ -221,7 +221,7 @@ describe('Twilio dialer', () => {
   }, 30_000);
 
   it('hangs up the carrier leg when the service ends an outbound call (agent_hangup), not when the callee did', async () => {
-    const repo = new SqliteCallRepository(t.service.db);
+    const repo = new SqliteCallRepository(t.service.db!);
     const end = async (reason: 'agent_hangup' | 'user_hangup') => {
       twilio.ringMs = 400;
       const id = await place(callee('no-answer'));

@@ -61,7 +61,7 @@ describe('agents', () => {
   it('PATCH keeps the stored api_key when the change does not mention it', async () => {
     await t.request('POST', '/v2/agents', { body: { ...agent, agent_id: 'keeps-key' } });
     await t.request('PATCH', '/v2/agents/keeps-key', { body: { agent_name: 'Renamed' } });
-    const row = t.service.db.prepare("SELECT config FROM agent_versions WHERE agent_id = 'keeps-key' AND version = 2").get() as { config: string };
+    const row = t.service.db!.prepare("SELECT config FROM agent_versions WHERE agent_id = 'keeps-key' AND version = 2").get() as { config: string };
     expect(JSON.parse(row.config).llm.api_key).toBe('sk-llm-secret');
   });
 

@@ -64,7 +64,7 @@ describe('errors of the service’s own endpoints', () => {
 
   it('answers an unexpected fault with 500 and no stack trace', async () => {
     const broken = await startTestService();
-    broken.service.db.close();
+    broken.service.db!.close();
     const res = await broken.request('GET', '/v2/calls/call_1');
     expect(res.status).toBe(500);
     const body = errorOf(res);

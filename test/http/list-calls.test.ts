@@ -40,7 +40,7 @@ function storeCall(org: string, fields: Partial<CallRecord> & { start?: number }
 
 beforeAll(async () => {
   t = await startTestService();
-  repo = new SqliteCallRepository(t.service.db);
+  repo = new SqliteCallRepository(t.service.db!);
 });
 afterAll(async () => t.stop());
 

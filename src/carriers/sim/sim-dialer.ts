@@ -229,7 +229,7 @@ export class SimDialer implements Dialer {
       await caller.connect();
     } catch (error) {
       this.o.log.warn({ err: error, call_id: request.callId }, 'simulated phone could not open the media stream');
-      this.o.outcomes().completed(request.callId);
+      await this.o.outcomes().completed(request.callId);
       return;
     }
     const needsWords = script.steps.some((step) => step.kind === 'expect');
@@ -247,6 +247,6 @@ export class SimDialer implements Dialer {
     if (result.ok && !line.closed && script.steps.at(-1)?.kind !== 'hangup') await Promise.race([line.waitForClose(), sleep(script.maxMs)]);
     await line.hangUp();
     // The carrier's "completed": changes nothing when the session ended the call, which is the usual case.
-    this.o.outcomes().completed(request.callId);
+    await this.o.outcomes().completed(request.callId);
   }
 }

@@ -21,13 +21,13 @@ export function agentTestRoutes(app: FastifyInstance, tests: AgentTestService): 
   r.post('/v2/agents/:agent_id/tests', {
     config: doc('Add a test case to an agent: a scripted, simulated or replayed caller and what must happen'),
     schema: { params: AgentIdParams, body: AgentTestInputSchema, response: { 201: AgentTestSchema, ...errors } },
-    handler: async (request, reply) => reply.code(201).send(tests.create(request.orgId, request.params.agent_id, request.body)),
+    handler: async (request, reply) => reply.code(201).send(await tests.create(request.orgId, request.params.agent_id, request.body)),
   });
 
   r.post('/v2/agents/:agent_id/tests/list', {
     config: doc("List an agent's tests, oldest first"),
     schema: { params: AgentIdParams, body: ListTestsBody, response: { 200: z.object({ tests: z.array(AgentTestSchema) }), ...errors } },
-    handler: async (request) => ({ tests: tests.list(request.orgId, request.params.agent_id) }),
+    handler: async (request) => ({ tests: await tests.list(request.orgId, request.params.agent_id) }),
   });
 
   r.get('/v2/agent-tests/:test_id', {
@@ -46,7 +46,7 @@ export function agentTestRoutes(app: FastifyInstance, tests: AgentTestService): 
     config: doc('Delete a test case (runs that ran it keep their results)'),
     schema: { params: TestIdParams, response: { 204: z.null(), ...errors } },
     handler: async (request, reply) => {
-      tests.delete(request.orgId, request.params.test_id);
+      await tests.delete(request.orgId, request.params.test_id);
       return reply.code(204).send(null);
     },
   });
@@ -56,7 +56,7 @@ export function agentTestRoutes(app: FastifyInstance, tests: AgentTestService): 
     schema: { params: AgentIdParams, body: RunRequestSchema, response: { 201: TestRunSchema, ...errors, 409: ErrorBodySchema } },
     handler: async (request, reply) => {
       const body = request.body;
-      const run = tests.startRun(request.orgId, request.params.agent_id, {
+      const run = await tests.startRun(request.orgId, request.params.agent_id, {
         agentVersion: parseVersionSpec(body.agent_version),
         testIds: body.test_ids,
         concurrency: body.concurrency,
@@ -68,7 +68,7 @@ export function agentTestRoutes(app: FastifyInstance, tests: AgentTestService): 
   r.post('/v2/agents/:agent_id/test-runs/list', {
     config: doc("List an agent's test runs, newest first"),
     schema: { params: AgentIdParams, body: ListRunsBody, response: { 200: z.object({ test_runs: z.array(TestRunSchema) }), ...errors } },
-    handler: async (request) => ({ test_runs: tests.listRuns(request.orgId, request.params.agent_id, request.body.limit) }),
+    handler: async (request) => ({ test_runs: await tests.listRuns(request.orgId, request.params.agent_id, request.body.limit) }),
   });
 
   r.get('/v2/test-runs/:run_id', {

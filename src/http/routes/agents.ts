@@ -23,7 +23,7 @@ export function agentRoutes(app: FastifyInstance, agents: AgentService, random: 
     schema: { body: CreateAgentBody, response: { 201: AgentResponse, 400: ErrorBodySchema, 409: ErrorBodySchema } },
     handler: async (request, reply) => {
       const { agent_id, ...config } = request.body;
-      const created = agents.create(request.orgId, agent_id ?? newId('agent', random), config);
+      const created = await agents.create(request.orgId, agent_id ?? newId('agent', random), config);
       return reply.code(201).send(agentView(created));
     },
   });
@@ -33,25 +33,25 @@ export function agentRoutes(app: FastifyInstance, agents: AgentService, random: 
     schema: { params: AgentIdParams, querystring: AgentVersionQuery, response: { 200: AgentResponse, ...errors } },
     handler: async (request) => {
       const spec = request.query.version === undefined ? 'latest' : parseVersionSpec(request.query.version);
-      return agentView(agents.resolve(request.orgId, request.params.agent_id, spec));
+      return agentView(await agents.resolve(request.orgId, request.params.agent_id, spec));
     },
   });
 
   r.patch('/v2/agents/:agent_id', {
     config: { doc: { summary: 'Change an agent: makes the next version, unpublished', tag: 'agents' } },
     schema: { params: AgentIdParams, body: PatchAgentBody, response: { 200: AgentResponse, ...errors } },
-    handler: async (request) => agentView(agents.patch(request.orgId, request.params.agent_id, request.body)),
+    handler: async (request) => agentView(await agents.patch(request.orgId, request.params.agent_id, request.body)),
   });
 
   r.post('/v2/agents/:agent_id/publish', {
     config: { doc: { summary: 'Make the newest version production', tag: 'agents' } },
     schema: { params: AgentIdParams, response: { 200: AgentResponse, ...errors } },
-    handler: async (request) => agentView(agents.publish(request.orgId, request.params.agent_id)),
+    handler: async (request) => agentView(await agents.publish(request.orgId, request.params.agent_id)),
   });
 
   r.post('/v2/agents/list', {
     config: { doc: { summary: 'List agents (newest version of each)', tag: 'agents' } },
     schema: { body: ListAgentsBody, response: { 200: ListAgentsResponse, 400: ErrorBodySchema } },
-    handler: async (request) => ({ agents: agents.list(request.orgId).map(agentView) }),
+    handler: async (request) => ({ agents: (await agents.list(request.orgId)).map(agentView) }),
   });
 }

@@ -88,7 +88,7 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
     config: { doc: { summary: 'The call’s two-channel WAV recording (caller left, agent right)', tag: 'calls' } },
     schema: { params: CallIdParams },
     handler: async (request, reply) => {
-      const record = calls.get(request.orgId, request.params.call_id);
+      const record = await calls.get(request.orgId, request.params.call_id);
       const missing = () => new ApiError('NOT_FOUND', `call ${record.call_id} has no recording`);
       if (!record.recording_url) throw missing();
       const recording = await openRecording(recordingPath(record.call_id)).catch((error: unknown) => {
@@ -102,7 +102,7 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
     config: { doc: { summary: 'List call records (keyset paging, total_count)', tag: 'calls' } },
     schema: { body: ListCallsV2Body, response: { 200: ListCallsV2Response, 400: ErrorBodySchema } },
     handler: async (request) => {
-      const page = listPage(request.orgId, request.body);
+      const page = await listPage(request.orgId, request.body);
       return { calls: page.calls, next_cursor: page.nextCursor, total_count: page.totalCount };
     },
   });
@@ -111,7 +111,7 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
     config: { doc: { summary: 'List call records (first version)', tag: 'calls' } },
     schema: { body: ListCallsV1Body, response: { 200: ListCallsV1Response, 400: ErrorBodySchema } },
     handler: async (request) => {
-      const page = listPage(request.orgId, request.body);
+      const page = await listPage(request.orgId, request.body);
       return {
         calls: page.calls.map(toV1Record),
         ...(page.nextCursor ? { next_pagination_key: page.nextCursor } : {}),
@@ -126,7 +126,7 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
     config: { doc: { summary: 'End an ongoing call now (agent_hangup)', tag: 'live calls' }, callOf: callInPath },
     schema: { params: CallIdParams, response: { 202: ControlAck, ...controlErrors } },
     handler: async (request, reply) => {
-      control.end(request.orgId, request.params.call_id);
+      await control.end(request.orgId, request.params.call_id);
       return reply.code(202).send({ call_id: request.params.call_id, accepted: 'end' });
     },
   });
@@ -135,7 +135,7 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
     config: { doc: { summary: 'Speak a line in an ongoing call (after what is being said, or at once with interrupt)', tag: 'live calls' }, callOf: callInPath },
     schema: { params: CallIdParams, body: SayBody, response: { 202: ControlAck, ...controlErrors } },
     handler: async (request, reply) => {
-      control.say(request.orgId, request.params.call_id, request.body.text, request.body.interrupt);
+      await control.say(request.orgId, request.params.call_id, request.body.text, request.body.interrupt);
       return reply.code(202).send({ call_id: request.params.call_id, accepted: 'say' });
     },
   });
@@ -144,7 +144,7 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
     config: { doc: { summary: 'Add a note the model sees from its next turn', tag: 'live calls' }, callOf: callInPath },
     schema: { params: CallIdParams, body: ContextBody, response: { 202: ControlAck, ...controlErrors } },
     handler: async (request, reply) => {
-      control.addContext(request.orgId, request.params.call_id, request.body.content);
+      await control.addContext(request.orgId, request.params.call_id, request.body.content);
       return reply.code(202).send({ call_id: request.params.call_id, accepted: 'context' });
     },
   });

@@ -24,7 +24,7 @@ export function campaignRoutes(app: FastifyInstance, campaigns: CampaignService)
     schema: { body: CreateCampaignBody, response: { 201: CampaignResponse, ...errors } },
     handler: async (request, reply) => {
       const body = request.body;
-      const campaign = campaigns.create(request.orgId, {
+      const campaign = await campaigns.create(request.orgId, {
         name: body.name,
         agentId: body.agent_id,
         agentVersion: parseVersionSpec(body.agent_version),
@@ -69,7 +69,7 @@ export function campaignRoutes(app: FastifyInstance, campaigns: CampaignService)
     schema: { body: CreateBatchBody, response: { 201: BatchAck, ...errors } },
     handler: async (request, reply) => {
       const body = request.body;
-      const ack = campaigns.createBatch(request.orgId, {
+      const ack = await campaigns.createBatch(request.orgId, {
         name: body.name,
         agentId: body.agent_id,
         agentVersion: parseVersionSpec(body.agent_version),

@@ -21,11 +21,16 @@ export function listenRoute(app: FastifyInstance, control: CallControl, forward:
       callOf: (request) => (request.params as { call_id: string }).call_id,
     },
     handler: answerNotUpgraded,
-    wsHandler: (socket, request) => {
-      if (relaySocketToOwner(socket, request, forward, LISTENER_BACKLOG_BYTES)) return;
+    wsHandler: async (socket, request) => {
+      if (await relaySocketToOwner(socket, request, forward, LISTENER_BACKLOG_BYTES)) return;
       let stop: () => void = () => undefined;
+      let closed = false;
+      socket.on('close', () => {
+        closed = true;
+        stop();
+      });
       try {
-        stop = control.listen(request.orgId, request.params.call_id, {
+        const stopListening = await control.listen(request.orgId, request.params.call_id, {
           notice(notice) {
             socket.send(JSON.stringify(notice));
           },
@@ -41,13 +46,14 @@ export function listenRoute(app: FastifyInstance, control: CallControl, forward:
             socket.close(1000, 'call ended');
           },
         });
+        // The listener left while the call was being looked up.
+        if (closed) stopListening();
+        else stop = stopListening;
       } catch (error) {
         const apiError = toApiError(error);
         socket.send(JSON.stringify({ type: 'error', ...(apiError ? apiError.toBody() : { error: 'internal error', details: '', code: 'INTERNAL' }) }));
         socket.close(1008, apiError?.code ?? 'INTERNAL');
-        return;
       }
-      socket.on('close', () => stop());
     },
   });
 }

@@ -5,7 +5,7 @@ import { DOCS_PAGE } from '../docs-page.ts';
 
 export function systemRoutes(
   app: FastifyInstance,
-  deps: { openapi: OpenApiRegistry; publicUrl: () => string; ready: () => { ok: boolean; details: string } },
+  deps: { openapi: OpenApiRegistry; publicUrl: () => string; ready: () => Promise<{ ok: boolean; details: string }> },
 ): void {
   const Health = z.object({ status: z.string() });
   app.get('/healthz', {
@@ -17,7 +17,7 @@ export function systemRoutes(
     config: { doc: { summary: 'Readiness: store reachable and not shutting down', tag: 'system', public: true } },
     schema: { response: { 200: Health, 503: Health.or(z.object({ error: z.string(), details: z.string(), code: z.string() })) } },
     handler: async (_request, reply) => {
-      const state = deps.ready();
+      const state = await deps.ready();
       if (!state.ok) return reply.code(503).send({ error: 'not ready', details: state.details, code: 'NOT_READY' });
       return { status: 'ready' };
     },

@@ -38,9 +38,9 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
     r.post('/telephony/twilio/status', {
       config: {
         doc: { summary: "Twilio's status callback for outbound calls (form-encoded, signed)", tag: 'telephony', public: true },
-        callOf: (request) => {
+        callOf: async (request) => {
           const { query, body } = request as unknown as { query: z.infer<typeof StatusQuery>; body: z.infer<typeof StatusForm> };
-          return query.call_id ?? deps.carrierCalls.callIdOf('twilio', body.CallSid);
+          return query.call_id ?? (await deps.carrierCalls.callIdOf('twilio', body.CallSid));
         },
       },
       // The signature is checked before the form is trusted: preValidation runs ahead of the schema.
@@ -54,15 +54,15 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
           if (['busy', 'no-answer', 'failed', 'canceled'].includes(form.CallStatus)) deps.outcomes.consultFailed(request.query.call_id, form.CallStatus);
           return reply.code(204).send();
         }
-        const callId = request.query.call_id ?? deps.carrierCalls.callIdOf('twilio', form.CallSid);
+        const callId = request.query.call_id ?? (await deps.carrierCalls.callIdOf('twilio', form.CallSid));
         if (callId) {
           request.log.info({ call_id: callId, call_sid: form.CallSid, status: form.CallStatus, answered_by: form.AnsweredBy }, 'twilio status');
           const byMachine = form.AnsweredBy?.startsWith('machine_') === true || form.AnsweredBy === 'fax';
-          if (form.CallStatus === 'completed') deps.outcomes.completed(callId, byMachine);
-          else if (byMachine) deps.outcomes.machineAnswered(callId);
-          else if (form.CallStatus === 'no-answer') deps.outcomes.noAnswer(callId);
+          if (form.CallStatus === 'completed') await deps.outcomes.completed(callId, byMachine);
+          else if (byMachine) await deps.outcomes.machineAnswered(callId);
+          else if (form.CallStatus === 'no-answer') await deps.outcomes.noAnswer(callId);
           else if (form.CallStatus === 'busy' || form.CallStatus === 'failed' || form.CallStatus === 'canceled') {
-            deps.outcomes.failed(callId, `The carrier reported the call ${form.CallStatus}${form.SipResponseCode ? ` (SIP ${form.SipResponseCode})` : ''}.`);
+            await deps.outcomes.failed(callId, `The carrier reported the call ${form.CallStatus}${form.SipResponseCode ? ` (SIP ${form.SipResponseCode})` : ''}.`);
           }
         }
         return reply.code(204).send();

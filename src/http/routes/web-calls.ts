@@ -29,8 +29,8 @@ export function webCallRoutes(
     schema: { body: CreateWebCallBody, response: { 201: CreateWebCallResponse, 400: ErrorBodySchema, 404: ErrorBodySchema } },
     handler: async (request, reply) => {
       const body = request.body;
-      const agent = deps.agents.resolve(request.orgId, body.agent_id, parseVersionSpec(body.agent_version));
-      const { record } = deps.calls.register(request.orgId, agent, {
+      const agent = await deps.agents.resolve(request.orgId, body.agent_id, parseVersionSpec(body.agent_version));
+      const { record } = await deps.calls.register(request.orgId, agent, {
         call_type: 'web',
         call_from: null,
         call_to: null,
@@ -38,7 +38,7 @@ export function webCallRoutes(
         dynamic_variables: body.dynamic_variables ?? {},
       });
       const token = `wct_${deps.random(24)}`;
-      deps.tokens.issue(token, request.orgId, record.call_id);
+      await deps.tokens.issue(token, request.orgId, record.call_id);
       return reply.code(201).send({
         call_id: record.call_id,
         access_token: token,

@@ -62,7 +62,7 @@ export function webhookRoutes(app: FastifyInstance, deps: { repo: WebhookReposit
   r.get('/v2/webhook-settings', {
     config: { doc: { summary: "The organization's webhook URL, events and signing secret", tag: 'webhooks' } },
     schema: { response: { 200: Settings } },
-    handler: async (request) => shown(deps.repo.settings(request.orgId)),
+    handler: async (request) => shown(await deps.repo.settings(request.orgId)),
   });
 
   r.put('/v2/webhook-settings', {
@@ -72,14 +72,14 @@ export function webhookRoutes(app: FastifyInstance, deps: { repo: WebhookReposit
       const url = request.body.webhook_url;
       const why = url ? deps.refusal(url) : null;
       if (why) throw new ApiError('BAD_REQUEST', `body.webhook_url: ${url} is ${why}, which the egress policy refuses`);
-      return shown(deps.repo.updateSettings(request.orgId, { webhook_url: url, events: request.body.events }));
+      return shown(await deps.repo.updateSettings(request.orgId, { webhook_url: url, events: request.body.events }));
     },
   });
 
   r.post('/v2/webhook-settings/rotate-secret', {
     config: { doc: { summary: 'A new signing secret; the old one signs beside it for 24 h', tag: 'webhooks' } },
     schema: { response: { 200: Settings } },
-    handler: async (request) => shown(deps.repo.rotateSecret(request.orgId, deps.clock.now() + PREVIOUS_SECRET_VALID_MS)),
+    handler: async (request) => shown(await deps.repo.rotateSecret(request.orgId, deps.clock.now() + PREVIOUS_SECRET_VALID_MS)),
   });
 
   r.post('/v2/webhook-deliveries/list', {
@@ -87,7 +87,7 @@ export function webhookRoutes(app: FastifyInstance, deps: { repo: WebhookReposit
     schema: { body: ListDeliveries, response: { 200: z.object({ deliveries: z.array(DeliverySchema), next_cursor: z.string().nullable() }), 400: ErrorBodySchema } },
     handler: async (request) => {
       const { filter_criteria: filter, limit, pagination_key: paginationKey } = request.body;
-      const page = deps.repo.list(request.orgId, { status: filter?.status, event: filter?.event, call_id: filter?.call_id, limit, paginationKey });
+      const page = await deps.repo.list(request.orgId, { status: filter?.status, event: filter?.event, call_id: filter?.call_id, limit, paginationKey });
       return { deliveries: page.deliveries, next_cursor: page.nextCursor };
     },
   });
@@ -96,7 +96,7 @@ export function webhookRoutes(app: FastifyInstance, deps: { repo: WebhookReposit
     config: { doc: { summary: 'Send a delivery again now (whatever its state)', tag: 'webhooks' } },
     schema: { params: DeliveryIdParams, response: { 200: DeliverySchema, ...errors } },
     handler: async (request) => {
-      const delivery = deps.repo.redeliver(request.orgId, request.params.delivery_id, deps.clock.now());
+      const delivery = await deps.repo.redeliver(request.orgId, request.params.delivery_id, deps.clock.now());
       if (!delivery) throw notFound('delivery', request.params.delivery_id);
       return delivery;
     },

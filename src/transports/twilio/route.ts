@@ -6,12 +6,13 @@ import type { FastifyInstance } from 'fastify';
 import type {} from '@fastify/websocket';
 import type { Logger } from 'pino';
 import type { RawData } from 'ws';
+import type { z } from 'zod';
 import type { CallManager } from '../../call/manager.ts';
 import { streamSecretMatches } from '../../calls/stream-secret.ts';
 import type { CallRepository } from '../../calls/repository.ts';
 import { answerNotUpgraded } from '../not-upgraded.ts';
 import { admitMediaSocket, type PendingStreams } from '../pending-streams.ts';
-import { parseTwilioMessage } from './protocol.ts';
+import { parseTwilioMessage, type TwilioStart } from './protocol.ts';
 import { TwilioTransport } from './transport.ts';
 
 const START_TIMEOUT_MS = 10_000;
@@ -31,11 +32,40 @@ export function twilioMediaRoute(
       const started = admitMediaSocket(socket, deps.pending, { accepting: deps.accepting(), startTimeoutMs: START_TIMEOUT_MS });
       if (!started) return;
       let transport: TwilioTransport | undefined;
+      // Messages that come while the start is being checked against the store, in order.
+      let waiting: string[] | undefined;
+      const begin = async (start: z.infer<typeof TwilioStart>['start']): Promise<void> => {
+        const params = start.customParameters;
+        const callId = params.call_id ?? '';
+        const found = callId ? await deps.calls.getForStream(callId) : undefined;
+        // A call under way takes a stream only as its caller's way back from a failed transfer (its own secret for that).
+        const returning = found?.record.call_status === 'ongoing';
+        const refuse = () => {
+          log.warn({ call_id: callId || null, call_sid: start.callSid }, 'media stream refused: unknown call or wrong secret');
+          socket.close(1008, 'unknown call or wrong secret');
+        };
+        if (!found || (!returning && (!streamSecretMatches(params.secret ?? '', found.streamSecretHash) || found.record.call_status !== 'registered'))) return refuse();
+        transport = new TwilioTransport(socket, start.streamSid, start.callSid, log.child({ call_id: callId }), { onFrameDropped: deps.onFrameDropped });
+        for (const text of waiting ?? []) transport.receive(text);
+        waiting = undefined;
+        if (returning) {
+          if (!deps.manager.returnStream(callId, params.secret ?? '', transport)) refuse();
+          return;
+        }
+        void deps.manager.connect(found.orgId, callId, transport).catch((error: unknown) => {
+          log.error({ err: error, call_id: callId }, 'call failed to start');
+          socket.close(1011, 'internal error');
+        });
+      };
       socket.on('message', (data: RawData) => {
         const text = data.toString();
         if (transport) {
           transport.receive(text);
           deps.manager.pacerWakeups.runOverdue();
+          return;
+        }
+        if (waiting) {
+          waiting.push(text);
           return;
         }
         const parsed = parseTwilioMessage(text);
@@ -48,23 +78,9 @@ export function twilioMediaRoute(
         const message = parsed.message;
         if (message.event !== 'start') return; // `connected` comes first
         started();
-        const params = message.start.customParameters;
-        const callId = params.call_id ?? '';
-        const found = callId ? deps.calls.getForStream(callId) : undefined;
-        // A call under way takes a stream only as its caller's way back from a failed transfer (its own secret for that).
-        const returning = found?.record.call_status === 'ongoing';
-        const refuse = () => {
-          log.warn({ call_id: callId || null, call_sid: message.start.callSid }, 'media stream refused: unknown call or wrong secret');
-          socket.close(1008, 'unknown call or wrong secret');
-        };
-        if (!found || (!returning && (!streamSecretMatches(params.secret ?? '', found.streamSecretHash) || found.record.call_status !== 'registered'))) return refuse();
-        transport = new TwilioTransport(socket, message.start.streamSid, message.start.callSid, log.child({ call_id: callId }), { onFrameDropped: deps.onFrameDropped });
-        if (returning) {
-          if (!deps.manager.returnStream(callId, params.secret ?? '', transport)) refuse();
-          return;
-        }
-        void deps.manager.connect(found.orgId, callId, transport).catch((error: unknown) => {
-          log.error({ err: error, call_id: callId }, 'call failed to start');
+        waiting = [];
+        begin(message.start).catch((error: unknown) => {
+          log.error({ err: error }, 'media stream start could not be checked');
           socket.close(1011, 'internal error');
         });
       });

@@ -22,6 +22,8 @@ export class TwilioTransport implements CallTransport {
   private readonly mediaPrefix: string;
   private scratch = Buffer.alloc(RATE / 50);
   private hungUp = false;
+  /** The far end hung up or its socket closed (not this side closing it). */
+  private farEndGone = false;
   private readonly pace: InboundPace;
   /** Malformed frames seen (logged and dropped). */
   dropped = 0;
@@ -39,6 +41,8 @@ export class TwilioTransport implements CallTransport {
     this.mediaPrefix = twilioMediaPrefix(streamSid);
     socket.on('close', () => this.farEnd());
     socket.on('error', (error) => this.log.warn({ err: error }, 'media socket error'));
+    // Closed while its start was checked against the store: the far end is gone already.
+    if (socket.readyState === WebSocket.CLOSING || socket.readyState === WebSocket.CLOSED) this.farEnd();
   }
 
   /** Messages after `start`, as the route hands them on. */
@@ -98,11 +102,14 @@ export class TwilioTransport implements CallTransport {
   private farEnd(): void {
     if (this.hungUp) return;
     this.hungUp = true;
+    this.farEndGone = true;
     this.handlers?.hangup();
   }
 
   attach(handlers: TransportHandlers): void {
     this.handlers = handlers;
+    // The caller hung up before the session took the line (its record was being read): it hears so now.
+    if (this.farEndGone) queueMicrotask(() => handlers.hangup());
   }
 
   sendAudio(frame: Int16Array): void {

@@ -23,6 +23,23 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
       const started = admitMediaSocket(socket, deps.pending, { accepting: deps.accepting(), startTimeoutMs: WEB_START_TIMEOUT_MS });
       if (!started) return;
       let transport: WebTransport | undefined;
+      // Messages that come while the start is being checked (the token is redeemed in the store), in order.
+      let waiting: { buffer: Buffer; isBinary: boolean }[] | undefined;
+      const begin = async (accessToken: string | undefined): Promise<void> => {
+        const claim = accessToken === undefined ? undefined : await deps.tokens.redeem(accessToken);
+        if (!claim) {
+          socket.send(JSON.stringify({ type: 'error', code: 'BAD_TOKEN', message: 'the first message must be start with a valid, unused access_token' }));
+          socket.close(1008, 'invalid access token');
+          return;
+        }
+        transport = new WebTransport(socket, log.child({ call_id: claim.callId }), { onFrameDropped: deps.onFrameDropped });
+        for (const early of waiting ?? []) transport.receive(early.buffer, early.isBinary);
+        waiting = undefined;
+        void deps.manager.connect(claim.orgId, claim.callId, transport).catch((error: unknown) => {
+          log.error({ err: error, call_id: claim.callId }, 'call failed to start');
+          socket.close(1011, 'internal error');
+        });
+      };
       socket.on('message', (data: RawData, isBinary: boolean) => {
         const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
         if (transport) {
@@ -30,7 +47,12 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
           deps.manager.pacerWakeups.runOverdue();
           return;
         }
+        if (waiting) {
+          waiting.push({ buffer, isBinary });
+          return;
+        }
         started();
+        waiting = [];
         let json: unknown;
         try {
           json = isBinary ? undefined : JSON.parse(buffer.toString('utf8'));
@@ -38,15 +60,8 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
           json = undefined;
         }
         const parsed = WebClientMessage.safeParse(json);
-        const claim = parsed.success && parsed.data.type === 'start' ? deps.tokens.redeem(parsed.data.access_token) : undefined;
-        if (!claim) {
-          socket.send(JSON.stringify({ type: 'error', code: 'BAD_TOKEN', message: 'the first message must be start with a valid, unused access_token' }));
-          socket.close(1008, 'invalid access token');
-          return;
-        }
-        transport = new WebTransport(socket, log.child({ call_id: claim.callId }), { onFrameDropped: deps.onFrameDropped });
-        void deps.manager.connect(claim.orgId, claim.callId, transport).catch((error: unknown) => {
-          log.error({ err: error, call_id: claim.callId }, 'call failed to start');
+        begin(parsed.success && parsed.data.type === 'start' ? parsed.data.access_token : undefined).catch((error: unknown) => {
+          log.error({ err: error }, 'web call start could not be checked');
           socket.close(1011, 'internal error');
         });
       });

@@ -14,17 +14,18 @@ export class WebCallTokens {
     private readonly repo: WebCallTokenRepository,
     private readonly timers: Timers,
     /** A token that expires unused: the call never connected. */
-    private readonly onExpired: (claim: { orgId: string; callId: string }) => void,
+    private readonly onExpired: (claim: { orgId: string; callId: string }) => unknown,
   ) {}
 
-  issue(token: string, orgId: string, callId: string): void {
+  async issue(token: string, orgId: string, callId: string): Promise<void> {
     const key = digest(token);
-    this.repo.issue(key, orgId, callId, this.timers.now() + WEB_TOKEN_TTL_MS);
+    await this.repo.issue(key, orgId, callId, this.timers.now() + WEB_TOKEN_TTL_MS);
     const timer = this.timers.setTimeout(() => {
       this.expiries.delete(key);
       // Still there: no node redeemed it in time.
-      const claim = this.repo.take(key);
-      if (claim) this.onExpired(claim);
+      void this.repo.take(key).then((claim) => {
+        if (claim) return this.onExpired(claim);
+      });
     }, WEB_TOKEN_TTL_MS);
     this.expiries.set(key, timer);
   }
@@ -36,15 +37,15 @@ export class WebCallTokens {
   }
 
   /** The call this token opens, once; undefined for an unknown, used or expired token. */
-  redeem(token: string): { orgId: string; callId: string } | undefined {
+  async redeem(token: string): Promise<{ orgId: string; callId: string } | undefined> {
     const key = digest(token);
-    const claim = this.repo.take(key);
+    const claim = await this.repo.take(key);
     this.timers.clearTimeout(this.expiries.get(key));
     this.expiries.delete(key);
     if (!claim) return undefined;
     if (claim.expiresAt < this.timers.now()) {
       // Redeemed late, before its timer ran: the call never connected all the same (and frees its slot).
-      this.onExpired(claim);
+      await this.onExpired(claim);
       return undefined;
     }
     return { orgId: claim.orgId, callId: claim.callId };

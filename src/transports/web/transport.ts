@@ -14,6 +14,8 @@ export class WebTransport implements CallTransport {
   private handlers: TransportHandlers | null = null;
   private readonly framer = new Framer();
   private hungUp = false;
+  /** The far end hung up or its socket closed (not this side closing it). */
+  private farEndGone = false;
   private readonly pace: InboundPace;
   dropped = 0;
 
@@ -25,6 +27,8 @@ export class WebTransport implements CallTransport {
     this.pace = new InboundPace(16000, options.now);
     socket.on('close', () => this.farEnd());
     socket.on('error', (error) => this.log.warn({ err: error }, 'browser socket error'));
+    // Closed while its start was checked against the store: the far end is gone already.
+    if (socket.readyState === WebSocket.CLOSING || socket.readyState === WebSocket.CLOSED) this.farEnd();
   }
 
   receive(data: Buffer, isBinary: boolean): void {
@@ -73,6 +77,7 @@ export class WebTransport implements CallTransport {
   private farEnd(): void {
     if (this.hungUp) return;
     this.hungUp = true;
+    this.farEndGone = true;
     this.handlers?.hangup();
   }
 
@@ -82,6 +87,8 @@ export class WebTransport implements CallTransport {
 
   attach(handlers: TransportHandlers): void {
     this.handlers = handlers;
+    // The caller hung up before the session took the line (its record was being read): it hears so now.
+    if (this.farEndGone) queueMicrotask(() => handlers.hangup());
   }
 
   sendAudio(frame: Int16Array): void {
