@@ -31,6 +31,7 @@ import { LLM_CLIENT_DEFAULTS } from './llm/client.ts';
 import { createEmbeddedSpeechEngines } from './speech/provider.ts';
 import type { SpeechEngineProvider } from './speech/types.ts';
 import type { Db } from './store/database.ts';
+import { openPgStore } from './store/postgres/store.ts';
 import { openStore } from './store/store.ts';
 import { realTimers, type Timers } from './timers.ts';
 
@@ -92,7 +93,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let metrics: ServiceMetrics | undefined;
   // The sender is made once the HTTP pool is; until then queued deliveries wait for its first pass.
   let webhooksQueued = (): void => undefined;
-  const store = openStore(dataDir, { random, now: () => clock.now(), webhooksQueued: () => webhooksQueued() });
+  const storeOptions = { random, now: () => clock.now(), webhooksQueued: () => webhooksQueued() };
+  const store = config.database ? await openPgStore(config.database.url, { ...storeOptions, poolSize: config.database.poolSize }) : openStore(dataDir, storeOptions);
   const webhookSender = new WebhookSender({
     repo: store.webhooks,
     dispatcher: () => outbound.dispatcher(),

@@ -9,6 +9,9 @@ export const ConfigSchema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default('./data'),
+  // The store: SQLite under DATA_DIR unless this names a PostgreSQL database shared by several nodes.
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/, error: 'a postgres:// or postgresql:// URL' }).optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(10),
   API_KEYS: z.string().optional(),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -80,6 +83,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** PostgreSQL instead of the embedded SQLite store, and its connection pool per process. */
+  database: { url: string; poolSize: number } | undefined;
   /** Parsed API_KEYS; empty when unset (a key is then generated under dataDir). */
   apiKeys: ApiKeyEntry[];
   /** Set when PUBLIC_URL is given; otherwise derived from the listening address at start. */
@@ -171,6 +176,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: raw.PORT,
     host: raw.HOST,
     dataDir: raw.DATA_DIR,
+    database: raw.DATABASE_URL ? { url: raw.DATABASE_URL, poolSize: raw.DATABASE_POOL_SIZE } : undefined,
     apiKeys: raw.API_KEYS ? parseApiKeys(raw.API_KEYS) : [],
     publicUrl: raw.PUBLIC_URL?.replace(/\/+$/, ''),
     logLevel: raw.LOG_LEVEL,

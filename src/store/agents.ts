@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3';
 import { NumberTakenError } from '../agents/repository.ts';
 import type { Db } from './database.ts';
 
-interface Row {
+export interface AgentRow {
   org_id: string;
   agent_id: string;
   version: number;
@@ -13,7 +13,7 @@ interface Row {
   config: string;
 }
 
-function toVersion(row: Row): AgentVersion {
+export function toVersion(row: AgentRow): AgentVersion {
   return {
     orgId: row.org_id,
     agentId: row.agent_id,
@@ -59,21 +59,21 @@ export class SqliteAgentRepository {
   get(orgId: string, agentId: string, version: number): AgentVersion | undefined {
     const row = this
       .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?')
-      .get(orgId, agentId, version) as Row | undefined;
+      .get(orgId, agentId, version) as AgentRow | undefined;
     return row ? toVersion(row) : undefined;
   }
 
   newest(orgId: string, agentId: string): AgentVersion | undefined {
     const row = this
       .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? ORDER BY version DESC LIMIT 1')
-      .get(orgId, agentId) as Row | undefined;
+      .get(orgId, agentId) as AgentRow | undefined;
     return row ? toVersion(row) : undefined;
   }
 
   newestPublished(orgId: string, agentId: string): AgentVersion | undefined {
     const row = this
       .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND is_published = 1 ORDER BY version DESC LIMIT 1')
-      .get(orgId, agentId) as Row | undefined;
+      .get(orgId, agentId) as AgentRow | undefined;
     return row ? toVersion(row) : undefined;
   }
 
@@ -100,7 +100,7 @@ export class SqliteAgentRepository {
            ON a.agent_id = m.agent_id AND a.version = m.v
          WHERE a.org_id = ? ORDER BY a.agent_id`,
       )
-      .all(orgId, orgId) as Row[];
+      .all(orgId, orgId) as AgentRow[];
     return rows.map(toVersion);
   }
 
@@ -115,7 +115,7 @@ export class SqliteAgentRepository {
            ON a.agent_id = m.agent_id AND a.version = m.v
          WHERE a.org_id = ? ORDER BY a.created_at`,
       )
-      .all(owner, owner) as Row[];
+      .all(owner, owner) as AgentRow[];
     for (const row of rows) {
       const version = toVersion(row);
       if (version.config.inbound_numbers.includes(number)) return version;

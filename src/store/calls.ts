@@ -5,10 +5,10 @@ import type { CallFilter, CallListQuery, CallPage } from '../calls/repository.ts
 import type { Db } from './database.ts';
 import { keysetPage, queryFingerprint } from './paging.ts';
 
-const LIST_COLUMNS = ['agent_id', 'call_type', 'call_status', 'disconnection_reason', 'user_sentiment', 'call_from', 'call_to', 'campaign_id', 'batch_id'] as const;
-const RANGE_COLUMNS = ['start_timestamp', 'duration_ms'] as const;
+export const LIST_COLUMNS = ['agent_id', 'call_type', 'call_status', 'disconnection_reason', 'user_sentiment', 'call_from', 'call_to', 'campaign_id', 'batch_id'] as const;
+export const RANGE_COLUMNS = ['start_timestamp', 'duration_ms'] as const;
 
-function columnsOf(record: CallRecord) {
+export function columnsOf(record: CallRecord) {
   return {
     agent_id: record.agent_id,
     call_type: record.call_type,
@@ -26,7 +26,7 @@ function columnsOf(record: CallRecord) {
 }
 
 /** A stored record with the fields added since it was written at their defaults. */
-function storedRecord(json: string): CallRecord {
+export function storedRecord(json: string): CallRecord {
   return { llm_token_usage: null, transfer_destination: null, transfer_timestamp: null, ...(JSON.parse(json) as Omit<CallRecord, 'llm_token_usage' | 'transfer_destination' | 'transfer_timestamp'>) };
 }
 

@@ -16,7 +16,7 @@ import {
 import type { Db } from './database.ts';
 import { keysetPage, queryFingerprint } from './paging.ts';
 
-interface RawCampaign {
+export interface RawCampaign {
   id: string;
   org_id: string;
   kind: CampaignKind;
@@ -36,9 +36,9 @@ interface RawCampaign {
   finished_at: number | null;
 }
 
-const SELECT = `SELECT c.*, (SELECT count(*) FROM campaign_tasks t WHERE t.campaign_id = c.id AND t.state = 'active') AS active FROM campaigns c`;
+export const CAMPAIGN_SELECT = `SELECT c.*, (SELECT count(*) FROM campaign_tasks t WHERE t.campaign_id = c.id AND t.state = 'active') AS active FROM campaigns c`;
 
-function toRow(r: RawCampaign): CampaignRow {
+export function toCampaignRow(r: RawCampaign): CampaignRow {
   return {
     id: r.id,
     orgId: r.org_id,
@@ -87,13 +87,13 @@ export class SqliteCampaignRepository {
   }
 
   get(orgId: string, kind: CampaignKind, id: string): CampaignRow | undefined {
-    const raw = this.db.prepare(`${SELECT} WHERE c.org_id = ? AND c.kind = ? AND c.id = ?`).get(orgId, kind, id) as RawCampaign | undefined;
-    return raw ? toRow(raw) : undefined;
+    const raw = this.db.prepare(`${CAMPAIGN_SELECT} WHERE c.org_id = ? AND c.kind = ? AND c.id = ?`).get(orgId, kind, id) as RawCampaign | undefined;
+    return raw ? toCampaignRow(raw) : undefined;
   }
 
   private byId(id: string): CampaignRow | undefined {
-    const raw = this.db.prepare(`${SELECT} WHERE c.id = ?`).get(id) as RawCampaign | undefined;
-    return raw ? toRow(raw) : undefined;
+    const raw = this.db.prepare(`${CAMPAIGN_SELECT} WHERE c.id = ?`).get(id) as RawCampaign | undefined;
+    return raw ? toCampaignRow(raw) : undefined;
   }
 
   /** Call ids of the tasks dialed so far, in task order. */
@@ -140,11 +140,11 @@ export class SqliteCampaignRepository {
       limit: query.limit,
       paginationKey: query.paginationKey,
       fingerprint: queryFingerprint(['campaigns', query.filter, query.order]),
-      fetch: (where, all, order, limit) => this.db.prepare(`${SELECT} WHERE ${where} ${order} LIMIT ?`).all(...all, limit) as RawCampaign[],
+      fetch: (where, all, order, limit) => this.db.prepare(`${CAMPAIGN_SELECT} WHERE ${where} ${order} LIMIT ?`).all(...all, limit) as RawCampaign[],
       cursorOf: (row) => ({ sortKey: row.created_at, id: row.id }),
     });
     return {
-      campaigns: page.rows.map(toRow),
+      campaigns: page.rows.map(toCampaignRow),
       nextCursor: page.nextCursor,
       totalCount,
     };

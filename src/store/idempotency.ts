@@ -6,7 +6,7 @@ import type { Promised } from './promised.ts';
 /** How long a key is remembered: a retry after a day is a new request. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 /** Expired keys are swept at most this often, on the way in. */
-const SWEEP_EVERY_MS = 60_000;
+export const SWEEP_EVERY_MS = 60_000;
 
 export interface StoredAnswer {
   status: number;

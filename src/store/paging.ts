@@ -52,11 +52,7 @@ export function orderClause(order: SortOrder, sortColumn: string, idColumn: stri
   return `ORDER BY ${sortColumn} ${dir}, ${idColumn} ${dir}`;
 }
 
-/**
- * One keyset page over (sortColumn, idColumn): `fetch` runs the query with the WHERE, params
- * and ORDER BY it is given and limit + 1 rows; the extra row tells whether a next page exists.
- */
-export function keysetPage<R>(options: {
+interface KeysetOptions<R> {
   where: string;
   params: (string | number)[];
   order: SortOrder;
@@ -65,9 +61,11 @@ export function keysetPage<R>(options: {
   limit: number;
   paginationKey: string | null | undefined;
   fingerprint: string;
-  fetch: (where: string, params: (string | number)[], order: string, limit: number) => R[];
   cursorOf: (row: R) => Cursor;
-}): { rows: R[]; nextCursor: string | null } {
+}
+
+/** The WHERE (after the cursor), its params, the ORDER BY and the row count (limit + 1) of a keyset page. */
+function keysetQuery<R>(options: KeysetOptions<R>): { where: string; params: (string | number)[]; order: string; limit: number } {
   const where = [options.where];
   const params = [...options.params];
   if (options.paginationKey) {
@@ -75,8 +73,32 @@ export function keysetPage<R>(options: {
     where.push(keysetClause(options.order, options.sortColumn, options.idColumn));
     params.push(cursor.sortKey, cursor.sortKey, cursor.id);
   }
-  const rows = options.fetch(where.join(' AND '), params, orderClause(options.order, options.sortColumn, options.idColumn), options.limit + 1);
+  return { where: where.join(' AND '), params, order: orderClause(options.order, options.sortColumn, options.idColumn), limit: options.limit + 1 };
+}
+
+/** The page of the rows fetched: the extra row tells whether a next page exists. */
+function keysetRows<R>(rows: R[], options: KeysetOptions<R>): { rows: R[]; nextCursor: string | null } {
   const page = rows.slice(0, options.limit);
   const last = page.at(-1);
   return { rows: page, nextCursor: rows.length > options.limit && last ? encodeCursor(options.cursorOf(last), options.fingerprint) : null };
+}
+
+/**
+ * One keyset page over (sortColumn, idColumn): `fetch` runs the query with the WHERE, params
+ * and ORDER BY it is given and limit + 1 rows; the extra row tells whether a next page exists.
+ */
+export function keysetPage<R>(options: KeysetOptions<R> & { fetch: (where: string, params: (string | number)[], order: string, limit: number) => R[] }): {
+  rows: R[];
+  nextCursor: string | null;
+} {
+  const q = keysetQuery(options);
+  return keysetRows(options.fetch(q.where, q.params, q.order, q.limit), options);
+}
+
+/** keysetPage for a store whose queries are round trips (PostgreSQL). */
+export async function keysetPageAsync<R>(
+  options: KeysetOptions<R> & { fetch: (where: string, params: (string | number)[], order: string, limit: number) => Promise<R[]> },
+): Promise<{ rows: R[]; nextCursor: string | null }> {
+  const q = keysetQuery(options);
+  return keysetRows(await options.fetch(q.where, q.params, q.order, q.limit), options);
 }

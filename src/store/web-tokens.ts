@@ -2,14 +2,14 @@
 import type { Db } from './database.ts';
 
 /** Far beyond a token's life (a minute): by then its issuer has ended the call, or recovery has. */
-const STALE_AFTER_MS = 60 * 60_000;
+export const WEB_TOKEN_STALE_AFTER_MS = 60 * 60_000;
 
 export class SqliteWebCallTokens {
   constructor(private readonly db: Db) {}
 
   issue(tokenHash: string, orgId: string, callId: string, expiresAt: number): void {
     // Tokens a dead node issued are never taken: dropped long after any live issuer's expiry timer ran.
-    this.db.prepare('DELETE FROM web_call_tokens WHERE expires_at < ?').run(expiresAt - STALE_AFTER_MS);
+    this.db.prepare('DELETE FROM web_call_tokens WHERE expires_at < ?').run(expiresAt - WEB_TOKEN_STALE_AFTER_MS);
     this.db.prepare('INSERT INTO web_call_tokens (token_hash, org_id, call_id, expires_at) VALUES (?, ?, ?, ?)').run(tokenHash, orgId, callId, expiresAt);
   }
 

@@ -10,7 +10,7 @@ import type { Delivery, DeliveryQuery, DeliveryStatus, DueDelivery, WebhookSetti
 import type { Db } from './database.ts';
 import { keysetPage, queryFingerprint } from './paging.ts';
 
-interface SettingsRow {
+export interface SettingsRow {
   webhook_url: string | null;
   events: string;
   secret: string;
@@ -18,7 +18,7 @@ interface SettingsRow {
   previous_until: number | null;
 }
 
-interface DeliveryRow {
+export interface DeliveryRow {
   seq: number;
   id: string;
   org_id: string;
@@ -35,7 +35,7 @@ interface DeliveryRow {
   delivered_at: number | null;
 }
 
-const toDelivery = (row: DeliveryRow): Delivery => ({
+export const toDelivery = (row: DeliveryRow): Delivery => ({
   delivery_id: row.id,
   event: row.event,
   call_id: row.call_id,
@@ -48,6 +48,23 @@ const toDelivery = (row: DeliveryRow): Delivery => ({
   next_attempt_at: row.status === 'pending' ? row.next_attempt_at : null,
   delivered_at: row.delivered_at,
 });
+
+/** An organization's settings as the API shows them: the previous secret only while it still signs. */
+export function settingsOf(row: SettingsRow, now: number): WebhookSettings {
+  const current = row.previous_until !== null && row.previous_until > now;
+  return {
+    webhook_url: row.webhook_url,
+    events: JSON.parse(row.events) as WebhookEvent[],
+    signing_secret: row.secret,
+    previous_secret: current ? row.previous_secret : null,
+    previous_valid_until: current ? row.previous_until : null,
+  };
+}
+
+/** The agent's own webhook_url, when its version names one. */
+export function agentWebhookUrl(config: string | undefined): string | null {
+  return config ? ((JSON.parse(config) as { webhook_url?: string | null }).webhook_url ?? null) : null;
+}
 
 export class SqliteWebhookRepository {
   constructor(
@@ -66,14 +83,7 @@ export class SqliteWebhookRepository {
         .run(orgId, JSON.stringify(WEBHOOK_EVENTS), this.newSecret(), this.now());
       row = this.db.prepare('SELECT webhook_url, events, secret, previous_secret, previous_until FROM webhook_settings WHERE org_id = ?').get(orgId) as SettingsRow;
     }
-    const current = row.previous_until !== null && row.previous_until > this.now();
-    return {
-      webhook_url: row.webhook_url,
-      events: JSON.parse(row.events) as WebhookEvent[],
-      signing_secret: row.secret,
-      previous_secret: current ? row.previous_secret : null,
-      previous_valid_until: current ? row.previous_until : null,
-    };
+    return settingsOf(row, this.now());
   }
 
   updateSettings(orgId: string, change: { webhook_url?: string | null | undefined; events?: WebhookEvent[] | undefined }): WebhookSettings {
@@ -102,7 +112,7 @@ export class SqliteWebhookRepository {
     const agent = this.db.prepare('SELECT config FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?').get(orgId, after.agent_id, after.agent_version ?? -1) as
       | { config: string }
       | undefined;
-    const agentUrl = agent ? ((JSON.parse(agent.config) as { webhook_url?: string | null }).webhook_url ?? null) : null;
+    const agentUrl = agentWebhookUrl(agent?.config);
     const settings = this.settings(orgId);
     const url = agentUrl ?? settings.webhook_url;
     if (!url) return;
@@ -126,7 +136,7 @@ export class SqliteWebhookRepository {
       | { config: string }
       | undefined;
     const settings = this.settings(campaign.orgId);
-    const url = (agent ? (JSON.parse(agent.config) as { webhook_url?: string | null }).webhook_url : null) ?? settings.webhook_url;
+    const url = agentWebhookUrl(agent?.config) ?? settings.webhook_url;
     if (!url || !settings.events.includes('campaign_ended')) return;
     const view = campaign.kind === 'batch' ? batchView(campaign, callIds) : campaignView(campaign);
     const now = this.now();

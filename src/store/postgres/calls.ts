@@ -1,0 +1,220 @@
+// Call records in PostgreSQL: the same columns and JSON record as the SQLite store. A record's
+// read-modify-write locks its row; an organization's slots are counted and taken under a lock of
+// that organization, so two nodes never both take its last one.
+import type { CallRecord } from '../../calls/record.ts';
+import type { CallListQuery, CallPage, CallRepository } from '../../calls/repository.ts';
+import { columnsOf, LIST_COLUMNS, RANGE_COLUMNS, storedRecord } from '../calls.ts';
+import { keysetPageAsync, queryFingerprint } from '../paging.ts';
+import { lockFor, type PgDb, type Queryable } from './db.ts';
+
+type StoreOptions = { streamSecretHash?: string; ownerNode?: string };
+
+export class PgCallRepository implements CallRepository {
+  /** Per call, this process's writes one after another: a later transcript never lands before an earlier one. */
+  private readonly writes = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly db: PgDb,
+    /** Runs inside the transaction of each change (the webhook outbox writes there). */
+    private readonly onChange: (tx: Queryable, orgId: string, before: CallRecord, after: CallRecord) => Promise<void>,
+  ) {}
+
+  insert(orgId: string, record: CallRecord, createdAt: number, options: StoreOptions = {}): Promise<void> {
+    return this.insertOn(this.db, orgId, record, createdAt, options, false);
+  }
+
+  private async insertOn(q: Queryable, orgId: string, record: CallRecord, createdAt: number, options: StoreOptions, holdsSlot: boolean): Promise<void> {
+    const c = columnsOf(record);
+    await q.run(
+      `INSERT INTO calls (call_id, org_id, created_at, sort_ts, agent_id, call_type, call_status, call_from, call_to, disconnection_reason, user_sentiment,
+         start_timestamp, duration_ms, campaign_id, batch_id, record, stream_secret_hash, owner_node, holds_slot)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        record.call_id,
+        orgId,
+        createdAt,
+        record.start_timestamp ?? createdAt,
+        c.agent_id,
+        c.call_type,
+        c.call_status,
+        c.call_from,
+        c.call_to,
+        c.disconnection_reason,
+        c.user_sentiment,
+        c.start_timestamp,
+        c.duration_ms,
+        c.campaign_id,
+        c.batch_id,
+        c.record,
+        options.streamSecretHash ?? null,
+        options.ownerNode ?? null,
+        holdsSlot,
+      ],
+    );
+  }
+
+  async insertHoldingSlot(orgId: string, record: CallRecord, createdAt: number, options: StoreOptions, max: number, liveNodes: string[]): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await lockFor(tx, `slots:${orgId}`);
+      if (max > 0 && (await this.slotsOn(tx, orgId, liveNodes)) >= max) return false;
+      await this.insertOn(tx, orgId, record, createdAt, options, true);
+      return true;
+    });
+  }
+
+  async takeSlot(orgId: string, callId: string, max: number, liveNodes: string[]): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await lockFor(tx, `slots:${orgId}`);
+      if (await this.holdsOn(tx, orgId, callId)) return true;
+      if (max > 0 && (await this.slotsOn(tx, orgId, liveNodes)) >= max) return false;
+      return (await tx.run('UPDATE calls SET holds_slot = TRUE WHERE org_id = ? AND call_id = ?', [orgId, callId])) === 1;
+    });
+  }
+
+  slotsInUse(orgId: string, liveNodes: string[]): Promise<number> {
+    return this.slotsOn(this.db, orgId, liveNodes);
+  }
+
+  private async slotsOn(q: Queryable, orgId: string, liveNodes: string[]): Promise<number> {
+    const row = await q.row<{ n: number }>(
+      `SELECT count(*) AS n FROM calls WHERE org_id = ? AND call_status IN ('registered', 'ongoing') AND holds_slot
+       AND (owner_node IS NULL OR owner_node = ANY(?))`,
+      [orgId, liveNodes],
+    );
+    return row?.n ?? 0;
+  }
+
+  holdsSlot(orgId: string, callId: string): Promise<boolean> {
+    return this.holdsOn(this.db, orgId, callId);
+  }
+
+  private async holdsOn(q: Queryable, orgId: string, callId: string): Promise<boolean> {
+    return (await q.row('SELECT 1 FROM calls WHERE org_id = ? AND call_id = ? AND holds_slot', [orgId, callId])) !== undefined;
+  }
+
+  async ownerOf(callId: string): Promise<string | null> {
+    return (await this.db.row<{ owner_node: string | null }>('SELECT owner_node FROM calls WHERE call_id = ?', [callId]))?.owner_node ?? null;
+  }
+
+  async setOwner(callId: string, nodeId: string): Promise<void> {
+    await this.db.run('UPDATE calls SET owner_node = ? WHERE call_id = ?', [nodeId, callId]);
+  }
+
+  async getForStream(callId: string): Promise<{ orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined> {
+    const row = await this.db.row<{ org_id: string; record: string; stream_secret_hash: string | null }>('SELECT org_id, record, stream_secret_hash FROM calls WHERE call_id = ?', [callId]);
+    return row ? { orgId: row.org_id, record: storedRecord(row.record), streamSecretHash: row.stream_secret_hash } : undefined;
+  }
+
+  async get(orgId: string, callId: string): Promise<CallRecord | undefined> {
+    const row = await this.db.row<{ record: string }>('SELECT record FROM calls WHERE org_id = ? AND call_id = ?', [orgId, callId]);
+    return row ? storedRecord(row.record) : undefined;
+  }
+
+  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): Promise<CallRecord | undefined> {
+    const previous = this.writes.get(callId) ?? Promise.resolve();
+    const next = previous.then(
+      () => this.updateNow(orgId, callId, change),
+      () => this.updateNow(orgId, callId, change),
+    );
+    this.writes.set(callId, next);
+    const forget = () => {
+      if (this.writes.get(callId) === next) this.writes.delete(callId);
+    };
+    next.then(forget, forget);
+    return next;
+  }
+
+  private updateNow(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): Promise<CallRecord | undefined> {
+    return this.db.transaction(async (tx) => {
+      const row = await tx.row<{ record: string; created_at: number }>('SELECT record, created_at FROM calls WHERE org_id = ? AND call_id = ? FOR UPDATE', [orgId, callId]);
+      if (!row) return undefined;
+      const before = storedRecord(row.record);
+      const after = change(before);
+      const c = columnsOf(after);
+      await tx.run(
+        `UPDATE calls SET sort_ts = ?, agent_id = ?, call_type = ?, call_status = ?, call_from = ?, call_to = ?, disconnection_reason = ?,
+           user_sentiment = ?, start_timestamp = ?, duration_ms = ?, campaign_id = ?, batch_id = ?, record = ?
+         WHERE org_id = ? AND call_id = ?`,
+        [
+          after.start_timestamp ?? row.created_at,
+          c.agent_id,
+          c.call_type,
+          c.call_status,
+          c.call_from,
+          c.call_to,
+          c.disconnection_reason,
+          c.user_sentiment,
+          c.start_timestamp,
+          c.duration_ms,
+          c.campaign_id,
+          c.batch_id,
+          c.record,
+          orgId,
+          callId,
+        ],
+      );
+      await this.onChange(tx, orgId, before, after);
+      return after;
+    });
+  }
+
+  async list(orgId: string, query: CallListQuery): Promise<CallPage> {
+    const where: string[] = ['org_id = ?'];
+    const params: (string | number)[] = [orgId];
+    for (const column of LIST_COLUMNS) {
+      const values = query.filter[column];
+      if (values === undefined) continue;
+      if (values.length === 0) {
+        where.push('FALSE'); // an empty OR-list matches nothing
+        continue;
+      }
+      where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
+      params.push(...values);
+    }
+    // Agent-test calls (call_type api) are listed only when asked for: they are not the business's calls.
+    if (query.filter.call_type === undefined) where.push("call_type != 'api'");
+    for (const column of RANGE_COLUMNS) {
+      const range = query.filter[column];
+      if (range?.lower_threshold !== undefined) {
+        where.push(`${column} >= ?`);
+        params.push(range.lower_threshold);
+      }
+      if (range?.upper_threshold !== undefined) {
+        where.push(`${column} <= ?`);
+        params.push(range.upper_threshold);
+      }
+    }
+    const whereSql = where.join(' AND ');
+    const total = await this.db.row<{ n: number }>(`SELECT count(*) AS n FROM calls WHERE ${whereSql}`, params);
+    const page = await keysetPageAsync({
+      where: whereSql,
+      params,
+      order: query.order,
+      sortColumn: 'sort_ts',
+      idColumn: 'call_id',
+      limit: query.limit,
+      paginationKey: query.paginationKey,
+      fingerprint: queryFingerprint(['calls', query.filter, query.order]),
+      fetch: (clause, all, order, limit) => this.db.rows<{ call_id: string; sort_ts: number; record: string }>(`SELECT call_id, sort_ts, record FROM calls WHERE ${clause} ${order} LIMIT ?`, [...all, limit]),
+      cursorOf: (row) => ({ sortKey: row.sort_ts, id: row.call_id }),
+    });
+    return { calls: page.rows.map((r) => storedRecord(r.record)), nextCursor: page.nextCursor, totalCount: total?.n ?? 0 };
+  }
+
+  /** The record, and its webhook deliveries (their bodies hold the transcript), in one transaction. */
+  delete(orgId: string, callId: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await tx.run('DELETE FROM webhook_deliveries WHERE org_id = ? AND call_id = ?', [orgId, callId]);
+      return (await tx.run('DELETE FROM calls WHERE org_id = ? AND call_id = ?', [orgId, callId])) === 1;
+    });
+  }
+
+  async listOrphaned(statuses: string[], liveNodes: string[]): Promise<{ orgId: string; record: CallRecord }[]> {
+    if (statuses.length === 0) return [];
+    const rows = await this.db.rows<{ org_id: string; record: string }>(
+      'SELECT org_id, record FROM calls WHERE call_status = ANY(?) AND (owner_node IS NULL OR NOT (owner_node = ANY(?)))',
+      [statuses, liveNodes],
+    );
+    return rows.map((r) => ({ orgId: r.org_id, record: storedRecord(r.record) }));
+  }
+}

@@ -1,0 +1,290 @@
+// The store suite: every repository the rooms use, run against both stores — the embedded SQLite
+// one and PostgreSQL (a real server from Debian's packages, started here in a temporary directory).
+// Each rule is checked the same way on both, including the ones that matter with several nodes:
+// slots and claims taken by two stores at once on one database.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NumberTakenError } from '../../src/agents/repository.ts';
+import { AgentConfigSchema, type AgentConfig } from '../../src/agents/schema.ts';
+import { registeredRecord, type CallRecord } from '../../src/calls/record.ts';
+import { openPgStore } from '../../src/store/postgres/store.ts';
+import { openStore, type Store } from '../../src/store/store.ts';
+import { postgresBinaries, startPostgres, type PostgresServer } from '../helpers/postgres.ts';
+
+const NOW = 1_800_000_000_000;
+let ids = 0;
+const random = (bytes: number) => (++ids).toString(16).padStart(bytes * 2, '0');
+const options = { random, now: () => NOW };
+
+interface Backend {
+  name: string;
+  /** A new empty store, and a second store on the same database (another node). */
+  open(): Promise<{ store: Store; peer: () => Promise<Store> }>;
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+const sqlite: Backend = {
+  name: 'SQLite',
+  async open() {
+    const dir = mkdtempSync(join(tmpdir(), 'store-suite-'));
+    const store = openStore(dir, options);
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    cleanups.push(() => store.close());
+    return {
+      store,
+      peer: async () => {
+        const peer = openStore(dir, options);
+        cleanups.push(() => peer.close());
+        return peer;
+      },
+    };
+  },
+};
+
+const found = postgresBinaries();
+let server: PostgresServer | undefined;
+const postgres: Backend = {
+  name: 'PostgreSQL',
+  async open() {
+    server ??= await startPostgres().then((started) => {
+      cleanups.unshift(() => started.stop());
+      return started;
+    });
+    const url = await server!.database();
+    const store = await openPgStore(url, options);
+    cleanups.push(() => store.close());
+    return {
+      store,
+      peer: async () => {
+        const peer = await openPgStore(url, options);
+        cleanups.push(() => peer.close());
+        return peer;
+      },
+    };
+  },
+};
+if ('missing' in found) console.warn(`PostgreSQL store suite skipped: ${found.missing}`);
+
+const agentConfig = (extra: Partial<AgentConfig> = {}): AgentConfig =>
+  AgentConfigSchema.parse({ agent_name: 'Desk', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' }, ...extra });
+
+const call = (callId: string, extra: Partial<CallRecord> = {}): CallRecord => ({
+  ...registeredRecord({ call_id: callId, agent_id: 'desk', agent_version: 1, call_type: 'web', call_from: null, call_to: null }),
+  ...extra,
+});
+
+describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name store', (backend) => {
+  let store: Store;
+  let peer: () => Promise<Store>;
+  beforeAll(async () => {
+    ({ store, peer } = await backend.open());
+  }, 60_000);
+
+  it('keeps call records: a read-modify-write, keyset pages with total_count and filters, owners, deletion', async () => {
+    for (let i = 0; i < 5; i++) await store.calls.insert('acme', call(`call_list_${i}`), NOW + i, { ownerNode: 'node-a', streamSecretHash: 'h' });
+    await store.calls.insert('globex', call('call_other'), NOW);
+    const updated = await store.calls.update('acme', 'call_list_1', (r) => ({ ...r, call_status: 'ongoing', start_timestamp: NOW + 100 }));
+    expect(updated).toMatchObject({ call_status: 'ongoing', start_timestamp: NOW + 100 });
+    expect(await store.calls.get('acme', 'call_list_1')).toEqual(updated);
+    expect(await store.calls.update('acme', 'call_nope', (r) => r)).toBeUndefined();
+    expect(await store.calls.get('globex', 'call_list_1')).toBeUndefined();
+    expect(await store.calls.getForStream('call_list_2')).toMatchObject({ orgId: 'acme', streamSecretHash: 'h' });
+
+    const first = await store.calls.list('acme', { filter: {}, order: 'ascending', limit: 2 });
+    expect(first.totalCount).toBe(5);
+    expect(first.calls.map((c) => c.call_id)).toEqual(['call_list_0', 'call_list_2']);
+    const second = await store.calls.list('acme', { filter: {}, order: 'ascending', limit: 2, paginationKey: first.nextCursor });
+    expect(second.calls.map((c) => c.call_id)).toEqual(['call_list_3', 'call_list_4']);
+    const third = await store.calls.list('acme', { filter: {}, order: 'ascending', limit: 2, paginationKey: second.nextCursor });
+    expect(third).toMatchObject({ nextCursor: null });
+    expect(third.calls.map((c) => c.call_id)).toEqual(['call_list_1']); // sorted by its start once it connected
+    expect((await store.calls.list('acme', { filter: { call_status: ['ongoing'] }, order: 'descending', limit: 10 })).calls.map((c) => c.call_id)).toEqual(['call_list_1']);
+    expect((await store.calls.list('acme', { filter: { call_status: [] }, order: 'descending', limit: 10 })).totalCount).toBe(0);
+    expect((await store.calls.list('acme', { filter: { start_timestamp: { lower_threshold: NOW + 50 } }, order: 'descending', limit: 10 })).totalCount).toBe(1);
+
+    expect(await store.calls.ownerOf('call_list_3')).toBe('node-a');
+    await store.calls.setOwner('call_list_3', 'node-b');
+    expect(await store.calls.ownerOf('call_list_3')).toBe('node-b');
+    expect(await store.calls.delete('acme', 'call_list_4')).toBe(true);
+    expect(await store.calls.delete('acme', 'call_list_4')).toBe(false);
+  });
+
+  it("holds an organization's slots across nodes: counted and taken at once, the last one by one node only; a dead node's calls hold none", async () => {
+    const other = await peer();
+    for (let i = 0; i < 6; i++) await store.calls.insert('slots', call(`call_slot_${i}`), NOW, { ownerNode: i % 2 === 0 ? 'node-a' : 'node-b' });
+    const taken = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? store : other).calls.takeSlot('slots', `call_slot_${i}`, 3, ['node-a', 'node-b'])),
+    );
+    expect(taken.filter(Boolean)).toHaveLength(3);
+    expect(await store.calls.slotsInUse('slots', ['node-a', 'node-b'])).toBe(3);
+    // A call that holds a slot keeps it when admitted again.
+    const holder = `call_slot_${taken.indexOf(true)}`;
+    expect(await other.calls.takeSlot('slots', holder, 3, ['node-a', 'node-b'])).toBe(true);
+    // Written only together with a slot: none left, nothing written.
+    expect(await store.calls.insertHoldingSlot('slots', call('call_slot_new'), NOW, { ownerNode: 'node-a' }, 3, ['node-a', 'node-b'])).toBe(false);
+    expect(await store.calls.get('slots', 'call_slot_new')).toBeUndefined();
+    // node-b dies: its calls hold nothing.
+    const heldByA = (await Promise.all([0, 2, 4].map((i) => store.calls.holdsSlot('slots', `call_slot_${i}`)))).filter(Boolean).length;
+    expect(await store.calls.slotsInUse('slots', ['node-a'])).toBe(heldByA);
+    expect(await store.calls.insertHoldingSlot('slots', call('call_slot_new'), NOW, { ownerNode: 'node-a' }, 3, ['node-a'])).toBe(heldByA < 3);
+    // An ended call frees its slot.
+    await store.calls.update('slots', holder, (r) => ({ ...r, call_status: 'ended' }));
+    expect(await store.calls.slotsInUse('slots', ['node-a', 'node-b'])).toBe(heldByA < 3 ? 3 : 2);
+  });
+
+  it('finds the calls no live node owns, in the statuses asked for', async () => {
+    await store.calls.insert('orphans', call('call_orphan_live'), NOW, { ownerNode: 'node-live' });
+    await store.calls.insert('orphans', call('call_orphan_dead'), NOW, { ownerNode: 'node-dead' });
+    await store.calls.insert('orphans', call('call_orphan_none'), NOW);
+    const orphaned = (await store.calls.listOrphaned(['registered'], ['node-live'])).filter((o) => o.orgId === 'orphans').map((o) => o.record.call_id);
+    expect(orphaned.sort()).toEqual(['call_orphan_dead', 'call_orphan_none']);
+    expect(await store.calls.listOrphaned([], ['node-live'])).toEqual([]);
+  });
+
+  it('keeps agent versions, publishes the newest, and gives an inbound number to one organization only', async () => {
+    const v1 = await store.agents.insertVersion('acme', 'desk', agentConfig({ inbound_numbers: ['+15550009001'] }), { published: true, at: NOW });
+    const v2 = await store.agents.insertVersion('acme', 'desk', agentConfig({ agent_name: 'Desk 2', inbound_numbers: ['+15550009001'] }), { published: false, at: NOW + 1 });
+    expect([v1.version, v2.version]).toEqual([1, 2]);
+    expect((await store.agents.newest('acme', 'desk'))?.version).toBe(2);
+    expect((await store.agents.newestPublished('acme', 'desk'))?.version).toBe(1);
+    expect((await store.agents.findByInboundNumber('+15550009001'))?.version).toBe(1);
+    expect(await store.agents.publishNewest('acme', 'desk', NOW + 2)).toMatchObject({ version: 2, isPublished: true, lastModified: NOW + 2 });
+    expect((await store.agents.findByInboundNumber('+15550009001'))?.config.agent_name).toBe('Desk 2');
+    expect((await store.agents.listNewest('acme')).map((a) => [a.agentId, a.version])).toEqual([['desk', 2]]);
+    await expect(store.agents.insertVersion('globex', 'other', agentConfig({ inbound_numbers: ['+15550009001'] }), { published: true, at: NOW })).rejects.toBeInstanceOf(NumberTakenError);
+    // Versions written by two nodes at once are numbered one after the other.
+    const other = await peer();
+    const both = await Promise.all([store, other].map((s) => s.agents.insertVersion('acme', 'race', agentConfig(), { published: true, at: NOW })));
+    expect(both.map((v) => v.version).sort()).toEqual([1, 2]);
+    // A number no version lists any more is let go.
+    await store.agents.insertVersion('acme', 'desk', agentConfig(), { published: true, at: NOW + 3 });
+    expect(await store.agents.numberOwner('+15550009001')).toBeUndefined();
+  });
+
+  it('runs campaigns: claims within the concurrency by two schedulers at once, each task once; the last finish ends it, once', async () => {
+    const other = await peer();
+    const tasks = Array.from({ length: 6 }, (_, i) => ({ callTo: `+1555000${i}`, presentationNumber: null, metadata: { i }, dynamicVariables: {} }));
+    await store.campaigns.insert(
+      { id: 'cmp_suite', orgId: 'acme', kind: 'campaign', name: 'Suite', status: 'pending', agentId: 'desk', agentVersion: 1, fromNumber: '+1555', presentationNumber: null, concurrency: 3, totalCalls: 6, createdAt: NOW, scheduledAt: null },
+      tasks,
+    );
+    expect((await store.campaigns.runnable()).map((c) => c.id)).toContain('cmp_suite');
+    const claims = await Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        const by = i % 2 ? 'sched-a' : 'sched-b';
+        const got = await (i % 2 ? store : other).campaigns.claim('cmp_suite', by, `call_cmp_${i}`);
+        return got ? { ...got, by } : undefined;
+      }),
+    );
+    const claimed = claims.filter((c) => c !== undefined);
+    expect(claimed).toHaveLength(3);
+    expect(new Set(claimed.map((c) => c.task.seq)).size).toBe(3);
+    expect(await store.campaigns.get('acme', 'campaign', 'cmp_suite')).toMatchObject({ status: 'ongoing', activeCalls: 3 });
+    // A claim given back waits again.
+    await store.campaigns.unclaim(claimed[0]!.task.callId);
+    expect((await store.campaigns.get('acme', 'campaign', 'cmp_suite'))?.activeCalls).toBe(2);
+    // Neither scheduler holds a lease: seen from sched-a, sched-b's tasks are orphaned.
+    const orphaned = (await store.campaigns.orphanedTasks(NOW, 1000, 'sched-a')).map((t) => t.callId).sort();
+    expect(orphaned).toEqual(claimed.slice(1).filter((c) => c.by === 'sched-b').map((c) => c.task.callId).sort());
+    await store.campaigns.heartbeat('sched-b', NOW);
+    expect(await store.campaigns.orphanedTasks(NOW, 1000, 'sched-a')).toEqual([]);
+    // Every task finished, by both stores at once: counted once each, and the campaign ends once.
+    for (let round = 0; round < 6; round++) {
+      const next = await store.campaigns.claim('cmp_suite', 'sched-a', `call_cmp_r${round}`);
+      if (next) await Promise.all([store, other].map((s) => s.campaigns.finishTask(next.task.callId, round % 2 === 0, 'user_hangup', NOW + round)));
+    }
+    await Promise.all(claimed.slice(1).flatMap((c) => [store, other].map((s) => s.campaigns.finishTask(c.task.callId, false, 'dial_no_answer', NOW))));
+    const done = await store.campaigns.get('acme', 'campaign', 'cmp_suite');
+    // Four claimed after the give-back (two of them connected), and the two claimed at first.
+    expect(done).toMatchObject({ status: 'success', activeCalls: 0, completedCalls: 2, failedCalls: 4 });
+    expect(done!.finishedAt).not.toBeNull();
+    expect(await store.campaigns.callIds('cmp_suite')).toHaveLength(6);
+    expect(await store.campaigns.cancel('acme', 'campaign', 'cmp_suite', NOW)).toMatchObject({ ok: false });
+  });
+
+  it("sends webhooks from an outbox written with the call's change: one sender per delivery, a call's events in order", async () => {
+    await store.webhooks.updateSettings('hooks', { webhook_url: 'http://127.0.0.1:9/hook' });
+    await store.calls.insert('hooks', call('call_hook'), NOW);
+    await store.calls.update('hooks', 'call_hook', (r) => ({ ...r, call_status: 'ongoing', start_timestamp: NOW }));
+    await store.calls.update('hooks', 'call_hook', (r) => ({ ...r, call_status: 'ended', end_timestamp: NOW + 1000, disconnection_reason: 'user_hangup' }));
+    expect(await store.webhooks.backlog()).toBeGreaterThanOrEqual(2);
+    const other = await peer();
+    const [a, b] = await Promise.all([store, other].map((s) => s.webhooks.claimDue(NOW, 10_000, 10)));
+    const claimed = [...a!, ...b!].filter((d) => d.call_id === 'call_hook');
+    // Only the call's oldest pending event is due; one sender has it.
+    expect(claimed.map((d) => d.event)).toEqual(['call_started']);
+    expect(claimed[0]!.secrets).toHaveLength(1);
+    await store.webhooks.delivered(claimed[0]!.delivery_id, 200, NOW);
+    const next = (await store.webhooks.claimDue(NOW, 10_000, 10)).filter((d) => d.call_id === 'call_hook');
+    expect(next.map((d) => d.event)).toEqual(['call_ended']);
+    await store.webhooks.attemptFailed(next[0]!.delivery_id, 500, 'the receiver answered HTTP 500', null);
+    const page = await store.webhooks.list('hooks', { limit: 10 });
+    expect(page.deliveries.map((d) => d.status).sort()).toEqual(['delivered', 'failed']);
+    expect(await store.webhooks.redeliver('hooks', next[0]!.delivery_id, NOW)).toMatchObject({ status: 'pending' });
+    const rotated = await store.webhooks.rotateSecret('hooks', NOW + 60_000);
+    expect(rotated.previous_secret).not.toBeNull();
+  });
+
+  it('answers an idempotency key once: claimed, in progress, replayed, refused for another request, released', async () => {
+    expect(await store.idempotency.claim('acme', 'key-1', 'fp', NOW)).toEqual({ kind: 'claimed' });
+    expect(await store.idempotency.claim('acme', 'key-1', 'fp', NOW)).toEqual({ kind: 'in_progress' });
+    await store.idempotency.finish('acme', 'key-1', { status: 201, body: '{"ok":true}' });
+    expect(await store.idempotency.claim('acme', 'key-1', 'fp', NOW)).toEqual({ kind: 'replay', answer: { status: 201, body: '{"ok":true}' } });
+    expect(await store.idempotency.claim('acme', 'key-1', 'other', NOW)).toEqual({ kind: 'mismatch' });
+    expect(await store.idempotency.claim('acme', 'key-2', 'fp', NOW)).toEqual({ kind: 'claimed' });
+    await store.idempotency.release('acme', 'key-2');
+    const other = await peer();
+    const racing = await Promise.all([store, other].map((s) => s.idempotency.claim('acme', 'key-3', 'fp', NOW)));
+    expect(racing.map((r) => r.kind).sort()).toEqual(['claimed', 'in_progress']);
+  });
+
+  it('keeps node leases with addresses, credits, web call tokens and carrier call ids', async () => {
+    await store.nodes.renew('node-x', NOW, NOW + 15_000, 'http://127.0.0.1:4001');
+    await store.nodes.renew('node-y', NOW - 20_000, NOW - 5_000, null);
+    expect(await store.nodes.alive(NOW)).toContain('node-x');
+    expect(await store.nodes.alive(NOW)).not.toContain('node-y');
+    expect(await store.nodes.urlOf('node-x', NOW)).toBe('http://127.0.0.1:4001');
+    expect(await store.nodes.forgetExpired(NOW)).toBeGreaterThanOrEqual(1);
+    await store.nodes.release('node-x');
+    expect(await store.nodes.urlOf('node-x', NOW)).toBeNull();
+
+    await store.credits.initialize('acme', 100, NOW);
+    await store.credits.initialize('acme', 500, NOW);
+    await store.credits.debit('acme', 12.5, NOW);
+    expect(await store.credits.balance('acme')).toBe(87.5);
+    expect(await store.credits.balance('nobody')).toBeUndefined();
+
+    await store.webCallTokens.issue('hash-1', 'acme', 'call_web', NOW + 60_000);
+    const other = await peer();
+    const taken = await Promise.all([store, other].map((s) => s.webCallTokens.take('hash-1')));
+    expect(taken.filter(Boolean)).toEqual([{ orgId: 'acme', callId: 'call_web', expiresAt: NOW + 60_000 }]);
+
+    await store.carrierCalls.record('call_out', 'twilio', 'CA1', NOW);
+    await store.carrierCalls.record('call_out', 'twilio', 'CA2', NOW);
+    expect(await store.carrierCalls.carrierCallId('call_out')).toBe('CA2');
+    expect(await store.carrierCalls.callIdOf('twilio', 'CA2')).toBe('call_out');
+  });
+
+  it('keeps agent tests in the order added and runs by their node', async () => {
+    const test = (id: string) => ({ test_id: id, agent_id: 'desk', name: id, caller: { script: [{ say: 'Hi.' }], voice: 'rms' as const, after_last_step_ms: 1000 }, expect: {}, dynamic_variables: {}, created_at: NOW, updated_at: NOW });
+    await store.agentTests.insertTest('acme', test('test_b'));
+    await store.agentTests.insertTest('acme', test('test_a'));
+    expect((await store.agentTests.listTests('acme', 'desk')).map((t) => t.test_id)).toEqual(['test_b', 'test_a']);
+    expect(await store.agentTests.updateTest('acme', { ...test('test_a'), name: 'renamed' })).toBe(true);
+    expect((await store.agentTests.getTest('acme', 'test_a'))?.name).toBe('renamed');
+    expect(await store.agentTests.deleteTest('acme', 'test_b')).toBe(true);
+    const run = { run_id: 'run_1', agent_id: 'desk', agent_version: 1, status: 'running' as const, concurrency: 1, created_at: NOW, ended_at: null, results: [], summary: { total: 0, passed: 0, failed: 0, errored: 0, wall_ms: null, audio_ms: 0 } };
+    await store.agentTests.insertRun('acme', run, 'node-a');
+    expect(await store.agentTests.orphanedRuns(['node-a'])).toEqual([]);
+    expect((await store.agentTests.orphanedRuns([])).map((r) => r.run.run_id)).toEqual(['run_1']);
+    expect(await store.agentTests.updateRun('acme', 'run_1', (r) => ({ ...r, status: 'passed' }))).toMatchObject({ status: 'passed' });
+    expect((await store.agentTests.lastFinishedRunBelow('acme', 'desk', 2))?.run_id).toBe('run_1');
+    expect((await store.agentTests.listRuns('acme', 'desk', 5)).map((r) => r.run_id)).toEqual(['run_1']);
+  });
+});
