@@ -98,7 +98,7 @@ describe('WORKERS=2', () => {
     const calls: PlacedCall[] = [];
     for (let i = 0; i < 4; i++) calls.push(await placeInboundCall(service.url, NUMBER));
     await Promise.all(calls.map((c) => agentFinished(c.caller, { after: 0, timeoutMs: 30_000, quietMs: 200 })));
-    const owned = callOwners(dataDir);
+    const owned = await callOwners({ dataDir });
     expect(new Set(calls.map((c) => owned.get(c.callId)))).toEqual(new Set(['box-w0', 'box-w1']));
     // A scrape reaching either worker counts the calls of both.
     for (let i = 0; i < 2; i++) {
@@ -141,7 +141,7 @@ describe('WORKERS=2', () => {
     const pid = workersOf(service.child).get(victim)!;
     const killedAt = Date.now();
     process.kill(pid, 'SIGKILL');
-    const afterKill = callOwners(dataDir);
+    const afterKill = await callOwners({ dataDir });
     const theirs = calls.filter((c) => afterKill.get(c.callId) === victim);
     const ours = calls.filter((c) => afterKill.get(c.callId) !== victim);
     expect(theirs.length).toBeGreaterThan(0);
@@ -176,7 +176,7 @@ describe('WORKERS=2', () => {
         const next = await placeInboundCall(service.url, NUMBER);
         placed.push(next);
         await agentFinished(next.caller, { after: 0, timeoutMs: 30_000, quietMs: 200 });
-        expect(callOwners(dataDir).get(next.callId)).toBe(victim);
+        expect((await callOwners({ dataDir })).get(next.callId)).toBe(victim);
       },
       { timeout: 40_000, interval: 100 },
     );

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { TEST_TWILIO_TOKEN } from './service.ts';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -57,13 +58,31 @@ export function apiAs(key: string): (url: string, method: string, path: string, 
     });
 }
 
-/** The node each call is owned by (the one running it), read from the store the processes share. */
-export function callOwners(dataDir: string): Map<string, string> {
-  const db = new Database(join(dataDir, 'voicecall.db'), { readonly: true });
+/** Where the processes of a test keep their store: a SQLite file under their DATA_DIR, or a PostgreSQL database. */
+export type SharedStore = { dataDir: string } | { databaseUrl: string };
+
+/** Runs one read-only query on the shared store (the test looks at what the processes wrote). */
+export async function queryStore<R>(where: SharedStore, sql: string, params: (string | null)[] = []): Promise<R[]> {
+  if ('databaseUrl' in where) {
+    const client = new pg.Client({ connectionString: where.databaseUrl });
+    await client.connect();
+    try {
+      let n = 0;
+      return (await client.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as R[];
+    } finally {
+      await client.end();
+    }
+  }
+  const db = new Database(join(where.dataDir, 'voicecall.db'), { readonly: true });
   try {
-    const rows = db.prepare('SELECT call_id, owner_node FROM calls').all() as { call_id: string; owner_node: string }[];
-    return new Map(rows.map((r) => [r.call_id, r.owner_node]));
+    return db.prepare(sql).all(...params) as R[];
   } finally {
     db.close();
   }
+}
+
+/** The node each call is owned by (the one running it), read from the store the processes share. */
+export async function callOwners(where: SharedStore): Promise<Map<string, string>> {
+  const rows = await queryStore<{ call_id: string; owner_node: string }>(where, 'SELECT call_id, owner_node FROM calls');
+  return new Map(rows.map((r) => [r.call_id, r.owner_node]));
 }
