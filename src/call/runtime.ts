@@ -119,6 +119,8 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     pricePerMinute: config.pricePerMinuteCredits,
   };
   let nextBeat: TimerHandle | undefined;
+  /** The beat under way, if any: leaving waits for it, so no lease is renewed after it was given up. */
+  let beating: Promise<void> = Promise.resolve();
   const heartbeatWork: ((liveNodes: string[]) => Promise<void>)[] = [];
   let leaving = false;
   // Renewed three times a lease: a node is taken for dead only after missing three beats in a row.
@@ -139,7 +141,7 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
       if (atStart) throw error;
       deps.logger.error({ err: error, node_id: nodeId }, 'node heartbeat failed');
     }
-    if (!leaving) nextBeat = deps.timers.setTimeout(() => void heartbeat(false), config.nodeLeaseMs / 3);
+    if (!leaving) nextBeat = deps.timers.setTimeout(() => (beating = heartbeat(false)), config.nodeLeaseMs / 3);
   };
   return {
     service,
@@ -164,6 +166,7 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     async leave() {
       leaving = true;
       deps.timers.clearTimeout(nextBeat);
+      await beating;
       try {
         await deps.nodes.release(nodeId);
       } catch (error) {

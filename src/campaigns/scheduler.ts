@@ -57,6 +57,8 @@ export class CampaignScheduler {
   private scheduled = false;
   private running = false;
   private kickedWhileRunning = false;
+  /** The pass under way, if any: stopping waits for it before the store is let go. */
+  private passing: Promise<void> = Promise.resolve();
   private stopped = true;
   private readonly inFlight = new Set<Promise<void>>();
   /** Organizations whose campaigns found no free slot in the last pass. */
@@ -92,7 +94,7 @@ export class CampaignScheduler {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      void this.pass();
+      this.passing = this.pass();
     });
   }
 
@@ -146,6 +148,7 @@ export class CampaignScheduler {
   async stop(): Promise<void> {
     if (!this.o.events.listeners('ended').includes(this.onEnded)) return;
     this.halt();
+    await this.passing;
     await Promise.allSettled([...this.inFlight]);
     await this.recover(await this.o.repo.tasksOf(this.instanceId));
     this.o.events.off('ended', this.onEnded);
