@@ -3,10 +3,10 @@
 import type { CallRecord } from '../calls/record.ts';
 import type { CallFilter, CallListQuery, CallPage } from '../calls/repository.ts';
 import type { Db } from './database.ts';
-import { keysetPage, queryFingerprint } from './paging.ts';
+import { keysetPage, ListWhere, queryFingerprint } from './paging.ts';
 
-export const LIST_COLUMNS = ['agent_id', 'call_type', 'call_status', 'disconnection_reason', 'user_sentiment', 'call_from', 'call_to', 'campaign_id', 'batch_id'] as const;
-export const RANGE_COLUMNS = ['start_timestamp', 'duration_ms'] as const;
+const LIST_COLUMNS = ['agent_id', 'call_type', 'call_status', 'disconnection_reason', 'user_sentiment', 'call_from', 'call_to', 'campaign_id', 'batch_id'] as const;
+const RANGE_COLUMNS = ['start_timestamp', 'duration_ms'] as const;
 
 export function columnsOf(record: CallRecord) {
   return {
@@ -28,6 +28,32 @@ export function columnsOf(record: CallRecord) {
 /** A stored record with the fields added since it was written at their defaults. */
 export function storedRecord(json: string): CallRecord {
   return { llm_token_usage: null, transfer_destination: null, transfer_timestamp: null, ...(JSON.parse(json) as Omit<CallRecord, 'llm_token_usage' | 'transfer_destination' | 'transfer_timestamp'>) };
+}
+
+/** A page of a call list as both stores fetch it: the WHERE, the keyset and the cursor. */
+export function callListPage(orgId: string, query: CallListQuery) {
+  const where = callListWhere(orgId, query.filter);
+  return {
+    where: where.sql,
+    params: where.params,
+    order: query.order,
+    sortColumn: 'sort_ts',
+    idColumn: 'call_id',
+    limit: query.limit,
+    paginationKey: query.paginationKey,
+    fingerprint: queryFingerprint(['calls', query.filter, query.order]),
+    cursorOf: (row: { call_id: string; sort_ts: number }) => ({ sortKey: row.sort_ts, id: row.call_id }),
+  };
+}
+
+/** The WHERE of a call list. */
+function callListWhere(orgId: string, filter: CallFilter): ListWhere {
+  const where = new ListWhere('org_id = ?', orgId);
+  for (const column of LIST_COLUMNS) where.anyOf(column, filter[column]);
+  // Agent-test calls (call_type api) are listed only when asked for: they are not the business's calls.
+  if (filter.call_type === undefined) where.and("call_type != 'api'");
+  for (const column of RANGE_COLUMNS) where.range(column, filter[column]);
+  return where;
 }
 
 export class SqliteCallRepository {
@@ -143,52 +169,14 @@ export class SqliteCallRepository {
   }
 
   list(orgId: string, query: CallListQuery): CallPage {
-    const where: string[] = ['org_id = ?'];
-    const params: (string | number)[] = [orgId];
-    for (const column of LIST_COLUMNS) {
-      const values = query.filter[column];
-      if (values === undefined) continue;
-      if (values.length === 0) {
-        where.push('0'); // an empty OR-list matches nothing
-        continue;
-      }
-      where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
-      params.push(...values);
-    }
-    // Agent-test calls (call_type api) are listed only when asked for: they are not the business's calls.
-    if (query.filter.call_type === undefined) where.push("call_type != 'api'");
-    for (const column of RANGE_COLUMNS) {
-      const range = query.filter[column];
-      if (range?.lower_threshold !== undefined) {
-        where.push(`${column} >= ?`);
-        params.push(range.lower_threshold);
-      }
-      if (range?.upper_threshold !== undefined) {
-        where.push(`${column} <= ?`);
-        params.push(range.upper_threshold);
-      }
-    }
-    const whereSql = where.join(' AND ');
-    const totalCount = (this.db.prepare(`SELECT count(*) AS n FROM calls WHERE ${whereSql}`).get(...params) as { n: number }).n;
-
+    const options = callListPage(orgId, query);
+    const totalCount = (this.db.prepare(`SELECT count(*) AS n FROM calls WHERE ${options.where}`).get(...options.params) as { n: number }).n;
     const page = keysetPage({
-      where: whereSql,
-      params,
-      order: query.order,
-      sortColumn: 'sort_ts',
-      idColumn: 'call_id',
-      limit: query.limit,
-      paginationKey: query.paginationKey,
-      fingerprint: queryFingerprint(['calls', query.filter, query.order]),
+      ...options,
       fetch: (where, all, order, limit) =>
         this.db.prepare(`SELECT call_id, sort_ts, record FROM calls WHERE ${where} ${order} LIMIT ?`).all(...all, limit) as { call_id: string; sort_ts: number; record: string }[],
-      cursorOf: (row) => ({ sortKey: row.sort_ts, id: row.call_id }),
     });
-    return {
-      calls: page.rows.map((r) => storedRecord(r.record)),
-      nextCursor: page.nextCursor,
-      totalCount,
-    };
+    return { calls: page.rows.map((r) => storedRecord(r.record)), nextCursor: page.nextCursor, totalCount };
   }
 
   /** The record, and its webhook deliveries (their bodies hold the transcript), in one transaction. */

@@ -14,7 +14,7 @@ import {
   type NewTask,
 } from '../campaigns/repository.ts';
 import type { Db } from './database.ts';
-import { keysetPage, queryFingerprint } from './paging.ts';
+import { keysetPage, ListWhere, queryFingerprint } from './paging.ts';
 
 export interface RawCampaign {
   id: string;
@@ -57,6 +57,46 @@ export function toCampaignRow(r: RawCampaign): CampaignRow {
     createdAt: r.created_at,
     scheduledAt: r.scheduled_at,
     finishedAt: r.finished_at,
+  };
+}
+
+/** A page of a campaign list as both stores fetch it: the WHERE, the keyset and the cursor. */
+export function campaignListPage(orgId: string, query: CampaignListQuery) {
+  const where = new ListWhere("c.org_id = ? AND c.kind = 'campaign'", orgId)
+    .anyOf('c.status', query.filter.status)
+    .anyOf('c.agent_id', query.filter.agent_id)
+    .range('c.start_ts', query.filter.start_timestamp);
+  return {
+    where: where.sql,
+    params: where.params,
+    order: query.order,
+    sortColumn: 'c.created_at',
+    idColumn: 'c.id',
+    limit: query.limit,
+    paginationKey: query.paginationKey,
+    fingerprint: queryFingerprint(['campaigns', query.filter, query.order]),
+    cursorOf: (row: RawCampaign) => ({ sortKey: row.created_at, id: row.id }),
+  };
+}
+
+/** A pending task's row as the task a scheduler claimed (both stores). */
+export interface PendingTaskRow {
+  seq: number;
+  call_to: string;
+  presentation_number: string | null;
+  metadata: string;
+  dynamic_variables: string;
+}
+
+export function claimedTask(campaignId: string, callId: string, raw: PendingTaskRow): ClaimedTask {
+  return {
+    campaignId,
+    seq: raw.seq,
+    callId,
+    callTo: raw.call_to,
+    presentationNumber: raw.presentation_number,
+    metadata: JSON.parse(raw.metadata) as Record<string, unknown>,
+    dynamicVariables: JSON.parse(raw.dynamic_variables) as Record<string, unknown>,
   };
 }
 
@@ -106,48 +146,13 @@ export class SqliteCampaignRepository {
   }
 
   list(orgId: string, query: CampaignListQuery): CampaignPage {
-    const where = ["c.org_id = ?", "c.kind = 'campaign'"];
-    const params: (string | number)[] = [orgId];
-    for (const [key, column] of [
-      ['status', 'c.status'],
-      ['agent_id', 'c.agent_id'],
-    ] as const) {
-      const values = query.filter[key];
-      if (values === undefined) continue;
-      if (values.length === 0) where.push('0');
-      else {
-        where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
-        params.push(...values);
-      }
-    }
-    const range = query.filter.start_timestamp;
-    if (range?.lower_threshold !== undefined) {
-      where.push('c.start_ts >= ?');
-      params.push(range.lower_threshold);
-    }
-    if (range?.upper_threshold !== undefined) {
-      where.push('c.start_ts <= ?');
-      params.push(range.upper_threshold);
-    }
-    const whereSql = where.join(' AND ');
-    const totalCount = (this.db.prepare(`SELECT count(*) AS n FROM campaigns c WHERE ${whereSql}`).get(...params) as { n: number }).n;
+    const options = campaignListPage(orgId, query);
+    const totalCount = (this.db.prepare(`SELECT count(*) AS n FROM campaigns c WHERE ${options.where}`).get(...options.params) as { n: number }).n;
     const page = keysetPage({
-      where: whereSql,
-      params,
-      order: query.order,
-      sortColumn: 'c.created_at',
-      idColumn: 'c.id',
-      limit: query.limit,
-      paginationKey: query.paginationKey,
-      fingerprint: queryFingerprint(['campaigns', query.filter, query.order]),
+      ...options,
       fetch: (where, all, order, limit) => this.db.prepare(`${CAMPAIGN_SELECT} WHERE ${where} ${order} LIMIT ?`).all(...all, limit) as RawCampaign[],
-      cursorOf: (row) => ({ sortKey: row.created_at, id: row.id }),
     });
-    return {
-      campaigns: page.rows.map(toCampaignRow),
-      nextCursor: page.nextCursor,
-      totalCount,
-    };
+    return { campaigns: page.rows.map(toCampaignRow), nextCursor: page.nextCursor, totalCount };
   }
 
   /** No new calls start; calls under way finish and still count. */
@@ -195,24 +200,13 @@ export class SqliteCampaignRepository {
         if (campaign.activeCalls >= campaign.concurrency) return undefined;
         const raw = this.db
           .prepare("SELECT seq, call_to, presentation_number, metadata, dynamic_variables FROM campaign_tasks WHERE campaign_id = ? AND state = 'pending' ORDER BY seq LIMIT 1")
-          .get(campaignId) as { seq: number; call_to: string; presentation_number: string | null; metadata: string; dynamic_variables: string } | undefined;
+          .get(campaignId) as PendingTaskRow | undefined;
         if (!raw) return undefined;
         this.db
           .prepare("UPDATE campaign_tasks SET state = 'active', call_id = ?, claimed_by = ? WHERE campaign_id = ? AND seq = ?")
           .run(callId, instanceId, campaignId, raw.seq);
         if (campaign.status === 'pending') this.db.prepare("UPDATE campaigns SET status = 'ongoing' WHERE id = ?").run(campaignId);
-        return {
-          campaign: this.byId(campaignId)!,
-          task: {
-            campaignId,
-            seq: raw.seq,
-            callId,
-            callTo: raw.call_to,
-            presentationNumber: raw.presentation_number,
-            metadata: JSON.parse(raw.metadata) as Record<string, unknown>,
-            dynamicVariables: JSON.parse(raw.dynamic_variables) as Record<string, unknown>,
-          },
-        };
+        return { campaign: this.byId(campaignId)!, task: claimedTask(campaignId, callId, raw) };
       })
       .immediate();
   }

@@ -5,6 +5,48 @@ import { ApiError } from '../errors.ts';
 
 export type SortOrder = 'ascending' | 'descending';
 
+/** The WHERE of a list, the same SQL for both stores: each key's values OR'ed (none matches nothing), keys AND'ed. */
+export class ListWhere {
+  private readonly parts: string[];
+  readonly params: (string | number)[];
+
+  constructor(first: string, ...params: (string | number)[]) {
+    this.parts = [first];
+    this.params = params;
+  }
+
+  anyOf(column: string, values: readonly (string | number)[] | undefined): this {
+    if (values === undefined) return this;
+    if (values.length === 0) this.parts.push('FALSE');
+    else {
+      this.parts.push(`${column} IN (${values.map(() => '?').join(', ')})`);
+      this.params.push(...values);
+    }
+    return this;
+  }
+
+  range(column: string, range: { lower_threshold?: number | undefined; upper_threshold?: number | undefined } | undefined): this {
+    if (range?.lower_threshold !== undefined) {
+      this.parts.push(`${column} >= ?`);
+      this.params.push(range.lower_threshold);
+    }
+    if (range?.upper_threshold !== undefined) {
+      this.parts.push(`${column} <= ?`);
+      this.params.push(range.upper_threshold);
+    }
+    return this;
+  }
+
+  and(condition: string): this {
+    this.parts.push(condition);
+    return this;
+  }
+
+  get sql(): string {
+    return this.parts.join(' AND ');
+  }
+}
+
 export interface Cursor {
   sortKey: number;
   id: string;

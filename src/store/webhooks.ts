@@ -8,7 +8,7 @@ import type { RandomHex } from '../clock.ts';
 import { callEventsOf, WEBHOOK_EVENTS, type WebhookEvent } from '../webhooks/events.ts';
 import type { Delivery, DeliveryQuery, DeliveryStatus, DueDelivery, WebhookSettings } from '../webhooks/repository.ts';
 import type { Db } from './database.ts';
-import { keysetPage, queryFingerprint } from './paging.ts';
+import { keysetPage, ListWhere, queryFingerprint } from './paging.ts';
 
 export interface SettingsRow {
   webhook_url: string | null;
@@ -64,6 +64,22 @@ export function settingsOf(row: SettingsRow, now: number): WebhookSettings {
 /** The agent's own webhook_url, when its version names one. */
 export function agentWebhookUrl(config: string | undefined): string | null {
   return config ? ((JSON.parse(config) as { webhook_url?: string | null }).webhook_url ?? null) : null;
+}
+
+/** A page of an organization's deliveries, newest first, as both stores fetch it. */
+export function deliveryListPage(orgId: string, query: DeliveryQuery) {
+  const where = new ListWhere('org_id = ?', orgId).anyOf('status', query.status).anyOf('event', query.event).anyOf('call_id', query.call_id);
+  return {
+    where: where.sql,
+    params: where.params,
+    order: 'descending' as const,
+    sortColumn: 'created_at',
+    idColumn: 'id',
+    limit: query.limit,
+    paginationKey: query.paginationKey,
+    fingerprint: queryFingerprint(['deliveries', query.status, query.event, query.call_id]),
+    cursorOf: (row: DeliveryRow) => ({ sortKey: row.created_at, id: row.id }),
+  };
 }
 
 export class SqliteWebhookRepository {
@@ -183,32 +199,9 @@ export class SqliteWebhookRepository {
   }
 
   list(orgId: string, query: DeliveryQuery): { deliveries: Delivery[]; nextCursor: string | null } {
-    const where = ['org_id = ?'];
-    const params: (string | number)[] = [orgId];
-    for (const [column, values] of [
-      ['status', query.status],
-      ['event', query.event],
-      ['call_id', query.call_id],
-    ] as const) {
-      if (!values) continue;
-      if (values.length === 0) {
-        where.push('0');
-        continue;
-      }
-      where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
-      params.push(...values);
-    }
     const page = keysetPage<DeliveryRow>({
-      where: where.join(' AND '),
-      params,
-      order: 'descending',
-      sortColumn: 'created_at',
-      idColumn: 'id',
-      limit: query.limit,
-      paginationKey: query.paginationKey,
-      fingerprint: queryFingerprint(['deliveries', query.status, query.event, query.call_id]),
+      ...deliveryListPage(orgId, query),
       fetch: (clause, values, order, limit) => this.db.prepare(`SELECT * FROM webhook_deliveries WHERE ${clause} ${order} LIMIT ?`).all(...values, limit) as DeliveryRow[],
-      cursorOf: (row) => ({ sortKey: row.created_at, id: row.id }),
     });
     return { deliveries: page.rows.map(toDelivery), nextCursor: page.nextCursor };
   }

@@ -3,11 +3,18 @@
 // that organization, so two nodes never both take its last one.
 import type { CallRecord } from '../../calls/record.ts';
 import type { CallListQuery, CallPage, CallRepository } from '../../calls/repository.ts';
-import { columnsOf, LIST_COLUMNS, RANGE_COLUMNS, storedRecord } from '../calls.ts';
-import { keysetPageAsync, queryFingerprint } from '../paging.ts';
+import { callListPage, columnsOf, storedRecord } from '../calls.ts';
+import { keysetPageAsync } from '../paging.ts';
 import { lockFor, type PgDb, type Queryable } from './db.ts';
 
 type StoreOptions = { streamSecretHash?: string; ownerNode?: string };
+
+/** The columns a record is mirrored into (the JSON record last), in the order columnValues gives them. */
+const RECORD_COLUMNS = ['agent_id', 'call_type', 'call_status', 'call_from', 'call_to', 'disconnection_reason', 'user_sentiment', 'start_timestamp', 'duration_ms', 'campaign_id', 'batch_id', 'record'] as const;
+const columnValues = (record: CallRecord) => {
+  const columns = columnsOf(record);
+  return RECORD_COLUMNS.map((column) => columns[column]);
+};
 
 export class PgCallRepository implements CallRepository {
   /** Per call, this process's writes one after another: a later transcript never lands before an earlier one. */
@@ -24,32 +31,10 @@ export class PgCallRepository implements CallRepository {
   }
 
   private async insertOn(q: Queryable, orgId: string, record: CallRecord, createdAt: number, options: StoreOptions, holdsSlot: boolean): Promise<void> {
-    const c = columnsOf(record);
     await q.run(
-      `INSERT INTO calls (call_id, org_id, created_at, sort_ts, agent_id, call_type, call_status, call_from, call_to, disconnection_reason, user_sentiment,
-         start_timestamp, duration_ms, campaign_id, batch_id, record, stream_secret_hash, owner_node, holds_slot)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        record.call_id,
-        orgId,
-        createdAt,
-        record.start_timestamp ?? createdAt,
-        c.agent_id,
-        c.call_type,
-        c.call_status,
-        c.call_from,
-        c.call_to,
-        c.disconnection_reason,
-        c.user_sentiment,
-        c.start_timestamp,
-        c.duration_ms,
-        c.campaign_id,
-        c.batch_id,
-        c.record,
-        options.streamSecretHash ?? null,
-        options.ownerNode ?? null,
-        holdsSlot,
-      ],
+      `INSERT INTO calls (call_id, org_id, created_at, sort_ts, ${RECORD_COLUMNS.join(', ')}, stream_secret_hash, owner_node, holds_slot)
+       VALUES (${Array.from({ length: RECORD_COLUMNS.length + 7 }, () => '?').join(', ')})`,
+      [record.call_id, orgId, createdAt, record.start_timestamp ?? createdAt, ...columnValues(record), options.streamSecretHash ?? null, options.ownerNode ?? null, holdsSlot],
     );
   }
 
@@ -130,73 +115,23 @@ export class PgCallRepository implements CallRepository {
       if (!row) return undefined;
       const before = storedRecord(row.record);
       const after = change(before);
-      const c = columnsOf(after);
-      await tx.run(
-        `UPDATE calls SET sort_ts = ?, agent_id = ?, call_type = ?, call_status = ?, call_from = ?, call_to = ?, disconnection_reason = ?,
-           user_sentiment = ?, start_timestamp = ?, duration_ms = ?, campaign_id = ?, batch_id = ?, record = ?
-         WHERE org_id = ? AND call_id = ?`,
-        [
-          after.start_timestamp ?? row.created_at,
-          c.agent_id,
-          c.call_type,
-          c.call_status,
-          c.call_from,
-          c.call_to,
-          c.disconnection_reason,
-          c.user_sentiment,
-          c.start_timestamp,
-          c.duration_ms,
-          c.campaign_id,
-          c.batch_id,
-          c.record,
-          orgId,
-          callId,
-        ],
-      );
+      await tx.run(`UPDATE calls SET sort_ts = ?, ${RECORD_COLUMNS.map((column) => `${column} = ?`).join(', ')} WHERE org_id = ? AND call_id = ?`, [
+        after.start_timestamp ?? row.created_at,
+        ...columnValues(after),
+        orgId,
+        callId,
+      ]);
       await this.onChange(tx, orgId, before, after);
       return after;
     });
   }
 
   async list(orgId: string, query: CallListQuery): Promise<CallPage> {
-    const where: string[] = ['org_id = ?'];
-    const params: (string | number)[] = [orgId];
-    for (const column of LIST_COLUMNS) {
-      const values = query.filter[column];
-      if (values === undefined) continue;
-      if (values.length === 0) {
-        where.push('FALSE'); // an empty OR-list matches nothing
-        continue;
-      }
-      where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
-      params.push(...values);
-    }
-    // Agent-test calls (call_type api) are listed only when asked for: they are not the business's calls.
-    if (query.filter.call_type === undefined) where.push("call_type != 'api'");
-    for (const column of RANGE_COLUMNS) {
-      const range = query.filter[column];
-      if (range?.lower_threshold !== undefined) {
-        where.push(`${column} >= ?`);
-        params.push(range.lower_threshold);
-      }
-      if (range?.upper_threshold !== undefined) {
-        where.push(`${column} <= ?`);
-        params.push(range.upper_threshold);
-      }
-    }
-    const whereSql = where.join(' AND ');
-    const total = await this.db.row<{ n: number }>(`SELECT count(*) AS n FROM calls WHERE ${whereSql}`, params);
+    const options = callListPage(orgId, query);
+    const total = await this.db.row<{ n: number }>(`SELECT count(*) AS n FROM calls WHERE ${options.where}`, options.params);
     const page = await keysetPageAsync({
-      where: whereSql,
-      params,
-      order: query.order,
-      sortColumn: 'sort_ts',
-      idColumn: 'call_id',
-      limit: query.limit,
-      paginationKey: query.paginationKey,
-      fingerprint: queryFingerprint(['calls', query.filter, query.order]),
-      fetch: (clause, all, order, limit) => this.db.rows<{ call_id: string; sort_ts: number; record: string }>(`SELECT call_id, sort_ts, record FROM calls WHERE ${clause} ${order} LIMIT ?`, [...all, limit]),
-      cursorOf: (row) => ({ sortKey: row.sort_ts, id: row.call_id }),
+      ...options,
+      fetch: (where, all, order, limit) => this.db.rows<{ call_id: string; sort_ts: number; record: string }>(`SELECT call_id, sort_ts, record FROM calls WHERE ${where} ${order} LIMIT ?`, [...all, limit]),
     });
     return { calls: page.rows.map((r) => storedRecord(r.record)), nextCursor: page.nextCursor, totalCount: total?.n ?? 0 };
   }

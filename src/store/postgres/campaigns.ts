@@ -13,8 +13,8 @@ import {
   type ClaimedTask,
   type NewTask,
 } from '../../campaigns/repository.ts';
-import { CAMPAIGN_SELECT, toCampaignRow, type RawCampaign } from '../campaigns.ts';
-import { keysetPageAsync, queryFingerprint } from '../paging.ts';
+import { CAMPAIGN_SELECT, campaignListPage, claimedTask, toCampaignRow, type PendingTaskRow, type RawCampaign } from '../campaigns.ts';
+import { keysetPageAsync } from '../paging.ts';
 import type { PgDb, Queryable } from './db.ts';
 
 type TaskRow = { campaign_id: string; seq: number; call_id: string | null };
@@ -88,43 +88,9 @@ export class PgCampaignRepository implements CampaignRepository {
   }
 
   async list(orgId: string, query: CampaignListQuery): Promise<CampaignPage> {
-    const where = ['c.org_id = ?', "c.kind = 'campaign'"];
-    const params: (string | number)[] = [orgId];
-    for (const [key, column] of [
-      ['status', 'c.status'],
-      ['agent_id', 'c.agent_id'],
-    ] as const) {
-      const values = query.filter[key];
-      if (values === undefined) continue;
-      if (values.length === 0) where.push('FALSE');
-      else {
-        where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
-        params.push(...values);
-      }
-    }
-    const range = query.filter.start_timestamp;
-    if (range?.lower_threshold !== undefined) {
-      where.push('c.start_ts >= ?');
-      params.push(range.lower_threshold);
-    }
-    if (range?.upper_threshold !== undefined) {
-      where.push('c.start_ts <= ?');
-      params.push(range.upper_threshold);
-    }
-    const whereSql = where.join(' AND ');
-    const total = await this.db.row<{ n: number }>(`SELECT count(*) AS n FROM campaigns c WHERE ${whereSql}`, params);
-    const page = await keysetPageAsync({
-      where: whereSql,
-      params,
-      order: query.order,
-      sortColumn: 'c.created_at',
-      idColumn: 'c.id',
-      limit: query.limit,
-      paginationKey: query.paginationKey,
-      fingerprint: queryFingerprint(['campaigns', query.filter, query.order]),
-      fetch: (clause, all, order, limit) => this.db.rows<RawCampaign>(`${CAMPAIGN_SELECT} WHERE ${clause} ${order} LIMIT ?`, [...all, limit]),
-      cursorOf: (row) => ({ sortKey: row.created_at, id: row.id }),
-    });
+    const options = campaignListPage(orgId, query);
+    const total = await this.db.row<{ n: number }>(`SELECT count(*) AS n FROM campaigns c WHERE ${options.where}`, options.params);
+    const page = await keysetPageAsync({ ...options, fetch: (where, all, order, limit) => this.db.rows<RawCampaign>(`${CAMPAIGN_SELECT} WHERE ${where} ${order} LIMIT ?`, [...all, limit]) });
     return { campaigns: page.rows.map(toCampaignRow), nextCursor: page.nextCursor, totalCount: total?.n ?? 0 };
   }
 
@@ -159,25 +125,14 @@ export class PgCampaignRepository implements CampaignRepository {
       const campaign = await this.lockedById(tx, campaignId);
       if (!campaign || (campaign.status !== 'pending' && campaign.status !== 'ongoing')) return undefined;
       if (campaign.activeCalls >= campaign.concurrency) return undefined;
-      const raw = await tx.row<{ seq: number; call_to: string; presentation_number: string | null; metadata: string; dynamic_variables: string }>(
+      const raw = await tx.row<PendingTaskRow>(
         "SELECT seq, call_to, presentation_number, metadata, dynamic_variables FROM campaign_tasks WHERE campaign_id = ? AND state = 'pending' ORDER BY seq LIMIT 1",
         [campaignId],
       );
       if (!raw) return undefined;
       await tx.run("UPDATE campaign_tasks SET state = 'active', call_id = ?, claimed_by = ? WHERE campaign_id = ? AND seq = ?", [callId, instanceId, campaignId, raw.seq]);
       if (campaign.status === 'pending') await tx.run("UPDATE campaigns SET status = 'ongoing' WHERE id = ?", [campaignId]);
-      return {
-        campaign: (await this.byId(tx, campaignId))!,
-        task: {
-          campaignId,
-          seq: raw.seq,
-          callId,
-          callTo: raw.call_to,
-          presentationNumber: raw.presentation_number,
-          metadata: JSON.parse(raw.metadata) as Record<string, unknown>,
-          dynamicVariables: JSON.parse(raw.dynamic_variables) as Record<string, unknown>,
-        },
-      };
+      return { campaign: (await this.byId(tx, campaignId))!, task: claimedTask(campaignId, callId, raw) };
     });
   }
 

@@ -7,8 +7,8 @@ import { batchView, campaignView } from '../../campaigns/service.ts';
 import type { RandomHex } from '../../clock.ts';
 import { callEventsOf, WEBHOOK_EVENTS, type WebhookEvent } from '../../webhooks/events.ts';
 import type { Delivery, DeliveryQuery, DueDelivery, WebhookRepository, WebhookSettings } from '../../webhooks/repository.ts';
-import { keysetPageAsync, queryFingerprint } from '../paging.ts';
-import { agentWebhookUrl, settingsOf, toDelivery, type DeliveryRow, type SettingsRow } from '../webhooks.ts';
+import { keysetPageAsync } from '../paging.ts';
+import { agentWebhookUrl, deliveryListPage, settingsOf, toDelivery, type DeliveryRow, type SettingsRow } from '../webhooks.ts';
 import type { PgDb, Queryable } from './db.ts';
 
 const SETTINGS = 'SELECT webhook_url, events, secret, previous_secret, previous_until FROM webhook_settings WHERE org_id = ?';
@@ -151,32 +151,9 @@ export class PgWebhookRepository implements WebhookRepository {
   }
 
   async list(orgId: string, query: DeliveryQuery): Promise<{ deliveries: Delivery[]; nextCursor: string | null }> {
-    const where = ['org_id = ?'];
-    const params: (string | number)[] = [orgId];
-    for (const [column, values] of [
-      ['status', query.status],
-      ['event', query.event],
-      ['call_id', query.call_id],
-    ] as const) {
-      if (!values) continue;
-      if (values.length === 0) {
-        where.push('FALSE');
-        continue;
-      }
-      where.push(`${column} IN (${values.map(() => '?').join(', ')})`);
-      params.push(...values);
-    }
     const page = await keysetPageAsync<DeliveryRow>({
-      where: where.join(' AND '),
-      params,
-      order: 'descending',
-      sortColumn: 'created_at',
-      idColumn: 'id',
-      limit: query.limit,
-      paginationKey: query.paginationKey,
-      fingerprint: queryFingerprint(['deliveries', query.status, query.event, query.call_id]),
+      ...deliveryListPage(orgId, query),
       fetch: (clause, values, order, limit) => this.db.rows<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE ${clause} ${order} LIMIT ?`, [...values, limit]),
-      cursorOf: (row) => ({ sortKey: row.created_at, id: row.id }),
     });
     return { deliveries: page.rows.map(toDelivery), nextCursor: page.nextCursor };
   }
