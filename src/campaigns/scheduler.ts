@@ -54,6 +54,7 @@ export class CampaignScheduler {
   private readonly leaseMs: number;
   private readonly timers: Timers;
   private interval: unknown;
+  private beat: unknown;
   private scheduled = false;
   private running = false;
   private kickedWhileRunning = false;
@@ -84,7 +85,14 @@ export class CampaignScheduler {
     this.stopped = false;
     this.o.events.on('ended', this.onEnded);
     this.interval = this.timers.setInterval(() => this.kick(), this.pollMs);
+    // The lease is renewed on a clock of its own: a long pass (a slow store, a busy process) or a
+    // halt while calls drain must not let a peer take this scheduler for dead and end its calls.
+    this.beat = this.timers.setInterval(() => this.heartbeat(), Math.max(this.pollMs, this.leaseMs / 3));
     this.kick();
+  }
+
+  private heartbeat(): void {
+    this.o.repo.heartbeat(this.instanceId, this.o.clock.now()).catch((error: unknown) => this.o.log.warn({ err: error }, 'campaign scheduler lease not renewed; trying again'));
   }
 
   /** Runs a pass soon; many kicks in one tick make one pass. */
@@ -152,6 +160,7 @@ export class CampaignScheduler {
     await Promise.allSettled([...this.inFlight]);
     await this.recover(await this.o.repo.tasksOf(this.instanceId));
     this.o.events.off('ended', this.onEnded);
+    this.timers.clearInterval(this.beat);
     await this.o.repo.dropLease(this.instanceId);
   }
 

@@ -27,7 +27,9 @@ export interface ForwardDeps {
 }
 
 /** Peers are the operator's own processes: a plain pool, not the egress policy customers' URLs go through. */
-const peerPool = new Agent({ connect: { timeout: 2_000 }, headersTimeout: 10_000, bodyTimeout: 10_000 });
+function peerPool(): Agent {
+  return new Agent({ connect: { timeout: 2_000 }, headersTimeout: 10_000, bodyTimeout: 10_000 });
+}
 
 /** The node a request is meant for, or null: it came from a peer already, or the call runs here. */
 async function ownerOf(request: FastifyRequest, deps: ForwardDeps): Promise<string | null> {
@@ -53,12 +55,12 @@ function bodyOf(request: FastifyRequest): string | undefined {
   return JSON.stringify(request.body);
 }
 
-async function forward(request: FastifyRequest, reply: FastifyReply, ownerUrl: string, deps: ForwardDeps): Promise<FastifyReply> {
+async function forward(request: FastifyRequest, reply: FastifyReply, ownerUrl: string, deps: ForwardDeps, pool: Agent): Promise<FastifyReply> {
   const answer = await send(new URL(request.url, ownerUrl), {
     method: request.method as 'POST',
     headers: headersFor(request, deps),
     body: bodyOf(request),
-    dispatcher: peerPool,
+    dispatcher: pool,
   });
   const text = await answer.body.text();
   for (const name of RETURNED_HEADERS) {
@@ -72,14 +74,17 @@ async function forward(request: FastifyRequest, reply: FastifyReply, ownerUrl: s
   return reply.send(json && text.length > 0 ? JSON.parse(text) : text.length > 0 ? text : null);
 }
 
-export function forwardToOwners(app: FastifyInstance, deps: ForwardDeps): void {
+/** Passes requests on to the node running their call; the returned pool is closed with the server. */
+export function forwardToOwners(app: FastifyInstance, deps: ForwardDeps): Agent {
+  const pool = peerPool();
   // preHandler: after authentication, the carrier's signature and the schema, so a peer only ever
   // receives requests this node would have accepted itself.
   app.addHook('preHandler', async (request, reply) => {
     if (request.ws) return;
     const ownerUrl = await ownerOf(request, deps);
-    if (ownerUrl) return forward(request, reply, ownerUrl, deps);
+    if (ownerUrl) return forward(request, reply, ownerUrl, deps, pool);
   });
+  return pool;
 }
 
 /**

@@ -96,7 +96,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     },
   });
   const forward = { nodeId: calls.nodeId, ownerUrl: (callId: string) => calls.ownerUrl(callId) };
-  forwardToOwners(app, forward);
+  const peers = forwardToOwners(app, forward);
   idempotentRoutes(app, deps.idempotency, deps.clock);
   systemRoutes(app, {
     openapi: http.openapi,
@@ -172,6 +172,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     async close() {
       peerServer?.close();
       await app.close();
+      await peers.close();
       tokens.close();
     },
   };
