@@ -107,7 +107,8 @@ describe('WORKERS=2', () => {
     }
 
     // Each request on a new connection: half of them reach the worker that does not run the call.
-    for (const { callId } of calls) {
+    // All at once, call by call: each call's requests land on both workers by turns.
+    await Promise.all(calls.map(async ({ callId }) => {
       for (let i = 0; i < 2; i++) {
         const context = await freshRequest(service.url, 'POST', `/v2/calls/${callId}/context`, { content: `note ${i}` });
         expect(context.status, context.body).toBe(202);
@@ -118,7 +119,7 @@ describe('WORKERS=2', () => {
       const say = await freshRequest(service.url, 'POST', `/v2/calls/${callId}/say`, { text: 'One moment please.' });
       expect(say.status, say.body).toBe(202);
       for (const heard of await listening) expect(heard.audioFrames).toBeGreaterThan(0);
-    }
+    }));
     // An unknown call is 404 from either worker: there is no owner to pass the request to.
     const unknown = await freshRequest(service.url, 'POST', `/v2/calls/call_nope/end`);
     expect(unknown.status).toBe(404);
@@ -175,7 +176,8 @@ describe('WORKERS=2', () => {
       async () => {
         const next = await placeInboundCall(service.url, NUMBER);
         placed.push(next);
-        await agentFinished(next.caller, { after: 0, timeoutMs: 30_000, quietMs: 200 });
+        // Owned by the worker its stream reached as soon as that worker runs it.
+        await next.caller.waitFor((m) => m.event === 'media', 20_000);
         expect((await callOwners({ dataDir })).get(next.callId)).toBe(victim);
       },
       { timeout: 40_000, interval: 100 },
