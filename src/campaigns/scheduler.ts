@@ -231,9 +231,15 @@ export class CampaignScheduler {
     for (const task of tasks) {
       if (!task.callId) continue; // claim and call_id are written together; a task has both
       const record = await this.o.calls.endAbandoned(task.callId, ABANDONED);
+      if (!record) {
+        // Claimed, but its scheduler died before the call was written: it was never dialed, so it waits again.
+        await this.o.repo.unclaim(task.callId);
+        this.o.log.warn({ campaign_id: task.campaignId, call_id: task.callId }, 'a task claimed by a scheduler that stopped before dialing it waits again');
+        continue;
+      }
       this.o.log.warn({ campaign_id: task.campaignId, call_id: task.callId }, 'finishing a task whose scheduler stopped');
       // endAbandoned's 'ended' event counts it when the record changed; otherwise count it here.
-      await this.o.repo.finishTask(task.callId, record ? connected(record) : false, record?.disconnection_reason ?? 'error_service', this.o.clock.now());
+      await this.o.repo.finishTask(task.callId, connected(record), record.disconnection_reason ?? 'error_service', this.o.clock.now());
     }
   }
 }

@@ -252,6 +252,25 @@ describe('campaign scheduler', () => {
     expect(next.dialer.dialed.map((d) => d.to)).toEqual(tasks(4).slice(2).map((t) => t.callTo));
   });
 
+  it('gives a task back when its scheduler died after claiming it but before its call was written: it is dialed once, by the next', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'sched-')), 'claimed.db');
+    const dead = await createHarness(file);
+    const c = await dead.campaigns.create('acme', { ...base, concurrency: 1, tasks: tasks(1) });
+    // The claim committed, then the process died: no call record, no dial.
+    expect(dead.repo.claim(c.id, 'sched-dead', 'call_never_written')).toBeDefined();
+
+    const next = await createHarness(file);
+    next.clock.t = dead.clock.t + 2_000;
+    const scheduler = next.newScheduler({ leaseMs: 1_000 });
+    scheduler.start();
+    await settle();
+    await scheduler.pass();
+    await settle();
+    expect(await next.callRepo.get('acme', 'call_never_written')).toBeUndefined();
+    expect(next.dialer.dialed.map((d) => d.to)).toEqual([tasks(1)[0]!.callTo]);
+    expect(await next.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', failed_calls: 0, active_concurrency: 1 });
+  });
+
   it('on a clean stop ends its own calls under way with error_service', async () => {
     const h = await createHarness();
     const scheduler = h.newScheduler();
