@@ -13,7 +13,7 @@ COPY scripts ./scripts
 # The native addons (pocketsphinx, flite) are built by the set-up, so their sources come first.
 COPY native ./native
 # The set-up installs the speech engines' Debian packages (root here) and runs npm ci.
-RUN node scripts/setup.mjs && rm -rf /var/lib/apt/lists/*
+RUN node scripts/setup.mjs --runtime && rm -rf /var/lib/apt/lists/*
 
 COPY . .
 

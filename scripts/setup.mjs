@@ -14,6 +14,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // Each part of the product that needs set-up owns one module in scripts/setup.d/, run in
 // name order. A module may export:
 //   apt:   [[debianPackage, why], ...]  installed before node modules
+//   testApt: the same, needed only by the tests (a browser, a database server): left out with
+//          --runtime (npm start, the Dockerfile)
 //   steps: [{ name, run(ctx) }]          run after node modules, each idempotent
 // ctx = { root, say, run, buildEnv }.
 const parts = [];
@@ -46,8 +48,10 @@ function missingAptPackages(names) {
   });
 }
 
+const runtimeOnly = process.argv.includes('--runtime');
+
 function aptStep() {
-  const wanted = [...new Set(parts.flatMap((p) => (p.apt ?? []).map(([name]) => name)))];
+  const wanted = [...new Set(parts.flatMap((p) => [...(p.apt ?? []), ...(runtimeOnly ? [] : (p.testApt ?? []))].map(([name]) => name)))];
   if (wanted.length === 0) return;
   let hasDpkg = true;
   try { execFileSync('dpkg-query', ['--version'], { stdio: 'ignore' }); } catch { hasDpkg = false; }
