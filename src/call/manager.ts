@@ -136,11 +136,6 @@ export class CallManager {
     let finalized: Promise<void> = Promise.resolve();
     const { outbound } = this.d;
     const usage: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, turns: 0 };
-    // The record's writes during the call, one after another in the order they were asked for.
-    let kept: Promise<unknown> = Promise.resolve();
-    const keep = (write: () => Promise<unknown>): void => {
-      kept = kept.then(write).catch((error: unknown) => log.error({ err: error }, 'transcript could not be kept'));
-    };
     const brain: AgentBrain = {
       respond: (messages, hooks, signal, clock) => {
         executor ??= new ToolExecutor(agent.tools, { clock, dispatcher: outbound.dispatcher() });
@@ -201,13 +196,15 @@ export class CallManager {
           ? (messages, items) => {
               const transcript = [...messages];
               const withTools = [...items];
-              keep(() => this.d.calls.update(orgId, callId, (current) => (current.call_status === 'ongoing' ? { ...current, transcript, transcript_with_tool_calls: withTools } : current)));
+              // The store applies a call's updates in the order they were asked for (CallRepository.update).
+              this.d.calls
+                .update(orgId, callId, (current) => (current.call_status === 'ongoing' ? { ...current, transcript, transcript_with_tool_calls: withTools } : current))
+                .catch((error: unknown) => log.error({ err: error }, 'transcript could not be kept'));
             }
           : undefined,
         onTurnLatency: this.d.events.listenerCount('turn') > 0 ? (parts) => this.d.events.emit('turn', { orgId, callId, parts }) : undefined,
         onEnd: (result) => {
-          // After the transcript writes already queued: the final record is the last word.
-          finalized = kept.then(() => this.finish(orgId, callId, agent, metadata, result, recorder, usage.turns > 0 ? { ...usage } : null)).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
+          finalized = this.finish(orgId, callId, agent, metadata, result, recorder, usage.turns > 0 ? { ...usage } : null).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
         },
       });
       const active: ActiveCall = {

@@ -44,7 +44,10 @@ export interface CallRepository {
   /** A call looked up by id alone, for a media stream that carries only call_id and secret. */
   getForStream(callId: string): Promise<{ orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined>;
   get(orgId: string, callId: string): Promise<CallRecord | undefined>;
-  /** Read-modify-write in one transaction; returns the stored result, or undefined for an unknown id. */
+  /**
+   * Read-modify-write in one transaction; returns the stored result, or undefined for an unknown id.
+   * Updates of one call asked for by this process apply in the order they were asked for.
+   */
   update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): Promise<CallRecord | undefined>;
   list(orgId: string, query: CallListQuery): Promise<CallPage>;
   /** Removes a record for good; false for an unknown id. */
