@@ -4,7 +4,11 @@ export type AudioErrorCode =
   | 'AUDIO_BAD_FRAME_SIZE'
   | 'AUDIO_BAD_WAV'
   | 'AUDIO_STREAM_CLOSED'
-  | 'AUDIO_BAD_ARGUMENT';
+  | 'AUDIO_BAD_ARGUMENT'
+  /** The Opus addon did not build or load (it is compiled at install from its bundled libopus). */
+  | 'AUDIO_OPUS_UNAVAILABLE'
+  /** An Opus packet libopus cannot decode. */
+  | 'AUDIO_BAD_OPUS_PACKET';
 
 export class AudioError extends Error {
   readonly code: AudioErrorCode;

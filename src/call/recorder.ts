@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { Readable } from 'node:stream';
 import { Resampler } from '../audio/resampler.ts';
 import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
+import { readStereoWavLayout } from '../audio/stereo-wav.ts';
 
 /** Seconds of both channels written per block: one write a second per call. */
 const BLOCK_SECONDS = 1;
@@ -235,19 +236,13 @@ const SERVE_BLOCK = 4096;
  */
 export async function openRecording(path: string): Promise<{ bytes: number; stream: Readable }> {
   const file = await open(path, 'r');
-  const header = Buffer.alloc(44);
   let keep = false;
   try {
-    await file.read(header, 0, 44, 0);
-    if (header.toString('ascii', 0, 4) !== 'RIFF' || header.readUInt16LE(22) !== 2 || header.readUInt16LE(34) !== 16) throw new Error(`${path} is not a 2-channel PCM16 recording`);
-    const rate = header.readUInt32LE(24);
-    const size = (await file.stat()).size;
+    const { rate, frames, bytes } = await readStereoWavLayout(file, path);
     if (rate === SERVED_RECORDING_RATE) {
       keep = true;
-      return { bytes: size, stream: file.createReadStream({ start: 0 }) };
+      return { bytes, stream: file.createReadStream({ start: 0 }) };
     }
-    // A file cut short (the process died while writing it) serves what it holds.
-    const frames = Math.min(header.readUInt32LE(40), size - 44) >> 2;
     const outFrames = Math.ceil((frames * SERVED_RECORDING_RATE) / rate);
     keep = true;
     return { bytes: 44 + outFrames * 4, stream: Readable.from(upsampled(file, frames, rate, outFrames)) };
