@@ -19,6 +19,7 @@ export const ERROR_TABLE = {
   RATE_LIMITED: { status: 429, error: 'too many requests' },
   HEADERS_TOO_LARGE: { status: 431, error: 'request headers too large' },
   INTERNAL: { status: 500, error: 'internal error' },
+  CODEC_UNAVAILABLE: { status: 501, error: 'codec unavailable' },
   SHUTTING_DOWN: { status: 503, error: 'shutting down' },
   NOT_READY: { status: 503, error: 'not ready' },
 } as const;

@@ -7,6 +7,7 @@ import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import { CreateWebCallResponse } from '../../src/http/routes/web-calls.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { WebCallClient } from '../helpers/web-client.ts';
+import { decodeOggOpus, envelopeCorrelation, rms } from '../helpers/ogg-opus.ts';
 import { WEB_TRANSFER_REFUSAL } from '../../src/call/manager.ts';
 import { DEMO_NO_TRANSFER } from '../../src/demo/script.ts';
 
@@ -63,6 +64,54 @@ describe('browser calls', () => {
     // The page hears the reason before the socket closes, even when it hung up itself.
     expect(client.events.some((e) => e.type === 'call_ended' && e.disconnection_reason === 'user_hangup')).toBe(true);
     expect(client.audioFrames).toBeGreaterThan(100);
+  }, 60_000);
+
+  it('speaks Opus both ways when the start asks for it: the caller is understood, the agent is heard, a bad packet is dropped, and the recording downloads as Ogg Opus', async () => {
+    const { call_id, access_token, websocket_url, codecs } = await webCall();
+    expect(codecs).toEqual(['pcm', 'opus']);
+    const client = new WebCallClient(websocket_url, { codec: 'opus' });
+    await client.opened;
+    client.send({ type: 'start', access_token, codec: 'opus' });
+    expect(await client.waitFor((e) => e.type === 'call_started')).toMatchObject({ codec: 'opus', sample_rate: 16000 });
+    await client.waitFor((e) => e.type === 'transcript' && e.role === 'agent' && e.final === true);
+    const greetingMs = client.heard.reduce((n, s) => n + s.length, 0) / 16;
+    expect(greetingMs).toBeGreaterThan(1000);
+    const heard = Int16Array.from(client.heard.flatMap((s) => Array.from(s)));
+    expect(rms(heard)).toBeGreaterThan(300); // a voice, not silence
+    await client.silence(300);
+    client.sendBinary(Buffer.alloc(0)); // undecodable: dropped, the call goes on
+    const spokenFrom = client.bytesSent;
+    const phrase = phrase16k('01-my-name-is-john');
+    await client.speak(phrase);
+    const upBytesPerSecond = (client.bytesSent - spokenFrom) / (phrase.length / 16000);
+    await client.silence(300);
+    const user = await client.waitFor((e) => e.type === 'transcript' && e.role === 'user' && e.final === true);
+    expect(String(user.text)).toMatch(/john/i);
+    await client.waitFor((e) => e.type === 'latency'); // the reply has started: enough to hear
+    const downBytesPerSecond = client.bytesReceived / (client.heard.reduce((n, s) => n + s.length, 0) / 16000);
+    // 24 kbit/s is 3,000 bytes a second; PCM would be 32,000.
+    expect(upBytesPerSecond).toBeLessThan(4000);
+    expect(downBytesPerSecond).toBeLessThan(4000);
+    process.stdout.write(`\n[web opus] bytes per second of audio: caller → server ${Math.round(upBytesPerSecond)}, server → caller ${Math.round(downBytesPerSecond)} (PCM: 32000 each way)\n`);
+    client.send({ type: 'hangup' });
+    expect(await client.closed).toBe(1000);
+    const r = await record(call_id, (rec) => rec.call_status === 'ended' && rec.recording_url !== null);
+    expect(r.transcript!.map((m) => m.role).slice(0, 2)).toEqual(['agent', 'user']);
+
+    const auth = { authorization: `Bearer ${t.keyOf('acme')}` };
+    const wav = decodeWav(new Uint8Array(await (await fetch(r.recording_url!, { headers: auth })).arrayBuffer()), 16000, 0).samples;
+    const ogg = await fetch(`${r.recording_url!}?format=ogg`, { headers: auth });
+    expect(ogg.status).toBe(200);
+    expect(ogg.headers.get('content-type')).toBe('audio/ogg; codecs=opus');
+    const file = Buffer.from(await ogg.arrayBuffer());
+    const decoded = await decodeOggOpus(file);
+    // The Ogg holds the WAV's audio: its length to the 20 ms, and the caller's voice where the WAV has it.
+    expect(Math.abs(decoded.left.length - wav.length)).toBeLessThanOrEqual(320);
+    expect(envelopeCorrelation(wav, decoded.left)).toBeGreaterThan(0.9);
+    process.stdout.write(`[web opus] recording: WAV ${(wav.length * 4 + 44)} bytes, Ogg Opus ${file.length} bytes (1 : ${((wav.length * 4 + 44) / file.length).toFixed(1)})\n`);
+    const bad = await t.request('GET', `/v2/calls/${call_id}/recording?format=mp3`);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ code: 'BAD_REQUEST' });
   }, 60_000);
 
   it('answers a transfer the model asks for with "transfers need a phone line", and the call goes on', async () => {

@@ -1,19 +1,28 @@
 // A browser call as a page would make it, without the page: the /media/web protocol over a
 // real WebSocket, caller audio in real time, agent audio "played" in real time with marks
-// echoed once played, and `clear` honoured.
+// echoed once played, and `clear` honoured. With `codec: 'opus'` it speaks and hears Opus
+// packets (libopus through the product's OpusCodec) and keeps the agent audio it decoded.
 import WebSocket from 'ws';
+import { OpusCodec } from '../../src/audio/opus/index.ts';
 
 export class WebCallClient {
   readonly events: Record<string, unknown>[] = [];
   audioFrames = 0;
+  /** Audio bytes on the wire each way (binary message payloads). */
+  bytesSent = 0;
+  bytesReceived = 0;
+  /** The agent's audio as heard, 16 kHz (kept only for Opus calls). */
+  readonly heard: Int16Array[] = [];
   closeCode: number | undefined;
+  private readonly opus: OpusCodec | undefined;
   private playEnd = 0;
   private readonly pendingMarks = new Set<NodeJS.Timeout>();
   private readonly ws: WebSocket;
   readonly opened: Promise<void>;
   readonly closed: Promise<number>;
 
-  constructor(url: string) {
+  constructor(url: string, options: { codec?: 'pcm' | 'opus' } = {}) {
+    this.opus = options.codec === 'opus' ? new OpusCodec({ rate: 16000, channels: 1, bitrate: 24000, complexity: 5 }) : undefined;
     this.ws = new WebSocket(url);
     this.opened = new Promise((resolve, reject) => {
       this.ws.once('open', () => resolve());
@@ -22,8 +31,16 @@ export class WebCallClient {
     this.closed = new Promise((resolve) => this.ws.on('close', (code) => resolve((this.closeCode = code))));
     this.ws.on('message', (data, isBinary) => {
       if (isBinary) {
+        const bytes = data as Buffer;
+        this.bytesReceived += bytes.length;
+        let ms = 20;
+        if (this.opus) {
+          const samples = this.opus.decode(bytes);
+          this.heard.push(samples);
+          ms = samples.length / 16;
+        }
         this.audioFrames++;
-        this.playEnd = Math.max(this.playEnd, performance.now()) + 20;
+        this.playEnd = Math.max(this.playEnd, performance.now()) + ms;
         return;
       }
       const event = JSON.parse(data.toString()) as Record<string, unknown>;
@@ -44,6 +61,10 @@ export class WebCallClient {
     if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(message));
   }
 
+  sendBinary(payload: Buffer): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(payload, { binary: true });
+  }
+
   /** Sends 16 kHz PCM16 in 20 ms frames at real-time pace. */
   async speak(samples: Int16Array): Promise<void> {
     const start = performance.now();
@@ -51,7 +72,9 @@ export class WebCallClient {
       const frame = new Int16Array(320);
       frame.set(samples.subarray(i, i + 320));
       if (this.ws.readyState !== WebSocket.OPEN) return;
-      this.ws.send(Buffer.from(frame.buffer), { binary: true });
+      const payload = this.opus ? this.opus.encode(frame) : Buffer.from(frame.buffer);
+      this.bytesSent += payload.length;
+      this.ws.send(payload, { binary: true });
       const wait = start + (n + 1) * 20 - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }

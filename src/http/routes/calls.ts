@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AudioError } from '../../audio/errors.ts';
+import { oggOpusRecording } from '../../audio/opus/index.ts';
 import { openRecording } from '../../call/recorder.ts';
 import { ApiError } from '../../errors.ts';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -44,6 +46,10 @@ function toFilter(criteria: z.infer<typeof V2FilterCriteria> | undefined): CallF
 const maxDefined = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
 const minDefined = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
 
+const RecordingQuery = z.object({
+  format: z.enum(['wav', 'ogg']).default('wav').describe('wav: 16 kHz PCM16; ogg: Ogg Opus (32 kbit/s, about a sixteenth of the WAV)'),
+});
+
 const callInPath = (request: FastifyRequest) => (request.params as { call_id: string }).call_id;
 
 export function callRoutes(app: FastifyInstance, calls: CallService, control: CallControl, recordingPath: (callId: string) => string): void {
@@ -85,15 +91,24 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
   });
 
   r.get('/v2/calls/:call_id/recording', {
-    config: { doc: { summary: 'The call’s two-channel WAV recording (caller left, agent right)', tag: 'calls' } },
-    schema: { params: CallIdParams },
+    config: { doc: { summary: 'The call’s two-channel recording (caller left, agent right): 16 kHz WAV, or Ogg Opus with format=ogg', tag: 'calls' } },
+    schema: { params: CallIdParams, querystring: RecordingQuery },
     handler: async (request, reply) => {
       const record = await calls.get(request.orgId, request.params.call_id);
       const missing = () => new ApiError('NOT_FOUND', `call ${record.call_id} has no recording`);
       if (!record.recording_url) throw missing();
-      const recording = await openRecording(recordingPath(record.call_id)).catch((error: unknown) => {
+      const path = recordingPath(record.call_id);
+      const notThere = (error: unknown): never => {
         throw (error as NodeJS.ErrnoException).code === 'ENOENT' ? missing() : error;
-      });
+      };
+      if (request.query.format === 'ogg') {
+        const ogg = await oggOpusRecording(path).catch((error: unknown) => {
+          if (error instanceof AudioError && error.code === 'AUDIO_OPUS_UNAVAILABLE') throw new ApiError('CODEC_UNAVAILABLE', `${error.message}; the WAV is still served without format=ogg`);
+          return notThere(error);
+        });
+        return reply.type('audio/ogg; codecs=opus').send(ogg);
+      }
+      const recording = await openRecording(path).catch(notThere);
       return reply.type('audio/wav').header('content-length', recording.bytes).send(recording.stream);
     },
   });

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { parseVersionSpec, type AgentService } from '../../agents/service.ts';
 import type { CallService } from '../../calls/service.ts';
 import type { RandomHex } from '../../clock.ts';
+import { opusAvailable } from '../../audio/opus/index.ts';
 import type { WebCallTokens } from '../../transports/web/tokens.ts';
 import { AgentVersionRequest, ErrorBodySchema } from '../schemas.ts';
 
@@ -18,6 +19,7 @@ export const CreateWebCallResponse = z.object({
   call_id: z.string(),
   access_token: z.string().describe('single use; expires after 60 s if unused'),
   websocket_url: z.string(),
+  codecs: z.array(z.enum(['pcm', 'opus'])).describe('what the socket takes as `codec` in its start message; pcm always'),
 });
 
 export function webCallRoutes(
@@ -43,6 +45,7 @@ export function webCallRoutes(
         call_id: record.call_id,
         access_token: token,
         websocket_url: `${deps.publicUrl().replace(/^http/, 'ws')}/media/web`,
+        codecs: opusAvailable() ? ['pcm', 'opus'] : ['pcm'],
       });
     },
   });

@@ -5,7 +5,8 @@ import type {} from '@fastify/websocket';
 import type { Logger } from 'pino';
 import type { RawData } from 'ws';
 import type { CallManager } from '../../call/manager.ts';
-import { WEB_START_TIMEOUT_MS, WebClientMessage } from './protocol.ts';
+import { opusAvailable } from '../../audio/opus/index.ts';
+import { WEB_START_TIMEOUT_MS, WebClientMessage, type WebCodec } from './protocol.ts';
 import { answerNotUpgraded } from '../not-upgraded.ts';
 import { admitMediaSocket, type PendingStreams } from '../pending-streams.ts';
 import type { WebCallTokens } from './tokens.ts';
@@ -25,14 +26,20 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
       let transport: WebTransport | undefined;
       // Messages that come while the start is being checked (the token is redeemed in the store), in order.
       let waiting: { buffer: Buffer; isBinary: boolean }[] | undefined;
-      const begin = async (accessToken: string | undefined): Promise<void> => {
+      const begin = async (accessToken: string | undefined, codec: WebCodec): Promise<void> => {
+        // Refused before the token is spent, so the page can start again in PCM.
+        if (codec === 'opus' && !opusAvailable()) {
+          socket.send(JSON.stringify({ type: 'error', code: 'CODEC_UNAVAILABLE', message: 'this server cannot do Opus (its addon did not load): start again with codec "pcm"' }));
+          socket.close(1008, 'codec unavailable');
+          return;
+        }
         const claim = accessToken === undefined ? undefined : await deps.tokens.redeem(accessToken);
         if (!claim) {
           socket.send(JSON.stringify({ type: 'error', code: 'BAD_TOKEN', message: 'the first message must be start with a valid, unused access_token' }));
           socket.close(1008, 'invalid access token');
           return;
         }
-        transport = new WebTransport(socket, log.child({ call_id: claim.callId }), { onFrameDropped: deps.onFrameDropped });
+        transport = new WebTransport(socket, log.child({ call_id: claim.callId }), { onFrameDropped: deps.onFrameDropped, codec });
         for (const early of waiting ?? []) transport.receive(early.buffer, early.isBinary);
         waiting = undefined;
         void deps.manager.connect(claim.orgId, claim.callId, transport).catch((error: unknown) => {
@@ -60,7 +67,8 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
           json = undefined;
         }
         const parsed = WebClientMessage.safeParse(json);
-        begin(parsed.success && parsed.data.type === 'start' ? parsed.data.access_token : undefined).catch((error: unknown) => {
+        const start = parsed.success && parsed.data.type === 'start' ? parsed.data : undefined;
+        begin(start?.access_token, start?.codec ?? 'pcm').catch((error: unknown) => {
           log.error({ err: error }, 'web call start could not be checked');
           socket.close(1011, 'internal error');
         });

@@ -1,13 +1,15 @@
-// Browser calls: 16 kHz PCM16 frames both ways (already the internal format) plus JSON
-// control and live events (protocol.ts).
+// Browser calls: 16 kHz PCM16 frames both ways (already the internal format), or Opus packets
+// both ways, plus JSON control and live events (protocol.ts).
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
+import { AudioError } from '../../audio/errors.ts';
 import { Framer } from '../../audio/framer.ts';
+import { OpusCodec } from '../../audio/opus/index.ts';
 import type { DisconnectionReason } from '../../calls/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
 import { InboundPace } from '../inbound-pace.ts';
 import type { TransportOptions } from '../options.ts';
-import { WebClientMessage, type WebServerMessage } from './protocol.ts';
+import { WEB_OPUS_BITRATE, WEB_OPUS_COMPLEXITY, WEB_SAMPLE_RATE, WebClientMessage, type WebCodec, type WebServerMessage } from './protocol.ts';
 
 export class WebTransport implements CallTransport {
   readonly kind = 'web' as const;
@@ -17,14 +19,17 @@ export class WebTransport implements CallTransport {
   /** The far end hung up or its socket closed (not this side closing it). */
   private farEndGone = false;
   private readonly pace: InboundPace;
+  /** Present when the call speaks Opus: one packet per binary message both ways. */
+  private readonly opus: OpusCodec | undefined;
   dropped = 0;
 
   constructor(
     private readonly socket: WebSocket,
     private readonly log: Logger,
-    private readonly options: TransportOptions = {},
+    private readonly options: TransportOptions & { codec?: WebCodec } = {},
   ) {
-    this.pace = new InboundPace(16000, options.now);
+    this.pace = new InboundPace(WEB_SAMPLE_RATE, options.now);
+    this.opus = options.codec === 'opus' ? new OpusCodec({ rate: WEB_SAMPLE_RATE, channels: 1, bitrate: WEB_OPUS_BITRATE, complexity: WEB_OPUS_COMPLEXITY }) : undefined;
     socket.on('close', () => this.farEnd());
     socket.on('error', (error) => this.log.warn({ err: error }, 'browser socket error'));
     // Closed while its start was checked against the store: the far end is gone already.
@@ -33,14 +38,8 @@ export class WebTransport implements CallTransport {
 
   receive(data: Buffer, isBinary: boolean): void {
     if (isBinary) {
-      if (data.length % 2 !== 0) {
-        this.dropped++;
-        this.log.warn({ bytes: data.length }, 'odd-length audio frame dropped');
-        return;
-      }
-      // Copy: the socket reuses its buffers, and Int16Array needs 2-byte alignment.
-      const samples = new Int16Array(data.length / 2);
-      Buffer.from(samples.buffer).set(data);
+      const samples = this.opus ? this.decodeOpus(data) : this.pcm(data);
+      if (!samples) return;
       for (const frame of this.framer.push(samples)) {
         const verdict = this.pace.admit(frame.length);
         if (verdict === 'accept') this.handlers?.audio(frame);
@@ -64,6 +63,30 @@ export class WebTransport implements CallTransport {
     if (message.type === 'mark') this.handlers?.mark(message.name);
     else if (message.type === 'dtmf') this.handlers?.dtmf(message.digit);
     else if (message.type === 'hangup') this.farEnd();
+  }
+
+  private pcm(data: Buffer): Int16Array | undefined {
+    if (data.length % 2 !== 0) {
+      this.dropped++;
+      this.log.warn({ bytes: data.length }, 'odd-length audio frame dropped');
+      return undefined;
+    }
+    // Copy: the socket reuses its buffers, and Int16Array needs 2-byte alignment.
+    const samples = new Int16Array(data.length / 2);
+    Buffer.from(samples.buffer).set(data);
+    return samples;
+  }
+
+  /** A packet libopus cannot read is dropped like a malformed frame: the call goes on. */
+  private decodeOpus(packet: Buffer): Int16Array | undefined {
+    try {
+      return this.opus!.decode(packet);
+    } catch (error) {
+      if (!(error instanceof AudioError)) throw error;
+      this.dropped++;
+      this.log.warn({ bytes: packet.length, code: error.code }, 'undecodable Opus packet dropped');
+      return undefined;
+    }
   }
 
   /** A page that keeps sending audio faster than real time is closed as a policy violation. */
@@ -92,8 +115,11 @@ export class WebTransport implements CallTransport {
   }
 
   sendAudio(frame: Int16Array): void {
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength), { binary: true });
-    else this.options.onFrameDropped?.();
+    if (this.socket.readyState !== WebSocket.OPEN) {
+      this.options.onFrameDropped?.();
+      return;
+    }
+    this.socket.send(this.opus ? this.opus.encode(frame) : Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength), { binary: true });
   }
 
   sendMark(name: string): void {
@@ -105,7 +131,7 @@ export class WebTransport implements CallTransport {
   }
 
   notify(notice: SessionNotice): void {
-    if (notice.type === 'call_started') this.send({ ...notice, sample_rate: 16000 });
+    if (notice.type === 'call_started') this.send({ ...notice, sample_rate: WEB_SAMPLE_RATE, codec: this.opus ? 'opus' : 'pcm' });
     else this.send(notice);
   }
 
