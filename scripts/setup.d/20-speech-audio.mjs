@@ -19,6 +19,9 @@ export const apt = [
   ['asterisk-moh-opsound-wav', 'music on hold: VAD false-positive test set'],
 ];
 
+// An Ogg Opus reader and decoder we did not write, to check the recordings we write.
+export const testApt = [['opus-tools', 'opusinfo and opusdec check the Ogg Opus recordings in the tests']];
+
 const fliteAddonStep = nativeAddonStep({
   name: 'flite addon',
   folder: 'flite',
@@ -30,6 +33,19 @@ const fliteAddonStep = nativeAddonStep({
 
 export const steps = [
   fliteAddonStep,
+  {
+    name: 'speech-audio: check the Opus addon (browser calls in Opus, Ogg Opus recordings)',
+    async run({ root, say }) {
+      try {
+        const { createRequire } = await import('node:module');
+        const { OpusEncoder } = createRequire(join(root, 'package.json'))('@discordjs/opus');
+        new OpusEncoder(16000, 1).encode(Buffer.alloc(640));
+        say('speech-audio: Opus addon built and encodes');
+      } catch (error) {
+        say(`speech-audio: the Opus addon (@discordjs/opus) does not load: ${String(error).split('\n')[0]}; browser calls stay PCM and ?format=ogg answers 501`);
+      }
+    },
+  },
   {
     name: 'speech-audio: check the VAD runtime and model shipped in node_modules',
     run({ root, say }) {

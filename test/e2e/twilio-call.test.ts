@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import { wer } from '../../src/speech/stt/wer.ts';
+import { decodeOggOpus } from '../helpers/ogg-opus.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -92,6 +93,12 @@ describe('inbound Twilio call with the embedded engines', () => {
     expect(bytes.readUInt16LE(22)).toBe(2); // caller left, agent right
     const seconds = (bytes.length - 44) / 4 / 16000;
     expect(seconds).toBeGreaterThan(record.duration_ms! / 1000 - 1);
+    // The same recording as Ogg Opus, encoded from the line's own 8 kHz: as long as the WAV.
+    const ogg = await fetch(`${record.recording_url!}?format=ogg`, { headers: { authorization: `Bearer ${t.keyOf('acme')}` } });
+    expect(ogg.headers.get('content-type')).toBe('audio/ogg; codecs=opus');
+    const decoded = await decodeOggOpus(Buffer.from(await ogg.arrayBuffer()), 8000);
+    expect(decoded.head.readUInt32LE(12)).toBe(8000);
+    expect(Math.abs(decoded.left.length * 2 - (bytes.length - 44) / 4)).toBeLessThanOrEqual(2);
     // Voice-to-voice latency of this call, quoted in the issue note.
     process.stdout.write(`\n[twilio e2e] latency.e2e ${JSON.stringify(record.latency!.e2e)} transcript ${JSON.stringify(transcript.map((m) => `${m.role}: ${m.content}`))}\n`);
   }, 90_000);
