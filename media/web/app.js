@@ -2,6 +2,7 @@
 // socket (protocol: src/transports/web/protocol.ts), talk, see the transcript and latency.
 // Plain modern JavaScript, no build step; audio runs in two AudioWorklets. The Tests view is tests.js.
 
+import { OpusLink, opusSupported } from './opus.js';
 import { testsView } from './tests.js';
 
 const KEY_STORAGE = 'voicecall.apiKey';
@@ -225,10 +226,14 @@ class Call {
     if (this.ended) return;
     this.callId = created.call_id;
     ui.callId.textContent = created.call_id;
-    this.open(created.websocket_url, created.access_token);
+    // Opus both ways where the service and this browser both can (?codec=pcm keeps PCM).
+    const wantsPcm = new URLSearchParams(location.search).get('codec') === 'pcm';
+    const codec = !wantsPcm && created.codecs?.includes('opus') && (await opusSupported()) ? 'opus' : 'pcm';
+    if (this.ended) return;
+    this.open(created.websocket_url, created.access_token, codec);
   }
 
-  open(websocketUrl, token) {
+  open(websocketUrl, token, codec) {
     const url = new URL(websocketUrl, location.href);
     if (url.protocol === 'http:') url.protocol = 'ws:';
     if (url.protocol === 'https:') url.protocol = 'wss:';
@@ -236,13 +241,23 @@ class Call {
     const ws = new WebSocket(url);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
+    if (codec === 'opus') {
+      this.opus = new OpusLink(
+        (packet) => {
+          if (this.started && ws.readyState === WebSocket.OPEN) ws.send(packet);
+        },
+        (message, transfer) => this.playback.port.postMessage(message, transfer ?? []),
+        (error) => notify(`Opus audio failed in this browser (${error.message}); reload with ?codec=pcm.`),
+      );
+    }
     ws.onopen = () => {
-      ws.send(JSON.stringify({ type: 'start', access_token: token }));
+      ws.send(JSON.stringify({ type: 'start', access_token: token, codec }));
       this.started = true;
       setStatus('Connected, waiting for the agent…');
     };
     ws.onmessage = (event) => {
       if (typeof event.data === 'string') this.onMessage(event.data);
+      else if (this.opus) this.opus.decode(event.data);
       else if (event.data.byteLength > 0) this.playback.port.postMessage({ type: 'audio', pcm: event.data }, [event.data]);
     };
     ws.onclose = (event) => {
@@ -263,7 +278,9 @@ class Call {
     ui.micBar.style.width = `${percent}%`;
     ui.micLevel.setAttribute('aria-valuenow', String(percent));
     if (percent > Number(ui.micLevel.dataset.peak)) ui.micLevel.dataset.peak = String(percent);
-    if (this.started && this.ws.readyState === WebSocket.OPEN && pcm.byteLength === FRAME_BYTES) this.ws.send(pcm);
+    if (!this.started || this.ws.readyState !== WebSocket.OPEN || pcm.byteLength !== FRAME_BYTES) return;
+    if (this.opus) this.opus.encode(pcm);
+    else this.ws.send(pcm);
   }
 
   onMessage(text) {
@@ -280,6 +297,7 @@ class Call {
         ui.callId.textContent = msg.call_id;
         ui.agentName.textContent = msg.agent_name;
         document.body.dataset.callState = 'live';
+        document.body.dataset.codec = msg.codec ?? 'pcm';
         setStatus('In call');
         this.timer = setInterval(() => (ui.timer.textContent = clock(performance.now() - this.startedAt)), 250);
         break;
@@ -304,10 +322,12 @@ class Call {
         this.showLatency(msg);
         break;
       case 'mark':
-        this.playback.port.postMessage({ type: 'mark', name: msg.name });
+        if (this.opus) this.opus.mark(msg.name);
+        else this.playback.port.postMessage({ type: 'mark', name: msg.name });
         break;
       case 'clear':
-        this.playback.port.postMessage({ type: 'clear' });
+        if (this.opus) this.opus.clear();
+        else this.playback.port.postMessage({ type: 'clear' });
         break;
       case 'call_ended':
         this.finish(describeReason(msg.disconnection_reason), msg.disconnection_reason);
@@ -457,6 +477,7 @@ class Call {
     clearInterval(this.timer);
     this.started = false;
     if (this.ws && this.ws.readyState <= WebSocket.OPEN) this.ws.close(1000, 'call ended');
+    this.opus?.close();
     for (const track of this.stream?.getTracks() ?? []) track.stop();
     void this.ctx?.close().catch(() => undefined);
     document.body.dataset.callState = 'ended';

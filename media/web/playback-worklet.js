@@ -1,4 +1,5 @@
-// Agent audio playback on the audio thread: 16 kHz PCM16 frames from the socket go into a small
+// Agent audio playback on the audio thread: 16 kHz PCM16 frames from the socket (or decoded Opus,
+// at the rate a `rate` message gives) go into a small
 // jitter buffer, are resampled up to the context's rate and played. A mark is reported once
 // every sample queued before it has been played; `clear` drops the queue at once and reports
 // every pending mark (barge-in). Self-contained; the class is exported for unit tests.
@@ -11,8 +12,9 @@ export class JitterBuffer {
    * @param {number} primeMs audio held back before playback starts, to ride out network jitter
    */
   constructor(outRate, primeMs = 60, inRate = IN_RATE) {
-    this.step = inRate / outRate;
-    this.primeSamples = Math.round((primeMs / 1000) * inRate);
+    this.outRate = outRate;
+    this.primeMs = primeMs;
+    this.setRate(inRate);
     this.chunks = []; // Int16Array, oldest first
     this.offset = 0; // read position in chunks[0]
     this.queued = 0; // samples not yet read
@@ -23,6 +25,11 @@ export class JitterBuffer {
     this.s0 = 0;
     this.s1 = 0;
     this.frac = 0;
+  }
+  /** The rate of the audio pushed from now on (an Opus page's decoder gives 48 kHz): set before its first audio. */
+  setRate(inRate) {
+    this.step = inRate / this.outRate;
+    this.primeSamples = Math.round((this.primeMs / 1000) * inRate);
   }
   push(pcm) {
     if (pcm.length === 0) return;
@@ -100,6 +107,7 @@ class PlaybackProcessor extends Base {
       const msg = event.data;
       if (msg.type === 'audio') this.buffer.push(new Int16Array(msg.pcm));
       else if (msg.type === 'mark') this.buffer.mark(msg.name);
+      else if (msg.type === 'rate') this.buffer.setRate(msg.rate);
       else if (msg.type === 'clear') {
         for (const name of this.buffer.clear()) this.port.postMessage({ type: 'mark', name });
       }

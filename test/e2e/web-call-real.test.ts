@@ -83,6 +83,8 @@ async function webCall(page: Page): Promise<void> {
     await page.click('#call');
 
     await page.waitForSelector('body[data-call-state="live"]', { timeout: 10_000 });
+    // Chromium has WebCodecs Opus both ways and the service offers it: the call speaks Opus.
+    expect(await page.getAttribute('body', 'data-codec')).toBe('opus');
     await page.waitForSelector('li.agent[data-turn="0"] >> text=May I have your name', { timeout: 20_000 });
     await page.waitForSelector('li.user:not(.partial) >> text=/john/i', { timeout: 20_000 });
     await page.waitForSelector('li.agent[data-turn="1"]', { timeout: 20_000 });

@@ -11,6 +11,7 @@ interface CaptureModule {
 }
 interface PlaybackModule {
   JitterBuffer: new (outRate: number, primeMs?: number) => {
+    setRate(inRate: number): void;
     push(pcm: Int16Array): void;
     mark(name: string): void;
     clear(): string[];
@@ -95,6 +96,23 @@ describe('playback worklet jitter buffer', () => {
     expect(at).toBeGreaterThanOrEqual(4800 - 128);
     expect(at).toBeLessThanOrEqual(4800 + 256);
     expect(heard).toBeGreaterThan(4600);
+  });
+
+  it('plays audio at the rate it is told (an Opus page decodes at 48 kHz): a mark after 100 ms of it fires at 100 ms', async () => {
+    const { JitterBuffer } = await load<PlaybackModule>('playback-worklet.js');
+    const jb = new JitterBuffer(48000);
+    jb.setRate(48000);
+    jb.push(new Int16Array(4800).fill(8000)); // 100 ms at 48 kHz
+    jb.mark('end');
+    let rendered = 0;
+    let at = -1;
+    while (at < 0 && rendered < 48000) {
+      const played = jb.render(block());
+      rendered += 128;
+      if (played.includes('end')) at = rendered;
+    }
+    expect(at).toBeGreaterThanOrEqual(4800 - 128);
+    expect(at).toBeLessThanOrEqual(4800 + 256);
   });
 
   it('holds audio back until the prime level, then plays', async () => {
