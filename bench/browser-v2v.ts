@@ -6,7 +6,9 @@
 // of each turn, the playback side's echo of an utterance's start mark gives the moment its first
 // sample is played. Per turn: that moment − the end of the last speech frame before it; beside it
 // the record's latency.e2e for the same call. (The sound card's own output latency, which the
-// browser reports as AudioContext.outputLatency, is printed, not added.)
+// browser reports as AudioContext.outputLatency, is printed, not added.) `--codec pcm` keeps the
+// page on PCM (default: what the page picks, Opus in Chromium); the socket's audio bytes each way
+// are counted from the browser's own WebSocket frames.
 // Writes JSON and Markdown under artifacts/bench/.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -18,6 +20,8 @@ import { startTarget } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
 
 const RATE = 16000;
+const codecArg = process.argv.indexOf('--codec');
+const forcePcm = codecArg > 0 && process.argv[codecArg + 1] === 'pcm';
 const PHRASES = ['01-my-name-is-john', '14-next-monday-morning', '04-yes-please'];
 /** Silence before the first phrase (the greeting plays) and after each (the answer plays). */
 const GAP_S = 9;
@@ -54,17 +58,29 @@ await page.addInitScript({
       }
     };`,
 });
-await page.goto(`${target.url}/`);
+const audioBytes = { sent: 0, received: 0 };
+page.on('websocket', (socket) => {
+  socket.on('framesent', ({ payload }) => {
+    if (typeof payload !== 'string') audioBytes.sent += payload.length;
+  });
+  socket.on('framereceived', ({ payload }) => {
+    if (typeof payload !== 'string') audioBytes.received += payload.length;
+  });
+});
+await page.goto(`${target.url}/${forcePcm ? '?codec=pcm' : ''}`);
 await page.fill('#api-key', target.key);
 await page.click('#use-key');
 await page.waitForSelector(`#agent option[value="${target.agentId}"]`, { state: 'attached' });
 await page.selectOption('#agent', target.agentId);
 await page.click('#call');
 await page.waitForSelector('body[data-call-state="live"]', { timeout: 15_000 });
+const codec = await page.getAttribute('body', 'data-codec');
+const liveAt = performance.now();
 // The greeting, then each phrase and its answer.
 await page.waitForTimeout((GAP_S * (parts.length + 1) + parts.reduce((n, p) => n + p.length / RATE, 0)) * 1000);
 const tapped = (await page.evaluate('window.__v2v')) as { frames: [number, number][]; starts: number[]; outputLatency: number | null };
 const callId = (await page.textContent('#call-id'))!.trim();
+const liveSeconds = (performance.now() - liveAt) / 1000;
 await page.click('#hangup');
 await page.waitForSelector('#ended', { timeout: 10_000 });
 let e2e: unknown = null;
@@ -97,13 +113,15 @@ const md = [
   '',
   markdownTable([{ measure: "fake microphone's last speech frame → first agent sample played (ms)", p50: s?.p50 ?? 'n/a', max: s?.max ?? 'n/a', turns: s?.num ?? 0 }]),
   '',
+  `codec ${codec}; socket audio bytes a second of call: page → service ${Math.round(audioBytes.sent / liveSeconds)}, service → page ${Math.round(audioBytes.received / liveSeconds)} (the page sends all the time; the service only while the agent speaks)`,
+  '',
   `the record's latency.e2e for the same call: ${JSON.stringify(e2e)}; AudioContext.outputLatency ${tapped.outputLatency === null ? 'n/a' : `${Math.round(tapped.outputLatency * 1000)} ms`} (not included)`,
   '',
   `load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`,
 ].join('\n');
 const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, 'browser-v2v.json'), `${JSON.stringify({ when: new Date().toISOString(), v2v, e2e, outputLatency: tapped.outputLatency }, null, 2)}\n`);
+writeFileSync(join(dir, 'browser-v2v.json'), `${JSON.stringify({ when: new Date().toISOString(), codec, v2v, e2e, outputLatency: tapped.outputLatency, audioBytes, liveSeconds }, null, 2)}\n`);
 writeFileSync(join(dir, 'browser-v2v.md'), `${md}\n`);
 console.log(md);
 process.exit(0);
