@@ -182,6 +182,12 @@ export const AgentConfigSchema = z.strictObject({
     .refine((e) => e.min_ms <= e.max_ms, 'min_ms must not exceed max_ms')
     .optional(),
   interruption_sensitivity: z.number().min(0).max(1).default(AGENT_DEFAULTS.interruptionSensitivity),
+  /**
+   * Noise suppression of the caller's audio before the VAD and the recogniser. Off by default:
+   * measured on the phone path (bench:noise) RNNoise raised the recogniser's errors under music and
+   * babble and cost ~4% of a core per call; it is for lines with steady noise (a fan, a car).
+   */
+  noise_suppression: z.enum(['off', 'rnnoise']).optional(),
   /** What a caller says only to acknowledge ("uh-huh", "okay", "right"): after one that stopped the agent, it goes on where it stopped. */
   backchannel_words: z.array(z.string().trim().min(1).max(40)).max(50).optional(),
   /** Keypad digits the caller presses become a turn of theirs: gathered until the terminator, max_digits, or a pause of timeout_ms. */

@@ -178,6 +178,7 @@ export class CallSession {
         return session.voice.busy || session.model.running;
       },
       recording: o.recorder,
+      noiseSuppression: o.agent.noise_suppression,
       events: CallSession.callerReactions(this),
       log: o.log,
     });

@@ -12,7 +12,9 @@ export type SpeechErrorCode =
   | 'VAD_MODEL_MISSING'
   | 'VAD_UNSUPPORTED_RATE'
   | 'VAD_BAD_OPTIONS'
-  | 'VAD_STREAM_CLOSED';
+  | 'VAD_STREAM_CLOSED'
+  /** The noise suppressor's WebAssembly did not load. */
+  | 'DENOISE_UNAVAILABLE';
 
 export class SpeechError extends Error {
   readonly code: SpeechErrorCode;

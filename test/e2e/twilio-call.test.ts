@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import { wer } from '../../src/speech/stt/wer.ts';
+import { muLawDecode, muLawEncode } from '../../src/audio/g711.ts';
+import { rms } from '../../src/audio/pcm.ts';
 import { decodeOggOpus } from '../helpers/ogg-opus.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -18,7 +20,7 @@ beforeAll(async () => {
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   const created = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-desk', inbound_numbers: [NUMBER] } });
   expect(created.status).toBe(201);
-  const neural = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-moonshine', inbound_numbers: [MOONSHINE_NUMBER], stt: { engine: 'moonshine', language: 'en-US' } } });
+  const neural = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-moonshine', inbound_numbers: [MOONSHINE_NUMBER], stt: { engine: 'moonshine', language: 'en-US' }, noise_suppression: 'rnnoise' } });
   expect(neural.status).toBe(201);
 }, 60_000);
 afterAll(async () => t?.stop());
@@ -103,11 +105,23 @@ describe('inbound Twilio call with the embedded engines', () => {
     process.stdout.write(`\n[twilio e2e] latency.e2e ${JSON.stringify(record.latency!.e2e)} transcript ${JSON.stringify(transcript.map((m) => `${m.role}: ${m.content}`))}\n`);
   }, 90_000);
 
-  it('an agent on the moonshine recogniser hears the caller: the phrase reaches the transcript as said', async () => {
+  it('an agent on the moonshine recogniser with RNNoise hears the caller over a fan’s noise: the phrase reaches the transcript as said', async () => {
     const { caller, callId } = await placeInboundCall(t.url, MOONSHINE_NUMBER);
     await agentFinished(caller, { after: 0, timeoutMs: 20_000 }); // greeting
     const turnStart = caller.played.length;
-    await caller.speak(fixtureUlaw('09-i-want-to-cancel'));
+    // The phrase with steady noise 15 dB under it, from half a second before to half a second after.
+    const phrase = muLawDecode(fixtureUlaw('09-i-want-to-cancel'));
+    const line = new Int16Array(phrase.length + 8000);
+    line.set(phrase, 4000);
+    const noise = new Float64Array(line.length);
+    let seed = 3;
+    for (let i = 0, low = 0; i < noise.length; i++) {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      noise[i] = low = 0.95 * low + 0.05 * ((seed / 2147483648) * 2 - 1);
+    }
+    const gain = rms(phrase) / 10 ** (15 / 20) / Math.sqrt(noise.reduce((sum, x) => sum + x * x, 0) / noise.length);
+    for (let i = 0; i < line.length; i++) line[i] = Math.max(-32768, Math.min(32767, line[i]! + Math.round(noise[i]! * gain)));
+    await caller.speak(muLawEncode(line));
     await agentFinished(caller, { after: turnStart, timeoutMs: 20_000 });
     await caller.hangUp();
     const record = await finalRecord(callId);

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import { FRAME_MS } from '../../audio/pcm.ts';
 import { Resampler } from '../../audio/resampler.ts';
+import { openRnnoise, type RnnoiseDenoiser } from '../../speech/denoise/rnnoise.ts';
 import type { SttResult, SttStream, SttStreamEvents, VadEvent, VadStream } from '../../speech/types.ts';
 import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
@@ -75,6 +76,8 @@ export interface CallerInputOptions {
   /** Whether the agent holds the floor (speaking or answering): speech must then pass the threshold to interrupt. */
   agentBusy(): boolean;
   recording?: { callerAudio(frame: Int16Array, offsetMs: number): void } | undefined;
+  /** RNNoise on the caller's audio before the VAD and the recogniser (the recording keeps it as it came). */
+  noiseSuppression?: 'off' | 'rnnoise' | undefined;
   events: CallerEvents;
   log: Logger;
 }
@@ -93,6 +96,7 @@ export class CallerInput {
   private vad: VadStream | null = null;
   private stt: SttStream | null = null;
   private feed: VadFeed | null = null;
+  private denoiser: RnnoiseDenoiser | null = null;
   private stopped = false;
   private inboundSamples = 0;
   /** Seconds between the call's start and the first inbound frame: VAD times are on the inbound clock. */
@@ -123,10 +127,10 @@ export class CallerInput {
     return this.speech !== null;
   }
 
-  /** Opens the VAD and the recogniser; throws if either fails. Audio before then is kept for the onset only. */
+  /** Opens the VAD, the recogniser and the noise suppressor if asked for; throws if one fails. Audio before then is kept for the onset only. */
   async open(): Promise<void> {
     const caller = this;
-    const [vad, stt] = await Promise.all([
+    const [vad, stt, denoiser] = await Promise.all([
       this.o.engines.openVad(),
       this.o.engines.openStt({
         partial(result) {
@@ -138,9 +142,11 @@ export class CallerInput {
           caller.o.events.failed('The speech recogniser failed.');
         },
       }),
+      this.o.noiseSuppression === 'rnnoise' ? openRnnoise(this.o.rate) : null,
     ]);
     this.vad = vad;
     this.stt = stt;
+    this.denoiser = denoiser;
     if (this.stopped) {
       // The call ended while the engines opened.
       this.close();
@@ -166,6 +172,8 @@ export class CallerInput {
     const ahead = this.audioOffset + (this.inboundSamples + frame.length) / this.o.rate - this.o.clock.sinceStart() / 1000;
     if (ahead > 1e-6) this.audioOffset -= ahead;
     this.o.recording?.callerAudio(frame, this.audioNow() * 1000);
+    // The same number of samples back, a fixed ~20 ms behind: the VAD's clock reads that much late.
+    if (this.denoiser) frame = this.denoiser.process(frame);
     this.inboundSamples += frame.length;
     if (this.backlog) {
       this.holdForVad(this.backlog, frame);
@@ -220,8 +228,10 @@ export class CallerInput {
     this.feed?.stop();
     if (this.stt) void this.stt.close().catch(() => undefined);
     this.vad?.close();
+    this.denoiser?.close();
     this.stt = null;
     this.vad = null;
+    this.denoiser = null;
   }
 
   /** Seconds of inbound audio, on the call's clock. */

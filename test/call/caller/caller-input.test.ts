@@ -8,7 +8,7 @@ import { EnergyVad, FailingVad, ReadingStt, SPEECH, frame, settle, silentLog } f
 
 const T0 = 1_700_000_000_000;
 
-function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad; vadOpens?: Promise<void> } = {}) {
+function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad; vadOpens?: Promise<void>; noiseSuppression?: 'rnnoise' } = {}) {
   const rate = options.rate ?? 16000;
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
@@ -18,6 +18,7 @@ function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 
   const log: string[] = [];
   const turns: (CallerTurn & { at: number })[] = [];
   const recorded: number[] = [];
+  const recordedAudio: Int16Array[] = [];
   const state = { agentBusy: false };
   const sttEvents: { current: SttStreamEvents | null } = { current: null };
   const caller = new CallerInput({
@@ -35,7 +36,13 @@ function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 
     endOfTurn: options.policy ?? new SilenceEndOfTurn(500),
     interruptionThresholdMs: 600,
     agentBusy: () => state.agentBusy,
-    recording: { callerAudio: (_frame, offsetMs) => recorded.push(offsetMs) },
+    recording: {
+      callerAudio: (frame, offsetMs) => {
+        recorded.push(offsetMs);
+        recordedAudio.push(frame.slice());
+      },
+    },
+    noiseSuppression: options.noiseSuppression,
     events: {
       speechStarted: () => log.push('speechStarted'),
       speechEnded: () => undefined,
@@ -62,7 +69,7 @@ function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 
   };
   /** The recogniser reads what it has so far (Moonshine does at each pause). */
   const partial = (text: string) => sttEvents.current?.partial?.({ text });
-  return { timers, clock, stt, vad, caller, log, turns, recorded, state, feed, partial };
+  return { timers, clock, stt, vad, caller, log, turns, recorded, recordedAudio, state, feed, partial };
 }
 
 describe('CallerInput', () => {
@@ -299,5 +306,33 @@ describe('CallerInput', () => {
     await s.feed(800, SPEECH);
     await s.feed(1000, 0);
     expect(s.turns.map(({ startAt, endAt }) => [startAt, endAt])).toEqual([[33, 33.8]]);
+  });
+  it('with noise suppression, the VAD and the recogniser hear the denoised audio while the recording keeps it as it came', async () => {
+    const heardByVad: Int16Array[] = [];
+    class ListeningVad extends EnergyVad {
+      override async push(samples: Int16Array) {
+        heardByVad.push(samples.slice());
+        return super.push(samples);
+      }
+    }
+    const s = setup({ rate: 8000, vad: new ListeningVad(8000), noiseSuppression: 'rnnoise' });
+    await s.caller.open();
+    // A second of steady hiss, 20 ms at a time.
+    let seed = 1;
+    for (let n = 0; n < 50; n++) {
+      const hiss = new Int16Array(160);
+      for (let i = 0; i < hiss.length; i++) hiss[i] = Math.round((((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 2 - 1) * 1500);
+      s.timers.advance(20);
+      await settle();
+      s.caller.audio(hiss);
+      await settle();
+    }
+    const level = (frames: Int16Array[]) => Math.sqrt(frames.slice(25).reduce((sum, f) => sum + f.reduce((a, x) => a + x * x, 0) / f.length, 0) / (frames.length - 25));
+    expect(heardByVad).toHaveLength(50);
+    expect(s.recordedAudio).toHaveLength(50);
+    // The last half second: RNNoise has learned the hiss and takes it out for the listeners, not the recording.
+    expect(level(s.recordedAudio)).toBeGreaterThan(700);
+    expect(level(heardByVad)).toBeLessThan(level(s.recordedAudio) / 3);
+    s.caller.close();
   });
 });
