@@ -1,11 +1,12 @@
 // Audio hot paths per 20 ms frame, with the common npm alternative measured in the same run
-// (alawmulaw for G.711, wavefile's resampler), plus VAD per frame. TTS first audio and cancel
+// (alawmulaw for G.711, wavefile's resampler), plus Opus and VAD per frame. TTS first audio and cancel
 // are in tts.bench.ts; the recogniser's band probe per frame. Run: npm run bench:audio
 import alawmulaw from 'alawmulaw';
 import { Bench } from 'tinybench';
 import wavefile from 'wavefile';
 import { BandwidthProbe } from '../src/audio/bandwidth.ts';
 import { aLawDecode, aLawEncode, muLawDecode, muLawEncode } from '../src/audio/g711.ts';
+import { OpusCodec } from '../src/audio/opus/index.ts';
 import { Resampler } from '../src/audio/resampler.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { taskRows } from './report.ts';
@@ -59,6 +60,16 @@ for (const [from, to] of pairs) {
 const probe = new BandwidthProbe({ sampleRate: 16000, speechMs: Number.MAX_SAFE_INTEGER });
 const frame16k = toneFrame(16000);
 bench.add('band probe 16k per 20 ms frame', () => void probe.push(frame16k));
+
+// A browser call in Opus: one decode per caller frame, one encode per agent frame, at the
+// browser socket's settings (16 kHz mono 24 kbit/s; complexity 5 live, libopus's default 10 beside it).
+for (const complexity of [5, 10]) {
+  const codec = new OpusCodec({ rate: 16000, channels: 1, bitrate: 24000, complexity });
+  bench.add(`Opus encode 16k 20 ms (complexity ${complexity})`, () => void codec.encode(frame16k));
+}
+const opus = new OpusCodec({ rate: 16000, channels: 1, bitrate: 24000, complexity: 5 });
+const opusPacket = opus.encode(frame16k);
+bench.add('Opus decode 16k 20 ms', () => void opus.decode(opusPacket));
 
 const vad = new SileroVadEngine();
 for (const rate of [16000, 8000] as const) {
