@@ -57,3 +57,33 @@ export function admitMediaSocket(socket: WaitingSocket, pending: PendingStreams,
   socket.on('close', started);
   return started;
 }
+
+/**
+ * A media socket's messages around its start: while the start is checked (the store is asked)
+ * later messages wait, in order; once the transport is there they go to it, the waiting first.
+ */
+export class StartQueue<M> {
+  private held: M[] | undefined;
+  private sink: ((message: M) => void) | undefined;
+
+  /** The start arrived and is being checked: messages from now on wait for open(). */
+  checking(): void {
+    this.held ??= [];
+  }
+
+  /** Passes a message on, or keeps it while the start is checked; false before any start (the caller reads it as one). */
+  take(message: M): boolean {
+    if (this.sink) this.sink(message);
+    else if (this.held) this.held.push(message);
+    else return false;
+    return true;
+  }
+
+  /** The transport is ready: what waited goes to it in order, and so does every later message. */
+  open(sink: (message: M) => void): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    this.sink = sink;
+    for (const message of held) sink(message);
+  }
+}

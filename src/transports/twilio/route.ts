@@ -11,7 +11,7 @@ import type { CallManager } from '../../call/manager.ts';
 import { streamSecretMatches } from '../../calls/stream-secret.ts';
 import type { CallRepository } from '../../calls/repository.ts';
 import { answerNotUpgraded } from '../not-upgraded.ts';
-import { admitMediaSocket, type PendingStreams } from '../pending-streams.ts';
+import { admitMediaSocket, StartQueue, type PendingStreams } from '../pending-streams.ts';
 import { parseTwilioMessage, type TwilioStart } from './protocol.ts';
 import { TwilioTransport } from './transport.ts';
 
@@ -31,9 +31,7 @@ export function twilioMediaRoute(
       const log = deps.log.child({ transport: 'twilio' });
       const started = admitMediaSocket(socket, deps.pending, { accepting: deps.accepting(), startTimeoutMs: START_TIMEOUT_MS });
       if (!started) return;
-      let transport: TwilioTransport | undefined;
-      // Messages that come while the start is being checked against the store, in order.
-      let waiting: string[] | undefined;
+      const queue = new StartQueue<string>();
       const begin = async (start: z.infer<typeof TwilioStart>['start']): Promise<void> => {
         const params = start.customParameters;
         const callId = params.call_id ?? '';
@@ -45,9 +43,11 @@ export function twilioMediaRoute(
           socket.close(1008, 'unknown call or wrong secret');
         };
         if (!found || (!returning && (!streamSecretMatches(params.secret ?? '', found.streamSecretHash) || found.record.call_status !== 'registered'))) return refuse();
-        transport = new TwilioTransport(socket, start.streamSid, start.callSid, log.child({ call_id: callId }), { onFrameDropped: deps.onFrameDropped });
-        for (const text of waiting ?? []) transport.receive(text);
-        waiting = undefined;
+        const transport = new TwilioTransport(socket, start.streamSid, start.callSid, log.child({ call_id: callId }), { onFrameDropped: deps.onFrameDropped });
+        queue.open((text) => {
+          transport.receive(text);
+          deps.manager.pacerWakeups.runOverdue();
+        });
         if (returning) {
           if (!deps.manager.returnStream(callId, params.secret ?? '', transport)) refuse();
           return;
@@ -59,15 +59,7 @@ export function twilioMediaRoute(
       };
       socket.on('message', (data: RawData) => {
         const text = data.toString();
-        if (transport) {
-          transport.receive(text);
-          deps.manager.pacerWakeups.runOverdue();
-          return;
-        }
-        if (waiting) {
-          waiting.push(text);
-          return;
-        }
+        if (queue.take(text)) return;
         const parsed = parseTwilioMessage(text);
         if (!parsed.ok) {
           // Twilio never sends one: whoever did is not a carrier, and is not worth a warning per message.
@@ -78,7 +70,7 @@ export function twilioMediaRoute(
         const message = parsed.message;
         if (message.event !== 'start') return; // `connected` comes first
         started();
-        waiting = [];
+        queue.checking();
         begin(message.start).catch((error: unknown) => {
           log.error({ err: error }, 'media stream start could not be checked');
           socket.close(1011, 'internal error');

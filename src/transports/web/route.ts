@@ -8,7 +8,7 @@ import type { CallManager } from '../../call/manager.ts';
 import { opusAvailable } from '../../audio/opus/index.ts';
 import { WEB_START_TIMEOUT_MS, WebClientMessage, type WebCodec } from './protocol.ts';
 import { answerNotUpgraded } from '../not-upgraded.ts';
-import { admitMediaSocket, type PendingStreams } from '../pending-streams.ts';
+import { admitMediaSocket, StartQueue, type PendingStreams } from '../pending-streams.ts';
 import type { WebCallTokens } from './tokens.ts';
 import { WebTransport } from './transport.ts';
 
@@ -23,9 +23,8 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
       const log = deps.log.child({ transport: 'web' });
       const started = admitMediaSocket(socket, deps.pending, { accepting: deps.accepting(), startTimeoutMs: WEB_START_TIMEOUT_MS });
       if (!started) return;
-      let transport: WebTransport | undefined;
-      // Messages that come while the start is being checked (the token is redeemed in the store), in order.
-      let waiting: { buffer: Buffer; isBinary: boolean }[] | undefined;
+      // The token is redeemed in the store while later messages wait.
+      const queue = new StartQueue<{ buffer: Buffer; isBinary: boolean }>();
       const begin = async (accessToken: string | undefined, codec: WebCodec): Promise<void> => {
         // Refused before the token is spent, so the page can start again in PCM.
         if (codec === 'opus' && !opusAvailable()) {
@@ -39,9 +38,11 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
           socket.close(1008, 'invalid access token');
           return;
         }
-        transport = new WebTransport(socket, log.child({ call_id: claim.callId }), { onFrameDropped: deps.onFrameDropped, codec });
-        for (const early of waiting ?? []) transport.receive(early.buffer, early.isBinary);
-        waiting = undefined;
+        const transport = new WebTransport(socket, log.child({ call_id: claim.callId }), { onFrameDropped: deps.onFrameDropped, codec });
+        queue.open((message) => {
+          transport.receive(message.buffer, message.isBinary);
+          deps.manager.pacerWakeups.runOverdue();
+        });
         void deps.manager.connect(claim.orgId, claim.callId, transport).catch((error: unknown) => {
           log.error({ err: error, call_id: claim.callId }, 'call failed to start');
           socket.close(1011, 'internal error');
@@ -49,17 +50,9 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
       };
       socket.on('message', (data: RawData, isBinary: boolean) => {
         const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-        if (transport) {
-          transport.receive(buffer, isBinary);
-          deps.manager.pacerWakeups.runOverdue();
-          return;
-        }
-        if (waiting) {
-          waiting.push({ buffer, isBinary });
-          return;
-        }
+        if (queue.take({ buffer, isBinary })) return;
         started();
-        waiting = [];
+        queue.checking();
         let json: unknown;
         try {
           json = isBinary ? undefined : JSON.parse(buffer.toString('utf8'));
