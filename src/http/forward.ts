@@ -31,10 +31,22 @@ function peerPool(): Agent {
   return new Agent({ connect: { timeout: 2_000 }, headersTimeout: 10_000, bodyTimeout: 10_000 });
 }
 
+const callIds = new WeakMap<FastifyRequest, Promise<string | undefined>>();
+
+/** The call a request is about, as its route's `callOf` finds it: looked up once per request, by the forwarding and the handler alike. */
+export function callOfRequest(request: FastifyRequest): Promise<string | undefined> {
+  let callId = callIds.get(request);
+  if (!callId) {
+    callId = Promise.resolve(request.routeOptions.config.callOf?.(request));
+    callIds.set(request, callId);
+  }
+  return callId;
+}
+
 /** The node a request is meant for, or null: it came from a peer already, or the call runs here. */
 async function ownerOf(request: FastifyRequest, deps: ForwardDeps): Promise<string | null> {
   if (request.headers[FORWARDED_BY_HEADER] !== undefined) return null;
-  const callId = await request.routeOptions.config.callOf?.(request);
+  const callId = await callOfRequest(request);
   return callId ? deps.ownerUrl(callId) : null;
 }
 

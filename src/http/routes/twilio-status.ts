@@ -9,6 +9,7 @@ import type { CallOutcomes } from '../../carriers/outcomes.ts';
 import type { CarrierCallRepository } from '../../carriers/carrier-calls.ts';
 import { connectStreamTwiml, HANG_UP_TWIML } from '../../carriers/twiml.ts';
 import { addFormParser, verifyTwilioRequest, type WebhookSignature } from '../../telephony/form-webhook.ts';
+import { callOfRequest } from '../forward.ts';
 
 // Twilio adds fields over time; only the ones we act on are checked.
 const StatusForm = z.looseObject({
@@ -54,7 +55,7 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
           if (['busy', 'no-answer', 'failed', 'canceled'].includes(form.CallStatus)) deps.outcomes.consultFailed(request.query.call_id, form.CallStatus);
           return reply.code(204).send();
         }
-        const callId = request.query.call_id ?? (await deps.carrierCalls.callIdOf('twilio', form.CallSid));
+        const callId = await callOfRequest(request);
         if (callId) {
           request.log.info({ call_id: callId, call_sid: form.CallSid, status: form.CallStatus, answered_by: form.AnsweredBy }, 'twilio status');
           const byMachine = form.AnsweredBy?.startsWith('machine_') === true || form.AnsweredBy === 'fax';
