@@ -38,7 +38,7 @@ export class WebTransport implements CallTransport {
 
   receive(data: Buffer, isBinary: boolean): void {
     if (isBinary) {
-      const samples = this.opus ? this.decodeOpus(data) : this.pcm(data);
+      const samples = this.opus ? this.decodeOpus(this.opus, data) : this.pcm(data);
       if (!samples) return;
       for (const frame of this.framer.push(samples)) {
         const verdict = this.pace.admit(frame.length);
@@ -78,9 +78,9 @@ export class WebTransport implements CallTransport {
   }
 
   /** A packet libopus cannot read is dropped like a malformed frame: the call goes on. */
-  private decodeOpus(packet: Buffer): Int16Array | undefined {
+  private decodeOpus(opus: OpusCodec, packet: Buffer): Int16Array | undefined {
     try {
-      return this.opus!.decode(packet);
+      return opus.decode(packet);
     } catch (error) {
       if (!(error instanceof AudioError)) throw error;
       this.dropped++;
