@@ -251,7 +251,8 @@ class Call {
       );
     }
     ws.onopen = () => {
-      ws.send(JSON.stringify({ type: 'start', access_token: token, codec }));
+      // PCM is the protocol's default: the start names a codec only to ask for Opus.
+      ws.send(JSON.stringify({ type: 'start', access_token: token, ...(codec === 'opus' ? { codec } : {}) }));
       this.started = true;
       setStatus('Connected, waiting for the agent…');
     };

@@ -47,7 +47,7 @@ const maxDefined = (a?: number, b?: number) => (a === undefined ? b : b === unde
 const minDefined = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
 
 const RecordingQuery = z.object({
-  format: z.enum(['wav', 'ogg']).default('wav').describe('wav: 16 kHz PCM16; ogg: Ogg Opus (32 kbit/s, about a twentieth of the WAV's size)'),
+  format: z.enum(['wav', 'ogg']).default('wav').describe('wav: 16 kHz PCM16; ogg: Ogg Opus (32 kbit/s, about a twentieth of the WAV)'),
 });
 
 const callInPath = (request: FastifyRequest) => (request.params as { call_id: string }).call_id;
