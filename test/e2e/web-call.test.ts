@@ -7,7 +7,8 @@ import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import { CreateWebCallResponse } from '../../src/http/routes/web-calls.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { WebCallClient } from '../helpers/web-client.ts';
-import { decodeOggOpus, envelopeCorrelation, rms } from '../helpers/ogg-opus.ts';
+import { rms } from '../../src/audio/pcm.ts';
+import { decodeOggOpus, envelopeCorrelation } from '../helpers/ogg-opus.ts';
 import { WEB_TRANSFER_REFUSAL } from '../../src/call/manager.ts';
 import { DEMO_NO_TRANSFER } from '../../src/demo/script.ts';
 

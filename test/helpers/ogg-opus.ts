@@ -4,6 +4,7 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import prism from 'prism-media';
 import { OpusCodec, OPUS_PRE_SKIP } from '../../src/audio/opus/index.ts';
+import { rms } from '../../src/audio/pcm.ts';
 
 export async function decodeOggOpus(file: Buffer, rate = 16000): Promise<{ left: Int16Array; right: Int16Array; head: Buffer; lastGranule: number }> {
   const codec = new OpusCodec({ rate, channels: 2, bitrate: 32000, complexity: 5 });
@@ -36,12 +37,6 @@ export async function decodeOggOpus(file: Buffer, rate = 16000): Promise<{ left:
     right[i] = all[(i + skip) * 2 + 1]!;
   }
   return { left, right, head, lastGranule };
-}
-
-export function rms(samples: Int16Array): number {
-  let sum = 0;
-  for (const s of samples) sum += s * s;
-  return Math.sqrt(sum / Math.max(1, samples.length));
 }
 
 /** Pearson correlation of two signals' 20 ms loudness envelopes: 1 when they are loud and quiet together. */
