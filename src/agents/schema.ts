@@ -184,8 +184,8 @@ export const AgentConfigSchema = z.strictObject({
   interruption_sensitivity: z.number().min(0).max(1).default(AGENT_DEFAULTS.interruptionSensitivity),
   /**
    * Noise suppression of the caller's audio before the VAD and the recogniser. Off by default:
-   * measured on the phone path (bench:noise) RNNoise raised the recogniser's errors under music and
-   * babble and cost ~4% of a core per call; it is for lines with steady noise (a fan, a car).
+   * measured on the phone path (bench:noise) RNNoise raised the recogniser's errors under music,
+   * babble and a fan's steady noise alike, and cost ~4% of a core per call.
    */
   noise_suppression: z.enum(['off', 'rnnoise']).optional(),
   /** What a caller says only to acknowledge ("uh-huh", "okay", "right"): after one that stopped the agent, it goes on where it stopped. */
