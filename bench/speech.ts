@@ -1,23 +1,28 @@
-// Speech bench: WER of the general model on our flite fixtures (16 kHz and through the 8 kHz
-// μ-law telephone path) and on recorded human telephone prompts (asterisk core sounds, a TEST SET
-// ONLY), end of speech -> final latency, concurrent real-time streams and event-loop delay, for
-// pocketsphinx and then for Moonshine; then the VAD's speech frames found, music frames flagged
-// and time per frame. Run: npm run bench:speech  (BENCH_ASTERISK=N sets the prompt sample size,
-// default 200; BENCH_ONLY=realtime measures only latency, concurrency and event-loop delay;
-// BENCH_ENGINES=pocketsphinx, =moonshine or =vad benches one of them).
+// Speech bench: WER of the recognisers on our flite fixtures (16 kHz and through the 8 kHz μ-law
+// telephone path) and on two human sets, TEST SETS ONLY: recorded telephone prompts (asterisk core
+// sounds, one speaker reading) and game voices (ten voice actors acting, Flight of the Amazon Queen
+// from Debian, built on first run under artifacts/sets/: bench/sets/game-voices.ts), each per path
+// (16 kHz, 8 kHz μ-law) and per speaker; end of speech -> final latency, concurrent real-time
+// streams and event-loop delay, for pocketsphinx and then for Moonshine; then the VAD's speech
+// frames found, music frames flagged and time per frame. Run: npm run bench:speech
+// (BENCH_ASTERISK=N sets the prompt sample size, default 200; BENCH_ONLY=realtime measures only
+// latency, concurrency and event-loop delay, BENCH_ONLY=wer only the WER sets; BENCH_ENGINES=
+// pocketsphinx, =moonshine or =vad benches one of them; BENCH_REVIEW=N lists the N worst game-voice lines).
 import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { concatPcm, silence } from '../src/audio/pcm.ts';
 import { resample } from '../src/audio/resampler.ts';
 import { readWavFile } from '../src/audio/wav.ts';
 import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
 import { PocketsphinxEngine } from '../src/speech/stt/pocketsphinx/engine.ts';
-import { corpusWer } from '../src/speech/stt/wer.ts';
+import { corpusWer, wer } from '../src/speech/stt/wer.ts';
 import type { SttEngine, SttStream } from '../src/speech/types.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { energyLabels, framesInSegments, segmentsOf } from '../test/speech/vad/measure.ts';
 import { asteriskPrompts, fixtures, musicOnHoldFiles } from '../test/support/test-sets.ts';
+import { gameVoices } from './sets/game-voices.ts';
 
 interface Clip {
   text: string;
@@ -50,8 +55,8 @@ function pushAll(stream: SttStream, clip: Clip): void {
   for (let i = 0; i < clip.samples.length; i += n) stream.push(clip.samples.subarray(i, i + n));
 }
 
-/** Corpus WER. Each voice is one call (one stream: its decoder adapts to that caller); calls run in parallel. */
-async function werOf(engine: SttEngine, clips: Clip[]): Promise<number> {
+/** Reference and hypothesis per clip. Each voice is one call (one stream: its decoder adapts to that caller); calls run in parallel. */
+async function transcribe(engine: SttEngine, clips: Clip[]): Promise<Array<{ reference: string; hypothesis: string; voice: string }>> {
   const voices = [...new Set(clips.map((c) => c.voice ?? ''))];
   const pairs = await Promise.all(
     voices.map(async (v) => {
@@ -60,13 +65,26 @@ async function werOf(engine: SttEngine, clips: Clip[]): Promise<number> {
       const out = [];
       for (const clip of mine) {
         pushAll(stream, clip);
-        out.push({ reference: clip.text, hypothesis: (await stream.finalize()).text });
+        out.push({ reference: clip.text, hypothesis: (await stream.finalize()).text, voice: v });
       }
       await stream.close();
       return out;
     }),
   );
-  return corpusWer(pairs.flat());
+  return pairs.flat();
+}
+
+/** Corpus WER of the clips. */
+async function werOf(engine: SttEngine, clips: Clip[]): Promise<number> {
+  return corpusWer(await transcribe(engine, clips));
+}
+
+/** A clip as a 16 kHz call hears it (the game voices are 11,025 Hz: band-limited to 5.5 kHz even here). */
+const wideband = (clip: Clip): Clip => ({ ...clip, samples: resample(clip.samples, clip.sampleRate, 16000), sampleRate: 16000 });
+/** A clip as a phone call hears it: 8 kHz, μ-law both ways. */
+function telephone(clip: Clip): Clip {
+  const narrow = clip.sampleRate === 8000 ? clip.samples : resample(clip.samples, clip.sampleRate, 8000);
+  return { ...clip, samples: muLawDecode(muLawEncode(narrow)), sampleRate: 8000 };
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -105,6 +123,49 @@ async function asteriskSample(): Promise<{ clips: Clip[]; label: string }> {
   const sample = prompts.filter((_, i) => i % step === 0).slice(0, wanted);
   const clips = await load(sample.map((p, i) => ({ path: p.file, text: p.text, voice: `allison-${i % 2}` })));
   return { clips, label: `asterisk prompts 8 kHz (${clips.length} of ${prompts.length}, every ${step}th by id)` };
+}
+
+/** The game voices as clips, each actor one caller. */
+async function gameVoiceClips(): Promise<Clip[]> {
+  const set = await gameVoices();
+  return Promise.all(set.map(async (v) => ({ text: v.text, voice: v.actor, ...(await readWavFile(v.path)) })));
+}
+
+/**
+ * WER on the human sets: game voices at 16 kHz and through the phone, the asterisk prompts
+ * through the phone, both together through the phone (the whole human set: issue 22's goal is
+ * <= 12% there), and each speaker on both paths.
+ */
+async function humanRows(name: string, engine: SttEngine): Promise<void> {
+  const game = await gameVoiceClips();
+  const asterisk = (await asteriskSample()).clips;
+  const gameWide = await transcribe(engine, game.map(wideband));
+  // Real-time factor: CPU time of the whole process (the decoders' worker threads included) over
+  // the seconds of audio, on the phone path.
+  const cpuBefore = process.cpuUsage();
+  const gamePhone = await transcribe(engine, game.map(telephone));
+  const cpu = process.cpuUsage(cpuBefore);
+  const audioSeconds = game.reduce((sum, c) => sum + c.samples.length / c.sampleRate, 0);
+  const asteriskPhone = await transcribe(engine, asterisk.map(telephone));
+  const speakers = new Set(game.map((c) => c.voice)).size;
+  // BENCH_REVIEW=N prints the N worst game-voice lines at 16 kHz for reading against their subtitles
+  // (how bench/sets/game-voices-review.json was made).
+  const review = Number(process.env.BENCH_REVIEW ?? 0);
+  if (review > 0) {
+    const worst = gameWide.map((p) => ({ ...p, wer: wer(p.reference, p.hypothesis) })).sort((a, b) => b.wer - a.wer);
+    for (const p of worst.slice(0, review)) process.stdout.write(`  ${pct(p.wer)} ${p.voice}\n    subtitle: ${p.reference}\n    heard:    ${p.hypothesis}\n`);
+  }
+  record({ measure: 'WER', set: `${name}, game voices 16 kHz (${game.length}, ${speakers} actors; sound band-limited to 5.5 kHz)`, value: pct(corpusWer(gameWide)), bar: '' });
+  record({ measure: 'WER', set: `${name}, game voices 8 kHz μ-law (${game.length})`, value: pct(corpusWer(gamePhone)), bar: '' });
+  record({ measure: 'WER', set: `${name}, asterisk prompts 8 kHz μ-law (${asterisk.length}, 1 speaker)`, value: pct(corpusWer(asteriskPhone)), bar: '' });
+  record({ measure: 'WER', set: `${name}, whole human set 8 kHz μ-law (${game.length + asterisk.length}, ${speakers + 1} speakers)`, value: pct(corpusWer([...gamePhone, ...asteriskPhone])), bar: '<= 12%' });
+  record({ measure: 'real-time factor (CPU s / audio s)', set: `${name}, game voices 8 kHz μ-law, ${audioSeconds.toFixed(0)} s of audio`, value: ((cpu.user + cpu.system) / 1e6 / audioSeconds).toFixed(3), bar: '' });
+  record({ measure: 'peak resident memory', set: `${name}, this bench process so far`, value: `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`, bar: '' });
+  for (const actor of [...new Set(game.map((c) => c.voice ?? ''))].sort()) {
+    const wide = corpusWer(gameWide.filter((p) => p.voice === actor));
+    const phone = corpusWer(gamePhone.filter((p) => p.voice === actor));
+    record({ measure: 'WER 16 kHz / 8 kHz μ-law', set: `${name}, game voices, ${actor} (${game.filter((c) => c.voice === actor).length})`, value: `${pct(wide)} / ${pct(phone)}`, bar: '' });
+  }
 }
 
 /** Latency, concurrency and event-loop delay of one engine, as `name` in the table. */
@@ -150,8 +211,9 @@ async function pocketsphinxRows(wide: Clip[], narrow: Clip[]): Promise<void> {
       record({ measure: 'WER', set: `pocketsphinx, ${label}, general`, value: pct(await werOf(general, clips)), bar: 'as low as possible' });
       record({ measure: 'WER', set: `pocketsphinx, ${label}, telephone variant`, value: pct(await werOf(engine, clips)), bar: 'as low as possible' });
     }
+    await humanRows('pocketsphinx', engine);
   }
-  await realTimeRows('pocketsphinx general', general, wide);
+  if (process.env.BENCH_ONLY !== 'wer') await realTimeRows('pocketsphinx general', general, wide);
   await engine.close();
   await general.close();
 }
@@ -163,8 +225,9 @@ async function moonshineRows(wide: Clip[], narrow: Clip[]): Promise<void> {
     record({ measure: 'WER', set: `moonshine, fixtures 8 kHz μ-law (${narrow.length})`, value: pct(await werOf(engine, narrow)), bar: '<= 20%' });
     const { clips, label } = await asteriskSample();
     if (clips.length > 0) record({ measure: 'WER', set: `moonshine, ${label}`, value: pct(await werOf(engine, clips)), bar: 'as low as possible' });
+    await humanRows('moonshine', engine);
   }
-  await realTimeRows('moonshine', engine, wide);
+  if (process.env.BENCH_ONLY !== 'wer') await realTimeRows('moonshine', engine, wide);
   await engine.close();
 }
 
@@ -214,7 +277,7 @@ async function main(): Promise<void> {
   const only = process.env.BENCH_ENGINES;
   if (!only || only === 'pocketsphinx') await pocketsphinxRows(wide, narrow);
   if (!only || only === 'moonshine') await moonshineRows(wide, narrow);
-  if (!only || only === 'vad') await vadRows();
+  if ((!only || only === 'vad') && process.env.BENCH_ONLY !== 'wer') await vadRows();
 
   // Other work on the machine slows the decoders: say how busy it was.
   process.stdout.write(`\nload average (1, 5, 15 min) at the end: ${loadavg().map((x) => x.toFixed(1)).join(', ')} on ${availableParallelism()} cores\n`);
