@@ -6,7 +6,7 @@
 // streams and event-loop delay, for pocketsphinx and then for Moonshine; then the VAD's speech
 // frames found, music frames flagged and time per frame. Run: npm run bench:speech
 // (BENCH_ASTERISK=N sets the prompt sample size, default 200; BENCH_ONLY=realtime measures only
-// latency, concurrency and event-loop delay, BENCH_ONLY=wer only the WER sets; BENCH_ENGINES=
+// latency, concurrency and event-loop delay, BENCH_ONLY=wer only the WER sets, =hints only Moonshine's phrase hints; BENCH_ENGINES=
 // pocketsphinx, =moonshine or =vad benches one of them; BENCH_REVIEW=N lists the N worst game-voice lines).
 import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -22,7 +22,7 @@ import type { SttEngine, SttStream } from '../src/speech/types.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { energyLabels, framesInSegments, segmentsOf } from '../test/speech/vad/measure.ts';
 import { asteriskPrompts, fixtures, musicOnHoldFiles } from '../test/support/test-sets.ts';
-import { gameVoices } from './sets/game-voices.ts';
+import { GAME_TERMS, gameNameLines, gameVoices, termsIn } from './sets/game-voices.ts';
 
 interface Clip {
   text: string;
@@ -56,12 +56,12 @@ function pushAll(stream: SttStream, clip: Clip): void {
 }
 
 /** Reference and hypothesis per clip. Each voice is one call (one stream: its decoder adapts to that caller); calls run in parallel. */
-async function transcribe(engine: SttEngine, clips: Clip[]): Promise<Array<{ reference: string; hypothesis: string; voice: string }>> {
+async function transcribe(engine: SttEngine, clips: Clip[], phrases: string[] = []): Promise<Array<{ reference: string; hypothesis: string; voice: string }>> {
   const voices = [...new Set(clips.map((c) => c.voice ?? ''))];
   const pairs = await Promise.all(
     voices.map(async (v) => {
       const mine = clips.filter((c) => (c.voice ?? '') === v);
-      const stream = await engine.open({ sampleRate: mine[0]?.sampleRate ?? 16000, language: 'en-US' });
+      const stream = await engine.open({ sampleRate: mine[0]?.sampleRate ?? 16000, language: 'en-US', phrases });
       const out = [];
       for (const clip of mine) {
         pushAll(stream, clip);
@@ -125,10 +125,52 @@ async function asteriskSample(): Promise<{ clips: Clip[]; label: string }> {
   return { clips, label: `asterisk prompts 8 kHz (${clips.length} of ${prompts.length}, every ${step}th by id)` };
 }
 
-/** The game voices as clips, each actor one caller. */
-async function gameVoiceClips(): Promise<Clip[]> {
-  const set = await gameVoices();
-  return Promise.all(set.map(async (v) => ({ text: v.text, voice: v.actor, ...(await readWavFile(v.path)) })));
+/** The game voices (or the lines holding the game's names) as clips, each actor one caller. */
+async function gameVoiceClips(set: Awaited<ReturnType<typeof gameVoices>> | null = null): Promise<Clip[]> {
+  return Promise.all((set ?? (await gameVoices())).map(async (v) => ({ text: v.text, voice: v.actor, ...(await readWavFile(v.path)) })));
+}
+
+/** Share of the references' game terms that the hypotheses got right, word for word. */
+function termRecall(pairs: Array<{ reference: string; hypothesis: string }>): string {
+  let said = 0;
+  let heard = 0;
+  for (const p of pairs) {
+    const terms = termsIn(p.reference);
+    const got = new Set(termsIn(p.hypothesis));
+    said += terms.length;
+    heard += terms.filter((t) => got.has(t)).length;
+  }
+  return `${heard}/${said} (${pct(heard / Math.max(1, said))})`;
+}
+
+/**
+ * Phrase hints (stt.phrases) with Moonshine, through the phone: lines holding the game's names and
+ * terms, the agent given GAME_TERMS. The token bonus is swept on the even lines (calibration) and
+ * measured at the default on the odd ones; the main game set with the same hints checks that the
+ * bias does not hurt speech without the names.
+ */
+async function hintRows(): Promise<void> {
+  const names = (await gameVoiceClips(await gameNameLines())).map(telephone);
+  const calibration = names.filter((_, i) => i % 2 === 0);
+  const test = names.filter((_, i) => i % 2 === 1);
+  const plain = new MoonshineEngine();
+  const baseline = await transcribe(plain, calibration);
+  process.stdout.write(`  hints calibration (${calibration.length} lines): no hints WER ${pct(corpusWer(baseline))}, terms ${termRecall(baseline)}\n`);
+  for (const bonus of [1, 2, 3, 4, 6]) {
+    const engine = new MoonshineEngine({ phraseTokenBonus: bonus });
+    const pairs = await transcribe(engine, calibration, GAME_TERMS);
+    process.stdout.write(`  hints calibration, bonus ${bonus}: WER ${pct(corpusWer(pairs))}, terms ${termRecall(pairs)}\n`);
+    await engine.close();
+  }
+  const without = await transcribe(plain, test);
+  const withHints = await transcribe(plain, test, GAME_TERMS);
+  const speakers = new Set(test.map((c) => c.voice)).size;
+  record({ measure: 'WER without / with hints', set: `moonshine, game lines with rare names, 8 kHz μ-law (${test.length}, ${speakers} actors, ${GAME_TERMS.length} hints)`, value: `${pct(corpusWer(without))} / ${pct(corpusWer(withHints))}`, bar: 'lower with' });
+  record({ measure: 'names heard without / with hints', set: `moonshine, the same lines`, value: `${termRecall(without)} / ${termRecall(withHints)}`, bar: 'higher with' });
+  const game = (await gameVoiceClips()).map(telephone);
+  const control = await transcribe(plain, game, GAME_TERMS);
+  record({ measure: 'WER without / with hints', set: `moonshine, game voices 8 kHz μ-law (${game.length}, few of the names)`, value: `${pct(corpusWer(await transcribe(plain, game)))} / ${pct(corpusWer(control))}`, bar: 'no worse with' });
+  await plain.close();
 }
 
 /**
@@ -220,14 +262,17 @@ async function pocketsphinxRows(wide: Clip[], narrow: Clip[]): Promise<void> {
 
 async function moonshineRows(wide: Clip[], narrow: Clip[]): Promise<void> {
   const engine = new MoonshineEngine();
-  if (process.env.BENCH_ONLY !== 'realtime') {
+  if (process.env.BENCH_ONLY === 'hints') {
+    await hintRows();
+  } else if (process.env.BENCH_ONLY !== 'realtime') {
     record({ measure: 'WER', set: `moonshine, fixtures 16 kHz (${wide.length})`, value: pct(await werOf(engine, wide)), bar: '<= 10%' });
     record({ measure: 'WER', set: `moonshine, fixtures 8 kHz μ-law (${narrow.length})`, value: pct(await werOf(engine, narrow)), bar: '<= 20%' });
     const { clips, label } = await asteriskSample();
     if (clips.length > 0) record({ measure: 'WER', set: `moonshine, ${label}`, value: pct(await werOf(engine, clips)), bar: 'as low as possible' });
     await humanRows('moonshine', engine);
+    await hintRows();
   }
-  if (process.env.BENCH_ONLY !== 'wer') await realTimeRows('moonshine', engine, wide);
+  if (process.env.BENCH_ONLY !== 'wer' && process.env.BENCH_ONLY !== 'hints') await realTimeRows('moonshine', engine, wide);
   await engine.close();
 }
 
@@ -277,7 +322,7 @@ async function main(): Promise<void> {
   const only = process.env.BENCH_ENGINES;
   if (!only || only === 'pocketsphinx') await pocketsphinxRows(wide, narrow);
   if (!only || only === 'moonshine') await moonshineRows(wide, narrow);
-  if ((!only || only === 'vad') && process.env.BENCH_ONLY !== 'wer') await vadRows();
+  if ((!only || only === 'vad') && !['wer', 'hints'].includes(process.env.BENCH_ONLY ?? '')) await vadRows();
 
   // Other work on the machine slows the decoders: say how busy it was.
   process.stdout.write(`\nload average (1, 5, 15 min) at the end: ${loadavg().map((x) => x.toFixed(1)).join(', ')} on ${availableParallelism()} cores\n`);

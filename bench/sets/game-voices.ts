@@ -18,6 +18,7 @@ const PACKAGE = 'flight-of-the-amazon-queen';
 const INSTALLED_ARCHIVE = `/usr/share/scummvm/${PACKAGE}/queen.1c`;
 const SET_DIR = join(import.meta.dirname, '..', '..', 'artifacts', 'sets', 'game-voices');
 const MANIFEST = join(SET_DIR, 'manifest.json');
+const NAMES_MANIFEST = join(SET_DIR, 'names.json');
 // Lines reviewed by hand whose subtitle is not what the actor says (see game-voices-review.json).
 const REVIEW_FILE = join(import.meta.dirname, 'game-voices-review.json');
 
@@ -58,6 +59,23 @@ const SELECTION = {
   minSecondsPerWord: 0.18,
   maxSecondsPerWord: 0.75,
 };
+
+/**
+ * The game's own names and terms: the phrase hints an agent for this world would carry. Lines that
+ * hold one (outside the main set) make the "names" set, on which bench:speech measures phrase hints.
+ */
+export const GAME_TERMS = [
+  'Almaxaquottl', 'Anderson', 'Azura', 'Barret', 'Bonzo', 'Commander Rocket', 'Crystal Skull', 'Faye Russel', 'Floda',
+  'Gehrig', 'Harbuckle', 'Ironstein', 'Joe King', 'Karl', 'Laris', 'lederhosen', 'Mary-Lou', 'Mobobo', 'Naomi',
+  'Sloth Island', 'Sparky', 'Stacey', 'Trader Bob', 'Wedgewood',
+];
+const NAMES_SET_SIZE = 80;
+
+/** Whether the line says one of the terms (as whole words). */
+export function termsIn(text: string, terms: readonly string[] = GAME_TERMS): string[] {
+  const words = ` ${normalizeWords(text).join(' ')} `;
+  return terms.filter((t) => words.includes(` ${normalizeWords(t).join(' ')} `));
+}
 
 export const gameVoiceSchema = z.object({
   id: z.string(),
@@ -147,6 +165,12 @@ async function build(): Promise<void> {
   const decoder = new MPEGDecoder();
   await decoder.ready;
   const set: GameVoice[] = [];
+  const rest: GameVoice[] = [];
+  const save = async (voice: GameVoice) => {
+    const pcm = decodeMp3(decoder, entryBytes(data, archive, `${voice.id}.SB`));
+    await decoder.reset();
+    await writeWavFile(join(SET_DIR, voice.file), pcm);
+  };
   try {
     for (const [actor, lines] of [...candidates].sort(([a], [b]) => a.localeCompare(b))) {
       const usable: GameVoice[] = [];
@@ -160,14 +184,19 @@ async function build(): Promise<void> {
         if (perWord < SELECTION.minSecondsPerWord || perWord > SELECTION.maxSecondsPerWord) continue;
         usable.push({ id: line.id, actor, role: line.role, text: line.text, seconds: Math.round(seconds * 100) / 100, file: `${line.id}.wav` });
       }
-      for (const voice of spread(usable, SELECTION.perActor)) {
-        const pcm = decodeMp3(decoder, entryBytes(data, archive, `${voice.id}.SB`));
-        await decoder.reset();
-        await writeWavFile(join(SET_DIR, voice.file), pcm);
-        set.push(voice);
-      }
-      say(`${actor}: ${usable.length} usable lines, ${Math.min(usable.length, SELECTION.perActor)} kept`);
+      const kept = spread(usable, SELECTION.perActor);
+      for (const voice of kept) await save(voice);
+      set.push(...kept);
+      rest.push(...usable.filter((v) => !kept.includes(v)));
+      say(`${actor}: ${usable.length} usable lines, ${kept.length} kept`);
     }
+    const names = spread(
+      rest.filter((v) => termsIn(v.text).length > 0).sort((a, b) => a.id.localeCompare(b.id)),
+      NAMES_SET_SIZE,
+    );
+    for (const voice of names) await save(voice);
+    writeFileSync(NAMES_MANIFEST, `${JSON.stringify(names, null, 1)}\n`);
+    say(`names set: ${names.length} lines holding the game's terms, from ${new Set(names.map((v) => v.actor)).size} actors`);
   } finally {
     decoder.free();
   }
@@ -175,10 +204,23 @@ async function build(): Promise<void> {
   say(`${set.length} utterances from ${new Set(set.map((v) => v.actor)).size} actors in ${SET_DIR}`);
 }
 
+function readManifest(path: string): Array<GameVoice & { path: string }> {
+  const { excluded } = reviewSchema.parse(JSON.parse(readFileSync(REVIEW_FILE, 'utf8')));
+  return z
+    .array(gameVoiceSchema)
+    .parse(JSON.parse(readFileSync(path, 'utf8')))
+    .filter((v) => !(v.id in excluded))
+    .map((v) => ({ ...v, path: join(SET_DIR, v.file) }));
+}
+
 /** The set, built on first use; lines the review found unfaithful are left out. */
 export async function gameVoices(): Promise<Array<GameVoice & { path: string }>> {
-  if (!existsSync(MANIFEST)) await build();
-  const manifest = z.array(gameVoiceSchema).parse(JSON.parse(readFileSync(MANIFEST, 'utf8')));
-  const { excluded } = reviewSchema.parse(JSON.parse(readFileSync(REVIEW_FILE, 'utf8')));
-  return manifest.filter((v) => !(v.id in excluded)).map((v) => ({ ...v, path: join(SET_DIR, v.file) }));
+  if (!existsSync(MANIFEST) || !existsSync(NAMES_MANIFEST)) await build();
+  return readManifest(MANIFEST);
+}
+
+/** Lines holding the game's terms (GAME_TERMS), none of them in the main set. */
+export async function gameNameLines(): Promise<Array<GameVoice & { path: string }>> {
+  if (!existsSync(MANIFEST) || !existsSync(NAMES_MANIFEST)) await build();
+  return readManifest(NAMES_MANIFEST);
 }

@@ -8,10 +8,8 @@ export const AGENT_DEFAULTS = {
   temperature: 1.0,
   voiceEngine: 'flite',
   voiceId: 'slt',
-  /** The most accurate embedded recogniser (README, "Speech recognition engines")… */
+  /** The most accurate embedded recogniser, phrase hints included (README, "Speech recognition engines"). */
   sttEngine: 'moonshine',
-  /** …but it cannot take phrase hints: an agent that gives stt.phrases and no engine gets this one. */
-  sttEngineForPhrases: 'pocketsphinx',
   language: 'en-US',
   inactivityTimeoutMs: 30_000,
   maxDurationMs: 3_600_000,
@@ -121,15 +119,11 @@ const sttFields = {
 
 export const SttConfigSchema = z
   .strictObject({
-    engine: z.enum(STT_ENGINES).optional().meta({ description: `Default ${AGENT_DEFAULTS.sttEngine}; ${AGENT_DEFAULTS.sttEngineForPhrases} when phrases are given (moonshine cannot take them).` }),
+    engine: z.enum(STT_ENGINES).optional().meta({ description: `Default ${AGENT_DEFAULTS.sttEngine}. Every engine takes phrases (names and terms to favour).` }),
     ...sttFields,
   })
-  .refine((stt) => !(stt.engine === 'moonshine' && stt.phrases?.length), {
-    path: ['phrases'],
-    message: 'the moonshine engine cannot bias recognition towards phrases: use pocketsphinx or openai, or leave phrases out',
-  })
   // The engine is stored as chosen, so a later change of default does not move existing agents.
-  .transform((stt) => ({ ...stt, engine: stt.engine ?? (stt.phrases?.length ? AGENT_DEFAULTS.sttEngineForPhrases : AGENT_DEFAULTS.sttEngine) }))
+  .transform((stt) => ({ ...stt, engine: stt.engine ?? AGENT_DEFAULTS.sttEngine }))
   // Spelled out again so the OpenAPI document shows the stored shape (a transform has none).
   .pipe(z.strictObject({ ...sttFields, engine: z.enum(STT_ENGINES), language: z.string().min(2) }));
 

@@ -27,18 +27,17 @@ describe('agent configuration', () => {
     expect(AgentConfigSchema.safeParse({ ...minimal, tools: dup }).success).toBe(false);
   });
 
-  it('stt: moonshine is an engine of its own, and phrase hints with it are refused at the phrases field', () => {
-    expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'moonshine' } }).stt.engine).toBe('moonshine');
-    const bad = AgentConfigSchema.safeParse({ ...minimal, stt: { engine: 'moonshine', phrases: ['billing'] } });
-    expect(bad.success).toBe(false);
-    expect(bad.error?.issues[0]?.path).toEqual(['stt', 'phrases']);
+  it('stt: every engine takes phrase hints, moonshine included', () => {
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'moonshine', phrases: ['billing'] } }).stt).toEqual({ engine: 'moonshine', language: 'en-US', phrases: ['billing'] });
     expect(AgentConfigSchema.safeParse({ ...minimal, stt: { engine: 'pocketsphinx', phrases: ['billing'] } }).success).toBe(true);
+    const tooLong = AgentConfigSchema.safeParse({ ...minimal, stt: { phrases: ['x'.repeat(201)] } });
+    expect(tooLong.error?.issues[0]?.path).toEqual(['stt', 'phrases', 0]);
   });
 
-  it('stt engine by default: moonshine, or pocketsphinx when the agent gives phrase hints; an engine given is kept', () => {
+  it('stt engine by default: moonshine, with or without phrase hints; an engine given is kept', () => {
     expect(AgentConfigSchema.parse(minimal).stt).toEqual({ engine: 'moonshine', language: 'en-US' });
     expect(AgentConfigSchema.parse({ ...minimal, stt: {} }).stt.engine).toBe('moonshine');
-    expect(AgentConfigSchema.parse({ ...minimal, stt: { phrases: ['billing'] } }).stt).toEqual({ engine: 'pocketsphinx', language: 'en-US', phrases: ['billing'] });
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { phrases: ['billing'] } }).stt).toEqual({ engine: 'moonshine', language: 'en-US', phrases: ['billing'] });
     expect(AgentConfigSchema.parse({ ...minimal, stt: { phrases: [] } }).stt.engine).toBe('moonshine');
     expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'pocketsphinx' } }).stt.engine).toBe('pocketsphinx');
     expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'openai', phrases: ['billing'] } }).stt.engine).toBe('openai');

@@ -5,14 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import { wer } from '../../src/speech/stt/wer.ts';
 import { muLawDecode, muLawEncode } from '../../src/audio/g711.ts';
-import { rms } from '../../src/audio/pcm.ts';
+import { concatPcm, rms } from '../../src/audio/pcm.ts';
 import { decodeOggOpus } from '../helpers/ogg-opus.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { telephone, voice } from '../speech/stt/helpers.ts';
 
 let t: TestService;
 const NUMBER = '+15550100001';
 const MOONSHINE_NUMBER = '+15550100002';
+const HINTS_NUMBER = '+15550100003';
 
 beforeAll(async () => {
   t = await startTestService();
@@ -22,6 +24,10 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   const neural = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-moonshine', inbound_numbers: [MOONSHINE_NUMBER], stt: { engine: 'moonshine', language: 'en-US' }, noise_suppression: 'rnnoise' } });
   expect(neural.status).toBe(201);
+  const hinted = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-hints', inbound_numbers: [HINTS_NUMBER], stt: { language: 'en-US', phrases: ['Okonkwo', 'Zendrix Telecom'] } } });
+  expect(hinted.status).toBe(201);
+  // Phrase hints no longer move an agent off the default recogniser.
+  expect((hinted.body as { stt: { engine: string } }).stt.engine).toBe('moonshine');
 }, 60_000);
 afterAll(async () => t?.stop());
 
@@ -130,6 +136,22 @@ describe('inbound Twilio call with the embedded engines', () => {
     expect(heard).toHaveLength(1);
     expect(wer('i want to cancel my order', heard[0]!)).toBeLessThanOrEqual(0.2);
     expect(record.latency?.asr?.num).toBeGreaterThanOrEqual(1);
+  }, 90_000);
+
+  it("an agent's phrase hints reach the default recogniser: a rare name the caller says is in the transcript as the agent spells it", async () => {
+    const { caller, callId } = await placeInboundCall(t.url, HINTS_NUMBER);
+    await agentFinished(caller, { after: 0, timeoutMs: 20_000 }); // greeting
+    const turnStart = caller.played.length;
+    // Without the hint Moonshine writes "Dr. Akunko" on this line (test/speech/stt/moonshine.test.ts).
+    const said = telephone(voice('I would like to speak with Doctor Okonkwo please', 'rms'));
+    await caller.speak(muLawEncode(concatPcm([said.samples, new Int16Array(4000)])));
+    await agentFinished(caller, { after: turnStart, timeoutMs: 20_000 });
+    await caller.hangUp();
+    const record = await finalRecord(callId);
+    expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup', agent_id: 'phone-hints' });
+    const heard = record.transcript!.filter((m) => m.role === 'user').map((m) => m.content);
+    expect(heard).toHaveLength(1);
+    expect(heard[0]).toContain('Okonkwo');
   }, 90_000);
 
   it('refuses a stream with a wrong secret with 1008 and leaves no record', async () => {

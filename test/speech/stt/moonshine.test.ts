@@ -7,7 +7,7 @@ import { MOONSHINE_MODEL, MoonshineRecognizer, trimSilence } from '../../../src/
 import { corpusWer, wer } from '../../../src/speech/stt/wer.ts';
 import type { SttResult, SttStream } from '../../../src/speech/types.ts';
 import { asteriskPrompts } from '../../support/test-sets.ts';
-import { fixtureClips, frames, voice, type Clip } from './helpers.ts';
+import { PHRASES, fixtureClips, frames, telephone, voice, type Clip } from './helpers.ts';
 
 const engine = new MoonshineEngine({ workers: 2 });
 afterAll(() => engine.close());
@@ -16,7 +16,7 @@ afterAll(() => engine.close());
 function watchReads() {
   const lengths: number[] = [];
   const transcribe = engine.transcribe.bind(engine);
-  const reads = vi.spyOn(engine, 'transcribe').mockImplementation((samples, rate, signal) => (lengths.push(samples.length), transcribe(samples, rate, signal)));
+  const reads = vi.spyOn(engine, 'transcribe').mockImplementation((samples, rate, signal, phrases) => (lengths.push(samples.length), transcribe(samples, rate, signal, phrases)));
   return { reads, lengths };
 }
 
@@ -113,6 +113,28 @@ describe('moonshine engine', () => {
       await recognizer.close();
     }
   }, 60_000);
+
+  it('phrase hints bring rare names into the text on both paths, and change nothing where none is said', async () => {
+    const hints = ['Okonkwo', 'Zendrix Telecom'];
+    const read = async (clip: Clip, phrases: string[]) => {
+      const stream = await engine.open({ sampleRate: clip.sampleRate, language: 'en-US', phrases });
+      const { text } = await transcribe(stream, clip);
+      await stream.close();
+      return text;
+    };
+    for (const [text, name] of [
+      ['I would like to speak with Doctor Okonkwo please', 'Okonkwo'],
+      ['My account is with Zendrix Telecom', 'Zendrix Telecom'],
+    ] as const) {
+      for (const clip of [voice(text, 'slt'), telephone(voice(text, 'rms'))]) {
+        // Without the hint the model spells the name as it sounds (Akon Kaplees, Zendrik's telecon).
+        expect(await read(clip, [])).not.toContain(name);
+        expect(await read(clip, hints)).toContain(name);
+      }
+    }
+    const plain = voice(PHRASES[0] ?? '', 'slt');
+    expect(await read(plain, hints)).toBe(await read(plain, []));
+  });
 
   it('trimming keeps the speech with its margins and leaves nothing of pure silence', () => {
     const samples = new Int16Array(16000 * 3);

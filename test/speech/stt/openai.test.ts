@@ -117,7 +117,8 @@ describe('openai-compatible STT engine', () => {
 describe('createSttEngine', () => {
   it('picks the engine named by the agent stt config', () => {
     expect(createSttEngine(SttConfigSchema.parse({})).name).toBe('moonshine');
-    expect(createSttEngine(SttConfigSchema.parse({ phrases: ['billing'] })).name).toBe('pocketsphinx');
+    expect(createSttEngine(SttConfigSchema.parse({ phrases: ['billing'] })).name).toBe('moonshine');
+    expect(createSttEngine(SttConfigSchema.parse({ engine: 'pocketsphinx', phrases: ['billing'] })).name).toBe('pocketsphinx');
     expect(createSttEngine(SttConfigSchema.parse({ engine: 'openai', base_url: 'http://127.0.0.1:9/v1' })).name).toBe('openai');
   });
 

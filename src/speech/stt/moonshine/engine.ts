@@ -2,7 +2,8 @@
 // The model reads a whole stretch of audio at once, in a worker thread. A stream buffers what the
 // caller says and starts reading at each pause (src/speech/stt/pause-cutter.ts), so the text is
 // mostly ready when the turn ends, and each reading comes out as a partial result. Far more
-// accurate than pocketsphinx on real callers, but it gives no word timings or phrase hints.
+// accurate than pocketsphinx on real callers; it gives no word timings. Phrase hints bias its
+// decoding (phrase-bias.ts).
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -44,11 +45,15 @@ export const MOONSHINE_DEFAULTS = {
 export interface MoonshineEngineOptions {
   modelDir?: string;
   workers?: number;
+  /** Bonus per token of a phrase hint (nats; PHRASE_BIAS_DEFAULTS.tokenBonus): bench:speech sweeps it. */
+  phraseTokenBonus?: number;
 }
 
 interface Job {
   samples: Int16Array;
   sampleRate: number;
+  /** The stream's phrase hints (stt.phrases). */
+  phrases: readonly string[];
   resolve: (text: string) => void;
   reject: (err: SttError) => void;
   settled: boolean;
@@ -258,7 +263,7 @@ class MoonshineStream implements SttStream {
     const signal = AbortSignal.any(signals);
     const cuts = [0, ...windowBounds(samples, this.options.sampleRate), samples.length];
     const reading: Reading = {
-      text: Promise.all(cuts.slice(1).map((end, i) => this.engine.transcribe(samples.slice(cuts[i], end), this.options.sampleRate, signal))).then((texts) => texts.filter(Boolean).join(' ')),
+      text: Promise.all(cuts.slice(1).map((end, i) => this.engine.transcribe(samples.slice(cuts[i], end), this.options.sampleRate, signal, this.options.phrases))).then((texts) => texts.filter(Boolean).join(' ')),
       done: null,
       controller,
     };
@@ -294,6 +299,7 @@ export class MoonshineEngine implements SttEngine {
   readonly name = 'moonshine';
   private readonly modelDir: string;
   private readonly size: number;
+  private readonly phraseTokenBonus: number | undefined;
   private readonly slots: WorkerSlot[] = [];
   private readonly queue: Job[] = [];
   private nextJob = 1;
@@ -304,6 +310,7 @@ export class MoonshineEngine implements SttEngine {
   constructor(options: MoonshineEngineOptions = {}) {
     this.modelDir = options.modelDir ?? MOONSHINE_DEFAULTS.modelDir;
     this.size = Math.max(1, options.workers ?? MOONSHINE_DEFAULTS.workers);
+    this.phraseTokenBonus = options.phraseTokenBonus;
   }
 
   /** Resolves once a worker has the model loaded, so a call never starts with a recogniser that cannot load. */
@@ -335,11 +342,11 @@ export class MoonshineEngine implements SttEngine {
     return new MoonshineStream(this, options);
   }
 
-  /** Text of one utterance; rejects with STT_ABORTED as soon as `signal` fires. */
-  transcribe(samples: Int16Array, sampleRate: number, signal?: AbortSignal): Promise<string> {
+  /** Text of one utterance, biased toward `phrases`; rejects with STT_ABORTED as soon as `signal` fires. */
+  transcribe(samples: Int16Array, sampleRate: number, signal?: AbortSignal, phrases: readonly string[] = []): Promise<string> {
     if (this.loadError) return Promise.reject(this.loadError);
     return new Promise((resolve, reject) => {
-      const job: Job = { samples, sampleRate, resolve, reject, settled: false };
+      const job: Job = { samples, sampleRate, phrases, resolve, reject, settled: false };
       const settle = (): boolean => {
         if (job.settled) return false;
         job.settled = true;
@@ -362,7 +369,7 @@ export class MoonshineEngine implements SttEngine {
   }
 
   private spawn(): WorkerSlot {
-    const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData: { modelDir: this.modelDir } });
+    const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData: { modelDir: this.modelDir, ...(this.phraseTokenBonus === undefined ? {} : { phraseTokenBonus: this.phraseTokenBonus }) } });
     worker.unref();
     const slot: WorkerSlot = { worker, ready: false, job: null };
     this.slots.push(slot);
@@ -413,7 +420,7 @@ export class MoonshineEngine implements SttEngine {
       if (!job) return;
       const running = Object.assign(job, { id: this.nextJob++ });
       slot.job = running;
-      const msg: ToMoonshineWorker = { type: 'transcribe', job: running.id, samples: job.samples, sampleRate: job.sampleRate };
+      const msg: ToMoonshineWorker = { type: 'transcribe', job: running.id, samples: job.samples, sampleRate: job.sampleRate, phrases: [...job.phrases] };
       slot.worker.postMessage(msg, [job.samples.buffer as ArrayBuffer]);
     }
     const loading = this.slots.filter((s) => !s.ready).length;

@@ -2,8 +2,8 @@
 import type { SttErrorCode } from '../errors.ts';
 
 export type ToMoonshineWorker =
-  /** One utterance at `sampleRate` (its buffer is transferred). */
-  | { type: 'transcribe'; job: number; samples: Int16Array; sampleRate: number }
+  /** One utterance at `sampleRate` (its buffer is transferred), biased toward `phrases`. */
+  | { type: 'transcribe'; job: number; samples: Int16Array; sampleRate: number; phrases: string[] }
   /** Finish the utterance under way, release the model and exit. */
   | { type: 'close' };
 

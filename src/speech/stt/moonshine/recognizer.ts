@@ -7,6 +7,7 @@ import llamaTokenizer from 'llama-tokenizer-js';
 import ort from 'onnxruntime-node';
 import { int16ToFloat, rms } from '../../../audio/pcm.ts';
 import { SttError } from '../errors.ts';
+import { type BiasState, PhraseBias } from './phrase-bias.ts';
 
 export const MOONSHINE_MODEL = {
   sampleRate: 16000,
@@ -96,11 +97,12 @@ interface Hypothesis {
   tokens: number[];
   tokenLogProbs: number[];
   logProb: number;
+  /** Phrase-hint bonus held (nats): ranked with `logProb`, never reported as the model's own. */
+  bias: number;
+  biasState: BiasState | null;
   /** The decoder's attention keys and values after `tokens`; null before the first step. */
   cache: Feeds | null;
 }
-
-const ROOT: Hypothesis = { tokens: [], tokenLogProbs: [], logProb: 0, cache: null };
 
 export interface MoonshineDecoding {
   /** Beam width for an unsure utterance; 1 decodes greedily always. */
@@ -124,6 +126,11 @@ export interface MoonshineTranscript {
   worstTokenLogProb: number;
   /** Whether the beam search decided the text. */
   beam: boolean;
+}
+
+/** Phrase hints as the tokenizer writes them mid-sentence (word-initial pieces). */
+export function moonshinePhraseBias(phrases: readonly string[], tokenBonus?: number): PhraseBias {
+  return new PhraseBias(phrases, (text) => llamaTokenizer.encode(text, false, true, false), tokenBonus);
 }
 
 function decodeTokens(tokens: number[]): string {
@@ -153,37 +160,39 @@ export class MoonshineRecognizer {
   }
 
   /** Text of one utterance of 16 kHz PCM16. */
-  async transcribe(utterance: Int16Array, decoding: MoonshineDecoding = MOONSHINE_DECODING): Promise<string> {
-    return (await this.transcribeDetailed(utterance, decoding)).text;
+  async transcribe(utterance: Int16Array, decoding: MoonshineDecoding = MOONSHINE_DECODING, bias?: PhraseBias): Promise<string> {
+    return (await this.transcribeDetailed(utterance, decoding, bias)).text;
   }
 
   /** The text with how it was decoded: greedy, and by beam search when greedy was unsure of a token. */
-  async transcribeDetailed(utterance: Int16Array, decoding: MoonshineDecoding = MOONSHINE_DECODING): Promise<MoonshineTranscript> {
+  async transcribeDetailed(utterance: Int16Array, decoding: MoonshineDecoding = MOONSHINE_DECODING, bias?: PhraseBias): Promise<MoonshineTranscript> {
     const samples = trimSilence(utterance);
     if (samples.length < MOONSHINE_MODEL.minSamples) return { text: '', worstTokenLogProb: 0, beam: false };
     const audio = int16ToFloat(samples);
     const encoded = await this.encoder.run({ input_values: new ort.Tensor('float32', audio, [1, audio.length]) });
     const hidden = output(encoded, 'last_hidden_state');
     const maxTokens = Math.ceil((samples.length / MOONSHINE_MODEL.sampleRate) * MOONSHINE_MODEL.maxTokensPerSecond) + 2;
-    const greedy = await this.beamSearch(hidden, maxTokens, 1);
+    const hints = bias && !bias.empty ? bias : null;
+    const greedy = await this.beamSearch(hidden, maxTokens, 1, hints);
     const worstTokenLogProb = Math.min(0, ...greedy.tokenLogProbs);
     // The search starts over from the first token: starting where greedy hesitated kept almost
     // none of the gain, since the wrong word is often one greedy was sure of (measured).
     const unsure = decoding.beamWidth > 1 && worstTokenLogProb < decoding.fallbackBelowLogProb;
-    const best = unsure ? await this.beamSearch(hidden, maxTokens, decoding.beamWidth) : greedy;
+    const best = unsure ? await this.beamSearch(hidden, maxTokens, decoding.beamWidth, hints) : greedy;
     return { text: decodeTokens(best.tokens), worstTokenLogProb, beam: unsure };
   }
 
   /**
    * Beam search with one decoder run per live hypothesis and step (width 1 is greedy). Runs are
    * not batched: the decoder quantises its activations per run, so batched hypotheses score
-   * differently from lone ones, and worse (measured).
+   * differently from lone ones, and worse (measured). With phrase hints, each hypothesis also
+   * tries the hints' next tokens, ranked with their bonus (shallow fusion).
    */
-  private async beamSearch(hidden: ort.Tensor, maxTokens: number, width: number): Promise<Hypothesis> {
-    let live: Hypothesis[] = [ROOT];
+  private async beamSearch(hidden: ort.Tensor, maxTokens: number, width: number, bias: PhraseBias | null): Promise<Hypothesis> {
+    let live: Hypothesis[] = [{ tokens: [], tokenLogProbs: [], logProb: 0, bias: 0, biasState: bias?.start ?? null, cache: null }];
     const finished: Hypothesis[] = [];
     for (let step = 0; step < maxTokens && live.length > 0 && finished.length < width; step++) {
-      const expansions: { parent: Hypothesis; token: number; logProb: number; cache: Feeds }[] = [];
+      const expansions: { parent: Hypothesis; token: number; logProb: number; bonus: number; biasState: BiasState | null; cache: Feeds }[] = [];
       for (const hyp of live) {
         const past = hyp.cache ?? emptyCache();
         const result = await this.decoder.run({
@@ -201,19 +210,27 @@ export class MoonshineRecognizer {
           cache[name] = step === 0 || name.includes('.decoder.') ? output(result, name.replace('past_key_values', 'present')) : (past[name] as ort.Tensor);
         }
         const logProbs = logSoftmax(logits);
-        for (const token of topK(logProbs, width)) expansions.push({ parent: hyp, token, logProb: logProbs[token] ?? -Infinity, cache });
+        const tokens = new Set(topK(logProbs, width));
+        if (bias && hyp.biasState) for (const token of bias.candidates(hyp.biasState)) tokens.add(token);
+        for (const token of tokens) {
+          const biased = bias && hyp.biasState ? bias.step(hyp.biasState, token, token === MOONSHINE_MODEL.endToken) : { bonus: 0, state: null };
+          expansions.push({ parent: hyp, token, logProb: logProbs[token] ?? -Infinity, bonus: biased.bonus, biasState: biased.state, cache });
+        }
       }
-      expansions.sort((a, b) => b.parent.logProb + b.logProb - (a.parent.logProb + a.logProb));
+      const score = (e: (typeof expansions)[number]) => e.parent.logProb + e.parent.bias + e.logProb + e.bonus;
+      expansions.sort((a, b) => score(b) - score(a));
       live = [];
-      for (const { parent, token, logProb, cache } of expansions) {
+      for (const { parent, token, logProb, bonus, biasState, cache } of expansions) {
         if (live.length + finished.length >= width) break;
-        const next: Hypothesis = { tokens: [...parent.tokens, token], tokenLogProbs: [...parent.tokenLogProbs, logProb], logProb: parent.logProb + logProb, cache };
+        const next: Hypothesis = { tokens: [...parent.tokens, token], tokenLogProbs: [...parent.tokenLogProbs, logProb], logProb: parent.logProb + logProb, bias: parent.bias + bonus, biasState, cache };
         if (token === MOONSHINE_MODEL.endToken) finished.push(next);
         else live.push(next);
       }
     }
     // Ranked by log-probability per token, so a longer reading is not punished for its length.
-    const ranked = (finished.length > 0 ? finished : live).sort((a, b) => b.logProb / b.tokens.length - a.logProb / a.tokens.length);
+    // A phrase match still under way when the tokens ran out gives its bonus back.
+    const total = (h: Hypothesis) => (h.logProb + h.bias - (h.biasState?.pending ?? 0)) / h.tokens.length;
+    const ranked = (finished.length > 0 ? finished : live).sort((a, b) => total(b) - total(a));
     const best = ranked[0];
     if (!best) throw new SttError('STT_MODEL_INVALID', 'moonshine decoder gave no hypothesis');
     return best;

@@ -7,13 +7,14 @@ import { z } from 'zod';
 import { resample } from '../../../audio/resampler.ts';
 import { isSttError } from '../errors.ts';
 import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
-import { MOONSHINE_MODEL, MoonshineRecognizer } from './recognizer.ts';
+import type { PhraseBias } from './phrase-bias.ts';
+import { MOONSHINE_DECODING, MOONSHINE_MODEL, MoonshineRecognizer, moonshinePhraseBias } from './recognizer.ts';
 
 const MOONSHINE_WORKER_NICE = 10;
 
 const port = parentPort;
 if (!port) throw new Error('moonshine worker must run in a worker thread');
-const { modelDir } = z.object({ modelDir: z.string() }).parse(workerData);
+const { modelDir, phraseTokenBonus } = z.object({ modelDir: z.string(), phraseTokenBonus: z.number().positive().optional() }).parse(workerData);
 const send = (msg: FromMoonshineWorker): void => port.postMessage(msg);
 
 // A transcription keeps a core busy for ~100 ms per utterance, several at once when callers
@@ -34,6 +35,15 @@ try {
 }
 send({ type: 'ready' });
 
+// A call sends the same hints with every utterance: the last list's token trie is kept.
+let hints: { key: string; bias: PhraseBias } | null = null;
+function biasFor(phrases: string[]): PhraseBias | undefined {
+  if (phrases.length === 0) return undefined;
+  const key = phrases.join('\n');
+  if (hints?.key !== key) hints = { key, bias: moonshinePhraseBias(phrases, phraseTokenBonus) };
+  return hints.bias;
+}
+
 // The engine sends one utterance at a time; `work` is the one under way.
 let work: Promise<void> = Promise.resolve();
 port.on('message', (msg: ToMoonshineWorker) => {
@@ -50,7 +60,7 @@ port.on('message', (msg: ToMoonshineWorker) => {
   work = (async () => {
     try {
       const pcm = msg.sampleRate === MOONSHINE_MODEL.sampleRate ? msg.samples : resample(msg.samples, msg.sampleRate, MOONSHINE_MODEL.sampleRate);
-      send({ type: 'result', job: msg.job, text: await recognizer.transcribe(pcm) });
+      send({ type: 'result', job: msg.job, text: await recognizer.transcribe(pcm, MOONSHINE_DECODING, biasFor(msg.phrases)) });
     } catch (err) {
       send({ type: 'error', job: msg.job, code: isSttError(err) ? err.code : 'STT_ENGINE_CRASHED', message: (err as Error).message });
     }
