@@ -6,7 +6,9 @@
 // 8 kHz μ-law, then (or not) the denoiser, then Moonshine: corpus WER per condition. VAD: Silero's
 // speech starts per minute of the noise alone (at the 5 dB level: false barge-ins), and the share
 // of clean speech frames it still finds. And the denoiser's cost per 20 ms frame.
-// BENCH_ASTERISK=N sets the prompt sample (default 100). Writes artifacts/bench/noise.{json,md}.
+// BENCH_ASTERISK=N sets the prompt sample (default 100). BENCH_NOISE_SET=game reads the game voices
+// instead (bench/sets/game-voices.ts: ten voice actors, every other line of the 198, 99).
+// Writes artifacts/bench/noise[-game].{json,md}.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +23,7 @@ import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { energyLabels, framesInSegments, segmentsOf } from '../test/speech/vad/measure.ts';
 import { asteriskPrompts, fixtures, musicOnHoldFiles } from '../test/support/test-sets.ts';
 import { markdownTable } from './report.ts';
+import { gameVoices } from './sets/game-voices.ts';
 
 const RATE = 8000;
 const FRAME = RATE / 50;
@@ -93,11 +96,22 @@ async function werOf(engine: MoonshineEngine, clips: Clip[], signals: Int16Array
   return corpusWer(pairs.flat());
 }
 
-const prompts = asteriskPrompts().sort((a, b) => a.id.localeCompare(b.id));
-if (prompts.length === 0) throw new Error('the asterisk prompts are not installed (npm run setup)');
-const step = Math.max(1, Math.floor(prompts.length / wanted));
-const sample = prompts.filter((_, i) => i % step === 0).slice(0, wanted);
-const clips: Clip[] = await Promise.all(sample.map(async (p) => ({ text: p.text, samples: (await readWavFile(p.file, RATE)).samples })));
+const setName = process.env.BENCH_NOISE_SET === 'game' ? 'game' : 'asterisk';
+async function speechClips(): Promise<Clip[]> {
+  if (setName === 'game') {
+    const lines = (await gameVoices()).filter((_, i) => i % 2 === 0);
+    return Promise.all(lines.map(async (v) => {
+      const wav = await readWavFile(v.path);
+      return { text: v.text, samples: resample(wav.samples, wav.sampleRate, RATE) };
+    }));
+  }
+  const prompts = asteriskPrompts().sort((a, b) => a.id.localeCompare(b.id));
+  if (prompts.length === 0) throw new Error('the asterisk prompts are not installed (npm run setup)');
+  const step = Math.max(1, Math.floor(prompts.length / wanted));
+  const sample = prompts.filter((_, i) => i % step === 0).slice(0, wanted);
+  return Promise.all(sample.map(async (p) => ({ text: p.text, samples: (await readWavFile(p.file, RATE)).samples })));
+}
+const clips = await speechClips();
 
 const moh = concatPcm(await Promise.all(musicOnHoldFiles().slice(0, 2).map(async (f) => (await readWavFile(f, RATE)).samples.subarray(0, 60 * RATE))));
 // Babble: six phrases in four voices, each looped at its own offset and summed.
@@ -139,7 +153,7 @@ for (const noise of noises) for (const snr of [10, 5]) conditions.push({ noise, 
 for (const { noise, snr } of conditions) {
   const plain = clips.map((c, i) => mixed(c, noise?.samples ?? new Int16Array(1), noise?.rms ?? 1, snr, i * 7919));
   const clean = await Promise.all(plain.map(denoised));
-  const row = { set: noise ? `${noise.name}, ${snr} dB SNR` : 'clean', prompts: clips.length, 'WER without': pct(await werOf(engine, clips, plain)), 'WER with RNNoise': pct(await werOf(engine, clips, clean)) };
+  const row = { set: noise ? `${noise.name}, ${snr} dB SNR` : 'clean', [setName === 'game' ? 'game lines' : 'prompts']: clips.length, 'WER without': pct(await werOf(engine, clips, plain)), 'WER with RNNoise': pct(await werOf(engine, clips, clean)) };
   rows.push(row);
   console.log(row);
 }
@@ -170,7 +184,7 @@ for (const noise of noises) {
     });
     return pct(hit / total);
   };
-  const row = { noise: 'clean prompts: speech frames found', 'speech starts/min without': await found(speech, 0), 'with RNNoise': await found(await denoised(speech), 1) };
+  const row = { noise: `clean ${setName === 'game' ? 'game lines' : 'prompts'}: speech frames found`, 'speech starts/min without': await found(speech, 0), 'with RNNoise': await found(await denoised(speech), 1) };
   vadRows.push(row);
   console.log(row);
 }
@@ -189,7 +203,7 @@ for (const rate of [8000, 16000]) {
 }
 
 const md = [
-  '# bench:noise — the phone path under noise, with and without RNNoise',
+  `# bench:noise — the phone path under noise, with and without RNNoise (${setName === 'game' ? 'game voices' : 'asterisk prompts'})`,
   '',
   markdownTable(rows),
   '',
@@ -201,7 +215,8 @@ const md = [
 ].join('\n');
 const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, 'noise.json'), `${JSON.stringify({ when: new Date().toISOString(), rows, vadRows, costRows }, null, 2)}\n`);
-writeFileSync(join(dir, 'noise.md'), `${md}\n`);
+const suffix = setName === 'game' ? '-game' : '';
+writeFileSync(join(dir, `noise${suffix}.json`), `${JSON.stringify({ when: new Date().toISOString(), rows, vadRows, costRows }, null, 2)}\n`);
+writeFileSync(join(dir, `noise${suffix}.md`), `${md}\n`);
 console.log(md);
 process.exit(0);

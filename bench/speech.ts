@@ -202,12 +202,24 @@ async function humanRows(name: string, engine: SttEngine): Promise<void> {
   record({ measure: 'WER', set: `${name}, asterisk prompts 8 kHz μ-law (${asterisk.length}, 1 speaker)`, value: pct(corpusWer(asteriskPhone)), bar: '' });
   record({ measure: 'WER', set: `${name}, whole human set 8 kHz μ-law (${game.length + asterisk.length}, ${speakers + 1} speakers)`, value: pct(corpusWer([...gamePhone, ...asteriskPhone])), bar: '<= 12%' });
   record({ measure: 'real-time factor (CPU s / audio s)', set: `${name}, game voices 8 kHz μ-law, ${audioSeconds.toFixed(0)} s of audio`, value: ((cpu.user + cpu.system) / 1e6 / audioSeconds).toFixed(3), bar: '' });
-  record({ measure: 'peak resident memory', set: `${name}, this bench process so far`, value: `${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`, bar: '' });
   for (const actor of [...new Set(game.map((c) => c.voice ?? ''))].sort()) {
     const wide = corpusWer(gameWide.filter((p) => p.voice === actor));
     const phone = corpusWer(gamePhone.filter((p) => p.voice === actor));
     record({ measure: 'WER 16 kHz / 8 kHz μ-law', set: `${name}, game voices, ${actor} (${game.filter((c) => c.voice === actor).length})`, value: `${pct(wide)} / ${pct(phone)}`, bar: '' });
   }
+}
+
+/** Resident memory an engine adds once it has read one utterance (its worker threads and models): measured first, before any other engine loads. */
+async function footprintRow(name: string, make: () => SttEngine, clip: Clip): Promise<void> {
+  const before = process.memoryUsage().rss;
+  const engine = make();
+  const stream = await engine.open({ sampleRate: clip.sampleRate, language: 'en-US' });
+  pushAll(stream, clip);
+  await stream.finalize();
+  await stream.close();
+  const added = process.memoryUsage().rss - before;
+  await engine.close();
+  record({ measure: 'resident memory added', set: `${name}, engine with 2 workers after one utterance`, value: `${(added / 2 ** 20).toFixed(0)} MB`, bar: '' });
 }
 
 /** Latency, concurrency and event-loop delay of one engine, as `name` in the table. */
@@ -236,6 +248,7 @@ async function realTimeRows(name: string, engine: SttEngine, wide: Clip[]): Prom
 }
 
 async function pocketsphinxRows(wide: Clip[], narrow: Clip[]): Promise<void> {
+  if (wide[0]) await footprintRow('pocketsphinx general', () => new PocketsphinxEngine({ workers: 2, model: 'general' }), wide[0]);
   const engine = new PocketsphinxEngine({ workers: 2 });
   const general = new PocketsphinxEngine({ workers: 2, model: 'general' });
   // BENCH_ONLY=realtime skips the WER sets (they take minutes) and measures latency and load only.
@@ -261,6 +274,7 @@ async function pocketsphinxRows(wide: Clip[], narrow: Clip[]): Promise<void> {
 }
 
 async function moonshineRows(wide: Clip[], narrow: Clip[]): Promise<void> {
+  if (wide[0] && process.env.BENCH_ENGINES === 'moonshine') await footprintRow('moonshine', () => new MoonshineEngine({ workers: 2 }), wide[0]);
   const engine = new MoonshineEngine();
   if (process.env.BENCH_ONLY === 'hints') {
     await hintRows();
