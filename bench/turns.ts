@@ -1,4 +1,4 @@
-// npm run bench:turns [-- --calls 4 --modes silence,semantic]
+// npm run bench:turns [-- --calls 4 --modes silence,semantic --hints "um,uh"]
 // Turn-taking on the phone path: 60 caller turns spoken by flite voices — 36 finished (questions,
 // statements, short answers, times) and 24 unfinished, each with a pause of 0.6-1.5 s inside
 // (digits being read out, a trailing "and", "um", an open list) — played over Twilio Media
@@ -27,8 +27,10 @@ import { spawnInstantModel } from './stub-engines.ts';
 const Args = z.object({
   calls: z.coerce.number().int().min(1).max(12).default(4),
   modes: z.string().default('silence,semantic').transform((s) => s.split(',').map((m) => z.enum(['silence', 'semantic']).parse(m.trim()))),
+  /** Phrase hints for the agents' recogniser (stt.phrases), comma-separated. */
+  hints: z.string().default('').transform((s) => s.split(',').map((h) => h.trim()).filter(Boolean)),
 });
-const { values } = parseArgs({ options: { calls: { type: 'string' }, modes: { type: 'string' } } });
+const { values } = parseArgs({ options: { calls: { type: 'string' }, modes: { type: 'string' }, hints: { type: 'string' } } });
 const args = Args.parse(values);
 
 const FINISHED = [
@@ -210,6 +212,7 @@ for (const [m, mode] of args.modes.entries()) {
       begin_message: 'Hello.',
       inbound_numbers: [number],
       endpointing: { mode },
+      ...(args.hints.length > 0 ? { stt: { phrases: args.hints } } : {}),
       inactivity_timeout_ms: 600_000,
     }),
   });
