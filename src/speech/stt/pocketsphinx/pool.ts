@@ -4,6 +4,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { SttResult } from '../../types.ts';
+import { terminateWorker } from '../../worker-exit.ts';
 import { SttError } from '../errors.ts';
 import type { FromWorker, ToWorker } from './protocol.ts';
 
@@ -87,9 +88,9 @@ export class WorkerSlot {
     }
   }
 
-  terminate(): Promise<number> {
+  terminate(): Promise<void> {
     this.dead = true;
-    return this.worker.terminate();
+    return terminateWorker(this.worker);
   }
 }
 

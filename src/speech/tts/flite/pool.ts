@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { SpeechError } from '../../errors.ts';
+import { terminateWorker } from '../../worker-exit.ts';
 import type { FliteWorkerData, FromWorker, ToWorker } from './protocol.ts';
 
 export interface JobSink {
@@ -142,7 +143,7 @@ export class FlitePool {
     }
     const live = this.slots.filter((s): s is WorkerSlot => s !== null);
     this.slots.fill(null);
-    await Promise.all(live.map((s) => s.worker.terminate()));
+    await Promise.all(live.map((s) => terminateWorker(s.worker)));
   }
 
   private slotAt(i: number): WorkerSlot {
