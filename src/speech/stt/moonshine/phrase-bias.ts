@@ -85,9 +85,9 @@ export class PhraseBias {
   }
 
   private advance(node: TrieNode, pending: number, refund: number): { bonus: number; state: BiasState } {
-    const held = pending + this.tokenBonus;
+    const bonus = refund + this.tokenBonus;
     // A whole phrase keeps its bonus; a longer phrase through it may still go on.
-    if (node.end) return { bonus: refund + this.tokenBonus, state: node.children.size > 0 ? { node, pending: 0 } : this.start };
-    return { bonus: refund + this.tokenBonus, state: { node, pending: held } };
+    if (node.end) return { bonus, state: node.children.size > 0 ? { node, pending: 0 } : this.start };
+    return { bonus, state: { node, pending: pending + this.tokenBonus } };
   }
 }
