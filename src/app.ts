@@ -164,6 +164,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     outcomes,
     carrierCalls: store.carrierCalls,
     idempotency: store.idempotency,
+    rateWindows: store.rateWindows,
     metrics,
     webhooks: store.webhooks,
     webCallTokens: store.webCallTokens,

@@ -1,28 +1,25 @@
-// Fixed one-minute windows: per organization, cheap and enough to stop a runaway client; per client
-// address for failed authentications, so keys cannot be guessed at the speed of the network.
+// Fixed one-minute windows: per organization, counted in the store (one statement a request) so
+// every process sharing it enforces one limit; per client address for failed authentications, in
+// memory, so keys cannot be guessed at the speed of the network.
 import type { Clock } from '../clock.ts';
 import { ApiError } from '../errors.ts';
+import { RATE_WINDOW_MS, type RateWindowStore } from '../store/rate-windows.ts';
 
 export class RateLimiter {
-  private readonly windows = new Map<string, { start: number; count: number }>();
-
   constructor(
     private readonly perMinute: number,
     private readonly clock: Clock,
+    /** Counted in the store, so the limit holds across every process sharing it. */
+    private readonly windows: RateWindowStore,
   ) {}
 
   /** Counts one request; throws 429 with Retry-After when the window is full. 0 disables. */
-  take(key: string): void {
+  async take(key: string): Promise<void> {
     if (this.perMinute === 0) return;
     const now = this.clock.now();
-    let window = this.windows.get(key);
-    if (!window || now - window.start >= 60_000) {
-      window = { start: now, count: 0 };
-      this.windows.set(key, window);
-    }
-    window.count++;
+    const window = await this.windows.hit(key, now);
     if (window.count > this.perMinute) {
-      const retryAfter = Math.max(1, Math.ceil((window.start + 60_000 - now) / 1000));
+      const retryAfter = Math.max(1, Math.ceil((window.start + RATE_WINDOW_MS - now) / 1000));
       throw new ApiError('RATE_LIMITED', `more than ${this.perMinute} requests in a minute; retry in ${retryAfter} s`, {
         headers: { 'Retry-After': String(retryAfter) },
       });

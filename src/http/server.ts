@@ -11,6 +11,7 @@ import { toApiError } from './errors.ts';
 import { answerClientError, answerFrameworkError, MAX_PATH_PARAMETER_LENGTH } from './framework-errors.ts';
 import { MAX_JSON_DEPTH, tooDeep } from './json-depth.ts';
 import { OpenApiRegistry, type RouteDoc } from './openapi.ts';
+import type { RateWindowStore } from '../store/rate-windows.ts';
 import { AuthFailureLimiter, RateLimiter } from './rate-limit.ts';
 
 declare module 'fastify' {
@@ -29,6 +30,8 @@ export interface HttpOptions {
   clock: Clock;
   bodyLimitBytes: number;
   rateLimitPerMinute: number;
+  /** Where requests are counted per organization and minute. */
+  rateWindows: RateWindowStore;
   requestTimeoutMs: number;
   trustProxy: string[] | undefined;
 }
@@ -73,7 +76,7 @@ export function createHttpServer(options: HttpOptions): HttpServer {
   const openapi = new OpenApiRegistry();
   app.addHook('onRoute', openapi.collect);
 
-  const limiter = new RateLimiter(options.rateLimitPerMinute, options.clock);
+  const limiter = new RateLimiter(options.rateLimitPerMinute, options.clock, options.rateWindows);
   const authFailures = new AuthFailureLimiter(options.clock);
   let shuttingDown = false;
 
@@ -93,7 +96,7 @@ export function createHttpServer(options: HttpOptions): HttpServer {
       authFailures.failed(request.ip);
       throw error;
     }
-    limiter.take(request.orgId);
+    await limiter.take(request.orgId);
   });
 
   // A bodiless POST means "no options": the schema then names any required field it lacks.

@@ -17,6 +17,7 @@ import type { Config } from '../config.ts';
 import { demoRoutes } from '../demo/routes.ts';
 import { twilioVoiceRoutes } from '../telephony/twilio-voice.ts';
 import type { IdempotencyStore } from '../store/idempotency.ts';
+import type { RateWindowStore } from '../store/rate-windows.ts';
 import type { Timers } from '../timers.ts';
 import { PendingStreams } from '../transports/pending-streams.ts';
 import { twilioMediaRoute } from '../transports/twilio/route.ts';
@@ -51,6 +52,7 @@ export interface ServiceHttpDeps {
   outcomes: CallOutcomes;
   carrierCalls: CarrierCallRepository;
   idempotency: IdempotencyStore;
+  rateWindows: RateWindowStore;
   /** null when the store answers, else why not (readiness). */
   storeProblem: () => Promise<string | null>;
   timers: Timers;
@@ -80,6 +82,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     clock: deps.clock,
     bodyLimitBytes: config.bodyLimitBytes,
     rateLimitPerMinute: config.rateLimitPerMinute,
+    rateWindows: deps.rateWindows,
     requestTimeoutMs: config.requestTimeoutMs,
     trustProxy: config.trustProxy,
   });

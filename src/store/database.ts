@@ -267,6 +267,12 @@ export const MIGRATIONS: Migration[] = [
     // A node that starts ends only the runs of dead nodes (its own previous run's among them), not a live peer's.
     sql: `ALTER TABLE agent_test_runs ADD COLUMN owner_node TEXT;`,
   },
+  {
+    version: 19,
+    name: 'request windows in the store',
+    // RATE_LIMIT_PER_MINUTE counted once for every process sharing the store, not once per process.
+    sql: `CREATE TABLE rate_windows (key TEXT PRIMARY KEY, window_start INTEGER NOT NULL, count INTEGER NOT NULL) STRICT;`,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

@@ -11,6 +11,7 @@ import { SqliteCreditRepository } from './credits.ts';
 import { openDatabase, type Db } from './database.ts';
 import { SqliteIdempotencyStore } from './idempotency.ts';
 import { SqliteNodeLeases } from './nodes.ts';
+import { SqliteRateWindowStore, type RateWindowStore } from './rate-windows.ts';
 import { SqliteWebCallTokens } from './web-tokens.ts';
 import { SqliteWebhookRepository } from './webhooks.ts';
 import type { RandomHex } from '../clock.ts';
@@ -38,6 +39,7 @@ export interface Store {
   credits: CreditRepository;
   idempotency: IdempotencyStore;
   nodes: NodeLeases;
+  rateWindows: RateWindowStore;
   webCallTokens: WebCallTokenRepository;
   webhooks: WebhookRepository;
   /** For readiness: null when the database answers, else why not. */
@@ -76,6 +78,7 @@ export function openStore(dataDir: string, options: { random: RandomHex; now: ()
     credits: promised(new SqliteCreditRepository(db)),
     idempotency: promised(new SqliteIdempotencyStore(db)),
     nodes: promised(new SqliteNodeLeases(db)),
+    rateWindows: promised(new SqliteRateWindowStore(db)),
     webCallTokens: promised(new SqliteWebCallTokens(db)),
     async problem() {
       try {

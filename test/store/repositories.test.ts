@@ -244,6 +244,18 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
     expect(racing.map((r) => r.kind).sort()).toEqual(['claimed', 'in_progress']);
   });
 
+  it('counts requests per organization and minute for every node at once: one window, a new one after 60 s', async () => {
+    const other = await peer();
+    // Two nodes counting 10 requests each at once: 20 in one window, every count given once.
+    const counts = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store : other).rateWindows.hit('acme', NOW + i)));
+    expect(counts.map((w) => w.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(new Set(counts.map((w) => w.start))).toEqual(new Set([counts.find((w) => w.count === 1)!.start]));
+    expect(await other.rateWindows.hit('globex', NOW)).toEqual({ start: NOW, count: 1 });
+    const windowStart = counts.find((w) => w.count === 1)!.start;
+    expect(await store.rateWindows.hit('acme', windowStart + 59_999)).toEqual({ start: windowStart, count: 21 });
+    expect(await other.rateWindows.hit('acme', windowStart + 60_000)).toEqual({ start: windowStart + 60_000, count: 1 });
+  });
+
   it('keeps node leases with addresses, credits, web call tokens and carrier call ids', async () => {
     await store.nodes.renew('node-x', NOW, NOW + 15_000, 'http://127.0.0.1:4001');
     await store.nodes.renew('node-y', NOW - 20_000, NOW - 5_000, null);

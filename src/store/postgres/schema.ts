@@ -170,4 +170,9 @@ export const PG_MIGRATIONS: Migration[] = [
       CREATE TABLE web_call_tokens (token_hash TEXT PRIMARY KEY, org_id TEXT NOT NULL, call_id TEXT NOT NULL, expires_at BIGINT NOT NULL);
     `,
   },
+  {
+    version: 2,
+    name: 'request windows in the store (SQLite migration 19)',
+    sql: `CREATE TABLE rate_windows (key TEXT PRIMARY KEY, window_start BIGINT NOT NULL, count INTEGER NOT NULL);`,
+  },
 ];

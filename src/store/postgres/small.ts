@@ -1,10 +1,11 @@
 // The smaller repositories on PostgreSQL, each the SQLite one's statements in PostgreSQL's words:
-// carrier call ids, credit balances, node leases, web call tokens, idempotency keys.
+// carrier call ids, credit balances, node leases, web call tokens, idempotency keys, request windows.
 import type { CreditRepository } from '../../call/limits.ts';
 import type { NodeLeases } from '../../calls/nodes.ts';
 import type { WebCallTokenRepository } from '../../calls/web-tokens.ts';
 import type { CarrierCallRepository } from '../../carriers/carrier-calls.ts';
 import { IDEMPOTENCY_TTL_MS, SWEEP_EVERY_MS, type IdempotencyClaim, type IdempotencyStore, type StoredAnswer } from '../idempotency.ts';
+import { RATE_HIT_SQL, type RateWindow, type RateWindowStore } from '../rate-windows.ts';
 import { WEB_TOKEN_STALE_AFTER_MS } from '../web-tokens.ts';
 import type { PgDb } from './db.ts';
 
@@ -117,5 +118,15 @@ export class PgIdempotencyStore implements IdempotencyStore {
 
   async release(orgId: string, key: string): Promise<void> {
     await this.db.run('DELETE FROM idempotency_keys WHERE org_id = ? AND key = ? AND status_code IS NULL', [orgId, key]);
+  }
+}
+
+export class PgRateWindowStore implements RateWindowStore {
+  constructor(private readonly db: PgDb) {}
+
+  async hit(key: string, now: number): Promise<RateWindow> {
+    const row = await this.db.row<{ window_start: string | number; count: number }>(RATE_HIT_SQL, [key, now]);
+    if (!row) throw new Error('counting a request returned no window');
+    return { start: Number(row.window_start), count: Number(row.count) };
   }
 }

@@ -8,7 +8,7 @@ import { PgCallRepository } from './calls.ts';
 import { PgCampaignRepository } from './campaigns.ts';
 import { migratePg, PgDb } from './db.ts';
 import { PG_MIGRATIONS } from './schema.ts';
-import { PgCarrierCallRepository, PgCreditRepository, PgIdempotencyStore, PgNodeLeases, PgWebCallTokens } from './small.ts';
+import { PgCarrierCallRepository, PgCreditRepository, PgIdempotencyStore, PgNodeLeases, PgRateWindowStore, PgWebCallTokens } from './small.ts';
 import { PgWebhookRepository } from './webhooks.ts';
 
 export async function openPgStore(url: string, options: { random: RandomHex; now: () => number; webhooksQueued?: () => void; poolSize?: number }): Promise<Store> {
@@ -29,6 +29,7 @@ export async function openPgStore(url: string, options: { random: RandomHex; now
     carrierCalls: new PgCarrierCallRepository(db),
     credits: new PgCreditRepository(db),
     idempotency: new PgIdempotencyStore(db),
+    rateWindows: new PgRateWindowStore(db),
     nodes: new PgNodeLeases(db),
     webCallTokens: new PgWebCallTokens(db),
     webhooks,
