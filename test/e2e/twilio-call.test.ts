@@ -24,7 +24,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   const neural = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-moonshine', inbound_numbers: [MOONSHINE_NUMBER], stt: { engine: 'moonshine', language: 'en-US' }, noise_suppression: 'rnnoise' } });
   expect(neural.status).toBe(201);
-  const hinted = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-hints', inbound_numbers: [HINTS_NUMBER], stt: { language: 'en-US', phrases: ['Okonkwo', 'Zendrix Telecom'] } } });
+  const hinted = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-hints', begin_message: 'Hello.', inbound_numbers: [HINTS_NUMBER], stt: { language: 'en-US', phrases: ['Okonkwo', 'Zendrix Telecom'] } } });
   expect(hinted.status).toBe(201);
   // Phrase hints no longer move an agent off the default recogniser.
   expect((hinted.body as { stt: { engine: string } }).stt.engine).toBe('moonshine');
