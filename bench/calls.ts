@@ -1,7 +1,9 @@
 // npm run bench:calls -- --calls N --duration S [--llm-url URL --model M] [--engines stub|embedded]
 //   [--transport twilio|sim|web] (sim: calls to a simulated phone through the API, bench/sim-calls.ts;
 //   web: browser-protocol callers beside phone callers in one run, bench/web-calls.ts)
-//   [--stt pocketsphinx|moonshine] (the recogniser of an embedded run; the agent's default otherwise)
+//   [--stt pocketsphinx|moonshine] [--stt-model tiny|base] (the recogniser of an embedded run and its model; the agent's defaults otherwise)
+//   [--endpointing semantic|silence] (an embedded run's end of turn: silence at 500 ms measures the
+//   engines' capacity without semantic waits after digits, which set the p95 of the default)
 //   [--url http://… --key KEY [--stats-url URL]]
 // N concurrent simulated carrier calls over the Twilio Media Streams protocol, each a scripted
 // conversation of recorded phrases with pauses; per-turn voice-to-voice latency, the record's
@@ -25,6 +27,8 @@ const Args = z.object({
   duration: z.coerce.number().positive().max(3600).default(30),
   engines: z.enum(['stub', 'embedded']).default('stub'),
   stt: z.enum(['pocketsphinx', 'moonshine']).optional(),
+  'stt-model': z.enum(['tiny', 'base']).optional(),
+  endpointing: z.enum(['semantic', 'silence']).optional(),
   'llm-url': z.url().optional(),
   model: z.string().min(1).optional(),
   url: z.url().optional(),
@@ -35,12 +39,13 @@ const Args = z.object({
   transport: z.enum(['twilio', 'sim', 'web']).default('twilio'),
 });
 const { values } = parseArgs({
-  options: Object.fromEntries(['calls', 'duration', 'engines', 'stt', 'llm-url', 'model', 'url', 'key', 'stats-url', 'ramp', 'transport', 'script'].map((k) => [k, { type: 'string' as const }])),
+  options: Object.fromEntries(['calls', 'duration', 'engines', 'stt', 'stt-model', 'endpointing', 'llm-url', 'model', 'url', 'key', 'stats-url', 'ramp', 'transport', 'script'].map((k) => [k, { type: 'string' as const }])),
 });
 // The simulated-phone path is its own run (it exits when done).
 if (values.transport === 'sim') await import('./sim-calls.ts');
 if (values.transport === 'web') await import('./web-calls.ts');
 const args = Args.parse(values);
+const sttLabel = [args.stt, args['stt-model'], args.endpointing ? `${args.endpointing} end of turn` : undefined].filter(Boolean).join(' ');
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const sample = () => {
@@ -49,13 +54,13 @@ const sample = () => {
 };
 
 const loadStart = loadavg();
-const target = await startTarget({ url: args.url, key: args.key, engines: args.engines, stt: args.stt, llmUrl: args['llm-url'], model: args.model });
+const target = await startTarget({ url: args.url, key: args.key, engines: args.engines, stt: args.stt, sttModel: args['stt-model'], endpointing: args.endpointing, llmUrl: args['llm-url'], model: args.model });
 // The service's own latency parts per turn: from its events in this process, or from serve-stub's stats.
 const localTurns: TurnParts[] = [];
 target.service?.events.on('turn', ({ callId, parts }) => localTurns.push({ callId, ...parts }));
 const inProcess = target.service !== null;
 const phrases = loadPhrases();
-console.error(`bench:calls ${args.calls} calls × ${args.duration} s, engines ${args.engines}${args.stt ? ` (stt ${args.stt})` : ''}, target ${target.url}${inProcess ? ' (in-process)' : ''}`);
+console.error(`bench:calls ${args.calls} calls × ${args.duration} s, engines ${args.engines}${sttLabel ? ` (stt ${sttLabel})` : ''}, target ${target.url}${inProcess ? ' (in-process)' : ''}`);
 
 // One call first, so JIT, pools and lazily built state are not charged to the measured calls.
 const warm = await runCall(target, { phrases, durationMs: 0, pauseMs: [400, 400], seed: 0 });
@@ -194,7 +199,7 @@ const summary = {
 
 const rows = series.filter((m) => m.s).map((m) => ({ metric: `${m.name} (${m.unit})`, p50: m.s!.p50, p90: m.s!.p90, p95: m.s!.p95, p99: m.s!.p99, max: m.s!.max, n: m.s!.num }));
 const md = [
-  `# bench:calls — ${args.calls} calls × ${args.duration} s, engines ${args.engines}${args.stt ? ` (stt ${args.stt})` : ''}`,
+  `# bench:calls — ${args.calls} calls × ${args.duration} s, engines ${args.engines}${sttLabel ? ` (stt ${sttLabel})` : ''}`,
   '',
   markdownTable(rows),
   '',
@@ -227,7 +232,7 @@ const md = [
 ].join('\n');
 const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(dir, { recursive: true });
-const base = join(dir, `calls-${args.engines}${args.stt ? `-${args.stt}` : ''}-${args.calls}x${args.duration}s${inProcess ? "" : "-external"}`);
+const base = join(dir, `calls-${args.engines}${sttLabel ? `-${sttLabel.replaceAll(' ', '-')}` : ''}-${args.calls}x${args.duration}s${inProcess ? "" : "-external"}`);
 writeFileSync(`${base}.json`, `${JSON.stringify(summary, null, 2)}\n`);
 writeFileSync(`${base}.md`, `${md}\n`);
 writeFileSync(`${base}.svg`, svgChart(`${args.calls} calls, engines ${args.engines}`, series.filter((m) => m.s).map((m) => ({ name: m.name, unit: m.unit, s: m.s! }))));

@@ -21,6 +21,10 @@ export interface TargetOptions {
   engines: 'stub' | 'embedded';
   /** The bench agent's recogniser (embedded engines); the agent default when unset. */
   stt?: 'pocketsphinx' | 'moonshine' | undefined;
+  /** The recogniser's model (stt.model: moonshine tiny or base). */
+  sttModel?: string | undefined;
+  /** End of turn for embedded runs: the agent's default (semantic) or silence at endpointing_ms. */
+  endpointing?: 'semantic' | 'silence' | undefined;
   llmUrl?: string | undefined;
   model?: string | undefined;
   beginMessage?: string;
@@ -147,9 +151,9 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
       // mode with stub engines: semantic end of turn (the default) would wait its min_ms (250 ms) past
       // the hangover and be counted as the runtime's overhead.
       endpointing_ms: o.engines === 'stub' ? STUB_ENDPOINT_MS : 500,
-      ...(o.engines === 'stub' ? { endpointing: { mode: 'silence' } } : {}),
+      ...(o.engines === 'stub' || o.endpointing === 'silence' ? { endpointing: { mode: 'silence' } } : {}),
       inbound_numbers: [number],
-      ...(o.stt ? { stt: { engine: o.stt, language: 'en-US' } } : {}),
+      ...(o.stt || o.sttModel ? { stt: { ...(o.stt ? { engine: o.stt } : {}), ...(o.sttModel ? { model: o.sttModel } : {}), language: 'en-US' } } : {}),
     }),
   });
   if (res.status !== 201) throw new Error(`creating the bench agent answered ${res.status}: ${await res.text()}`);
@@ -164,6 +168,28 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
       for (const c of cleanups) await c();
     },
   };
+}
+
+/**
+ * `samples` without the silence at either end, judged in 10 ms frames against the loudest one: a
+ * frame more than `belowLoudestDb` under it is silence. Unlike a fixed sample floor, this keeps the
+ * soft ends of words (a final nasal or fricative 25-35 dB under the vowels), which a recogniser
+ * needs to tell "and" from "an" or "um" from nothing.
+ */
+export function trimToSpeech(samples: Int16Array, sampleRate: number, belowLoudestDb = 45): Int16Array {
+  const frame = Math.round(sampleRate / 100);
+  const levels: number[] = [];
+  for (let at = 0; at < samples.length; at += frame) {
+    const part = samples.subarray(at, at + frame);
+    let sum = 0;
+    for (const x of part) sum += x * x;
+    levels.push(Math.sqrt(sum / Math.max(1, part.length)));
+  }
+  const floor = Math.max(0, ...levels) / 10 ** (belowLoudestDb / 20);
+  const first = levels.findIndex((l) => l >= floor);
+  if (first < 0) return samples.slice(0, 0);
+  const last = levels.findLastIndex((l) => l >= floor);
+  return samples.slice(first * frame, Math.min(samples.length, (last + 1) * frame));
 }
 
 /** `samples` without the quiet (|sample| < floor) at either end, so a caller's first and last frames are speech. */

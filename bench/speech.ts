@@ -7,7 +7,7 @@
 // frames found, music frames flagged and time per frame. Run: npm run bench:speech
 // (BENCH_ASTERISK=N sets the prompt sample size, default 200; BENCH_ONLY=realtime measures only
 // latency, concurrency and event-loop delay, BENCH_ONLY=wer only the WER sets, =hints only Moonshine's phrase hints; BENCH_ENGINES=
-// pocketsphinx, =moonshine or =vad benches one of them; BENCH_REVIEW=N lists the N worst game-voice lines).
+// pocketsphinx, =moonshine (the default model), =moonshine-tiny, =moonshine-base or =vad benches one of them; BENCH_REVIEW=N lists the N worst game-voice lines).
 import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,7 +15,8 @@ import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { concatPcm, silence } from '../src/audio/pcm.ts';
 import { resample } from '../src/audio/resampler.ts';
 import { readWavFile } from '../src/audio/wav.ts';
-import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
+import { MOONSHINE_DEFAULTS, MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
+import { MOONSHINE_SIZE_NAMES, type MoonshineSize } from '../src/speech/stt/moonshine/recognizer.ts';
 import { PocketsphinxEngine } from '../src/speech/stt/pocketsphinx/engine.ts';
 import { corpusWer, wer } from '../src/speech/stt/wer.ts';
 import type { SttEngine, SttStream } from '../src/speech/types.ts';
@@ -149,15 +150,16 @@ function termRecall(pairs: Array<{ reference: string; hypothesis: string }>): st
  * measured at the default on the odd ones; the main game set with the same hints checks that the
  * bias does not hurt speech without the names.
  */
-async function hintRows(): Promise<void> {
+async function hintRows(model: MoonshineSize): Promise<void> {
+  const name = `moonshine ${model}`;
   const names = (await gameVoiceClips(await gameNameLines())).map(telephone);
   const calibration = names.filter((_, i) => i % 2 === 0);
   const test = names.filter((_, i) => i % 2 === 1);
-  const plain = new MoonshineEngine();
+  const plain = new MoonshineEngine({ model });
   const baseline = await transcribe(plain, calibration);
   process.stdout.write(`  hints calibration (${calibration.length} lines): no hints WER ${pct(corpusWer(baseline))}, terms ${termRecall(baseline)}\n`);
   for (const bonus of [1, 2, 3, 4, 6]) {
-    const engine = new MoonshineEngine({ phraseTokenBonus: bonus });
+    const engine = new MoonshineEngine({ model, phraseTokenBonus: bonus });
     const pairs = await transcribe(engine, calibration, GAME_TERMS);
     process.stdout.write(`  hints calibration, bonus ${bonus}: WER ${pct(corpusWer(pairs))}, terms ${termRecall(pairs)}\n`);
     await engine.close();
@@ -165,11 +167,11 @@ async function hintRows(): Promise<void> {
   const without = await transcribe(plain, test);
   const withHints = await transcribe(plain, test, GAME_TERMS);
   const speakers = new Set(test.map((c) => c.voice)).size;
-  record({ measure: 'WER without / with hints', set: `moonshine, game lines with rare names, 8 kHz μ-law (${test.length}, ${speakers} actors, ${GAME_TERMS.length} hints)`, value: `${pct(corpusWer(without))} / ${pct(corpusWer(withHints))}`, bar: 'lower with' });
-  record({ measure: 'names heard without / with hints', set: `moonshine, the same lines`, value: `${termRecall(without)} / ${termRecall(withHints)}`, bar: 'higher with' });
+  record({ measure: 'WER without / with hints', set: `${name}, game lines with rare names, 8 kHz μ-law (${test.length}, ${speakers} actors, ${GAME_TERMS.length} hints)`, value: `${pct(corpusWer(without))} / ${pct(corpusWer(withHints))}`, bar: 'lower with' });
+  record({ measure: 'names heard without / with hints', set: `${name}, the same lines`, value: `${termRecall(without)} / ${termRecall(withHints)}`, bar: 'higher with' });
   const game = (await gameVoiceClips()).map(telephone);
   const control = await transcribe(plain, game, GAME_TERMS);
-  record({ measure: 'WER without / with hints', set: `moonshine, game voices 8 kHz μ-law (${game.length}, few of the names)`, value: `${pct(corpusWer(await transcribe(plain, game)))} / ${pct(corpusWer(control))}`, bar: 'no worse with' });
+  record({ measure: 'WER without / with hints', set: `${name}, game voices 8 kHz μ-law (${game.length}, few of the names)`, value: `${pct(corpusWer(await transcribe(plain, game)))} / ${pct(corpusWer(control))}`, bar: 'no worse with' });
   await plain.close();
 }
 
@@ -273,20 +275,21 @@ async function pocketsphinxRows(wide: Clip[], narrow: Clip[]): Promise<void> {
   await general.close();
 }
 
-async function moonshineRows(wide: Clip[], narrow: Clip[]): Promise<void> {
-  if (wide[0] && process.env.BENCH_ENGINES === 'moonshine') await footprintRow('moonshine', () => new MoonshineEngine({ workers: 2 }), wide[0]);
-  const engine = new MoonshineEngine();
+async function moonshineRows(wide: Clip[], narrow: Clip[], model: MoonshineSize): Promise<void> {
+  const name = `moonshine ${model}`;
+  if (wide[0] && process.env.BENCH_ENGINES?.startsWith('moonshine')) await footprintRow(name, () => new MoonshineEngine({ model, workers: 2 }), wide[0]);
+  const engine = new MoonshineEngine({ model });
   if (process.env.BENCH_ONLY === 'hints') {
-    await hintRows();
+    await hintRows(model);
   } else if (process.env.BENCH_ONLY !== 'realtime') {
-    record({ measure: 'WER', set: `moonshine, fixtures 16 kHz (${wide.length})`, value: pct(await werOf(engine, wide)), bar: '<= 10%' });
-    record({ measure: 'WER', set: `moonshine, fixtures 8 kHz μ-law (${narrow.length})`, value: pct(await werOf(engine, narrow)), bar: '<= 20%' });
+    record({ measure: 'WER', set: `${name}, fixtures 16 kHz (${wide.length})`, value: pct(await werOf(engine, wide)), bar: '<= 10%' });
+    record({ measure: 'WER', set: `${name}, fixtures 8 kHz μ-law (${narrow.length})`, value: pct(await werOf(engine, narrow)), bar: '<= 20%' });
     const { clips, label } = await asteriskSample();
-    if (clips.length > 0) record({ measure: 'WER', set: `moonshine, ${label}`, value: pct(await werOf(engine, clips)), bar: 'as low as possible' });
-    await humanRows('moonshine', engine);
-    await hintRows();
+    if (clips.length > 0) record({ measure: 'WER', set: `${name}, ${label}`, value: pct(await werOf(engine, clips)), bar: 'as low as possible' });
+    await humanRows(name, engine);
+    await hintRows(model);
   }
-  if (process.env.BENCH_ONLY !== 'wer' && process.env.BENCH_ONLY !== 'hints') await realTimeRows('moonshine', engine, wide);
+  if (process.env.BENCH_ONLY !== 'wer' && process.env.BENCH_ONLY !== 'hints') await realTimeRows(name, engine, wide);
   await engine.close();
 }
 
@@ -335,7 +338,7 @@ async function main(): Promise<void> {
   const narrow = await load(fx.filter((f) => f.encoding === 'mulaw'));
   const only = process.env.BENCH_ENGINES;
   if (!only || only === 'pocketsphinx') await pocketsphinxRows(wide, narrow);
-  if (!only || only === 'moonshine') await moonshineRows(wide, narrow);
+  for (const model of MOONSHINE_SIZE_NAMES) if (!only || only === `moonshine-${model}` || (only === 'moonshine' && model === MOONSHINE_DEFAULTS.model)) await moonshineRows(wide, narrow, model);
   if ((!only || only === 'vad') && !['wer', 'hints'].includes(process.env.BENCH_ONLY ?? '')) await vadRows();
 
   // Other work on the machine slows the decoders: say how busy it was.

@@ -108,13 +108,15 @@ export const VoiceConfigSchema = z.strictObject({
 });
 
 const STT_ENGINES = ['pocketsphinx', 'moonshine', 'openai'] as const;
+/** Moonshine's models (stt.model): tiny is the default; base reads more accurately at about twice the work. */
+export const MOONSHINE_MODELS = ['tiny', 'base'] as const;
 
 const sttFields = {
   language: z.string().min(2).default(AGENT_DEFAULTS.language),
   phrases: z.array(z.string().min(1).max(200)).max(500).optional(),
   base_url: z.url({ protocol: /^https?$/ }).optional(),
   api_key: z.string().min(1).optional(),
-  model: z.string().min(1).optional(),
+  model: z.string().min(1).optional().meta({ description: `The recogniser's model: for moonshine one of ${MOONSHINE_MODELS.join(', ')} (default tiny); for openai the server's model name.` }),
 };
 
 export const SttConfigSchema = z
@@ -125,7 +127,13 @@ export const SttConfigSchema = z
   // The engine is stored as chosen, so a later change of default does not move existing agents.
   .transform((stt) => ({ ...stt, engine: stt.engine ?? AGENT_DEFAULTS.sttEngine }))
   // Spelled out again so the OpenAPI document shows the stored shape (a transform has none).
-  .pipe(z.strictObject({ ...sttFields, engine: z.enum(STT_ENGINES), language: z.string().min(2) }));
+  .pipe(
+    z.strictObject({ ...sttFields, engine: z.enum(STT_ENGINES), language: z.string().min(2) }).superRefine((stt, ctx) => {
+      if (stt.engine === 'moonshine' && stt.model !== undefined && !(MOONSHINE_MODELS as readonly string[]).includes(stt.model)) {
+        ctx.addIssue({ code: 'custom', path: ['model'], message: `moonshine has the models ${MOONSHINE_MODELS.join(' and ')}` });
+      }
+    }),
+  );
 
 export const AnalysisFieldSchema = z.strictObject({
   name: z.string().min(1).max(64),

@@ -42,4 +42,13 @@ describe('agent configuration', () => {
     expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'pocketsphinx' } }).stt.engine).toBe('pocketsphinx');
     expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'openai', phrases: ['billing'] } }).stt.engine).toBe('openai');
   });
+
+  it('stt.model: moonshine takes tiny or base and refuses any other name at stt.model; other engines keep their own names', () => {
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { model: 'base' } }).stt).toEqual({ engine: 'moonshine', language: 'en-US', model: 'base' });
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'moonshine', model: 'tiny' } }).stt.model).toBe('tiny');
+    const unknown = AgentConfigSchema.safeParse({ ...minimal, stt: { engine: 'moonshine', model: 'large' } });
+    expect(unknown.error?.issues[0]?.path).toEqual(['stt', 'model']);
+    expect(unknown.error?.issues[0]?.message).toContain('tiny and base');
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'openai', base_url: 'http://127.0.0.1:9/v1', model: 'whisper-1' } }).stt.model).toBe('whisper-1');
+  });
 });

@@ -4,7 +4,8 @@ import type { SttConfigSchema } from '../../agents/schema.ts';
 import type { Dispatcher } from '../../net/http.ts';
 import type { SttEngine } from '../types.ts';
 import { SttError } from './errors.ts';
-import { MoonshineEngine, type MoonshineEngineOptions } from './moonshine/engine.ts';
+import { MOONSHINE_DEFAULTS, MoonshineEngine, type MoonshineEngineOptions } from './moonshine/engine.ts';
+import { MOONSHINE_SIZE_NAMES, type MoonshineSize } from './moonshine/recognizer.ts';
 import { OpenAiSttEngine } from './openai/engine.ts';
 import { PocketsphinxEngine, type PocketsphinxEngineOptions } from './pocketsphinx/engine.ts';
 
@@ -26,7 +27,16 @@ export interface SttFactoryOptions {
 }
 
 let sharedPocketsphinx: PocketsphinxEngine | undefined;
-let sharedMoonshine: MoonshineEngine | undefined;
+/** One engine (and worker pool) per Moonshine model. */
+const sharedMoonshine = new Map<MoonshineSize, MoonshineEngine>();
+
+/** The Moonshine model an agent's stt.model names (the schema admits only these), or the default. */
+function moonshineSizeOf(model: string | undefined): MoonshineSize {
+  if (model === undefined) return MOONSHINE_DEFAULTS.model;
+  const size = MOONSHINE_SIZE_NAMES.find((name) => name === model);
+  if (!size) throw new SttError('STT_CONFIG_INVALID', `moonshine has no model "${model}"`);
+  return size;
+}
 
 /** The engine an agent's stt config asks for. pocketsphinx engines share one worker pool, and so do moonshine engines. */
 export function createSttEngine(config: SttConfig, options: SttFactoryOptions = {}): SttEngine {
@@ -35,9 +45,12 @@ export function createSttEngine(config: SttConfig, options: SttFactoryOptions = 
       if (options.pocketsphinx) return options.pocketsphinx;
       sharedPocketsphinx ??= new PocketsphinxEngine(options.pocketsphinxOptions);
       return sharedPocketsphinx;
-    case 'moonshine':
-      sharedMoonshine ??= new MoonshineEngine(options.moonshineOptions);
-      return sharedMoonshine;
+    case 'moonshine': {
+      const model = moonshineSizeOf(config.model);
+      let engine = sharedMoonshine.get(model);
+      if (!engine) sharedMoonshine.set(model, (engine = new MoonshineEngine({ ...options.moonshineOptions, model })));
+      return engine;
+    }
     case 'openai':
       if (!config.base_url) throw new SttError('STT_CONFIG_INVALID', 'stt.base_url is required for the openai engine');
       return new OpenAiSttEngine({

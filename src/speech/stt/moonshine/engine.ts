@@ -6,19 +6,24 @@
 // decoding (phrase-bias.ts).
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { isSupportedSampleRate, rms, samplesPerFrame } from '../../../audio/pcm.ts';
 import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
 import { SttError } from '../errors.ts';
 import { PAUSE_CUTTER_DEFAULTS, PauseCutter } from '../pause-cutter.ts';
 import { UtteranceBuffer } from '../utterance-buffer.ts';
 import { PROJECT_ROOT } from '../pocketsphinx/models.ts';
-import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
+import { MoonshineThreadPool } from './pool.ts';
+import type { UtteranceReader } from './reader.ts';
+import type { MoonshineSize } from './recognizer.ts';
+
+/** Where set-up unpacks each model from its npm package (scripts/setup.d/35-speech-moonshine.mjs). */
+export function moonshineModelDir(size: MoonshineSize): string {
+  return join(PROJECT_ROOT, 'build', 'models', `moonshine-${size}`);
+}
 
 export const MOONSHINE_DEFAULTS = {
-  /** Unpacked from the model's npm package at set-up (scripts/setup.d/35-speech-moonshine.mjs). */
-  modelDir: join(PROJECT_ROOT, 'build', 'models', 'moonshine-tiny'),
-  /** Each worker holds its own copy of the model (~80 MB) and transcribes one utterance at a time. */
+  model: 'tiny' as MoonshineSize,
+  /** Worker threads; each holds its own copy of the model (~80 MB tiny) and transcribes one utterance at a time. */
   workers: Math.min(2, availableParallelism()),
   /** Longest utterance kept (seconds); older audio is dropped first. */
   maxUtteranceSeconds: 120,
@@ -38,48 +43,18 @@ export const MOONSHINE_DEFAULTS = {
   glanceQuietRatio: 31.6,
   /** Speech (ms) after a pause that makes the audio since then worth reading. */
   minRestSpeechMs: 100,
-  /** How long a closing worker may take to finish its utterance and release the model. */
-  closeTimeoutMs: 10_000,
 } as const;
 
 export interface MoonshineEngineOptions {
+  /** Which model (stt.model); the default is MOONSHINE_DEFAULTS.model. */
+  model?: MoonshineSize;
+  /** Reads utterances elsewhere (the machine's shared recogniser); the options below are then its own. */
+  reader?: UtteranceReader;
+  /** Where its files are; moonshineModelDir(model) by default. */
   modelDir?: string;
   workers?: number;
   /** Bonus per token of a phrase hint (nats; PHRASE_BIAS_DEFAULTS.tokenBonus): bench:speech sweeps it. */
   phraseTokenBonus?: number;
-}
-
-interface Job {
-  samples: Int16Array;
-  sampleRate: number;
-  /** The stream's phrase hints (stt.phrases). */
-  phrases: readonly string[];
-  resolve: (text: string) => void;
-  reject: (err: SttError) => void;
-  settled: boolean;
-}
-
-interface WorkerSlot {
-  worker: Worker;
-  ready: boolean;
-  job: (Job & { id: number }) | null;
-}
-
-/**
- * Asks a worker to finish its utterance, release the model and exit; terminates it only if it has
- * not within MOONSHINE_DEFAULTS.closeTimeoutMs (terminating one inside an onnxruntime call can abort
- * the process).
- */
-function stopWorker(worker: Worker): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => void worker.terminate(), MOONSHINE_DEFAULTS.closeTimeoutMs);
-    worker.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    const close: ToMoonshineWorker = { type: 'close' };
-    worker.postMessage(close);
-  });
 }
 
 /** Where to cut a long utterance: windows of at most `windowSeconds`, each ending in its quietest frame near the end. */
@@ -297,147 +272,37 @@ class MoonshineStream implements SttStream {
 
 export class MoonshineEngine implements SttEngine {
   readonly name = 'moonshine';
-  private readonly modelDir: string;
-  private readonly size: number;
-  private readonly phraseTokenBonus: number | undefined;
-  private readonly slots: WorkerSlot[] = [];
-  private readonly queue: Job[] = [];
-  private nextJob = 1;
-  /** The model failed to load: every open() and queued utterance fails with it until close(). */
-  private loadError: SttError | null = null;
-  private firstReady: Promise<void> | null = null;
+  readonly model: MoonshineSize;
+  private readonly reader: UtteranceReader;
 
   constructor(options: MoonshineEngineOptions = {}) {
-    this.modelDir = options.modelDir ?? MOONSHINE_DEFAULTS.modelDir;
-    this.size = Math.max(1, options.workers ?? MOONSHINE_DEFAULTS.workers);
-    this.phraseTokenBonus = options.phraseTokenBonus;
+    this.model = options.reader?.model ?? options.model ?? MOONSHINE_DEFAULTS.model;
+    this.reader =
+      options.reader ??
+      new MoonshineThreadPool({
+        model: this.model,
+        modelDir: options.modelDir ?? moonshineModelDir(this.model),
+        threads: Math.max(1, options.workers ?? MOONSHINE_DEFAULTS.workers),
+        ...(options.phraseTokenBonus === undefined ? {} : { phraseTokenBonus: options.phraseTokenBonus }),
+      });
   }
 
-  /** Resolves once a worker has the model loaded, so a call never starts with a recogniser that cannot load. */
+  /** Resolves once the model is loaded, so a call never starts with a recogniser that cannot load. */
   async open(options: SttStreamOptions): Promise<SttStream> {
     options.signal?.throwIfAborted();
     if (!isSupportedSampleRate(options.sampleRate)) throw new SttError('STT_UNSUPPORTED_RATE', `moonshine cannot take ${options.sampleRate} Hz audio`);
     if (!options.language.toLowerCase().startsWith('en')) throw new SttError('STT_CONFIG_INVALID', `moonshine has an English model only, not ${options.language}`);
-    if (this.loadError) throw this.loadError;
-    // The whole pool starts at once (a worker takes ~1 s to load the model, too long to wait for
-    // when callers first finish together); the first stream waits for the first worker only.
-    this.firstReady ??= new Promise((resolve, reject) => {
-      for (let i = this.slots.length; i < this.size; i++) {
-        const slot = this.spawn();
-        slot.worker.on('message', (msg: FromMoonshineWorker) => {
-          if (msg.type === 'ready') resolve();
-          else if (msg.type === 'failed') reject(new SttError(msg.code, msg.message));
-        });
-        slot.worker.once('exit', () => {
-          if (this.slots.length === 0) reject(this.loadError ?? new SttError('STT_ENGINE_CRASHED', 'moonshine worker exited while loading'));
-        });
-      }
-    });
-    try {
-      await this.firstReady;
-    } catch (err) {
-      this.firstReady = null;
-      throw err;
-    }
+    await this.reader.ready();
     return new MoonshineStream(this, options);
   }
 
   /** Text of one utterance, biased toward `phrases`; rejects with STT_ABORTED as soon as `signal` fires. */
   transcribe(samples: Int16Array, sampleRate: number, signal?: AbortSignal, phrases: readonly string[] = []): Promise<string> {
-    if (this.loadError) return Promise.reject(this.loadError);
-    return new Promise((resolve, reject) => {
-      const job: Job = { samples, sampleRate, phrases, resolve, reject, settled: false };
-      const settle = (): boolean => {
-        if (job.settled) return false;
-        job.settled = true;
-        signal?.removeEventListener('abort', onAbort);
-        return true;
-      };
-      const onAbort = (): void => {
-        if (!settle()) return;
-        const queued = this.queue.indexOf(job);
-        if (queued >= 0) this.queue.splice(queued, 1);
-        reject(new SttError('STT_ABORTED', 'transcription cancelled'));
-      };
-      job.resolve = (text) => settle() && resolve(text);
-      job.reject = (err) => settle() && reject(err);
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(job);
-      this.dispatch();
-    });
+    return this.reader.read(samples, sampleRate, phrases, signal);
   }
 
-  private spawn(): WorkerSlot {
-    const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData: { modelDir: this.modelDir, ...(this.phraseTokenBonus === undefined ? {} : { phraseTokenBonus: this.phraseTokenBonus }) } });
-    worker.unref();
-    const slot: WorkerSlot = { worker, ready: false, job: null };
-    this.slots.push(slot);
-    worker.on('message', (msg: FromMoonshineWorker) => this.onMessage(slot, msg));
-    const gone = (why: string): void => {
-      const at = this.slots.indexOf(slot);
-      if (at < 0) return;
-      this.slots.splice(at, 1);
-      slot.job?.reject(new SttError('STT_ENGINE_CRASHED', `moonshine worker died: ${why}`));
-      slot.job = null;
-      if (this.loadError) for (const job of this.queue.splice(0)) job.reject(this.loadError);
-      else this.dispatch();
-    };
-    worker.on('error', (err) => gone(err.message));
-    worker.on('exit', (code) => gone(`exit code ${code}`));
-    return slot;
-  }
-
-  private onMessage(slot: WorkerSlot, msg: FromMoonshineWorker): void {
-    switch (msg.type) {
-      case 'ready':
-        slot.ready = true;
-        break;
-      case 'failed':
-        this.loadError = new SttError(msg.code, msg.message);
-        return;
-      case 'result':
-      case 'error': {
-        const job = slot.job;
-        slot.job = null;
-        if (job?.id === msg.job) {
-          if (msg.type === 'result') job.resolve(msg.text);
-          else job.reject(new SttError(msg.code, msg.message));
-        }
-        break;
-      }
-    }
-    this.dispatch();
-  }
-
-  /** Hands queued utterances to idle workers, starting workers up to the pool's size. */
-  private dispatch(): void {
-    if (this.loadError) return;
-    for (const slot of this.slots) {
-      if (!slot.ready || slot.job) continue;
-      let job = this.queue.shift();
-      while (job?.settled) job = this.queue.shift();
-      if (!job) return;
-      const running = Object.assign(job, { id: this.nextJob++ });
-      slot.job = running;
-      const msg: ToMoonshineWorker = { type: 'transcribe', job: running.id, samples: job.samples, sampleRate: job.sampleRate, phrases: [...job.phrases] };
-      slot.worker.postMessage(msg, [job.samples.buffer as ArrayBuffer]);
-    }
-    const loading = this.slots.filter((s) => !s.ready).length;
-    if (this.firstReady && this.queue.length > loading && this.slots.length < this.size) this.spawn();
-  }
-
-  /** Stops the workers and fails what is pending; a later open() starts them again. */
-  async close(): Promise<void> {
-    this.firstReady = null;
-    this.loadError = null;
-    const err = new SttError('STT_ENGINE_CRASHED', 'moonshine engine closed');
-    for (const job of this.queue.splice(0)) job.reject(err);
-    await Promise.all(
-      this.slots.splice(0).map((slot) => {
-        slot.job?.reject(err);
-        return stopWorker(slot.worker);
-      }),
-    );
+  /** Stops the recogniser's threads and fails what is pending; a later open() starts them again. */
+  close(): Promise<void> {
+    return this.reader.close();
   }
 }

@@ -12,10 +12,6 @@ import { type BiasState, PhraseBias } from './phrase-bias.ts';
 export const MOONSHINE_MODEL = {
   sampleRate: 16000,
   files: { encoder: 'encoder_model.onnx', decoder: 'decoder_model_merged.onnx' },
-  /** Decoder shape of the tiny model. */
-  layers: 6,
-  kvHeads: 8,
-  headDim: 36,
   startToken: 1,
   endToken: 2,
   /** Ids from here on are the model's own special tokens, not text. */
@@ -27,6 +23,17 @@ export const MOONSHINE_MODEL = {
   /** Quiet kept before the first and after the last loud frame when the utterance is trimmed. */
   trimMarginSamples: 4800,
 } as const;
+
+/** The released English models: same tokenizer and file layout, different decoder shapes. */
+export const MOONSHINE_SIZES = {
+  /** 27 M parameters. */
+  tiny: { layers: 6, kvHeads: 8, headDim: 36 },
+  /** 61 M parameters: about twice the work per second of audio. */
+  base: { layers: 8, kvHeads: 8, headDim: 52 },
+} as const;
+
+export type MoonshineSize = keyof typeof MOONSHINE_SIZES;
+export const MOONSHINE_SIZE_NAMES = Object.keys(MOONSHINE_SIZES) as MoonshineSize[];
 
 /**
  * The utterance without the quiet before and after its speech (margins kept). The model was
@@ -51,8 +58,8 @@ export function missingMoonshineFiles(dir: string): string[] {
 
 type Feeds = Record<string, ort.Tensor>;
 
-function emptyCache(): Feeds {
-  const { layers, kvHeads, headDim } = MOONSHINE_MODEL;
+function emptyCache(size: MoonshineSize): Feeds {
+  const { layers, kvHeads, headDim } = MOONSHINE_SIZES[size];
   const feeds: Feeds = {};
   for (let i = 0; i < layers; i++) {
     for (const part of ['decoder', 'encoder']) {
@@ -139,12 +146,13 @@ function decodeTokens(tokens: number[]): string {
 
 export class MoonshineRecognizer {
   private constructor(
+    private readonly size: MoonshineSize,
     private readonly encoder: ort.InferenceSession,
     private readonly decoder: ort.InferenceSession,
   ) {}
 
-  /** Loads both sessions; one intra-op thread each, since every worker thread runs its own. */
-  static async load(dir: string): Promise<MoonshineRecognizer> {
+  /** Loads both sessions of the `size` model in `dir`; one intra-op thread each, since every worker thread runs its own. */
+  static async load(dir: string, size: MoonshineSize = 'tiny'): Promise<MoonshineRecognizer> {
     const missing = missingMoonshineFiles(dir);
     if (missing.length > 0) throw new SttError('STT_MODEL_INVALID', `moonshine model files missing (run npm run setup): ${missing.join(', ')}`);
     const options: ort.InferenceSession.SessionOptions = { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' };
@@ -153,7 +161,7 @@ export class MoonshineRecognizer {
         ort.InferenceSession.create(join(dir, MOONSHINE_MODEL.files.encoder), options),
         ort.InferenceSession.create(join(dir, MOONSHINE_MODEL.files.decoder), options),
       ]);
-      return new MoonshineRecognizer(encoder, decoder);
+      return new MoonshineRecognizer(size, encoder, decoder);
     } catch (err) {
       throw new SttError('STT_MODEL_INVALID', `moonshine model did not load: ${(err as Error).message}`, { cause: err });
     }
@@ -194,7 +202,7 @@ export class MoonshineRecognizer {
     for (let step = 0; step < maxTokens && live.length > 0 && finished.length < width; step++) {
       const expansions: { parent: Hypothesis; token: number; logProb: number; bonus: number; biasState: BiasState | null; cache: Feeds }[] = [];
       for (const hyp of live) {
-        const past = hyp.cache ?? emptyCache();
+        const past = hyp.cache ?? emptyCache(this.size);
         const result = await this.decoder.run({
           input_ids: new ort.Tensor('int64', BigInt64Array.of(BigInt(hyp.tokens.at(-1) ?? MOONSHINE_MODEL.startToken)), [1, 1]),
           encoder_hidden_states: hidden,

@@ -8,13 +8,13 @@ import { resample } from '../../../audio/resampler.ts';
 import { isSttError } from '../errors.ts';
 import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
 import type { PhraseBias } from './phrase-bias.ts';
-import { MOONSHINE_DECODING, MOONSHINE_MODEL, MoonshineRecognizer, moonshinePhraseBias } from './recognizer.ts';
+import { MOONSHINE_DECODING, MOONSHINE_MODEL, MOONSHINE_SIZE_NAMES, MoonshineRecognizer, moonshinePhraseBias } from './recognizer.ts';
 
 const MOONSHINE_WORKER_NICE = 10;
 
 const port = parentPort;
 if (!port) throw new Error('moonshine worker must run in a worker thread');
-const { modelDir, phraseTokenBonus } = z.object({ modelDir: z.string(), phraseTokenBonus: z.number().positive().optional() }).parse(workerData);
+const { modelDir, model, phraseTokenBonus } = z.object({ modelDir: z.string(), model: z.enum(MOONSHINE_SIZE_NAMES), phraseTokenBonus: z.number().positive().optional() }).parse(workerData);
 const send = (msg: FromMoonshineWorker): void => port.postMessage(msg);
 
 // A transcription keeps a core busy for ~100 ms per utterance, several at once when callers
@@ -28,7 +28,7 @@ try {
 
 let recognizer: MoonshineRecognizer;
 try {
-  recognizer = await MoonshineRecognizer.load(modelDir);
+  recognizer = await MoonshineRecognizer.load(modelDir, model);
 } catch (err) {
   send({ type: 'failed', code: isSttError(err) ? err.code : 'STT_MODEL_INVALID', message: (err as Error).message });
   process.exit(1);

@@ -1,0 +1,189 @@
+// Moonshine's worker threads in this process: each loads the model once and reads one utterance
+// at a time; utterances wait in one queue, first come first read, and one whose signal fires is
+// taken out of it (or its text dropped if a thread already has it).
+import { Worker } from 'node:worker_threads';
+import { SttError } from '../errors.ts';
+import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
+import type { UtteranceReader } from './reader.ts';
+import type { MoonshineSize } from './recognizer.ts';
+
+export const MOONSHINE_POOL_DEFAULTS = {
+  /** How long a closing worker may take to finish its utterance and release the model. */
+  closeTimeoutMs: 10_000,
+} as const;
+
+export interface MoonshineThreadPoolOptions {
+  model: MoonshineSize;
+  modelDir: string;
+  threads: number;
+  /** Bonus per token of a phrase hint (nats; PHRASE_BIAS_DEFAULTS.tokenBonus). */
+  phraseTokenBonus?: number;
+}
+
+interface Job {
+  samples: Int16Array;
+  sampleRate: number;
+  /** The stream's phrase hints (stt.phrases). */
+  phrases: readonly string[];
+  resolve: (text: string) => void;
+  reject: (err: SttError) => void;
+  settled: boolean;
+}
+
+interface WorkerSlot {
+  worker: Worker;
+  ready: boolean;
+  job: (Job & { id: number }) | null;
+}
+
+/**
+ * Asks a worker to finish its utterance, release the model and exit; terminates it only if it has
+ * not within closeTimeoutMs (terminating one inside an onnxruntime call can abort the process).
+ */
+function stopWorker(worker: Worker): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => void worker.terminate(), MOONSHINE_POOL_DEFAULTS.closeTimeoutMs);
+    worker.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    const close: ToMoonshineWorker = { type: 'close' };
+    worker.postMessage(close);
+  });
+}
+
+export class MoonshineThreadPool implements UtteranceReader {
+  readonly model: MoonshineSize;
+  private readonly slots: WorkerSlot[] = [];
+  private readonly queue: Job[] = [];
+  private nextJob = 1;
+  /** The model failed to load: every ready() and queued utterance fails with it until close(). */
+  private loadError: SttError | null = null;
+  private firstReady: Promise<void> | null = null;
+
+  constructor(private readonly o: MoonshineThreadPoolOptions) {
+    this.model = o.model;
+  }
+
+  async ready(): Promise<void> {
+    if (this.loadError) throw this.loadError;
+    // The whole pool starts at once (a worker takes ~1 s to load the model, too long to wait for
+    // when callers first finish together); the first stream waits for the first worker only.
+    this.firstReady ??= new Promise((resolve, reject) => {
+      for (let i = this.slots.length; i < this.o.threads; i++) {
+        const slot = this.spawn();
+        slot.worker.on('message', (msg: FromMoonshineWorker) => {
+          if (msg.type === 'ready') resolve();
+          else if (msg.type === 'failed') reject(new SttError(msg.code, msg.message));
+        });
+        slot.worker.once('exit', () => {
+          if (this.slots.length === 0) reject(this.loadError ?? new SttError('STT_ENGINE_CRASHED', 'moonshine worker exited while loading'));
+        });
+      }
+    });
+    try {
+      await this.firstReady;
+    } catch (err) {
+      this.firstReady = null;
+      throw err;
+    }
+  }
+
+  read(samples: Int16Array, sampleRate: number, phrases: readonly string[], signal?: AbortSignal): Promise<string> {
+    if (this.loadError) return Promise.reject(this.loadError);
+    return new Promise((resolve, reject) => {
+      const job: Job = { samples, sampleRate, phrases, resolve, reject, settled: false };
+      const settle = (): boolean => {
+        if (job.settled) return false;
+        job.settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        return true;
+      };
+      const onAbort = (): void => {
+        if (!settle()) return;
+        const queued = this.queue.indexOf(job);
+        if (queued >= 0) this.queue.splice(queued, 1);
+        reject(new SttError('STT_ABORTED', 'transcription cancelled'));
+      };
+      job.resolve = (text) => settle() && resolve(text);
+      job.reject = (err) => settle() && reject(err);
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(job);
+      this.dispatch();
+    });
+  }
+
+  private spawn(): WorkerSlot {
+    const workerData = { modelDir: this.o.modelDir, model: this.o.model, ...(this.o.phraseTokenBonus === undefined ? {} : { phraseTokenBonus: this.o.phraseTokenBonus }) };
+    const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData });
+    worker.unref();
+    const slot: WorkerSlot = { worker, ready: false, job: null };
+    this.slots.push(slot);
+    worker.on('message', (msg: FromMoonshineWorker) => this.onMessage(slot, msg));
+    const gone = (why: string): void => {
+      const at = this.slots.indexOf(slot);
+      if (at < 0) return;
+      this.slots.splice(at, 1);
+      slot.job?.reject(new SttError('STT_ENGINE_CRASHED', `moonshine worker died: ${why}`));
+      slot.job = null;
+      if (this.loadError) for (const job of this.queue.splice(0)) job.reject(this.loadError);
+      else this.dispatch();
+    };
+    worker.on('error', (err) => gone(err.message));
+    worker.on('exit', (code) => gone(`exit code ${code}`));
+    return slot;
+  }
+
+  private onMessage(slot: WorkerSlot, msg: FromMoonshineWorker): void {
+    switch (msg.type) {
+      case 'ready':
+        slot.ready = true;
+        break;
+      case 'failed':
+        this.loadError = new SttError(msg.code, msg.message);
+        return;
+      case 'result':
+      case 'error': {
+        const job = slot.job;
+        slot.job = null;
+        if (job?.id === msg.job) {
+          if (msg.type === 'result') job.resolve(msg.text);
+          else job.reject(new SttError(msg.code, msg.message));
+        }
+        break;
+      }
+    }
+    this.dispatch();
+  }
+
+  /** Hands queued utterances to idle workers, starting workers up to the pool's size. */
+  private dispatch(): void {
+    if (this.loadError) return;
+    for (const slot of this.slots) {
+      if (!slot.ready || slot.job) continue;
+      let job = this.queue.shift();
+      while (job?.settled) job = this.queue.shift();
+      if (!job) return;
+      const running = Object.assign(job, { id: this.nextJob++ });
+      slot.job = running;
+      const msg: ToMoonshineWorker = { type: 'transcribe', job: running.id, samples: job.samples, sampleRate: job.sampleRate, phrases: [...job.phrases] };
+      slot.worker.postMessage(msg, [job.samples.buffer as ArrayBuffer]);
+    }
+    const loading = this.slots.filter((s) => !s.ready).length;
+    if (this.firstReady && this.queue.length > loading && this.slots.length < this.o.threads) this.spawn();
+  }
+
+  async close(): Promise<void> {
+    this.firstReady = null;
+    this.loadError = null;
+    const err = new SttError('STT_ENGINE_CRASHED', 'moonshine engine closed');
+    for (const job of this.queue.splice(0)) job.reject(err);
+    await Promise.all(
+      this.slots.splice(0).map((slot) => {
+        slot.job?.reject(err);
+        return stopWorker(slot.worker);
+      }),
+    );
+  }
+}
