@@ -37,6 +37,8 @@ export const ConfigSchema = z.object({
   NODE_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
   // Service processes on this machine, all on PORT (node:cluster): one per core by default.
   WORKERS: z.coerce.number().int().min(1).max(64).default(availableParallelism()),
+  // With WORKERS > 1: one embedded recogniser (Moonshine) for the machine, or one per service process.
+  STT_POOL: z.enum(['machine', 'process']).default('machine'),
   // Each process also listens on a peer port of its own: requests about a call that runs on another
   // process (live control, carrier callbacks) are passed on to it there, and in-process simulated
   // phones call it there. NODE_ADDRESS is the host peers reach it at (the PEER_HOST, or this
@@ -119,6 +121,8 @@ export interface Config {
   nodeId: string;
   nodeLeaseMs: number;
   workers: number;
+  /** WORKERS > 1: the service processes share one Moonshine recogniser process ("machine") or each starts its own ("process"). */
+  sttPool: 'machine' | 'process';
   /** Where this process listens for its peers, and the host they reach it at. */
   peer: { host: string; port: number; address: string };
   /** Set when both TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are: outbound calls go through Twilio. */
@@ -199,6 +203,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     nodeId: raw.NODE_ID ?? `${hostname()}:${raw.PORT}`,
     nodeLeaseMs: raw.NODE_LEASE_MS,
     workers: raw.WORKERS,
+    sttPool: raw.STT_POOL,
     peer: { host: raw.PEER_HOST, port: raw.PEER_PORT, address: raw.NODE_ADDRESS ?? (WILDCARD_HOSTS.has(raw.PEER_HOST) ? hostname() : raw.PEER_HOST) },
     twilio:
       raw.TWILIO_ACCOUNT_SID && raw.TWILIO_AUTH_TOKEN

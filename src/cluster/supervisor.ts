@@ -4,12 +4,14 @@
 // The first worker starts alone and does the once-per-start work (migrations, a generated API
 // key, the agents file); the others start once it is ready. Each worker is a node of its own
 // (NODE_ID-w<i>): a restarted worker keeps its id, so at start it finishes the calls it had
-// when it died (error_service) while the other workers' calls go on.
+// when it died (error_service) while the other workers' calls go on. With STT_POOL=machine the
+// primary also relays the workers' utterances to the machine's one recogniser process.
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { serveClusterMetrics } from '../metrics/cluster.ts';
+import { MACHINE_RECOGNISER_ENV, relayMachineRecogniser } from '../speech/stt/moonshine/machine-pool.ts';
 
 /** Set in a worker's environment: which worker it is, and whether it does the once-per-start work. */
 export const WORKER_ENV = { index: 'VOICECALL_WORKER', setup: 'VOICECALL_WORKER_SETUP' } as const;
@@ -46,7 +48,13 @@ export function superviseWorkers(config: Config, logger: Logger): void {
   const slots: Slot[] = Array.from({ length: config.workers }, (_, index) => ({ index, worker: undefined, ready: false, startedAt: 0, delayMs: SUPERVISOR_DEFAULTS.restartDelayMs }));
   let stopping = false;
   let firstReady = false;
+  // Audio for the machine's recogniser crosses to it as typed arrays, not JSON.
+  cluster.setupPrimary({ serialization: 'advanced' });
   serveClusterMetrics();
+  const recogniser = config.sttPool === 'machine' ? relayMachineRecogniser(logger) : null;
+  const exit = (code: number): void => {
+    void (recogniser?.stop() ?? Promise.resolve()).finally(() => process.exit(code));
+  };
 
   const envOf = (index: number, setup: boolean): Record<string, string> => ({
     [WORKER_ENV.index]: String(index),
@@ -54,6 +62,7 @@ export function superviseWorkers(config: Config, logger: Logger): void {
     NODE_ID: `${config.nodeId}-w${index}`,
     // A fixed peer port is the first worker's; the others take the ports after it.
     PEER_PORT: String(config.peer.port === 0 ? 0 : config.peer.port + index),
+    ...(recogniser ? { [MACHINE_RECOGNISER_ENV]: '1' } : {}),
   });
 
   const start = (slot: Slot, setup: boolean): void => {
@@ -94,13 +103,13 @@ export function superviseWorkers(config: Config, logger: Logger): void {
     const running = slots.filter((slot) => slot.worker);
     let left = running.length;
     let failed = false;
-    if (left === 0) process.exit(0);
+    if (left === 0) exit(0);
     for (const slot of running) {
       const worker = slot.worker!;
       worker.once('exit', (code) => {
         // A worker still starting has no calls and no handler yet: the signal itself ends it.
         failed ||= slot.ready && code !== 0;
-        if (--left === 0) process.exit(failed ? 1 : 0);
+        if (--left === 0) exit(failed ? 1 : 0);
       });
       // Each worker drains its own calls (SHUTDOWN_DRAIN_MS) before it exits.
       worker.process.kill('SIGTERM');

@@ -5,6 +5,7 @@ import type { Dispatcher } from '../../net/http.ts';
 import type { SttEngine } from '../types.ts';
 import { SttError } from './errors.ts';
 import { MOONSHINE_DEFAULTS, MoonshineEngine, type MoonshineEngineOptions } from './moonshine/engine.ts';
+import { machineReader, usesMachineRecogniser } from './moonshine/machine-pool.ts';
 import { MOONSHINE_SIZE_NAMES, type MoonshineSize } from './moonshine/recognizer.ts';
 import { OpenAiSttEngine } from './openai/engine.ts';
 import { PocketsphinxEngine, type PocketsphinxEngineOptions } from './pocketsphinx/engine.ts';
@@ -48,7 +49,8 @@ export function createSttEngine(config: SttConfig, options: SttFactoryOptions = 
     case 'moonshine': {
       const model = moonshineSizeOf(config.model);
       let engine = sharedMoonshine.get(model);
-      if (!engine) sharedMoonshine.set(model, (engine = new MoonshineEngine({ ...options.moonshineOptions, model })));
+      // A service worker of several on one machine sends its audio to the machine's one recogniser.
+      if (!engine) sharedMoonshine.set(model, (engine = new MoonshineEngine(usesMachineRecogniser() ? { reader: machineReader(model) } : { ...options.moonshineOptions, model })));
       return engine;
     }
     case 'openai':
