@@ -1,4 +1,4 @@
-// npm run bench:turns [-- --calls 4 --modes silence,semantic --hints "um,uh"]
+// npm run bench:turns [-- --calls 4 --modes silence,semantic --hints "um,uh" --stt-model base --log]
 // Turn-taking on the phone path: 60 caller turns spoken by flite voices — 36 finished (questions,
 // statements, short answers, times) and 24 unfinished, each with a pause of 0.6-1.5 s inside
 // (digits being read out, a trailing "and", "um", an open list) — played over Twilio Media
@@ -15,6 +15,7 @@ import pino from 'pino';
 import { z } from 'zod';
 import { startService } from '../src/app.ts';
 import { muLawEncode } from '../src/audio/g711.ts';
+import { FRAME_MS } from '../src/audio/pcm.ts';
 import { TwilioStreamCaller } from '../src/carriers/sim/twilio-stream.ts';
 import { loadConfig } from '../src/config.ts';
 import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
@@ -29,8 +30,20 @@ const Args = z.object({
   modes: z.string().default('silence,semantic').transform((s) => s.split(',').map((m) => z.enum(['silence', 'semantic']).parse(m.trim()))),
   /** Phrase hints for the agents' recogniser (stt.phrases), comma-separated. */
   hints: z.string().default('').transform((s) => s.split(',').map((h) => h.trim()).filter(Boolean)),
+  /** The recogniser's model (stt.model); the agent's default otherwise. */
+  'stt-model': z.enum(['tiny', 'base']).optional(),
+  /** Writes the service's debug log (each end-of-turn decision with the words it saw) to artifacts/bench/turns-log.jsonl. */
+  log: z.boolean().default(false),
+  /**
+   * How each spoken part ends: "whole" sends flite's audio as made, its soft word ends included;
+   * "chop" cuts every sample quieter than 400 at both ends, as this bench did until November 26
+   * (it cut 90-260 ms off the end of a phrase: the fading "m" of "um", the "z" of "because").
+   * Either way the caller's speech is taken to end at the last sample louder than 400, and the
+   * pause inside an unfinished turn is measured between such samples.
+   */
+  ends: z.enum(['whole', 'chop']).default('whole'),
 });
-const { values } = parseArgs({ options: { calls: { type: 'string' }, modes: { type: 'string' }, hints: { type: 'string' } } });
+const { values } = parseArgs({ options: { calls: { type: 'string' }, modes: { type: 'string' }, hints: { type: 'string' }, 'stt-model': { type: 'string' }, log: { type: 'boolean' }, ends: { type: 'string' } } });
 const args = Args.parse(values);
 
 const FINISHED = [
@@ -71,24 +84,46 @@ const UNFINISHED: [string, string][] = [
 const PAUSES = [600, 900, 1200, 1500];
 const VOICES = ['slt', 'rms', 'awb', 'kal'] as const;
 
+/** One spoken part: its audio, and where its speech is (samples louder than LOUD_SAMPLE). */
+interface Part {
+  mulaw: Uint8Array;
+  /** Quiet before the first loud sample and after the last, ms. */
+  leadMs: number;
+  tailMs: number;
+}
+
 interface Turn {
   kind: 'finished' | 'unfinished';
-  parts: Uint8Array[];
+  parts: Part[];
+  /** Between the last loud sample of the first part and the first of the second. */
   pauseMs: number;
   text: string;
 }
 
-/** flite at 8 kHz, quiet trimmed at both ends so the first and last frames sent are speech. */
-async function speak(tts: FliteTtsEngine, text: string, voice: string): Promise<Uint8Array> {
+/** Where speech starts and ends for this bench's timings. */
+const LOUD_SAMPLE = 400;
+const RATE = 8000;
+const FRAME_SAMPLES = RATE / 50;
+
+/** flite at 8 kHz, its ends kept whole or chopped at LOUD_SAMPLE (--ends). */
+async function speak(tts: FliteTtsEngine, text: string, voice: string): Promise<Part> {
   const chunks: Int16Array[] = [];
-  for await (const chunk of tts.synthesize(text, { sampleRate: 8000, voiceId: voice })) chunks.push(chunk.samples);
+  for await (const chunk of tts.synthesize(text, { sampleRate: RATE, voiceId: voice })) chunks.push(chunk.samples);
   const all = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
   for (const c of chunks) {
     all.set(c, at);
     at += c.length;
   }
-  return muLawEncode(trimQuiet(all, 400));
+  const loud = trimQuiet(all, LOUD_SAMPLE);
+  if (args.ends === 'chop') return { mulaw: muLawEncode(loud), leadMs: 0, tailMs: 0 };
+  let lead = 0;
+  while (lead < all.length && Math.abs(all[lead]!) < LOUD_SAMPLE) lead++;
+  const tail = all.length - lead - loud.length;
+  // Whole frames only, so the last loud sample's frame is known: the tail's quiet is padded to a frame.
+  const padded = new Int16Array(Math.ceil(all.length / FRAME_SAMPLES) * FRAME_SAMPLES);
+  padded.set(all);
+  return { mulaw: muLawEncode(padded), leadMs: (lead / RATE) * 1000, tailMs: ((tail + padded.length - all.length) / RATE) * 1000 };
 }
 
 async function buildTurns(): Promise<Turn[]> {
@@ -144,8 +179,7 @@ async function runCall(url: string, number: string, turns: Turn[]): Promise<{ ca
     if (caller.closed) break;
     await caller.pause(400);
     const startedAt = performance.now();
-    const pauseAt = await speakTurn(caller, turn);
-    const lastSpeechAt = caller.frameSentAt(caller.framesSent - 1) ?? performance.now();
+    const { pauseAt, lastSpeechAt } = await speakTurn(caller, turn);
     // The answer (or an answer already under way) and its end.
     const deadline = performance.now() + 6_000;
     while (firstAgentFrameSince(startedAt) === 0 && performance.now() < deadline) await sleep(10);
@@ -159,24 +193,34 @@ async function runCall(url: string, number: string, turns: Turn[]): Promise<{ ca
   return { callId, results };
 }
 
-/** What the agent heard in a call: its user messages in order, to see which readings cut in. */
+/** The call's transcript as the record keeps it (seconds from the call's start), to see which readings cut in and when the agent spoke. */
 async function heardIn(url: string, callId: string): Promise<string[]> {
   const res = await fetch(`${url}/v2/calls/${callId}`, { headers: { authorization: `Bearer ${key}` } });
-  const record = (await res.json()) as { transcript?: { role: string; content: string }[] | null };
-  return (record.transcript ?? []).filter((m) => m.role === 'user').map((m) => m.content);
+  const record = (await res.json()) as { transcript?: { role: string; content: string; start_at: number; end_at: number }[] | null };
+  return (record.transcript ?? []).map((m) => `${m.start_at.toFixed(2)}-${m.end_at.toFixed(2)} ${m.role}: ${m.content}`);
 }
 
-/** Speaks the turn's parts with its pause between them; when the pause began (the first part's last frame sent), or null for a turn in one part. */
-async function speakTurn(caller: TwilioStreamCaller, turn: Turn): Promise<number | null> {
+/** When the frame holding a part's last loud sample was sent, once the part has been. */
+function speechEndOf(caller: TwilioStreamCaller, part: Part): number {
+  const quietFrames = Math.floor(part.tailMs / FRAME_MS);
+  return caller.frameSentAt(caller.framesSent - 1 - quietFrames) ?? performance.now();
+}
+
+/**
+ * Speaks the turn's parts with its pause between their speech; when the caller's speech paused
+ * inside it (null for a turn in one part) and when it ended.
+ */
+async function speakTurn(caller: TwilioStreamCaller, turn: Turn): Promise<{ pauseAt: number | null; lastSpeechAt: number }> {
   let pauseAt: number | null = null;
   for (const [i, part] of turn.parts.entries()) {
     if (i > 0) {
-      pauseAt = caller.frameSentAt(caller.framesSent - 1) ?? performance.now();
-      await caller.pause(turn.pauseMs);
+      const before = turn.parts[i - 1]!;
+      pauseAt = speechEndOf(caller, before);
+      await caller.pause(Math.max(0, turn.pauseMs - before.tailMs - part.leadMs));
     }
-    await caller.speak(part);
+    await caller.speak(part.mulaw);
   }
-  return pauseAt;
+  return { pauseAt, lastSpeechAt: speechEndOf(caller, turn.parts.at(-1)!) };
 }
 
 const loadStart = loadavg();
@@ -195,7 +239,10 @@ const config = loadConfig({
   EGRESS_ALLOW: '127.0.0.0/8',
   TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN,
 });
-const service = await startService({ config, logger: pino({ level: 'error' }) });
+const artifacts = join(import.meta.dirname, '..', 'artifacts', 'bench');
+mkdirSync(artifacts, { recursive: true });
+const logger = args.log ? pino({ level: 'debug' }, pino.destination({ dest: join(artifacts, 'turns-log.jsonl'), sync: true })) : pino({ level: 'error' });
+const service = await startService({ config, logger });
 console.error(`bench:turns: ${turns.length} turns (${turns.filter((t) => t.kind === 'unfinished').length} unfinished) over ${args.calls} calls per mode: ${args.modes.join(', ')}`);
 
 const byMode: Record<string, TurnResult[]> = {};
@@ -212,7 +259,7 @@ for (const [m, mode] of args.modes.entries()) {
       begin_message: 'Hello.',
       inbound_numbers: [number],
       endpointing: { mode },
-      ...(args.hints.length > 0 ? { stt: { phrases: args.hints } } : {}),
+      ...(args.hints.length > 0 || args['stt-model'] ? { stt: { ...(args.hints.length > 0 ? { phrases: args.hints } : {}), ...(args['stt-model'] ? { model: args['stt-model'] } : {}) } } : {}),
       inactivity_timeout_ms: 600_000,
     }),
   });
@@ -242,7 +289,7 @@ const rows = Object.entries(byMode).map(([mode, results]) => {
   };
 });
 const md = [
-  `# bench:turns — ${turns.length} caller turns per mode, ${args.calls} calls at once, embedded engines, instant model`,
+  `# bench:turns — ${turns.length} caller turns per mode, ${args.calls} calls at once, embedded engines${args['stt-model'] ? ` (moonshine ${args['stt-model']})` : ''}, instant model, word ends ${args.ends}`,
   '',
   markdownTable(rows),
   '',
@@ -252,9 +299,7 @@ const md = [
   '',
   `load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`,
 ].join('\n');
-const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
-mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, 'turns.json'), `${JSON.stringify({ when: new Date().toISOString(), args, rows, byMode, heard: heardByMode }, null, 2)}\n`);
-writeFileSync(join(dir, 'turns.md'), `${md}\n`);
+writeFileSync(join(artifacts, 'turns.json'), `${JSON.stringify({ when: new Date().toISOString(), args, rows, byMode, heard: heardByMode }, null, 2)}\n`);
+writeFileSync(join(artifacts, 'turns.md'), `${md}\n`);
 console.log(md);
 process.exit(0);

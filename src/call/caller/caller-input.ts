@@ -90,6 +90,8 @@ interface Speech {
   confirmed: boolean;
   /** The recogniser's reading of everything up to the pause under way; null until one arrives after the pause began. */
   pauseWords: string | null;
+  /** That reading was asked for and has not come yet. */
+  wordsPending: boolean;
 }
 
 export class CallerInput {
@@ -266,9 +268,10 @@ export class CallerInput {
       // The caller went on after a pause shorter than the end of turn: the same turn continues.
       this.speech.endAt = null;
       this.speech.pauseWords = null;
+      this.speech.wordsPending = false;
       return;
     }
-    this.speech = { startAt: at, endAt: null, confirmed: false, pauseWords: null };
+    this.speech = { startAt: at, endAt: null, confirmed: false, pauseWords: null, wordsPending: false };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
     if (!this.o.agentBusy()) {
@@ -300,9 +303,11 @@ export class CallerInput {
       return;
     }
     speech.endAt = at;
-    this.decideEndOfTurn(speech);
     // The recogniser reads the turn so far now rather than at its own, later, sense of a pause
-    // (or gives the reading it has): the words come back into decideEndOfTurn through onPartial.
+    // (or gives the reading it has): the words come back into decideEndOfTurn through onPartial,
+    // and the end of turn waits for them.
+    speech.wordsPending = this.stt?.readNow !== undefined;
+    this.decideEndOfTurn(speech);
     this.stt?.readNow?.();
   }
 
@@ -311,7 +316,9 @@ export class CallerInput {
     if (speech.endAt === null) return;
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
-    const wait = this.o.endOfTurn.waitMs({ silentMs: (this.audioNow() - speech.endAt) * 1000, words: speech.pauseWords });
+    const silentMs = (this.audioNow() - speech.endAt) * 1000;
+    const wait = this.o.endOfTurn.waitMs({ silentMs, words: speech.pauseWords, wordsPending: speech.wordsPending });
+    this.o.log.debug({ silent_ms: Math.round(silentMs), words: speech.pauseWords, words_pending: speech.wordsPending, wait_ms: Math.round(wait) }, 'end of turn: waiting');
     if (wait >= 1) {
       this.endpointTimer = this.o.timers.setTimeout(() => this.turnEnded(), wait);
       return;
@@ -332,11 +339,13 @@ export class CallerInput {
 
   private onPartial(result: SttResult): void {
     const speech = this.speech;
-    if (!speech?.confirmed || !result.text) return;
-    this.o.events.partial(result.text);
-    // A reading that came after the pause began covers all the caller said: the policy may now decide on the words.
+    if (!speech?.confirmed) return;
+    if (result.text) this.o.events.partial(result.text);
+    // A reading that came after the pause began covers all the caller said: the policy may now
+    // decide on the words (none, too: then the words do not tell).
     if (speech.endAt !== null && this.endpointTimer !== undefined) {
       speech.pauseWords = result.text;
+      speech.wordsPending = false;
       this.decideEndOfTurn(speech);
     }
   }

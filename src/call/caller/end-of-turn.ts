@@ -9,6 +9,12 @@ export interface CallerPause {
   silentMs: number;
   /** The recogniser's reading of the turn up to this pause; null until it has one. */
   words: string | null;
+  /**
+   * A reading of this pause is under way (asked for when the VAD heard it): the words will come.
+   * A recogniser slower than the unsure wait (a larger model, a busy machine) would otherwise have
+   * the turn ended before its words were known.
+   */
+  wordsPending?: boolean | undefined;
 }
 
 export interface EndOfTurnPolicy {
@@ -31,18 +37,25 @@ export type TurnShape = 'finished' | 'unfinished' | 'pausing' | 'unsure';
 /** Words after which a person has not finished: conjunctions, fillers, articles, prepositions, a subject waiting for its verb. */
 const CARRY_ON = new Set(
   (
-    'and or but so because cause um umm uh uhh er erm hmm mm like the a an to of with for from my your our their his ' +
+    'and or but so because cause um umm uhm uh uhh er erm ah em hm hmm mm like the a an to of with for from my your our their his ' +
     "is are was were am be been at in on into onto by about as than then if that which who whose where when while i we he she they it's i'm i'd " +
     "we're you're they're there's let just maybe also plus and/or whether since until unless after before during between over under"
   ).split(' '),
 );
+/**
+ * Phrase endings that want a complement ("Could you tell me?" … "when you close"): a recogniser
+ * that drops the "um" after them makes them look finished.
+ */
+const WANTS_MORE = /\b(?:(?:tell|show|remind|let|ask) (?:me|us)|i'd like|i would like|i want|i need|i was wondering|wondering if)$/;
 /** A whole turn of one or two of these is an answer, not a start. */
 const SHORT_ANSWERS = new Set('yes yeah yep yup no nope nah okay ok sure right correct thanks thank you bye goodbye good-bye hello hi please fine great perfect exactly absolutely'.split(' '));
 const NUMBER_WORDS = new Set('zero oh one two three four five six seven eight nine ten eleven twelve'.split(' '));
 /** Where digits are read out in pieces: the next piece is likely coming. */
 const NUMBER_CONTEXT = /\b(number|card|phone|account|code|zip|postcode|digits|pin|reference|order|extension|policy|id)\b/;
 
-const isNumeric = (w: string): boolean => /^\d+$/.test(w) || NUMBER_WORDS.has(w);
+/** Digits as a recogniser may write them: "4152", "555-0123", "415.555". */
+const DIGIT_GROUPS = /^\d+(?:[-./]\d+)*$/;
+const isNumeric = (w: string): boolean => DIGIT_GROUPS.test(w) || NUMBER_WORDS.has(w);
 
 /** Where the kind of number is named, how many digits make it whole: until then more is coming. */
 const WHOLE_NUMBER_DIGITS: [RegExp, readonly number[]][] = [
@@ -57,7 +70,7 @@ const TWO_DIGIT_WORDS = new Set(['ten', 'eleven', 'twelve']);
 /** Digits in the number the words end with ("five five five 0123" is 7; "ten" counts 2). */
 function trailingDigits(words: string[]): number {
   let n = 0;
-  for (let i = words.length - 1; i >= 0 && isNumeric(words[i]!); i--) n += /^\d+$/.test(words[i]!) ? words[i]!.length : TWO_DIGIT_WORDS.has(words[i]!) ? 2 : 1;
+  for (let i = words.length - 1; i >= 0 && isNumeric(words[i]!); i--) n += DIGIT_GROUPS.test(words[i]!) ? words[i]!.replace(/\D/g, '').length : TWO_DIGIT_WORDS.has(words[i]!) ? 2 : 1;
   return n;
 }
 
@@ -74,7 +87,9 @@ export function turnShape(text: string): TurnShape {
     .map((w) => w.replace(/^[^\p{L}\p{N}']+|[^\p{L}\p{N}']+$/gu, ''))
     .filter(Boolean);
   if (words.length === 0) return 'unsure';
-  const last = words.at(-1)!;
+  const lastToken = words.at(-1)!;
+  // A recogniser sometimes hyphenates a word onto the one before ("a cleaning-and."): the last word is after the hyphen.
+  const last = DIGIT_GROUPS.test(lastToken) ? lastToken : (lastToken.split('-').at(-1) ?? lastToken);
   const ending = /[.?!,;:…-]+$/.exec(trimmed)?.[0] ?? '';
   if (CARRY_ON.has(last)) return 'unfinished';
   if (ending.includes('…') || ending.endsWith('-')) return 'unfinished';
@@ -85,6 +100,7 @@ export function turnShape(text: string): TurnShape {
     if (!whole?.includes(trailingDigits(words))) return 'unfinished';
   }
   if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'finished';
+  if (WANTS_MORE.test(said)) return 'unfinished';
   if (ending.includes('?') || ending.includes('.') || ending.includes('!')) return 'finished';
   // An open list ("eggs, milk,") goes on; a single trailing comma may.
   if (ending.startsWith(',')) return trimmed.slice(0, -ending.length).includes(',') ? 'unfinished' : 'pausing';
@@ -107,6 +123,8 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
   constructor(private readonly o: SemanticEndOfTurnOptions) {}
 
   waitMs(pause: CallerPause): number {
+    // The words are on their way: wait for them (they decide again when they come), at most max_ms.
+    if (pause.words === null && pause.wordsPending) return this.o.maxMs - pause.silentMs;
     const shape = pause.words === null ? 'unsure' : turnShape(pause.words);
     const target = shape === 'finished' ? this.o.minMs : shape === 'unfinished' ? this.o.maxMs : shape === 'pausing' ? pausingMs(this.o) : this.o.unsureMs;
     return target - pause.silentMs;

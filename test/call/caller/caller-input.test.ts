@@ -110,7 +110,7 @@ describe('CallerInput', () => {
     await finished.caller.open();
     await finished.feed(400, 0);
     await finished.feed(400, SPEECH);
-    await finished.feed(200, 0); // the VAD reports the pause: no words yet, so the silence rule's 500 ms
+    await finished.feed(200, 0); // the VAD reports the pause: no words yet, and the reading asked for is awaited
     finished.partial('What time do you open?');
     await finished.feed(100, 0);
     expect(finished.turns.map((t) => Math.round(t.at))).toEqual([1040]); // 240 ms after the speech ended
@@ -137,6 +137,33 @@ describe('CallerInput', () => {
     expect(s.stt.readsNow).toBe(1);
     await s.feed(60, 0);
     expect(s.turns.map((t) => Math.round(t.at))).toEqual([1040]); // min_ms after the speech ended, not the 500 ms of no words
+  });
+
+  it('waits past the unsure wait for the reading it asked for (a slow recogniser), then decides on its words', async () => {
+    const s = setup({ heard: ['i want to book a cleaning and'], policy: new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 }) });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(200, 0); // the VAD reports the pause and asks for the reading
+    expect(s.stt.readsNow).toBe(1);
+    await s.feed(600, 0); // 800 ms of silence: past the unsure 500, the words not yet read
+    expect(s.turns).toEqual([]);
+    s.partial('I want to book a cleaning and'); // unfinished: max_ms from the speech end
+    await s.feed(1_100, 0);
+    expect(s.turns).toEqual([]);
+    await s.feed(200, 0);
+    expect(s.turns.map((t) => Math.round(t.at))).toEqual([2800]);
+  });
+
+  it('ends the turn at the unsure wait once the reading it asked for holds no words', async () => {
+    const s = setup({ heard: [''], policy: new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 }) });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(200, 0);
+    s.partial('');
+    await s.feed(320, 0);
+    expect(s.log).toEqual(['speechStarted', 'recognised', 'noTurn']); // decided 500 ms after the speech end, and no words make no turn
   });
 
   it('gives the recogniser the 300 ms before the speech start the VAD reported, and every frame while the caller speaks', async () => {

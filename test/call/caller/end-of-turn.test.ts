@@ -39,6 +39,20 @@ describe('turnShape', () => {
     ['That works for me.', 'finished'],
     ['my name is john smith', 'unsure'],
     ['', 'unsure'],
+    // Digits as a recogniser may group them.
+    ['My card number is 415-27789', 'unfinished'], // eight of sixteen
+    ['My phone number is 555-0123.', 'finished'], // a whole local number
+    ['My account number is 2-2.', 'unfinished'],
+    // A short word glued onto the last one by a hyphen is still the last word.
+    ['I want to book a cleaning-and.', 'unfinished'],
+    ['Can I get a check-up.', 'finished'],
+    // Fillers as Moonshine spells them.
+    ['I would like, ah,', 'unfinished'],
+    ["I'd like to come in em.", 'unfinished'],
+    // An ending that wants its complement, the "um" after it dropped.
+    ['Could you tell me?', 'unfinished'],
+    ['I was wondering.', 'unfinished'],
+    ['Can you help me?', 'finished'],
   ])('%j reads as %s', (words, shape) => {
     expect(turnShape(words)).toBe(shape);
   });
@@ -56,5 +70,10 @@ describe('SemanticEndOfTurn', () => {
 
   it('waits as the silence rule does until the recogniser has read the pause', () => {
     expect(policy.waitMs({ silentMs: 200, words: null })).toBe(300);
+  });
+
+  it('waits up to max_ms for a reading under way, and as unsure once it came back with no words', () => {
+    expect(policy.waitMs({ silentMs: 200, words: null, wordsPending: true })).toBe(1800);
+    expect(policy.waitMs({ silentMs: 700, words: '', wordsPending: false })).toBe(-200);
   });
 });
