@@ -194,12 +194,8 @@ export class CallManager {
         // Kept as it is said: after a crash the record still holds everything up to it.
         onTranscript: recorder
           ? (messages, items) => {
-              const transcript = [...messages];
-              const withTools = [...items];
-              // The store applies a call's updates in the order they were asked for (CallRepository.update).
-              this.d.calls
-                .update(orgId, callId, (current) => (current.call_status === 'ongoing' ? { ...current, transcript, transcript_with_tool_calls: withTools } : current))
-                .catch((error: unknown) => log.error({ err: error }, 'transcript could not be kept'));
+              // The store keeps a call's writes in the order they were asked for (CallRepository.keepTranscript).
+              this.d.calls.keepTranscript(orgId, callId, [...messages], [...items]).catch((error: unknown) => log.error({ err: error }, 'transcript could not be kept'));
             }
           : undefined,
         onTurnLatency: this.d.events.listenerCount('turn') > 0 ? (parts) => this.d.events.emit('turn', { orgId, callId, parts }) : undefined,

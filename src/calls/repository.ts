@@ -1,5 +1,5 @@
 // Where call records are kept: the store implements this (SQLite now, PostgreSQL for several nodes).
-import type { CallRecord } from './record.ts';
+import type { CallRecord, TranscriptItem, TranscriptMessage } from './record.ts';
 
 export interface Range {
   lower_threshold?: number | undefined;
@@ -49,6 +49,12 @@ export interface CallRepository {
    * Updates of one call asked for by this process apply in the order they were asked for.
    */
   update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): Promise<CallRecord | undefined>;
+  /**
+   * While the call is ongoing, its transcript so far (messages, and messages with tool items), so a
+   * crash loses nothing said before it; nothing else of the record changes and no webhook event
+   * follows. Kept in order with update(). False when the call is unknown or no longer ongoing.
+   */
+  keepTranscript(orgId: string, callId: string, transcript: readonly TranscriptMessage[], items: readonly TranscriptItem[]): Promise<boolean>;
   list(orgId: string, query: CallListQuery): Promise<CallPage>;
   /** Removes a record for good; false for an unknown id. */
   delete(orgId: string, callId: string): Promise<boolean>;

@@ -115,6 +115,23 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
     expect(await store.calls.delete('acme', 'call_list_4')).toBe(false);
   });
 
+  it('keeps the transcript of an ongoing call without touching the rest of its record or sending an event; not once the call is over', async () => {
+    await store.webhooks.updateSettings('talk', { webhook_url: 'http://127.0.0.1:9/hook' });
+    await store.calls.insert('talk', call('call_talk'), NOW);
+    const started = await store.calls.update('talk', 'call_talk', (r) => ({ ...r, call_status: 'ongoing', start_timestamp: NOW, latency: { e2e: { p50: 0.1 + 0.2 } } as never }));
+    const backlog = await store.webhooks.backlog();
+    const said = [{ role: 'agent' as const, content: 'Hello, how can I help?', start_at: 0.2, end_at: 1.75 }, { role: 'user' as const, content: 'I’d like a cleaning — “Tuesday”.\n', start_at: 2.1, end_at: 3.456 }];
+    const items = [said[0]!, { role: 'tool_call_invocation' as const, tool_call_id: 't1', name: 'book', arguments: '{"day":"Tuesday"}', start_at: 3.5, end_at: 3.5 }, said[1]!];
+    expect(await store.calls.keepTranscript('talk', 'call_talk', said, items as never)).toBe(true);
+    expect(await store.calls.get('talk', 'call_talk')).toEqual({ ...started, transcript: said, transcript_with_tool_calls: items });
+    expect(await store.webhooks.backlog()).toBe(backlog);
+    expect(await store.calls.keepTranscript('talk', 'call_nope', said, said)).toBe(false);
+    expect(await store.calls.keepTranscript('globex', 'call_talk', said, said)).toBe(false);
+    await store.calls.update('talk', 'call_talk', (r) => ({ ...r, call_status: 'ended', end_timestamp: NOW + 5_000, disconnection_reason: 'user_hangup', transcript: said.slice(0, 1) }));
+    expect(await store.calls.keepTranscript('talk', 'call_talk', said, said)).toBe(false);
+    expect((await store.calls.get('talk', 'call_talk'))?.transcript).toEqual(said.slice(0, 1));
+  });
+
   it("holds an organization's slots across nodes: counted and taken at once, the last one by one node only; a dead node's calls hold none", async () => {
     const other = await peer();
     for (let i = 0; i < 6; i++) await store.calls.insert('slots', call(`call_slot_${i}`), NOW, { ownerNode: i % 2 === 0 ? 'node-a' : 'node-b' });

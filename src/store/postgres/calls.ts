@@ -1,7 +1,7 @@
 // Call records in PostgreSQL: the same columns and JSON record as the SQLite store. A record's
 // read-modify-write locks its row; an organization's slots are counted and taken under a lock of
 // that organization, so two nodes never both take its last one.
-import type { CallRecord } from '../../calls/record.ts';
+import type { CallRecord, TranscriptItem, TranscriptMessage } from '../../calls/record.ts';
 import type { CallListQuery, CallPage, CallRepository } from '../../calls/repository.ts';
 import { callListPage, columnsOf, storedRecord } from '../calls.ts';
 import { keysetPageAsync } from '../paging.ts';
@@ -107,6 +107,16 @@ export class PgCallRepository implements CallRepository {
     };
     next.then(forget, forget);
     return next;
+  }
+
+  async keepTranscript(orgId: string, callId: string, transcript: readonly TranscriptMessage[], items: readonly TranscriptItem[]): Promise<boolean> {
+    let kept = false;
+    await this.update(orgId, callId, (current) => {
+      if (current.call_status !== 'ongoing') return current;
+      kept = true;
+      return { ...current, transcript: [...transcript], transcript_with_tool_calls: [...items] };
+    });
+    return kept;
   }
 
   private updateNow(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): Promise<CallRecord | undefined> {
