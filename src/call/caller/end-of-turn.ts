@@ -43,10 +43,13 @@ const CARRY_ON = new Set(
   ).split(' '),
 );
 /**
- * Phrase endings that want a complement ("Could you tell me?" … "when you close"): a recogniser
- * that drops the "um" after them makes them look finished.
+ * Turns that want a complement ("Could you tell me?" … "when you close"): a recogniser that drops
+ * the "um" after them makes them look finished. A verb of telling that ends the turn, or a whole
+ * turn that is only a wish ("I would like."); not "That's all I need.", which is whole.
  */
-const WANTS_MORE = /\b(?:(?:tell|show|remind|let|ask) (?:me|us)|i'd like|i would like|i want|i need|i was wondering|wondering if)$/;
+const WANTS_MORE = [/\b(?:tell|show|let) (?:me|us)$/, /^(?:(?:so|and|but|well|um|uh|okay|ok|yeah|yes|hi|hello) )*(?:i'd like|i would like|i want|i need|i was wondering)$/];
+/** Carry-on words a recogniser glues onto the word before with a hyphen (particles such as "in" or "up" make compounds instead). */
+const GLUED_CARRY_ON = new Set('and or but so because um uh ah er em the a an to of'.split(' '));
 /** A whole turn of one or two of these is an answer, not a start. */
 const SHORT_ANSWERS = new Set('yes yeah yep yup no nope nah okay ok sure right correct thanks thank you bye goodbye good-bye hello hi please fine great perfect exactly absolutely'.split(' '));
 const NUMBER_WORDS = new Set('zero oh one two three four five six seven eight nine ten eleven twelve'.split(' '));
@@ -88,8 +91,10 @@ export function turnShape(text: string): TurnShape {
     .filter(Boolean);
   if (words.length === 0) return 'unsure';
   const lastToken = words.at(-1)!;
-  // A recogniser sometimes hyphenates a word onto the one before ("a cleaning-and."): the last word is after the hyphen.
-  const last = DIGIT_GROUPS.test(lastToken) ? lastToken : (lastToken.split('-').at(-1) ?? lastToken);
+  // A recogniser sometimes hyphenates a conjunction or filler onto the word before ("a cleaning-and.");
+  // "check-in" and "follow-up" stay words of their own.
+  const glued = lastToken.includes('-') && !DIGIT_GROUPS.test(lastToken) ? lastToken.split('-').at(-1)! : null;
+  const last = glued !== null && GLUED_CARRY_ON.has(glued) ? glued : lastToken;
   const ending = /[.?!,;:…-]+$/.exec(trimmed)?.[0] ?? '';
   if (CARRY_ON.has(last)) return 'unfinished';
   if (ending.includes('…') || ending.endsWith('-')) return 'unfinished';
@@ -100,7 +105,7 @@ export function turnShape(text: string): TurnShape {
     if (!whole?.includes(trailingDigits(words))) return 'unfinished';
   }
   if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'finished';
-  if (WANTS_MORE.test(said)) return 'unfinished';
+  if (WANTS_MORE.some((rule) => rule.test(said))) return 'unfinished';
   if (ending.includes('?') || ending.includes('.') || ending.includes('!')) return 'finished';
   // An open list ("eggs, milk,") goes on; a single trailing comma may.
   if (ending.startsWith(',')) return trimmed.slice(0, -ending.length).includes(',') ? 'unfinished' : 'pausing';

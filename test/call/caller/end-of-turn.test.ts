@@ -46,13 +46,17 @@ describe('turnShape', () => {
     // A short word glued onto the last one by a hyphen is still the last word.
     ['I want to book a cleaning-and.', 'unfinished'],
     ['Can I get a check-up.', 'finished'],
+    ["I'd like a check-in.", 'finished'],
     // Fillers as Moonshine spells them.
     ['I would like, ah,', 'unfinished'],
     ["I'd like to come in em.", 'unfinished'],
     // An ending that wants its complement, the "um" after it dropped.
     ['Could you tell me?', 'unfinished'],
     ['I was wondering.', 'unfinished'],
+    ['So I need.', 'unfinished'],
     ['Can you help me?', 'finished'],
+    ["That's all I need.", 'finished'],
+    ["Don't ask me.", 'finished'],
   ])('%j reads as %s', (words, shape) => {
     expect(turnShape(words)).toBe(shape);
   });
