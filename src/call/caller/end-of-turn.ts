@@ -48,8 +48,15 @@ const CARRY_ON = new Set(
  * turn that is only a wish ("I would like."); not "That's all I need.", which is whole.
  */
 const WANTS_MORE = [/\b(?:tell|show|let) (?:me|us)$/, /^(?:(?:so|and|but|well|um|uh|okay|ok|yeah|yes|hi|hello) )*(?:i'd like|i would like|i want|i need|i was wondering)$/];
+/**
+ * How Moonshine writes a trailing "and" it did not hear as one: read alone at a pause, "and" came
+ * back as "end", "hand" or "hint" about as often as "and" (flite's voices, 16 phrases held out from
+ * bench:turns). Without an article or possessive before them they are rarely a turn's last word.
+ */
+const SOUNDS_LIKE_AND = new Set(['end', 'hand', 'hint']);
+const OWNERS = new Set('the a an my your his her our their this that one each either second left right other'.split(' '));
 /** Carry-on words a recogniser glues onto the word before with a hyphen (particles such as "in" or "up" make compounds instead). */
-const GLUED_CARRY_ON = new Set('and or but so because um uh ah er em the a an to of'.split(' '));
+const GLUED_CARRY_ON = new Set('and or but so because um uh ah er em the a an to of end hand'.split(' '));
 /** A whole turn of one or two of these is an answer, not a start. */
 const SHORT_ANSWERS = new Set('yes yeah yep yup no nope nah okay ok sure right correct thanks thank you bye goodbye good-bye hello hi please fine great perfect exactly absolutely'.split(' '));
 const NUMBER_WORDS = new Set('zero oh one two three four five six seven eight nine ten eleven twelve'.split(' '));
@@ -97,6 +104,8 @@ export function turnShape(text: string): TurnShape {
   const last = glued !== null && GLUED_CARRY_ON.has(glued) ? glued : lastToken;
   const ending = /[.?!,;:…-]+$/.exec(trimmed)?.[0] ?? '';
   if (CARRY_ON.has(last)) return 'unfinished';
+  const before = glued !== null && last === glued ? lastToken.split('-').at(-2) : words.at(-2);
+  if (SOUNDS_LIKE_AND.has(last) && !OWNERS.has(before ?? '')) return 'unfinished';
   if (ending.includes('…') || ending.endsWith('-')) return 'unfinished';
   // Digits being read out: more may follow after a breath, unless the number named is whole.
   const said = words.join(' ');

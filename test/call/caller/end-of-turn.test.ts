@@ -47,6 +47,13 @@ describe('turnShape', () => {
     ['I want to book a cleaning-and.', 'unfinished'],
     ['Can I get a check-up.', 'finished'],
     ["I'd like a check-in.", 'finished'],
+    // A trailing "and" as Moonshine mishears it, where no article or possessive owns the word.
+    ['I would like a haircut end.', 'unfinished'],
+    ['I want to book a cleaning-hand.', 'unfinished'],
+    ['I need a new filter hint.', 'unfinished'],
+    ["I'll wait until the end.", 'finished'],
+    ['On the other hand.', 'finished'],
+    ['Can you give me a hint?', 'finished'],
     // Fillers as Moonshine spells them.
     ['I would like, ah,', 'unfinished'],
     ["I'd like to come in em.", 'unfinished'],
