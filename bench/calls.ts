@@ -4,6 +4,7 @@
 //   [--stt pocketsphinx|moonshine] [--stt-model tiny|base] (the recogniser of an embedded run and its model; the agent's defaults otherwise)
 //   [--endpointing semantic|silence] (an embedded run's end of turn: silence at 500 ms measures the
 //   engines' capacity without semantic waits after digits, which set the p95 of the default)
+//   [--log FILE] (an in-process service's debug log: each end-of-turn decision with its words)
 //   [--url http://… --key KEY [--stats-url URL]]
 // N concurrent simulated carrier calls over the Twilio Media Streams protocol, each a scripted
 // conversation of recorded phrases with pauses; per-turn voice-to-voice latency, the record's
@@ -29,6 +30,8 @@ const Args = z.object({
   stt: z.enum(['pocketsphinx', 'moonshine']).optional(),
   'stt-model': z.enum(['tiny', 'base']).optional(),
   endpointing: z.enum(['semantic', 'silence']).optional(),
+  /** In-process runs: the service's debug log goes to this file. */
+  log: z.string().optional(),
   'llm-url': z.url().optional(),
   model: z.string().min(1).optional(),
   url: z.url().optional(),
@@ -39,7 +42,7 @@ const Args = z.object({
   transport: z.enum(['twilio', 'sim', 'web']).default('twilio'),
 });
 const { values } = parseArgs({
-  options: Object.fromEntries(['calls', 'duration', 'engines', 'stt', 'stt-model', 'endpointing', 'llm-url', 'model', 'url', 'key', 'stats-url', 'ramp', 'transport', 'script'].map((k) => [k, { type: 'string' as const }])),
+  options: Object.fromEntries(['calls', 'duration', 'engines', 'stt', 'stt-model', 'endpointing', 'log', 'llm-url', 'model', 'url', 'key', 'stats-url', 'ramp', 'transport', 'script'].map((k) => [k, { type: 'string' as const }])),
 });
 // The simulated-phone path is its own run (it exits when done).
 if (values.transport === 'sim') await import('./sim-calls.ts');
@@ -54,7 +57,7 @@ const sample = () => {
 };
 
 const loadStart = loadavg();
-const target = await startTarget({ url: args.url, key: args.key, engines: args.engines, stt: args.stt, sttModel: args['stt-model'], endpointing: args.endpointing, llmUrl: args['llm-url'], model: args.model });
+const target = await startTarget({ url: args.url, key: args.key, engines: args.engines, stt: args.stt, sttModel: args['stt-model'], endpointing: args.endpointing, logFile: args.log, llmUrl: args['llm-url'], model: args.model });
 // The service's own latency parts per turn: from its events in this process, or from serve-stub's stats.
 const localTurns: TurnParts[] = [];
 target.service?.events.on('turn', ({ callId, parts }) => localTurns.push({ callId, ...parts }));

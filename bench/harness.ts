@@ -25,6 +25,8 @@ export interface TargetOptions {
   sttModel?: string | undefined;
   /** End of turn for embedded runs: the agent's default (semantic) or silence at endpointing_ms. */
   endpointing?: 'semantic' | 'silence' | undefined;
+  /** An in-process service logs at debug level to this file (each end-of-turn decision, among others). */
+  logFile?: string | undefined;
   llmUrl?: string | undefined;
   model?: string | undefined;
   beginMessage?: string;
@@ -120,7 +122,8 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
     key = 'bench-key-0123456789-0123456789-0123';
     const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', AGENTS_FILE: '', EGRESS_ALLOW: '127.0.0.0/8', TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN, ...o.env });
-    service = await startService({ config, logger: pino({ level: 'error' }), ...(stub ? { speech: stub } : {}) });
+    const logger = o.logFile ? pino({ level: 'debug' }, pino.destination({ dest: o.logFile, sync: true })) : pino({ level: 'error' });
+    service = await startService({ config, logger, ...(stub ? { speech: stub } : {}) });
     const s = service;
     cleanups.push(async () => {
       await s.close();
