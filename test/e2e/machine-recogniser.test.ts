@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CallRecordSchema } from '../../src/calls/record.ts';
 import { freePort } from '../helpers/net.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, type PlacedCall } from '../helpers/phone.ts';
-import { apiAs, callOwners, startServiceProcess } from '../helpers/service-process.ts';
+import { apiAs, callOwners, childProcessesOf, startServiceProcess } from '../helpers/service-process.ts';
 
 const KEY = 'machine-stt-key-0123456789-01234567';
 const NUMBER = '+15550300011';
@@ -20,19 +20,8 @@ afterEach(() => {
 });
 const api = apiAs(KEY);
 
-/** The processes the primary started, each with its command line. */
-function childrenOf(pid: number): { pid: number; cmdline: string; env: string[] }[] {
-  const pids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  return pids.flatMap((child) => {
-    try {
-      return [{ pid: child, cmdline: readFileSync(`/proc/${child}/cmdline`, 'utf8').replaceAll('\0', ' '), env: readFileSync(`/proc/${child}/environ`, 'utf8').split('\0') }];
-    } catch {
-      return []; // it ended meanwhile
-    }
-  });
-}
-const recognisers = (primary: number) => childrenOf(primary).filter((c) => c.cmdline.includes('recogniser-process'));
-const workers = (primary: number) => childrenOf(primary).filter((c) => c.env.some((e) => e.startsWith('NODE_ID=')));
+const recognisers = (primary: number) => childProcessesOf(primary).filter((c) => c.cmdline.includes('recogniser-process'));
+const workers = (primary: number) => childProcessesOf(primary).filter((c) => c.env.some((e) => e.startsWith('NODE_ID=')));
 
 /** A call that says its name once greeted and waits for the answer. */
 async function sayName(url: string): Promise<PlacedCall> {

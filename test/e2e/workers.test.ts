@@ -14,7 +14,7 @@ import WebSocket from 'ws';
 import { CallRecordSchema } from '../../src/calls/record.ts';
 import { freePort } from '../helpers/net.ts';
 import { agentFinished, placeInboundCall, type PlacedCall } from '../helpers/phone.ts';
-import { apiAs, callOwners, startServiceProcess } from '../helpers/service-process.ts';
+import { apiAs, callOwners, childProcessesOf, startServiceProcess } from '../helpers/service-process.ts';
 import { WebCallClient } from '../helpers/web-client.ts';
 
 const KEY = 'workers-key-0123456789-0123456789-01';
@@ -61,11 +61,9 @@ function listenBriefly(url: string, callId: string): Promise<{ audioFrames: numb
 /** The worker processes of a primary, by the NODE_ID each was given. */
 function workersOf(primary: ChildProcess): Map<string, number> {
   const found = new Map<string, number>();
-  const children = readFileSync(`/proc/${primary.pid}/task/${primary.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  for (const pid of children) {
-    const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    const nodeId = env.find((e) => e.startsWith('NODE_ID='))?.slice('NODE_ID='.length);
-    if (nodeId) found.set(nodeId, pid);
+  for (const child of childProcessesOf(primary.pid!)) {
+    const nodeId = child.env.find((e) => e.startsWith('NODE_ID='))?.slice('NODE_ID='.length);
+    if (nodeId) found.set(nodeId, child.pid);
   }
   return found;
 }

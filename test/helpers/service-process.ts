@@ -1,6 +1,7 @@
 // The service as a real process (node src/main.ts), for tests of what happens across processes:
 // restarts, crashes, and several processes sharing one store.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -46,6 +47,18 @@ export async function startServiceProcess(options: { dataDir: string; port: numb
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the service did not become healthy');
+}
+
+/** The processes `pid` started, each with its command line and environment (Linux /proc). */
+export function childProcessesOf(pid: number): { pid: number; cmdline: string; env: string[] }[] {
+  const pids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  return pids.flatMap((child) => {
+    try {
+      return [{ pid: child, cmdline: readFileSync(`/proc/${child}/cmdline`, 'utf8').replaceAll('\0', ' '), env: readFileSync(`/proc/${child}/environ`, 'utf8').split('\0') }];
+    } catch {
+      return []; // it ended meanwhile
+    }
+  });
 }
 
 /** An API request to a service process as `key`'s organization; a body is sent as JSON. */

@@ -1,5 +1,6 @@
-// STT with Moonshine tiny, a small neural recogniser that runs offline (stt.engine "moonshine").
-// The model reads a whole stretch of audio at once, in a worker thread. A stream buffers what the
+// STT with Moonshine, a small neural recogniser that runs offline (stt.engine "moonshine"; stt.model
+// tiny, the default, or base). The model reads a whole stretch of audio at once, in a worker thread
+// of this process or of the machine's shared recogniser (reader.ts). A stream buffers what the
 // caller says and starts reading at each pause (src/speech/stt/pause-cutter.ts), so the text is
 // mostly ready when the turn ends, and each reading comes out as a partial result. Far more
 // accurate than pocketsphinx on real callers; it gives no word timings. Phrase hints bias its

@@ -1,4 +1,4 @@
-// Moonshine tiny through onnxruntime-node: an encoder over the whole utterance, then a greedy
+// Moonshine (tiny or base) through onnxruntime-node: an encoder over the whole utterance, then a greedy
 // token-by-token decoder that keeps its attention keys and values between steps. A run holds
 // the thread that calls it for tens of milliseconds, so only worker threads use this file.
 import { existsSync } from 'node:fs';
