@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AgentConfigSchema } from '../../src/agents/schema.ts';
+import { AgentConfigSchema, MOONSHINE_MODELS } from '../../src/agents/schema.ts';
+import { MOONSHINE_SIZE_NAMES } from '../../src/speech/stt/moonshine/recognizer.ts';
 
 const minimal = { agent_name: 'Front desk', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'demo' } };
 
@@ -50,5 +51,7 @@ describe('agent configuration', () => {
     expect(unknown.error?.issues[0]?.path).toEqual(['stt', 'model']);
     expect(unknown.error?.issues[0]?.message).toContain('tiny and base');
     expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'openai', base_url: 'http://127.0.0.1:9/v1', model: 'whisper-1' } }).stt.model).toBe('whisper-1');
+    // The schema names the models the recogniser has (it does not import the speech room).
+    expect([...MOONSHINE_MODELS]).toEqual(MOONSHINE_SIZE_NAMES);
   });
 });
