@@ -173,34 +173,18 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
   };
 }
 
-/**
- * `samples` without the silence at either end, judged in 10 ms frames against the loudest one: a
- * frame more than `belowLoudestDb` under it is silence. Unlike a fixed sample floor, this keeps the
- * soft ends of words (a final nasal or fricative 25-35 dB under the vowels), which a recogniser
- * needs to tell "and" from "an" or "um" from nothing.
- */
-export function trimToSpeech(samples: Int16Array, sampleRate: number, belowLoudestDb = 45): Int16Array {
-  const frame = Math.round(sampleRate / 100);
-  const levels: number[] = [];
-  for (let at = 0; at < samples.length; at += frame) {
-    const part = samples.subarray(at, at + frame);
-    let sum = 0;
-    for (const x of part) sum += x * x;
-    levels.push(Math.sqrt(sum / Math.max(1, part.length)));
-  }
-  const floor = Math.max(0, ...levels) / 10 ** (belowLoudestDb / 20);
-  const first = levels.findIndex((l) => l >= floor);
-  if (first < 0) return samples.slice(0, 0);
-  const last = levels.findLastIndex((l) => l >= floor);
-  return samples.slice(first * frame, Math.min(samples.length, (last + 1) * frame));
-}
-
-/** `samples` without the quiet (|sample| < floor) at either end, so a caller's first and last frames are speech. */
-export function trimQuiet(samples: Int16Array, floor: number): Int16Array {
+/** Where the samples louder than `floor` begin and end: [from, to), empty when none is. */
+export function loudBounds(samples: Int16Array, floor: number): { from: number; to: number } {
   let from = 0;
   let to = samples.length;
   while (from < to && Math.abs(samples[from]!) < floor) from++;
   while (to > from && Math.abs(samples[to - 1]!) < floor) to--;
+  return { from, to };
+}
+
+/** `samples` without the quiet (|sample| < floor) at either end, so a caller's first and last frames are speech. */
+export function trimQuiet(samples: Int16Array, floor: number): Int16Array {
+  const { from, to } = loudBounds(samples, floor);
   return samples.slice(from, to);
 }
 

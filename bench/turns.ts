@@ -21,7 +21,7 @@ import { loadConfig } from '../src/config.ts';
 import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
 import { placeInboundCall } from '../test/helpers/phone.ts';
 import { TEST_TWILIO_TOKEN } from '../test/helpers/service.ts';
-import { trimQuiet } from './harness.ts';
+import { loudBounds } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
 import { spawnInstantModel } from './stub-engines.ts';
 
@@ -115,11 +115,10 @@ async function speak(tts: FliteTtsEngine, text: string, voice: string): Promise<
     all.set(c, at);
     at += c.length;
   }
-  const loud = trimQuiet(all, LOUD_SAMPLE);
-  if (args.ends === 'chop') return { mulaw: muLawEncode(loud), leadMs: 0, tailMs: 0 };
-  let lead = 0;
-  while (lead < all.length && Math.abs(all[lead]!) < LOUD_SAMPLE) lead++;
-  const tail = all.length - lead - loud.length;
+  const { from, to } = loudBounds(all, LOUD_SAMPLE);
+  if (args.ends === 'chop') return { mulaw: muLawEncode(all.slice(from, to)), leadMs: 0, tailMs: 0 };
+  const lead = from;
+  const tail = all.length - to;
   // Whole frames only, so the last loud sample's frame is known: the tail's quiet is padded to a frame.
   const padded = new Int16Array(Math.ceil(all.length / FRAME_SAMPLES) * FRAME_SAMPLES);
   padded.set(all);
