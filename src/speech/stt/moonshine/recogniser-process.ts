@@ -1,9 +1,10 @@
 // The machine's recogniser process (machine-pool.ts), forked by the cluster's primary: Moonshine's
 // worker threads for each model a service process asks for, one queue per model for the whole
 // machine. It ends when the primary does (its IPC channel closes) or on SIGTERM.
+import type { z } from 'zod';
 import { SttError } from '../errors.ts';
 import { MOONSHINE_DEFAULTS, moonshineModelDir } from './engine.ts';
-import { FromRecogniser, type RecogniserAnswer, ToRecogniser } from './machine-pool.ts';
+import { type FromRecogniser, type RecogniserAnswer, ToRecogniser } from './machine-pool.ts';
 import { MoonshineThreadPool } from './pool.ts';
 import type { MoonshineSize } from './recognizer.ts';
 
@@ -18,7 +19,9 @@ function poolOf(model: MoonshineSize): MoonshineThreadPool {
 }
 
 function answer(to: number, message: RecogniserAnswer): void {
-  process.send?.(FromRecogniser.parse({ to, answer: message }));
+  // Typed here; the primary checks it as it arrives.
+  const reply: z.infer<typeof FromRecogniser> = { to, answer: message };
+  process.send?.(reply);
 }
 
 const codeOf = (err: unknown): SttError['code'] => (err instanceof SttError ? err.code : 'STT_ENGINE_CRASHED');
