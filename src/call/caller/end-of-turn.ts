@@ -100,11 +100,12 @@ export function turnShape(text: string): TurnShape {
   const lastToken = words.at(-1)!;
   // A recogniser sometimes hyphenates a conjunction or filler onto the word before ("a cleaning-and.");
   // "check-in" and "follow-up" stay words of their own.
-  const glued = lastToken.includes('-') && !DIGIT_GROUPS.test(lastToken) ? lastToken.split('-').at(-1)! : null;
-  const last = glued !== null && GLUED_CARRY_ON.has(glued) ? glued : lastToken;
+  const pieces = lastToken.includes('-') && !DIGIT_GROUPS.test(lastToken) ? lastToken.split('-') : null;
+  const gluedOn = pieces !== null && GLUED_CARRY_ON.has(pieces.at(-1)!);
+  const last = gluedOn ? pieces.at(-1)! : lastToken;
   const ending = /[.?!,;:…-]+$/.exec(trimmed)?.[0] ?? '';
   if (CARRY_ON.has(last)) return 'unfinished';
-  const before = glued !== null && last === glued ? lastToken.split('-').at(-2) : words.at(-2);
+  const before = gluedOn ? pieces.at(-2) : words.at(-2);
   if (SOUNDS_LIKE_AND.has(last) && !OWNERS.has(before ?? '')) return 'unfinished';
   if (ending.includes('…') || ending.endsWith('-')) return 'unfinished';
   // Digits being read out: more may follow after a breath, unless the number named is whole.
