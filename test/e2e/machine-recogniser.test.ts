@@ -3,14 +3,14 @@
 // one set of recogniser threads and one copy of the model. A recogniser killed with SIGKILL is
 // started again for the next call; SIGTERM to the primary takes it down with the workers.
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CallRecordSchema } from '../../src/calls/record.ts';
 import { freePort } from '../helpers/net.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, type PlacedCall } from '../helpers/phone.ts';
-import { apiAs, callOwners, childProcessesOf, startServiceProcess } from '../helpers/service-process.ts';
+import { apiAs, callOwners, childProcessesOf, demoAgentsFile, startServiceProcess } from '../helpers/service-process.ts';
 
 const KEY = 'machine-stt-key-0123456789-01234567';
 const NUMBER = '+15550300011';
@@ -49,9 +49,7 @@ async function heardInCall(url: string, call: PlacedCall): Promise<string> {
 describe('STT_POOL=machine (the default with WORKERS > 1)', () => {
   it('reads the callers of both workers in one recogniser process, starts it again after a SIGKILL, and stops it with the service', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-machine-stt-'));
-    const demo = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'media', 'agents', 'demo.json'), 'utf8')) as Record<string, unknown>;
-    const agentsFile = join(dataDir, 'agents.json');
-    writeFileSync(agentsFile, JSON.stringify({ ...demo, inbound_numbers: [NUMBER], inactivity_timeout_ms: 120_000 }));
+    const agentsFile = demoAgentsFile(dataDir, NUMBER, 120_000);
     const service = await startServiceProcess({ dataDir, port: await freePort(), key: KEY, env: { WORKERS: '2', NODE_ID: 'box', AGENTS_FILE: agentsFile }, started: children });
     const primary = service.child.pid!;
     await vi.waitFor(() => expect(workers(primary)).toHaveLength(2), { timeout: 30_000, interval: 200 });

@@ -3,14 +3,14 @@
 // concurrent-call limit holds across both, and once the peer is killed and its lease runs out, the
 // survivor finishes its call with error_service, once, and its slot is free again.
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CallRecordSchema } from '../../src/calls/record.ts';
 import { freePort } from '../helpers/net.ts';
 import { agentFinished, placeInboundCall } from '../helpers/phone.ts';
-import { apiAs, startServiceProcess } from '../helpers/service-process.ts';
+import { apiAs, demoAgentsFile, startServiceProcess } from '../helpers/service-process.ts';
 
 const KEY = 'nodes-key-0123456789-0123456789-0123';
 const NUMBER = '+15550300002';
@@ -29,9 +29,7 @@ describe('nodes sharing a store', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-nodes-'));
     // One call at a time for the organization, across both processes.
     // The demo agent answering NUMBER, from the agents file both nodes load (a node loading the shipped file would undo a PATCH).
-    const demo = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'media', 'agents', 'demo.json'), 'utf8')) as Record<string, unknown>;
-    const agentsFile = join(dataDir, 'agents.json');
-    writeFileSync(agentsFile, JSON.stringify({ ...demo, inbound_numbers: [NUMBER], inactivity_timeout_ms: 60_000 }));
+    const agentsFile = demoAgentsFile(dataDir, NUMBER, 60_000);
     const env = { NODE_LEASE_MS: String(LEASE_MS), MAX_CONCURRENT_CALLS: '1', AGENTS_FILE: agentsFile };
     const first = await startServiceProcess({ dataDir, port: await freePort(), key: KEY, env, started: children });
     const { caller, callId } = await placeInboundCall(first.url, NUMBER);

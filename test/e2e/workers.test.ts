@@ -4,7 +4,7 @@
 // and a worker killed with SIGKILL ends only its own calls (error_service), while the other
 // worker's calls go on and the killed one is started again.
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import WebSocket from 'ws';
 import { CallRecordSchema } from '../../src/calls/record.ts';
 import { freePort } from '../helpers/net.ts';
 import { agentFinished, placeInboundCall, type PlacedCall } from '../helpers/phone.ts';
-import { apiAs, callOwners, childProcessesOf, startServiceProcess } from '../helpers/service-process.ts';
+import { apiAs, callOwners, childProcessesOf, demoAgentsFile, startServiceProcess } from '../helpers/service-process.ts';
 import { WebCallClient } from '../helpers/web-client.ts';
 
 const KEY = 'workers-key-0123456789-0123456789-01';
@@ -71,9 +71,7 @@ function workersOf(primary: ChildProcess): Map<string, number> {
 describe('WORKERS=2', () => {
   it('spreads calls over both workers, serves control, listeners and web calls from either, and a killed worker ends only its own calls and comes back', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-workers-'));
-    const demo = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'media', 'agents', 'demo.json'), 'utf8')) as Record<string, unknown>;
-    const agentsFile = join(dataDir, 'agents.json');
-    writeFileSync(agentsFile, JSON.stringify({ ...demo, inbound_numbers: [NUMBER], inactivity_timeout_ms: 120_000 }));
+    const agentsFile = demoAgentsFile(dataDir, NUMBER, 120_000);
     const service = await startServiceProcess({
       dataDir,
       port: await freePort(),

@@ -1,7 +1,7 @@
 // The service as a real process (node src/main.ts), for tests of what happens across processes:
 // restarts, crashes, and several processes sharing one store.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -47,6 +47,17 @@ export async function startServiceProcess(options: { dataDir: string; port: numb
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('the service did not become healthy');
+}
+
+/**
+ * The shipped demo agent answering `number`, as an agents file in `dataDir` for service processes
+ * to load (a process loading the shipped file itself would undo a PATCH made by another). Its path.
+ */
+export function demoAgentsFile(dataDir: string, number: string, inactivityTimeoutMs: number): string {
+  const demo = JSON.parse(readFileSync(join(root, 'media', 'agents', 'demo.json'), 'utf8')) as Record<string, unknown>;
+  const file = join(dataDir, 'agents.json');
+  writeFileSync(file, JSON.stringify({ ...demo, inbound_numbers: [number], inactivity_timeout_ms: inactivityTimeoutMs }));
+  return file;
 }
 
 /** The processes `pid` started, each with its command line and environment (Linux /proc). */
