@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { agentReference } from '../scripts/agent-reference.ts';
 import { ConfigSchema } from '../src/config.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -20,5 +21,9 @@ describe('documentation', () => {
     const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
     expect(firstBlock.split('\n').filter(Boolean).map((l) => l.split('#')[0]!.trim())).toEqual(['npm start', 'npm test']);
     for (const [, page] of readme.matchAll(/`(docs\/[\w-]+\.md)`/g)) expect(() => read(page!), page).not.toThrow();
+  });
+
+  it('docs/agent.md is the reference the agent schema generates (npm run docs:agent)', () => {
+    expect(read('docs/agent.md')).toBe(agentReference());
   });
 });

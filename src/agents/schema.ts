@@ -39,37 +39,50 @@ const toolName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ a
 
 export const ApiToolSchema = z.strictObject({
   type: z.literal('api'),
-  name: toolName,
-  description: z.string().max(4000).default(''),
-  url: z.url({ protocol: /^https?$/ }),
-  method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).default('POST'),
-  parameters: ToolParametersSchema.default({ type: 'object', properties: {} }),
-  timeout: z.number().positive().max(AGENT_DEFAULTS.toolTimeoutMaxSeconds).default(AGENT_DEFAULTS.toolTimeoutSeconds),
-  headers: z.record(z.string(), z.string()).optional(),
-  /** Say a line as soon as the tool starts; without it, a tool slower than a second gets "One moment, please." */
-  speak_during_execution: z.boolean().optional(),
-  execution_message: z.string().trim().min(1).max(500).optional(),
-});
+  name: toolName.describe('the name the model calls it by (letters, digits, _ and -)'),
+  description: z.string().max(4000).default('').describe('what the tool does, for the model'),
+  url: z.url({ protocol: /^https?$/ }).describe('where the call goes; the egress policy refuses private and reserved addresses'),
+  method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).default('POST').describe('GET and DELETE send the arguments as the query string, the others as a JSON body'),
+  parameters: ToolParametersSchema.default({ type: 'object', properties: {} }).describe("JSON Schema (type object) of the arguments; the model's arguments are checked against it"),
+  timeout: z
+    .number()
+    .positive()
+    .max(AGENT_DEFAULTS.toolTimeoutMaxSeconds)
+    .default(AGENT_DEFAULTS.toolTimeoutSeconds)
+    .describe('seconds the call may take before the model is told it timed out'),
+  headers: z.record(z.string(), z.string()).optional().describe('sent with every call of the tool'),
+  speak_during_execution: z
+    .boolean()
+    .optional()
+    .describe('say execution_message as soon as the tool starts; without it, a tool slower than a second gets "One moment, please."'),
+  execution_message: z.string().trim().min(1).max(500).optional().describe('the line said while the tool runs'),
+}).describe('Calls an HTTP endpoint with the arguments the model chose; the reply (capped) goes back to the model.');
 
 export const EndCallToolSchema = z.strictObject({
   type: z.literal('end_call'),
   name: toolName.default('end_call'),
   description: z.string().max(4000).default('End the call once the conversation is complete and you have said goodbye.'),
-});
+}).describe('Lets the model hang up once its last words have played (disconnection_reason agent_hangup).');
 
 export const TransferCallToolSchema = z.strictObject({
   type: z.literal('transfer_call'),
   name: toolName.default('transfer_call'),
   description: z.string().max(4000).default('Transfer the caller to a human at another number.'),
-  transfer_to: E164,
-  /** Said before the caller is put through, after whatever the model said with the call; none: only the model's words. */
-  transfer_message: z.string().trim().min(1).max(500).optional(),
-  /**
-   * cold: the caller is put through at once. warm: the caller hears hold music while the
-   * destination is called; whoever answers hears a summary of the call first, then both are bridged.
-   */
-  mode: z.enum(['cold', 'warm']).default('cold'),
-});
+  transfer_to: E164.describe('the E.164 number the caller is put through to'),
+  transfer_message: z
+    .string()
+    .trim()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe("said before the caller is put through, after whatever the model said with the call; none: only the model's words"),
+  mode: z
+    .enum(['cold', 'warm'])
+    .default('cold')
+    .describe(
+      'cold: the caller is put through at once. warm: the caller hears hold music while the destination is called; whoever answers hears a summary of the call first, then both are bridged',
+    ),
+}).describe('Lets the model put the caller through to a person (disconnection_reason call_transfer once they are connected).');
 
 export const PressDigitsToolSchema = z.strictObject({
   type: z.literal('press_digits'),
@@ -78,17 +91,17 @@ export const PressDigitsToolSchema = z.strictObject({
     .string()
     .max(4000)
     .default('Press keys on the phone keypad, for example to choose an option in a phone menu. The other side hears the keypad tones.'),
-});
+}).describe('Lets the model press keypad keys (DTMF tones), e.g. in a phone menu on an outbound call.');
 
 export const AgentToolSchema = z.discriminatedUnion('type', [ApiToolSchema, EndCallToolSchema, TransferCallToolSchema, PressDigitsToolSchema]);
 
 export const LlmConfigSchema = z.strictObject({
-  base_url: z.url({ protocol: /^https?$/ }),
-  model: z.string().min(1),
-  api_key: z.string().min(1).optional(),
-  temperature: z.number().min(0).max(2).default(AGENT_DEFAULTS.temperature),
-  max_tokens: z.int().positive().optional(),
-  stream: z.boolean().default(true),
+  base_url: z.url({ protocol: /^https?$/ }).describe('an OpenAI-compatible chat-completions server (…/v1); the egress policy applies'),
+  model: z.string().min(1).describe("the server's model name"),
+  api_key: z.string().min(1).optional().describe('sent as a bearer token; write-only: never returned'),
+  temperature: z.number().min(0).max(2).default(AGENT_DEFAULTS.temperature).describe('sampling temperature; lower is more predictable'),
+  max_tokens: z.int().positive().optional().describe("the longest reply in tokens; the server's own limit when absent"),
+  stream: z.boolean().default(true).describe('stream tokens (SSE) so the voice starts on the first sentence'),
 });
 
 export const PronunciationSchema = z.strictObject({
@@ -97,14 +110,19 @@ export const PronunciationSchema = z.strictObject({
 });
 
 export const VoiceConfigSchema = z.strictObject({
-  engine: z.enum(['flite', 'espeak', 'openai']).default(AGENT_DEFAULTS.voiceEngine),
-  voice_id: z.string().min(1).default(AGENT_DEFAULTS.voiceId),
-  speed: z.number().min(0.5).max(2).default(1),
-  base_url: z.url({ protocol: /^https?$/ }).optional(),
-  api_key: z.string().min(1).optional(),
-  /** Numbers, money, dates, times, phone numbers and e-mail addresses said as words (the transcript keeps the text); default on. */
-  normalize_for_speech: z.boolean().optional(),
-  pronunciation: z.array(PronunciationSchema).max(500).optional(),
+  engine: z
+    .enum(['flite', 'espeak', 'openai'])
+    .default(AGENT_DEFAULTS.voiceEngine)
+    .describe('flite and espeak are embedded; openai is an OpenAI-compatible /audio/speech server'),
+  voice_id: z.string().min(1).default(AGENT_DEFAULTS.voiceId).describe("the engine's voice (flite: slt, rms, awb, kal…; espeak: a voice name)"),
+  speed: z.number().min(0.5).max(2).default(1).describe('1 is the voice\'s own pace'),
+  base_url: z.url({ protocol: /^https?$/ }).optional().describe('the openai engine\'s server'),
+  api_key: z.string().min(1).optional().describe('the openai engine\'s key; write-only: never returned'),
+  normalize_for_speech: z
+    .boolean()
+    .optional()
+    .describe('numbers, money, dates, times, phone numbers and e-mail addresses said as words (the transcript keeps the text); default on'),
+  pronunciation: z.array(PronunciationSchema).max(500).optional().describe('words the voice says differently'),
 });
 
 const STT_ENGINES = ['pocketsphinx', 'moonshine', 'openai'] as const;
@@ -112,10 +130,10 @@ const STT_ENGINES = ['pocketsphinx', 'moonshine', 'openai'] as const;
 export const MOONSHINE_MODELS = ['tiny', 'base'] as const;
 
 const sttFields = {
-  language: z.string().min(2).default(AGENT_DEFAULTS.language),
-  phrases: z.array(z.string().min(1).max(200)).max(500).optional(),
-  base_url: z.url({ protocol: /^https?$/ }).optional(),
-  api_key: z.string().min(1).optional(),
+  language: z.string().min(2).default(AGENT_DEFAULTS.language).describe('BCP 47 language of the caller'),
+  phrases: z.array(z.string().min(1).max(200)).max(500).optional().describe('names and terms the recogniser favours'),
+  base_url: z.url({ protocol: /^https?$/ }).optional().describe('the openai engine\'s server (/audio/transcriptions)'),
+  api_key: z.string().min(1).optional().describe('the openai engine\'s key; write-only: never returned'),
   model: z.string().min(1).optional().meta({ description: `The recogniser's model: for moonshine one of ${MOONSHINE_MODELS.join(', ')} (default tiny); for openai the server's model name.` }),
 };
 
@@ -136,96 +154,127 @@ export const SttConfigSchema = z
   );
 
 export const AnalysisFieldSchema = z.strictObject({
-  name: z.string().min(1).max(64),
-  description: z.string().max(2000).default(''),
+  name: z.string().min(1).max(64).describe("the key in the record's call_analysis.custom_analysis_data"),
+  description: z.string().max(2000).default('').describe('what the model should extract'),
   type: z.enum(['string', 'number', 'boolean']).default('string'),
 });
 
 export const AnalysisConfigSchema = z.strictObject({
-  summary_prompt: z.string().max(8000).optional(),
-  custom_fields: z.array(AnalysisFieldSchema).max(50).default([]),
+  summary_prompt: z.string().max(8000).optional().describe("how the model is asked for the call's summary"),
+  custom_fields: z.array(AnalysisFieldSchema).max(50).default([]).describe('values the model extracts from the transcript after the call'),
 });
 
 /** Every configurable field of an agent; all but agent_name and llm have defaults. */
 export const AgentConfigSchema = z.strictObject({
-  agent_name: z.string().min(1).max(200),
-  llm: LlmConfigSchema,
-  system_prompt: z.string().max(100_000).default(''),
-  begin_message: z.string().max(10_000).default(''),
-  voice: VoiceConfigSchema.default({ engine: AGENT_DEFAULTS.voiceEngine, voice_id: AGENT_DEFAULTS.voiceId, speed: 1 }),
-  stt: SttConfigSchema.default({ engine: AGENT_DEFAULTS.sttEngine, language: AGENT_DEFAULTS.language }),
+  agent_name: z.string().min(1).max(200).describe('a name for people; calls and lists show it'),
+  llm: LlmConfigSchema.describe('the language model that writes the replies'),
+  system_prompt: z.string().max(100_000).default('').describe('what the model is told first; {{name}} is filled from the call\'s dynamic variables'),
+  begin_message: z.string().max(10_000).default('').describe('what the agent says first (dynamic variables filled in); empty: it waits for the caller'),
+  voice: VoiceConfigSchema.default({ engine: AGENT_DEFAULTS.voiceEngine, voice_id: AGENT_DEFAULTS.voiceId, speed: 1 }).describe('how the agent speaks'),
+  stt: SttConfigSchema.default({ engine: AGENT_DEFAULTS.sttEngine, language: AGENT_DEFAULTS.language }).describe(
+    `how the caller is heard; default {"engine": "${AGENT_DEFAULTS.sttEngine}", "language": "${AGENT_DEFAULTS.language}"}`,
+  ),
   tools: z
     .array(AgentToolSchema)
     .max(64)
     .default([])
-    .refine((tools) => new Set(tools.map((t) => t.name)).size === tools.length, 'tool names must be unique'),
-  inactivity_timeout_ms: z.int().min(1_000).max(3_600_000).default(AGENT_DEFAULTS.inactivityTimeoutMs),
-  /** Silence before each reminder, and after the last one before the call ends (inactivity); inactivity_timeout_ms when unset. */
-  reminder_trigger_ms: z.int().min(1_000).max(3_600_000).optional(),
-  /** Reminders in one stretch of silence (default 1); 0 ends the call after inactivity_timeout_ms of silence. */
-  reminder_max_count: z.int().min(0).max(10).optional(),
-  /** The reminder's words (default "Are you still there?"); with reminder_from_model, what is said if the model cannot answer. */
-  reminder_message: z.string().trim().min(1).max(500).optional(),
-  /** The model writes each reminder, told how long the caller has been silent. */
-  reminder_from_model: z.boolean().optional(),
-  max_duration_ms: z.int().min(10_000).max(4 * 3_600_000).default(AGENT_DEFAULTS.maxDurationMs),
-  endpointing_ms: z.int().min(100).max(5_000).default(AGENT_DEFAULTS.endpointingMs),
-  /**
-   * How the end of the caller's turn is decided: `silence` waits endpointing_ms every time;
-   * `semantic` also reads the words so far — min_ms after a finished sentence or question, max_ms
-   * after an unfinished phrase, endpointing_ms when the words do not tell.
-   */
+    .refine((tools) => new Set(tools.map((t) => t.name)).size === tools.length, 'tool names must be unique')
+    .describe('what the model may do besides talking; names unique (see Tools below)'),
+  inactivity_timeout_ms: z
+    .int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(AGENT_DEFAULTS.inactivityTimeoutMs)
+    .describe('silence from the caller after which the call ends (inactivity), reminders included'),
+  reminder_trigger_ms: z
+    .int()
+    .min(1_000)
+    .max(3_600_000)
+    .optional()
+    .describe('silence before each reminder, and after the last one before the call ends (inactivity); inactivity_timeout_ms when unset'),
+  reminder_max_count: z.int().min(0).max(10).optional().describe('reminders in one stretch of silence (default 1); 0 ends the call after inactivity_timeout_ms of silence'),
+  reminder_message: z
+    .string()
+    .trim()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe('the reminder\'s words (default "Are you still there?"); with reminder_from_model, what is said if the model cannot answer'),
+  reminder_from_model: z.boolean().optional().describe('the model writes each reminder, told how long the caller has been silent'),
+  max_duration_ms: z.int().min(10_000).max(4 * 3_600_000).default(AGENT_DEFAULTS.maxDurationMs).describe('the longest a call may last (max_duration_reached)'),
+  endpointing_ms: z
+    .int()
+    .min(100)
+    .max(5_000)
+    .default(AGENT_DEFAULTS.endpointingMs)
+    .describe('silence that ends the caller\'s turn in silence mode; in semantic mode, the wait when the words do not tell'),
   endpointing: z
     .strictObject({
-      mode: z.enum(['semantic', 'silence']).default(AGENT_DEFAULTS.endpointingMode),
-      min_ms: z.int().min(100).max(2_000).default(AGENT_DEFAULTS.endpointingMinMs),
-      max_ms: z.int().min(300).max(5_000).default(AGENT_DEFAULTS.endpointingMaxMs),
+      mode: z.enum(['semantic', 'silence']).default(AGENT_DEFAULTS.endpointingMode).describe('semantic reads the words so far; silence only waits'),
+      min_ms: z.int().min(100).max(2_000).default(AGENT_DEFAULTS.endpointingMinMs).describe('the wait after a finished sentence or question'),
+      max_ms: z.int().min(300).max(5_000).default(AGENT_DEFAULTS.endpointingMaxMs).describe('the wait after an unfinished phrase'),
     })
     .refine((e) => e.min_ms <= e.max_ms, 'min_ms must not exceed max_ms')
-    .optional(),
-  interruption_sensitivity: z.number().min(0).max(1).default(AGENT_DEFAULTS.interruptionSensitivity),
-  /**
-   * Noise suppression of the caller's audio before the VAD and the recogniser. Off by default:
-   * measured on the phone path (bench:noise) RNNoise raised the recogniser's errors under music,
-   * babble and a fan's steady noise alike, and cost ~4% of a core per call.
-   */
-  noise_suppression: z.enum(['off', 'rnnoise']).optional(),
-  /** What a caller says only to acknowledge ("uh-huh", "okay", "right"): after one that stopped the agent, it goes on where it stopped. */
-  backchannel_words: z.array(z.string().trim().min(1).max(40)).max(50).optional(),
-  /** Keypad digits the caller presses become a turn of theirs: gathered until the terminator, max_digits, or a pause of timeout_ms. */
+    .optional()
+    .describe(
+      'how the end of the caller\'s turn is decided: silence waits endpointing_ms every time; semantic also reads the words so far (the default when absent)',
+    ),
+  interruption_sensitivity: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(AGENT_DEFAULTS.interruptionSensitivity)
+    .describe('how readily the caller\'s speech stops the agent: the speech it takes is 1000 ms at 0, 200 ms at 1 (600 ms at the default)'),
+  noise_suppression: z
+    .enum(['off', 'rnnoise'])
+    .optional()
+    .describe(
+      'noise suppression of the caller\'s audio before the VAD and the recogniser; off by default: on the phone path RNNoise raised the recogniser\'s errors (docs/performance.md)',
+    ),
+  backchannel_words: z
+    .array(z.string().trim().min(1).max(40))
+    .max(50)
+    .optional()
+    .describe('what a caller says only to acknowledge ("uh-huh", "okay", "right"): after one that stopped the agent, it goes on where it stopped'),
   dtmf: z
     .strictObject({
-      enabled: z.boolean().default(true),
+      enabled: z.boolean().default(true).describe('false: keypad digits are ignored'),
       terminator: z
         .string()
         .regex(/^[0-9*#]$/, 'one key: 0-9, * or #')
         .nullable()
         .default(AGENT_DEFAULTS.dtmfTerminator)
         .describe('the key that ends an entry; null: only max_digits or the pause do'),
-      max_digits: z.int().min(1).max(64).nullable().default(null),
-      timeout_ms: z.int().min(500).max(30_000).default(AGENT_DEFAULTS.dtmfTimeoutMs),
+      max_digits: z.int().min(1).max(64).nullable().default(null).describe('an entry ends at this many digits'),
+      timeout_ms: z.int().min(500).max(30_000).default(AGENT_DEFAULTS.dtmfTimeoutMs).describe('an entry ends after this pause'),
     })
-    .optional(),
-  inbound_numbers: z.array(E164).max(100).default([]),
-  webhook_url: z.url({ protocol: /^https?$/ }).nullable().default(null),
-  analysis: AnalysisConfigSchema.default({ custom_fields: [] }),
-  voicemail_message: z.string().max(10_000).default(''),
-  /** Older form of `voicemail`: true is `voicemail: {detect: true}` with voicemail_message as its message (none: hang up). */
-  voicemail_detection: z.boolean().default(false),
-  /**
-   * Outbound calls: tell an answering machine from a person by the audio (a long greeting, its
-   * words, its beep; a carrier's detection too), then hang up or leave `message` after the beep.
-   */
+    .optional()
+    .describe('keypad digits the caller presses become a turn of theirs: gathered until the terminator, max_digits, or a pause of timeout_ms'),
+  inbound_numbers: z.array(E164).max(100).default([]).describe('E.164 numbers whose inbound calls this agent answers; a number belongs to one organization'),
+  webhook_url: z.url({ protocol: /^https?$/ }).nullable().default(null).describe("where this agent's call events are posted; the organization's webhook when null"),
+  analysis: AnalysisConfigSchema.default({ custom_fields: [] }).describe('what is worked out from the transcript after each call'),
+  voicemail_message: z.string().max(10_000).default('').describe('older form of voicemail.message'),
+  voicemail_detection: z
+    .boolean()
+    .default(false)
+    .describe('older form of voicemail: true is voicemail: {detect: true} with voicemail_message as its message (none: hang up)'),
   voicemail: z
     .strictObject({
-      detect: z.boolean().default(true),
-      action: z.enum(['hangup', 'leave_message']).default('leave_message'),
+      detect: z.boolean().default(true).describe('false: outbound calls do not look for a machine'),
+      action: z.enum(['hangup', 'leave_message']).default('leave_message').describe('what happens on a machine (leave_message without any message hangs up)'),
       message: z.string().trim().min(1).max(2_000).optional().describe('dynamic variables are filled in; voicemail_message when absent'),
-      detect_timeout_ms: z.int().min(2_000).max(120_000).default(AGENT_DEFAULTS.voicemailDetectTimeoutMs),
+      detect_timeout_ms: z
+        .int()
+        .min(2_000)
+        .max(120_000)
+        .default(AGENT_DEFAULTS.voicemailDetectTimeoutMs)
+        .describe('the longest the audio is listened to before the call is taken for a person'),
     })
-    .optional(),
-  /** Calls of this agent keep no transcript, tool payloads or recording. */
-  opt_out_sensitive_data_storage: z.boolean().default(false),
+    .optional()
+    .describe(
+      'outbound calls: tell an answering machine from a person by the audio (a long greeting, its words, its beep; a carrier\'s detection too), then hang up or leave message after the beep',
+    ),
+  opt_out_sensitive_data_storage: z.boolean().default(false).describe('calls of this agent keep no transcript, tool payloads or recording'),
 });
 
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
