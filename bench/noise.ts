@@ -18,7 +18,7 @@ import { resample } from '../src/audio/resampler.ts';
 import { readWavFile } from '../src/audio/wav.ts';
 import { openRnnoise } from '../src/speech/denoise/rnnoise.ts';
 import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
-import { corpusWer } from '../src/speech/stt/wer.ts';
+import { corpusWer } from './wer.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { energyLabels, framesInSegments, segmentsOf } from '../test/speech/vad/measure.ts';
 import { asteriskPrompts, fixtures, musicOnHoldFiles } from '../test/support/test-sets.ts';

@@ -18,7 +18,7 @@ import { readWavFile } from '../src/audio/wav.ts';
 import { MOONSHINE_DEFAULTS, MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
 import { MOONSHINE_SIZE_NAMES, type MoonshineSize } from '../src/speech/stt/moonshine/recognizer.ts';
 import { PocketsphinxEngine } from '../src/speech/stt/pocketsphinx/engine.ts';
-import { corpusWer, wer } from '../src/speech/stt/wer.ts';
+import { corpusWer, wer } from './wer.ts';
 import type { SttEngine, SttStream } from '../src/speech/types.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { energyLabels, framesInSegments, segmentsOf } from '../test/speech/vad/measure.ts';

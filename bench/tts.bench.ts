@@ -14,7 +14,7 @@ import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { concatPcm } from '../src/audio/pcm.ts';
 import { resample } from '../src/audio/resampler.ts';
 import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
-import { corpusWer } from '../src/speech/stt/wer.ts';
+import { corpusWer } from './wer.ts';
 import { EspeakTtsEngine } from '../src/speech/tts/espeak.ts';
 import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
 import { loadFliteAddon } from '../src/speech/tts/flite/addon.ts';

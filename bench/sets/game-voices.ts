@@ -11,7 +11,7 @@ import { MPEGDecoder } from 'mpg123-decoder';
 import { z } from 'zod';
 import { floatToInt16 } from '../../src/audio/pcm.ts';
 import { writeWavFile } from '../../src/audio/wav.ts';
-import { normalizeWords } from '../../src/speech/stt/wer.ts';
+import { normalizeWords } from '../../bench/wer.ts';
 import { conversationParts, entryBytes, readQueenArchive, voiceCredits } from './queen-archive.ts';
 
 const PACKAGE = 'flight-of-the-amazon-queen';

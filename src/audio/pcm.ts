@@ -22,12 +22,6 @@ export function isSupportedSampleRate(rate: number): rate is SupportedSampleRate
   return (SUPPORTED_SAMPLE_RATES as readonly number[]).includes(rate);
 }
 
-export function assertSupportedSampleRate(rate: number): asserts rate is SupportedSampleRate {
-  if (!isSupportedSampleRate(rate)) {
-    throw new AudioError('AUDIO_UNSUPPORTED_RATE', `sample rate ${rate} Hz is not one of ${SUPPORTED_SAMPLE_RATES.join(', ')}`);
-  }
-}
-
 /** Samples in one frame of `ms` milliseconds (20 ms at 16 kHz = 320). */
 export function samplesPerFrame(sampleRate: number, ms: number = FRAME_MS): number {
   const n = (sampleRate * ms) / 1000;

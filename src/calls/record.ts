@@ -21,9 +21,7 @@ export const DISCONNECTION_REASONS = [
 export const USER_SENTIMENTS = ['positive', 'neutral', 'negative', 'unknown'] as const;
 
 export type CallType = (typeof CALL_TYPES)[number];
-export type CallStatus = (typeof CALL_STATUSES)[number];
 export type DisconnectionReason = (typeof DISCONNECTION_REASONS)[number];
-export type UserSentiment = (typeof USER_SENTIMENTS)[number];
 
 export const TranscriptMessageSchema = z.object({
   role: z.enum(['agent', 'user']),

@@ -4,12 +4,6 @@ import { newId, type Clock, type RandomHex } from '../clock.ts';
 import { ApiError, notFound } from '../errors.ts';
 import type { CampaignListQuery, CampaignRepository, CampaignRow, CampaignStatus, NewTask } from './repository.ts';
 
-export const CAMPAIGN_DEFAULTS = {
-  concurrency: 5,
-  /** Most tasks one campaign or batch may hold (decisions.md; MAX_TASKS). */
-  maxTasks: 10_000,
-} as const;
-
 export interface CampaignRequest {
   name: string;
   agentId: string;

@@ -9,7 +9,7 @@ import { EngineCache } from './engine-cache.ts';
 import { createSttEngine } from './stt/index.ts';
 import { createTtsEngine } from './tts/index.ts';
 import type { SpeechEngineProvider, SttEngine, TtsEngine } from './types.ts';
-import { SileroVadEngine } from './vad/index.ts';
+import { SileroVadEngine } from './vad/silero.ts';
 
 /**
  * Engines of one kind (voices, recognisers) kept per provider. Far more than the distinct

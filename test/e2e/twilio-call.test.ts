@@ -3,7 +3,7 @@
 // over HTTP with its booking tool, flite speaking back, and the call record after it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
-import { wer } from '../../src/speech/stt/wer.ts';
+import { wer } from '../../bench/wer.ts';
 import { muLawDecode, muLawEncode } from '../../src/audio/g711.ts';
 import { concatPcm, rms } from '../../src/audio/pcm.ts';
 import { decodeOggOpus } from '../helpers/ogg-opus.ts';

@@ -4,7 +4,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { muLawEncode, readWavFile } from '../../audio/index.ts';
+import { muLawEncode } from '../../audio/g711.ts';
+import { readWavFile } from '../../audio/wav.ts';
 import { ConfigError } from '../../config.ts';
 
 const KEYS = /^[0-9*#A-D]+$/;

@@ -10,11 +10,8 @@ import { MOONSHINE_SIZE_NAMES, type MoonshineSize } from './moonshine/recognizer
 import { OpenAiSttEngine } from './openai/engine.ts';
 import { PocketsphinxEngine, type PocketsphinxEngineOptions } from './pocketsphinx/engine.ts';
 
-export { SttError, isSttError, type SttErrorCode } from './errors.ts';
-export { MOONSHINE_DEFAULTS, MoonshineEngine, type MoonshineEngineOptions } from './moonshine/engine.ts';
-export { OpenAiSttEngine, OPENAI_STT_DEFAULTS, type OpenAiSttOptions } from './openai/engine.ts';
-export { PocketsphinxEngine, POCKETSPHINX_DEFAULTS, type PocketsphinxEngineOptions } from './pocketsphinx/engine.ts';
-export { corpusWer, normalizeWords, wer, werCounts } from './wer.ts';
+export { PocketsphinxEngine, type PocketsphinxEngineOptions } from './pocketsphinx/engine.ts';
+export type { MoonshineEngineOptions } from './moonshine/engine.ts';
 
 export type SttConfig = z.output<typeof SttConfigSchema>;
 

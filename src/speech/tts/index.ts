@@ -42,7 +42,3 @@ export function createTtsEngine(config: VoiceConfig, options: TtsFactoryOptions 
   }
 }
 
-export { EspeakTtsEngine, type EspeakOptions } from './espeak.ts';
-export { FLITE_VOICES, FliteTtsEngine, type FliteOptions } from './flite.ts';
-export { OpenAiTtsEngine, OpenAiTtsOptionsSchema, type OpenAiTtsOptions } from './openai.ts';
-export { splitForSpeech } from './text.ts';

@@ -8,7 +8,6 @@ import { KEYPAD_DIGIT } from '../../call/caller/keypad.ts';
 import type { SessionNotice } from '../../call/transport.ts';
 
 export const WEB_SAMPLE_RATE = 16000;
-export const WEB_FRAME_BYTES = 640;
 export const WEB_START_TIMEOUT_MS = 5000;
 
 export const WebCodec = z.enum(['pcm', 'opus']);

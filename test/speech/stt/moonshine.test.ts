@@ -4,7 +4,7 @@ import { readWavFile } from '../../../src/audio/wav.ts';
 import { isSttError } from '../../../src/speech/stt/errors.ts';
 import { MOONSHINE_DEFAULTS, MoonshineEngine, moonshineModelDir, windowBounds } from '../../../src/speech/stt/moonshine/engine.ts';
 import { MOONSHINE_MODEL, MoonshineRecognizer, trimSilence } from '../../../src/speech/stt/moonshine/recognizer.ts';
-import { corpusWer, wer } from '../../../src/speech/stt/wer.ts';
+import { corpusWer, wer } from '../../../bench/wer.ts';
 import type { SttResult, SttStream } from '../../../src/speech/types.ts';
 import { asteriskPrompts } from '../../support/test-sets.ts';
 import { PHRASES, fixtureClips, frames, telephone, voice, type Clip } from './helpers.ts';

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { isSttError } from '../../../src/speech/stt/errors.ts';
 import { PocketsphinxEngine } from '../../../src/speech/stt/pocketsphinx/engine.ts';
-import { corpusWer, wer } from '../../../src/speech/stt/wer.ts';
+import { corpusWer, wer } from '../../../bench/wer.ts';
 import type { SttResult, SttStream } from '../../../src/speech/types.ts';
 import { fixtureClips, frames, PHRASES, voice, type Clip } from './helpers.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { corpusWer, normalizeWords, wer, werCounts } from '../../../src/speech/stt/wer.ts';
+import { corpusWer, normalizeWords, wer, werCounts } from '../../bench/wer.ts';
 
 describe('wer', () => {
   it('is zero for the same words whatever the case and punctuation', () => {
