@@ -1,5 +1,5 @@
 // Every error a client can see is made from this one table, so callers and tests match on
-// `code`, never on text. Bodies follow decisions.md: {error, details}, plus the stable code.
+// `code`, never on text. Bodies are {error, details, code} (docs/contract.md, "Errors").
 
 export const ERROR_TABLE = {
   BAD_REQUEST: { status: 400, error: 'invalid request' },

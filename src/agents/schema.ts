@@ -1,4 +1,4 @@
-// An agent's configuration as clients send it and as the store keeps it (decisions.md, "Agents").
+// An agent's configuration as clients send it and as the store keeps it (docs/contract.md, "Agents and secrets").
 // Defaults live here, in one visible place.
 import { z } from 'zod';
 

@@ -1,4 +1,4 @@
-// Per-call latency samples, summarised as decisions.md's `latency` field.
+// Per-call latency samples, summarised as the record's `latency` field (docs/contract.md).
 import type { TurnLatency } from '../calls/events.ts';
 import { LATENCY_KEYS } from '../calls/record.ts';
 

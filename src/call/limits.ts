@@ -1,4 +1,4 @@
-// Per-organization limits (decisions.md): a maximum of concurrent calls, and an optional
+// Per-organization limits (docs/contract.md): a maximum of concurrent calls, and an optional
 // credit balance that each call's cost is debited from. A call takes one of its organization's
 // slots when it is admitted (an outbound call as it is placed, a web or inbound call as it
 // registers) and keeps it while it rings or waits for its stream and while it runs. Slots are

@@ -1,4 +1,4 @@
-// The call record (interface 2.1 plus the fields decisions.md adds) as stored and served.
+// The call record (docs/contract.md) as stored and served.
 import { z } from 'zod';
 import type { LlmRequestMetadata } from '../llm/types.ts';
 

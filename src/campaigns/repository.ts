@@ -92,7 +92,7 @@ export interface CampaignRepository {
    * and ends the campaign when it was the last one. Returns the campaign it belonged to.
    */
   finishTask(callId: string, connected: boolean, reason: string | null, now: number): Promise<CampaignRow | undefined>;
-  /** The agent is gone: nothing more can be dialed (decisions.md: such a campaign goes to fail). */
+  /** The agent is gone: nothing more can be dialed (docs/contract.md: such a campaign goes to fail). */
   fail(campaignId: string, now: number): Promise<void>;
   heartbeat(instanceId: string, now: number): Promise<void>;
   dropLease(instanceId: string): Promise<void>;

@@ -1,5 +1,5 @@
 // Request and response shapes of the campaign and batch endpoints (interface 2.3, 2.4, 4.5–4.8;
-// decisions.md "Campaigns and batches"). Requests are strict: an unknown key is a 400.
+// docs/contract.md, "Campaigns and batches"). Requests are strict: an unknown key is a 400.
 import { z } from 'zod';
 import { E164 } from '../agents/schema.ts';
 import { CAMPAIGN_STATUSES } from '../campaigns/repository.ts';

@@ -1,4 +1,4 @@
-// Turns anything thrown while serving a request into the one error shape of decisions.md.
+// Turns anything thrown while serving a request into the one error shape of docs/contract.md.
 import type { FastifyError } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { ApiError } from '../errors.ts';

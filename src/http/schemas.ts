@@ -1,5 +1,5 @@
 // Request and response shapes of the HTTP API. Requests are strict: an unknown key is a 400,
-// so a typo never silently widens a query (decisions.md).
+// so a typo never silently widens a query (docs/contract.md).
 import { z } from 'zod';
 import { AgentConfigSchema, AgentPatchSchema, E164 } from '../agents/schema.ts';
 import { AGENT_ID } from '../agents/file.ts';

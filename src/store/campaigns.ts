@@ -238,7 +238,7 @@ export class SqliteCampaignRepository {
       .immediate();
   }
 
-  /** The agent is gone: nothing more can be dialed (decisions.md: such a campaign goes to fail). */
+  /** The agent is gone: nothing more can be dialed (docs/contract.md: such a campaign goes to fail). */
   fail(campaignId: string, now: number): void {
     this.db
       .transaction(() => {

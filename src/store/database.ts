@@ -21,7 +21,7 @@ export const MIGRATIONS: Migration[] = [
         call_id TEXT PRIMARY KEY,
         org_id TEXT NOT NULL,
         created_at INTEGER NOT NULL,
-        -- start_timestamp once the call connected, creation time before (decisions.md, paging)
+        -- start_timestamp once the call connected, creation time before (docs/contract.md, paging)
         sort_ts INTEGER NOT NULL,
         agent_id TEXT NOT NULL,
         call_type TEXT NOT NULL,

@@ -1,5 +1,5 @@
-// Transcript items of tool use, exactly as decisions.md defines them (ToolCallMessageDto,
-// ToolCallResultMessageDto). Times are seconds from the call's start, millisecond precision.
+// Transcript items of tool use, exactly as docs/contract.md defines them (the invocation and
+// its result). Times are seconds from the call's start, millisecond precision.
 
 export interface ToolCallInvocationItem {
   role: 'tool_call_invocation';

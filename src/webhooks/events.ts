@@ -1,4 +1,4 @@
-// What a change of a call record tells the organization's webhook (decisions.md, Events):
+// What a change of a call record tells the organization's webhook (docs/contract.md, "Events"):
 // call_started when it connects, call_ended when it is over (without call_analysis, even when it
 // never connected), call_analyzed when its analysis arrives; campaign_ended ({"event", "campaign"})
 // when a campaign or batch reaches success, fail or canceled.

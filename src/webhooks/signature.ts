@@ -1,5 +1,5 @@
 // x-signature: v=<unix_ms>,d=<hex>[,d=<hex>] where hex = HMAC-SHA256(secret, raw body + unix_ms)
-// (decisions.md). After a rotation the previous secret signs too for a day, as a second d=, so a
+// (docs/contract.md). After a rotation the previous secret signs too for a day, as a second d=, so a
 // receiver can move to the new secret without missing a delivery.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 

@@ -165,7 +165,7 @@ const errorLogs = (from: number) => t.logs.slice(from).filter((line) => errorLev
 const twilioUrl = () => `${t.url.replace(/^http/, 'ws')}/media/twilio`;
 const webUrl = () => `${t.url.replace(/^http/, 'ws')}/media/web`;
 
-/** The start message Twilio sends, with the given custom parameters (protocols.md 1.1). */
+/** The start message Twilio sends, with the given custom parameters . */
 function twilioStart(customParameters: Record<string, string> | undefined): string {
   const streamSid = `MZ${randomBytes(16).toString('hex')}`;
   return JSON.stringify({

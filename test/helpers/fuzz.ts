@@ -71,7 +71,7 @@ export function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 10_000)
   });
 }
 
-/** The one error shape of decisions.md, as test/helpers/service.ts's errorOf checks it. */
+/** The one error shape of docs/contract.md, as test/helpers/service.ts's errorOf checks it. */
 export function errorBodyProblem(res: RawResponse): string | null {
   let json: unknown;
   try {
