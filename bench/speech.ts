@@ -16,7 +16,7 @@ import { concatPcm, silence } from '../src/audio/pcm.ts';
 import { resample } from '../src/audio/resampler.ts';
 import { readWavFile } from '../src/audio/wav.ts';
 import { MOONSHINE_DEFAULTS, MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
-import { MOONSHINE_SIZE_NAMES, type MoonshineSize } from '../src/speech/stt/moonshine/recognizer.ts';
+import { MOONSHINE_SIZE_NAMES, type MoonshineSize } from '../src/speech/stt/moonshine/recogniser.ts';
 import { PocketsphinxEngine } from '../src/speech/stt/pocketsphinx/engine.ts';
 import { corpusWer, wer } from './wer.ts';
 import type { SttEngine, SttStream } from '../src/speech/types.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AgentConfigSchema, MOONSHINE_MODELS } from '../../src/agents/schema.ts';
-import { MOONSHINE_SIZE_NAMES } from '../../src/speech/stt/moonshine/recognizer.ts';
+import { MOONSHINE_SIZE_NAMES } from '../../src/speech/stt/moonshine/recogniser.ts';
 
 const minimal = { agent_name: 'Front desk', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'demo' } };
 

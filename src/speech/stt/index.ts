@@ -6,7 +6,7 @@ import type { SttEngine } from '../types.ts';
 import { SttError } from './errors.ts';
 import { MOONSHINE_DEFAULTS, MoonshineEngine, type MoonshineEngineOptions } from './moonshine/engine.ts';
 import { machineReader, usesMachineRecogniser } from './moonshine/machine-pool.ts';
-import { MOONSHINE_SIZE_NAMES, type MoonshineSize } from './moonshine/recognizer.ts';
+import { MOONSHINE_SIZE_NAMES, type MoonshineSize } from './moonshine/recogniser.ts';
 import { OpenAiSttEngine } from './openai/engine.ts';
 import { PocketsphinxEngine, type PocketsphinxEngineOptions } from './pocketsphinx/engine.ts';
 

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { readWavFile } from '../../../src/audio/wav.ts';
 import { isSttError } from '../../../src/speech/stt/errors.ts';
 import { MOONSHINE_DEFAULTS, MoonshineEngine, moonshineModelDir, windowBounds } from '../../../src/speech/stt/moonshine/engine.ts';
-import { MOONSHINE_MODEL, MoonshineRecognizer, trimSilence } from '../../../src/speech/stt/moonshine/recognizer.ts';
+import { MOONSHINE_MODEL, MoonshineRecogniser, trimSilence } from '../../../src/speech/stt/moonshine/recogniser.ts';
 import { corpusWer, wer } from '../../../bench/wer.ts';
 import type { SttResult, SttStream } from '../../../src/speech/types.ts';
 import { asteriskPrompts } from '../../support/test-sets.ts';
@@ -110,18 +110,18 @@ describe('moonshine engine', () => {
   }, 60_000);
 
   it('decoding falls back to the beam only when greedy picked a token under the threshold; width 1 never does', async () => {
-    const recognizer = await MoonshineRecognizer.load(moonshineModelDir('tiny'), 'tiny');
+    const recogniser = await MoonshineRecogniser.load(moonshineModelDir('tiny'), 'tiny');
     try {
       const clip = (await fixtureClips('pcm16'))[0]!;
-      const never = await recognizer.transcribeDetailed(clip.samples, { beamWidth: 3, fallbackBelowLogProb: -Infinity });
-      const always = await recognizer.transcribeDetailed(clip.samples, { beamWidth: 3, fallbackBelowLogProb: Infinity });
-      const greedy = await recognizer.transcribeDetailed(clip.samples, { beamWidth: 1, fallbackBelowLogProb: Infinity });
+      const never = await recogniser.transcribeDetailed(clip.samples, { beamWidth: 3, fallbackBelowLogProb: -Infinity });
+      const always = await recogniser.transcribeDetailed(clip.samples, { beamWidth: 3, fallbackBelowLogProb: Infinity });
+      const greedy = await recogniser.transcribeDetailed(clip.samples, { beamWidth: 1, fallbackBelowLogProb: Infinity });
       expect([never.beam, always.beam, greedy.beam]).toEqual([false, true, false]);
       expect(never.worstTokenLogProb).toBeLessThanOrEqual(0);
       expect(greedy.text).toBe(never.text);
       expect(wer(clip.text, always.text)).toBeLessThanOrEqual(0.2);
     } finally {
-      await recognizer.close();
+      await recogniser.close();
     }
   }, 60_000);
 

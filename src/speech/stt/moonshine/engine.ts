@@ -15,7 +15,7 @@ import { UtteranceBuffer } from '../utterance-buffer.ts';
 import { PROJECT_ROOT } from '../pocketsphinx/models.ts';
 import { MoonshineThreadPool } from './pool.ts';
 import type { UtteranceReader } from './reader.ts';
-import type { MoonshineSize } from './recognizer.ts';
+import type { MoonshineSize } from './recogniser.ts';
 
 /** Where set-up unpacks each model from its npm package (scripts/setup.d/35-speech-moonshine.mjs). */
 export function moonshineModelDir(size: MoonshineSize): string {

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { SttError, type SttErrorCode } from '../errors.ts';
 import type { UtteranceReader } from './reader.ts';
-import { MOONSHINE_SIZE_NAMES, type MoonshineSize } from './recognizer.ts';
+import { MOONSHINE_SIZE_NAMES, type MoonshineSize } from './recogniser.ts';
 
 /** Set by the primary in each service process's environment when the machine shares one recogniser. */
 export const MACHINE_RECOGNISER_ENV = 'VOICECALL_MACHINE_RECOGNISER';

@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { SttError } from '../errors.ts';
 import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
 import type { UtteranceReader } from './reader.ts';
-import type { MoonshineSize } from './recognizer.ts';
+import type { MoonshineSize } from './recogniser.ts';
 
 export const MOONSHINE_POOL_DEFAULTS = {
   /** How long a closing worker may take to finish its utterance and release the model. */

@@ -1,6 +1,6 @@
 // Where a Moonshine stream's audio is read: worker threads of this process (pool.ts), or the one
 // recogniser process a machine's service processes share (machine-pool.ts, WORKERS > 1).
-import type { MoonshineSize } from './recognizer.ts';
+import type { MoonshineSize } from './recogniser.ts';
 
 export interface UtteranceReader {
   readonly model: MoonshineSize;

@@ -6,7 +6,7 @@ import { SttError } from '../errors.ts';
 import { MOONSHINE_DEFAULTS, moonshineModelDir } from './engine.ts';
 import { type FromRecogniser, type RecogniserAnswer, ToRecogniser } from './machine-pool.ts';
 import { MoonshineThreadPool } from './pool.ts';
-import type { MoonshineSize } from './recognizer.ts';
+import type { MoonshineSize } from './recogniser.ts';
 
 const pools = new Map<MoonshineSize, MoonshineThreadPool>();
 /** Readings under way, by `${worker}:${id}`. */

@@ -8,7 +8,7 @@ import { resample } from '../../../audio/resampler.ts';
 import { isSttError } from '../errors.ts';
 import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
 import type { PhraseBias } from './phrase-bias.ts';
-import { MOONSHINE_DECODING, MOONSHINE_MODEL, MOONSHINE_SIZE_NAMES, MoonshineRecognizer, moonshinePhraseBias } from './recognizer.ts';
+import { MOONSHINE_DECODING, MOONSHINE_MODEL, MOONSHINE_SIZE_NAMES, MoonshineRecogniser, moonshinePhraseBias } from './recogniser.ts';
 
 const MOONSHINE_WORKER_NICE = 10;
 
@@ -26,9 +26,9 @@ try {
   // Not Linux, or not allowed: the worker runs at normal priority.
 }
 
-let recognizer: MoonshineRecognizer;
+let recogniser: MoonshineRecogniser;
 try {
-  recognizer = await MoonshineRecognizer.load(modelDir, model);
+  recogniser = await MoonshineRecogniser.load(modelDir, model);
 } catch (err) {
   send({ type: 'failed', code: isSttError(err) ? err.code : 'STT_MODEL_INVALID', message: (err as Error).message });
   process.exit(1);
@@ -52,7 +52,7 @@ port.on('message', (msg: ToMoonshineWorker) => {
     // throws a C++ exception while the thread's environment is torn down): the model is released
     // between utterances and the thread ends itself.
     void work.then(async () => {
-      await recognizer.close().catch(() => undefined);
+      await recogniser.close().catch(() => undefined);
       process.exit(0);
     });
     return;
@@ -60,7 +60,7 @@ port.on('message', (msg: ToMoonshineWorker) => {
   work = (async () => {
     try {
       const pcm = msg.sampleRate === MOONSHINE_MODEL.sampleRate ? msg.samples : resample(msg.samples, msg.sampleRate, MOONSHINE_MODEL.sampleRate);
-      send({ type: 'result', job: msg.job, text: await recognizer.transcribe(pcm, MOONSHINE_DECODING, biasFor(msg.phrases)) });
+      send({ type: 'result', job: msg.job, text: await recogniser.transcribe(pcm, MOONSHINE_DECODING, biasFor(msg.phrases)) });
     } catch (err) {
       send({ type: 'error', job: msg.job, code: isSttError(err) ? err.code : 'STT_ENGINE_CRASHED', message: (err as Error).message });
     }

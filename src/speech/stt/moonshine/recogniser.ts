@@ -144,7 +144,7 @@ function decodeTokens(tokens: number[]): string {
   return llamaTokenizer.decode(tokens.filter((t) => t > MOONSHINE_MODEL.endToken && t < MOONSHINE_MODEL.firstSpecialToken)).trim();
 }
 
-export class MoonshineRecognizer {
+export class MoonshineRecogniser {
   private constructor(
     private readonly size: MoonshineSize,
     private readonly encoder: ort.InferenceSession,
@@ -152,7 +152,7 @@ export class MoonshineRecognizer {
   ) {}
 
   /** Loads both sessions of the `size` model in `dir`; one intra-op thread each, since every worker thread runs its own. */
-  static async load(dir: string, size: MoonshineSize = 'tiny'): Promise<MoonshineRecognizer> {
+  static async load(dir: string, size: MoonshineSize = 'tiny'): Promise<MoonshineRecogniser> {
     const missing = missingMoonshineFiles(dir);
     if (missing.length > 0) throw new SttError('STT_MODEL_INVALID', `moonshine model files missing (run npm run setup): ${missing.join(', ')}`);
     const options: ort.InferenceSession.SessionOptions = { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' };
@@ -161,7 +161,7 @@ export class MoonshineRecognizer {
         ort.InferenceSession.create(join(dir, MOONSHINE_MODEL.files.encoder), options),
         ort.InferenceSession.create(join(dir, MOONSHINE_MODEL.files.decoder), options),
       ]);
-      return new MoonshineRecognizer(size, encoder, decoder);
+      return new MoonshineRecogniser(size, encoder, decoder);
     } catch (err) {
       throw new SttError('STT_MODEL_INVALID', `moonshine model did not load: ${(err as Error).message}`, { cause: err });
     }
