@@ -5,7 +5,8 @@ import type { CallRecord } from '../calls/record.ts';
 import type { CampaignRow } from '../campaigns/repository.ts';
 import { batchView, campaignView } from '../campaigns/service.ts';
 import type { RandomHex } from '../clock.ts';
-import { callEventsOf, WEBHOOK_EVENTS, type WebhookEvent } from '../webhooks/events.ts';
+import { callEventsOf, campaignEndedMessage, WEBHOOK_EVENTS, type WebhookEvent } from '../webhooks/events.ts';
+import { addressMessages } from '../webhooks/routing.ts';
 import type { Delivery, DeliveryQuery, DeliveryStatus, DueDelivery, WebhookSettings } from '../webhooks/repository.ts';
 import type { Db } from './database.ts';
 import { keysetPage, ListWhere, queryFingerprint } from './paging.ts';
@@ -119,8 +120,8 @@ export class SqliteWebhookRepository {
   }
 
   /**
-   * Inside the transaction that changed a call's record: its events, each to the agent's
-   * webhook_url or else the organization's, if the organization takes that event.
+   * Inside the transaction that changed a call's record: its events, addressed by the one rule
+   * of webhooks/routing.ts.
    */
   enqueueCallEvents(orgId: string, before: CallRecord, after: CallRecord): void {
     const messages = callEventsOf(before, after);
@@ -128,22 +129,15 @@ export class SqliteWebhookRepository {
     const agent = this.db.prepare('SELECT config FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?').get(orgId, after.agent_id, after.agent_version ?? -1) as
       | { config: string }
       | undefined;
-    const agentUrl = agentWebhookUrl(agent?.config);
-    const settings = this.settings(orgId);
-    const url = agentUrl ?? settings.webhook_url;
-    if (!url) return;
+    const addressed = addressMessages(messages, agentWebhookUrl(agent?.config), this.settings(orgId));
+    if (addressed.length === 0) return;
     const now = this.now();
     const insert = this.db.prepare(
       "INSERT INTO webhook_deliveries (id, org_id, event, call_id, url, body, status, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
     );
-    let queued = 0;
-    for (const message of messages) {
-      if (!settings.events.includes(message.event)) continue;
-      insert.run(`wh_${this.random(16)}`, orgId, message.event, after.call_id, url, message.body, now, now);
-      queued++;
-    }
+    for (const message of addressed) insert.run(`wh_${this.random(16)}`, orgId, message.event, after.call_id, message.url, message.body, now, now);
     // Not from inside the transaction: the sender claims in a transaction of its own.
-    if (queued > 0) setImmediate(this.queued);
+    setImmediate(this.queued);
   }
 
   /** Inside the transaction that ended a campaign or batch: campaign_ended, as its API shows it. */
@@ -151,14 +145,13 @@ export class SqliteWebhookRepository {
     const agent = this.db.prepare('SELECT config FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?').get(campaign.orgId, campaign.agentId, campaign.agentVersion) as
       | { config: string }
       | undefined;
-    const settings = this.settings(campaign.orgId);
-    const url = agentWebhookUrl(agent?.config) ?? settings.webhook_url;
-    if (!url || !settings.events.includes('campaign_ended')) return;
     const view = campaign.kind === 'batch' ? batchView(campaign, callIds) : campaignView(campaign);
+    const [message] = addressMessages([campaignEndedMessage(view)], agentWebhookUrl(agent?.config), this.settings(campaign.orgId));
+    if (!message) return;
     const now = this.now();
     this.db
       .prepare("INSERT INTO webhook_deliveries (id, org_id, event, call_id, url, body, status, next_attempt_at, created_at) VALUES (?, ?, 'campaign_ended', NULL, ?, ?, 'pending', ?, ?)")
-      .run(`wh_${this.random(16)}`, campaign.orgId, url, JSON.stringify({ event: 'campaign_ended', campaign: view }), now, now);
+      .run(`wh_${this.random(16)}`, campaign.orgId, message.url, message.body, now, now);
     setImmediate(this.queued);
   }
 

@@ -13,6 +13,11 @@ export interface WebhookMessage {
   body: string;
 }
 
+/** campaign_ended for a campaign or batch as its API shows it. */
+export function campaignEndedMessage(campaign: unknown): WebhookMessage {
+  return { event: 'campaign_ended', body: JSON.stringify({ event: 'campaign_ended', campaign }) };
+}
+
 const OVER = new Set<CallRecord['call_status']>(['ended', 'not_connected', 'error']);
 
 /** The events one change of a record makes, in the order they happened. */

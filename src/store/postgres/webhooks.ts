@@ -5,7 +5,8 @@ import type { CallRecord } from '../../calls/record.ts';
 import type { CampaignRow } from '../../campaigns/repository.ts';
 import { batchView, campaignView } from '../../campaigns/service.ts';
 import type { RandomHex } from '../../clock.ts';
-import { callEventsOf, WEBHOOK_EVENTS, type WebhookEvent } from '../../webhooks/events.ts';
+import { callEventsOf, campaignEndedMessage, WEBHOOK_EVENTS, type WebhookEvent } from '../../webhooks/events.ts';
+import { addressMessages } from '../../webhooks/routing.ts';
 import type { Delivery, DeliveryQuery, DueDelivery, WebhookRepository, WebhookSettings } from '../../webhooks/repository.ts';
 import { keysetPageAsync } from '../paging.ts';
 import { agentWebhookUrl, deliveryListPage, settingsOf, toDelivery, type DeliveryRow, type SettingsRow } from '../webhooks.ts';
@@ -63,47 +64,42 @@ export class PgWebhookRepository implements WebhookRepository {
     return this.settings(orgId);
   }
 
-  /** In the transaction that changed a call's record: its events, to the agent's webhook_url or else the organization's. */
+  /** In the transaction that changed a call's record: its events, addressed by the one rule of webhooks/routing.ts. */
   async enqueueCallEvents(tx: Queryable, orgId: string, before: CallRecord, after: CallRecord): Promise<void> {
     const messages = callEventsOf(before, after);
     if (messages.length === 0) return;
     const agent = await tx.row<{ config: string }>('SELECT config FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?', [orgId, after.agent_id, after.agent_version ?? -1]);
-    const settings = await this.settingsOn(tx, orgId);
-    const url = agentWebhookUrl(agent?.config) ?? settings.webhook_url;
-    if (!url) return;
+    const addressed = addressMessages(messages, agentWebhookUrl(agent?.config), await this.settingsOn(tx, orgId));
+    if (addressed.length === 0) return;
     const now = this.now();
-    let queued = 0;
-    for (const message of messages) {
-      if (!settings.events.includes(message.event)) continue;
+    for (const message of addressed) {
       await tx.run("INSERT INTO webhook_deliveries (id, org_id, event, call_id, url, body, status, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)", [
         `wh_${this.random(16)}`,
         orgId,
         message.event,
         after.call_id,
-        url,
+        message.url,
         message.body,
         now,
         now,
       ]);
-      queued++;
     }
     // Once the transaction has committed, in all likelihood: the sender claims in a transaction of its own.
-    if (queued > 0) setImmediate(this.queued);
+    setImmediate(this.queued);
   }
 
   /** In the transaction that ended a campaign or batch: campaign_ended, as its API shows it. */
   async enqueueCampaignEnded(tx: Queryable, campaign: CampaignRow, callIds: string[]): Promise<void> {
     const agent = await tx.row<{ config: string }>('SELECT config FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?', [campaign.orgId, campaign.agentId, campaign.agentVersion]);
-    const settings = await this.settingsOn(tx, campaign.orgId);
-    const url = agentWebhookUrl(agent?.config) ?? settings.webhook_url;
-    if (!url || !settings.events.includes('campaign_ended')) return;
     const view = campaign.kind === 'batch' ? batchView(campaign, callIds) : campaignView(campaign);
+    const [message] = addressMessages([campaignEndedMessage(view)], agentWebhookUrl(agent?.config), await this.settingsOn(tx, campaign.orgId));
+    if (!message) return;
     const now = this.now();
     await tx.run("INSERT INTO webhook_deliveries (id, org_id, event, call_id, url, body, status, next_attempt_at, created_at) VALUES (?, ?, 'campaign_ended', NULL, ?, ?, 'pending', ?, ?)", [
       `wh_${this.random(16)}`,
       campaign.orgId,
-      url,
-      JSON.stringify({ event: 'campaign_ended', campaign: view }),
+      message.url,
+      message.body,
       now,
       now,
     ]);
