@@ -1,7 +1,7 @@
 // Call lifecycle notifications inside the process, for observers that must not slow the call:
-// metrics and traces, the carriers' bookkeeping of finished calls, stream deadlines and the
-// agent-test runner listen; benches read each turn's latency parts. (Webhooks do not: their
-// events are written with the record's change, in the store.)
+// the campaign scheduler (a freed slot), metrics and traces, the carriers' bookkeeping of finished
+// calls, stream deadlines and the agent-test runner listen; benches read each turn's latency
+// parts. (Webhooks do not: their events are written with the record's change, in the store.)
 import { EventEmitter } from 'node:events';
 import type { CallRecord } from './record.ts';
 
