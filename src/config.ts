@@ -1,6 +1,7 @@
 // Configuration comes from the environment only; every default is here and in README.md.
 import { availableParallelism, hostname } from 'node:os';
 import { z } from 'zod';
+import { CodedError } from './errors.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -142,8 +143,10 @@ export interface Config {
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
+export class ConfigError extends CodedError<'CONFIG_INVALID'> {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super('CONFIG_INVALID', message, options);
+  }
 }
 
 const ORG_ID = /^[A-Za-z0-9_.-]{1,64}$/;

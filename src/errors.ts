@@ -26,23 +26,35 @@ export const ERROR_TABLE = {
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
 
+/**
+ * The one shape of every error the service raises: a stable `code` callers and tests match on,
+ * a message for people and logs, and the cause. Each room makes its own class from it with the
+ * codes it owns (`class SttError extends CodedError<SttErrorCode>`); `name` is the class's.
+ */
+export class CodedError<C extends string = string> extends Error {
+  readonly code: C;
+
+  constructor(code: C, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
 export interface ErrorBody {
   error: string;
   details: string;
   code: ErrorCode;
 }
 
-export class ApiError extends Error {
-  readonly code: ErrorCode;
+export class ApiError extends CodedError<ErrorCode> {
   readonly status: number;
   readonly details: string;
   /** Extra response headers (WWW-Authenticate, Retry-After). */
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, details: string, options: { headers?: Record<string, string>; cause?: unknown } = {}) {
-    super(`${ERROR_TABLE[code].error}: ${details}`, { cause: options.cause });
-    this.name = 'ApiError';
-    this.code = code;
+    super(code, `${ERROR_TABLE[code].error}: ${details}`, options);
     this.status = ERROR_TABLE[code].status;
     this.details = details;
     this.headers = options.headers ?? {};

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 
 /** Bottom first. Rooms on one layer may not import each other. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['clock', 'timers', 'errors', 'config', 'logger'],
+  ['errors'],
+  ['clock', 'timers', 'config', 'logger'],
   ['audio'],
   ['net'],
   ['agents', 'auth'],

@@ -2,6 +2,7 @@
 // `{{PUBLIC_URL}}` in any string is replaced, so a shipped file can point at this service.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { CodedError } from '../errors.ts';
 import { AgentConfigSchema, type AgentConfig } from './schema.ts';
 
 export const AGENT_ID = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64');
@@ -9,8 +10,10 @@ export const AGENT_ID = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digi
 /** `tests`: the agent's test cases, checked by the agent-tests room that keeps them. */
 const FileEntrySchema = AgentConfigSchema.extend({ agent_id: AGENT_ID, tests: z.array(z.unknown()).max(100).default([]) });
 
-export class AgentsFileError extends Error {
-  override name = 'AgentsFileError';
+export class AgentsFileError extends CodedError<'AGENTS_FILE_INVALID'> {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super('AGENTS_FILE_INVALID', message, options);
+  }
 }
 
 export interface AgentsFileEntry {

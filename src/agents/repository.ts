@@ -1,11 +1,11 @@
 // Where agent versions are kept: the store implements this (SQLite now, PostgreSQL for several nodes).
+import { CodedError } from '../errors.ts';
 import type { AgentConfig, AgentVersion } from './schema.ts';
 
 /** An inbound number another organization already holds. */
-export class NumberTakenError extends Error {
-  override readonly name = 'NumberTakenError';
+export class NumberTakenError extends CodedError<'NUMBER_TAKEN'> {
   constructor(readonly number: string) {
-    super(`${number} belongs to another organization`);
+    super('NUMBER_TAKEN', `${number} belongs to another organization`);
   }
 }
 

@@ -1,3 +1,5 @@
+import { CodedError } from '../errors.ts';
+
 // Audio errors carry a stable code so callers and tests match on codes, never on text.
 export type AudioErrorCode =
   | 'AUDIO_UNSUPPORTED_RATE'
@@ -10,11 +12,4 @@ export type AudioErrorCode =
   /** An Opus packet libopus cannot decode. */
   | 'AUDIO_BAD_OPUS_PACKET';
 
-export class AudioError extends Error {
-  readonly code: AudioErrorCode;
-  constructor(code: AudioErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'AudioError';
-    this.code = code;
-  }
-}
+export class AudioError extends CodedError<AudioErrorCode> {}

@@ -4,7 +4,7 @@ import type { AgentVersion } from '../agents/schema.ts';
 import type { AgentService, AgentVersionSpec } from '../agents/service.ts';
 import { newId, type Clock, type RandomHex } from '../clock.ts';
 import type { Dialer } from './dialer.ts';
-import { ApiError, notFound } from '../errors.ts';
+import { ApiError, CodedError, notFound } from '../errors.ts';
 import type { Logger } from 'pino';
 import type { CallListQuery, CallPage, CallRepository } from './repository.ts';
 import type { CallEvents } from './events.ts';
@@ -50,8 +50,10 @@ export interface OutboundCallRequest {
 }
 
 /** The organization had no free slot for a call that waits for one; nothing was written. */
-export class NoFreeSlotError extends Error {
-  override name = 'NoFreeSlotError';
+export class NoFreeSlotError extends CodedError<'NO_FREE_SLOT'> {
+  constructor(message: string) {
+    super('NO_FREE_SLOT', message);
+  }
 }
 
 export class CallService {

@@ -1,3 +1,5 @@
+import { CodedError } from '../errors.ts';
+
 // Speech engine errors carry a stable code; callers (retries, call records) match on it.
 export type SpeechErrorCode =
   | 'TTS_ENGINE_UNAVAILABLE'
@@ -16,11 +18,4 @@ export type SpeechErrorCode =
   /** The noise suppressor's WebAssembly did not load. */
   | 'DENOISE_UNAVAILABLE';
 
-export class SpeechError extends Error {
-  readonly code: SpeechErrorCode;
-  constructor(code: SpeechErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'SpeechError';
-    this.code = code;
-  }
-}
+export class SpeechError extends CodedError<SpeechErrorCode> {}

@@ -1,3 +1,5 @@
+import { CodedError } from '../../errors.ts';
+
 // STT errors carry a stable code so the call engine and tests match on codes, never on text.
 // The call engine ends a call with error_service on any of them.
 export type SttErrorCode =
@@ -22,15 +24,12 @@ export type SttErrorCode =
   /** The stream's AbortSignal fired or cancel() dropped the pending utterance. */
   | 'STT_ABORTED';
 
-export class SttError extends Error {
-  readonly code: SttErrorCode;
+export class SttError extends CodedError<SttErrorCode> {
   /** HTTP status for STT_HTTP_STATUS. */
   readonly status: number | undefined;
-  constructor(code: SttErrorCode, message: string, options?: { cause?: unknown; status?: number }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'SttError';
-    this.code = code;
-    this.status = options?.status;
+  constructor(code: SttErrorCode, message: string, options: { cause?: unknown; status?: number } = {}) {
+    super(code, message, options);
+    this.status = options.status;
   }
 }
 
