@@ -66,6 +66,8 @@ export interface TtsSynthesisOptions {
   /** Output sample rate the caller wants (the engine resamples). */
   sampleRate: number;
   signal?: AbortSignal;
+  /** Drop the voice's silent lead-in (speech/tts/output.ts): for the first words after a pause. */
+  trimLeadIn?: boolean;
 }
 
 export interface TtsEngine {

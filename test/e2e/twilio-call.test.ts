@@ -6,6 +6,7 @@ import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import { wer } from '../../bench/wer.ts';
 import { muLawDecode, muLawEncode } from '../../src/audio/g711.ts';
 import { concatPcm, rms } from '../../src/audio/pcm.ts';
+import { LEAD_IN } from '../../src/speech/tts/output.ts';
 import { decodeOggOpus } from '../helpers/ogg-opus.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -61,6 +62,10 @@ describe('inbound Twilio call with the embedded engines', () => {
     const turn1Start = caller.played.length;
     await caller.speak(fixtureUlaw('01-my-name-is-john'));
     await agentFinished(caller, { after: turn1Start, timeoutMs: 20_000 });
+    // The greeting and the answer each start with the voice, not with the voice's silent lead-in.
+    for (const first of [caller.played[0]!, caller.played[turn1Start]!]) {
+      expect(Math.max(...muLawDecode(first.payload).map((s) => Math.abs(s)))).toBeGreaterThan(LEAD_IN.threshold);
+    }
     const turn2Start = caller.played.length;
     await caller.speak(fixtureUlaw('14-next-monday-morning'));
     await agentFinished(caller, { after: turn2Start, timeoutMs: 20_000 });

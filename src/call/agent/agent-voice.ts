@@ -199,6 +199,8 @@ export class AgentVoice {
         sampleRate: this.o.rate,
         voiceId: this.o.voiceId,
         speed: this.o.speed,
+        // The first piece of an utterance follows a pause: its silent lead-in would only delay the voice.
+        trimLeadIn: u.pieces.length === 0,
         ...(signal ? { signal } : {}),
       })) {
         if (u.interrupted || this.stopped) return;

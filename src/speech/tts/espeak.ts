@@ -64,7 +64,7 @@ export class EspeakTtsEngine implements TtsEngine {
       holdProcessOpen(job.child, true);
       job.child.stdin?.end(`${input}\n`);
       const reader = new WavStreamReader();
-      const output = new PcmOutput(options.sampleRate);
+      const output = new PcmOutput(options.sampleRate, { trimLeadIn: options.trimLeadIn ?? false });
       const stdout = job.child.stdout;
       if (!stdout) throw new SpeechError('TTS_SYNTHESIS_FAILED', 'espeak-ng has no stdout');
       for await (const data of stdout) {

@@ -149,7 +149,7 @@ export class FliteTtsEngine implements TtsEngine {
     const { voice, stretch } = this.resolve(options.voiceId, options.speed);
     // Checked here so a missing build fails with its own code rather than as a dead worker.
     if (!existsSync(this.addonPath)) throw addonMissing(this.addonPath);
-    const output = new PcmOutput(options.sampleRate);
+    const output = new PcmOutput(options.sampleRate, { trimLeadIn: options.trimLeadIn ?? false });
     const stream = new PieceStream(this.workers(), voice, stretch, pieces, signal, (s) => this.active.delete(s));
     this.active.add(stream);
     try {

@@ -125,7 +125,7 @@ export class OpenAiTtsEngine implements TtsEngine {
         throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint answered ${response.statusCode}: ${await errorMessage(body)}`);
       }
       const reader = responseFormat === 'wav' ? new WavStreamReader() : null;
-      const output = new PcmOutput(options.sampleRate);
+      const output = new PcmOutput(options.sampleRate, { trimLeadIn: options.trimLeadIn ?? false });
       // Raw PCM may split a sample across reads; keep the odd byte for the next read.
       let odd: Uint8Array | null = null;
       let seconds = 0;
