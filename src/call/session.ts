@@ -58,6 +58,8 @@ export const REMINDER_NOTE_PREFIX = 'The caller has said nothing for';
 
 export const SESSION_DEFAULTS = {
   reminderText: 'Are you still there?',
+  /** Said when the recogniser failed while the caller spoke: the turn is lost, the call is not. */
+  unheardText: "Sorry, I didn't catch that. Could you say it again?",
   apologyText: "I'm sorry, something went wrong on our side. Please call again later. Goodbye.",
   flowErrorText: "I'm sorry, I can't continue this call. Goodbye.",
   /** Longest wait for last words (apology, goodbye) to play before the call ends anyway. */
@@ -421,6 +423,10 @@ export class CallSession {
         // The sound that stopped the agent held no words (a cough, a door): it goes on where it stopped.
         if (s.resumeCutShort()) return;
         s.armInactivityIfQuiet();
+      },
+      unheard() {
+        if (s.phase !== 'live' || s.voicemailWait) return;
+        s.say(SESSION_DEFAULTS.unheardText);
       },
       failed(message) {
         s.end('error_service', { say: SESSION_DEFAULTS.apologyText, message });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AgentConfigSchema } from '../../src/agents/schema.ts';
 import { interruptionThresholdMs } from '../../src/call/caller/caller-input.ts';
-import { CallSession, type SessionOptions, type SessionResult } from '../../src/call/session.ts';
+import { CallSession, SESSION_DEFAULTS, type SessionOptions, type SessionResult } from '../../src/call/session.ts';
 import { ManualTimers } from '../../src/timers.ts';
 import type { TurnLatency } from '../../src/calls/events.ts';
 import { LlmError } from '../../src/llm/errors.ts';
@@ -546,15 +546,25 @@ describe('CallSession', () => {
     expect(s.result()).toMatchObject({ reason: 'flow_error', message: 'UNKNOWN_TOOL: no tool named fly' });
   });
 
-  it('ends with error_service when the recogniser crashes', async () => {
-    const s = setup({ heard: ['x'] });
+  it('a recogniser that crashes costs one turn, never the call: the agent asks again and answers the next turn', async () => {
+    const s = setup({
+      heard: ['my name is ann'],
+      steps: [say('Nice to meet you.')],
+    });
     s.stt.failNext = true;
     await s.session.start();
     await s.feed(400, 0);
     await s.feed(400, SPEECH);
     await s.feed(600, 0);
-    await s.wait(5000);
-    expect(s.result()!.reason).toBe('error_service');
+    await s.wait(3000);
+    expect(s.result()).toBeUndefined();
+    expect(s.tts.spoken).toContain(SESSION_DEFAULTS.unheardText);
+    s.stt.failNext = false;
+    await s.feed(400, SPEECH);
+    await s.feed(600, 0);
+    await s.wait(3000);
+    expect(s.tts.spoken).toContain('Nice to meet you.');
+    expect(s.result()).toBeUndefined();
   });
 
   it('apologises, then ends with error_service when voice activity detection fails, and feeds it no more', async () => {

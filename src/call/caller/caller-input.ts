@@ -23,6 +23,8 @@ export const CALLER_DEFAULTS = {
    * and a caller who speaks meanwhile must still be heard.
    */
   heldWhileOpeningMs: 30_000,
+  /** After the recogniser fails, the waits before each try at opening another (the last one repeats). */
+  reopenDelaysMs: [0, 1_000, 5_000],
 } as const;
 
 /** interruption_sensitivity 0..1 → how long the caller must talk over the agent to interrupt it. */
@@ -54,8 +56,13 @@ export interface CallerEvents {
   userTurn(turn: CallerTurn): void;
   /** Sound that made no turn: a backchannel under the agent, or noise with no words in it. */
   noTurn(): void;
-  /** The VAD or the recogniser failed: the call cannot hear the caller any more. */
+  /** The VAD failed: the call cannot hear the caller any more. */
   failed(message: string): void;
+  /**
+   * The recogniser failed during the caller's turn: that turn is lost (another recogniser is being
+   * opened), and the call goes on. The session asks the caller to say it again.
+   */
+  unheard(): void;
 }
 
 export interface CallerEngines {
@@ -116,6 +123,11 @@ export class CallerInput {
   private readonly recent: FrameHistory;
   private readonly sttResampler: Resampler | null;
   private speech: Speech | null = null;
+  /** A turn the failed recogniser was hearing: its end makes no turn (the caller was asked again). */
+  private lostSpeech: Speech | null = null;
+  /** Consecutive failed recognisers (reset once one reads a turn): sets the wait before the next. */
+  private recogniserFailures = 0;
+  private reopenTimer: TimerHandle | undefined;
   private endpointTimer: TimerHandle | undefined;
   private bargeTimer: TimerHandle | undefined;
 
@@ -131,19 +143,9 @@ export class CallerInput {
 
   /** Opens the VAD, the recogniser and the noise suppressor if asked for; throws if one fails. Audio before then is kept for the onset only. */
   async open(): Promise<void> {
-    const caller = this;
     const [vad, stt, denoiser] = await Promise.all([
       this.o.engines.openVad(),
-      this.o.engines.openStt({
-        partial(result) {
-          caller.onPartial(result);
-        },
-        // A decoder that dies mid-utterance: the call cannot go on.
-        error(error) {
-          caller.o.log.error({ err: error }, 'speech recogniser crashed');
-          caller.o.events.failed('The speech recogniser failed.');
-        },
-      }),
+      this.openRecogniser(),
       this.o.noiseSuppression === 'rnnoise' ? openRnnoise(this.o.rate) : null,
     ]);
     this.vad = vad;
@@ -162,6 +164,55 @@ export class CallerInput {
     this.vadStartSample = this.inboundSamples - this.backlogSamples;
     if (!this.backlog?.length) this.backlog = null;
     for (const held of this.backlog ?? []) this.feed.push(held.frame);
+  }
+
+  private openRecogniser(): Promise<SttStream> {
+    let stream: SttStream | null = null;
+    const opening = this.o.engines.openStt({
+      partial: (result) => {
+        if (stream === this.stt) this.onPartial(result);
+      },
+      // A recogniser that dies (a worker, the machine's recogniser process) costs the turn it was
+      // hearing, not the call: another one is opened.
+      error: (error) => {
+        if (stream !== null && stream === this.stt) this.recogniserFailed(error);
+      },
+    });
+    return opening.then((opened) => (stream = opened));
+  }
+
+  /** The recogniser failed: the turn it was hearing is lost, and another recogniser is opened. */
+  private recogniserFailed(error: unknown): void {
+    if (this.stopped) return;
+    this.o.log.warn({ err: error }, 'speech recogniser failed; the turn it was hearing is lost, opening another');
+    const failed = this.stt;
+    this.stt = null;
+    if (failed) void failed.close().catch(() => undefined);
+    if (this.speech?.confirmed) {
+      this.lostSpeech = this.speech;
+      this.o.events.unheard();
+    }
+    this.scheduleReopen();
+  }
+
+  private scheduleReopen(): void {
+    if (this.stopped || this.reopenTimer !== undefined) return;
+    const delays = CALLER_DEFAULTS.reopenDelaysMs;
+    const delay = delays[Math.min(this.recogniserFailures, delays.length - 1)]!;
+    this.recogniserFailures++;
+    this.reopenTimer = this.o.timers.setTimeout(() => {
+      this.reopenTimer = undefined;
+      this.openRecogniser().then(
+        (stream) => {
+          if (this.stopped) void stream.close().catch(() => undefined);
+          else this.stt = stream;
+        },
+        (error: unknown) => {
+          this.o.log.warn({ err: error }, 'no recogniser could be opened; trying again');
+          this.scheduleReopen();
+        },
+      );
+    }, delay);
   }
 
   /** One inbound frame, in arrival order. */
@@ -221,8 +272,10 @@ export class CallerInput {
     this.feed?.stop();
     this.o.timers.clearTimeout(this.endpointTimer);
     this.o.timers.clearTimeout(this.bargeTimer);
+    this.o.timers.clearTimeout(this.reopenTimer);
     this.endpointTimer = undefined;
     this.bargeTimer = undefined;
+    this.reopenTimer = undefined;
   }
 
   /** Releases the engines. */
@@ -353,19 +406,31 @@ export class CallerInput {
   private async endTurn(): Promise<void> {
     const speech = this.speech;
     const stt = this.stt;
-    if (!speech || speech.endAt === null || this.stopped || !stt) return;
+    if (!speech || speech.endAt === null || this.stopped) return;
     this.speech = null;
+    if (speech === this.lostSpeech || !stt) {
+      // The recogniser failed while hearing this turn (the caller was already asked again), or
+      // none is open yet: what a new one heard of its end is not a turn.
+      const alreadyAsked = speech === this.lostSpeech;
+      this.lostSpeech = null;
+      stt?.cancel();
+      if (!alreadyAsked) this.o.events.unheard();
+      return;
+    }
     const decidedAt = this.o.timers.now();
     const speechEndWall = this.o.clock.startWall + speech.endAt * 1000;
     let result: SttResult;
     try {
       result = await stt.finalize();
     } catch (error) {
-      this.o.log.error({ err: error }, 'speech recognition failed');
-      this.o.events.failed('The speech recogniser failed.');
+      if (this.stopped) return;
+      // Its error event may have come first and opened another already.
+      if (stt === this.stt) this.recogniserFailed(error);
+      this.o.events.unheard();
       return;
     }
     if (this.stopped) return;
+    this.recogniserFailures = 0;
     this.o.events.recognised(this.o.timers.now() - decidedAt);
     const text = result.text.trim();
     if (!text) {

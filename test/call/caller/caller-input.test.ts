@@ -8,12 +8,14 @@ import { EnergyVad, FailingVad, ReadingStt, SPEECH, frame, settle, silentLog } f
 
 const T0 = 1_700_000_000_000;
 
-function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad; vadOpens?: Promise<void>; noiseSuppression?: 'rnnoise' } = {}) {
+function setup(options: { heard?: string[]; heardAfterReopen?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad; vadOpens?: Promise<void>; noiseSuppression?: 'rnnoise' } = {}) {
   const rate = options.rate ?? 16000;
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
   clock.connect();
   const stt = new ReadingStt(options.heard ?? []);
+  /** Every recogniser the caller opened, in order: a failed one is replaced. */
+  const stts: ReadingStt[] = [];
   const vad = options.vad ?? new EnergyVad(rate);
   const log: string[] = [];
   const turns: (CallerTurn & { at: number })[] = [];
@@ -30,7 +32,9 @@ function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 
       openVad: async () => (await options.vadOpens, vad),
       openStt: async (events) => {
         sttEvents.current = events;
-        return stt;
+        const opened = stts.length === 0 ? stt : new ReadingStt(options.heardAfterReopen ?? []);
+        stts.push(opened);
+        return opened;
       },
     },
     endOfTurn: options.policy ?? new SilenceEndOfTurn(500),
@@ -55,6 +59,7 @@ function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 
       },
       noTurn: () => log.push('noTurn'),
       failed: (message) => log.push(`failed:${message}`),
+      unheard: () => log.push('unheard'),
     },
     log: silentLog,
   });
@@ -69,7 +74,7 @@ function setup(options: { heard?: string[]; rate?: 8000 | 16000; sttRate?: 8000 
   };
   /** The recogniser reads what it has so far (Moonshine does at each pause). */
   const partial = (text: string) => sttEvents.current?.partial?.({ text });
-  return { timers, clock, stt, vad, caller, log, turns, recorded, recordedAudio, state, feed, partial };
+  return { timers, clock, stt, stts, sttEvents, vad, caller, log, turns, recorded, recordedAudio, state, feed, partial };
 }
 
 describe('CallerInput', () => {
@@ -217,14 +222,83 @@ describe('CallerInput', () => {
     expect(s.log).toEqual(['speechStarted', 'recognised', 'noTurn']);
   });
 
-  it('reports a recogniser that fails to finalize', async () => {
-    const s = setup({ heard: ['x'] });
+  it('a recogniser that fails to finalize costs that turn only: the caller is asked again and the next turn is heard by a new one', async () => {
+    const s = setup({ heard: ['x'], heardAfterReopen: ['my name is ann'] });
     s.stt.failNext = true;
     await s.caller.open();
     await s.feed(400, 0);
     await s.feed(400, SPEECH);
     await s.feed(1000, 0);
-    expect(s.log).toEqual(['speechStarted', 'failed:The speech recogniser failed.']);
+    expect(s.log).toEqual(['speechStarted', 'unheard']);
+    expect(s.stts).toHaveLength(2);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.log).toEqual(['speechStarted', 'unheard', 'speechStarted', 'recognised', 'userTurn']);
+    expect(s.turns.map((t) => t.text)).toEqual(['my name is ann']);
+  });
+
+  it('a recogniser that dies while the caller speaks loses that turn once (no turn from its end), and the next turn is heard', async () => {
+    const s = setup({ heard: ['never read'], heardAfterReopen: ['half a sentence', 'yes please'] });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    const dying = s.sttEvents.current!;
+    dying.error?.(Object.assign(new Error('the machine recogniser exited'), { code: 'STT_ENGINE_CRASHED' }));
+    await s.feed(300, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.log).toEqual(['speechStarted', 'unheard']);
+    expect(s.stts[1]!.cancels).toBe(1);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.turns.map((t) => t.text)).toEqual(['half a sentence']);
+    expect(s.log.filter((l) => l.startsWith('failed'))).toEqual([]);
+  });
+
+  it('keeps trying to open a recogniser while none opens, and never ends the call for it', async () => {
+    const timers = new ManualTimers(T0);
+    const clock = new CallClock(timers);
+    clock.connect();
+    const log: string[] = [];
+    let opens = 0;
+    let events: SttStreamEvents | null = null;
+    const caller = new CallerInput({
+      rate: 16000,
+      sttRate: 16000,
+      clock,
+      timers,
+      engines: {
+        openVad: async () => new EnergyVad(16000),
+        openStt: async (e) => {
+          opens++;
+          events = e;
+          if (opens > 1 && opens < 4) throw new Error('recogniser process is starting');
+          return new ReadingStt([]);
+        },
+      },
+      endOfTurn: new SilenceEndOfTurn(500),
+      interruptionThresholdMs: 600,
+      agentBusy: () => false,
+      events: {
+        speechStarted: () => undefined,
+        speechEnded: () => undefined,
+        interruption: () => undefined,
+        partial: () => undefined,
+        recognised: () => undefined,
+        userTurn: () => log.push('userTurn'),
+        noTurn: () => undefined,
+        failed: (message) => log.push(`failed:${message}`),
+        unheard: () => log.push('unheard'),
+      },
+      log: silentLog,
+    });
+    await caller.open();
+    events!.error?.(Object.assign(new Error('crashed'), { code: 'STT_ENGINE_CRASHED' }));
+    for (let i = 0; i < 10; i++) {
+      timers.advance(1_000);
+      await settle();
+    }
+    expect(opens).toBe(4);
+    expect(log).toEqual([]);
   });
 
   it('reports a failed VAD once', async () => {
