@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EgressPolicy } from '../../src/net/egress.ts';
-import { cutUtf8, OutboundHttp, readBodyCapped, readTextCapped, sendRequest, type OutboundRequest } from '../../src/net/http.ts';
+import { cutUtf8, OutboundHttp, readBodyCapped, readTextCapped, sendRequest } from '../../src/net/http.ts';
 import { testDispatcher } from '../support/outbound.ts';
 
 let server: Server | undefined;
@@ -60,17 +60,6 @@ describe('outbound HTTP', () => {
     expect(outbound.dispatcher()).toBe(outbound.dispatcher(10_000));
     expect(outbound.dispatcher(5_000)).not.toBe(outbound.dispatcher(10_000));
     await outbound.close();
-  });
-
-  it('refuses to send a request without a dispatcher: there is no unguarded default pool', async () => {
-    let reached = 0;
-    const url = await serve((_req, res) => {
-      reached++;
-      res.end('inside');
-    });
-    const untyped = { method: 'GET' } as unknown as OutboundRequest;
-    await expect(sendRequest(url, untyped)).rejects.toThrow(/needs a dispatcher/);
-    expect(reached).toBe(0);
   });
 
   it('aborts a request under way when its signal fires', async () => {
