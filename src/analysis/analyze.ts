@@ -97,7 +97,7 @@ export interface AnalyzeCallInput {
   transcript: readonly TranscriptLine[];
   metadata: LlmRequestMetadata;
   logger: Logger;
-  client?: LlmClientOptions;
+  client: LlmClientOptions;
 }
 
 export async function analyzeCall(input: AnalyzeCallInput): Promise<CallAnalysis> {

@@ -4,7 +4,10 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { z } from 'zod';
 import type { LlmConfig } from '../agents/schema.ts';
-import { outboundPool, readTextCapped, sendRequest, type Dispatcher, type HttpResponse, type ResponseBody } from '../net/http.ts';
+import { jitteredBackoff } from '../net/backoff.ts';
+import { readTextCapped, sendRequest, type Dispatcher, type HttpResponse, type ResponseBody } from '../net/http.ts';
+import { UpstreamError } from '../net/upstream-error.ts';
+import { Watchdog } from '../net/watchdog.ts';
 import { LlmError } from './errors.ts';
 import type { ChatRequest, LlmEvent, LlmTiming, LlmUsage, ToolCallRequest } from './types.ts';
 
@@ -16,7 +19,6 @@ export interface Timers {
 export interface LlmClientOptions {
   /** Cancels the request at once (barge-in, hangup); the socket is released. */
   signal?: AbortSignal;
-  connectTimeoutMs?: number;
   /** From sending the request to the first token (or, without streaming, the whole reply). */
   firstTokenTimeoutMs?: number;
   /** Longest silence allowed between stream events once the reply has started. */
@@ -29,19 +31,18 @@ export interface LlmClientOptions {
   now?: () => number;
   timers?: Timers;
   random?: () => number;
-  /** undici dispatcher; by default a shared Agent with the connect timeout. */
-  dispatcher?: Dispatcher;
+  /** The service's outbound dispatcher (net/http.ts OutboundHttp), for LLM_CLIENT_DEFAULTS.connectTimeoutMs. */
+  dispatcher: Dispatcher;
 }
 
 export const LLM_CLIENT_DEFAULTS = {
+  /** The connect timeout of the dispatcher the service gives the client. */
   connectTimeoutMs: 5_000,
   firstTokenTimeoutMs: 15_000,
   stallTimeoutMs: 10_000,
   maxRetries: 2,
   backoffBaseMs: 250,
   backoffMaxMs: 2_000,
-  /** How much of an error body is read for its message. */
-  errorBodyBytes: 8_192,
   /** Bytes after [DONE] read in the background so the connection can be reused. */
   drainAfterDoneBytes: 16_384,
   drainAfterDoneMs: 1_000,
@@ -62,13 +63,11 @@ const realTimers: Timers = {
   clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
 };
 
-type Resolved = Required<Omit<LlmClientOptions, 'signal' | 'dispatcher'>> & Pick<LlmClientOptions, 'signal'> & { dispatcher: Dispatcher };
+type Resolved = Required<Omit<LlmClientOptions, 'signal'>> & Pick<LlmClientOptions, 'signal'>;
 
 function resolveOptions(o: LlmClientOptions): Resolved {
-  const connectTimeoutMs = o.connectTimeoutMs ?? LLM_CLIENT_DEFAULTS.connectTimeoutMs;
   return {
     signal: o.signal,
-    connectTimeoutMs,
     firstTokenTimeoutMs: o.firstTokenTimeoutMs ?? LLM_CLIENT_DEFAULTS.firstTokenTimeoutMs,
     stallTimeoutMs: o.stallTimeoutMs ?? LLM_CLIENT_DEFAULTS.stallTimeoutMs,
     maxRetries: o.maxRetries ?? LLM_CLIENT_DEFAULTS.maxRetries,
@@ -77,7 +76,7 @@ function resolveOptions(o: LlmClientOptions): Resolved {
     now: o.now ?? Date.now,
     timers: o.timers ?? realTimers,
     random: o.random ?? Math.random,
-    dispatcher: o.dispatcher ?? outboundPool(connectTimeoutMs),
+    dispatcher: o.dispatcher,
   };
 }
 
@@ -125,12 +124,6 @@ export const ChatCompletionSchema = z.object({
     .min(1),
   usage: UsageSchema.nullish(),
 });
-
-const ErrorBodySchema = z.union([
-  z.object({ error: z.object({ message: z.string() }) }),
-  z.object({ error: z.string(), details: z.string().optional() }),
-  z.object({ message: z.string() }),
-]);
 
 export function buildRequestBody(llm: LlmConfig, req: ChatRequest): Record<string, unknown> {
   const body: Record<string, unknown> = {
@@ -195,37 +188,34 @@ interface AttemptState {
 }
 
 class Attempt {
-  readonly controller = new AbortController();
-  private timer: unknown = undefined;
-  private readonly unlink: () => void;
+  /** The first-token deadline, then the stall watch, and the caller's abort, as one signal. */
+  readonly watch: Watchdog<unknown>;
 
-  constructor(private readonly o: Resolved) {
-    const outer = o.signal;
-    const onAbort = (): void => this.controller.abort(new LlmError('LLM_ABORTED'));
-    outer?.addEventListener('abort', onAbort, { once: true });
-    this.unlink = () => outer?.removeEventListener('abort', onAbort);
+  constructor(o: Resolved) {
+    this.watch = new Watchdog(o.timers, o.signal, () => new LlmError('LLM_ABORTED'));
   }
 
   arm(ms: number, code: 'LLM_FIRST_TOKEN_TIMEOUT' | 'LLM_STALLED'): void {
-    this.disarm();
-    this.timer = this.o.timers.setTimeout(() => this.controller.abort(new LlmError(code, `${ms} ms`)), ms);
+    this.watch.arm(ms, () => new LlmError(code, `${ms} ms`));
   }
 
   disarm(): void {
-    if (this.timer !== undefined) this.o.timers.clearTimeout(this.timer);
-    this.timer = undefined;
+    this.watch.disarm();
   }
 
   close(): void {
-    this.disarm();
-    this.unlink();
+    this.watch.close();
   }
 
   /** Turns whatever a failed await threw into a coded error, preferring the reason we aborted with. */
   fail(err: unknown): LlmError {
-    const reason: unknown = this.controller.signal.reason;
-    if (this.controller.signal.aborted && reason instanceof LlmError) return reason;
+    const reason: unknown = this.watch.signal.reason;
+    if (this.watch.signal.aborted && reason instanceof LlmError) return reason;
     if (err instanceof LlmError) return err;
+    if (err instanceof UpstreamError) {
+      const retryable = err.status === 408 || err.status === 429 || err.status >= 500;
+      return new LlmError('LLM_HTTP_STATUS', err.message, { status: err.status, retryable });
+    }
     const code = (err as { code?: unknown } | null)?.code;
     if (code === 'UND_ERR_CONNECT_TIMEOUT') return new LlmError('LLM_CONNECT_TIMEOUT', undefined, { cause: err });
     // Refused by the egress policy: trying again would be refused again.
@@ -234,43 +224,21 @@ class Attempt {
   }
 }
 
-function errorMessage(text: string): string {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return text.trim().slice(0, 500);
-  }
-  const parsed = ErrorBodySchema.safeParse(json);
-  if (!parsed.success) return text.trim().slice(0, 500);
-  const b = parsed.data;
-  if ('message' in b) return b.message;
-  if (typeof b.error === 'string') return 'details' in b && b.details ? `${b.error}: ${b.details}` : b.error;
-  return b.error.message;
-}
-
 async function open(llm: LlmConfig, req: ChatRequest, o: Resolved, attempt: Attempt): Promise<HttpResponse> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: llm.stream ? 'text/event-stream' : 'application/json',
   };
   if (llm.api_key) headers.authorization = `Bearer ${llm.api_key}`;
-  const res = await sendRequest(chatCompletionsUrl(llm.base_url), {
+  // A failure answer comes back as UpstreamError (its body read to a cap), mapped by Attempt.fail.
+  return sendRequest(chatCompletionsUrl(llm.base_url), {
     method: 'POST',
     headers,
     body: JSON.stringify(buildRequestBody(llm, req)),
-    signal: attempt.controller.signal,
+    signal: attempt.watch.signal,
     dispatcher: o.dispatcher,
+    upstreamErrors: true,
   });
-  if (res.statusCode < 200 || res.statusCode > 299) {
-    const text = await readTextCapped(res.body, LLM_CLIENT_DEFAULTS.errorBodyBytes);
-    const retryable = res.statusCode === 408 || res.statusCode === 429 || res.statusCode >= 500;
-    throw new LlmError('LLM_HTTP_STATUS', `HTTP ${res.statusCode}: ${errorMessage(text)}`, {
-      status: res.statusCode,
-      retryable,
-    });
-  }
-  return res;
 }
 
 /**
@@ -422,7 +390,7 @@ async function* streamAttempt(
       const tokens = decoder.tokens;
       for (let i = 0; i < tokens.length; i++) {
         // A consumer that aborted while holding a token gets nothing more from this read.
-        if (attempt.controller.signal.aborted) throw attempt.fail(null);
+        if (attempt.watch.signal.aborted) throw attempt.fail(null);
         yield { type: 'token', text: tokens[i] as string };
       }
       tokens.length = 0;
@@ -514,17 +482,16 @@ function sleep(ms: number, o: Resolved): Promise<void> {
   });
 }
 
-/** Capped exponential backoff with jitter in [50%, 100%] of the step, so retries never bunch up nor vanish. */
+/** The service's jittered backoff (net/backoff.ts), doubling from `baseMs`. */
 export function backoffDelay(retry: number, baseMs: number, maxMs: number, random: () => number): number {
-  const step = Math.min(maxMs, baseMs * 2 ** (retry - 1));
-  return Math.round(step * (0.5 + 0.5 * random()));
+  return jitteredBackoff(retry, { baseMs, maxMs, factor: 2 }, random);
 }
 
 /**
  * One model turn. Yields tokens as they arrive, then the tool calls (if any), then `done`.
  * Throws LlmError. Uses SSE unless `llm.stream` is false.
  */
-export async function* streamChat(llm: LlmConfig, req: ChatRequest, options: LlmClientOptions = {}): AsyncGenerator<LlmEvent> {
+export async function* streamChat(llm: LlmConfig, req: ChatRequest, options: LlmClientOptions): AsyncGenerator<LlmEvent> {
   const o = resolveOptions(options);
   const state: AttemptState = { gotFirstToken: false };
   for (let attemptNo = 1; ; attemptNo++) {
@@ -549,7 +516,7 @@ export interface ChatResult {
 }
 
 /** The whole reply at once (analysis, tests); honours `llm.stream` on the wire. */
-export async function completeChat(llm: LlmConfig, req: ChatRequest, options: LlmClientOptions = {}): Promise<ChatResult> {
+export async function completeChat(llm: LlmConfig, req: ChatRequest, options: LlmClientOptions): Promise<ChatResult> {
   let content = '';
   let toolCalls: ToolCallRequest[] = [];
   for await (const ev of streamChat(llm, req, options)) {

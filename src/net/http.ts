@@ -1,9 +1,15 @@
-// Outbound HTTP for every request a customer's configuration makes the service send: the model,
-// HTTP tools, voice and recognition endpoints (and, next, webhooks). The rules each such request
-// needs live here once — kept-alive pools per connect timeout, capped reads, and the egress policy
-// to come — rather than a copy in each caller, the way undici composes dispatchers.
-import { Agent, buildConnector, FormData, request, type Dispatcher } from 'undici';
-import { EgressRefusedError, type EgressPolicy } from './egress.ts';
+// Outbound HTTP: the one way out of the service for every request its configuration makes it send
+// (the model, HTTP tools, voice and recognition endpoints, webhooks; next, carriers' REST and
+// providers). OutboundHttp builds the dispatchers once from the egress policy — kept-alive pools
+// per connect timeout, every one composed of the egress interceptor and connector
+// (egress-guard.ts) and the capped error-body interceptor (upstream-error.ts) — and sendRequest
+// sends only through a dispatcher given to it: there is no default pool to fall back on. Deadlines
+// and stall watches (watchdog.ts) and retry delays (backoff.ts) are the callers' to apply, with the
+// timers and randomness they are given.
+import { Agent, FormData, request, type Dispatcher } from 'undici';
+import type { EgressPolicy } from './egress.ts';
+import { egressConnector, egressInterceptor } from './egress-guard.ts';
+import { UPSTREAM_ERROR_DEFAULTS, upstreamErrorInterceptor, type UpstreamErrorsOption } from './upstream-error.ts';
 
 /** Multipart bodies (file uploads to recognition endpoints) are built with undici's own FormData. */
 export { FormData };
@@ -23,29 +29,18 @@ export interface OutboundRequest {
   body?: string | Uint8Array | FormData | null;
   /** Aborts the request and releases its socket at once (barge-in, hangup, a caller's deadline). */
   signal?: AbortSignal;
-  connectTimeoutMs?: number;
-  /** A caller's own dispatcher (tests, a proxy); the shared pool for its connect timeout otherwise. */
-  dispatcher?: Dispatcher;
-}
-
-// undici keeps idle sockets per origin: one pool per connect timeout lets model turns, tools and
-// voices reuse connections (and their TLS sessions) across turns and calls.
-const pools = new Map<number, Agent>();
-
-/** The shared pool for requests with this connect timeout. Answers are never timed here: each caller knows its own deadline. */
-export function outboundPool(connectTimeoutMs: number = NET_DEFAULTS.connectTimeoutMs): Dispatcher {
-  let pool = pools.get(connectTimeoutMs);
-  if (!pool) {
-    pool = new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0 });
-    pools.set(connectTimeoutMs, pool);
-  }
-  return pool;
+  /** One of OutboundHttp's dispatchers (in tests, one the test built): required, there is no default pool. */
+  dispatcher: Dispatcher;
+  /** A non-2xx answer fails the request with UpstreamError (its body read to the cap) instead of being returned. */
+  upstreamErrors?: boolean;
 }
 
 /**
- * The outbound HTTP of a running service: pools like outboundPool's, every one held to the egress
- * policy — a request to the service's own address (but its demo peer) never leaves, and a
- * connection is opened only to an address the policy allows, the one DNS gave when it was checked.
+ * The outbound HTTP of a running service: one kept-alive pool per connect timeout (model turns,
+ * tools and voices reuse connections and their TLS sessions across turns and calls), every one held
+ * to the egress policy — a request to the service's own address (but its demo peer) never leaves,
+ * and a connection is opened only to an address the policy allows, the one DNS gave when it was
+ * checked. Answers are never timed here: each caller knows its own deadline.
  */
 export class OutboundHttp {
   private readonly pools = new Map<number, Dispatcher>();
@@ -56,25 +51,9 @@ export class OutboundHttp {
   dispatcher(connectTimeoutMs: number = NET_DEFAULTS.connectTimeoutMs): Dispatcher {
     let pool = this.pools.get(connectTimeoutMs);
     if (!pool) {
-      const policy = this.policy;
-      const open = buildConnector({ timeout: connectTimeoutMs });
-      const agent = new Agent({
-        headersTimeout: 0,
-        bodyTimeout: 0,
-        connect(options, callback) {
-          const port = Number(options.port) || (options.protocol === 'https:' ? 443 : 80);
-          // Only the hostname changes: TLS still names (and checks) the host the URL gave.
-          policy.resolve(options.hostname, port).then(
-            (address) => open({ ...options, hostname: address }, callback),
-            (error: Error) => callback(error, null),
-          );
-        },
-      });
-      pool = agent.compose((dispatch) => (opts, handler) => {
-        const refusal = policy.requestRefusal(new URL(opts.path, opts.origin));
-        if (refusal) throw new EgressRefusedError(`egress refused: ${String(opts.origin)} is ${refusal}`);
-        return dispatch(opts, handler);
-      });
+      const agent = new Agent({ headersTimeout: 0, bodyTimeout: 0, connect: egressConnector(this.policy, connectTimeoutMs) });
+      // The last composed runs first: the policy refuses before an error body could be read.
+      pool = agent.compose(upstreamErrorInterceptor(), egressInterceptor(this.policy));
       this.pools.set(connectTimeoutMs, pool);
     }
     return pool;
@@ -86,14 +65,18 @@ export class OutboundHttp {
   }
 }
 
-/** Sends one request; the caller reads (capped) or destroys the body. */
+/** Sends one request through `options.dispatcher`; the caller reads (capped) or destroys the body. */
 export function sendRequest(url: string, options: OutboundRequest): Promise<HttpResponse> {
+  // Refused, not defaulted: a request without a dispatcher would leave unguarded.
+  if (!options.dispatcher) return Promise.reject(new TypeError('sendRequest needs a dispatcher (OutboundHttp.dispatcher())'));
+  const upstream: UpstreamErrorsOption = options.upstreamErrors ? { upstreamErrors: { maxBytes: UPSTREAM_ERROR_DEFAULTS.bodyBytes } } : {};
   return request(url, {
     method: options.method,
     headers: options.headers ?? {},
     body: options.body ?? null,
     signal: options.signal ?? null,
-    dispatcher: options.dispatcher ?? outboundPool(options.connectTimeoutMs),
+    dispatcher: options.dispatcher,
+    ...upstream,
   });
 }
 

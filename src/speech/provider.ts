@@ -25,8 +25,8 @@ export interface EmbeddedSpeechOptions {
    * services never speak.
    */
   warm?: boolean;
-  /** Where HTTP voices and recognisers send their requests: the service's egress-guarded pool. */
-  dispatcher?: Dispatcher | undefined;
+  /** Where HTTP voices and recognisers send their requests: the service's egress-guarded pool (net/http.ts OutboundHttp). */
+  dispatcher: Dispatcher;
 }
 
 /**
@@ -42,7 +42,7 @@ function canWarm(engine: TtsEngine): engine is TtsEngine & { warm(): void } {
   return typeof Reflect.get(engine, 'warm') === 'function';
 }
 
-export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions = {}): SpeechEngineProvider {
+export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions): SpeechEngineProvider {
   const vad = new SileroVadEngine();
   const stts = new EngineCache<SttEngine>(ENGINE_CACHE_BOUND);
   /** pocketsphinx and moonshine: one engine each per process whatever the settings, so never evicted. */

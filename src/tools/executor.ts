@@ -2,10 +2,11 @@
 // refused connection, a 4xx/5xx answer — becomes an unsuccessful result the model is told
 // about, so the call goes on. Built-in tools that act on the call (press_digits) are validated and
 // reported here, done by the call; end_call and transfer_call are the session's, never run here.
-import { z } from 'zod';
 import { AGENT_DEFAULTS, type AgentTool, type ApiTool } from '../agents/schema.ts';
 import type { ChatTool, ToolCallRequest } from '../llm/types.ts';
 import { cutUtf8, readBodyCapped, sendRequest, type Dispatcher, type HttpResponse } from '../net/http.ts';
+import { errorBodyMessage } from '../net/upstream-error.ts';
+import { Watchdog } from '../net/watchdog.ts';
 import { realTimers, type Timers } from '../timers.ts';
 import { toolDefinitions } from './definitions.ts';
 import { roundSeconds, type ToolCallInvocationItem, type ToolCallResultItem } from './transcript.ts';
@@ -36,11 +37,10 @@ export interface ToolExecutorOptions {
   /** Milliseconds, for latency. */
   now?: () => number;
   timers?: Timers;
-  dispatcher?: Dispatcher;
+  /** The service's egress-guarded pool (net/http.ts OutboundHttp). */
+  dispatcher: Dispatcher;
   maxResponseBytes?: number;
 }
-
-const ErrorBodySchema = z.object({ error: z.string(), details: z.string().optional() });
 
 function queryUrl(base: string, args: Record<string, unknown>): string {
   const url = new URL(base);
@@ -57,7 +57,7 @@ export class ToolExecutor {
   readonly definitions: ChatTool[];
   private readonly byName = new Map<string, AgentTool>();
   private readonly validators = new Map<string, ArgumentsValidator>();
-  private readonly o: Required<Omit<ToolExecutorOptions, 'dispatcher'>> & Pick<ToolExecutorOptions, 'dispatcher'>;
+  private readonly o: Required<ToolExecutorOptions>;
 
   constructor(tools: readonly AgentTool[], options: ToolExecutorOptions) {
     this.definitions = toolDefinitions(tools);
@@ -133,15 +133,8 @@ export class ToolExecutor {
 
   private async send(tool: ApiTool, args: Record<string, unknown>, invocation: ToolCallInvocationItem, signal?: AbortSignal): Promise<ToolRun> {
     const sentAt = this.o.now();
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = this.o.timers.setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, Math.min(tool.timeout, AGENT_DEFAULTS.toolTimeoutMaxSeconds) * 1000);
-    const onAbort = (): void => controller.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (signal?.aborted) controller.abort();
+    const deadline = new Watchdog(this.o.timers, signal);
+    deadline.arm(Math.min(tool.timeout, AGENT_DEFAULTS.toolTimeoutMaxSeconds) * 1000);
     const hasBody = tool.method === 'POST' || tool.method === 'PUT';
     const headers: Record<string, string> = { accept: 'application/json', ...(tool.headers ?? {}) };
     if (hasBody) headers['content-type'] = 'application/json';
@@ -151,8 +144,8 @@ export class ToolExecutor {
         method: tool.method,
         headers,
         body: hasBody ? JSON.stringify(args) : null,
-        signal: controller.signal,
-        ...(this.o.dispatcher ? { dispatcher: this.o.dispatcher } : {}),
+        signal: deadline.signal,
+        dispatcher: this.o.dispatcher,
       });
       const bytes = await readBodyCapped(res.body, this.o.maxResponseBytes);
       const latency = this.o.now() - sentAt;
@@ -163,27 +156,20 @@ export class ToolExecutor {
       return this.finish(invocation, content, null, latency);
     } catch (err) {
       const latency = this.o.now() - sentAt;
-      if (timedOut) return this.finish(invocation, `Tool ${tool.name} timed out after ${tool.timeout} s.`, 'timeout', latency);
+      if (deadline.expired) return this.finish(invocation, `Tool ${tool.name} timed out after ${tool.timeout} s.`, 'timeout', latency);
       if (signal?.aborted) return this.finish(invocation, `Tool ${tool.name} was cancelled.`, 'aborted', latency);
       // Never the socket's error code or the egress policy's reason: they would map the service's network.
       return this.finish(invocation, `Tool ${tool.name} could not be reached.`, 'network', latency);
     } finally {
-      this.o.timers.clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
+      deadline.close();
       if (res && !res.body.destroyed) res.body.destroy();
     }
   }
 
   private httpErrorForModel(name: string, status: number, content: string): string {
-    try {
-      const parsed = ErrorBodySchema.safeParse(JSON.parse(content));
-      if (parsed.success) {
-        const d = parsed.data.details ? ` ${parsed.data.details}` : '';
-        return `Tool ${name} failed (HTTP ${status}): ${parsed.data.error}.${d}`;
-      }
-    } catch {
-      // not JSON: say what we have
-    }
+    const said = errorBodyMessage(content);
+    if (said) return `Tool ${name} failed (HTTP ${status}): ${said.message}.${said.details ? ` ${said.details}` : ''}`;
+    // Not an error body we know: say what we have.
     return `Tool ${name} failed (HTTP ${status}): ${content.slice(0, 300)}`;
   }
 

@@ -3,8 +3,10 @@
 // backoff until the attempts run out. A restart picks up where the last process stopped: the
 // outbox is the only state.
 import type { Clock, RandomHex } from '../clock.ts';
-import type { Dispatcher } from '../net/http.ts';
-import { readBodyCapped, sendRequest } from '../net/http.ts';
+import { jitteredBackoff } from '../net/backoff.ts';
+import { readBodyCapped, sendRequest, type Dispatcher } from '../net/http.ts';
+import { Watchdog } from '../net/watchdog.ts';
+import { realTimers } from '../timers.ts';
 import type { DueDelivery, WebhookRepository } from './repository.ts';
 import { SIGNATURE_HEADER, signatureHeader } from './signature.ts';
 
@@ -33,10 +35,9 @@ const BATCH = 16;
 /** A claimed delivery is held from other senders this much past its timeout (after a crash, it waits this long). */
 const LEASE_MARGIN_MS = 5_000;
 
-/** Delay before attempt `attempt + 1` (attempt counts from 1): exponential, capped, jittered to half-to-all of the step. */
+/** Delay before attempt `attempt + 1` (attempt counts from 1): the service's jittered backoff (net/backoff.ts), tripling. */
 export function retryDelay(attempt: number, options: Pick<WebhookDeliveryOptions, 'retryBaseMs' | 'maxDelayMs'>, random: () => number): number {
-  const step = Math.min(options.maxDelayMs, options.retryBaseMs * 3 ** (attempt - 1));
-  return Math.round(step / 2 + (step / 2) * random());
+  return jitteredBackoff(attempt, { baseMs: options.retryBaseMs, maxMs: options.maxDelayMs, factor: 3 }, random);
 }
 
 export class WebhookSender {
@@ -106,6 +107,8 @@ export class WebhookSender {
     const at = this.d.clock.now();
     let status: number | null = null;
     let error: string;
+    const deadline = new Watchdog(realTimers);
+    deadline.arm(this.d.options.timeoutMs);
     try {
       const response = await sendRequest(delivery.url, {
         method: 'POST',
@@ -115,7 +118,7 @@ export class WebhookSender {
           [SIGNATURE_HEADER]: signatureHeader(delivery.body, at, delivery.secrets),
         },
         body: delivery.body,
-        signal: AbortSignal.timeout(this.d.options.timeoutMs),
+        signal: deadline.signal,
         dispatcher: this.d.dispatcher(),
       });
       status = response.statusCode;
@@ -127,10 +130,11 @@ export class WebhookSender {
         return;
       }
       error = `the receiver answered HTTP ${status}`;
-    } catch (cause) {
-      const name = (cause as Error).name;
+    } catch {
       // Said without the network's own words: which addresses refuse or time out is not for the record.
-      error = name === 'TimeoutError' || name === 'AbortError' ? `no answer within ${this.d.options.timeoutMs} ms` : 'the receiver could not be reached';
+      error = deadline.expired ? `no answer within ${this.d.options.timeoutMs} ms` : 'the receiver could not be reached';
+    } finally {
+      deadline.close();
     }
     const attempt = delivery.attempts + 1;
     const retryAt = attempt >= this.d.options.maxAttempts ? null : this.d.clock.now() + retryDelay(attempt, this.d.options, () => Number.parseInt(this.d.random(4), 16) / 0xffffffff);

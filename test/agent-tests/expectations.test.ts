@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkExpectations, isSubset, judgeCall, modelJudge, JUDGE_REQUEST_TAG } from '../../src/agent-tests/expectations.ts';
 import { ExpectSchema } from '../../src/agent-tests/schema.ts';
 import { registeredRecord, type CallRecord } from '../../src/calls/record.ts';
+import { testDispatcher } from '../support/outbound.ts';
 
 function callOf(overrides: Partial<CallRecord>): CallRecord {
   const base = registeredRecord({ call_id: 'call_1', agent_id: 'demo', agent_version: 1, call_type: 'api', call_from: null, call_to: null });
@@ -106,7 +107,7 @@ describe('the model judge', () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('asks the model, without streaming, about the transcript with its tool calls, and passes or fails on its verdict with its reason', async () => {
-    const judge = modelJudge(() => ({}));
+    const judge = modelJudge(() => ({ dispatcher: testDispatcher }));
     const llm = { base_url: url, model: 'judge', temperature: 0, stream: true };
     expect(await judgeCall(judge, { criteria: 'The caller is booked.' }, booked, llm)).toEqual({ assertion: 'judge', passed: true, details: 'The caller was booked.' });
     expect(asked[0]!.stream).toBe(false);

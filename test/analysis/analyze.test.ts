@@ -5,6 +5,7 @@ import { AgentConfigSchema, type AgentConfig } from '../../src/agents/schema.ts'
 import { analyzeCall, ANALYSIS_REQUEST_TAG, parseAnalysisReply } from '../../src/analysis/analyze.ts';
 import type { LlmRequestMetadata } from '../../src/llm/types.ts';
 import { startServer, type Handler, type TestServer } from '../support/http-server.ts';
+import { testDispatcher } from '../support/outbound.ts';
 
 const metadata: LlmRequestMetadata = { call_id: 'c7', agent_id: 'a', agent_version: 1, call_type: 'api', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} };
 const transcript = [
@@ -51,7 +52,7 @@ describe('post-call analysis', () => {
       completionWith('```json\n{"summary":"The user wants to cancel.","user_sentiment":"Negative","custom_analysis_data":[{"name":"wants_cancel","value":true},{"name":"reason","value":5}]}\n```'),
     );
     const { logger } = capture();
-    const analysis = await analyzeCall({ agent: agentAt(server.url), transcript, metadata, logger });
+    const analysis = await analyzeCall({ agent: agentAt(server.url), transcript, metadata, logger, client: { dispatcher: testDispatcher } });
     expect(analysis).toEqual({
       summary: 'The user wants to cancel.',
       user_sentiment: 'negative',
@@ -75,7 +76,7 @@ describe('post-call analysis', () => {
       res.end('boom');
     });
     const { logger, lines } = capture();
-    const analysis = await analyzeCall({ agent: agentAt(server.url), transcript, metadata, logger, client: { maxRetries: 0 } });
+    const analysis = await analyzeCall({ agent: agentAt(server.url), transcript, metadata, logger, client: { dispatcher: testDispatcher, maxRetries: 0 } });
     expect(analysis).toEqual({
       summary: '',
       user_sentiment: 'unknown',
@@ -90,7 +91,7 @@ describe('post-call analysis', () => {
   it('falls back when the reply holds no JSON, and logs that reason', async () => {
     server = await startServer(completionWith('I cannot do that.'));
     const { logger, lines } = capture();
-    const analysis = await analyzeCall({ agent: agentAt(server.url), transcript, metadata, logger });
+    const analysis = await analyzeCall({ agent: agentAt(server.url), transcript, metadata, logger, client: { dispatcher: testDispatcher } });
     expect(analysis.user_sentiment).toBe('unknown');
     expect(lines[0]).toMatchObject({ reason: 'reply holds no JSON object' });
   });

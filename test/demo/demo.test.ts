@@ -13,6 +13,7 @@ import { completeChat, streamChat } from '../../src/llm/client.ts';
 import { runReply, type ReplyOutcome } from '../../src/call/model/reply.ts';
 import type { ChatMessage, LlmRequestMetadata } from '../../src/llm/types.ts';
 import { ToolExecutor } from '../../src/tools/executor.ts';
+import { testDispatcher } from '../support/outbound.ts';
 
 let app: FastifyInstance;
 let agent: AgentConfig;
@@ -42,7 +43,7 @@ describe('demo model server', () => {
   /** A conversation with the demo agent over real HTTP: the model server and its booking tool. */
   function conversation() {
     let t = 0;
-    const tools = new ToolExecutor(agent.tools, { clock: () => (t += 1) });
+    const tools = new ToolExecutor(agent.tools, { dispatcher: testDispatcher, clock: () => (t += 1) });
     const history: ChatMessage[] = [
       { role: 'system', content: agent.system_prompt },
       { role: 'assistant', content: agent.begin_message },
@@ -57,6 +58,7 @@ describe('demo model server', () => {
         metadata,
         tools,
         hooks: { onChunk: (c) => spoken.push(c), confirmSpoken: async () => true },
+        client: { dispatcher: testDispatcher },
       });
       history.push(...outcome.messages);
       return { outcome, said: spoken.join(' ') };
@@ -88,7 +90,7 @@ describe('demo model server', () => {
     const transcript = history
       .filter((m): m is { role: 'user' | 'assistant'; content: string } => (m.role === 'user' || m.role === 'assistant') && typeof m.content === 'string')
       .map((m) => ({ role: m.role === 'assistant' ? 'agent' : 'user', content: m.content }));
-    const analysis = await analyzeCall({ agent, transcript, metadata, logger: pino({ level: 'silent' }) });
+    const analysis = await analyzeCall({ agent, transcript, metadata, logger: pino({ level: 'silent' }), client: { dispatcher: testDispatcher } });
     expect(analysis).toEqual({
       summary: 'The caller, Jon Smyth, booked an appointment for tomorrow at ten a m with the demo front desk.',
       user_sentiment: 'positive',
@@ -183,8 +185,9 @@ describe('demo model server', () => {
         { role: 'user', content: 'yes' },
       ],
       metadata,
-      tools: new ToolExecutor(agent.tools, { clock: () => 0 }),
+      tools: new ToolExecutor(agent.tools, { dispatcher: testDispatcher, clock: () => 0 }),
       hooks: { confirmSpoken: async () => true },
+      client: { dispatcher: testDispatcher },
     });
     expect(outcome.kind).toBe('reply');
     expect(outcome.messages.at(-1)?.content).toContain("I've booked you for Monday 9.");
@@ -199,9 +202,10 @@ describe('demo model server', () => {
           { role: 'assistant', content: 'I have you down for Friday noon, Ann. Shall I book it?' },
           { role: 'user', content: 'yes' },
         ],
-        tools: new ToolExecutor(agent.tools, { clock: () => 0 }).definitions,
+        tools: new ToolExecutor(agent.tools, { dispatcher: testDispatcher, clock: () => 0 }).definitions,
         metadata,
       },
+      { dispatcher: testDispatcher },
     );
     expect(result.content).toBe('Let me book that for you.');
     expect(result.finishReason).toBe('tool_calls');
@@ -230,10 +234,10 @@ describe('demo model server', () => {
         { role: 'assistant', content: 'Is there anything else I can help you with?' },
         { role: 'user', content: 'no' },
       ],
-      tools: new ToolExecutor(agent.tools, { clock: () => 0 }).definitions,
+      tools: new ToolExecutor(agent.tools, { dispatcher: testDispatcher, clock: () => 0 }).definitions,
       tool_choice: 'none',
       metadata,
-    });
+    }, { dispatcher: testDispatcher });
     const kinds: string[] = [];
     for await (const ev of events) kinds.push(ev.type);
     expect(kinds.includes('tool_calls')).toBe(false);
@@ -242,10 +246,10 @@ describe('demo model server', () => {
   it('forces the named tool when tool_choice names one', async () => {
     const result = await completeChat(agent.llm, {
       messages: [{ role: 'user', content: 'hello' }],
-      tools: new ToolExecutor(agent.tools, { clock: () => 0 }).definitions,
+      tools: new ToolExecutor(agent.tools, { dispatcher: testDispatcher, clock: () => 0 }).definitions,
       tool_choice: { type: 'function', function: { name: 'end_call' } },
       metadata,
-    });
+    }, { dispatcher: testDispatcher });
     expect(result.toolCalls.map((c) => c.name)).toEqual(['end_call']);
   });
 

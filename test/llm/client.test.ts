@@ -5,6 +5,7 @@ import { backoffDelay, ChatStreamDecoder, completeChat, LLM_CLIENT_DEFAULTS, str
 import { isLlmError, LlmError } from '../../src/llm/errors.ts';
 import type { ChatRequest, LlmEvent } from '../../src/llm/types.ts';
 import { chunk, sseHeaders, startServer, tokenStream, writeInPieces, type Handler, type TestServer } from '../support/http-server.ts';
+import { testDispatcher } from '../support/outbound.ts';
 
 const request: ChatRequest = {
   messages: [
@@ -34,7 +35,7 @@ async function serve(handler: Handler): Promise<LlmConfig> {
   return { base_url: `${server.url}/v1`, model: 'test-model', temperature: 1, stream: true };
 }
 
-const fast: LlmClientOptions = { backoffBaseMs: 1, backoffMaxMs: 2, firstTokenTimeoutMs: 2_000, stallTimeoutMs: 2_000 };
+const fast: LlmClientOptions = { dispatcher: testDispatcher, backoffBaseMs: 1, backoffMaxMs: 2, firstTokenTimeoutMs: 2_000, stallTimeoutMs: 2_000 };
 
 async function collect(llm: LlmConfig, opts: LlmClientOptions = fast, req: ChatRequest = request): Promise<LlmEvent[]> {
   const out: LlmEvent[] = [];
@@ -333,7 +334,7 @@ describe('LLM client: faults', () => {
       clearTimeout: (h: unknown): void => clearTimeout(h as NodeJS.Timeout),
     };
     const err = await failure(
-      collect(llm, { timers, random: () => 0, backoffBaseMs: 250, backoffMaxMs: 600, maxRetries: 3, firstTokenTimeoutMs: 60_000 }),
+      collect(llm, { dispatcher: testDispatcher, timers, random: () => 0, backoffBaseMs: 250, backoffMaxMs: 600, maxRetries: 3, firstTokenTimeoutMs: 60_000 }),
     );
     expect(err.code).toBe('LLM_HTTP_STATUS');
     expect(waits).toEqual([125, 250, 300]);

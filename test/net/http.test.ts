@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cutUtf8, outboundPool, readBodyCapped, readTextCapped, sendRequest } from '../../src/net/http.ts';
+import { EgressPolicy } from '../../src/net/egress.ts';
+import { cutUtf8, OutboundHttp, readBodyCapped, readTextCapped, sendRequest } from '../../src/net/http.ts';
+import { testDispatcher } from '../support/outbound.ts';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -37,7 +39,7 @@ describe('outbound HTTP', () => {
       };
       pump();
     });
-    const res = await sendRequest(url, { method: 'GET' });
+    const res = await sendRequest(url, { method: 'GET', dispatcher: testDispatcher });
     const bytes = await readBodyCapped(res.body, 100_000);
     expect(bytes.length).toBe(100_000);
     expect(res.body.destroyed).toBe(true);
@@ -47,21 +49,23 @@ describe('outbound HTTP', () => {
 
   it('reads a small body whole as text', async () => {
     const url = await serve((_req, res) => res.end('{"ok":true}'));
-    const res = await sendRequest(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const res = await sendRequest(url, { method: 'POST', dispatcher: testDispatcher, body: '{}', headers: { 'content-type': 'application/json' } });
     expect(res.statusCode).toBe(200);
     expect(await readTextCapped(res.body, 1024)).toBe('{"ok":true}');
   });
 
-  it('keeps one shared pool per connect timeout, so connections are reused across callers', () => {
-    expect(outboundPool(5_000)).toBe(outboundPool(5_000));
-    expect(outboundPool()).toBe(outboundPool(10_000));
-    expect(outboundPool(5_000)).not.toBe(outboundPool(10_000));
+  it('keeps one shared pool per connect timeout, so connections are reused across callers', async () => {
+    const outbound = new OutboundHttp(new EgressPolicy());
+    expect(outbound.dispatcher(5_000)).toBe(outbound.dispatcher(5_000));
+    expect(outbound.dispatcher()).toBe(outbound.dispatcher(10_000));
+    expect(outbound.dispatcher(5_000)).not.toBe(outbound.dispatcher(10_000));
+    await outbound.close();
   });
 
   it('aborts a request under way when its signal fires', async () => {
     const url = await serve(() => undefined); // never answers
     const controller = new AbortController();
-    const pending = sendRequest(url, { method: 'GET', signal: controller.signal });
+    const pending = sendRequest(url, { method: 'GET', dispatcher: testDispatcher, signal: controller.signal });
     controller.abort();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
   });

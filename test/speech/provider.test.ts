@@ -3,6 +3,7 @@ import { SttConfigSchema, VoiceConfigSchema } from '../../src/agents/schema.ts';
 import { createEmbeddedSpeechEngines, ENGINE_CACHE_BOUND, engineCacheKey } from '../../src/speech/provider.ts';
 import { PocketsphinxEngine } from '../../src/speech/stt/index.ts';
 import type { SpeechEngineProvider } from '../../src/speech/types.ts';
+import { testDispatcher } from '../support/outbound.ts';
 
 // HTTP voices and recognisers: making one opens nothing, so these tests need no server.
 const BASE_URL = 'http://127.0.0.1:9/v1';
@@ -34,7 +35,7 @@ describe('engineCacheKey', () => {
 
 describe('createEmbeddedSpeechEngines', () => {
   it('configs that differ only in api_key get different engines; equal configs share one', () => {
-    provider = createEmbeddedSpeechEngines();
+    provider = createEmbeddedSpeechEngines({ dispatcher: testDispatcher });
     const one = provider.tts(voice({ api_key: 'key-one' }));
     const two = provider.tts(voice({ api_key: 'key-two' }));
     const oneAgain = provider.tts(voice({ api_key: 'key-one' }));
@@ -48,7 +49,7 @@ describe('createEmbeddedSpeechEngines', () => {
   });
 
   it('an idle voice is dropped once more than the bound of other voices were used since; one in use is kept', () => {
-    provider = createEmbeddedSpeechEngines();
+    provider = createEmbeddedSpeechEngines({ dispatcher: testDispatcher });
     const held = provider.tts(voice({ speed: 0.5 }));
     const idle = provider.tts(voice({ speed: 0.55 }));
     idle.release();
@@ -60,7 +61,7 @@ describe('createEmbeddedSpeechEngines', () => {
 
   it('the embedded recogniser, one per process, is never closed by eviction: after more HTTP recognisers than the bound it still serves', async () => {
     const closes = vi.spyOn(PocketsphinxEngine.prototype, 'close');
-    provider = createEmbeddedSpeechEngines();
+    provider = createEmbeddedSpeechEngines({ dispatcher: testDispatcher });
     const embedded = provider.stt(SttConfigSchema.parse({ engine: 'pocketsphinx', language: 'en-US' }));
     embedded.release();
     for (let i = 0; i < ENGINE_CACHE_BOUND + 2; i++) provider.stt(stt({ api_key: `key-${i}` })).release();

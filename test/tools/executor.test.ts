@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AgentConfigSchema, type AgentTool, type ApiTool } from '../../src/agents/schema.ts';
 import { ToolExecutor } from '../../src/tools/executor.ts';
 import { startServer, type Handler, type TestServer } from '../support/http-server.ts';
+import { testDispatcher } from '../support/outbound.ts';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -49,7 +50,7 @@ describe('tool definitions', () => {
       llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' },
       tools: [{ type: 'api', name: 'book', url: 'http://127.0.0.1:9/b', description: 'Book' }, { type: 'end_call' }, { type: 'transfer_call', transfer_to: '+14155550100' }],
     });
-    const ex = new ToolExecutor(agent.tools, { clock: () => 0 });
+    const ex = new ToolExecutor(agent.tools, { dispatcher: testDispatcher, clock: () => 0 });
     expect(ex.definitions.map((d) => d.function.name)).toEqual(['book', 'end_call', 'transfer_call']);
     expect(ex.definitions[0]).toEqual({ type: 'function', function: { name: 'book', description: 'Book', parameters: { type: 'object', properties: {} } } });
     expect(ex.definitions.every((d) => d.type === 'function' && d.function.parameters.type === 'object')).toBe(true);
@@ -59,7 +60,7 @@ describe('tool definitions', () => {
 describe('tool executor', () => {
   it('POSTs the arguments as a JSON body with the tool headers and records exact transcript items', async () => {
     const url = await serve(json(200, { confirmation: 'A1' }));
-    const ex = new ToolExecutor([apiTool(`${url}/book`, { headers: { 'x-api-key': 'k1' } })], { clock: steppingClock() });
+    const ex = new ToolExecutor([apiTool(`${url}/book`, { headers: { 'x-api-key': 'k1' } })], { dispatcher: testDispatcher, clock: steppingClock() });
     const run = await ex.run({ id: 'call_1', name: 'book', arguments: '{"name":"Ann","time":null}' });
     const sent = server?.requests[0];
     expect(sent?.method).toBe('POST');
@@ -74,7 +75,7 @@ describe('tool executor', () => {
 
   it('PUTs the arguments as a JSON body', async () => {
     const url = await serve(json(200, { ok: true }));
-    const ex = new ToolExecutor([apiTool(`${url}/x`, { method: 'PUT' })], { clock: () => 1 });
+    const ex = new ToolExecutor([apiTool(`${url}/x`, { method: 'PUT' })], { dispatcher: testDispatcher, clock: () => 1 });
     await ex.run({ id: 'c', name: 'book', arguments: '{"name":"Bo","count":2}' });
     expect(server?.requests[0]?.method).toBe('PUT');
     expect(JSON.parse(server?.requests[0]?.body ?? '')).toEqual({ name: 'Bo', count: 2 });
@@ -83,7 +84,7 @@ describe('tool executor', () => {
   it('sends GET and DELETE arguments as query parameters, keeping the URL query', async () => {
     const url = await serve(json(200, { ok: true }));
     for (const method of ['GET', 'DELETE'] as const) {
-      const ex = new ToolExecutor([apiTool(`${url}/slots?site=1`, { method, parameters: { type: 'object', properties: {} } })], { clock: () => 1 });
+      const ex = new ToolExecutor([apiTool(`${url}/slots?site=1`, { method, parameters: { type: 'object', properties: {} } })], { dispatcher: testDispatcher, clock: () => 1 });
       const run = await ex.run({ id: 'c', name: 'book', arguments: '{"name":"Ann Lee","count":3,"tags":["a","b"]}' });
       expect(run.result.successful).toBe(true);
     }
@@ -96,13 +97,13 @@ describe('tool executor', () => {
   it('uses POST when the tool config leaves the method out', async () => {
     const url = await serve(json(200, {}));
     const agent = AgentConfigSchema.parse({ agent_name: 'a', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' }, tools: [{ type: 'api', name: 't', url: `${url}/t` }] });
-    await new ToolExecutor(agent.tools, { clock: () => 0 }).run({ id: 'c', name: 't', arguments: '' });
+    await new ToolExecutor(agent.tools, { dispatcher: testDispatcher, clock: () => 0 }).run({ id: 'c', name: 't', arguments: '' });
     expect(server?.requests[0]?.method).toBe('POST');
   });
 
   it('turns a 4xx answer with {error, details} into an unsuccessful result the model can read', async () => {
     const url = await serve(json(409, { error: 'Slot taken', details: 'Try 10am instead' }));
-    const ex = new ToolExecutor([apiTool(`${url}/book`)], { clock: () => 3 });
+    const ex = new ToolExecutor([apiTool(`${url}/book`)], { dispatcher: testDispatcher, clock: () => 3 });
     const run = await ex.run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' });
     expect(run.result).toMatchObject({ successful: false, content: '{"error":"Slot taken","details":"Try 10am instead"}' });
     expect(run.modelContent).toBe('Tool book failed (HTTP 409): Slot taken. Try 10am instead');
@@ -114,14 +115,14 @@ describe('tool executor', () => {
       res.writeHead(503);
       res.end('down for maintenance');
     });
-    const run = await new ToolExecutor([apiTool(`${url}/book`)], { clock: () => 3 }).run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' });
+    const run = await new ToolExecutor([apiTool(`${url}/book`)], { dispatcher: testDispatcher, clock: () => 3 }).run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' });
     expect(run.result.successful).toBe(false);
     expect(run.modelContent).toBe('Tool book failed (HTTP 503): down for maintenance');
   });
 
   it('gives up after the tool timeout and says so', async () => {
     const url = await serve(() => undefined);
-    const run = await new ToolExecutor([apiTool(`${url}/book`, { timeout: 0.05 })], { clock: () => 3 }).run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' });
+    const run = await new ToolExecutor([apiTool(`${url}/book`, { timeout: 0.05 })], { dispatcher: testDispatcher, clock: () => 3 }).run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' });
     expect(run.failure).toBe('timeout');
     expect(run.result).toMatchObject({ successful: false, content: 'Tool book timed out after 0.05 s.' });
   });
@@ -137,7 +138,7 @@ describe('tool executor', () => {
       };
       pump();
     });
-    const run = await new ToolExecutor([apiTool(`${url}/book`)], { clock: () => 3 }).run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' });
+    const run = await new ToolExecutor([apiTool(`${url}/book`)], { dispatcher: testDispatcher, clock: () => 3 }).run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' });
     expect(run.result.successful).toBe(true);
     expect(run.result.content).toHaveLength(16 * 1024);
     await expect(server?.requestSocketClosed(1)).resolves.toBeUndefined();
@@ -146,7 +147,7 @@ describe('tool executor', () => {
   it('reports a refused connection as an unsuccessful result that names no socket error (no port scanning through tools)', async () => {
     const url = await serve(() => undefined);
     await server?.close();
-    const run = await new ToolExecutor([apiTool(`${url}/book`)], { clock: () => 3 }).run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' });
+    const run = await new ToolExecutor([apiTool(`${url}/book`)], { dispatcher: testDispatcher, clock: () => 3 }).run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' });
     expect(run.failure).toBe('network');
     expect(run.result.successful).toBe(false);
     expect(run.result.content).toBe('Tool book could not be reached.');
@@ -154,7 +155,7 @@ describe('tool executor', () => {
 
   it('rejects arguments that fail the schema or are not JSON without sending a request', async () => {
     const url = await serve(json(200, {}));
-    const ex = new ToolExecutor([apiTool(`${url}/book`)], { clock: () => 3 });
+    const ex = new ToolExecutor([apiTool(`${url}/book`)], { dispatcher: testDispatcher, clock: () => 3 });
     const missing = await ex.run({ id: 'c', name: 'book', arguments: '{"time":"9am"}' });
     expect(missing.failure).toBe('invalid_arguments');
     expect(missing.result.content).toBe("Invalid arguments for book: / must have required property 'name'");
@@ -168,14 +169,14 @@ describe('tool executor', () => {
   it('reports a cancelled request as aborted', async () => {
     const controller = new AbortController();
     const url = await serve(() => controller.abort()); // cancelled once the request is in flight
-    const run = await new ToolExecutor([apiTool(`${url}/book`)], { clock: () => 3 }).run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' }, controller.signal);
+    const run = await new ToolExecutor([apiTool(`${url}/book`)], { dispatcher: testDispatcher, clock: () => 3 }).run({ id: 'c', name: 'book', arguments: '{"name":"Ann"}' }, controller.signal);
     expect(run.failure).toBe('aborted');
     await expect(server?.requestSocketClosed(1)).resolves.toBeUndefined();
   });
 
   it('refuses to run a built-in tool over HTTP', async () => {
     const tools: AgentTool[] = [{ type: 'end_call', name: 'end_call', description: 'bye' }];
-    const run = await new ToolExecutor(tools, { clock: () => 3 }).run({ id: 'c', name: 'end_call', arguments: '{}' });
+    const run = await new ToolExecutor(tools, { dispatcher: testDispatcher, clock: () => 3 }).run({ id: 'c', name: 'end_call', arguments: '{}' });
     expect(run.result.successful).toBe(false);
   });
 });

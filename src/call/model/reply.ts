@@ -66,7 +66,7 @@ export interface ReplyInput {
   hooks: ReplyHooks;
   /** Aborts the whole turn: model request, tools, everything. */
   signal?: AbortSignal;
-  client?: Omit<LlmClientOptions, 'signal'>;
+  client: Omit<LlmClientOptions, 'signal'>;
   chunking?: SpeakableOptions;
   maxRounds?: number;
   turnDeadlineMs?: number;
@@ -138,7 +138,7 @@ async function modelReply(input: ReplyInput, signal: AbortSignal, history: ChatM
     },
     { ...input.client, signal },
   );
-  const now = input.client?.now ?? Date.now;
+  const now = input.client.now ?? Date.now;
   const chunker = new SpeakableChunker(input.chunking);
   let text = '';
   let calls: ToolCallRequest[] = [];
@@ -174,7 +174,7 @@ async function pressDigits(hooks: ReplyHooks, digits: string): Promise<{ done: b
 type ReplyTimers = Pick<NonNullable<LlmClientOptions['timers']>, 'setTimeout' | 'clearTimeout'>;
 
 export async function runReply(input: ReplyInput): Promise<ReplyOutcome> {
-  const timers: ReplyTimers = input.client?.timers ?? { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
+  const timers: ReplyTimers = input.client.timers ?? { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
   const budget = new TurnBudget(input.turnDeadlineMs ?? REPLY_DEFAULTS.turnDeadlineMs, timers, () => performance.now(), input.signal);
   try {
     return await replyRounds(input, budget, timers);

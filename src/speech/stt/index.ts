@@ -20,8 +20,8 @@ export interface SttFactoryOptions {
   pocketsphinx?: PocketsphinxEngine;
   pocketsphinxOptions?: PocketsphinxEngineOptions;
   moonshineOptions?: MoonshineEngineOptions;
-  /** Where an HTTP recogniser's requests go: the service's egress-guarded pool. */
-  dispatcher?: Dispatcher | undefined;
+  /** Where an HTTP recogniser's requests go: the service's egress-guarded pool (net/http.ts OutboundHttp). */
+  dispatcher: Dispatcher;
 }
 
 let sharedPocketsphinx: PocketsphinxEngine | undefined;
@@ -37,7 +37,7 @@ function moonshineSizeOf(model: string | undefined): MoonshineSize {
 }
 
 /** The engine an agent's stt config asks for. pocketsphinx engines share one worker pool, and so do moonshine engines. */
-export function createSttEngine(config: SttConfig, options: SttFactoryOptions = {}): SttEngine {
+export function createSttEngine(config: SttConfig, options: SttFactoryOptions): SttEngine {
   switch (config.engine) {
     case 'pocketsphinx':
       if (options.pocketsphinx) return options.pocketsphinx;
@@ -56,7 +56,7 @@ export function createSttEngine(config: SttConfig, options: SttFactoryOptions = 
         baseUrl: config.base_url,
         ...(config.api_key ? { apiKey: config.api_key } : {}),
         ...(config.model ? { model: config.model } : {}),
-        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+        dispatcher: options.dispatcher,
       });
   }
 }

@@ -13,14 +13,14 @@ export type VoiceConfig = z.output<typeof VoiceConfigSchema>;
 export interface TtsFactoryOptions {
   /** Model name sent to an OpenAI-compatible endpoint (default "tts-1"). */
   openaiModel?: string;
-  /** Where an HTTP voice's requests go: the service's egress-guarded pool. */
-  dispatcher?: Dispatcher | undefined;
+  /** Where an HTTP voice's requests go: the service's egress-guarded pool (net/http.ts OutboundHttp). */
+  dispatcher: Dispatcher;
 }
 
 // voice_id defaults to a flite voice in the agent schema; other engines then use their own default.
 const isFliteVoiceName = (voice: string) => (FLITE_VOICES as readonly string[]).includes(voice);
 
-export function createTtsEngine(config: VoiceConfig, options: TtsFactoryOptions = {}): TtsEngine {
+export function createTtsEngine(config: VoiceConfig, options: TtsFactoryOptions): TtsEngine {
   switch (config.engine) {
     case 'flite':
       return new FliteTtsEngine({ voice: config.voice_id, speed: config.speed });

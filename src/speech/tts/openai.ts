@@ -5,7 +5,10 @@
 import { z } from 'zod';
 import { bytesToInt16 } from '../../audio/pcm.ts';
 import { WavStreamReader } from '../../audio/wav-stream.ts';
-import { readTextCapped, sendRequest, type Dispatcher, type HttpResponse, type ResponseBody } from '../../net/http.ts';
+import { sendRequest, type Dispatcher, type HttpResponse } from '../../net/http.ts';
+import { UpstreamError } from '../../net/upstream-error.ts';
+import { Watchdog } from '../../net/watchdog.ts';
+import { realTimers } from '../../timers.ts';
 import { SpeechError } from '../errors.ts';
 import type { PcmChunk, TtsEngine, TtsSynthesisOptions } from '../types.ts';
 import { PcmOutput } from './output.ts';
@@ -26,54 +29,14 @@ export const OpenAiTtsOptionsSchema = z.strictObject({
 });
 export type OpenAiTtsOptions = z.input<typeof OpenAiTtsOptionsSchema>;
 
-const ErrorBodySchema = z.object({ error: z.union([z.string(), z.object({ message: z.string() })]) });
-
-/** How much of an error answer is read for its message. */
-const ERROR_BODY_BYTES = 8192;
-
-async function errorMessage(body: ResponseBody): Promise<string> {
-  const text = await readTextCapped(body, ERROR_BODY_BYTES).catch(() => '');
-  try {
-    const body = ErrorBodySchema.parse(JSON.parse(text));
-    return typeof body.error === 'string' ? body.error : body.error.message;
-  } catch {
-    return text.slice(0, 300);
-  }
-}
-
-/** Aborts when armed for longer than `ms`: a server that stops sending must not hold a call's voice. */
-class StallWatch {
-  private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-  readonly signal = this.controller.signal;
-
-  constructor(readonly ms: number) {
-    this.arm();
-  }
-
-  get fired(): boolean {
-    return this.signal.aborted;
-  }
-
-  arm(): void {
-    this.disarm();
-    this.timer = setTimeout(() => this.controller.abort(), this.ms);
-  }
-
-  disarm(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-  }
-}
-
 export class OpenAiTtsEngine implements TtsEngine {
   readonly name = 'openai';
   private readonly options: z.output<typeof OpenAiTtsOptionsSchema>;
 
-  /** `dispatcher`: the service's egress-guarded pool; the shared unguarded one otherwise (tests, tools). */
+  /** `dispatcher`: the service's egress-guarded pool (net/http.ts OutboundHttp). */
   constructor(
     options: OpenAiTtsOptions,
-    private readonly dispatcher?: Dispatcher,
+    private readonly dispatcher: Dispatcher,
   ) {
     const parsed = OpenAiTtsOptionsSchema.safeParse(options);
     if (!parsed.success) throw new SpeechError('TTS_CONFIG_INVALID', `OpenAI speech config: ${z.prettifyError(parsed.error)}`);
@@ -84,19 +47,22 @@ export class OpenAiTtsEngine implements TtsEngine {
     const { signal } = options;
     const input = text.trim();
     if (input === '' || signal?.aborted) return;
-    const stall = new StallWatch(this.options.stallTimeoutMs);
+    // A server silent this long, before its answer or between reads (never while the call holds a chunk), is given up.
+    const stall = new Watchdog(realTimers, signal);
+    stall.arm(this.options.stallTimeoutMs);
     try {
-      yield* this.request(input, options, stall, signal ? AbortSignal.any([signal, stall.signal]) : stall.signal);
+      yield* this.request(input, options, stall);
     } finally {
-      stall.disarm();
+      stall.close();
     }
   }
 
-  private async *request(input: string, options: TtsSynthesisOptions, stall: StallWatch, signal: AbortSignal): AsyncIterable<PcmChunk> {
-    const { baseUrl, apiKey, model, responseFormat, pcmSampleRate, maxPieceSeconds } = this.options;
+  private async *request(input: string, options: TtsSynthesisOptions, stall: Watchdog<unknown>): AsyncIterable<PcmChunk> {
+    const { baseUrl, apiKey, model, responseFormat, pcmSampleRate, maxPieceSeconds, stallTimeoutMs } = this.options;
+    const signal = stall.signal;
     // Stopped by the caller: end quietly. Stopped by the stall watch: that is the server's fault.
     const stopped = (): boolean => {
-      if (stall.fired) throw new SpeechError('TTS_BAD_RESPONSE', `speech endpoint sent nothing for ${stall.ms} ms`);
+      if (stall.expired) throw new SpeechError('TTS_BAD_RESPONSE', `speech endpoint sent nothing for ${stallTimeoutMs} ms`);
       return signal.aborted;
     };
     const url = `${baseUrl.replace(/\/+$/, '')}/audio/speech`;
@@ -113,17 +79,16 @@ export class OpenAiTtsEngine implements TtsEngine {
           speed: options.speed ?? this.options.speed,
         }),
         signal,
-        ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
+        dispatcher: this.dispatcher,
+        upstreamErrors: true,
       });
     } catch (error) {
       if (stopped()) return;
+      if (error instanceof UpstreamError) throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint answered ${error.status}: ${error.detail}`);
       throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint ${url} unreachable: ${(error as Error).message}`, { cause: error });
     }
     const body = response.body;
     try {
-      if (response.statusCode < 200 || response.statusCode > 299) {
-        throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint answered ${response.statusCode}: ${await errorMessage(body)}`);
-      }
       const reader = responseFormat === 'wav' ? new WavStreamReader() : null;
       const output = new PcmOutput(options.sampleRate, { trimLeadIn: options.trimLeadIn ?? false });
       // Raw PCM may split a sample across reads; keep the odd byte for the next read.
@@ -133,7 +98,7 @@ export class OpenAiTtsEngine implements TtsEngine {
       for (;;) {
         if (stopped()) return;
         let read: IteratorResult<Buffer>;
-        stall.arm();
+        stall.arm(stallTimeoutMs);
         try {
           read = await reads.next();
         } catch (error) {

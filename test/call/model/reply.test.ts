@@ -5,6 +5,7 @@ import type { ChatMessage } from '../../../src/llm/types.ts';
 import { ToolExecutor } from '../../../src/tools/executor.ts';
 import type { ToolTranscriptItem } from '../../../src/tools/transcript.ts';
 import { replyStream, sseHeaders, startServer, type TestServer } from '../../support/http-server.ts';
+import { testDispatcher } from '../../support/outbound.ts';
 
 type Step = string | { text?: string; calls?: { id: string; name: string; arguments: string }[] } | 'hang';
 
@@ -48,7 +49,7 @@ async function setup(steps: Step[], extraTools: AgentTool[] = []): Promise<{ llm
   let t = 0;
   return {
     llm: { base_url: model.url, model: 'm', temperature: 1, stream: true },
-    tools: new ToolExecutor(agentTools, { clock: () => (t += 0.5) }),
+    tools: new ToolExecutor(agentTools, { dispatcher: testDispatcher, clock: () => (t += 0.5) }),
   };
 }
 
@@ -84,6 +85,7 @@ function input(llm: LlmConfig, tools: ToolExecutor, h: ReplyHooks, extra: Partia
     messages: history,
     metadata: { call_id: 'c', agent_id: 'a', agent_version: 1, call_type: 'api', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} },
     ...extra,
+    client: { dispatcher: testDispatcher, ...extra.client },
   };
 }
 
@@ -105,7 +107,7 @@ describe('turn runner', () => {
     let t = 1000;
     const timings: unknown[] = [];
     const h = { ...hooks(), onLlmTiming: (x: unknown) => timings.push(x) };
-    await runReply(input(llm, tools, h, { client: { now: () => (t += 5) } }));
+    await runReply(input(llm, tools, h, { client: { dispatcher: testDispatcher, now: () => (t += 5) } }));
     expect(timings).toEqual([{ requestSentAt: 1005, firstTokenAt: 1010, firstChunkAt: 1015, endedAt: 1020, attempts: 1 }]);
   });
 
@@ -302,14 +304,14 @@ describe('turn runner', () => {
   it('reports a model failure as llm_error with its code', async () => {
     const { llm, tools } = await setup([]);
     await model?.close();
-    const outcome = await runReply(input(llm, tools, hooks(), { client: { maxRetries: 0 } }));
+    const outcome = await runReply(input(llm, tools, hooks(), { client: { dispatcher: testDispatcher, maxRetries: 0 } }));
     expect(outcome.kind === 'llm_error' && outcome.error.code).toBe('LLM_NETWORK');
   });
 
   it('gives up a turn whose model never answers at the turn deadline with flow_error TURN_DEADLINE', async () => {
     const { llm, tools } = await setup(['hang']);
     const started = Date.now();
-    const outcome = await runReply(input(llm, tools, hooks(), { turnDeadlineMs: 300, client: { firstTokenTimeoutMs: 20_000 } }));
+    const outcome = await runReply(input(llm, tools, hooks(), { turnDeadlineMs: 300, client: { dispatcher: testDispatcher, firstTokenTimeoutMs: 20_000 } }));
     expect(outcome).toMatchObject({ kind: 'flow_error', code: 'TURN_DEADLINE' });
     expect(Date.now() - started).toBeLessThan(5_000);
   });

@@ -3,7 +3,10 @@
 // utterance on finalize().
 import { z } from 'zod';
 import { encodeWav } from '../../../audio/wav.ts';
-import { FormData, readTextCapped, sendRequest, type Dispatcher, type HttpResponse } from '../../../net/http.ts';
+import { FormData, readTextCapped, sendRequest, type Dispatcher } from '../../../net/http.ts';
+import { UpstreamError } from '../../../net/upstream-error.ts';
+import { Watchdog } from '../../../net/watchdog.ts';
+import { realTimers } from '../../../timers.ts';
 import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
 import { SttError } from '../errors.ts';
 import { UtteranceBuffer } from '../utterance-buffer.ts';
@@ -13,7 +16,7 @@ export const OPENAI_STT_DEFAULTS = {
   timeoutMs: 30_000,
   /** Longest utterance kept (seconds); older audio is dropped first. */
   maxUtteranceSeconds: 600,
-  /** Most of an answer read: a transcript, or an error's text. */
+  /** Most of a transcript answer read (an error's is read to net/upstream-error.ts's cap). */
   maxResponseBytes: 1024 * 1024,
 } as const;
 
@@ -22,8 +25,8 @@ export interface OpenAiSttOptions {
   apiKey?: string;
   model?: string;
   timeoutMs?: number;
-  /** The service's egress-guarded pool; the shared unguarded one otherwise (tests, tools). */
-  dispatcher?: Dispatcher;
+  /** The service's egress-guarded pool (net/http.ts OutboundHttp). */
+  dispatcher: Dispatcher;
 }
 
 const TranscriptionSchema = z.object({
@@ -69,8 +72,8 @@ class OpenAiStream implements SttStream {
   private async request(samples: Int16Array, offset: number): Promise<SttResult> {
     const controller = new AbortController();
     this.inflight = controller;
-    const signals = [controller.signal, AbortSignal.timeout(this.engine.timeoutMs)];
-    if (this.options.signal) signals.push(this.options.signal);
+    const deadline = new Watchdog(realTimers, this.options.signal ? AbortSignal.any([controller.signal, this.options.signal]) : controller.signal);
+    deadline.arm(this.engine.timeoutMs);
     const form = new FormData();
     const wav = encodeWav({ samples, sampleRate: this.options.sampleRate });
     form.append('file', new Blob([wav], { type: 'audio/wav' }), 'utterance.wav');
@@ -79,25 +82,24 @@ class OpenAiStream implements SttStream {
     form.append('response_format', 'json');
     if (this.options.phrases?.length) form.append('prompt', this.options.phrases.join(', '));
     const url = `${this.engine.baseUrl.replace(/\/+$/, '')}/audio/transcriptions`;
-    let response: HttpResponse;
     let text: string;
     try {
-      response = await sendRequest(url, {
+      const response = await sendRequest(url, {
         method: 'POST',
         body: form,
         headers: this.engine.apiKey ? { authorization: `Bearer ${this.engine.apiKey}` } : {},
-        signal: AbortSignal.any(signals),
-        ...(this.engine.dispatcher ? { dispatcher: this.engine.dispatcher } : {}),
+        signal: deadline.signal,
+        dispatcher: this.engine.dispatcher,
+        upstreamErrors: true,
       });
       text = await readTextCapped(response.body, OPENAI_STT_DEFAULTS.maxResponseBytes);
     } catch (err) {
       if (controller.signal.aborted || this.options.signal?.aborted) throw new SttError('STT_ABORTED', 'transcription cancelled', { cause: err });
+      if (err instanceof UpstreamError) throw new SttError('STT_HTTP_STATUS', `transcription endpoint answered ${err.status}: ${err.detail.slice(0, 200)}`, { status: err.status });
       throw new SttError('STT_HTTP_FAILED', `transcription request failed: ${(err as Error).message}`, { cause: err });
     } finally {
+      deadline.close();
       if (this.inflight === controller) this.inflight = null;
-    }
-    if (response.statusCode < 200 || response.statusCode > 299) {
-      throw new SttError('STT_HTTP_STATUS', `transcription endpoint answered ${response.statusCode}: ${text.slice(0, 200)}`, { status: response.statusCode });
     }
     let json: unknown;
     try {
