@@ -7,14 +7,10 @@ import type { LlmConfig } from '../agents/schema.ts';
 import { jitteredBackoff } from '../net/backoff.ts';
 import { readTextCapped, sendRequest, type Dispatcher, type HttpResponse, type ResponseBody } from '../net/http.ts';
 import { UpstreamError } from '../net/upstream-error.ts';
-import { Watchdog } from '../net/watchdog.ts';
+import { Watchdog, type WatchdogTimers } from '../net/watchdog.ts';
+import { realTimers } from '../timers.ts';
 import { LlmError } from './errors.ts';
 import type { ChatRequest, LlmEvent, LlmTiming, LlmUsage, ToolCallRequest } from './types.ts';
-
-export interface Timers {
-  setTimeout: (fn: () => void, ms: number) => unknown;
-  clearTimeout: (handle: unknown) => void;
-}
 
 export interface LlmClientOptions {
   /** Cancels the request at once (barge-in, hangup); the socket is released. */
@@ -29,7 +25,7 @@ export interface LlmClientOptions {
   backoffMaxMs?: number;
   /** Clock for timing marks, in ms. */
   now?: () => number;
-  timers?: Timers;
+  timers?: WatchdogTimers;
   random?: () => number;
   /** The service's outbound dispatcher (net/http.ts OutboundHttp), for LLM_CLIENT_DEFAULTS.connectTimeoutMs. */
   dispatcher: Dispatcher;
@@ -57,11 +53,6 @@ export const LLM_CLIENT_DEFAULTS = {
   /** Cap on the arguments of all tool calls in one reply together. */
   maxToolArgumentChars: 64_000,
 } as const;
-
-const realTimers: Timers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
 
 type Resolved = Required<Omit<LlmClientOptions, 'signal'>> & Pick<LlmClientOptions, 'signal'>;
 
@@ -189,7 +180,7 @@ interface AttemptState {
 
 class Attempt {
   /** The first-token deadline, then the stall watch, and the caller's abort, as one signal. */
-  readonly watch: Watchdog<unknown>;
+  readonly watch: Watchdog;
 
   constructor(o: Resolved) {
     this.watch = new Watchdog(o.timers, o.signal, () => new LlmError('LLM_ABORTED'));

@@ -7,15 +7,14 @@
 // dispatcher the body is pushed as it arrives and the consumer's pace is invisible, and undici's
 // own headersTimeout/bodyTimeout run on its clock, not on the injected timers tests drive.
 
-/** Any timers that give a handle back and take it to cancel (src/timers.ts's, or a caller's own). */
-export interface WatchdogTimers<H> {
-  setTimeout(callback: () => void, ms: number): H;
-  clearTimeout(handle: H): void;
-}
+import type { TimerHandle, Timers } from '../timers.ts';
 
-export class Watchdog<H> {
+/** The service's one timer interface; a watchdog needs only to set and clear. */
+export type WatchdogTimers = Pick<Timers, 'setTimeout' | 'clearTimeout'>;
+
+export class Watchdog {
   private readonly controller = new AbortController();
-  private timer: { handle: H } | undefined;
+  private timer: { handle: TimerHandle } | undefined;
   private fired = false;
   private readonly unlink: () => void;
   /** Aborts the request: the caller stopped it, or a limit ran out. */
@@ -23,7 +22,7 @@ export class Watchdog<H> {
 
   /** `outer`: the caller's own signal; `stopped`: the abort reason when it fires (its own reason otherwise). */
   constructor(
-    private readonly timers: WatchdogTimers<H>,
+    private readonly timers: WatchdogTimers,
     outer?: AbortSignal,
     stopped?: () => unknown,
   ) {

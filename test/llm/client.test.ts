@@ -6,6 +6,7 @@ import { isLlmError, LlmError } from '../../src/llm/errors.ts';
 import type { ChatRequest, LlmEvent } from '../../src/llm/types.ts';
 import { chunk, sseHeaders, startServer, tokenStream, writeInPieces, type Handler, type TestServer } from '../support/http-server.ts';
 import { testDispatcher } from '../support/outbound.ts';
+import type { TimerHandle } from '../../src/timers.ts';
 
 const request: ChatRequest = {
   messages: [
@@ -326,12 +327,14 @@ describe('LLM client: faults', () => {
     const waits: number[] = [];
     // Run backoff sleeps at once and record them; never fire the long first-token guard.
     const timers = {
-      setTimeout: (fn: () => void, ms: number): unknown => {
-        if (ms === 60_000) return setTimeout(() => undefined, 0);
-        waits.push(ms);
-        return setImmediate(fn);
+      setTimeout: (fn: () => void, ms: number): TimerHandle => {
+        if (ms !== 60_000) {
+          waits.push(ms);
+          setImmediate(fn);
+        }
+        return { id: waits.length };
       },
-      clearTimeout: (h: unknown): void => clearTimeout(h as NodeJS.Timeout),
+      clearTimeout: (): void => undefined,
     };
     const err = await failure(
       collect(llm, { dispatcher: testDispatcher, timers, random: () => 0, backoffBaseMs: 250, backoffMaxMs: 600, maxRetries: 3, firstTokenTimeoutMs: 60_000 }),

@@ -10,6 +10,7 @@ import { SpeakableChunker, type SpeakableOptions } from '../../llm/speakable.ts'
 import type { ChatMessage, LlmRequestMetadata, LlmTiming, LlmUsage, ToolCallRequest } from '../../llm/types.ts';
 import type { ToolExecutor, ToolRun } from '../../tools/executor.ts';
 import type { ToolTranscriptItem } from '../../tools/transcript.ts';
+import { realTimers, type TimerHandle, type Timers } from '../../timers.ts';
 
 export const REPLY_DEFAULTS = {
   /** Model requests per user turn; the last one may not call tools. */
@@ -76,14 +77,14 @@ export interface ReplyInput {
 /** The turn's working-time budget: runs while the model or tools work, paused while the reply is spoken. */
 class TurnBudget {
   private readonly controller = new AbortController();
-  private timer: unknown = undefined;
+  private timer: TimerHandle | undefined = undefined;
   private startedAt = 0;
   private left: number;
   readonly signal: AbortSignal;
 
   constructor(
     ms: number,
-    private readonly timers: Pick<NonNullable<LlmClientOptions['timers']>, 'setTimeout' | 'clearTimeout'>,
+    private readonly timers: ReplyTimers,
     // Monotonic and apart from the latency clock, whose readings the turn's timing marks are.
     private readonly now: () => number,
     outer: AbortSignal | undefined,
@@ -171,10 +172,10 @@ async function pressDigits(hooks: ReplyHooks, digits: string): Promise<{ done: b
   return { done: false, content: `The keys ${digits} were not all pressed: the call was interrupted while the tones played.` };
 }
 
-type ReplyTimers = Pick<NonNullable<LlmClientOptions['timers']>, 'setTimeout' | 'clearTimeout'>;
+type ReplyTimers = Pick<Timers, 'setTimeout' | 'clearTimeout'>;
 
 export async function runReply(input: ReplyInput): Promise<ReplyOutcome> {
-  const timers: ReplyTimers = input.client.timers ?? { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) };
+  const timers: ReplyTimers = input.client.timers ?? realTimers;
   const budget = new TurnBudget(input.turnDeadlineMs ?? REPLY_DEFAULTS.turnDeadlineMs, timers, () => performance.now(), input.signal);
   try {
     return await replyRounds(input, budget, timers);
@@ -264,7 +265,7 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
     budget.run();
     // A tool that asks to be announced is, at once; otherwise tools slower than toolWaitMs get the default line.
     const announced = apiCalls.map((c) => input.tools.find(c.name)).find((t) => t?.type === 'api' && t.speak_during_execution);
-    let waitTimer: unknown;
+    let waitTimer: TimerHandle | undefined;
     if (announced?.type === 'api') sayWhileWorking(announced.execution_message ?? REPLY_DEFAULTS.toolWaitLine);
     else if (apiCalls.length > 0) waitTimer = timers.setTimeout(() => sayWhileWorking(REPLY_DEFAULTS.toolWaitLine), input.toolWaitMs ?? REPLY_DEFAULTS.toolWaitMs);
     // Keys are pressed one call after another, in the model's order, while HTTP tools run.

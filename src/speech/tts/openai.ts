@@ -57,7 +57,7 @@ export class OpenAiTtsEngine implements TtsEngine {
     }
   }
 
-  private async *request(input: string, options: TtsSynthesisOptions, stall: Watchdog<unknown>): AsyncIterable<PcmChunk> {
+  private async *request(input: string, options: TtsSynthesisOptions, stall: Watchdog): AsyncIterable<PcmChunk> {
     const { baseUrl, apiKey, model, responseFormat, pcmSampleRate, maxPieceSeconds, stallTimeoutMs } = this.options;
     const signal = stall.signal;
     // Stopped by the caller: end quietly. Stopped by the stall watch: that is the server's fault.
