@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 /** Bottom first. Rooms on one layer may not import each other. */
 const LAYERS: readonly (readonly string[])[] = [
   ['clock', 'timers', 'errors', 'config', 'logger'],
-  ['audio'],
-  ['net'],
+  ['audio', 'schema-fields'],
+  ['net', 'secrets'],
   ['agents', 'auth'],
   ['speech', 'llm'],
   ['tools'],

@@ -1,6 +1,8 @@
 // An agent's configuration as clients send it and as the store keeps it (decisions.md, "Agents").
 // Defaults live here, in one visible place.
 import { z } from 'zod';
+import { SecretFields, writeOnlySecret, writeOnlyStringMap } from '../secrets/fields.ts';
+import { urlFieldsOf } from '../schema-fields.ts';
 
 export const E164 = z.string().regex(/^\+[0-9]{8,15}$/, 'must be an E.164 number: + and 8 to 15 digits');
 
@@ -45,7 +47,7 @@ export const ApiToolSchema = z.strictObject({
   method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).default('POST'),
   parameters: ToolParametersSchema.default({ type: 'object', properties: {} }),
   timeout: z.number().positive().max(AGENT_DEFAULTS.toolTimeoutMaxSeconds).default(AGENT_DEFAULTS.toolTimeoutSeconds),
-  headers: z.record(z.string(), z.string()).optional(),
+  headers: writeOnlyStringMap('write-only: sent with every request of the tool, never returned').optional(),
   /** Say a line as soon as the tool starts; without it, a tool slower than a second gets "One moment, please." */
   speak_during_execution: z.boolean().optional(),
   execution_message: z.string().trim().min(1).max(500).optional(),
@@ -85,7 +87,7 @@ export const AgentToolSchema = z.discriminatedUnion('type', [ApiToolSchema, EndC
 export const LlmConfigSchema = z.strictObject({
   base_url: z.url({ protocol: /^https?$/ }),
   model: z.string().min(1),
-  api_key: z.string().min(1).optional(),
+  api_key: writeOnlySecret().optional(),
   temperature: z.number().min(0).max(2).default(AGENT_DEFAULTS.temperature),
   max_tokens: z.int().positive().optional(),
   stream: z.boolean().default(true),
@@ -101,7 +103,7 @@ export const VoiceConfigSchema = z.strictObject({
   voice_id: z.string().min(1).default(AGENT_DEFAULTS.voiceId),
   speed: z.number().min(0.5).max(2).default(1),
   base_url: z.url({ protocol: /^https?$/ }).optional(),
-  api_key: z.string().min(1).optional(),
+  api_key: writeOnlySecret().optional(),
   /** Numbers, money, dates, times, phone numbers and e-mail addresses said as words (the transcript keeps the text); default on. */
   normalize_for_speech: z.boolean().optional(),
   pronunciation: z.array(PronunciationSchema).max(500).optional(),
@@ -115,7 +117,7 @@ const sttFields = {
   language: z.string().min(2).default(AGENT_DEFAULTS.language),
   phrases: z.array(z.string().min(1).max(200)).max(500).optional(),
   base_url: z.url({ protocol: /^https?$/ }).optional(),
-  api_key: z.string().min(1).optional(),
+  api_key: writeOnlySecret().optional(),
   model: z.string().min(1).optional().meta({ description: `The recogniser's model: for moonshine one of ${MOONSHINE_MODELS.join(', ')} (default tiny); for openai the server's model name.` }),
 };
 
@@ -229,6 +231,11 @@ export const AgentConfigSchema = z.strictObject({
 });
 
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
+
+/** An agent's secrets (API keys, tool headers): never in a response, sealed in the store. */
+export const AGENT_SECRETS = new SecretFields(AgentConfigSchema);
+/** Every URL an agent makes the service send requests to. */
+export const AGENT_URL_FIELDS = urlFieldsOf(AgentConfigSchema);
 
 /** How an agent's outbound calls treat an answering machine; null: they do not look for one. */
 export interface VoicemailHandling {

@@ -11,12 +11,13 @@ import { AgentConfigSchema, type AgentConfig } from '../../src/agents/schema.ts'
 import { registeredRecord, type CallRecord } from '../../src/calls/record.ts';
 import { openPgStore } from '../../src/store/postgres/store.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
+import { testSecretBox } from '../helpers/secrets.ts';
 import { postgresBinaries, startPostgres, type PostgresServer } from '../helpers/postgres.ts';
 
 const NOW = 1_800_000_000_000;
 let ids = 0;
 const random = (bytes: number) => (++ids).toString(16).padStart(bytes * 2, '0');
-const options = { random, now: () => NOW };
+const options = { random, now: () => NOW, secrets: testSecretBox() };
 
 interface Backend {
   name: string;
