@@ -96,6 +96,14 @@ describe('secrets', () => {
     expect(box.open((JSON.parse(row.test) as { caller: { caller_llm: { api_key: string } } }).caller.caller_llm.api_key)).toBe(SECRETS.caller);
   });
 
+  it('marks every secret writeOnly in the OpenAPI document', async () => {
+    const doc = (await t.request('GET', '/openapi.json', { key: null })).body as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>> };
+    const agentSchema = JSON.stringify(doc.paths['/v2/agents']!.post!.requestBody!.content['application/json']!.schema);
+    const testSchema = JSON.stringify(doc.paths['/v2/agents/{agent_id}/tests']!.post!.requestBody!.content['application/json']!.schema);
+    expect(agentSchema.match(/"writeOnly":true/g)).toHaveLength(4);
+    expect(testSchema.match(/"writeOnly":true/g)).toHaveLength(2);
+  });
+
   it('keeps no secret in the clear in the database files', async () => {
     await t.request('POST', '/v2/agents', { body: { agent_id: 'at-rest', ...agentBody() } });
     await t.request('POST', '/v2/agents/at-rest/tests', { body: testBody() });
