@@ -33,6 +33,7 @@ import type { SpeechEngineProvider } from './speech/types.ts';
 import type { Db } from './store/database.ts';
 import { openPgStore } from './store/postgres/store.ts';
 import { openStore } from './store/store.ts';
+import { loadOrCreateSecretsKey, SecretBox } from './secrets/sealed.ts';
 import { realTimers, type Timers } from './timers.ts';
 
 export interface ServiceOptions {
@@ -93,8 +94,17 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let metrics: ServiceMetrics | undefined;
   // The sender is made once the HTTP pool is; until then queued deliveries wait for its first pass.
   let webhooksQueued = (): void => undefined;
-  const storeOptions = { random, now: () => clock.now(), webhooksQueued: () => webhooksQueued() };
+  // Secrets are sealed in the store with SECRETS_KEY, or the key generated into DATA_DIR (as the API key is).
+  const secrets = new SecretBox(loadOrCreateSecretsKey(config.secretsKey, dataDir, random).key);
+  const storeOptions = { random, now: () => clock.now(), webhooksQueued: () => webhooksQueued(), secrets };
   const store = config.database ? await openPgStore(config.database.url, { ...storeOptions, poolSize: config.database.poolSize }) : openStore(dataDir, storeOptions);
+  try {
+    const sealed = await store.sealStoredSecrets();
+    if (sealed > 0) logger.info({ records: sealed }, 'sealed the secrets of records stored before secrets were encrypted');
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const webhookSender = new WebhookSender({
     repo: store.webhooks,
     dispatcher: () => outbound.dispatcher(),
@@ -149,7 +159,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     random: Math.random,
     log: logger.child({ room: 'agent-tests' }),
   });
-  const agentTests = new AgentTestService(store.agentTests, agents, store.calls, testRunner, clock, random, logger, calls.nodeId);
+  const agentTests = new AgentTestService(store.agentTests, agents, store.calls, testRunner, clock, random, logger, calls.nodeId, (url) => outbound.policy.literalRefusal(url));
   const campaigns = createCampaigns(config, { repo: store.campaigns, agents, calls: calls.service, events: calls.events, clock, random, logger });
   const tracing = config.tracing ? startCallTracing({ events: calls.events, ...config.tracing }) : undefined;
   metrics = config.metrics ? createMetrics({ events: calls.events, registry: calls.registry, webhookBacklog: () => store.webhooks.backlog() }) : undefined;

@@ -66,6 +66,8 @@ export const ConfigSchema = z.object({
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).default(10_000),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+  // The key secrets are sealed with in the store (64 hex characters, or base64 of 32 bytes); generated into DATA_DIR when unset.
+  SECRETS_KEY: z.string().optional(),
 });
 
 const OrgLimitSchema = z.strictObject({
@@ -139,6 +141,8 @@ export interface Config {
   schedulerLeaseMs: number;
   /** EGRESS_ALLOW: CIDRs and host:port entries the egress policy opens; parsed by net/egress.ts. */
   egressAllow: string | undefined;
+  /** SECRETS_KEY, parsed (32 bytes); undefined: the key kept in DATA_DIR/secrets-key. */
+  secretsKey: Buffer | undefined;
 }
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
@@ -221,7 +225,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     schedulerPollMs: raw.SCHEDULER_POLL_MS,
     schedulerLeaseMs: raw.SCHEDULER_LEASE_MS,
     egressAllow: raw.EGRESS_ALLOW,
+    secretsKey: raw.SECRETS_KEY === undefined ? undefined : parseSecretsKey(raw.SECRETS_KEY),
   };
+}
+
+/**
+ * SECRETS_KEY as the environment gives it: 64 hex characters, or the base64 of 32 bytes
+ * (`openssl rand -hex 32` or `openssl rand -base64 32` make one). Anything else is a ConfigError.
+ */
+export function parseSecretsKey(value: string, source = 'SECRETS_KEY'): Buffer {
+  const text = value.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (/^[A-Za-z0-9+/]{43}=$/.test(text)) {
+    const bytes = Buffer.from(text, 'base64');
+    if (bytes.length === 32) return bytes;
+  }
+  throw new ConfigError(`${source}: expected 64 hex characters or the base64 of 32 bytes (openssl rand -hex 32 makes one)`);
 }
 
 /** ORG_LIMITS: JSON {"org_id": {"max_concurrent_calls": n, "credit_balance": credits}}. */

@@ -5,6 +5,7 @@ import { announceReady, doesSetup, superviseWorkers } from './cluster/supervisor
 import { ConfigError, loadConfig } from './config.ts';
 import { AgentsFileError } from './agents/file.ts';
 import { createLogger } from './logger.ts';
+import { SecretKeyError } from './secrets/sealed.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof AgentsFileError) {
+  if (error instanceof ConfigError || error instanceof AgentsFileError || error instanceof SecretKeyError) {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   }

@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 const LAYERS: readonly (readonly string[])[] = [
   ['errors'],
   ['clock', 'timers', 'config', 'logger'],
-  ['audio'],
-  ['net'],
+  ['audio', 'schema-fields'],
+  ['net', 'secrets'],
   ['agents', 'auth'],
   ['speech', 'llm'],
   ['tools'],

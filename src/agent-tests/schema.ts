@@ -2,6 +2,8 @@
 // run of several against one agent version, with each assertion's result.
 import { z } from 'zod';
 import { LlmConfigSchema } from '../agents/schema.ts';
+import { urlFieldsOf } from '../schema-fields.ts';
+import { SecretFields } from '../secrets/fields.ts';
 import { DISCONNECTION_REASONS, TranscriptItemSchema } from '../calls/record.ts';
 
 /** The flite voices a scripted or simulated caller may speak with (the agent's default is slt). */
@@ -113,6 +115,11 @@ export const AgentTestSchema = z.object({
   created_at: z.int().describe('Unix epoch ms'),
   updated_at: z.int().describe('Unix epoch ms'),
 });
+
+/** A test's secrets (its caller's and judge's model API keys): never in a response, sealed in the store. */
+export const AGENT_TEST_SECRETS = new SecretFields(AgentTestSchema);
+/** Every URL a test makes the service send requests to (its caller's and judge's models). */
+export const AGENT_TEST_URL_FIELDS = urlFieldsOf(AgentTestInputSchema);
 
 export const AssertionResultSchema = z.object({
   assertion: z.string().describe('what was checked, e.g. tool_calls[0] or disconnection_reason'),

@@ -10,8 +10,11 @@ import { ApiError, notFound } from '../errors.ts';
 import { diffRuns, type RunDiff } from './diff.ts';
 import type { AgentTestRepository } from './repository.ts';
 import type { TestRunner } from './runner.ts';
+import { refuseUrlFields } from '../schema-fields.ts';
 import {
   AGENT_TEST_LIMITS,
+  AGENT_TEST_SECRETS,
+  AGENT_TEST_URL_FIELDS,
   AgentTestInputSchema,
   type AgentTest,
   type AgentTestInput,
@@ -38,30 +41,39 @@ export class AgentTestService {
     private readonly log: Logger,
     /** This node: a run belongs to the node running its calls. */
     private readonly nodeId: string | null = null,
+    /** Why the egress policy refuses a URL outright (a literal internal address), or null. */
+    private readonly endpointRefusal: (url: string) => string | null = () => null,
   ) {}
 
   async create(orgId: string, agentId: string, input: AgentTestInput): Promise<AgentTest> {
     await this.agents.resolve(orgId, agentId, 'latest');
+    refuseUrlFields(AGENT_TEST_URL_FIELDS, input, this.endpointRefusal);
     await this.checkCaller(orgId, input.caller);
     const now = this.clock.now();
     const test: AgentTest = { test_id: newId('test', this.random), agent_id: agentId, ...input, created_at: now, updated_at: now };
     await this.repo.insertTest(orgId, test);
-    return test;
+    return AGENT_TEST_SECRETS.hide(test);
   }
 
+  /** The test as responses show it: its API keys left out. */
   async get(orgId: string, testId: string): Promise<AgentTest> {
-    const test = await this.repo.getTest(orgId, testId);
-    if (!test) throw notFound('agent test', testId);
-    return test;
+    return AGENT_TEST_SECRETS.hide(await this.stored(orgId, testId));
   }
 
   async patch(orgId: string, testId: string, changes: AgentTestPatch): Promise<AgentTest> {
-    const current = await this.get(orgId, testId);
+    const current = await this.stored(orgId, testId);
+    refuseUrlFields(AGENT_TEST_URL_FIELDS, changes, this.endpointRefusal);
     if (changes.caller) await this.checkCaller(orgId, changes.caller);
     const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
     const next: AgentTest = { ...current, ...defined, updated_at: this.clock.now() };
     await this.repo.updateTest(orgId, next);
-    return next;
+    return AGENT_TEST_SECRETS.hide(next);
+  }
+
+  private async stored(orgId: string, testId: string): Promise<AgentTest> {
+    const test = await this.repo.getTest(orgId, testId);
+    if (!test) throw notFound('agent test', testId);
+    return test;
   }
 
   async delete(orgId: string, testId: string): Promise<void> {
@@ -70,7 +82,7 @@ export class AgentTestService {
 
   async list(orgId: string, agentId: string): Promise<AgentTest[]> {
     await this.agents.resolve(orgId, agentId, 'latest');
-    return this.repo.listTests(orgId, agentId);
+    return (await this.repo.listTests(orgId, agentId)).map((test) => AGENT_TEST_SECRETS.hide(test));
   }
 
   /**

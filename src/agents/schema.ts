@@ -1,6 +1,8 @@
 // An agent's configuration as clients send it and as the store keeps it (docs/contract.md, "Agents and secrets").
 // Defaults live here, in one visible place.
 import { z } from 'zod';
+import { SecretFields, writeOnlySecret, writeOnlyStringMap } from '../secrets/fields.ts';
+import { urlFieldsOf } from '../schema-fields.ts';
 
 export const E164 = z.string().regex(/^\+[0-9]{8,15}$/, 'must be an E.164 number: + and 8 to 15 digits');
 
@@ -50,7 +52,7 @@ export const ApiToolSchema = z.strictObject({
     .max(AGENT_DEFAULTS.toolTimeoutMaxSeconds)
     .default(AGENT_DEFAULTS.toolTimeoutSeconds)
     .describe('seconds the call may take before the model is told it timed out'),
-  headers: z.record(z.string(), z.string()).optional().describe('sent with every call of the tool'),
+  headers: writeOnlyStringMap('sent with every call of the tool; write-only: never returned').optional(),
   speak_during_execution: z
     .boolean()
     .optional()
@@ -98,7 +100,7 @@ export const AgentToolSchema = z.discriminatedUnion('type', [ApiToolSchema, EndC
 export const LlmConfigSchema = z.strictObject({
   base_url: z.url({ protocol: /^https?$/ }).describe('an OpenAI-compatible chat-completions server (…/v1); the egress policy applies'),
   model: z.string().min(1).describe("the server's model name"),
-  api_key: z.string().min(1).optional().describe('sent as a bearer token; write-only: never returned'),
+  api_key: writeOnlySecret('sent as a bearer token; write-only: never returned').optional(),
   temperature: z.number().min(0).max(2).default(AGENT_DEFAULTS.temperature).describe('sampling temperature; lower is more predictable'),
   max_tokens: z.int().positive().optional().describe("the longest reply in tokens; the server's own limit when absent"),
   stream: z.boolean().default(true).describe('stream tokens (SSE) so the voice starts on the first sentence'),
@@ -117,7 +119,7 @@ export const VoiceConfigSchema = z.strictObject({
   voice_id: z.string().min(1).default(AGENT_DEFAULTS.voiceId).describe("the engine's voice (flite: slt, rms, awb, kal…; espeak: a voice name)"),
   speed: z.number().min(0.5).max(2).default(1).describe('1 is the voice\'s own pace'),
   base_url: z.url({ protocol: /^https?$/ }).optional().describe('the openai engine\'s server'),
-  api_key: z.string().min(1).optional().describe('the openai engine\'s key; write-only: never returned'),
+  api_key: writeOnlySecret("the openai engine's key; write-only: never returned").optional(),
   normalize_for_speech: z
     .boolean()
     .optional()
@@ -133,7 +135,7 @@ const sttFields = {
   language: z.string().min(2).default(AGENT_DEFAULTS.language).describe('BCP 47 language of the caller'),
   phrases: z.array(z.string().min(1).max(200)).max(500).optional().describe('names and terms the recogniser favours'),
   base_url: z.url({ protocol: /^https?$/ }).optional().describe('the openai engine\'s server (/audio/transcriptions)'),
-  api_key: z.string().min(1).optional().describe('the openai engine\'s key; write-only: never returned'),
+  api_key: writeOnlySecret("the openai engine's key; write-only: never returned").optional(),
   model: z.string().min(1).optional().meta({ description: `The recogniser's model: for moonshine one of ${MOONSHINE_MODELS.join(', ')} (default tiny); for openai the server's model name.` }),
 };
 
@@ -278,6 +280,11 @@ export const AgentConfigSchema = z.strictObject({
 });
 
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
+
+/** An agent's secrets (API keys, tool headers): never in a response, sealed in the store. */
+export const AGENT_SECRETS = new SecretFields(AgentConfigSchema);
+/** Every URL an agent makes the service send requests to. */
+export const AGENT_URL_FIELDS = urlFieldsOf(AgentConfigSchema);
 
 /** How an agent's outbound calls treat an answering machine; null: they do not look for one. */
 export interface VoicemailHandling {

@@ -2,7 +2,8 @@
 import { ApiError, notFound } from '../errors.ts';
 import type { Clock } from '../clock.ts';
 import { NumberTakenError, type AgentRepository } from './repository.ts';
-import { AgentConfigSchema, type AgentConfig, type AgentVersion } from './schema.ts';
+import { refuseUrlFields } from '../schema-fields.ts';
+import { AGENT_SECRETS, AGENT_URL_FIELDS, AgentConfigSchema, type AgentConfig, type AgentVersion } from './schema.ts';
 
 /** "production" (default), "latest", or a version number (string or integer). */
 export type AgentVersionSpec = 'production' | 'latest' | number;
@@ -68,12 +69,7 @@ export class AgentService {
 
   /** A literal address the egress policy refuses is a 400 that names the field, not a call that fails later. */
   private checkEndpoints(config: AgentConfig): void {
-    const refused: string[] = [];
-    for (const [field, url] of endpointsOf(config)) {
-      const why = this.endpointRefusal(url);
-      if (why) refused.push(`body.${field}: ${url} is ${why}, which the egress policy refuses`);
-    }
-    if (refused.length > 0) throw new ApiError('BAD_REQUEST', refused.join('; '));
+    refuseUrlFields(AGENT_URL_FIELDS, config, this.endpointRefusal);
   }
 
   list(orgId: string): Promise<AgentVersion[]> {
@@ -113,39 +109,15 @@ export class AgentService {
   }
 }
 
-/** Every URL of a configuration the service will send requests to, by field. */
-function endpointsOf(config: AgentConfig): [string, string][] {
-  const found: [string, string][] = [['llm.base_url', config.llm.base_url]];
-  config.tools.forEach((tool, i) => {
-    if (tool.type === 'api') found.push([`tools.${i}.url`, tool.url]);
-  });
-  if (config.voice.base_url) found.push(['voice.base_url', config.voice.base_url]);
-  if (config.stt.base_url) found.push(['stt.base_url', config.stt.base_url]);
-  if (config.webhook_url) found.push(['webhook_url', config.webhook_url]);
-  return found;
-}
-
 export type AgentView = AgentConfig & { agent_id: string; version: number; is_published: boolean; last_modified: number };
 
 /** An agent as responses show it: every field but the secrets. */
 export function agentView(agent: AgentVersion): AgentView {
-  const { llm, voice, stt, tools, ...rest } = agent.config;
-  const { api_key: _llmKey, ...llmPublic } = llm;
-  const { api_key: _voiceKey, ...voicePublic } = voice;
-  const { api_key: _sttKey, ...sttPublic } = stt;
   return {
     agent_id: agent.agentId,
     version: agent.version,
     is_published: agent.isPublished,
     last_modified: agent.lastModified,
-    ...rest,
-    llm: llmPublic,
-    voice: voicePublic,
-    stt: sttPublic,
-    tools: tools.map((tool) => {
-      if (tool.type !== 'api') return tool;
-      const { headers: _headers, ...toolPublic } = tool;
-      return toolPublic;
-    }),
+    ...AGENT_SECRETS.hide(agent.config),
   };
 }

@@ -1,23 +1,37 @@
 // Agent tests and runs on SQLite: each a JSON document under the columns it is found by.
-import type { AgentTest, TestRun } from '../agent-tests/schema.ts';
+import { AGENT_TEST_SECRETS, type AgentTest, type TestRun } from '../agent-tests/schema.ts';
+import type { SecretBox } from '../secrets/sealed.ts';
 import type { Db } from './database.ts';
 
 export class SqliteAgentTestRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly box: SecretBox,
+  ) {}
+
+  /** The test column: its secrets sealed. */
+  private stored(test: AgentTest): string {
+    return JSON.stringify(AGENT_TEST_SECRETS.seal(test, this.box));
+  }
+
+  /** A stored test with its secrets opened (plaintext from before sealing passes as it is). */
+  private opened(text: string): AgentTest {
+    return AGENT_TEST_SECRETS.open(JSON.parse(text) as AgentTest, this.box);
+  }
 
   insertTest(orgId: string, test: AgentTest): void {
     this.db
       .prepare('INSERT INTO agent_tests (test_id, org_id, agent_id, created_at, test) VALUES (?, ?, ?, ?, ?)')
-      .run(test.test_id, orgId, test.agent_id, test.created_at, JSON.stringify(test));
+      .run(test.test_id, orgId, test.agent_id, test.created_at, this.stored(test));
   }
 
   getTest(orgId: string, testId: string): AgentTest | undefined {
     const row = this.db.prepare('SELECT test FROM agent_tests WHERE org_id = ? AND test_id = ?').get(orgId, testId) as { test: string } | undefined;
-    return row ? (JSON.parse(row.test) as AgentTest) : undefined;
+    return row ? this.opened(row.test) : undefined;
   }
 
   updateTest(orgId: string, test: AgentTest): boolean {
-    return this.db.prepare('UPDATE agent_tests SET test = ? WHERE org_id = ? AND test_id = ?').run(JSON.stringify(test), orgId, test.test_id).changes === 1;
+    return this.db.prepare('UPDATE agent_tests SET test = ? WHERE org_id = ? AND test_id = ?').run(this.stored(test), orgId, test.test_id).changes === 1;
   }
 
   deleteTest(orgId: string, testId: string): boolean {
@@ -26,7 +40,7 @@ export class SqliteAgentTestRepository {
 
   listTests(orgId: string, agentId: string): AgentTest[] {
     const rows = this.db.prepare('SELECT test FROM agent_tests WHERE org_id = ? AND agent_id = ? ORDER BY created_at, rowid').all(orgId, agentId) as { test: string }[];
-    return rows.map((r) => JSON.parse(r.test) as AgentTest);
+    return rows.map((r) => this.opened(r.test));
   }
 
   insertRun(orgId: string, run: TestRun, ownerNode: string | null): void {

@@ -1,5 +1,6 @@
 // Agent versions: every PATCH adds a row; publishing flags the newest one.
-import type { AgentConfig, AgentVersion } from '../agents/schema.ts';
+import { AGENT_SECRETS, type AgentConfig, type AgentVersion } from '../agents/schema.ts';
+import type { SecretBox } from '../secrets/sealed.ts';
 import type Database from 'better-sqlite3';
 import { NumberTakenError } from '../agents/repository.ts';
 import type { Db } from './database.ts';
@@ -13,14 +14,18 @@ export interface AgentRow {
   config: string;
 }
 
-export function toVersion(row: AgentRow): AgentVersion {
+/** The config column of a version: its secrets sealed. */
+export const storedConfig = (config: AgentConfig, box: SecretBox): string => JSON.stringify(AGENT_SECRETS.seal(config, box));
+
+/** A stored row as the runtime uses it: its secrets opened (plaintext from before sealing passes as it is). */
+export function toVersion(row: AgentRow, box: SecretBox): AgentVersion {
   return {
     orgId: row.org_id,
     agentId: row.agent_id,
     version: row.version,
     isPublished: row.is_published === 1,
     lastModified: row.created_at,
-    config: JSON.parse(row.config) as AgentConfig,
+    config: AGENT_SECRETS.open(JSON.parse(row.config) as AgentConfig, box),
   };
 }
 
@@ -28,7 +33,10 @@ export class SqliteAgentRepository {
   /** Statements prepared once: every inbound call looks its agent up twice. */
   private readonly statements = new Map<string, Database.Statement<unknown[]>>();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly box: SecretBox,
+  ) {}
 
   private prepare(sql: string): Database.Statement<unknown[]> {
     let statement = this.statements.get(sql);
@@ -49,7 +57,7 @@ export class SqliteAgentRepository {
         const version = (top.v ?? 0) + 1;
         this
           .prepare('INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, ?, ?, ?, ?)')
-          .run(orgId, agentId, version, options.published ? 1 : 0, options.at, JSON.stringify(config));
+          .run(orgId, agentId, version, options.published ? 1 : 0, options.at, storedConfig(config, this.box));
         this.releaseUnlisted(orgId);
         return { orgId, agentId, version, isPublished: options.published, lastModified: options.at, config };
       })
@@ -60,21 +68,21 @@ export class SqliteAgentRepository {
     const row = this
       .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?')
       .get(orgId, agentId, version) as AgentRow | undefined;
-    return row ? toVersion(row) : undefined;
+    return row ? toVersion(row, this.box) : undefined;
   }
 
   newest(orgId: string, agentId: string): AgentVersion | undefined {
     const row = this
       .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? ORDER BY version DESC LIMIT 1')
       .get(orgId, agentId) as AgentRow | undefined;
-    return row ? toVersion(row) : undefined;
+    return row ? toVersion(row, this.box) : undefined;
   }
 
   newestPublished(orgId: string, agentId: string): AgentVersion | undefined {
     const row = this
       .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND is_published = 1 ORDER BY version DESC LIMIT 1')
       .get(orgId, agentId) as AgentRow | undefined;
-    return row ? toVersion(row) : undefined;
+    return row ? toVersion(row, this.box) : undefined;
   }
 
   publishNewest(orgId: string, agentId: string, at: number): AgentVersion | undefined {
@@ -101,7 +109,7 @@ export class SqliteAgentRepository {
          WHERE a.org_id = ? ORDER BY a.agent_id`,
       )
       .all(orgId, orgId) as AgentRow[];
-    return rows.map(toVersion);
+    return rows.map((row) => toVersion(row, this.box));
   }
 
   findByInboundNumber(number: string): AgentVersion | undefined {
@@ -117,7 +125,7 @@ export class SqliteAgentRepository {
       )
       .all(owner, owner) as AgentRow[];
     for (const row of rows) {
-      const version = toVersion(row);
+      const version = toVersion(row, this.box);
       if (version.config.inbound_numbers.includes(number)) return version;
     }
     return undefined;

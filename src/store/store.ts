@@ -26,6 +26,28 @@ import type { CarrierCallRepository } from '../carriers/carrier-calls.ts';
 import type { WebhookRepository } from '../webhooks/repository.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import { promised } from './promised.ts';
+import { loadOrCreateSecretsKey, SecretBox } from '../secrets/sealed.ts';
+import { resealed, SECRET_DOCUMENTS } from './secrets.ts';
+
+/** See Store.sealStoredSecrets; rewritten rows leave no plaintext behind in the file (secure_delete). */
+function sealSqliteSecrets(db: Db, box: SecretBox): number {
+  let rewritten = 0;
+  const secureDelete = db.pragma('secure_delete', { simple: true }) as number;
+  db.pragma('secure_delete = ON');
+  try {
+    for (const { table, column, fields } of SECRET_DOCUMENTS) {
+      const rows = db.prepare(`SELECT rowid AS id, ${column} AS text FROM ${table}`).all() as { id: number; text: string }[];
+      const update = db.prepare(`UPDATE ${table} SET ${column} = ? WHERE rowid = ? AND ${column} = ?`);
+      for (const row of rows) {
+        const next = resealed(row.text, fields, box);
+        if (next !== null) rewritten += update.run(next, row.id, row.text).changes;
+      }
+    }
+  } finally {
+    db.pragma(`secure_delete = ${secureDelete}`);
+  }
+  return rewritten;
+}
 
 /** The repositories every room reads and writes through, on SQLite or PostgreSQL. */
 export interface Store {
@@ -42,6 +64,11 @@ export interface Store {
   rateWindows: RateWindowStore;
   webCallTokens: WebCallTokenRepository;
   webhooks: WebhookRepository;
+  /**
+   * Seals the secrets stored before sealing and opens every sealed one: the number of records
+   * rewritten, or SecretKeyError when this node's key is not the one they were sealed with.
+   */
+  sealStoredSecrets(): Promise<number>;
   /** For readiness: null when the database answers, else why not. */
   problem(): Promise<string | null>;
   close(): Promise<void>;
@@ -63,14 +90,16 @@ function privateDatabaseFile(dataDir: string): string {
   return file;
 }
 
-export function openStore(dataDir: string, options: { random: RandomHex; now: () => number; webhooksQueued?: () => void }): Store {
+/** `secrets`: the box secrets are sealed with; by default the key kept in DATA_DIR (secrets/sealed.ts). */
+export function openStore(dataDir: string, options: { random: RandomHex; now: () => number; webhooksQueued?: () => void; secrets?: SecretBox }): Store {
   const db = openDatabase(privateDatabaseFile(dataDir));
+  const box = options.secrets ?? new SecretBox(loadOrCreateSecretsKey(undefined, dataDir, options.random).key);
   const webhooks = new SqliteWebhookRepository(db, options.random, options.now, options.webhooksQueued);
   const campaigns: SqliteCampaignRepository = new SqliteCampaignRepository(db, (campaign) => webhooks.enqueueCampaignEnded(campaign, campaigns.callIds(campaign.id)));
   return {
     sqlite: db,
-    agents: promised(new SqliteAgentRepository(db)),
-    agentTests: promised(new SqliteAgentTestRepository(db)),
+    agents: promised(new SqliteAgentRepository(db, box)),
+    agentTests: promised(new SqliteAgentTestRepository(db, box)),
     calls: promised(new SqliteCallRepository(db, (orgId, before, after) => webhooks.enqueueCallEvents(orgId, before, after))),
     webhooks: promised(webhooks),
     campaigns: promised(campaigns),
@@ -80,6 +109,7 @@ export function openStore(dataDir: string, options: { random: RandomHex; now: ()
     nodes: promised(new SqliteNodeLeases(db)),
     rateWindows: promised(new SqliteRateWindowStore(db)),
     webCallTokens: promised(new SqliteWebCallTokens(db)),
+    sealStoredSecrets: async () => sealSqliteSecrets(db, box),
     async problem() {
       try {
         db.prepare('SELECT 1').get();

@@ -7,6 +7,7 @@ import { AgentService } from '../../src/agents/service.ts';
 import { SqliteAgentRepository } from '../../src/store/agents.ts';
 import { promised } from '../../src/store/promised.ts';
 import { openDatabase } from '../../src/store/database.ts';
+import { testSecretBox } from '../helpers/secrets.ts';
 
 const entry = { agent_id: 'desk', agent_name: 'Desk', llm: { base_url: '{{PUBLIC_URL}}/demo/llm/v1', model: 'demo' } };
 
@@ -26,7 +27,7 @@ describe('agents file', () => {
   it('adds no version on a restart with the same file, and a published one when the file changed', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'agents-'));
     const db = openDatabase(join(dir, 'db'));
-    const service = new AgentService(promised(new SqliteAgentRepository(db)), { now: () => 5 });
+    const service = new AgentService(promised(new SqliteAgentRepository(db, testSecretBox())), { now: () => 5 });
     const file = join(dir, 'agents.json');
     writeFileSync(file, JSON.stringify(entry));
     await service.loadFromFile('org', readAgentsFile(file, 'http://x'));

@@ -18,6 +18,7 @@ import { SqliteCampaignRepository } from '../../src/store/campaigns.ts';
 import { SqliteCreditRepository } from '../../src/store/credits.ts';
 import { openDatabase, type Db } from '../../src/store/database.ts';
 import { promised } from '../../src/store/promised.ts';
+import { testSecretBox } from '../helpers/secrets.ts';
 
 export class ManualClock implements Clock {
   constructor(public t = Date.UTC(2026, 10, 22, 12, 0, 0)) {}
@@ -75,7 +76,7 @@ export async function createHarness(file = ':memory:', options: { maxConcurrentC
   const db = openDatabase(file);
   const clock = new ManualClock();
   const log = pino({ level: 'silent' });
-  const agents = new AgentService(promised(new SqliteAgentRepository(db)), clock);
+  const agents = new AgentService(promised(new SqliteAgentRepository(db, testSecretBox())), clock);
   if (!(await agents.list('acme')).some((a) => a.agentId === 'bot')) {
     await agents.create('acme', 'bot', AgentConfigSchema.parse({ agent_name: 'Bot', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm', temperature: 1, stream: true } }));
   }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentResponse, ListAgentsResponse } from '../../src/http/schemas.ts';
+import { loadOrCreateSecretsKey, SecretBox } from '../../src/secrets/sealed.ts';
 import { errorOf, startTestService, type TestService } from '../helpers/service.ts';
 
 let t: TestService;
@@ -62,7 +63,9 @@ describe('agents', () => {
     await t.request('POST', '/v2/agents', { body: { ...agent, agent_id: 'keeps-key' } });
     await t.request('PATCH', '/v2/agents/keeps-key', { body: { agent_name: 'Renamed' } });
     const row = t.service.db!.prepare("SELECT config FROM agent_versions WHERE agent_id = 'keeps-key' AND version = 2").get() as { config: string };
-    expect(JSON.parse(row.config).llm.api_key).toBe('sk-llm-secret');
+    const stored = JSON.parse(row.config) as { llm: { api_key: string } };
+    // Sealed at rest with the key generated into DATA_DIR.
+    expect(new SecretBox(loadOrCreateSecretsKey(undefined, t.dataDir, () => '').key).open(stored.llm.api_key)).toBe('sk-llm-secret');
   });
 
   it('rejects an invalid PATCH with 400 and adds no version', async () => {

@@ -7,6 +7,7 @@ import { MIGRATIONS, migrate, openDatabase } from '../../src/store/database.ts';
 import { SqliteCallRepository } from '../../src/store/calls.ts';
 import { SqliteAgentRepository } from '../../src/store/agents.ts';
 import { AgentConfigSchema } from '../../src/agents/schema.ts';
+import { testSecretBox } from '../helpers/secrets.ts';
 
 const file = () => join(mkdtempSync(join(tmpdir(), 'db-')), 'test.db');
 const record = (call_id: string) =>
@@ -93,7 +94,7 @@ describe('embedded store', () => {
     insert.run('globex', 'later', 2000, config('Later'));
     before.close();
     const db = openDatabase(path);
-    const agents = new SqliteAgentRepository(db);
+    const agents = new SqliteAgentRepository(db, testSecretBox());
     expect(agents.numberOwner('+15550600001')).toBe('acme');
     expect(agents.findByInboundNumber('+15550600001')).toMatchObject({ orgId: 'acme', agentId: 'first' });
     db.close();

@@ -9,19 +9,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NumberTakenError } from '../../src/agents/repository.ts';
 import { AgentConfigSchema, type AgentConfig } from '../../src/agents/schema.ts';
 import { registeredRecord, type CallRecord } from '../../src/calls/record.ts';
+import { PgDb } from '../../src/store/postgres/db.ts';
 import { openPgStore } from '../../src/store/postgres/store.ts';
+import { SecretBox, SecretKeyError } from '../../src/secrets/sealed.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
+import { testSecretBox } from '../helpers/secrets.ts';
 import { postgresBinaries, startPostgres, type PostgresServer } from '../helpers/postgres.ts';
 
 const NOW = 1_800_000_000_000;
 let ids = 0;
 const random = (bytes: number) => (++ids).toString(16).padStart(bytes * 2, '0');
-const options = { random, now: () => NOW };
+const options = { random, now: () => NOW, secrets: testSecretBox() };
 
 interface Backend {
   name: string;
-  /** A new empty store, and a second store on the same database (another node). */
-  open(): Promise<{ store: Store; peer: () => Promise<Store> }>;
+  /** A new empty store, a second store on the same database (another node, or one given `secrets`), and raw SQL on it. */
+  open(): Promise<{ store: Store; peer: (secrets?: SecretBox) => Promise<Store>; sql: (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]> }>;
 }
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -38,10 +41,18 @@ const sqlite: Backend = {
     cleanups.push(() => store.close());
     return {
       store,
-      peer: async () => {
-        const peer = openStore(dir, options);
+      peer: async (secrets = options.secrets) => {
+        const peer = openStore(dir, { ...options, secrets });
         cleanups.push(() => peer.close());
         return peer;
+      },
+      sql: async (text, params = []) => {
+        const statement = store.sqlite!.prepare(text);
+        if (!statement.reader) {
+          statement.run(...params);
+          return [];
+        }
+        return statement.all(...params) as Record<string, unknown>[];
       },
     };
   },
@@ -61,10 +72,18 @@ const postgres: Backend = {
     cleanups.push(() => store.close());
     return {
       store,
-      peer: async () => {
-        const peer = await openPgStore(url, options);
+      peer: async (secrets = options.secrets) => {
+        const peer = await openPgStore(url, { ...options, secrets });
         cleanups.push(() => peer.close());
         return peer;
+      },
+      sql: async (text, params = []) => {
+        const db = new PgDb(url, { max: 1 });
+        try {
+          return await db.rows<Record<string, unknown>>(text, params as never);
+        } finally {
+          await db.close();
+        }
       },
     };
   },
@@ -81,9 +100,10 @@ const call = (callId: string, extra: Partial<CallRecord> = {}): CallRecord => ({
 
 describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name store', (backend) => {
   let store: Store;
-  let peer: () => Promise<Store>;
+  let peer: (secrets?: SecretBox) => Promise<Store>;
+  let sql: (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
   beforeAll(async () => {
-    ({ store, peer } = await backend.open());
+    ({ store, peer, sql } = await backend.open());
   }, 60_000);
 
   it('keeps call records: a read-modify-write, keyset pages with total_count and filters, owners, deletion', async () => {
@@ -315,5 +335,36 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
     expect(await store.agentTests.updateRun('acme', 'run_1', (r) => ({ ...r, status: 'passed' }))).toMatchObject({ status: 'passed' });
     expect((await store.agentTests.lastFinishedRunBelow('acme', 'desk', 2))?.run_id).toBe('run_1');
     expect((await store.agentTests.listRuns('acme', 'desk', 5)).map((r) => r.run_id)).toEqual(['run_1']);
+  });
+
+  it('keeps secrets sealed at rest, reads records stored in plaintext before, seals them at start, and refuses another key', async () => {
+    const secretConfig = agentConfig({ llm: { base_url: 'https://m.example.com/v1', model: 'm', api_key: 'sk-at-rest-1', temperature: 1, stream: true } });
+    await store.agents.insertVersion('acme', 'sealed', secretConfig, { published: true, at: NOW });
+    const [row] = await sql("SELECT config FROM agent_versions WHERE org_id = 'acme' AND agent_id = 'sealed'");
+    expect(String(row!.config)).not.toContain('sk-at-rest-1');
+    expect((await store.agents.newest('acme', 'sealed'))?.config.llm.api_key).toBe('sk-at-rest-1');
+
+    // As the code before sealing wrote them: secrets in the clear.
+    const legacy = agentConfig({ llm: { base_url: 'https://m.example.com/v1', model: 'm', api_key: 'sk-legacy-2', temperature: 1, stream: true } });
+    await sql("INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES ('acme', 'legacy', 1, ?, ?, ?)", [
+      backend.name === 'SQLite' ? 1 : true,
+      NOW,
+      JSON.stringify(legacy),
+    ]);
+    const legacyTest = { test_id: 'test_legacy', agent_id: 'legacy', name: 'l', caller: { persona: 'p', goal: 'g', max_turns: 2, voice: 'rms', caller_llm: { base_url: 'https://m.example.com/v1', model: 'm', api_key: 'sk-legacy-3', temperature: 1, stream: true } }, expect: {}, dynamic_variables: {}, created_at: NOW, updated_at: NOW };
+    await sql("INSERT INTO agent_tests (test_id, org_id, agent_id, created_at, test) VALUES ('test_legacy', 'acme', 'legacy', ?, ?)", [NOW, JSON.stringify(legacyTest)]);
+    expect((await store.agents.newest('acme', 'legacy'))?.config.llm.api_key).toBe('sk-legacy-2');
+    expect(await store.agentTests.getTest('acme', 'test_legacy')).toEqual(legacyTest);
+
+    expect(await store.sealStoredSecrets()).toBe(2);
+    expect(await store.sealStoredSecrets()).toBe(0);
+    const rows = [...(await sql("SELECT config AS text FROM agent_versions WHERE agent_id = 'legacy'")), ...(await sql("SELECT test AS text FROM agent_tests WHERE test_id = 'test_legacy'"))];
+    for (const r of rows) expect(String(r.text)).not.toMatch(/sk-legacy/);
+    expect((await store.agents.newest('acme', 'legacy'))?.config).toEqual(legacy);
+    expect(await store.agentTests.getTest('acme', 'test_legacy')).toEqual(legacyTest);
+
+    const stranger = await peer(new SecretBox(Buffer.alloc(32, 9)));
+    await expect(stranger.sealStoredSecrets()).rejects.toThrow(SecretKeyError);
+    await expect(stranger.agents.newest('acme', 'sealed')).rejects.toThrow(/give every node the same SECRETS_KEY/);
   });
 });

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
+import { refuseUrlFields, urlFieldsOf } from '../../schema-fields.ts';
 import { ApiError, notFound } from '../../errors.ts';
 import { WEBHOOK_EVENTS } from '../../webhooks/events.ts';
 import { DELIVERY_STATUSES, type WebhookRepository, type WebhookSettings } from '../../webhooks/repository.ts';
@@ -22,6 +23,7 @@ const PutSettings = z.strictObject({
   webhook_url: z.url({ protocol: /^https?$/ }).nullable().optional(),
   events: z.array(z.enum(WEBHOOK_EVENTS)).max(WEBHOOK_EVENTS.length).optional(),
 });
+const SETTINGS_URL_FIELDS = urlFieldsOf(PutSettings);
 const DeliverySchema = z.object({
   delivery_id: z.string(),
   event: z.enum(WEBHOOK_EVENTS),
@@ -69,10 +71,8 @@ export function webhookRoutes(app: FastifyInstance, deps: { repo: WebhookReposit
     config: { doc: { summary: "Set the organization's default webhook URL (an agent's webhook_url wins) and the events it takes", tag: 'webhooks' } },
     schema: { body: PutSettings, response: { 200: Settings, 400: ErrorBodySchema } },
     handler: async (request) => {
-      const url = request.body.webhook_url;
-      const why = url ? deps.refusal(url) : null;
-      if (why) throw new ApiError('BAD_REQUEST', `body.webhook_url: ${url} is ${why}, which the egress policy refuses`);
-      return shown(await deps.repo.updateSettings(request.orgId, { webhook_url: url, events: request.body.events }));
+      refuseUrlFields(SETTINGS_URL_FIELDS, request.body, deps.refusal);
+      return shown(await deps.repo.updateSettings(request.orgId, { webhook_url: request.body.webhook_url, events: request.body.events }));
     },
   });
 

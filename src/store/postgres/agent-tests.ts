@@ -1,22 +1,36 @@
 // Agent tests and runs on PostgreSQL: JSON documents under the columns they are found by.
 import type { AgentTestRepository } from '../../agent-tests/repository.ts';
-import type { AgentTest, TestRun } from '../../agent-tests/schema.ts';
+import { AGENT_TEST_SECRETS, type AgentTest, type TestRun } from '../../agent-tests/schema.ts';
+import type { SecretBox } from '../../secrets/sealed.ts';
 import type { PgDb } from './db.ts';
 
 export class PgAgentTestRepository implements AgentTestRepository {
-  constructor(private readonly db: PgDb) {}
+  constructor(
+    private readonly db: PgDb,
+    private readonly box: SecretBox,
+  ) {}
+
+  /** The test column: its secrets sealed. */
+  private stored(test: AgentTest): string {
+    return JSON.stringify(AGENT_TEST_SECRETS.seal(test, this.box));
+  }
+
+  /** A stored test with its secrets opened (plaintext from before sealing passes as it is). */
+  private opened(text: string): AgentTest {
+    return AGENT_TEST_SECRETS.open(JSON.parse(text) as AgentTest, this.box);
+  }
 
   async insertTest(orgId: string, test: AgentTest): Promise<void> {
-    await this.db.run('INSERT INTO agent_tests (test_id, org_id, agent_id, created_at, test) VALUES (?, ?, ?, ?, ?)', [test.test_id, orgId, test.agent_id, test.created_at, JSON.stringify(test)]);
+    await this.db.run('INSERT INTO agent_tests (test_id, org_id, agent_id, created_at, test) VALUES (?, ?, ?, ?, ?)', [test.test_id, orgId, test.agent_id, test.created_at, this.stored(test)]);
   }
 
   async getTest(orgId: string, testId: string): Promise<AgentTest | undefined> {
     const row = await this.db.row<{ test: string }>('SELECT test FROM agent_tests WHERE org_id = ? AND test_id = ?', [orgId, testId]);
-    return row ? (JSON.parse(row.test) as AgentTest) : undefined;
+    return row ? this.opened(row.test) : undefined;
   }
 
   async updateTest(orgId: string, test: AgentTest): Promise<boolean> {
-    return (await this.db.run('UPDATE agent_tests SET test = ? WHERE org_id = ? AND test_id = ?', [JSON.stringify(test), orgId, test.test_id])) === 1;
+    return (await this.db.run('UPDATE agent_tests SET test = ? WHERE org_id = ? AND test_id = ?', [this.stored(test), orgId, test.test_id])) === 1;
   }
 
   async deleteTest(orgId: string, testId: string): Promise<boolean> {
@@ -25,7 +39,7 @@ export class PgAgentTestRepository implements AgentTestRepository {
 
   async listTests(orgId: string, agentId: string): Promise<AgentTest[]> {
     const rows = await this.db.rows<{ test: string }>('SELECT test FROM agent_tests WHERE org_id = ? AND agent_id = ? ORDER BY created_at, seq', [orgId, agentId]);
-    return rows.map((r) => JSON.parse(r.test) as AgentTest);
+    return rows.map((r) => this.opened(r.test));
   }
 
   async insertRun(orgId: string, run: TestRun, ownerNode: string | null): Promise<void> {

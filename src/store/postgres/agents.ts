@@ -2,14 +2,19 @@
 // (its number is one past the newest), and its inbound numbers are claimed in the same transaction.
 import { NumberTakenError, type AgentRepository } from '../../agents/repository.ts';
 import type { AgentConfig, AgentVersion } from '../../agents/schema.ts';
-import { toVersion, type AgentRow } from '../agents.ts';
+import { storedConfig, toVersion, type AgentRow } from '../agents.ts';
+import type { SecretBox } from '../../secrets/sealed.ts';
 import { lockFor, type PgDb, type Queryable } from './db.ts';
 
 type PgAgentRow = Omit<AgentRow, 'is_published'> & { is_published: boolean };
-const version = (row: PgAgentRow): AgentVersion => toVersion({ ...row, is_published: row.is_published ? 1 : 0 });
 
 export class PgAgentRepository implements AgentRepository {
-  constructor(private readonly db: PgDb) {}
+  constructor(
+    private readonly db: PgDb,
+    private readonly box: SecretBox,
+  ) {}
+
+  private readonly version = (row: PgAgentRow): AgentVersion => toVersion({ ...row, is_published: row.is_published ? 1 : 0 }, this.box);
 
   insertVersion(orgId: string, agentId: string, config: AgentConfig, options: { published: boolean; at: number }): Promise<AgentVersion> {
     return this.db.transaction(async (tx) => {
@@ -27,7 +32,7 @@ export class PgAgentRepository implements AgentRepository {
         next,
         options.published,
         options.at,
-        JSON.stringify(config),
+        storedConfig(config, this.box),
       ]);
       await this.releaseUnlisted(tx, orgId);
       return { orgId, agentId, version: next, isPublished: options.published, lastModified: options.at, config };
@@ -36,7 +41,7 @@ export class PgAgentRepository implements AgentRepository {
 
   async get(orgId: string, agentId: string, v: number): Promise<AgentVersion | undefined> {
     const row = await this.db.row<PgAgentRow>('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?', [orgId, agentId, v]);
-    return row ? version(row) : undefined;
+    return row ? this.version(row) : undefined;
   }
 
   newest(orgId: string, agentId: string): Promise<AgentVersion | undefined> {
@@ -45,12 +50,12 @@ export class PgAgentRepository implements AgentRepository {
 
   private async newestOn(q: Queryable, orgId: string, agentId: string): Promise<AgentVersion | undefined> {
     const row = await q.row<PgAgentRow>('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? ORDER BY version DESC LIMIT 1', [orgId, agentId]);
-    return row ? version(row) : undefined;
+    return row ? this.version(row) : undefined;
   }
 
   async newestPublished(orgId: string, agentId: string): Promise<AgentVersion | undefined> {
     const row = await this.db.row<PgAgentRow>('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND is_published ORDER BY version DESC LIMIT 1', [orgId, agentId]);
-    return row ? version(row) : undefined;
+    return row ? this.version(row) : undefined;
   }
 
   publishNewest(orgId: string, agentId: string, at: number): Promise<AgentVersion | undefined> {
@@ -72,7 +77,7 @@ export class PgAgentRepository implements AgentRepository {
        WHERE a.org_id = ? ORDER BY a.agent_id`,
       [orgId, orgId],
     );
-    return rows.map(version);
+    return rows.map(this.version);
   }
 
   async findByInboundNumber(number: string): Promise<AgentVersion | undefined> {
@@ -84,7 +89,7 @@ export class PgAgentRepository implements AgentRepository {
        WHERE a.org_id = ? ORDER BY a.created_at`,
       [owner, owner],
     );
-    return rows.map(version).find((v) => v.config.inbound_numbers.includes(number));
+    return rows.map(this.version).find((v) => v.config.inbound_numbers.includes(number));
   }
 
   numberOwner(number: string): Promise<string | undefined> {

@@ -10,8 +10,27 @@ import { migratePg, PgDb } from './db.ts';
 import { PG_MIGRATIONS } from './schema.ts';
 import { PgCarrierCallRepository, PgCreditRepository, PgIdempotencyStore, PgNodeLeases, PgRateWindowStore, PgWebCallTokens } from './small.ts';
 import { PgWebhookRepository } from './webhooks.ts';
+import type { SecretBox } from '../../secrets/sealed.ts';
+import { resealed, SECRET_DOCUMENTS } from '../secrets.ts';
 
-export async function openPgStore(url: string, options: { random: RandomHex; now: () => number; webhooksQueued?: () => void; poolSize?: number }): Promise<Store> {
+/** See Store.sealStoredSecrets; a row another node changed meanwhile is left to that node (compare and set). */
+async function sealPgSecrets(db: PgDb, box: SecretBox): Promise<number> {
+  let rewritten = 0;
+  for (const { table, column, fields } of SECRET_DOCUMENTS) {
+    const rows = await db.rows<{ id: string; text: string }>(`SELECT ctid::text AS id, ${column} AS text FROM ${table}`);
+    for (const row of rows) {
+      const next = resealed(row.text, fields, box);
+      if (next !== null) rewritten += await db.run(`UPDATE ${table} SET ${column} = ? WHERE ctid = ?::tid AND ${column} = ?`, [next, row.id, row.text]);
+    }
+  }
+  return rewritten;
+}
+
+/** `secrets`: the box secrets are sealed with; every node sharing the database must hold the same key. */
+export async function openPgStore(
+  url: string,
+  options: { random: RandomHex; now: () => number; webhooksQueued?: () => void; poolSize?: number; secrets: SecretBox },
+): Promise<Store> {
   const db = new PgDb(url, { max: options.poolSize ?? 10 });
   try {
     await migratePg(db, PG_MIGRATIONS);
@@ -22,8 +41,8 @@ export async function openPgStore(url: string, options: { random: RandomHex; now
   const webhooks = new PgWebhookRepository(db, options.random, options.now, options.webhooksQueued);
   return {
     sqlite: undefined,
-    agents: new PgAgentRepository(db),
-    agentTests: new PgAgentTestRepository(db),
+    agents: new PgAgentRepository(db, options.secrets),
+    agentTests: new PgAgentTestRepository(db, options.secrets),
     calls: new PgCallRepository(db, (tx, orgId, before, after) => webhooks.enqueueCallEvents(tx, orgId, before, after)),
     campaigns: new PgCampaignRepository(db, (tx, campaign, callIds) => webhooks.enqueueCampaignEnded(tx, campaign, callIds)),
     carrierCalls: new PgCarrierCallRepository(db),
@@ -33,6 +52,7 @@ export async function openPgStore(url: string, options: { random: RandomHex; now
     nodes: new PgNodeLeases(db),
     webCallTokens: new PgWebCallTokens(db),
     webhooks,
+    sealStoredSecrets: () => sealPgSecrets(db, options.secrets),
     async problem() {
       try {
         await db.row('SELECT 1');
