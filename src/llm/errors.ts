@@ -1,4 +1,5 @@
 // One table of coded errors for the model client, so callers and tests match on codes, never on text.
+import { CodedError } from '../errors.ts';
 
 export const LLM_ERRORS = {
   LLM_HTTP_STATUS: { retryable: false, message: 'model server answered with an error status' },
@@ -15,17 +16,14 @@ export const LLM_ERRORS = {
 
 export type LlmErrorCode = keyof typeof LLM_ERRORS;
 
-export class LlmError extends Error {
-  override readonly name = 'LlmError';
-  readonly code: LlmErrorCode;
+export class LlmError extends CodedError<LlmErrorCode> {
   /** HTTP status, for LLM_HTTP_STATUS. */
   readonly status: number | undefined;
   /** Whether trying again (before the first token) may help. */
   readonly retryable: boolean;
 
   constructor(code: LlmErrorCode, detail?: string, opts: { status?: number; cause?: unknown; retryable?: boolean } = {}) {
-    super(detail ? `${LLM_ERRORS[code].message}: ${detail}` : LLM_ERRORS[code].message, { cause: opts.cause });
-    this.code = code;
+    super(code, detail ? `${LLM_ERRORS[code].message}: ${detail}` : LLM_ERRORS[code].message, opts);
     this.status = opts.status;
     this.retryable = opts.retryable ?? LLM_ERRORS[code].retryable;
   }

@@ -9,6 +9,7 @@ import { lookup } from 'node:dns/promises';
 import { BlockList, isIP, isIPv4, isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { ConfigError } from '../config.ts';
+import { CodedError } from '../errors.ts';
 
 /** IPv4 addresses that are never public: a connection there reaches the service's own network. */
 const INTERNAL_IPV4: readonly [string, number][] = [
@@ -63,9 +64,10 @@ const METADATA_ADDRESSES: readonly [string, 'ipv4' | 'ipv6'][] = [
 /** The service's demo peer: the one path of its own address the demo agent may reach. */
 const OWN_PATH_ALLOWED = '/demo/';
 
-export class EgressRefusedError extends Error {
-  override readonly name = 'EgressRefusedError';
-  readonly code = 'EGRESS_REFUSED';
+export class EgressRefusedError extends CodedError<'EGRESS_REFUSED'> {
+  constructor(message: string) {
+    super('EGRESS_REFUSED', message);
+  }
 }
 
 // One list per family: a BlockList judges an IPv4 address by its IPv6 rules too (as ::ffff:a.b.c.d

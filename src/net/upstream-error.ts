@@ -10,6 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
+import { CodedError } from '../errors.ts';
 
 export const UPSTREAM_ERROR_DEFAULTS = {
   /** How much of a failure answer is read for its message; the connection is dropped past it. */
@@ -18,16 +19,13 @@ export const UPSTREAM_ERROR_DEFAULTS = {
   messageChars: 500,
 } as const;
 
-export class UpstreamError extends Error {
-  override readonly name = 'UpstreamError';
-  readonly code = 'UPSTREAM_STATUS';
-
+export class UpstreamError extends CodedError<'UPSTREAM_STATUS'> {
   constructor(
     readonly status: number,
     /** What the body said: its message, or its text, capped. */
     readonly detail: string,
   ) {
-    super(`HTTP ${status}: ${detail}`);
+    super('UPSTREAM_STATUS', `HTTP ${status}: ${detail}`);
   }
 }
 
