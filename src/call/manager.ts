@@ -207,7 +207,7 @@ export class CallManager {
         callId,
         orgId,
         callType: record.call_type,
-        requestEnd: (reason, message) => session.end(reason, message ? { message } : {}),
+        requestEnd: (reason, message, options) => session.end(reason, { ...(message ? { message } : {}), ...(options?.now ? { now: true } : {}) }),
         say: (text, interrupt) => session.speak(text, interrupt),
         addContext: (content) => session.addContext(content),
         listen: (listener) => session.listen(listener),

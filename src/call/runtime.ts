@@ -164,7 +164,7 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     await deps.nodes.acquire(nodeId, epoch, now, until, deps.nodeUrl());
     const serving = registry.all();
     deps.logger.error({ node_id: nodeId, calls: serving.length }, 'node lease was taken over by a peer while this process stalled; its calls end');
-    for (const call of serving) call.requestEnd('error_service', LEASE_TAKEN_OVER_MESSAGE);
+    for (const call of serving) call.requestEnd('error_service', LEASE_TAKEN_OVER_MESSAGE, { now: true });
   };
   return {
     service,
