@@ -207,7 +207,7 @@ export class CallManager {
         callId,
         orgId,
         callType: record.call_type,
-        requestEnd: (reason, message) => session.end(reason, message ? { message } : {}),
+        requestEnd: (reason, message, options) => session.end(reason, { ...(message ? { message } : {}), ...(options?.now ? { now: true } : {}) }),
         say: (text, interrupt) => session.speak(text, interrupt),
         addContext: (content) => session.addContext(content),
         listen: (listener) => session.listen(listener),
@@ -330,25 +330,31 @@ export class CallManager {
       }
     }
     const optOut = recorder === undefined;
-    const ended = await this.d.calls.update(orgId, callId, (current) => ({
-      ...current,
-      call_status: result.reason === 'error_service' ? 'error' : 'ended',
-      disconnection_reason: result.reason,
-      disconnection_message: result.message,
-      start_timestamp: result.startTimestamp,
-      end_timestamp: result.endTimestamp,
-      duration_ms: durationMs,
-      transcript: optOut ? null : result.transcript,
-      transcript_with_tool_calls: optOut ? null : result.transcriptWithToolCalls,
-      recording_url: recordingUrl,
-      call_cost: cost,
-      latency: result.latency,
-      llm_token_usage: tokenUsage,
-      transfer_destination: result.transfer?.destination ?? null,
-      transfer_timestamp: result.transfer?.at ?? null,
-    }));
+    let changed = false;
+    const ended = await this.d.calls.update(orgId, callId, (current) => {
+      // A peer that took this node for dead may have finished the record already (calls/nodes.ts): it stands.
+      if (current.call_status !== 'ongoing' && current.call_status !== 'registered') return current;
+      changed = true;
+      return {
+        ...current,
+        call_status: result.reason === 'error_service' ? 'error' : 'ended',
+        disconnection_reason: result.reason,
+        disconnection_message: result.message,
+        start_timestamp: result.startTimestamp,
+        end_timestamp: result.endTimestamp,
+        duration_ms: durationMs,
+        transcript: optOut ? null : result.transcript,
+        transcript_with_tool_calls: optOut ? null : result.transcriptWithToolCalls,
+        recording_url: recordingUrl,
+        call_cost: cost,
+        latency: result.latency,
+        llm_token_usage: tokenUsage,
+        transfer_destination: result.transfer?.destination ?? null,
+        transfer_timestamp: result.transfer?.at ?? null,
+      };
+    });
+    if (!ended || !changed) return;
     await this.d.limits.debit(orgId, cost.total_credits_used);
-    if (!ended) return;
     this.d.log.info({ call_id: callId, reason: result.reason, duration_ms: durationMs }, 'call ended');
     this.d.events.emit('ended', { orgId, record: ended });
     if (this.d.analyze !== false) this.track(this.analyze(orgId, callId, agent, metadata, ended));

@@ -3,7 +3,10 @@
 // still waiting to connect end as not_connected (a campaign's are its scheduler's, which ends them
 // when their lease runs out). A process does it at start for the calls of its own previous run and
 // of nodes whose lease ran out, and again whenever a peer's lease runs out (nodes.ts); a live
-// peer's calls are never touched. At start, recordings of no call are removed.
+// peer's calls are never touched: `liveNodes` only narrows the search, and each call is written
+// only once no lease of its owner's epoch exists, checked in the transaction that writes it
+// (calls/nodes.ts) — a lease that ran out is taken over (forgetExpired) before its calls are. At
+// start, recordings of no call are removed.
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -36,7 +39,7 @@ export async function recoverOrphanedCalls(d: RecoveryDeps, liveNodes: string[],
     if (record.campaign_id !== null || record.batch_id !== null) continue;
     // Its stream deadline, its ring timer or its dialer died with the process: it cannot connect now.
     const message = atStart ? 'The service restarted before the call connected.' : 'The service process the call was waiting on stopped before it connected.';
-    await d.service.endUnconnected(orgId, record.call_id, 'not_connected', 'dial_failed', message);
+    await d.service.endUnconnected(orgId, record.call_id, 'not_connected', 'dial_failed', message, { takeover: true });
   }
   if (atStart) await removeOrphanRecordings(d);
 }
@@ -79,7 +82,7 @@ async function finishInterrupted(d: RecoveryDeps, orgId: string, record: CallRec
       call_cost: cost,
       recording_url: recorded ? d.recordingUrl(record.call_id) : null,
     };
-  });
+  }, { takeover: true });
   if (!ended || !changed) return;
   await d.limits.debit(orgId, cost.total_credits_used);
   d.events.emit('ended', { orgId, record: ended });

@@ -9,8 +9,11 @@ export interface ActiveCall {
   readonly callId: string;
   readonly orgId: string;
   readonly callType: CallRecord['call_type'];
-  /** Ends the call as soon as possible with this reason (the session decides what is said first). */
-  requestEnd(reason: DisconnectionReason, message?: string): void;
+  /**
+   * Ends the call as soon as possible with this reason (the session decides what is said first);
+   * `now`: the line is cut at once, nothing more played (a peer may have finished the record already).
+   */
+  requestEnd(reason: DisconnectionReason, message?: string, options?: { now?: boolean }): void;
   /** An answering machine picked up: leave the agent's voicemail_message if it has one, then end with voicemail_reached. */
   voicemailDetected(): void;
   /** The transfer's destination answered. */

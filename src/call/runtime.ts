@@ -73,6 +73,9 @@ export interface CallRuntime {
   drain(drainMs: number): Promise<void>;
 }
 
+/** How a call ends when its node finds a peer took it for dead. */
+export const LEASE_TAKEN_OVER_MESSAGE = 'The service node running the call stalled past its lease and was taken for dead; the call was ended.';
+
 export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRuntime {
   const events = new CallEvents();
   const registry = new CallRegistry();
@@ -123,25 +126,45 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
   let beating: Promise<void> = Promise.resolve();
   const heartbeatWork: ((liveNodes: string[]) => Promise<void>)[] = [];
   let leaving = false;
+  /** The fencing token of this node's lease (calls/nodes.ts): new each time the lease is taken. */
+  let epoch = deps.random(8);
   // Renewed three times a lease: a node is taken for dead only after missing three beats in a row.
   const heartbeat = async (atStart: boolean): Promise<void> => {
     if (leaving) return;
     const now = deps.clock.now();
     try {
-      await deps.nodes.renew(nodeId, now, now + config.nodeLeaseMs, deps.nodeUrl());
-      // At start this node's own calls from before count as dead though its lease runs: it is this process
-      // that restarted. Nothing was registered here yet (no request is served before the first beat).
+      const until = now + config.nodeLeaseMs;
+      // At start the lease is taken under a new epoch: this node id's calls from its previous run are
+      // then no longer owned (it is this process that restarted), and are finished below.
+      if (atStart) await deps.nodes.acquire(nodeId, epoch, now, until, deps.nodeUrl());
+      else if (!(await deps.nodes.renew(nodeId, epoch, now, until, deps.nodeUrl()))) await leaseTakenOver(now, until);
+      // Leases that ran out are taken over before their calls are finished: a stalled holder can no
+      // longer renew one, so it never goes on serving a call a peer has finished (it learns at its next beat).
+      const forgotten = await deps.nodes.forgetExpired(now);
+      if (forgotten > 0) deps.logger.warn({ node_id: nodeId, nodes: forgotten }, 'peer nodes whose lease ran out taken over, their calls finished');
+      // Nothing was registered here yet at start (no request is served before the first beat).
       const live = (await deps.nodes.alive(now)).filter((id) => !atStart || id !== nodeId);
       await recoverOrphanedCalls(recovery, live, atStart);
       if (!atStart) for (const work of heartbeatWork) await work(live);
-      const forgotten = await deps.nodes.forgetExpired(now);
-      if (forgotten > 0) deps.logger.warn({ node_id: nodeId, nodes: forgotten }, 'peer nodes whose lease ran out forgotten, their calls finished');
     } catch (error) {
       // A store that fails at start fails the start; later, the next beat tries again.
       if (atStart) throw error;
       deps.logger.error({ err: error, node_id: nodeId }, 'node heartbeat failed');
     }
     if (!leaving) nextBeat = deps.timers.setTimeout(() => (beating = heartbeat(false)), config.nodeLeaseMs / 3);
+  };
+  /**
+   * This node stalled past its lease (a long pause, a starved machine) and a peer took it over: the
+   * peer may have finished any of its calls. It takes a new lease and ends every call it still
+   * serves, so no caller is served on a record that says the call ended; a record a peer finished
+   * stands (the session's final write leaves a final record alone).
+   */
+  const leaseTakenOver = async (now: number, until: number): Promise<void> => {
+    epoch = deps.random(8);
+    await deps.nodes.acquire(nodeId, epoch, now, until, deps.nodeUrl());
+    const serving = registry.all();
+    deps.logger.error({ node_id: nodeId, calls: serving.length }, 'node lease was taken over by a peer while this process stalled; its calls end');
+    for (const call of serving) call.requestEnd('error_service', LEASE_TAKEN_OVER_MESSAGE, { now: true });
   };
   return {
     service,
@@ -168,7 +191,7 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
       deps.timers.clearTimeout(nextBeat);
       await beating;
       try {
-        await deps.nodes.release(nodeId);
+        await deps.nodes.release(nodeId, epoch);
       } catch (error) {
         // Shutting down must go on: a lease not given up just runs out.
         deps.logger.warn({ err: error, node_id: nodeId }, 'node lease could not be given up; it will run out');

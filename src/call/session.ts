@@ -255,7 +255,7 @@ export class CallSession {
    * Ends the call with `reason`, the one place a disconnection reason is decided. With `say`,
    * the caller hears those words first (an apology), as far as the line still allows.
    */
-  end(reason: DisconnectionReason, options: { say?: string; message?: string } = {}): void {
+  end(reason: DisconnectionReason, options: { say?: string; message?: string; now?: boolean } = {}): void {
     if (this.phase === 'ending' || this.phase === 'ended') return;
     const wasLive = this.phase === 'live';
     this.phase = 'ending';
@@ -271,8 +271,8 @@ export class CallSession {
     this.model.cancel();
     if (this.transferring) this.o.timers.clearTimeout(this.transferring.returnTimer);
     this.warm?.stop();
-    if (reason === 'user_hangup' || !wasLive) {
-      // Nobody is listening any more: what was still to play is cut where playback stood.
+    if (reason === 'user_hangup' || !wasLive || options.now) {
+      // Nobody is listening any more (or must not be served any more): what was still to play is cut where playback stood.
       this.finalize();
       return;
     }

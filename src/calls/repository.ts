@@ -35,9 +35,12 @@ export interface CallPage {
 }
 
 export interface CallRepository {
-  /** `ownerNode`: the node that registers the call (nodes.ts) owns it until another serves it. */
+  /**
+   * `ownerNode`: the node that registers the call (nodes.ts) owns it until another serves it; the
+   * epoch of that node's lease is recorded with it.
+   */
   insert(orgId: string, record: CallRecord, createdAt: number, options?: { streamSecretHash?: string; ownerNode?: string }): Promise<void>;
-  /** The node serving the call's media owns it from now on. */
+  /** The node serving the call's media owns it from now on, under the epoch of its lease. */
   setOwner(callId: string, nodeId: string): Promise<void>;
   /** The node that owns the call (registered or serves it); null for an unknown call or one from before owners. */
   ownerOf(callId: string): Promise<string | null>;
@@ -47,8 +50,10 @@ export interface CallRepository {
   /**
    * Read-modify-write in one transaction; returns the stored result, or undefined for an unknown id.
    * Updates of one call asked for by this process apply in the order they were asked for.
+   * `takeover`: another node finishes the call; while a lease of its owner's epoch exists (nodes.ts)
+   * nothing is written and the record is returned as it stands — checked in the same transaction.
    */
-  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): Promise<CallRecord | undefined>;
+  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord, options?: { takeover?: boolean }): Promise<CallRecord | undefined>;
   /**
    * While the call is ongoing, its transcript so far (messages, and messages with tool items), so a
    * crash loses nothing said before it; nothing else of the record changes and no webhook event

@@ -200,7 +200,8 @@ export class CallService {
 
   /**
    * Ends a call that never connected (dial failures, limits, a stream that never came).
-   * Only a call still `registered` changes; `ended` is emitted once, when it does.
+   * Only a call still `registered` changes; `ended` is emitted once, when it does. `takeover`: a
+   * node other than its owner ends it, only once its owner's lease is gone (nodes.ts).
    */
   async endUnconnected(
     orgId: string,
@@ -208,6 +209,7 @@ export class CallService {
     status: 'not_connected' | 'error',
     reason: DisconnectionReason,
     message: string,
+    options: { takeover?: boolean } = {},
   ): Promise<CallRecord | undefined> {
     const now = this.clock.now();
     let changed = false;
@@ -223,7 +225,7 @@ export class CallService {
         duration_ms: 0,
         call_cost: { total_credits_used: 0, duration_seconds: 0 },
       };
-    });
+    }, options);
     if (ended && changed) this.events.emit('ended', { orgId, record: ended });
     return ended;
   }
@@ -236,7 +238,9 @@ export class CallService {
 
   /**
    * A campaign call whose scheduler died: registered or under way, it ends with error_service
-   * (a connected one keeps its start). Returns the record as it stands, changed or not.
+   * (a connected one keeps its start) — but only once the lease of the node that owns it is gone
+   * (nodes.ts): a scheduler's lease running out says nothing of the node serving the call. Returns
+   * the record as it stands, changed or not (still registered or ongoing: its owner is alive).
    */
   async endAbandoned(callId: string, message: string): Promise<CallRecord | undefined> {
     const found = await this.calls.getForStream(callId);
@@ -256,7 +260,7 @@ export class CallService {
         duration_ms: connected ? Math.max(0, now - current.start_timestamp!) : 0,
         call_cost: current.call_cost ?? { total_credits_used: 0, duration_seconds: 0 },
       };
-    });
+    }, { takeover: true });
     if (ended && changed) this.events.emit('ended', { orgId: found.orgId, record: ended });
     return ended;
   }

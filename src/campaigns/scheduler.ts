@@ -1,7 +1,8 @@
 // Runs campaigns and batches: claims tasks from the store (one transaction each, so peers on
 // the same database never dial a task twice), places their calls through CallService, and
 // counts each call when CallEvents says it ended. All its state is in the store; a crashed
-// scheduler's claimed tasks are finished with error_service by whichever scheduler runs next.
+// scheduler's claimed tasks are finished with error_service by whichever scheduler runs next, each
+// once the node that owns its call has lost its lease too (calls/nodes.ts).
 import type { Logger } from 'pino';
 import { newId, type Clock, type RandomHex } from '../clock.ts';
 import type { CallEvents } from '../calls/events.ts';
@@ -231,6 +232,9 @@ export class CampaignScheduler {
     for (const task of tasks) {
       if (!task.callId) continue; // claim and call_id are written together; a task has both
       const record = await this.o.calls.endAbandoned(task.callId, ABANDONED);
+      // The node serving the call still holds its lease (only its scheduler looked dead): the call
+      // goes on, and its end counts the task wherever it ends.
+      if (record && (record.call_status === 'registered' || record.call_status === 'ongoing')) continue;
       if (!record) {
         // Claimed, but its scheduler died before the call was written: it was never dialed, so it waits again.
         await this.o.repo.unclaim(task.callId);

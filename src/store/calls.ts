@@ -25,6 +25,19 @@ export function columnsOf(record: CallRecord) {
   };
 }
 
+export interface UpdateOptions {
+  /** Another node takes the call over: nothing changes while a lease of its owner's epoch exists. */
+  takeover?: boolean;
+}
+
+/**
+ * Whether a lease of the call's owner epoch exists (both stores; IS NOT DISTINCT FROM, as rows from
+ * before epochs have none). Once that row is gone it never comes back: a node takes its lease again
+ * only under a new epoch.
+ */
+export const OWNED_SQL = `SELECT EXISTS (SELECT 1 FROM service_nodes n WHERE n.node_id = c.owner_node AND n.epoch IS NOT DISTINCT FROM c.owner_epoch) AS owned
+  FROM calls c WHERE c.org_id = ? AND c.call_id = ?`;
+
 /** A stored record with the fields added since it was written at their defaults. */
 export function storedRecord(json: string): CallRecord {
   return { llm_token_usage: null, transfer_destination: null, transfer_timestamp: null, ...(JSON.parse(json) as Omit<CallRecord, 'llm_token_usage' | 'transfer_destination' | 'transfer_timestamp'>) };
@@ -62,6 +75,7 @@ export class SqliteCallRepository {
   private readonly updateStmt;
   private readonly streamStmt;
   private readonly transcriptStmt;
+  private readonly ownedStmt;
 
   /** `onChange` runs inside the transaction of each change (the webhook outbox writes there). */
   constructor(
@@ -70,9 +84,10 @@ export class SqliteCallRepository {
   ) {
     this.insertStmt = db.prepare(`
       INSERT INTO calls (call_id, org_id, created_at, sort_ts, agent_id, call_type, call_status, call_from, call_to,
-        disconnection_reason, user_sentiment, start_timestamp, duration_ms, campaign_id, batch_id, record, stream_secret_hash, owner_node)
+        disconnection_reason, user_sentiment, start_timestamp, duration_ms, campaign_id, batch_id, record, stream_secret_hash, owner_node, owner_epoch)
       VALUES (@call_id, @org_id, @created_at, @sort_ts, @agent_id, @call_type, @call_status, @call_from, @call_to,
-        @disconnection_reason, @user_sentiment, @start_timestamp, @duration_ms, @campaign_id, @batch_id, @record, @stream_secret_hash, @owner_node)`);
+        @disconnection_reason, @user_sentiment, @start_timestamp, @duration_ms, @campaign_id, @batch_id, @record, @stream_secret_hash, @owner_node,
+        (SELECT epoch FROM service_nodes WHERE node_id = @owner_node))`);
     this.getStmt = db.prepare('SELECT record, created_at FROM calls WHERE org_id = ? AND call_id = ?');
     this.streamStmt = db.prepare('SELECT org_id, record, stream_secret_hash FROM calls WHERE call_id = ?');
     this.updateStmt = db.prepare(`
@@ -86,6 +101,7 @@ export class SqliteCallRepository {
     this.transcriptStmt = db.prepare(`
       UPDATE calls SET record = json_set(record, '$.transcript', json(?), '$.transcript_with_tool_calls', json(?))
       WHERE org_id = ? AND call_id = ? AND call_status = 'ongoing'`);
+    this.ownedStmt = db.prepare(OWNED_SQL);
   }
 
   insert(orgId: string, record: CallRecord, createdAt: number, options: { streamSecretHash?: string; ownerNode?: string } = {}): void {
@@ -142,7 +158,7 @@ export class SqliteCallRepository {
   }
 
   setOwner(callId: string, nodeId: string): void {
-    this.db.prepare('UPDATE calls SET owner_node = ? WHERE call_id = ?').run(nodeId, callId);
+    this.db.prepare('UPDATE calls SET owner_node = ?, owner_epoch = (SELECT epoch FROM service_nodes WHERE node_id = ?) WHERE call_id = ?').run(nodeId, nodeId, callId);
   }
 
   getForStream(callId: string): { orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined {
@@ -155,12 +171,14 @@ export class SqliteCallRepository {
     return row ? (storedRecord(row.record)) : undefined;
   }
 
-  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): CallRecord | undefined {
+  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord, options: UpdateOptions = {}): CallRecord | undefined {
     return this.db
       .transaction(() => {
         const row = this.getStmt.get(orgId, callId) as { record: string; created_at: number } | undefined;
         if (!row) return undefined;
         const before = storedRecord(row.record);
+        // The fencing rule (calls/nodes.ts): a live lease of the owner's epoch keeps the call its owner's.
+        if (options.takeover && (this.ownedStmt.get(orgId, callId) as { owned: number }).owned === 1) return before;
         const next = change(before);
         this.updateStmt.run({
           ...columnsOf(next),

@@ -273,6 +273,17 @@ export const MIGRATIONS: Migration[] = [
     // RATE_LIMIT_PER_MINUTE counted once for every process sharing the store, not once per process.
     sql: `CREATE TABLE rate_windows (key TEXT PRIMARY KEY, window_start INTEGER NOT NULL, count INTEGER NOT NULL) STRICT;`,
   },
+  {
+    version: 20,
+    name: 'fencing tokens on node leases and call ownership',
+    // A lease is held under an epoch, new each time a node takes it; a call records the epoch of its
+    // owner's lease. A peer takes a call over only once that epoch's lease row is gone (taken over or
+    // given up): a stalled owner whose lease a peer took cannot renew it, and so learns it.
+    sql: `
+      ALTER TABLE service_nodes ADD COLUMN epoch TEXT;
+      ALTER TABLE calls ADD COLUMN owner_epoch TEXT;
+    `,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

@@ -1,19 +1,25 @@
-// Node leases on SQLite: one row per service process sharing the database.
+// Node leases on SQLite: one row per service process sharing the database, under the epoch
+// (fencing token) it took the lease with (calls/nodes.ts).
 import type { Db } from './database.ts';
 
 export class SqliteNodeLeases {
   constructor(private readonly db: Db) {}
 
-  renew(nodeId: string, now: number, until: number, url: string | null): void {
+  acquire(nodeId: string, epoch: string, now: number, until: number, url: string | null): void {
     this.db
       .prepare(
-        'INSERT INTO service_nodes (node_id, lease_until, renewed_at, url) VALUES (?, ?, ?, ?) ON CONFLICT (node_id) DO UPDATE SET lease_until = excluded.lease_until, renewed_at = excluded.renewed_at, url = excluded.url',
+        'INSERT INTO service_nodes (node_id, epoch, lease_until, renewed_at, url) VALUES (?, ?, ?, ?, ?) ON CONFLICT (node_id) DO UPDATE SET epoch = excluded.epoch, lease_until = excluded.lease_until, renewed_at = excluded.renewed_at, url = excluded.url',
       )
-      .run(nodeId, until, now, url);
+      .run(nodeId, epoch, until, now, url);
   }
 
-  release(nodeId: string): void {
-    this.db.prepare('DELETE FROM service_nodes WHERE node_id = ?').run(nodeId);
+  renew(nodeId: string, epoch: string, now: number, until: number, url: string | null): boolean {
+    // An update, never an insert: a lease taken over stays gone.
+    return this.db.prepare('UPDATE service_nodes SET lease_until = ?, renewed_at = ?, url = ? WHERE node_id = ? AND epoch = ?').run(until, now, url, nodeId, epoch).changes === 1;
+  }
+
+  release(nodeId: string, epoch: string): void {
+    this.db.prepare('DELETE FROM service_nodes WHERE node_id = ? AND epoch = ?').run(nodeId, epoch);
   }
 
   alive(now: number): string[] {

@@ -42,21 +42,25 @@ async function call(callId: string, status: 'ongoing' | 'registered', owner: str
 }
 
 describe('node leases', () => {
-  it('a node is alive while its lease runs, renewing extends it, and expired nodes are forgotten', async () => {
-    await store.nodes.renew('a', NOW, NOW + 15_000, null);
-    await store.nodes.renew('b', NOW - 20_000, NOW - 5_000, null);
+  it('a node is alive while its lease runs, renewing extends it, and expired leases are taken over', async () => {
+    await store.nodes.acquire('a', 'ea', NOW, NOW + 15_000, null);
+    await store.nodes.acquire('b', 'eb', NOW - 20_000, NOW - 5_000, null);
     expect(await store.nodes.alive(NOW)).toEqual(['a']);
-    await store.nodes.renew('b', NOW, NOW + 15_000, null);
+    expect(await store.nodes.renew('b', 'eb', NOW, NOW + 15_000, null)).toBe(true);
     expect((await store.nodes.alive(NOW)).sort()).toEqual(['a', 'b']);
     expect(await store.nodes.forgetExpired(NOW + 20_000)).toBe(2);
-    await store.nodes.renew('c', NOW, NOW + 1, null);
-    await store.nodes.release('c');
+    expect(await store.nodes.renew('a', 'ea', NOW + 20_000, NOW + 35_000, null)).toBe(false);
+    await store.nodes.acquire('c', 'ec', NOW, NOW + 1, null);
+    // Only the epoch that holds it gives it up.
+    await store.nodes.release('c', 'other');
+    expect(await store.nodes.alive(NOW)).toEqual(['c']);
+    await store.nodes.release('c', 'ec');
     expect(await store.nodes.alive(NOW)).toEqual([]);
   });
 
   it("a live node's address is known to its peers; a dead node has none", async () => {
-    await store.nodes.renew('a', NOW, NOW + 15_000, 'http://127.0.0.1:4001');
-    await store.nodes.renew('b', NOW - 20_000, NOW - 5_000, 'http://127.0.0.1:4002');
+    await store.nodes.acquire('a', 'ea', NOW, NOW + 15_000, 'http://127.0.0.1:4001');
+    await store.nodes.acquire('b', 'eb', NOW - 20_000, NOW - 5_000, 'http://127.0.0.1:4002');
     expect(await store.nodes.urlOf('a', NOW)).toBe('http://127.0.0.1:4001');
     expect(await store.nodes.urlOf('b', NOW)).toBeNull();
     expect(await store.nodes.urlOf('nobody', NOW)).toBeNull();
@@ -91,6 +95,24 @@ describe('recovering orphaned calls', () => {
     // Once: a second pass finds nothing left to finish.
     await recoverOrphanedCalls(deps, ['a'], false);
     expect(ended).toHaveLength(3);
+  });
+
+  it("never finishes a call while a lease of its owner's epoch exists, though the list of live nodes it went by left the owner out (it renewed since)", async () => {
+    // The owner's lease ran out and was read as dead, then it renewed before the peer wrote: the call stays its own.
+    await store.nodes.acquire('a', 'ea', NOW - 20_000, NOW - 5_000, null);
+    await call('call_stalled_owner', 'ongoing', 'a');
+    await call('call_stalled_waiting', 'registered', 'a');
+    expect(await store.nodes.alive(NOW)).toEqual([]);
+    expect(await store.nodes.renew('a', 'ea', NOW, NOW + 15_000, null)).toBe(true);
+    await recoverOrphanedCalls(deps, [], false);
+    expect(ended).toEqual([]);
+    expect((await store.calls.get('acme', 'call_stalled_owner'))!.call_status).toBe('ongoing');
+    expect((await store.calls.get('acme', 'call_stalled_waiting'))!.call_status).toBe('registered');
+    // Once its lease is taken over, they are finished (and it can no longer renew it).
+    expect(await store.nodes.forgetExpired(NOW + 20_000)).toBe(1);
+    expect(await store.nodes.renew('a', 'ea', NOW + 20_000, NOW + 35_000, null)).toBe(false);
+    await recoverOrphanedCalls(deps, [], false);
+    expect(ended.sort()).toEqual(['call_stalled_owner', 'call_stalled_waiting']);
   });
 
   it('a call whose stream reached another node becomes that node’s', async () => {

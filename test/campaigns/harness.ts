@@ -72,7 +72,8 @@ export interface Harness {
 
 const noInterval = { setInterval: () => 0, clearInterval: () => undefined };
 
-export async function createHarness(file = ':memory:', options: { maxConcurrentCalls?: number } = {}): Promise<Harness> {
+/** `nodeId`: the node (calls/nodes.ts) that owns the calls this harness places. */
+export async function createHarness(file = ':memory:', options: { maxConcurrentCalls?: number; nodeId?: string } = {}): Promise<Harness> {
   const db = openDatabase(file);
   const clock = new ManualClock();
   const log = pino({ level: 'silent' });
@@ -88,7 +89,7 @@ export async function createHarness(file = ':memory:', options: { maxConcurrentC
     { credits: promised(new SqliteCreditRepository(db)), calls: promised(callRepo), liveNodes: async () => [] },
     { maxConcurrentCalls: options.maxConcurrentCalls ?? 0, orgLimits: {}, pricePerMinute: 0, now: () => clock.now() },
   );
-  const calls = new CallService(promised(callRepo), agents, dialer, clock, hex, log, events, limits);
+  const calls = new CallService(promised(callRepo), agents, dialer, clock, hex, log, events, limits, options.nodeId);
   const repo = new SqliteCampaignRepository(db);
   const schedulers: CampaignScheduler[] = [];
   const campaigns = new CampaignService(promised(repo), agents, clock, hex, { maxTasks: 50, batchConcurrency: 3 }, () => schedulers.forEach((s) => s.kick()));

@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SqliteNodeLeases } from '../../src/store/nodes.ts';
 import { createHarness, settle, tasks, type Harness } from './harness.ts';
 
 const base = { name: 'Spring', agentId: 'bot', agentVersion: 'production' as const, from: '+14155550100', presentationNumber: null, scheduledAt: null };
@@ -250,6 +251,37 @@ describe('campaign scheduler', () => {
     expect(await next.calls.get('acme', b!)).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service', duration_ms: 0 });
     expect(await next.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', completed_calls: 1, failed_calls: 1, active_concurrency: 2 });
     expect(next.dialer.dialed.map((d) => d.to)).toEqual(tasks(4).slice(2).map((t) => t.callTo));
+  });
+
+  it("never ends a peer's calls because its scheduler's lease ran out while the node serving them holds its lease; once that lease is taken over, they end", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'sched-')), 'stalled.db');
+    const stalled = await createHarness(file, { nodeId: 'node-b' });
+    const leases = new SqliteNodeLeases(stalled.db);
+    leases.acquire('node-b', 'epoch-b', stalled.clock.t, stalled.clock.t + 60_000, null);
+    const c = await stalled.campaigns.create('acme', { ...base, concurrency: 2, tasks: tasks(2) });
+    stalled.newScheduler().start(); // claims both tasks, then its scheduler stops beating (a busy or paused process)
+    await settle();
+    const [a, b] = active(stalled, c.id);
+    stalled.answer(a!); // one call is under way, the other rings
+
+    const peer = await createHarness(file, { nodeId: 'node-a' });
+    peer.clock.t = stalled.clock.t + 2_000;
+    const scheduler = peer.newScheduler({ leaseMs: 1_000 });
+    scheduler.start();
+    await settle();
+    await scheduler.pass();
+    await settle();
+    expect(await peer.calls.get('acme', a!)).toMatchObject({ call_status: 'ongoing', disconnection_reason: null });
+    expect(await peer.calls.get('acme', b!)).toMatchObject({ call_status: 'registered' });
+    expect(await peer.campaigns.get('acme', c.id)).toMatchObject({ completed_calls: 0, failed_calls: 0, active_concurrency: 2 });
+
+    // The node's lease ran out too and a peer took it over: now its calls are the peer's to end.
+    expect(leases.forgetExpired(stalled.clock.t + 120_000)).toBe(1);
+    await scheduler.pass();
+    await settle();
+    expect(await peer.calls.get('acme', a!)).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service' });
+    expect(await peer.calls.get('acme', b!)).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service' });
+    expect(await peer.campaigns.get('acme', c.id)).toMatchObject({ completed_calls: 1, failed_calls: 1, active_concurrency: 0 });
   });
 
   it('gives a task back when its scheduler died after claiming it but before its call was written: it is dialed once, by the next', async () => {

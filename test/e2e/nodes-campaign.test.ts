@@ -3,7 +3,10 @@
 // under an organization limit of 16 calls; one node is killed with SIGKILL mid-campaign. No task is
 // dialed twice, the dead node's unfinished calls end with error_service (once), the survivor
 // finishes the campaign, and the organization never has more than 16 calls at once — sampled from
-// the store while it runs, and checked from the records' start and end times afterwards.
+// the store while it runs, and checked from the records' start and end times afterwards. No other
+// call ends with error_service unless its node stalled past its 2 s lease under load and a peer took
+// the lease over (the node logs it; what the caller then sees is test/e2e/nodes-stall.test.ts's);
+// a stale campaign scheduler alone never ends a live node's call.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -108,8 +111,13 @@ describe.each(stores)('two nodes on $name, one campaign, one node killed', ({ na
       LOG_LEVEL: 'error',
     };
     const nodes: ServiceProcess[] = [];
+    /** What each node logged (errors only): a node whose lease a peer took over says so. */
+    const logs = new Map<string, string>();
     for (const nodeId of ['node-a', 'node-b']) {
-      nodes.push(await startServiceProcess({ dataDir, port: await freePort(), key: KEY, env: { ...env, NODE_ID: nodeId }, started: children }));
+      const node = await startServiceProcess({ dataDir, port: await freePort(), key: KEY, env: { ...env, NODE_ID: nodeId }, started: children });
+      logs.set(nodeId, '');
+      for (const out of [node.child.stdout, node.child.stderr]) out?.on('data', (chunk: Buffer) => logs.set(nodeId, logs.get(nodeId) + chunk.toString()));
+      nodes.push(node);
     }
     const [a, b] = nodes as [ServiceProcess, ServiceProcess];
     const numbers = ['+15550001', '+15550002', '+15550003', '+15550005'];
@@ -168,7 +176,13 @@ describe.each(stores)('two nodes on $name, one campaign, one node killed', ({ na
       const then = before.find((c) => c.call_id === id);
       return `${id} owned by ${owners.get(id)}, ${then ? `${then.call_status} (${then.disconnection_message ?? ''})` : 'not yet written'} at the kill`;
     };
-    expect(errored.map((c) => describe(c.call_id)).sort()).toEqual([...orphaned].map(describe).sort());
+    const takenOver = new Set([...logs].filter(([, log]) => log.includes('node lease was taken over')).map(([nodeId]) => nodeId));
+    const erroredIds = new Set(errored.map((c) => c.call_id));
+    expect([...orphaned].filter((id) => !erroredIds.has(id)).map(describe)).toEqual([]);
+    // Any other: only a call of a node that stalled past its lease and was taken over.
+    const others = errored.filter((c) => !orphaned.has(c.call_id));
+    expect(others.filter((c) => !takenOver.has(owners.get(c.call_id) ?? '')).map((c) => describe(c.call_id))).toEqual([]);
+    if (others.length > 0) console.log(`under load, ${[...takenOver].join(' and ')} stalled past its lease and was taken over: ${others.length} more calls ended error_service`);
     for (const call of errored) expect(call.call_status).toBe('error');
     const again = await campaignCalls(b.url, created.id);
     expect(again.filter((c) => c.disconnection_reason === 'error_service')).toEqual(errored);

@@ -184,6 +184,48 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
     expect(await store.calls.listOrphaned([], ['node-live'])).toEqual([]);
   });
 
+  it("takes a call over only once its owner's lease is gone: a lease that ran out still holds its calls until a peer takes it over, and then its holder can no longer renew it", async () => {
+    const endIt = (r: CallRecord): CallRecord => ({ ...r, call_status: 'error', disconnection_reason: 'error_service' });
+    await store.nodes.acquire('node-f', 'epoch-1', NOW, NOW + 1_000, null);
+    await store.calls.insert('fence', call('call_fenced'), NOW, { ownerNode: 'node-f' });
+    await store.calls.insert('fence', call('call_of_none'), NOW);
+    // Its lease ran out, but nobody took it over: the owner may still renew it, so its call stays its own.
+    expect(await store.nodes.alive(NOW + 2_000)).not.toContain('node-f');
+    expect((await store.calls.update('fence', 'call_fenced', endIt, { takeover: true }))!.call_status).toBe('registered');
+    expect(await store.nodes.renew('node-f', 'epoch-1', NOW + 2_000, NOW + 3_000, null)).toBe(true);
+    expect((await store.calls.update('fence', 'call_fenced', endIt, { takeover: true }))!.call_status).toBe('registered');
+    // A call no node owns is anyone's to finish.
+    expect((await store.calls.update('fence', 'call_of_none', endIt, { takeover: true }))!.call_status).toBe('error');
+
+    // A peer takes the lease over once it ran out: the holder learns it when it renews, and the call is the peer's to finish.
+    const other = await peer();
+    expect(await other.nodes.forgetExpired(NOW + 4_000)).toBeGreaterThanOrEqual(1);
+    expect(await store.nodes.renew('node-f', 'epoch-1', NOW + 4_000, NOW + 5_000, null)).toBe(false);
+    expect(await store.nodes.alive(NOW + 4_000)).not.toContain('node-f');
+    // The node takes a new lease: calls of the old epoch stay takeable, calls of the new one are its own.
+    await store.nodes.acquire('node-f', 'epoch-2', NOW + 4_000, NOW + 14_000, null);
+    await store.calls.insert('fence', call('call_new_epoch'), NOW, { ownerNode: 'node-f' });
+    expect((await store.calls.update('fence', 'call_new_epoch', endIt, { takeover: true }))!.call_status).toBe('registered');
+    expect((await other.calls.update('fence', 'call_fenced', endIt, { takeover: true }))!.call_status).toBe('error');
+    // A call whose media reached the node now is its own under the live epoch.
+    await store.calls.insert('fence', call('call_moved'), NOW, { ownerNode: 'node-gone' });
+    await store.calls.setOwner('call_moved', 'node-f');
+    expect((await other.calls.update('fence', 'call_moved', endIt, { takeover: true }))!.call_status).toBe('registered');
+    await store.nodes.release('node-f', 'epoch-2');
+    expect((await other.calls.update('fence', 'call_moved', endIt, { takeover: true }))!.call_status).toBe('error');
+  });
+
+  it('a renewal and a takeover of one lease racing: exactly one wins', async () => {
+    const other = await peer();
+    for (let i = 0; i < 10; i++) {
+      await store.nodes.acquire('node-race', `epoch-${i}`, NOW, NOW + 1_000, null);
+      // The lease ran out at NOW + 1_000; at NOW + 1_500 its holder renews while a peer takes it over.
+      const [renewed, taken] = await Promise.all([store.nodes.renew('node-race', `epoch-${i}`, NOW + 1_500, NOW + 2_500, null), other.nodes.forgetExpired(NOW + 1_500)]);
+      expect(renewed).toBe(taken === 0);
+      expect(await store.nodes.alive(NOW + 1_500)).toEqual(renewed ? expect.arrayContaining(['node-race']) : expect.not.arrayContaining(['node-race']));
+    }
+  });
+
   it('keeps agent versions, publishes the newest, and gives an inbound number to one organization only', async () => {
     const v1 = await store.agents.insertVersion('acme', 'desk', agentConfig({ inbound_numbers: ['+15550009001'] }), { published: true, at: NOW });
     const v2 = await store.agents.insertVersion('acme', 'desk', agentConfig({ agent_name: 'Desk 2', inbound_numbers: ['+15550009001'] }), { published: false, at: NOW + 1 });
@@ -294,13 +336,13 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
   });
 
   it('keeps node leases with addresses, credits, web call tokens and carrier call ids', async () => {
-    await store.nodes.renew('node-x', NOW, NOW + 15_000, 'http://127.0.0.1:4001');
-    await store.nodes.renew('node-y', NOW - 20_000, NOW - 5_000, null);
+    await store.nodes.acquire('node-x', 'epoch-x', NOW, NOW + 15_000, 'http://127.0.0.1:4001');
+    await store.nodes.acquire('node-y', 'epoch-y', NOW - 20_000, NOW - 5_000, null);
     expect(await store.nodes.alive(NOW)).toContain('node-x');
     expect(await store.nodes.alive(NOW)).not.toContain('node-y');
     expect(await store.nodes.urlOf('node-x', NOW)).toBe('http://127.0.0.1:4001');
     expect(await store.nodes.forgetExpired(NOW)).toBeGreaterThanOrEqual(1);
-    await store.nodes.release('node-x');
+    await store.nodes.release('node-x', 'epoch-x');
     expect(await store.nodes.urlOf('node-x', NOW)).toBeNull();
 
     await store.credits.initialize('acme', 100, NOW);

@@ -3,7 +3,7 @@
 // that organization, so two nodes never both take its last one.
 import type { CallRecord, TranscriptItem, TranscriptMessage } from '../../calls/record.ts';
 import type { CallListQuery, CallPage, CallRepository } from '../../calls/repository.ts';
-import { callListPage, columnsOf, storedRecord } from '../calls.ts';
+import { callListPage, columnsOf, OWNED_SQL, storedRecord, type UpdateOptions } from '../calls.ts';
 import { keysetPageAsync } from '../paging.ts';
 import { lockFor, type PgDb, type Queryable } from './db.ts';
 
@@ -32,9 +32,9 @@ export class PgCallRepository implements CallRepository {
 
   private async insertOn(q: Queryable, orgId: string, record: CallRecord, createdAt: number, options: StoreOptions, holdsSlot: boolean): Promise<void> {
     await q.run(
-      `INSERT INTO calls (call_id, org_id, created_at, sort_ts, ${RECORD_COLUMNS.join(', ')}, stream_secret_hash, owner_node, holds_slot)
-       VALUES (${Array.from({ length: RECORD_COLUMNS.length + 7 }, () => '?').join(', ')})`,
-      [record.call_id, orgId, createdAt, record.start_timestamp ?? createdAt, ...columnValues(record), options.streamSecretHash ?? null, options.ownerNode ?? null, holdsSlot],
+      `INSERT INTO calls (call_id, org_id, created_at, sort_ts, ${RECORD_COLUMNS.join(', ')}, stream_secret_hash, owner_node, holds_slot, owner_epoch)
+       VALUES (${Array.from({ length: RECORD_COLUMNS.length + 7 }, () => '?').join(', ')}, (SELECT epoch FROM service_nodes WHERE node_id = ?))`,
+      [record.call_id, orgId, createdAt, record.start_timestamp ?? createdAt, ...columnValues(record), options.streamSecretHash ?? null, options.ownerNode ?? null, holdsSlot, options.ownerNode ?? null],
     );
   }
 
@@ -82,7 +82,7 @@ export class PgCallRepository implements CallRepository {
   }
 
   async setOwner(callId: string, nodeId: string): Promise<void> {
-    await this.db.run('UPDATE calls SET owner_node = ? WHERE call_id = ?', [nodeId, callId]);
+    await this.db.run('UPDATE calls SET owner_node = ?, owner_epoch = (SELECT epoch FROM service_nodes WHERE node_id = ?) WHERE call_id = ?', [nodeId, nodeId, callId]);
   }
 
   async getForStream(callId: string): Promise<{ orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined> {
@@ -95,11 +95,11 @@ export class PgCallRepository implements CallRepository {
     return row ? storedRecord(row.record) : undefined;
   }
 
-  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): Promise<CallRecord | undefined> {
+  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord, options: UpdateOptions = {}): Promise<CallRecord | undefined> {
     const previous = this.writes.get(callId) ?? Promise.resolve();
     const next = previous.then(
-      () => this.updateNow(orgId, callId, change),
-      () => this.updateNow(orgId, callId, change),
+      () => this.updateNow(orgId, callId, change, options),
+      () => this.updateNow(orgId, callId, change, options),
     );
     this.writes.set(callId, next);
     const forget = () => {
@@ -119,11 +119,13 @@ export class PgCallRepository implements CallRepository {
     return kept;
   }
 
-  private updateNow(orgId: string, callId: string, change: (current: CallRecord) => CallRecord): Promise<CallRecord | undefined> {
+  private updateNow(orgId: string, callId: string, change: (current: CallRecord) => CallRecord, options: UpdateOptions): Promise<CallRecord | undefined> {
     return this.db.transaction(async (tx) => {
       const row = await tx.row<{ record: string; created_at: number }>('SELECT record, created_at FROM calls WHERE org_id = ? AND call_id = ? FOR UPDATE', [orgId, callId]);
       if (!row) return undefined;
       const before = storedRecord(row.record);
+      // The fencing rule (calls/nodes.ts), under the row lock: setOwner waits, and a lease row found gone stays gone.
+      if (options.takeover && (await tx.row<{ owned: boolean }>(OWNED_SQL, [orgId, callId]))?.owned) return before;
       const after = change(before);
       await tx.run(`UPDATE calls SET sort_ts = ?, ${RECORD_COLUMNS.map((column) => `${column} = ?`).join(', ')} WHERE org_id = ? AND call_id = ?`, [
         after.start_timestamp ?? row.created_at,

@@ -175,4 +175,12 @@ export const PG_MIGRATIONS: Migration[] = [
     name: 'request windows in the store (SQLite migration 19)',
     sql: `CREATE TABLE rate_windows (key TEXT PRIMARY KEY, window_start BIGINT NOT NULL, count INTEGER NOT NULL);`,
   },
+  {
+    version: 3,
+    name: 'fencing tokens on node leases and call ownership (SQLite migration 20)',
+    sql: `
+      ALTER TABLE service_nodes ADD COLUMN epoch TEXT;
+      ALTER TABLE calls ADD COLUMN owner_epoch TEXT;
+    `,
+  },
 ];

@@ -47,15 +47,20 @@ export class PgCreditRepository implements CreditRepository {
 export class PgNodeLeases implements NodeLeases {
   constructor(private readonly db: PgDb) {}
 
-  async renew(nodeId: string, now: number, until: number, url: string | null): Promise<void> {
+  async acquire(nodeId: string, epoch: string, now: number, until: number, url: string | null): Promise<void> {
     await this.db.run(
-      'INSERT INTO service_nodes (node_id, lease_until, renewed_at, url) VALUES (?, ?, ?, ?) ON CONFLICT (node_id) DO UPDATE SET lease_until = excluded.lease_until, renewed_at = excluded.renewed_at, url = excluded.url',
-      [nodeId, until, now, url],
+      'INSERT INTO service_nodes (node_id, epoch, lease_until, renewed_at, url) VALUES (?, ?, ?, ?, ?) ON CONFLICT (node_id) DO UPDATE SET epoch = excluded.epoch, lease_until = excluded.lease_until, renewed_at = excluded.renewed_at, url = excluded.url',
+      [nodeId, epoch, until, now, url],
     );
   }
 
-  async release(nodeId: string): Promise<void> {
-    await this.db.run('DELETE FROM service_nodes WHERE node_id = ?', [nodeId]);
+  /** An update, never an insert: a lease taken over stays gone (the row lock orders it with forgetExpired's delete). */
+  async renew(nodeId: string, epoch: string, now: number, until: number, url: string | null): Promise<boolean> {
+    return (await this.db.run('UPDATE service_nodes SET lease_until = ?, renewed_at = ?, url = ? WHERE node_id = ? AND epoch = ?', [until, now, url, nodeId, epoch])) === 1;
+  }
+
+  async release(nodeId: string, epoch: string): Promise<void> {
+    await this.db.run('DELETE FROM service_nodes WHERE node_id = ? AND epoch = ?', [nodeId, epoch]);
   }
 
   async alive(now: number): Promise<string[]> {
