@@ -40,6 +40,7 @@ import { webCallRoutes } from './routes/web-calls.ts';
 import { webPageRoutes } from './routes/web-page.ts';
 import { idempotentRoutes } from './idempotency.ts';
 import { createHttpServer, type HttpServer } from './server.ts';
+import { closeRefusedUpgrades } from './upgrades.ts';
 
 export interface ServiceHttpDeps {
   auth: ApiKeyAuthenticator;
@@ -98,6 +99,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
       socket.terminate();
     },
   });
+  closeRefusedUpgrades(app);
   const forward = { nodeId: calls.nodeId, ownerUrl: (callId: string) => calls.ownerUrl(callId) };
   const peers = forwardToOwners(app, forward);
   idempotentRoutes(app, deps.idempotency, deps.clock);
