@@ -8,6 +8,7 @@ import type { ApiKeyAuthenticator } from '../auth/api-keys.ts';
 import type { Clock } from '../clock.ts';
 import { ApiError } from '../errors.ts';
 import { toApiError } from './errors.ts';
+import { keepReceivedJson } from './forward.ts';
 import { answerClientError, answerFrameworkError, MAX_PATH_PARAMETER_LENGTH } from './framework-errors.ts';
 import { MAX_JSON_DEPTH, tooDeep } from './json-depth.ts';
 import { OpenApiRegistry, type RouteDoc } from './openapi.ts';
@@ -67,6 +68,7 @@ export function createHttpServer(options: HttpOptions): HttpServer {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const deep = tooDeep(body as string);
     if (deep) return done(new ApiError('BAD_REQUEST', `${deep}: nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    keepReceivedJson(request, body as string);
     parseJson(request, body as string, done);
   });
   app.setValidatorCompiler(validatorCompiler);
