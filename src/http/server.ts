@@ -1,6 +1,6 @@
 // The HTTP layer: fastify with zod validation, bearer auth per organization, one error shape.
 // Routes stay thin: validate, call a service, shape the reply.
-import type { ServerOptions } from 'node:http';
+import type { IncomingMessage, ServerOptions } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
@@ -43,6 +43,33 @@ export interface HttpServer {
   /** From now on every request but health checks gets 503. */
   beginShutdown(): void;
   readonly shuttingDown: boolean;
+}
+
+/** How long and how much of an oversized body is read and dropped before its 413 is sent. */
+export const BODY_DRAIN_LIMITS = { ms: 5_000, bytes: 64 * 1024 * 1024 } as const;
+
+/** Resolves once the request's body has all arrived (read and dropped), the request closed, or a limit is reached. */
+export function dropRestOfBody(request: IncomingMessage, limits: { ms: number; bytes: number }): Promise<void> {
+  if (request.complete || request.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let bytes = 0;
+    const done = () => {
+      clearTimeout(timer);
+      request.off('data', count);
+      request.off('end', done);
+      request.off('close', done);
+      resolve();
+    };
+    const count = (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > limits.bytes) done();
+    };
+    const timer = setTimeout(done, limits.ms);
+    request.on('data', count);
+    request.once('end', done);
+    request.once('close', done);
+    request.resume();
+  });
 }
 
 export function createHttpServer(options: HttpOptions): HttpServer {
@@ -114,6 +141,13 @@ export function createHttpServer(options: HttpOptions): HttpServer {
       return reply.code(internal.status).send(internal.toBody());
     }
     if (apiError.status >= 500) request.log.error({ err: error }, apiError.message);
+    if (apiError.code === 'BODY_TOO_LARGE') {
+      // The connection is closed after this answer. Closed while the client still sends, it would
+      // be reset, and a client not reading yet would lose the answer with it: the rest of the body
+      // is read and dropped first (within bounds), so the close comes after all it sent.
+      await dropRestOfBody(request.raw, BODY_DRAIN_LIMITS);
+      reply.header('connection', 'close');
+    }
     return reply.code(apiError.status).headers(apiError.headers).send(apiError.toBody());
   });
 
