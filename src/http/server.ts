@@ -1,7 +1,7 @@
 // The HTTP layer: fastify with zod validation, bearer auth per organization, one error shape.
 // Routes stay thin: validate, call a service, shape the reply.
 import type { IncomingMessage, ServerOptions } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { ApiKeyAuthenticator } from '../auth/api-keys.ts';
@@ -35,6 +35,12 @@ export interface HttpOptions {
   rateWindows: RateWindowStore;
   requestTimeoutMs: number;
   trustProxy: string[] | undefined;
+  /**
+   * Whether a request was passed on by the node it reached first, which counted it against its
+   * organization's limit already (forward.ts): counted again here, a request about a call on
+   * another node would use up the limit twice as fast as one that landed on it.
+   */
+  countedByPeer?: (request: FastifyRequest) => boolean;
 }
 
 export interface HttpServer {
@@ -125,6 +131,7 @@ export function createHttpServer(options: HttpOptions): HttpServer {
       authFailures.failed(request.ip);
       throw error;
     }
+    if (options.countedByPeer?.(request)) return;
     await limiter.take(request.orgId);
   });
 

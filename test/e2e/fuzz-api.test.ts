@@ -471,6 +471,9 @@ describe('fuzz of the JSON API (one service, two organizations)', () => {
 describe('fuzz of the forwarded live-call routes with WORKERS=2 (a request lands on either worker)', () => {
   const KEY_A = 'fuzz-workers-acme-0123456789-0123456789';
   const KEY_B = 'fuzz-workers-globex-0123456789-01234567';
+  const KEY_C = 'fuzz-workers-initech-0123456789-0123456';
+  /** Requests an organization may make a minute: well over what A and B send here. */
+  const PER_MINUTE = runs(25) * 6 + 60;
   const started: ChildProcess[] = [];
   let service: ServiceProcess;
   let web: WebCallClient;
@@ -478,7 +481,7 @@ describe('fuzz of the forwarded live-call routes with WORKERS=2 (a request lands
 
   beforeAll(async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-fuzz-workers-'));
-    service = await startServiceProcess({ dataDir, port: await freePort(), key: KEY_A, env: { WORKERS: '2', API_KEYS: `acme:${KEY_A},globex:${KEY_B}` }, started });
+    service = await startServiceProcess({ dataDir, port: await freePort(), key: KEY_A, env: { WORKERS: '2', API_KEYS: `acme:${KEY_A},globex:${KEY_B},initech:${KEY_C}`, RATE_LIMIT_PER_MINUTE: String(PER_MINUTE) }, started });
     // Both workers listen and hold a lease (each new connection goes to the next worker).
     await vi.waitFor(async () => expect((await queryStore<{ n: number }>({ dataDir }, 'SELECT count(*) AS n FROM service_nodes WHERE url IS NOT NULL'))[0]?.n).toBe(2), { timeout: 30_000, interval: 100 });
     const created = await rawRequest(service.url, { method: 'POST', path: '/v2/web-calls', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' }, body: JSON.stringify({ agent_id: 'demo' }) });
@@ -530,6 +533,18 @@ describe('fuzz of the forwarded live-call routes with WORKERS=2 (a request lands
       { numRuns: runs(25), seed: FUZZ_SEED },
     );
   }, 40_000);
+
+  it('a request passed on to the worker running the call counts once against its organization’s limit, as one that landed there', async () => {
+    const req: RawRequest = { method: 'POST', path: `/v2/calls/${liveCallId}/end`, headers: { authorization: `Bearer ${KEY_C}` } };
+    const statuses: number[] = [];
+    // In tens at once, each on a connection of its own: about half reach the worker not running the call.
+    for (let sent = 0; sent < PER_MINUTE; sent += 10) {
+      const batch = await Promise.all(Array.from({ length: Math.min(10, PER_MINUTE - sent) }, () => rawRequest(service.url, req)));
+      statuses.push(...batch.map((r) => r.status));
+    }
+    expect(statuses.filter((status) => status !== 404)).toEqual([]);
+    expect((await rawRequest(service.url, req)).status).toBe(429);
+  }, 30_000);
 
   it('a bodiless POST (README’s curl -X POST …/end, no body, no content type) is answered as the worker running the call answers it, from either worker', async () => {
     const bare = (key: string, route: string): RawRequest => ({ method: 'POST', path: `/v2/calls/${liveCallId}/${route}`, headers: { authorization: `Bearer ${key}` } });
