@@ -59,10 +59,23 @@ function headersFor(request: FastifyRequest, deps: ForwardDeps): Record<string, 
   return headers;
 }
 
-/** The parsed body as it came: JSON, or a carrier's form. */
+const receivedJson = new WeakMap<FastifyRequest, string>();
+
+/** Called by the JSON parser: the body is passed on as the client sent it, not as this node re-serialised it. */
+export function keepReceivedJson(request: FastifyRequest, text: string): void {
+  receivedJson.set(request, text);
+}
+
+/**
+ * The body as it came, so the owner answers what it would have answered had the request reached it
+ * first: none when the client sent none (a body without a content type is 415 there), the JSON text
+ * as received, or a carrier's form.
+ */
 function bodyOf(request: FastifyRequest): string | undefined {
-  if (request.method === 'GET' || request.method === 'DELETE' || request.body === undefined) return undefined;
-  const type = request.headers['content-type'] ?? '';
+  const type = request.headers['content-type'];
+  if (request.method === 'GET' || request.method === 'HEAD' || type === undefined || request.body === undefined) return undefined;
+  const json = receivedJson.get(request);
+  if (json !== undefined) return json;
   if (type.startsWith('application/x-www-form-urlencoded')) return new URLSearchParams(request.body as Record<string, string>).toString();
   return JSON.stringify(request.body);
 }

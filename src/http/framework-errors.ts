@@ -5,17 +5,20 @@ import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode } from '../errors.ts';
+import { closeAfterAnswer } from './upgrades.ts';
 
 /** The router's limit on one path parameter: the longest id any schema accepts. */
 export const MAX_PATH_PARAMETER_LENGTH = 200;
 
-export function answerFrameworkError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const apiError =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
       ? new ApiError('BAD_REQUEST', `a path parameter is longer than ${MAX_PATH_PARAMETER_LENGTH} characters`)
       : error.code === 'FST_ERR_BAD_URL'
         ? new ApiError('BAD_REQUEST', 'the URL is malformed (an invalid percent-encoding)')
         : new ApiError('BAD_REQUEST', error.message);
+  // No route's hooks run for these: an upgrade request's socket is closed from here.
+  closeAfterAnswer(request.raw, reply.raw);
   void reply.code(apiError.status).send(apiError.toBody());
 }
 

@@ -1,13 +1,14 @@
 // The HTTP layer: fastify with zod validation, bearer auth per organization, one error shape.
 // Routes stay thin: validate, call a service, shape the reply.
-import type { ServerOptions } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { IncomingMessage, ServerOptions } from 'node:http';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
 import type { ApiKeyAuthenticator } from '../auth/api-keys.ts';
 import type { Clock } from '../clock.ts';
 import { ApiError } from '../errors.ts';
 import { toApiError } from './errors.ts';
+import { keepReceivedJson } from './forward.ts';
 import { answerClientError, answerFrameworkError, MAX_PATH_PARAMETER_LENGTH } from './framework-errors.ts';
 import { MAX_JSON_DEPTH, tooDeep } from './json-depth.ts';
 import { OpenApiRegistry, type RouteDoc } from './openapi.ts';
@@ -34,6 +35,12 @@ export interface HttpOptions {
   rateWindows: RateWindowStore;
   requestTimeoutMs: number;
   trustProxy: string[] | undefined;
+  /**
+   * Whether a request was passed on by the node it reached first, which counted it against its
+   * organization's limit already (forward.ts): counted again here, a request about a call on
+   * another node would use up the limit twice as fast as one that landed on it.
+   */
+  countedByPeer?: (request: FastifyRequest) => boolean;
 }
 
 export interface HttpServer {
@@ -42,6 +49,33 @@ export interface HttpServer {
   /** From now on every request but health checks gets 503. */
   beginShutdown(): void;
   readonly shuttingDown: boolean;
+}
+
+/** How long and how much of an oversized body is read and dropped before its 413 is sent. */
+export const BODY_DRAIN_LIMITS = { ms: 5_000, bytes: 64 * 1024 * 1024 } as const;
+
+/** Resolves once the request's body has all arrived (read and dropped), the request closed, or a limit is reached. */
+export function dropRestOfBody(request: IncomingMessage, limits: { ms: number; bytes: number }): Promise<void> {
+  if (request.complete || request.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let bytes = 0;
+    const done = () => {
+      clearTimeout(timer);
+      request.off('data', count);
+      request.off('end', done);
+      request.off('close', done);
+      resolve();
+    };
+    const count = (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > limits.bytes) done();
+    };
+    const timer = setTimeout(done, limits.ms);
+    request.on('data', count);
+    request.once('end', done);
+    request.once('close', done);
+    request.resume();
+  });
 }
 
 export function createHttpServer(options: HttpOptions): HttpServer {
@@ -67,6 +101,7 @@ export function createHttpServer(options: HttpOptions): HttpServer {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const deep = tooDeep(body as string);
     if (deep) return done(new ApiError('BAD_REQUEST', `${deep}: nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    keepReceivedJson(request, body as string);
     parseJson(request, body as string, done);
   });
   app.setValidatorCompiler(validatorCompiler);
@@ -96,6 +131,7 @@ export function createHttpServer(options: HttpOptions): HttpServer {
       authFailures.failed(request.ip);
       throw error;
     }
+    if (options.countedByPeer?.(request)) return;
     await limiter.take(request.orgId);
   });
 
@@ -112,6 +148,13 @@ export function createHttpServer(options: HttpOptions): HttpServer {
       return reply.code(internal.status).send(internal.toBody());
     }
     if (apiError.status >= 500) request.log.error({ err: error }, apiError.message);
+    if (apiError.code === 'BODY_TOO_LARGE') {
+      // The connection is closed after this answer. Closed while the client still sends, it would
+      // be reset, and a client not reading yet would lose the answer with it: the rest of the body
+      // is read and dropped first (within bounds), so the close comes after all it sent.
+      await dropRestOfBody(request.raw, BODY_DRAIN_LIMITS);
+      reply.header('connection', 'close');
+    }
     return reply.code(apiError.status).headers(apiError.headers).send(apiError.toBody());
   });
 

@@ -1,6 +1,6 @@
 // The http room, built from config: the fastify server with the JSON API, the carriers' webhooks,
 // the media WebSockets, the demo peer and the browser call page.
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import fastifyWebsocket from '@fastify/websocket';
 import type { Logger } from 'pino';
 import type { AgentTestService } from '../agent-tests/service.ts';
@@ -24,7 +24,7 @@ import { twilioMediaRoute } from '../transports/twilio/route.ts';
 import { webMediaRoute } from '../transports/web/route.ts';
 import { WebCallTokens } from '../transports/web/tokens.ts';
 import type { WebCallTokenRepository } from '../calls/web-tokens.ts';
-import { forwardToOwners } from './forward.ts';
+import { FORWARDED_BY_HEADER, forwardToOwners } from './forward.ts';
 import type { ServiceMetrics } from '../metrics/metrics.ts';
 import { agentTestRoutes } from './routes/agent-tests.ts';
 import { agentRoutes } from './routes/agents.ts';
@@ -40,6 +40,7 @@ import { webCallRoutes } from './routes/web-calls.ts';
 import { webPageRoutes } from './routes/web-page.ts';
 import { idempotentRoutes } from './idempotency.ts';
 import { createHttpServer, type HttpServer } from './server.ts';
+import { closeRefusedUpgrades } from './upgrades.ts';
 
 export interface ServiceHttpDeps {
   auth: ApiKeyAuthenticator;
@@ -76,6 +77,8 @@ export interface ServiceHttp extends Pick<HttpServer, 'app' | 'beginShutdown' | 
 
 export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): Promise<ServiceHttp> {
   const { calls, logger, publicUrl } = deps;
+  /** Connections that came in through the peer listener (other nodes of this service). */
+  const peerSockets = new WeakSet<Socket>();
   const http = createHttpServer({
     logger,
     auth: deps.auth,
@@ -85,6 +88,8 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     rateWindows: deps.rateWindows,
     requestTimeoutMs: config.requestTimeoutMs,
     trustProxy: config.trustProxy,
+    // Only a connection to the peer listener is a peer's: the header alone anyone could send.
+    countedByPeer: (request) => request.headers[FORWARDED_BY_HEADER] !== undefined && peerSockets.has(request.raw.socket),
   });
   const { app } = http;
   await app.register(fastifyWebsocket, {
@@ -98,6 +103,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
       socket.terminate();
     },
   });
+  closeRefusedUpgrades(app);
   const forward = { nodeId: calls.nodeId, ownerUrl: (callId: string) => calls.ownerUrl(callId) };
   const peers = forwardToOwners(app, forward);
   idempotentRoutes(app, deps.idempotency, deps.clock);
@@ -162,7 +168,10 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     },
     async listen() {
       const address = await app.listen({ port: config.port, host: config.host });
-      const peer = createServer((socket) => app.server.emit('connection', socket));
+      const peer = createServer((socket) => {
+        peerSockets.add(socket);
+        app.server.emit('connection', socket);
+      });
       peerServer = peer;
       await new Promise<void>((resolve, reject) => {
         peer.once('error', reject);

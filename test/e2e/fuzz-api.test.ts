@@ -2,11 +2,18 @@
 // "Safe to expose" issue): random and mutated bodies, paths, methods and headers never get a
 // 5xx, every refusal is the one error shape, the process keeps serving, and one organization
 // never sees or changes another's agents, calls, campaigns or batches.
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
 import { errorBodyProblem, FUZZ_SEED, runs, headerValueArb, jsonArb, leaked, mutate, mutationArb, rawRequest, type Json, type RawRequest, type RawResponse } from '../helpers/fuzz.ts';
+import { freePort } from '../helpers/net.ts';
+import { queryStore, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { WebCallClient } from '../helpers/web-client.ts';
 
 // The service's clock runs ahead by `skew`: the fuzz sends many bad keys on purpose, and the
 // per-address limit on failed authentications (20 a minute, then 429 for every request, right
@@ -453,5 +460,105 @@ describe('fuzz of the JSON API (one service, two organizations)', () => {
       }),
       { numRuns: runs(60), seed: FUZZ_SEED },
     );
+  }, 20_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// WORKERS=2: two service processes on one port. A request about a live call is passed on by the
+// worker it reaches to the worker running the call, and must be answered exactly as that worker
+// answers it first-hand: with or without a body, for the call's organization and for another.
+
+describe('fuzz of the forwarded live-call routes with WORKERS=2 (a request lands on either worker)', () => {
+  const KEY_A = 'fuzz-workers-acme-0123456789-0123456789';
+  const KEY_B = 'fuzz-workers-globex-0123456789-01234567';
+  const KEY_C = 'fuzz-workers-initech-0123456789-0123456';
+  /** Requests an organization may make a minute: well over what A and B send here. */
+  const PER_MINUTE = runs(25) * 6 + 60;
+  const started: ChildProcess[] = [];
+  let service: ServiceProcess;
+  let web: WebCallClient;
+  let liveCallId = '';
+
+  beforeAll(async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-fuzz-workers-'));
+    service = await startServiceProcess({ dataDir, port: await freePort(), key: KEY_A, env: { WORKERS: '2', API_KEYS: `acme:${KEY_A},globex:${KEY_B},initech:${KEY_C}`, RATE_LIMIT_PER_MINUTE: String(PER_MINUTE) }, started });
+    // Both workers listen and hold a lease (each new connection goes to the next worker).
+    await vi.waitFor(async () => expect((await queryStore<{ n: number }>({ dataDir }, 'SELECT count(*) AS n FROM service_nodes WHERE url IS NOT NULL'))[0]?.n).toBe(2), { timeout: 30_000, interval: 100 });
+    const created = await rawRequest(service.url, { method: 'POST', path: '/v2/web-calls', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' }, body: JSON.stringify({ agent_id: 'demo' }) });
+    expect(created.status, created.text).toBe(201);
+    const { call_id, websocket_url, access_token } = JSON.parse(created.text) as { call_id: string; websocket_url: string; access_token: string };
+    liveCallId = call_id;
+    web = new WebCallClient(websocket_url);
+    await web.opened;
+    web.send({ type: 'start', access_token });
+    await web.waitFor((e) => e.type === 'call_started', 20_000);
+  }, 60_000);
+
+  afterAll(() => {
+    web?.send({ type: 'hangup' });
+    for (const child of started.splice(0)) child.kill('SIGKILL');
+  });
+
+  /** The same request twice, each on a connection of its own: the cluster hands them to the two workers by turns. */
+  const onBothWorkers = async (req: RawRequest): Promise<[RawResponse, RawResponse]> => [await rawRequest(service.url, req), await rawRequest(service.url, req)];
+
+  it('any body or none, any content type, from the call’s organization or another, on a live call’s control routes gets the same answer from either worker, never a 5xx, and the error shape on a 4xx', async () => {
+    const bodyArb = fc.oneof(
+      fc.constant<{ type?: string; body?: string }>({}),
+      fc.record({ type: fc.constant('application/json'), body: fc.oneof(fc.constant('{"text":"One moment."}'), fc.constant('{"content":"a note"}'), jsonArb.map((j) => JSON.stringify(j))) }),
+      fc.record({ type: fc.constantFrom('text/plain', 'application/x-www-form-urlencoded'), body: fc.constantFrom('text=hi', 'x') }),
+    );
+    const arb = fc.record({
+      org: fc.constantFrom('A', 'B'),
+      route: fc.constantFrom('say', 'context', 'end'),
+      body: bodyArb,
+    });
+    await fc.assert(
+      fc.asyncProperty(arb, async ({ org, route, body }) => {
+        // The call's own organization may not end it: the next runs need it under way.
+        fc.pre(!(org === 'A' && route === 'end'));
+        const headers: Record<string, string> = { authorization: `Bearer ${org === 'A' ? KEY_A : KEY_B}` };
+        if (body.type) headers['content-type'] = body.type;
+        const req: RawRequest = { method: 'POST', path: `/v2/calls/${liveCallId}/${route}`, headers, body: body.body };
+        const [first, second] = await onBothWorkers(req);
+        for (const res of [first, second]) checkAnswer(req, res);
+        expect({ status: second.status, text: second.text }, `${org} ${route} ${JSON.stringify(body)}`).toEqual({ status: first.status, text: first.text });
+        // Another organization never learns the call exists: its answer is the one for an id no call has.
+        if (org === 'B') {
+          const ghostId = `call_${'0'.repeat(liveCallId.length - 5)}`;
+          const ghost = await rawRequest(service.url, { ...req, path: req.path.replace(liveCallId, ghostId) });
+          expect({ status: first.status, text: first.text.replaceAll(liveCallId, 'ID') }).toEqual({ status: ghost.status, text: ghost.text.replaceAll(ghostId, 'ID') });
+        }
+      }),
+      { numRuns: runs(25), seed: FUZZ_SEED },
+    );
+  }, 40_000);
+
+  it('a request passed on to the worker running the call counts once against its organization’s limit, as one that landed there', async () => {
+    const req: RawRequest = { method: 'POST', path: `/v2/calls/${liveCallId}/end`, headers: { authorization: `Bearer ${KEY_C}` } };
+    const statuses: number[] = [];
+    // In tens at once, each on a connection of its own: about half reach the worker not running the call.
+    for (let sent = 0; sent < PER_MINUTE; sent += 10) {
+      const batch = await Promise.all(Array.from({ length: Math.min(10, PER_MINUTE - sent) }, () => rawRequest(service.url, req)));
+      statuses.push(...batch.map((r) => r.status));
+    }
+    expect(statuses.filter((status) => status !== 404)).toEqual([]);
+    expect((await rawRequest(service.url, req)).status).toBe(429);
+  }, 30_000);
+
+  it('a bodiless POST (README’s curl -X POST …/end, no body, no content type) is answered as the worker running the call answers it, from either worker', async () => {
+    const bare = (key: string, route: string): RawRequest => ({ method: 'POST', path: `/v2/calls/${liveCallId}/${route}`, headers: { authorization: `Bearer ${key}` } });
+    // Another organization: 404 from both, as for an id that does not exist.
+    const [b1, b2] = await onBothWorkers(bare(KEY_B, 'end'));
+    expect([b1.status, b2.status]).toEqual([404, 404]);
+    expect(b2.text).toBe(b1.text);
+    // A route that needs a body: the same 400 naming the field, from both.
+    const [say1, say2] = await onBothWorkers(bare(KEY_A, 'say'));
+    expect([say1.status, say2.status], say1.text).toEqual([400, 400]);
+    expect(say2.text).toBe(say1.text);
+    // A route that needs none ends the call, whichever worker the request reached.
+    const end = await rawRequest(service.url, bare(KEY_A, 'end'));
+    expect(end.status, end.text).toBe(202);
+    await web.closed;
   }, 20_000);
 });

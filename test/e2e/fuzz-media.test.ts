@@ -4,13 +4,19 @@
 // answered within a bound, the process keeps serving with no error logged, and no mutated secret,
 // token or other organization's call id ever opens a call's stream.
 import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
 import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
 import { parseTwilioMessage } from '../../src/transports/twilio/protocol.ts';
 import { FUZZ_SEED, rawRequest, runs } from '../helpers/fuzz.ts';
+import { freePort } from '../helpers/net.ts';
+import { queryStore, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { startTestService, TEST_TWILIO_TOKEN, type TestService } from '../helpers/service.ts';
 
 let t: TestService;
@@ -109,8 +115,8 @@ const twilioBeforeStart = (frame: Frame) => refusalOf(frame, (t) => parseTwilioM
 // The service, its calls and what it logs.
 
 /** Twilio's voice webhook for `to`, signed; the call_id and secret its TwiML hands the stream. */
-async function registerPhoneCall(to: string): Promise<{ callId: string; secret: string }> {
-  const url = `${t.url}/telephony/twilio/voice`;
+async function registerPhoneCall(to: string, base = t.url): Promise<{ callId: string; secret: string }> {
+  const url = `${base}/telephony/twilio/voice`;
   const params = { CallSid: `CA${randomBytes(16).toString('hex')}`, From: '+14155550100', To: to, AccountSid: `AC${'0'.repeat(32)}` };
   const res = await fetch(url, {
     method: 'POST',
@@ -542,4 +548,84 @@ describe('fuzz of the media protocols (one service, two organizations)', () => {
       { numRuns: runs(20), seed: FUZZ_SEED },
     );
   }, 30_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// WORKERS=2: two service processes on one port. A call is registered by the worker its webhook or
+// POST reached, and its media socket lands on either: a wrong secret or token is refused alike
+// by both, and the right one still opens the call whichever worker its socket reached.
+
+describe('fuzz of the media refusals with WORKERS=2 (a socket lands on either worker)', () => {
+  const KEY_A = 'fuzz-media-workers-acme-0123456789-012345';
+  const KEY_B = 'fuzz-media-workers-globex-0123456789-0123';
+  const started: ChildProcess[] = [];
+  let service: ServiceProcess;
+  let phone: { a: { callId: string; secret: string }; b: { callId: string; secret: string } };
+  let web: { a: { callId: string; token: string }; b: { callId: string; token: string } };
+
+  const as = (key: string, method: string, path: string, body?: unknown) =>
+    rawRequest(service.url, { method, path, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const statusOf = async (key: string, callId: string) => (JSON.parse((await as(key, 'GET', `/v2/calls/${callId}`)).text) as { call_status: string }).call_status;
+
+  beforeAll(async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-fuzz-media-workers-'));
+    service = await startServiceProcess({ dataDir, port: await freePort(), key: KEY_A, env: { WORKERS: '2', API_KEYS: `acme:${KEY_A},globex:${KEY_B}`, STREAM_CONNECT_TIMEOUT_MS: '600000' }, started });
+    await vi.waitFor(async () => expect((await queryStore<{ n: number }>({ dataDir }, 'SELECT count(*) AS n FROM service_nodes WHERE url IS NOT NULL'))[0]?.n).toBe(2), { timeout: 30_000, interval: 100 });
+    const demo = JSON.parse((await as(KEY_A, 'GET', '/v2/agents/demo')).text) as Record<string, unknown>;
+    const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
+    for (const [key, id, number] of [[KEY_A, 'acme-phone', '+15550191001'], [KEY_B, 'globex-phone', '+15550191002']] as const) {
+      const res = await as(key, 'POST', '/v2/agents', { ...config, begin_message: '', agent_id: id, inbound_numbers: [number] });
+      expect(res.status, res.text).toBe(201);
+    }
+    phone = { a: await registerPhoneCall('+15550191001', service.url), b: await registerPhoneCall('+15550191002', service.url) };
+    const webCall = async (key: string, agentId: string) => {
+      const res = await as(key, 'POST', '/v2/web-calls', { agent_id: agentId });
+      expect(res.status, res.text).toBe(201);
+      const body = JSON.parse(res.text) as { call_id: string; access_token: string };
+      return { callId: body.call_id, token: body.access_token };
+    };
+    web = { a: await webCall(KEY_A, 'acme-phone'), b: await webCall(KEY_B, 'globex-phone') };
+  }, 60_000);
+
+  afterAll(() => {
+    for (const child of started.splice(0)) child.kill('SIGKILL');
+  });
+
+  it('a start with a mutated or the other organization’s secret, call id or token is closed with 1008 within 2 s by either worker and opens no call; the exact ones then open theirs', async () => {
+    const base = () => service.url.replace(/^http/, 'ws');
+    const attempt = fc.oneof(
+      mutatedArb(phone.a.secret).map((secret) => ({ route: 'twilio' as const, params: { call_id: phone.a.callId, secret } })),
+      mutatedArb(phone.a.callId).map((call_id) => ({ route: 'twilio' as const, params: { call_id, secret: phone.a.secret } })),
+      fc.constantFrom({ call_id: phone.a.callId, secret: phone.b.secret }, { call_id: phone.b.callId, secret: phone.a.secret }).map((params) => ({ route: 'twilio' as const, params })),
+      mutatedArb(web.a.token).map((token) => ({ route: 'web' as const, token })),
+      fc.constantFrom(phone.a.secret, web.a.callId, KEY_A).map((token) => ({ route: 'web' as const, token })),
+    );
+    await fc.assert(
+      fc.asyncProperty(attempt, async (a) => {
+        const probe = new Probe(`${base()}/media/${a.route}`);
+        try {
+          await probe.opened;
+          probe.send(text(a.route === 'twilio' ? twilioStart(a.params) : JSON.stringify({ type: 'start', access_token: a.token })));
+          const code = await probe.closedWithin(2_000);
+          expect(code, `closed with ${code} (${probe.closeReason})`).toBe(1008);
+          expect(probe.closeReason).toBe(a.route === 'twilio' ? 'unknown call or wrong secret' : 'invalid access token');
+          expect(probe.binaryFrames).toBe(0);
+        } finally {
+          probe.terminate();
+        }
+      }),
+      { numRuns: runs(30), seed: FUZZ_SEED },
+    );
+    for (const [key, callId] of [[KEY_A, phone.a.callId], [KEY_B, phone.b.callId], [KEY_A, web.a.callId], [KEY_B, web.b.callId]] as const) expect(await statusOf(key, callId)).toBe('registered');
+    // The exact pair and token open their calls.
+    const twilio = new Probe(`${base()}/media/twilio`);
+    const browser = new Probe(`${base()}/media/web`);
+    await Promise.all([twilio.opened, browser.opened]);
+    twilio.send(text(twilioStart({ call_id: phone.a.callId, secret: phone.a.secret })));
+    browser.send(text(JSON.stringify({ type: 'start', access_token: web.b.token })));
+    await vi.waitFor(async () => expect([await statusOf(KEY_A, phone.a.callId), await statusOf(KEY_B, web.b.callId)]).toEqual(['ongoing', 'ongoing']), { timeout: 10_000, interval: 100 });
+    twilio.send(text('{"event":"stop"}'));
+    browser.send(text('{"type":"hangup"}'));
+    expect(await Promise.all([twilio.closedWithin(5_000), browser.closedWithin(5_000)])).toEqual([1000, 1000]);
+  }, 40_000);
 });
