@@ -17,7 +17,14 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // The session's event tables name their owner (`const s = this`) on purpose: handlers read as "s does".
+      '@typescript-eslint/no-this-alias': 'off',
       'max-len': ['error', { code: 120, ignoreUrls: true, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true }],
     },
+  },
+  {
+    // Fakes in tests: a voice that fails before its first chunk is a generator with no yield.
+    files: ['test/**/*.ts'],
+    rules: { 'require-yield': 'off' },
   },
 );

@@ -180,7 +180,9 @@ for (const noise of noises) {
     let hit = 0;
     let total = 0;
     labels.forEach((l, i) => {
-      if (l) (total++, frames[i + shiftFrames] && hit++);
+      if (!l) return;
+      total++;
+      if (frames[i + shiftFrames]) hit++;
     });
     return pct(hit / total);
   };

@@ -313,7 +313,9 @@ async function vadRows(): Promise<void> {
       const labels = energyLabels(signal, rate);
       const detected = framesInSegments(await timed(signal), labels.length);
       labels.forEach((s, i) => {
-        if (s) (speech++, detected[i] && found++);
+        if (!s) return;
+        speech++;
+        if (detected[i]) found++;
       });
     }
     let music = 0;

@@ -159,7 +159,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function runCall(url: string, number: string, turns: Turn[]): Promise<{ callId: string; results: TurnResult[] }> {
   const { caller, callId } = await placeInboundCall(url, number, undefined, { history: false });
   let lastAgentFrame = 0;
-  let firstAgentFrameSince = (since: number) => (lastAgentFrame >= since ? lastAgentFrame : 0);
   const arrivals: number[] = [];
   caller.on('message', (m) => {
     if (m.event === 'media') {
@@ -167,7 +166,7 @@ async function runCall(url: string, number: string, turns: Turn[]): Promise<{ ca
       arrivals.push(lastAgentFrame);
     }
   });
-  firstAgentFrameSince = (since) => arrivals.find((a) => a >= since) ?? 0;
+  const firstAgentFrameSince = (since: number) => arrivals.find((a) => a >= since) ?? 0;
   const quiet = async (ms: number, timeoutMs = 20_000) => {
     const started = performance.now();
     while (performance.now() - Math.max(lastAgentFrame, started) < ms && performance.now() - started < timeoutMs) await sleep(20);

@@ -32,7 +32,7 @@ async function api(args: z.infer<typeof ArgsSchema>, method: string, path: strin
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
-  let json: unknown = null;
+  let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {

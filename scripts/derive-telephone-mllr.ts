@@ -50,7 +50,7 @@ function tool(cmd: string, args: string[], log: string): void {
   } catch (err) {
     const e = err as { stdout?: Buffer; stderr?: Buffer };
     writeFileSync(log, Buffer.concat([e.stdout ?? Buffer.alloc(0), e.stderr ?? Buffer.alloc(0)]));
-    throw new Error(`${cmd} failed, log in ${log}`);
+    throw new Error(`${cmd} failed, log in ${log}`, { cause: err });
   }
 }
 

@@ -154,7 +154,7 @@ async function build(): Promise<void> {
       if (!role || !actor || seen.has(part.voice) || !archive.entries.has(`${part.voice}.SB`)) continue;
       seen.add(part.voice);
       // Letters and plain punctuation only: no stage directions or game symbols in the reference.
-      if (!/^[A-Za-z0-9 ,.'!?\-]+$/.test(part.text)) continue;
+      if (!/^[A-Za-z0-9 ,.'!?-]+$/.test(part.text)) continue;
       const words = normalizeWords(part.text).length;
       if (words < SELECTION.minWords || words > SELECTION.maxWords) continue;
       candidates.set(actor, [...(candidates.get(actor) ?? []), { id: part.voice, role, text: part.text }]);

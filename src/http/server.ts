@@ -102,7 +102,7 @@ export function createHttpServer(options: HttpOptions): HttpServer {
     const deep = tooDeep(body as string);
     if (deep) return done(new ApiError('BAD_REQUEST', `${deep}: nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     keepReceivedJson(request, body as string);
-    parseJson(request, body as string, done);
+    void parseJson(request, body as string, done);
   });
   app.setValidatorCompiler(validatorCompiler);
   // Response schemas exist for the OpenAPI document; replies are plain JSON.

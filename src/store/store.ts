@@ -83,7 +83,9 @@ function privateDatabaseFile(dataDir: string): string {
   // A directory the operator made for another owner keeps its mode: the service cannot change it.
   try {
     chmodSync(dataDir, 0o700);
-  } catch {}
+  } catch {
+    // not ours to change
+  }
   const file = join(dataDir, 'voicecall.db');
   if (existsSync(file)) chmodSync(file, 0o600);
   else closeSync(openSync(file, 'a', 0o600));

@@ -35,16 +35,16 @@ export async function oggOpusRecording(path: string): Promise<Readable> {
   if (!(OPUS_RATES as readonly number[]).includes(layout.rate)) throw new AudioError('AUDIO_UNSUPPORTED_RATE', `a ${layout.rate} Hz recording cannot be Opus`);
   if (!opusAvailable()) throw new AudioError('AUDIO_OPUS_UNAVAILABLE', 'the Opus addon (@discordjs/opus) did not load');
   const release = await turn();
-  let worker: Worker | undefined;
   const out = new Readable({
     read() {},
     destroy(error, callback) {
       release();
-      void worker?.terminate();
+      // Set up below before anything can destroy the stream.
+      void worker.terminate();
       callback(error);
     },
   });
-  worker = new Worker(new URL('./recording-worker-entry.mjs', import.meta.url), { workerData: { path, rate: layout.rate, frames: layout.frames } });
+  const worker = new Worker(new URL('./recording-worker-entry.mjs', import.meta.url), { workerData: { path, rate: layout.rate, frames: layout.frames } });
   worker.on('message', (message: FromOggWorker) => {
     if (message.type === 'bytes') out.push(Buffer.from(message.bytes.buffer, message.bytes.byteOffset, message.bytes.byteLength));
     else if (message.type === 'done') {

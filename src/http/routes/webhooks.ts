@@ -5,7 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import { refuseUrlFields, urlFieldsOf } from '../../schema-fields.ts';
-import { ApiError, notFound } from '../../errors.ts';
+import { notFound } from '../../errors.ts';
 import { WEBHOOK_EVENTS } from '../../webhooks/events.ts';
 import { DELIVERY_STATUSES, type WebhookRepository, type WebhookSettings } from '../../webhooks/repository.ts';
 import { ErrorBodySchema } from '../schemas.ts';
