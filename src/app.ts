@@ -17,7 +17,7 @@ import { createCampaigns } from './campaigns/campaigns.ts';
 import type { CampaignScheduler } from './campaigns/scheduler.ts';
 import { createCarriers } from './carriers/carriers.ts';
 import type { CallOutcomes } from './carriers/outcomes.ts';
-import { mediaStreamUrl } from './carriers/twiml.ts';
+import { mediaStreamUrl } from './carriers/twilio/twiml.ts';
 import { cryptoRandomHex, systemClock, type Clock, type RandomHex } from './clock.ts';
 import type { Config } from './config.ts';
 import { createServiceHttp } from './http/service-http.ts';

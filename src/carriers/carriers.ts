@@ -15,7 +15,7 @@ import { CallOutcomes } from './outcomes.ts';
 import { parseSimNumbers } from './sim/numbers.ts';
 import { loadSimScript, type SimScript } from './sim/script.ts';
 import { SimDialer } from './sim/sim-dialer.ts';
-import { TwilioDialer } from './twilio-dialer.ts';
+import { TwilioDialer } from './twilio/dialer.ts';
 
 /** What runs until a carrier is configured: the call ends at once, with a reason a person can act on. */
 export class NoCarrierDialer implements Dialer {

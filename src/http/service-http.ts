@@ -15,16 +15,16 @@ import type { CallOutcomes } from '../carriers/outcomes.ts';
 import type { Clock, RandomHex } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { demoRoutes } from '../demo/routes.ts';
-import { twilioVoiceRoutes } from '../telephony/twilio-voice.ts';
+import { twilioVoiceRoutes } from '../carriers/twilio/voice-webhook.ts';
 import type { IdempotencyStore } from '../store/idempotency.ts';
 import type { RateWindowStore } from '../store/rate-windows.ts';
 import type { Timers } from '../timers.ts';
-import { PendingStreams } from '../transports/pending-streams.ts';
-import { twilioMediaRoute } from '../transports/twilio/route.ts';
+import { PendingStreams } from '../carriers/pending-streams.ts';
+import { twilioMediaRoute } from '../carriers/twilio/media-route.ts';
 import { webMediaRoute } from '../transports/web/route.ts';
 import { WebCallTokens } from '../transports/web/tokens.ts';
 import type { WebCallTokenRepository } from '../calls/web-tokens.ts';
-import { forwardToOwners } from './forward.ts';
+import { callOfRequest, forwardToOwners } from './forward.ts';
 import type { ServiceMetrics } from '../metrics/metrics.ts';
 import { agentTestRoutes } from './routes/agent-tests.ts';
 import { agentRoutes } from './routes/agents.ts';
@@ -35,7 +35,7 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import type { WebhookRepository } from '../webhooks/repository.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { systemRoutes } from './routes/system.ts';
-import { twilioStatusRoutes } from './routes/twilio-status.ts';
+import { twilioStatusRoutes } from '../carriers/twilio/status-webhooks.ts';
 import { webCallRoutes } from './routes/web-calls.ts';
 import { webPageRoutes } from './routes/web-page.ts';
 import { idempotentRoutes } from './idempotency.ts';
@@ -119,7 +119,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   webhookRoutes(app, { repo: deps.webhooks, clock: deps.clock, refusal: deps.egressRefusal });
   const signing = { authToken: config.twilioAuthToken, required: config.twilioSignature === 'on' };
   if (!signing.authToken && !signing.required) logger.warn('TWILIO_SIGNATURE=off: carrier webhooks are accepted unsigned; anyone who reaches this port can start and end calls');
-  twilioStatusRoutes(app, { outcomes: deps.outcomes, carrierCalls: deps.carrierCalls, signing, publicUrl });
+  twilioStatusRoutes(app, { outcomes: deps.outcomes, carrierCalls: deps.carrierCalls, signing, publicUrl, callOf: callOfRequest });
 
   const tokens = new WebCallTokens(deps.webCallTokens, deps.timers, ({ orgId, callId }) =>
     calls.service.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'The browser never opened the call within 60 seconds.'),

@@ -8,8 +8,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
-import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
-import { parseTwilioMessage } from '../../src/transports/twilio/protocol.ts';
+import { twilioSignature } from '../../src/carriers/twilio/signature.ts';
+import { parseTwilioMessage } from '../../src/carriers/twilio/media-protocol.ts';
 import { FUZZ_SEED, rawRequest, runs } from '../helpers/fuzz.ts';
 import { startTestService, TEST_TWILIO_TOKEN, type TestService } from '../helpers/service.ts';
 

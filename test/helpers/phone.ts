@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { muLawEncode } from '../../src/audio/g711.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
 import { TwilioStreamCaller, type TwilioStreamOptions } from '../../src/carriers/sim/twilio-stream.ts';
-import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
+import { twilioSignature } from '../../src/carriers/twilio/signature.ts';
 import { TEST_TWILIO_TOKEN, toolAnswered, type TestService } from './service.ts';
 
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
