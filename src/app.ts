@@ -109,7 +109,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const agents = new AgentService(store.agents, clock, (url) => outbound.policy.literalRefusal(url));
   const carriers = await createCarriers(config, {
     publicUrl,
-    mediaUrl: () => mediaStreamUrl(address.peer),
+    peerUrl: () => address.peer,
     carrierCalls: store.carrierCalls,
     clock,
     logger,
@@ -162,6 +162,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     campaigns: campaigns.service,
     agentTests,
     outcomes,
+    carriers,
     carrierCalls: store.carrierCalls,
     idempotency: store.idempotency,
     rateWindows: store.rateWindows,

@@ -7,18 +7,9 @@ import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import type { CallService } from '../../calls/service.ts';
 import type { AgentRepository } from '../../agents/repository.ts';
+import type { CarrierAnswers } from '../carrier.ts';
 import { addFormParser, verifyTwilioRequest, type WebhookSignature } from './form-webhook.ts';
 import { connectStreamTwiml, sayAndHangUpTwiml } from './twiml.ts';
-
-/**
- * Where the first answer to each CallSid is kept, so a webhook sent again gets it again (the
- * store's idempotency keys implement it; declared here so carriers need nothing from the store).
- */
-export interface CarrierAnswers {
-  claim(namespace: string, key: string, fingerprint: string, now: number): Promise<{ kind: 'claimed' } | { kind: 'replay'; answer: { body: string } } | { kind: 'mismatch' } | { kind: 'in_progress' }>;
-  finish(namespace: string, key: string, answer: { status: number; body: string }): Promise<void>;
-  release(namespace: string, key: string): Promise<void>;
-}
 
 /** Not a valid organization id, so carrier answers never share keys with an organization's. */
 const CARRIER_NAMESPACE = '~twilio';
