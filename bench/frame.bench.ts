@@ -8,7 +8,7 @@ import { CarrierAudioIn, CarrierAudioOut } from '../src/audio/telephony.ts';
 import { muLawEncode } from '../src/audio/g711.ts';
 import { CallSession } from '../src/call/session.ts';
 import { ManualTimers } from '../src/timers.ts';
-import { parseTwilioMessage, TWILIO_MEDIA_SUFFIX, twilioMedia, twilioMediaPrefix } from '../src/transports/twilio/protocol.ts';
+import { parseTwilioMessage, TWILIO_MEDIA_SUFFIX, twilioMedia, twilioMediaPrefix } from '../src/carriers/twilio/media-protocol.ts';
 import { EnergyVad, FakeTransport, ScriptedStt, SPEECH, engines, frame, settle, silentLog } from '../test/helpers/session-fakes.ts';
 import { taskRows } from './report.ts';
 

@@ -17,7 +17,7 @@ import { createCampaigns } from './campaigns/campaigns.ts';
 import type { CampaignScheduler } from './campaigns/scheduler.ts';
 import { createCarriers } from './carriers/carriers.ts';
 import type { CallOutcomes } from './carriers/outcomes.ts';
-import { mediaStreamUrl } from './carriers/twiml.ts';
+import { mediaStreamUrl } from './carriers/twilio/twiml.ts';
 import { cryptoRandomHex, systemClock, type Clock, type RandomHex } from './clock.ts';
 import type { Config } from './config.ts';
 import { createServiceHttp } from './http/service-http.ts';
@@ -119,7 +119,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const agents = new AgentService(store.agents, clock, (url) => outbound.policy.literalRefusal(url));
   const carriers = await createCarriers(config, {
     publicUrl,
-    mediaUrl: () => mediaStreamUrl(address.peer),
+    peerUrl: () => address.peer,
     carrierCalls: store.carrierCalls,
     clock,
     logger,
@@ -172,6 +172,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     campaigns: campaigns.service,
     agentTests,
     outcomes,
+    carriers,
     carrierCalls: store.carrierCalls,
     idempotency: store.idempotency,
     rateWindows: store.rateWindows,

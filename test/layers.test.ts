@@ -19,7 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['carriers', 'campaigns', 'metrics', 'telemetry', 'webhooks'],
   ['agent-tests'],
   ['store'],
-  ['transports', 'telephony', 'demo'],
+  ['transports', 'demo'],
   ['http'],
   ['app', 'cluster'],
   ['main'],

@@ -45,6 +45,11 @@ export interface Dialer {
   consult?(request: ConsultRequest): Promise<{ carrierCallId: string }>;
   /** Warm transfer, last step: joins the caller and the second leg, and takes both off this service. */
   bridge?(request: { callId: string; carrierCallId: string; consultCarrierCallId: string }): Promise<void>;
+  /**
+   * Sends keypad tones (0-9, *, #, w for a half-second pause) down a live call, for menus on the far
+   * side. Absent when the carrier cannot: neither of today's carriers can yet.
+   */
+  sendDigits?(request: { callId: string; carrierCallId: string; digits: string }): Promise<void>;
 }
 
 export interface ConsultRequest {

@@ -1,8 +1,8 @@
-// The carriers room, built from config: Twilio when its credentials are set, else no carrier
-// (every outbound call fails with a reason a person can act on); SIM_NUMBERS puts simulated
-// phones in front of either. Carrier reports (no answer, failure, machine) reach calls through
+// The carriers room, built from config and registry.ts: each registered carrier that config turns
+// on, the simulated phones (SIM_NUMBERS) in front of Twilio (when its credentials are set), and
+// behind them no carrier (every outbound call fails with a reason a person can act on). Carrier reports (no answer, failure, machine) reach calls through
 // CallOutcomes, and endings the carrier did not cause hang the carrier leg up too.
-import { resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { CallRegistry } from '../call/registry.ts';
 import type { DialResult, Dialer } from '../calls/dialer.ts';
@@ -10,12 +10,10 @@ import type { CallEvents } from '../calls/events.ts';
 import type { CallService } from '../calls/service.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { Carrier, CarrierDefinition, CarrierHttp } from './carrier.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
 import { CallOutcomes } from './outcomes.ts';
-import { parseSimNumbers } from './sim/numbers.ts';
-import { loadSimScript, type SimScript } from './sim/script.ts';
-import { SimDialer } from './sim/sim-dialer.ts';
-import { TwilioDialer } from './twilio-dialer.ts';
+import { CARRIERS } from './registry.ts';
 
 /** What runs until a carrier is configured: the call ends at once, with a reason a person can act on. */
 export class NoCarrierDialer implements Dialer {
@@ -35,27 +33,51 @@ export class NoCarrierDialer implements Dialer {
 }
 
 export interface Carriers {
+  /** The registered carriers' dialers as one: each in front of those after it, the last refusing every call. */
   dialer: Dialer;
   /** Where carrier reports land; set once the calls room exists (it needs the dialer first). */
   connect(calls: CallService, registry: CallRegistry, events: CallEvents): CallOutcomes;
+  /** Every carrier's own routes (webhooks, media stream), on the service's server. */
+  mount(app: FastifyInstance, http: CarrierHttp): void;
   close(): Promise<void>;
 }
 
 export interface CarrierDeps {
   publicUrl: () => string;
-  /** The media stream address simulated phones open (the listening address, known once it listens). */
-  mediaUrl: () => string;
+  /** Where this process is reached by its peers and its own simulated phones (known once it listens). */
+  peerUrl: () => string;
   carrierCalls: CarrierCallRepository;
   clock: Clock;
   logger: Logger;
-  /** A dialer of the caller's (tests); the configured carriers otherwise. */
+  /** A dialer of the caller's (tests); the configured carriers' otherwise. */
   dialer?: Dialer | undefined;
+  /** The carriers to build, in order (tests); registry.ts's otherwise. */
+  registered?: readonly CarrierDefinition[] | undefined;
 }
 
 export async function createCarriers(config: Config, deps: CarrierDeps): Promise<Carriers> {
   let outcomes: CallOutcomes | undefined;
   let liveCalls: CallRegistry | undefined;
-  const dialer = deps.dialer ?? (await chooseDialer(config, deps, () => outcomes!, () => liveCalls));
+  const built: Carrier[] = [];
+  let chain: Dialer = new NoCarrierDialer();
+  // Built from the last: each carrier is handed the ones after it.
+  for (const definition of [...(deps.registered ?? CARRIERS)].reverse()) {
+    const carrier = await definition.create({
+      config,
+      publicUrl: deps.publicUrl,
+      peerUrl: deps.peerUrl,
+      carrierCalls: deps.carrierCalls,
+      outcomes: () => outcomes!,
+      registry: () => liveCalls,
+      clock: deps.clock,
+      logger: deps.logger,
+      next: chain,
+    });
+    if (!carrier) continue;
+    built.unshift(carrier);
+    if (carrier.dialer) chain = carrier.dialer;
+  }
+  const dialer = deps.dialer ?? chain;
   return {
     dialer,
     connect(calls, registry, events) {
@@ -64,34 +86,13 @@ export async function createCarriers(config: Config, deps: CarrierDeps): Promise
       hangUpServiceEndings(events, dialer, deps.logger);
       return outcomes;
     },
+    mount(app, http) {
+      for (const carrier of built) carrier.mount?.(app, http);
+    },
     async close() {
-      if (dialer instanceof SimDialer) await dialer.close();
+      for (const carrier of built) await carrier.close?.();
     },
   };
-}
-
-async function chooseDialer(config: Config, deps: CarrierDeps, outcomes: () => CallOutcomes, registry: () => CallRegistry | undefined): Promise<Dialer> {
-  const carrier: Dialer = config.twilio
-    ? new TwilioDialer({ ...config.twilio, ringTimeoutMs: config.ringTimeoutMs, publicUrl: deps.publicUrl, carrierCalls: deps.carrierCalls, clock: deps.clock })
-    : new NoCarrierDialer();
-  if (!config.simNumbers) return carrier;
-  const phones = parseSimNumbers(config.simNumbers);
-  const scripts = new Map<string, SimScript>();
-  for (const phone of phones.values()) {
-    if (phone.script && !scripts.has(phone.script)) scripts.set(phone.script, await loadSimScript(resolve(config.simScriptsDir), phone.script));
-  }
-  deps.logger.info({ numbers: [...phones.keys()] }, 'simulated phones ready');
-  return new SimDialer({
-    phones,
-    scripts,
-    mediaUrl: deps.mediaUrl,
-    outcomes,
-    registry,
-    ringTimeoutMs: config.ringTimeoutMs,
-    answerDelayMs: config.simAnswerDelayMs,
-    fallback: carrier,
-    log: deps.logger.child({ component: 'sim-phones' }),
-  });
 }
 
 /** Endings the carrier did not cause: the carrier leg is hung up through its API too (a closed stream alone may leave it up). */

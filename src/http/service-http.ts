@@ -11,20 +11,19 @@ import type { CallRuntime } from '../call/runtime.ts';
 import type { CallRepository } from '../calls/repository.ts';
 import type { CampaignService } from '../campaigns/service.ts';
 import type { CarrierCallRepository } from '../carriers/carrier-calls.ts';
+import type { Carriers } from '../carriers/carriers.ts';
 import type { CallOutcomes } from '../carriers/outcomes.ts';
 import type { Clock, RandomHex } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { demoRoutes } from '../demo/routes.ts';
-import { twilioVoiceRoutes } from '../telephony/twilio-voice.ts';
 import type { IdempotencyStore } from '../store/idempotency.ts';
 import type { RateWindowStore } from '../store/rate-windows.ts';
 import type { Timers } from '../timers.ts';
-import { PendingStreams } from '../transports/pending-streams.ts';
-import { twilioMediaRoute } from '../transports/twilio/route.ts';
+import { PendingStreams } from '../carriers/pending-streams.ts';
 import { webMediaRoute } from '../transports/web/route.ts';
 import { WebCallTokens } from '../transports/web/tokens.ts';
 import type { WebCallTokenRepository } from '../calls/web-tokens.ts';
-import { FORWARDED_BY_HEADER, forwardToOwners } from './forward.ts';
+import { callOfRequest, FORWARDED_BY_HEADER, forwardToOwners } from './forward.ts';
 import type { ServiceMetrics } from '../metrics/metrics.ts';
 import { agentTestRoutes } from './routes/agent-tests.ts';
 import { agentRoutes } from './routes/agents.ts';
@@ -35,7 +34,6 @@ import { webhookRoutes } from './routes/webhooks.ts';
 import type { WebhookRepository } from '../webhooks/repository.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { systemRoutes } from './routes/system.ts';
-import { twilioStatusRoutes } from './routes/twilio-status.ts';
 import { webCallRoutes } from './routes/web-calls.ts';
 import { webPageRoutes } from './routes/web-page.ts';
 import { idempotentRoutes } from './idempotency.ts';
@@ -51,6 +49,8 @@ export interface ServiceHttpDeps {
   campaigns: CampaignService;
   agentTests: AgentTestService;
   outcomes: CallOutcomes;
+  /** Their webhooks and media routes are mounted here. */
+  carriers: Pick<Carriers, 'mount'>;
   carrierCalls: CarrierCallRepository;
   idempotency: IdempotencyStore;
   rateWindows: RateWindowStore;
@@ -123,27 +123,30 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   campaignRoutes(app, deps.campaigns);
   agentTestRoutes(app, deps.agentTests);
   webhookRoutes(app, { repo: deps.webhooks, clock: deps.clock, refusal: deps.egressRefusal });
-  const signing = { authToken: config.twilioAuthToken, required: config.twilioSignature === 'on' };
-  if (!signing.authToken && !signing.required) logger.warn('TWILIO_SIGNATURE=off: carrier webhooks are accepted unsigned; anyone who reaches this port can start and end calls');
-  twilioStatusRoutes(app, { outcomes: deps.outcomes, carrierCalls: deps.carrierCalls, signing, publicUrl });
-
   const tokens = new WebCallTokens(deps.webCallTokens, deps.timers, ({ orgId, callId }) =>
     calls.service.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'The browser never opened the call within 60 seconds.'),
   );
   const accepting = () => !http.shuttingDown;
   webCallRoutes(app, { agents: deps.agents, calls: calls.service, tokens, random: deps.random, publicUrl });
-  twilioVoiceRoutes(app, {
-    agents: deps.agentRepo,
-    calls: calls.service,
-    signing,
-    publicUrl,
-    answers: deps.idempotency,
-    clock: deps.clock,
-    onRegistered: (orgId, callId) => calls.streams.await(orgId, callId, 'dial_failed', 'The carrier never opened the media stream.'),
-  });
   const pending = new PendingStreams();
   const onFrameDropped = deps.metrics ? () => deps.metrics?.outboundFrameDropped() : undefined;
-  twilioMediaRoute(app, { calls: deps.callRepo, manager: calls.manager, log: logger, accepting, pending, onFrameDropped });
+  deps.carriers.mount(app, {
+    agents: deps.agentRepo,
+    calls: calls.service,
+    callRepo: deps.callRepo,
+    manager: calls.manager,
+    outcomes: deps.outcomes,
+    carrierCalls: deps.carrierCalls,
+    answers: deps.idempotency,
+    clock: deps.clock,
+    log: logger,
+    publicUrl,
+    callOf: callOfRequest,
+    awaitStream: (orgId, callId) => calls.streams.await(orgId, callId, 'dial_failed', 'The carrier never opened the media stream.'),
+    accepting,
+    pending,
+    onFrameDropped,
+  });
   webMediaRoute(app, { tokens, manager: calls.manager, log: logger, accepting, pending, onFrameDropped });
   // The demo model server and its booking tool: a peer the demo agent reaches over HTTP,
   // public like any customer's model server would be to this service. DEMO=off unmounts it.

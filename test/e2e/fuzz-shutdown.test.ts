@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
+import { twilioSignature } from '../../src/carriers/twilio/signature.ts';
 import { FUZZ_SEED, runs } from '../helpers/fuzz.ts';
 import { freePort } from '../helpers/net.ts';
 import { KEYS, TEST_TWILIO_TOKEN } from '../helpers/service.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { muLawEncode } from '../../src/audio/g711.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
 import { TwilioStreamCaller, type TwilioStreamOptions } from '../../src/carriers/sim/twilio-stream.ts';
-import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
+import { twilioSignature } from '../../src/carriers/twilio/signature.ts';
 import { TEST_TWILIO_TOKEN, toolAnswered, type TestService } from './service.ts';
 
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
@@ -41,15 +41,21 @@ export function voiceWebhook(baseUrl: string, params: Record<string, string>, au
 }
 
 /** Twilio's voice webhook for `to`, then the media stream its TwiML asks for. */
-export async function placeInboundCall(baseUrl: string, to: string, from = '+14155550100', options: Pick<TwilioStreamOptions, 'history'> = {}): Promise<PlacedCall> {
+export async function placeInboundCall(
+  baseUrl: string,
+  to: string,
+  from = '+14155550100',
+  options: Pick<TwilioStreamOptions, 'history'> & { authToken?: string } = {},
+): Promise<PlacedCall> {
+  const { authToken, ...streamOptions } = options;
   // Every call has its own CallSid, as on Twilio: the service answers a repeated one with the first call.
-  const res = await voiceWebhook(baseUrl, { CallSid: `CA${randomBytes(16).toString('hex')}`, From: from, To: to, AccountSid: `AC${'0'.repeat(32)}` });
+  const res = await voiceWebhook(baseUrl, { CallSid: `CA${randomBytes(16).toString('hex')}`, From: from, To: to, AccountSid: `AC${'0'.repeat(32)}` }, authToken);
   const twiml = await res.text();
   if (res.status !== 200) throw new Error(`voice webhook answered ${res.status}: ${twiml}`);
   const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1];
   const params = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]));
   if (!url || !params.call_id) throw new Error(`no stream in TwiML: ${twiml}`);
-  const caller = new TwilioStreamCaller({ url, customParameters: params, ...options });
+  const caller = new TwilioStreamCaller({ url, customParameters: params, ...streamOptions });
   await caller.connect();
   return { caller, callId: params.call_id, twiml };
 }

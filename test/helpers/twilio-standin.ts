@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TwilioStreamCaller } from '../../src/carriers/sim/twilio-stream.ts';
-import { twilioSignature, type FormParams } from '../../src/telephony/twilio-signature.ts';
+import { twilioSignature, type FormParams } from '../../src/carriers/twilio/signature.ts';
 
 export type Behavior =
   | {

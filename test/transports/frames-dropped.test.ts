@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
-import { TwilioTransport } from '../../src/transports/twilio/transport.ts';
+import { TwilioTransport } from '../../src/carriers/twilio/transport.ts';
 import { WebTransport } from '../../src/transports/web/transport.ts';
 
 class FakeSocket extends EventEmitter {

@@ -2,7 +2,7 @@
 // first messages or is closed, and only so many may wait to do so at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { PENDING_STREAM_DEFAULTS } from '../../src/transports/pending-streams.ts';
+import { PENDING_STREAM_DEFAULTS } from '../../src/carriers/pending-streams.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let t: TestService;

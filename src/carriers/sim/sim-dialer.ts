@@ -189,9 +189,10 @@ export class SimDialer implements Dialer {
     call.callee?.resume(back);
   }
 
+  /** A simulated call is hung up here; any other goes to the fallback carrier (it placed it). */
   async hangUpCall(callId: string): Promise<void> {
     const call = this.live.get(callId);
-    if (!call) return;
+    if (!call) return this.o.fallback.hangUpCall?.(callId);
     call.hungUp = true;
     if (call.timer) clearTimeout(call.timer);
     await call.caller?.hangUp();

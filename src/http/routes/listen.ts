@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type {} from '@fastify/websocket';
 import type { CallControl } from '../../call/control.ts';
-import { answerNotUpgraded } from '../../transports/not-upgraded.ts';
+import { answerNotUpgraded } from '../../carriers/not-upgraded.ts';
 import { toApiError } from '../errors.ts';
 import { relaySocketToOwner, type ForwardDeps } from '../forward.ts';
 

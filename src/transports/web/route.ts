@@ -7,8 +7,8 @@ import type { RawData } from 'ws';
 import type { CallManager } from '../../call/manager.ts';
 import { opusAvailable } from '../../audio/opus/index.ts';
 import { WEB_START_TIMEOUT_MS, WebClientMessage, type WebCodec } from './protocol.ts';
-import { answerNotUpgraded } from '../not-upgraded.ts';
-import { admitMediaSocket, StartQueue, type PendingStreams } from '../pending-streams.ts';
+import { answerNotUpgraded } from '../../carriers/not-upgraded.ts';
+import { admitMediaSocket, StartQueue, type PendingStreams } from '../../carriers/pending-streams.ts';
 import type { WebCallTokens } from './tokens.ts';
 import { WebTransport } from './transport.ts';
 

@@ -7,8 +7,8 @@ import { Framer } from '../../audio/framer.ts';
 import { OpusCodec } from '../../audio/opus/index.ts';
 import type { DisconnectionReason } from '../../calls/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
-import { InboundPace } from '../inbound-pace.ts';
-import type { TransportOptions } from '../options.ts';
+import { InboundPace } from '../../carriers/inbound-pace.ts';
+import type { TransportOptions } from '../../carriers/options.ts';
 import { WEB_OPUS_BITRATE, WEB_OPUS_COMPLEXITY, WEB_SAMPLE_RATE, WebClientMessage, type WebCodec, type WebServerMessage } from './protocol.ts';
 
 export class WebTransport implements CallTransport {

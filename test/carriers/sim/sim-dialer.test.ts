@@ -130,6 +130,16 @@ describe('simulated phones', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(reports).not.toContain('no-answer call_g');
   });
+
+  it('passes the hang-up of a call it did not place to the fallback carrier, which placed it', async () => {
+    const hungUp: string[] = [];
+    const fallback = Object.assign(new NoCarrierDialer(), { hangUpCall: async (callId: string) => void hungUp.push(callId) });
+    const sim = new SimDialer({ phones: parseSimNumbers('+15550002=no_answer'), scripts: new Map(), mediaUrl: () => mediaUrl, outcomes: () => outcomes, ringTimeoutMs: 120, answerDelayMs: 10, fallback, log: pino({ level: 'silent' }) });
+    await sim.dial(request('+15550002', 'call_s'));
+    await sim.hangUpCall('call_s');
+    await sim.hangUpCall('call_placed_by_twilio');
+    expect(hungUp).toEqual(['call_placed_by_twilio']);
+  });
 });
 
 describe('shipped scripts', () => {

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ActiveCall } from '../../src/call/registry.ts';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
-import { streamSecretMatches } from '../../src/calls/stream-secret.ts';
-import { CampaignResponse } from '../../src/http/campaign-schemas.ts';
-import { CreateCallAck } from '../../src/http/schemas.ts';
-import { SqliteCallRepository } from '../../src/store/calls.ts';
-import { SqliteCarrierCallRepository } from '../../src/store/carrier-calls.ts';
-import { TwilioDialer } from '../../src/carriers/twilio-dialer.ts';
-import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
-import { agentFinished } from '../helpers/phone.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
-import { TwilioStandIn } from '../helpers/twilio-standin.ts';
+import type { ActiveCall } from '../../../src/call/registry.ts';
+import { CallRecordSchema, type CallRecord } from '../../../src/calls/record.ts';
+import { streamSecretMatches } from '../../../src/calls/stream-secret.ts';
+import { CampaignResponse } from '../../../src/http/campaign-schemas.ts';
+import { CreateCallAck } from '../../../src/http/schemas.ts';
+import { SqliteCallRepository } from '../../../src/store/calls.ts';
+import { SqliteCarrierCallRepository } from '../../../src/store/carrier-calls.ts';
+import { TwilioDialer } from '../../../src/carriers/twilio/dialer.ts';
+import { twilioSignature } from '../../../src/carriers/twilio/signature.ts';
+import { agentFinished } from '../../helpers/phone.ts';
+import { startTestService, type TestService } from '../../helpers/service.ts';
+import { TwilioStandIn } from '../../helpers/twilio-standin.ts';
 
 let twilio: TwilioStandIn;
 let t: TestService;

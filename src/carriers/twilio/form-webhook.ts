@@ -2,8 +2,8 @@
 // such bodies and refuses, with 403, a bad X-Twilio-Signature, and any request at all when no
 // TWILIO_AUTH_TOKEN is set to check it with (unless TWILIO_SIGNATURE=off says to accept them).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors.ts';
-import { isValidTwilioSignature, type FormParams } from './twilio-signature.ts';
+import { ApiError } from '../../errors.ts';
+import { isValidTwilioSignature, type FormParams } from './signature.ts';
 
 export function addFormParser(app: FastifyInstance): void {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {

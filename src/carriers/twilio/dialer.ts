@@ -2,10 +2,10 @@
 // TwiML that connects its audio to our /media/twilio stream, carrying call_id and the per-call
 // secret as <Parameter>s (Twilio refuses query strings in a stream url). Progress comes back on
 // the status callback, which names the call_id in its own query string.
-import { voicemailHandling } from '../agents/schema.ts';
-import type { Clock } from '../clock.ts';
-import type { ConsultRequest, DialRequest, DialResult, Dialer, TransferRequest } from '../calls/dialer.ts';
-import type { CarrierCallRepository } from './carrier-calls.ts';
+import { voicemailHandling } from '../../agents/schema.ts';
+import type { Clock } from '../../clock.ts';
+import type { ConsultRequest, DialRequest, DialResult, Dialer, TransferRequest } from '../../calls/dialer.ts';
+import type { CarrierCallRepository } from '../carrier-calls.ts';
 import { conferenceTwiml, connectStreamTwiml, dialTwiml } from './twiml.ts';
 
 export interface TwilioDialerOptions {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { INBOUND_PACE_DEFAULTS, InboundPace } from '../../src/transports/inbound-pace.ts';
+import { INBOUND_PACE_DEFAULTS, InboundPace } from '../../src/carriers/inbound-pace.ts';
 
 const FRAME = 160; // 20 ms at 8 kHz
 

@@ -8,7 +8,7 @@ import type { DisconnectionReason } from '../../calls/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
 import { InboundPace } from '../inbound-pace.ts';
 import type { TransportOptions } from '../options.ts';
-import { canonicalMediaPayload, parseTwilioMessage, twilioClear, twilioMark, twilioMediaPrefix, TWILIO_MEDIA_SUFFIX, type TwilioInbound } from './protocol.ts';
+import { canonicalMediaPayload, parseTwilioMessage, twilioClear, twilioMark, twilioMediaPrefix, TWILIO_MEDIA_SUFFIX, type TwilioInbound } from './media-protocol.ts';
 
 const RATE = 8000;
 

@@ -12,7 +12,7 @@ import { streamSecretMatches } from '../../calls/stream-secret.ts';
 import type { CallRepository } from '../../calls/repository.ts';
 import { answerNotUpgraded } from '../not-upgraded.ts';
 import { admitMediaSocket, StartQueue, type PendingStreams } from '../pending-streams.ts';
-import { parseTwilioMessage, type TwilioStart } from './protocol.ts';
+import { parseTwilioMessage, type TwilioStart } from './media-protocol.ts';
 import { TwilioTransport } from './transport.ts';
 
 const START_TIMEOUT_MS = 10_000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalMediaPayload, parseTwilioMessage, TwilioInbound, twilioMedia } from '../../src/transports/twilio/protocol.ts';
+import { canonicalMediaPayload, parseTwilioMessage, TwilioInbound, twilioMedia } from '../../../src/carriers/twilio/media-protocol.ts';
 
 const media = (m: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ event: 'media', sequenceNumber: '3', streamSid: 'MZ1', media: m, ...extra });
 

@@ -1,12 +1,12 @@
 // POST /telephony/twilio/voice with TWILIO_AUTH_TOKEN set: only requests Twilio signed for
 // PUBLIC_URL + path register a call; and an agent that opts out of storage keeps nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
-import { twilioSignature } from '../../src/telephony/twilio-signature.ts';
-import { agentFinished, fixtureUlaw } from '../helpers/phone.ts';
-import { freePort } from '../helpers/net.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
-import { TwilioStreamCaller } from '../../src/carriers/sim/twilio-stream.ts';
+import { CallRecordSchema, type CallRecord } from '../../../src/calls/record.ts';
+import { twilioSignature } from '../../../src/carriers/twilio/signature.ts';
+import { agentFinished, fixtureUlaw } from '../../helpers/phone.ts';
+import { freePort } from '../../helpers/net.ts';
+import { startTestService, type TestService } from '../../helpers/service.ts';
+import { TwilioStreamCaller } from '../../../src/carriers/sim/twilio-stream.ts';
 
 const TOKEN = 'twilio-auth-token-for-tests';
 const NUMBER = '+15550400001';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isValidTwilioSignature, twilioSignature } from '../../src/telephony/twilio-signature.ts';
+import { isValidTwilioSignature, twilioSignature } from '../../../src/carriers/twilio/signature.ts';
 
 const url = 'https://mycompany.com/myapp.php?foo=1&bar=2';
 const params = { CallSid: 'CA1234567890ABCDE', Caller: '+12349013030', Digits: '1234', From: '+12349013030', To: '+18005551212' };

@@ -2,14 +2,13 @@
 // POST /telephony/twilio/transfer: how a cold transfer's <Dial> went, and when its destination
 // answered; a caller whose transfer failed is sent back to the agent on a new media stream.
 // Both reach whichever node the carrier calls, and are passed on to the node running the call.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { CallOutcomes } from '../../carriers/outcomes.ts';
-import type { CarrierCallRepository } from '../../carriers/carrier-calls.ts';
-import { connectStreamTwiml, HANG_UP_TWIML } from '../../carriers/twiml.ts';
-import { addFormParser, verifyTwilioRequest, type WebhookSignature } from '../../telephony/form-webhook.ts';
-import { callOfRequest } from '../forward.ts';
+import type { CallOutcomes } from '../outcomes.ts';
+import type { CarrierCallRepository } from '../carrier-calls.ts';
+import { connectStreamTwiml, HANG_UP_TWIML } from './twiml.ts';
+import { addFormParser, verifyTwilioRequest, type WebhookSignature } from './form-webhook.ts';
 
 // Twilio adds fields over time; only the ones we act on are checked.
 const StatusForm = z.looseObject({
@@ -30,6 +29,8 @@ export interface TwilioStatusDeps {
   carrierCalls: CarrierCallRepository;
   signing: WebhookSignature;
   publicUrl: () => string;
+  /** The call a request is about, as its route's `callOf` finds it (looked up once per request; the http room's forwarding reads it too). */
+  callOf: (request: FastifyRequest) => Promise<string | undefined>;
 }
 
 export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps): void {
@@ -55,7 +56,7 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
           if (['busy', 'no-answer', 'failed', 'canceled'].includes(form.CallStatus)) deps.outcomes.consultFailed(request.query.call_id, form.CallStatus);
           return reply.code(204).send();
         }
-        const callId = await callOfRequest(request);
+        const callId = await deps.callOf(request);
         if (callId) {
           request.log.info({ call_id: callId, call_sid: form.CallSid, status: form.CallStatus, answered_by: form.AnsweredBy }, 'twilio status');
           const byMachine = form.AnsweredBy?.startsWith('machine_') === true || form.AnsweredBy === 'fax';

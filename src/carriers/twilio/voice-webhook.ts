@@ -4,12 +4,12 @@
 // webhook Twilio sends again for the same call gets the first answer, never a second call.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Clock } from '../clock.ts';
-import type { IdempotencyStore } from '../store/idempotency.ts';
-import type { CallService } from '../calls/service.ts';
-import type { AgentRepository } from '../agents/repository.ts';
+import type { Clock } from '../../clock.ts';
+import type { CallService } from '../../calls/service.ts';
+import type { AgentRepository } from '../../agents/repository.ts';
+import type { CarrierAnswers } from '../carrier.ts';
 import { addFormParser, verifyTwilioRequest, type WebhookSignature } from './form-webhook.ts';
-import { connectStreamTwiml, sayAndHangUpTwiml } from '../carriers/twiml.ts';
+import { connectStreamTwiml, sayAndHangUpTwiml } from './twiml.ts';
 
 /** Not a valid organization id, so carrier answers never share keys with an organization's. */
 const CARRIER_NAMESPACE = '~twilio';
@@ -27,7 +27,7 @@ export function twilioVoiceRoutes(
     calls: CallService;
     signing: WebhookSignature;
     publicUrl: () => string;
-    answers: IdempotencyStore;
+    answers: CarrierAnswers;
     clock: Clock;
     /** The call registered: the stream must arrive in time or the call ends. */
     onRegistered: (orgId: string, callId: string) => void;

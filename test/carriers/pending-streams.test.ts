@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StartQueue } from '../../src/transports/pending-streams.ts';
+import { StartQueue } from '../../src/carriers/pending-streams.ts';
 
 describe('StartQueue', () => {
   it('takes nothing before a start, holds messages while the start is checked, then hands them over in order and passes later ones straight on', () => {

@@ -1,0 +1,98 @@
+// What one carrier is. A carrier is one folder under carriers/ (twilio/, sim/) holding everything
+// of it — its webhooks and their signature, its answer markup, its media transport, its dialer and
+// call control — and exporting one CarrierDefinition; registry.ts lists the definitions, one line
+// each. What carriers share (pacing of inbound audio, waiting streams, the outcomes a carrier
+// reports, the carrier call ids) stays in this folder, beside this file.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { AgentRepository } from '../agents/repository.ts';
+import type { CallManager } from '../call/manager.ts';
+import type { CallRegistry } from '../call/registry.ts';
+import type { Dialer } from '../calls/dialer.ts';
+import type { CallRepository } from '../calls/repository.ts';
+import type { CallService } from '../calls/service.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { CarrierCallRepository } from './carrier-calls.ts';
+import type { CallOutcomes } from './outcomes.ts';
+import type { PendingStreams } from './pending-streams.ts';
+
+/**
+ * One carrier as configured. Its call control is a Dialer (calls/dialer.ts): dial and showsCallerId
+ * always; hang up, cold transfer (transfer), warm transfer (consult, bridge) and send digits are
+ * optional members there, present only when the carrier can.
+ */
+export interface Carrier {
+  readonly name: string;
+  /** Places and controls calls; absent when this carrier, as configured, places none (inbound only). */
+  readonly dialer?: Dialer | undefined;
+  /**
+   * Its own HTTP surface on the service's server: the inbound call's answer, call progress
+   * callbacks, the media stream route. Absent when it has none (the simulated phones open
+   * Twilio's media route, as Twilio would).
+   */
+  mount?(app: FastifyInstance, http: CarrierHttp): void;
+  /** Stops what it runs (simulated phones on the line). */
+  close?(): Promise<void>;
+}
+
+export interface CarrierDefinition {
+  readonly name: string;
+  /** The carrier as config sets it up, or undefined when config leaves it off. */
+  create(setup: CarrierSetup): Promise<Carrier | undefined>;
+}
+
+/** What every carrier is built from. */
+export interface CarrierSetup {
+  config: Config;
+  /** The service's public address (PUBLIC_URL, or the listening one once known): carriers call back to it. */
+  publicUrl: () => string;
+  /** Where this process is reached by its peers and its own simulated phones (known once it listens). */
+  peerUrl: () => string;
+  carrierCalls: CarrierCallRepository;
+  /** Where carrier reports land; set once the calls room exists (it needs the dialers first). */
+  outcomes: () => CallOutcomes;
+  /** The live calls, likewise set once the calls room exists. */
+  registry: () => CallRegistry | undefined;
+  clock: Clock;
+  logger: Logger;
+  /**
+   * The carriers registered after this one, as one dialer (or one that refuses every call): a
+   * carrier that serves only some numbers passes the others on to it.
+   */
+  next: Dialer;
+}
+
+/** What the http room gives each carrier's routes. */
+export interface CarrierHttp {
+  agents: AgentRepository;
+  calls: CallService;
+  callRepo: CallRepository;
+  manager: CallManager;
+  outcomes: CallOutcomes;
+  carrierCalls: CarrierCallRepository;
+  /** The first answer to each carrier request id, so a webhook sent again is answered the same. */
+  answers: CarrierAnswers;
+  clock: Clock;
+  log: Logger;
+  publicUrl: () => string;
+  /** The call a request is about, as its route's `callOf` finds it (the http room's forwarding reads it too). */
+  callOf: (request: FastifyRequest) => Promise<string | undefined>;
+  /** An inbound call was registered: its media stream must arrive in time or the call ends. */
+  awaitStream: (orgId: string, callId: string) => void;
+  /** Media sockets: whether new ones are taken (not while shutting down), and how many may wait for their start. */
+  accepting: () => boolean;
+  pending: PendingStreams;
+  /** An agent frame could not go out (counted for metrics). */
+  onFrameDropped?: (() => void) | undefined;
+}
+
+/**
+ * Where the first answer to each carrier request id is kept (the store's idempotency keys implement
+ * it; declared here so carriers need nothing from the store).
+ */
+export interface CarrierAnswers {
+  claim(namespace: string, key: string, fingerprint: string, now: number): Promise<{ kind: 'claimed' } | { kind: 'replay'; answer: { body: string } } | { kind: 'mismatch' } | { kind: 'in_progress' }>;
+  finish(namespace: string, key: string, answer: { status: number; body: string }): Promise<void>;
+  release(namespace: string, key: string): Promise<void>;
+}

@@ -1,0 +1,6 @@
+// Every registered carrier's conformance driver, one line each (carriers/registry.ts lists the carriers).
+import type { CarrierDriver } from './conformance.ts';
+import { simDriver } from './sim/driver.ts';
+import { twilioDriver } from './twilio/driver.ts';
+
+export const DRIVERS: readonly CarrierDriver[] = [simDriver, twilioDriver];
