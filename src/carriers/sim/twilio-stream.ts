@@ -1,4 +1,4 @@
-// The carrier's side of a Twilio Media Stream, as protocols.md describes it: connected and
+// The carrier's side of a Twilio Media Stream, as docs/twilio.md describes it: connected and
 // start first, then 20 ms μ-law media frames in real time with sequenceNumber, chunk and
 // timestamp; outbound audio is "played" in real time, marks are echoed once the audio before
 // them has played, and `clear` drops queued audio and echoes every pending mark at once.

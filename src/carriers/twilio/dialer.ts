@@ -1,4 +1,4 @@
-// Outbound calls through Twilio's REST API (protocols.md 1.4): the call is created with inline
+// Outbound calls through Twilio's REST API (docs/twilio.md): the call is created with inline
 // TwiML that connects its audio to our /media/twilio stream, carrying call_id and the per-call
 // secret as <Parameter>s (Twilio refuses query strings in a stream url). Progress comes back on
 // the status callback, which names the call_id in its own query string.

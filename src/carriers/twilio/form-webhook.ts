@@ -23,7 +23,7 @@ export interface WebhookSignature {
   required: boolean;
 }
 
-/** Checks the signature against PUBLIC_URL + the path Twilio called (decisions.md). */
+/** Checks the signature against PUBLIC_URL + the path Twilio called (docs/twilio.md). */
 export function verifyTwilioRequest(request: FastifyRequest, signing: WebhookSignature, publicUrl: string): void {
   const { authToken } = signing;
   if (!authToken) {

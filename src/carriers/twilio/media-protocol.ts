@@ -1,4 +1,4 @@
-// Twilio Media Streams messages (protocols.md 1.1): validated as they arrive, so a malformed
+// Twilio Media Streams messages (docs/twilio.md): validated as they arrive, so a malformed
 // frame is dropped with a log line and never reaches the session.
 import { z } from 'zod';
 

@@ -1,5 +1,5 @@
 // X-Twilio-Signature: base64 HMAC-SHA1, keyed by the auth token, of the URL Twilio called
-// followed by every POST parameter name+value in name order (protocols.md 1.5).
+// followed by every POST parameter name+value in name order (docs/twilio.md).
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export type FormParams = Record<string, string | string[]>;
