@@ -29,6 +29,11 @@ export interface AgentVoiceEvents {
   failed(error: unknown): void;
 }
 
+export interface UtteranceOptions {
+  /** Whether the caller's barge-in may cut it; true unless said otherwise. */
+  interruptible?: boolean;
+}
+
 export interface AgentVoiceOptions {
   transport: CallTransport;
   /** Rate of the frames out: the line's. */
@@ -79,9 +84,14 @@ export class AgentVoice {
     return this.open;
   }
 
+  /** Barge-in may cut what is queued or playing: every utterance of it is interruptible. */
+  get interruptible(): boolean {
+    return this.pending.every((u) => u.interruptible);
+  }
+
   /** Queues a new utterance, which takes text until it is closed. */
-  begin(): Utterance {
-    const u = new Utterance(++this.seq, this.lastQueued);
+  begin(options: UtteranceOptions = {}): Utterance {
+    const u = new Utterance(++this.seq, this.lastQueued, options.interruptible ?? true);
     this.lastQueued = u.allQueued;
     this.pending.push(u);
     this.open = u;
@@ -112,8 +122,8 @@ export class AgentVoice {
   }
 
   /** Words said in one go (greeting, reminder, apology). */
-  sayAll(text: string): Utterance {
-    const u = this.begin();
+  sayAll(text: string, options: UtteranceOptions = {}): Utterance {
+    const u = this.begin(options);
     this.say(u, text);
     this.close(u);
     return u;
@@ -128,8 +138,8 @@ export class AgentVoice {
   }
 
   /** Audio without words at the line's rate (keypad tones, hold music), after everything queued. */
-  play(samples: Int16Array): Utterance {
-    const u = this.begin();
+  play(samples: Int16Array, options: UtteranceOptions = {}): Utterance {
+    const u = this.begin(options);
     u.synthesis = u.synthesis.then(() => {
       if (u.interrupted || this.stopped) return;
       const framer = Framer.forRate(this.o.rate);
@@ -142,8 +152,13 @@ export class AgentVoice {
     return u;
   }
 
-  /** Barge-in: cuts everything queued or playing at the words heard, and the far side drops what it buffered; returns what was cut, oldest first. */
-  interrupt(): Utterance[] {
+  /**
+   * Barge-in: cuts everything queued or playing at the words heard, and the far side drops what it
+   * buffered; returns what was cut, oldest first. Nothing is cut while an utterance that may not be
+   * interrupted is queued, unless `force` (the flow that said it is over).
+   */
+  interrupt(options: { force?: boolean } = {}): Utterance[] {
+    if (!options.force && !this.interruptible) return [];
     const now = this.o.timers.now();
     const cut = this.cutAll(now);
     this.open = null;
