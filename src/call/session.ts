@@ -11,46 +11,34 @@
 // side and answer with an intent, which act() carries out. Every part registers once for the
 // teardown (teardown.ts). Interruption, end of turn, tools and the ending are events the parts
 // report; the handlers below say who reacts, in order.
-import type { Logger } from 'pino';
-import { AGENT_DEFAULTS, type AgentConfig, type VoicemailHandling } from '../agents/schema.ts';
+import { AGENT_DEFAULTS } from '../agents/schema.ts';
 import { FRAME_MS, INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
-import type { TurnLatency } from '../calls/events.ts';
-import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../calls/record.ts';
+import type { DisconnectionReason } from '../calls/record.ts';
 import { publicLlmFailure } from '../llm/errors.ts';
-import { spokenTextFor } from '../speech/tts/spoken-text.ts';
-import type { SttStream, SttStreamEvents, TtsEngine, VadStream } from '../speech/types.ts';
-import type { Timers } from '../timers.ts';
-import { AgentVoice, type AgentVoiceEvents } from './agent/agent-voice.ts';
-import type { PacerWakeups } from './agent/pacer.ts';
+import { agentVoiceOn, unheardVoiceEvents, type AgentVoice, type AgentVoiceEvents } from './agent/agent-voice.ts';
 import type { Utterance } from './agent/utterance.ts';
 import { CallClock } from './call-clock.ts';
 import { CallTimers, type CallTimerEvents } from './call-timers.ts';
 import { DEFAULT_BACKCHANNELS, isBackchannel } from './caller/backchannel.ts';
 import { CallerInput, interruptionThresholdMs, type CallerEvents, type CallerTurn } from './caller/caller-input.ts';
-import { SemanticEndOfTurn, SilenceEndOfTurn, type EndOfTurnPolicy } from './caller/end-of-turn.ts';
+import { endOfTurnPolicy } from './caller/end-of-turn.ts';
 import { KEYPAD_TURN_PREFIX, KeypadInput, type KeypadEvents } from './caller/keypad.ts';
 import { VoicemailDrop } from './caller/voicemail-drop.ts';
 import type { FlowHost, FlowIntent, LineFlow } from './flow.ts';
-import { CallLatency, type LatencyStats } from './latency.ts';
+import { CallLatency } from './latency.ts';
 import { CallListeners, type CallListener } from './listeners.ts';
 import { ChatHistory } from './model/history.ts';
-import { ModelTurn, type AgentBrain, type ModelTurnEvents } from './model/model-turn.ts';
+import { ModelTurn, type ModelTurnEvents } from './model/model-turn.ts';
 import { reminderRequest } from './model/prompts.ts';
 import type { ReplyOutcome } from './model/reply.ts';
-import type { CallRecorder } from './recorder.ts';
+import type { SessionOptions } from './session-options.ts';
 import { CallTeardown } from './teardown.ts';
 import { Transcript } from './transcript.ts';
 import { askTransferSummary } from './transfer/summary.ts';
-import { TransferFlow, type ColdTransfer } from './transfer/transfer-flow.ts';
-import type { WarmTransferCarrier } from './transfer/warm-transfer.ts';
-import type { CallTransport, SessionNotice, TransportHandlers } from './transport.ts';
+import { TransferFlow } from './transfer/transfer-flow.ts';
+import type { SessionNotice, TransportHandlers } from './transport.ts';
 
-/** The agent's end-of-turn rule: its `endpointing` setting, else the default mode. */
-export function endOfTurnPolicy(agent: Pick<AgentConfig, 'endpointing' | 'endpointing_ms'>): EndOfTurnPolicy {
-  const e = agent.endpointing ?? { mode: AGENT_DEFAULTS.endpointingMode, min_ms: AGENT_DEFAULTS.endpointingMinMs, max_ms: AGENT_DEFAULTS.endpointingMaxMs };
-  if (e.mode === 'silence') return new SilenceEndOfTurn(agent.endpointing_ms);
-  return new SemanticEndOfTurn({ minMs: e.min_ms, maxMs: e.max_ms, unsureMs: Math.max(e.min_ms, Math.min(agent.endpointing_ms, e.max_ms)) });
-}
+export type { SessionEngines, SessionOptions, SessionResult } from './session-options.ts';
 
 export const SESSION_DEFAULTS = {
   reminderText: 'Are you still there?',
@@ -59,58 +47,6 @@ export const SESSION_DEFAULTS = {
   /** Longest wait for last words (apology, goodbye) to play before the call ends anyway. */
   lastWordsTimeoutMs: 15_000,
 } as const;
-
-export interface SessionEngines {
-  openVad(): Promise<VadStream>;
-  openStt(events: SttStreamEvents): Promise<SttStream>;
-  tts: TtsEngine;
-}
-
-export interface SessionResult {
-  reason: DisconnectionReason;
-  message: string | null;
-  startTimestamp: number;
-  endTimestamp: number;
-  transcript: TranscriptMessage[];
-  transcriptWithToolCalls: TranscriptItem[];
-  latency: Partial<Record<'e2e' | 'asr' | 'llm' | 'llm_speakable' | 'tts' | 'tool', LatencyStats>> | null;
-  userTurns: number;
-  /** Where the caller was transferred, and when the destination answered (wall ms). */
-  transfer: { destination: string; at: number } | null;
-}
-
-export interface SessionOptions {
-  callId: string;
-  agent: AgentConfig;
-  /** The system prompt with dynamic variables filled in. */
-  systemPrompt: string;
-  transport: CallTransport;
-  timers: Timers;
-  /** Shared by the calls on this event loop, so the inbound path can send frames that fell due. */
-  pacerWakeups?: PacerWakeups | undefined;
-  engines: SessionEngines;
-  brain: AgentBrain;
-  recorder?: CallRecorder | undefined;
-  /** Rate the recogniser is opened at; the transport's rate when absent (then it is fed as is). */
-  sttSampleRate?: 8000 | 16000;
-  log: Logger;
-  /** Checked every second; a reason ends the call (credit balance used up, …). */
-  guard?: (connectedMs: number) => Promise<DisconnectionReason | null>;
-  /** The transcript so far, each time a message or tool item settles (the record keeps it at once). */
-  onTranscript?: ((messages: readonly TranscriptMessage[], items: readonly TranscriptItem[]) => void) | undefined;
-  /**
-   * Starts a cold transfer of the caller to `to` on the carrier (the line is given up); throws when
-   * it cannot. Absent: the call cannot transfer, and transfer_call only ends it.
-   */
-  transfer?: ColdTransfer | undefined;
-  /** What the carrier does for a warm transfer; absent: a warm transfer_call is done cold. */
-  warmTransfer?: WarmTransferCarrier | undefined;
-  /** An outbound call that looks for an answering machine, and what to do on one. */
-  voicemail?: VoicemailHandling | null | undefined;
-  /** Each answered turn's latency parts, for observers in the process (the bench's per-turn breakdown). */
-  onTurnLatency?: ((parts: TurnLatency) => void) | undefined;
-  onEnd(result: SessionResult): void;
-}
 
 type Phase = 'created' | 'live' | 'ending' | 'ended';
 
@@ -177,7 +113,8 @@ export class CallSession {
     const dtmf = o.agent.dtmf;
     const keypad = { terminator: dtmf ? dtmf.terminator : AGENT_DEFAULTS.dtmfTerminator, maxDigits: dtmf?.max_digits ?? null, timeoutMs: dtmf?.timeout_ms ?? AGENT_DEFAULTS.dtmfTimeoutMs };
     this.keypad = dtmf?.enabled === false ? null : this.teardown.add(new KeypadInput(keypad, o.timers, CallSession.keypadReactions(this)));
-    this.voice = this.voiceOn(o.transport, CallSession.voiceReactions(this), () => session.model.signal);
+    const voiceOf = { tts: o.engines.tts, voice: o.agent.voice, timers: o.timers, clock: this.clock, pacerWakeups: o.pacerWakeups };
+    this.voice = agentVoiceOn(o.transport, voiceOf, CallSession.voiceReactions(this), () => session.model.signal, o.recorder);
     this.teardown.add({ close: () => this.voice.stop() });
     this.model = new ModelTurn({ brain: o.brain, voice: this.voice, clock: this.clock, log: o.log, events: CallSession.modelReactions(this) });
     this.timers = this.teardown.add(
@@ -208,7 +145,7 @@ export class CallSession {
       cold: o.transfer,
       warm: o.warmTransfer,
       voice: this.voice,
-      consultVoice: (line) => this.voiceOn(line, CallSession.unheardVoice(o.log), () => undefined),
+      consultVoice: (line) => agentVoiceOn(line, voiceOf, unheardVoiceEvents((error) => o.log.warn({ err: error }, 'the transfer summary could not be spoken')), () => undefined),
       summary: () => askTransferSummary(o.brain, this.history.messages, () => this.clock.seconds(), this.finished),
       timers: o.timers,
       host,
@@ -486,32 +423,6 @@ export class CallSession {
         s.end('error_service', { message: 'The speech synthesizer failed.' });
       },
     };
-  }
-
-  /** A voice whose words are nobody's record (a warm transfer's second leg): only its failure is logged. */
-  private static unheardVoice(log: Logger): AgentVoiceEvents {
-    const noop = (): void => undefined;
-    return { queued: noop, started: noop, ended: noop, drained: noop, frameSent: noop, firstAudio: noop, failed: (error) => log.warn({ err: error }, 'the transfer summary could not be spoken') };
-  }
-
-  /** The agent's voice on `line`, with the agent's voice settings. */
-  private voiceOn(line: CallTransport, events: AgentVoiceEvents, replySignal: () => AbortSignal | undefined): AgentVoice {
-    const o = this.o;
-    const main = line === o.transport;
-    return new AgentVoice({
-      transport: line,
-      rate: line.sampleRate ?? INTERNAL_SAMPLE_RATE,
-      tts: o.engines.tts,
-      voiceId: o.agent.voice.voice_id,
-      speed: o.agent.voice.speed,
-      spoken: spokenTextFor(o.agent.voice),
-      timers: o.timers,
-      clock: this.clock,
-      pacerWakeups: o.pacerWakeups,
-      replySignal,
-      ...(main ? { recording: o.recorder } : {}),
-      events,
-    });
   }
 
   /** The model's turn: its timing, its tools, and how the reply ended. */

@@ -1,8 +1,11 @@
 // What the agent is saying: utterances played one after another, each synthesized piece by piece
 // straight into the outbound pacer and bracketed by marks the far side echoes once it has played
 // them, so the call knows which words the caller actually heard.
+import type { AgentConfig } from '../../agents/schema.ts';
 import { dtmfTones } from '../../audio/dtmf.ts';
 import { Framer } from '../../audio/framer.ts';
+import { INTERNAL_SAMPLE_RATE } from '../../audio/pcm.ts';
+import { spokenTextFor } from '../../speech/tts/spoken-text.ts';
 import type { TtsEngine } from '../../speech/types.ts';
 import type { Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
@@ -264,4 +267,43 @@ export class AgentVoice {
     }
     return cut;
   }
+}
+
+/** What every voice of one call shares: the agent's voice settings, the engine, the clocks. */
+export interface CallVoiceSettings {
+  tts: TtsEngine;
+  voice: AgentConfig['voice'];
+  timers: Timers;
+  clock: CallClock;
+  pacerWakeups?: PacerWakeups | undefined;
+}
+
+/** The agent's voice on `line` (the caller's, or a transfer's second leg) at the line's rate. */
+export function agentVoiceOn(
+  line: CallTransport,
+  settings: CallVoiceSettings,
+  events: AgentVoiceEvents,
+  replySignal: () => AbortSignal | undefined,
+  recording?: AgentVoiceOptions['recording'],
+): AgentVoice {
+  return new AgentVoice({
+    transport: line,
+    rate: line.sampleRate ?? INTERNAL_SAMPLE_RATE,
+    tts: settings.tts,
+    voiceId: settings.voice.voice_id,
+    speed: settings.voice.speed,
+    spoken: spokenTextFor(settings.voice),
+    timers: settings.timers,
+    clock: settings.clock,
+    pacerWakeups: settings.pacerWakeups,
+    replySignal,
+    recording,
+    events,
+  });
+}
+
+/** Events of a voice whose words are nobody's record (a warm transfer's second leg): only a failure is told. */
+export function unheardVoiceEvents(failed: (error: unknown) => void): AgentVoiceEvents {
+  const noop = (): void => undefined;
+  return { queued: noop, started: noop, ended: noop, drained: noop, frameSent: noop, firstAudio: noop, failed };
 }
