@@ -248,39 +248,7 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
       return { kind: 'interrupted', messages: added };
     }
 
-    // Each call's action comes from its kind's handler (tool-handlers.ts); only the first terminal one counts.
-    let keys: Promise<unknown> = Promise.resolve();
-    const toolRound: ToolRound = {
-      tools: input.tools,
-      hooks: input.hooks,
-      signal: budget.signal,
-      waitLine: REPLY_DEFAULTS.toolWaitLine,
-      afterKeys(work) {
-        const next = keys.then(work);
-        keys = next;
-        return next;
-      },
-    };
-    const planned = reply.calls.map((call) => ({ call, action: toolAction(call, toolRound) }));
-    const terminal = planned.find((p) => p.action?.kind === 'terminal');
-    const acting = planned.filter((p) => p.action?.kind === 'run' || p === terminal);
-    const running = acting.flatMap((p) => (p.action?.kind === 'run' ? [p.action] : []));
-    budget.run();
-    // A tool that asks to be announced is, at once; otherwise tools slower than toolWaitMs get the default line.
-    const announced = running.find((a) => a.announce !== undefined)?.announce;
-    let waitTimer: unknown;
-    if (announced !== undefined) sayWhileWorking(announced);
-    else if (running.some((a) => a.slow)) waitTimer = timers.setTimeout(() => sayWhileWorking(REPLY_DEFAULTS.toolWaitLine), input.toolWaitMs ?? REPLY_DEFAULTS.toolWaitMs);
-    const runs = await Promise.all(
-      running.map(async (action) => {
-        // The invocation goes in the transcript when it starts, so what is said meanwhile follows it.
-        const run = await action.run((invocation) => input.hooks.onToolItem?.(invocation));
-        input.hooks.onToolItem?.(run.result);
-        input.hooks.onToolFinished?.(run);
-        return run;
-      }),
-    );
-    if (waitTimer !== undefined) timers.clearTimeout(waitTimer);
+    const { acting, terminal, runs } = await runTools(input, reply.calls, budget, timers, sayWhileWorking);
     toolsRan = true;
     if (aborted()) return abortedOutcome();
     if (budget.spent) return deadlineOutcome();
@@ -311,4 +279,41 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
     }
   }
   return { kind: 'flow_error', code: 'EMPTY_REPLY_LOOP', detail: 'no reply within the round limit', messages: added };
+}
+
+/** One round's tools: each call's action comes from its kind's handler (tool-handlers.ts); those that run do, together; only the first terminal one counts. */
+async function runTools(input: ReplyInput, calls: ToolCallRequest[], budget: TurnBudget, timers: ReplyTimers, sayWhileWorking: (line: string) => void) {
+  let keys: Promise<unknown> = Promise.resolve();
+  const toolRound: ToolRound = {
+    tools: input.tools,
+    hooks: input.hooks,
+    signal: budget.signal,
+    waitLine: REPLY_DEFAULTS.toolWaitLine,
+    afterKeys(work) {
+      const next = keys.then(work);
+      keys = next;
+      return next;
+    },
+  };
+  const planned = calls.map((call) => ({ call, action: toolAction(call, toolRound) }));
+  const terminal = planned.find((p) => p.action?.kind === 'terminal');
+  const acting = planned.filter((p) => p.action?.kind === 'run' || p === terminal);
+  const running = acting.flatMap((p) => (p.action?.kind === 'run' ? [p.action] : []));
+  budget.run();
+  // A tool that asks to be announced is, at once; otherwise tools slower than toolWaitMs get the default line.
+  const announced = running.find((a) => a.announce !== undefined)?.announce;
+  let waitTimer: unknown;
+  if (announced !== undefined) sayWhileWorking(announced);
+  else if (running.some((a) => a.slow)) waitTimer = timers.setTimeout(() => sayWhileWorking(REPLY_DEFAULTS.toolWaitLine), input.toolWaitMs ?? REPLY_DEFAULTS.toolWaitMs);
+  const runs = await Promise.all(
+    running.map(async (action) => {
+      // The invocation goes in the transcript when it starts, so what is said meanwhile follows it.
+      const run = await action.run((invocation) => input.hooks.onToolItem?.(invocation));
+      input.hooks.onToolItem?.(run.result);
+      input.hooks.onToolFinished?.(run);
+      return run;
+    }),
+  );
+  if (waitTimer !== undefined) timers.clearTimeout(waitTimer);
+  return { acting, terminal, runs };
 }
