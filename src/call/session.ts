@@ -29,8 +29,8 @@ import { CallLatency } from './latency.ts';
 import { CallListeners, type CallListener } from './listeners.ts';
 import { ChatHistory } from './model/history.ts';
 import { ModelTurn, type ModelTurnEvents } from './model/model-turn.ts';
-import { reminderRequest } from './model/prompts.ts';
 import type { ReplyOutcome } from './model/reply.ts';
+import { Reminder } from './reminder.ts';
 import type { SessionOptions } from './session-options.ts';
 import { CallTeardown } from './teardown.ts';
 import { Transcript } from './transcript.ts';
@@ -41,7 +41,6 @@ import type { SessionNotice, TransportHandlers } from './transport.ts';
 export type { SessionEngines, SessionOptions, SessionResult } from './session-options.ts';
 
 export const SESSION_DEFAULTS = {
-  reminderText: 'Are you still there?',
   apologyText: "I'm sorry, something went wrong on our side. Please call again later. Goodbye.",
   flowErrorText: "I'm sorry, I can't continue this call. Goodbye.",
   /** Longest wait for last words (apology, goodbye) to play before the call ends anyway. */
@@ -62,6 +61,7 @@ export class CallSession {
   private readonly timers: CallTimers;
   private readonly latency: CallLatency;
   private readonly teardown: CallTeardown;
+  private readonly reminder: Reminder;
   /** An answering machine on an outbound call, and the message left on it. */
   private readonly voicemail: VoicemailDrop;
   /** The transfer_call the model makes, and the carrier's reports on it (transfer/carrier.ts). */
@@ -72,8 +72,6 @@ export class CallSession {
   private listeners: CallListeners | undefined;
   private phase: Phase = 'created';
   private userTurns = 0;
-  /** The reply under way is a reminder the model is writing. */
-  private modelReminder = false;
   private transferred: { destination: string; at: number } | null = null;
   /** Words of the agent's the caller's last interruption cut off, until its words show whether it meant it. */
   private cutShort = '';
@@ -130,6 +128,8 @@ export class CallSession {
       }),
     );
     this.teardown.add({ stop: () => this.model.cancel() });
+    const ask = (note: string): void => this.model.answer([...this.history.messages, { role: 'system', content: note }], this.userTurns);
+    this.reminder = new Reminder({ agent: o.agent, say: (text) => this.say(text), ask, log: o.log });
     const host: FlowHost = {
       get live() {
         return session.phase === 'live';
@@ -369,7 +369,7 @@ export class CallSession {
    */
   private onUserTurn(turn: CallerTurn, keypad = false): void {
     this.timers.callerSpoke();
-    this.modelReminder = false;
+    this.reminder.callerSpoke();
     this.userTurns++;
     this.transcript.addUser(turn.text, turn.startAt, turn.endAt, keypad);
     this.notify({ type: 'transcript', role: 'user', text: turn.text, final: true, turn: this.userTurns });
@@ -448,15 +448,7 @@ export class CallSession {
       },
       finished(outcome, utterances) {
         s.history.replied(outcome, utterances);
-        const reminder = s.modelReminder;
-        s.modelReminder = false;
-        // A reminder the model could not write is said as written: a silent caller is no reason to fail the call.
-        if (reminder && (outcome.kind === 'llm_error' || outcome.kind === 'flow_error')) {
-          s.o.log.warn({ kind: outcome.kind }, 'the model could not write a reminder; saying the fixed one');
-          if (s.phase === 'live') s.say(s.o.agent.reminder_message ?? SESSION_DEFAULTS.reminderText);
-          return;
-        }
-        if (s.phase === 'live') s.actOn(outcome);
+        if (!s.reminder.replyEnded(outcome, s.phase === 'live') && s.phase === 'live') s.actOn(outcome);
       },
     };
   }
@@ -486,14 +478,7 @@ export class CallSession {
   private static timerReactions(s: CallSession): CallTimerEvents {
     return {
       remind() {
-        const agent = s.o.agent;
-        if (!agent.reminder_from_model) {
-          s.say(agent.reminder_message ?? SESSION_DEFAULTS.reminderText);
-          return;
-        }
-        s.modelReminder = true;
-        const silentS = Math.round((agent.reminder_trigger_ms ?? agent.inactivity_timeout_ms) / 1000);
-        s.model.answer([...s.history.messages, { role: 'system', content: reminderRequest(silentS) }], s.userTurns);
+        s.reminder.remind();
       },
       inactive() {
         s.end('inactivity');
