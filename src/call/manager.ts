@@ -162,23 +162,8 @@ export class CallManager {
           finalized = this.records.finish(ended).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
         },
       });
-      const active: ActiveCall = {
-        callId,
-        orgId,
-        callType: record.call_type,
-        requestEnd: (reason, message) => session.end(reason, message ? { message } : {}),
-        say: (text, interrupt) => session.speak(text, interrupt),
-        addContext: (content) => session.addContext(content),
-        listen: (listener) => session.listen(listener),
-        voicemailDetected: () => session.carrierFoundMachine(),
-        transferAnswered: () => reports.transferAnswered(),
-        transferFailed: (why) => reports.transferFailed(why),
-        returnStream: (secret, next) => reports.returnStream(secret, next),
-        consultFailed: (why) => reports.consultFailed(why),
-        carrierEnded: () => reports.carrierEnded(),
-        // The record is final only once the recording is written too.
-        finished: session.finished.then(() => finalized),
-      };
+      // The record is final only once the recording is written too.
+      const active = activeCallOf(session, reports, { callId, orgId, callType: record.call_type, finished: session.finished.then(() => finalized) });
       this.d.registry.add(active);
       const startTimestamp = this.d.timers.now();
       const started = await this.d.calls.update(orgId, callId, (current) => ({ ...current, call_status: 'ongoing', start_timestamp: startTimestamp }));
@@ -279,4 +264,21 @@ function transferCarrierOf(d: TransferCarrierDeps, callId: string, record: CallR
     },
   };
   return { cold, warm };
+}
+
+/** The call as the registry keeps it: what the API and the carrier may ask of its session while it runs. */
+function activeCallOf(session: CallSession, reports: TransferReports, call: Pick<ActiveCall, 'callId' | 'orgId' | 'callType' | 'finished'>): ActiveCall {
+  return {
+    ...call,
+    requestEnd: (reason, message) => session.end(reason, message ? { message } : {}),
+    say: (text, interrupt) => session.speak(text, interrupt),
+    addContext: (content) => session.addContext(content),
+    listen: (listener) => session.listen(listener),
+    voicemailDetected: () => session.carrierFoundMachine(),
+    transferAnswered: () => reports.transferAnswered(),
+    transferFailed: (why) => reports.transferFailed(why),
+    returnStream: (secret, next) => reports.returnStream(secret, next),
+    consultFailed: (why) => reports.consultFailed(why),
+    carrierEnded: () => reports.carrierEnded(),
+  };
 }
