@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { GOAL_LINE, HANG_UP_MARK, PERSONA_LINE, SIMULATED_CALLER_TAG } from '../agent-tests/persona.ts';
 import { ANALYSIS_FIELDS_PREFIX, ANALYSIS_REQUEST_TAG } from '../analysis/analyze.ts';
 import { KEYPAD_TURN_PREFIX } from '../call/caller/keypad.ts';
-import { REMINDER_NOTE_PREFIX, TRANSFER_FAILED_NOTE, TRANSFER_SUMMARY_NOTE } from '../call/session.ts';
+import { REMINDER_NOTE_PREFIX, TRANSFER_FAILED_NOTE, TRANSFER_SUMMARY_NOTE } from '../call/model/prompts.ts';
 
 export const DEMO_TOOL_NAME = 'book_appointment';
 export const DEMO_END_CALL = 'end_call';

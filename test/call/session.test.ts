@@ -610,7 +610,7 @@ describe('CallSession', () => {
       const line = s.transport.notices.filter((n) => n.type === 'transcript' && n.role === 'agent');
       expect(line).toHaveLength(1);
       expect(s.result()).toBeUndefined();
-      s.session.transferAnswered();
+      s.session.transfer.answered();
       await s.wait(20);
       const r = s.result()!;
       expect(r).toMatchObject({ reason: 'call_transfer', message: 'Transferred to +14155550123.', transfer: { destination: '+14155550123' } });
@@ -622,7 +622,7 @@ describe('CallSession', () => {
     it("says the tool's transfer_message after the model's words, and asks the carrier once both have played", async () => {
       const { s, asked } = await transferring({ message: 'Please hold while I connect you.' });
       await s.wait(3000);
-      s.session.transferAnswered();
+      s.session.transfer.answered();
       await s.wait(20);
       const r = s.result()!;
       expect(r.transcript.map((m) => m.content)).toEqual(['a human please', 'Let me put you through.', 'Please hold while I connect you.']);
@@ -631,10 +631,10 @@ describe('CallSession', () => {
 
     it('tells the model when the transfer failed, once the caller is back, and the agent speaks again', async () => {
       const { s } = await transferring({ steps: [say('Sorry, nobody picked up.')] });
-      s.session.transferFailed('nobody answered');
+      s.session.transfer.failed('nobody answered');
       await s.wait(3000);
       expect(s.brain.calls).toHaveLength(1);
-      s.session.resumeAfterTransfer();
+      s.session.transfer.resume();
       await s.wait(2000);
       expect(s.brain.calls[1]!.at(-1)).toMatchObject({ role: 'system', content: expect.stringContaining('The transfer did not go through to +14155550123: nobody answered.') });
       s.transport.handlers.hangup();
@@ -650,7 +650,7 @@ describe('CallSession', () => {
       expect(refused.s.result()).toBeUndefined();
 
       const gone = await transferring();
-      gone.s.session.transferFailed('the line was busy');
+      gone.s.session.transfer.failed('the line was busy');
       await gone.s.wait(15_000, 500);
       expect(gone.s.result()).toMatchObject({ reason: 'user_hangup', message: 'The transfer to +14155550123 failed (the line was busy) and the caller did not come back.' });
     });

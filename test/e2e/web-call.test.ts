@@ -9,7 +9,7 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 import { WebCallClient } from '../helpers/web-client.ts';
 import { rms } from '../../src/audio/pcm.ts';
 import { decodeOggOpus, envelopeCorrelation } from '../helpers/ogg-opus.ts';
-import { WEB_TRANSFER_REFUSAL } from '../../src/call/manager.ts';
+import { WEB_TRANSFER_REFUSAL } from '../../src/call/model/prompts.ts';
 import { DEMO_NO_TRANSFER } from '../../src/demo/script.ts';
 
 let t: TestService;

@@ -1,8 +1,11 @@
 // What the agent is saying: utterances played one after another, each synthesized piece by piece
 // straight into the outbound pacer and bracketed by marks the far side echoes once it has played
 // them, so the call knows which words the caller actually heard.
+import type { AgentConfig } from '../../agents/schema.ts';
 import { dtmfTones } from '../../audio/dtmf.ts';
 import { Framer } from '../../audio/framer.ts';
+import { INTERNAL_SAMPLE_RATE } from '../../audio/pcm.ts';
+import { spokenTextFor } from '../../speech/tts/spoken-text.ts';
 import type { TtsEngine } from '../../speech/types.ts';
 import type { Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
@@ -27,6 +30,11 @@ export interface AgentVoiceEvents {
   /** A synthesis gave its first audio, `ms` after it was asked for. */
   firstAudio(ms: number): void;
   failed(error: unknown): void;
+}
+
+export interface UtteranceOptions {
+  /** Whether the caller's barge-in may cut it; true unless said otherwise. */
+  interruptible?: boolean;
 }
 
 export interface AgentVoiceOptions {
@@ -79,9 +87,14 @@ export class AgentVoice {
     return this.open;
   }
 
+  /** Barge-in may cut what is queued or playing: every utterance of it is interruptible. */
+  get interruptible(): boolean {
+    return this.pending.every((u) => u.interruptible);
+  }
+
   /** Queues a new utterance, which takes text until it is closed. */
-  begin(): Utterance {
-    const u = new Utterance(++this.seq, this.lastQueued);
+  begin(options: UtteranceOptions = {}): Utterance {
+    const u = new Utterance(++this.seq, this.lastQueued, options.interruptible ?? true);
     this.lastQueued = u.allQueued;
     this.pending.push(u);
     this.open = u;
@@ -112,8 +125,8 @@ export class AgentVoice {
   }
 
   /** Words said in one go (greeting, reminder, apology). */
-  sayAll(text: string): Utterance {
-    const u = this.begin();
+  sayAll(text: string, options: UtteranceOptions = {}): Utterance {
+    const u = this.begin(options);
     this.say(u, text);
     this.close(u);
     return u;
@@ -128,8 +141,8 @@ export class AgentVoice {
   }
 
   /** Audio without words at the line's rate (keypad tones, hold music), after everything queued. */
-  play(samples: Int16Array): Utterance {
-    const u = this.begin();
+  play(samples: Int16Array, options: UtteranceOptions = {}): Utterance {
+    const u = this.begin(options);
     u.synthesis = u.synthesis.then(() => {
       if (u.interrupted || this.stopped) return;
       const framer = Framer.forRate(this.o.rate);
@@ -142,8 +155,13 @@ export class AgentVoice {
     return u;
   }
 
-  /** Barge-in: cuts everything queued or playing at the words heard, and the far side drops what it buffered; returns what was cut, oldest first. */
-  interrupt(): Utterance[] {
+  /**
+   * Barge-in: cuts everything queued or playing at the words heard, and the far side drops what it
+   * buffered; returns what was cut, oldest first. Nothing is cut while an utterance that may not be
+   * interrupted is queued, unless `force` (the flow that said it is over).
+   */
+  interrupt(options: { force?: boolean } = {}): Utterance[] {
+    if (!options.force && !this.interruptible) return [];
     const now = this.o.timers.now();
     const cut = this.cutAll(now);
     this.open = null;
@@ -251,4 +269,43 @@ export class AgentVoice {
     }
     return cut;
   }
+}
+
+/** What every voice of one call shares: the agent's voice settings, the engine, the clocks. */
+export interface CallVoiceSettings {
+  tts: TtsEngine;
+  voice: AgentConfig['voice'];
+  timers: Timers;
+  clock: CallClock;
+  pacerWakeups?: PacerWakeups | undefined;
+}
+
+/** The agent's voice on `line` (the caller's, or a transfer's second leg) at the line's rate. */
+export function agentVoiceOn(
+  line: CallTransport,
+  settings: CallVoiceSettings,
+  events: AgentVoiceEvents,
+  replySignal: () => AbortSignal | undefined,
+  recording?: AgentVoiceOptions['recording'],
+): AgentVoice {
+  return new AgentVoice({
+    transport: line,
+    rate: line.sampleRate ?? INTERNAL_SAMPLE_RATE,
+    tts: settings.tts,
+    voiceId: settings.voice.voice_id,
+    speed: settings.voice.speed,
+    spoken: spokenTextFor(settings.voice),
+    timers: settings.timers,
+    clock: settings.clock,
+    pacerWakeups: settings.pacerWakeups,
+    replySignal,
+    recording,
+    events,
+  });
+}
+
+/** Events of a voice whose words are nobody's record (a warm transfer's second leg): only a failure is told. */
+export function unheardVoiceEvents(failed: (error: unknown) => void): AgentVoiceEvents {
+  const noop = (): void => undefined;
+  return { queued: noop, started: noop, ended: noop, drained: noop, frameSent: noop, firstAudio: noop, failed };
 }

@@ -1,7 +1,8 @@
 // One agent utterance: its text as it is produced, its audio as it is queued, and its playback as
 // the far side confirms it. States: queued (text and audio on their way, nothing played yet) →
 // speaking (the far side began playing it) → heard (played to the end) or interrupted (cut, its
-// text then being the words played); `done` resolves once it is heard or interrupted.
+// text then being the words played); `done` resolves once it is heard or interrupted. One that may
+// not be interrupted (hold music, last words) is cut only when the call or the flow that said it ends.
 
 export type UtteranceState = 'queued' | 'speaking' | 'heard' | 'interrupted';
 
@@ -40,10 +41,11 @@ export class Utterance {
   private settle!: (heard: boolean) => void;
   private queued!: () => void;
 
-  /** `after`: all audio of the utterance before it is queued. */
+  /** `after`: all audio of the utterance before it is queued; `interruptible`: the caller's barge-in may cut it. */
   constructor(
     readonly id: number,
     after: Promise<void> = Promise.resolve(),
+    readonly interruptible = true,
   ) {
     this.synthesis = after;
     this.done = new Promise((resolve) => (this.settle = resolve));

@@ -4,6 +4,8 @@
 // question it answers after a short pause, after a trailing "and", an "um" or digits being read
 // out it waits up to a couple of seconds for the rest.
 
+import { AGENT_DEFAULTS, type AgentConfig } from '../../agents/schema.ts';
+
 export interface CallerPause {
   /** How long the caller has already been silent (the VAD reports a pause after the fact), ms. */
   silentMs: number;
@@ -144,4 +146,11 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
     const target = shape === 'finished' ? this.o.minMs : shape === 'unfinished' ? this.o.maxMs : shape === 'pausing' ? pausingMs(this.o) : this.o.unsureMs;
     return target - pause.silentMs;
   }
+}
+
+/** The agent's end-of-turn rule: its `endpointing` setting, else the default mode. */
+export function endOfTurnPolicy(agent: Pick<AgentConfig, 'endpointing' | 'endpointing_ms'>): EndOfTurnPolicy {
+  const e = agent.endpointing ?? { mode: AGENT_DEFAULTS.endpointingMode, min_ms: AGENT_DEFAULTS.endpointingMinMs, max_ms: AGENT_DEFAULTS.endpointingMaxMs };
+  if (e.mode === 'silence') return new SilenceEndOfTurn(agent.endpointing_ms);
+  return new SemanticEndOfTurn({ minMs: e.min_ms, maxMs: e.max_ms, unsureMs: Math.max(e.min_ms, Math.min(agent.endpointing_ms, e.max_ms)) });
 }

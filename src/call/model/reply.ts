@@ -2,7 +2,7 @@
 // with the results, up to a few rounds. Tools run only after the caller confirms the reply text
 // before them was spoken, so a reply cut off by barge-in never acts; press_digits plays its keys
 // through a hook; built-in end_call / transfer_call are reported to the caller (the session acts
-// on them), never run here.
+// on them), never run here. What each kind of tool does is its handler's (tool-handlers.ts).
 import type { LlmConfig } from '../../agents/schema.ts';
 import { streamChat, type LlmClientOptions } from '../../llm/client.ts';
 import { LlmError } from '../../llm/errors.ts';
@@ -11,6 +11,7 @@ import type { ChatMessage, LlmRequestMetadata, LlmTiming, LlmUsage, ToolCallRequ
 import type { ToolExecutor, ToolRun } from '../../tools/executor.ts';
 import type { ToolTranscriptItem } from '../../tools/transcript.ts';
 import { realTimers, type TimerHandle, type Timers } from '../../timers.ts';
+import { toolAction, type ToolRound } from './tool-handlers.ts';
 
 export const REPLY_DEFAULTS = {
   /** Model requests per user turn; the last one may not call tools. */
@@ -165,13 +166,6 @@ async function modelReply(input: ReplyInput, signal: AbortSignal, history: ChatM
   return { text, calls };
 }
 
-/** What the model is told of a press_digits call. */
-async function pressDigits(hooks: ReplyHooks, digits: string): Promise<{ done: boolean; content: string }> {
-  if (!hooks.pressDigits) return { done: false, content: 'Keypad tones cannot be played on this call.' };
-  if (await hooks.pressDigits(digits)) return { done: true, content: JSON.stringify({ pressed: digits }) };
-  return { done: false, content: `The keys ${digits} were not all pressed: the call was interrupted while the tones played.` };
-}
-
 type ReplyTimers = Pick<Timers, 'setTimeout' | 'clearTimeout'>;
 
 export async function runReply(input: ReplyInput): Promise<ReplyOutcome> {
@@ -255,44 +249,7 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
       return { kind: 'interrupted', messages: added };
     }
 
-    const typeOf = (c: ToolCallRequest) => input.tools.find(c.name)?.type;
-    const apiCalls = reply.calls.filter((c) => typeOf(c) === 'api');
-    // A transfer the call cannot make is answered like a tool that failed, and the model goes on.
-    const refusal = input.hooks.transferRefusal;
-    const refusedTransfer = (c: ToolCallRequest) => typeOf(c) === 'transfer_call' && refusal !== undefined;
-    const terminal = reply.calls.find((c) => typeOf(c) === 'end_call' || (typeOf(c) === 'transfer_call' && !refusedTransfer(c)));
-    const acting = reply.calls.filter((c) => typeOf(c) === 'api' || typeOf(c) === 'press_digits' || refusedTransfer(c) || c === terminal);
-    budget.run();
-    // A tool that asks to be announced is, at once; otherwise tools slower than toolWaitMs get the default line.
-    const announced = apiCalls.map((c) => input.tools.find(c.name)).find((t) => t?.type === 'api' && t.speak_during_execution);
-    let waitTimer: TimerHandle | undefined;
-    if (announced?.type === 'api') sayWhileWorking(announced.execution_message ?? REPLY_DEFAULTS.toolWaitLine);
-    else if (apiCalls.length > 0) waitTimer = timers.setTimeout(() => sayWhileWorking(REPLY_DEFAULTS.toolWaitLine), input.toolWaitMs ?? REPLY_DEFAULTS.toolWaitMs);
-    // Keys are pressed one call after another, in the model's order, while HTTP tools run.
-    let keypad: Promise<unknown> = Promise.resolve();
-    const runs = await Promise.all(
-      acting
-        .filter((call) => call !== terminal)
-        .map(async (call) => {
-          // The invocation goes in the transcript when it starts, so what is said meanwhile follows it.
-          const invoked = (invocation: ToolTranscriptItem) => input.hooks.onToolItem?.(invocation);
-          let run: ToolRun;
-          if (refusal !== undefined && refusedTransfer(call)) {
-            run = await input.tools.runInCall(call, async () => ({ done: false, content: refusal }), invoked);
-          } else if (typeOf(call) === 'press_digits') {
-            const pressed = keypad.then(() => input.tools.runInCall(call, (args) => pressDigits(input.hooks, String(args.digits)), invoked));
-            keypad = pressed;
-            run = await pressed;
-          } else {
-            input.hooks.onToolStarted?.(call);
-            run = await input.tools.run(call, budget.signal, invoked);
-          }
-          input.hooks.onToolItem?.(run.result);
-          input.hooks.onToolFinished?.(run);
-          return run;
-        }),
-    );
-    if (waitTimer !== undefined) timers.clearTimeout(waitTimer);
+    const { acting, terminal, runs } = await runTools(input, reply.calls, budget, timers, sayWhileWorking);
     toolsRan = true;
     if (aborted()) return abortedOutcome();
     if (budget.spent) return deadlineOutcome();
@@ -300,22 +257,21 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
     push({
       role: 'assistant',
       content: reply.text === '' ? null : reply.text,
-      tool_calls: acting.map((c) => ({
-        id: c.id,
+      tool_calls: acting.map(({ call }) => ({
+        id: call.id,
         type: 'function',
-        function: { name: c.name, arguments: c.arguments },
+        function: { name: call.name, arguments: call.arguments },
       })),
     });
     for (const run of runs) push({ role: 'tool', tool_call_id: run.invocation.tool_call_id, content: run.modelContent });
 
-    if (terminal) {
+    if (terminal?.action?.kind === 'terminal') {
+      const { call } = terminal;
       // Every tool call needs its answer for the history to stay valid chat-completions input.
-      push({ role: 'tool', tool_call_id: terminal.id, content: '{"status":"accepted"}' });
+      push({ role: 'tool', tool_call_id: call.id, content: '{"status":"accepted"}' });
       const at = input.tools.at();
-      input.hooks.onToolItem?.({ role: 'tool_call_invocation', tool_call_id: terminal.id, name: terminal.name, arguments: terminal.arguments, start_at: at, end_at: at });
-      const tool = input.tools.find(terminal.name);
-      if (tool?.type === 'transfer_call') return { kind: 'transfer_call', call: terminal, transferTo: tool.transfer_to, messages: added };
-      return { kind: 'end_call', call: terminal, messages: added };
+      input.hooks.onToolItem?.({ role: 'tool_call_invocation', tool_call_id: call.id, name: call.name, arguments: call.arguments, start_at: at, end_at: at });
+      return terminal.action.outcome(added);
     }
 
     invalidRounds = runs.some((r) => r.failure === 'invalid_arguments') ? invalidRounds + 1 : 0;
@@ -324,4 +280,41 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
     }
   }
   return { kind: 'flow_error', code: 'EMPTY_REPLY_LOOP', detail: 'no reply within the round limit', messages: added };
+}
+
+/** One round's tools: each call's action comes from its kind's handler (tool-handlers.ts); those that run do, together; only the first terminal one counts. */
+async function runTools(input: ReplyInput, calls: ToolCallRequest[], budget: TurnBudget, timers: ReplyTimers, sayWhileWorking: (line: string) => void) {
+  let keys: Promise<unknown> = Promise.resolve();
+  const toolRound: ToolRound = {
+    tools: input.tools,
+    hooks: input.hooks,
+    signal: budget.signal,
+    waitLine: REPLY_DEFAULTS.toolWaitLine,
+    afterKeys(work) {
+      const next = keys.then(work);
+      keys = next;
+      return next;
+    },
+  };
+  const planned = calls.map((call) => ({ call, action: toolAction(call, toolRound) }));
+  const terminal = planned.find((p) => p.action?.kind === 'terminal');
+  const acting = planned.filter((p) => p.action?.kind === 'run' || p === terminal);
+  const running = acting.flatMap((p) => (p.action?.kind === 'run' ? [p.action] : []));
+  budget.run();
+  // A tool that asks to be announced is, at once; otherwise tools slower than toolWaitMs get the default line.
+  const announced = running.find((a) => a.announce !== undefined)?.announce;
+  let waitTimer: TimerHandle | undefined;
+  if (announced !== undefined) sayWhileWorking(announced);
+  else if (running.some((a) => a.slow)) waitTimer = timers.setTimeout(() => sayWhileWorking(REPLY_DEFAULTS.toolWaitLine), input.toolWaitMs ?? REPLY_DEFAULTS.toolWaitMs);
+  const runs = await Promise.all(
+    running.map(async (action) => {
+      // The invocation goes in the transcript when it starts, so what is said meanwhile follows it.
+      const run = await action.run((invocation) => input.hooks.onToolItem?.(invocation));
+      input.hooks.onToolItem?.(run.result);
+      input.hooks.onToolFinished?.(run);
+      return run;
+    }),
+  );
+  if (waitTimer !== undefined) timers.clearTimeout(waitTimer);
+  return { acting, terminal, runs };
 }

@@ -50,6 +50,24 @@ function setup(options: { tts?: TtsEngine; signal?: () => AbortSignal | undefine
 }
 
 describe('AgentVoice', () => {
+  it('barge-in cuts nothing while an utterance that may not be interrupted is queued; the flow that said it cuts it with force', async () => {
+    const s = setup();
+    const hold = s.voice.play(new Int16Array(8000), { interruptible: false });
+    expect(hold.interruptible).toBe(false);
+    expect(s.voice.interruptible).toBe(false);
+    await s.wait(200);
+    expect(s.voice.interrupt()).toEqual([]);
+    expect(s.voice.busy).toBe(true);
+    const cut = s.voice.interrupt({ force: true });
+    expect(cut).toEqual([hold]);
+    expect(await hold.done).toBe(false);
+    expect(s.voice.busy).toBe(false);
+    const words = s.voice.sayAll('Hello there.');
+    expect(words.interruptible).toBe(true);
+    expect(s.voice.interruptible).toBe(true);
+    expect(s.voice.interrupt()).toEqual([words]);
+  });
+
   it('plays an utterance queued → speaking → heard by the marks the far side echoes, then reports the floor free', async () => {
     const s = setup();
     const u = s.voice.sayAll('Hello there.');

@@ -3,8 +3,8 @@
 // the agent leaves. A second leg that is not answered (or hangs up before the bridge) ends the
 // hold, and the caller is the agent's again.
 import type { Logger } from 'pino';
-import type { AgentVoice } from './agent/agent-voice.ts';
-import type { CallTransport } from './transport.ts';
+import type { AgentVoice } from '../agent/agent-voice.ts';
+import type { CallTransport } from '../transport.ts';
 
 /** What the carrier does for a warm transfer (the manager builds it over the dialer). */
 export interface WarmTransferCarrier {
@@ -129,7 +129,8 @@ export class WarmTransfer {
   /** Loops the hold audio on the caller's line while the transfer is under way. */
   private hold(music: Int16Array): void {
     if (!this.holding) return;
-    const u = this.o.voice.play(music);
+    // Not the caller's to cut: what they say on hold is not an answer to anything.
+    const u = this.o.voice.play(music, { interruptible: false });
     void u.done.then(() => this.hold(music));
   }
 }

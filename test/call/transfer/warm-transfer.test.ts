@@ -1,10 +1,10 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { AgentVoice } from '../../src/call/agent/agent-voice.ts';
-import type { Utterance } from '../../src/call/agent/utterance.ts';
-import type { CallTransport, TransportHandlers } from '../../src/call/transport.ts';
-import { WarmTransfer, type WarmTransferCarrier } from '../../src/call/warm-transfer.ts';
-import { settle } from '../helpers/session-fakes.ts';
+import type { AgentVoice } from '../../../src/call/agent/agent-voice.ts';
+import type { Utterance } from '../../../src/call/agent/utterance.ts';
+import type { CallTransport, TransportHandlers } from '../../../src/call/transport.ts';
+import { WarmTransfer, type WarmTransferCarrier } from '../../../src/call/transfer/warm-transfer.ts';
+import { settle } from '../../helpers/session-fakes.ts';
 
 /** The parts of AgentVoice a warm transfer uses, recording what it was asked. */
 function fakeVoice(log: string[], name: string): AgentVoice {
