@@ -10,7 +10,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import type { CallRecord } from '../src/calls/record.ts';
+import type { CallRecord } from '../src/records/record.ts';
 import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { detect, machineGreetingSet, type Detection } from '../test/support/machine-greetings.ts';

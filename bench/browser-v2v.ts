@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeWav } from '../src/audio/wav.ts';
-import { CallRecordSchema } from '../src/calls/record.ts';
+import { CallRecordSchema } from '../src/records/record.ts';
 import { launchChromium, writeWav } from '../test/helpers/browser.ts';
 import { startTarget } from './harness.ts';
 import { markdownTable, stats } from './report.ts';

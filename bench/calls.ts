@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { LATENCY_KEYS } from '../src/calls/record.ts';
+import { LATENCY_KEYS } from '../src/records/record.ts';
 import { LoopStalls, loadPhrases, ownOverhead, runCall, serviceStats, startTarget, STUB_ENDPOINT_MS, type CallResult, type TurnParts } from './harness.ts';
 import { markdownTable, stats, svgChart, type SeriesStats } from './report.ts';
 

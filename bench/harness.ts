@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { startService, type RunningService } from '../src/app.ts';
 import { muLawEncode } from '../src/audio/g711.ts';
 import { decodeWav } from '../src/audio/wav.ts';
-import { CallRecordSchema, type CallRecord } from '../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../src/records/record.ts';
 import { loadConfig } from '../src/config.ts';
 import { placeInboundCall } from '../test/helpers/phone.ts';
 import { TEST_TWILIO_TOKEN } from '../test/helpers/service.ts';

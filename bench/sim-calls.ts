@@ -10,7 +10,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import type { CallRecord } from '../src/calls/record.ts';
+import type { CallRecord } from '../src/records/record.ts';
 import { outboundCallRecord, startTarget, targetApi, type TurnParts } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
 

@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 import { z } from 'zod';
 import { decodeWav } from '../src/audio/wav.ts';
-import { CallRecordSchema, type CallRecord } from '../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../src/records/record.ts';
 import { loadPhrases, runCall, startTarget, trimQuiet, type Target } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
 

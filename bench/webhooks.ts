@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { z } from 'zod';
 import { startService } from '../src/app.ts';
-import type { CallRecord } from '../src/calls/record.ts';
+import type { CallRecord } from '../src/records/record.ts';
 import { loadConfig } from '../src/config.ts';
 import { stubSpeechEngines } from './stub-engines.ts';
 

@@ -14,7 +14,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['speech', 'llm'],
   ['tools'],
   ['analysis'],
-  ['calls'],
+  ['records'],
   ['call'],
   ['carriers', 'campaigns', 'metrics', 'telemetry', 'webhooks'],
   ['agent-tests'],

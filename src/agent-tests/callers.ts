@@ -3,7 +3,7 @@
 import { muLawEncode } from '../audio/g711.ts';
 import { concatPcm } from '../audio/pcm.ts';
 import { readWavFile } from '../audio/wav.ts';
-import type { CallRecord, TranscriptMessage } from '../calls/record.ts';
+import type { CallRecord, TranscriptMessage } from '../records/record.ts';
 import type { SimStep } from '../carriers/sim/script.ts';
 import type { TtsEngine } from '../speech/types.ts';
 import type { ScriptStep } from './schema.ts';

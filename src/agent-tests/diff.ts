@@ -1,7 +1,7 @@
 // What changed between two runs of an agent's tests, test by test: pass/fail, the conversation
 // turn by turn, the tool calls made, and the latency; and how a replay compares with its call.
 import { z } from 'zod';
-import type { TranscriptItem, TranscriptMessage } from '../calls/record.ts';
+import type { TranscriptItem, TranscriptMessage } from '../records/record.ts';
 import { invocationsOf, type Invocation } from './expectations.ts';
 import { OriginalComparisonSchema, type OriginalComparison, type TestResult, type TestRun } from './schema.ts';
 

@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { LlmConfig } from '../agents/schema.ts';
 import { jsonObjectIn } from '../analysis/analyze.ts';
-import { llmMetadataOf, type CallRecord, type TranscriptItem, type TranscriptMessage } from '../calls/record.ts';
+import { llmMetadataOf, type CallRecord, type TranscriptItem, type TranscriptMessage } from '../records/record.ts';
 import { completeChat, type LlmClientOptions } from '../llm/client.ts';
 import type { ChatMessage } from '../llm/types.ts';
 import type { AssertionResult, Expect, TextMatch } from './schema.ts';

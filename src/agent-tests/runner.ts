@@ -6,10 +6,10 @@
 import type { Logger } from 'pino';
 import type { AgentVersion, LlmConfig } from '../agents/schema.ts';
 import type { CallRegistry } from '../call/registry.ts';
-import type { CallEvents } from '../calls/events.ts';
-import { llmMetadataOf, type CallRecord } from '../calls/record.ts';
-import type { CallRepository } from '../calls/repository.ts';
-import type { CallService } from '../calls/service.ts';
+import type { CallEvents } from '../records/events.ts';
+import { llmMetadataOf, type CallRecord } from '../records/record.ts';
+import type { CallRepository } from '../records/repository.ts';
+import type { CallService } from '../records/service.ts';
 import { liveAgentWords, SimCallee, type SimCalleeResult } from '../carriers/sim/callee.ts';
 import type { SimStep } from '../carriers/sim/script.ts';
 import { TwilioStreamCaller } from '../carriers/sim/twilio-stream.ts';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { LlmConfigSchema } from '../agents/schema.ts';
 import { urlFieldsOf } from '../schema-fields.ts';
 import { SecretFields } from '../secrets/fields.ts';
-import { DISCONNECTION_REASONS, TranscriptItemSchema } from '../calls/record.ts';
+import { DISCONNECTION_REASONS, TranscriptItemSchema } from '../records/record.ts';
 
 /** The flite voices a scripted or simulated caller may speak with (the agent's default is slt). */
 export const CALLER_VOICES = ['rms', 'awb', 'kal', 'slt'] as const;

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { AgentsFileError } from '../agents/file.ts';
 import type { AgentService, AgentVersionSpec } from '../agents/service.ts';
-import type { CallRepository } from '../calls/repository.ts';
+import type { CallRepository } from '../records/repository.ts';
 import { newId, type Clock, type RandomHex } from '../clock.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { diffRuns, type RunDiff } from './diff.ts';

@@ -1,6 +1,6 @@
 // The call's own timers: the caller's silence (reminders, then the end), the longest a call may
 // last, and the organization's guard (its credit balance), checked every second.
-import type { DisconnectionReason } from '../calls/record.ts';
+import type { DisconnectionReason } from '../records/record.ts';
 import type { TimerHandle, Timers } from '../timers.ts';
 import type { CallClock } from './call-clock.ts';
 

@@ -3,8 +3,8 @@
 // reaches its call; a call that is not under way answers 409.
 import { rm } from 'node:fs/promises';
 import { ApiError, notFound } from '../errors.ts';
-import type { CallRecord } from '../calls/record.ts';
-import type { CallRepository } from '../calls/repository.ts';
+import type { CallRecord } from '../records/record.ts';
+import type { CallRepository } from '../records/repository.ts';
 import type { CallListener } from './listeners.ts';
 import type { ActiveCall, CallRegistry } from './registry.ts';
 

@@ -2,7 +2,7 @@
 // conference, an IVR menu) is a collaborator of the session, not a part of it: it sees the
 // caller's side of the call and answers with an intent, and the session carries the intent out.
 // A new flow is a new file and one line where the session lists its flows.
-import type { DisconnectionReason } from '../calls/record.ts';
+import type { DisconnectionReason } from '../records/record.ts';
 
 /** What a flow asks of the session; once the call is ending, the session does none of it. */
 export type FlowIntent =

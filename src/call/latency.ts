@@ -1,6 +1,6 @@
 // Per-call latency samples, summarised as the record's `latency` field (docs/contract.md).
-import type { TurnLatency } from '../calls/events.ts';
-import { LATENCY_KEYS } from '../calls/record.ts';
+import type { TurnLatency } from '../records/events.ts';
+import { LATENCY_KEYS } from '../records/record.ts';
 
 export type LatencyKey = (typeof LATENCY_KEYS)[number];
 

@@ -5,8 +5,8 @@
 // held in the store, so the limit holds across every process sharing it; a call's slot is free
 // again once its record is final, or once the node running it is dead (nodes.ts).
 import type { OrgLimit } from '../config.ts';
-import type { CallRepository } from '../calls/repository.ts';
-import type { AdmissionRefusal, CallAdmission } from '../calls/service.ts';
+import type { CallRepository } from '../records/repository.ts';
+import type { AdmissionRefusal, CallAdmission } from '../records/service.ts';
 
 export interface CreditRepository {
   /** Sets the starting balance the first time an organization is seen; later starts keep what is left. */

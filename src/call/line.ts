@@ -2,7 +2,7 @@
 // transfer gives the current connection up (the carrier closes it to dial the destination); if the
 // transfer fails, the caller comes back on a new connection of the same call, and every part of the
 // session goes on talking to this line, which forwards to whichever connection is current.
-import type { DisconnectionReason } from '../calls/record.ts';
+import type { DisconnectionReason } from '../records/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from './transport.ts';
 
 export class CallLine implements CallTransport {

@@ -3,9 +3,9 @@
 import type { Logger } from 'pino';
 import type { AgentConfig } from '../agents/schema.ts';
 import { analyzeCall } from '../analysis/analyze.ts';
-import type { CallEvents } from '../calls/events.ts';
-import type { CallRecord } from '../calls/record.ts';
-import type { CallRepository } from '../calls/repository.ts';
+import type { CallEvents } from '../records/events.ts';
+import type { CallRecord } from '../records/record.ts';
+import type { CallRepository } from '../records/repository.ts';
 import { LLM_CLIENT_DEFAULTS } from '../llm/client.ts';
 import type { LlmRequestMetadata } from '../llm/types.ts';
 import type { OutboundHttp } from '../net/http.ts';
@@ -62,7 +62,7 @@ export class RecordFinisher {
     const optOut = recorder === undefined;
     let changed = false;
     const ended = await this.d.calls.update(orgId, callId, (current) => {
-      // A peer that took this node for dead may have finished the record already (calls/nodes.ts): it stands.
+      // A peer that took this node for dead may have finished the record already (records/nodes.ts): it stands.
       if (current.call_status !== 'ongoing' && current.call_status !== 'registered') return current;
       changed = true;
       return {

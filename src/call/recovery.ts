@@ -5,15 +5,15 @@
 // of nodes whose lease ran out, and again whenever a peer's lease runs out (nodes.ts); a live
 // peer's calls are never touched: `liveNodes` only narrows the search, and each call is written
 // only once no lease of its owner's epoch exists, checked in the transaction that writes it
-// (calls/nodes.ts) — a lease that ran out is taken over (forgetExpired) before its calls are. At
+// (records/nodes.ts) — a lease that ran out is taken over (forgetExpired) before its calls are. At
 // start, recordings of no call are removed.
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { CallEvents } from '../calls/events.ts';
-import type { CallRecord } from '../calls/record.ts';
-import type { CallRepository } from '../calls/repository.ts';
-import type { CallService } from '../calls/service.ts';
+import type { CallEvents } from '../records/events.ts';
+import type { CallRecord } from '../records/record.ts';
+import type { CallRepository } from '../records/repository.ts';
+import type { CallService } from '../records/service.ts';
 import type { Clock } from '../clock.ts';
 import { callCost } from './cost.ts';
 import type { OrgLimits } from './limits.ts';

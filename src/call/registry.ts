@@ -1,7 +1,7 @@
 // The calls under way in this process, by id (a session runs each). Other parts (carrier status
 // callbacks, the scheduler, shutdown) reach a live call only through this, never its session
 // internals. Organization slots are held in the store (limits.ts), across processes.
-import type { CallRecord, DisconnectionReason } from '../calls/record.ts';
+import type { CallRecord, DisconnectionReason } from '../records/record.ts';
 import type { CallListener } from './listeners.ts';
 import type { CallTransport } from './transport.ts';
 

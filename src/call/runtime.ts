@@ -5,12 +5,12 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentRepository } from '../agents/repository.ts';
 import type { AgentService } from '../agents/service.ts';
-import type { Dialer } from '../calls/dialer.ts';
-import { CallEvents } from '../calls/events.ts';
-import type { NodeLeases } from '../calls/nodes.ts';
-import type { CallRepository } from '../calls/repository.ts';
-import { CallService } from '../calls/service.ts';
-import { StreamDeadlines } from '../calls/stream-deadlines.ts';
+import type { Dialer } from '../records/dialer.ts';
+import { CallEvents } from '../records/events.ts';
+import type { NodeLeases } from '../records/nodes.ts';
+import type { CallRepository } from '../records/repository.ts';
+import { CallService } from '../records/service.ts';
+import { StreamDeadlines } from '../records/stream-deadlines.ts';
 import type { Clock, RandomHex } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { OutboundHttp } from '../net/http.ts';
@@ -126,7 +126,7 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
   let beating: Promise<void> = Promise.resolve();
   const heartbeatWork: ((liveNodes: string[]) => Promise<void>)[] = [];
   let leaving = false;
-  /** The fencing token of this node's lease (calls/nodes.ts): new each time the lease is taken. */
+  /** The fencing token of this node's lease (records/nodes.ts): new each time the lease is taken. */
   let epoch = deps.random(8);
   // Renewed three times a lease: a node is taken for dead only after missing three beats in a row.
   const heartbeat = async (atStart: boolean): Promise<void> => {

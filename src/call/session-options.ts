@@ -1,8 +1,8 @@
 // What a CallSession is built from (the manager and the tests make these) and what it reports at its end.
 import type { Logger } from 'pino';
 import type { AgentConfig, VoicemailHandling } from '../agents/schema.ts';
-import type { TurnLatency } from '../calls/events.ts';
-import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../calls/record.ts';
+import type { TurnLatency } from '../records/events.ts';
+import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../records/record.ts';
 import type { SttStream, SttStreamEvents, TtsEngine, VadStream } from '../speech/types.ts';
 import type { Timers } from '../timers.ts';
 import type { PacerWakeups } from './agent/pacer.ts';

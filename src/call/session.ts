@@ -13,7 +13,7 @@
 // report; the handlers below say who reacts, in order.
 import { AGENT_DEFAULTS } from '../agents/schema.ts';
 import { FRAME_MS, INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
-import type { DisconnectionReason } from '../calls/record.ts';
+import type { DisconnectionReason } from '../records/record.ts';
 import { publicLlmFailure } from '../llm/errors.ts';
 import { agentVoiceOn, unheardVoiceEvents, type AgentVoice, type AgentVoiceEvents } from './agent/agent-voice.ts';
 import type { Utterance } from './agent/utterance.ts';

@@ -3,7 +3,7 @@
 // message opens when the far side starts playing it and ends with the words the caller heard.
 // Every settled change is handed to `committed`, so the record can keep it at once (a crash then
 // loses nothing said before it).
-import type { TranscriptItem, TranscriptMessage } from '../calls/record.ts';
+import type { TranscriptItem, TranscriptMessage } from '../records/record.ts';
 import type { ToolTranscriptItem } from '../tools/transcript.ts';
 
 export class Transcript {

@@ -1,7 +1,7 @@
 // What a call session needs of a wire protocol. Transports (Twilio Media Streams, the browser
 // protocol) implement it; they translate to and from these and know nothing of models or records.
 import type { MediaRate } from '../audio/pcm.ts';
-import type { DisconnectionReason } from '../calls/record.ts';
+import type { DisconnectionReason } from '../records/record.ts';
 
 export interface TransportHandlers {
   /** One 20 ms inbound frame at the transport's rate, in arrival order. It may be a view into a buffer other frames share: copy it before transferring its buffer. */

@@ -2,8 +2,8 @@
 // scheduler that dials their tasks through the call service.
 import type { Logger } from 'pino';
 import type { AgentService } from '../agents/service.ts';
-import type { CallEvents } from '../calls/events.ts';
-import type { CallService } from '../calls/service.ts';
+import type { CallEvents } from '../records/events.ts';
+import type { CallService } from '../records/service.ts';
 import type { Clock, RandomHex } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { CampaignRepository } from './repository.ts';

@@ -2,12 +2,12 @@
 // the same database never dial a task twice), places their calls through CallService, and
 // counts each call when CallEvents says it ended. All its state is in the store; a crashed
 // scheduler's claimed tasks are finished with error_service by whichever scheduler runs next, each
-// once the node that owns its call has lost its lease too (calls/nodes.ts).
+// once the node that owns its call has lost its lease too (records/nodes.ts).
 import type { Logger } from 'pino';
 import { newId, type Clock, type RandomHex } from '../clock.ts';
-import type { CallEvents } from '../calls/events.ts';
-import type { CallRecord } from '../calls/record.ts';
-import { NoFreeSlotError, type CallService } from '../calls/service.ts';
+import type { CallEvents } from '../records/events.ts';
+import type { CallRecord } from '../records/record.ts';
+import { NoFreeSlotError, type CallService } from '../records/service.ts';
 import { ApiError } from '../errors.ts';
 import type { ActiveTask, CampaignRepository, CampaignRow, ClaimedTask } from './repository.ts';
 

@@ -8,9 +8,9 @@ import type { Logger } from 'pino';
 import type { AgentRepository } from '../agents/repository.ts';
 import type { CallManager } from '../call/manager.ts';
 import type { CallRegistry } from '../call/registry.ts';
-import type { Dialer } from '../calls/dialer.ts';
-import type { CallRepository } from '../calls/repository.ts';
-import type { CallService } from '../calls/service.ts';
+import type { Dialer } from '../records/dialer.ts';
+import type { CallRepository } from '../records/repository.ts';
+import type { CallService } from '../records/service.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
@@ -18,7 +18,7 @@ import type { CallOutcomes } from './outcomes.ts';
 import type { PendingStreams } from './pending-streams.ts';
 
 /**
- * One carrier as configured. Its call control is a Dialer (calls/dialer.ts): dial and showsCallerId
+ * One carrier as configured. Its call control is a Dialer (records/dialer.ts): dial and showsCallerId
  * always; hang up, cold transfer (transfer), warm transfer (consult, bridge) and send digits are
  * optional members there, present only when the carrier can.
  */

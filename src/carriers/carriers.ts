@@ -5,9 +5,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { CallRegistry } from '../call/registry.ts';
-import type { DialResult, Dialer } from '../calls/dialer.ts';
-import type { CallEvents } from '../calls/events.ts';
-import type { CallService } from '../calls/service.ts';
+import type { DialResult, Dialer } from '../records/dialer.ts';
+import type { CallEvents } from '../records/events.ts';
+import type { CallService } from '../records/service.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Carrier, CarrierDefinition, CarrierHttp } from './carrier.ts';

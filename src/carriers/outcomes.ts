@@ -3,7 +3,7 @@
 // phones both land here, so both end calls the same way. A report about a call that already
 // connected or ended changes nothing: the session owns a live call.
 import type { CallRegistry } from '../call/registry.ts';
-import type { CallService } from '../calls/service.ts';
+import type { CallService } from '../records/service.ts';
 
 /** How a failed dial is told to the agent's model. */
 const TRANSFER_FAILURES: Record<string, string> = { busy: 'the line was busy', 'no-answer': 'nobody answered', failed: 'the call could not be placed', canceled: 'the call was cancelled' };

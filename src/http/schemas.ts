@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { AgentConfigSchema, AgentPatchSchema, E164 } from '../agents/schema.ts';
 import { AGENT_ID } from '../agents/file.ts';
-import { CALL_STATUSES, CALL_TYPES, CallRecordSchema, DISCONNECTION_REASONS, USER_SENTIMENTS } from '../calls/record.ts';
+import { CALL_STATUSES, CALL_TYPES, CallRecordSchema, DISCONNECTION_REASONS, USER_SENTIMENTS } from '../records/record.ts';
 
 export const ErrorBodySchema = z.object({
   error: z.string().describe('short message'),

@@ -5,8 +5,8 @@ import cluster from 'node:cluster';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CallRegistry } from '../call/registry.ts';
 import { clusterWideRender } from './cluster.ts';
-import type { CallEventMap, CallEvents, TurnLatency } from '../calls/events.ts';
-import { CALL_TYPES } from '../calls/record.ts';
+import type { CallEventMap, CallEvents, TurnLatency } from '../records/events.ts';
+import { CALL_TYPES } from '../records/record.ts';
 
 /** Seconds: around the half-second a phone caller feels as natural, out to the long tail. */
 export const TURN_LATENCY_BUCKETS = [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];

@@ -1,7 +1,7 @@
 // Call records in SQLite. Filterable fields are mirrored into columns (with indexes); the whole
 // record is kept as JSON beside them.
-import type { CallRecord, TranscriptItem, TranscriptMessage } from '../calls/record.ts';
-import type { CallFilter, CallListQuery, CallPage } from '../calls/repository.ts';
+import type { CallRecord, TranscriptItem, TranscriptMessage } from '../records/record.ts';
+import type { CallFilter, CallListQuery, CallPage } from '../records/repository.ts';
 import type { Db } from './database.ts';
 import { keysetPage, ListWhere, queryFingerprint } from './paging.ts';
 
@@ -177,7 +177,7 @@ export class SqliteCallRepository {
         const row = this.getStmt.get(orgId, callId) as { record: string; created_at: number } | undefined;
         if (!row) return undefined;
         const before = storedRecord(row.record);
-        // The fencing rule (calls/nodes.ts): a live lease of the owner's epoch keeps the call its owner's.
+        // The fencing rule (records/nodes.ts): a live lease of the owner's epoch keeps the call its owner's.
         if (options.takeover && (this.ownedStmt.get(orgId, callId) as { owned: number }).owned === 1) return before;
         const next = change(before);
         this.updateStmt.run({

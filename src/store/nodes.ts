@@ -1,5 +1,5 @@
 // Node leases on SQLite: one row per service process sharing the database, under the epoch
-// (fencing token) it took the lease with (calls/nodes.ts).
+// (fencing token) it took the lease with (records/nodes.ts).
 import type { Db } from './database.ts';
 
 export class SqliteNodeLeases {

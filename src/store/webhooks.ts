@@ -1,7 +1,7 @@
 // Webhook settings and the delivery outbox in SQLite. A call's events are written by
 // `enqueueCallEvents` inside the transaction that changes its record, so no change is ever
 // without its events, whatever happens to the process after the commit.
-import type { CallRecord } from '../calls/record.ts';
+import type { CallRecord } from '../records/record.ts';
 import type { CampaignRow } from '../campaigns/repository.ts';
 import { batchView, campaignView } from '../campaigns/service.ts';
 import type { RandomHex } from '../clock.ts';

@@ -7,7 +7,7 @@ import { context, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { CallEventMap, CallEvents } from '../calls/events.ts';
+import type { CallEventMap, CallEvents } from '../records/events.ts';
 
 export interface CallTracing {
   /** Exports what is left and stops listening. */

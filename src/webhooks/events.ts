@@ -2,7 +2,7 @@
 // call_started when it connects, call_ended when it is over (without call_analysis, even when it
 // never connected), call_analyzed when its analysis arrives; campaign_ended ({"event", "campaign"})
 // when a campaign or batch reaches success, fail or canceled.
-import type { CallRecord } from '../calls/record.ts';
+import type { CallRecord } from '../records/record.ts';
 
 export const WEBHOOK_EVENTS = ['call_started', 'call_ended', 'call_analyzed', 'campaign_ended'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { replaySteps, scriptSteps } from '../../src/agent-tests/callers.ts';
 import { ScriptCallerSchema } from '../../src/agent-tests/schema.ts';
 import { muLawDecode } from '../../src/audio/g711.ts';
-import { registeredRecord, type CallRecord, type TranscriptMessage } from '../../src/calls/record.ts';
+import { registeredRecord, type CallRecord, type TranscriptMessage } from '../../src/records/record.ts';
 import type { SimStep } from '../../src/carriers/sim/script.ts';
 
 /** Steps without their audio, and what each say holds (its text, or its samples' first value). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareWithOriginal, diffRuns } from '../../src/agent-tests/diff.ts';
 import type { TestResult, TestRun } from '../../src/agent-tests/schema.ts';
-import type { TranscriptItem } from '../../src/calls/record.ts';
+import type { TranscriptItem } from '../../src/records/record.ts';
 
 const say = (role: 'agent' | 'user', content: string, at: number): TranscriptItem => ({ role, content, start_at: at, end_at: at + 1 });
 const tool = (name: string, args: string, at: number): TranscriptItem => ({ role: 'tool_call_invocation', tool_call_id: `${name}${at}`, name, arguments: args, start_at: at, end_at: at });

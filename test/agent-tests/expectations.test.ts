@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkExpectations, isSubset, judgeCall, modelJudge, JUDGE_REQUEST_TAG } from '../../src/agent-tests/expectations.ts';
 import { ExpectSchema } from '../../src/agent-tests/schema.ts';
-import { registeredRecord, type CallRecord } from '../../src/calls/record.ts';
+import { registeredRecord, type CallRecord } from '../../src/records/record.ts';
 import { testDispatcher } from '../support/outbound.ts';
 
 function callOf(overrides: Partial<CallRecord>): CallRecord {

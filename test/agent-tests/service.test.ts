@@ -9,7 +9,7 @@ import { AgentTestInputSchema, type TestRun } from '../../src/agent-tests/schema
 import { AgentsFileError } from '../../src/agents/file.ts';
 import { AgentConfigSchema } from '../../src/agents/schema.ts';
 import { AgentService } from '../../src/agents/service.ts';
-import { registeredRecord } from '../../src/calls/record.ts';
+import { registeredRecord } from '../../src/records/record.ts';
 import { ApiError } from '../../src/errors.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CallClock } from '../../src/call/call-clock.ts';
 import { CallTimers } from '../../src/call/call-timers.ts';
-import type { DisconnectionReason } from '../../src/calls/record.ts';
+import type { DisconnectionReason } from '../../src/records/record.ts';
 import { ManualTimers, type Timers } from '../../src/timers.ts';
 
 function setup(options: { guard?: (ms: number) => Promise<DisconnectionReason | null>; timers?: Timers & { advance(ms: number): void }; reminderTriggerMs?: number; reminderMaxCount?: number } = {}) {

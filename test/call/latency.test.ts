@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TurnLatency } from '../../src/calls/events.ts';
+import type { TurnLatency } from '../../src/records/events.ts';
 import { CallLatency, TurnLatencyParts } from '../../src/call/latency.ts';
 
 describe('turn latency parts', () => {

@@ -1,7 +1,7 @@
 // The call manager leases a call's speech engines from the provider: held while the call runs,
 // given back once its session has finished, and given back too when the session cannot be built.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CallRecordSchema } from '../../src/calls/record.ts';
+import { CallRecordSchema } from '../../src/records/record.ts';
 import type { EngineLease, SpeechEngineProvider } from '../../src/speech/types.ts';
 import { stubSpeechEngines } from '../../bench/stub-engines.ts';
 import { placeInboundCall } from '../helpers/phone.ts';

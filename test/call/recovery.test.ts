@@ -6,9 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentService } from '../../src/agents/service.ts';
 import { OrgLimits } from '../../src/call/limits.ts';
 import { recoverOrphanedCalls, type RecoveryDeps } from '../../src/call/recovery.ts';
-import { CallEvents } from '../../src/calls/events.ts';
-import { registeredRecord, type CallRecord } from '../../src/calls/record.ts';
-import { CallService } from '../../src/calls/service.ts';
+import { CallEvents } from '../../src/records/events.ts';
+import { registeredRecord, type CallRecord } from '../../src/records/record.ts';
+import { CallService } from '../../src/records/service.ts';
 import { openStore, type Store } from '../../src/store/store.ts';
 
 let dir: string;

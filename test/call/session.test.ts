@@ -3,9 +3,9 @@ import { AgentConfigSchema } from '../../src/agents/schema.ts';
 import { interruptionThresholdMs } from '../../src/call/caller/caller-input.ts';
 import { CallSession, SESSION_DEFAULTS, type SessionOptions, type SessionResult } from '../../src/call/session.ts';
 import { ManualTimers } from '../../src/timers.ts';
-import type { TurnLatency } from '../../src/calls/events.ts';
+import type { TurnLatency } from '../../src/records/events.ts';
 import { LlmError } from '../../src/llm/errors.ts';
-import type { DisconnectionReason } from '../../src/calls/record.ts';
+import type { DisconnectionReason } from '../../src/records/record.ts';
 import {
   EnergyVad,
   FailingVad,

@@ -8,10 +8,10 @@ import { AgentConfigSchema } from '../../src/agents/schema.ts';
 import { AgentService } from '../../src/agents/service.ts';
 import { CampaignScheduler } from '../../src/campaigns/scheduler.ts';
 import { CampaignService } from '../../src/campaigns/service.ts';
-import { CallEvents } from '../../src/calls/events.ts';
-import { CallService } from '../../src/calls/service.ts';
+import { CallEvents } from '../../src/records/events.ts';
+import { CallService } from '../../src/records/service.ts';
 import type { Clock } from '../../src/clock.ts';
-import type { DialRequest, DialResult, Dialer } from '../../src/calls/dialer.ts';
+import type { DialRequest, DialResult, Dialer } from '../../src/records/dialer.ts';
 import { SqliteAgentRepository } from '../../src/store/agents.ts';
 import { SqliteCallRepository } from '../../src/store/calls.ts';
 import { SqliteCampaignRepository } from '../../src/store/campaigns.ts';
@@ -72,7 +72,7 @@ export interface Harness {
 
 const noInterval = { setInterval: () => 0, clearInterval: () => undefined };
 
-/** `nodeId`: the node (calls/nodes.ts) that owns the calls this harness places. */
+/** `nodeId`: the node (records/nodes.ts) that owns the calls this harness places. */
 export async function createHarness(file = ':memory:', options: { maxConcurrentCalls?: number; nodeId?: string } = {}): Promise<Harness> {
   const db = openDatabase(file);
   const clock = new ManualClock();

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { DialRequest, DialResult, Dialer } from '../../src/calls/dialer.ts';
+import type { DialRequest, DialResult, Dialer } from '../../src/records/dialer.ts';
 import type { CarrierDefinition } from '../../src/carriers/carrier.ts';
 import { createCarriers } from '../../src/carriers/carriers.ts';
 import { CARRIERS } from '../../src/carriers/registry.ts';

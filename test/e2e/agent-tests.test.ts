@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunDiffSchema } from '../../src/agent-tests/diff.ts';
 import { AgentTestSchema, TestRunSchema, type TestRun } from '../../src/agent-tests/schema.ts';
-import type { CallRecord } from '../../src/calls/record.ts';
+import type { CallRecord } from '../../src/records/record.ts';
 import { callEnded, errorOf, startTestService, type TestService } from '../helpers/service.ts';
 
 let t: TestService;

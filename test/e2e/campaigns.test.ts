@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CallRecordSchema } from '../../src/calls/record.ts';
+import { CallRecordSchema } from '../../src/records/record.ts';
 import { CampaignResponse } from '../../src/http/campaign-schemas.ts';
 import { ListCallsV2Response } from '../../src/http/schemas.ts';
 import { startTestService } from '../helpers/service.ts';

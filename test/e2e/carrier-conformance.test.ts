@@ -5,7 +5,7 @@
 // one phrase) and run two at a time.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { CallRecord } from '../../src/calls/record.ts';
+import type { CallRecord } from '../../src/records/record.ts';
 import { CARRIERS } from '../../src/carriers/registry.ts';
 import { SCRIPTS, writeScripts, type CarrierDriver, type ScriptName } from '../carriers/conformance.ts';
 import { DRIVERS } from '../carriers/drivers.ts';

@@ -2,7 +2,7 @@
 // agent at, and what a call does when a name in its configuration resolves to an internal address.
 // Real service, real Twilio media streams, recorded speech through the embedded engines.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
 import { errorOf, startTestService, type TestService } from '../helpers/service.ts';
 import { replyStream, sseHeaders, startServer, type TestServer } from '../support/http-server.ts';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { twilioSignature } from '../../src/carriers/twilio/signature.ts';
 import { parseTwilioMessage } from '../../src/carriers/twilio/media-protocol.ts';
 import { FUZZ_SEED, rawRequest, runs } from '../helpers/fuzz.ts';

@@ -2,7 +2,7 @@
 // a caller who confirms a booking by pressing 1, and the agent calling a phone menu, hearing it,
 // and pressing the key for appointments (1) as tones the menu hears in the audio.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../src/calls/record.ts';
+import type { CallRecord } from '../../src/records/record.ts';
 import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 
 let t: TestService;

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import type { ChatMessage } from '../../src/llm/types.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
 import { errorOf, startTestService, type TestService } from '../helpers/service.ts';

@@ -2,7 +2,7 @@
 // whose counts match the calls made, open only to the bearer of METRICS_TOKEN.
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../src/calls/record.ts';
+import type { CallRecord } from '../../src/records/record.ts';
 import { agentFinished, bookWithDemo, placeInboundCall } from '../helpers/phone.ts';
 import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 

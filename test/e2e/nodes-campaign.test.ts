@@ -12,7 +12,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { CampaignResponse } from '../../src/http/campaign-schemas.ts';
 import { ListCallsV2Response } from '../../src/http/schemas.ts';
 import { freePort } from '../helpers/net.ts';

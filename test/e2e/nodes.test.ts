@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CallRecordSchema } from '../../src/calls/record.ts';
+import { CallRecordSchema } from '../../src/records/record.ts';
 import { freePort } from '../helpers/net.ts';
 import { agentFinished, placeInboundCall } from '../helpers/phone.ts';
 import { apiAs, demoAgentsFile, startServiceProcess } from '../helpers/service-process.ts';

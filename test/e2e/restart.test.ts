@@ -11,7 +11,7 @@ import { freePort } from '../helpers/net.ts';
 import { apiAs, startServiceProcess } from '../helpers/service-process.ts';
 import { z } from 'zod';
 import { AgentTestSchema, TestRunSchema } from '../../src/agent-tests/schema.ts';
-import { CallRecordSchema } from '../../src/calls/record.ts';
+import { CallRecordSchema } from '../../src/records/record.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
 

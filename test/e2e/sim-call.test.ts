@@ -5,7 +5,7 @@
 // simulated call must be as fast, overlap nowhere, and book what the caller said. (The engines'
 // start once shifted the first call's clock by their opening time, ~2 s on every turn.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
 import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 

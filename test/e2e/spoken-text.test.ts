@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { agentFinished, placeInboundCall } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 

@@ -2,7 +2,7 @@
 // the tool started, not dead air until it answers, and the line is in the transcript between the
 // tool's invocation and its result.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { replyStream, sseHeaders, startServer, type TestServer } from '../support/http-server.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';

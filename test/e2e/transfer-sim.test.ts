@@ -3,7 +3,7 @@
 // a busy one sends the caller back on a new stream of the same call, where the caller's script goes
 // on and hears the agent say it could not put them through.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../src/calls/record.ts';
+import type { CallRecord } from '../../src/records/record.ts';
 import { DEMO_TRANSFER_FAILED } from '../../src/demo/script.ts';
 import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 

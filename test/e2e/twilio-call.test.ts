@@ -2,7 +2,7 @@
 // WebSocket, recorded caller phrases through the real VAD and recogniser, the demo model
 // over HTTP with its booking tool, flite speaking back, and the call record after it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { wer } from '../../bench/wer.ts';
 import { muLawDecode, muLawEncode } from '../../src/audio/g711.ts';
 import { concatPcm, rms } from '../../src/audio/pcm.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { launchChromium, writeWav, type TestBrowser } from '../helpers/browser.ts';
 import { KEYS, startTestService, type TestService } from '../helpers/service.ts';
 

@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeWav } from '../../src/audio/wav.ts';
-import { CallRecordSchema, type CallRecord } from '../../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { CreateWebCallResponse } from '../../src/http/routes/web-calls.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { WebCallClient } from '../helpers/web-client.ts';

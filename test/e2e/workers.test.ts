@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { CallRecordSchema } from '../../src/calls/record.ts';
+import { CallRecordSchema } from '../../src/records/record.ts';
 import { freePort } from '../helpers/net.ts';
 import { agentFinished, placeInboundCall, type PlacedCall } from '../helpers/phone.ts';
 import { apiAs, callOwners, childProcessesOf, demoAgentsFile, startServiceProcess } from '../helpers/service-process.ts';

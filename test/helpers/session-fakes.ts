@@ -9,7 +9,7 @@ import type { AgentBrain } from '../../src/call/model/model-turn.ts';
 import type { SessionEngines } from '../../src/call/session.ts';
 import type { PcmChunk, SttResult, SttStream, TtsEngine, TtsSynthesisOptions, VadEvent, VadStream } from '../../src/speech/types.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../src/call/transport.ts';
-import type { DisconnectionReason } from '../../src/calls/record.ts';
+import type { DisconnectionReason } from '../../src/records/record.ts';
 
 export const silentLog = pino({ level: 'silent' });
 

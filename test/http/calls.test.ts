@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecordSchema } from '../../src/calls/record.ts';
+import { CallRecordSchema } from '../../src/records/record.ts';
 import { CreateCallAck } from '../../src/http/schemas.ts';
 import { errorOf, startTestService, type TestService } from '../helpers/service.ts';
 

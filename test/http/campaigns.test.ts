@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BatchAck, BatchResponse, CampaignResponse, ListCampaignsResponse } from '../../src/http/campaign-schemas.ts';
-import { CallRecordSchema } from '../../src/calls/record.ts';
+import { CallRecordSchema } from '../../src/records/record.ts';
 import { errorOf, startTestService, type TestService } from '../helpers/service.ts';
 
 let t: TestService;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registeredRecord, type CallRecord } from '../../src/calls/record.ts';
+import { registeredRecord, type CallRecord } from '../../src/records/record.ts';
 import { ListCallsV1Response, ListCallsV2Response } from '../../src/http/schemas.ts';
 import { SqliteCallRepository } from '../../src/store/calls.ts';
 import { errorOf, startTestService, type TestService } from '../helpers/service.ts';

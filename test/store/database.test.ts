@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { registeredRecord } from '../../src/calls/record.ts';
+import { registeredRecord } from '../../src/records/record.ts';
 import { MIGRATIONS, migrate, openDatabase } from '../../src/store/database.ts';
 import { SqliteCallRepository } from '../../src/store/calls.ts';
 import { SqliteAgentRepository } from '../../src/store/agents.ts';

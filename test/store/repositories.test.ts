@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NumberTakenError } from '../../src/agents/repository.ts';
 import { AgentConfigSchema, type AgentConfig } from '../../src/agents/schema.ts';
-import { registeredRecord, type CallRecord } from '../../src/calls/record.ts';
+import { registeredRecord, type CallRecord } from '../../src/records/record.ts';
 import { PgDb } from '../../src/store/postgres/db.ts';
 import { openPgStore } from '../../src/store/postgres/store.ts';
 import { SecretBox, SecretKeyError } from '../../src/secrets/sealed.ts';

@@ -1,6 +1,6 @@
 import { Agent } from 'undici';
 import { describe, expect, it, vi } from 'vitest';
-import { registeredRecord, type CallRecord } from '../../src/calls/record.ts';
+import { registeredRecord, type CallRecord } from '../../src/records/record.ts';
 import { retryDelay, WebhookSender, WEBHOOK_DEFAULTS } from '../../src/webhooks/dispatcher.ts';
 import type { WebhookRepository } from '../../src/webhooks/repository.ts';
 import { callEventsOf } from '../../src/webhooks/events.ts';

@@ -1,7 +1,7 @@
 // The model side of one call: the agent's language model and tools behind AgentBrain, counting the
 // tokens every request reports, and refusing a transfer where the line cannot make one (a browser).
 import type { AgentConfig } from '../../agents/schema.ts';
-import type { CallRecord } from '../../calls/record.ts';
+import type { CallRecord } from '../../records/record.ts';
 import { LLM_CLIENT_DEFAULTS } from '../../llm/client.ts';
 import type { LlmRequestMetadata } from '../../llm/types.ts';
 import type { OutboundHttp } from '../../net/http.ts';

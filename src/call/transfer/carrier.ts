@@ -3,7 +3,7 @@
 // transfer's second leg opened its stream (with the secret it was dialled with) or did not connect,
 // or the call ended. The call's registry entry forwards each report here.
 import type { RandomHex } from '../../clock.ts';
-import { hashStreamSecret, streamSecretMatches } from '../../calls/stream-secret.ts';
+import { hashStreamSecret, streamSecretMatches } from '../../records/stream-secret.ts';
 import type { ActiveCall } from '../registry.ts';
 import type { CallTransport } from '../transport.ts';
 import type { TransferFlow } from './transfer-flow.ts';

@@ -7,7 +7,7 @@
 // where its script goes on. Every other number goes to the fallback dialer (Twilio, or none).
 import type { Logger } from 'pino';
 import type { CallRegistry } from '../../call/registry.ts';
-import type { ConsultRequest, DialRequest, DialResult, Dialer, TransferRequest } from '../../calls/dialer.ts';
+import type { ConsultRequest, DialRequest, DialResult, Dialer, TransferRequest } from '../../records/dialer.ts';
 import type { CallOutcomes } from '../outcomes.ts';
 import { liveAgentWords, SimCallee } from './callee.ts';
 import { SILENT_SCRIPT, type SimScript } from './script.ts';

@@ -4,7 +4,7 @@
 // the status callback, which names the call_id in its own query string.
 import { voicemailHandling } from '../../agents/schema.ts';
 import type { Clock } from '../../clock.ts';
-import type { ConsultRequest, DialRequest, DialResult, Dialer, TransferRequest } from '../../calls/dialer.ts';
+import type { ConsultRequest, DialRequest, DialResult, Dialer, TransferRequest } from '../../records/dialer.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import { conferenceTwiml, connectStreamTwiml, dialTwiml } from './twiml.ts';
 

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import { muLawEncode } from '../../audio/g711.ts';
 import { CarrierAudioIn } from '../../audio/telephony.ts';
-import type { DisconnectionReason } from '../../calls/record.ts';
+import type { DisconnectionReason } from '../../records/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
 import { InboundPace } from '../inbound-pace.ts';
 import type { TransportOptions } from '../options.ts';

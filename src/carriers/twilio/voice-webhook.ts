@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
-import type { CallService } from '../../calls/service.ts';
+import type { CallService } from '../../records/service.ts';
 import type { AgentRepository } from '../../agents/repository.ts';
 import type { CarrierAnswers } from '../carrier.ts';
 import { addFormParser, verifyTwilioRequest, type WebhookSignature } from './form-webhook.ts';

@@ -5,10 +5,10 @@ import { openRecording } from '../../call/recorder.ts';
 import { ApiError } from '../../errors.ts';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { parseVersionSpec } from '../../agents/service.ts';
-import { CallRecordSchema, toV1Record } from '../../calls/record.ts';
-import type { CallService } from '../../calls/service.ts';
+import { CallRecordSchema, toV1Record } from '../../records/record.ts';
+import type { CallService } from '../../records/service.ts';
 import type { CallControl } from '../../call/control.ts';
-import type { CallFilter } from '../../calls/repository.ts';
+import type { CallFilter } from '../../records/repository.ts';
 import {
   CallIdParams,
   ContextBody,

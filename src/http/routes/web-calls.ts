@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { parseVersionSpec, type AgentService } from '../../agents/service.ts';
-import type { CallService } from '../../calls/service.ts';
+import type { CallService } from '../../records/service.ts';
 import type { RandomHex } from '../../clock.ts';
 import { opusAvailable } from '../../audio/opus/index.ts';
 import type { WebCallTokens } from '../../transports/web/tokens.ts';

@@ -1,8 +1,8 @@
 // Call records in PostgreSQL: the same columns and JSON record as the SQLite store. A record's
 // read-modify-write locks its row; an organization's slots are counted and taken under a lock of
 // that organization, so two nodes never both take its last one.
-import type { CallRecord, TranscriptItem, TranscriptMessage } from '../../calls/record.ts';
-import type { CallListQuery, CallPage, CallRepository } from '../../calls/repository.ts';
+import type { CallRecord, TranscriptItem, TranscriptMessage } from '../../records/record.ts';
+import type { CallListQuery, CallPage, CallRepository } from '../../records/repository.ts';
 import { callListPage, columnsOf, OWNED_SQL, storedRecord, type UpdateOptions } from '../calls.ts';
 import { keysetPageAsync } from '../paging.ts';
 import { lockFor, type PgDb, type Queryable } from './db.ts';
@@ -124,7 +124,7 @@ export class PgCallRepository implements CallRepository {
       const row = await tx.row<{ record: string; created_at: number }>('SELECT record, created_at FROM calls WHERE org_id = ? AND call_id = ? FOR UPDATE', [orgId, callId]);
       if (!row) return undefined;
       const before = storedRecord(row.record);
-      // The fencing rule (calls/nodes.ts), under the row lock: setOwner waits, and a lease row found gone stays gone.
+      // The fencing rule (records/nodes.ts), under the row lock: setOwner waits, and a lease row found gone stays gone.
       if (options.takeover && (await tx.row<{ owned: boolean }>(OWNED_SQL, [orgId, callId]))?.owned) return before;
       const after = change(before);
       await tx.run(`UPDATE calls SET sort_ts = ?, ${RECORD_COLUMNS.map((column) => `${column} = ?`).join(', ')} WHERE org_id = ? AND call_id = ?`, [

@@ -1,8 +1,8 @@
 // The smaller repositories on PostgreSQL, each the SQLite one's statements in PostgreSQL's words:
 // carrier call ids, credit balances, node leases, web call tokens, idempotency keys, request windows.
 import type { CreditRepository } from '../../call/limits.ts';
-import type { NodeLeases } from '../../calls/nodes.ts';
-import type { WebCallTokenRepository } from '../../calls/web-tokens.ts';
+import type { NodeLeases } from '../../records/nodes.ts';
+import type { WebCallTokenRepository } from '../../records/web-tokens.ts';
 import type { CarrierCallRepository } from '../../carriers/carrier-calls.ts';
 import { IDEMPOTENCY_TTL_MS, SWEEP_EVERY_MS, type IdempotencyClaim, type IdempotencyStore, type StoredAnswer } from '../idempotency.ts';
 import { RATE_HIT_SQL, type RateWindow, type RateWindowStore } from '../rate-windows.ts';

@@ -1,7 +1,7 @@
 // Webhook settings and the delivery outbox on PostgreSQL. Deliveries are written in the
 // transaction that changed the call (or ended the campaign); senders on any node claim due ones
 // with SELECT … FOR UPDATE SKIP LOCKED, so no delivery goes to two senders at once.
-import type { CallRecord } from '../../calls/record.ts';
+import type { CallRecord } from '../../records/record.ts';
 import type { CampaignRow } from '../../campaigns/repository.ts';
 import { batchView, campaignView } from '../../campaigns/service.ts';
 import type { RandomHex } from '../../clock.ts';

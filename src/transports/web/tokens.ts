@@ -2,7 +2,7 @@
 // without ever holding an API key. They are kept in the store (only their hash), so the socket
 // may reach any node; the node that issued a token ends its call if it is never redeemed.
 import { createHash } from 'node:crypto';
-import type { WebCallTokenRepository } from '../../calls/web-tokens.ts';
+import type { WebCallTokenRepository } from '../../records/web-tokens.ts';
 import type { TimerHandle, Timers } from '../../timers.ts';
 
 export const WEB_TOKEN_TTL_MS = 60_000;

@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { AudioError } from '../../audio/errors.ts';
 import { Framer } from '../../audio/framer.ts';
 import { OpusCodec } from '../../audio/opus/index.ts';
-import type { DisconnectionReason } from '../../calls/record.ts';
+import type { DisconnectionReason } from '../../records/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
 import { InboundPace } from '../../carriers/inbound-pace.ts';
 import type { TransportOptions } from '../../carriers/options.ts';

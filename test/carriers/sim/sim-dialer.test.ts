@@ -10,7 +10,7 @@ import type { AgentVersion } from '../../../src/agents/schema.ts';
 import { parseSimNumbers } from '../../../src/carriers/sim/numbers.ts';
 import { loadSimScript } from '../../../src/carriers/sim/script.ts';
 import { SimDialer } from '../../../src/carriers/sim/sim-dialer.ts';
-import type { DialRequest } from '../../../src/calls/dialer.ts';
+import type { DialRequest } from '../../../src/records/dialer.ts';
 import { NoCarrierDialer } from '../../../src/carriers/carriers.ts';
 import type { CallOutcomes } from '../../../src/carriers/outcomes.ts';
 

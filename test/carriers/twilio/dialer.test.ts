@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ActiveCall } from '../../../src/call/registry.ts';
-import { CallRecordSchema, type CallRecord } from '../../../src/calls/record.ts';
-import { streamSecretMatches } from '../../../src/calls/stream-secret.ts';
+import { CallRecordSchema, type CallRecord } from '../../../src/records/record.ts';
+import { streamSecretMatches } from '../../../src/records/stream-secret.ts';
 import { CampaignResponse } from '../../../src/http/campaign-schemas.ts';
 import { CreateCallAck } from '../../../src/http/schemas.ts';
 import { SqliteCallRepository } from '../../../src/store/calls.ts';

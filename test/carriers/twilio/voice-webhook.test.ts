@@ -1,7 +1,7 @@
 // POST /telephony/twilio/voice with TWILIO_AUTH_TOKEN set: only requests Twilio signed for
 // PUBLIC_URL + path register a call; and an agent that opts out of storage keeps nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecordSchema, type CallRecord } from '../../../src/calls/record.ts';
+import { CallRecordSchema, type CallRecord } from '../../../src/records/record.ts';
 import { twilioSignature } from '../../../src/carriers/twilio/signature.ts';
 import { agentFinished, fixtureUlaw } from '../../helpers/phone.ts';
 import { freePort } from '../../helpers/net.ts';
