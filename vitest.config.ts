@@ -11,8 +11,20 @@ export default defineConfig({
     pool: 'forks',
     reporters: ['default', './test/helpers/summary-reporter.ts'],
     projects: [
-      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: RUN_ALONE, maxWorkers: 2, sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'alone', include: RUN_ALONE, fileParallelism: false, sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        test: {
+          name: 'suite',
+          include: ['test/**/*.test.ts'],
+          exclude: RUN_ALONE,
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'alone', include: RUN_ALONE, fileParallelism: false, sequence: { groupOrder: 1 } },
+      },
     ],
   },
 });

@@ -31,19 +31,33 @@ await vad.close();
 await stt.close();
 const right = detections.filter((d) => (d.answerer?.by ?? 'none') === d.greeting.truth);
 const machines = detections.filter((d) => d.greeting.truth === 'machine' && d.answerer?.by === 'machine');
-const evidence = Object.fromEntries(['words', 'long_greeting', 'beep'].map((e) => [e, machines.filter((d) => d.answerer?.by === 'machine' && d.answerer.evidence === e).length]));
+const evidence = Object.fromEntries(
+  ['words', 'long_greeting', 'beep'].map((e) => [
+    e,
+    machines.filter((d) => d.answerer?.by === 'machine' && d.answerer.evidence === e).length,
+  ]),
+);
 
 // (2) People answering, with and without detection.
 const SIM_NUMBER = '+15550009998';
 const target = await startTarget({
   engines: 'embedded',
-  env: { SIM_NUMBERS: `${SIM_NUMBER}=answer:book-appointment`, SIM_ANSWER_DELAY_MS: '200', AGENTS_FILE: join(import.meta.dirname, '..', 'media', 'agents', 'demo.json') },
+  env: {
+    SIM_NUMBERS: `${SIM_NUMBER}=answer:book-appointment`,
+    SIM_ANSWER_DELAY_MS: '200',
+    AGENTS_FILE: join(import.meta.dirname, '..', 'media', 'agents', 'demo.json'),
+  },
 });
 const api = targetApi(target);
 const demo = (await api('GET', '/v2/agents/demo')) as Record<string, unknown>;
 const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-await api('POST', '/v2/agents', { ...config, agent_id: 'demo-amd', voicemail: { detect: true, action: 'leave_message', message: 'Please call the clinic back.' } });
-const call = (agentId: string): Promise<CallRecord> => outboundCallRecord(api, { call_to: SIM_NUMBER, agent_id: agentId });
+await api('POST', '/v2/agents', {
+  ...config,
+  agent_id: 'demo-amd',
+  voicemail: { detect: true, action: 'leave_message', message: 'Please call the clinic back.' },
+});
+const call = (agentId: string): Promise<CallRecord> =>
+  outboundCallRecord(api, { call_to: SIM_NUMBER, agent_id: agentId });
 const placed: Promise<CallRecord>[] = [];
 for (let i = 0; i < calls; i++) {
   placed.push(call('demo-amd'), call('demo'));
@@ -58,16 +72,30 @@ const e2e = (rs: CallRecord[]) => stats(rs.flatMap((r) => (r.latency?.e2e ? [r.l
 const summary = {
   when: new Date().toISOString(),
   loadAverage: { start: loadStart, end: loadavg() },
-  set: { greetings: detections.length, accuracy: right.length / detections.length, wrong: detections.filter((d) => !right.includes(d)).map((d) => `${d.greeting.name} → ${d.answerer?.by ?? 'none'}`) },
+  set: {
+    greetings: detections.length,
+    accuracy: right.length / detections.length,
+    wrong: detections.filter((d) => !right.includes(d)).map((d) => `${d.greeting.name} → ${d.answerer?.by ?? 'none'}`),
+  },
   machineDecisionAfterGreetingMs: stats(machines.map((d) => d.afterGreetingMs!)),
   evidence,
   people: {
     calls,
-    detecting: { endedAsVoicemail: group(true).filter((r) => r.disconnection_reason === 'voicemail_reached').length, greetingStartMs: greetingStart(group(true)), e2eP50PerCall: e2e(group(true)) },
+    detecting: {
+      endedAsVoicemail: group(true).filter((r) => r.disconnection_reason === 'voicemail_reached').length,
+      greetingStartMs: greetingStart(group(true)),
+      e2eP50PerCall: e2e(group(true)),
+    },
     notDetecting: { greetingStartMs: greetingStart(group(false)), e2eP50PerCall: e2e(group(false)) },
   },
 };
-const row = (metric: string, s: ReturnType<typeof stats>) => ({ metric, p50: s?.p50 ?? '', p90: s?.p90 ?? '', max: s?.max ?? '', n: s?.num ?? 0 });
+const row = (metric: string, s: ReturnType<typeof stats>) => ({
+  metric,
+  p50: s?.p50 ?? '',
+  p90: s?.p90 ?? '',
+  max: s?.max ?? '',
+  n: s?.num ?? 0,
+});
 const md = [
   `# bench:amd — answering-machine detection`,
   '',

@@ -13,7 +13,9 @@ import { taskRows } from './report.ts';
 
 function toneFrame(sampleRate: number): Int16Array {
   const n = sampleRate / 50;
-  return Int16Array.from({ length: n }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / sampleRate) + 500 * Math.sin(i * 1.7)));
+  return Int16Array.from({ length: n }, (_, i) =>
+    Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / sampleRate) + 500 * Math.sin(i * 1.7)),
+  );
 }
 
 const frame8k = toneFrame(8000);
@@ -93,7 +95,13 @@ const ratios = bench.tasks
   .map((t) => {
     const prefix = t.name.slice(0, t.name.indexOf('(ours'));
     const other = bench.tasks.find((o) => o !== t && o.name.startsWith(prefix) && !o.name.includes('(ours'));
-    return other ? { task: prefix.trim(), vs: other.name.slice(prefix.length), 'speed-up': (medianOf(other.name) / medianOf(t.name)).toFixed(1) } : null;
+    return other
+      ? {
+          task: prefix.trim(),
+          vs: other.name.slice(prefix.length),
+          'speed-up': (medianOf(other.name) / medianOf(t.name)).toFixed(1),
+        }
+      : null;
   })
   .filter((r) => r !== null);
 console.table(ratios);

@@ -27,7 +27,16 @@ const PHRASES = ['01-my-name-is-john', '14-next-monday-morning', '04-yes-please'
 const GAP_S = 9;
 
 const fixtures = join(import.meta.dirname, '..', 'media', 'fixtures');
-const phrase = (prefix: string) => decodeWav(readFileSync(join(fixtures, readdirSync(fixtures).find((f) => f.startsWith(prefix) && f.endsWith('.16k.wav'))!)), RATE).samples;
+const phrase = (prefix: string) =>
+  decodeWav(
+    readFileSync(
+      join(
+        fixtures,
+        readdirSync(fixtures).find((f) => f.startsWith(prefix) && f.endsWith('.16k.wav'))!,
+      ),
+    ),
+    RATE,
+  ).samples;
 
 const work = mkdtempSync(join(tmpdir(), 'voicecall-browser-v2v-'));
 const parts = PHRASES.map(phrase);
@@ -78,7 +87,11 @@ const codec = await page.getAttribute('body', 'data-codec');
 const liveAt = performance.now();
 // The greeting, then each phrase and its answer.
 await page.waitForTimeout((GAP_S * (parts.length + 1) + parts.reduce((n, p) => n + p.length / RATE, 0)) * 1000);
-const tapped = (await page.evaluate('window.__v2v')) as { frames: [number, number][]; starts: number[]; outputLatency: number | null };
+const tapped = (await page.evaluate('window.__v2v')) as {
+  frames: [number, number][];
+  starts: number[];
+  outputLatency: number | null;
+};
 const callId = (await page.textContent('#call-id'))!.trim();
 const liveSeconds = (performance.now() - liveAt) / 1000;
 await page.click('#hangup');
@@ -111,17 +124,29 @@ const s = stats(v2v);
 const md = [
   '# bench:browser — voice-to-voice at the page, Chromium with a fake microphone',
   '',
-  markdownTable([{ measure: "fake microphone's last speech frame → first agent sample played (ms)", p50: s?.p50 ?? 'n/a', max: s?.max ?? 'n/a', turns: s?.num ?? 0 }]),
+  markdownTable([
+    {
+      measure: "fake microphone's last speech frame → first agent sample played (ms)",
+      p50: s?.p50 ?? 'n/a',
+      max: s?.max ?? 'n/a',
+      turns: s?.num ?? 0,
+    },
+  ]),
   '',
   `codec ${codec}; socket audio bytes a second of call: page → service ${Math.round(audioBytes.sent / liveSeconds)}, service → page ${Math.round(audioBytes.received / liveSeconds)} (the page sends all the time; the service only while the agent speaks)`,
   '',
   `the record's latency.e2e for the same call: ${JSON.stringify(e2e)}; AudioContext.outputLatency ${tapped.outputLatency === null ? 'n/a' : `${Math.round(tapped.outputLatency * 1000)} ms`} (not included)`,
   '',
-  `load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`,
+  `load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')} at the end`,
 ].join('\n');
 const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, 'browser-v2v.json'), `${JSON.stringify({ when: new Date().toISOString(), codec, v2v, e2e, outputLatency: tapped.outputLatency, audioBytes, liveSeconds }, null, 2)}\n`);
+writeFileSync(
+  join(dir, 'browser-v2v.json'),
+  `${JSON.stringify({ when: new Date().toISOString(), codec, v2v, e2e, outputLatency: tapped.outputLatency, audioBytes, liveSeconds }, null, 2)}\n`,
+);
 writeFileSync(join(dir, 'browser-v2v.md'), `${md}\n`);
 console.log(md);
 process.exit(0);

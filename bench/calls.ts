@@ -1,7 +1,8 @@
 // npm run bench:calls -- --calls N --duration S [--llm-url URL --model M] [--engines stub|embedded]
 //   [--transport twilio|sim|web] (sim: calls to a simulated phone through the API, bench/sim-calls.ts;
 //   web: browser-protocol callers beside phone callers in one run, bench/web-calls.ts)
-//   [--stt pocketsphinx|moonshine] [--stt-model tiny|base] (the recogniser of an embedded run and its model; the agent's defaults otherwise)
+//   [--stt pocketsphinx|moonshine] [--stt-model tiny|base] (the recogniser of an embedded run and its model; the
+// agent's defaults otherwise)
 //   [--endpointing semantic|silence] (an embedded run's end of turn: silence at 500 ms measures the
 //   engines' capacity without semantic waits after digits, which set the p95 of the default)
 //   [--log FILE] (an in-process service's debug log: each end-of-turn decision with its words)
@@ -20,7 +21,17 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { LATENCY_KEYS } from '../src/records/record.ts';
-import { LoopStalls, loadPhrases, ownOverhead, runCall, serviceStats, startTarget, STUB_ENDPOINT_MS, type CallResult, type TurnParts } from './harness.ts';
+import {
+  LoopStalls,
+  loadPhrases,
+  ownOverhead,
+  runCall,
+  serviceStats,
+  startTarget,
+  STUB_ENDPOINT_MS,
+  type CallResult,
+  type TurnParts,
+} from './harness.ts';
 import { markdownTable, stats, svgChart, type SeriesStats } from './report.ts';
 
 const Args = z.object({
@@ -42,13 +53,33 @@ const Args = z.object({
   transport: z.enum(['twilio', 'sim', 'web']).default('twilio'),
 });
 const { values } = parseArgs({
-  options: Object.fromEntries(['calls', 'duration', 'engines', 'stt', 'stt-model', 'endpointing', 'log', 'llm-url', 'model', 'url', 'key', 'stats-url', 'ramp', 'transport', 'script'].map((k) => [k, { type: 'string' as const }])),
+  options: Object.fromEntries(
+    [
+      'calls',
+      'duration',
+      'engines',
+      'stt',
+      'stt-model',
+      'endpointing',
+      'log',
+      'llm-url',
+      'model',
+      'url',
+      'key',
+      'stats-url',
+      'ramp',
+      'transport',
+      'script',
+    ].map((k) => [k, { type: 'string' as const }]),
+  ),
 });
 // The simulated-phone path is its own run (it exits when done).
 if (values.transport === 'sim') await import('./sim-calls.ts');
 if (values.transport === 'web') await import('./web-calls.ts');
 const args = Args.parse(values);
-const sttLabel = [args.stt, args['stt-model'], args.endpointing ? `${args.endpointing} end of turn` : undefined].filter(Boolean).join(' ');
+const sttLabel = [args.stt, args['stt-model'], args.endpointing ? `${args.endpointing} end of turn` : undefined]
+  .filter(Boolean)
+  .join(' ');
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const sample = () => {
@@ -57,13 +88,25 @@ const sample = () => {
 };
 
 const loadStart = loadavg();
-const target = await startTarget({ url: args.url, key: args.key, engines: args.engines, stt: args.stt, sttModel: args['stt-model'], endpointing: args.endpointing, logFile: args.log, llmUrl: args['llm-url'], model: args.model });
+const target = await startTarget({
+  url: args.url,
+  key: args.key,
+  engines: args.engines,
+  stt: args.stt,
+  sttModel: args['stt-model'],
+  endpointing: args.endpointing,
+  logFile: args.log,
+  llmUrl: args['llm-url'],
+  model: args.model,
+});
 // The service's own latency parts per turn: from its events in this process, or from serve-stub's stats.
 const localTurns: TurnParts[] = [];
 target.service?.events.on('turn', ({ callId, parts }) => localTurns.push({ callId, ...parts }));
 const inProcess = target.service !== null;
 const phrases = loadPhrases();
-console.error(`bench:calls ${args.calls} calls × ${args.duration} s, engines ${args.engines}${sttLabel ? ` (stt ${sttLabel})` : ''}, target ${target.url}${inProcess ? ' (in-process)' : ''}`);
+console.error(
+  `bench:calls ${args.calls} calls × ${args.duration} s, engines ${args.engines}${sttLabel ? ` (stt ${sttLabel})` : ''}, target ${target.url}${inProcess ? ' (in-process)' : ''}`,
+);
 
 // One call first, so JIT, pools and lazily built state are not charged to the measured calls.
 const warm = await runCall(target, { phrases, durationMs: 0, pauseMs: [400, 400], seed: 0 });
@@ -120,10 +163,15 @@ loop.disable();
 stalls.stop();
 const svc2 = statsUrl ? await serviceStats(statsUrl) : null;
 const memEnd = sample();
-const emitted = target.stub ? target.stub.ttsEngine.framesEmitted - emittedBefore : svc2 ? svc2.framesEmitted - emittedBefore : null;
+const emitted = target.stub
+  ? target.stub.ttsEngine.framesEmitted - emittedBefore
+  : svc2
+    ? svc2.framesEmitted - emittedBefore
+    : null;
 await target.close();
 
-const all = <K extends 'v2v' | 'fromHangoverEnd' | 'jitter' | 'jitterCallersOnTime'>(k: K) => results.flatMap((r) => r[k]);
+const all = <K extends 'v2v' | 'fromHangoverEnd' | 'jitter' | 'jitterCallersOnTime'>(k: K) =>
+  results.flatMap((r) => r[k]);
 const v2v = all('v2v');
 const overhead = args.engines === 'stub' ? v2v.map((v) => v - STUB_ENDPOINT_MS) : [];
 const serviceTurns = svc2?.turns ?? localTurns;
@@ -143,25 +191,82 @@ const series: { name: string; unit: string; s: SeriesStats | null }[] = [
   { name: 'voice-to-voice (last speech frame sent → first agent frame)', unit: 'ms', s: stats(v2v) },
   ...(args.engines === 'stub'
     ? [
-        { name: `runtime overhead per turn (v2v − ${STUB_ENDPOINT_MS} ms stub VAD hangover)`, unit: 'ms', s: stats(overhead) },
-        { name: "runtime overhead per turn, from the caller's frame that ends the hangover (callers' late sends not charged)", unit: 'ms', s: stats(all('fromHangoverEnd')) },
-        { name: "runtime's own overhead per turn (v2v − hangover − the turn's STT final, model request → first speakable chunk and TTS first audio, as the service measured them)", unit: 'ms', s: stats(own) },
+        {
+          name: `runtime overhead per turn (v2v − ${STUB_ENDPOINT_MS} ms stub VAD hangover)`,
+          unit: 'ms',
+          s: stats(overhead),
+        },
+        {
+          name: "runtime overhead per turn, from the caller's frame that ends the hangover (callers' late sends not charged)",
+          unit: 'ms',
+          s: stats(all('fromHangoverEnd')),
+        },
+        {
+          name: "runtime's own overhead per turn (v2v − hangover − the turn's STT final, model request → first speakable chunk and TTS first audio, as the service measured them)",
+          unit: 'ms',
+          s: stats(own),
+        },
       ]
     : []),
   ...LATENCY_KEYS.map((k) => ({ name: `record latency.${k} (per-call p50s)`, unit: 'ms', s: stats(fromRecords(k)) })),
-  { name: 'hang-up → record final (polled every 50 ms)', unit: 'ms', s: stats(results.flatMap((r) => (r.finalizeMs === null ? [] : [r.finalizeMs]))) },
-  { name: 'simulated caller audio behind real time at hang-up (harness starvation)', unit: 'ms', s: stats(results.flatMap((r) => (r.sendLagMs === null ? [] : [r.sendLagMs]))) },
+  {
+    name: 'hang-up → record final (polled every 50 ms)',
+    unit: 'ms',
+    s: stats(results.flatMap((r) => (r.finalizeMs === null ? [] : [r.finalizeMs]))),
+  },
+  {
+    name: 'simulated caller audio behind real time at hang-up (harness starvation)',
+    unit: 'ms',
+    s: stats(results.flatMap((r) => (r.sendLagMs === null ? [] : [r.sendLagMs]))),
+  },
   { name: 'outbound pacing jitter |gap − 20 ms|, every gap', unit: 'ms', s: stats(all('jitter')) },
-  { name: `outbound pacing jitter, gaps no callers' loop stall > ${stalls.thresholdMs} ms touched (the service's own)`, unit: 'ms', s: stats(all('jitterCallersOnTime')) },
-  { name: `${inProcess ? '' : 'harness (callers) '}event-loop delay during the run`, unit: 'ms', s: loop.count > 0 ? { p50: late(loop.percentile(50)), p90: late(loop.percentile(90)), p95: late(loop.percentile(95)), p99: late(loop.percentile(99)), max: late(loop.max), num: loop.count } : null },
-  ...(svc2 ? [{ name: 'service event-loop delay during the run', unit: 'ms', s: { p50: ms(svc2.loopDelayMs.p50), p90: ms(svc2.loopDelayMs.p90), p95: ms(svc2.loopDelayMs.p95), p99: ms(svc2.loopDelayMs.p99), max: ms(svc2.loopDelayMs.max), num: svc2.loopDelayMs.count } }] : []),
+  {
+    name: `outbound pacing jitter, gaps no callers' loop stall > ${stalls.thresholdMs} ms touched (the service's own)`,
+    unit: 'ms',
+    s: stats(all('jitterCallersOnTime')),
+  },
+  {
+    name: `${inProcess ? '' : 'harness (callers) '}event-loop delay during the run`,
+    unit: 'ms',
+    s:
+      loop.count > 0
+        ? {
+            p50: late(loop.percentile(50)),
+            p90: late(loop.percentile(90)),
+            p95: late(loop.percentile(95)),
+            p99: late(loop.percentile(99)),
+            max: late(loop.max),
+            num: loop.count,
+          }
+        : null,
+  },
+  ...(svc2
+    ? [
+        {
+          name: 'service event-loop delay during the run',
+          unit: 'ms',
+          s: {
+            p50: ms(svc2.loopDelayMs.p50),
+            p90: ms(svc2.loopDelayMs.p90),
+            p95: ms(svc2.loopDelayMs.p95),
+            p99: ms(svc2.loopDelayMs.p99),
+            max: ms(svc2.loopDelayMs.max),
+            num: svc2.loopDelayMs.count,
+          },
+        },
+      ]
+    : []),
 ];
 const cpuPerCall = (us: number) => Math.round((us / 1000 / args.calls / elapsedS) * 100) / 100;
 const service =
   svc0 && svcIdle && svc1 && svc2
     ? {
         cpuMsPerCallPerSecond: cpuPerCall(svc2.cpuUserUs + svc2.cpuSystemUs - svc1.cpuUserUs - svc1.cpuSystemUs),
-        idleMemoryPerCallKiB: { rss: per(svcIdle.rss - svc0.rss), heapUsed: per(svcIdle.heapUsed - svc0.heapUsed), external: per(svcIdle.external - svc0.external) },
+        idleMemoryPerCallKiB: {
+          rss: per(svcIdle.rss - svc0.rss),
+          heapUsed: per(svcIdle.heapUsed - svc0.heapUsed),
+          external: per(svcIdle.external - svc0.external),
+        },
         rssMiB: { before: mib(svc0.rss), idle: mib(svcIdle.rss), end: mib(svc2.rss) },
       }
     : null;
@@ -173,7 +278,7 @@ const summary = {
     ? 'shared 2-core machine; the simulated carriers run in the same process as the service, so CPU and memory include both ends'
     : service
       ? 'shared 2-core machine; service in another process: "service" CPU and memory are its own (from --stats-url), "harness" the callers\''
-      : 'shared 2-core machine; service in another process: CPU and memory here are the harness only (pass --stats-url for the service\'s)',
+      : "shared 2-core machine; service in another process: CPU and memory here are the harness only (pass --stats-url for the service's)",
   loadAverage: { start: loadStart, end: loadavg() },
   calls: args.calls,
   errors: results.filter((r) => r.error).map((r) => r.error),
@@ -193,14 +298,28 @@ const summary = {
   clearsSent: results.reduce((n, r) => n + r.clears, 0),
   cpuMsPerCallPerSecond: cpuPerCall(cpu.user + cpu.system),
   service,
-  idleMemoryPerCallKiB: { rss: per(memIdle.rss - mem0.rss), heapUsed: per(memIdle.heapUsed - mem0.heapUsed), external: per(memIdle.external + memIdle.arrayBuffers - mem0.external - mem0.arrayBuffers) },
+  idleMemoryPerCallKiB: {
+    rss: per(memIdle.rss - mem0.rss),
+    heapUsed: per(memIdle.heapUsed - mem0.heapUsed),
+    external: per(memIdle.external + memIdle.arrayBuffers - mem0.external - mem0.arrayBuffers),
+  },
   endMemoryPerCallKiB: { rss: per(memEnd.rss - mem0.rss), heapUsed: per(memEnd.heapUsed - mem0.heapUsed) },
   gcForced: gc !== undefined,
   elapsedS: Math.round(elapsedS * 10) / 10,
   series: Object.fromEntries(series.map((m) => [m.name, m.s])),
 };
 
-const rows = series.filter((m) => m.s).map((m) => ({ metric: `${m.name} (${m.unit})`, p50: m.s!.p50, p90: m.s!.p90, p95: m.s!.p95, p99: m.s!.p99, max: m.s!.max, n: m.s!.num }));
+const rows = series
+  .filter((m) => m.s)
+  .map((m) => ({
+    metric: `${m.name} (${m.unit})`,
+    p50: m.s!.p50,
+    p90: m.s!.p90,
+    p95: m.s!.p95,
+    p99: m.s!.p99,
+    max: m.s!.max,
+    n: m.s!.num,
+  }));
 const md = [
   `# bench:calls — ${args.calls} calls × ${args.duration} s, engines ${args.engines}${sttLabel ? ` (stt ${sttLabel})` : ''}`,
   '',
@@ -210,7 +329,9 @@ const md = [
     {
       turns: summary.turns,
       'turns missed': summary.turnsMissed,
-      ...(args.engines === 'stub' ? { 'service turns / paired': `${summary.serviceTurns} / ${summary.turnsWithServiceParts}` } : {}),
+      ...(args.engines === 'stub'
+        ? { 'service turns / paired': `${summary.serviceTurns} / ${summary.turnsWithServiceParts}` }
+        : {}),
       'late frames': summary.lateFrames,
       'dropped frames': summary.droppedFrames ?? 'n/a',
       'clears (barge-ins)': summary.clearsSent,
@@ -235,10 +356,19 @@ const md = [
 ].join('\n');
 const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(dir, { recursive: true });
-const base = join(dir, `calls-${args.engines}${sttLabel ? `-${sttLabel.replaceAll(' ', '-')}` : ''}-${args.calls}x${args.duration}s${inProcess ? "" : "-external"}`);
+const base = join(
+  dir,
+  `calls-${args.engines}${sttLabel ? `-${sttLabel.replaceAll(' ', '-')}` : ''}-${args.calls}x${args.duration}s${inProcess ? '' : '-external'}`,
+);
 writeFileSync(`${base}.json`, `${JSON.stringify(summary, null, 2)}\n`);
 writeFileSync(`${base}.md`, `${md}\n`);
-writeFileSync(`${base}.svg`, svgChart(`${args.calls} calls, engines ${args.engines}`, series.filter((m) => m.s).map((m) => ({ name: m.name, unit: m.unit, s: m.s! }))));
+writeFileSync(
+  `${base}.svg`,
+  svgChart(
+    `${args.calls} calls, engines ${args.engines}`,
+    series.filter((m) => m.s).map((m) => ({ name: m.name, unit: m.unit, s: m.s! })),
+  ),
+);
 console.log(md);
 console.error(`written: ${base}.{json,md,svg}`);
 process.exit(0);

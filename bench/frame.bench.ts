@@ -8,8 +8,22 @@ import { CarrierAudioIn, CarrierAudioOut } from '../src/audio/telephony.ts';
 import { muLawEncode } from '../src/audio/g711.ts';
 import { CallSession } from '../src/call/session.ts';
 import { ManualTimers } from '../src/timers.ts';
-import { parseTwilioMessage, TWILIO_MEDIA_SUFFIX, twilioMedia, twilioMediaPrefix } from '../src/carriers/twilio/media-protocol.ts';
-import { EnergyVad, FakeTransport, ScriptedStt, SPEECH, engines, frame, settle, silentLog } from '../test/helpers/session-fakes.ts';
+import {
+  parseTwilioMessage,
+  TWILIO_MEDIA_SUFFIX,
+  twilioMedia,
+  twilioMediaPrefix,
+} from '../src/carriers/twilio/media-protocol.ts';
+import {
+  EnergyVad,
+  FakeTransport,
+  ScriptedStt,
+  SPEECH,
+  engines,
+  frame,
+  settle,
+  silentLog,
+} from '../test/helpers/session-fakes.ts';
 import { taskRows } from './report.ts';
 
 const pcm8k = Int16Array.from({ length: 160 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000)));
@@ -35,7 +49,11 @@ async function liveSession(speaking: boolean, rate: 8000 | 16000 = 16000): Promi
   const transport = new FakeTransport(timers, rate);
   const session = new CallSession({
     callId: 'call_bench',
-    agent: AgentConfigSchema.parse({ agent_name: 'Bench', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' }, begin_message: '' }),
+    agent: AgentConfigSchema.parse({
+      agent_name: 'Bench',
+      llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' },
+      begin_message: '',
+    }),
     systemPrompt: 'bench',
     transport,
     timers,
@@ -69,8 +87,14 @@ const bench = new Bench({ time: 500, warmup: true });
 bench
   .add("Twilio media message parse (Twilio's layout: one regex)", () => void parseTwilioMessage(inboundText))
   .add('Twilio media message parse (other layout: JSON + hand check)', () => void parseTwilioMessage(` ${inboundText}`))
-  .add('Twilio media message build (base64 + JSON)', () => void twilioMedia(streamSid, Buffer.from(ulaw).toString('base64')))
-  .add('Twilio media message build, as the transport does (encode + base64 + prefix)', () => void (mediaPrefix + Buffer.from(muLawEncode(pcm8k)).toString('base64') + TWILIO_MEDIA_SUFFIX))
+  .add(
+    'Twilio media message build (base64 + JSON)',
+    () => void twilioMedia(streamSid, Buffer.from(ulaw).toString('base64')),
+  )
+  .add(
+    'Twilio media message build, as the transport does (encode + base64 + prefix)',
+    () => void (mediaPrefix + Buffer.from(muLawEncode(pcm8k)).toString('base64') + TWILIO_MEDIA_SUFFIX),
+  )
   .add('carrier in: μ-law 20 ms → PCM16 8 kHz frame (a phone call)', () => void carrierIn8k.push(ulaw))
   .add('carrier in: μ-law 20 ms → PCM16 16 kHz frames', () => void carrierIn.push(ulaw))
   .add('carrier out: PCM16 16 kHz 20 ms → μ-law frames', () => void carrierOut.push(pcm16k))

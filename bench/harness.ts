@@ -61,7 +61,14 @@ export const ServiceStatsSchema = z.object({
   /** Frames the stub TTS has made since the service started. */
   framesEmitted: z.number(),
   /** Event-loop delay since the last reset, ms. */
-  loopDelayMs: z.object({ p50: z.number(), p90: z.number(), p95: z.number(), p99: z.number(), max: z.number(), count: z.number() }),
+  loopDelayMs: z.object({
+    p50: z.number(),
+    p90: z.number(),
+    p95: z.number(),
+    p99: z.number(),
+    max: z.number(),
+    count: z.number(),
+  }),
   /** Turns answered since the last reset. */
   turns: z.array(TurnPartsSchema).default([]),
 });
@@ -69,7 +76,9 @@ export type ServiceStats = z.infer<typeof ServiceStatsSchema>;
 
 /** Reads (or with `reset`, restarts the event-loop histogram of) bench:serve-stub's stats. */
 export async function serviceStats(statsUrl: string, o: { gc?: boolean; reset?: boolean } = {}): Promise<ServiceStats> {
-  const res = await fetch(o.reset ? `${statsUrl}/reset` : `${statsUrl}/${o.gc ? '?gc=1' : ''}`, { method: o.reset ? 'POST' : 'GET' });
+  const res = await fetch(o.reset ? `${statsUrl}/reset` : `${statsUrl}/${o.gc ? '?gc=1' : ''}`, {
+    method: o.reset ? 'POST' : 'GET',
+  });
   return ServiceStatsSchema.parse(await res.json());
 }
 
@@ -86,11 +95,16 @@ export interface Target {
 }
 
 /** The target's JSON API with the run's key; an answer of 300 or more is thrown. */
-export function targetApi(target: Pick<Target, 'url' | 'key'>): (method: string, path: string, body?: unknown) => Promise<unknown> {
+export function targetApi(
+  target: Pick<Target, 'url' | 'key'>,
+): (method: string, path: string, body?: unknown) => Promise<unknown> {
   return async (method, path, body) => {
     const res = await fetch(`${target.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${target.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${target.key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
@@ -99,7 +113,10 @@ export function targetApi(target: Pick<Target, 'url' | 'key'>): (method: string,
 }
 
 /** Places an outbound call through the API and returns its record once the call is over. */
-export async function outboundCallRecord(api: ReturnType<typeof targetApi>, call: { call_to: string; agent_id: string }): Promise<CallRecord> {
+export async function outboundCallRecord(
+  api: ReturnType<typeof targetApi>,
+  call: { call_to: string; agent_id: string },
+): Promise<CallRecord> {
   const placed = (await api('POST', '/v2/calls', { call_from: '+14155550100', ...call })) as { call_id: string };
   for (let i = 0; i < 3000; i++) {
     const record = CallRecordSchema.parse(await api('GET', `/v2/calls/${placed.call_id}`));
@@ -121,8 +138,21 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
   if (url === undefined) {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
     key = 'bench-key-0123456789-0123456789-0123';
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', AGENTS_FILE: '', EGRESS_ALLOW: '127.0.0.0/8', TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN, ...o.env });
-    const logger = o.logFile ? pino({ level: 'debug' }, pino.destination({ dest: o.logFile, sync: true })) : pino({ level: 'error' });
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      API_KEYS: `bench:${key}`,
+      LOG_LEVEL: 'error',
+      RATE_LIMIT_PER_MINUTE: '0',
+      AGENTS_FILE: '',
+      EGRESS_ALLOW: '127.0.0.0/8',
+      TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN,
+      ...o.env,
+    });
+    const logger = o.logFile
+      ? pino({ level: 'debug' }, pino.destination({ dest: o.logFile, sync: true }))
+      : pino({ level: 'error' });
     service = await startService({ config, logger, ...(stub ? { speech: stub } : {}) });
     const s = service;
     cleanups.push(async () => {
@@ -156,7 +186,15 @@ export async function startTarget(o: TargetOptions): Promise<Target> {
       endpointing_ms: o.engines === 'stub' ? STUB_ENDPOINT_MS : 500,
       ...(o.engines === 'stub' || o.endpointing === 'silence' ? { endpointing: { mode: 'silence' } } : {}),
       inbound_numbers: [number],
-      ...(o.stt || o.sttModel ? { stt: { ...(o.stt ? { engine: o.stt } : {}), ...(o.sttModel ? { model: o.sttModel } : {}), language: 'en-US' } } : {}),
+      ...(o.stt || o.sttModel
+        ? {
+            stt: {
+              ...(o.stt ? { engine: o.stt } : {}),
+              ...(o.sttModel ? { model: o.sttModel } : {}),
+              language: 'en-US',
+            },
+          }
+        : {}),
     }),
   });
   if (res.status !== 201) throw new Error(`creating the bench agent answered ${res.status}: ${await res.text()}`);
@@ -306,7 +344,13 @@ export class LoopStalls {
 }
 
 /** Frames received per agent reply: jitter once 5 frames (80 ms lead + 1) are out, and underruns. */
-function pacing(arrivals: readonly number[], from: number, to: number, out: { jitter: number[]; jitterCallersOnTime: number[]; late: number }, stalls?: LoopStalls): void {
+function pacing(
+  arrivals: readonly number[],
+  from: number,
+  to: number,
+  out: { jitter: number[]; jitterCallersOnTime: number[]; late: number },
+  stalls?: LoopStalls,
+): void {
   let playEnd = 0;
   for (let i = from; i < to; i++) {
     const at = arrivals[i]!;
@@ -321,10 +365,25 @@ function pacing(arrivals: readonly number[], from: number, to: number, out: { ji
 }
 
 export async function runCall(target: Target, script: CallScript): Promise<CallResult> {
-  const result: CallResult = { callId: '', v2v: [], answeredAt: [], fromHangoverEnd: [], jitter: [], jitterCallersOnTime: [], late: 0, framesReceived: 0, clears: 0, turnsMissed: 0, record: null, finalizeMs: null, sendLagMs: null, error: null };
+  const result: CallResult = {
+    callId: '',
+    v2v: [],
+    answeredAt: [],
+    fromHangoverEnd: [],
+    jitter: [],
+    jitterCallersOnTime: [],
+    late: 0,
+    framesReceived: 0,
+    clears: 0,
+    turnsMissed: 0,
+    record: null,
+    finalizeMs: null,
+    sendLagMs: null,
+    error: null,
+  };
   const arrivals: number[] = [];
   let rnd = script.seed;
-  const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const waitFor = async (cond: () => boolean, timeoutMs: number) => {
     const until = performance.now() + timeoutMs;
     while (!cond()) {
@@ -384,7 +443,8 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
       result.answeredAt.push(performance.timeOrigin + arrivals[before]!);
       if (script.hangoverFrames !== undefined) {
         const hangoverEnd = caller.frameSentAt(lastSpeechFrame + script.hangoverFrames);
-        if (hangoverEnd !== undefined && hangoverEnd <= arrivals[before]!) result.fromHangoverEnd.push(arrivals[before]! - hangoverEnd);
+        if (hangoverEnd !== undefined && hangoverEnd <= arrivals[before]!)
+          result.fromHangoverEnd.push(arrivals[before]! - hangoverEnd);
       }
       await waitFor(() => heard(playedBefore + 1), 30_000);
       pacing(arrivals, before, arrivals.length, result, script.stalls);
@@ -398,7 +458,9 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     result.framesReceived = arrivals.length;
     // The record is final once the session finalized; read it through the API like a client.
     for (let i = 0; i < 600; i++) {
-      const res = await fetch(`${target.url}/v2/calls/${placed.callId}`, { headers: { authorization: `Bearer ${target.key}` } });
+      const res = await fetch(`${target.url}/v2/calls/${placed.callId}`, {
+        headers: { authorization: `Bearer ${target.key}` },
+      });
       const record = CallRecordSchema.parse(await res.json());
       if (record.call_status !== 'registered' && record.call_status !== 'ongoing') {
         result.record = record;
@@ -422,7 +484,12 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
  * went out nearest to when the harness received it, within `windowMs` either way (the two
  * processes' clocks may differ by a few ms; a call's turns are seconds apart).
  */
-export function ownOverhead(results: Pick<CallResult, 'callId' | 'v2v' | 'answeredAt'>[], turns: TurnParts[], hangoverMs: number, windowMs = 200): number[] {
+export function ownOverhead(
+  results: Pick<CallResult, 'callId' | 'v2v' | 'answeredAt'>[],
+  turns: TurnParts[],
+  hangoverMs: number,
+  windowMs = 200,
+): number[] {
   const byCall = new Map<string, TurnParts[]>();
   for (const t of turns) byCall.set(t.callId, [...(byCall.get(t.callId) ?? []), t]);
   const out: number[] = [];
@@ -431,7 +498,12 @@ export function ownOverhead(results: Pick<CallResult, 'callId' | 'v2v' | 'answer
     r.v2v.forEach((v2v, i) => {
       const answered = r.answeredAt[i] ?? NaN;
       let match: TurnParts | undefined;
-      for (const t of mine) if (Math.abs(answered - t.at) <= windowMs && (!match || Math.abs(answered - t.at) < Math.abs(answered - match.at))) match = t;
+      for (const t of mine)
+        if (
+          Math.abs(answered - t.at) <= windowMs &&
+          (!match || Math.abs(answered - t.at) < Math.abs(answered - match.at))
+        )
+          match = t;
       if (match) out.push(v2v - hangoverMs - (match.asr ?? 0) - (match.llmSpeakable ?? 0) - (match.tts ?? 0));
     });
   }

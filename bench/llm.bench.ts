@@ -6,7 +6,14 @@ import { SpeakableChunker } from '../src/llm/speakable.ts';
 import { taskRows } from './report.ts';
 
 function sse(delta: Record<string, unknown>, finish: string | null = null): string {
-  const chunk = { id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'bench-model', system_fingerprint: 'fp_1', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] };
+  const chunk = {
+    id: 'chatcmpl-bench',
+    object: 'chat.completion.chunk',
+    created: 1_700_000_000,
+    model: 'bench-model',
+    system_fingerprint: 'fp_1',
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  };
   return `data: ${JSON.stringify(chunk)}\n\n`;
 }
 
@@ -19,10 +26,23 @@ while (tokens.length < 500) tokens.push(...words);
 tokens.length = 500;
 
 // The start of a reply as the first network read carries it: role chunk plus the first words.
-const firstRead = Buffer.from(sse({ role: 'assistant', content: '' }) + tokens.slice(0, 8).map((t) => sse({ content: t })).join(''), 'utf8');
+const firstRead = Buffer.from(
+  sse({ role: 'assistant', content: '' }) +
+    tokens
+      .slice(0, 8)
+      .map((t) => sse({ content: t }))
+      .join(''),
+  'utf8',
+);
 
 // A whole 500-token reply, delivered in 1 KiB reads.
-const whole = Buffer.from(sse({ role: 'assistant', content: '' }) + tokens.map((t) => sse({ content: t })).join('') + sse({}, 'stop') + 'data: [DONE]\n\n', 'utf8');
+const whole = Buffer.from(
+  sse({ role: 'assistant', content: '' }) +
+    tokens.map((t) => sse({ content: t })).join('') +
+    sse({}, 'stop') +
+    'data: [DONE]\n\n',
+  'utf8',
+);
 const reads: Buffer[] = [];
 for (let i = 0; i < whole.length; i += 1024) reads.push(whole.subarray(i, i + 1024));
 
@@ -70,10 +90,14 @@ for (const task of bench.tasks) {
   if (r.state !== 'completed') throw new Error(`${task.name}: ${r.state}`);
   const us = (ms: number): string => `${(ms * 1000).toFixed(1)} µs`;
   if (task.name.startsWith('first')) {
-    console.log(`first byte → first speakable chunk: median ${us(r.latency.p50)}, mean ${us(r.latency.mean)}, p99 ${us(r.latency.p99)}`);
+    console.log(
+      `first byte → first speakable chunk: median ${us(r.latency.p50)}, mean ${us(r.latency.mean)}, p99 ${us(r.latency.p99)}`,
+    );
   } else {
     const perSecond = (ms: number): string => Math.round(500 / (ms / 1000)).toLocaleString('en-US');
-    console.log(`tokens parsed per second (SSE parse + zod + chunking): median ${perSecond(r.latency.p50)}, mean ${perSecond(r.latency.mean)}`);
+    console.log(
+      `tokens parsed per second (SSE parse + zod + chunking): median ${perSecond(r.latency.p50)}, mean ${perSecond(r.latency.mean)}`,
+    );
   }
 }
 if (sink === 0) throw new Error('benchmark produced nothing');

@@ -2,7 +2,8 @@
 // Recognition and VAD under noise on the phone path, with and without noise suppression (RNNoise):
 // the recorded human telephone prompts (asterisk, a TEST SET ONLY) mixed with music on hold
 // (asterisk-moh-opsound), office babble (six of our flite phrases in four voices, overlapping) or
-// a fan (stationary pink noise) at 10 and 5 dB SNR, with half a second of the noise before and after each prompt, through
+// a fan (stationary pink noise) at 10 and 5 dB SNR, with half a second of the noise before and after each prompt,
+// through
 // 8 kHz μ-law, then (or not) the denoiser, then Moonshine: corpus WER per condition. VAD: Silero's
 // speech starts per minute of the noise alone (at the 5 dB level: false barge-ins), and the share
 // of clean speech frames it still finds. And the denoiser's cost per 20 ms frame.
@@ -100,10 +101,12 @@ const setName = process.env.BENCH_NOISE_SET === 'game' ? 'game' : 'asterisk';
 async function speechClips(): Promise<Clip[]> {
   if (setName === 'game') {
     const lines = (await gameVoices()).filter((_, i) => i % 2 === 0);
-    return Promise.all(lines.map(async (v) => {
-      const wav = await readWavFile(v.path);
-      return { text: v.text, samples: resample(wav.samples, wav.sampleRate, RATE) };
-    }));
+    return Promise.all(
+      lines.map(async (v) => {
+        const wav = await readWavFile(v.path);
+        return { text: v.text, samples: resample(wav.samples, wav.sampleRate, RATE) };
+      }),
+    );
   }
   const prompts = asteriskPrompts().sort((a, b) => a.id.localeCompare(b.id));
   if (prompts.length === 0) throw new Error('the asterisk prompts are not installed (npm run setup)');
@@ -113,15 +116,24 @@ async function speechClips(): Promise<Clip[]> {
 }
 const clips = await speechClips();
 
-const moh = concatPcm(await Promise.all(musicOnHoldFiles().slice(0, 2).map(async (f) => (await readWavFile(f, RATE)).samples.subarray(0, 60 * RATE))));
+const moh = concatPcm(
+  await Promise.all(
+    musicOnHoldFiles()
+      .slice(0, 2)
+      .map(async (f) => (await readWavFile(f, RATE)).samples.subarray(0, 60 * RATE)),
+  ),
+);
 // Babble: six phrases in four voices, each looped at its own offset and summed.
-const voices = fixtures().filter((f) => f.sampleRate === 16000).slice(0, 6);
+const voices = fixtures()
+  .filter((f) => f.sampleRate === 16000)
+  .slice(0, 6);
 const phrases = await Promise.all(voices.map(async (f) => resample((await readWavFile(f.path)).samples, 16000, RATE)));
 const babbleLength = 30 * RATE;
 const babble = new Int16Array(babbleLength);
 phrases.forEach((p, k) => {
   const shift = Math.round((k * p.length) / phrases.length);
-  for (let i = 0; i < babbleLength; i++) babble[i] = Math.max(-32768, Math.min(32767, babble[i]! + p[(i + shift) % p.length]! * 0.6));
+  for (let i = 0; i < babbleLength; i++)
+    babble[i] = Math.max(-32768, Math.min(32767, babble[i]! + p[(i + shift) % p.length]! * 0.6));
 });
 // A fan or a car: stationary pink noise (Paul Kellet's filter on white noise from a fixed seed).
 const fan = new Int16Array(30 * RATE);
@@ -153,7 +165,12 @@ for (const noise of noises) for (const snr of [10, 5]) conditions.push({ noise, 
 for (const { noise, snr } of conditions) {
   const plain = clips.map((c, i) => mixed(c, noise?.samples ?? new Int16Array(1), noise?.rms ?? 1, snr, i * 7919));
   const clean = await Promise.all(plain.map(denoised));
-  const row = { set: noise ? `${noise.name}, ${snr} dB SNR` : 'clean', [setName === 'game' ? 'game lines' : 'prompts']: clips.length, 'WER without': pct(await werOf(engine, clips, plain)), 'WER with RNNoise': pct(await werOf(engine, clips, clean)) };
+  const row = {
+    set: noise ? `${noise.name}, ${snr} dB SNR` : 'clean',
+    [setName === 'game' ? 'game lines' : 'prompts']: clips.length,
+    'WER without': pct(await werOf(engine, clips, plain)),
+    'WER with RNNoise': pct(await werOf(engine, clips, clean)),
+  };
   rows.push(row);
   console.log(row);
 }
@@ -167,16 +184,26 @@ for (const noise of noises) {
   const level = scaled(noise.samples.subarray(0, 30 * RATE), typicalSpeech / noise.rms / 10 ** (5 / 20));
   const line = muLawDecode(muLawEncode(level));
   const minutes = line.length / RATE / 60;
-  const starts = async (x: Int16Array) => (await segmentsOf(await vad.open({ sampleRate: RATE }), x, RATE)).length / minutes;
-  const row = { noise: `${noise.name} alone at the 5 dB level (${(minutes * 60).toFixed(0)} s)`, 'speech starts/min without': (await starts(line)).toFixed(1), 'with RNNoise': (await starts(await denoised(line))).toFixed(1) };
+  const starts = async (x: Int16Array) =>
+    (await segmentsOf(await vad.open({ sampleRate: RATE }), x, RATE)).length / minutes;
+  const row = {
+    noise: `${noise.name} alone at the 5 dB level (${(minutes * 60).toFixed(0)} s)`,
+    'speech starts/min without': (await starts(line)).toFixed(1),
+    'with RNNoise': (await starts(await denoised(line))).toFixed(1),
+  };
   vadRows.push(row);
   console.log(row);
 }
 {
-  const speech = concatPcm(clips.slice(0, 30).flatMap((c) => [new Int16Array(RATE / 2), muLawDecode(muLawEncode(c.samples))]));
+  const speech = concatPcm(
+    clips.slice(0, 30).flatMap((c) => [new Int16Array(RATE / 2), muLawDecode(muLawEncode(c.samples))]),
+  );
   const labels = energyLabels(speech, RATE, -45);
   const found = async (x: Int16Array, shiftFrames: number) => {
-    const frames = framesInSegments(await segmentsOf(await vad.open({ sampleRate: RATE }), x, RATE), labels.length + shiftFrames);
+    const frames = framesInSegments(
+      await segmentsOf(await vad.open({ sampleRate: RATE }), x, RATE),
+      labels.length + shiftFrames,
+    );
     let hit = 0;
     let total = 0;
     labels.forEach((l, i) => {
@@ -186,7 +213,11 @@ for (const noise of noises) {
     });
     return pct(hit / total);
   };
-  const row = { noise: `clean ${setName === 'game' ? 'game lines' : 'prompts'}: speech frames found`, 'speech starts/min without': await found(speech, 0), 'with RNNoise': await found(await denoised(speech), 1) };
+  const row = {
+    noise: `clean ${setName === 'game' ? 'game lines' : 'prompts'}: speech frames found`,
+    'speech starts/min without': await found(speech, 0),
+    'with RNNoise': await found(await denoised(speech), 1),
+  };
   vadRows.push(row);
   console.log(row);
 }
@@ -200,7 +231,11 @@ for (const rate of [8000, 16000]) {
   for (let i = 0; i < 200; i++) denoiser.process(frame);
   const t = performance.now();
   for (let i = 0; i < 2000; i++) denoiser.process(frame);
-  costRows.push({ rate: `${rate / 1000} kHz`, 'per 20 ms frame': `${(((performance.now() - t) / 2000) * 1000).toFixed(0)} µs`, 'share of a core per call': pct((performance.now() - t) / 2000 / 20) });
+  costRows.push({
+    rate: `${rate / 1000} kHz`,
+    'per 20 ms frame': `${(((performance.now() - t) / 2000) * 1000).toFixed(0)} µs`,
+    'share of a core per call': pct((performance.now() - t) / 2000 / 20),
+  });
   denoiser.close();
 }
 
@@ -213,12 +248,17 @@ const md = [
   '',
   markdownTable(costRows),
   '',
-  `load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end, ${availableParallelism()} cores`,
+  `load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')} at the end, ${availableParallelism()} cores`,
 ].join('\n');
 const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(dir, { recursive: true });
 const suffix = setName === 'game' ? '-game' : '';
-writeFileSync(join(dir, `noise${suffix}.json`), `${JSON.stringify({ when: new Date().toISOString(), rows, vadRows, costRows }, null, 2)}\n`);
+writeFileSync(
+  join(dir, `noise${suffix}.json`),
+  `${JSON.stringify({ when: new Date().toISOString(), rows, vadRows, costRows }, null, 2)}\n`,
+);
 writeFileSync(join(dir, `noise${suffix}.md`), `${md}\n`);
 console.log(md);
 process.exit(0);

@@ -14,7 +14,8 @@ export interface TaskRow {
 export function taskRows(bench: Bench): TaskRow[] {
   return bench.tasks.map((task: Task) => {
     const r = task.result;
-    if (r.state !== 'completed') return { task: task.name, 'ops/s (median)': r.state, 'median µs': '', 'p99 µs': '', samples: 0 };
+    if (r.state !== 'completed')
+      return { task: task.name, 'ops/s (median)': r.state, 'median µs': '', 'p99 µs': '', samples: 0 };
     return {
       task: task.name,
       'ops/s (median)': Math.round(1000 / r.latency.p50).toLocaleString('en-US'),
@@ -53,11 +54,21 @@ export function stats(values: readonly number[]): SeriesStats | null {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (p: number) => sorted[Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length))) - 1]!;
   const round = (v: number) => Math.round(v * 100) / 100;
-  return { p50: round(at(50)), p90: round(at(90)), p95: round(at(95)), p99: round(at(99)), max: round(sorted.at(-1)!), num: sorted.length };
+  return {
+    p50: round(at(50)),
+    p90: round(at(90)),
+    p95: round(at(95)),
+    p99: round(at(99)),
+    max: round(sorted.at(-1)!),
+    num: sorted.length,
+  };
 }
 
 /** Grouped horizontal bars (p50, p90, p99) per metric, each metric scaled to its own max. */
-export function svgChart(title: string, metrics: ReadonlyArray<{ name: string; unit: string; s: SeriesStats }>): string {
+export function svgChart(
+  title: string,
+  metrics: ReadonlyArray<{ name: string; unit: string; s: SeriesStats }>,
+): string {
   const rowH = 54;
   const width = 760;
   const left = 250;

@@ -35,7 +35,9 @@ const StatsAnswer = z.object({ type: z.literal('bench:stats-answer'), id: z.numb
 const Ready = z.object({ type: z.literal('bench:ready'), url: z.string() });
 
 /** Serves GET {stats}[?gc=1] and POST {stats}/reset from `read`; returns its URL. */
-async function serveStats(read: (o: { gc: boolean; reset: boolean }) => Promise<ServiceStats>): Promise<{ url: string; close(): void }> {
+async function serveStats(
+  read: (o: { gc: boolean; reset: boolean }) => Promise<ServiceStats>,
+): Promise<{ url: string; close(): void }> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const reset = req.method === 'POST' && url.pathname === '/reset';
@@ -90,7 +92,14 @@ async function runService(dataDir: string, setup: boolean, nodeId: string | unde
       cpuUserUs: c.user,
       cpuSystemUs: c.system,
       framesEmitted: speech.ttsEngine.framesEmitted,
-      loopDelayMs: { p50: late(loop.percentile(50)), p90: late(loop.percentile(90)), p95: late(loop.percentile(95)), p99: late(loop.percentile(99)), max: late(loop.max), count: loop.count },
+      loopDelayMs: {
+        p50: late(loop.percentile(50)),
+        p90: late(loop.percentile(90)),
+        p95: late(loop.percentile(95)),
+        p99: late(loop.percentile(99)),
+        max: late(loop.max),
+        count: loop.count,
+      },
       turns,
     };
   };
@@ -110,7 +119,14 @@ function combine(all: ServiceStats[]): ServiceStats {
     cpuUserUs: sum((s) => s.cpuUserUs),
     cpuSystemUs: sum((s) => s.cpuSystemUs),
     framesEmitted: sum((s) => s.framesEmitted),
-    loopDelayMs: { p50: worst((l) => l.p50), p90: worst((l) => l.p90), p95: worst((l) => l.p95), p99: worst((l) => l.p99), max: worst((l) => l.max), count: sum((s) => s.loopDelayMs.count) },
+    loopDelayMs: {
+      p50: worst((l) => l.p50),
+      p90: worst((l) => l.p90),
+      p95: worst((l) => l.p95),
+      p99: worst((l) => l.p99),
+      max: worst((l) => l.max),
+      count: sum((s) => s.loopDelayMs.count),
+    },
     turns: all.flatMap((s) => s.turns),
   };
 }
@@ -170,7 +186,8 @@ if (workers > 1 && cluster.isPrimary) {
   const { service, stats } = await runService(process.env[DATA_DIR_ENV]!, index === 0, `bench-stub-w${index}`);
   process.on('message', (message: unknown) => {
     const request = StatsRequest.safeParse(message);
-    if (request.success) process.send?.({ type: 'bench:stats-answer', id: request.data.id, stats: stats(request.data) });
+    if (request.success)
+      process.send?.({ type: 'bench:stats-answer', id: request.data.id, stats: stats(request.data) });
   });
   process.send?.({ type: 'bench:ready', url: service.url });
   process.once('SIGTERM', () => void service.close().finally(() => process.exit(0)));
@@ -182,7 +199,16 @@ if (workers > 1 && cluster.isPrimary) {
   // No forced GC here: a full collection every 5 s stalled every call's pacing for 30–75 ms.
   setInterval(() => {
     const s = stats({ gc: false, reset: false });
-    console.log(JSON.stringify({ t: s.t, calls: s.calls, rss: s.rss, heapUsed: s.heapUsed, cpuUserUs: s.cpuUserUs, cpuSystemUs: s.cpuSystemUs }));
+    console.log(
+      JSON.stringify({
+        t: s.t,
+        calls: s.calls,
+        rss: s.rss,
+        heapUsed: s.heapUsed,
+        cpuUserUs: s.cpuUserUs,
+        cpuSystemUs: s.cpuSystemUs,
+      }),
+    );
   }, 5000).unref();
   const stop = (): void => {
     server.close();

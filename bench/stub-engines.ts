@@ -6,7 +6,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { PcmChunk, SpeechEngineProvider, SttStream, TtsEngine, TtsSynthesisOptions, VadEngine, VadEvent, VadOptions, VadStream } from '../src/speech/types.ts';
+import type {
+  PcmChunk,
+  SpeechEngineProvider,
+  SttStream,
+  TtsEngine,
+  TtsSynthesisOptions,
+  VadEngine,
+  VadEvent,
+  VadOptions,
+  VadStream,
+} from '../src/speech/types.ts';
 
 export const STUB = {
   /** Frame RMS above which the stub VAD hears speech (16-bit PCM). */
@@ -77,7 +87,8 @@ class BurstTts implements TtsEngine {
     let tone = this.tones.get(options.sampleRate);
     if (!tone) {
       tone = new Int16Array((options.sampleRate / 50) * this.frames);
-      for (let i = 0; i < tone.length; i++) tone[i] = Math.round(3000 * Math.sin((2 * Math.PI * 300 * i) / options.sampleRate));
+      for (let i = 0; i < tone.length; i++)
+        tone[i] = Math.round(3000 * Math.sin((2 * Math.PI * 300 * i) / options.sampleRate));
       this.tones.set(options.sampleRate, tone);
     }
     this.framesEmitted += this.frames;
@@ -91,13 +102,20 @@ export interface StubSpeech extends SpeechEngineProvider {
 }
 
 export function stubSpeechEngines(ttsFrames: number = STUB.ttsFrames): StubSpeech {
-  const vad: VadEngine = { name: 'stub-energy', open: async (o: VadOptions) => new EnergyVadStream(o.sampleRate), close: async () => undefined };
+  const vad: VadEngine = {
+    name: 'stub-energy',
+    open: async (o: VadOptions) => new EnergyVadStream(o.sampleRate),
+    close: async () => undefined,
+  };
   const tts = new BurstTts(ttsFrames);
   return {
     vad,
     ttsEngine: tts,
     // One engine each for every call, never closed: the leases have nothing to give back.
-    stt: () => ({ engine: { name: 'stub-fixed', open: async () => new FixedTextStt(), close: async () => undefined }, release: () => undefined }),
+    stt: () => ({
+      engine: { name: 'stub-fixed', open: async () => new FixedTextStt(), close: async () => undefined },
+      release: () => undefined,
+    }),
     tts: () => ({ engine: tts, release: () => undefined }),
     close: async () => undefined,
   };
@@ -110,7 +128,10 @@ function sse(delta: Record<string, unknown>, finish: string | null = null): stri
 /** A chat-completions server on 127.0.0.1 that streams a fixed short reply at once. */
 export async function startInstantModel(): Promise<{ url: string; server: Server; close(): Promise<void> }> {
   const body =
-    sse({ role: 'assistant', content: '' }) + (STUB.reply.match(/\S+\s*/g) ?? []).map((t) => sse({ content: t })).join('') + sse({}, 'stop') + 'data: [DONE]\n\n';
+    sse({ role: 'assistant', content: '' }) +
+    (STUB.reply.match(/\S+\s*/g) ?? []).map((t) => sse({ content: t })).join('') +
+    sse({}, 'stop') +
+    'data: [DONE]\n\n';
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -132,9 +153,14 @@ export async function startInstantModel(): Promise<{ url: string; server: Server
   };
 }
 
-/** startInstantModel() in a child process (bench/instant-model.ts), so its answers never wait on the caller's event loop. */
+/**
+ * startInstantModel() in a child process (bench/instant-model.ts), so its answers never wait on the caller's event
+ * loop.
+ */
 export async function spawnInstantModel(): Promise<{ url: string; close(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'instant-model.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'instant-model.ts')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';

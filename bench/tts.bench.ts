@@ -23,16 +23,23 @@ import type { TtsEngine } from '../src/speech/types.ts';
 const RUNS = 11;
 const SENTENCE = 'Thank you for calling, how can I help you today?';
 // One clause with no break: the whole clause is analysed before its first audio.
-const LONG_CLAUSE = 'Our office on the corner of Main Street and Fifth Avenue is open from nine in the morning until half past five in the evening every weekday';
+const LONG_CLAUSE =
+  'Our office on the corner of Main Street and Fifth Avenue is open from nine in the morning until half past five in the evening every weekday';
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const max = (values: number[]) => Math.max(...values);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function firstAudio(engine: TtsEngine, text: string, voiceId: string | undefined): Promise<{ firstMs: number; cancelMs: number }> {
+async function firstAudio(
+  engine: TtsEngine,
+  text: string,
+  voiceId: string | undefined,
+): Promise<{ firstMs: number; cancelMs: number }> {
   const controller = new AbortController();
   const started = performance.now();
-  const iterator = engine.synthesize(text, { sampleRate: 16000, voiceId, signal: controller.signal })[Symbol.asyncIterator]();
+  const iterator = engine
+    .synthesize(text, { sampleRate: 16000, voiceId, signal: controller.signal })
+    [Symbol.asyncIterator]();
   await iterator.next();
   const firstMs = performance.now() - started;
   await iterator.next();
@@ -82,19 +89,28 @@ function nativeCancelBound(voice: string): string {
   return median(gaps).toFixed(1);
 }
 
-const load = loadavg().map((l) => l.toFixed(2)).join(', ');
+const load = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(', ');
 const rows: Array<Record<string, string>> = [];
 const flite = new FliteTtsEngine();
 for (const voice of ['slt', 'rms', 'kal16', 'awb']) {
   flite.warm(voice);
-  rows.push({ ...(await measure(`flite ${voice}`, flite, voice)), 'native stop ≤ ms (median of worst block gap)': nativeCancelBound(voice) });
+  rows.push({
+    ...(await measure(`flite ${voice}`, flite, voice)),
+    'native stop ≤ ms (median of worst block gap)': nativeCancelBound(voice),
+  });
 }
 await flite.close();
 const espeak = new EspeakTtsEngine();
 rows.push(await measure('espeak-ng en-us', espeak));
 await espeak.close();
 console.table(rows);
-console.log(`load average before: ${load}; after: ${loadavg().map((l) => l.toFixed(2)).join(', ')}`);
+console.log(
+  `load average before: ${load}; after: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')}`,
+);
 
 // Fifty things an agent says: our own sentences (names, numbers as words, questions, lists).
 const AGENT_SENTENCES = [
@@ -150,7 +166,11 @@ const AGENT_SENTENCES = [
   'Goodbye, and have a lovely day.',
 ];
 
-async function rendering(engine: TtsEngine, text: string, voiceId: string | undefined): Promise<{ samples: Int16Array; ms: number }> {
+async function rendering(
+  engine: TtsEngine,
+  text: string,
+  voiceId: string | undefined,
+): Promise<{ samples: Int16Array; ms: number }> {
   const started = performance.now();
   const chunks: Int16Array[] = [];
   for await (const chunk of engine.synthesize(text, { sampleRate: 16000, voiceId })) chunks.push(chunk.samples);
@@ -174,7 +194,12 @@ async function throughput(engine: TtsEngine, voiceId: string | undefined, parall
 }
 
 const FLITE_LIBS = '/usr/lib/x86_64-linux-gnu';
-const fliteVoiceFile: Record<string, string> = { slt: 'libflite_cmu_us_slt.so.1', rms: 'libflite_cmu_us_rms.so.1', kal16: 'libflite_cmu_us_kal16.so.1', awb: 'libflite_cmu_us_awb.so.1' };
+const fliteVoiceFile: Record<string, string> = {
+  slt: 'libflite_cmu_us_slt.so.1',
+  rms: 'libflite_cmu_us_rms.so.1',
+  kal16: 'libflite_cmu_us_kal16.so.1',
+  awb: 'libflite_cmu_us_awb.so.1',
+};
 const sizeMb = (path: string) => {
   try {
     return `${(statSync(path).size / 2 ** 20).toFixed(1)} MB`;
@@ -198,9 +223,20 @@ if (process.env.BENCH_TTS_ONLY !== 'latency') {
   };
   const voices: Array<{ label: string; engine: TtsEngine; voiceId: string | undefined; size: string }> = [];
   const fliteEngine = new FliteTtsEngine();
-  for (const voice of ['slt', 'rms', 'kal16', 'awb']) voices.push({ label: `flite ${voice}`, engine: fliteEngine, voiceId: voice, size: sizeMb(`${FLITE_LIBS}/${fliteVoiceFile[voice]}`) });
+  for (const voice of ['slt', 'rms', 'kal16', 'awb'])
+    voices.push({
+      label: `flite ${voice}`,
+      engine: fliteEngine,
+      voiceId: voice,
+      size: sizeMb(`${FLITE_LIBS}/${fliteVoiceFile[voice]}`),
+    });
   const espeakEngine = new EspeakTtsEngine();
-  voices.push({ label: 'espeak-ng en-us', engine: espeakEngine, voiceId: undefined, size: '13 MB (espeak-ng-data, all languages)' });
+  voices.push({
+    label: 'espeak-ng en-us',
+    engine: espeakEngine,
+    voiceId: undefined,
+    size: '13 MB (espeak-ng-data, all languages)',
+  });
   for (const { label, engine, voiceId, size } of voices) {
     const renders = [];
     for (const text of AGENT_SENTENCES) renders.push(await rendering(engine, text, voiceId));
@@ -211,7 +247,9 @@ if (process.env.BENCH_TTS_ONLY !== 'latency') {
     voiceRows.push({
       voice: label,
       'real-time factor': (synthS / audioS).toFixed(3),
-      [`speech s per s, ${availableParallelism()} in flight`]: (await throughput(engine, voiceId, availableParallelism())).toFixed(1),
+      [`speech s per s, ${availableParallelism()} in flight`]: (
+        await throughput(engine, voiceId, availableParallelism())
+      ).toFixed(1),
       size,
       'WER 16 kHz (50 sentences)': `${(100 * (await heard(wide, 16000))).toFixed(1)}%`,
       'WER 8 kHz μ-law': `${(100 * (await heard(phone, 8000))).toFixed(1)}%`,
@@ -222,5 +260,9 @@ if (process.env.BENCH_TTS_ONLY !== 'latency') {
   await espeakEngine.close();
   await stt.close();
   console.table(voiceRows);
-  console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(', ')}`);
+  console.log(
+    `load average at the end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(', ')}`,
+  );
 }

@@ -27,12 +27,26 @@ import { spawnInstantModel } from './stub-engines.ts';
 
 const Args = z.object({
   calls: z.coerce.number().int().min(1).max(12).default(4),
-  modes: z.string().default('silence,semantic').transform((s) => s.split(',').map((m) => z.enum(['silence', 'semantic']).parse(m.trim()))),
+  modes: z
+    .string()
+    .default('silence,semantic')
+    .transform((s) => s.split(',').map((m) => z.enum(['silence', 'semantic']).parse(m.trim()))),
   /** Phrase hints for the agents' recogniser (stt.phrases), comma-separated. */
-  hints: z.string().default('').transform((s) => s.split(',').map((h) => h.trim()).filter(Boolean)),
+  hints: z
+    .string()
+    .default('')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((h) => h.trim())
+        .filter(Boolean),
+    ),
   /** The recogniser's model (stt.model); the agent's default otherwise. */
   'stt-model': z.enum(['tiny', 'base']).optional(),
-  /** Writes the service's debug log (each end-of-turn decision with the words it saw) to artifacts/bench/turns-log.jsonl. */
+  /**
+   * Writes the service's debug log (each end-of-turn decision with the words it saw) to
+   * artifacts/bench/turns-log.jsonl.
+   */
   log: z.boolean().default(false),
   /**
    * How each spoken part ends: "whole" sends flite's audio as made, its soft word ends included;
@@ -43,7 +57,16 @@ const Args = z.object({
    */
   ends: z.enum(['whole', 'chop']).default('whole'),
 });
-const { values } = parseArgs({ options: { calls: { type: 'string' }, modes: { type: 'string' }, hints: { type: 'string' }, 'stt-model': { type: 'string' }, log: { type: 'boolean' }, ends: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    calls: { type: 'string' },
+    modes: { type: 'string' },
+    hints: { type: 'string' },
+    'stt-model': { type: 'string' },
+    log: { type: 'boolean' },
+    ends: { type: 'string' },
+  },
+});
 const args = Args.parse(values);
 
 const FINISHED = [
@@ -122,24 +145,42 @@ async function speak(tts: FliteTtsEngine, text: string, voice: string): Promise<
   // Whole frames only, so the last loud sample's frame is known: the tail's quiet is padded to a frame.
   const padded = new Int16Array(Math.ceil(all.length / FRAME_SAMPLES) * FRAME_SAMPLES);
   padded.set(all);
-  return { mulaw: muLawEncode(padded), leadMs: (lead / RATE) * 1000, tailMs: ((tail + padded.length - all.length) / RATE) * 1000 };
+  return {
+    mulaw: muLawEncode(padded),
+    leadMs: (lead / RATE) * 1000,
+    tailMs: ((tail + padded.length - all.length) / RATE) * 1000,
+  };
 }
 
 async function buildTurns(): Promise<Turn[]> {
   const tts = new FliteTtsEngine();
   const turns: Turn[] = [];
   for (const [i, text] of FINISHED.entries()) {
-    for (const k of [0, 1]) turns.push({ kind: 'finished', parts: [await speak(tts, text, VOICES[(i + k * 2) % VOICES.length]!)], pauseMs: 0, text });
+    for (const k of [0, 1])
+      turns.push({
+        kind: 'finished',
+        parts: [await speak(tts, text, VOICES[(i + k * 2) % VOICES.length]!)],
+        pauseMs: 0,
+        text,
+      });
   }
   for (const [i, [a, b]] of UNFINISHED.entries()) {
     for (const k of [0, 1]) {
       const voice = VOICES[(i + k) % VOICES.length]!;
-      turns.push({ kind: 'unfinished', parts: [await speak(tts, a, voice), await speak(tts, b, voice)], pauseMs: PAUSES[(i * 2 + k) % PAUSES.length]!, text: `${a} … ${b}` });
+      turns.push({
+        kind: 'unfinished',
+        parts: [await speak(tts, a, voice), await speak(tts, b, voice)],
+        pauseMs: PAUSES[(i * 2 + k) % PAUSES.length]!,
+        text: `${a} … ${b}`,
+      });
     }
   }
   await tts.close();
   // Interleaved so every call gets both kinds.
-  return turns.map((t, i) => ({ t, key: (i * 7919) % turns.length })).sort((a, b) => a.key - b.key).map((x) => x.t);
+  return turns
+    .map((t, i) => ({ t, key: (i * 7919) % turns.length }))
+    .sort((a, b) => a.key - b.key)
+    .map((x) => x.t);
 }
 
 interface TurnResult {
@@ -169,7 +210,8 @@ async function runCall(url: string, number: string, turns: Turn[]): Promise<{ ca
   const firstAgentFrameSince = (since: number) => arrivals.find((a) => a >= since) ?? 0;
   const quiet = async (ms: number, timeoutMs = 20_000) => {
     const started = performance.now();
-    while (performance.now() - Math.max(lastAgentFrame, started) < ms && performance.now() - started < timeoutMs) await sleep(20);
+    while (performance.now() - Math.max(lastAgentFrame, started) < ms && performance.now() - started < timeoutMs)
+      await sleep(20);
   };
   await quiet(2_500); // the greeting
   const results: TurnResult[] = [];
@@ -183,7 +225,13 @@ async function runCall(url: string, number: string, turns: Turn[]): Promise<{ ca
     while (firstAgentFrameSince(startedAt) === 0 && performance.now() < deadline) await sleep(10);
     const first = firstAgentFrameSince(startedAt);
     const premature = first !== 0 && first < lastSpeechAt;
-    results.push({ kind: turn.kind, text: turn.text, premature, gapMs: first === 0 ? null : first - lastSpeechAt, ...(premature && pauseAt !== null ? { cutAtMs: Math.round(first - pauseAt) } : {}) });
+    results.push({
+      kind: turn.kind,
+      text: turn.text,
+      premature,
+      gapMs: first === 0 ? null : first - lastSpeechAt,
+      ...(premature && pauseAt !== null ? { cutAtMs: Math.round(first - pauseAt) } : {}),
+    });
     // Longer than the longest end-of-turn wait, so a late answer is never taken for the next turn's.
     await quiet(2_500);
   }
@@ -191,11 +239,18 @@ async function runCall(url: string, number: string, turns: Turn[]): Promise<{ ca
   return { callId, results };
 }
 
-/** The call's transcript as the record keeps it (seconds from the call's start), to see which readings cut in and when the agent spoke. */
+/**
+ * The call's transcript as the record keeps it (seconds from the call's start), to see which readings cut in and when
+ * the agent spoke.
+ */
 async function heardIn(url: string, callId: string): Promise<string[]> {
   const res = await fetch(`${url}/v2/calls/${callId}`, { headers: { authorization: `Bearer ${key}` } });
-  const record = (await res.json()) as { transcript?: { role: string; content: string; start_at: number; end_at: number }[] | null };
-  return (record.transcript ?? []).map((m) => `${m.start_at.toFixed(2)}-${m.end_at.toFixed(2)} ${m.role}: ${m.content}`);
+  const record = (await res.json()) as {
+    transcript?: { role: string; content: string; start_at: number; end_at: number }[] | null;
+  };
+  return (record.transcript ?? []).map(
+    (m) => `${m.start_at.toFixed(2)}-${m.end_at.toFixed(2)} ${m.role}: ${m.content}`,
+  );
 }
 
 /** When the frame holding a part's last loud sample was sent, once the part has been. */
@@ -208,7 +263,10 @@ function speechEndOf(caller: TwilioStreamCaller, part: Part): number {
  * Speaks the turn's parts with its pause between their speech; when the caller's speech paused
  * inside it (null for a turn in one part) and when it ended.
  */
-async function speakTurn(caller: TwilioStreamCaller, turn: Turn): Promise<{ pauseAt: number | null; lastSpeechAt: number }> {
+async function speakTurn(
+  caller: TwilioStreamCaller,
+  turn: Turn,
+): Promise<{ pauseAt: number | null; lastSpeechAt: number }> {
   let pauseAt: number | null = null;
   for (const [i, part] of turn.parts.entries()) {
     if (i > 0) {
@@ -239,9 +297,13 @@ const config = loadConfig({
 });
 const artifacts = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(artifacts, { recursive: true });
-const logger = args.log ? pino({ level: 'debug' }, pino.destination({ dest: join(artifacts, 'turns-log.jsonl'), sync: true })) : pino({ level: 'error' });
+const logger = args.log
+  ? pino({ level: 'debug' }, pino.destination({ dest: join(artifacts, 'turns-log.jsonl'), sync: true }))
+  : pino({ level: 'error' });
 const service = await startService({ config, logger });
-console.error(`bench:turns: ${turns.length} turns (${turns.filter((t) => t.kind === 'unfinished').length} unfinished) over ${args.calls} calls per mode: ${args.modes.join(', ')}`);
+console.error(
+  `bench:turns: ${turns.length} turns (${turns.filter((t) => t.kind === 'unfinished').length} unfinished) over ${args.calls} calls per mode: ${args.modes.join(', ')}`,
+);
 
 const byMode: Record<string, TurnResult[]> = {};
 const heardByMode: Record<string, string[][]> = {};
@@ -257,7 +319,14 @@ for (const [m, mode] of args.modes.entries()) {
       begin_message: 'Hello.',
       inbound_numbers: [number],
       endpointing: { mode },
-      ...(args.hints.length > 0 || args['stt-model'] ? { stt: { ...(args.hints.length > 0 ? { phrases: args.hints } : {}), ...(args['stt-model'] ? { model: args['stt-model'] } : {}) } } : {}),
+      ...(args.hints.length > 0 || args['stt-model']
+        ? {
+            stt: {
+              ...(args.hints.length > 0 ? { phrases: args.hints } : {}),
+              ...(args['stt-model'] ? { model: args['stt-model'] } : {}),
+            },
+          }
+        : {}),
       inactivity_timeout_ms: 600_000,
     }),
   });
@@ -292,12 +361,27 @@ const md = [
   markdownTable(rows),
   '',
   `Cut turns: ${Object.entries(byMode)
-    .map(([mode, r]) => `${mode}: ${r.filter((x) => x.premature).map((x) => `${JSON.stringify(x.text)}${x.cutAtMs === undefined ? '' : ` (${x.cutAtMs} ms into the pause)`}`).join(', ') || 'none'}`)
+    .map(
+      ([mode, r]) =>
+        `${mode}: ${
+          r
+            .filter((x) => x.premature)
+            .map(
+              (x) => `${JSON.stringify(x.text)}${x.cutAtMs === undefined ? '' : ` (${x.cutAtMs} ms into the pause)`}`,
+            )
+            .join(', ') || 'none'
+        }`,
+    )
     .join('; ')}`,
   '',
-  `load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`,
+  `load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')} at the end`,
 ].join('\n');
-writeFileSync(join(artifacts, 'turns.json'), `${JSON.stringify({ when: new Date().toISOString(), args, rows, byMode, heard: heardByMode }, null, 2)}\n`);
+writeFileSync(
+  join(artifacts, 'turns.json'),
+  `${JSON.stringify({ when: new Date().toISOString(), args, rows, byMode, heard: heardByMode }, null, 2)}\n`,
+);
 writeFileSync(join(artifacts, 'turns.md'), `${md}\n`);
 console.log(md);
 process.exit(0);

@@ -22,8 +22,13 @@ const Args = z.object({
   calls: z.coerce.number().int().min(1).max(50).default(2),
   duration: z.coerce.number().positive().max(3600).default(40),
 });
-const { values } = parseArgs({ options: Object.fromEntries(['transport', 'calls', 'duration', 'engines'].map((k) => [k, { type: 'string' as const }])) });
-if (values.engines !== undefined && values.engines !== 'embedded') throw new Error('--transport web runs the embedded engines only');
+const { values } = parseArgs({
+  options: Object.fromEntries(
+    ['transport', 'calls', 'duration', 'engines'].map((k) => [k, { type: 'string' as const }]),
+  ),
+});
+if (values.engines !== undefined && values.engines !== 'embedded')
+  throw new Error('--transport web runs the embedded engines only');
 const args = Args.parse({ transport: values.transport, calls: values.calls, duration: values.duration });
 
 const FRAME = 320; // 20 ms at 16 kHz
@@ -45,19 +50,27 @@ interface WebResult {
   error: string | null;
 }
 
-/** A page's call without the page: frames out every 20 ms from a queue (silence when empty), agent audio "played" in real time, marks echoed once played. */
+/**
+ * A page's call without the page: frames out every 20 ms from a queue (silence when empty), agent audio "played" in
+ * real time, marks echoed once played.
+ */
 async function webCall(target: Target, phrases: Int16Array[], durationMs: number, seed: number): Promise<WebResult> {
   const result: WebResult = { callId: '', v2v: [], record: null, error: null };
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${target.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${target.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${target.key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     return res.json() as Promise<unknown>;
   };
   try {
-    const created = z.object({ call_id: z.string(), access_token: z.string(), websocket_url: z.string() }).parse(await api('POST', '/v2/web-calls', { agent_id: target.agentId }));
+    const created = z
+      .object({ call_id: z.string(), access_token: z.string(), websocket_url: z.string() })
+      .parse(await api('POST', '/v2/web-calls', { agent_id: target.agentId }));
     result.callId = created.call_id;
     const ws = new WebSocket(created.websocket_url);
     await new Promise<void>((resolve, reject) => ws.once('open', () => resolve()).once('error', reject));
@@ -77,10 +90,13 @@ async function webCall(target: Target, phrases: Int16Array[], durationMs: number
       }
       const m = JSON.parse(data.toString()) as { type: string; name?: string };
       if (m.type === 'mark') {
-        setTimeout(() => {
-          if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'mark', name: m.name }));
-          if (m.name?.endsWith(':end')) playedEnds++;
-        }, Math.max(0, playEnd - now));
+        setTimeout(
+          () => {
+            if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'mark', name: m.name }));
+            if (m.name?.endsWith(':end')) playedEnds++;
+          },
+          Math.max(0, playEnd - now),
+        );
       } else if (m.type === 'clear') playEnd = now;
     });
     ws.send(JSON.stringify({ type: 'start', access_token: created.access_token }));
@@ -101,7 +117,7 @@ async function webCall(target: Target, phrases: Int16Array[], durationMs: number
     };
     if (!(await until(() => playedEnds >= 1, 20_000))) throw new Error('no greeting');
     let rnd = seed;
-    const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const end = performance.now() + durationMs;
     let turn = 0;
     while (performance.now() < end && ws.readyState === WebSocket.OPEN) {
@@ -115,7 +131,8 @@ async function webCall(target: Target, phrases: Int16Array[], durationMs: number
       const endsBefore = playedEnds;
       await until(() => queue.length === 0, 30_000);
       const spokeAt = lastSpeechSentAt;
-      if (await until(() => arrivals.some((a) => a > spokeAt), 15_000)) result.v2v.push(arrivals.find((a) => a > spokeAt)! - spokeAt);
+      if (await until(() => arrivals.some((a) => a > spokeAt), 15_000))
+        result.v2v.push(arrivals.find((a) => a > spokeAt)! - spokeAt);
       await until(() => playedEnds > endsBefore, 30_000);
     }
     ws.send(JSON.stringify({ type: 'hangup' }));
@@ -136,19 +153,36 @@ async function webCall(target: Target, phrases: Int16Array[], durationMs: number
 
 const loadStart = loadavg();
 const target = await startTarget({ engines: 'embedded' });
-console.error(`bench:calls --transport web: ${args.calls} browser-protocol and ${args.calls} Twilio-protocol calls × ${args.duration} s at once, embedded engines, in-process`);
+console.error(
+  `bench:calls --transport web: ${args.calls} browser-protocol and ${args.calls} Twilio-protocol calls × ${args.duration} s at once, embedded engines, in-process`,
+);
 const web16k = phrases16k();
 const ulaw = loadPhrases();
 const [web, phone] = await Promise.all([
   Promise.all(Array.from({ length: args.calls }, (_, i) => webCall(target, web16k, args.duration * 1000, i + 1))),
-  Promise.all(Array.from({ length: args.calls }, (_, i) => runCall(target, { phrases: ulaw, durationMs: args.duration * 1000, pauseMs: [400, 1200], seed: i + 101 }))),
+  Promise.all(
+    Array.from({ length: args.calls }, (_, i) =>
+      runCall(target, { phrases: ulaw, durationMs: args.duration * 1000, pauseMs: [400, 1200], seed: i + 101 }),
+    ),
+  ),
 ]);
 await target.close();
 
-const e2eOf = (records: (CallRecord | null)[]) => stats(records.flatMap((r) => (r?.latency?.e2e ? [r.latency.e2e.p50] : [])));
+const e2eOf = (records: (CallRecord | null)[]) =>
+  stats(records.flatMap((r) => (r?.latency?.e2e ? [r.latency.e2e.p50] : [])));
 const rows = [
-  { transport: 'browser (/media/web)', v2v: stats(web.flatMap((r) => r.v2v)), e2e: e2eOf(web.map((r) => r.record)), errors: web.filter((r) => r.error).length },
-  { transport: 'phone (/media/twilio)', v2v: stats(phone.flatMap((r) => r.v2v)), e2e: e2eOf(phone.map((r) => r.record)), errors: phone.filter((r) => r.error).length },
+  {
+    transport: 'browser (/media/web)',
+    v2v: stats(web.flatMap((r) => r.v2v)),
+    e2e: e2eOf(web.map((r) => r.record)),
+    errors: web.filter((r) => r.error).length,
+  },
+  {
+    transport: 'phone (/media/twilio)',
+    v2v: stats(phone.flatMap((r) => r.v2v)),
+    e2e: e2eOf(phone.map((r) => r.record)),
+    errors: phone.filter((r) => r.error).length,
+  },
 ];
 const difference = rows[0]!.v2v && rows[1]!.v2v ? Math.round((rows[0]!.v2v.p50 - rows[1]!.v2v.p50) * 10) / 10 : null;
 const md = [
@@ -167,11 +201,16 @@ const md = [
   '',
   `browser − phone, v2v medians: ${difference} ms (goal: within 100 ms)`,
   '',
-  `in-process; load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`,
+  `in-process; load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')} at the end`,
 ].join('\n');
 const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, `calls-web-${args.calls}x${args.duration}s.json`), `${JSON.stringify({ when: new Date().toISOString(), args, rows, difference, errors: [...web, ...phone].flatMap((r) => (r.error ? [r.error] : [])) }, null, 2)}\n`);
+writeFileSync(
+  join(dir, `calls-web-${args.calls}x${args.duration}s.json`),
+  `${JSON.stringify({ when: new Date().toISOString(), args, rows, difference, errors: [...web, ...phone].flatMap((r) => (r.error ? [r.error] : [])) }, null, 2)}\n`,
+);
 writeFileSync(join(dir, `calls-web-${args.calls}x${args.duration}s.md`), `${md}\n`);
 console.log(md);
 process.exit(0);

@@ -36,10 +36,22 @@ const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/ho
 
 const key = 'bench-key-0123456789-0123456789-0123';
 const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-webhooks-'));
-const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, API_KEYS: `bench:${key}`, LOG_LEVEL: 'error', RATE_LIMIT_PER_MINUTE: '0', EGRESS_ALLOW: '127.0.0.0/8' });
+const config = loadConfig({
+  PORT: '0',
+  HOST: '127.0.0.1',
+  DATA_DIR: dataDir,
+  API_KEYS: `bench:${key}`,
+  LOG_LEVEL: 'error',
+  RATE_LIMIT_PER_MINUTE: '0',
+  EGRESS_ALLOW: '127.0.0.0/8',
+});
 const service = await startService({ config, logger: pino({ level: 'error' }), speech: stubSpeechEngines() });
 const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-await fetch(`${service.url}/v2/webhook-settings`, { method: 'PUT', headers, body: JSON.stringify({ webhook_url: hookUrl, events: ['call_ended'] }) });
+await fetch(`${service.url}/v2/webhook-settings`, {
+  method: 'PUT',
+  headers,
+  body: JSON.stringify({ webhook_url: hookUrl, events: ['call_ended'] }),
+});
 
 let next = 0;
 const placed: string[] = [];
@@ -47,7 +59,11 @@ await Promise.all(
   Array.from({ length: concurrency }, async () => {
     while (next < calls) {
       next++;
-      const res = await fetch(`${service.url}/v2/calls`, { method: 'POST', headers, body: JSON.stringify({ agent_id: 'demo', call_from: '+14155550100', call_to: '+14155550111' }) });
+      const res = await fetch(`${service.url}/v2/calls`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ agent_id: 'demo', call_from: '+14155550100', call_to: '+14155550111' }),
+      });
       placed.push(((await res.json()) as { call_id: string }).call_id);
     }
   }),

@@ -64,8 +64,10 @@ function typeOf(s: JsonSchema): string {
   const bounds: string[] = [];
   const max = s.maximum !== undefined && s.maximum < Number.MAX_SAFE_INTEGER ? s.maximum : undefined;
   const min = s.minimum !== undefined && s.minimum > Number.MIN_SAFE_INTEGER ? s.minimum : undefined;
-  if (s.exclusiveMinimum !== undefined) bounds.push(max === undefined ? `> ${s.exclusiveMinimum}` : `> ${s.exclusiveMinimum}, ≤ ${max}`);
-  else if (min !== undefined || max !== undefined) bounds.push(max === undefined ? `≥ ${min}` : min === undefined ? `≤ ${max}` : `${min}–${max}`);
+  if (s.exclusiveMinimum !== undefined)
+    bounds.push(max === undefined ? `> ${s.exclusiveMinimum}` : `> ${s.exclusiveMinimum}, ≤ ${max}`);
+  else if (min !== undefined || max !== undefined)
+    bounds.push(max === undefined ? `≥ ${min}` : min === undefined ? `≤ ${max}` : `${min}–${max}`);
   if (s.maxLength !== undefined) bounds.push(`≤ ${s.maxLength} chars`);
   if (s.maxItems !== undefined) bounds.push(`≤ ${s.maxItems} items`);
   if (bounds.length) t += ` (${bounds.join(', ')})`;
@@ -102,7 +104,11 @@ function table(list: Row[]): string {
 
 /** The page as it should read for the schema of this build. */
 export function agentReference(): string {
-  const schema = z.toJSONSchema(AgentConfigSchema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  const schema = z.toJSONSchema(AgentConfigSchema, {
+    target: 'draft-2020-12',
+    io: 'input',
+    unrepresentable: 'any',
+  }) as JsonSchema;
   const top = rows(schema, '', []).filter((r) => !r.path.startsWith('tools.'));
   const tools = schema.properties?.tools?.items;
   const toolKinds = tools?.oneOf ?? tools?.anyOf ?? [];

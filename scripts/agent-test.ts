@@ -9,26 +9,48 @@ import { RunDiffSchema, type RunDiff } from '../src/agent-tests/diff.ts';
 import { runJunitXml, runSummary } from '../src/agent-tests/report.ts';
 import { TestRunSchema, type TestRun } from '../src/agent-tests/schema.ts';
 
-const USAGE = 'usage: npm run agent-test -- --url URL --key KEY --agent ID [--version N|latest|production] [--tests ID,ID] [--concurrency N] [--junit FILE] [--timeout-s N]';
+const USAGE =
+  'usage: npm run agent-test -- --url URL --key KEY --agent ID [--version N|latest|production] [--tests ID,ID] [--concurrency N] [--junit FILE] [--timeout-s N]';
 
 const ArgsSchema = z.object({
   url: z.url({ protocol: /^https?$/ }),
   key: z.string().min(1),
   agent: z.string().min(1),
   version: z.string().default('production'),
-  tests: z.string().optional().transform((list) => list?.split(',').map((id) => id.trim()).filter(Boolean)),
+  tests: z
+    .string()
+    .optional()
+    .transform((list) =>
+      list
+        ?.split(',')
+        .map((id) => id.trim())
+        .filter(Boolean),
+    ),
   concurrency: z.coerce.number().int().min(1).max(4).default(2),
   junit: z.string().optional(),
-  'timeout-s': z.coerce.number().int().min(10).max(24 * 3600).default(1800),
+  'timeout-s': z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(24 * 3600)
+    .default(1800),
 });
 
 const ErrorSchema = z.object({ error: z.string(), details: z.string().optional() });
 const POLL_MS = 1_000;
 
-async function api(args: z.infer<typeof ArgsSchema>, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+async function api(
+  args: z.infer<typeof ArgsSchema>,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: unknown }> {
   const res = await fetch(new URL(path, args.url), {
     method,
-    headers: { authorization: `Bearer ${args.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${args.key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
@@ -48,7 +70,9 @@ function fail(message: string): never {
 
 function problem(what: string, res: { status: number; json: unknown }): never {
   const error = ErrorSchema.safeParse(res.json);
-  fail(`${what}: HTTP ${res.status}${error.success ? `: ${error.data.error}${error.data.details ? `: ${error.data.details}` : ''}` : ''}`);
+  fail(
+    `${what}: HTTP ${res.status}${error.success ? `: ${error.data.error}${error.data.details ? `: ${error.data.details}` : ''}` : ''}`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -65,7 +89,8 @@ async function main(): Promise<void> {
     },
   });
   const parsed = ArgsSchema.safeParse(values);
-  if (!parsed.success) fail(`${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n')}\n${USAGE}`);
+  if (!parsed.success)
+    fail(`${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n')}\n${USAGE}`);
   const args = parsed.data;
   const version = /^\d+$/.test(args.version) ? Number(args.version) : args.version;
 
@@ -76,7 +101,9 @@ async function main(): Promise<void> {
   });
   if (started.status !== 201) problem('the run could not start', started);
   let run: TestRun = TestRunSchema.parse(started.json);
-  process.stdout.write(`Running ${run.results.length} test${run.results.length === 1 ? '' : 's'} of agent ${run.agent_id} version ${run.agent_version} (run ${run.run_id})...\n`);
+  process.stdout.write(
+    `Running ${run.results.length} test${run.results.length === 1 ? '' : 's'} of agent ${run.agent_id} version ${run.agent_version} (run ${run.run_id})...\n`,
+  );
   const until = Date.now() + args['timeout-s'] * 1000;
   while (run.status === 'running') {
     if (Date.now() > until) fail(`run ${run.run_id} had not finished after ${args['timeout-s']} s`);

@@ -25,9 +25,12 @@ async function main(): Promise<void> {
   try {
     for (const voice of CALIBRATION_VOICES) {
       const decoder = new Decoder([
-        '-hmm', join(DEBIAN_MODEL_DIR, 'en-us'),
-        '-lm', join(DEBIAN_MODEL_DIR, 'en-us.lm.bin'),
-        '-dict', join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'),
+        '-hmm',
+        join(DEBIAN_MODEL_DIR, 'en-us'),
+        '-lm',
+        join(DEBIAN_MODEL_DIR, 'en-us.lm.bin'),
+        '-dict',
+        join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'),
       ]);
       const narrowClips: Int16Array[] = [];
       for (const [i, text] of CALIBRATION_SENTENCES.entries()) {
@@ -37,8 +40,14 @@ async function main(): Promise<void> {
         const narrow = throughTelephone(wide);
         narrowClips.push(narrow);
         if (values.out) {
-          writeFileSync(join(values.out, `${String(i).padStart(2, '0')}-${voice}.16k.wav`), encodeWav({ samples: wide, sampleRate: 16000 }));
-          writeFileSync(join(values.out, `${String(i).padStart(2, '0')}-${voice}.tel.wav`), encodeWav({ samples: narrow, sampleRate: 16000 }));
+          writeFileSync(
+            join(values.out, `${String(i).padStart(2, '0')}-${voice}.16k.wav`),
+            encodeWav({ samples: wide, sampleRate: 16000 }),
+          );
+          writeFileSync(
+            join(values.out, `${String(i).padStart(2, '0')}-${voice}.tel.wav`),
+            encodeWav({ samples: narrow, sampleRate: 16000 }),
+          );
         }
       }
       // Two passes: the first moves the mean away from the wideband prior, the second settles it.
@@ -61,7 +70,9 @@ async function main(): Promise<void> {
   const average = means[0]!.map((_, k) => means.reduce((sum, m) => sum + m[k]!, 0) / means.length);
   process.stdout.write(`-cmninit ${average.map((x) => x.toFixed(2)).join(',')}\n`);
   if (values.out) {
-    const list = CALIBRATION_VOICES.flatMap((voice) => CALIBRATION_SENTENCES.map((text, i) => ({ voice, text, file: `${String(i).padStart(2, '0')}-${voice}` })));
+    const list = CALIBRATION_VOICES.flatMap((voice) =>
+      CALIBRATION_SENTENCES.map((text, i) => ({ voice, text, file: `${String(i).padStart(2, '0')}-${voice}` })),
+    );
     writeFileSync(join(values.out, 'list.json'), JSON.stringify(list, null, 2));
   }
 }

@@ -13,7 +13,8 @@
 //
 // Needs the apt packages sphinxtrain (bw, mllr_solve) and sphinxbase-utils (sphinx_fe); the
 // runtime only needs the resulting text file, so they are not part of set-up.
-// Run: node --import tsx scripts/derive-telephone-mllr.ts [--out FILE] [--work DIR] [--voices flite:rms,espeak:en-us,...] [--channel-only]
+// Run: node --import tsx scripts/derive-telephone-mllr.ts [--out FILE] [--work DIR] [--voices
+// flite:rms,espeak:en-us,...] [--channel-only]
 // (about a minute: 320 utterances, two bw passes). --work keeps the WAVs, features and sphinxtrain logs.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,7 +28,12 @@ import { EspeakTtsEngine } from '../src/speech/tts/espeak.ts';
 import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
 import type { TtsEngine } from '../src/speech/types.ts';
 import { readSendump, writeMixtureWeights } from './sphinx-model-files.ts';
-import { ADAPTATION_SENTENCES, CALIBRATION_SENTENCES, assertNoFixturePhrase, throughTelephone } from './telephone-calibration.ts';
+import {
+  ADAPTATION_SENTENCES,
+  CALIBRATION_SENTENCES,
+  assertNoFixturePhrase,
+  throughTelephone,
+} from './telephone-calibration.ts';
 
 const SPHINXTRAIN = '/usr/lib/sphinxtrain';
 const HMM = join(DEBIAN_MODEL_DIR, 'en-us');
@@ -76,7 +82,10 @@ async function synthesizeSet(work: string, voices: string[]): Promise<string[]> 
         const id = `${kind}-${voiceId.replace(/[^a-z0-9]+/gi, '_')}-${String(i).padStart(3, '0')}`;
         const wide = concatPcm(chunks);
         writeFileSync(join(work, 'wav', `${id}.wide.wav`), encodeWav({ samples: wide, sampleRate: 16000 }));
-        writeFileSync(join(work, 'wav', `${id}.tel.wav`), encodeWav({ samples: throughTelephone(wide), sampleRate: 16000 }));
+        writeFileSync(
+          join(work, 'wav', `${id}.tel.wav`),
+          encodeWav({ samples: throughTelephone(wide), sampleRate: 16000 }),
+        );
         ids.push(id);
         transcripts.push(`<s> ${text} </s> (${id}`);
       }
@@ -92,7 +101,11 @@ async function synthesizeSet(work: string, voices: string[]): Promise<string[]> 
 }
 
 /** One stream's mean transform: mean' = A mean + b; h scales variances. */
-interface StreamTransform { a: number[][]; b: number[]; h: number[] }
+interface StreamTransform {
+  a: number[][];
+  b: number[];
+  h: number[];
+}
 
 /** Reads a pocketsphinx/sphinxtrain MLLR file with one class: #classes, #streams, then per stream
  * its length n, n rows of A, b, h. */
@@ -135,7 +148,8 @@ function invert(m: number[][]): number[][] {
   return a.map((r) => r.slice(n));
 }
 
-const mul = (x: number[][], y: number[][]): number[][] => x.map((r) => y[0]!.map((_, j) => r.reduce((s, v, k) => s + v * y[k]![j]!, 0)));
+const mul = (x: number[][], y: number[][]): number[][] =>
+  x.map((r) => y[0]!.map((_, j) => r.reduce((s, v, k) => s + v * y[k]![j]!, 0)));
 const apply = (x: number[][], v: number[]): number[] => x.map((r) => r.reduce((s, w, k) => s + w * v[k]!, 0));
 
 /**
@@ -174,7 +188,11 @@ async function main(): Promise<void> {
   say(`${ids.length} utterances synthesised, each as is and through the telephone path (${work})`);
 
   // What bw reads but the Debian model lacks: text mdef and float mixture weights.
-  tool('pocketsphinx_mdef_convert', ['-text', join(HMM, 'mdef'), join(work, 'mdef.txt')], join(work, 'mdef_convert.log'));
+  tool(
+    'pocketsphinx_mdef_convert',
+    ['-text', join(HMM, 'mdef'), join(work, 'mdef.txt')],
+    join(work, 'mdef_convert.log'),
+  );
   writeMixtureWeights(join(work, 'mixture_weights'), readSendump(join(HMM, 'sendump')));
 
   const fp = featParams();
@@ -182,24 +200,80 @@ async function main(): Promise<void> {
   const transforms: Record<string, StreamTransform[]> = {};
   for (const channel of CHANNELS) {
     // Features with exactly the model's front end (sphinx_fe defaults equal pocketsphinx's).
-    tool('sphinx_fe', ['-c', join(work, `${channel}.ctl`), '-di', join(work, 'wav'), '-ei', 'wav', '-mswav', 'yes',
-      '-do', join(work, 'mfc'), '-eo', 'mfc', '-samprate', '16000', ...fe], join(work, `sphinx_fe.${channel}.log`));
+    tool(
+      'sphinx_fe',
+      [
+        '-c',
+        join(work, `${channel}.ctl`),
+        '-di',
+        join(work, 'wav'),
+        '-ei',
+        'wav',
+        '-mswav',
+        'yes',
+        '-do',
+        join(work, 'mfc'),
+        '-eo',
+        'mfc',
+        '-samprate',
+        '16000',
+        ...fe,
+      ],
+      join(work, `sphinx_fe.${channel}.log`),
+    );
     // Statistics with whole-utterance CMN: the mean the decoder's live CMN converges to per caller.
     const acc = join(work, `acc.${channel}`);
     mkdirSync(acc, { recursive: true });
-    tool(join(SPHINXTRAIN, 'bw'), [
-      '-moddeffn', join(work, 'mdef.txt'), '-ts2cbfn', '.ptm.',
-      '-mixwfn', join(work, 'mixture_weights'), '-meanfn', join(HMM, 'means'), '-varfn', join(HMM, 'variances'),
-      '-tmatfn', join(HMM, 'transition_matrices'),
-      '-feat', fp['-feat'] ?? '1s_c_d_dd', '-svspec', fp['-svspec'] ?? '0-12/13-25/26-38',
-      '-cmn', 'batch', '-agc', 'none', '-varnorm', 'no',
-      '-dictfn', join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'), '-fdictfn', join(HMM, 'noisedict'),
-      '-ctlfn', join(work, `${channel}.ctl`), '-lsnfn', join(work, `${channel}.lsn`),
-      '-cepdir', join(work, 'mfc'), '-cepext', 'mfc', '-accumdir', acc, '-timing', 'no',
-    ], join(work, `bw.${channel}.log`));
+    tool(
+      join(SPHINXTRAIN, 'bw'),
+      [
+        '-moddeffn',
+        join(work, 'mdef.txt'),
+        '-ts2cbfn',
+        '.ptm.',
+        '-mixwfn',
+        join(work, 'mixture_weights'),
+        '-meanfn',
+        join(HMM, 'means'),
+        '-varfn',
+        join(HMM, 'variances'),
+        '-tmatfn',
+        join(HMM, 'transition_matrices'),
+        '-feat',
+        fp['-feat'] ?? '1s_c_d_dd',
+        '-svspec',
+        fp['-svspec'] ?? '0-12/13-25/26-38',
+        '-cmn',
+        'batch',
+        '-agc',
+        'none',
+        '-varnorm',
+        'no',
+        '-dictfn',
+        join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'),
+        '-fdictfn',
+        join(HMM, 'noisedict'),
+        '-ctlfn',
+        join(work, `${channel}.ctl`),
+        '-lsnfn',
+        join(work, `${channel}.lsn`),
+        '-cepdir',
+        join(work, 'mfc'),
+        '-cepext',
+        'mfc',
+        '-accumdir',
+        acc,
+        '-timing',
+        'no',
+      ],
+      join(work, `bw.${channel}.log`),
+    );
     const out = join(work, `mllr.${channel}`);
-    tool(join(SPHINXTRAIN, 'mllr_solve'), ['-meanfn', join(HMM, 'means'), '-varfn', join(HMM, 'variances'),
-      '-accumdir', acc, '-outmllrfn', out], join(work, `mllr_solve.${channel}.log`));
+    tool(
+      join(SPHINXTRAIN, 'mllr_solve'),
+      ['-meanfn', join(HMM, 'means'), '-varfn', join(HMM, 'variances'), '-accumdir', acc, '-outmllrfn', out],
+      join(work, `mllr_solve.${channel}.log`),
+    );
     transforms[channel] = readMllr(out);
   }
 

@@ -57,13 +57,17 @@ try {
   for (const [index, text] of PHRASES.entries()) {
     const voice = VOICES[index % VOICES.length]!;
     const chunks: Int16Array[] = [];
-    for await (const chunk of engine.synthesize(text, { sampleRate: 16000, voiceId: voice })) chunks.push(chunk.samples);
+    for await (const chunk of engine.synthesize(text, { sampleRate: 16000, voiceId: voice }))
+      chunks.push(chunk.samples);
     const wide = concatPcm(chunks);
     const slug = `${String(index + 1).padStart(2, '0')}-${text.split(' ').slice(0, 4).join('-')}-${voice}`;
     const wideFile = `${slug}.16k.wav`;
     const narrowFile = `${slug}.8k-ulaw.wav`;
     writeFileSync(join(outDir, wideFile), encodeWav({ samples: wide, sampleRate: 16000 }));
-    writeFileSync(join(outDir, narrowFile), encodeWav({ samples: resample(wide, 16000, 8000), sampleRate: 8000 }, 'mulaw'));
+    writeFileSync(
+      join(outDir, narrowFile),
+      encodeWav({ samples: resample(wide, 16000, 8000), sampleRate: 8000 }, 'mulaw'),
+    );
     entries.push({ file: wideFile, voice, text, sampleRate: 16000, encoding: 'pcm16' });
     entries.push({ file: narrowFile, voice, text, sampleRate: 8000, encoding: 'mulaw' });
     process.stdout.write(`${wideFile} (${(wide.length / 16000).toFixed(2)} s)\n`);

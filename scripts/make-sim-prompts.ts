@@ -16,7 +16,11 @@ const PROMPTS = [
   { file: 'reached-appointments-awb', voice: 'awb', text: 'You have reached appointments. Goodbye.' },
   { file: 'reached-billing-awb', voice: 'awb', text: 'You have reached billing. Goodbye.' },
   { file: 'front-desk-alex-rms', voice: 'rms', text: 'Front desk, this is Alex.' },
-  { file: 'voicemail-greeting-slt', voice: 'slt', text: "Hi, you've reached Sam. I can't take your call right now. Please leave a message after the tone." },
+  {
+    file: 'voicemail-greeting-slt',
+    voice: 'slt',
+    text: "Hi, you've reached Sam. I can't take your call right now. Please leave a message after the tone.",
+  },
 ] as const;
 
 /** An answering machine's beep: 1 kHz for half a second. */
@@ -28,14 +32,20 @@ const engine = new FliteTtsEngine();
 try {
   for (const prompt of PROMPTS) {
     const chunks: Int16Array[] = [];
-    for await (const chunk of engine.synthesize(prompt.text, { sampleRate: 16000, voiceId: prompt.voice })) chunks.push(chunk.samples);
+    for await (const chunk of engine.synthesize(prompt.text, { sampleRate: 16000, voiceId: prompt.voice }))
+      chunks.push(chunk.samples);
     const wide = concatPcm(chunks);
-    writeFileSync(join(outDir, `${prompt.file}.8k-ulaw.wav`), encodeWav({ samples: resample(wide, 16000, 8000), sampleRate: 8000 }, 'mulaw'));
+    writeFileSync(
+      join(outDir, `${prompt.file}.8k-ulaw.wav`),
+      encodeWav({ samples: resample(wide, 16000, 8000), sampleRate: 8000 }, 'mulaw'),
+    );
     process.stdout.write(`${prompt.file}.8k-ulaw.wav (${(wide.length / 16000).toFixed(2)} s): ${prompt.text}\n`);
   }
 } finally {
   await engine.close();
 }
-const beep = Int16Array.from({ length: (8000 * BEEP.ms) / 1000 }, (_, i) => Math.round(BEEP.level * 32767 * Math.sin((2 * Math.PI * BEEP.hz * i) / 8000)));
+const beep = Int16Array.from({ length: (8000 * BEEP.ms) / 1000 }, (_, i) =>
+  Math.round(BEEP.level * 32767 * Math.sin((2 * Math.PI * BEEP.hz * i) / 8000)),
+);
 writeFileSync(join(outDir, `${BEEP.file}.8k-ulaw.wav`), encodeWav({ samples: beep, sampleRate: 8000 }, 'mulaw'));
 process.stdout.write(`${BEEP.file}.8k-ulaw.wav (${BEEP.ms / 1000} s): ${BEEP.hz} Hz\n`);

@@ -21,7 +21,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const parts = [];
 const partsDir = join(root, 'scripts', 'setup.d');
 if (existsSync(partsDir)) {
-  for (const file of readdirSync(partsDir).filter((f) => f.endsWith('.mjs')).sort()) {
+  for (const file of readdirSync(partsDir)
+    .filter((f) => f.endsWith('.mjs'))
+    .sort()) {
     parts.push({ file, ...(await import(pathToFileURL(join(partsDir, file)).href)) });
   }
 }
@@ -40,7 +42,9 @@ function run(cmd, args, env = process.env) {
 function missingAptPackages(names) {
   return names.filter((name) => {
     try {
-      const status = execFileSync('dpkg-query', ['-W', '-f=${Status}', name], { stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+      const status = execFileSync('dpkg-query', ['-W', '-f=${Status}', name], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).toString();
       return !status.includes('install ok installed');
     } catch {
       return true;
@@ -51,10 +55,18 @@ function missingAptPackages(names) {
 const runtimeOnly = process.argv.includes('--runtime');
 
 function aptStep() {
-  const wanted = [...new Set(parts.flatMap((p) => [...(p.apt ?? []), ...(runtimeOnly ? [] : (p.testApt ?? []))].map(([name]) => name)))];
+  const wanted = [
+    ...new Set(
+      parts.flatMap((p) => [...(p.apt ?? []), ...(runtimeOnly ? [] : (p.testApt ?? []))].map(([name]) => name)),
+    ),
+  ];
   if (wanted.length === 0) return;
   let hasDpkg = true;
-  try { execFileSync('dpkg-query', ['--version'], { stdio: 'ignore' }); } catch { hasDpkg = false; }
+  try {
+    execFileSync('dpkg-query', ['--version'], { stdio: 'ignore' });
+  } catch {
+    hasDpkg = false;
+  }
   if (!hasDpkg) {
     say(`no dpkg here: install these yourself if missing: ${wanted.join(' ')}`);
     return;
@@ -65,7 +77,9 @@ function aptStep() {
     return;
   }
   if (process.getuid?.() !== 0) {
-    say(`system packages missing and not root, skipping: ${missing.join(' ')} (sudo apt-get install ${missing.join(' ')})`);
+    say(
+      `system packages missing and not root, skipping: ${missing.join(' ')} (sudo apt-get install ${missing.join(' ')})`,
+    );
     return;
   }
   say(`installing system packages: ${missing.join(' ')}`);

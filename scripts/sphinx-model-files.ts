@@ -52,7 +52,8 @@ export function readSendump(path: string): MixtureWeights {
   const nCodeword = int32();
   const nSenone = int32();
   const expected = off + nFeat * nCodeword * nSenone;
-  if (buf.length !== expected) throw new Error(`${path}: ${buf.length} bytes, expected ${expected} for ${nFeat}x${nCodeword}x${nSenone}`);
+  if (buf.length !== expected)
+    throw new Error(`${path}: ${buf.length} bytes, expected ${expected} for ${nFeat}x${nCodeword}x${nSenone}`);
   const step = Math.log(LOG_BASE) * (1 << SENSCR_SHIFT);
   const table = Float64Array.from({ length: 256 }, (_, q) => Math.exp(-q * step));
   const prob = new Float32Array(nFeat * nCodeword * nSenone);

@@ -105,7 +105,9 @@ export function throughTelephone(wide: Int16Array): Int16Array {
 
 /** Throws when a calibration sentence contains a fixture phrase (the fixtures are a test set). */
 export function assertNoFixturePhrase(sentences: readonly string[]): void {
-  const fixtures = JSON.parse(readFileSync(join(PROJECT_ROOT, 'media', 'fixtures', 'transcripts.json'), 'utf8')) as { text: string }[];
+  const fixtures = JSON.parse(readFileSync(join(PROJECT_ROOT, 'media', 'fixtures', 'transcripts.json'), 'utf8')) as {
+    text: string;
+  }[];
   for (const s of sentences) {
     const hit = fixtures.find((f) => s.includes(f.text));
     if (hit) throw new Error(`calibration sentence "${s}" contains the fixture phrase "${hit.text}"`);

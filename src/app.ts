@@ -97,10 +97,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // Secrets are sealed in the store with SECRETS_KEY, or the key generated into DATA_DIR (as the API key is).
   const secrets = new SecretBox(loadOrCreateSecretsKey(config.secretsKey, dataDir, random).key);
   const storeOptions = { random, now: () => clock.now(), webhooksQueued: () => webhooksQueued(), secrets };
-  const store = config.database ? await openPgStore(config.database.url, { ...storeOptions, poolSize: config.database.poolSize }) : openStore(dataDir, storeOptions);
+  const store = config.database
+    ? await openPgStore(config.database.url, { ...storeOptions, poolSize: config.database.poolSize })
+    : openStore(dataDir, storeOptions);
   try {
     const sealed = await store.sealStoredSecrets();
-    if (sealed > 0) logger.info({ records: sealed }, 'sealed the secrets of records stored before secrets were encrypted');
+    if (sealed > 0)
+      logger.info({ records: sealed }, 'sealed the secrets of records stored before secrets were encrypted');
   } catch (error) {
     await store.close();
     throw error;
@@ -115,7 +118,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     onAttempt: (outcome) => metrics?.webhookAttempt(outcome),
   });
   webhooksQueued = () => webhookSender.kick();
-  const speech = options.speech ?? createEmbeddedSpeechEngines({ warm: options.warmSpeech ?? false, dispatcher: outbound.dispatcher() });
+  const speech =
+    options.speech ??
+    createEmbeddedSpeechEngines({ warm: options.warmSpeech ?? false, dispatcher: outbound.dispatcher() });
   const agents = new AgentService(store.agents, clock, (url) => outbound.policy.literalRefusal(url));
   const carriers = await createCarriers(config, {
     publicUrl,
@@ -159,10 +164,30 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     random: Math.random,
     log: logger.child({ room: 'agent-tests' }),
   });
-  const agentTests = new AgentTestService(store.agentTests, agents, store.calls, testRunner, clock, random, logger, calls.nodeId, (url) => outbound.policy.literalRefusal(url));
-  const campaigns = createCampaigns(config, { repo: store.campaigns, agents, calls: calls.service, events: calls.events, clock, random, logger });
+  const agentTests = new AgentTestService(
+    store.agentTests,
+    agents,
+    store.calls,
+    testRunner,
+    clock,
+    random,
+    logger,
+    calls.nodeId,
+    (url) => outbound.policy.literalRefusal(url),
+  );
+  const campaigns = createCampaigns(config, {
+    repo: store.campaigns,
+    agents,
+    calls: calls.service,
+    events: calls.events,
+    clock,
+    random,
+    logger,
+  });
   const tracing = config.tracing ? startCallTracing({ events: calls.events, ...config.tracing }) : undefined;
-  metrics = config.metrics ? createMetrics({ events: calls.events, registry: calls.registry, webhookBacklog: () => store.webhooks.backlog() }) : undefined;
+  metrics = config.metrics
+    ? createMetrics({ events: calls.events, registry: calls.registry, webhookBacklog: () => store.webhooks.backlog() })
+    : undefined;
   const http = await createServiceHttp(config, {
     auth,
     agents,

@@ -23,7 +23,10 @@ export const ConfigSchema = z.object({
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
   TRUST_PROXY: z
     .string()
-    .regex(/^[0-9A-Fa-f.:/]+(\s*,\s*[0-9A-Fa-f.:/]+)*$/, 'comma-separated addresses or CIDRs of the proxies in front of the service')
+    .regex(
+      /^[0-9A-Fa-f.:/]+(\s*,\s*[0-9A-Fa-f.:/]+)*$/,
+      'comma-separated addresses or CIDRs of the proxies in front of the service',
+    )
     .optional(),
   PRICE_PER_MINUTE_CREDITS: z.coerce.number().min(0).default(10),
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(10_000),
@@ -34,7 +37,10 @@ export const ConfigSchema = z.object({
   STREAM_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   // This process among those sharing the store: the calls it runs are its own, and a peer finishes
   // them once its lease has run out. Defaults to host:port, which a restart keeps.
-  NODE_ID: z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, 'letters, digits, . _ : -, at most 100').optional(),
+  NODE_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,100}$/, 'letters, digits, . _ : -, at most 100')
+    .optional(),
   NODE_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).default(15_000),
   // Service processes on this machine, all on PORT (node:cluster): one per core by default.
   WORKERS: z.coerce.number().int().min(1).max(64).default(availableParallelism()),
@@ -46,9 +52,15 @@ export const ConfigSchema = z.object({
   // machine's name when PEER_HOST is a wildcard).
   PEER_HOST: z.string().min(1).default('127.0.0.1'),
   PEER_PORT: port.default(0),
-  NODE_ADDRESS: z.string().regex(/^[A-Za-z0-9.:_-]{1,253}$/, 'a host name or address, without brackets').optional(),
+  NODE_ADDRESS: z
+    .string()
+    .regex(/^[A-Za-z0-9.:_-]{1,253}$/, 'a host name or address, without brackets')
+    .optional(),
   // Outbound calling (campaigns, batches, POST /v2/calls).
-  TWILIO_ACCOUNT_SID: z.string().regex(/^AC[0-9a-zA-Z]{32}$/, 'AC followed by 32 characters').optional(),
+  TWILIO_ACCOUNT_SID: z
+    .string()
+    .regex(/^AC[0-9a-zA-Z]{32}$/, 'AC followed by 32 characters')
+    .optional(),
   TWILIO_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
   RING_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   SIM_NUMBERS: z.string().optional(),
@@ -66,7 +78,8 @@ export const ConfigSchema = z.object({
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).default(10_000),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
-  // The key secrets are sealed with in the store (64 hex characters, or base64 of 32 bytes); generated into DATA_DIR when unset.
+  // The key secrets are sealed with in the store (64 hex characters, or base64 of 32 bytes); generated into DATA_DIR
+  // when unset.
   SECRETS_KEY: z.string().optional(),
 });
 
@@ -124,7 +137,10 @@ export interface Config {
   nodeId: string;
   nodeLeaseMs: number;
   workers: number;
-  /** WORKERS > 1: the service processes share one Moonshine recogniser process ("machine") or each starts its own ("process"). */
+  /**
+   * WORKERS > 1: the service processes share one Moonshine recogniser process ("machine") or each starts its own
+   * ("process").
+   */
   sttPool: 'machine' | 'process';
   /** Where this process listens for its peers, and the host they reach it at. */
   peer: { host: string; port: number; address: string };
@@ -166,9 +182,12 @@ export function parseApiKeys(value: string): ApiKeyEntry[] {
     const colon = item.indexOf(':');
     const orgId = colon === -1 ? 'default' : item.slice(0, colon).trim();
     const key = colon === -1 ? item : item.slice(colon + 1).trim();
-    if (!ORG_ID.test(orgId)) throw new ConfigError(`API_KEYS: organization id ${JSON.stringify(orgId)} must match ${ORG_ID}`);
+    if (!ORG_ID.test(orgId))
+      throw new ConfigError(`API_KEYS: organization id ${JSON.stringify(orgId)} must match ${ORG_ID}`);
     if (key.length < MIN_API_KEY_LENGTH) {
-      throw new ConfigError(`API_KEYS: the key of organization ${orgId} is shorter than ${MIN_API_KEY_LENGTH} characters; a short key can be guessed (openssl rand -hex 24 makes a good one)`);
+      throw new ConfigError(
+        `API_KEYS: the key of organization ${orgId} is shorter than ${MIN_API_KEY_LENGTH} characters; a short key can be guessed (openssl rand -hex 24 makes a good one)`,
+      );
     }
     if (entries.some((e) => e.key === key)) throw new ConfigError(`API_KEYS: a key is listed twice`);
     entries.push({ orgId, key });
@@ -177,7 +196,9 @@ export function parseApiKeys(value: string): ApiKeyEntry[] {
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const parsed = ConfigSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')));
+  const parsed = ConfigSchema.safeParse(
+    Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')),
+  );
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new ConfigError(`invalid configuration: ${problems}`);
@@ -194,9 +215,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     agentsFile: raw.AGENTS_FILE ?? (raw.DEMO === 'on' ? 'media/agents/demo.json' : ''),
     demo: raw.DEMO === 'on',
     bodyLimitBytes: raw.BODY_LIMIT_BYTES,
-    tracing: raw.OTEL_EXPORTER_OTLP_ENDPOINT ? { endpoint: raw.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: raw.OTEL_SERVICE_NAME } : undefined,
-    webhooks: { maxAttempts: raw.WEBHOOK_MAX_ATTEMPTS, retryBaseMs: raw.WEBHOOK_RETRY_BASE_MS, timeoutMs: raw.WEBHOOK_TIMEOUT_MS },
-    metrics: raw.METRICS === 'public' ? { access: 'public' } : raw.METRICS_TOKEN ? { access: 'token', token: raw.METRICS_TOKEN } : undefined,
+    tracing: raw.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? { endpoint: raw.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: raw.OTEL_SERVICE_NAME }
+      : undefined,
+    webhooks: {
+      maxAttempts: raw.WEBHOOK_MAX_ATTEMPTS,
+      retryBaseMs: raw.WEBHOOK_RETRY_BASE_MS,
+      timeoutMs: raw.WEBHOOK_TIMEOUT_MS,
+    },
+    metrics:
+      raw.METRICS === 'public'
+        ? { access: 'public' }
+        : raw.METRICS_TOKEN
+          ? { access: 'token', token: raw.METRICS_TOKEN }
+          : undefined,
     requestTimeoutMs: raw.REQUEST_TIMEOUT_MS,
     trustProxy: raw.TRUST_PROXY?.split(',').map((s) => s.trim()),
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE,
@@ -211,10 +243,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     nodeLeaseMs: raw.NODE_LEASE_MS,
     workers: raw.WORKERS,
     sttPool: raw.STT_POOL,
-    peer: { host: raw.PEER_HOST, port: raw.PEER_PORT, address: raw.NODE_ADDRESS ?? (WILDCARD_HOSTS.has(raw.PEER_HOST) ? hostname() : raw.PEER_HOST) },
+    peer: {
+      host: raw.PEER_HOST,
+      port: raw.PEER_PORT,
+      address: raw.NODE_ADDRESS ?? (WILDCARD_HOSTS.has(raw.PEER_HOST) ? hostname() : raw.PEER_HOST),
+    },
     twilio:
       raw.TWILIO_ACCOUNT_SID && raw.TWILIO_AUTH_TOKEN
-        ? { accountSid: raw.TWILIO_ACCOUNT_SID, authToken: raw.TWILIO_AUTH_TOKEN, apiBase: raw.TWILIO_API_BASE.replace(/\/+$/, '') }
+        ? {
+            accountSid: raw.TWILIO_ACCOUNT_SID,
+            authToken: raw.TWILIO_AUTH_TOKEN,
+            apiBase: raw.TWILIO_API_BASE.replace(/\/+$/, ''),
+          }
         : undefined,
     ringTimeoutMs: raw.RING_TIMEOUT_MS,
     simNumbers: raw.SIM_NUMBERS,
@@ -240,7 +280,9 @@ export function parseSecretsKey(value: string, source = 'SECRETS_KEY'): Buffer {
     const bytes = Buffer.from(text, 'base64');
     if (bytes.length === 32) return bytes;
   }
-  throw new ConfigError(`${source}: expected 64 hex characters or the base64 of 32 bytes (openssl rand -hex 32 makes one)`);
+  throw new ConfigError(
+    `${source}: expected 64 hex characters or the base64 of 32 bytes (openssl rand -hex 32 makes one)`,
+  );
 }
 
 /** ORG_LIMITS: JSON {"org_id": {"max_concurrent_calls": n, "credit_balance": credits}}. */
@@ -253,6 +295,9 @@ export function parseOrgLimits(value: string | undefined): Record<string, OrgLim
     throw new ConfigError('ORG_LIMITS: not valid JSON');
   }
   const parsed = OrgLimitsSchema.safeParse(json);
-  if (!parsed.success) throw new ConfigError(`ORG_LIMITS: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new ConfigError(
+      `ORG_LIMITS: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return parsed.data;
 }

@@ -19,8 +19,16 @@ interface JsonSchemaNode {
 }
 
 /** Every field of `schema` (as clients send it) whose JSON Schema `matches`; its insides are not searched. */
-export function fieldsWhere(schema: z.ZodType, matches: (node: Readonly<Record<string, unknown>>) => boolean): FieldPath[] {
-  const root = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', reused: 'inline', cycles: 'throw' }) as JsonSchemaNode;
+export function fieldsWhere(
+  schema: z.ZodType,
+  matches: (node: Readonly<Record<string, unknown>>) => boolean,
+): FieldPath[] {
+  const root = z.toJSONSchema(schema, {
+    io: 'input',
+    unrepresentable: 'any',
+    reused: 'inline',
+    cycles: 'throw',
+  }) as JsonSchemaNode;
   const found = new Map<string, FieldPath>();
   const walk = (node: JsonSchemaNode, path: FieldPath): void => {
     if (path.length > 0 && matches(node)) {
@@ -37,7 +45,8 @@ export function fieldsWhere(schema: z.ZodType, matches: (node: Readonly<Record<s
   return [...found.values()];
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The values `document` holds at `path`, each with its own path (array indices and record keys filled in). */
 export function valuesAt(document: unknown, path: FieldPath): [string[], unknown][] {
@@ -67,7 +76,16 @@ export function withFieldsChanged<T>(document: T, paths: readonly FieldPath[], c
   const copy = structuredClone(document);
   const walk = (value: unknown, rest: FieldPath): void => {
     const [head, ...tail] = rest as [string, ...string[]];
-    const keys = head === '*' ? (Array.isArray(value) ? value.map((_, i) => i) : isRecord(value) ? Object.keys(value) : []) : isRecord(value) && Object.hasOwn(value, head) ? [head] : [];
+    const keys =
+      head === '*'
+        ? Array.isArray(value)
+          ? value.map((_, i) => i)
+          : isRecord(value)
+            ? Object.keys(value)
+            : []
+        : isRecord(value) && Object.hasOwn(value, head)
+          ? [head]
+          : [];
     const holder = value as Record<string | number, unknown>;
     for (const key of keys) {
       if (tail.length > 0) {
@@ -92,7 +110,12 @@ export function urlFieldsOf(schema: z.ZodType): FieldPath[] {
  * The one check of every URL the API takes: a literal address `refusal` refuses (the egress
  * policy's) is a 400 naming each field, not a request that fails later.
  */
-export function refuseUrlFields(paths: readonly FieldPath[], document: unknown, refusal: (url: string) => string | null, prefix = 'body'): void {
+export function refuseUrlFields(
+  paths: readonly FieldPath[],
+  document: unknown,
+  refusal: (url: string) => string | null,
+  prefix = 'body',
+): void {
   const refused: string[] = [];
   for (const path of paths) {
     for (const [at, url] of valuesAt(document, path)) {

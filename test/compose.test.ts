@@ -10,7 +10,12 @@ import { z } from 'zod';
 import { ConfigSchema, loadConfig } from '../src/config.ts';
 
 const root = join(import.meta.dirname, '..');
-const Service = z.object({ image: z.string().optional(), build: z.unknown().optional(), environment: z.record(z.string(), z.string()).optional(), hostname: z.string().optional() });
+const Service = z.object({
+  image: z.string().optional(),
+  build: z.unknown().optional(),
+  environment: z.record(z.string(), z.string()).optional(),
+  hostname: z.string().optional(),
+});
 const Compose = z.object({ services: z.record(z.string(), Service) });
 
 describe('docker-compose.yml', () => {
@@ -26,7 +31,9 @@ describe('docker-compose.yml', () => {
   it('gives each replica a configuration the service accepts: the shared database, its own node id, an address its peers reach', () => {
     const known = new Set(Object.keys(ConfigSchema.shape));
     for (const [name, replica] of replicas) {
-      const env = Object.fromEntries(Object.entries(replica.environment ?? {}).map(([k, v]) => [k, v.replace(/\$\{[A-Z_]+:[?-]([^}]*)\}/, '$1')]));
+      const env = Object.fromEntries(
+        Object.entries(replica.environment ?? {}).map(([k, v]) => [k, v.replace(/\$\{[A-Z_]+:[?-]([^}]*)\}/, '$1')]),
+      );
       for (const key of Object.keys(env)) expect(known, `${name}: ${key}`).toContain(key);
       const config = loadConfig({ ...env, API_KEYS: `acme:${'k'.repeat(32)}` });
       expect(config.database?.url).toMatch(/^postgres:\/\/[^@]+@postgres:5432\//);

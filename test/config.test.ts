@@ -4,7 +4,16 @@ import { ConfigError, loadConfig, parseApiKeys } from '../src/config.ts';
 describe('configuration', () => {
   it('has the documented defaults', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ port: 8080, host: '127.0.0.1', dataDir: './data', apiKeys: [], publicUrl: undefined, logLevel: 'info', agentsFile: 'media/agents/demo.json', bodyLimitBytes: 1048576 });
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      dataDir: './data',
+      apiKeys: [],
+      publicUrl: undefined,
+      logLevel: 'info',
+      agentsFile: 'media/agents/demo.json',
+      bodyLimitBytes: 1048576,
+    });
   });
 
   const key = (c: string) => `${c}-`.padEnd(32, c);
@@ -36,8 +45,18 @@ describe('configuration', () => {
   it('turns Twilio on only with both account sid and token, and checks the sid shape', () => {
     const sid = `AC${'0'.repeat(32)}`;
     expect(loadConfig({ TWILIO_ACCOUNT_SID: sid }).twilio).toBeUndefined();
-    expect(loadConfig({ TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'tok' }).twilio).toEqual({ accountSid: sid, authToken: 'tok', apiBase: 'https://api.twilio.com' });
+    expect(loadConfig({ TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'tok' }).twilio).toEqual({
+      accountSid: sid,
+      authToken: 'tok',
+      apiBase: 'https://api.twilio.com',
+    });
     expect(() => loadConfig({ TWILIO_ACCOUNT_SID: 'AC123' })).toThrow(/TWILIO_ACCOUNT_SID/);
-    expect(loadConfig({})).toMatchObject({ ringTimeoutMs: 30_000, maxTasks: 10_000, batchConcurrency: 5, schedulerPollMs: 1_000, schedulerLeaseMs: 30_000 });
+    expect(loadConfig({})).toMatchObject({
+      ringTimeoutMs: 30_000,
+      maxTasks: 10_000,
+      batchConcurrency: 5,
+      schedulerPollMs: 1_000,
+      schedulerLeaseMs: 30_000,
+    });
   });
 });

@@ -19,7 +19,12 @@ describe('documentation', () => {
   it('README shows npm start and npm test first, and every docs/ page it names exists', () => {
     const readme = read('README.md');
     const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
-    expect(firstBlock.split('\n').filter(Boolean).map((l) => l.split('#')[0]!.trim())).toEqual(['npm start', 'npm test']);
+    expect(
+      firstBlock
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('#')[0]!.trim()),
+    ).toEqual(['npm start', 'npm test']);
     for (const [, page] of readme.matchAll(/`(docs\/[\w-]+\.md)`/g)) expect(() => read(page!), page).not.toThrow();
   });
 

@@ -41,13 +41,22 @@ export function roomOf(file: string, src: string = SRC): string {
 /** Relative import specifiers of a module: static and dynamic imports, re-exports, worker URLs. */
 export function specifiersOf(text: string): string[] {
   const found: string[] = [];
-  const patterns = [/\bfrom\s+'(\.[^']+)'/g, /\bimport\s*\(\s*'(\.[^']+)'\s*\)/g, /^\s*import\s+'(\.[^']+)'/gm, /new URL\(\s*'(\.[^']+)'\s*,\s*import\.meta\.url/g];
+  const patterns = [
+    /\bfrom\s+'(\.[^']+)'/g,
+    /\bimport\s*\(\s*'(\.[^']+)'\s*\)/g,
+    /^\s*import\s+'(\.[^']+)'/gm,
+    /new URL\(\s*'(\.[^']+)'\s*,\s*import\.meta\.url/g,
+  ];
   for (const pattern of patterns) for (const match of text.matchAll(pattern)) found.push(match[1]!);
   return found;
 }
 
 /** Edges that run sideways or up the table, or touch a room the table does not place. */
-export function violations(edges: readonly Edge[], layers: readonly (readonly string[])[] = LAYERS, src: string = SRC): string[] {
+export function violations(
+  edges: readonly Edge[],
+  layers: readonly (readonly string[])[] = LAYERS,
+  src: string = SRC,
+): string[] {
   const level = new Map<string, number>();
   layers.forEach((rooms, i) => rooms.forEach((room) => level.set(room, i)));
   const out: string[] = [];
@@ -57,7 +66,8 @@ export function violations(edges: readonly Edge[], layers: readonly (readonly st
     if (a === b) continue;
     const where = `${relative(src, from)} imports ${relative(src, to)}`;
     if (!level.has(a) || !level.has(b)) out.push(`${where}: room ${level.has(a) ? b : a} is not in the layer table`);
-    else if (level.get(b)! >= level.get(a)!) out.push(`${where}: ${b} is ${level.get(b) === level.get(a) ? 'on the same layer as' : 'above'} ${a}`);
+    else if (level.get(b)! >= level.get(a)!)
+      out.push(`${where}: ${b} is ${level.get(b) === level.get(a) ? 'on the same layer as' : 'above'} ${a}`);
   }
   return out;
 }

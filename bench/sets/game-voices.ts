@@ -65,9 +65,30 @@ const SELECTION = {
  * hold one (outside the main set) make the "names" set, on which bench:speech measures phrase hints.
  */
 export const GAME_TERMS = [
-  'Almaxaquottl', 'Anderson', 'Azura', 'Barret', 'Bonzo', 'Commander Rocket', 'Crystal Skull', 'Faye Russel', 'Floda',
-  'Gehrig', 'Harbuckle', 'Ironstein', 'Joe King', 'Karl', 'Laris', 'lederhosen', 'Mary-Lou', 'Mobobo', 'Naomi',
-  'Sloth Island', 'Sparky', 'Stacey', 'Trader Bob', 'Wedgewood',
+  'Almaxaquottl',
+  'Anderson',
+  'Azura',
+  'Barret',
+  'Bonzo',
+  'Commander Rocket',
+  'Crystal Skull',
+  'Faye Russel',
+  'Floda',
+  'Gehrig',
+  'Harbuckle',
+  'Ironstein',
+  'Joe King',
+  'Karl',
+  'Laris',
+  'lederhosen',
+  'Mary-Lou',
+  'Mobobo',
+  'Naomi',
+  'Sloth Island',
+  'Sparky',
+  'Stacey',
+  'Trader Bob',
+  'Wedgewood',
 ];
 const NAMES_SET_SIZE = 80;
 
@@ -100,12 +121,14 @@ function archivePath(): string {
   const unpacked = join(debDir, 'root', INSTALLED_ARCHIVE);
   if (existsSync(unpacked)) return unpacked;
   mkdirSync(debDir, { recursive: true });
-  const download = () => execFileSync('apt-get', ['download', '-q', PACKAGE], { cwd: debDir, stdio: ['ignore', 'inherit', 'inherit'] });
+  const download = () =>
+    execFileSync('apt-get', ['download', '-q', PACKAGE], { cwd: debDir, stdio: ['ignore', 'inherit', 'inherit'] });
   say(`$ apt-get download ${PACKAGE} (35 MB, Debian's archive)`);
   try {
     download();
   } catch {
-    if (process.getuid?.() !== 0) throw new Error(`apt-get download ${PACKAGE} failed; run "sudo apt-get update" and try again`);
+    if (process.getuid?.() !== 0)
+      throw new Error(`apt-get download ${PACKAGE} failed; run "sudo apt-get update" and try again`);
     execFileSync('apt-get', ['update', '-q'], { stdio: ['ignore', 'inherit', 'inherit'] });
     download();
   }
@@ -118,7 +141,8 @@ function archivePath(): string {
 function decodeMp3(decoder: MPEGDecoder, bytes: Uint8Array): { samples: Int16Array; sampleRate: number } {
   const decoded = decoder.decode(bytes);
   const channel = decoded.channelData[0];
-  if (!channel || decoded.samplesDecoded === 0) throw new Error(`MP3 decoded to nothing (${decoded.errors.length} errors)`);
+  if (!channel || decoded.samplesDecoded === 0)
+    throw new Error(`MP3 decoded to nothing (${decoded.errors.length} errors)`);
   return { samples: floatToInt16(channel.subarray(0, decoded.samplesDecoded)), sampleRate: decoded.sampleRate };
 }
 
@@ -132,7 +156,8 @@ function spread<T>(items: T[], count: number): T[] {
 async function build(): Promise<void> {
   const data = readFileSync(archivePath());
   const archive = readQueenArchive(data);
-  if (archive.compression !== 1) throw new Error(`queen.1c speech compression ${archive.compression}: only MP3 (1) is read`);
+  if (archive.compression !== 1)
+    throw new Error(`queen.1c speech compression ${archive.compression}: only MP3 (1) is read`);
 
   // Actors from the credits; a role credited to two actors (Klunk, Lola) is left out.
   const actorsOf = new Map<string, string[]>();
@@ -182,7 +207,14 @@ async function build(): Promise<void> {
         const perWord = seconds / normalizeWords(line.text).length;
         if (seconds < SELECTION.minSeconds || seconds > SELECTION.maxSeconds) continue;
         if (perWord < SELECTION.minSecondsPerWord || perWord > SELECTION.maxSecondsPerWord) continue;
-        usable.push({ id: line.id, actor, role: line.role, text: line.text, seconds: Math.round(seconds * 100) / 100, file: `${line.id}.wav` });
+        usable.push({
+          id: line.id,
+          actor,
+          role: line.role,
+          text: line.text,
+          seconds: Math.round(seconds * 100) / 100,
+          file: `${line.id}.wav`,
+        });
       }
       const kept = spread(usable, SELECTION.perActor);
       for (const voice of kept) await save(voice);
@@ -196,7 +228,9 @@ async function build(): Promise<void> {
     );
     for (const voice of names) await save(voice);
     writeFileSync(NAMES_MANIFEST, `${JSON.stringify(names, null, 1)}\n`);
-    say(`names set: ${names.length} lines holding the game's terms, from ${new Set(names.map((v) => v.actor)).size} actors`);
+    say(
+      `names set: ${names.length} lines holding the game's terms, from ${new Set(names.map((v) => v.actor)).size} actors`,
+    );
   } finally {
     decoder.free();
   }

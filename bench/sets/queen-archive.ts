@@ -158,7 +158,8 @@ export function conversationParts(dog: Buffer): SpokenPart[] {
   ];
   // Joe's opening line (when the table's first id is 0) is voiced under the id SSSS; the
   // lines for meeting the person again under XXXX.
-  if (reader.uint16(joeLines + 2) === 0) lines.push({ id: 'SSSS', by: 'joe', text: reader.string(joeLines + 4, 2).text });
+  if (reader.uint16(joeLines + 2) === 0)
+    lines.push({ id: 'SSSS', by: 'joe', text: reader.string(joeLines + 4, 2).text });
   const again = reader.string(secondMeeting, 2);
   lines.push({ id: 'XXXX', by: 'person', text: again.text });
   lines.push({ id: 'XXXX', by: 'joe', text: reader.string(again.next, 2).text });

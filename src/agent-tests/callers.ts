@@ -23,7 +23,8 @@ export type SpeakText = (text: string, voice: string) => Promise<Uint8Array>;
 export function speakWith(tts: TtsEngine): SpeakText {
   return async (text, voice) => {
     const chunks: Int16Array[] = [];
-    for await (const chunk of tts.synthesize(text, { sampleRate: CALLER_RATE, voiceId: voice })) chunks.push(chunk.samples);
+    for await (const chunk of tts.synthesize(text, { sampleRate: CALLER_RATE, voiceId: voice }))
+      chunks.push(chunk.samples);
     return muLawEncode(concatPcm(chunks));
   };
 }
@@ -33,7 +34,10 @@ export function speakWith(tts: TtsEngine): SpeakText {
  * agent has spoken and finished, after a person's pause — unless it follows a `wait_ms` (which sets
  * its time instead), cuts in (`barge_in_after_ms`), or opens the call of an agent with no greeting.
  */
-export async function scriptSteps(script: readonly ScriptStep[], o: { speak: SpeakText; voice: string; agentGreets: boolean }): Promise<SimStep[]> {
+export async function scriptSteps(
+  script: readonly ScriptStep[],
+  o: { speak: SpeakText; voice: string; agentGreets: boolean },
+): Promise<SimStep[]> {
   const steps: SimStep[] = [];
   let previous: ScriptStep | undefined;
   for (const step of script) {
@@ -73,8 +77,10 @@ export async function replaySteps(record: CallRecord, recordingFile: string): Pr
     const keyed = message.input === 'keypad' && KEYPAD.test(message.content);
     const from = keyed ? message.start_at : Math.max(playedTo, message.start_at - REPLAY_LEAD_S);
     const agentSinceCaller = agent !== undefined && (lastUser === undefined || agent.start_at >= lastUser.start_at);
-    if (agentSinceCaller && agent.end_at > from) steps.push({ kind: 'barge_in', afterMs: msBetween(agent.start_at, from) });
-    else if (agentSinceCaller) steps.push({ kind: 'wait_for_agent', timeoutMs: AGENT_TURN_TIMEOUT_MS, pauseMs: msBetween(agent.end_at, from) });
+    if (agentSinceCaller && agent.end_at > from)
+      steps.push({ kind: 'barge_in', afterMs: msBetween(agent.start_at, from) });
+    else if (agentSinceCaller)
+      steps.push({ kind: 'wait_for_agent', timeoutMs: AGENT_TURN_TIMEOUT_MS, pauseMs: msBetween(agent.end_at, from) });
     else steps.push({ kind: 'wait', ms: msBetween(playedTo, from) });
     if (keyed) {
       steps.push({ kind: 'digits', keys: message.content });
@@ -90,7 +96,8 @@ export async function replaySteps(record: CallRecord, recordingFile: string): Pr
   if (record.disconnection_reason === 'user_hangup' && record.duration_ms !== null) {
     const end = record.duration_ms / 1000;
     const last = messages.at(-1);
-    if (last?.role === 'agent' && (lastUser === undefined || last.start_at >= lastUser.start_at)) steps.push({ kind: 'wait_for_agent', timeoutMs: AGENT_TURN_TIMEOUT_MS, pauseMs: msBetween(last.end_at, end) });
+    if (last?.role === 'agent' && (lastUser === undefined || last.start_at >= lastUser.start_at))
+      steps.push({ kind: 'wait_for_agent', timeoutMs: AGENT_TURN_TIMEOUT_MS, pauseMs: msBetween(last.end_at, end) });
     else steps.push({ kind: 'wait', ms: msBetween(playedTo, end) });
     steps.push({ kind: 'hangup' });
   }

@@ -24,7 +24,9 @@ export interface Invocation {
 
 /** The tool calls the model made in a transcript, in order. */
 export const invocationsOf = (items: readonly TranscriptItem[] | null): Invocation[] =>
-  (items ?? []).flatMap((item) => (item.role === 'tool_call_invocation' ? [{ name: item.name, arguments: item.arguments }] : []));
+  (items ?? []).flatMap((item) =>
+    item.role === 'tool_call_invocation' ? [{ name: item.name, arguments: item.arguments }] : [],
+  );
 
 function parsedArguments(text: string): unknown {
   try {
@@ -55,13 +57,15 @@ function matches(match: TextMatch, messages: readonly TranscriptMessage[]): Tran
   const role = typeof match === 'string' ? undefined : match.role;
   const test =
     typeof match === 'string' || match.text !== undefined
-      ? (content: string) => content.toLowerCase().includes((typeof match === 'string' ? match : match.text!).toLowerCase())
+      ? (content: string) =>
+          content.toLowerCase().includes((typeof match === 'string' ? match : match.text!).toLowerCase())
       : (content: string) => new RegExp(match.regex!, 'i').test(content);
   return messages.find((m) => (role === undefined || m.role === role) && test(m.content));
 }
 
 function checkToolCalls(expected: NonNullable<Expect['tool_calls']>, made: readonly Invocation[]): AssertionResult[] {
-  const list = made.length === 0 ? 'no tool was called' : `called: ${made.map((m) => `${m.name}(${m.arguments})`).join(', ')}`;
+  const list =
+    made.length === 0 ? 'no tool was called' : `called: ${made.map((m) => `${m.name}(${m.arguments})`).join(', ')}`;
   return expected.map((want, index) => {
     const assertion = `tool_calls[${index}]`;
     const named = made.filter((m) => m.name === want.name);
@@ -82,13 +86,16 @@ function checkToolCalls(expected: NonNullable<Expect['tool_calls']>, made: reado
 export function checkExpectations(expect: Expect, record: CallRecord): AssertionResult[] {
   const results: AssertionResult[] = [];
   const messages = record.transcript ?? [];
-  if (expect.tool_calls) results.push(...checkToolCalls(expect.tool_calls, invocationsOf(record.transcript_with_tool_calls)));
+  if (expect.tool_calls)
+    results.push(...checkToolCalls(expect.tool_calls, invocationsOf(record.transcript_with_tool_calls)));
   expect.transcript_contains?.forEach((match, index) => {
     const found = matches(match, messages);
     results.push({
       assertion: `transcript_contains[${index}]`,
       passed: found !== undefined,
-      details: found ? `${found.role} at ${found.start_at.toFixed(1)} s: ${JSON.stringify(found.content)}` : `no message holds ${describeMatch(match)}`,
+      details: found
+        ? `${found.role} at ${found.start_at.toFixed(1)} s: ${JSON.stringify(found.content)}`
+        : `no message holds ${describeMatch(match)}`,
     });
   });
   expect.transcript_excludes?.forEach((match, index) => {
@@ -96,7 +103,9 @@ export function checkExpectations(expect: Expect, record: CallRecord): Assertion
     results.push({
       assertion: `transcript_excludes[${index}]`,
       passed: found === undefined,
-      details: found ? `${found.role} at ${found.start_at.toFixed(1)} s said ${describeMatch(match)}: ${JSON.stringify(found.content)}` : `no message holds ${describeMatch(match)}`,
+      details: found
+        ? `${found.role} at ${found.start_at.toFixed(1)} s said ${describeMatch(match)}: ${JSON.stringify(found.content)}`
+        : `no message holds ${describeMatch(match)}`,
     });
   });
   if (expect.disconnection_reason) {
@@ -104,19 +113,34 @@ export function checkExpectations(expect: Expect, record: CallRecord): Assertion
     results.push({
       assertion: 'disconnection_reason',
       passed: reason === expect.disconnection_reason,
-      details: reason === expect.disconnection_reason ? reason : `expected ${expect.disconnection_reason}, the call ended ${reason ?? '(not ended)'}${record.disconnection_message ? `: ${record.disconnection_message}` : ''}`,
+      details:
+        reason === expect.disconnection_reason
+          ? reason
+          : `expected ${expect.disconnection_reason}, the call ended ${reason ?? '(not ended)'}${record.disconnection_message ? `: ${record.disconnection_message}` : ''}`,
     });
   }
   if (expect.max_turns !== undefined) {
     const turns = messages.filter((m) => m.role === 'agent').length;
-    results.push({ assertion: 'max_turns', passed: turns <= expect.max_turns, details: `the agent spoke ${turns} time${turns === 1 ? '' : 's'} (at most ${expect.max_turns})` });
+    results.push({
+      assertion: 'max_turns',
+      passed: turns <= expect.max_turns,
+      details: `the agent spoke ${turns} time${turns === 1 ? '' : 's'} (at most ${expect.max_turns})`,
+    });
   }
   if (expect.e2e_p95_ms !== undefined) {
     const e2e = record.latency?.e2e;
     results.push(
       e2e
-        ? { assertion: 'e2e_p95_ms', passed: e2e.p95 <= expect.e2e_p95_ms, details: `voice-to-voice p95 ${Math.round(e2e.p95)} ms over ${e2e.num} turns (at most ${expect.e2e_p95_ms})` }
-        : { assertion: 'e2e_p95_ms', passed: false, details: 'no turn was answered, so there is no voice-to-voice latency' },
+        ? {
+            assertion: 'e2e_p95_ms',
+            passed: e2e.p95 <= expect.e2e_p95_ms,
+            details: `voice-to-voice p95 ${Math.round(e2e.p95)} ms over ${e2e.num} turns (at most ${expect.e2e_p95_ms})`,
+          }
+        : {
+            assertion: 'e2e_p95_ms',
+            passed: false,
+            details: 'no turn was answered, so there is no voice-to-voice latency',
+          },
     );
   }
   return results;
@@ -130,7 +154,11 @@ const VerdictSchema = z.object({ pass: z.boolean(), reason: z.string().max(4_000
 export function modelJudge(client: () => LlmClientOptions): Judge {
   return async (criteria, llm, record) => {
     const lines = (record.transcript_with_tool_calls ?? []).map((item) =>
-      item.role === 'tool_call_invocation' ? `tool call: ${item.name}(${item.arguments})` : item.role === 'tool_call_result' ? `tool result: ${item.content.slice(0, 500)}` : `${item.role}: ${item.content}`,
+      item.role === 'tool_call_invocation'
+        ? `tool call: ${item.name}(${item.arguments})`
+        : item.role === 'tool_call_result'
+          ? `tool result: ${item.content.slice(0, 500)}`
+          : `${item.role}: ${item.content}`,
     );
     const system = [
       JUDGE_REQUEST_TAG,
@@ -142,20 +170,36 @@ export function modelJudge(client: () => LlmClientOptions): Judge {
       { role: 'system', content: system },
       { role: 'user', content: user },
     ];
-    const reply = await completeChat({ ...llm, stream: false }, { messages, metadata: llmMetadataOf(record, record.agent_version ?? 0) }, client());
+    const reply = await completeChat(
+      { ...llm, stream: false },
+      { messages, metadata: llmMetadataOf(record, record.agent_version ?? 0) },
+      client(),
+    );
     const found = jsonObjectIn(reply.content);
     if ('error' in found) throw new Error(`the judge's ${found.error}: ${JSON.stringify(reply.content.slice(0, 200))}`);
     const verdict = VerdictSchema.safeParse(found.json);
-    if (!verdict.success) throw new Error(`the judge's reply is not {"pass": boolean, "reason": string}: ${JSON.stringify(reply.content.slice(0, 200))}`);
+    if (!verdict.success)
+      throw new Error(
+        `the judge's reply is not {"pass": boolean, "reason": string}: ${JSON.stringify(reply.content.slice(0, 200))}`,
+      );
     return verdict.data;
   };
 }
 
 /** The judge's assertion: a verdict, or a failure saying why there was none. */
-export async function judgeCall(judge: Judge, spec: NonNullable<Expect['judge']>, record: CallRecord, agentLlm: LlmConfig): Promise<AssertionResult> {
+export async function judgeCall(
+  judge: Judge,
+  spec: NonNullable<Expect['judge']>,
+  record: CallRecord,
+  agentLlm: LlmConfig,
+): Promise<AssertionResult> {
   try {
     const verdict = await judge(spec.criteria, spec.judge_llm ?? agentLlm, record);
-    return { assertion: 'judge', passed: verdict.pass, details: verdict.reason || (verdict.pass ? 'passed' : 'failed') };
+    return {
+      assertion: 'judge',
+      passed: verdict.pass,
+      details: verdict.reason || (verdict.pass ? 'passed' : 'failed'),
+    };
   } catch (error) {
     return { assertion: 'judge', passed: false, details: `no verdict: ${(error as Error).message}` };
   }

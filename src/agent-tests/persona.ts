@@ -23,7 +23,7 @@ export function callerSystemPrompt(persona: string, goal: string): string {
     'You are a person on a phone call with an AI voice agent. Stay in character; never say you are an AI or a test.',
     `${PERSONA_LINE}${persona}`,
     `${GOAL_LINE}${goal}`,
-    "Each user message is what the agent just said. Reply with only the words you say next, one or two short spoken sentences.",
+    'Each user message is what the agent just said. Reply with only the words you say next, one or two short spoken sentences.',
     `When your goal is met or there is nothing more to say, say goodbye and end your reply with ${HANG_UP_MARK}.`,
   ].join('\n');
 }
@@ -48,7 +48,9 @@ export async function runPersonaCaller(callee: SimCallee, o: PersonaCallerOption
     history.push({ role: 'user', content: callee.agentWordsSinceCaller() || '(silence)' });
     let reply: string;
     try {
-      reply = (await completeChat({ ...o.llm, stream: false }, { messages: history, metadata: o.metadata }, o.client)).content.trim();
+      reply = (
+        await completeChat({ ...o.llm, stream: false }, { messages: history, metadata: o.metadata }, o.client)
+      ).content.trim();
     } catch (error) {
       return { ok: false, step: turn, reason: `the caller model failed: ${(error as Error).message}` };
     }
@@ -56,7 +58,9 @@ export async function runPersonaCaller(callee: SimCallee, o: PersonaCallerOption
     const markAt = reply.toLowerCase().indexOf(HANG_UP_MARK);
     const words = (markAt === -1 ? reply : reply.slice(0, markAt)).trim();
     if (words !== '') {
-      const spoken = await callee.continueWith([{ kind: 'say', file: `(persona, turn ${turn + 1})`, mulaw: await o.speak(words, o.voice) }]);
+      const spoken = await callee.continueWith([
+        { kind: 'say', file: `(persona, turn ${turn + 1})`, mulaw: await o.speak(words, o.voice) },
+      ]);
       if (!spoken.ok) return spoken;
     }
     if (markAt !== -1 || words === '') break;

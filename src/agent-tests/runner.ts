@@ -76,7 +76,12 @@ export class TestRunner {
     await Promise.allSettled([...this.runs]);
   }
 
-  private async execute(orgId: string, run: TestRun, tests: readonly AgentTest[], version: AgentVersion): Promise<void> {
+  private async execute(
+    orgId: string,
+    run: TestRun,
+    tests: readonly AgentTest[],
+    version: AgentVersion,
+  ): Promise<void> {
     const queue = [...tests];
     const tts = this.d.speech.tts({ engine: 'flite', voice_id: 'rms', speed: 1 });
     const speak = speakWith(tts.engine);
@@ -86,7 +91,10 @@ export class TestRunner {
           const current = test;
           await this.store(orgId, run.run_id, current.test_id, (r) => ({ ...r, status: 'running' }));
           const result = await this.runTest(orgId, run, current, version, speak).catch(
-            (error: unknown): Partial<TestResult> => ({ status: 'error', error: `the test could not run: ${(error as Error).message}` }),
+            (error: unknown): Partial<TestResult> => ({
+              status: 'error',
+              error: `the test could not run: ${(error as Error).message}`,
+            }),
           );
           await this.store(orgId, run.run_id, current.test_id, (r) => ({ ...r, ...result }));
         }
@@ -97,19 +105,39 @@ export class TestRunner {
     }
   }
 
-  private async store(orgId: string, runId: string, testId: string, change: (result: TestResult) => TestResult): Promise<void> {
+  private async store(
+    orgId: string,
+    runId: string,
+    testId: string,
+    change: (result: TestResult) => TestResult,
+  ): Promise<void> {
     await this.d.repo.updateRun(orgId, runId, (run) =>
-      finishedRun({ ...run, results: run.results.map((r) => (r.test_id === testId ? change(r) : r)) }, this.d.clock.now()),
+      finishedRun(
+        { ...run, results: run.results.map((r) => (r.test_id === testId ? change(r) : r)) },
+        this.d.clock.now(),
+      ),
     );
   }
 
-  private async runTest(orgId: string, run: TestRun, test: AgentTest, version: AgentVersion, speak: SpeakText): Promise<Partial<TestResult>> {
+  private async runTest(
+    orgId: string,
+    run: TestRun,
+    test: AgentTest,
+    version: AgentVersion,
+    speak: SpeakText,
+  ): Promise<Partial<TestResult>> {
     if (this.closing) return { status: 'error', error: 'the service shut down before the test ran' };
     const { caller } = test;
     const original = 'replay' in caller ? await this.d.callRepo.get(orgId, caller.replay.call_id) : undefined;
-    if ('replay' in caller && !original) return { status: 'error', error: `the call to replay, ${caller.replay.call_id}, no longer exists` };
+    if ('replay' in caller && !original)
+      return { status: 'error', error: `the call to replay, ${caller.replay.call_id}, no longer exists` };
     let steps: SimStep[] = [];
-    if ('script' in caller) steps = await scriptSteps(caller.script, { speak, voice: caller.voice, agentGreets: version.config.begin_message.trim() !== '' });
+    if ('script' in caller)
+      steps = await scriptSteps(caller.script, {
+        speak,
+        voice: caller.voice,
+        agentGreets: version.config.begin_message.trim() !== '',
+      });
     else if (original) steps = await replaySteps(original, this.d.recordingPath(original.call_id));
 
     const { record, streamSecret } = await this.d.calls.register(orgId, version, {
@@ -124,7 +152,13 @@ export class TestRunner {
     await this.store(orgId, run.run_id, test.test_id, (r) => ({ ...r, call_id: callId }));
     const ended = new Promise<CallRecord>((resolve) => this.awaitingEnd.set(callId, resolve));
     try {
-      return await this.callAndCheck(orgId, run, test, version, speak, { record, streamSecret, ended, steps, original });
+      return await this.callAndCheck(orgId, run, test, version, speak, {
+        record,
+        streamSecret,
+        ended,
+        steps,
+        original,
+      });
     } finally {
       this.awaitingEnd.delete(callId);
     }
@@ -137,20 +171,40 @@ export class TestRunner {
     test: AgentTest,
     version: AgentVersion,
     speak: SpeakText,
-    call: { record: CallRecord; streamSecret: string; ended: Promise<CallRecord>; steps: SimStep[]; original: CallRecord | undefined },
+    call: {
+      record: CallRecord;
+      streamSecret: string;
+      ended: Promise<CallRecord>;
+      steps: SimStep[];
+      original: CallRecord | undefined;
+    },
   ): Promise<Partial<TestResult>> {
     const { caller } = test;
     const { record, streamSecret, ended, steps, original } = call;
     const callId = record.call_id;
-    const line = new TwilioStreamCaller({ url: this.d.mediaUrl(), customParameters: { call_id: callId, secret: streamSecret }, history: false });
+    const line = new TwilioStreamCaller({
+      url: this.d.mediaUrl(),
+      customParameters: { call_id: callId, secret: streamSecret },
+      history: false,
+    });
     this.lines.add(line);
     let outcome: SimCalleeResult;
     try {
       try {
         await line.connect();
       } catch (error) {
-        await this.d.calls.endUnconnected(orgId, callId, 'error', 'error_service', 'The test caller could not open the media stream.');
-        return { status: 'error', call_id: callId, error: `the test caller could not open the media stream: ${(error as Error).message}` };
+        await this.d.calls.endUnconnected(
+          orgId,
+          callId,
+          'error',
+          'error_service',
+          'The test caller could not open the media stream.',
+        );
+        return {
+          status: 'error',
+          call_id: callId,
+          error: `the test caller could not open the media stream: ${(error as Error).message}`,
+        };
       }
       const callee = new SimCallee({
         caller: line,
@@ -171,34 +225,56 @@ export class TestRunner {
           client: this.d.llmClient(),
         });
       } else outcome = await callee.run();
-      // After its last step a caller stays on the line for the agent to finish and hang up (a persona has already heard it out).
+      // After its last step a caller stays on the line for the agent to finish and hang up (a persona has already heard
+      // it out).
       const stayMs = 'script' in caller ? caller.after_last_step_ms : 'replay' in caller ? REPLAY_STAY_MS : 0;
-      if (outcome.ok && steps.at(-1)?.kind !== 'hangup' && !callee.line.closed) await Promise.race([callee.line.waitForClose(), sleep(stayMs)]);
+      if (outcome.ok && steps.at(-1)?.kind !== 'hangup' && !callee.line.closed)
+        await Promise.race([callee.line.waitForClose(), sleep(stayMs)]);
       await callee.line.hangUp();
     } finally {
       this.lines.delete(line);
       await line.hangUp();
     }
     const final = await Promise.race([ended, sleep(END_TIMEOUT_MS).then(() => undefined)]);
-    if (!final) return { status: 'error', call_id: callId, error: `the call was not finalized within ${END_TIMEOUT_MS / 1000} s of the caller hanging up` };
+    if (!final)
+      return {
+        status: 'error',
+        call_id: callId,
+        error: `the call was not finalized within ${END_TIMEOUT_MS / 1000} s of the caller hanging up`,
+      };
     return this.resultOf(test, final, outcome, original, version.config.llm);
   }
 
-  private async resultOf(test: AgentTest, record: CallRecord, outcome: SimCalleeResult, original: CallRecord | undefined, agentLlm: LlmConfig): Promise<Partial<TestResult>> {
+  private async resultOf(
+    test: AgentTest,
+    record: CallRecord,
+    outcome: SimCalleeResult,
+    original: CallRecord | undefined,
+    agentLlm: LlmConfig,
+  ): Promise<Partial<TestResult>> {
     const base: Partial<TestResult> = {
       call_id: record.call_id,
       transcript_with_tool_calls: record.transcript_with_tool_calls,
       disconnection_reason: record.disconnection_reason,
       latency_e2e_ms: record.latency?.e2e ? { p50: record.latency.e2e.p50, p95: record.latency.e2e.p95 } : null,
       duration_ms: record.duration_ms,
-      original: original ? compareWithOriginal(original.call_id, original.transcript ?? [], record.transcript_with_tool_calls) : null,
+      original: original
+        ? compareWithOriginal(original.call_id, original.transcript ?? [], record.transcript_with_tool_calls)
+        : null,
     };
     if (this.closing) return { ...base, status: 'error', error: 'the service shut down during the test' };
-    if (record.call_status !== 'ended') return { ...base, status: 'error', error: `the call did not connect: ${record.disconnection_reason ?? record.call_status}${record.disconnection_message ? ` (${record.disconnection_message})` : ''}` };
+    if (record.call_status !== 'ended')
+      return {
+        ...base,
+        status: 'error',
+        error: `the call did not connect: ${record.disconnection_reason ?? record.call_status}${record.disconnection_message ? ` (${record.disconnection_message})` : ''}`,
+      };
     const assertions = checkExpectations(test.expect, record);
     if (test.expect.judge) assertions.push(await judgeCall(this.d.judge, test.expect.judge, record, agentLlm));
-    // A caller that could not go on (the agent never answered its turn) fails the test as a finding, not an error of the runner.
-    if (!outcome.ok) assertions.unshift({ assertion: 'caller', passed: false, details: `step ${outcome.step}: ${outcome.reason}` });
+    // A caller that could not go on (the agent never answered its turn) fails the test as a finding, not an error of
+    // the runner.
+    if (!outcome.ok)
+      assertions.unshift({ assertion: 'caller', passed: false, details: `step ${outcome.step}: ${outcome.reason}` });
     return { ...base, status: assertions.every((a) => a.passed) ? 'passed' : 'failed', assertions, error: null };
   }
 }

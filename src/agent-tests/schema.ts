@@ -23,30 +23,62 @@ const KEYS = /^[0-9*#A-D]+$/;
 
 export const ScriptStepSchema = z.union([
   z.strictObject({
-    say: z.string().trim().min(1).max(AGENT_TEST_LIMITS.sayChars).describe("spoken by the caller's voice on the caller's turn: once the agent has spoken and finished, after a person's pause"),
-    barge_in_after_ms: z.int().min(0).max(60_000).optional().describe('speak this long after the agent starts its next turn, over it, instead of waiting for it to finish'),
+    say: z
+      .string()
+      .trim()
+      .min(1)
+      .max(AGENT_TEST_LIMITS.sayChars)
+      .describe(
+        "spoken by the caller's voice on the caller's turn: once the agent has spoken and finished, after a person's pause",
+      ),
+    barge_in_after_ms: z
+      .int()
+      .min(0)
+      .max(60_000)
+      .optional()
+      .describe('speak this long after the agent starts its next turn, over it, instead of waiting for it to finish'),
   }),
   z.strictObject({ wait_ms: z.int().min(0).max(600_000).describe('silence on the line') }),
-  z.strictObject({ digits: z.string().regex(KEYS, 'keypad keys: 0-9, *, #, A-D').max(64).describe("keys pressed on the caller's turn, one every 200 ms") }),
+  z.strictObject({
+    digits: z
+      .string()
+      .regex(KEYS, 'keypad keys: 0-9, *, #, A-D')
+      .max(64)
+      .describe("keys pressed on the caller's turn, one every 200 ms"),
+  }),
   z.strictObject({ hangup: z.literal(true) }),
 ]);
 
 export const ScriptCallerSchema = z.strictObject({
   script: z.array(ScriptStepSchema).min(1).max(AGENT_TEST_LIMITS.steps),
   voice: z.enum(CALLER_VOICES).default('rms').describe("the caller's flite voice"),
-  after_last_step_ms: z.int().min(0).max(120_000).default(AGENT_TEST_LIMITS.afterLastStepMs).describe('after its last step (unless it hangs up) the caller stays on the line at most this long'),
+  after_last_step_ms: z
+    .int()
+    .min(0)
+    .max(120_000)
+    .default(AGENT_TEST_LIMITS.afterLastStepMs)
+    .describe('after its last step (unless it hangs up) the caller stays on the line at most this long'),
 });
 
 export const PersonaCallerSchema = z.strictObject({
   persona: z.string().trim().min(1).max(4_000).describe('who the caller is'),
   goal: z.string().trim().min(1).max(4_000).describe('what the caller wants from the call'),
-  max_turns: z.int().min(1).max(AGENT_TEST_LIMITS.maxTurns).default(8).describe('the caller hangs up after this many of its turns'),
-  caller_llm: LlmConfigSchema.optional().describe("the chat-completions model that plays the caller; the agent's own model server by default"),
+  max_turns: z
+    .int()
+    .min(1)
+    .max(AGENT_TEST_LIMITS.maxTurns)
+    .default(8)
+    .describe('the caller hangs up after this many of its turns'),
+  caller_llm: LlmConfigSchema.optional().describe(
+    "the chat-completions model that plays the caller; the agent's own model server by default",
+  ),
   voice: z.enum(CALLER_VOICES).default('rms'),
 });
 
 export const ReplayCallerSchema = z.strictObject({
-  replay: z.strictObject({ call_id: z.string().min(1).max(200).describe('a stored call of this organization with its recording') }),
+  replay: z.strictObject({
+    call_id: z.string().min(1).max(200).describe('a stored call of this organization with its recording'),
+  }),
 });
 
 export const TestCallerSchema = z.union([ScriptCallerSchema, PersonaCallerSchema, ReplayCallerSchema]);
@@ -63,21 +95,31 @@ const validRegex = (source: string): boolean => {
 /** A string is looked for as text (any case); `regex` as a case-insensitive regular expression. */
 export const TextMatchSchema = z.union([
   z.string().trim().min(1).max(1_000),
-  z.strictObject({
-    text: z.string().trim().min(1).max(1_000).optional(),
-    regex: z.string().min(1).max(1_000).refine(validRegex, 'not a valid regular expression').optional(),
-    role: z.enum(['agent', 'user']).optional().describe('only messages of this role; any by default'),
-  }).refine((m) => (m.text === undefined) !== (m.regex === undefined), 'give one of text or regex'),
+  z
+    .strictObject({
+      text: z.string().trim().min(1).max(1_000).optional(),
+      regex: z.string().min(1).max(1_000).refine(validRegex, 'not a valid regular expression').optional(),
+      role: z.enum(['agent', 'user']).optional().describe('only messages of this role; any by default'),
+    })
+    .refine((m) => (m.text === undefined) !== (m.regex === undefined), 'give one of text or regex'),
 ]);
 
 export const ExpectedToolCallSchema = z.strictObject({
   name: z.string().min(1).max(64),
-  arguments: z.record(z.string(), z.unknown()).optional().describe('the arguments the model must give: all of them (match exact) or at least these (match subset)'),
+  arguments: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('the arguments the model must give: all of them (match exact) or at least these (match subset)'),
   match: z.enum(['exact', 'subset']).default('subset'),
 });
 
 export const JudgeSchema = z.strictObject({
-  criteria: z.string().trim().min(1).max(4_000).describe('what the call must have done, in words; a model grades it pass or fail with a reason'),
+  criteria: z
+    .string()
+    .trim()
+    .min(1)
+    .max(4_000)
+    .describe('what the call must have done, in words; a model grades it pass or fail with a reason'),
   judge_llm: LlmConfigSchema.optional().describe("the agent's own model server by default"),
 });
 
@@ -133,7 +175,15 @@ export const RUN_STATUSES = ['running', 'passed', 'failed', 'error'] as const;
 /** How a replayed call compares with the call it replays, turn by turn. */
 export const OriginalComparisonSchema = z.object({
   call_id: z.string(),
-  turns: z.array(z.object({ turn: z.int(), role: z.enum(['agent', 'user']), original: z.string().nullable(), replay: z.string().nullable(), same: z.boolean() })),
+  turns: z.array(
+    z.object({
+      turn: z.int(),
+      role: z.enum(['agent', 'user']),
+      original: z.string().nullable(),
+      replay: z.string().nullable(),
+      same: z.boolean(),
+    }),
+  ),
   same_turns: z.int(),
   total_turns: z.int(),
 });
@@ -157,7 +207,11 @@ export const TestRunSchema = z.object({
   run_id: z.string(),
   agent_id: z.string(),
   agent_version: z.int(),
-  status: z.enum(RUN_STATUSES).describe('running until every test has a result; then passed (all passed), failed (any failed) or error (any could not run)'),
+  status: z
+    .enum(RUN_STATUSES)
+    .describe(
+      'running until every test has a result; then passed (all passed), failed (any failed) or error (any could not run)',
+    ),
   concurrency: z.int(),
   created_at: z.int(),
   ended_at: z.int().nullable(),

@@ -50,7 +50,13 @@ export class AgentTestService {
     refuseUrlFields(AGENT_TEST_URL_FIELDS, input, this.endpointRefusal);
     await this.checkCaller(orgId, input.caller);
     const now = this.clock.now();
-    const test: AgentTest = { test_id: newId('test', this.random), agent_id: agentId, ...input, created_at: now, updated_at: now };
+    const test: AgentTest = {
+      test_id: newId('test', this.random),
+      agent_id: agentId,
+      ...input,
+      created_at: now,
+      updated_at: now,
+    };
     await this.repo.insertTest(orgId, test);
     return AGENT_TEST_SECRETS.hide(test);
   }
@@ -92,7 +98,10 @@ export class AgentTestService {
   async loadFromFile(orgId: string, agentId: string, entries: readonly unknown[]): Promise<void> {
     const inputs = entries.map((entry, index) => {
       const parsed = AgentTestInputSchema.safeParse(entry);
-      if (!parsed.success) throw new AgentsFileError(`agent ${agentId}: tests[${index}]: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      if (!parsed.success)
+        throw new AgentsFileError(
+          `agent ${agentId}: tests[${index}]: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+        );
       return parsed.data;
     });
     if ((await this.repo.listTests(orgId, agentId)).length > 0) return;
@@ -107,11 +116,23 @@ export class AgentTestService {
     if (request.testIds) {
       const byId = new Map(all.map((t) => [t.test_id, t]));
       const unknown = request.testIds.filter((id) => !byId.has(id));
-      if (unknown.length > 0) throw new ApiError('BAD_REQUEST', `body.test_ids: ${unknown.map((id) => JSON.stringify(id)).join(', ')} ${unknown.length === 1 ? 'is not a test' : 'are not tests'} of agent ${JSON.stringify(agentId)}`);
+      if (unknown.length > 0)
+        throw new ApiError(
+          'BAD_REQUEST',
+          `body.test_ids: ${unknown.map((id) => JSON.stringify(id)).join(', ')} ${unknown.length === 1 ? 'is not a test' : 'are not tests'} of agent ${JSON.stringify(agentId)}`,
+        );
       tests = [...new Set(request.testIds)].map((id) => byId.get(id)!);
     }
-    if (tests.length === 0) throw new ApiError('BAD_REQUEST', `agent ${JSON.stringify(agentId)} has no tests to run; add some with POST /v2/agents/${agentId}/tests`);
-    if (tests.length > AGENT_TEST_LIMITS.testsPerRun) throw new ApiError('BAD_REQUEST', `a run takes at most ${AGENT_TEST_LIMITS.testsPerRun} tests; name some with test_ids`);
+    if (tests.length === 0)
+      throw new ApiError(
+        'BAD_REQUEST',
+        `agent ${JSON.stringify(agentId)} has no tests to run; add some with POST /v2/agents/${agentId}/tests`,
+      );
+    if (tests.length > AGENT_TEST_LIMITS.testsPerRun)
+      throw new ApiError(
+        'BAD_REQUEST',
+        `a run takes at most ${AGENT_TEST_LIMITS.testsPerRun} tests; name some with test_ids`,
+      );
     const run: TestRun = {
       run_id: newId('run', this.random),
       agent_id: agentId,
@@ -145,10 +166,18 @@ export class AgentTestService {
     let against: TestRun | undefined;
     if (againstId !== undefined) {
       against = await this.getRun(orgId, againstId);
-      if (against.agent_id !== run.agent_id) throw new ApiError('BAD_REQUEST', `against: run ${againstId} is of agent ${against.agent_id}, not ${run.agent_id}`);
+      if (against.agent_id !== run.agent_id)
+        throw new ApiError(
+          'BAD_REQUEST',
+          `against: run ${againstId} is of agent ${against.agent_id}, not ${run.agent_id}`,
+        );
     } else {
       against = await this.repo.lastFinishedRunBelow(orgId, run.agent_id, run.agent_version);
-      if (!against) throw new ApiError('NOT_FOUND', `no finished run of agent ${run.agent_id} on a version before ${run.agent_version} to compare with; name one with ?against=`);
+      if (!against)
+        throw new ApiError(
+          'NOT_FOUND',
+          `no finished run of agent ${run.agent_id} on a version before ${run.agent_version} to compare with; name one with ?against=`,
+        );
     }
     return diffRuns(run, against);
   }
@@ -164,12 +193,19 @@ export class AgentTestService {
         finishedRun(
           {
             ...current,
-            results: current.results.map((r) => (r.status === 'pending' || r.status === 'running' ? { ...r, status: 'error', error: 'the service restarted during the run; run the tests again' } : r)),
+            results: current.results.map((r) =>
+              r.status === 'pending' || r.status === 'running'
+                ? { ...r, status: 'error', error: 'the service restarted during the run; run the tests again' }
+                : r,
+            ),
           },
           this.clock.now(),
         ),
       );
-      this.log.warn({ run_id: run.run_id, org_id: orgId }, 'agent test run left unfinished by a restart: ended as an error');
+      this.log.warn(
+        { run_id: run.run_id, org_id: orgId },
+        'agent test run left unfinished by a restart: ended as an error',
+      );
     }
   }
 
@@ -225,7 +261,15 @@ export function finishedRun(run: TestRun, now: number): TestRun {
 }
 
 export const RunRequestSchema = z.strictObject({
-  agent_version: z.union([z.int().min(1), z.string().min(1).max(20)]).optional().describe('"production" (default), "latest" or a version number'),
-  test_ids: z.array(z.string().min(1).max(200)).min(1).max(AGENT_TEST_LIMITS.testsPerRun).optional().describe("the agent's tests to run; all by default"),
+  agent_version: z
+    .union([z.int().min(1), z.string().min(1).max(20)])
+    .optional()
+    .describe('"production" (default), "latest" or a version number'),
+  test_ids: z
+    .array(z.string().min(1).max(200))
+    .min(1)
+    .max(AGENT_TEST_LIMITS.testsPerRun)
+    .optional()
+    .describe("the agent's tests to run; all by default"),
   concurrency: z.int().min(1).max(AGENT_TEST_LIMITS.runConcurrency).default(2).describe('tests run at once'),
 });

@@ -8,7 +8,10 @@ import { AgentConfigSchema, type AgentConfig } from './schema.ts';
 export const AGENT_ID = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64');
 
 /** `tests`: the agent's test cases, checked by the agent-tests room that keeps them. */
-const FileEntrySchema = AgentConfigSchema.extend({ agent_id: AGENT_ID, tests: z.array(z.unknown()).max(100).default([]) });
+const FileEntrySchema = AgentConfigSchema.extend({
+  agent_id: AGENT_ID,
+  tests: z.array(z.unknown()).max(100).default([]),
+});
 
 export class AgentsFileError extends CodedError<'AGENTS_FILE_INVALID'> {
   constructor(message: string, options: { cause?: unknown } = {}) {

@@ -15,7 +15,12 @@ export interface AgentRepository {
    * Its inbound numbers become the organization's in the same transaction: NumberTakenError when
    * another organization holds one. A number no version in use lists any more is let go.
    */
-  insertVersion(orgId: string, agentId: string, config: AgentConfig, options: { published: boolean; at: number }): Promise<AgentVersion>;
+  insertVersion(
+    orgId: string,
+    agentId: string,
+    config: AgentConfig,
+    options: { published: boolean; at: number },
+  ): Promise<AgentVersion>;
   get(orgId: string, agentId: string, version: number): Promise<AgentVersion | undefined>;
   newest(orgId: string, agentId: string): Promise<AgentVersion | undefined>;
   newestPublished(orgId: string, agentId: string): Promise<AgentVersion | undefined>;

@@ -39,69 +39,107 @@ export const ToolParametersSchema = z
 
 const toolName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64');
 
-export const ApiToolSchema = z.strictObject({
-  type: z.literal('api'),
-  name: toolName.describe('the name the model calls it by (letters, digits, _ and -)'),
-  description: z.string().max(4000).default('').describe('what the tool does, for the model'),
-  url: z.url({ protocol: /^https?$/ }).describe('where the call goes; the egress policy refuses private and reserved addresses'),
-  method: z.enum(['GET', 'POST', 'PUT', 'DELETE']).default('POST').describe('GET and DELETE send the arguments as the query string, the others as a JSON body'),
-  parameters: ToolParametersSchema.default({ type: 'object', properties: {} }).describe("JSON Schema (type object) of the arguments; the model's arguments are checked against it"),
-  timeout: z
-    .number()
-    .positive()
-    .max(AGENT_DEFAULTS.toolTimeoutMaxSeconds)
-    .default(AGENT_DEFAULTS.toolTimeoutSeconds)
-    .describe('seconds the call may take before the model is told it timed out'),
-  headers: writeOnlyStringMap('sent with every call of the tool; write-only: never returned').optional(),
-  speak_during_execution: z
-    .boolean()
-    .optional()
-    .describe('say execution_message as soon as the tool starts; without it, a tool slower than a second gets "One moment, please."'),
-  execution_message: z.string().trim().min(1).max(500).optional().describe('the line said while the tool runs'),
-}).describe('Calls an HTTP endpoint with the arguments the model chose; the reply (capped) goes back to the model.');
-
-export const EndCallToolSchema = z.strictObject({
-  type: z.literal('end_call'),
-  name: toolName.default('end_call'),
-  description: z.string().max(4000).default('End the call once the conversation is complete and you have said goodbye.'),
-}).describe('Lets the model hang up once its last words have played (disconnection_reason agent_hangup).');
-
-export const TransferCallToolSchema = z.strictObject({
-  type: z.literal('transfer_call'),
-  name: toolName.default('transfer_call'),
-  description: z.string().max(4000).default('Transfer the caller to a human at another number.'),
-  transfer_to: E164.describe('the E.164 number the caller is put through to'),
-  transfer_message: z
-    .string()
-    .trim()
-    .min(1)
-    .max(500)
-    .optional()
-    .describe("said before the caller is put through, after whatever the model said with the call; none: only the model's words"),
-  mode: z
-    .enum(['cold', 'warm'])
-    .default('cold')
-    .describe(
-      'cold: the caller is put through at once. warm: the caller hears hold music while the destination is called; whoever answers hears a summary of the call first, then both are bridged',
+export const ApiToolSchema = z
+  .strictObject({
+    type: z.literal('api'),
+    name: toolName.describe('the name the model calls it by (letters, digits, _ and -)'),
+    description: z.string().max(4000).default('').describe('what the tool does, for the model'),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .describe('where the call goes; the egress policy refuses private and reserved addresses'),
+    method: z
+      .enum(['GET', 'POST', 'PUT', 'DELETE'])
+      .default('POST')
+      .describe('GET and DELETE send the arguments as the query string, the others as a JSON body'),
+    parameters: ToolParametersSchema.default({ type: 'object', properties: {} }).describe(
+      "JSON Schema (type object) of the arguments; the model's arguments are checked against it",
     ),
-}).describe('Lets the model put the caller through to a person (disconnection_reason call_transfer once they are connected).');
+    timeout: z
+      .number()
+      .positive()
+      .max(AGENT_DEFAULTS.toolTimeoutMaxSeconds)
+      .default(AGENT_DEFAULTS.toolTimeoutSeconds)
+      .describe('seconds the call may take before the model is told it timed out'),
+    headers: writeOnlyStringMap('sent with every call of the tool; write-only: never returned').optional(),
+    speak_during_execution: z
+      .boolean()
+      .optional()
+      .describe(
+        'say execution_message as soon as the tool starts; without it, a tool slower than a second gets "One moment, please."',
+      ),
+    execution_message: z.string().trim().min(1).max(500).optional().describe('the line said while the tool runs'),
+  })
+  .describe('Calls an HTTP endpoint with the arguments the model chose; the reply (capped) goes back to the model.');
 
-export const PressDigitsToolSchema = z.strictObject({
-  type: z.literal('press_digits'),
-  name: toolName.default('press_digits'),
-  description: z
-    .string()
-    .max(4000)
-    .default('Press keys on the phone keypad, for example to choose an option in a phone menu. The other side hears the keypad tones.'),
-}).describe('Lets the model press keypad keys (DTMF tones), e.g. in a phone menu on an outbound call.');
+export const EndCallToolSchema = z
+  .strictObject({
+    type: z.literal('end_call'),
+    name: toolName.default('end_call'),
+    description: z
+      .string()
+      .max(4000)
+      .default('End the call once the conversation is complete and you have said goodbye.'),
+  })
+  .describe('Lets the model hang up once its last words have played (disconnection_reason agent_hangup).');
 
-export const AgentToolSchema = z.discriminatedUnion('type', [ApiToolSchema, EndCallToolSchema, TransferCallToolSchema, PressDigitsToolSchema]);
+export const TransferCallToolSchema = z
+  .strictObject({
+    type: z.literal('transfer_call'),
+    name: toolName.default('transfer_call'),
+    description: z.string().max(4000).default('Transfer the caller to a human at another number.'),
+    transfer_to: E164.describe('the E.164 number the caller is put through to'),
+    transfer_message: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .optional()
+      .describe(
+        "said before the caller is put through, after whatever the model said with the call; none: only the model's words",
+      ),
+    mode: z
+      .enum(['cold', 'warm'])
+      .default('cold')
+      .describe(
+        'cold: the caller is put through at once. warm: the caller hears hold music while the destination is called; whoever answers hears a summary of the call first, then both are bridged',
+      ),
+  })
+  .describe(
+    'Lets the model put the caller through to a person (disconnection_reason call_transfer once they are connected).',
+  );
+
+export const PressDigitsToolSchema = z
+  .strictObject({
+    type: z.literal('press_digits'),
+    name: toolName.default('press_digits'),
+    description: z
+      .string()
+      .max(4000)
+      .default(
+        'Press keys on the phone keypad, for example to choose an option in a phone menu. The other side hears the keypad tones.',
+      ),
+  })
+  .describe('Lets the model press keypad keys (DTMF tones), e.g. in a phone menu on an outbound call.');
+
+export const AgentToolSchema = z.discriminatedUnion('type', [
+  ApiToolSchema,
+  EndCallToolSchema,
+  TransferCallToolSchema,
+  PressDigitsToolSchema,
+]);
 
 export const LlmConfigSchema = z.strictObject({
-  base_url: z.url({ protocol: /^https?$/ }).describe('an OpenAI-compatible chat-completions server (…/v1); the egress policy applies'),
+  base_url: z
+    .url({ protocol: /^https?$/ })
+    .describe('an OpenAI-compatible chat-completions server (…/v1); the egress policy applies'),
   model: z.string().min(1).describe("the server's model name"),
   api_key: writeOnlySecret('sent as a bearer token; write-only: never returned').optional(),
-  temperature: z.number().min(0).max(2).default(AGENT_DEFAULTS.temperature).describe('sampling temperature; lower is more predictable'),
+  temperature: z
+    .number()
+    .min(0)
+    .max(2)
+    .default(AGENT_DEFAULTS.temperature)
+    .describe('sampling temperature; lower is more predictable'),
   max_tokens: z.int().positive().optional().describe("the longest reply in tokens; the server's own limit when absent"),
   stream: z.boolean().default(true).describe('stream tokens (SSE) so the voice starts on the first sentence'),
 });
@@ -116,14 +154,23 @@ export const VoiceConfigSchema = z.strictObject({
     .enum(['flite', 'espeak', 'openai'])
     .default(AGENT_DEFAULTS.voiceEngine)
     .describe('flite and espeak are embedded; openai is an OpenAI-compatible /audio/speech server'),
-  voice_id: z.string().min(1).default(AGENT_DEFAULTS.voiceId).describe("the engine's voice (flite: slt, rms, awb, kal…; espeak: a voice name)"),
-  speed: z.number().min(0.5).max(2).default(1).describe('1 is the voice\'s own pace'),
-  base_url: z.url({ protocol: /^https?$/ }).optional().describe('the openai engine\'s server'),
+  voice_id: z
+    .string()
+    .min(1)
+    .default(AGENT_DEFAULTS.voiceId)
+    .describe("the engine's voice (flite: slt, rms, awb, kal…; espeak: a voice name)"),
+  speed: z.number().min(0.5).max(2).default(1).describe("1 is the voice's own pace"),
+  base_url: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe("the openai engine's server"),
   api_key: writeOnlySecret("the openai engine's key; write-only: never returned").optional(),
   normalize_for_speech: z
     .boolean()
     .optional()
-    .describe('numbers, money, dates, times, phone numbers and e-mail addresses said as words (the transcript keeps the text); default on'),
+    .describe(
+      'numbers, money, dates, times, phone numbers and e-mail addresses said as words (the transcript keeps the text); default on',
+    ),
   pronunciation: z.array(PronunciationSchema).max(500).optional().describe('words the voice says differently'),
 });
 
@@ -134,25 +181,49 @@ export const MOONSHINE_MODELS = ['tiny', 'base'] as const;
 const sttFields = {
   language: z.string().min(2).default(AGENT_DEFAULTS.language).describe('BCP 47 language of the caller'),
   phrases: z.array(z.string().min(1).max(200)).max(500).optional().describe('names and terms the recogniser favours'),
-  base_url: z.url({ protocol: /^https?$/ }).optional().describe('the openai engine\'s server (/audio/transcriptions)'),
+  base_url: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .describe("the openai engine's server (/audio/transcriptions)"),
   api_key: writeOnlySecret("the openai engine's key; write-only: never returned").optional(),
-  model: z.string().min(1).optional().meta({ description: `The recogniser's model: for moonshine one of ${MOONSHINE_MODELS.join(', ')} (default tiny); for openai the server's model name.` }),
+  model: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({
+      description: `The recogniser's model: for moonshine one of ${MOONSHINE_MODELS.join(', ')} (default tiny); for openai the server's model name.`,
+    }),
 };
 
 export const SttConfigSchema = z
   .strictObject({
-    engine: z.enum(STT_ENGINES).optional().meta({ description: `Default ${AGENT_DEFAULTS.sttEngine}. Every engine takes phrases (names and terms to favour).` }),
+    engine: z
+      .enum(STT_ENGINES)
+      .optional()
+      .meta({
+        description: `Default ${AGENT_DEFAULTS.sttEngine}. Every engine takes phrases (names and terms to favour).`,
+      }),
     ...sttFields,
   })
   // The engine is stored as chosen, so a later change of default does not move existing agents.
   .transform((stt) => ({ ...stt, engine: stt.engine ?? AGENT_DEFAULTS.sttEngine }))
   // Spelled out again so the OpenAPI document shows the stored shape (a transform has none).
   .pipe(
-    z.strictObject({ ...sttFields, engine: z.enum(STT_ENGINES), language: z.string().min(2) }).superRefine((stt, ctx) => {
-      if (stt.engine === 'moonshine' && stt.model !== undefined && !(MOONSHINE_MODELS as readonly string[]).includes(stt.model)) {
-        ctx.addIssue({ code: 'custom', path: ['model'], message: `moonshine has the models ${MOONSHINE_MODELS.join(' and ')}` });
-      }
-    }),
+    z
+      .strictObject({ ...sttFields, engine: z.enum(STT_ENGINES), language: z.string().min(2) })
+      .superRefine((stt, ctx) => {
+        if (
+          stt.engine === 'moonshine' &&
+          stt.model !== undefined &&
+          !(MOONSHINE_MODELS as readonly string[]).includes(stt.model)
+        ) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['model'],
+            message: `moonshine has the models ${MOONSHINE_MODELS.join(' and ')}`,
+          });
+        }
+      }),
   );
 
 export const AnalysisFieldSchema = z.strictObject({
@@ -163,16 +234,32 @@ export const AnalysisFieldSchema = z.strictObject({
 
 export const AnalysisConfigSchema = z.strictObject({
   summary_prompt: z.string().max(8000).optional().describe("how the model is asked for the call's summary"),
-  custom_fields: z.array(AnalysisFieldSchema).max(50).default([]).describe('values the model extracts from the transcript after the call'),
+  custom_fields: z
+    .array(AnalysisFieldSchema)
+    .max(50)
+    .default([])
+    .describe('values the model extracts from the transcript after the call'),
 });
 
 /** Every configurable field of an agent; all but agent_name and llm have defaults. */
 export const AgentConfigSchema = z.strictObject({
   agent_name: z.string().min(1).max(200).describe('a name for people; calls and lists show it'),
   llm: LlmConfigSchema.describe('the language model that writes the replies'),
-  system_prompt: z.string().max(100_000).default('').describe('what the model is told first; {{name}} is filled from the call\'s dynamic variables'),
-  begin_message: z.string().max(10_000).default('').describe('what the agent says first (dynamic variables filled in); empty: it waits for the caller'),
-  voice: VoiceConfigSchema.default({ engine: AGENT_DEFAULTS.voiceEngine, voice_id: AGENT_DEFAULTS.voiceId, speed: 1 }).describe('how the agent speaks'),
+  system_prompt: z
+    .string()
+    .max(100_000)
+    .default('')
+    .describe("what the model is told first; {{name}} is filled from the call's dynamic variables"),
+  begin_message: z
+    .string()
+    .max(10_000)
+    .default('')
+    .describe('what the agent says first (dynamic variables filled in); empty: it waits for the caller'),
+  voice: VoiceConfigSchema.default({
+    engine: AGENT_DEFAULTS.voiceEngine,
+    voice_id: AGENT_DEFAULTS.voiceId,
+    speed: 1,
+  }).describe('how the agent speaks'),
   stt: SttConfigSchema.default({ engine: AGENT_DEFAULTS.sttEngine, language: AGENT_DEFAULTS.language }).describe(
     `how the caller is heard; default {"engine": "${AGENT_DEFAULTS.sttEngine}", "language": "${AGENT_DEFAULTS.language}"}`,
   ),
@@ -193,51 +280,89 @@ export const AgentConfigSchema = z.strictObject({
     .min(1_000)
     .max(3_600_000)
     .optional()
-    .describe('silence before each reminder, and after the last one before the call ends (inactivity); inactivity_timeout_ms when unset'),
-  reminder_max_count: z.int().min(0).max(10).optional().describe('reminders in one stretch of silence (default 1); 0 ends the call after inactivity_timeout_ms of silence'),
+    .describe(
+      'silence before each reminder, and after the last one before the call ends (inactivity); inactivity_timeout_ms when unset',
+    ),
+  reminder_max_count: z
+    .int()
+    .min(0)
+    .max(10)
+    .optional()
+    .describe(
+      'reminders in one stretch of silence (default 1); 0 ends the call after inactivity_timeout_ms of silence',
+    ),
   reminder_message: z
     .string()
     .trim()
     .min(1)
     .max(500)
     .optional()
-    .describe('the reminder\'s words (default "Are you still there?"); with reminder_from_model, what is said if the model cannot answer'),
-  reminder_from_model: z.boolean().optional().describe('the model writes each reminder, told how long the caller has been silent'),
-  max_duration_ms: z.int().min(10_000).max(4 * 3_600_000).default(AGENT_DEFAULTS.maxDurationMs).describe('the longest a call may last (max_duration_reached)'),
+    .describe(
+      'the reminder\'s words (default "Are you still there?"); with reminder_from_model, what is said if the model cannot answer',
+    ),
+  reminder_from_model: z
+    .boolean()
+    .optional()
+    .describe('the model writes each reminder, told how long the caller has been silent'),
+  max_duration_ms: z
+    .int()
+    .min(10_000)
+    .max(4 * 3_600_000)
+    .default(AGENT_DEFAULTS.maxDurationMs)
+    .describe('the longest a call may last (max_duration_reached)'),
   endpointing_ms: z
     .int()
     .min(100)
     .max(5_000)
     .default(AGENT_DEFAULTS.endpointingMs)
-    .describe('silence that ends the caller\'s turn in silence mode; in semantic mode, the wait when the words do not tell'),
+    .describe(
+      "silence that ends the caller's turn in silence mode; in semantic mode, the wait when the words do not tell",
+    ),
   endpointing: z
     .strictObject({
-      mode: z.enum(['semantic', 'silence']).default(AGENT_DEFAULTS.endpointingMode).describe('semantic reads the words so far; silence only waits'),
-      min_ms: z.int().min(100).max(2_000).default(AGENT_DEFAULTS.endpointingMinMs).describe('the wait after a finished sentence or question'),
-      max_ms: z.int().min(300).max(5_000).default(AGENT_DEFAULTS.endpointingMaxMs).describe('the wait after an unfinished phrase'),
+      mode: z
+        .enum(['semantic', 'silence'])
+        .default(AGENT_DEFAULTS.endpointingMode)
+        .describe('semantic reads the words so far; silence only waits'),
+      min_ms: z
+        .int()
+        .min(100)
+        .max(2_000)
+        .default(AGENT_DEFAULTS.endpointingMinMs)
+        .describe('the wait after a finished sentence or question'),
+      max_ms: z
+        .int()
+        .min(300)
+        .max(5_000)
+        .default(AGENT_DEFAULTS.endpointingMaxMs)
+        .describe('the wait after an unfinished phrase'),
     })
     .refine((e) => e.min_ms <= e.max_ms, 'min_ms must not exceed max_ms')
     .optional()
     .describe(
-      'how the end of the caller\'s turn is decided: silence waits endpointing_ms every time; semantic also reads the words so far (the default when absent)',
+      "how the end of the caller's turn is decided: silence waits endpointing_ms every time; semantic also reads the words so far (the default when absent)",
     ),
   interruption_sensitivity: z
     .number()
     .min(0)
     .max(1)
     .default(AGENT_DEFAULTS.interruptionSensitivity)
-    .describe('how readily the caller\'s speech stops the agent: the speech it takes is 1000 ms at 0, 200 ms at 1 (600 ms at the default)'),
+    .describe(
+      "how readily the caller's speech stops the agent: the speech it takes is 1000 ms at 0, 200 ms at 1 (600 ms at the default)",
+    ),
   noise_suppression: z
     .enum(['off', 'rnnoise'])
     .optional()
     .describe(
-      'noise suppression of the caller\'s audio before the VAD and the recogniser; off by default: on the phone path RNNoise raised the recogniser\'s errors (docs/performance.md)',
+      "noise suppression of the caller's audio before the VAD and the recogniser; off by default: on the phone path RNNoise raised the recogniser's errors (docs/performance.md)",
     ),
   backchannel_words: z
     .array(z.string().trim().min(1).max(40))
     .max(50)
     .optional()
-    .describe('what a caller says only to acknowledge ("uh-huh", "okay", "right"): after one that stopped the agent, it goes on where it stopped'),
+    .describe(
+      'what a caller says only to acknowledge ("uh-huh", "okay", "right"): after one that stopped the agent, it goes on where it stopped',
+    ),
   dtmf: z
     .strictObject({
       enabled: z.boolean().default(true).describe('false: keypad digits are ignored'),
@@ -248,23 +373,51 @@ export const AgentConfigSchema = z.strictObject({
         .default(AGENT_DEFAULTS.dtmfTerminator)
         .describe('the key that ends an entry; null: only max_digits or the pause do'),
       max_digits: z.int().min(1).max(64).nullable().default(null).describe('an entry ends at this many digits'),
-      timeout_ms: z.int().min(500).max(30_000).default(AGENT_DEFAULTS.dtmfTimeoutMs).describe('an entry ends after this pause'),
+      timeout_ms: z
+        .int()
+        .min(500)
+        .max(30_000)
+        .default(AGENT_DEFAULTS.dtmfTimeoutMs)
+        .describe('an entry ends after this pause'),
     })
     .optional()
-    .describe('keypad digits the caller presses become a turn of theirs: gathered until the terminator, max_digits, or a pause of timeout_ms'),
-  inbound_numbers: z.array(E164).max(100).default([]).describe('E.164 numbers whose inbound calls this agent answers; a number belongs to one organization'),
-  webhook_url: z.url({ protocol: /^https?$/ }).nullable().default(null).describe("where this agent's call events are posted; the organization's webhook when null"),
-  analysis: AnalysisConfigSchema.default({ custom_fields: [] }).describe('what is worked out from the transcript after each call'),
+    .describe(
+      'keypad digits the caller presses become a turn of theirs: gathered until the terminator, max_digits, or a pause of timeout_ms',
+    ),
+  inbound_numbers: z
+    .array(E164)
+    .max(100)
+    .default([])
+    .describe('E.164 numbers whose inbound calls this agent answers; a number belongs to one organization'),
+  webhook_url: z
+    .url({ protocol: /^https?$/ })
+    .nullable()
+    .default(null)
+    .describe("where this agent's call events are posted; the organization's webhook when null"),
+  analysis: AnalysisConfigSchema.default({ custom_fields: [] }).describe(
+    'what is worked out from the transcript after each call',
+  ),
   voicemail_message: z.string().max(10_000).default('').describe('older form of voicemail.message'),
   voicemail_detection: z
     .boolean()
     .default(false)
-    .describe('older form of voicemail: true is voicemail: {detect: true} with voicemail_message as its message (none: hang up)'),
+    .describe(
+      'older form of voicemail: true is voicemail: {detect: true} with voicemail_message as its message (none: hang up)',
+    ),
   voicemail: z
     .strictObject({
       detect: z.boolean().default(true).describe('false: outbound calls do not look for a machine'),
-      action: z.enum(['hangup', 'leave_message']).default('leave_message').describe('what happens on a machine (leave_message without any message hangs up)'),
-      message: z.string().trim().min(1).max(2_000).optional().describe('dynamic variables are filled in; voicemail_message when absent'),
+      action: z
+        .enum(['hangup', 'leave_message'])
+        .default('leave_message')
+        .describe('what happens on a machine (leave_message without any message hangs up)'),
+      message: z
+        .string()
+        .trim()
+        .min(1)
+        .max(2_000)
+        .optional()
+        .describe('dynamic variables are filled in; voicemail_message when absent'),
       detect_timeout_ms: z
         .int()
         .min(2_000)
@@ -274,9 +427,12 @@ export const AgentConfigSchema = z.strictObject({
     })
     .optional()
     .describe(
-      'outbound calls: tell an answering machine from a person by the audio (a long greeting, its words, its beep; a carrier\'s detection too), then hang up or leave message after the beep',
+      "outbound calls: tell an answering machine from a person by the audio (a long greeting, its words, its beep; a carrier's detection too), then hang up or leave message after the beep",
     ),
-  opt_out_sensitive_data_storage: z.boolean().default(false).describe('calls of this agent keep no transcript, tool payloads or recording'),
+  opt_out_sensitive_data_storage: z
+    .boolean()
+    .default(false)
+    .describe('calls of this agent keep no transcript, tool payloads or recording'),
 });
 
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
@@ -294,15 +450,25 @@ export interface VoicemailHandling {
   detectTimeoutMs: number;
 }
 
-export function voicemailHandling(agent: Pick<AgentConfig, 'voicemail' | 'voicemail_detection' | 'voicemail_message'>): VoicemailHandling | null {
+export function voicemailHandling(
+  agent: Pick<AgentConfig, 'voicemail' | 'voicemail_detection' | 'voicemail_message'>,
+): VoicemailHandling | null {
   const legacyMessage = agent.voicemail_message.trim() || null;
   if (agent.voicemail) {
     if (!agent.voicemail.detect) return null;
     const message = agent.voicemail.action === 'leave_message' ? (agent.voicemail.message ?? legacyMessage) : null;
-    return { action: message ? 'leave_message' : 'hangup', message, detectTimeoutMs: agent.voicemail.detect_timeout_ms };
+    return {
+      action: message ? 'leave_message' : 'hangup',
+      message,
+      detectTimeoutMs: agent.voicemail.detect_timeout_ms,
+    };
   }
   if (!agent.voicemail_detection) return null;
-  return { action: legacyMessage ? 'leave_message' : 'hangup', message: legacyMessage, detectTimeoutMs: AGENT_DEFAULTS.voicemailDetectTimeoutMs };
+  return {
+    action: legacyMessage ? 'leave_message' : 'hangup',
+    message: legacyMessage,
+    detectTimeoutMs: AGENT_DEFAULTS.voicemailDetectTimeoutMs,
+  };
 }
 export type AgentTool = z.infer<typeof AgentToolSchema>;
 export type ApiTool = z.infer<typeof ApiToolSchema>;
@@ -314,7 +480,10 @@ export type LlmConfig = z.infer<typeof LlmConfigSchema>;
  */
 export const AgentPatchSchema = z.strictObject(
   Object.fromEntries(
-    Object.entries(AgentConfigSchema.shape).map(([key, field]) => [key, (field instanceof z.ZodDefault ? field.unwrap() : field).optional()]),
+    Object.entries(AgentConfigSchema.shape).map(([key, field]) => [
+      key,
+      (field instanceof z.ZodDefault ? field.unwrap() : field).optional(),
+    ]),
   ),
 ) as unknown as z.ZodType<Partial<AgentConfig>>;
 

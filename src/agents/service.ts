@@ -13,7 +13,10 @@ export function parseVersionSpec(value: string | number | null | undefined): Age
   if (value === 'latest') return 'latest';
   const n = typeof value === 'number' ? value : Number(value);
   if (!Number.isSafeInteger(n) || n < 1) {
-    throw new ApiError('BAD_REQUEST', `agent_version: expected "production", "latest" or a version number, got ${JSON.stringify(value)}`);
+    throw new ApiError(
+      'BAD_REQUEST',
+      `agent_version: expected "production", "latest" or a version number, got ${JSON.stringify(value)}`,
+    );
   }
   return n;
 }
@@ -27,7 +30,8 @@ export class AgentService {
   ) {}
 
   async create(orgId: string, agentId: string, config: AgentConfig): Promise<AgentVersion> {
-    if (await this.repo.newest(orgId, agentId)) throw new ApiError('CONFLICT', `agent ${JSON.stringify(agentId)} already exists; PATCH it to make a new version`);
+    if (await this.repo.newest(orgId, agentId))
+      throw new ApiError('CONFLICT', `agent ${JSON.stringify(agentId)} already exists; PATCH it to make a new version`);
     this.checkEndpoints(config);
     return this.insert(orgId, agentId, config, true);
   }
@@ -38,7 +42,10 @@ export class AgentService {
     if (!newest) throw notFound('agent', agentId);
     const merged = AgentConfigSchema.safeParse({ ...newest.config, ...changes });
     if (!merged.success) {
-      throw new ApiError('BAD_REQUEST', merged.error.issues.map((i) => `body.${i.path.join('.')}: ${i.message}`).join('; '));
+      throw new ApiError(
+        'BAD_REQUEST',
+        merged.error.issues.map((i) => `body.${i.path.join('.')}: ${i.message}`).join('; '),
+      );
     }
     this.checkEndpoints(merged.data);
     return this.insert(orgId, agentId, merged.data, false);
@@ -55,13 +62,17 @@ export class AgentService {
     if (spec === 'production') {
       found = await this.repo.newestPublished(orgId, agentId);
       if (!found && (await this.repo.newest(orgId, agentId))) {
-        throw new ApiError('CONFLICT', `agent ${JSON.stringify(agentId)} has no published version; publish one or ask for "latest"`);
+        throw new ApiError(
+          'CONFLICT',
+          `agent ${JSON.stringify(agentId)} has no published version; publish one or ask for "latest"`,
+        );
       }
     } else if (spec === 'latest') {
       found = await this.repo.newest(orgId, agentId);
     } else {
       found = await this.repo.get(orgId, agentId, spec);
-      if (!found && (await this.repo.newest(orgId, agentId))) throw new ApiError('NOT_FOUND', `agent ${JSON.stringify(agentId)} has no version ${spec}`);
+      if (!found && (await this.repo.newest(orgId, agentId)))
+        throw new ApiError('NOT_FOUND', `agent ${JSON.stringify(agentId)} has no version ${spec}`);
     }
     if (!found) throw notFound('agent', agentId);
     return found;
@@ -102,14 +113,22 @@ export class AgentService {
       return await this.repo.insertVersion(orgId, agentId, config, { published, at: this.clock.now() });
     } catch (error) {
       if (error instanceof NumberTakenError) {
-        throw new ApiError('NUMBER_TAKEN', `body.inbound_numbers: ${error.number} belongs to another organization; a number can answer for one organization only`);
+        throw new ApiError(
+          'NUMBER_TAKEN',
+          `body.inbound_numbers: ${error.number} belongs to another organization; a number can answer for one organization only`,
+        );
       }
       throw error;
     }
   }
 }
 
-export type AgentView = AgentConfig & { agent_id: string; version: number; is_published: boolean; last_modified: number };
+export type AgentView = AgentConfig & {
+  agent_id: string;
+  version: number;
+  is_published: boolean;
+  last_modified: number;
+};
 
 /** An agent as responses show it: every field but the secrets. */
 export function agentView(agent: AgentVersion): AgentView {

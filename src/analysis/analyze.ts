@@ -40,7 +40,11 @@ const ReplySchema = z.object({
 });
 
 export function emptyAnalysis(fields: AgentConfig['analysis']['custom_fields'] = []): CallAnalysis {
-  return { summary: '', user_sentiment: 'unknown', custom_analysis_data: fields.map((f) => ({ name: f.name, value: null })) };
+  return {
+    summary: '',
+    user_sentiment: 'unknown',
+    custom_analysis_data: fields.map((f) => ({ name: f.name, value: null })),
+  };
 }
 
 export function buildAnalysisMessages(agent: AgentConfig, transcript: readonly TranscriptLine[]): ChatMessage[] {
@@ -84,7 +88,9 @@ export function parseAnalysisReply(content: string, agent: AgentConfig): CallAna
   const given = new Map(parsed.data.custom_analysis_data.map((d) => [d.name, d.value]));
   return {
     summary: parsed.data.summary.trim(),
-    user_sentiment: (USER_SENTIMENTS as readonly string[]).includes(sentiment) ? (sentiment as UserSentiment) : 'unknown',
+    user_sentiment: (USER_SENTIMENTS as readonly string[]).includes(sentiment)
+      ? (sentiment as UserSentiment)
+      : 'unknown',
     custom_analysis_data: agent.analysis.custom_fields.map((f) => {
       const value = given.get(f.name);
       return { name: f.name, value: typeof value === f.type ? value : null };

@@ -68,9 +68,13 @@ export class BandwidthProbe {
   constructor(options: BandwidthProbeOptions) {
     this.options = { ...BANDWIDTH_PROBE_DEFAULTS, ...options };
     if (!(this.options.cutoffHz > 0 && this.options.cutoffHz < options.sampleRate / 2)) {
-      throw new AudioError('AUDIO_BAD_ARGUMENT', `a ${this.options.cutoffHz} Hz band edge needs a rate above ${2 * this.options.cutoffHz} Hz, not ${options.sampleRate}`);
+      throw new AudioError(
+        'AUDIO_BAD_ARGUMENT',
+        `a ${this.options.cutoffHz} Hz band edge needs a rate above ${2 * this.options.cutoffHz} Hz, not ${options.sampleRate}`,
+      );
     }
-    if (this.options.taps % 2 !== 1) throw new AudioError('AUDIO_BAD_ARGUMENT', `the high-pass needs an odd number of taps, not ${this.options.taps}`);
+    if (this.options.taps % 2 !== 1)
+      throw new AudioError('AUDIO_BAD_ARGUMENT', `the high-pass needs an odd number of taps, not ${this.options.taps}`);
     this.taps = highPass(this.options.taps, this.options.cutoffHz / options.sampleRate);
     this.history = new Float64Array(this.options.taps * 2);
     this.frameSamples = Math.round(options.sampleRate / 100);

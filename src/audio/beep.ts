@@ -39,7 +39,8 @@ export class BeepDetector {
     this.size = rate <= 8000 ? 256 : 512;
     this.fft = new FFT(this.size);
     this.window = new Float64Array(this.frameSamples);
-    for (let i = 0; i < this.frameSamples; i++) this.window[i] = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (this.frameSamples - 1));
+    for (let i = 0; i < this.frameSamples; i++)
+      this.window[i] = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (this.frameSamples - 1));
     this.input = new Array<number>(this.size).fill(0);
     this.spectrum = this.fft.createComplexArray() as number[];
   }

@@ -43,7 +43,9 @@ export function dtmfTones(keys: string, rate: number, options: { toneMs?: number
     for (let i = 0; i < toneSamples; i++) {
       const envelope = Math.min(1, i / ramp, (toneSamples - 1 - i) / ramp);
       const t = i / rate;
-      out[k * perKey + i] = Math.round(peak * envelope * (Math.sin(2 * Math.PI * low * t) + Math.sin(2 * Math.PI * high * t)));
+      out[k * perKey + i] = Math.round(
+        peak * envelope * (Math.sin(2 * Math.PI * low * t) + Math.sin(2 * Math.PI * high * t)),
+      );
     }
   }
   return out;
@@ -92,7 +94,12 @@ export function dtmfKeyIn(block: Int16Array, rate: number): string | null {
   const column = strongest(COLUMNS);
   const rowShare = row.power / energy;
   const columnShare = column.power / energy;
-  if (rowShare + columnShare < DETECT.minToneShare || rowShare < DETECT.minEachShare || columnShare < DETECT.minEachShare) return null;
+  if (
+    rowShare + columnShare < DETECT.minToneShare ||
+    rowShare < DETECT.minEachShare ||
+    columnShare < DETECT.minEachShare
+  )
+    return null;
   if (row.power < DETECT.minPeakRatio * row.next || column.power < DETECT.minPeakRatio * column.next) return null;
   if (Math.max(row.power, column.power) > DETECT.maxTwist * Math.min(row.power, column.power)) return null;
   return KEYS[row.index]![column.index]!;

@@ -12,7 +12,9 @@ export interface PcmChunk {
   samples: Int16Array;
   sampleRate: number;
 }
-/** Rates met at the edges (carriers, engines), each tested through the resampler; it accepts other integer rates too. */
+/**
+ * Rates met at the edges (carriers, engines), each tested through the resampler; it accepts other integer rates too.
+ */
 export const SUPPORTED_SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000] as const;
 export type SupportedSampleRate = (typeof SUPPORTED_SAMPLE_RATES)[number];
 /** dBFS reported for digital silence instead of -Infinity, so values stay JSON-safe. */

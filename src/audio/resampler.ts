@@ -56,7 +56,10 @@ function designFilter(inputRate: number, outputRate: number): PolyphaseFilter {
   const up = outputRate / g;
   const down = inputRate / g;
   if (up > RESAMPLER_DEFAULTS.maxPhases) {
-    throw new AudioError('AUDIO_UNSUPPORTED_RATE', `resampling ${inputRate} → ${outputRate} Hz needs ${up} phases (max ${RESAMPLER_DEFAULTS.maxPhases})`);
+    throw new AudioError(
+      'AUDIO_UNSUPPORTED_RATE',
+      `resampling ${inputRate} → ${outputRate} Hz needs ${up} phases (max ${RESAMPLER_DEFAULTS.maxPhases})`,
+    );
   }
   const lowRate = Math.min(inputRate, outputRate);
   // Half-width of the filter in input samples; taps per phase is twice that.
@@ -102,7 +105,8 @@ export class Resampler {
 
   constructor(inputRate: number, outputRate: number) {
     for (const rate of [inputRate, outputRate]) {
-      if (!Number.isInteger(rate) || rate <= 0) throw new AudioError('AUDIO_UNSUPPORTED_RATE', `sample rate ${rate} is not a positive integer`);
+      if (!Number.isInteger(rate) || rate <= 0)
+        throw new AudioError('AUDIO_UNSUPPORTED_RATE', `sample rate ${rate} is not a positive integer`);
     }
     this.inputRate = inputRate;
     this.outputRate = outputRate;
@@ -126,7 +130,10 @@ export class Resampler {
     this.outputCount = 0;
   }
 
-  /** Push input; returns the output samples that can be computed so far (a new array; the input itself when the rates are equal). */
+  /**
+   * Push input; returns the output samples that can be computed so far (a new array; the input itself when the rates
+   * are equal).
+   */
   push(input: Int16Array): Int16Array {
     this.inputCount += input.length;
     if (!this.filter) {

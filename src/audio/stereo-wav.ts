@@ -8,7 +8,10 @@ export const STEREO_WAV_HEADER_BYTES = 44;
  * The rate and length of a two-channel PCM16 WAV as the recorder writes it. A file cut short
  * (the process died while writing it) is as long as what it holds.
  */
-export async function readStereoWavLayout(file: FileHandle, path: string): Promise<{ rate: number; frames: number; bytes: number }> {
+export async function readStereoWavLayout(
+  file: FileHandle,
+  path: string,
+): Promise<{ rate: number; frames: number; bytes: number }> {
   const header = Buffer.alloc(STEREO_WAV_HEADER_BYTES);
   await file.read(header, 0, STEREO_WAV_HEADER_BYTES, 0);
   if (header.toString('ascii', 0, 4) !== 'RIFF' || header.readUInt16LE(22) !== 2 || header.readUInt16LE(34) !== 16) {

@@ -40,11 +40,12 @@ export class WavStreamReader {
     const out = new Int16Array(total >> 1);
     let n = 0;
     if (this.oddByte >= 0 && bytes.length > 0) {
-      out[n++] = ((bytes[0]! << 8) | this.oddByte) << 16 >> 16;
+      out[n++] = (((bytes[0]! << 8) | this.oddByte) << 16) >> 16;
       offset = 1;
       this.oddByte = -1;
     }
-    for (; offset + 1 < bytes.length; offset += 2) out[n++] = ((bytes[offset + 1]! << 8) | bytes[offset]!) << 16 >> 16;
+    for (; offset + 1 < bytes.length; offset += 2)
+      out[n++] = (((bytes[offset + 1]! << 8) | bytes[offset]!) << 16) >> 16;
     if (offset < bytes.length) this.oddByte = bytes[offset]!;
     return n === out.length ? out : out.subarray(0, n);
   }
@@ -69,7 +70,10 @@ export class WavStreamReader {
         const channels = view.getUint16(at + 10, true);
         const bits = view.getUint16(at + 22, true);
         if ((format !== 1 && format !== 0xfffe) || channels !== 1 || bits !== 16) {
-          throw new AudioError('AUDIO_BAD_WAV', `WAV stream must be PCM16 mono (format ${format}, ${channels} channels, ${bits} bits)`);
+          throw new AudioError(
+            'AUDIO_BAD_WAV',
+            `WAV stream must be PCM16 mono (format ${format}, ${channels} channels, ${bits} bits)`,
+          );
         }
         this.rate = view.getUint32(at + 12, true);
       }

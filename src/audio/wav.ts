@@ -16,7 +16,8 @@ const FmtSchema = z.object({
 
 function toInt16(samples: unknown): Int16Array {
   if (samples instanceof Int16Array) return samples;
-  if (ArrayBuffer.isView(samples) && !(samples instanceof DataView)) return Int16Array.from(samples as unknown as ArrayLike<number>);
+  if (ArrayBuffer.isView(samples) && !(samples instanceof DataView))
+    return Int16Array.from(samples as unknown as ArrayLike<number>);
   throw new AudioError('AUDIO_BAD_WAV', 'WAV samples are not a numeric array');
 }
 
@@ -43,9 +44,11 @@ export function decodeWav(bytes: Uint8Array, sampleRate?: number, channel?: numb
   if (numChannels === 1) {
     mono = toInt16(raw);
   } else {
-    if (!Array.isArray(raw) || raw.length !== numChannels) throw new AudioError('AUDIO_BAD_WAV', 'WAV channels do not match the fmt chunk');
+    if (!Array.isArray(raw) || raw.length !== numChannels)
+      throw new AudioError('AUDIO_BAD_WAV', 'WAV channels do not match the fmt chunk');
     const channels = raw.map(toInt16);
-    if (channel !== undefined && channels[channel] === undefined) throw new AudioError('AUDIO_BAD_WAV', `WAV has ${numChannels} channels, no channel ${channel}`);
+    if (channel !== undefined && channels[channel] === undefined)
+      throw new AudioError('AUDIO_BAD_WAV', `WAV has ${numChannels} channels, no channel ${channel}`);
     const length = channels[0]?.length ?? 0;
     if (channel !== undefined) mono = channels[channel]!;
     else {

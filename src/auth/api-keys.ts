@@ -43,7 +43,10 @@ function unauthorized(details: string): ApiError {
  * With API_KEYS unset, one key for org `default` is generated on first start and kept under
  * DATA_DIR; `created` tells the caller to print it (that one time only).
  */
-export function loadOrCreateDefaultKey(dataDir: string, randomHex: (bytes: number) => string): { entry: ApiKeyEntry; created: boolean; file: string } {
+export function loadOrCreateDefaultKey(
+  dataDir: string,
+  randomHex: (bytes: number) => string,
+): { entry: ApiKeyEntry; created: boolean; file: string } {
   const file = join(dataDir, 'api-key');
   if (existsSync(file)) {
     const key = readFileSync(file, 'utf8').trim();

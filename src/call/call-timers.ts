@@ -9,7 +9,9 @@ export const CALL_TIMER_DEFAULTS = {
 } as const;
 
 export interface CallTimerEvents {
-  /** The line was quiet for the reminder trigger: time to ask whether the caller is still there (`n`: 1 for the first). */
+  /**
+   * The line was quiet for the reminder trigger: time to ask whether the caller is still there (`n`: 1 for the first).
+   */
   remind(n: number): void;
   /** Quiet again for as long after the last reminder (or, with none, for the inactivity timeout). */
   inactive(): void;
@@ -53,7 +55,8 @@ export class CallTimers {
     if (this.stopped) return;
     this.o.timers.clearTimeout(this.inactivity);
     const maxReminders = this.o.reminderMaxCount ?? 1;
-    const ms = maxReminders === 0 ? this.o.inactivityTimeoutMs : (this.o.reminderTriggerMs ?? this.o.inactivityTimeoutMs);
+    const ms =
+      maxReminders === 0 ? this.o.inactivityTimeoutMs : (this.o.reminderTriggerMs ?? this.o.inactivityTimeoutMs);
     this.inactivity = this.o.timers.setTimeout(() => {
       this.inactivity = undefined;
       if (this.stopped) return;

@@ -43,7 +43,10 @@ export class CallControl {
     const record = await this.d.calls.get(orgId, callId);
     if (!record) throw notFound('call', callId);
     if (record.call_status === 'registered' || record.call_status === 'ongoing' || this.d.registry.get(callId)) {
-      throw new ApiError('CONFLICT', `call ${callId} is ${record.call_status}: end it first (POST /v2/calls/${callId}/end)`);
+      throw new ApiError(
+        'CONFLICT',
+        `call ${callId} is ${record.call_status}: end it first (POST /v2/calls/${callId}/end)`,
+      );
     }
     await this.d.calls.delete(orgId, callId);
     await rm(this.d.recordingPath(callId), { force: true });

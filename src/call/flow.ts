@@ -6,7 +6,10 @@ import type { DisconnectionReason } from '../records/record.ts';
 
 /** What a flow asks of the session; once the call is ending, the session does none of it. */
 export type FlowIntent =
-  /** The flow has the turn: the caller's turns are not the model's, and silence does not count; `cut`: the agent stops talking now. */
+  /**
+   * The flow has the turn: the caller's turns are not the model's, and silence does not count; `cut`: the agent stops
+   * talking now.
+   */
   | { kind: 'take_turn'; cut: boolean }
   /** Words said without the model; the model's history keeps what is heard of them. */
   | { kind: 'say'; text: string }

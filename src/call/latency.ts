@@ -139,7 +139,10 @@ export class CallLatency {
   }
 
   /** A model request's timing, in the reply to user turn `turn`. */
-  model(timing: { requestSentAt: number; firstTokenAt: number | null; firstChunkAt: number | null }, turn: number): void {
+  model(
+    timing: { requestSentAt: number; firstTokenAt: number | null; firstChunkAt: number | null },
+    turn: number,
+  ): void {
     const llm = timing.firstTokenAt === null ? null : timing.firstTokenAt - timing.requestSentAt;
     const speakable = timing.firstChunkAt === null ? null : timing.firstChunkAt - timing.requestSentAt;
     if (llm !== null) this.recorder.add('llm', llm);

@@ -31,7 +31,12 @@ export class OrgLimits implements CallAdmission {
 
   constructor(
     deps: OrgLimitsDeps,
-    private readonly options: { maxConcurrentCalls: number; orgLimits: Record<string, OrgLimit>; pricePerMinute: number; now: () => number },
+    private readonly options: {
+      maxConcurrentCalls: number;
+      orgLimits: Record<string, OrgLimit>;
+      pricePerMinute: number;
+      now: () => number;
+    },
   ) {
     this.credits = deps.credits;
     this.calls = deps.calls;
@@ -41,7 +46,8 @@ export class OrgLimits implements CallAdmission {
   /** At start: the balances ORG_LIMITS names, for organizations the store has none of yet. */
   async initialize(): Promise<void> {
     for (const [orgId, limit] of Object.entries(this.options.orgLimits)) {
-      if (limit.credit_balance !== undefined) await this.credits.initialize(orgId, limit.credit_balance, this.options.now());
+      if (limit.credit_balance !== undefined)
+        await this.credits.initialize(orgId, limit.credit_balance, this.options.now());
     }
   }
 
@@ -57,7 +63,9 @@ export class OrgLimits implements CallAdmission {
     const balance = await this.credits.balance(orgId);
     // A full organization is refused for that first, as it would be with credit left.
     if (balance !== undefined && balance <= 0) {
-      return (await this.calls.holdsSlot(orgId, callId)) || (await this.hasFreeSlot(orgId)) ? 'insufficient_balance' : 'concurrency_limit_reached';
+      return (await this.calls.holdsSlot(orgId, callId)) || (await this.hasFreeSlot(orgId))
+        ? 'insufficient_balance'
+        : 'concurrency_limit_reached';
     }
     // Counted and taken in one transaction: two processes admitting at once cannot both take the last slot.
     const { max, liveNodes } = await this.slotLimit(orgId);
@@ -91,6 +99,7 @@ export class OrgLimits implements CallAdmission {
   }
 
   async debit(orgId: string, credits: number): Promise<void> {
-    if (credits > 0 && (await this.credits.balance(orgId)) !== undefined) await this.credits.debit(orgId, credits, this.options.now());
+    if (credits > 0 && (await this.credits.balance(orgId)) !== undefined)
+      await this.credits.debit(orgId, credits, this.options.now());
   }
 }

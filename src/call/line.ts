@@ -10,7 +10,10 @@ export class CallLine implements CallTransport {
   readonly sampleRate: CallTransport['sampleRate'];
   private current: CallTransport;
   private handlers: TransportHandlers | null = null;
-  /** The current connection is being given up (a transfer): nothing more goes out on it, and its closing is not the caller hanging up. */
+  /**
+   * The current connection is being given up (a transfer): nothing more goes out on it, and its closing is not the
+   * caller hanging up.
+   */
   private released = false;
 
   constructor(first: CallTransport) {

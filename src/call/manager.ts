@@ -34,13 +34,19 @@ import type { CallTransport } from './transport.ts';
 /** What a caller on hold for a warm transfer hears (scripts/make-hold-audio.ts makes it). */
 const HOLD_AUDIO_FILE = join(import.meta.dirname, '..', '..', 'media', 'hold', 'hold-chime.8k.wav');
 
-/** The number a transfer's destination sees: this service's side of the call, the number called (inbound) or calling (outbound). */
+/**
+ * The number a transfer's destination sees: this service's side of the call, the number called (inbound) or calling
+ * (outbound).
+ */
 function serviceNumberOf(record: CallRecord): string | null {
   return record.call_type === 'inbound' ? record.call_to : (record.presentation_number ?? record.call_from);
 }
 
 /** The agent's voicemail handling with its message's dynamic variables filled in. */
-function filledVoicemail(handling: VoicemailHandling | null, variables: Record<string, string>): VoicemailHandling | null {
+function filledVoicemail(
+  handling: VoicemailHandling | null,
+  variables: Record<string, string>,
+): VoicemailHandling | null {
   return handling?.message ? { ...handling, message: fillVariables(handling.message, variables) } : handling;
 }
 
@@ -109,12 +115,27 @@ export class CallManager {
     const variables = metadata.dynamic_variables;
     // Engines and recorder take the line's own rate (8 kHz on a phone): no resampling per frame.
     const sampleRate = transport.sampleRate ?? INTERNAL_SAMPLE_RATE;
-    const recorder = record.opt_out_sensitive_data_storage ? undefined : new CallRecorder(this.recordingPath(callId), sampleRate);
+    const recorder = record.opt_out_sensitive_data_storage
+      ? undefined
+      : new CallRecorder(this.recordingPath(callId), sampleRate);
     let finalized: Promise<void> = Promise.resolve();
     const toolFinished = (run: ToolRun): void => {
-      if (run.latencyMs !== null) this.d.events.emit('tool', { orgId, callId, name: run.invocation.name, ms: run.latencyMs, ok: run.failure === null });
+      if (run.latencyMs !== null)
+        this.d.events.emit('tool', {
+          orgId,
+          callId,
+          name: run.invocation.name,
+          ms: run.latencyMs,
+          ok: run.failure === null,
+        });
     };
-    const model = createAgentBrain({ agent, metadata, outbound: this.d.outbound, transportKind: transport.kind, toolFinished });
+    const model = createAgentBrain({
+      agent,
+      metadata,
+      outbound: this.d.outbound,
+      transportKind: transport.kind,
+      toolFinished,
+    });
     // Leased until the session has finished: the provider closes idle engines to stay bounded, never one a call holds.
     const stt = this.d.engines.stt(agent.stt);
     let tts: EngineLease<TtsEngine> | undefined;
@@ -126,7 +147,13 @@ export class CallManager {
     const reports = new TransferReports(() => session.transfer, transport, this.d.random);
     try {
       tts = this.d.engines.tts(agent.voice);
-      const carrier = transferCarrierOf({ dialer: this.d.dialer, random: this.d.random, holdAudio: (rate: number) => this.holdAudio(rate) }, callId, record, transport, reports);
+      const carrier = transferCarrierOf(
+        { dialer: this.d.dialer, random: this.d.random, holdAudio: (rate: number) => this.holdAudio(rate) },
+        callId,
+        record,
+        transport,
+        reports,
+      );
       session = new CallSession({
         callId,
         agent: { ...agent, begin_message: fillVariables(agent.begin_message, variables) },
@@ -137,7 +164,13 @@ export class CallManager {
         engines: {
           openVad: () => this.d.engines.vad.open({ sampleRate }),
           // Phone audio is 8 kHz at heart: the recogniser's telephone-band model hears it as it came.
-          openStt: (events) => stt.engine.open({ sampleRate, language: agent.stt.language, ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}), events }),
+          openStt: (events) =>
+            stt.engine.open({
+              sampleRate,
+              language: agent.stt.language,
+              ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}),
+              events,
+            }),
           tts: tts.engine,
         },
         brain: model.brain,
@@ -153,44 +186,83 @@ export class CallManager {
         onTranscript: recorder
           ? (messages, items) => {
               // The store keeps a call's writes in the order they were asked for (CallRepository.keepTranscript).
-              this.d.calls.keepTranscript(orgId, callId, [...messages], [...items]).catch((error: unknown) => log.error({ err: error }, 'transcript could not be kept'));
+              this.d.calls
+                .keepTranscript(orgId, callId, [...messages], [...items])
+                .catch((error: unknown) => log.error({ err: error }, 'transcript could not be kept'));
             }
           : undefined,
-        onTurnLatency: this.d.events.listenerCount('turn') > 0 ? (parts) => this.d.events.emit('turn', { orgId, callId, parts }) : undefined,
+        onTurnLatency:
+          this.d.events.listenerCount('turn') > 0
+            ? (parts) => this.d.events.emit('turn', { orgId, callId, parts })
+            : undefined,
         onEnd: (result) => {
           const ended = { orgId, callId, agent, metadata, result, recorder, tokenUsage: model.usage() };
-          finalized = this.records.finish(ended).catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
+          finalized = this.records
+            .finish(ended)
+            .catch((error: unknown) => log.error({ err: error }, 'call record could not be finalized'));
         },
       });
       // The record is final only once the recording is written too.
-      const active = activeCallOf(session, reports, { callId, orgId, callType: record.call_type, finished: session.finished.then(() => finalized) });
+      const active = activeCallOf(session, reports, {
+        callId,
+        orgId,
+        callType: record.call_type,
+        finished: session.finished.then(() => finalized),
+      });
       this.d.registry.add(active);
       const startTimestamp = this.d.timers.now();
-      const started = await this.d.calls.update(orgId, callId, (current) => ({ ...current, call_status: 'ongoing', start_timestamp: startTimestamp }));
+      const started = await this.d.calls.update(orgId, callId, (current) => ({
+        ...current,
+        call_status: 'ongoing',
+        start_timestamp: startTimestamp,
+      }));
       if (started) this.d.events.emit('started', { orgId, record: started });
       transport.notify({ type: 'call_started', call_id: callId, agent_name: agent.agent_name });
-      log.info({ agent_id: record.agent_id, agent_version: version.version, transport: transport.kind }, 'call connected');
+      log.info(
+        { agent_id: record.agent_id, agent_version: version.version, transport: transport.kind },
+        'call connected',
+      );
     } catch (error) {
       // The session was never started and may never finish: the leases go back now, and a call still
       // registered ends (freeing its slot) rather than waiting for a stream that already came.
       releaseEngines();
-      await this.d.callService.endUnconnected(orgId, callId, 'error', 'error_service', 'The service failed while starting the call.');
+      await this.d.callService.endUnconnected(
+        orgId,
+        callId,
+        'error',
+        'error_service',
+        'The service failed while starting the call.',
+      );
       throw error;
     }
     void session.finished.then(releaseEngines);
     await session.start();
   }
 
-  /** The call's record and agent version if the call may run now; otherwise the line is closed (and the record ended) and null. */
-  private async admit(orgId: string, callId: string, transport: CallLine): Promise<{ record: CallRecord; version: AgentVersion } | null> {
+  /**
+   * The call's record and agent version if the call may run now; otherwise the line is closed (and the record ended)
+   * and null.
+   */
+  private async admit(
+    orgId: string,
+    callId: string,
+    transport: CallLine,
+  ): Promise<{ record: CallRecord; version: AgentVersion } | null> {
     const record = await this.d.calls.get(orgId, callId);
     if (!record || record.call_status !== 'registered') {
       transport.close('error_service');
       return null;
     }
-    const version = record.agent_version === null ? undefined : await this.d.agents.get(orgId, record.agent_id, record.agent_version);
+    const version =
+      record.agent_version === null ? undefined : await this.d.agents.get(orgId, record.agent_id, record.agent_version);
     if (!version) {
-      await this.d.callService.endUnconnected(orgId, callId, 'error', 'error_service', `agent ${record.agent_id} version ${record.agent_version} no longer exists`);
+      await this.d.callService.endUnconnected(
+        orgId,
+        callId,
+        'error',
+        'error_service',
+        `agent ${record.agent_id} version ${record.agent_version} no longer exists`,
+      );
       transport.close('error_service');
       return null;
     }
@@ -240,12 +312,19 @@ export interface TransferCarrierDeps {
  * expects; the bridge takes the caller's line away). Each is undefined when the line cannot
  * (a browser, a carrier without transfers).
  */
-function transferCarrierOf(d: TransferCarrierDeps, callId: string, record: CallRecord, line: CallLine, reports: TransferReports): { cold: ColdTransfer | undefined; warm: WarmTransferCarrier | undefined } {
+function transferCarrierOf(
+  d: TransferCarrierDeps,
+  callId: string,
+  record: CallRecord,
+  line: CallLine,
+  reports: TransferReports,
+): { cold: ColdTransfer | undefined; warm: WarmTransferCarrier | undefined } {
   const { dialer, random } = d;
   const carrierCallId = line.carrierCallId;
   const from = serviceNumberOf(record);
   const transfer = dialer?.transfer?.bind(dialer);
-  const cold: ColdTransfer | undefined = transfer && carrierCallId ? (to) => line.handOver(() => transfer({ callId, carrierCallId, to, from })) : undefined;
+  const cold: ColdTransfer | undefined =
+    transfer && carrierCallId ? (to) => line.handOver(() => transfer({ callId, carrierCallId, to, from })) : undefined;
   const consult = dialer?.consult?.bind(dialer);
   const bridge = dialer?.bridge?.bind(dialer);
   if (!consult || !bridge || !random || !carrierCallId) return { cold, warm: undefined };
@@ -267,10 +346,15 @@ function transferCarrierOf(d: TransferCarrierDeps, callId: string, record: CallR
 }
 
 /** The call as the registry keeps it: what the API and the carrier may ask of its session while it runs. */
-function activeCallOf(session: CallSession, reports: TransferReports, call: Pick<ActiveCall, 'callId' | 'orgId' | 'callType' | 'finished'>): ActiveCall {
+function activeCallOf(
+  session: CallSession,
+  reports: TransferReports,
+  call: Pick<ActiveCall, 'callId' | 'orgId' | 'callType' | 'finished'>,
+): ActiveCall {
   return {
     ...call,
-    requestEnd: (reason, message, options) => session.end(reason, { ...(message ? { message } : {}), ...(options?.now ? { now: true } : {}) }),
+    requestEnd: (reason, message, options) =>
+      session.end(reason, { ...(message ? { message } : {}), ...(options?.now ? { now: true } : {}) }),
     say: (text, interrupt) => session.speak(text, interrupt),
     addContext: (content) => session.addContext(content),
     listen: (listener) => session.listen(listener),

@@ -66,21 +66,21 @@ export class RecordFinisher {
       if (current.call_status !== 'ongoing' && current.call_status !== 'registered') return current;
       changed = true;
       return {
-      ...current,
-      call_status: result.reason === 'error_service' ? 'error' : 'ended',
-      disconnection_reason: result.reason,
-      disconnection_message: result.message,
-      start_timestamp: result.startTimestamp,
-      end_timestamp: result.endTimestamp,
-      duration_ms: durationMs,
-      transcript: optOut ? null : result.transcript,
-      transcript_with_tool_calls: optOut ? null : result.transcriptWithToolCalls,
-      recording_url: recordingUrl,
-      call_cost: cost,
-      latency: result.latency,
-      llm_token_usage: call.tokenUsage,
-      transfer_destination: result.transfer?.destination ?? null,
-      transfer_timestamp: result.transfer?.at ?? null,
+        ...current,
+        call_status: result.reason === 'error_service' ? 'error' : 'ended',
+        disconnection_reason: result.reason,
+        disconnection_message: result.message,
+        start_timestamp: result.startTimestamp,
+        end_timestamp: result.endTimestamp,
+        duration_ms: durationMs,
+        transcript: optOut ? null : result.transcript,
+        transcript_with_tool_calls: optOut ? null : result.transcriptWithToolCalls,
+        recording_url: recordingUrl,
+        call_cost: cost,
+        latency: result.latency,
+        llm_token_usage: call.tokenUsage,
+        transfer_destination: result.transfer?.destination ?? null,
+        transfer_timestamp: result.transfer?.at ?? null,
       };
     });
     if (!ended || !changed) return;
@@ -98,12 +98,20 @@ export class RecordFinisher {
   private async analyze(call: EndedCall, record: CallRecord): Promise<void> {
     const transcript = (record.transcript ?? []).map(({ role, content }) => ({ role, content }));
     const client = { dispatcher: this.d.outbound.dispatcher(LLM_CLIENT_DEFAULTS.connectTimeoutMs) };
-    const analysis = await analyzeCall({ agent: call.agent, transcript, metadata: call.metadata, logger: this.d.log, client });
+    const analysis = await analyzeCall({
+      agent: call.agent,
+      transcript,
+      metadata: call.metadata,
+      logger: this.d.log,
+      client,
+    });
     await this.d.calls.update(call.orgId, call.callId, (current) => ({ ...current, call_analysis: analysis }));
   }
 
   private track(work: Promise<unknown>): void {
-    const tracked = work.catch((error: unknown) => this.d.log.error({ err: error }, 'post-call work failed')).finally(() => this.background.delete(tracked));
+    const tracked = work
+      .catch((error: unknown) => this.d.log.error({ err: error }, 'post-call work failed'))
+      .finally(() => this.background.delete(tracked));
     this.background.add(tracked);
   }
 }

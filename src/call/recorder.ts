@@ -206,13 +206,18 @@ export function repairRecording(path: string): boolean {
   } catch {
     return false;
   }
-  let usable = false;
+  let usable: boolean;
   try {
     const header = Buffer.alloc(44);
     const read = readSync(fd, header, 0, 44, 0);
     const size = fstatSync(fd).size;
     const channels = header.readUInt16LE(22);
-    usable = read === 44 && header.toString('ascii', 0, 4) === 'RIFF' && header.toString('ascii', 8, 12) === 'WAVE' && channels === 2 && header.readUInt16LE(34) === 16;
+    usable =
+      read === 44 &&
+      header.toString('ascii', 0, 4) === 'RIFF' &&
+      header.toString('ascii', 8, 12) === 'WAVE' &&
+      channels === 2 &&
+      header.readUInt16LE(34) === 16;
     if (usable) {
       const frames = Math.floor((size - 44) / (channels * 2));
       writeSync(fd, wavHeader(frames, channels, header.readUInt32LE(24)), 0, 44, 0);

@@ -33,12 +33,15 @@ export interface RecoveryDeps {
 
 /** Finishes the calls no node in `liveNodes` owns; `atStart` also removes recordings of no call. */
 export async function recoverOrphanedCalls(d: RecoveryDeps, liveNodes: string[], atStart: boolean): Promise<void> {
-  for (const { orgId, record } of await d.calls.listOrphaned(['ongoing'], liveNodes)) await finishInterrupted(d, orgId, record);
+  for (const { orgId, record } of await d.calls.listOrphaned(['ongoing'], liveNodes))
+    await finishInterrupted(d, orgId, record);
   for (const { orgId, record } of await d.calls.listOrphaned(['registered'], liveNodes)) {
     // A campaign's call is its scheduler's: the lease of the one that claimed it decides (a live peer may own it).
     if (record.campaign_id !== null || record.batch_id !== null) continue;
     // Its stream deadline, its ring timer or its dialer died with the process: it cannot connect now.
-    const message = atStart ? 'The service restarted before the call connected.' : 'The service process the call was waiting on stopped before it connected.';
+    const message = atStart
+      ? 'The service restarted before the call connected.'
+      : 'The service process the call was waiting on stopped before it connected.';
     await d.service.endUnconnected(orgId, record.call_id, 'not_connected', 'dial_failed', message, { takeover: true });
   }
   if (atStart) await removeOrphanRecordings(d);
@@ -69,24 +72,32 @@ async function finishInterrupted(d: RecoveryDeps, orgId: string, record: CallRec
   const durationMs = Math.max(0, endedAt - startedAt);
   const cost = callCost(durationMs, d.pricePerMinute);
   let changed = false;
-  const ended = await d.calls.update(orgId, record.call_id, (current) => {
-    if (current.call_status !== 'ongoing') return current;
-    changed = true;
-    return {
-      ...current,
-      call_status: 'error',
-      disconnection_reason: 'error_service',
-      disconnection_message: 'The service stopped during the call.',
-      end_timestamp: endedAt,
-      duration_ms: durationMs,
-      call_cost: cost,
-      recording_url: recorded ? d.recordingUrl(record.call_id) : null,
-    };
-  }, { takeover: true });
+  const ended = await d.calls.update(
+    orgId,
+    record.call_id,
+    (current) => {
+      if (current.call_status !== 'ongoing') return current;
+      changed = true;
+      return {
+        ...current,
+        call_status: 'error',
+        disconnection_reason: 'error_service',
+        disconnection_message: 'The service stopped during the call.',
+        end_timestamp: endedAt,
+        duration_ms: durationMs,
+        call_cost: cost,
+        recording_url: recorded ? d.recordingUrl(record.call_id) : null,
+      };
+    },
+    { takeover: true },
+  );
   if (!ended || !changed) return;
   await d.limits.debit(orgId, cost.total_credits_used);
   d.events.emit('ended', { orgId, record: ended });
-  d.log.warn({ call_id: record.call_id, duration_ms: durationMs }, 'call interrupted by a restart finalized with error_service');
+  d.log.warn(
+    { call_id: record.call_id, duration_ms: durationMs },
+    'call interrupted by a restart finalized with error_service',
+  );
 }
 
 /** A recording with no call, or of a call that keeps nothing, is removed. */

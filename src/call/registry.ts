@@ -14,13 +14,21 @@ export interface ActiveCall {
    * `now`: the line is cut at once, nothing more played (a peer may have finished the record already).
    */
   requestEnd(reason: DisconnectionReason, message?: string, options?: { now?: boolean }): void;
-  /** An answering machine picked up: leave the agent's voicemail_message if it has one, then end with voicemail_reached. */
+  /**
+   * An answering machine picked up: leave the agent's voicemail_message if it has one, then end with voicemail_reached.
+   */
   voicemailDetected(): void;
   /** The transfer's destination answered. */
   transferAnswered(): void;
-  /** The transfer did not connect (`why`); returns the secret for the caller's stream back, or null when the call is over. */
+  /**
+   * The transfer did not connect (`why`); returns the secret for the caller's stream back, or null when the call is
+   * over.
+   */
   transferFailed(why: string): string | null;
-  /** A stream opened for this call while it is live: the caller back after a failed transfer, or a warm transfer's second leg, if `secret` is the one made for it. */
+  /**
+   * A stream opened for this call while it is live: the caller back after a failed transfer, or a warm transfer's
+   * second leg, if `secret` is the one made for it.
+   */
   returnStream(secret: string, transport: CallTransport): boolean;
   /** A warm transfer's second leg did not connect (`why`). */
   consultFailed(why: string): void;

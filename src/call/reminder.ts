@@ -9,7 +9,10 @@ import type { ReplyOutcome } from './model/reply.ts';
 export const REMINDER_DEFAULTS = { text: 'Are you still there?' } as const;
 
 export interface ReminderOptions {
-  agent: Pick<AgentConfig, 'reminder_from_model' | 'reminder_message' | 'reminder_trigger_ms' | 'inactivity_timeout_ms'>;
+  agent: Pick<
+    AgentConfig,
+    'reminder_from_model' | 'reminder_message' | 'reminder_trigger_ms' | 'inactivity_timeout_ms'
+  >;
   /** Says words without the model. */
   say(text: string): void;
   /** Asks the model to answer with `note` added to what it is told. */
@@ -42,7 +45,10 @@ export class Reminder {
     this.modelWriting = false;
   }
 
-  /** A reply ended: true when it was a reminder the model could not write, and the fixed line was said instead (if `live`). */
+  /**
+   * A reply ended: true when it was a reminder the model could not write, and the fixed line was said instead (if
+   * `live`).
+   */
   replyEnded(outcome: ReplyOutcome, live: boolean): boolean {
     const reminder = this.modelWriting;
     this.modelWriting = false;

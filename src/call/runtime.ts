@@ -74,14 +74,19 @@ export interface CallRuntime {
 }
 
 /** How a call ends when its node finds a peer took it for dead. */
-export const LEASE_TAKEN_OVER_MESSAGE = 'The service node running the call stalled past its lease and was taken for dead; the call was ended.';
+export const LEASE_TAKEN_OVER_MESSAGE =
+  'The service node running the call stalled past its lease and was taken for dead; the call was ended.';
 
 export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRuntime {
   const events = new CallEvents();
   const registry = new CallRegistry();
   const nodeId = config.nodeId;
   const limits = new OrgLimits(
-    { credits: deps.credits, calls: deps.callRepo, liveNodes: async () => [nodeId, ...(await deps.nodes.alive(deps.clock.now()))] },
+    {
+      credits: deps.credits,
+      calls: deps.callRepo,
+      liveNodes: async () => [nodeId, ...(await deps.nodes.alive(deps.clock.now()))],
+    },
     {
       maxConcurrentCalls: config.maxConcurrentCalls,
       orgLimits: config.orgLimits,
@@ -89,7 +94,17 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
       now: () => deps.clock.now(),
     },
   );
-  const service = new CallService(deps.callRepo, deps.agents, deps.dialer, deps.clock, deps.random, deps.logger, events, limits, nodeId);
+  const service = new CallService(
+    deps.callRepo,
+    deps.agents,
+    deps.dialer,
+    deps.clock,
+    deps.random,
+    deps.logger,
+    events,
+    limits,
+    nodeId,
+  );
   const manager = new CallManager({
     calls: deps.callRepo,
     callService: service,
@@ -108,8 +123,14 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     random: deps.random,
     nodeId,
   });
-  const streams = new StreamDeadlines(deps.timers, service, events, config.streamConnectTimeoutMs, (error, callId) => deps.logger.error({ err: error, call_id: callId }, 'a call whose stream never came could not be ended'));
-  const control = new CallControl({ calls: deps.callRepo, registry, recordingPath: (callId) => manager.recordingPath(callId) });
+  const streams = new StreamDeadlines(deps.timers, service, events, config.streamConnectTimeoutMs, (error, callId) =>
+    deps.logger.error({ err: error, call_id: callId }, 'a call whose stream never came could not be ended'),
+  );
+  const control = new CallControl({
+    calls: deps.callRepo,
+    registry,
+    recordingPath: (callId) => manager.recordingPath(callId),
+  });
   const recovery: RecoveryDeps = {
     calls: deps.callRepo,
     service,
@@ -141,7 +162,11 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
       // Leases that ran out are taken over before their calls are finished: a stalled holder can no
       // longer renew one, so it never goes on serving a call a peer has finished (it learns at its next beat).
       const forgotten = await deps.nodes.forgetExpired(now);
-      if (forgotten > 0) deps.logger.warn({ node_id: nodeId, nodes: forgotten }, 'peer nodes whose lease ran out taken over, their calls finished');
+      if (forgotten > 0)
+        deps.logger.warn(
+          { node_id: nodeId, nodes: forgotten },
+          'peer nodes whose lease ran out taken over, their calls finished',
+        );
       // Nothing was registered here yet at start (no request is served before the first beat).
       const live = (await deps.nodes.alive(now)).filter((id) => !atStart || id !== nodeId);
       await recoverOrphanedCalls(recovery, live, atStart);
@@ -163,7 +188,10 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     epoch = deps.random(8);
     await deps.nodes.acquire(nodeId, epoch, now, until, deps.nodeUrl());
     const serving = registry.all();
-    deps.logger.error({ node_id: nodeId, calls: serving.length }, 'node lease was taken over by a peer while this process stalled; its calls end');
+    deps.logger.error(
+      { node_id: nodeId, calls: serving.length },
+      'node lease was taken over by a peer while this process stalled; its calls end',
+    );
     for (const call of serving) call.requestEnd('error_service', LEASE_TAKEN_OVER_MESSAGE, { now: true });
   };
   return {

@@ -111,12 +111,37 @@ export class CallSession {
       }),
     );
     const dtmf = o.agent.dtmf;
-    const keypad = { terminator: dtmf ? dtmf.terminator : AGENT_DEFAULTS.dtmfTerminator, maxDigits: dtmf?.max_digits ?? null, timeoutMs: dtmf?.timeout_ms ?? AGENT_DEFAULTS.dtmfTimeoutMs };
-    this.keypad = dtmf?.enabled === false ? null : this.teardown.add(new KeypadInput(keypad, o.timers, CallSession.keypadReactions(this)));
-    const voiceOf = { tts: o.engines.tts, voice: o.agent.voice, timers: o.timers, clock: this.clock, pacerWakeups: o.pacerWakeups };
-    this.voice = agentVoiceOn(o.transport, voiceOf, CallSession.voiceReactions(this), () => session.model.signal, o.recorder);
+    const keypad = {
+      terminator: dtmf ? dtmf.terminator : AGENT_DEFAULTS.dtmfTerminator,
+      maxDigits: dtmf?.max_digits ?? null,
+      timeoutMs: dtmf?.timeout_ms ?? AGENT_DEFAULTS.dtmfTimeoutMs,
+    };
+    this.keypad =
+      dtmf?.enabled === false
+        ? null
+        : this.teardown.add(new KeypadInput(keypad, o.timers, CallSession.keypadReactions(this)));
+    const voiceOf = {
+      tts: o.engines.tts,
+      voice: o.agent.voice,
+      timers: o.timers,
+      clock: this.clock,
+      pacerWakeups: o.pacerWakeups,
+    };
+    this.voice = agentVoiceOn(
+      o.transport,
+      voiceOf,
+      CallSession.voiceReactions(this),
+      () => session.model.signal,
+      o.recorder,
+    );
     this.teardown.add({ close: () => this.voice.stop() });
-    this.model = new ModelTurn({ brain: o.brain, voice: this.voice, clock: this.clock, log: o.log, events: CallSession.modelReactions(this) });
+    this.model = new ModelTurn({
+      brain: o.brain,
+      voice: this.voice,
+      clock: this.clock,
+      log: o.log,
+      events: CallSession.modelReactions(this),
+    });
     this.timers = this.teardown.add(
       new CallTimers({
         timers: o.timers,
@@ -130,7 +155,8 @@ export class CallSession {
       }),
     );
     this.teardown.add({ stop: () => this.model.cancel() });
-    const ask = (note: string): void => this.model.answer([...this.history.messages, { role: 'system', content: note }], this.userTurns);
+    const ask = (note: string): void =>
+      this.model.answer([...this.history.messages, { role: 'system', content: note }], this.userTurns);
     this.reminder = new Reminder({ agent: o.agent, say: (text) => this.say(text), ask, log: o.log });
     const host: FlowHost = {
       get live() {
@@ -141,13 +167,26 @@ export class CallSession {
       },
     };
     const callerSpeaking = (): boolean => this.caller.speaking;
-    this.voicemail = new VoicemailDrop({ rate, handling: o.voicemail ?? null, timers: o.timers, host, callerSpeaking, log: o.log });
+    this.voicemail = new VoicemailDrop({
+      rate,
+      handling: o.voicemail ?? null,
+      timers: o.timers,
+      host,
+      callerSpeaking,
+      log: o.log,
+    });
     this.transfer = new TransferFlow({
       tools: o.agent.tools,
       cold: o.transfer,
       warm: o.warmTransfer,
       voice: this.voice,
-      consultVoice: (line) => agentVoiceOn(line, voiceOf, unheardVoiceEvents((error) => o.log.warn({ err: error }, 'the transfer summary could not be spoken')), () => undefined),
+      consultVoice: (line) =>
+        agentVoiceOn(
+          line,
+          voiceOf,
+          unheardVoiceEvents((error) => o.log.warn({ err: error }, 'the transfer summary could not be spoken')),
+          () => undefined,
+        ),
       summary: () => askTransferSummary(o.brain, this.history.messages, () => this.clock.seconds(), this.finished),
       timers: o.timers,
       host,
@@ -196,7 +235,8 @@ export class CallSession {
     this.endReason = { reason, message: options.message ?? null };
     this.teardown.stop();
     if (reason === 'user_hangup' || !wasLive || options.now) {
-      // Nobody is listening any more (or must not be served any more): what was still to play is cut where playback stood.
+      // Nobody is listening any more (or must not be served any more): what was still to play is cut where playback
+      // stood.
       this.finalize();
       return;
     }
@@ -261,7 +301,10 @@ export class CallSession {
         return;
       case 'end':
         if (intent.transferred) this.transferred = intent.transferred;
-        this.end(intent.reason, intent.say ? { say: intent.say, message: intent.message } : { message: intent.message });
+        this.end(
+          intent.reason,
+          intent.say ? { say: intent.say, message: intent.message } : { message: intent.message },
+        );
     }
   }
 
@@ -346,7 +389,15 @@ export class CallSession {
       },
       entered(entry) {
         if (s.phase !== 'live') return;
-        s.onUserTurn({ text: entry.digits, startAt: s.clock.seconds(entry.firstAt), endAt: s.clock.seconds(entry.lastAt), speechEndWall: entry.lastAt }, true);
+        s.onUserTurn(
+          {
+            text: entry.digits,
+            startAt: s.clock.seconds(entry.firstAt),
+            endAt: s.clock.seconds(entry.lastAt),
+            speechEndWall: entry.lastAt,
+          },
+          true,
+        );
       },
     };
   }
@@ -442,7 +493,8 @@ export class CallSession {
       },
       toolItem(item) {
         s.transcript.addToolItem(item);
-        if (item.role === 'tool_call_invocation') s.notify({ type: 'tool_call', name: item.name, arguments: item.arguments });
+        if (item.role === 'tool_call_invocation')
+          s.notify({ type: 'tool_call', name: item.name, arguments: item.arguments });
       },
       toolWait(line) {
         // Heard by the caller and kept in the transcript; the model's history has its reply only.
@@ -450,7 +502,12 @@ export class CallSession {
       },
       toolFinished(run) {
         if (run.latencyMs !== null) s.latency.tool(run.latencyMs);
-        s.notify({ type: 'tool_result', name: run.invocation.name, successful: run.result.successful, content: run.result.content.slice(0, 500) });
+        s.notify({
+          type: 'tool_result',
+          name: run.invocation.name,
+          successful: run.result.successful,
+          content: run.result.content.slice(0, 500),
+        });
       },
       finished(outcome, utterances) {
         s.history.replied(outcome, utterances);
@@ -470,7 +527,10 @@ export class CallSession {
         return;
       case 'llm_error':
         this.o.log.error({ code: outcome.error?.code, err: outcome.error }, 'language model failed');
-        this.end('error_service', { say: SESSION_DEFAULTS.apologyText, message: `The language model failed: ${outcome.error ? publicLlmFailure(outcome.error) : 'unknown error'}.` });
+        this.end('error_service', {
+          say: SESSION_DEFAULTS.apologyText,
+          message: `The language model failed: ${outcome.error ? publicLlmFailure(outcome.error) : 'unknown error'}.`,
+        });
         return;
       case 'flow_error':
         this.end('flow_error', { say: SESSION_DEFAULTS.flowErrorText, message: `${outcome.code}: ${outcome.detail}` });

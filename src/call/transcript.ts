@@ -58,7 +58,12 @@ export class Transcript {
 
   private add(role: 'agent' | 'user', content: string, startAt: number, endAt: number): TranscriptMessage {
     const start = Math.max(startAt, this.lastStartAt);
-    const message: TranscriptMessage = { role, content, start_at: round3(start), end_at: round3(Math.max(endAt, start)) };
+    const message: TranscriptMessage = {
+      role,
+      content,
+      start_at: round3(start),
+      end_at: round3(Math.max(endAt, start)),
+    };
     this.lastStartAt = start;
     this.messages.push(message);
     this.items.push(message);

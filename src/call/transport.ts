@@ -4,7 +4,10 @@ import type { MediaRate } from '../audio/pcm.ts';
 import type { DisconnectionReason } from '../records/record.ts';
 
 export interface TransportHandlers {
-  /** One 20 ms inbound frame at the transport's rate, in arrival order. It may be a view into a buffer other frames share: copy it before transferring its buffer. */
+  /**
+   * One 20 ms inbound frame at the transport's rate, in arrival order. It may be a view into a buffer other frames
+   * share: copy it before transferring its buffer.
+   */
   audio(frame: Int16Array): void;
   /** The far side played everything queued before this mark. */
   mark(name: string): void;

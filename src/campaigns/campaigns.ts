@@ -17,7 +17,15 @@ export interface Campaigns {
 
 export function createCampaigns(
   config: Config,
-  deps: { repo: CampaignRepository; agents: AgentService; calls: CallService; events: CallEvents; clock: Clock; random: RandomHex; logger: Logger },
+  deps: {
+    repo: CampaignRepository;
+    agents: AgentService;
+    calls: CallService;
+    events: CallEvents;
+    clock: Clock;
+    random: RandomHex;
+    logger: Logger;
+  },
 ): Campaigns {
   const scheduler = new CampaignScheduler({
     repo: deps.repo,

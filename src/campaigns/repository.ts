@@ -69,7 +69,10 @@ export interface ActiveTask {
 
 /** Every state change of the scheduler is one transaction, so two processes never claim the same task. */
 export interface CampaignRepository {
-  insert(campaign: Omit<CampaignRow, 'completedCalls' | 'failedCalls' | 'activeCalls' | 'finishedAt'>, tasks: NewTask[]): Promise<void>;
+  insert(
+    campaign: Omit<CampaignRow, 'completedCalls' | 'failedCalls' | 'activeCalls' | 'finishedAt'>,
+    tasks: NewTask[],
+  ): Promise<void>;
   get(orgId: string, kind: CampaignKind, id: string): Promise<CampaignRow | undefined>;
   /** Call ids of the tasks dialed so far, in task order. */
   callIds(campaignId: string): Promise<string[]>;
@@ -84,7 +87,11 @@ export interface CampaignRepository {
    * Claims the next pending task if the campaign runs and has a free slot; its call_id is fixed
    * here, before anything is dialed, so after a crash the task and its call find each other.
    */
-  claim(campaignId: string, instanceId: string, callId: string): Promise<{ task: ClaimedTask; campaign: CampaignRow } | undefined>;
+  claim(
+    campaignId: string,
+    instanceId: string,
+    callId: string,
+  ): Promise<{ task: ClaimedTask; campaign: CampaignRow } | undefined>;
   /** The task's call was never written (no free slot after all): the task waits again, as if never claimed. */
   unclaim(callId: string): Promise<void>;
   /**

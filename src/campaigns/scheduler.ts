@@ -93,7 +93,9 @@ export class CampaignScheduler {
   }
 
   private heartbeat(): void {
-    this.o.repo.heartbeat(this.instanceId, this.o.clock.now()).catch((error: unknown) => this.o.log.warn({ err: error }, 'campaign scheduler lease not renewed; trying again'));
+    this.o.repo
+      .heartbeat(this.instanceId, this.o.clock.now())
+      .catch((error: unknown) => this.o.log.warn({ err: error }, 'campaign scheduler lease not renewed; trying again'));
   }
 
   /** Runs a pass soon; many kicks in one tick make one pass. */
@@ -180,10 +182,16 @@ export class CampaignScheduler {
       }
       // The call record was never written (the agent could not be resolved, or the store failed).
       if (error instanceof ApiError && error.code === 'NOT_FOUND') {
-        this.o.log.warn({ campaign_id: campaign.id, agent_id: campaign.agentId }, 'the campaign agent no longer exists; the campaign fails');
+        this.o.log.warn(
+          { campaign_id: campaign.id, agent_id: campaign.agentId },
+          'the campaign agent no longer exists; the campaign fails',
+        );
         await this.o.repo.fail(campaign.id, this.o.clock.now());
       } else {
-        this.o.log.error({ err: error, campaign_id: campaign.id, call_id: task.callId }, 'placing a campaign call failed');
+        this.o.log.error(
+          { err: error, campaign_id: campaign.id, call_id: task.callId },
+          'placing a campaign call failed',
+        );
       }
       await this.finish(task.callId, false, 'error_service');
     };
@@ -205,7 +213,9 @@ export class CampaignScheduler {
         () => undefined,
         (error: unknown) => failed(error),
       )
-      .catch((error: unknown) => this.o.log.error({ err: error, call_id: task.callId }, 'a campaign call could not be put right'))
+      .catch((error: unknown) =>
+        this.o.log.error({ err: error, call_id: task.callId }, 'a campaign call could not be put right'),
+      )
       .finally(() => {
         this.inFlight.delete(work);
       });
@@ -220,7 +230,15 @@ export class CampaignScheduler {
     try {
       const campaign = await this.o.repo.finishTask(callId, wasConnected, reason, this.o.clock.now());
       if (campaign && campaign.finishedAt !== null) {
-        this.o.log.info({ campaign_id: campaign.id, status: campaign.status, completed: campaign.completedCalls, failed: campaign.failedCalls }, 'campaign finished');
+        this.o.log.info(
+          {
+            campaign_id: campaign.id,
+            status: campaign.status,
+            completed: campaign.completedCalls,
+            failed: campaign.failedCalls,
+          },
+          'campaign finished',
+        );
       }
     } catch (error) {
       this.o.log.error({ err: error, call_id: callId }, 'counting a campaign call failed');
@@ -238,12 +256,23 @@ export class CampaignScheduler {
       if (!record) {
         // Claimed, but its scheduler died before the call was written: it was never dialed, so it waits again.
         await this.o.repo.unclaim(task.callId);
-        this.o.log.warn({ campaign_id: task.campaignId, call_id: task.callId }, 'a task claimed by a scheduler that stopped before dialing it waits again');
+        this.o.log.warn(
+          { campaign_id: task.campaignId, call_id: task.callId },
+          'a task claimed by a scheduler that stopped before dialing it waits again',
+        );
         continue;
       }
-      this.o.log.warn({ campaign_id: task.campaignId, call_id: task.callId }, 'finishing a task whose scheduler stopped');
+      this.o.log.warn(
+        { campaign_id: task.campaignId, call_id: task.callId },
+        'finishing a task whose scheduler stopped',
+      );
       // endAbandoned's 'ended' event counts it when the record changed; otherwise count it here.
-      await this.o.repo.finishTask(task.callId, connected(record), record.disconnection_reason ?? 'error_service', this.o.clock.now());
+      await this.o.repo.finishTask(
+        task.callId,
+        connected(record),
+        record.disconnection_reason ?? 'error_service',
+        this.o.clock.now(),
+      );
     }
   }
 }

@@ -100,8 +100,15 @@ export class CampaignService {
     private readonly limits: { maxTasks: number; batchConcurrency: number },
     /** Called after a create or cancel, so the scheduler acts at once rather than at its next poll. */
     private readonly onChange: () => void,
-    /** Throws when the caller id may not be shown on the carrier that would place the call (CallService.checkCallerId). */
-    private readonly checkCallerId: (orgId: string, to: string, from: string, presentationNumber: string | null) => Promise<void> = async () => undefined,
+    /**
+     * Throws when the caller id may not be shown on the carrier that would place the call (CallService.checkCallerId).
+     */
+    private readonly checkCallerId: (
+      orgId: string,
+      to: string,
+      from: string,
+      presentationNumber: string | null,
+    ) => Promise<void> = async () => undefined,
   ) {}
 
   async create(orgId: string, request: CampaignRequest): Promise<CampaignView> {
@@ -112,8 +119,18 @@ export class CampaignService {
     orgId: string,
     request: Omit<CampaignRequest, 'concurrency' | 'scheduledAt' | 'presentationNumber'>,
   ): Promise<{ batch_id: string; status: 'queued'; total_tasks: number; message: string }> {
-    const row = await this.insert(orgId, 'batch', { ...request, presentationNumber: null, scheduledAt: null, concurrency: this.limits.batchConcurrency });
-    return { batch_id: row.id, status: 'queued', total_tasks: row.totalCalls, message: `${row.totalCalls} calls queued; read progress at GET /v1/batch-calls/${row.id}` };
+    const row = await this.insert(orgId, 'batch', {
+      ...request,
+      presentationNumber: null,
+      scheduledAt: null,
+      concurrency: this.limits.batchConcurrency,
+    });
+    return {
+      batch_id: row.id,
+      status: 'queued',
+      total_tasks: row.totalCalls,
+      message: `${row.totalCalls} calls queued; read progress at GET /v1/batch-calls/${row.id}`,
+    };
   }
 
   async get(orgId: string, id: string): Promise<CampaignView> {
@@ -128,7 +145,10 @@ export class CampaignService {
     return batchView(row, await this.repo.callIds(row.id));
   }
 
-  async list(orgId: string, query: CampaignListQuery): Promise<{ campaigns: CampaignView[]; next_cursor: string | null; total_count: number }> {
+  async list(
+    orgId: string,
+    query: CampaignListQuery,
+  ): Promise<{ campaigns: CampaignView[]; next_cursor: string | null; total_count: number }> {
     const page = await this.repo.list(orgId, query);
     return { campaigns: page.campaigns.map(campaignView), next_cursor: page.nextCursor, total_count: page.totalCount };
   }
@@ -136,7 +156,11 @@ export class CampaignService {
   async cancel(orgId: string, id: string): Promise<CampaignView> {
     const result = await this.repo.cancel(orgId, 'campaign', id, this.clock.now());
     if (!result.campaign) throw notFound('campaign', id);
-    if (!result.ok) throw new ApiError('CONFLICT', `campaign ${JSON.stringify(id)} already finished with status ${result.campaign.status}`);
+    if (!result.ok)
+      throw new ApiError(
+        'CONFLICT',
+        `campaign ${JSON.stringify(id)} already finished with status ${result.campaign.status}`,
+      );
     this.onChange();
     return campaignView(result.campaign);
   }
@@ -144,10 +168,14 @@ export class CampaignService {
   private async insert(orgId: string, kind: 'campaign' | 'batch', request: CampaignRequest): Promise<CampaignRow> {
     if (request.tasks.length === 0) throw new ApiError('BAD_REQUEST', 'body.tasks: give at least one task');
     if (request.tasks.length > this.limits.maxTasks) {
-      throw new ApiError('BAD_REQUEST', `body.tasks: at most ${this.limits.maxTasks} tasks per ${kind}, got ${request.tasks.length}`);
+      throw new ApiError(
+        'BAD_REQUEST',
+        `body.tasks: at most ${this.limits.maxTasks} tasks per ${kind}, got ${request.tasks.length}`,
+      );
     }
     // Refused now, not task by task once it runs.
-    for (const task of request.tasks) await this.checkCallerId(orgId, task.callTo, request.from, task.presentationNumber ?? request.presentationNumber);
+    for (const task of request.tasks)
+      await this.checkCallerId(orgId, task.callTo, request.from, task.presentationNumber ?? request.presentationNumber);
     // Resolved once: every call of the campaign uses the same agent version.
     const agent = await this.agents.resolve(orgId, request.agentId, request.agentVersion);
     const now = this.clock.now();

@@ -92,7 +92,14 @@ export interface CarrierHttp {
  * it; declared here so carriers need nothing from the store).
  */
 export interface CarrierAnswers {
-  claim(namespace: string, key: string, fingerprint: string, now: number): Promise<{ kind: 'claimed' } | { kind: 'replay'; answer: { body: string } } | { kind: 'mismatch' } | { kind: 'in_progress' }>;
+  claim(
+    namespace: string,
+    key: string,
+    fingerprint: string,
+    now: number,
+  ): Promise<
+    { kind: 'claimed' } | { kind: 'replay'; answer: { body: string } } | { kind: 'mismatch' } | { kind: 'in_progress' }
+  >;
   finish(namespace: string, key: string, answer: { status: number; body: string }): Promise<void>;
   release(namespace: string, key: string): Promise<void>;
 }

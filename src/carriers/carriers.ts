@@ -1,6 +1,7 @@
 // The carriers room, built from config and registry.ts: each registered carrier that config turns
 // on, the simulated phones (SIM_NUMBERS) in front of Twilio (when its credentials are set), and
-// behind them no carrier (every outbound call fails with a reason a person can act on). Carrier reports (no answer, failure, machine) reach calls through
+// behind them no carrier (every outbound call fails with a reason a person can act on). Carrier reports (no answer,
+// failure, machine) reach calls through
 // CallOutcomes, and endings the carrier did not cause hang the carrier leg up too.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -27,7 +28,8 @@ export class NoCarrierDialer implements Dialer {
     return {
       status: 'failed',
       reason: 'dial_failed',
-      message: 'No carrier is configured for outbound calls, so the call was not placed. Configure a carrier (for example Twilio) and try again.',
+      message:
+        'No carrier is configured for outbound calls, so the call was not placed. Configure a carrier (for example Twilio) and try again.',
     };
   }
 }
@@ -95,13 +97,31 @@ export async function createCarriers(config: Config, deps: CarrierDeps): Promise
   };
 }
 
-/** Endings the carrier did not cause: the carrier leg is hung up through its API too (a closed stream alone may leave it up). */
-const SERVICE_SIDE_ENDINGS = new Set(['agent_hangup', 'max_duration_reached', 'inactivity', 'flow_error', 'error_service', 'insufficient_balance', 'voicemail_reached']);
+/**
+ * Endings the carrier did not cause: the carrier leg is hung up through its API too (a closed stream alone may leave it
+ * up).
+ */
+const SERVICE_SIDE_ENDINGS = new Set([
+  'agent_hangup',
+  'max_duration_reached',
+  'inactivity',
+  'flow_error',
+  'error_service',
+  'insufficient_balance',
+  'voicemail_reached',
+]);
 
 function hangUpServiceEndings(events: CallEvents, dialer: Dialer, logger: Logger): void {
   if (!dialer.hangUpCall) return;
   events.on('ended', ({ record }) => {
-    if (record.call_type !== 'outbound' || !record.disconnection_reason || !SERVICE_SIDE_ENDINGS.has(record.disconnection_reason)) return;
-    dialer.hangUpCall!(record.call_id).catch((error: unknown) => logger.warn({ err: error, call_id: record.call_id }, 'hanging up the carrier call failed'));
+    if (
+      record.call_type !== 'outbound' ||
+      !record.disconnection_reason ||
+      !SERVICE_SIDE_ENDINGS.has(record.disconnection_reason)
+    )
+      return;
+    dialer.hangUpCall!(record.call_id).catch((error: unknown) =>
+      logger.warn({ err: error, call_id: record.call_id }, 'hanging up the carrier call failed'),
+    );
   });
 }

@@ -4,6 +4,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors.ts';
 
 export async function answerNotUpgraded(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const error = new ApiError('UPGRADE_REQUIRED', `${request.url.split('?')[0]} is a WebSocket endpoint: open it with Upgrade: websocket`);
+  const error = new ApiError(
+    'UPGRADE_REQUIRED',
+    `${request.url.split('?')[0]} is a WebSocket endpoint: open it with Upgrade: websocket`,
+  );
   await reply.code(error.status).header('upgrade', 'websocket').send(error.toBody());
 }

@@ -6,7 +6,12 @@ import type { CallRegistry } from '../call/registry.ts';
 import type { CallService } from '../records/service.ts';
 
 /** How a failed dial is told to the agent's model. */
-const TRANSFER_FAILURES: Record<string, string> = { busy: 'the line was busy', 'no-answer': 'nobody answered', failed: 'the call could not be placed', canceled: 'the call was cancelled' };
+const TRANSFER_FAILURES: Record<string, string> = {
+  busy: 'the line was busy',
+  'no-answer': 'nobody answered',
+  failed: 'the call could not be placed',
+  canceled: 'the call was cancelled',
+};
 
 export class CallOutcomes {
   constructor(
@@ -15,7 +20,12 @@ export class CallOutcomes {
   ) {}
 
   async noAnswer(callId: string): Promise<void> {
-    await this.calls.endIfRegistered(callId, 'not_connected', 'dial_no_answer', 'Nobody answered within the ring timeout.');
+    await this.calls.endIfRegistered(
+      callId,
+      'not_connected',
+      'dial_no_answer',
+      'Nobody answered within the ring timeout.',
+    );
   }
 
   async failed(callId: string, message: string): Promise<void> {
@@ -27,12 +37,18 @@ export class CallOutcomes {
     this.registry.get(callId)?.transferAnswered();
   }
 
-  /** The transfer's dial ended without connecting (`status`: busy, no-answer, failed, canceled); the secret for the caller's stream back, or null. */
+  /**
+   * The transfer's dial ended without connecting (`status`: busy, no-answer, failed, canceled); the secret for the
+   * caller's stream back, or null.
+   */
   transferFailed(callId: string, status: string): string | null {
     return this.registry.get(callId)?.transferFailed(TRANSFER_FAILURES[status] ?? status) ?? null;
   }
 
-  /** A warm transfer's second leg was not answered (`status`: busy, no-answer, failed, canceled): the caller stays with the agent. */
+  /**
+   * A warm transfer's second leg was not answered (`status`: busy, no-answer, failed, canceled): the caller stays with
+   * the agent.
+   */
   consultFailed(callId: string, status: string): void {
     this.registry.get(callId)?.consultFailed(TRANSFER_FAILURES[status] ?? status);
   }
@@ -41,7 +57,13 @@ export class CallOutcomes {
   async machineAnswered(callId: string): Promise<void> {
     const live = this.registry.get(callId);
     if (live) live.voicemailDetected();
-    else await this.calls.endIfRegistered(callId, 'not_connected', 'voicemail_reached', 'An answering machine answered the call.');
+    else
+      await this.calls.endIfRegistered(
+        callId,
+        'not_connected',
+        'voicemail_reached',
+        'An answering machine answered the call.',
+      );
   }
 
   /**
@@ -52,6 +74,11 @@ export class CallOutcomes {
     const live = this.registry.get(callId);
     if (live) return live.carrierEnded();
     if (byMachine) return this.machineAnswered(callId);
-    await this.calls.endIfRegistered(callId, 'error', 'error_service', 'The carrier connected the call, but its media stream never reached the service.');
+    await this.calls.endIfRegistered(
+      callId,
+      'error',
+      'error_service',
+      'The carrier connected the call, but its media stream never reached the service.',
+    );
   }
 }

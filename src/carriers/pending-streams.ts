@@ -15,7 +15,10 @@ export class PendingStreams {
     return this.waiting;
   }
 
-  /** A slot for a new socket until it identifies itself or closes (the returned release, safe to call twice); undefined when full. */
+  /**
+   * A slot for a new socket until it identifies itself or closes (the returned release, safe to call twice); undefined
+   * when full.
+   */
   admit(): (() => void) | undefined {
     if (this.waiting >= this.max) return undefined;
     this.waiting++;
@@ -39,7 +42,11 @@ export interface WaitingSocket {
  * down or too many wait, 1008 when no start comes within `startTimeoutMs`. Returns what to call once
  * it has started (it then no longer counts as waiting); undefined when it was refused.
  */
-export function admitMediaSocket(socket: WaitingSocket, pending: PendingStreams, o: { accepting: boolean; startTimeoutMs: number }): (() => void) | undefined {
+export function admitMediaSocket(
+  socket: WaitingSocket,
+  pending: PendingStreams,
+  o: { accepting: boolean; startTimeoutMs: number },
+): (() => void) | undefined {
   if (!o.accepting) {
     socket.close(1013, 'shutting down');
     return undefined;
@@ -71,7 +78,9 @@ export class StartQueue<M> {
     this.held ??= [];
   }
 
-  /** Passes a message on, or keeps it while the start is checked; false before any start (the caller reads it as one). */
+  /**
+   * Passes a message on, or keeps it while the start is checked; false before any start (the caller reads it as one).
+   */
   take(message: M): boolean {
     if (this.sink) this.sink(message);
     else if (this.held) this.held.push(message);

@@ -45,7 +45,13 @@ interface Slot {
 }
 
 export function superviseWorkers(config: Config, logger: Logger): void {
-  const slots: Slot[] = Array.from({ length: config.workers }, (_, index) => ({ index, worker: undefined, ready: false, startedAt: 0, delayMs: SUPERVISOR_DEFAULTS.restartDelayMs }));
+  const slots: Slot[] = Array.from({ length: config.workers }, (_, index) => ({
+    index,
+    worker: undefined,
+    ready: false,
+    startedAt: 0,
+    delayMs: SUPERVISOR_DEFAULTS.restartDelayMs,
+  }));
   let stopping = false;
   let firstReady = false;
   // Audio for the machine's recogniser crosses to it as typed arrays, not JSON.
@@ -88,8 +94,14 @@ export function superviseWorkers(config: Config, logger: Logger): void {
         process.exit(typeof code === 'number' && code !== 0 ? code : 1);
       }
       const lived = Date.now() - slot.startedAt;
-      slot.delayMs = lived >= SUPERVISOR_DEFAULTS.healthyAfterMs ? SUPERVISOR_DEFAULTS.restartDelayMs : Math.min(slot.delayMs * 2, SUPERVISOR_DEFAULTS.maxRestartDelayMs);
-      logger.error({ worker: slot.index, pid: worker.process.pid, code, signal, restart_in_ms: slot.delayMs }, 'worker died; its calls end with error_service when it restarts');
+      slot.delayMs =
+        lived >= SUPERVISOR_DEFAULTS.healthyAfterMs
+          ? SUPERVISOR_DEFAULTS.restartDelayMs
+          : Math.min(slot.delayMs * 2, SUPERVISOR_DEFAULTS.maxRestartDelayMs);
+      logger.error(
+        { worker: slot.index, pid: worker.process.pid, code, signal, restart_in_ms: slot.delayMs },
+        'worker died; its calls end with error_service when it restarts',
+      );
       setTimeout(() => {
         if (!stopping) start(slot, false);
       }, slot.delayMs).unref();

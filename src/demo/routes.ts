@@ -4,7 +4,14 @@
 // Register with prefix /demo: POST /demo/llm/v1/chat/completions, POST /demo/tools/book_appointment.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from 'zod';
-import { confirmationCode, DemoBookingSchema, DemoChatRequestSchema, demoReply, type DemoChatRequest, type DemoReply } from './script.ts';
+import {
+  confirmationCode,
+  DemoBookingSchema,
+  DemoChatRequestSchema,
+  demoReply,
+  type DemoChatRequest,
+  type DemoReply,
+} from './script.ts';
 
 export interface DemoRoutesOptions {
   /** Pause between streamed chunks, to feel like a model; 0 in tests. */
@@ -22,7 +29,10 @@ function words(text: string): string[] {
   return text.match(/\S+\s*/g) ?? [];
 }
 
-function usageOf(req: DemoChatRequest, out: DemoReply): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
+function usageOf(
+  req: DemoChatRequest,
+  out: DemoReply,
+): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
   const prompt = req.messages.reduce((n, m) => n + (typeof m.content === 'string' ? words(m.content).length : 0), 0);
   const completion = words(out.text).length + out.calls.length;
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
@@ -44,7 +54,13 @@ function completion(req: DemoChatRequest, out: DemoReply, id: string): Record<st
           content: out.text === '' ? null : out.text,
           refusal: null,
           ...(out.calls.length > 0
-            ? { tool_calls: out.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+            ? {
+                tool_calls: out.calls.map((c) => ({
+                  id: c.id,
+                  type: 'function',
+                  function: { name: c.name, arguments: c.arguments },
+                })),
+              }
             : {}),
         },
       },
@@ -60,7 +76,9 @@ function sseEvents(req: DemoChatRequest, out: DemoReply, id: string): string[] {
   const events = [ev({ role: 'assistant', content: '' }, null)];
   for (const w of words(out.text)) events.push(ev({ content: w }, null));
   out.calls.forEach((c, index) => {
-    events.push(ev({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] }, null));
+    events.push(
+      ev({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] }, null),
+    );
     const half = Math.ceil(c.arguments.length / 2);
     events.push(ev({ tool_calls: [{ index, function: { arguments: c.arguments.slice(0, half) } }] }, null));
     events.push(ev({ tool_calls: [{ index, function: { arguments: c.arguments.slice(half) } }] }, null));

@@ -16,18 +16,29 @@ export const DEMO_END_CALL = 'end_call';
 export const DEMO_PRESS_DIGITS = 'press_digits';
 export const DEMO_TRANSFER = 'transfer_call';
 /** Said when the caller comes back from a transfer that did not go through. */
-export const DEMO_TRANSFER_FAILED = "I'm sorry, I couldn't put you through. Is there anything else I can help you with?";
+export const DEMO_TRANSFER_FAILED =
+  "I'm sorry, I couldn't put you through. Is there anything else I can help you with?";
 /** Said when a transfer the caller asked for could not be made (the tool's result says why). */
 export const DEMO_NO_TRANSFER = "I'm sorry, I can't transfer you from here. I can book an appointment for you.";
 
-const ContentSchema = z.union([z.string(), z.null(), z.array(z.object({ type: z.string(), text: z.string().optional() }).loose())]);
+const ContentSchema = z.union([
+  z.string(),
+  z.null(),
+  z.array(z.object({ type: z.string(), text: z.string().optional() }).loose()),
+]);
 
 export const DemoMessageSchema = z
   .object({
     role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
     content: ContentSchema.optional(),
     tool_calls: z
-      .array(z.object({ id: z.string(), type: z.literal('function').optional(), function: z.object({ name: z.string(), arguments: z.string() }) }))
+      .array(
+        z.object({
+          id: z.string(),
+          type: z.literal('function').optional(),
+          function: z.object({ name: z.string(), arguments: z.string() }),
+        }),
+      )
       .nullish(),
     tool_call_id: z.string().optional(),
   })
@@ -41,9 +52,23 @@ export const DemoChatRequestSchema = z
     max_tokens: z.int().positive().optional(),
     stream: z.boolean().default(true),
     tools: z
-      .array(z.object({ type: z.literal('function'), function: z.object({ name: z.string(), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional() }) }))
+      .array(
+        z.object({
+          type: z.literal('function'),
+          function: z.object({
+            name: z.string(),
+            description: z.string().optional(),
+            parameters: z.record(z.string(), z.unknown()).optional(),
+          }),
+        }),
+      )
       .optional(),
-    tool_choice: z.union([z.enum(['auto', 'none', 'required']), z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) })]).optional(),
+    tool_choice: z
+      .union([
+        z.enum(['auto', 'none', 'required']),
+        z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
+      ])
+      .optional(),
     stream_options: z.object({ include_usage: z.boolean().optional() }).loose().optional(),
   })
   .loose();
@@ -56,8 +81,16 @@ export interface DemoReply {
   calls: { id: string; name: string; arguments: string }[];
 }
 
-export const DemoBookingSchema = z.strictObject({ name: z.string().trim().min(1).max(200), time: z.string().trim().min(1).max(200) });
-const BookingResultSchema = z.object({ status: z.literal('booked'), confirmation: z.string(), name: z.string(), time: z.string() });
+export const DemoBookingSchema = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  time: z.string().trim().min(1).max(200),
+});
+const BookingResultSchema = z.object({
+  status: z.literal('booked'),
+  confirmation: z.string(),
+  name: z.string(),
+  time: z.string(),
+});
 
 const ASK_NAME = 'May I have your name, please?';
 const ASK_TIME = 'What day and time would you like to come in?';
@@ -87,12 +120,69 @@ function wordsOf(heard: string): string[] {
 
 const title = (w: string): string => w.charAt(0).toUpperCase() + w.slice(1);
 
-const FILLER = new Set(['um', 'umm', 'uh', 'uhh', 'er', 'erm', 'yes', 'yeah', 'hi', 'hello', 'hey', 'well', 'so', 'okay', 'ok', 'sure', 'oh']);
+const FILLER = new Set([
+  'um',
+  'umm',
+  'uh',
+  'uhh',
+  'er',
+  'erm',
+  'yes',
+  'yeah',
+  'hi',
+  'hello',
+  'hey',
+  'well',
+  'so',
+  'okay',
+  'ok',
+  'sure',
+  'oh',
+]);
 /** Words after "my name is" that end the name. */
-const NOT_NAME = new Set(['and', 'but', 'i', "i'm", 'im', 'i’d', "i'd", 'for', 'to', 'at', 'on', 'please', 'calling', 'from', 'the', 'a', 'an', 'would', 'want', 'like', 'here', 'speaking', 'thanks', 'thank']);
+const NOT_NAME = new Set([
+  'and',
+  'but',
+  'i',
+  "i'm",
+  'im',
+  'i’d',
+  "i'd",
+  'for',
+  'to',
+  'at',
+  'on',
+  'please',
+  'calling',
+  'from',
+  'the',
+  'a',
+  'an',
+  'would',
+  'want',
+  'like',
+  'here',
+  'speaking',
+  'thanks',
+  'thank',
+]);
 /** A bare answer with one of these is a request, not a name. */
-const REQUEST_WORDS = /\b(book|booking|appointment|visit|like|want|need|calling|call|help|schedule|reschedule|cancel|question|time|day|no|not|yes|please)\b/;
-const INTRODUCTIONS = [['my', 'name', 'is'], ["my", "name's"], ["name's"], ['name', 'is'], ['this', 'is'], ['i', 'am'], ["i'm"], ['im'], ["it's"], ['its'], ['it', 'is'], ['call', 'me']];
+const REQUEST_WORDS =
+  /\b(book|booking|appointment|visit|like|want|need|calling|call|help|schedule|reschedule|cancel|question|time|day|no|not|yes|please)\b/;
+const INTRODUCTIONS = [
+  ['my', 'name', 'is'],
+  ['my', "name's"],
+  ["name's"],
+  ['name', 'is'],
+  ['this', 'is'],
+  ['i', 'am'],
+  ["i'm"],
+  ['im'],
+  ["it's"],
+  ['its'],
+  ['it', 'is'],
+  ['call', 'me'],
+];
 
 /** The caller's name, title-cased, from "my name is …", "this is …", "I'm …" and the like; null without one. */
 export function nameIn(heard: string): string | null {
@@ -113,22 +203,69 @@ export function nameIn(heard: string): string | null {
 /** A short answer to "may I have your name" that is nothing but a name ("John Smith."); else null. */
 export function bareName(heard: string): string | null {
   const words = wordsOf(heard).filter((w) => !FILLER.has(w));
-  if (words.length === 0 || words.length > 3 || REQUEST_WORDS.test(words.join(' ')) || words.some(isTimeWord)) return null;
+  if (words.length === 0 || words.length > 3 || REQUEST_WORDS.test(words.join(' ')) || words.some(isTimeWord))
+    return null;
   return words.map(title).join(' ');
 }
 
 const DAYS = new Set(['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday']);
-const MONTHS = new Set(['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']);
+const MONTHS = new Set([
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+]);
 const RELATIVE_DAYS = new Set(['today', 'tonight', 'tomorrow', 'weekend']);
 const PARTS_OF_DAY = new Set(['morning', 'afternoon', 'evening', 'noon', 'midday', 'lunchtime', 'night']);
 const MERIDIEM = new Set(['am', 'pm', "o'clock", 'oclock']);
-const NUMBER_WORDS = new Set(['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'fifteen', 'thirty', 'forty', 'forty-five', 'half', 'quarter']);
+const NUMBER_WORDS = new Set([
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'fifteen',
+  'thirty',
+  'forty',
+  'forty-five',
+  'half',
+  'quarter',
+]);
 /** Words that may sit inside a day-and-time phrase without being one. */
 const JOINERS = new Set(['at', 'on', 'in', 'the', 'next', 'this', 'of', 'past', 'after', 'around', 'about', 'by']);
 const LEADING_DROPPED = new Set(['on', 'in', 'the', 'of', 'by', 'after', 'past']);
-const TRAILING_DROPPED = new Set(['at', 'on', 'in', 'the', 'of', 'past', 'after', 'around', 'about', 'by', 'next', 'this']);
+const TRAILING_DROPPED = new Set([
+  'at',
+  'on',
+  'in',
+  'the',
+  'of',
+  'past',
+  'after',
+  'around',
+  'about',
+  'by',
+  'next',
+  'this',
+]);
 
-const isNumber = (w: string): boolean => NUMBER_WORDS.has(w) || /^\d{1,2}(:\d\d)?$/.test(w) || /^\d{1,2}(st|nd|rd|th)$/.test(w);
+const isNumber = (w: string): boolean =>
+  NUMBER_WORDS.has(w) || /^\d{1,2}(:\d\d)?$/.test(w) || /^\d{1,2}(st|nd|rd|th)$/.test(w);
 const isClock = (w: string): boolean => /^\d{1,2}(:\d\d)?(am|pm)$/.test(w) || /^\d{1,2}:\d\d$/.test(w);
 function isTimeWord(w: string): boolean {
   return DAYS.has(w) || MONTHS.has(w) || RELATIVE_DAYS.has(w) || PARTS_OF_DAY.has(w) || MERIDIEM.has(w) || isClock(w);
@@ -148,12 +285,19 @@ export function timeIn(heard: string): string | null {
     if (isTimeWord(w)) return true;
     if ((w === 'a' || w === 'p') && after === 'm' && isNumber(before)) return true;
     if (w === 'm' && (before === 'a' || before === 'p') && isNumber(words[i - 2] ?? '')) return true;
-    if (isNumber(w)) return ['at', 'around', 'about', 'by', 'past'].includes(before) || MERIDIEM.has(after) || after === 'a' || after === 'p' || isTimeWord(before);
+    if (isNumber(w))
+      return (
+        ['at', 'around', 'about', 'by', 'past'].includes(before) ||
+        MERIDIEM.has(after) ||
+        after === 'a' ||
+        after === 'p' ||
+        isTimeWord(before)
+      );
     return false;
   });
   const partOf = (i: number): boolean => anchor[i]! || JOINERS.has(words[i]!) || isNumber(words[i]!);
   let best: { from: number; to: number; anchors: number } | null = null;
-  for (let i = 0; i < words.length; ) {
+  for (let i = 0; i < words.length;) {
     if (!partOf(i)) {
       i++;
       continue;
@@ -190,7 +334,15 @@ export function menuKey(heard: string): string | null {
   words.forEach((w, i) => {
     if (i === 0 || words[i - 1] !== 'press') return;
     const digit = DIGIT_WORDS.indexOf(w);
-    const key = /^[0-9]$/.test(w) ? w : w === 'star' ? '*' : w === 'pound' || w === 'hash' ? '#' : digit >= 0 ? String(digit) : null;
+    const key = /^[0-9]$/.test(w)
+      ? w
+      : w === 'star'
+        ? '*'
+        : w === 'pound' || w === 'hash'
+          ? '#'
+          : digit >= 0
+            ? String(digit)
+            : null;
     if (key !== null) presses.push({ at: i - 1, key });
   });
   if (presses.length === 0) return null;
@@ -230,7 +382,8 @@ interface Booking {
  * refused is asked for again).
  */
 function bookingSoFar(messages: DemoMessage[]): Booking {
-  const lastIndexOf = (phrase: string): number => messages.findLastIndex((m) => m.role === 'assistant' && text(m).includes(phrase));
+  const lastIndexOf = (phrase: string): number =>
+    messages.findLastIndex((m) => m.role === 'assistant' && text(m).includes(phrase));
   const restart = lastIndexOf(START_OVER);
   const timeRestart = Math.max(restart, lastIndexOf(ASK_OTHER_TIME));
   const booking: Booking = { name: null, time: null, nameJustGiven: false };
@@ -259,13 +412,15 @@ function analysisReply(messages: DemoMessage[]): string {
   const fields = z
     .array(z.object({ name: z.string(), type: z.enum(['string', 'number', 'boolean']) }))
     .catch([])
-    .parse(((): unknown => {
-      try {
-        return JSON.parse(fieldsLine.slice(ANALYSIS_FIELDS_PREFIX.length));
-      } catch {
-        return [];
-      }
-    })());
+    .parse(
+      ((): unknown => {
+        try {
+          return JSON.parse(fieldsLine.slice(ANALYSIS_FIELDS_PREFIX.length));
+        } catch {
+          return [];
+        }
+      })(),
+    );
   const booked = /You're all set, (.+?)\. I've booked you for (.+?)\. /.exec(transcript);
   const summary = booked
     ? `The caller, ${booked[1]}, booked an appointment for ${booked[2]} with the demo front desk.`
@@ -289,7 +444,10 @@ export function demoReply(req: DemoChatRequest): DemoReply {
   const name = typeof choice === 'object' ? choice.function.name : offered[0];
   if (name === undefined || !offered.includes(name)) return reply;
   const booking = bookingSoFar(req.messages);
-  const args = name === DEMO_TOOL_NAME ? JSON.stringify({ name: booking.name ?? 'friend', time: booking.time ?? 'the first available time' }) : '{}';
+  const args =
+    name === DEMO_TOOL_NAME
+      ? JSON.stringify({ name: booking.name ?? 'friend', time: booking.time ?? 'the first available time' })
+      : '{}';
   return { text: reply.text, calls: [{ id: `call_demo_${req.messages.length}_0`, name, arguments: args }] };
 }
 
@@ -300,7 +458,7 @@ function afterTool(messages: DemoMessage[], last: DemoMessage): DemoReply {
   // The model hears back from transfer_call only when the call could not be transferred.
   if (answered?.function.name === DEMO_TRANSFER) return { text: DEMO_NO_TRANSFER, calls: [] };
   if (answered?.function.name !== DEMO_TOOL_NAME) return { text: 'Goodbye!', calls: [] };
-  let booking: z.infer<typeof BookingResultSchema> | null = null;
+  let booking: z.infer<typeof BookingResultSchema> | null;
   try {
     const parsed = BookingResultSchema.safeParse(JSON.parse(text(last)));
     booking = parsed.success ? parsed.data : null;
@@ -314,7 +472,10 @@ function afterTool(messages: DemoMessage[], last: DemoMessage): DemoReply {
   };
 }
 
-/** A persona's name: as it introduces itself ("I'm Ann Lee"), or the capitalised words it opens with ("John Smith, a patient"). */
+/**
+ * A persona's name: as it introduces itself ("I'm Ann Lee"), or the capitalised words it opens with ("John Smith, a
+ * patient").
+ */
 function personaName(persona: string): string | null {
   return nameIn(persona) ?? /^([A-Z][a-z]+(?: [A-Z][a-z]+){0,2})\b/.exec(persona.trim())?.[1] ?? null;
 }
@@ -337,7 +498,8 @@ function callerReply(messages: DemoMessage[]): string {
   if (heard.includes('shall i book')) return 'Yes, please.';
   if (heard.includes('your name')) return name ? `My name is ${name}.` : "I'd rather not say.";
   if (heard.includes('day and time')) return time ? `${title(time)} works for me.` : 'Whenever you are free.';
-  if (!messages.some((m) => m.role === 'assistant')) return `Hi, I'm calling to ${goal.charAt(0).toLowerCase()}${goal.slice(1)}`;
+  if (!messages.some((m) => m.role === 'assistant'))
+    return `Hi, I'm calling to ${goal.charAt(0).toLowerCase()}${goal.slice(1)}`;
   return 'Sorry, could you say that again?';
 }
 
@@ -353,16 +515,22 @@ function scriptedReply(req: DemoChatRequest): DemoReply {
     offered.has(name) && choice !== 'none' && (typeof choice === 'string' || choice.function.name === name);
   const goodbye = (): DemoReply => ({
     text: GOODBYE,
-    calls: mayCall(DEMO_END_CALL) ? [{ id: id(0), name: DEMO_END_CALL, arguments: '{"reason":"conversation complete"}' }] : [],
+    calls: mayCall(DEMO_END_CALL)
+      ? [{ id: id(0), name: DEMO_END_CALL, arguments: '{"reason":"conversation complete"}' }]
+      : [],
   });
 
   const last = messages.at(-1);
   if (last?.role === 'tool') return afterTool(messages, last);
-  if (last?.role === 'system' && text(last).startsWith(TRANSFER_FAILED_NOTE)) return { text: DEMO_TRANSFER_FAILED, calls: [] };
+  if (last?.role === 'system' && text(last).startsWith(TRANSFER_FAILED_NOTE))
+    return { text: DEMO_TRANSFER_FAILED, calls: [] };
   // A warm transfer: what the person taking the call over hears first.
   if (last?.role === 'system' && text(last).startsWith(TRANSFER_SUMMARY_NOTE)) {
     const name = bookingSoFar(messages).name;
-    return { text: `Hi, this is the demo front desk. I have a caller${name ? `, ${name},` : ''} who asked to speak with a person.`, calls: [] };
+    return {
+      text: `Hi, this is the demo front desk. I have a caller${name ? `, ${name},` : ''} who asked to speak with a person.`,
+      calls: [],
+    };
   }
   // The runtime asks for a reminder when the caller has gone quiet.
   if (last?.role === 'system' && text(last).startsWith(REMINDER_NOTE_PREFIX)) {
@@ -375,9 +543,11 @@ function scriptedReply(req: DemoChatRequest): DemoReply {
   // On the keypad, 1 is yes and 2 is no.
   const words = keyed === null ? wordsOf(heard).join(' ') : keyed === '1' ? 'yes' : keyed === '2' ? 'no' : '';
   const key = keyed === null && mayCall(DEMO_PRESS_DIGITS) ? menuKey(heard) : null;
-  if (key !== null) return { text: '', calls: [{ id: id(0), name: DEMO_PRESS_DIGITS, arguments: JSON.stringify({ digits: key }) }] };
+  if (key !== null)
+    return { text: '', calls: [{ id: id(0), name: DEMO_PRESS_DIGITS, arguments: JSON.stringify({ digits: key }) }] };
   if (asked.includes(ASK_ANYTHING_ELSE)) return goodbye();
-  if (/\b(transfer|real person|operator|a human)\b/.test(words) && mayCall(DEMO_TRANSFER)) return { text: 'Let me transfer you.', calls: [{ id: id(0), name: DEMO_TRANSFER, arguments: '{}' }] };
+  if (/\b(transfer|real person|operator|a human)\b/.test(words) && mayCall(DEMO_TRANSFER))
+    return { text: 'Let me transfer you.', calls: [{ id: id(0), name: DEMO_TRANSFER, arguments: '{}' }] };
 
   const booking = bookingSoFar(messages);
   if (BYE.test(words) && !timeIn(heard) && !nameIn(heard)) return goodbye();
@@ -387,14 +557,30 @@ function scriptedReply(req: DemoChatRequest): DemoReply {
     const confirmed = asked.includes(`I have you down for ${booking.time}, ${booking.name}.`);
     if (confirmed && NO.test(words)) return { text: `${START_OVER} ${ASK_NAME}`, calls: [] };
     if (confirmed && YES.test(words)) {
-      if (!mayCall(DEMO_TOOL_NAME)) return { text: `I would book ${booking.time} for you, ${booking.name}, but booking is not available right now.`, calls: [] };
-      return { text: 'Let me book that for you.', calls: [{ id: id(0), name: DEMO_TOOL_NAME, arguments: JSON.stringify({ name: booking.name, time: booking.time }) }] };
+      if (!mayCall(DEMO_TOOL_NAME))
+        return {
+          text: `I would book ${booking.time} for you, ${booking.name}, but booking is not available right now.`,
+          calls: [],
+        };
+      return {
+        text: 'Let me book that for you.',
+        calls: [
+          { id: id(0), name: DEMO_TOOL_NAME, arguments: JSON.stringify({ name: booking.name, time: booking.time }) },
+        ],
+      };
     }
-    if (confirmed) return { text: `Sorry, I did not catch that. I have you down for ${booking.time}, ${booking.name}. ${SHALL_I_BOOK} Please say yes or no, or press 1 for yes and 2 for no.`, calls: [] };
+    if (confirmed)
+      return {
+        text: `Sorry, I did not catch that. I have you down for ${booking.time}, ${booking.name}. ${SHALL_I_BOOK} Please say yes or no, or press 1 for yes and 2 for no.`,
+        calls: [],
+      };
   }
   if (!booking.name && !booking.time) {
     const request = /\b(book|appointment|visit|schedule)\b/.test(words);
-    return { text: `${request ? "I'd be happy to book that for you. " : 'Welcome to the demo front desk. '}${ASK_NAME}`, calls: [] };
+    return {
+      text: `${request ? "I'd be happy to book that for you. " : 'Welcome to the demo front desk. '}${ASK_NAME}`,
+      calls: [],
+    };
   }
   if (!booking.name) return { text: `${booking.time}, got it. ${ASK_NAME}`, calls: [] };
   const thanks = booking.nameJustGiven ? `Thank you, ${booking.name}. ` : '';

@@ -20,7 +20,11 @@ export const CreateCampaignBody = z.strictObject({
   tasks: z.array(CampaignTask),
   presentation_number: E164.nullable().optional(),
   agent_version: AgentVersionRequest,
-  scheduled_at: z.iso.datetime({ offset: true }).nullable().optional().describe('ISO 8601 date-time; in the future the campaign stays draft until then'),
+  scheduled_at: z.iso
+    .datetime({ offset: true })
+    .nullable()
+    .optional()
+    .describe('ISO 8601 date-time; in the future the campaign stays draft until then'),
   concurrency: z.int().min(1).max(100).default(5),
 });
 

@@ -32,7 +32,8 @@ export function toApiError(error: unknown): ApiError | undefined {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('BAD_REQUEST', 'Content-Length does not match the body');
   }
-  if (error instanceof SyntaxError && fe.statusCode === 400) return new ApiError('MALFORMED_JSON', `the body is not valid JSON: ${error.message}`);
+  if (error instanceof SyntaxError && fe.statusCode === 400)
+    return new ApiError('MALFORMED_JSON', `the body is not valid JSON: ${error.message}`);
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     if (fe.statusCode === 404) return new ApiError('NOT_FOUND', fe.message ?? 'not found');
     if (fe.statusCode === 413) return new ApiError('BODY_TOO_LARGE', fe.message ?? 'too large');

@@ -33,7 +33,10 @@ function peerPool(): Agent {
 
 const callIds = new WeakMap<FastifyRequest, Promise<string | undefined>>();
 
-/** The call a request is about, as its route's `callOf` finds it: looked up once per request, by the forwarding and the handler alike. */
+/**
+ * The call a request is about, as its route's `callOf` finds it: looked up once per request, by the forwarding and the
+ * handler alike.
+ */
 export function callOfRequest(request: FastifyRequest): Promise<string | undefined> {
   let callId = callIds.get(request);
   if (!callId) {
@@ -73,14 +76,22 @@ export function keepReceivedJson(request: FastifyRequest, text: string): void {
  */
 function bodyOf(request: FastifyRequest): string | undefined {
   const type = request.headers['content-type'];
-  if (request.method === 'GET' || request.method === 'HEAD' || type === undefined || request.body === undefined) return undefined;
+  if (request.method === 'GET' || request.method === 'HEAD' || type === undefined || request.body === undefined)
+    return undefined;
   const json = receivedJson.get(request);
   if (json !== undefined) return json;
-  if (type.startsWith('application/x-www-form-urlencoded')) return new URLSearchParams(request.body as Record<string, string>).toString();
+  if (type.startsWith('application/x-www-form-urlencoded'))
+    return new URLSearchParams(request.body as Record<string, string>).toString();
   return JSON.stringify(request.body);
 }
 
-async function forward(request: FastifyRequest, reply: FastifyReply, ownerUrl: string, deps: ForwardDeps, pool: Agent): Promise<FastifyReply> {
+async function forward(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  ownerUrl: string,
+  deps: ForwardDeps,
+  pool: Agent,
+): Promise<FastifyReply> {
   const answer = await send(new URL(request.url, ownerUrl), {
     method: request.method as 'POST',
     headers: headersFor(request, deps),
@@ -117,7 +128,12 @@ export function forwardToOwners(app: FastifyInstance, deps: ForwardDeps): Agent 
  * ways as they are (text or binary), and the owner's close code back to the client. False when the
  * call runs here.
  */
-export async function relaySocketToOwner(socket: WebSocket, request: FastifyRequest, deps: ForwardDeps, maxBacklogBytes: number): Promise<boolean> {
+export async function relaySocketToOwner(
+  socket: WebSocket,
+  request: FastifyRequest,
+  deps: ForwardDeps,
+  maxBacklogBytes: number,
+): Promise<boolean> {
   // What the client sends while the owner is looked up and connected to is sent on once it is.
   const early: { data: WebSocket.RawData; binary: boolean }[] = [];
   const keep = (data: WebSocket.RawData, binary: boolean) => early.push({ data, binary });

@@ -27,14 +27,19 @@ function keyOf(request: FastifyRequest): string | undefined {
   const value = request.headers[IDEMPOTENCY_HEADER];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || !KEY.test(value)) {
-    throw new ApiError('BAD_REQUEST', 'Idempotency-Key: give one key of 1 to 255 printable ASCII characters (a UUID is a good key)');
+    throw new ApiError(
+      'BAD_REQUEST',
+      'Idempotency-Key: give one key of 1 to 255 printable ASCII characters (a UUID is a good key)',
+    );
   }
   return value;
 }
 
 /** The request as the route understood it: a retry with the same meaning matches. */
 function fingerprint(request: FastifyRequest): string {
-  return createHash('sha256').update(`${request.method} ${request.routeOptions.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${request.method} ${request.routeOptions.url}\n${JSON.stringify(request.body ?? null)}`)
+    .digest('hex');
 }
 
 export function idempotentRoutes(app: FastifyInstance, store: IdempotencyStore, clock: Clock): void {
@@ -49,9 +54,16 @@ export function idempotentRoutes(app: FastifyInstance, store: IdempotencyStore, 
         request.idempotencyKey = key;
         return;
       case 'replay':
-        return reply.code(claim.answer.status).header('idempotent-replayed', 'true').type('application/json; charset=utf-8').send(claim.answer.body);
+        return reply
+          .code(claim.answer.status)
+          .header('idempotent-replayed', 'true')
+          .type('application/json; charset=utf-8')
+          .send(claim.answer.body);
       case 'mismatch':
-        throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used with a different request in the last 24 hours; use a new key for a new request');
+        throw new ApiError(
+          'IDEMPOTENCY_KEY_REUSED',
+          'this Idempotency-Key was used with a different request in the last 24 hours; use a new key for a new request',
+        );
       case 'in_progress':
         throw new ApiError(
           'IDEMPOTENCY_IN_PROGRESS',
@@ -64,7 +76,8 @@ export function idempotentRoutes(app: FastifyInstance, store: IdempotencyStore, 
     const key = request.idempotencyKey;
     if (key === undefined) return payload;
     request.idempotencyKey = undefined;
-    if (reply.statusCode < 300 && typeof payload === 'string') await store.finish(request.orgId, key, { status: reply.statusCode, body: payload });
+    if (reply.statusCode < 300 && typeof payload === 'string')
+      await store.finish(request.orgId, key, { status: reply.statusCode, body: payload });
     else await store.release(request.orgId, key);
     return payload;
   });

@@ -18,7 +18,8 @@ interface RouteSchema {
 }
 
 export class OpenApiRegistry {
-  private readonly routes: { method: string; url: string; doc: RouteDoc; schema: RouteSchema; idempotent: boolean }[] = [];
+  private readonly routes: { method: string; url: string; doc: RouteDoc; schema: RouteSchema; idempotent: boolean }[] =
+    [];
 
   /** fastify onRoute hook: remembers every documented route. */
   readonly collect = (route: RouteOptions): void => {
@@ -28,7 +29,13 @@ export class OpenApiRegistry {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       if (method === 'HEAD') continue;
-      this.routes.push({ method: method.toLowerCase(), url: route.url, doc, schema: (route.schema ?? {}) as RouteSchema, idempotent: config?.idempotent === true });
+      this.routes.push({
+        method: method.toLowerCase(),
+        url: route.url,
+        doc,
+        schema: (route.schema ?? {}) as RouteSchema,
+        idempotent: config?.idempotent === true,
+      });
     }
   };
 
@@ -39,11 +46,19 @@ export class OpenApiRegistry {
     for (const { method, url, doc, schema, idempotent } of this.routes) {
       const path = url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
       const parameters: unknown[] = [];
-      for (const [where, s] of [['path', schema.params], ['query', schema.querystring]] as const) {
+      for (const [where, s] of [
+        ['path', schema.params],
+        ['query', schema.querystring],
+      ] as const) {
         if (!s) continue;
         const js = json(s, 'input') as { properties?: Record<string, unknown>; required?: string[] };
         for (const [name, prop] of Object.entries(js.properties ?? {})) {
-          parameters.push({ name, in: where, required: where === 'path' || (js.required ?? []).includes(name), schema: prop });
+          parameters.push({
+            name,
+            in: where,
+            required: where === 'path' || (js.required ?? []).includes(name),
+            schema: prop,
+          });
         }
       }
       if (idempotent) {
@@ -51,15 +66,22 @@ export class OpenApiRegistry {
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: 'The same key within 24 hours returns the first answer (Idempotent-Replayed: true) and creates nothing.',
+          description:
+            'The same key within 24 hours returns the first answer (Idempotent-Replayed: true) and creates nothing.',
           schema: { type: 'string', minLength: 1, maxLength: 255 },
         });
       }
       const responses: Record<string, unknown> = {};
       for (const [status, s] of Object.entries(schema.response ?? {})) {
-        responses[status] = { description: Number(status) < 400 ? 'success' : 'error', content: { 'application/json': { schema: json(s, 'output') } } };
+        responses[status] = {
+          description: Number(status) < 400 ? 'success' : 'error',
+          content: { 'application/json': { schema: json(s, 'output') } },
+        };
       }
-      if (idempotent) responses['409'] ??= { description: 'Idempotency-Key reused with another request, or its first request still running' };
+      if (idempotent)
+        responses['409'] ??= {
+          description: 'Idempotency-Key reused with another request, or its first request still running',
+        };
       if (!doc.public) responses['401'] = { description: 'missing or wrong bearer token' };
       paths[path] ??= {};
       paths[path][method] = {
@@ -67,13 +89,19 @@ export class OpenApiRegistry {
         tags: [doc.tag],
         ...(doc.public ? { security: [] } : {}),
         ...(parameters.length ? { parameters } : {}),
-        ...(schema.body ? { requestBody: { required: true, content: { 'application/json': { schema: json(schema.body, 'input') } } } } : {}),
+        ...(schema.body
+          ? { requestBody: { required: true, content: { 'application/json': { schema: json(schema.body, 'input') } } } }
+          : {}),
         responses,
       };
     }
     return {
       openapi: '3.0.3',
-      info: { title: 'Voice-agent call runtime API', version: '1.0.0', description: 'Calls, agents, campaigns and batch calls.' },
+      info: {
+        title: 'Voice-agent call runtime API',
+        version: '1.0.0',
+        description: 'Calls, agents, campaigns and batch calls.',
+      },
       servers: [{ url: serverUrl }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],

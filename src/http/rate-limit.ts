@@ -50,9 +50,13 @@ export class AuthFailureLimiter {
     }
     if (window.count >= AUTH_FAILURE_DEFAULTS.perMinute) {
       const retryAfter = Math.max(1, Math.ceil((window.start + 60_000 - now) / 1000));
-      throw new ApiError('RATE_LIMITED', `too many failed authentications from this address; retry in ${retryAfter} s`, {
-        headers: { 'Retry-After': String(retryAfter) },
-      });
+      throw new ApiError(
+        'RATE_LIMITED',
+        `too many failed authentications from this address; retry in ${retryAfter} s`,
+        {
+          headers: { 'Retry-After': String(retryAfter) },
+        },
+      );
     }
   }
 

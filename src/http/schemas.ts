@@ -3,7 +3,13 @@
 import { z } from 'zod';
 import { AgentConfigSchema, AgentPatchSchema, E164 } from '../agents/schema.ts';
 import { AGENT_ID } from '../agents/file.ts';
-import { CALL_STATUSES, CALL_TYPES, CallRecordSchema, DISCONNECTION_REASONS, USER_SENTIMENTS } from '../records/record.ts';
+import {
+  CALL_STATUSES,
+  CALL_TYPES,
+  CallRecordSchema,
+  DISCONNECTION_REASONS,
+  USER_SENTIMENTS,
+} from '../records/record.ts';
 
 export const ErrorBodySchema = z.object({
   error: z.string().describe('short message'),
@@ -42,9 +48,14 @@ export const CallIdParams = z.strictObject({ call_id: z.string().min(1).max(200)
 
 export const SayBody = z.strictObject({
   text: z.string().trim().min(1).max(4000),
-  interrupt: z.boolean().default(false).describe('true: cut what the agent is saying (and its reply under way) and speak at once'),
+  interrupt: z
+    .boolean()
+    .default(false)
+    .describe('true: cut what the agent is saying (and its reply under way) and speak at once'),
 });
-export const ContextBody = z.strictObject({ content: z.string().trim().min(1).max(8000).describe('a note the model sees from its next turn') });
+export const ContextBody = z.strictObject({
+  content: z.string().trim().min(1).max(8000).describe('a note the model sees from its next turn'),
+});
 export const PatchCallBody = z.strictObject({ metadata: FreeMap });
 export const ControlAck = z.object({ call_id: z.string(), accepted: z.enum(['end', 'say', 'context']) });
 
@@ -79,21 +90,19 @@ export const V2FilterCriteria = z.strictObject({
 const SortOrder = z.enum(['ascending', 'descending']).default('descending');
 const Limit = z.int().min(1).max(500).default(50);
 
-export const ListCallsV2Body = z
-  .strictObject({
-    filter_criteria: V2FilterCriteria.optional(),
-    sort_order: SortOrder,
-    limit: Limit,
-    pagination_key: z.string().max(1000).nullable().optional(),
-  });
+export const ListCallsV2Body = z.strictObject({
+  filter_criteria: V2FilterCriteria.optional(),
+  sort_order: SortOrder,
+  limit: Limit,
+  pagination_key: z.string().max(1000).nullable().optional(),
+});
 
-export const ListCallsV1Body = z
-  .strictObject({
-    filter_criteria: V1FilterCriteria.optional(),
-    sort_order: SortOrder,
-    limit: Limit,
-    pagination_key: z.string().max(1000).optional(),
-  });
+export const ListCallsV1Body = z.strictObject({
+  filter_criteria: V1FilterCriteria.optional(),
+  sort_order: SortOrder,
+  limit: Limit,
+  pagination_key: z.string().max(1000).optional(),
+});
 
 export const ListCallsV2Response = z.object({
   calls: z.array(CallRecordSchema),
@@ -102,7 +111,9 @@ export const ListCallsV2Response = z.object({
 });
 
 export const ListCallsV1Response = z.object({
-  calls: z.array(z.record(z.string(), z.unknown())).describe('call records whose transcript items carry role and content only'),
+  calls: z
+    .array(z.record(z.string(), z.unknown()))
+    .describe('call records whose transcript items carry role and content only'),
   next_pagination_key: z.string().optional().describe('absent on the last page'),
 });
 

@@ -89,7 +89,10 @@ export function createHttpServer(options: HttpOptions): HttpServer {
     // A body trickled a byte at a time must not hold a connection for minutes. Node honours the
     // timeout only when given at construction, and checks it on an interval (30 s by default).
     requestTimeout: options.requestTimeoutMs,
-    http: { requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, options.requestTimeoutMs / 4) } as ServerOptions,
+    http: {
+      requestTimeout: options.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, options.requestTimeoutMs / 4),
+    } as ServerOptions,
     routerOptions: { maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
@@ -100,7 +103,8 @@ export function createHttpServer(options: HttpOptions): HttpServer {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const deep = tooDeep(body as string);
-    if (deep) return done(new ApiError('BAD_REQUEST', `${deep}: nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    if (deep)
+      return done(new ApiError('BAD_REQUEST', `${deep}: nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
     keepReceivedJson(request, body as string);
     void parseJson(request, body as string, done);
   });
@@ -119,9 +123,13 @@ export function createHttpServer(options: HttpOptions): HttpServer {
   app.addHook('onRequest', async (request) => {
     const isPublic = request.is404 || request.routeOptions.config.doc?.public === true;
     if (shuttingDown && !request.url.startsWith('/healthz')) {
-      throw new ApiError('SHUTTING_DOWN', 'the service is shutting down; retry against another instance or after restart', {
-        headers: { 'Retry-After': '5' },
-      });
+      throw new ApiError(
+        'SHUTTING_DOWN',
+        'the service is shutting down; retry against another instance or after restart',
+        {
+          headers: { 'Retry-After': '5' },
+        },
+      );
     }
     if (isPublic) return;
     authFailures.check(request.ip);

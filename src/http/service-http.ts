@@ -89,7 +89,8 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     requestTimeoutMs: config.requestTimeoutMs,
     trustProxy: config.trustProxy,
     // Only a connection to the peer listener is a peer's: the header alone anyone could send.
-    countedByPeer: (request) => request.headers[FORWARDED_BY_HEADER] !== undefined && peerSockets.has(request.raw.socket),
+    countedByPeer: (request) =>
+      request.headers[FORWARDED_BY_HEADER] !== undefined && peerSockets.has(request.raw.socket),
   });
   const { app } = http;
   await app.register(fastifyWebsocket, {
@@ -124,7 +125,13 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   agentTestRoutes(app, deps.agentTests);
   webhookRoutes(app, { repo: deps.webhooks, clock: deps.clock, refusal: deps.egressRefusal });
   const tokens = new WebCallTokens(deps.webCallTokens, deps.timers, ({ orgId, callId }) =>
-    calls.service.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'The browser never opened the call within 60 seconds.'),
+    calls.service.endUnconnected(
+      orgId,
+      callId,
+      'not_connected',
+      'dial_no_answer',
+      'The browser never opened the call within 60 seconds.',
+    ),
   );
   const accepting = () => !http.shuttingDown;
   webCallRoutes(app, { agents: deps.agents, calls: calls.service, tokens, random: deps.random, publicUrl });
@@ -142,7 +149,8 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
     log: logger,
     publicUrl,
     callOf: callOfRequest,
-    awaitStream: (orgId, callId) => calls.streams.await(orgId, callId, 'dial_failed', 'The carrier never opened the media stream.'),
+    awaitStream: (orgId, callId) =>
+      calls.streams.await(orgId, callId, 'dial_failed', 'The carrier never opened the media stream.'),
     accepting,
     pending,
     onFrameDropped,
@@ -182,7 +190,10 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
         peer.listen({ port: config.peer.port, host: config.peer.host, exclusive: true }, () => resolve());
       });
       const peerPort = (peer.address() as AddressInfo).port;
-      return { url: address.replace('[::1]', '127.0.0.1'), peerUrl: `http://${config.peer.address.includes(':') ? `[${config.peer.address}]` : config.peer.address}:${peerPort}` };
+      return {
+        url: address.replace('[::1]', '127.0.0.1'),
+        peerUrl: `http://${config.peer.address.includes(':') ? `[${config.peer.address}]` : config.peer.address}:${peerPort}`,
+      };
     },
     async close() {
       peerServer?.close();

@@ -95,7 +95,10 @@ export const ChatChunkSchema = z.object({
     .default([]),
   usage: UsageSchema.nullish(),
   // Some servers report a failure mid-stream as a chunk holding only `error`.
-  error: z.object({ message: z.string().default('') }).loose().nullish(),
+  error: z
+    .object({ message: z.string().default('') })
+    .loose()
+    .nullish(),
 });
 
 export const ChatCompletionSchema = z.object({
@@ -106,7 +109,9 @@ export const ChatCompletionSchema = z.object({
         message: z.object({
           content: z.string().nullish(),
           tool_calls: z
-            .array(z.object({ id: z.string(), function: z.object({ name: z.string(), arguments: z.string().default('') }) }))
+            .array(
+              z.object({ id: z.string(), function: z.object({ name: z.string(), arguments: z.string().default('') }) }),
+            )
             .nullish(),
         }),
         finish_reason: z.string().nullish(),
@@ -210,7 +215,8 @@ class Attempt {
     const code = (err as { code?: unknown } | null)?.code;
     if (code === 'UND_ERR_CONNECT_TIMEOUT') return new LlmError('LLM_CONNECT_TIMEOUT', undefined, { cause: err });
     // Refused by the egress policy: trying again would be refused again.
-    if (code === 'EGRESS_REFUSED') return new LlmError('LLM_NETWORK', (err as Error).message, { cause: err, retryable: false });
+    if (code === 'EGRESS_REFUSED')
+      return new LlmError('LLM_NETWORK', (err as Error).message, { cause: err, retryable: false });
     return new LlmError('LLM_NETWORK', err instanceof Error ? err.message : String(err), { cause: err });
   }
 }
@@ -256,7 +262,8 @@ export class ChatStreamDecoder {
     onEvent: (ev: EventSourceMessage) => this.pending.push(ev.data),
     onError: (err) => {
       // Only the buffer cap matters here: a line with no end would grow memory without bound.
-      if (err.type === 'max-buffer-size-exceeded') this.failure ??= new LlmError('LLM_BAD_CHUNK', 'event larger than the cap');
+      if (err.type === 'max-buffer-size-exceeded')
+        this.failure ??= new LlmError('LLM_BAD_CHUNK', 'event larger than the cap');
     },
     maxBufferSize: LLM_CLIENT_DEFAULTS.maxEventBytes,
   });
@@ -314,7 +321,10 @@ export class ChatStreamDecoder {
           this.started = true;
           for (const tc of delta.tool_calls) this.toolCalls.add(tc);
           if (this.toolCalls.argumentChars > LLM_CLIENT_DEFAULTS.maxToolArgumentChars) {
-            this.failure = new LlmError('LLM_REPLY_TOO_LARGE', `tool arguments over ${LLM_CLIENT_DEFAULTS.maxToolArgumentChars} characters`);
+            this.failure = new LlmError(
+              'LLM_REPLY_TOO_LARGE',
+              `tool arguments over ${LLM_CLIENT_DEFAULTS.maxToolArgumentChars} characters`,
+            );
             break;
           }
         }
@@ -322,7 +332,10 @@ export class ChatStreamDecoder {
           this.started = true;
           this.replyChars += delta.content.length;
           if (this.replyChars > LLM_CLIENT_DEFAULTS.maxReplyChars) {
-            this.failure = new LlmError('LLM_REPLY_TOO_LARGE', `reply over ${LLM_CLIENT_DEFAULTS.maxReplyChars} characters`);
+            this.failure = new LlmError(
+              'LLM_REPLY_TOO_LARGE',
+              `reply over ${LLM_CLIENT_DEFAULTS.maxReplyChars} characters`,
+            );
             break;
           }
           this.tokens.push(delta.content);
@@ -429,9 +442,14 @@ async function* jsonAttempt(
     if (!parsed.success) throw new LlmError('LLM_BAD_RESPONSE', parsed.error.issues[0]?.message);
     const choice = parsed.data.choices.find((c) => (c.index ?? 0) === 0) ?? parsed.data.choices[0];
     const message = choice?.message;
-    if ((message?.content?.length ?? 0) > LLM_CLIENT_DEFAULTS.maxReplyChars) throw new LlmError('LLM_REPLY_TOO_LARGE', `reply over ${LLM_CLIENT_DEFAULTS.maxReplyChars} characters`);
+    if ((message?.content?.length ?? 0) > LLM_CLIENT_DEFAULTS.maxReplyChars)
+      throw new LlmError('LLM_REPLY_TOO_LARGE', `reply over ${LLM_CLIENT_DEFAULTS.maxReplyChars} characters`);
     const argumentChars = (message?.tool_calls ?? []).reduce((sum, c) => sum + c.function.arguments.length, 0);
-    if (argumentChars > LLM_CLIENT_DEFAULTS.maxToolArgumentChars) throw new LlmError('LLM_REPLY_TOO_LARGE', `tool arguments over ${LLM_CLIENT_DEFAULTS.maxToolArgumentChars} characters`);
+    if (argumentChars > LLM_CLIENT_DEFAULTS.maxToolArgumentChars)
+      throw new LlmError(
+        'LLM_REPLY_TOO_LARGE',
+        `tool arguments over ${LLM_CLIENT_DEFAULTS.maxToolArgumentChars} characters`,
+      );
     state.gotFirstToken = true;
     const firstTokenAt = o.now();
     events = [];
@@ -482,7 +500,11 @@ export function backoffDelay(retry: number, baseMs: number, maxMs: number, rando
  * One model turn. Yields tokens as they arrive, then the tool calls (if any), then `done`.
  * Throws LlmError. Uses SSE unless `llm.stream` is false.
  */
-export async function* streamChat(llm: LlmConfig, req: ChatRequest, options: LlmClientOptions): AsyncGenerator<LlmEvent> {
+export async function* streamChat(
+  llm: LlmConfig,
+  req: ChatRequest,
+  options: LlmClientOptions,
+): AsyncGenerator<LlmEvent> {
   const o = resolveOptions(options);
   const state: AttemptState = { gotFirstToken: false };
   for (let attemptNo = 1; ; attemptNo++) {

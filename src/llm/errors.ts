@@ -22,7 +22,11 @@ export class LlmError extends CodedError<LlmErrorCode> {
   /** Whether trying again (before the first token) may help. */
   readonly retryable: boolean;
 
-  constructor(code: LlmErrorCode, detail?: string, opts: { status?: number; cause?: unknown; retryable?: boolean } = {}) {
+  constructor(
+    code: LlmErrorCode,
+    detail?: string,
+    opts: { status?: number; cause?: unknown; retryable?: boolean } = {},
+  ) {
     super(code, detail ? `${LLM_ERRORS[code].message}: ${detail}` : LLM_ERRORS[code].message, opts);
     this.status = opts.status;
     this.retryable = opts.retryable ?? LLM_ERRORS[code].retryable;
@@ -38,5 +42,7 @@ export function isLlmError(err: unknown, code?: LlmErrorCode): err is LlmError {
  * words or a socket's error code (an organization must not learn the service's network from them).
  */
 export function publicLlmFailure(error: LlmError): string {
-  return error.code === 'LLM_HTTP_STATUS' && error.status !== undefined ? `${LLM_ERRORS[error.code].message} (HTTP ${error.status})` : LLM_ERRORS[error.code].message;
+  return error.code === 'LLM_HTTP_STATUS' && error.status !== undefined
+    ? `${LLM_ERRORS[error.code].message} (HTTP ${error.status})`
+    : LLM_ERRORS[error.code].message;
 }

@@ -6,5 +6,7 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
 
 export function fillVariables(template: string, variables: Readonly<Record<string, string>>): string {
   if (!template.includes('{{')) return template;
-  return template.replace(PLACEHOLDER, (whole, name: string) => (Object.hasOwn(variables, name) ? (variables[name] ?? whole) : whole));
+  return template.replace(PLACEHOLDER, (whole, name: string) =>
+    Object.hasOwn(variables, name) ? (variables[name] ?? whole) : whole,
+  );
 }

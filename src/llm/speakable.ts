@@ -15,10 +15,64 @@ export const SPEAKABLE_DEFAULTS = { firstChunkMinWords: 4, maxChunkChars: 250 } 
 
 // Lower-case words that end with a period without ending a sentence.
 const ABBREVIATIONS = new Set([
-  'mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'mt', 'ft', 'vs', 'etc', 'approx', 'appt', 'dept',
-  'est', 'inc', 'ltd', 'co', 'corp', 'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept', 'oct',
-  'nov', 'dec', 'mon', 'tue', 'tues', 'wed', 'thu', 'thur', 'thurs', 'fri', 'sat', 'sun', 'ave', 'blvd',
-  'rd', 'tel', 'ext', 'no', 'nos', 'vol', 'fig', 'cf', 'al', 'min', 'max', 'hr', 'hrs', 'sec',
+  'mr',
+  'mrs',
+  'ms',
+  'dr',
+  'prof',
+  'sr',
+  'jr',
+  'st',
+  'mt',
+  'ft',
+  'vs',
+  'etc',
+  'approx',
+  'appt',
+  'dept',
+  'est',
+  'inc',
+  'ltd',
+  'co',
+  'corp',
+  'jan',
+  'feb',
+  'mar',
+  'apr',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'sept',
+  'oct',
+  'nov',
+  'dec',
+  'mon',
+  'tue',
+  'tues',
+  'wed',
+  'thu',
+  'thur',
+  'thurs',
+  'fri',
+  'sat',
+  'sun',
+  'ave',
+  'blvd',
+  'rd',
+  'tel',
+  'ext',
+  'no',
+  'nos',
+  'vol',
+  'fig',
+  'cf',
+  'al',
+  'min',
+  'max',
+  'hr',
+  'hrs',
+  'sec',
 ]);
 
 const enum Ch {
@@ -47,7 +101,9 @@ function isSpace(c: number): boolean {
 }
 
 function isCloser(c: number): boolean {
-  return c === Ch.Quote || c === Ch.Apos || c === Ch.RParen || c === Ch.RBracket || c === Ch.RDQuote || c === Ch.RSQuote;
+  return (
+    c === Ch.Quote || c === Ch.Apos || c === Ch.RParen || c === Ch.RBracket || c === Ch.RDQuote || c === Ch.RSQuote
+  );
 }
 
 function isLetter(c: number): boolean {

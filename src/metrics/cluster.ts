@@ -7,7 +7,12 @@ import { AggregatorRegistry, type Registry } from 'prom-client';
 import { z } from 'zod';
 
 const Request = z.object({ type: z.literal('voicecall:metrics-request'), id: z.number() });
-const Answer = z.object({ type: z.literal('voicecall:metrics-answer'), id: z.number(), text: z.string().optional(), error: z.string().optional() });
+const Answer = z.object({
+  type: z.literal('voicecall:metrics-answer'),
+  id: z.number(),
+  text: z.string().optional(),
+  error: z.string().optional(),
+});
 
 /** The primary's answer may take a scrape of every worker; past this the scrape fails. */
 const ANSWER_TIMEOUT_MS = 5_000;

@@ -34,7 +34,11 @@ export interface ServiceMetrics {
   close(): void;
 }
 
-export function createMetrics(deps: { events: CallEvents; registry: CallRegistry; webhookBacklog: () => Promise<number> }): ServiceMetrics {
+export function createMetrics(deps: {
+  events: CallEvents;
+  registry: CallRegistry;
+  webhookBacklog: () => Promise<number>;
+}): ServiceMetrics {
   const register = new Registry();
   collectDefaultMetrics({ register });
 

@@ -125,8 +125,11 @@ function embeddedIpv4(canonical: string): string | null {
 const family = (address: string): 'ipv4' | 'ipv6' => (isIPv4(address) ? 'ipv4' : 'ipv6');
 const unbracket = (host: string): string => (host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host);
 const defaultPort = (protocol: string): number => (protocol === 'https:' ? 443 : 80);
-/** `host:port` as EGRESS_ALLOW and the own-address list keep it: an address in its one spelling, a name in lower case. */
-const hostKey = (host: string, port: number): string => `${canonicalAddress(host) ?? unbracket(host).toLowerCase()}:${port}`;
+/**
+ * `host:port` as EGRESS_ALLOW and the own-address list keep it: an address in its one spelling, a name in lower case.
+ */
+const hostKey = (host: string, port: number): string =>
+  `${canonicalAddress(host) ?? unbracket(host).toLowerCase()}:${port}`;
 
 export class EgressPolicy {
   /** EGRESS_ALLOW's CIDRs, one list per family (see internalV4). */
@@ -146,13 +149,16 @@ export class EgressPolicy {
       const cidr = /^(.+)\/(\d{1,3})$/.exec(entry);
       if (cidr && isIP(cidr[1]!)) {
         const prefix = Number(cidr[2]);
-        if (prefix > (isIPv4(cidr[1]!) ? 32 : 128)) throw new ConfigError(`EGRESS_ALLOW: ${entry} has a prefix longer than its address`);
+        if (prefix > (isIPv4(cidr[1]!) ? 32 : 128))
+          throw new ConfigError(`EGRESS_ALLOW: ${entry} has a prefix longer than its address`);
         this.allowedRanges[family(cidr[1]!)].addSubnet(cidr[1]!, prefix, family(cidr[1]!));
         continue;
       }
       const hostPort = /^(\[[0-9a-fA-F:.]+\]|[^:\s/[\]]+):(\d{1,5})$/.exec(entry);
       if (!hostPort || Number(hostPort[2]) < 1 || Number(hostPort[2]) > 65535) {
-        throw new ConfigError(`EGRESS_ALLOW: ${JSON.stringify(entry)} is neither a CIDR (10.0.0.0/8) nor host:port (127.0.0.1:11434)`);
+        throw new ConfigError(
+          `EGRESS_ALLOW: ${JSON.stringify(entry)} is neither a CIDR (10.0.0.0/8) nor host:port (127.0.0.1:11434)`,
+        );
       }
       this.allowedHosts.add(hostKey(hostPort[1]!, Number(hostPort[2])));
     }
@@ -177,7 +183,8 @@ export class EgressPolicy {
   /** A request about to go out: only http(s), and of the service's own address only its demo peer. Why not, or null. */
   requestRefusal(url: URL): string | null {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${url.protocol} is not http or https`;
-    if (this.ownOrigins.has(url.origin) && !url.pathname.startsWith(OWN_PATH_ALLOWED)) return 'the service’s own address';
+    if (this.ownOrigins.has(url.origin) && !url.pathname.startsWith(OWN_PATH_ALLOWED))
+      return 'the service’s own address';
     return null;
   }
 
@@ -188,7 +195,12 @@ export class EgressPolicy {
     const checked = embeddedIpv4(canonical) ?? canonical;
     const kind = family(checked);
     if (metadata.check(checked, kind)) return 'a cloud metadata address';
-    if (this.allowedHosts.has(hostKey(host, port)) || this.allowedHosts.has(`${checked}:${port}`) || this.allowedHosts.has(`${canonical}:${port}`)) return null;
+    if (
+      this.allowedHosts.has(hostKey(host, port)) ||
+      this.allowedHosts.has(`${checked}:${port}`) ||
+      this.allowedHosts.has(`${canonical}:${port}`)
+    )
+      return null;
     if (this.allowedRanges[kind].check(checked, kind)) return null;
     // The demo peer on the service's own address: requestRefusal has already held it to its path.
     if (this.ownHosts.has(hostKey(host, port))) return null;
@@ -215,7 +227,9 @@ export class EgressPolicy {
   /** Resolves `host` and checks every address it gives; the address to connect to, or EgressRefusedError. */
   async resolve(host: string, port: number): Promise<string> {
     const bare = unbracket(host);
-    const addresses = isIP(bare) ? [bare] : (await lookup(bare, { all: true, order: 'ipv4first' })).map((a) => a.address);
+    const addresses = isIP(bare)
+      ? [bare]
+      : (await lookup(bare, { all: true, order: 'ipv4first' })).map((a) => a.address);
     for (const address of addresses) {
       const refusal = this.addressRefusal(bare, address, port);
       // A name with an internal address among public ones is refused whole: no retrying until a lucky pick.

@@ -51,7 +51,11 @@ export class OutboundHttp {
   dispatcher(connectTimeoutMs: number = NET_DEFAULTS.connectTimeoutMs): Dispatcher {
     let pool = this.pools.get(connectTimeoutMs);
     if (!pool) {
-      const agent = new Agent({ headersTimeout: 0, bodyTimeout: 0, connect: egressConnector(this.policy, connectTimeoutMs) });
+      const agent = new Agent({
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        connect: egressConnector(this.policy, connectTimeoutMs),
+      });
       // The last composed runs first: the policy refuses before an error body could be read.
       pool = agent.compose(upstreamErrorInterceptor(), egressInterceptor(this.policy));
       this.pools.set(connectTimeoutMs, pool);
@@ -68,8 +72,11 @@ export class OutboundHttp {
 /** Sends one request through `options.dispatcher`; the caller reads (capped) or destroys the body. */
 export function sendRequest(url: string, options: OutboundRequest): Promise<HttpResponse> {
   // Refused, not defaulted: a request without a dispatcher would leave unguarded.
-  if (!options.dispatcher) return Promise.reject(new TypeError('sendRequest needs a dispatcher (OutboundHttp.dispatcher())'));
-  const upstream: UpstreamErrorsOption = options.upstreamErrors ? { upstreamErrors: { maxBytes: UPSTREAM_ERROR_DEFAULTS.bodyBytes } } : {};
+  if (!options.dispatcher)
+    return Promise.reject(new TypeError('sendRequest needs a dispatcher (OutboundHttp.dispatcher())'));
+  const upstream: UpstreamErrorsOption = options.upstreamErrors
+    ? { upstreamErrors: { maxBytes: UPSTREAM_ERROR_DEFAULTS.bodyBytes } }
+    : {};
   return request(url, {
     method: options.method,
     headers: options.headers ?? {},

@@ -48,7 +48,8 @@ export function errorBodyMessage(text: string): { message: string; details?: str
   if (!parsed.success) return null;
   const body = parsed.data;
   if ('message' in body) return { message: body.message };
-  if (typeof body.error === 'string') return 'details' in body && body.details ? { message: body.error, details: body.details } : { message: body.error };
+  if (typeof body.error === 'string')
+    return 'details' in body && body.details ? { message: body.error, details: body.details } : { message: body.error };
   return { message: body.error.message };
 }
 
@@ -82,14 +83,25 @@ class UpstreamErrorHandler implements Dispatcher.DispatchHandler {
     this.next.onRequestStart?.(controller, context);
   }
 
-  onRequestUpgrade(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
+  onRequestUpgrade(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    socket: Duplex,
+  ): void {
     this.next.onRequestUpgrade?.(controller, statusCode, headers, socket);
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    statusMessage?: string,
+  ): void {
     this.status = statusCode;
     // 1xx are interim: the answer is still to come.
-    if (succeeded(statusCode) || statusCode < 200) this.next.onResponseStart?.(controller, statusCode, headers, statusMessage);
+    if (succeeded(statusCode) || statusCode < 200)
+      this.next.onResponseStart?.(controller, statusCode, headers, statusMessage);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {

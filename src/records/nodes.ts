@@ -14,7 +14,10 @@ export interface NodeLeases {
    * before (its previous run) is taken over. `url` is where peers reach it.
    */
   acquire(nodeId: string, epoch: string, now: number, until: number, url: string | null): Promise<void>;
-  /** Extends the lease of this epoch until `until`; false when it was taken over or given up (the node was taken for dead). */
+  /**
+   * Extends the lease of this epoch until `until`; false when it was taken over or given up (the node was taken for
+   * dead).
+   */
   renew(nodeId: string, epoch: string, now: number, until: number, url: string | null): Promise<boolean>;
   /** Gives the lease of this epoch up: a clean shutdown, whose calls are already final. */
   release(nodeId: string, epoch: string): Promise<void>;

@@ -28,7 +28,10 @@ export const TranscriptMessageSchema = z.object({
   content: z.string(),
   start_at: z.number().describe('seconds from start_timestamp'),
   end_at: z.number().describe('seconds from start_timestamp'),
-  input: z.literal('keypad').optional().describe('a caller turn keyed on the phone keypad (content: the digits), not spoken'),
+  input: z
+    .literal('keypad')
+    .optional()
+    .describe('a caller turn keyed on the phone keypad (content: the digits), not spoken'),
 });
 
 export const ToolCallInvocationSchema = z.object({
@@ -75,7 +78,10 @@ export const CallRecordSchema = z.object({
   metadata: z.record(z.string(), z.unknown()),
   dynamic_variables: z.record(z.string(), z.unknown()),
   disconnection_reason: z.enum(DISCONNECTION_REASONS).nullable(),
-  disconnection_message: z.string().nullable().describe('readable explanation of how the call ended, when there is one'),
+  disconnection_message: z
+    .string()
+    .nullable()
+    .describe('readable explanation of how the call ended, when there is one'),
   start_timestamp: z.int().nullable().describe('Unix epoch ms when the conversation connected'),
   end_timestamp: z.int().nullable().describe('Unix epoch ms'),
   duration_ms: z.int().nullable(),
@@ -94,11 +100,19 @@ export const CallRecordSchema = z.object({
   latency: z.partialRecord(z.enum(LATENCY_KEYS), LatencyStatsSchema).nullable(),
   /** The model's token counts summed over the call's requests that reported them; null when none did. */
   llm_token_usage: z
-    .object({ prompt_tokens: z.int(), completion_tokens: z.int(), total_tokens: z.int(), turns: z.int().describe('model requests that reported usage') })
+    .object({
+      prompt_tokens: z.int(),
+      completion_tokens: z.int(),
+      total_tokens: z.int(),
+      turns: z.int().describe('model requests that reported usage'),
+    })
     .nullable(),
   campaign_id: z.string().nullable(),
   batch_id: z.string().nullable(),
-  transfer_destination: z.string().nullable().describe('the number transfer_call moved the caller to, once it connected'),
+  transfer_destination: z
+    .string()
+    .nullable()
+    .describe('the number transfer_call moved the caller to, once it connected'),
   transfer_timestamp: z.int().nullable().describe('Unix epoch ms when the transfer connected'),
 });
 
@@ -175,6 +189,8 @@ export function llmMetadataOf(record: CallRecord, agentVersion: number): LlmRequ
     call_from: record.call_from,
     call_to: record.call_to,
     metadata: record.metadata,
-    dynamic_variables: Object.fromEntries(Object.entries(record.dynamic_variables).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])),
+    dynamic_variables: Object.fromEntries(
+      Object.entries(record.dynamic_variables).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+    ),
   };
 }

@@ -39,13 +39,20 @@ export interface CallRepository {
    * `ownerNode`: the node that registers the call (nodes.ts) owns it until another serves it; the
    * epoch of that node's lease is recorded with it.
    */
-  insert(orgId: string, record: CallRecord, createdAt: number, options?: { streamSecretHash?: string; ownerNode?: string }): Promise<void>;
+  insert(
+    orgId: string,
+    record: CallRecord,
+    createdAt: number,
+    options?: { streamSecretHash?: string; ownerNode?: string },
+  ): Promise<void>;
   /** The node serving the call's media owns it from now on, under the epoch of its lease. */
   setOwner(callId: string, nodeId: string): Promise<void>;
   /** The node that owns the call (registered or serves it); null for an unknown call or one from before owners. */
   ownerOf(callId: string): Promise<string | null>;
   /** A call looked up by id alone, for a media stream that carries only call_id and secret. */
-  getForStream(callId: string): Promise<{ orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined>;
+  getForStream(
+    callId: string,
+  ): Promise<{ orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined>;
   get(orgId: string, callId: string): Promise<CallRecord | undefined>;
   /**
    * Read-modify-write in one transaction; returns the stored result, or undefined for an unknown id.
@@ -53,13 +60,23 @@ export interface CallRepository {
    * `takeover`: another node finishes the call; while a lease of its owner's epoch exists (nodes.ts)
    * nothing is written and the record is returned as it stands — checked in the same transaction.
    */
-  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord, options?: { takeover?: boolean }): Promise<CallRecord | undefined>;
+  update(
+    orgId: string,
+    callId: string,
+    change: (current: CallRecord) => CallRecord,
+    options?: { takeover?: boolean },
+  ): Promise<CallRecord | undefined>;
   /**
    * While the call is ongoing, its transcript so far (messages, and messages with tool items), so a
    * crash loses nothing said before it; nothing else of the record changes and no webhook event
    * follows. Kept in order with update(). False when the call is unknown or no longer ongoing.
    */
-  keepTranscript(orgId: string, callId: string, transcript: readonly TranscriptMessage[], items: readonly TranscriptItem[]): Promise<boolean>;
+  keepTranscript(
+    orgId: string,
+    callId: string,
+    transcript: readonly TranscriptMessage[],
+    items: readonly TranscriptItem[],
+  ): Promise<boolean>;
   list(orgId: string, query: CallListQuery): Promise<CallPage>;
   /** Removes a record for good; false for an unknown id. */
   delete(orgId: string, callId: string): Promise<boolean>;
@@ -76,7 +93,17 @@ export interface CallRepository {
    * Writes the call holding one of its organization's slots, counted as takeSlot counts them, all in
    * one transaction; false (and nothing written) when `max` are held already.
    */
-  insertHoldingSlot(orgId: string, record: CallRecord, createdAt: number, options: { streamSecretHash?: string; ownerNode?: string }, max: number, liveNodes: string[]): Promise<boolean>;
-  /** Calls of every organization in the given statuses owned by none of `liveNodes` (recovery: their node died, or they predate owners). */
+  insertHoldingSlot(
+    orgId: string,
+    record: CallRecord,
+    createdAt: number,
+    options: { streamSecretHash?: string; ownerNode?: string },
+    max: number,
+    liveNodes: string[],
+  ): Promise<boolean>;
+  /**
+   * Calls of every organization in the given statuses owned by none of `liveNodes` (recovery: their node died, or they
+   * predate owners).
+   */
   listOrphaned(statuses: string[], liveNodes: string[]): Promise<{ orgId: string; record: CallRecord }[]>;
 }

@@ -24,11 +24,17 @@ export interface CallAdmission {
   admit(orgId: string, callId: string): Promise<AdmissionRefusal | null>;
   /** Whether one more call of the organization would fit now. */
   hasFreeSlot(orgId: string): Promise<boolean>;
-  /** The organization's limit as slots are counted in the store: at most `max` (0: none) among the calls of `liveNodes`. */
+  /**
+   * The organization's limit as slots are counted in the store: at most `max` (0: none) among the calls of `liveNodes`.
+   */
   slotLimit(orgId: string): Promise<{ max: number; liveNodes: string[] }>;
 }
 
-const ADMIT_ALL: CallAdmission = { admit: async () => null, hasFreeSlot: async () => true, slotLimit: async () => ({ max: 0, liveNodes: [] }) };
+const ADMIT_ALL: CallAdmission = {
+  admit: async () => null,
+  hasFreeSlot: async () => true,
+  slotLimit: async () => ({ max: 0, liveNodes: [] }),
+};
 
 export interface OutboundCallRequest {
   agentId: string;
@@ -88,12 +94,18 @@ export class CallService {
     return registered;
   }
 
-  /** Whether the organization could start one more call now (a campaign waits for a slot instead of failing its task). */
+  /**
+   * Whether the organization could start one more call now (a campaign waits for a slot instead of failing its task).
+   */
   hasFreeSlot(orgId: string): Promise<boolean> {
     return this.admission.hasFreeSlot(orgId);
   }
 
-  private registeredCall(agent: AgentVersion, fields: RegisteredFields, callId: string): { record: CallRecord; streamSecret: string } {
+  private registeredCall(
+    agent: AgentVersion,
+    fields: RegisteredFields,
+    callId: string,
+  ): { record: CallRecord; streamSecret: string } {
     const record = registeredRecord({
       opt_out_sensitive_data_storage: agent.config.opt_out_sensitive_data_storage,
       ...fields,
@@ -117,7 +129,10 @@ export class CallService {
    * refused), with `placed` settling when the dialer has answered. A scheduler that waits for this
    * before it looks for the next free slot sees the call it started last.
    */
-  async startOutbound(orgId: string, request: OutboundCallRequest): Promise<{ callId: string; placed: Promise<CallRecord> }> {
+  async startOutbound(
+    orgId: string,
+    request: OutboundCallRequest,
+  ): Promise<{ callId: string; placed: Promise<CallRecord> }> {
     await this.checkCallerId(orgId, request.to, request.from, request.presentationNumber);
     const agent = await this.agents.resolve(orgId, request.agentId, request.agentVersion);
     const { record, streamSecret } = this.registeredCall(
@@ -138,7 +153,14 @@ export class CallService {
       // Written only together with a slot (one transaction), so a call that waits leaves no trace
       // when another process took the last slot since the scheduler looked.
       const { max, liveNodes } = await this.admission.slotLimit(orgId);
-      const written = await this.calls.insertHoldingSlot(orgId, record, this.clock.now(), this.storedWith(streamSecret), max, liveNodes);
+      const written = await this.calls.insertHoldingSlot(
+        orgId,
+        record,
+        this.clock.now(),
+        this.storedWith(streamSecret),
+        max,
+        liveNodes,
+      );
       if (!written) throw new NoFreeSlotError(`organization ${orgId} has no free slot`);
     } else {
       await this.calls.insert(orgId, record, this.clock.now(), this.storedWith(streamSecret));
@@ -146,13 +168,25 @@ export class CallService {
     // Admitted, the call holds its slot from now on: while it rings it counts against the limit.
     const refused = await this.admission.admit(orgId, record.call_id);
     if (refused) {
-      const ended = await this.endUnconnected(orgId, record.call_id, 'not_connected', refused, ADMISSION_MESSAGES[refused]);
+      const ended = await this.endUnconnected(
+        orgId,
+        record.call_id,
+        'not_connected',
+        refused,
+        ADMISSION_MESSAGES[refused],
+      );
       return { callId: record.call_id, placed: Promise.resolve(ended ?? record) };
     }
     return { callId: record.call_id, placed: this.dial(orgId, record, request, agent, streamSecret) };
   }
 
-  private async dial(orgId: string, record: CallRecord, request: OutboundCallRequest, agent: AgentVersion, streamSecret: string): Promise<CallRecord> {
+  private async dial(
+    orgId: string,
+    record: CallRecord,
+    request: OutboundCallRequest,
+    agent: AgentVersion,
+    streamSecret: string,
+  ): Promise<CallRecord> {
     try {
       const result = await this.dialer.dial({
         orgId,
@@ -163,11 +197,22 @@ export class CallService {
         agent,
         streamSecret,
       });
-      if (result.status === 'failed') return (await this.endUnconnected(orgId, record.call_id, 'not_connected', result.reason, result.message)) ?? record;
+      if (result.status === 'failed')
+        return (
+          (await this.endUnconnected(orgId, record.call_id, 'not_connected', result.reason, result.message)) ?? record
+        );
       return (await this.calls.get(orgId, record.call_id)) ?? record;
     } catch (error) {
       this.log.error({ err: error, call_id: record.call_id, dialer: this.dialer.name }, 'dialer failed');
-      return (await this.endUnconnected(orgId, record.call_id, 'error', 'error_service', 'The service failed while placing the call.')) ?? record;
+      return (
+        (await this.endUnconnected(
+          orgId,
+          record.call_id,
+          'error',
+          'error_service',
+          'The service failed while placing the call.',
+        )) ?? record
+      );
     }
   }
 
@@ -182,9 +227,18 @@ export class CallService {
       ['presentation_number', presentationNumber],
     ];
     const foreign: [string, string | null][] = [];
-    for (const [field, number] of named) if (number !== null && !(await this.agents.ownsNumber(orgId, number))) foreign.push([field, number]);
+    for (const [field, number] of named)
+      if (number !== null && !(await this.agents.ownsNumber(orgId, number))) foreign.push([field, number]);
     if (foreign.length > 0) {
-      throw new ApiError('BAD_REQUEST', foreign.map(([field, number]) => `body.${field}: ${number} is not a number of this organization (list it in one of its agents' inbound_numbers)`).join('; '));
+      throw new ApiError(
+        'BAD_REQUEST',
+        foreign
+          .map(
+            ([field, number]) =>
+              `body.${field}: ${number} is not a number of this organization (list it in one of its agents' inbound_numbers)`,
+          )
+          .join('; '),
+      );
     }
   }
 
@@ -213,25 +267,35 @@ export class CallService {
   ): Promise<CallRecord | undefined> {
     const now = this.clock.now();
     let changed = false;
-    const ended = await this.calls.update(orgId, callId, (current) => {
-      if (current.call_status !== 'registered') return current;
-      changed = true;
-      return {
-        ...current,
-        call_status: status,
-        disconnection_reason: reason,
-        disconnection_message: message,
-        end_timestamp: now,
-        duration_ms: 0,
-        call_cost: { total_credits_used: 0, duration_seconds: 0 },
-      };
-    }, options);
+    const ended = await this.calls.update(
+      orgId,
+      callId,
+      (current) => {
+        if (current.call_status !== 'registered') return current;
+        changed = true;
+        return {
+          ...current,
+          call_status: status,
+          disconnection_reason: reason,
+          disconnection_message: message,
+          end_timestamp: now,
+          duration_ms: 0,
+          call_cost: { total_credits_used: 0, duration_seconds: 0 },
+        };
+      },
+      options,
+    );
     if (ended && changed) this.events.emit('ended', { orgId, record: ended });
     return ended;
   }
 
   /** endUnconnected for a carrier report, which names the call_id only. A late or repeated report changes nothing. */
-  async endIfRegistered(callId: string, status: 'not_connected' | 'error', reason: DisconnectionReason, message: string): Promise<CallRecord | undefined> {
+  async endIfRegistered(
+    callId: string,
+    status: 'not_connected' | 'error',
+    reason: DisconnectionReason,
+    message: string,
+  ): Promise<CallRecord | undefined> {
     const found = await this.calls.getForStream(callId);
     return found ? this.endUnconnected(found.orgId, callId, status, reason, message) : undefined;
   }
@@ -247,20 +311,25 @@ export class CallService {
     if (!found) return undefined;
     const now = this.clock.now();
     let changed = false;
-    const ended = await this.calls.update(found.orgId, callId, (current) => {
-      if (current.call_status !== 'registered' && current.call_status !== 'ongoing') return current;
-      changed = true;
-      const connected = current.start_timestamp !== null;
-      return {
-        ...current,
-        call_status: 'error',
-        disconnection_reason: 'error_service',
-        disconnection_message: message,
-        end_timestamp: now,
-        duration_ms: connected ? Math.max(0, now - current.start_timestamp!) : 0,
-        call_cost: current.call_cost ?? { total_credits_used: 0, duration_seconds: 0 },
-      };
-    }, { takeover: true });
+    const ended = await this.calls.update(
+      found.orgId,
+      callId,
+      (current) => {
+        if (current.call_status !== 'registered' && current.call_status !== 'ongoing') return current;
+        changed = true;
+        const connected = current.start_timestamp !== null;
+        return {
+          ...current,
+          call_status: 'error',
+          disconnection_reason: 'error_service',
+          disconnection_message: message,
+          end_timestamp: now,
+          duration_ms: connected ? Math.max(0, now - current.start_timestamp!) : 0,
+          call_cost: current.call_cost ?? { total_credits_used: 0, duration_seconds: 0 },
+        };
+      },
+      { takeover: true },
+    );
     if (ended && changed) this.events.emit('ended', { orgId: found.orgId, record: ended });
     return ended;
   }

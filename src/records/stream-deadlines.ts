@@ -23,7 +23,9 @@ export class StreamDeadlines {
     this.clear(callId);
     const handle = this.timers.setTimeout(() => {
       this.deadlines.delete(callId);
-      void this.calls.endUnconnected(orgId, callId, 'not_connected', reason, message).catch((error: unknown) => this.onError(error, callId));
+      void this.calls
+        .endUnconnected(orgId, callId, 'not_connected', reason, message)
+        .catch((error: unknown) => this.onError(error, callId));
     }, this.timeoutMs);
     this.deadlines.set(callId, handle);
   }

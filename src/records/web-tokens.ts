@@ -3,6 +3,8 @@
 
 export interface WebCallTokenRepository {
   issue(tokenHash: string, orgId: string, callId: string, expiresAt: number): Promise<void>;
-  /** Takes the token out, once (two nodes redeeming it together: one gets it); undefined when unknown or already taken. */
+  /**
+   * Takes the token out, once (two nodes redeeming it together: one gets it); undefined when unknown or already taken.
+   */
   take(tokenHash: string): Promise<{ orgId: string; callId: string; expiresAt: number } | undefined>;
 }

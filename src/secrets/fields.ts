@@ -8,7 +8,11 @@ const notSealed = (value: string) => !isSealed(value);
 
 /** A secret string the API takes and never gives back (an API key, a password). */
 export function writeOnlySecret(description = 'write-only: never returned') {
-  return z.string().min(1).refine(notSealed, `must not start with ${SEALED_PREFIX}`).meta({ writeOnly: true, description });
+  return z
+    .string()
+    .min(1)
+    .refine(notSealed, `must not start with ${SEALED_PREFIX}`)
+    .meta({ writeOnly: true, description });
 }
 
 /** Header values (or any map of strings) the API takes and never gives back, the names with them. */
@@ -33,7 +37,9 @@ export class SecretFields {
 
   /** The document as the store keeps it: every secret sealed (a value already sealed is kept). */
   seal<T>(document: T, box: SecretBox): T {
-    return withFieldsChanged(document, this.paths, (value) => mapStrings(value, (s) => (isSealed(s) ? s : box.seal(s))));
+    return withFieldsChanged(document, this.paths, (value) =>
+      mapStrings(value, (s) => (isSealed(s) ? s : box.seal(s))),
+    );
   }
 
   /** The document as the runtime uses it: every secret opened (plaintext from before sealing passes as it is). */

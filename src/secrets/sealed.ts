@@ -72,7 +72,11 @@ export function isSealed(value: string): boolean {
  * first start (private to the service's user, like the API key beside it). Several nodes sharing
  * one PostgreSQL database must all be given the same SECRETS_KEY.
  */
-export function loadOrCreateSecretsKey(configured: Buffer | undefined, dataDir: string, randomHex: (bytes: number) => string): { key: Buffer; file: string | null } {
+export function loadOrCreateSecretsKey(
+  configured: Buffer | undefined,
+  dataDir: string,
+  randomHex: (bytes: number) => string,
+): { key: Buffer; file: string | null } {
   if (configured) return { key: configured, file: null };
   const file = join(dataDir, 'secrets-key');
   if (!existsSync(file)) {

@@ -62,7 +62,10 @@ export class EngineCache<E extends ClosableEngine> {
     await Promise.allSettled([...[...engines].map((engine) => engine.close()), ...this.closing]);
   }
 
-  /** Evicts idle entries, least recently used first, until the cache is within its bound or only engines in use are left. */
+  /**
+   * Evicts idle entries, least recently used first, until the cache is within its bound or only engines in use are
+   * left.
+   */
   private trim(): void {
     while (this.entries.size > this.bound) {
       const idle = [...this.entries].find(([, entry]) => entry.leases === 0);

@@ -25,7 +25,10 @@ export interface EmbeddedSpeechOptions {
    * services never speak.
    */
   warm?: boolean;
-  /** Where HTTP voices and recognisers send their requests: the service's egress-guarded pool (net/http.ts OutboundHttp). */
+  /**
+   * Where HTTP voices and recognisers send their requests: the service's egress-guarded pool (net/http.ts
+   * OutboundHttp).
+   */
   dispatcher: Dispatcher;
 }
 
@@ -35,7 +38,9 @@ export interface EmbeddedSpeechOptions {
  */
 export function engineCacheKey(config: { api_key?: string | undefined }): string {
   const { api_key: apiKey, ...rest } = config;
-  return JSON.stringify(apiKey === undefined ? rest : { ...rest, api_key_sha256: createHash('sha256').update(apiKey).digest('hex') });
+  return JSON.stringify(
+    apiKey === undefined ? rest : { ...rest, api_key_sha256: createHash('sha256').update(apiKey).digest('hex') },
+  );
 }
 
 function canWarm(engine: TtsEngine): engine is TtsEngine & { warm(): void } {
@@ -48,7 +53,8 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions): Spe
   /** pocketsphinx and moonshine: one engine each per process whatever the settings, so never evicted. */
   const embeddedStts = new Set<SttEngine>();
   const ttss = new EngineCache<TtsEngine>(ENGINE_CACHE_BOUND);
-  const tts = (config: AgentConfig['voice']) => ttss.lease(engineCacheKey(config), () => createTtsEngine(config, { dispatcher: options.dispatcher }));
+  const tts = (config: AgentConfig['voice']) =>
+    ttss.lease(engineCacheKey(config), () => createTtsEngine(config, { dispatcher: options.dispatcher }));
   if (options.warm) {
     // Released at once: the warm engine stays cached (most recently used) for the first call.
     const warmup = tts(VoiceConfigSchema.parse({}));
@@ -69,7 +75,12 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions): Spe
     },
     tts,
     async close() {
-      await Promise.allSettled([vad.close(), ttss.close(), stts.close(), ...[...embeddedStts].map((engine) => engine.close())]);
+      await Promise.allSettled([
+        vad.close(),
+        ttss.close(),
+        stts.close(),
+        ...[...embeddedStts].map((engine) => engine.close()),
+      ]);
     },
   };
 }

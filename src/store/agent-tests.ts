@@ -26,12 +26,17 @@ export class SqliteAgentTestRepository {
   }
 
   getTest(orgId: string, testId: string): AgentTest | undefined {
-    const row = this.db.prepare('SELECT test FROM agent_tests WHERE org_id = ? AND test_id = ?').get(orgId, testId) as { test: string } | undefined;
+    const row = this.db.prepare('SELECT test FROM agent_tests WHERE org_id = ? AND test_id = ?').get(orgId, testId) as
+      { test: string } | undefined;
     return row ? this.opened(row.test) : undefined;
   }
 
   updateTest(orgId: string, test: AgentTest): boolean {
-    return this.db.prepare('UPDATE agent_tests SET test = ? WHERE org_id = ? AND test_id = ?').run(this.stored(test), orgId, test.test_id).changes === 1;
+    return (
+      this.db
+        .prepare('UPDATE agent_tests SET test = ? WHERE org_id = ? AND test_id = ?')
+        .run(this.stored(test), orgId, test.test_id).changes === 1
+    );
   }
 
   deleteTest(orgId: string, testId: string): boolean {
@@ -39,18 +44,32 @@ export class SqliteAgentTestRepository {
   }
 
   listTests(orgId: string, agentId: string): AgentTest[] {
-    const rows = this.db.prepare('SELECT test FROM agent_tests WHERE org_id = ? AND agent_id = ? ORDER BY created_at, rowid').all(orgId, agentId) as { test: string }[];
+    const rows = this.db
+      .prepare('SELECT test FROM agent_tests WHERE org_id = ? AND agent_id = ? ORDER BY created_at, rowid')
+      .all(orgId, agentId) as { test: string }[];
     return rows.map((r) => this.opened(r.test));
   }
 
   insertRun(orgId: string, run: TestRun, ownerNode: string | null): void {
     this.db
-      .prepare('INSERT INTO agent_test_runs (run_id, org_id, agent_id, agent_version, status, created_at, run, owner_node) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(run.run_id, orgId, run.agent_id, run.agent_version, run.status, run.created_at, JSON.stringify(run), ownerNode);
+      .prepare(
+        'INSERT INTO agent_test_runs (run_id, org_id, agent_id, agent_version, status, created_at, run, owner_node) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        run.run_id,
+        orgId,
+        run.agent_id,
+        run.agent_version,
+        run.status,
+        run.created_at,
+        JSON.stringify(run),
+        ownerNode,
+      );
   }
 
   getRun(orgId: string, runId: string): TestRun | undefined {
-    const row = this.db.prepare('SELECT run FROM agent_test_runs WHERE org_id = ? AND run_id = ?').get(orgId, runId) as { run: string } | undefined;
+    const row = this.db.prepare('SELECT run FROM agent_test_runs WHERE org_id = ? AND run_id = ?').get(orgId, runId) as
+      { run: string } | undefined;
     return row ? (JSON.parse(row.run) as TestRun) : undefined;
   }
 
@@ -60,7 +79,9 @@ export class SqliteAgentTestRepository {
         const current = this.getRun(orgId, runId);
         if (!current) return undefined;
         const next = change(current);
-        this.db.prepare('UPDATE agent_test_runs SET status = ?, run = ? WHERE org_id = ? AND run_id = ?').run(next.status, JSON.stringify(next), orgId, runId);
+        this.db
+          .prepare('UPDATE agent_test_runs SET status = ?, run = ? WHERE org_id = ? AND run_id = ?')
+          .run(next.status, JSON.stringify(next), orgId, runId);
         return next;
       })
       .immediate();
@@ -68,7 +89,9 @@ export class SqliteAgentTestRepository {
 
   listRuns(orgId: string, agentId: string, limit: number): TestRun[] {
     const rows = this.db
-      .prepare('SELECT run FROM agent_test_runs WHERE org_id = ? AND agent_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?')
+      .prepare(
+        'SELECT run FROM agent_test_runs WHERE org_id = ? AND agent_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?',
+      )
       .all(orgId, agentId, limit) as { run: string }[];
     return rows.map((r) => JSON.parse(r.run) as TestRun);
   }
@@ -85,7 +108,9 @@ export class SqliteAgentTestRepository {
 
   orphanedRuns(liveNodes: string[]): { orgId: string; run: TestRun }[] {
     const rows = this.db
-      .prepare(`SELECT org_id, run FROM agent_test_runs WHERE status = 'running' AND (owner_node IS NULL OR owner_node NOT IN (${liveNodes.map(() => '?').join(', ')}))`)
+      .prepare(
+        `SELECT org_id, run FROM agent_test_runs WHERE status = 'running' AND (owner_node IS NULL OR owner_node NOT IN (${liveNodes.map(() => '?').join(', ')}))`,
+      )
       .all(...liveNodes) as { org_id: string; run: string }[];
     return rows.map((r) => ({ orgId: r.org_id, run: JSON.parse(r.run) as TestRun }));
   }

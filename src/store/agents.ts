@@ -15,7 +15,8 @@ export interface AgentRow {
 }
 
 /** The config column of a version: its secrets sealed. */
-export const storedConfig = (config: AgentConfig, box: SecretBox): string => JSON.stringify(AGENT_SECRETS.seal(config, box));
+export const storedConfig = (config: AgentConfig, box: SecretBox): string =>
+  JSON.stringify(AGENT_SECRETS.seal(config, box));
 
 /** A stored row as the runtime uses it: its secrets opened (plaintext from before sealing passes as it is). */
 export function toVersion(row: AgentRow, box: SecretBox): AgentVersion {
@@ -44,20 +45,30 @@ export class SqliteAgentRepository {
     return statement;
   }
 
-  insertVersion(orgId: string, agentId: string, config: AgentConfig, options: { published: boolean; at: number }): AgentVersion {
+  insertVersion(
+    orgId: string,
+    agentId: string,
+    config: AgentConfig,
+    options: { published: boolean; at: number },
+  ): AgentVersion {
     return this.db
       .transaction(() => {
         for (const number of config.inbound_numbers) {
-          this.prepare('INSERT OR IGNORE INTO number_owners (number, org_id, claimed_at) VALUES (?, ?, ?)').run(number, orgId, options.at);
+          this.prepare('INSERT OR IGNORE INTO number_owners (number, org_id, claimed_at) VALUES (?, ?, ?)').run(
+            number,
+            orgId,
+            options.at,
+          );
           if (this.numberOwner(number) !== orgId) throw new NumberTakenError(number);
         }
-        const top = this
-          .prepare('SELECT max(version) AS v FROM agent_versions WHERE org_id = ? AND agent_id = ?')
-          .get(orgId, agentId) as { v: number | null };
+        const top = this.prepare('SELECT max(version) AS v FROM agent_versions WHERE org_id = ? AND agent_id = ?').get(
+          orgId,
+          agentId,
+        ) as { v: number | null };
         const version = (top.v ?? 0) + 1;
-        this
-          .prepare('INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, ?, ?, ?, ?)')
-          .run(orgId, agentId, version, options.published ? 1 : 0, options.at, storedConfig(config, this.box));
+        this.prepare(
+          'INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, ?, ?, ?, ?)',
+        ).run(orgId, agentId, version, options.published ? 1 : 0, options.at, storedConfig(config, this.box));
         this.releaseUnlisted(orgId);
         return { orgId, agentId, version, isPublished: options.published, lastModified: options.at, config };
       })
@@ -65,23 +76,25 @@ export class SqliteAgentRepository {
   }
 
   get(orgId: string, agentId: string, version: number): AgentVersion | undefined {
-    const row = this
-      .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?')
-      .get(orgId, agentId, version) as AgentRow | undefined;
+    const row = this.prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?').get(
+      orgId,
+      agentId,
+      version,
+    ) as AgentRow | undefined;
     return row ? toVersion(row, this.box) : undefined;
   }
 
   newest(orgId: string, agentId: string): AgentVersion | undefined {
-    const row = this
-      .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? ORDER BY version DESC LIMIT 1')
-      .get(orgId, agentId) as AgentRow | undefined;
+    const row = this.prepare(
+      'SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? ORDER BY version DESC LIMIT 1',
+    ).get(orgId, agentId) as AgentRow | undefined;
     return row ? toVersion(row, this.box) : undefined;
   }
 
   newestPublished(orgId: string, agentId: string): AgentVersion | undefined {
-    const row = this
-      .prepare('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND is_published = 1 ORDER BY version DESC LIMIT 1')
-      .get(orgId, agentId) as AgentRow | undefined;
+    const row = this.prepare(
+      'SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND is_published = 1 ORDER BY version DESC LIMIT 1',
+    ).get(orgId, agentId) as AgentRow | undefined;
     return row ? toVersion(row, this.box) : undefined;
   }
 
@@ -91,9 +104,9 @@ export class SqliteAgentRepository {
         const newest = this.newest(orgId, agentId);
         if (!newest) return undefined;
         if (newest.isPublished) return newest;
-        this
-          .prepare('UPDATE agent_versions SET is_published = 1, created_at = ? WHERE org_id = ? AND agent_id = ? AND version = ?')
-          .run(at, orgId, agentId, newest.version);
+        this.prepare(
+          'UPDATE agent_versions SET is_published = 1, created_at = ? WHERE org_id = ? AND agent_id = ? AND version = ?',
+        ).run(at, orgId, agentId, newest.version);
         this.releaseUnlisted(orgId);
         return { ...newest, isPublished: true, lastModified: at };
       })
@@ -101,14 +114,12 @@ export class SqliteAgentRepository {
   }
 
   listNewest(orgId: string): AgentVersion[] {
-    const rows = this
-      .prepare(
-        `SELECT a.* FROM agent_versions a
+    const rows = this.prepare(
+      `SELECT a.* FROM agent_versions a
          JOIN (SELECT agent_id, max(version) AS v FROM agent_versions WHERE org_id = ? GROUP BY agent_id) m
            ON a.agent_id = m.agent_id AND a.version = m.v
          WHERE a.org_id = ? ORDER BY a.agent_id`,
-      )
-      .all(orgId, orgId) as AgentRow[];
+    ).all(orgId, orgId) as AgentRow[];
     return rows.map((row) => toVersion(row, this.box));
   }
 
@@ -116,14 +127,12 @@ export class SqliteAgentRepository {
     const owner = this.numberOwner(number);
     if (owner === undefined) return undefined;
     // Few agents per organization: scanning its published heads is simpler than a side table.
-    const rows = this
-      .prepare(
-        `SELECT a.* FROM agent_versions a
+    const rows = this.prepare(
+      `SELECT a.* FROM agent_versions a
          JOIN (SELECT agent_id, max(version) AS v FROM agent_versions WHERE org_id = ? AND is_published = 1 GROUP BY agent_id) m
            ON a.agent_id = m.agent_id AND a.version = m.v
          WHERE a.org_id = ? ORDER BY a.created_at`,
-      )
-      .all(owner, owner) as AgentRow[];
+    ).all(owner, owner) as AgentRow[];
     for (const row of rows) {
       const version = toVersion(row, this.box);
       if (version.config.inbound_numbers.includes(number)) return version;
@@ -132,19 +141,19 @@ export class SqliteAgentRepository {
   }
 
   numberOwner(number: string): string | undefined {
-    return (this.prepare('SELECT org_id FROM number_owners WHERE number = ?').get(number) as { org_id: string } | undefined)?.org_id;
+    return (
+      this.prepare('SELECT org_id FROM number_owners WHERE number = ?').get(number) as { org_id: string } | undefined
+    )?.org_id;
   }
 
   /** Numbers the organization holds that neither the newest nor the published version of any of its agents lists. */
   private releaseUnlisted(orgId: string): void {
-    this
-      .prepare(
-        `DELETE FROM number_owners WHERE org_id = ? AND number NOT IN (
+    this.prepare(
+      `DELETE FROM number_owners WHERE org_id = ? AND number NOT IN (
            SELECT j.value FROM agent_versions a, json_each(a.config, '$.inbound_numbers') j
            WHERE a.org_id = ? AND (
              a.version = (SELECT max(version) FROM agent_versions WHERE org_id = a.org_id AND agent_id = a.agent_id)
              OR a.version = (SELECT max(version) FROM agent_versions WHERE org_id = a.org_id AND agent_id = a.agent_id AND is_published = 1)))`,
-      )
-      .run(orgId, orgId);
+    ).run(orgId, orgId);
   }
 }

@@ -5,7 +5,17 @@ import type { CallFilter, CallListQuery, CallPage } from '../records/repository.
 import type { Db } from './database.ts';
 import { keysetPage, ListWhere, queryFingerprint } from './paging.ts';
 
-const LIST_COLUMNS = ['agent_id', 'call_type', 'call_status', 'disconnection_reason', 'user_sentiment', 'call_from', 'call_to', 'campaign_id', 'batch_id'] as const;
+const LIST_COLUMNS = [
+  'agent_id',
+  'call_type',
+  'call_status',
+  'disconnection_reason',
+  'user_sentiment',
+  'call_from',
+  'call_to',
+  'campaign_id',
+  'batch_id',
+] as const;
 const RANGE_COLUMNS = ['start_timestamp', 'duration_ms'] as const;
 
 export function columnsOf(record: CallRecord) {
@@ -40,7 +50,12 @@ export const OWNED_SQL = `SELECT EXISTS (SELECT 1 FROM service_nodes n WHERE n.n
 
 /** A stored record with the fields added since it was written at their defaults. */
 export function storedRecord(json: string): CallRecord {
-  return { llm_token_usage: null, transfer_destination: null, transfer_timestamp: null, ...(JSON.parse(json) as Omit<CallRecord, 'llm_token_usage' | 'transfer_destination' | 'transfer_timestamp'>) };
+  return {
+    llm_token_usage: null,
+    transfer_destination: null,
+    transfer_timestamp: null,
+    ...(JSON.parse(json) as Omit<CallRecord, 'llm_token_usage' | 'transfer_destination' | 'transfer_timestamp'>),
+  };
 }
 
 /** A page of a call list as both stores fetch it: the WHERE, the keyset and the cursor. */
@@ -104,7 +119,12 @@ export class SqliteCallRepository {
     this.ownedStmt = db.prepare(OWNED_SQL);
   }
 
-  insert(orgId: string, record: CallRecord, createdAt: number, options: { streamSecretHash?: string; ownerNode?: string } = {}): void {
+  insert(
+    orgId: string,
+    record: CallRecord,
+    createdAt: number,
+    options: { streamSecretHash?: string; ownerNode?: string } = {},
+  ): void {
     this.insertStmt.run({
       ...columnsOf(record),
       call_id: record.call_id,
@@ -121,7 +141,10 @@ export class SqliteCallRepository {
       .transaction(() => {
         if (this.holdsSlot(orgId, callId)) return true;
         if (max > 0 && this.slotsInUse(orgId, liveNodes) >= max) return false;
-        return this.db.prepare('UPDATE calls SET holds_slot = 1 WHERE org_id = ? AND call_id = ?').run(orgId, callId).changes === 1;
+        return (
+          this.db.prepare('UPDATE calls SET holds_slot = 1 WHERE org_id = ? AND call_id = ?').run(orgId, callId)
+            .changes === 1
+        );
       })
       .immediate();
   }
@@ -137,10 +160,20 @@ export class SqliteCallRepository {
   }
 
   holdsSlot(orgId: string, callId: string): boolean {
-    return this.db.prepare('SELECT 1 FROM calls WHERE org_id = ? AND call_id = ? AND holds_slot = 1').get(orgId, callId) !== undefined;
+    return (
+      this.db.prepare('SELECT 1 FROM calls WHERE org_id = ? AND call_id = ? AND holds_slot = 1').get(orgId, callId) !==
+      undefined
+    );
   }
 
-  insertHoldingSlot(orgId: string, record: CallRecord, createdAt: number, options: { streamSecretHash?: string; ownerNode?: string }, max: number, liveNodes: string[]): boolean {
+  insertHoldingSlot(
+    orgId: string,
+    record: CallRecord,
+    createdAt: number,
+    options: { streamSecretHash?: string; ownerNode?: string },
+    max: number,
+    liveNodes: string[],
+  ): boolean {
     // IMMEDIATE: the write lock is taken first, so no other process takes the slot between the count and the write.
     return this.db
       .transaction(() => {
@@ -153,25 +186,38 @@ export class SqliteCallRepository {
   }
 
   ownerOf(callId: string): string | null {
-    const row = this.db.prepare('SELECT owner_node FROM calls WHERE call_id = ?').get(callId) as { owner_node: string | null } | undefined;
+    const row = this.db.prepare('SELECT owner_node FROM calls WHERE call_id = ?').get(callId) as
+      { owner_node: string | null } | undefined;
     return row?.owner_node ?? null;
   }
 
   setOwner(callId: string, nodeId: string): void {
-    this.db.prepare('UPDATE calls SET owner_node = ?, owner_epoch = (SELECT epoch FROM service_nodes WHERE node_id = ?) WHERE call_id = ?').run(nodeId, nodeId, callId);
+    this.db
+      .prepare(
+        'UPDATE calls SET owner_node = ?, owner_epoch = (SELECT epoch FROM service_nodes WHERE node_id = ?) WHERE call_id = ?',
+      )
+      .run(nodeId, nodeId, callId);
   }
 
   getForStream(callId: string): { orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined {
-    const row = this.streamStmt.get(callId) as { org_id: string; record: string; stream_secret_hash: string | null } | undefined;
-    return row ? { orgId: row.org_id, record: storedRecord(row.record), streamSecretHash: row.stream_secret_hash } : undefined;
+    const row = this.streamStmt.get(callId) as
+      { org_id: string; record: string; stream_secret_hash: string | null } | undefined;
+    return row
+      ? { orgId: row.org_id, record: storedRecord(row.record), streamSecretHash: row.stream_secret_hash }
+      : undefined;
   }
 
   get(orgId: string, callId: string): CallRecord | undefined {
     const row = this.getStmt.get(orgId, callId) as { record: string } | undefined;
-    return row ? (storedRecord(row.record)) : undefined;
+    return row ? storedRecord(row.record) : undefined;
   }
 
-  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord, options: UpdateOptions = {}): CallRecord | undefined {
+  update(
+    orgId: string,
+    callId: string,
+    change: (current: CallRecord) => CallRecord,
+    options: UpdateOptions = {},
+  ): CallRecord | undefined {
     return this.db
       .transaction(() => {
         const row = this.getStmt.get(orgId, callId) as { record: string; created_at: number } | undefined;
@@ -192,17 +238,26 @@ export class SqliteCallRepository {
       .immediate();
   }
 
-  keepTranscript(orgId: string, callId: string, transcript: readonly TranscriptMessage[], items: readonly TranscriptItem[]): boolean {
+  keepTranscript(
+    orgId: string,
+    callId: string,
+    transcript: readonly TranscriptMessage[],
+    items: readonly TranscriptItem[],
+  ): boolean {
     return this.transcriptStmt.run(JSON.stringify(transcript), JSON.stringify(items), orgId, callId).changes === 1;
   }
 
   list(orgId: string, query: CallListQuery): CallPage {
     const options = callListPage(orgId, query);
-    const totalCount = (this.db.prepare(`SELECT count(*) AS n FROM calls WHERE ${options.where}`).get(...options.params) as { n: number }).n;
+    const totalCount = (
+      this.db.prepare(`SELECT count(*) AS n FROM calls WHERE ${options.where}`).get(...options.params) as { n: number }
+    ).n;
     const page = keysetPage({
       ...options,
       fetch: (where, all, order, limit) =>
-        this.db.prepare(`SELECT call_id, sort_ts, record FROM calls WHERE ${where} ${order} LIMIT ?`).all(...all, limit) as { call_id: string; sort_ts: number; record: string }[],
+        this.db
+          .prepare(`SELECT call_id, sort_ts, record FROM calls WHERE ${where} ${order} LIMIT ?`)
+          .all(...all, limit) as { call_id: string; sort_ts: number; record: string }[],
     });
     return { calls: page.rows.map((r) => storedRecord(r.record)), nextCursor: page.nextCursor, totalCount };
   }

@@ -107,7 +107,10 @@ export class SqliteCampaignRepository {
     private readonly onEnded: (campaign: CampaignRow) => void = () => undefined,
   ) {}
 
-  insert(campaign: Omit<CampaignRow, 'completedCalls' | 'failedCalls' | 'activeCalls' | 'finishedAt'>, tasks: NewTask[]): void {
+  insert(
+    campaign: Omit<CampaignRow, 'completedCalls' | 'failedCalls' | 'activeCalls' | 'finishedAt'>,
+    tasks: NewTask[],
+  ): void {
     const insertCampaign = this.db.prepare(`
       INSERT INTO campaigns (id, org_id, kind, name, status, agent_id, agent_version, from_number, presentation_number,
         concurrency, total_calls, created_at, scheduled_at, start_ts)
@@ -120,14 +123,23 @@ export class SqliteCampaignRepository {
       .transaction(() => {
         insertCampaign.run({ ...campaign, startTs: campaign.scheduledAt ?? campaign.createdAt });
         tasks.forEach((task, seq) =>
-          insertTask.run(campaign.id, seq, task.callTo, task.presentationNumber, JSON.stringify(task.metadata), JSON.stringify(task.dynamicVariables)),
+          insertTask.run(
+            campaign.id,
+            seq,
+            task.callTo,
+            task.presentationNumber,
+            JSON.stringify(task.metadata),
+            JSON.stringify(task.dynamicVariables),
+          ),
         );
       })
       .immediate();
   }
 
   get(orgId: string, kind: CampaignKind, id: string): CampaignRow | undefined {
-    const raw = this.db.prepare(`${CAMPAIGN_SELECT} WHERE c.org_id = ? AND c.kind = ? AND c.id = ?`).get(orgId, kind, id) as RawCampaign | undefined;
+    const raw = this.db
+      .prepare(`${CAMPAIGN_SELECT} WHERE c.org_id = ? AND c.kind = ? AND c.id = ?`)
+      .get(orgId, kind, id) as RawCampaign | undefined;
     return raw ? toCampaignRow(raw) : undefined;
   }
 
@@ -139,7 +151,9 @@ export class SqliteCampaignRepository {
   /** Call ids of the tasks dialed so far, in task order. */
   callIds(campaignId: string): string[] {
     return (
-      this.db.prepare('SELECT call_id FROM campaign_tasks WHERE campaign_id = ? AND call_id IS NOT NULL ORDER BY seq').all(campaignId) as {
+      this.db
+        .prepare('SELECT call_id FROM campaign_tasks WHERE campaign_id = ? AND call_id IS NOT NULL ORDER BY seq')
+        .all(campaignId) as {
         call_id: string;
       }[]
     ).map((r) => r.call_id);
@@ -147,10 +161,15 @@ export class SqliteCampaignRepository {
 
   list(orgId: string, query: CampaignListQuery): CampaignPage {
     const options = campaignListPage(orgId, query);
-    const totalCount = (this.db.prepare(`SELECT count(*) AS n FROM campaigns c WHERE ${options.where}`).get(...options.params) as { n: number }).n;
+    const totalCount = (
+      this.db.prepare(`SELECT count(*) AS n FROM campaigns c WHERE ${options.where}`).get(...options.params) as {
+        n: number;
+      }
+    ).n;
     const page = keysetPage({
       ...options,
-      fetch: (where, all, order, limit) => this.db.prepare(`${CAMPAIGN_SELECT} WHERE ${where} ${order} LIMIT ?`).all(...all, limit) as RawCampaign[],
+      fetch: (where, all, order, limit) =>
+        this.db.prepare(`${CAMPAIGN_SELECT} WHERE ${where} ${order} LIMIT ?`).all(...all, limit) as RawCampaign[],
     });
     return { campaigns: page.rows.map(toCampaignRow), nextCursor: page.nextCursor, totalCount };
   }
@@ -162,7 +181,9 @@ export class SqliteCampaignRepository {
         const current = this.get(orgId, kind, id);
         if (!current || FINISHED_STATUSES.includes(current.status)) return { ok: false, campaign: current };
         this.db.prepare("UPDATE campaigns SET status = 'canceled', finished_at = ? WHERE id = ?").run(now, id);
-        this.db.prepare("UPDATE campaign_tasks SET state = 'canceled' WHERE campaign_id = ? AND state = 'pending'").run(id);
+        this.db
+          .prepare("UPDATE campaign_tasks SET state = 'canceled' WHERE campaign_id = ? AND state = 'pending'")
+          .run(id);
         const canceled = this.byId(id)!;
         this.onEnded(canceled);
         return { ok: true, campaign: canceled };
@@ -172,7 +193,9 @@ export class SqliteCampaignRepository {
 
   /** draft → pending for every campaign whose scheduled_at has come. */
   promoteDue(now: number): number {
-    return this.db.prepare("UPDATE campaigns SET status = 'pending' WHERE status = 'draft' AND scheduled_at <= ?").run(now).changes;
+    return this.db
+      .prepare("UPDATE campaigns SET status = 'pending' WHERE status = 'draft' AND scheduled_at <= ?")
+      .run(now).changes;
   }
 
   /** Campaigns that may have a task to dial now (checked again, atomically, by claim). */
@@ -192,27 +215,40 @@ export class SqliteCampaignRepository {
    * Claims the next pending task if the campaign runs and has a free slot; its call_id is fixed
    * here, before anything is dialed, so after a crash the task and its call find each other.
    */
-  claim(campaignId: string, instanceId: string, callId: string): { task: ClaimedTask; campaign: CampaignRow } | undefined {
+  claim(
+    campaignId: string,
+    instanceId: string,
+    callId: string,
+  ): { task: ClaimedTask; campaign: CampaignRow } | undefined {
     return this.db
       .transaction(() => {
         const campaign = this.byId(campaignId);
         if (!campaign || (campaign.status !== 'pending' && campaign.status !== 'ongoing')) return undefined;
         if (campaign.activeCalls >= campaign.concurrency) return undefined;
         const raw = this.db
-          .prepare("SELECT seq, call_to, presentation_number, metadata, dynamic_variables FROM campaign_tasks WHERE campaign_id = ? AND state = 'pending' ORDER BY seq LIMIT 1")
+          .prepare(
+            "SELECT seq, call_to, presentation_number, metadata, dynamic_variables FROM campaign_tasks WHERE campaign_id = ? AND state = 'pending' ORDER BY seq LIMIT 1",
+          )
           .get(campaignId) as PendingTaskRow | undefined;
         if (!raw) return undefined;
         this.db
-          .prepare("UPDATE campaign_tasks SET state = 'active', call_id = ?, claimed_by = ? WHERE campaign_id = ? AND seq = ?")
+          .prepare(
+            "UPDATE campaign_tasks SET state = 'active', call_id = ?, claimed_by = ? WHERE campaign_id = ? AND seq = ?",
+          )
           .run(callId, instanceId, campaignId, raw.seq);
-        if (campaign.status === 'pending') this.db.prepare("UPDATE campaigns SET status = 'ongoing' WHERE id = ?").run(campaignId);
+        if (campaign.status === 'pending')
+          this.db.prepare("UPDATE campaigns SET status = 'ongoing' WHERE id = ?").run(campaignId);
         return { campaign: this.byId(campaignId)!, task: claimedTask(campaignId, callId, raw) };
       })
       .immediate();
   }
 
   unclaim(callId: string): void {
-    this.db.prepare("UPDATE campaign_tasks SET state = 'pending', call_id = NULL, claimed_by = NULL WHERE call_id = ? AND state = 'active'").run(callId);
+    this.db
+      .prepare(
+        "UPDATE campaign_tasks SET state = 'pending', call_id = NULL, claimed_by = NULL WHERE call_id = ? AND state = 'active'",
+      )
+      .run(callId);
   }
 
   /**
@@ -222,15 +258,17 @@ export class SqliteCampaignRepository {
   finishTask(callId: string, connected: boolean, reason: string | null, now: number): CampaignRow | undefined {
     return this.db
       .transaction(() => {
-        const task = this.db.prepare("SELECT campaign_id FROM campaign_tasks WHERE call_id = ? AND state = 'active'").get(callId) as
-          | { campaign_id: string }
-          | undefined;
+        const task = this.db
+          .prepare("SELECT campaign_id FROM campaign_tasks WHERE call_id = ? AND state = 'active'")
+          .get(callId) as { campaign_id: string } | undefined;
         if (!task) return undefined;
         this.db
           .prepare('UPDATE campaign_tasks SET state = ?, reason = ? WHERE call_id = ?')
           .run(connected ? 'completed' : 'failed', reason, callId);
         this.db
-          .prepare(`UPDATE campaigns SET ${connected ? 'completed_calls = completed_calls + 1' : 'failed_calls = failed_calls + 1'} WHERE id = ?`)
+          .prepare(
+            `UPDATE campaigns SET ${connected ? 'completed_calls = completed_calls + 1' : 'failed_calls = failed_calls + 1'} WHERE id = ?`,
+          )
           .run(task.campaign_id);
         this.finishIfDone(task.campaign_id, now);
         return this.byId(task.campaign_id);
@@ -243,10 +281,14 @@ export class SqliteCampaignRepository {
     this.db
       .transaction(() => {
         const result = this.db
-          .prepare("UPDATE campaigns SET status = 'fail', finished_at = ? WHERE id = ? AND status NOT IN ('success', 'fail', 'canceled')")
+          .prepare(
+            "UPDATE campaigns SET status = 'fail', finished_at = ? WHERE id = ? AND status NOT IN ('success', 'fail', 'canceled')",
+          )
           .run(now, campaignId);
         if (result.changes === 0) return;
-        this.db.prepare("UPDATE campaign_tasks SET state = 'canceled' WHERE campaign_id = ? AND state = 'pending'").run(campaignId);
+        this.db
+          .prepare("UPDATE campaign_tasks SET state = 'canceled' WHERE campaign_id = ? AND state = 'pending'")
+          .run(campaignId);
         this.onEnded(this.byId(campaignId)!);
       })
       .immediate();
@@ -268,7 +310,9 @@ export class SqliteCampaignRepository {
 
   heartbeat(instanceId: string, now: number): void {
     this.db
-      .prepare('INSERT INTO scheduler_leases (instance_id, heartbeat_at) VALUES (?, ?) ON CONFLICT (instance_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at')
+      .prepare(
+        'INSERT INTO scheduler_leases (instance_id, heartbeat_at) VALUES (?, ?) ON CONFLICT (instance_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at',
+      )
       .run(instanceId, now);
   }
 
@@ -292,7 +336,9 @@ export class SqliteCampaignRepository {
   /** The active tasks this scheduler claimed (for a clean shutdown). */
   tasksOf(instanceId: string): ActiveTask[] {
     return (
-      this.db.prepare("SELECT campaign_id, seq, call_id FROM campaign_tasks WHERE state = 'active' AND claimed_by = ?").all(instanceId) as {
+      this.db
+        .prepare("SELECT campaign_id, seq, call_id FROM campaign_tasks WHERE state = 'active' AND claimed_by = ?")
+        .all(instanceId) as {
         campaign_id: string;
         seq: number;
         call_id: string | null;

@@ -6,17 +6,24 @@ export class SqliteCarrierCallRepository {
 
   record(callId: string, carrier: string, carrierCallId: string, at: number): void {
     this.db
-      .prepare('INSERT INTO carrier_calls (call_id, carrier, carrier_call_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO UPDATE SET carrier_call_id = excluded.carrier_call_id')
+      .prepare(
+        'INSERT INTO carrier_calls (call_id, carrier, carrier_call_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO UPDATE SET carrier_call_id = excluded.carrier_call_id',
+      )
       .run(callId, carrier, carrierCallId, at);
   }
 
   carrierCallId(callId: string): string | undefined {
-    return (this.db.prepare('SELECT carrier_call_id FROM carrier_calls WHERE call_id = ?').get(callId) as { carrier_call_id: string } | undefined)?.carrier_call_id;
+    return (
+      this.db.prepare('SELECT carrier_call_id FROM carrier_calls WHERE call_id = ?').get(callId) as
+        { carrier_call_id: string } | undefined
+    )?.carrier_call_id;
   }
 
   callIdOf(carrier: string, carrierCallId: string): string | undefined {
     return (
-      this.db.prepare('SELECT call_id FROM carrier_calls WHERE carrier = ? AND carrier_call_id = ?').get(carrier, carrierCallId) as { call_id: string } | undefined
+      this.db
+        .prepare('SELECT call_id FROM carrier_calls WHERE carrier = ? AND carrier_call_id = ?')
+        .get(carrier, carrierCallId) as { call_id: string } | undefined
     )?.call_id;
   }
 }

@@ -299,7 +299,9 @@ export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS)
 }
 
 export function migrate(db: Db, migrations: Migration[]): number {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+  );
   const applied = new Set(
     db
       .prepare('SELECT version FROM schema_migrations')

@@ -37,12 +37,17 @@ export class SqliteIdempotencyStore {
       this.db.prepare('DELETE FROM idempotency_keys WHERE created_at <= ?').run(now - IDEMPOTENCY_TTL_MS);
     }
     const inserted = this.db
-      .prepare('INSERT INTO idempotency_keys (org_id, key, fingerprint, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (org_id, key) DO NOTHING')
+      .prepare(
+        'INSERT INTO idempotency_keys (org_id, key, fingerprint, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (org_id, key) DO NOTHING',
+      )
       .run(orgId, key, fingerprint, now);
     if (inserted.changes === 1) return { kind: 'claimed' };
-    const row = this.db.prepare('SELECT fingerprint, status_code, response, created_at FROM idempotency_keys WHERE org_id = ? AND key = ?').get(orgId, key) as
-      | { fingerprint: string; status_code: number | null; response: string | null; created_at: number }
-      | undefined;
+    const row = this.db
+      .prepare(
+        'SELECT fingerprint, status_code, response, created_at FROM idempotency_keys WHERE org_id = ? AND key = ?',
+      )
+      .get(orgId, key) as
+      { fingerprint: string; status_code: number | null; response: string | null; created_at: number } | undefined;
     // Expired but not yet swept: the old answer no longer binds.
     if (!row || now - row.created_at >= IDEMPOTENCY_TTL_MS) {
       this.db.prepare('DELETE FROM idempotency_keys WHERE org_id = ? AND key = ?').run(orgId, key);
@@ -54,11 +59,15 @@ export class SqliteIdempotencyStore {
   }
 
   finish(orgId: string, key: string, answer: StoredAnswer): void {
-    this.db.prepare('UPDATE idempotency_keys SET status_code = ?, response = ? WHERE org_id = ? AND key = ?').run(answer.status, answer.body, orgId, key);
+    this.db
+      .prepare('UPDATE idempotency_keys SET status_code = ?, response = ? WHERE org_id = ? AND key = ?')
+      .run(answer.status, answer.body, orgId, key);
   }
 
   /** The request failed without creating anything: the key may be tried again. */
   release(orgId: string, key: string): void {
-    this.db.prepare('DELETE FROM idempotency_keys WHERE org_id = ? AND key = ? AND status_code IS NULL').run(orgId, key);
+    this.db
+      .prepare('DELETE FROM idempotency_keys WHERE org_id = ? AND key = ? AND status_code IS NULL')
+      .run(orgId, key);
   }
 }

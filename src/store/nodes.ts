@@ -15,7 +15,11 @@ export class SqliteNodeLeases {
 
   renew(nodeId: string, epoch: string, now: number, until: number, url: string | null): boolean {
     // An update, never an insert: a lease taken over stays gone.
-    return this.db.prepare('UPDATE service_nodes SET lease_until = ?, renewed_at = ?, url = ? WHERE node_id = ? AND epoch = ?').run(until, now, url, nodeId, epoch).changes === 1;
+    return (
+      this.db
+        .prepare('UPDATE service_nodes SET lease_until = ?, renewed_at = ?, url = ? WHERE node_id = ? AND epoch = ?')
+        .run(until, now, url, nodeId, epoch).changes === 1
+    );
   }
 
   release(nodeId: string, epoch: string): void {
@@ -23,11 +27,15 @@ export class SqliteNodeLeases {
   }
 
   alive(now: number): string[] {
-    return (this.db.prepare('SELECT node_id FROM service_nodes WHERE lease_until >= ?').all(now) as { node_id: string }[]).map((r) => r.node_id);
+    return (
+      this.db.prepare('SELECT node_id FROM service_nodes WHERE lease_until >= ?').all(now) as { node_id: string }[]
+    ).map((r) => r.node_id);
   }
 
   urlOf(nodeId: string, now: number): string | null {
-    const row = this.db.prepare('SELECT url FROM service_nodes WHERE node_id = ? AND lease_until >= ?').get(nodeId, now) as { url: string | null } | undefined;
+    const row = this.db
+      .prepare('SELECT url FROM service_nodes WHERE node_id = ? AND lease_until >= ?')
+      .get(nodeId, now) as { url: string | null } | undefined;
     return row?.url ?? null;
   }
 

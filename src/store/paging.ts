@@ -25,7 +25,10 @@ export class ListWhere {
     return this;
   }
 
-  range(column: string, range: { lower_threshold?: number | undefined; upper_threshold?: number | undefined } | undefined): this {
+  range(
+    column: string,
+    range: { lower_threshold?: number | undefined; upper_threshold?: number | undefined } | undefined,
+  ): this {
     if (range?.lower_threshold !== undefined) {
       this.parts.push(`${column} >= ?`);
       this.params.push(range.lower_threshold);
@@ -78,7 +81,10 @@ export function decodeCursor(key: string, fingerprint: string): Cursor {
     throw new ApiError('BAD_PAGINATION_KEY', 'pagination_key is not a cursor this service issued');
   }
   if (parsed[3] !== fingerprint) {
-    throw new ApiError('BAD_PAGINATION_KEY', 'pagination_key was issued for other filter_criteria or sort_order; pass the same ones');
+    throw new ApiError(
+      'BAD_PAGINATION_KEY',
+      'pagination_key was issued for other filter_criteria or sort_order; pass the same ones',
+    );
   }
   return { sortKey: parsed[1] as number, id: parsed[2] as string };
 }
@@ -107,7 +113,12 @@ interface KeysetOptions<R> {
 }
 
 /** The WHERE (after the cursor), its params, the ORDER BY and the row count (limit + 1) of a keyset page. */
-function keysetQuery<R>(options: KeysetOptions<R>): { where: string; params: (string | number)[]; order: string; limit: number } {
+function keysetQuery<R>(options: KeysetOptions<R>): {
+  where: string;
+  params: (string | number)[];
+  order: string;
+  limit: number;
+} {
   const where = [options.where];
   const params = [...options.params];
   if (options.paginationKey) {
@@ -115,21 +126,33 @@ function keysetQuery<R>(options: KeysetOptions<R>): { where: string; params: (st
     where.push(keysetClause(options.order, options.sortColumn, options.idColumn));
     params.push(cursor.sortKey, cursor.sortKey, cursor.id);
   }
-  return { where: where.join(' AND '), params, order: orderClause(options.order, options.sortColumn, options.idColumn), limit: options.limit + 1 };
+  return {
+    where: where.join(' AND '),
+    params,
+    order: orderClause(options.order, options.sortColumn, options.idColumn),
+    limit: options.limit + 1,
+  };
 }
 
 /** The page of the rows fetched: the extra row tells whether a next page exists. */
 function keysetRows<R>(rows: R[], options: KeysetOptions<R>): { rows: R[]; nextCursor: string | null } {
   const page = rows.slice(0, options.limit);
   const last = page.at(-1);
-  return { rows: page, nextCursor: rows.length > options.limit && last ? encodeCursor(options.cursorOf(last), options.fingerprint) : null };
+  return {
+    rows: page,
+    nextCursor: rows.length > options.limit && last ? encodeCursor(options.cursorOf(last), options.fingerprint) : null,
+  };
 }
 
 /**
  * One keyset page over (sortColumn, idColumn): `fetch` runs the query with the WHERE, params
  * and ORDER BY it is given and limit + 1 rows; the extra row tells whether a next page exists.
  */
-export function keysetPage<R>(options: KeysetOptions<R> & { fetch: (where: string, params: (string | number)[], order: string, limit: number) => R[] }): {
+export function keysetPage<R>(
+  options: KeysetOptions<R> & {
+    fetch: (where: string, params: (string | number)[], order: string, limit: number) => R[];
+  },
+): {
   rows: R[];
   nextCursor: string | null;
 } {
@@ -139,7 +162,9 @@ export function keysetPage<R>(options: KeysetOptions<R> & { fetch: (where: strin
 
 /** keysetPage for a store whose queries are round trips (PostgreSQL). */
 export async function keysetPageAsync<R>(
-  options: KeysetOptions<R> & { fetch: (where: string, params: (string | number)[], order: string, limit: number) => Promise<R[]> },
+  options: KeysetOptions<R> & {
+    fetch: (where: string, params: (string | number)[], order: string, limit: number) => Promise<R[]>;
+  },
 ): Promise<{ rows: R[]; nextCursor: string | null }> {
   const q = keysetQuery(options);
   return keysetRows(await options.fetch(q.where, q.params, q.order, q.limit), options);

@@ -6,7 +6,9 @@
 
 /** The methods of `T`, each returning a promise of what it returned. */
 export type Promised<T> = {
-  [K in keyof T as T[K] extends (...args: never[]) => unknown ? K : never]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
+  [K in keyof T as T[K] extends (...args: never[]) => unknown ? K : never]: T[K] extends (...args: infer A) => infer R
+    ? (...args: A) => Promise<R>
+    : never;
 };
 
 export function promised<T extends object>(sync: T): Promised<T> {

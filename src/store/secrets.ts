@@ -12,7 +12,10 @@ export const SECRET_DOCUMENTS: readonly { table: string; column: string; fields:
   { table: 'agent_tests', column: 'test', fields: AGENT_TEST_SECRETS },
 ];
 
-/** The document sealed anew when it still holds plaintext, or null; throws SecretKeyError when a sealed secret does not open. */
+/**
+ * The document sealed anew when it still holds plaintext, or null; throws SecretKeyError when a sealed secret does not
+ * open.
+ */
 export function resealed(text: string, fields: SecretFields, box: SecretBox): string | null {
   const document: unknown = JSON.parse(text);
   fields.open(document, box);

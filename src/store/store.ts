@@ -36,7 +36,10 @@ function sealSqliteSecrets(db: Db, box: SecretBox): number {
   db.pragma('secure_delete = ON');
   try {
     for (const { table, column, fields } of SECRET_DOCUMENTS) {
-      const rows = db.prepare(`SELECT rowid AS id, ${column} AS text FROM ${table}`).all() as { id: number; text: string }[];
+      const rows = db.prepare(`SELECT rowid AS id, ${column} AS text FROM ${table}`).all() as {
+        id: number;
+        text: string;
+      }[];
       const update = db.prepare(`UPDATE ${table} SET ${column} = ? WHERE rowid = ? AND ${column} = ?`);
       for (const row of rows) {
         const next = resealed(row.text, fields, box);
@@ -93,16 +96,23 @@ function privateDatabaseFile(dataDir: string): string {
 }
 
 /** `secrets`: the box secrets are sealed with; by default the key kept in DATA_DIR (secrets/sealed.ts). */
-export function openStore(dataDir: string, options: { random: RandomHex; now: () => number; webhooksQueued?: () => void; secrets?: SecretBox }): Store {
+export function openStore(
+  dataDir: string,
+  options: { random: RandomHex; now: () => number; webhooksQueued?: () => void; secrets?: SecretBox },
+): Store {
   const db = openDatabase(privateDatabaseFile(dataDir));
   const box = options.secrets ?? new SecretBox(loadOrCreateSecretsKey(undefined, dataDir, options.random).key);
   const webhooks = new SqliteWebhookRepository(db, options.random, options.now, options.webhooksQueued);
-  const campaigns: SqliteCampaignRepository = new SqliteCampaignRepository(db, (campaign) => webhooks.enqueueCampaignEnded(campaign, campaigns.callIds(campaign.id)));
+  const campaigns: SqliteCampaignRepository = new SqliteCampaignRepository(db, (campaign) =>
+    webhooks.enqueueCampaignEnded(campaign, campaigns.callIds(campaign.id)),
+  );
   return {
     sqlite: db,
     agents: promised(new SqliteAgentRepository(db, box)),
     agentTests: promised(new SqliteAgentTestRepository(db, box)),
-    calls: promised(new SqliteCallRepository(db, (orgId, before, after) => webhooks.enqueueCallEvents(orgId, before, after))),
+    calls: promised(
+      new SqliteCallRepository(db, (orgId, before, after) => webhooks.enqueueCallEvents(orgId, before, after)),
+    ),
     webhooks: promised(webhooks),
     campaigns: promised(campaigns),
     carrierCalls: promised(new SqliteCarrierCallRepository(db)),

@@ -10,13 +10,15 @@ export class SqliteWebCallTokens {
   issue(tokenHash: string, orgId: string, callId: string, expiresAt: number): void {
     // Tokens a dead node issued are never taken: dropped long after any live issuer's expiry timer ran.
     this.db.prepare('DELETE FROM web_call_tokens WHERE expires_at < ?').run(expiresAt - WEB_TOKEN_STALE_AFTER_MS);
-    this.db.prepare('INSERT INTO web_call_tokens (token_hash, org_id, call_id, expires_at) VALUES (?, ?, ?, ?)').run(tokenHash, orgId, callId, expiresAt);
+    this.db
+      .prepare('INSERT INTO web_call_tokens (token_hash, org_id, call_id, expires_at) VALUES (?, ?, ?, ?)')
+      .run(tokenHash, orgId, callId, expiresAt);
   }
 
   take(tokenHash: string): { orgId: string; callId: string; expiresAt: number } | undefined {
-    const row = this.db.prepare('DELETE FROM web_call_tokens WHERE token_hash = ? RETURNING org_id, call_id, expires_at').get(tokenHash) as
-      | { org_id: string; call_id: string; expires_at: number }
-      | undefined;
+    const row = this.db
+      .prepare('DELETE FROM web_call_tokens WHERE token_hash = ? RETURNING org_id, call_id, expires_at')
+      .get(tokenHash) as { org_id: string; call_id: string; expires_at: number } | undefined;
     return row ? { orgId: row.org_id, callId: row.call_id, expiresAt: row.expires_at } : undefined;
   }
 }

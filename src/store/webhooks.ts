@@ -69,7 +69,10 @@ export function agentWebhookUrl(config: string | undefined): string | null {
 
 /** A page of an organization's deliveries, newest first, as both stores fetch it. */
 export function deliveryListPage(orgId: string, query: DeliveryQuery) {
-  const where = new ListWhere('org_id = ?', orgId).anyOf('status', query.status).anyOf('event', query.event).anyOf('call_id', query.call_id);
+  const where = new ListWhere('org_id = ?', orgId)
+    .anyOf('status', query.status)
+    .anyOf('event', query.event)
+    .anyOf('call_id', query.call_id);
   return {
     where: where.sql,
     params: where.params,
@@ -93,28 +96,48 @@ export class SqliteWebhookRepository {
   ) {}
 
   settings(orgId: string): WebhookSettings {
-    let row = this.db.prepare('SELECT webhook_url, events, secret, previous_secret, previous_until FROM webhook_settings WHERE org_id = ?').get(orgId) as SettingsRow | undefined;
+    let row = this.db
+      .prepare(
+        'SELECT webhook_url, events, secret, previous_secret, previous_until FROM webhook_settings WHERE org_id = ?',
+      )
+      .get(orgId) as SettingsRow | undefined;
     if (!row) {
       this.db
-        .prepare('INSERT INTO webhook_settings (org_id, webhook_url, events, secret, updated_at) VALUES (?, NULL, ?, ?, ?) ON CONFLICT (org_id) DO NOTHING')
+        .prepare(
+          'INSERT INTO webhook_settings (org_id, webhook_url, events, secret, updated_at) VALUES (?, NULL, ?, ?, ?) ON CONFLICT (org_id) DO NOTHING',
+        )
         .run(orgId, JSON.stringify(WEBHOOK_EVENTS), this.newSecret(), this.now());
-      row = this.db.prepare('SELECT webhook_url, events, secret, previous_secret, previous_until FROM webhook_settings WHERE org_id = ?').get(orgId) as SettingsRow;
+      row = this.db
+        .prepare(
+          'SELECT webhook_url, events, secret, previous_secret, previous_until FROM webhook_settings WHERE org_id = ?',
+        )
+        .get(orgId) as SettingsRow;
     }
     return settingsOf(row, this.now());
   }
 
-  updateSettings(orgId: string, change: { webhook_url?: string | null | undefined; events?: WebhookEvent[] | undefined }): WebhookSettings {
+  updateSettings(
+    orgId: string,
+    change: { webhook_url?: string | null | undefined; events?: WebhookEvent[] | undefined },
+  ): WebhookSettings {
     const current = this.settings(orgId);
     this.db
       .prepare('UPDATE webhook_settings SET webhook_url = ?, events = ?, updated_at = ? WHERE org_id = ?')
-      .run(change.webhook_url === undefined ? current.webhook_url : change.webhook_url, JSON.stringify(change.events ?? current.events), this.now(), orgId);
+      .run(
+        change.webhook_url === undefined ? current.webhook_url : change.webhook_url,
+        JSON.stringify(change.events ?? current.events),
+        this.now(),
+        orgId,
+      );
     return this.settings(orgId);
   }
 
   rotateSecret(orgId: string, until: number): WebhookSettings {
     const current = this.settings(orgId);
     this.db
-      .prepare('UPDATE webhook_settings SET secret = ?, previous_secret = ?, previous_until = ?, updated_at = ? WHERE org_id = ?')
+      .prepare(
+        'UPDATE webhook_settings SET secret = ?, previous_secret = ?, previous_until = ?, updated_at = ? WHERE org_id = ?',
+      )
       .run(this.newSecret(), current.signing_secret, until, this.now(), orgId);
     return this.settings(orgId);
   }
@@ -126,31 +149,38 @@ export class SqliteWebhookRepository {
   enqueueCallEvents(orgId: string, before: CallRecord, after: CallRecord): void {
     const messages = callEventsOf(before, after);
     if (messages.length === 0) return;
-    const agent = this.db.prepare('SELECT config FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?').get(orgId, after.agent_id, after.agent_version ?? -1) as
-      | { config: string }
-      | undefined;
+    const agent = this.db
+      .prepare('SELECT config FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?')
+      .get(orgId, after.agent_id, after.agent_version ?? -1) as { config: string } | undefined;
     const addressed = addressMessages(messages, agentWebhookUrl(agent?.config), this.settings(orgId));
     if (addressed.length === 0) return;
     const now = this.now();
     const insert = this.db.prepare(
       "INSERT INTO webhook_deliveries (id, org_id, event, call_id, url, body, status, next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
     );
-    for (const message of addressed) insert.run(`wh_${this.random(16)}`, orgId, message.event, after.call_id, message.url, message.body, now, now);
+    for (const message of addressed)
+      insert.run(`wh_${this.random(16)}`, orgId, message.event, after.call_id, message.url, message.body, now, now);
     // Not from inside the transaction: the sender claims in a transaction of its own.
     setImmediate(this.queued);
   }
 
   /** Inside the transaction that ended a campaign or batch: campaign_ended, as its API shows it. */
   enqueueCampaignEnded(campaign: CampaignRow, callIds: string[]): void {
-    const agent = this.db.prepare('SELECT config FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?').get(campaign.orgId, campaign.agentId, campaign.agentVersion) as
-      | { config: string }
-      | undefined;
+    const agent = this.db
+      .prepare('SELECT config FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?')
+      .get(campaign.orgId, campaign.agentId, campaign.agentVersion) as { config: string } | undefined;
     const view = campaign.kind === 'batch' ? batchView(campaign, callIds) : campaignView(campaign);
-    const [message] = addressMessages([campaignEndedMessage(view)], agentWebhookUrl(agent?.config), this.settings(campaign.orgId));
+    const [message] = addressMessages(
+      [campaignEndedMessage(view)],
+      agentWebhookUrl(agent?.config),
+      this.settings(campaign.orgId),
+    );
     if (!message) return;
     const now = this.now();
     this.db
-      .prepare("INSERT INTO webhook_deliveries (id, org_id, event, call_id, url, body, status, next_attempt_at, created_at) VALUES (?, ?, 'campaign_ended', NULL, ?, ?, 'pending', ?, ?)")
+      .prepare(
+        "INSERT INTO webhook_deliveries (id, org_id, event, call_id, url, body, status, next_attempt_at, created_at) VALUES (?, ?, 'campaign_ended', NULL, ?, ?, 'pending', ?, ?)",
+      )
       .run(`wh_${this.random(16)}`, campaign.orgId, message.url, message.body, now, now);
     setImmediate(this.queued);
   }
@@ -181,33 +211,45 @@ export class SqliteWebhookRepository {
 
   delivered(id: string, status: number, at: number): void {
     this.db
-      .prepare("UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status = ?, last_error = NULL, delivered_at = ?, claimed_until = 0 WHERE id = ?")
+      .prepare(
+        "UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status = ?, last_error = NULL, delivered_at = ?, claimed_until = 0 WHERE id = ?",
+      )
       .run(status, at, id);
   }
 
   attemptFailed(id: string, status: number | null, error: string, retryAt: number | null): void {
     this.db
-      .prepare('UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_status = ?, last_error = ?, next_attempt_at = ?, claimed_until = 0 WHERE id = ?')
+      .prepare(
+        'UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_status = ?, last_error = ?, next_attempt_at = ?, claimed_until = 0 WHERE id = ?',
+      )
       .run(retryAt === null ? 'failed' : 'pending', status, error, retryAt, id);
   }
 
   list(orgId: string, query: DeliveryQuery): { deliveries: Delivery[]; nextCursor: string | null } {
     const page = keysetPage<DeliveryRow>({
       ...deliveryListPage(orgId, query),
-      fetch: (clause, values, order, limit) => this.db.prepare(`SELECT * FROM webhook_deliveries WHERE ${clause} ${order} LIMIT ?`).all(...values, limit) as DeliveryRow[],
+      fetch: (clause, values, order, limit) =>
+        this.db
+          .prepare(`SELECT * FROM webhook_deliveries WHERE ${clause} ${order} LIMIT ?`)
+          .all(...values, limit) as DeliveryRow[],
     });
     return { deliveries: page.rows.map(toDelivery), nextCursor: page.nextCursor };
   }
 
   backlog(): number {
-    return (this.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get() as { n: number }).n;
+    return (
+      this.db.prepare("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'").get() as { n: number }
+    ).n;
   }
 
   redeliver(orgId: string, id: string, now: number): Delivery | undefined {
     this.db
-      .prepare("UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, claimed_until = 0, delivered_at = NULL WHERE org_id = ? AND id = ?")
+      .prepare(
+        "UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, claimed_until = 0, delivered_at = NULL WHERE org_id = ? AND id = ?",
+      )
       .run(now, orgId, id);
-    const row = this.db.prepare('SELECT * FROM webhook_deliveries WHERE org_id = ? AND id = ?').get(orgId, id) as DeliveryRow | undefined;
+    const row = this.db.prepare('SELECT * FROM webhook_deliveries WHERE org_id = ? AND id = ?').get(orgId, id) as
+      DeliveryRow | undefined;
     return row ? toDelivery(row) : undefined;
   }
 

@@ -14,17 +14,30 @@ export interface CallTracing {
   close(): Promise<void>;
 }
 
-export function startCallTracing(deps: { events: CallEvents; endpoint: string; serviceName?: string; exportDelayMs?: number }): CallTracing {
+export function startCallTracing(deps: {
+  events: CallEvents;
+  endpoint: string;
+  serviceName?: string;
+  exportDelayMs?: number;
+}): CallTracing {
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': deps.serviceName ?? 'voicecall-runtime' }),
     spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${deps.endpoint.replace(/\/+$/, '')}/v1/traces` }), { scheduledDelayMillis: deps.exportDelayMs ?? 2_000 }),
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${deps.endpoint.replace(/\/+$/, '')}/v1/traces` }), {
+        scheduledDelayMillis: deps.exportDelayMs ?? 2_000,
+      }),
     ],
   });
   const tracer: Tracer = provider.getTracer('voicecall-runtime');
   const calls = new Map<string, Span>();
 
-  const child = (parent: Span, name: string, startMs: number, endMs: number, attributes: Record<string, string | number> = {}): Span => {
+  const child = (
+    parent: Span,
+    name: string,
+    startMs: number,
+    endMs: number,
+    attributes: Record<string, string | number> = {},
+  ): Span => {
     const span = tracer.startSpan(name, { startTime: startMs, attributes }, trace.setSpan(context.active(), parent));
     span.end(Math.max(startMs, endMs));
     return span;
@@ -35,7 +48,13 @@ export function startCallTracing(deps: { events: CallEvents; endpoint: string; s
       record.call_id,
       tracer.startSpan('call', {
         startTime: record.start_timestamp ?? Date.now(),
-        attributes: { 'call.id': record.call_id, 'call.type': record.call_type, 'org.id': orgId, 'agent.id': record.agent_id, 'agent.version': record.agent_version ?? 0 },
+        attributes: {
+          'call.id': record.call_id,
+          'call.type': record.call_type,
+          'org.id': orgId,
+          'agent.id': record.agent_id,
+          'agent.version': record.agent_version ?? 0,
+        },
       }),
     );
   };
@@ -44,7 +63,11 @@ export function startCallTracing(deps: { events: CallEvents; endpoint: string; s
     if (!root) return;
     // The turn runs from the caller's speech end to the first agent audio.
     const start = parts.at - parts.e2e;
-    const turn = tracer.startSpan('turn', { startTime: start, attributes: { 'turn.number': parts.turn, 'turn.e2e_ms': Math.round(parts.e2e) } }, trace.setSpan(context.active(), root));
+    const turn = tracer.startSpan(
+      'turn',
+      { startTime: start, attributes: { 'turn.number': parts.turn, 'turn.e2e_ms': Math.round(parts.e2e) } },
+      trace.setSpan(context.active(), root),
+    );
     let at = start;
     if (parts.asr !== null) {
       child(turn, 'stt.final', at, at + parts.asr);

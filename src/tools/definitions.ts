@@ -14,14 +14,25 @@ export const PRESS_DIGITS_MAX = 32;
 
 const PRESS_DIGITS_PARAMETERS = {
   type: 'object',
-  properties: { digits: { type: 'string', pattern: `^[0-9*#A-D]{1,${PRESS_DIGITS_MAX}}$`, description: 'The keys to press, in order: 0-9, * and #.' } },
+  properties: {
+    digits: {
+      type: 'string',
+      pattern: `^[0-9*#A-D]{1,${PRESS_DIGITS_MAX}}$`,
+      description: 'The keys to press, in order: 0-9, * and #.',
+    },
+  },
   required: ['digits'],
 };
 
-const BUILT_IN_PARAMETERS = { end_call: END_CALL_PARAMETERS, transfer_call: NO_PARAMETERS, press_digits: PRESS_DIGITS_PARAMETERS } as const;
+const BUILT_IN_PARAMETERS = {
+  end_call: END_CALL_PARAMETERS,
+  transfer_call: NO_PARAMETERS,
+  press_digits: PRESS_DIGITS_PARAMETERS,
+} as const;
 
 export function toolDefinition(tool: AgentTool): ChatTool {
-  const parameters: Record<string, unknown> = tool.type === 'api' ? { ...tool.parameters } : BUILT_IN_PARAMETERS[tool.type];
+  const parameters: Record<string, unknown> =
+    tool.type === 'api' ? { ...tool.parameters } : BUILT_IN_PARAMETERS[tool.type];
   return { type: 'function', function: { name: tool.name, description: tool.description, parameters } };
 }
 

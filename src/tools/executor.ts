@@ -62,7 +62,9 @@ export class ToolExecutor {
   constructor(tools: readonly AgentTool[], options: ToolExecutorOptions) {
     this.definitions = toolDefinitions(tools);
     for (const tool of tools) this.byName.set(tool.name, tool);
-    this.definitions.forEach((d) => this.validators.set(d.function.name, compileArgumentsValidator(d.function.parameters)));
+    this.definitions.forEach((d) =>
+      this.validators.set(d.function.name, compileArgumentsValidator(d.function.parameters)),
+    );
     this.o = {
       clock: options.clock,
       now: options.now ?? Date.now,
@@ -87,7 +89,11 @@ export class ToolExecutor {
   }
 
   /** Validates and runs one API tool call. Never throws. `invoked`: its invocation item, the moment it starts. */
-  async run(call: ToolCallRequest, signal?: AbortSignal, invoked?: (item: ToolCallInvocationItem) => void): Promise<ToolRun> {
+  async run(
+    call: ToolCallRequest,
+    signal?: AbortSignal,
+    invoked?: (item: ToolCallInvocationItem) => void,
+  ): Promise<ToolRun> {
     const invocation = this.invoke(call, invoked);
     const tool = this.byName.get(call.name);
     if (!tool || tool.type !== 'api') {
@@ -111,7 +117,8 @@ export class ToolExecutor {
   ): Promise<ToolRun> {
     const invocation = this.invoke(call, invoked);
     const check = this.validate(call.name, call.arguments);
-    if (!check.ok) return this.finish(invocation, `Invalid arguments for ${call.name}: ${check.error}`, 'invalid_arguments', null);
+    if (!check.ok)
+      return this.finish(invocation, `Invalid arguments for ${call.name}: ${check.error}`, 'invalid_arguments', null);
     const outcome = await perform(check.args);
     return this.finish(invocation, outcome.content, outcome.done ? null : 'not_done', null);
   }
@@ -131,7 +138,12 @@ export class ToolExecutor {
     return invocation;
   }
 
-  private async send(tool: ApiTool, args: Record<string, unknown>, invocation: ToolCallInvocationItem, signal?: AbortSignal): Promise<ToolRun> {
+  private async send(
+    tool: ApiTool,
+    args: Record<string, unknown>,
+    invocation: ToolCallInvocationItem,
+    signal?: AbortSignal,
+  ): Promise<ToolRun> {
     const sentAt = this.o.now();
     const deadline = new Watchdog(this.o.timers, signal);
     deadline.arm(Math.min(tool.timeout, AGENT_DEFAULTS.toolTimeoutMaxSeconds) * 1000);
@@ -151,12 +163,19 @@ export class ToolExecutor {
       const latency = this.o.now() - sentAt;
       const content = cutUtf8(bytes, TOOL_DEFAULTS.maxContentBytes);
       if (res.statusCode >= 400) {
-        return this.finish(invocation, content, 'http_status', latency, this.httpErrorForModel(tool.name, res.statusCode, content));
+        return this.finish(
+          invocation,
+          content,
+          'http_status',
+          latency,
+          this.httpErrorForModel(tool.name, res.statusCode, content),
+        );
       }
       return this.finish(invocation, content, null, latency);
     } catch (err) {
       const latency = this.o.now() - sentAt;
-      if (deadline.expired) return this.finish(invocation, `Tool ${tool.name} timed out after ${tool.timeout} s.`, 'timeout', latency);
+      if (deadline.expired)
+        return this.finish(invocation, `Tool ${tool.name} timed out after ${tool.timeout} s.`, 'timeout', latency);
       if (signal?.aborted) return this.finish(invocation, `Tool ${tool.name} was cancelled.`, 'aborted', latency);
       // Never the socket's error code or the egress policy's reason: they would map the service's network.
       return this.finish(invocation, `Tool ${tool.name} could not be reached.`, 'network', latency);
@@ -174,7 +193,13 @@ export class ToolExecutor {
   }
 
   /** An unsuccessful run is one with a failure; the model reads `modelContent` when given, else `content`. */
-  private finish(invocation: ToolCallInvocationItem, content: string, failure: ToolFailure | null, latencyMs: number | null, modelContent?: string): ToolRun {
+  private finish(
+    invocation: ToolCallInvocationItem,
+    content: string,
+    failure: ToolFailure | null,
+    latencyMs: number | null,
+    modelContent?: string,
+  ): ToolRun {
     const result: ToolCallResultItem = {
       role: 'tool_call_result',
       tool_call_id: invocation.tool_call_id,

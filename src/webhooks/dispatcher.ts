@@ -35,8 +35,15 @@ const BATCH = 16;
 /** A claimed delivery is held from other senders this much past its timeout (after a crash, it waits this long). */
 const LEASE_MARGIN_MS = 5_000;
 
-/** Delay before attempt `attempt + 1` (attempt counts from 1): the service's jittered backoff (net/backoff.ts), tripling. */
-export function retryDelay(attempt: number, options: Pick<WebhookDeliveryOptions, 'retryBaseMs' | 'maxDelayMs'>, random: () => number): number {
+/**
+ * Delay before attempt `attempt + 1` (attempt counts from 1): the service's jittered backoff (net/backoff.ts),
+ * tripling.
+ */
+export function retryDelay(
+  attempt: number,
+  options: Pick<WebhookDeliveryOptions, 'retryBaseMs' | 'maxDelayMs'>,
+  random: () => number,
+): number {
   return jitteredBackoff(attempt, { baseMs: options.retryBaseMs, maxMs: options.maxDelayMs, factor: 3 }, random);
 }
 
@@ -72,9 +79,12 @@ export class WebhookSender {
       return;
     }
     clearTimeout(this.timer);
-    // A pass that fails (the store unavailable) is tried at the next poll again: an unhandled rejection would end the process.
+    // A pass that fails (the store unavailable) is tried at the next poll again: an unhandled rejection would end the
+    // process.
     this.running = this.pass()
-      .catch((error: unknown) => this.d.log.warn({ err: error }, 'webhook outbox pass failed; retrying at the next poll'))
+      .catch((error: unknown) =>
+        this.d.log.warn({ err: error }, 'webhook outbox pass failed; retrying at the next poll'),
+      )
       .finally(() => {
         this.running = undefined;
         if (this.stopped) return;
@@ -132,14 +142,24 @@ export class WebhookSender {
       error = `the receiver answered HTTP ${status}`;
     } catch {
       // Said without the network's own words: which addresses refuse or time out is not for the record.
-      error = deadline.expired ? `no answer within ${this.d.options.timeoutMs} ms` : 'the receiver could not be reached';
+      error = deadline.expired
+        ? `no answer within ${this.d.options.timeoutMs} ms`
+        : 'the receiver could not be reached';
     } finally {
       deadline.close();
     }
     const attempt = delivery.attempts + 1;
-    const retryAt = attempt >= this.d.options.maxAttempts ? null : this.d.clock.now() + retryDelay(attempt, this.d.options, () => Number.parseInt(this.d.random(4), 16) / 0xffffffff);
+    const retryAt =
+      attempt >= this.d.options.maxAttempts
+        ? null
+        : this.d.clock.now() +
+          retryDelay(attempt, this.d.options, () => Number.parseInt(this.d.random(4), 16) / 0xffffffff);
     await this.d.repo.attemptFailed(delivery.delivery_id, status, error, retryAt);
     this.d.onAttempt?.(retryAt === null ? 'failed' : 'retry');
-    if (retryAt === null) this.d.log.warn({ delivery_id: delivery.delivery_id, event: delivery.event, call_id: delivery.call_id }, 'webhook delivery given up');
+    if (retryAt === null)
+      this.d.log.warn(
+        { delivery_id: delivery.delivery_id, event: delivery.event, call_id: delivery.call_id },
+        'webhook delivery given up',
+      );
   }
 }

@@ -25,7 +25,8 @@ export function callEventsOf(before: CallRecord, after: CallRecord): WebhookMess
   const out: WebhookMessage[] = [];
   const message = (event: WebhookEvent, call: CallRecord) => out.push({ event, body: JSON.stringify({ event, call }) });
   if (before.call_status !== 'ongoing' && after.call_status === 'ongoing') message('call_started', after);
-  if (!OVER.has(before.call_status) && OVER.has(after.call_status)) message('call_ended', { ...after, call_analysis: null });
+  if (!OVER.has(before.call_status) && OVER.has(after.call_status))
+    message('call_ended', { ...after, call_analysis: null });
   if (before.call_analysis === null && after.call_analysis !== null) message('call_analyzed', after);
   return out;
 }

@@ -46,7 +46,10 @@ export interface DeliveryQuery {
 export interface WebhookRepository {
   /** The organization's settings, made (with a fresh secret) the first time they are asked for. */
   settings(orgId: string): Promise<WebhookSettings>;
-  updateSettings(orgId: string, change: { webhook_url?: string | null | undefined; events?: WebhookEvent[] | undefined }): Promise<WebhookSettings>;
+  updateSettings(
+    orgId: string,
+    change: { webhook_url?: string | null | undefined; events?: WebhookEvent[] | undefined },
+  ): Promise<WebhookSettings>;
   /** A new secret; the old one keeps signing beside it until `until`. */
   rotateSecret(orgId: string, until: number): Promise<WebhookSettings>;
   /**

@@ -15,7 +15,11 @@ export interface AddressedMessage extends WebhookMessage {
 }
 
 /** The messages to queue, each with its address; none when neither the agent nor the organization has a URL. */
-export function addressMessages(messages: readonly WebhookMessage[], agentUrl: string | null, org: WebhookRoute): AddressedMessage[] {
+export function addressMessages(
+  messages: readonly WebhookMessage[],
+  agentUrl: string | null,
+  org: WebhookRoute,
+): AddressedMessage[] {
   const url = agentUrl ?? org.webhook_url;
   if (!url) return [];
   return messages.filter((message) => org.events.includes(message.event)).map((message) => ({ ...message, url }));

@@ -7,7 +7,10 @@ export const SIGNATURE_HEADER = 'x-signature';
 /** Receivers reject a timestamp further than this from their clock. */
 export const SIGNATURE_TOLERANCE_MS = 5 * 60_000;
 
-const digest = (secret: string, body: string, at: number) => createHmac('sha256', secret).update(body + String(at)).digest('hex');
+const digest = (secret: string, body: string, at: number) =>
+  createHmac('sha256', secret)
+    .update(body + String(at))
+    .digest('hex');
 
 export function signatureHeader(body: string, at: number, secrets: readonly string[]): string {
   return [`v=${at}`, ...secrets.map((secret) => `d=${digest(secret, body, at)}`)].join(',');
@@ -19,8 +22,10 @@ export function verifySignature(body: string, header: string, secret: string, no
   const at = Number(parts.find((p) => p.startsWith('v='))?.slice(2));
   if (!Number.isSafeInteger(at) || Math.abs(now - at) > SIGNATURE_TOLERANCE_MS) return false;
   const expected = Buffer.from(digest(secret, body, at), 'hex');
-  return parts.filter((p) => p.startsWith('d=')).some((p) => {
-    const given = Buffer.from(p.slice(2), 'hex');
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  });
+  return parts
+    .filter((p) => p.startsWith('d='))
+    .some((p) => {
+      const given = Buffer.from(p.slice(2), 'hex');
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    });
 }

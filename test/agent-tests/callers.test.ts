@@ -10,14 +10,22 @@ import { registeredRecord, type CallRecord, type TranscriptMessage } from '../..
 import type { SimStep } from '../../src/carriers/sim/script.ts';
 
 /** Steps without their audio, and what each say holds (its text, or its samples' first value). */
-const shape = (steps: SimStep[]) => steps.map((s) => (s.kind === 'say' ? { kind: 'say', file: s.file, bytes: s.mulaw.length } : s));
+const shape = (steps: SimStep[]) =>
+  steps.map((s) => (s.kind === 'say' ? { kind: 'say', file: s.file, bytes: s.mulaw.length } : s));
 
 const speak = async (text: string, voice: string) => new Uint8Array(text.length * 10 + voice.length);
 
 describe('scripted callers', () => {
   it("speaks each line on the caller's turn, after the agent has spoken and finished, unless a wait sets its time or it cuts in", async () => {
     const { script } = ScriptCallerSchema.parse({
-      script: [{ say: 'Hi.' }, { wait_ms: 800 }, { say: 'I mean hello.' }, { digits: '12#' }, { say: 'Wait!', barge_in_after_ms: 400 }, { hangup: true }],
+      script: [
+        { say: 'Hi.' },
+        { wait_ms: 800 },
+        { say: 'I mean hello.' },
+        { digits: '12#' },
+        { say: 'Wait!', barge_in_after_ms: 400 },
+        { hangup: true },
+      ],
     });
     expect(shape(await scriptSteps(script, { speak, voice: 'rms', agentGreets: true }))).toEqual([
       { kind: 'wait_for_agent', timeoutMs: 30_000 },
@@ -34,7 +42,9 @@ describe('scripted callers', () => {
 
   it('opens the call itself when the agent has no greeting', async () => {
     const { script } = ScriptCallerSchema.parse({ script: [{ say: 'Hello?' }] });
-    expect(shape(await scriptSteps(script, { speak, voice: 'awb', agentGreets: false }))[0]).toMatchObject({ kind: 'say' });
+    expect(shape(await scriptSteps(script, { speak, voice: 'awb', agentGreets: false }))[0]).toMatchObject({
+      kind: 'say',
+    });
   });
 });
 
@@ -53,9 +63,22 @@ describe('replayed callers', () => {
     return file;
   }
 
-  const message = (role: 'agent' | 'user', content: string, start_at: number, end_at: number, input?: 'keypad'): TranscriptMessage => ({ role, content, start_at, end_at, ...(input ? { input } : {}) });
+  const message = (
+    role: 'agent' | 'user',
+    content: string,
+    start_at: number,
+    end_at: number,
+    input?: 'keypad',
+  ): TranscriptMessage => ({ role, content, start_at, end_at, ...(input ? { input } : {}) });
   const callOf = (transcript: TranscriptMessage[], overrides: Partial<CallRecord> = {}): CallRecord => ({
-    ...registeredRecord({ call_id: 'call_o', agent_id: 'demo', agent_version: 1, call_type: 'outbound', call_from: null, call_to: null }),
+    ...registeredRecord({
+      call_id: 'call_o',
+      agent_id: 'demo',
+      agent_version: 1,
+      call_type: 'outbound',
+      call_from: null,
+      call_to: null,
+    }),
     call_status: 'ended',
     disconnection_reason: 'agent_hangup',
     duration_ms: 12_000,
@@ -89,10 +112,16 @@ describe('replayed callers', () => {
     expect(Math.abs(muLawDecode(said.mulaw)[0]! - 200)).toBeLessThan(8);
   });
 
-  it("cuts into the agent where the caller did, and hangs up as long after the last words as the caller did", async () => {
+  it('cuts into the agent where the caller did, and hangs up as long after the last words as the caller did', async () => {
     const file = recording(10);
     const steps = await replaySteps(
-      callOf([message('agent', 'Let me tell you about our offers today and', 0.5, 3), message('user', 'No thanks.', 2.3, 3.2)], { disconnection_reason: 'user_hangup', duration_ms: 5_000 }),
+      callOf(
+        [
+          message('agent', 'Let me tell you about our offers today and', 0.5, 3),
+          message('user', 'No thanks.', 2.3, 3.2),
+        ],
+        { disconnection_reason: 'user_hangup', duration_ms: 5_000 },
+      ),
       file,
     );
     expect(shape(steps)).toEqual([

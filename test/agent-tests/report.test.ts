@@ -31,13 +31,24 @@ const run: TestRun = {
   results: [
     result('booking <succeeds> & ends', 'failed', {
       assertions: [
-        { assertion: 'tool_calls[0]', passed: false, details: 'book_appointment was never called; called: end_call({})' },
+        {
+          assertion: 'tool_calls[0]',
+          passed: false,
+          details: 'book_appointment was never called; called: end_call({})',
+        },
         { assertion: 'disconnection_reason', passed: true, details: 'agent_hangup' },
       ],
-      transcript_with_tool_calls: [{ role: 'tool_call_invocation', tool_call_id: 'a', name: 'end_call', arguments: '{}', start_at: 1, end_at: 1 }],
+      transcript_with_tool_calls: [
+        { role: 'tool_call_invocation', tool_call_id: 'a', name: 'end_call', arguments: '{}', start_at: 1, end_at: 1 },
+      ],
     }),
     result('off-topic', 'passed'),
-    result('replay', 'error', { call_id: null, duration_ms: null, latency_e2e_ms: null, error: 'the call to replay, call_x, no longer exists' }),
+    result('replay', 'error', {
+      call_id: null,
+      duration_ms: null,
+      latency_e2e_ms: null,
+      error: 'the call to replay, call_x, no longer exists',
+    }),
   ],
   summary: { total: 3, passed: 1, failed: 1, errored: 1, wall_ms: 30_000, audio_ms: 42_600 },
 };
@@ -49,7 +60,20 @@ describe('run reports', () => {
       run_id: 'run_1',
       agent_version: 1,
       status: 'passed',
-      results: [result('booking <succeeds> & ends', 'passed', { transcript_with_tool_calls: [{ role: 'tool_call_invocation', tool_call_id: 'b', name: 'book_appointment', arguments: '{"name":"John"}', start_at: 1, end_at: 1 }] })],
+      results: [
+        result('booking <succeeds> & ends', 'passed', {
+          transcript_with_tool_calls: [
+            {
+              role: 'tool_call_invocation',
+              tool_call_id: 'b',
+              name: 'book_appointment',
+              arguments: '{"name":"John"}',
+              start_at: 1,
+              end_at: 1,
+            },
+          ],
+        }),
+      ],
     };
     expect(runSummary(run, diffRuns(run, before)).split('\n')).toEqual([
       'Agent demo version 2, run run_2',

@@ -15,12 +15,16 @@ describe('agents file', () => {
   it('fills {{PUBLIC_URL}} and accepts one agent or an array', () => {
     const [one] = parseAgentsFile(JSON.stringify(entry), 'https://calls.example.com');
     expect(one!.config.llm.base_url).toBe('https://calls.example.com/demo/llm/v1');
-    expect(parseAgentsFile(JSON.stringify([entry, { ...entry, agent_id: 'two' }]), 'http://x').map((e) => e.agentId)).toEqual(['desk', 'two']);
+    expect(
+      parseAgentsFile(JSON.stringify([entry, { ...entry, agent_id: 'two' }]), 'http://x').map((e) => e.agentId),
+    ).toEqual(['desk', 'two']);
   });
 
   it('explains what is wrong with a bad file', () => {
     expect(() => parseAgentsFile('{', 'http://x')).toThrow(AgentsFileError);
-    expect(() => parseAgentsFile(JSON.stringify({ ...entry, agent_id: 'bad id' }), 'http://x')).toThrow(/\[0\]\.agent_id/);
+    expect(() => parseAgentsFile(JSON.stringify({ ...entry, agent_id: 'bad id' }), 'http://x')).toThrow(
+      /\[0\]\.agent_id/,
+    );
     expect(() => readAgentsFile('/nonexistent/agents.json', 'http://x')).toThrow(/cannot read/);
   });
 

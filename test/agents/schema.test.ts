@@ -16,9 +16,15 @@ describe('agent configuration', () => {
   });
 
   it('defaults an API tool to POST with a 10 s timeout and rejects a timeout over 120 s', () => {
-    const agent = AgentConfigSchema.parse({ ...minimal, tools: [{ type: 'api', name: 'book', url: 'http://127.0.0.1:9/book' }] });
+    const agent = AgentConfigSchema.parse({
+      ...minimal,
+      tools: [{ type: 'api', name: 'book', url: 'http://127.0.0.1:9/book' }],
+    });
     expect(agent.tools[0]).toMatchObject({ method: 'POST', timeout: 10 });
-    const bad = AgentConfigSchema.safeParse({ ...minimal, tools: [{ type: 'api', name: 'book', url: 'http://127.0.0.1:9/book', timeout: 121 }] });
+    const bad = AgentConfigSchema.safeParse({
+      ...minimal,
+      tools: [{ type: 'api', name: 'book', url: 'http://127.0.0.1:9/book', timeout: 121 }],
+    });
     expect(bad.success).toBe(false);
   });
 
@@ -29,8 +35,14 @@ describe('agent configuration', () => {
   });
 
   it('stt: every engine takes phrase hints, moonshine included', () => {
-    expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'moonshine', phrases: ['billing'] } }).stt).toEqual({ engine: 'moonshine', language: 'en-US', phrases: ['billing'] });
-    expect(AgentConfigSchema.safeParse({ ...minimal, stt: { engine: 'pocketsphinx', phrases: ['billing'] } }).success).toBe(true);
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'moonshine', phrases: ['billing'] } }).stt).toEqual({
+      engine: 'moonshine',
+      language: 'en-US',
+      phrases: ['billing'],
+    });
+    expect(
+      AgentConfigSchema.safeParse({ ...minimal, stt: { engine: 'pocketsphinx', phrases: ['billing'] } }).success,
+    ).toBe(true);
     const tooLong = AgentConfigSchema.safeParse({ ...minimal, stt: { phrases: ['x'.repeat(201)] } });
     expect(tooLong.error?.issues[0]?.path).toEqual(['stt', 'phrases', 0]);
   });
@@ -38,19 +50,34 @@ describe('agent configuration', () => {
   it('stt engine by default: moonshine, with or without phrase hints; an engine given is kept', () => {
     expect(AgentConfigSchema.parse(minimal).stt).toEqual({ engine: 'moonshine', language: 'en-US' });
     expect(AgentConfigSchema.parse({ ...minimal, stt: {} }).stt.engine).toBe('moonshine');
-    expect(AgentConfigSchema.parse({ ...minimal, stt: { phrases: ['billing'] } }).stt).toEqual({ engine: 'moonshine', language: 'en-US', phrases: ['billing'] });
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { phrases: ['billing'] } }).stt).toEqual({
+      engine: 'moonshine',
+      language: 'en-US',
+      phrases: ['billing'],
+    });
     expect(AgentConfigSchema.parse({ ...minimal, stt: { phrases: [] } }).stt.engine).toBe('moonshine');
     expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'pocketsphinx' } }).stt.engine).toBe('pocketsphinx');
-    expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'openai', phrases: ['billing'] } }).stt.engine).toBe('openai');
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'openai', phrases: ['billing'] } }).stt.engine).toBe(
+      'openai',
+    );
   });
 
   it('stt.model: moonshine takes tiny or base and refuses any other name at stt.model; other engines keep their own names', () => {
-    expect(AgentConfigSchema.parse({ ...minimal, stt: { model: 'base' } }).stt).toEqual({ engine: 'moonshine', language: 'en-US', model: 'base' });
+    expect(AgentConfigSchema.parse({ ...minimal, stt: { model: 'base' } }).stt).toEqual({
+      engine: 'moonshine',
+      language: 'en-US',
+      model: 'base',
+    });
     expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'moonshine', model: 'tiny' } }).stt.model).toBe('tiny');
     const unknown = AgentConfigSchema.safeParse({ ...minimal, stt: { engine: 'moonshine', model: 'large' } });
     expect(unknown.error?.issues[0]?.path).toEqual(['stt', 'model']);
     expect(unknown.error?.issues[0]?.message).toContain('tiny and base');
-    expect(AgentConfigSchema.parse({ ...minimal, stt: { engine: 'openai', base_url: 'http://127.0.0.1:9/v1', model: 'whisper-1' } }).stt.model).toBe('whisper-1');
+    expect(
+      AgentConfigSchema.parse({
+        ...minimal,
+        stt: { engine: 'openai', base_url: 'http://127.0.0.1:9/v1', model: 'whisper-1' },
+      }).stt.model,
+    ).toBe('whisper-1');
     // The schema names the models the recogniser has (it does not import the speech room).
     expect([...MOONSHINE_MODELS]).toEqual(MOONSHINE_SIZE_NAMES);
   });

@@ -7,7 +7,16 @@ import type { LlmRequestMetadata } from '../../src/llm/types.ts';
 import { startServer, type Handler, type TestServer } from '../support/http-server.ts';
 import { testDispatcher } from '../support/outbound.ts';
 
-const metadata: LlmRequestMetadata = { call_id: 'c7', agent_id: 'a', agent_version: 1, call_type: 'api', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} };
+const metadata: LlmRequestMetadata = {
+  call_id: 'c7',
+  agent_id: 'a',
+  agent_version: 1,
+  call_type: 'api',
+  call_from: null,
+  call_to: null,
+  metadata: {},
+  dynamic_variables: {},
+};
 const transcript = [
   { role: 'agent', content: 'Hello, how can I help?' },
   { role: 'user', content: 'I want to cancel.' },
@@ -23,14 +32,27 @@ function agentAt(url: string): AgentConfig {
   return AgentConfigSchema.parse({
     agent_name: 'a',
     llm: { base_url: url, model: 'm', api_key: 'k' },
-    analysis: { custom_fields: [{ name: 'wants_cancel', type: 'boolean' }, { name: 'reason', type: 'string' }] },
+    analysis: {
+      custom_fields: [
+        { name: 'wants_cancel', type: 'boolean' },
+        { name: 'reason', type: 'string' },
+      ],
+    },
   });
 }
 
 function completionWith(content: string): Handler {
   return (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }] }));
+    res.end(
+      JSON.stringify({
+        id: 'x',
+        object: 'chat.completion',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
+      }),
+    );
   };
 }
 
@@ -49,10 +71,18 @@ function capture(): { logger: pino.Logger; lines: Record<string, unknown>[] } {
 describe('post-call analysis', () => {
   it('sends one non-streamed request with the transcript and reads summary, sentiment and custom fields', async () => {
     server = await startServer(
-      completionWith('```json\n{"summary":"The user wants to cancel.","user_sentiment":"Negative","custom_analysis_data":[{"name":"wants_cancel","value":true},{"name":"reason","value":5}]}\n```'),
+      completionWith(
+        '```json\n{"summary":"The user wants to cancel.","user_sentiment":"Negative","custom_analysis_data":[{"name":"wants_cancel","value":true},{"name":"reason","value":5}]}\n```',
+      ),
     );
     const { logger } = capture();
-    const analysis = await analyzeCall({ agent: agentAt(server.url), transcript, metadata, logger, client: { dispatcher: testDispatcher } });
+    const analysis = await analyzeCall({
+      agent: agentAt(server.url),
+      transcript,
+      metadata,
+      logger,
+      client: { dispatcher: testDispatcher },
+    });
     expect(analysis).toEqual({
       summary: 'The user wants to cancel.',
       user_sentiment: 'negative',
@@ -62,7 +92,11 @@ describe('post-call analysis', () => {
       ],
     });
     expect(server.requests).toHaveLength(1);
-    const body = JSON.parse(server.requests[0]?.body ?? '') as { stream: boolean; messages: { content: string }[]; metadata: unknown };
+    const body = JSON.parse(server.requests[0]?.body ?? '') as {
+      stream: boolean;
+      messages: { content: string }[];
+      metadata: unknown;
+    };
     expect(body.stream).toBe(false);
     expect(body.metadata).toEqual(metadata);
     expect(body.messages[0]?.content.startsWith(ANALYSIS_REQUEST_TAG)).toBe(true);
@@ -76,7 +110,13 @@ describe('post-call analysis', () => {
       res.end('boom');
     });
     const { logger, lines } = capture();
-    const analysis = await analyzeCall({ agent: agentAt(server.url), transcript, metadata, logger, client: { dispatcher: testDispatcher, maxRetries: 0 } });
+    const analysis = await analyzeCall({
+      agent: agentAt(server.url),
+      transcript,
+      metadata,
+      logger,
+      client: { dispatcher: testDispatcher, maxRetries: 0 },
+    });
     expect(analysis).toEqual({
       summary: '',
       user_sentiment: 'unknown',
@@ -85,19 +125,33 @@ describe('post-call analysis', () => {
         { name: 'reason', value: null },
       ],
     });
-    expect(lines[0]).toMatchObject({ level: 40, code: 'LLM_HTTP_STATUS', call_id: 'c7', msg: 'call analysis fell back to unknown' });
+    expect(lines[0]).toMatchObject({
+      level: 40,
+      code: 'LLM_HTTP_STATUS',
+      call_id: 'c7',
+      msg: 'call analysis fell back to unknown',
+    });
   });
 
   it('falls back when the reply holds no JSON, and logs that reason', async () => {
     server = await startServer(completionWith('I cannot do that.'));
     const { logger, lines } = capture();
-    const analysis = await analyzeCall({ agent: agentAt(server.url), transcript, metadata, logger, client: { dispatcher: testDispatcher } });
+    const analysis = await analyzeCall({
+      agent: agentAt(server.url),
+      transcript,
+      metadata,
+      logger,
+      client: { dispatcher: testDispatcher },
+    });
     expect(analysis.user_sentiment).toBe('unknown');
     expect(lines[0]).toMatchObject({ reason: 'reply holds no JSON object' });
   });
 
   it('maps a sentiment outside the four values to unknown', () => {
     const agent = agentAt('http://127.0.0.1:9');
-    expect(parseAnalysisReply('{"summary":"s","user_sentiment":"ecstatic"}', agent)).toMatchObject({ user_sentiment: 'unknown', summary: 's' });
+    expect(parseAnalysisReply('{"summary":"s","user_sentiment":"ecstatic"}', agent)).toMatchObject({
+      user_sentiment: 'unknown',
+      summary: 's',
+    });
   });
 });

@@ -74,7 +74,10 @@ describe('BandwidthProbe', () => {
   });
 
   it('refuses a band edge above the Nyquist rate and an even number of taps with AUDIO_BAD_ARGUMENT', () => {
-    for (const make of [() => new BandwidthProbe({ sampleRate: 8000 }), () => new BandwidthProbe({ sampleRate: 16000, taps: 64 })]) {
+    for (const make of [
+      () => new BandwidthProbe({ sampleRate: 8000 }),
+      () => new BandwidthProbe({ sampleRate: 16000, taps: 64 }),
+    ]) {
       try {
         make();
         expect.unreachable();

@@ -14,7 +14,13 @@ describe('framer', () => {
     const framer = new Framer(160);
     const input = ramp(1000);
     const frames: Int16Array[] = [];
-    for (const [start, end] of [[0, 7], [7, 300], [300, 301], [301, 1000]] as const) frames.push(...framer.push(input.subarray(start, end)));
+    for (const [start, end] of [
+      [0, 7],
+      [7, 300],
+      [300, 301],
+      [301, 1000],
+    ] as const)
+      frames.push(...framer.push(input.subarray(start, end)));
     expect(frames.map((f) => f.length)).toEqual([160, 160, 160, 160, 160, 160]);
     expect(Array.from(frames.flatMap((f) => Array.from(f)))).toEqual(Array.from(input.subarray(0, 960)));
     expect(framer.buffered).toBe(40);
@@ -36,6 +42,8 @@ describe('framer', () => {
   });
 
   it('rejects a frame length that is not a whole number of samples with AUDIO_BAD_FRAME_SIZE', () => {
-    expect(() => Framer.forRate(22050, 10)).toThrow(expect.objectContaining({ code: 'AUDIO_BAD_FRAME_SIZE' }) as AudioError);
+    expect(() => Framer.forRate(22050, 10)).toThrow(
+      expect.objectContaining({ code: 'AUDIO_BAD_FRAME_SIZE' }) as AudioError,
+    );
   });
 });

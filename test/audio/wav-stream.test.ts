@@ -28,6 +28,8 @@ describe('WAV stream reader', () => {
       expect.objectContaining({ code: 'AUDIO_BAD_WAV' }) as Error,
     );
     const mulaw = encodeWav({ samples: Int16Array.of(1, 2), sampleRate: 8000 }, 'mulaw');
-    expect(() => new WavStreamReader().push(mulaw)).toThrow(expect.objectContaining({ code: 'AUDIO_BAD_WAV' }) as Error);
+    expect(() => new WavStreamReader().push(mulaw)).toThrow(
+      expect.objectContaining({ code: 'AUDIO_BAD_WAV' }) as Error,
+    );
   });
 });

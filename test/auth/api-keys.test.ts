@@ -17,7 +17,15 @@ describe('API key authentication', () => {
   });
 
   it('refuses missing, malformed, prefix and wrong keys with 401', () => {
-    for (const header of [undefined, '', 'acme-key-0123456789-0123456789-0123', 'Bearer', 'Bearer acme-key-012345678', 'Bearer acme-key-0123456789-0123456789-0123x', 'Basic abc']) {
+    for (const header of [
+      undefined,
+      '',
+      'acme-key-0123456789-0123456789-0123',
+      'Bearer',
+      'Bearer acme-key-012345678',
+      'Bearer acme-key-0123456789-0123456789-0123x',
+      'Basic abc',
+    ]) {
       try {
         auth.authenticate(header);
         expect.unreachable(String(header));
@@ -31,7 +39,10 @@ describe('API key authentication', () => {
   it('generates a default key once, stores it 0600 under DATA_DIR, and reuses it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'keys-'));
     let n = 0;
-    const random = (bytes: number) => String(++n).repeat(bytes * 2).slice(0, bytes * 2);
+    const random = (bytes: number) =>
+      String(++n)
+        .repeat(bytes * 2)
+        .slice(0, bytes * 2);
     const first = loadOrCreateDefaultKey(dir, random);
     expect(first.created).toBe(true);
     expect(first.entry.orgId).toBe('default');

@@ -1,12 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import { ownOverhead, type TurnParts } from '../../bench/harness.ts';
 
-const part = (callId: string, at: number, p: Partial<TurnParts> = {}): TurnParts => ({ callId, turn: 1, at, e2e: 0, asr: 0, llm: 0, llmSpeakable: 0, tts: 0, ...p });
+const part = (callId: string, at: number, p: Partial<TurnParts> = {}): TurnParts => ({
+  callId,
+  turn: 1,
+  at,
+  e2e: 0,
+  asr: 0,
+  llm: 0,
+  llmSpeakable: 0,
+  tts: 0,
+  ...p,
+});
 
 describe('bench harness: the runtime’s own overhead per turn', () => {
   it('subtracts the hangover and the parts of the service turn of that call whose first audio went out nearest to when the caller heard it', () => {
     const results = [{ callId: 'a', v2v: [210, 230], answeredAt: [10_000, 20_000] }];
-    const turns = [part('a', 9_990, { asr: 1, llmSpeakable: 4, tts: 2 }), part('a', 19_900, { llmSpeakable: 20 }), part('a', 20_003, { llmSpeakable: 6 }), part('b', 10_000, { llmSpeakable: 100 })];
+    const turns = [
+      part('a', 9_990, { asr: 1, llmSpeakable: 4, tts: 2 }),
+      part('a', 19_900, { llmSpeakable: 20 }),
+      part('a', 20_003, { llmSpeakable: 6 }),
+      part('b', 10_000, { llmSpeakable: 100 }),
+    ];
     expect(ownOverhead(results, turns, 200)).toEqual([3, 24]);
   });
 

@@ -4,7 +4,14 @@ import { CallTimers } from '../../src/call/call-timers.ts';
 import type { DisconnectionReason } from '../../src/records/record.ts';
 import { ManualTimers, type Timers } from '../../src/timers.ts';
 
-function setup(options: { guard?: (ms: number) => Promise<DisconnectionReason | null>; timers?: Timers & { advance(ms: number): void }; reminderTriggerMs?: number; reminderMaxCount?: number } = {}) {
+function setup(
+  options: {
+    guard?: (ms: number) => Promise<DisconnectionReason | null>;
+    timers?: Timers & { advance(ms: number): void };
+    reminderTriggerMs?: number;
+    reminderMaxCount?: number;
+  } = {},
+) {
   const timers = options.timers ?? new ManualTimers(0);
   const clock = new CallClock(timers);
   clock.connect();

@@ -40,7 +40,11 @@ describe('turn latency parts', () => {
 });
 
 describe('a call’s latency', () => {
-  const timing = (requestSentAt: number, firstTokenAt: number, firstChunkAt: number) => ({ requestSentAt, firstTokenAt, firstChunkAt });
+  const timing = (requestSentAt: number, firstTokenAt: number, firstChunkAt: number) => ({
+    requestSentAt,
+    firstTokenAt,
+    firstChunkAt,
+  });
 
   it('times voice-to-voice from the caller’s speech end to the first agent frame after it, once per answer', () => {
     let now = 10_540;
@@ -66,12 +70,21 @@ describe('a call’s latency', () => {
     latency.model(timing(0, 30, 45), 1);
     latency.tts(8);
     latency.tool(200);
-    expect(latency.summary()).toMatchObject({ asr: { p50: 120 }, llm: { p50: 30 }, llm_speakable: { p50: 45 }, tts: { p50: 8 }, tool: { p50: 200 } });
+    expect(latency.summary()).toMatchObject({
+      asr: { p50: 120 },
+      llm: { p50: 30 },
+      llm_speakable: { p50: 45 },
+      tts: { p50: 8 },
+      tool: { p50: 200 },
+    });
   });
 
   it('hands an observer each answered turn’s parts, and never a cancelled reply’s model timing as the next one’s', () => {
     const got: TurnLatency[] = [];
-    const latency = new CallLatency(() => 2500, (p) => got.push(p));
+    const latency = new CallLatency(
+      () => 2500,
+      (p) => got.push(p),
+    );
     latency.recognised(90);
     latency.answering(1, 1000);
     latency.recognised(110);

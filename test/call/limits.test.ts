@@ -30,7 +30,13 @@ const outbound = (to = '+14155550111'): OutboundCallRequest => ({
 
 /** A web call as POST /v2/web-calls registers it. */
 async function registerWeb(h: Harness): Promise<string> {
-  const { record } = await h.calls.register('acme', await agentVersion(h), { call_type: 'web', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} });
+  const { record } = await h.calls.register('acme', await agentVersion(h), {
+    call_type: 'web',
+    call_from: null,
+    call_to: null,
+    metadata: {},
+    dynamic_variables: {},
+  });
   return record.call_id;
 }
 
@@ -40,7 +46,22 @@ const agentVersion = (h: Harness) => h.agents.resolve('acme', 'bot', 'production
 function connect(h: Harness, callId: string): { end(): void } {
   let finish!: () => void;
   const finished = new Promise<void>((resolve) => (finish = resolve));
-  const active: ActiveCall = { callId, orgId: 'acme', callType: 'outbound', requestEnd: () => undefined, voicemailDetected: () => undefined, transferAnswered: () => undefined, transferFailed: () => null, returnStream: () => false, consultFailed: () => undefined, carrierEnded: () => undefined, say: () => undefined, addContext: () => undefined, listen: () => () => undefined, finished };
+  const active: ActiveCall = {
+    callId,
+    orgId: 'acme',
+    callType: 'outbound',
+    requestEnd: () => undefined,
+    voicemailDetected: () => undefined,
+    transferAnswered: () => undefined,
+    transferFailed: () => null,
+    returnStream: () => false,
+    consultFailed: () => undefined,
+    carrierEnded: () => undefined,
+    say: () => undefined,
+    addContext: () => undefined,
+    listen: () => () => undefined,
+    finished,
+  };
   h.registry.add(active);
   h.answer(callId);
   return {
@@ -92,7 +113,7 @@ describe('organization concurrent-call limit', () => {
     expect(await h.limits.admit('acme', web)).toBe('concurrency_limit_reached');
   });
 
-  it("a web call registered while the organization is full waits for its stream: admitted then if a slot freed, else refused", async () => {
+  it('a web call registered while the organization is full waits for its stream: admitted then if a slot freed, else refused', async () => {
     const h = await createHarness(':memory:', { maxConcurrentCalls: 1 });
     const running = connect(h, (await h.calls.createOutbound('acme', outbound())).call_id);
     const web = await registerWeb(h);
@@ -113,7 +134,15 @@ describe('organization concurrent-call limit', () => {
       ['the carrier completed it without a stream', (h, id) => new CallOutcomes(h.calls, h.registry).completed(id)],
       ['its campaign scheduler died', (h, id) => h.calls.endAbandoned(id, 'abandoned')],
       // Ended where this process saw no event (another process, say): the store is the truth.
-      ['its record ended out of sight', (h, id) => h.callRepo.update('acme', id, (r) => ({ ...r, call_status: 'not_connected', disconnection_reason: 'dial_no_answer' }))],
+      [
+        'its record ended out of sight',
+        (h, id) =>
+          h.callRepo.update('acme', id, (r) => ({
+            ...r,
+            call_status: 'not_connected',
+            disconnection_reason: 'dial_no_answer',
+          })),
+      ],
     ];
 
     it.each(endings)('when %s', async (_, end) => {
@@ -138,7 +167,12 @@ describe('organization concurrent-call limit', () => {
       const h = await createHarness(':memory:', { maxConcurrentCalls: 1 });
       const timers = new ManualTimers(0);
       const streams = new StreamDeadlines(timers, h.calls, h.events, 10_000);
-      const inbound = await h.calls.register('acme', await agentVersion(h), { call_type: 'inbound', call_from: '+14155550123', call_to: '+14155550100', metadata: {} });
+      const inbound = await h.calls.register('acme', await agentVersion(h), {
+        call_type: 'inbound',
+        call_from: '+14155550123',
+        call_to: '+14155550100',
+        metadata: {},
+      });
       streams.await('acme', inbound.record.call_id, 'dial_failed', 'no stream');
       expect(await tryCall(h)).toBe('not_connected');
       timers.advance(10_000);
@@ -149,7 +183,9 @@ describe('organization concurrent-call limit', () => {
     it('when its browser never opens the web call, or presents its token only after it expired', async () => {
       const h = await createHarness(':memory:', { maxConcurrentCalls: 1 });
       const timers = new ManualTimers(0);
-      const tokens = new WebCallTokens(promised(new SqliteWebCallTokens(h.db)), timers, ({ orgId, callId }) => h.calls.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'never opened'));
+      const tokens = new WebCallTokens(promised(new SqliteWebCallTokens(h.db)), timers, ({ orgId, callId }) =>
+        h.calls.endUnconnected(orgId, callId, 'not_connected', 'dial_no_answer', 'never opened'),
+      );
       await tokens.issue('wct_a', 'acme', await registerWeb(h));
       expect(await tryCall(h)).toBe('not_connected');
       timers.advance(WEB_TOKEN_TTL_MS);
@@ -160,7 +196,10 @@ describe('organization concurrent-call limit', () => {
       // A busy event loop: the browser's start message is handled before the expiry timer runs.
       timers.stall(WEB_TOKEN_TTL_MS + 1);
       expect(await tokens.redeem('wct_b')).toBeUndefined();
-      expect(await h.calls.get('acme', late)).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_no_answer' });
+      expect(await h.calls.get('acme', late)).toMatchObject({
+        call_status: 'not_connected',
+        disconnection_reason: 'dial_no_answer',
+      });
       expect(await tryCall(h)).toBe('registered');
     });
   });
@@ -173,10 +212,25 @@ describe('organization limits across processes sharing the store', () => {
     try {
       let alive = ['a', 'b', 'c'];
       const limitsOf = (node: string) =>
-        new OrgLimits({ credits: store.credits, calls: store.calls, liveNodes: async () => [node, ...alive] }, { maxConcurrentCalls: 2, orgLimits: {}, pricePerMinute: 10, now: () => 0 });
+        new OrgLimits(
+          { credits: store.credits, calls: store.calls, liveNodes: async () => [node, ...alive] },
+          { maxConcurrentCalls: 2, orgLimits: {}, pricePerMinute: 10, now: () => 0 },
+        );
       const [a, b] = [limitsOf('a'), limitsOf('b')];
       const register = (callId: string, owner: string) =>
-        store.calls.insert('acme', registeredRecord({ call_id: callId, agent_id: 'x', agent_version: 1, call_type: 'web', call_from: null, call_to: null }), 0, { ownerNode: owner });
+        store.calls.insert(
+          'acme',
+          registeredRecord({
+            call_id: callId,
+            agent_id: 'x',
+            agent_version: 1,
+            call_type: 'web',
+            call_from: null,
+            call_to: null,
+          }),
+          0,
+          { ownerNode: owner },
+        );
       await register('call_a1', 'a');
       await register('call_b1', 'b');
       await register('call_a2', 'a');

@@ -37,7 +37,11 @@ describe('call listeners', () => {
     const a: string[] = [];
     const b: string[] = [];
     listeners.add({ notice: (n) => a.push(n.type), audio: () => undefined, ended: () => a.push('ended') });
-    const stopB = listeners.add({ notice: (n) => b.push(n.type), audio: () => undefined, ended: () => b.push('ended') });
+    const stopB = listeners.add({
+      notice: (n) => b.push(n.type),
+      audio: () => undefined,
+      ended: () => b.push('ended'),
+    });
     listeners.notice({ type: 'agent_speaking' });
     stopB();
     listeners.notice({ type: 'agent_stopped' });

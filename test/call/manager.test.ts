@@ -52,7 +52,9 @@ afterEach(async () => t?.stop());
 
 async function agent(voice: Record<string, unknown>): Promise<void> {
   const llm = { base_url: 'http://127.0.0.1:9/v1', model: 'never-asked' };
-  const res = await t.request('POST', '/v2/agents', { body: { agent_id: 'leases', agent_name: 'leases', begin_message: 'Hi.', llm, voice, inbound_numbers: [NUMBER] } });
+  const res = await t.request('POST', '/v2/agents', {
+    body: { agent_id: 'leases', agent_name: 'leases', begin_message: 'Hi.', llm, voice, inbound_numbers: [NUMBER] },
+  });
   expect(res.status, res.text).toBe(201);
 }
 
@@ -80,7 +82,10 @@ describe('CallManager engine leases', () => {
     expect(speech.counts.ttsHeld).toBe(before.ttsHeld + 1);
     await caller.hangUp();
     await until(async () => (await callStatus(callId)) === 'ended', 'the call ended');
-    await until(() => speech.counts.sttHeld === before.sttHeld && speech.counts.ttsHeld === before.ttsHeld, 'the leases were released');
+    await until(
+      () => speech.counts.sttHeld === before.sttHeld && speech.counts.ttsHeld === before.ttsHeld,
+      'the leases were released',
+    );
   }, 30_000);
 
   it('a session that cannot be built releases the lease it already took, and its call ends as error_service instead of staying registered', async () => {
@@ -89,7 +94,9 @@ describe('CallManager engine leases', () => {
     const { caller, callId } = await placeInboundCall(t.url, NUMBER);
     await caller.waitForClose();
     await until(async () => (await callStatus(callId)) === 'error', 'the call ended as an error');
-    expect(CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body).disconnection_reason).toBe('error_service');
+    expect(CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body).disconnection_reason).toBe(
+      'error_service',
+    );
     // The recogniser was leased before the voice failed; it must not stay held.
     expect(speech.counts.sttLeased).toBe(before.sttLeased + 1);
     expect(speech.counts.ttsLeased).toBe(before.ttsLeased);

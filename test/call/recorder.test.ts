@@ -31,7 +31,9 @@ describe('call recording', () => {
     expect(wav.readUInt32LE(24)).toBe(16000);
     expect(frames).toBe(1920); // 120 ms
     const sample = (frame: number, channel: number) => wav.readInt16LE(44 + frame * 4 + channel * 2);
-    expect([sample(0, 0), sample(319, 0), sample(320, 0), sample(640, 0), sample(959, 0)]).toEqual([1000, 1000, 0, 2000, 2000]);
+    expect([sample(0, 0), sample(319, 0), sample(320, 0), sample(640, 0), sample(959, 0)]).toEqual([
+      1000, 1000, 0, 2000, 2000,
+    ]);
     expect([sample(0, 1), sample(1599, 1), sample(1600, 1), sample(1919, 1)]).toEqual([0, 0, -3000, -3000]);
     expect(existsSync(`${path}.caller.raw`) || existsSync(`${path}.agent.raw`)).toBe(false);
   });

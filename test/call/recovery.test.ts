@@ -25,18 +25,60 @@ beforeEach(() => {
   events.on('ended', ({ record }) => ended.push(record.call_id));
   const clock = { now: () => NOW };
   const log = pino({ level: 'silent' });
-  const limits = new OrgLimits({ credits: store.credits, calls: store.calls, liveNodes: async () => ['a'] }, { maxConcurrentCalls: 0, orgLimits: {}, pricePerMinute: 10, now: clock.now });
-  const dialer = { name: 'none', dial: async () => ({ status: 'failed' as const, reason: 'dial_failed' as const, message: 'no carrier' }), showsCallerId: () => false };
-  const service = new CallService(store.calls, new AgentService(store.agents, clock), dialer, clock, (n) => '1'.repeat(n * 2), log, events, limits);
-  deps = { calls: store.calls, service, events, limits, clock, log, recordingsDir: join(dir, 'recordings'), recordingUrl: (id) => `http://x/${id}`, pricePerMinute: 10 };
+  const limits = new OrgLimits(
+    { credits: store.credits, calls: store.calls, liveNodes: async () => ['a'] },
+    { maxConcurrentCalls: 0, orgLimits: {}, pricePerMinute: 10, now: clock.now },
+  );
+  const dialer = {
+    name: 'none',
+    dial: async () => ({ status: 'failed' as const, reason: 'dial_failed' as const, message: 'no carrier' }),
+    showsCallerId: () => false,
+  };
+  const service = new CallService(
+    store.calls,
+    new AgentService(store.agents, clock),
+    dialer,
+    clock,
+    (n) => '1'.repeat(n * 2),
+    log,
+    events,
+    limits,
+  );
+  deps = {
+    calls: store.calls,
+    service,
+    events,
+    limits,
+    clock,
+    log,
+    recordingsDir: join(dir, 'recordings'),
+    recordingUrl: (id) => `http://x/${id}`,
+    pricePerMinute: 10,
+  };
 });
 afterEach(async () => {
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function call(callId: string, status: 'ongoing' | 'registered', owner: string | null, extra: Partial<CallRecord> = {}): Promise<void> {
-  const record = { ...registeredRecord({ call_id: callId, agent_id: 'demo', agent_version: 1, call_type: 'inbound', call_from: null, call_to: null }), call_status: status, ...extra };
+async function call(
+  callId: string,
+  status: 'ongoing' | 'registered',
+  owner: string | null,
+  extra: Partial<CallRecord> = {},
+): Promise<void> {
+  const record = {
+    ...registeredRecord({
+      call_id: callId,
+      agent_id: 'demo',
+      agent_version: 1,
+      call_type: 'inbound',
+      call_from: null,
+      call_to: null,
+    }),
+    call_status: status,
+    ...extra,
+  };
   if (status === 'ongoing') record.start_timestamp = NOW - 60_000;
   await store.calls.insert('acme', record, NOW - 60_000, owner ? { ownerNode: owner } : {});
 }
@@ -75,7 +117,9 @@ describe('node leases', () => {
 describe('recovering orphaned calls', () => {
   it("finishes the calls of dead nodes and of no node, never a live node's, and a campaign's waiting call is its scheduler's", async () => {
     await call('call_live', 'ongoing', 'a');
-    await call('call_dead', 'ongoing', 'b', { transcript_with_tool_calls: [{ role: 'agent', content: 'Hello.', start_at: 0.5, end_at: 30 }] });
+    await call('call_dead', 'ongoing', 'b', {
+      transcript_with_tool_calls: [{ role: 'agent', content: 'Hello.', start_at: 0.5, end_at: 30 }],
+    });
     await call('call_old', 'ongoing', null);
     await call('call_waiting_live', 'registered', 'a');
     await call('call_waiting_dead', 'registered', 'b');
@@ -86,7 +130,12 @@ describe('recovering orphaned calls', () => {
     expect((await status('call_live')).call_status).toBe('ongoing');
     expect((await status('call_waiting_live')).call_status).toBe('registered');
     expect((await status('call_campaign')).call_status).toBe('registered');
-    expect(await status('call_dead')).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service', disconnection_message: 'The service stopped during the call.', duration_ms: 30_000 });
+    expect(await status('call_dead')).toMatchObject({
+      call_status: 'error',
+      disconnection_reason: 'error_service',
+      disconnection_message: 'The service stopped during the call.',
+      duration_ms: 30_000,
+    });
     expect(await status('call_waiting_dead')).toMatchObject({
       call_status: 'not_connected',
       disconnection_reason: 'dial_failed',

@@ -226,7 +226,11 @@ describe('CallSession', () => {
   });
 
   it('lets the caller barge in: TTS stops, queued audio is cleared, the agent message keeps only the words played', async () => {
-    const s = setup({ agent: { begin_message: LONG, interruption_sensitivity: 0.5 }, heard: ['stop please'], steps: [say('Sure.')] });
+    const s = setup({
+      agent: { begin_message: LONG, interruption_sensitivity: 0.5 },
+      heard: ['stop please'],
+      steps: [say('Sure.')],
+    });
     await s.session.start();
     await s.feed(300, 0);
     await s.feed(interruptionThresholdMs(0.5) + 200, SPEECH); // 0.3 s → 1.1 s, interrupts at 0.9 s
@@ -257,7 +261,11 @@ describe('CallSession', () => {
     const [cut, resumed] = agentMessages(r);
     expect(cut!.content).toBe('alpha bravo charm delta eagle fable giant hotel ivory');
     expect(`${cut!.content} ${resumed!.content}`).toBe(LONG);
-    expect(r.transcript.map((m) => `${m.role}: ${m.content}`)).toEqual([`agent: ${cut!.content}`, 'user: Uh-huh, okay.', `agent: ${resumed!.content}`]);
+    expect(r.transcript.map((m) => `${m.role}: ${m.content}`)).toEqual([
+      `agent: ${cut!.content}`,
+      'user: Uh-huh, okay.',
+      `agent: ${resumed!.content}`,
+    ]);
     expectOrdered(r);
   });
 
@@ -273,14 +281,22 @@ describe('CallSession', () => {
     expect(heard.join(' ')).toBe(LONG);
     expect(cough.result()!.transcript.filter((m) => m.role === 'user')).toEqual([]);
 
-    const real = setup({ agent: { begin_message: LONG }, heard: ['Okay, but when do you open?'], steps: [say('At nine.')] });
+    const real = setup({
+      agent: { begin_message: LONG },
+      heard: ['Okay, but when do you open?'],
+      steps: [say('At nine.')],
+    });
     await real.session.start();
     await real.feed(300, 0);
     await real.feed(interruptionThresholdMs(0.5) + 200, SPEECH);
     await real.feed(3000, 0);
     real.transport.handlers.hangup();
     await real.wait(20);
-    expect(agentMessages(real.result()!).map((m) => m.content).at(-1)).toBe('At nine.');
+    expect(
+      agentMessages(real.result()!)
+        .map((m) => m.content)
+        .at(-1),
+    ).toBe('At nine.');
     expect(real.brain.calls).toHaveLength(1);
   });
 
@@ -330,7 +346,10 @@ describe('CallSession', () => {
     expect(s.transport.clears).toBe(1);
     const [cut] = agentMessages(r);
     expect(cut!.content.split(' ').length).toBeLessThan(LONG.split(' ').length);
-    expect(r.transcript.slice(1).map((m) => `${m.role}: ${m.content}`)).toEqual(['user: 1', 'agent: Sales, one moment.']);
+    expect(r.transcript.slice(1).map((m) => `${m.role}: ${m.content}`)).toEqual([
+      'user: 1',
+      'agent: Sales, one moment.',
+    ]);
   });
 
   it('ignores keypad digits when the agent turns dtmf off', async () => {
@@ -365,12 +384,23 @@ describe('CallSession', () => {
   });
 
   describe('on an outbound call that looks for an answering machine', () => {
-    const LEAVE = { action: 'leave_message' as const, message: 'Hi, this is the clinic. Please call us back.', detectTimeoutMs: 30_000 };
+    const LEAVE = {
+      action: 'leave_message' as const,
+      message: 'Hi, this is the clinic. Please call us back.',
+      detectTimeoutMs: 30_000,
+    };
     /** A 1 kHz beep frame; it starts at a zero crossing, so the energy VAD hears no speech in it. */
-    const beepFrame = (n: number, rate: number) => Int16Array.from({ length: rate / 50 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 1000 * (n * (rate / 50) + i)) / rate)));
+    const beepFrame = (n: number, rate: number) =>
+      Int16Array.from({ length: rate / 50 }, (_, i) =>
+        Math.round(8000 * Math.sin((2 * Math.PI * 1000 * (n * (rate / 50) + i)) / rate)),
+      );
 
     it("knows a machine by its greeting's words, stops talking, and leaves the message once the greeting is over: voicemail_reached", async () => {
-      const s = setup({ voicemail: LEAVE, heard: ['Hi, you have reached Sam. Please leave a message after the tone.'], steps: [say('Should never be said.')] });
+      const s = setup({
+        voicemail: LEAVE,
+        heard: ['Hi, you have reached Sam. Please leave a message after the tone.'],
+        steps: [say('Should never be said.')],
+      });
       await s.session.start();
       await s.feed(300, 0);
       await s.feed(2000, SPEECH);
@@ -378,9 +408,14 @@ describe('CallSession', () => {
       await s.wait(6000);
       const r = s.result()!;
       expect(r.reason).toBe('voicemail_reached');
-      expect(r.message).toBe('An answering machine answered (found by its greeting words); the voicemail message was left.');
+      expect(r.message).toBe(
+        'An answering machine answered (found by its greeting words); the voicemail message was left.',
+      );
       expect(s.brain.calls).toHaveLength(0);
-      expect(r.transcript.map((m) => `${m.role}: ${m.content}`).slice(-2)).toEqual(['user: Hi, you have reached Sam. Please leave a message after the tone.', `agent: ${LEAVE.message}`]);
+      expect(r.transcript.map((m) => `${m.role}: ${m.content}`).slice(-2)).toEqual([
+        'user: Hi, you have reached Sam. Please leave a message after the tone.',
+        `agent: ${LEAVE.message}`,
+      ]);
     });
 
     it('knows a machine by its beep and leaves the message right after it', async () => {
@@ -415,7 +450,12 @@ describe('CallSession', () => {
 
     it('talks to a person who says hello exactly as without detection: the same reply at the same moment', async () => {
       const run = async (voicemail: typeof LEAVE | undefined) => {
-        const s = setup({ agent: { begin_message: '' }, voicemail, heard: ['Hello?'], steps: [say('Hi! This is the clinic.')] });
+        const s = setup({
+          agent: { begin_message: '' },
+          voicemail,
+          heard: ['Hello?'],
+          steps: [say('Hi! This is the clinic.')],
+        });
         await s.session.start();
         await s.feed(300, 0);
         await s.feed(600, SPEECH);
@@ -441,7 +481,9 @@ describe('CallSession', () => {
     const r = s.result()!;
     expect(r.reason).toBe('user_hangup');
     expect(r.endTimestamp).toBe(hungUpAt);
-    expect(r.transcript).toEqual([{ role: 'agent', content: 'alpha bravo charm delta eagle', start_at: 0, end_at: 0.5 }]);
+    expect(r.transcript).toEqual([
+      { role: 'agent', content: 'alpha bravo charm delta eagle', start_at: 0, end_at: 0.5 },
+    ]);
   });
 
   it('ends with agent_hangup only after the goodbye has played', async () => {
@@ -449,7 +491,11 @@ describe('CallSession', () => {
       hooks.onChunk?.('Goodbye and thank you.');
       const spoken = await hooks.confirmSpoken('Goodbye and thank you.');
       expect(spoken).toBe(true);
-      return { kind: 'end_call', call: { id: 'c1', name: 'end_call', arguments: '{}' }, messages: [{ role: 'assistant', content: 'Goodbye and thank you.' }] };
+      return {
+        kind: 'end_call',
+        call: { id: 'c1', name: 'end_call', arguments: '{}' },
+        messages: [{ role: 'assistant', content: 'Goodbye and thank you.' }],
+      };
     };
     const s = setup({ heard: ['bye'], steps: [goodbye] });
     await s.session.start();
@@ -478,7 +524,14 @@ describe('CallSession', () => {
   });
 
   it('gives reminder_max_count reminders of its reminder_message, reminder_trigger_ms apart, then ends with inactivity', async () => {
-    const s = setup({ agent: { inactivity_timeout_ms: 30_000, reminder_trigger_ms: 5_000, reminder_max_count: 2, reminder_message: 'Hello? Anyone there?' } });
+    const s = setup({
+      agent: {
+        inactivity_timeout_ms: 30_000,
+        reminder_trigger_ms: 5_000,
+        reminder_max_count: 2,
+        reminder_message: 'Hello? Anyone there?',
+      },
+    });
     await s.session.start();
     await s.wait(20_000);
     const r = s.result()!;
@@ -499,12 +552,21 @@ describe('CallSession', () => {
       hooks.onChunk?.('Still with me?');
       return { kind: 'reply', messages: [{ role: 'assistant', content: 'Still with me?' }] };
     };
-    const fail: BrainStep = async () => ({ kind: 'llm_error', error: new LlmError('LLM_HTTP_STATUS', 'HTTP 503', { status: 503 }), messages: [] });
-    const s = setup({ agent: { reminder_trigger_ms: 4_000, reminder_max_count: 2, reminder_from_model: true }, steps: [write, fail] });
+    const fail: BrainStep = async () => ({
+      kind: 'llm_error',
+      error: new LlmError('LLM_HTTP_STATUS', 'HTTP 503', { status: 503 }),
+      messages: [],
+    });
+    const s = setup({
+      agent: { reminder_trigger_ms: 4_000, reminder_max_count: 2, reminder_from_model: true },
+      steps: [write, fail],
+    });
     await s.session.start();
     await s.wait(15_000);
     const r = s.result()!;
-    expect(notes).toEqual(['The caller has said nothing for 4 seconds. Say one short sentence to check whether they are still there.']);
+    expect(notes).toEqual([
+      'The caller has said nothing for 4 seconds. Say one short sentence to check whether they are still there.',
+    ]);
     expect(agentMessages(r).map((m) => m.content)).toEqual(['Hello there.', 'Still with me?', 'Are you still there?']);
     expect(r.reason).toBe('inactivity');
   });
@@ -522,7 +584,11 @@ describe('CallSession', () => {
   });
 
   it('apologises, then ends with error_service when the model fails; the record gives the HTTP status, never the server’s words', async () => {
-    const failing: BrainStep = async () => ({ kind: 'llm_error', error: new LlmError('LLM_HTTP_STATUS', 'HTTP 503: internal host db-7 is down', { status: 503 }), messages: [] });
+    const failing: BrainStep = async () => ({
+      kind: 'llm_error',
+      error: new LlmError('LLM_HTTP_STATUS', 'HTTP 503: internal host db-7 is down', { status: 503 }),
+      messages: [],
+    });
     const s = setup({ heard: ['hello'], steps: [failing] });
     await s.session.start();
     await s.feed(400, 0);
@@ -536,7 +602,12 @@ describe('CallSession', () => {
   });
 
   it('ends with flow_error when the model output makes the call impossible', async () => {
-    const broken: BrainStep = async () => ({ kind: 'flow_error', code: 'UNKNOWN_TOOL', detail: 'no tool named fly', messages: [] });
+    const broken: BrainStep = async () => ({
+      kind: 'flow_error',
+      code: 'UNKNOWN_TOOL',
+      detail: 'no tool named fly',
+      messages: [],
+    });
     const s = setup({ heard: ['hello'], steps: [broken] });
     await s.session.start();
     await s.feed(400, 0);
@@ -583,13 +654,29 @@ describe('CallSession', () => {
     const transferStep: BrainStep = async (_m, hooks) => {
       hooks.onChunk?.('Let me put you through.');
       await hooks.confirmSpoken('Let me put you through.');
-      return { kind: 'transfer_call', call: { id: 't', name: 'transfer_call', arguments: '{}' }, transferTo: '+14155550123', messages: [{ role: 'assistant', content: 'Let me put you through.' }] };
+      return {
+        kind: 'transfer_call',
+        call: { id: 't', name: 'transfer_call', arguments: '{}' },
+        transferTo: '+14155550123',
+        messages: [{ role: 'assistant', content: 'Let me put you through.' }],
+      };
     };
     /** The caller asks at 0.4 s; the reply plays; the carrier is asked to transfer once it has. */
-    async function transferring(options: { carrier?: (to: string) => Promise<void>; steps?: BrainStep[]; message?: string } = {}) {
+    async function transferring(
+      options: { carrier?: (to: string) => Promise<void>; steps?: BrainStep[]; message?: string } = {},
+    ) {
       const asked: { to: string; at: number }[] = [];
       const s = setup({
-        agent: { begin_message: '', tools: [{ type: 'transfer_call', transfer_to: '+14155550123', ...(options.message ? { transfer_message: options.message } : {}) }] },
+        agent: {
+          begin_message: '',
+          tools: [
+            {
+              type: 'transfer_call',
+              transfer_to: '+14155550123',
+              ...(options.message ? { transfer_message: options.message } : {}),
+            },
+          ],
+        },
         heard: ['a human please'],
         steps: [transferStep, ...(options.steps ?? [])],
         transfer: async (to) => {
@@ -613,7 +700,11 @@ describe('CallSession', () => {
       s.session.transfer.answered();
       await s.wait(20);
       const r = s.result()!;
-      expect(r).toMatchObject({ reason: 'call_transfer', message: 'Transferred to +14155550123.', transfer: { destination: '+14155550123' } });
+      expect(r).toMatchObject({
+        reason: 'call_transfer',
+        message: 'Transferred to +14155550123.',
+        transfer: { destination: '+14155550123' },
+      });
       expect(r.transfer!.at).toBeGreaterThan(asked[0]!.at);
       // The line the caller heard ended before the carrier was asked.
       expect(r.startTimestamp + r.transcript.at(-1)!.end_at * 1000).toBeLessThanOrEqual(asked[0]!.at);
@@ -625,7 +716,11 @@ describe('CallSession', () => {
       s.session.transfer.answered();
       await s.wait(20);
       const r = s.result()!;
-      expect(r.transcript.map((m) => m.content)).toEqual(['a human please', 'Let me put you through.', 'Please hold while I connect you.']);
+      expect(r.transcript.map((m) => m.content)).toEqual([
+        'a human please',
+        'Let me put you through.',
+        'Please hold while I connect you.',
+      ]);
       expect(r.startTimestamp + r.transcript.at(-1)!.end_at * 1000).toBeLessThanOrEqual(asked[0]!.at);
     });
 
@@ -636,23 +731,39 @@ describe('CallSession', () => {
       expect(s.brain.calls).toHaveLength(1);
       s.session.transfer.resume();
       await s.wait(2000);
-      expect(s.brain.calls[1]!.at(-1)).toMatchObject({ role: 'system', content: expect.stringContaining('The transfer did not go through to +14155550123: nobody answered.') });
+      expect(s.brain.calls[1]!.at(-1)).toMatchObject({
+        role: 'system',
+        content: expect.stringContaining('The transfer did not go through to +14155550123: nobody answered.'),
+      });
       s.transport.handlers.hangup();
       await s.wait(20);
-      expect(s.result()!.transcript.map((m) => m.content)).toEqual(['a human please', 'Let me put you through.', 'Sorry, nobody picked up.']);
+      expect(s.result()!.transcript.map((m) => m.content)).toEqual([
+        'a human please',
+        'Let me put you through.',
+        'Sorry, nobody picked up.',
+      ]);
       expect(s.result()!.transfer).toBeNull();
     });
 
     it('keeps the caller with the agent when the carrier refuses the transfer, and ends user_hangup if a caller sent back never arrives', async () => {
-      const refused = await transferring({ carrier: async () => Promise.reject(new Error('no')), steps: [say('I could not transfer you.')] });
+      const refused = await transferring({
+        carrier: async () => Promise.reject(new Error('no')),
+        steps: [say('I could not transfer you.')],
+      });
       await refused.s.wait(2000);
-      expect(refused.s.brain.calls[1]!.at(-1)).toMatchObject({ role: 'system', content: expect.stringContaining('the phone line could not start it') });
+      expect(refused.s.brain.calls[1]!.at(-1)).toMatchObject({
+        role: 'system',
+        content: expect.stringContaining('the phone line could not start it'),
+      });
       expect(refused.s.result()).toBeUndefined();
 
       const gone = await transferring();
       gone.s.session.transfer.failed('the line was busy');
       await gone.s.wait(15_000, 500);
-      expect(gone.s.result()).toMatchObject({ reason: 'user_hangup', message: 'The transfer to +14155550123 failed (the line was busy) and the caller did not come back.' });
+      expect(gone.s.result()).toMatchObject({
+        reason: 'user_hangup',
+        message: 'The transfer to +14155550123 failed (the line was busy) and the caller did not come back.',
+      });
     });
   });
 
@@ -701,6 +812,8 @@ describe('CallSession', () => {
   }, 60_000);
 
   it('maps interruption_sensitivity to a threshold: 1 → 200 ms, 0.5 → 600 ms, 0 → 1 s', () => {
-    expect([interruptionThresholdMs(1), interruptionThresholdMs(0.5), interruptionThresholdMs(0)]).toEqual([200, 600, 1000]);
+    expect([interruptionThresholdMs(1), interruptionThresholdMs(0.5), interruptionThresholdMs(0)]).toEqual([
+      200, 600, 1000,
+    ]);
   });
 });

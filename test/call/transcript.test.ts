@@ -42,8 +42,22 @@ describe('Transcript', () => {
   it('places a tool item after the message it follows, whatever time it reports', () => {
     const t = new Transcript();
     t.addUser('book me in', 3, 4);
-    t.addToolItem({ role: 'tool_call_invocation', tool_call_id: 'c1', name: 'book', arguments: '{}', start_at: 2.5, end_at: 2.5 });
-    t.addToolItem({ role: 'tool_call_result', tool_call_id: 'c1', content: '{"ok":true}', successful: true, start_at: 2.5, end_at: 4.4 });
+    t.addToolItem({
+      role: 'tool_call_invocation',
+      tool_call_id: 'c1',
+      name: 'book',
+      arguments: '{}',
+      start_at: 2.5,
+      end_at: 2.5,
+    });
+    t.addToolItem({
+      role: 'tool_call_result',
+      tool_call_id: 'c1',
+      content: '{"ok":true}',
+      successful: true,
+      start_at: 2.5,
+      end_at: 4.4,
+    });
     expect(t.items.map((i) => [i.role, i.start_at, i.end_at])).toEqual([
       ['user', 3, 4],
       ['tool_call_invocation', 3, 3],

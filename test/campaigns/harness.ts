@@ -56,7 +56,9 @@ export interface Harness {
   calls: CallService;
   callRepo: SqliteCallRepository;
   events: CallEvents;
-  /** The calls of this process and the limits that count them (real ones; unlimited unless maxConcurrentCalls is given). */
+  /**
+   * The calls of this process and the limits that count them (real ones; unlimited unless maxConcurrentCalls is given).
+   */
   registry: CallRegistry;
   limits: OrgLimits;
   campaigns: CampaignService;
@@ -73,13 +75,23 @@ export interface Harness {
 const noInterval = { setInterval: () => 0, clearInterval: () => undefined };
 
 /** `nodeId`: the node (records/nodes.ts) that owns the calls this harness places. */
-export async function createHarness(file = ':memory:', options: { maxConcurrentCalls?: number; nodeId?: string } = {}): Promise<Harness> {
+export async function createHarness(
+  file = ':memory:',
+  options: { maxConcurrentCalls?: number; nodeId?: string } = {},
+): Promise<Harness> {
   const db = openDatabase(file);
   const clock = new ManualClock();
   const log = pino({ level: 'silent' });
   const agents = new AgentService(promised(new SqliteAgentRepository(db, testSecretBox())), clock);
   if (!(await agents.list('acme')).some((a) => a.agentId === 'bot')) {
-    await agents.create('acme', 'bot', AgentConfigSchema.parse({ agent_name: 'Bot', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm', temperature: 1, stream: true } }));
+    await agents.create(
+      'acme',
+      'bot',
+      AgentConfigSchema.parse({
+        agent_name: 'Bot',
+        llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm', temperature: 1, stream: true },
+      }),
+    );
   }
   const dialer = new ControlledDialer();
   const events = new CallEvents();
@@ -92,7 +104,9 @@ export async function createHarness(file = ':memory:', options: { maxConcurrentC
   const calls = new CallService(promised(callRepo), agents, dialer, clock, hex, log, events, limits, options.nodeId);
   const repo = new SqliteCampaignRepository(db);
   const schedulers: CampaignScheduler[] = [];
-  const campaigns = new CampaignService(promised(repo), agents, clock, hex, { maxTasks: 50, batchConcurrency: 3 }, () => schedulers.forEach((s) => s.kick()));
+  const campaigns = new CampaignService(promised(repo), agents, clock, hex, { maxTasks: 50, batchConcurrency: 3 }, () =>
+    schedulers.forEach((s) => s.kick()),
+  );
   return {
     db,
     agents,
@@ -106,12 +120,25 @@ export async function createHarness(file = ':memory:', options: { maxConcurrentC
     campaigns,
     repo,
     newScheduler(options = {}) {
-      const scheduler = new CampaignScheduler({ repo: promised(repo), calls, events, clock, random: hex, log, timers: noInterval, ...options });
+      const scheduler = new CampaignScheduler({
+        repo: promised(repo),
+        calls,
+        events,
+        clock,
+        random: hex,
+        log,
+        timers: noInterval,
+        ...options,
+      });
       schedulers.push(scheduler);
       return scheduler;
     },
     answer(callId) {
-      const record = callRepo.update('acme', callId, (r) => ({ ...r, call_status: 'ongoing', start_timestamp: clock.now() }));
+      const record = callRepo.update('acme', callId, (r) => ({
+        ...r,
+        call_status: 'ongoing',
+        start_timestamp: clock.now(),
+      }));
       events.emit('started', { orgId: 'acme', record: record! });
     },
     hangUp(callId) {

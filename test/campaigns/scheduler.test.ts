@@ -5,12 +5,21 @@ import { describe, expect, it } from 'vitest';
 import { SqliteNodeLeases } from '../../src/store/nodes.ts';
 import { createHarness, settle, tasks, type Harness } from './harness.ts';
 
-const base = { name: 'Spring', agentId: 'bot', agentVersion: 'production' as const, from: '+14155550100', presentationNumber: null, scheduledAt: null };
+const base = {
+  name: 'Spring',
+  agentId: 'bot',
+  agentVersion: 'production' as const,
+  from: '+14155550100',
+  presentationNumber: null,
+  scheduledAt: null,
+};
 
 function active(h: Harness, campaignId: string): string[] {
-  return (h.db.prepare("SELECT call_id FROM campaign_tasks WHERE campaign_id = ? AND state = 'active' ORDER BY seq").all(campaignId) as { call_id: string }[]).map(
-    (r) => r.call_id,
-  );
+  return (
+    h.db
+      .prepare("SELECT call_id FROM campaign_tasks WHERE campaign_id = ? AND state = 'active' ORDER BY seq")
+      .all(campaignId) as { call_id: string }[]
+  ).map((r) => r.call_id);
 }
 
 describe('campaign scheduler', () => {
@@ -21,7 +30,12 @@ describe('campaign scheduler', () => {
     expect(c.status).toBe('pending');
     await settle();
     expect(h.dialer.dialed.map((d) => d.to)).toEqual(tasks(3).map((t) => t.callTo));
-    expect(await h.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', active_concurrency: 3, completed_calls: 0, failed_calls: 0 });
+    expect(await h.campaigns.get('acme', c.id)).toMatchObject({
+      status: 'ongoing',
+      active_concurrency: 3,
+      completed_calls: 0,
+      failed_calls: 0,
+    });
 
     const [first, second] = active(h, c.id);
     h.answer(first!);
@@ -29,7 +43,12 @@ describe('campaign scheduler', () => {
     await h.noAnswer(second!);
     await settle();
     expect(h.dialer.dialed).toHaveLength(5);
-    expect(await h.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', active_concurrency: 3, completed_calls: 1, failed_calls: 1 });
+    expect(await h.campaigns.get('acme', c.id)).toMatchObject({
+      status: 'ongoing',
+      active_concurrency: 3,
+      completed_calls: 1,
+      failed_calls: 1,
+    });
   });
 
   it('counts connected calls as completed and never-connected ones as failed, then ends success with finished_at', async () => {
@@ -43,14 +62,24 @@ describe('campaign scheduler', () => {
     h.answer(a!);
     h.answer(b!);
     await settle();
-    expect(await h.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', active_concurrency: 3, completed_calls: 0 });
+    expect(await h.campaigns.get('acme', c.id)).toMatchObject({
+      status: 'ongoing',
+      active_concurrency: 3,
+      completed_calls: 0,
+    });
     h.hangUp(a!);
     h.hangUp(b!);
     h.clock.t += 5_000;
     await h.noAnswer(d!);
     await settle();
     const done = await h.campaigns.get('acme', c.id);
-    expect(done).toMatchObject({ status: 'success', completed_calls: 2, failed_calls: 2, active_concurrency: 0, total_calls: 4 });
+    expect(done).toMatchObject({
+      status: 'success',
+      completed_calls: 2,
+      failed_calls: 2,
+      active_concurrency: 0,
+      total_calls: 4,
+    });
     expect(done.finished_at).toBe(new Date(h.clock.t).toISOString());
   });
 
@@ -81,10 +110,22 @@ describe('campaign scheduler', () => {
     const h = await createHarness(':memory:', { maxConcurrentCalls: 2 });
     h.newScheduler().start();
     // An API call of the same organization rings: one of its two slots is taken.
-    const api = await h.calls.createOutbound('acme', { agentId: 'bot', agentVersion: 'production', from: base.from, to: '+14155559999', presentationNumber: null, metadata: {}, dynamicVariables: {} });
+    const api = await h.calls.createOutbound('acme', {
+      agentId: 'bot',
+      agentVersion: 'production',
+      from: base.from,
+      to: '+14155559999',
+      presentationNumber: null,
+      metadata: {},
+      dynamicVariables: {},
+    });
     const c = await h.campaigns.create('acme', { ...base, concurrency: 3, tasks: tasks(5) });
     await settle();
-    expect(await h.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', active_concurrency: 1, failed_calls: 0 });
+    expect(await h.campaigns.get('acme', c.id)).toMatchObject({
+      status: 'ongoing',
+      active_concurrency: 1,
+      failed_calls: 0,
+    });
     expect(await h.limits.slotsInUse('acme')).toBe(2);
 
     await h.noAnswer(api.call_id); // its slot frees: the campaign takes it at once
@@ -97,7 +138,12 @@ describe('campaign scheduler', () => {
       await settle();
       expect(await h.limits.slotsInUse('acme')).toBeLessThanOrEqual(2);
     }
-    expect(await h.campaigns.get('acme', c.id)).toMatchObject({ status: 'success', completed_calls: 5, failed_calls: 0, active_concurrency: 0 });
+    expect(await h.campaigns.get('acme', c.id)).toMatchObject({
+      status: 'success',
+      completed_calls: 5,
+      failed_calls: 0,
+      active_concurrency: 0,
+    });
     expect(h.dialer.dialed).toHaveLength(6);
     const reasons = h.db.prepare('SELECT DISTINCT reason FROM campaign_tasks WHERE campaign_id = ?').all(c.id);
     expect(reasons).toEqual([{ reason: 'user_hangup' }]);
@@ -107,13 +153,33 @@ describe('campaign scheduler', () => {
     const h = await createHarness(':memory:', { maxConcurrentCalls: 1 });
     const scheduler = h.newScheduler();
     scheduler.start();
-    const web = await h.calls.register('acme', await h.agents.resolve('acme', 'bot', 'production'), { call_type: 'web', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} });
-    const ack = await h.campaigns.createBatch('acme', { name: 'B', agentId: 'bot', agentVersion: 'production', from: base.from, tasks: tasks(2) });
+    const web = await h.calls.register('acme', await h.agents.resolve('acme', 'bot', 'production'), {
+      call_type: 'web',
+      call_from: null,
+      call_to: null,
+      metadata: {},
+      dynamic_variables: {},
+    });
+    const ack = await h.campaigns.createBatch('acme', {
+      name: 'B',
+      agentId: 'bot',
+      agentVersion: 'production',
+      from: base.from,
+      tasks: tasks(2),
+    });
     await settle();
     expect(h.dialer.dialed).toHaveLength(0);
-    expect(await h.campaigns.getBatch('acme', ack.batch_id)).toMatchObject({ status: 'queued', failed_calls: 0, call_ids: [] });
+    expect(await h.campaigns.getBatch('acme', ack.batch_id)).toMatchObject({
+      status: 'queued',
+      failed_calls: 0,
+      call_ids: [],
+    });
     // Ended with no event here (another process, say): only the store tells.
-    h.callRepo.update('acme', web.record.call_id, (r) => ({ ...r, call_status: 'not_connected', disconnection_reason: 'dial_no_answer' }));
+    h.callRepo.update('acme', web.record.call_id, (r) => ({
+      ...r,
+      call_status: 'not_connected',
+      disconnection_reason: 'dial_no_answer',
+    }));
     await scheduler.pass();
     await settle();
     const [first] = (await h.campaigns.getBatch('acme', ack.batch_id)).call_ids;
@@ -125,7 +191,11 @@ describe('campaign scheduler', () => {
     h.answer(second!);
     h.hangUp(second!);
     await settle();
-    expect(await h.campaigns.getBatch('acme', ack.batch_id)).toMatchObject({ status: 'completed', completed_calls: 2, failed_calls: 0 });
+    expect(await h.campaigns.getBatch('acme', ack.batch_id)).toMatchObject({
+      status: 'completed',
+      completed_calls: 2,
+      failed_calls: 0,
+    });
   });
 
   it('gives every call the campaign_id, the task metadata and dynamic_variables and the agent version fixed at creation', async () => {
@@ -150,7 +220,12 @@ describe('campaign scheduler', () => {
     const h = await createHarness();
     const scheduler = h.newScheduler();
     scheduler.start();
-    const c = await h.campaigns.create('acme', { ...base, concurrency: 1, scheduledAt: h.clock.t + 60_000, tasks: tasks(1) });
+    const c = await h.campaigns.create('acme', {
+      ...base,
+      concurrency: 1,
+      scheduledAt: h.clock.t + 60_000,
+      tasks: tasks(1),
+    });
     await settle();
     expect((await h.campaigns.get('acme', c.id)).status).toBe('draft');
     expect(h.dialer.dialed).toHaveLength(0);
@@ -175,7 +250,12 @@ describe('campaign scheduler', () => {
     await h.noAnswer(b!);
     await settle();
     expect(h.dialer.dialed).toHaveLength(2);
-    expect(await h.campaigns.get('acme', c.id)).toMatchObject({ status: 'canceled', completed_calls: 1, failed_calls: 1, active_concurrency: 0 });
+    expect(await h.campaigns.get('acme', c.id)).toMatchObject({
+      status: 'canceled',
+      completed_calls: 1,
+      failed_calls: 1,
+      active_concurrency: 0,
+    });
     await expect(h.campaigns.cancel('acme', c.id)).rejects.toThrow(expect.objectContaining({ code: 'CONFLICT' }));
   });
 
@@ -185,15 +265,30 @@ describe('campaign scheduler', () => {
     const two = await createHarness(file, { maxConcurrentCalls: 1 });
     const c = await one.campaigns.create('acme', { ...base, concurrency: 2, tasks: tasks(2) });
     // The other process's call holds the one slot; this pass read the count just before it was taken.
-    const theirs = await two.calls.createOutbound('acme', { agentId: 'bot', agentVersion: 'production', from: base.from, to: '+14155559999', presentationNumber: null, metadata: {}, dynamicVariables: {} });
+    const theirs = await two.calls.createOutbound('acme', {
+      agentId: 'bot',
+      agentVersion: 'production',
+      from: base.from,
+      to: '+14155559999',
+      presentationNumber: null,
+      metadata: {},
+      dynamicVariables: {},
+    });
     one.calls.hasFreeSlot = async () => true;
     const scheduler = one.newScheduler();
     scheduler.start();
     await settle();
     expect(one.dialer.dialed).toHaveLength(0);
-    expect(await one.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', active_concurrency: 0, completed_calls: 0, failed_calls: 0 });
-    expect(one.db.prepare("SELECT count(*) AS n FROM calls WHERE campaign_id IS NOT NULL").get()).toEqual({ n: 0 });
-    expect(one.db.prepare('SELECT state, call_id FROM campaign_tasks WHERE campaign_id = ? ORDER BY seq').all(c.id)).toEqual([
+    expect(await one.campaigns.get('acme', c.id)).toMatchObject({
+      status: 'ongoing',
+      active_concurrency: 0,
+      completed_calls: 0,
+      failed_calls: 0,
+    });
+    expect(one.db.prepare('SELECT count(*) AS n FROM calls WHERE campaign_id IS NOT NULL').get()).toEqual({ n: 0 });
+    expect(
+      one.db.prepare('SELECT state, call_id FROM campaign_tasks WHERE campaign_id = ? ORDER BY seq').all(c.id),
+    ).toEqual([
       { state: 'pending', call_id: null },
       { state: 'pending', call_id: null },
     ]);
@@ -247,10 +342,26 @@ describe('campaign scheduler', () => {
     next.clock.t += 1_000;
     await scheduler.pass();
     await settle();
-    expect(await next.calls.get('acme', a!)).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service' });
-    expect(await next.calls.get('acme', b!)).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service', duration_ms: 0 });
-    expect(await next.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', completed_calls: 1, failed_calls: 1, active_concurrency: 2 });
-    expect(next.dialer.dialed.map((d) => d.to)).toEqual(tasks(4).slice(2).map((t) => t.callTo));
+    expect(await next.calls.get('acme', a!)).toMatchObject({
+      call_status: 'error',
+      disconnection_reason: 'error_service',
+    });
+    expect(await next.calls.get('acme', b!)).toMatchObject({
+      call_status: 'error',
+      disconnection_reason: 'error_service',
+      duration_ms: 0,
+    });
+    expect(await next.campaigns.get('acme', c.id)).toMatchObject({
+      status: 'ongoing',
+      completed_calls: 1,
+      failed_calls: 1,
+      active_concurrency: 2,
+    });
+    expect(next.dialer.dialed.map((d) => d.to)).toEqual(
+      tasks(4)
+        .slice(2)
+        .map((t) => t.callTo),
+    );
   });
 
   it("never ends a peer's calls because its scheduler's lease ran out while the node serving them holds its lease; once that lease is taken over, they end", async () => {
@@ -273,15 +384,29 @@ describe('campaign scheduler', () => {
     await settle();
     expect(await peer.calls.get('acme', a!)).toMatchObject({ call_status: 'ongoing', disconnection_reason: null });
     expect(await peer.calls.get('acme', b!)).toMatchObject({ call_status: 'registered' });
-    expect(await peer.campaigns.get('acme', c.id)).toMatchObject({ completed_calls: 0, failed_calls: 0, active_concurrency: 2 });
+    expect(await peer.campaigns.get('acme', c.id)).toMatchObject({
+      completed_calls: 0,
+      failed_calls: 0,
+      active_concurrency: 2,
+    });
 
     // The node's lease ran out too and a peer took it over: now its calls are the peer's to end.
     expect(leases.forgetExpired(stalled.clock.t + 120_000)).toBe(1);
     await scheduler.pass();
     await settle();
-    expect(await peer.calls.get('acme', a!)).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service' });
-    expect(await peer.calls.get('acme', b!)).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service' });
-    expect(await peer.campaigns.get('acme', c.id)).toMatchObject({ completed_calls: 1, failed_calls: 1, active_concurrency: 0 });
+    expect(await peer.calls.get('acme', a!)).toMatchObject({
+      call_status: 'error',
+      disconnection_reason: 'error_service',
+    });
+    expect(await peer.calls.get('acme', b!)).toMatchObject({
+      call_status: 'error',
+      disconnection_reason: 'error_service',
+    });
+    expect(await peer.campaigns.get('acme', c.id)).toMatchObject({
+      completed_calls: 1,
+      failed_calls: 1,
+      active_concurrency: 0,
+    });
   });
 
   it('gives a task back when its scheduler died after claiming it but before its call was written: it is dialed once, by the next', async () => {
@@ -300,7 +425,11 @@ describe('campaign scheduler', () => {
     await settle();
     expect(await next.callRepo.get('acme', 'call_never_written')).toBeUndefined();
     expect(next.dialer.dialed.map((d) => d.to)).toEqual([tasks(1)[0]!.callTo]);
-    expect(await next.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', failed_calls: 0, active_concurrency: 1 });
+    expect(await next.campaigns.get('acme', c.id)).toMatchObject({
+      status: 'ongoing',
+      failed_calls: 0,
+      active_concurrency: 1,
+    });
   });
 
   it('on a clean stop ends its own calls under way with error_service', async () => {
@@ -311,8 +440,15 @@ describe('campaign scheduler', () => {
     await settle();
     const [a] = active(h, c.id);
     await scheduler.stop();
-    expect(await h.calls.get('acme', a!)).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service' });
-    expect(await h.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', failed_calls: 1, active_concurrency: 0 });
+    expect(await h.calls.get('acme', a!)).toMatchObject({
+      call_status: 'error',
+      disconnection_reason: 'error_service',
+    });
+    expect(await h.campaigns.get('acme', c.id)).toMatchObject({
+      status: 'ongoing',
+      failed_calls: 1,
+      active_concurrency: 0,
+    });
   });
 
   it('once halted for shutdown claims nothing more, while calls under way are still counted', async () => {
@@ -326,13 +462,23 @@ describe('campaign scheduler', () => {
     await h.noAnswer(a!);
     await settle();
     expect(h.dialer.dialed).toHaveLength(1);
-    expect(await h.campaigns.get('acme', c.id)).toMatchObject({ status: 'ongoing', failed_calls: 1, active_concurrency: 0 });
+    expect(await h.campaigns.get('acme', c.id)).toMatchObject({
+      status: 'ongoing',
+      failed_calls: 1,
+      active_concurrency: 0,
+    });
   });
 
   it('runs a batch with the server default concurrency and lists its call ids in task order', async () => {
     const h = await createHarness();
     h.newScheduler().start();
-    const ack = await h.campaigns.createBatch('acme', { name: 'B', agentId: 'bot', agentVersion: 'production', from: base.from, tasks: tasks(5) });
+    const ack = await h.campaigns.createBatch('acme', {
+      name: 'B',
+      agentId: 'bot',
+      agentVersion: 'production',
+      from: base.from,
+      tasks: tasks(5),
+    });
     expect(ack).toMatchObject({ status: 'queued', total_tasks: 5 });
     expect((await h.campaigns.getBatch('acme', ack.batch_id)).status).toBe('queued');
     await settle();
@@ -347,6 +493,10 @@ describe('campaign scheduler', () => {
     h.hangUp(x!);
     await h.noAnswer(y!);
     await settle();
-    expect(await h.campaigns.getBatch('acme', ack.batch_id)).toMatchObject({ status: 'completed', completed_calls: 1, failed_calls: 4 });
+    expect(await h.campaigns.getBatch('acme', ack.batch_id)).toMatchObject({
+      status: 'completed',
+      completed_calls: 1,
+      failed_calls: 4,
+    });
   });
 });

@@ -10,7 +10,11 @@ const config = loadConfig({ API_KEYS: 'org_a:0123456789abcdef0123456789abcdef', 
 const deps = {
   publicUrl: () => 'http://127.0.0.1:1',
   peerUrl: () => 'http://127.0.0.1:1',
-  carrierCalls: { record: async () => undefined, carrierCallId: async () => undefined, callIdOf: async () => undefined },
+  carrierCalls: {
+    record: async () => undefined,
+    carrierCallId: async () => undefined,
+    callIdOf: async () => undefined,
+  },
   clock: { now: () => 0 },
   logger: pino({ level: 'silent' }),
 };
@@ -25,7 +29,8 @@ function serving(name: string, numbers: string[], made: string[] = []): CarrierD
       const dialer: Dialer = {
         name,
         showsCallerId: (to) => (numbers.includes(to) ? false : next.showsCallerId(to)),
-        dial: async (r): Promise<DialResult> => (numbers.includes(r.to) ? { status: 'dialing', carrierCallId: `${name}-1` } : next.dial(r)),
+        dial: async (r): Promise<DialResult> =>
+          numbers.includes(r.to) ? { status: 'dialing', carrierCallId: `${name}-1` } : next.dial(r),
       };
       return { name, dialer };
     },
@@ -41,19 +46,36 @@ describe('carriers from the registry', () => {
 
   it('a carrier earlier in the list takes its numbers and hands the rest to the ones after it; past the last, the call fails with a reason', async () => {
     const made: string[] = [];
-    const carriers = await createCarriers(config, { ...deps, registered: [serving('front', ['+1'], made), serving('back', ['+2'], made)] });
+    const carriers = await createCarriers(config, {
+      ...deps,
+      registered: [serving('front', ['+1'], made), serving('back', ['+2'], made)],
+    });
     expect(made).toEqual(['back', 'front']);
     expect(await carriers.dialer.dial(request('+1'))).toMatchObject({ status: 'dialing', carrierCallId: 'front-1' });
     expect(await carriers.dialer.dial(request('+2'))).toMatchObject({ status: 'dialing', carrierCallId: 'back-1' });
-    expect(await carriers.dialer.dial(request('+3'))).toMatchObject({ status: 'failed', reason: 'dial_failed', message: expect.stringMatching(/No carrier is configured/) });
+    expect(await carriers.dialer.dial(request('+3'))).toMatchObject({
+      status: 'failed',
+      reason: 'dial_failed',
+      message: expect.stringMatching(/No carrier is configured/),
+    });
   });
 
   it('a carrier that config leaves off is skipped: without SIM_NUMBERS or Twilio credentials no call is placed', async () => {
     const carriers = await createCarriers(config, deps);
     expect(carriers.dialer.name).toBe('none');
-    const withSim = await createCarriers(loadConfig({ API_KEYS: 'org_a:0123456789abcdef0123456789abcdef', TWILIO_SIGNATURE: 'off', SIM_NUMBERS: '+15550001=busy' }), deps);
+    const withSim = await createCarriers(
+      loadConfig({
+        API_KEYS: 'org_a:0123456789abcdef0123456789abcdef',
+        TWILIO_SIGNATURE: 'off',
+        SIM_NUMBERS: '+15550001=busy',
+      }),
+      deps,
+    );
     expect(withSim.dialer.name).toBe('sim');
-    expect(await withSim.dialer.dial(request('+15550002'))).toMatchObject({ status: 'failed', message: expect.stringMatching(/No carrier is configured/) });
+    expect(await withSim.dialer.dial(request('+15550002'))).toMatchObject({
+      status: 'failed',
+      message: expect.stringMatching(/No carrier is configured/),
+    });
     await withSim.close();
   });
 });

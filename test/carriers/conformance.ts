@@ -11,7 +11,12 @@ export const SCRIPTS = {
   /** Says "no thank you" after the greeting and stays on: the agent says goodbye and hangs up. */
   'conf-no-thanks': [{ wait_for_agent: true }, { say: '05-no-thank-you-rms.8k-ulaw.wav' }, { wait_for_agent: true }],
   /** Says "yes please" after the greeting, hears the answer, hangs up. */
-  'conf-hangs-up': [{ wait_for_agent: true }, { say: '04-yes-please-kal.8k-ulaw.wav' }, { wait_for_agent: true }, { hangup: true }],
+  'conf-hangs-up': [
+    { wait_for_agent: true },
+    { say: '04-yes-please-kal.8k-ulaw.wav' },
+    { wait_for_agent: true },
+    { hangup: true },
+  ],
   /** Presses 1 after the greeting, hears the answer, hangs up. */
   'conf-keypad': [{ wait_for_agent: true }, { digits: '1' }, { wait_for_agent: true }, { hangup: true }],
   /** Talks over the greeting half a second into it, then hears the goodbye. */
@@ -47,7 +52,10 @@ export interface CarrierDriver {
   readonly noAnswer: string;
   /** Where the agent's cold transfer goes: a phone that answers. */
   readonly desk: string;
-  /** Resolves once the service hung the carrier's leg of `callId` up (agent_hangup); absent when a closed stream is all a carrier needs. */
+  /**
+   * Resolves once the service hung the carrier's leg of `callId` up (agent_hangup); absent when a closed stream is all
+   * a carrier needs.
+   */
   hungUpByService?(callId: string): Promise<void>;
   /** The carrier's inbound calls; absent when it places calls only (the simulated phones). */
   readonly inbound?: {

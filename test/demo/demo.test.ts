@@ -19,7 +19,16 @@ let app: FastifyInstance;
 let agent: AgentConfig;
 let baseUrl: string;
 
-const metadata: LlmRequestMetadata = { call_id: 'c1', agent_id: 'demo', agent_version: 1, call_type: 'web', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} };
+const metadata: LlmRequestMetadata = {
+  call_id: 'c1',
+  agent_id: 'demo',
+  agent_version: 1,
+  call_type: 'web',
+  call_from: null,
+  call_to: null,
+  metadata: {},
+  dynamic_variables: {},
+};
 
 /** The demo agent file, with PUBLIC_URL filled in as the service does when loading it. */
 function loadDemoAgent(publicUrl: string): AgentConfig {
@@ -68,8 +77,12 @@ describe('demo model server', () => {
 
   it('runs the front-desk call: name, day and time, a read-back the caller confirms, booking through the real tool, goodbye with end_call', async () => {
     const { history, turn } = conversation();
-    expect((await turn('um yes hi its jon smyth')).said).toBe('Thank you, Jon Smyth. What day and time would you like to come in?');
-    expect((await turn('tomorrow at ten a m.')).said).toBe('I have you down for tomorrow at ten a m, Jon Smyth. Shall I book it?');
+    expect((await turn('um yes hi its jon smyth')).said).toBe(
+      'Thank you, Jon Smyth. What day and time would you like to come in?',
+    );
+    expect((await turn('tomorrow at ten a m.')).said).toBe(
+      'I have you down for tomorrow at ten a m, Jon Smyth. Shall I book it?',
+    );
 
     const booked = await turn('yes please');
     expect(booked.outcome.kind).toBe('reply');
@@ -88,9 +101,18 @@ describe('demo model server', () => {
     expect(bye.said).toBe('Thank you for calling the demo front desk. Goodbye!');
 
     const transcript = history
-      .filter((m): m is { role: 'user' | 'assistant'; content: string } => (m.role === 'user' || m.role === 'assistant') && typeof m.content === 'string')
+      .filter(
+        (m): m is { role: 'user' | 'assistant'; content: string } =>
+          (m.role === 'user' || m.role === 'assistant') && typeof m.content === 'string',
+      )
       .map((m) => ({ role: m.role === 'assistant' ? 'agent' : 'user', content: m.content }));
-    const analysis = await analyzeCall({ agent, transcript, metadata, logger: pino({ level: 'silent' }), client: { dispatcher: testDispatcher } });
+    const analysis = await analyzeCall({
+      agent,
+      transcript,
+      metadata,
+      logger: pino({ level: 'silent' }),
+      client: { dispatcher: testDispatcher },
+    });
     expect(analysis).toEqual({
       summary: 'The caller, Jon Smyth, booked an appointment for tomorrow at ten a m with the demo front desk.',
       user_sentiment: 'positive',
@@ -103,30 +125,52 @@ describe('demo model server', () => {
 
   it('takes the name and the time from wherever the caller said them: a time in the first sentence is kept while the name is asked for', async () => {
     const { turn } = conversation();
-    expect((await turn('Hello, I would like to book a visit for Friday morning.')).said).toBe('Friday morning, got it. May I have your name, please?');
-    expect((await turn('My name is Maria Lopez.')).said).toBe('Thank you, Maria Lopez. I have you down for Friday morning, Maria Lopez. Shall I book it?');
+    expect((await turn('Hello, I would like to book a visit for Friday morning.')).said).toBe(
+      'Friday morning, got it. May I have your name, please?',
+    );
+    expect((await turn('My name is Maria Lopez.')).said).toBe(
+      'Thank you, Maria Lopez. I have you down for Friday morning, Maria Lopez. Shall I book it?',
+    );
     const booked = await turn('Yes.');
-    expect(booked.outcome.messages[0]).toMatchObject({ tool_calls: [{ function: { name: 'book_appointment', arguments: '{"name":"Maria Lopez","time":"Friday morning"}' } }] });
+    expect(booked.outcome.messages[0]).toMatchObject({
+      tool_calls: [
+        { function: { name: 'book_appointment', arguments: '{"name":"Maria Lopez","time":"Friday morning"}' } },
+      ],
+    });
   });
 
   it('re-asks what is missing instead of taking a request for a name', async () => {
     const { turn } = conversation();
-    expect((await turn('I would like to book an appointment.')).said).toBe("I'd be happy to book that for you. May I have your name, please?");
-    expect((await turn('John Smith.')).said).toBe('Thank you, John Smith. What day and time would you like to come in?');
+    expect((await turn('I would like to book an appointment.')).said).toBe(
+      "I'd be happy to book that for you. May I have your name, please?",
+    );
+    expect((await turn('John Smith.')).said).toBe(
+      'Thank you, John Smith. What day and time would you like to come in?',
+    );
     expect((await turn('Hmm, let me think.')).said).toBe('What day and time would you like to come in?');
-    expect((await turn('Next Monday morning works for me.')).said).toBe('I have you down for next Monday morning, John Smith. Shall I book it?');
+    expect((await turn('Next Monday morning works for me.')).said).toBe(
+      'I have you down for next Monday morning, John Smith. Shall I book it?',
+    );
   });
 
   it('books only what the caller confirmed: a no starts over, a changed time is read back again, an unclear answer is asked again', async () => {
     const { turn } = conversation();
     await turn('This is Ann and I need Tuesday at 4pm');
-    expect((await turn('hmm')).said).toBe('Sorry, I did not catch that. I have you down for Tuesday at 4pm, Ann. Shall I book it? Please say yes or no, or press 1 for yes and 2 for no.');
-    expect((await turn('Actually, make it Wednesday at 4pm.')).said).toBe('I have you down for Wednesday at 4pm, Ann. Shall I book it?');
-    expect((await turn('No, that is wrong.')).said).toBe("Sorry about that, let's start over. May I have your name, please?");
+    expect((await turn('hmm')).said).toBe(
+      'Sorry, I did not catch that. I have you down for Tuesday at 4pm, Ann. Shall I book it? Please say yes or no, or press 1 for yes and 2 for no.',
+    );
+    expect((await turn('Actually, make it Wednesday at 4pm.')).said).toBe(
+      'I have you down for Wednesday at 4pm, Ann. Shall I book it?',
+    );
+    expect((await turn('No, that is wrong.')).said).toBe(
+      "Sorry about that, let's start over. May I have your name, please?",
+    );
     expect((await turn('Bob')).said).toBe('Thank you, Bob. What day and time would you like to come in?');
     expect((await turn('friday noon')).said).toBe('I have you down for Friday noon, Bob. Shall I book it?');
     const booked = await turn('Yes, go ahead.');
-    expect(booked.outcome.messages[0]).toMatchObject({ tool_calls: [{ function: { name: 'book_appointment', arguments: '{"name":"Bob","time":"Friday noon"}' } }] });
+    expect(booked.outcome.messages[0]).toMatchObject({
+      tool_calls: [{ function: { name: 'book_appointment', arguments: '{"name":"Bob","time":"Friday noon"}' } }],
+    });
   });
 
   it('takes 1 on the keypad as yes and 2 as no at the read-back, and never a key as a name', async () => {
@@ -145,21 +189,54 @@ describe('demo model server', () => {
     const { history, turn } = conversation();
     const menu = await turn('Thank you for calling. For billing, press one. For appointments, press two.');
     expect(menu.said).toBe('');
-    expect(menu.outcome).toMatchObject({ kind: 'reply', messages: [{ role: 'assistant', tool_calls: [{ function: { name: 'press_digits', arguments: '{"digits":"2"}' } }] }, { role: 'tool' }] });
+    expect(menu.outcome).toMatchObject({
+      kind: 'reply',
+      messages: [
+        { role: 'assistant', tool_calls: [{ function: { name: 'press_digits', arguments: '{"digits":"2"}' } }] },
+        { role: 'tool' },
+      ],
+    });
     // No key could be played outside a call: the model is told, and still says nothing over the menu.
     expect(history.at(-1)).toMatchObject({ role: 'tool', content: 'Keypad tones cannot be played on this call.' });
   });
 
   it("plays an agent test's simulated caller from its persona and goal: name and time when asked, yes to the read-back, goodbye and hang up when offered more", () => {
-    const system = { role: 'system' as const, content: callerSystemPrompt('John Smith, a patient of the clinic.', 'Book an appointment for next Monday morning.') };
+    const system = {
+      role: 'system' as const,
+      content: callerSystemPrompt(
+        'John Smith, a patient of the clinic.',
+        'Book an appointment for next Monday morning.',
+      ),
+    };
     const caller = (...heard: string[]) =>
-      demoReply({ model: 'demo', temperature: 0, stream: false, messages: [system, ...heard.flatMap((h, i) => [{ role: 'user' as const, content: h }, ...(i < heard.length - 1 ? [{ role: 'assistant' as const, content: 'x' }] : [])])] }).text;
-    expect(caller('Hello, thanks for calling the demo front desk. May I have your name, please?')).toBe('My name is John Smith.');
-    expect(caller('a', 'Thank you, John Smith. What day and time would you like to come in?')).toBe('Next Monday morning works for me.');
-    expect(caller('a', 'b', 'I have you down for next Monday morning, John Smith. Shall I book it?')).toBe('Yes, please.');
-    expect(caller('a', 'b', 'c', "You're all set. Is there anything else I can help you with?")).toBe(`No, thank you. Goodbye. ${HANG_UP_MARK}`);
+      demoReply({
+        model: 'demo',
+        temperature: 0,
+        stream: false,
+        messages: [
+          system,
+          ...heard.flatMap((h, i) => [
+            { role: 'user' as const, content: h },
+            ...(i < heard.length - 1 ? [{ role: 'assistant' as const, content: 'x' }] : []),
+          ]),
+        ],
+      }).text;
+    expect(caller('Hello, thanks for calling the demo front desk. May I have your name, please?')).toBe(
+      'My name is John Smith.',
+    );
+    expect(caller('a', 'Thank you, John Smith. What day and time would you like to come in?')).toBe(
+      'Next Monday morning works for me.',
+    );
+    expect(caller('a', 'b', 'I have you down for next Monday morning, John Smith. Shall I book it?')).toBe(
+      'Yes, please.',
+    );
+    expect(caller('a', 'b', 'c', "You're all set. Is there anything else I can help you with?")).toBe(
+      `No, thank you. Goodbye. ${HANG_UP_MARK}`,
+    );
     expect(caller('Thank you for calling. Goodbye!')).toBe(HANG_UP_MARK);
-    expect(caller('Good morning, how can I help?')).toBe("Hi, I'm calling to book an appointment for next Monday morning.");
+    expect(caller('Good morning, how can I help?')).toBe(
+      "Hi, I'm calling to book an appointment for next Monday morning.",
+    );
   });
 
   it('finds the menu key for appointments wherever the label sits, and none in a menu without it', () => {
@@ -170,11 +247,14 @@ describe('demo model server', () => {
     expect(menuKey('Please hold.')).toBeNull();
   });
 
-  it.each(['Goodbye.', 'No, thank you, good-by.', 'Good bye!', 'Bye.'])('ends the call when the caller says goodbye, however the recogniser spells it: %s', async (said) => {
-    const { turn } = conversation();
-    const bye = await turn(said);
-    expect(bye.outcome.kind).toBe('end_call');
-  });
+  it.each(['Goodbye.', 'No, thank you, good-by.', 'Good bye!', 'Bye.'])(
+    'ends the call when the caller says goodbye, however the recogniser spells it: %s',
+    async (said) => {
+      const { turn } = conversation();
+      const bye = await turn(said);
+      expect(bye.outcome.kind).toBe('end_call');
+    },
+  );
 
   it('runs a whole tool round with stream false when the agent asks for it', async () => {
     const outcome = await runReply({
@@ -209,14 +289,20 @@ describe('demo model server', () => {
     );
     expect(result.content).toBe('Let me book that for you.');
     expect(result.finishReason).toBe('tool_calls');
-    expect(result.toolCalls).toEqual([{ id: 'call_demo_3_0', name: 'book_appointment', arguments: '{"name":"Ann","time":"Friday noon"}' }]);
+    expect(result.toolCalls).toEqual([
+      { id: 'call_demo_3_0', name: 'book_appointment', arguments: '{"name":"Ann","time":"Friday noon"}' },
+    ]);
   });
 
   it('streams SSE chunks ending in [DONE], with a usage chunk when asked', async () => {
     const res = await fetch(`${baseUrl}/demo/llm/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'demo', messages: [{ role: 'user', content: 'hello' }], stream_options: { include_usage: true } }),
+      body: JSON.stringify({
+        model: 'demo',
+        messages: [{ role: 'user', content: 'hello' }],
+        stream_options: { include_usage: true },
+      }),
     });
     expect(res.headers.get('content-type')).toBe('text/event-stream');
     const body = await res.text();
@@ -229,32 +315,44 @@ describe('demo model server', () => {
   });
 
   it('honours tool_choice none by answering without a tool call', async () => {
-    const events = streamChat(agent.llm, {
-      messages: [
-        { role: 'assistant', content: 'Is there anything else I can help you with?' },
-        { role: 'user', content: 'no' },
-      ],
-      tools: new ToolExecutor(agent.tools, { dispatcher: testDispatcher, clock: () => 0 }).definitions,
-      tool_choice: 'none',
-      metadata,
-    }, { dispatcher: testDispatcher });
+    const events = streamChat(
+      agent.llm,
+      {
+        messages: [
+          { role: 'assistant', content: 'Is there anything else I can help you with?' },
+          { role: 'user', content: 'no' },
+        ],
+        tools: new ToolExecutor(agent.tools, { dispatcher: testDispatcher, clock: () => 0 }).definitions,
+        tool_choice: 'none',
+        metadata,
+      },
+      { dispatcher: testDispatcher },
+    );
     const kinds: string[] = [];
     for await (const ev of events) kinds.push(ev.type);
     expect(kinds.includes('tool_calls')).toBe(false);
   });
 
   it('forces the named tool when tool_choice names one', async () => {
-    const result = await completeChat(agent.llm, {
-      messages: [{ role: 'user', content: 'hello' }],
-      tools: new ToolExecutor(agent.tools, { dispatcher: testDispatcher, clock: () => 0 }).definitions,
-      tool_choice: { type: 'function', function: { name: 'end_call' } },
-      metadata,
-    }, { dispatcher: testDispatcher });
+    const result = await completeChat(
+      agent.llm,
+      {
+        messages: [{ role: 'user', content: 'hello' }],
+        tools: new ToolExecutor(agent.tools, { dispatcher: testDispatcher, clock: () => 0 }).definitions,
+        tool_choice: { type: 'function', function: { name: 'end_call' } },
+        metadata,
+      },
+      { dispatcher: testDispatcher },
+    );
     expect(result.toolCalls.map((c) => c.name)).toEqual(['end_call']);
   });
 
   it('rejects a request that is not a chat-completions request with 400 and {error, details}', async () => {
-    const res = await app.inject({ method: 'POST', url: '/demo/llm/v1/chat/completions', payload: { messages: [], temperature: 3 } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/demo/llm/v1/chat/completions',
+      payload: { messages: [], temperature: 3 },
+    });
     expect(res.statusCode).toBe(400);
     const body = res.json<{ error: string; details: string }>();
     expect(body.error).toBe('invalid request');
@@ -263,8 +361,17 @@ describe('demo model server', () => {
   });
 
   it('books through the demo tool endpoint and rejects a booking without a name', async () => {
-    const ok = await app.inject({ method: 'POST', url: '/demo/tools/book_appointment', payload: { name: 'Ann', time: 'noon' } });
-    expect(ok.json()).toEqual({ status: 'booked', confirmation: confirmationCode('Ann', 'noon'), name: 'Ann', time: 'noon' });
+    const ok = await app.inject({
+      method: 'POST',
+      url: '/demo/tools/book_appointment',
+      payload: { name: 'Ann', time: 'noon' },
+    });
+    expect(ok.json()).toEqual({
+      status: 'booked',
+      confirmation: confirmationCode('Ann', 'noon'),
+      name: 'Ann',
+      time: 'noon',
+    });
     const bad = await app.inject({ method: 'POST', url: '/demo/tools/book_appointment', payload: { time: 'noon' } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toMatchObject({ error: 'invalid request' });

@@ -22,7 +22,11 @@ beforeAll(async () => {
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   expect((await service.request('POST', '/v2/agents', { body: { ...config, agent_id: 'quick' } })).status).toBe(201);
   const test = await service.request('POST', '/v2/agents/quick/tests', {
-    body: { name: 'hangs up three seconds in', caller: { script: [{ wait_ms: 3000 }, { hangup: true }] }, expect: { disconnection_reason: 'user_hangup' } },
+    body: {
+      name: 'hangs up three seconds in',
+      caller: { script: [{ wait_ms: 3000 }, { hangup: true }] },
+      expect: { disconnection_reason: 'user_hangup' },
+    },
   });
   expect(test.status).toBe(201);
   browser = await launchChromium(join(workDir, 'mic.wav'));
@@ -52,15 +56,28 @@ describe('the Tests view of the page', () => {
       await page.waitForSelector('#run-diff >> text=No run of an earlier version to compare with.');
 
       // Version 2 of the agent, and a test that now expects the agent to hang up: it fails, and the diff says so.
-      expect((await service.request('PATCH', '/v2/agents/quick', { body: { begin_message: 'Hello from version two.' } })).status).toBe(200);
-      const [listed] = ((await service.request('POST', '/v2/agents/quick/tests/list', { body: {} })).body as { tests: { test_id: string }[] }).tests;
-      await service.request('PATCH', `/v2/agent-tests/${listed!.test_id}`, { body: { expect: { disconnection_reason: 'agent_hangup' } } });
+      expect(
+        (await service.request('PATCH', '/v2/agents/quick', { body: { begin_message: 'Hello from version two.' } }))
+          .status,
+      ).toBe(200);
+      const [listed] = (
+        (await service.request('POST', '/v2/agents/quick/tests/list', { body: {} })).body as {
+          tests: { test_id: string }[];
+        }
+      ).tests;
+      await service.request('PATCH', `/v2/agent-tests/${listed!.test_id}`, {
+        body: { expect: { disconnection_reason: 'agent_hangup' } },
+      });
       await page.fill('#run-version', 'latest');
       await page.click('#run-tests');
       await page.waitForSelector('#run-summary[data-status="failed"]', { timeout: 60_000 });
-      expect(await page.textContent('#run-results .result.failed .why')).toBe('disconnection_reason: expected agent_hangup, the call ended user_hangup');
+      expect(await page.textContent('#run-results .result.failed .why')).toBe(
+        'disconnection_reason: expected agent_hangup, the call ended user_hangup',
+      );
       await page.waitForSelector('#run-diff >> text=Against version 1');
-      expect(await page.textContent('#run-diff ul')).toContain('hangs up three seconds in: passed → failed; 1 turn differs');
+      expect(await page.textContent('#run-diff ul')).toContain(
+        'hangs up three seconds in: passed → failed; 1 turn differs',
+      );
       await page.click('#run-results .result.failed summary');
       expect(await page.textContent('#run-results .result.failed details')).toContain('agent: Hello from version two.');
       mkdirSync(join(root, 'artifacts'), { recursive: true });
@@ -68,7 +85,9 @@ describe('the Tests view of the page', () => {
       await page.waitForSelector('#run-history li:nth-child(2)', { state: 'attached' });
     } catch (error) {
       mkdirSync(join(root, 'artifacts'), { recursive: true });
-      await page.screenshot({ path: join(root, 'artifacts', 'agent-tests-page-failed.png'), fullPage: true }).catch(() => undefined);
+      await page
+        .screenshot({ path: join(root, 'artifacts', 'agent-tests-page-failed.png'), fullPage: true })
+        .catch(() => undefined);
       throw error;
     } finally {
       await page.close();

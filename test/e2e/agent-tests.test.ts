@@ -14,7 +14,10 @@ import { callEnded, errorOf, startTestService, type TestService } from '../helpe
 let t: TestService;
 const BOOKING_CALLER = '+15550001';
 
-/** A stand-in judge model (the demo model plays the agent and the caller, not the judge): it passes a call whose agent confirmed a booking. */
+/**
+ * A stand-in judge model (the demo model plays the agent and the caller, not the judge): it passes a call whose agent
+ * confirmed a booking.
+ */
 function startModels(): Promise<{ url: string; asked: string[]; close(): Promise<void> }> {
   const asked: string[] = [];
   const server = createServer((req, res) => {
@@ -23,14 +26,28 @@ function startModels(): Promise<{ url: string; asked: string[]; close(): Promise
     req.on('end', () => {
       const { model, messages } = JSON.parse(body) as { model: string; messages: { role: string; content: string }[] };
       asked.push(messages[1]!.content);
-      const content = /all set/i.test(messages[1]!.content) ? '{"pass": true, "reason": "The agent confirmed the booking."}' : '{"pass": false, "reason": "No booking."}';
+      const content = /all set/i.test(messages[1]!.content)
+        ? '{"pass": true, "reason": "The agent confirmed the booking."}'
+        : '{"pass": false, "reason": "No booking."}';
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model, choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }] }));
+      res.end(
+        JSON.stringify({
+          id: 'x',
+          object: 'chat.completion',
+          created: 1,
+          model,
+          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }],
+        }),
+      );
     });
   });
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () =>
-      resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked, close: () => new Promise<void>((done) => server.close(() => done())) }),
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        asked,
+        close: () => new Promise<void>((done) => server.close(() => done())),
+      }),
     ),
   );
 }
@@ -42,7 +59,9 @@ let recordedCall: Promise<CallRecord>;
 beforeAll(async () => {
   models = await startModels();
   t = await startTestService({ SIM_NUMBERS: `${BOOKING_CALLER}=answer:book-appointment`, SIM_ANSWER_DELAY_MS: '200' });
-  const placed = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', call_to: BOOKING_CALLER, agent_id: 'demo' } });
+  const placed = await t.request('POST', '/v2/calls', {
+    body: { call_from: '+14155550100', call_to: BOOKING_CALLER, agent_id: 'demo' },
+  });
   expect(placed.status).toBe(201);
   recordedCall = callEnded(t, (placed.body as { call_id: string }).call_id);
 }, 60_000);
@@ -75,8 +94,15 @@ async function personaTestRun(): Promise<TestRun> {
   const created = await t.request('POST', '/v2/agents/demo/tests', {
     body: {
       name: 'a caller who wants Monday',
-      caller: { persona: 'John Smith, a patient of the clinic.', goal: 'Book an appointment for next Monday morning.', max_turns: 6 },
-      expect: { tool_calls: [{ name: 'book_appointment', arguments: { name: 'John Smith' } }], judge: { criteria: 'The caller was booked.', judge_llm: { base_url: `${models.url}/v1`, model: 'judge' } } },
+      caller: {
+        persona: 'John Smith, a patient of the clinic.',
+        goal: 'Book an appointment for next Monday morning.',
+        max_turns: 6,
+      },
+      expect: {
+        tool_calls: [{ name: 'book_appointment', arguments: { name: 'John Smith' } }],
+        judge: { criteria: 'The caller was booked.', judge_llm: { base_url: `${models.url}/v1`, model: 'judge' } },
+      },
     },
   });
   expect(created.status, created.text).toBe(201);
@@ -87,7 +113,11 @@ async function personaTestRun(): Promise<TestRun> {
 async function replayOfRecordedCall(): Promise<{ original: CallRecord; replay: TestRun }> {
   const original = await recordedCall;
   const created = await t.request('POST', '/v2/agents/demo/tests', {
-    body: { name: 'replay of a booking', caller: { replay: { call_id: original.call_id } }, expect: { tool_calls: [{ name: 'book_appointment' }] } },
+    body: {
+      name: 'replay of a booking',
+      caller: { replay: { call_id: original.call_id } },
+      expect: { tool_calls: [{ name: 'book_appointment' }] },
+    },
   });
   expect(created.status, created.text).toBe(201);
   const replay = await runTests({ agent_version: 1, test_ids: [AgentTestSchema.parse(created.body).test_id] });
@@ -99,7 +129,9 @@ const failures = (run: TestRun) =>
   run.results.flatMap((r) => {
     const failed = r.assertions.filter((a) => !a.passed).map((a) => `${r.name}: ${a.assertion}: ${a.details}`);
     if (r.error) failed.push(`${r.name}: ${r.error}`);
-    const said = (r.transcript_with_tool_calls ?? []).map((i) => ('content' in i && 'role' in i && (i.role === 'agent' || i.role === 'user') ? `${i.role}: ${i.content}` : i.role));
+    const said = (r.transcript_with_tool_calls ?? []).map((i) =>
+      'content' in i && 'role' in i && (i.role === 'agent' || i.role === 'user') ? `${i.role}: ${i.content}` : i.role,
+    );
     return failed.length > 0 ? [...failed, `  ${said.join(' | ')}`] : [];
   });
 
@@ -109,21 +141,41 @@ describe('agent tests', () => {
   it("the demo agent's shipped tests pass on the embedded engines, each a recorded api call kept out of the call list", async () => {
     const listed = await t.request('POST', '/v2/agents/demo/tests/list', { body: {} });
     const tests = AgentTestSchema.array().parse((listed.body as { tests: unknown }).tests);
-    expect(tests.map((x) => x.name)).toEqual(['booking succeeds', 'caller changes their mind', 'caller asks something off-topic']);
+    expect(tests.map((x) => x.name)).toEqual([
+      'booking succeeds',
+      'caller changes their mind',
+      'caller asks something off-topic',
+    ]);
 
     firstRun = await runTests({ agent_version: 'production', concurrency: 3 });
     expect(failures(firstRun)).toEqual([]);
-    expect(firstRun).toMatchObject({ status: 'passed', agent_version: 1, summary: { total: 3, passed: 3, failed: 0, errored: 0 } });
+    expect(firstRun).toMatchObject({
+      status: 'passed',
+      agent_version: 1,
+      summary: { total: 3, passed: 3, failed: 0, errored: 0 },
+    });
     const booking = firstRun.results[0]!;
-    expect(booking.transcript_with_tool_calls!.some((i) => i.role === 'tool_call_invocation' && i.name === 'book_appointment')).toBe(true);
+    expect(
+      booking.transcript_with_tool_calls!.some(
+        (i) => i.role === 'tool_call_invocation' && i.name === 'book_appointment',
+      ),
+    ).toBe(true);
     expect(booking.latency_e2e_ms!.p50).toBeGreaterThan(0);
-    console.log(`demo agent tests: wall ${firstRun.summary.wall_ms} ms for ${firstRun.summary.audio_ms} ms of calls (3 tests, concurrency 3)`);
+    console.log(
+      `demo agent tests: wall ${firstRun.summary.wall_ms} ms for ${firstRun.summary.audio_ms} ms of calls (3 tests, concurrency 3)`,
+    );
 
-    const record = (await t.request('GET', `/v2/calls/${booking.call_id}`)).body as { call_type: string; metadata: Record<string, unknown> };
+    const record = (await t.request('GET', `/v2/calls/${booking.call_id}`)).body as {
+      call_type: string;
+      metadata: Record<string, unknown>;
+    };
     expect(record).toMatchObject({ call_type: 'api', metadata: { agent_test_run_id: firstRun.run_id } });
-    const listedCalls = (await t.request('POST', '/v2/calls/list', { body: {} })).body as { calls: { call_id: string }[] };
+    const listedCalls = (await t.request('POST', '/v2/calls/list', { body: {} })).body as {
+      calls: { call_id: string }[];
+    };
     expect(listedCalls.calls.map((c) => c.call_id)).not.toContain(booking.call_id);
-    const apiCalls = (await t.request('POST', '/v2/calls/list', { body: { filter_criteria: { call_type: ['api'] } } })).body as { calls: { call_id: string }[] };
+    const apiCalls = (await t.request('POST', '/v2/calls/list', { body: { filter_criteria: { call_type: ['api'] } } }))
+      .body as { calls: { call_id: string }[] };
     expect(apiCalls.calls.map((c) => c.call_id)).toContain(booking.call_id);
     replayRun = replayOfRecordedCall();
     personaRun = personaTestRun();
@@ -134,7 +186,9 @@ describe('agent tests', () => {
 
   it('a version without its booking tool fails the booking test naming the missing call, and the diff against the last version says so', async () => {
     const agent = (await t.request('GET', '/v2/agents/demo')).body as { tools: { name: string }[] };
-    const patched = await t.request('PATCH', '/v2/agents/demo', { body: { tools: agent.tools.filter((tool) => tool.name !== 'book_appointment') } });
+    const patched = await t.request('PATCH', '/v2/agents/demo', {
+      body: { tools: agent.tools.filter((tool) => tool.name !== 'book_appointment') },
+    });
     expect(patched.status).toBe(200);
     const bookingTest = firstRun.results[0]!.test_id;
     const broken = await runTests({ agent_version: 2, test_ids: [bookingTest] });
@@ -169,9 +223,15 @@ describe('agent tests', () => {
     const run = await personaRun;
     expect(failures(run)).toEqual([]);
     const result = run.results[0]!;
-    expect(result.assertions.find((a) => a.assertion === 'judge')).toEqual({ assertion: 'judge', passed: true, details: 'The agent confirmed the booking.' });
+    expect(result.assertions.find((a) => a.assertion === 'judge')).toEqual({
+      assertion: 'judge',
+      passed: true,
+      details: 'The agent confirmed the booking.',
+    });
     // The caller answered what the agent asked, turn by turn, and said goodbye when offered more.
-    const said = (result.transcript_with_tool_calls ?? []).flatMap((i) => (i.role === 'user' ? [i.content.toLowerCase()] : []));
+    const said = (result.transcript_with_tool_calls ?? []).flatMap((i) =>
+      i.role === 'user' ? [i.content.toLowerCase()] : [],
+    );
     expect(said[0]).toMatch(/john smith/);
     expect(said.at(-1)).toMatch(/no,? thank you/);
     expect(result.disconnection_reason).toMatch(/^(agent|user)_hangup$/);
@@ -179,7 +239,9 @@ describe('agent tests', () => {
   }, 300_000);
 
   it('refuses a replay of a call that does not exist, and a run of tests the agent does not have', async () => {
-    const bad = await t.request('POST', '/v2/agents/demo/tests', { body: { name: 'x', caller: { replay: { call_id: 'call_nope' } } } });
+    const bad = await t.request('POST', '/v2/agents/demo/tests', {
+      body: { name: 'x', caller: { replay: { call_id: 'call_nope' } } },
+    });
     expect(bad.status).toBe(400);
     expect(errorOf(bad).details).toMatch(/caller\.replay\.call_id: "call_nope" is not a call of this organization/);
     const run = await t.request('POST', '/v2/agents/demo/test-runs', { body: { test_ids: ['test_nope'] } });

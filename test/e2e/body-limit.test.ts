@@ -23,7 +23,13 @@ interface Outcome {
  * until all of it is written (or the write failed) and `settleMs` more have passed, as a client busy
  * sending would; then reads what the server sent.
  */
-function sendOversized(url: string, key: string, bytes: number, framing: 'content-length' | 'chunked', settleMs: number): Promise<Outcome> {
+function sendOversized(
+  url: string,
+  key: string,
+  bytes: number,
+  framing: 'content-length' | 'chunked',
+  settleMs: number,
+): Promise<Outcome> {
   const { hostname, port } = new URL(url);
   const body = Buffer.from(JSON.stringify({ filter_criteria: { agent_id: ['x'.repeat(bytes)] } }));
   return new Promise((resolve) => {
@@ -38,13 +44,22 @@ function sendOversized(url: string, key: string, bytes: number, framing: 'conten
       error ??= 'still open after 5 s';
       socket.destroy();
     }, 5_000).unref();
-    const head = [`POST /v2/calls/list HTTP/1.1`, `Host: ${hostname}:${port}`, `Authorization: Bearer ${key}`, 'Content-Type: application/json'];
+    const head = [
+      `POST /v2/calls/list HTTP/1.1`,
+      `Host: ${hostname}:${port}`,
+      `Authorization: Bearer ${key}`,
+      'Content-Type: application/json',
+    ];
     head.push(framing === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${body.length}`);
     socket.write(`${head.join('\r\n')}\r\n\r\n`);
     const pieces: Buffer[] = [];
     for (let at = 0; at < body.length; at += 64 * 1024) {
       const piece = body.subarray(at, at + 64 * 1024);
-      pieces.push(framing === 'chunked' ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece);
+      pieces.push(
+        framing === 'chunked'
+          ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
+          : piece,
+      );
     }
     if (framing === 'chunked') pieces.push(Buffer.from('0\r\n\r\n'));
     // Piece by piece, as a client on a real network sends: the server answers while more is coming.
@@ -71,7 +86,11 @@ describe('bodies over the limit', () => {
         expect(outcome.error, outcome.answer).toBeUndefined();
         expect(outcome.answer).toMatch(/^HTTP\/1\.1 413 /);
         const json = outcome.answer.slice(outcome.answer.indexOf('\r\n\r\n') + 4);
-        expect(JSON.parse(json)).toEqual({ error: expect.any(String), details: expect.any(String), code: 'BODY_TOO_LARGE' });
+        expect(JSON.parse(json)).toEqual({
+          error: expect.any(String),
+          details: expect.any(String),
+          code: 'BODY_TOO_LARGE',
+        });
       }
     }, 30_000);
   }

@@ -58,22 +58,40 @@ const NUMBERS = {
 async function agent(org: string, agent_id: string, fields: Record<string, unknown>) {
   const res = await t.request('POST', '/v2/agents', {
     key: t.keyOf(org),
-    body: { agent_id, agent_name: agent_id, begin_message: 'Hi.', llm: { base_url: `${model.url}/v1`, model: 'okay' }, ...fields },
+    body: {
+      agent_id,
+      agent_name: agent_id,
+      begin_message: 'Hi.',
+      llm: { base_url: `${model.url}/v1`, model: 'okay' },
+      ...fields,
+    },
   });
   expect(res.status, res.text).toBe(201);
 }
 
 beforeAll(async () => {
   model = await scriptedModel();
-  t = await startTestService({ ORG_LIMITS: JSON.stringify({ limited: { max_concurrent_calls: 1 }, broke: { credit_balance: 0.25 } }) });
-  await agent('acme', 'goodbye', { llm: { base_url: `${model.url}/v1`, model: 'goodbye' }, tools: [{ type: 'end_call' }], inbound_numbers: [NUMBERS.goodbye] });
+  t = await startTestService({
+    ORG_LIMITS: JSON.stringify({ limited: { max_concurrent_calls: 1 }, broke: { credit_balance: 0.25 } }),
+  });
+  await agent('acme', 'goodbye', {
+    llm: { base_url: `${model.url}/v1`, model: 'goodbye' },
+    tools: [{ type: 'end_call' }],
+    inbound_numbers: [NUMBERS.goodbye],
+  });
   await agent('acme', 'transfer', {
     llm: { base_url: `${model.url}/v1`, model: 'transfer' },
     tools: [{ type: 'transfer_call', transfer_to: '+14155550199' }],
     inbound_numbers: [NUMBERS.transfer],
   });
-  await agent('acme', 'unknown-tool', { llm: { base_url: `${model.url}/v1`, model: 'unknown-tool' }, inbound_numbers: [NUMBERS.unknownTool] });
-  await agent('acme', 'unreachable', { llm: { base_url: 'http://127.0.0.1:9/v1', model: 'x' }, inbound_numbers: [NUMBERS.unreachable] });
+  await agent('acme', 'unknown-tool', {
+    llm: { base_url: `${model.url}/v1`, model: 'unknown-tool' },
+    inbound_numbers: [NUMBERS.unknownTool],
+  });
+  await agent('acme', 'unreachable', {
+    llm: { base_url: 'http://127.0.0.1:9/v1', model: 'x' },
+    inbound_numbers: [NUMBERS.unreachable],
+  });
   await agent('acme', 'quiet', { inactivity_timeout_ms: 1500, inbound_numbers: [NUMBERS.quiet] });
   await agent('acme', 'reminded', {
     llm: { base_url: `${t.service.publicUrl}/demo/llm/v1`, model: 'demo' },
@@ -95,7 +113,11 @@ afterAll(async () => {
   await model?.close();
 });
 
-async function record(callId: string, org = 'acme', until: (r: CallRecord) => boolean = (r) => !['registered', 'ongoing'].includes(r.call_status)): Promise<CallRecord> {
+async function record(
+  callId: string,
+  org = 'acme',
+  until: (r: CallRecord) => boolean = (r) => !['registered', 'ongoing'].includes(r.call_status),
+): Promise<CallRecord> {
   for (let i = 0; i < 300; i++) {
     const r = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`, { key: t.keyOf(org) })).body);
     if (until(r)) return r;
@@ -222,7 +244,10 @@ describe('false interruptions', () => {
     await caller.hangUp();
     const r = await record(callId);
     const lines = r.transcript!.map((m) => `${m.role}: ${m.content}`);
-    expect(lines.map((l) => l.split(':')[0]), JSON.stringify(lines)).toEqual(['agent', 'user', 'agent']);
+    expect(
+      lines.map((l) => l.split(':')[0]),
+      JSON.stringify(lines),
+    ).toEqual(['agent', 'user', 'agent']);
     const [cut, said, resumed] = r.transcript!;
     expect(said!.content.toLowerCase()).toMatch(/^(okay|ok)\b/);
     // Every word of the greeting was said once: what was heard, then the rest.
@@ -237,8 +262,15 @@ describe('organization limits', () => {
     const second = await placeInboundCall(t.url, NUMBERS.limited);
     await second.caller.waitForClose();
     const refused = await record(second.callId, 'limited');
-    expect(refused).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'concurrency_limit_reached', duration_ms: 0 });
-    const outbound = await t.request('POST', '/v2/calls', { key: t.keyOf('limited'), body: { call_from: '+14155550100', call_to: '+14155550111', agent_id: 'limited' } });
+    expect(refused).toMatchObject({
+      call_status: 'not_connected',
+      disconnection_reason: 'concurrency_limit_reached',
+      duration_ms: 0,
+    });
+    const outbound = await t.request('POST', '/v2/calls', {
+      key: t.keyOf('limited'),
+      body: { call_from: '+14155550100', call_to: '+14155550111', agent_id: 'limited' },
+    });
     expect(outbound.body).toMatchObject({ status: 'not_connected' });
     await first.caller.hangUp();
     expect((await record(first.callId, 'limited')).disconnection_reason).toBe('user_hangup');

@@ -26,14 +26,27 @@ const FROM = DRIVERS.find((d) => d.inbound)?.inbound?.number ?? '+14155550100';
 beforeAll(async () => {
   scriptsDir = writeScripts();
   for (const driver of DRIVERS) await driver.start(scriptsDir);
-  t = await startTestService({ ...Object.assign({}, ...DRIVERS.map((d) => d.env())), SIM_SCRIPTS_DIR: scriptsDir, RING_TIMEOUT_MS: '3000', RATE_LIMIT_PER_MINUTE: '100000' });
+  t = await startTestService({
+    ...Object.assign({}, ...DRIVERS.map((d) => d.env())),
+    SIM_SCRIPTS_DIR: scriptsDir,
+    RING_TIMEOUT_MS: '3000',
+    RATE_LIMIT_PER_MINUTE: '100000',
+  });
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   for (const driver of DRIVERS) {
-    const body = { ...config, begin_message: greeting, agent_id: `conf-${driver.carrier}`, inbound_numbers: driver.inbound ? [driver.inbound.number] : [], tools: [...demo.tools, { type: 'transfer_call', transfer_to: driver.desk }] };
+    const body = {
+      ...config,
+      begin_message: greeting,
+      agent_id: `conf-${driver.carrier}`,
+      inbound_numbers: driver.inbound ? [driver.inbound.number] : [],
+      tools: [...demo.tools, { type: 'transfer_call', transfer_to: driver.desk }],
+    };
     const created = await t.request('POST', '/v2/agents', { body });
     expect(created.status, created.text).toBe(201);
-    const closing = await t.request('POST', '/v2/agents', { body: { ...config, begin_message: LAST_QUESTION, agent_id: `conf-${driver.carrier}-bye` } });
+    const closing = await t.request('POST', '/v2/agents', {
+      body: { ...config, begin_message: LAST_QUESTION, agent_id: `conf-${driver.carrier}-bye` },
+    });
     expect(closing.status, closing.text).toBe(201);
   }
 }, 60_000);
@@ -50,7 +63,8 @@ async function dial(driver: CarrierDriver, to: string, agent: 'conf' | 'conf-bye
   return (res.body as { call_id: string }).call_id;
 }
 
-const call = async (driver: CarrierDriver, script: ScriptName): Promise<CallRecord> => callEnded(t, await dial(driver, driver.answering(script)), 60_000);
+const call = async (driver: CarrierDriver, script: ScriptName): Promise<CallRecord> =>
+  callEnded(t, await dial(driver, driver.answering(script)), 60_000);
 const lines = (record: CallRecord) => (record.transcript ?? []).map((m) => `${m.role}: ${m.content}`);
 
 it('every registered carrier has a conformance driver, and every driver a registered carrier', () => {
@@ -59,69 +73,132 @@ it('every registered carrier has a conformance driver, and every driver a regist
 });
 
 describe.each(DRIVERS.map((driver) => [driver.carrier, driver] as const))('%s', (_name, driver) => {
-  it.concurrent('an answered call carries words both ways; the agent ending it hangs the carrier leg up', async () => {
-    const callId = await dial(driver, driver.answering('conf-no-thanks'), 'conf-bye');
-    const record = await callEnded(t, callId, 60_000);
-    expect(record, JSON.stringify(lines(record))).toMatchObject({ call_type: 'outbound', call_status: 'ended', disconnection_reason: 'agent_hangup' });
-    expect(lines(record)[0]).toBe(`agent: ${LAST_QUESTION}`);
-    expect(lines(record)[1]).toMatch(/^user: No,? thank you/i);
-    expect(lines(record).at(-1)).toMatch(/^agent: .*Goodbye!$/);
-    await driver.hungUpByService?.(callId);
-  }, 90_000);
+  it.concurrent(
+    'an answered call carries words both ways; the agent ending it hangs the carrier leg up',
+    async () => {
+      const callId = await dial(driver, driver.answering('conf-no-thanks'), 'conf-bye');
+      const record = await callEnded(t, callId, 60_000);
+      expect(record, JSON.stringify(lines(record))).toMatchObject({
+        call_type: 'outbound',
+        call_status: 'ended',
+        disconnection_reason: 'agent_hangup',
+      });
+      expect(lines(record)[0]).toBe(`agent: ${LAST_QUESTION}`);
+      expect(lines(record)[1]).toMatch(/^user: No,? thank you/i);
+      expect(lines(record).at(-1)).toMatch(/^agent: .*Goodbye!$/);
+      await driver.hungUpByService?.(callId);
+    },
+    90_000,
+  );
 
-  it.concurrent('the callee hanging up ends the call user_hangup', async () => {
-    const record = await call(driver, 'conf-hangs-up');
-    expect(record, JSON.stringify(lines(record))).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
-    expect(lines(record)[1]).toMatch(/^user: Yes,? please/i);
-    expect(record.transcript!.at(-1)!.role).toBe('agent');
-  }, 90_000);
+  it.concurrent(
+    'the callee hanging up ends the call user_hangup',
+    async () => {
+      const record = await call(driver, 'conf-hangs-up');
+      expect(record, JSON.stringify(lines(record))).toMatchObject({
+        call_status: 'ended',
+        disconnection_reason: 'user_hangup',
+      });
+      expect(lines(record)[1]).toMatch(/^user: Yes,? please/i);
+      expect(record.transcript!.at(-1)!.role).toBe('agent');
+    },
+    90_000,
+  );
 
-  it.concurrent('talking over the greeting cuts it: the message keeps only what was heard', async () => {
-    const record = await call(driver, 'conf-barges-in');
-    const first = record.transcript![0]!;
-    expect(first.role).toBe('agent');
-    expect(greeting.startsWith(first.content) && first.content.length < greeting.length, JSON.stringify(lines(record))).toBe(true);
-    expect(lines(record)[1]).toMatch(/^user: No,? thank you/i);
-  }, 90_000);
+  it.concurrent(
+    'talking over the greeting cuts it: the message keeps only what was heard',
+    async () => {
+      const record = await call(driver, 'conf-barges-in');
+      const first = record.transcript![0]!;
+      expect(first.role).toBe('agent');
+      expect(
+        greeting.startsWith(first.content) && first.content.length < greeting.length,
+        JSON.stringify(lines(record)),
+      ).toBe(true);
+      expect(lines(record)[1]).toMatch(/^user: No,? thank you/i);
+    },
+    90_000,
+  );
 
-  it.concurrent('a key pressed on the phone reaches the agent as a keypad turn', async () => {
-    const record = await call(driver, 'conf-keypad');
-    expect(record.transcript!.find((m) => m.input === 'keypad'), JSON.stringify(lines(record))).toMatchObject({ role: 'user', content: '1' });
-    expect(record.disconnection_reason).toBe('user_hangup');
-  }, 90_000);
+  it.concurrent(
+    'a key pressed on the phone reaches the agent as a keypad turn',
+    async () => {
+      const record = await call(driver, 'conf-keypad');
+      expect(
+        record.transcript!.find((m) => m.input === 'keypad'),
+        JSON.stringify(lines(record)),
+      ).toMatchObject({ role: 'user', content: '1' });
+      expect(record.disconnection_reason).toBe('user_hangup');
+    },
+    90_000,
+  );
 
-  it.concurrent('a busy phone and one that rings out end not connected: dial_failed and dial_no_answer', async () => {
-    const [busy, unanswered] = await Promise.all([callEnded(t, await dial(driver, driver.busy)), callEnded(t, await dial(driver, driver.noAnswer))]);
-    expect(busy).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_failed' });
-    expect(unanswered).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_no_answer' });
-  }, 90_000);
+  it.concurrent(
+    'a busy phone and one that rings out end not connected: dial_failed and dial_no_answer',
+    async () => {
+      const [busy, unanswered] = await Promise.all([
+        callEnded(t, await dial(driver, driver.busy)),
+        callEnded(t, await dial(driver, driver.noAnswer)),
+      ]);
+      expect(busy).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_failed' });
+      expect(unanswered).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_no_answer' });
+    },
+    90_000,
+  );
 
-  it.concurrent('a cold transfer to a destination that answers moves the caller on: call_transfer', async () => {
-    const record = await call(driver, 'conf-transfer-me');
-    expect(record, JSON.stringify(lines(record))).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: driver.desk });
-    expect(lines(record).at(-1)).toBe('agent: Let me transfer you.');
-  }, 90_000);
+  it.concurrent(
+    'a cold transfer to a destination that answers moves the caller on: call_transfer',
+    async () => {
+      const record = await call(driver, 'conf-transfer-me');
+      expect(record, JSON.stringify(lines(record))).toMatchObject({
+        call_status: 'ended',
+        disconnection_reason: 'call_transfer',
+        transfer_destination: driver.desk,
+      });
+      expect(lines(record).at(-1)).toBe('agent: Let me transfer you.');
+    },
+    90_000,
+  );
 
-  it.concurrent('a media stream without its secret is closed 1008 and does not take the call', async () => {
-    const callId = await dial(driver, driver.noAnswer);
-    expect(await driver.streamWithoutSecret(t.url, callId)).toBe(1008);
-    expect(await callEnded(t, callId)).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_no_answer' });
-  }, 90_000);
+  it.concurrent(
+    'a media stream without its secret is closed 1008 and does not take the call',
+    async () => {
+      const callId = await dial(driver, driver.noAnswer);
+      expect(await driver.streamWithoutSecret(t.url, callId)).toBe(1008);
+      expect(await callEnded(t, callId)).toMatchObject({
+        call_status: 'not_connected',
+        disconnection_reason: 'dial_no_answer',
+      });
+    },
+    90_000,
+  );
 
   if (driver.inbound) {
     const inbound = driver.inbound;
-    it.concurrent('an inbound call is answered by the agent that holds the number: words both ways, then the caller hangs up', async () => {
-      const record = await callEnded(t, await inbound.call(t.url, 'conf-hangs-up'), 60_000);
-      expect(record, JSON.stringify(lines(record))).toMatchObject({ call_type: 'inbound', call_to: inbound.number, agent_id: `conf-${driver.carrier}`, disconnection_reason: 'user_hangup' });
-      expect(lines(record)[0]).toBe(`agent: ${greeting}`);
-      expect(lines(record)[1]).toMatch(/^user: Yes,? please/i);
-    }, 90_000);
+    it.concurrent(
+      'an inbound call is answered by the agent that holds the number: words both ways, then the caller hangs up',
+      async () => {
+        const record = await callEnded(t, await inbound.call(t.url, 'conf-hangs-up'), 60_000);
+        expect(record, JSON.stringify(lines(record))).toMatchObject({
+          call_type: 'inbound',
+          call_to: inbound.number,
+          agent_id: `conf-${driver.carrier}`,
+          disconnection_reason: 'user_hangup',
+        });
+        expect(lines(record)[0]).toBe(`agent: ${greeting}`);
+        expect(lines(record)[1]).toMatch(/^user: Yes,? please/i);
+      },
+      90_000,
+    );
 
     it.concurrent('an inbound webhook whose signature does not match is refused 403 and places no call', async () => {
-      const before = ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count;
+      const before = ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number })
+        .total_count;
       const res = await inbound.badlySigned(t.url);
       expect(res.status).toBe(403);
-      expect(((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count).toBe(before);
+      expect(
+        ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count,
+      ).toBe(before);
     });
   }
 });

@@ -25,7 +25,12 @@ afterAll(async () => {
   await inside?.close();
 });
 
-const agentBody = (fields: Record<string, unknown>) => ({ agent_name: 'Egress', begin_message: 'Hi.', llm: { base_url: 'https://models.example.com/v1', model: 'm' }, ...fields });
+const agentBody = (fields: Record<string, unknown>) => ({
+  agent_name: 'Egress',
+  begin_message: 'Hi.',
+  llm: { base_url: 'https://models.example.com/v1', model: 'm' },
+  ...fields,
+});
 
 async function record(callId: string): Promise<CallRecord> {
   for (let i = 0; i < 300; i++) {
@@ -40,26 +45,52 @@ describe('egress policy', () => {
   it('answers 400, naming the field, for an internal or metadata address in an agent', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ llm: { base_url: 'http://127.0.0.1:11434/v1', model: 'm' } }, 'body.llm.base_url'],
-      [{ tools: [{ type: 'api', name: 'meta', description: 'x', url: 'http://169.254.169.254/latest/meta-data/', method: 'GET' }] }, 'body.tools.0.url'],
+      [
+        {
+          tools: [
+            {
+              type: 'api',
+              name: 'meta',
+              description: 'x',
+              url: 'http://169.254.169.254/latest/meta-data/',
+              method: 'GET',
+            },
+          ],
+        },
+        'body.tools.0.url',
+      ],
       [{ voice: { engine: 'openai', base_url: 'http://[::1]:8000/v1' } }, 'body.voice.base_url'],
       [{ stt: { engine: 'openai', base_url: 'http://10.0.0.7/v1' } }, 'body.stt.base_url'],
-      [{ tools: [{ type: 'api', name: 'own', description: 'x', url: `${t.url}/v2/calls/list`, method: 'POST' }] }, 'body.tools.0.url'],
+      [
+        { tools: [{ type: 'api', name: 'own', description: 'x', url: `${t.url}/v2/calls/list`, method: 'POST' }] },
+        'body.tools.0.url',
+      ],
     ];
     for (const [fields, field] of cases) {
-      const res = await t.request('POST', '/v2/agents', { body: { agent_id: `refused-${field.replace(/\W/g, '')}`, ...agentBody(fields) } });
+      const res = await t.request('POST', '/v2/agents', {
+        body: { agent_id: `refused-${field.replace(/\W/g, '')}`, ...agentBody(fields) },
+      });
       expect(res.status, field).toBe(400);
       expect(errorOf(res).details).toContain(field);
     }
     const created = await t.request('POST', '/v2/agents', { body: { agent_id: 'fine', ...agentBody({}) } });
     expect(created.status).toBe(201);
-    const patched = await t.request('PATCH', '/v2/agents/fine', { body: { llm: { base_url: 'http://192.168.0.10/v1', model: 'm' } } });
+    const patched = await t.request('PATCH', '/v2/agents/fine', {
+      body: { llm: { base_url: 'http://192.168.0.10/v1', model: 'm' } },
+    });
     expect(patched.status).toBe(400);
     expect(errorOf(patched).details).toContain('body.llm.base_url');
   });
 
   it('refuses a name that resolves inside when the call uses it: the record says only that the model could not be reached', async () => {
     const res = await t.request('POST', '/v2/agents', {
-      body: { agent_id: 'by-name', ...agentBody({ llm: { base_url: `http://localhost:${inside.port}/v1`, model: 'm' }, inbound_numbers: [NUMBERS.byName] }) },
+      body: {
+        agent_id: 'by-name',
+        ...agentBody({
+          llm: { base_url: `http://localhost:${inside.port}/v1`, model: 'm' },
+          inbound_numbers: [NUMBERS.byName],
+        }),
+      },
     });
     expect(res.status, res.text).toBe(201);
     const { caller, callId } = await placeInboundCall(t.url, NUMBERS.byName);
@@ -76,7 +107,10 @@ describe('egress policy', () => {
     const res = await t.request('POST', '/v2/agents', {
       body: {
         agent_id: 'demo-peer',
-        ...agentBody({ llm: { base_url: `${t.url}/demo/llm/v1`, model: 'demo-front-desk' }, inbound_numbers: [NUMBERS.demo] }),
+        ...agentBody({
+          llm: { base_url: `${t.url}/demo/llm/v1`, model: 'demo-front-desk' },
+          inbound_numbers: [NUMBERS.demo],
+        }),
       },
     });
     expect(res.status, res.text).toBe(201);

@@ -9,7 +9,20 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Clock } from '../../src/clock.ts';
-import { errorBodyProblem, FUZZ_SEED, runs, headerValueArb, jsonArb, leaked, mutate, mutationArb, rawRequest, type Json, type RawRequest, type RawResponse } from '../helpers/fuzz.ts';
+import {
+  errorBodyProblem,
+  FUZZ_SEED,
+  runs,
+  headerValueArb,
+  jsonArb,
+  leaked,
+  mutate,
+  mutationArb,
+  rawRequest,
+  type Json,
+  type RawRequest,
+  type RawResponse,
+} from '../helpers/fuzz.ts';
 import { freePort } from '../helpers/net.ts';
 import { queryStore, startServiceProcess, type ServiceProcess } from '../helpers/service-process.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -55,7 +68,13 @@ const bAgentId = 'globex-own-agent';
 /** A's agent that the body fuzz may change at will (A's private agent above must stay as it is). */
 const fuzzAgentId = 'acme-fuzz-agent';
 
-const llm = { base_url: 'http://127.0.0.1:9/v1', model: 'fuzz-model', api_key: 'sk-fuzz-secret', temperature: 0.5, max_tokens: 64 };
+const llm = {
+  base_url: 'http://127.0.0.1:9/v1',
+  model: 'fuzz-model',
+  api_key: 'sk-fuzz-secret',
+  temperature: 0.5,
+  max_tokens: 64,
+};
 const agentBody = (agentId: string, marker: string): Json => ({
   agent_id: agentId,
   agent_name: `Agent ${marker}`,
@@ -65,7 +84,16 @@ const agentBody = (agentId: string, marker: string): Json => ({
   voice: { engine: 'flite', voice_id: 'slt', speed: 1 },
   stt: { engine: 'pocketsphinx', language: 'en-US', phrases: ['booking'] },
   tools: [
-    { type: 'api', name: 'lookup', description: 'Look up', url: 'http://127.0.0.1:9/lookup', method: 'GET', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] }, timeout: 5, headers: { 'x-key': 'tool-secret' } },
+    {
+      type: 'api',
+      name: 'lookup',
+      description: 'Look up',
+      url: 'http://127.0.0.1:9/lookup',
+      method: 'GET',
+      parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      timeout: 5,
+      headers: { 'x-key': 'tool-secret' },
+    },
     { type: 'end_call' },
     { type: 'transfer_call', transfer_to: '+14155550199' },
   ],
@@ -74,11 +102,20 @@ const agentBody = (agentId: string, marker: string): Json => ({
   endpointing_ms: 400,
   interruption_sensitivity: 0.3,
   webhook_url: null,
-  analysis: { summary_prompt: 'Summarize.', custom_fields: [{ name: 'booked', type: 'boolean', description: 'booked?' }] },
+  analysis: {
+    summary_prompt: 'Summarize.',
+    custom_fields: [{ name: 'booked', type: 'boolean', description: 'booked?' }],
+  },
   opt_out_sensitive_data_storage: false,
 });
 
-async function api(method: string, path: string, key: string | null, body?: Json, headers: Record<string, string> = {}): Promise<RawResponse> {
+async function api(
+  method: string,
+  path: string,
+  key: string | null,
+  body?: Json,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
   const h: Record<string, string> = { ...headers };
   if (key !== null) h.authorization = `Bearer ${key}`;
   if (body !== undefined) h['content-type'] ??= 'application/json';
@@ -99,20 +136,46 @@ beforeAll(async () => {
   await created(api('POST', '/v2/agents', A, agentBody(fuzzAgentId, 'fuzz')));
   await created(api('POST', '/v2/agents', B, agentBody(bAgentId, 'globex-own')));
   for (let i = 0; i < 3; i++) {
-    const web = await created(api('POST', '/v2/web-calls', A, { agent_id: a.agentId, metadata: { owner: MARKER, n: i }, dynamic_variables: { name: MARKER } }));
+    const web = await created(
+      api('POST', '/v2/web-calls', A, {
+        agent_id: a.agentId,
+        metadata: { owner: MARKER, n: i },
+        dynamic_variables: { name: MARKER },
+      }),
+    );
     a.callIds.push(String(web.call_id));
   }
   for (const key of a.idempotencyKeys) {
     const idem = await created(api('POST', '/v2/web-calls', A, a.webCallBody, { 'idempotency-key': key }));
     a.callIds.push(String(idem.call_id));
   }
-  const outbound = await created(api('POST', '/v2/calls', A, { call_from: '+14155550100', call_to: '+14155550111', agent_id: a.agentId, metadata: { owner: MARKER } }));
+  const outbound = await created(
+    api('POST', '/v2/calls', A, {
+      call_from: '+14155550100',
+      call_to: '+14155550111',
+      agent_id: a.agentId,
+      metadata: { owner: MARKER },
+    }),
+  );
   a.callIds.push(String(outbound.call_id));
   const campaign = await created(
-    api('POST', '/v2/campaigns', A, { name: `Campaign ${MARKER}`, call_from: '+14155550100', agent_id: a.agentId, tasks: [{ call_to: '+14155550112', metadata: { owner: MARKER } }], scheduled_at: '2099-01-01T00:00:00Z' }),
+    api('POST', '/v2/campaigns', A, {
+      name: `Campaign ${MARKER}`,
+      call_from: '+14155550100',
+      agent_id: a.agentId,
+      tasks: [{ call_to: '+14155550112', metadata: { owner: MARKER } }],
+      scheduled_at: '2099-01-01T00:00:00Z',
+    }),
   );
   a.campaignId = String(campaign.id);
-  const batch = await created(api('POST', '/v1/create-outbound-batch-call', A, { name: `Batch ${MARKER}`, call_from: '+14155550100', agent_id: a.agentId, tasks: [{ call_to: '+14155550113', metadata: { owner: MARKER } }] }));
+  const batch = await created(
+    api('POST', '/v1/create-outbound-batch-call', A, {
+      name: `Batch ${MARKER}`,
+      call_from: '+14155550100',
+      agent_id: a.agentId,
+      tasks: [{ call_to: '+14155550113', metadata: { owner: MARKER } }],
+    }),
+  );
   a.batchId = String(batch.batch_id);
   const page = await created(api('POST', '/v2/calls/list', A, { limit: 1 }));
   a.cursor = String(page.next_cursor);
@@ -161,15 +224,39 @@ function withoutAgentId(body: Json): Json {
 
 const validCases = (): RouteCase[] => [
   { method: 'POST', path: '/v2/agents', body: withoutAgentId(agentBody('unused', 'fuzz')) },
-  { method: 'PATCH', path: `/v2/agents/${fuzzAgentId}`, body: { agent_name: 'Renamed', begin_message: '', llm, tools: [{ type: 'end_call' }], inbound_numbers: [] } },
+  {
+    method: 'PATCH',
+    path: `/v2/agents/${fuzzAgentId}`,
+    body: { agent_name: 'Renamed', begin_message: '', llm, tools: [{ type: 'end_call' }], inbound_numbers: [] },
+  },
   { method: 'POST', path: `/v2/agents/${fuzzAgentId}/publish`, body: undefined },
   { method: 'POST', path: '/v2/agents/list', body: {} },
-  { method: 'POST', path: '/v2/calls', body: { call_from: '+14155550100', call_to: '+14155550111', agent_id: fuzzAgentId, agent_version: 'latest', metadata: { k: 'v', n: 1 }, dynamic_variables: { name: 'Ann' }, presentation_number: null } },
+  {
+    method: 'POST',
+    path: '/v2/calls',
+    body: {
+      call_from: '+14155550100',
+      call_to: '+14155550111',
+      agent_id: fuzzAgentId,
+      agent_version: 'latest',
+      metadata: { k: 'v', n: 1 },
+      dynamic_variables: { name: 'Ann' },
+      presentation_number: null,
+    },
+  },
   {
     method: 'POST',
     path: '/v2/calls/list',
     body: {
-      filter_criteria: { agent_id: [fuzzAgentId], call_type: ['web', 'outbound'], call_status: ['registered'], duration_ms: { lower_threshold: 0, upper_threshold: 1000 }, start_timestamp: { lower_threshold: 0 }, campaign_id: ['c'], batch_id: ['b'] },
+      filter_criteria: {
+        agent_id: [fuzzAgentId],
+        call_type: ['web', 'outbound'],
+        call_status: ['registered'],
+        duration_ms: { lower_threshold: 0, upper_threshold: 1000 },
+        start_timestamp: { lower_threshold: 0 },
+        campaign_id: ['c'],
+        batch_id: ['b'],
+      },
       sort_order: 'ascending',
       limit: 10,
       pagination_key: null,
@@ -178,16 +265,60 @@ const validCases = (): RouteCase[] => [
   {
     method: 'POST',
     path: '/v1/list-calls',
-    body: { filter_criteria: { agent_id: [fuzzAgentId], disconnection_reason: ['dial_failed'], user_sentiment: ['positive'], call_from: ['+14155550100'], duration: { upper_threshold: 5 } }, sort_order: 'descending', limit: 50 },
+    body: {
+      filter_criteria: {
+        agent_id: [fuzzAgentId],
+        disconnection_reason: ['dial_failed'],
+        user_sentiment: ['positive'],
+        call_from: ['+14155550100'],
+        duration: { upper_threshold: 5 },
+      },
+      sort_order: 'descending',
+      limit: 50,
+    },
   },
   {
     method: 'POST',
     path: '/v2/campaigns',
-    body: { name: 'Fuzz campaign', call_from: '+14155550100', agent_id: fuzzAgentId, agent_version: '1', tasks: [{ call_to: '+14155550114', metadata: { a: 1 }, dynamic_variables: { b: 'c' } }], concurrency: 2, scheduled_at: '2099-01-01T00:00:00Z' },
+    body: {
+      name: 'Fuzz campaign',
+      call_from: '+14155550100',
+      agent_id: fuzzAgentId,
+      agent_version: '1',
+      tasks: [{ call_to: '+14155550114', metadata: { a: 1 }, dynamic_variables: { b: 'c' } }],
+      concurrency: 2,
+      scheduled_at: '2099-01-01T00:00:00Z',
+    },
   },
-  { method: 'POST', path: '/v2/campaigns/list', body: { filter_criteria: { status: ['draft', 'pending'], agent_id: [fuzzAgentId], start_timestamp: { lower_threshold: 0, upper_threshold: 2 ** 45 } }, sort_order: 'ascending', limit: 5, pagination_key: null } },
-  { method: 'POST', path: '/v1/create-outbound-batch-call', body: { name: 'Fuzz batch', call_from: '+14155550100', agent_id: fuzzAgentId, tasks: [{ call_to: '+14155550115', presentation_number: null, metadata: {}, dynamic_variables: {} }] } },
-  { method: 'POST', path: '/v2/web-calls', body: { agent_id: fuzzAgentId, agent_version: 1, metadata: { page: 'fuzz' }, dynamic_variables: {} } },
+  {
+    method: 'POST',
+    path: '/v2/campaigns/list',
+    body: {
+      filter_criteria: {
+        status: ['draft', 'pending'],
+        agent_id: [fuzzAgentId],
+        start_timestamp: { lower_threshold: 0, upper_threshold: 2 ** 45 },
+      },
+      sort_order: 'ascending',
+      limit: 5,
+      pagination_key: null,
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/create-outbound-batch-call',
+    body: {
+      name: 'Fuzz batch',
+      call_from: '+14155550100',
+      agent_id: fuzzAgentId,
+      tasks: [{ call_to: '+14155550115', presentation_number: null, metadata: {}, dynamic_variables: {} }],
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v2/web-calls',
+    body: { agent_id: fuzzAgentId, agent_version: 1, metadata: { page: 'fuzz' }, dynamic_variables: {} },
+  },
 ];
 
 const CONTENT_TYPES = [
@@ -217,7 +348,20 @@ const authArb = (key: string): fc.Arbitrary<string | undefined> =>
       weight: 4,
       arbitrary: fc.oneof(
         fc.constant(undefined),
-        fc.constantFrom('', 'Bearer', 'Bearer ', `bearer ${key}`, `BEARER  ${key}  `, `Bearer ${key} extra`, `Bearer ${key.slice(0, -1)}`, `Bearer ${key}x`, `Basic ${Buffer.from(`acme:${key}`).toString('base64')}`, `Token ${key}`, `Bearer\t${key}`, `Bearer ${'k'.repeat(4000)}`),
+        fc.constantFrom(
+          '',
+          'Bearer',
+          'Bearer ',
+          `bearer ${key}`,
+          `BEARER  ${key}  `,
+          `Bearer ${key} extra`,
+          `Bearer ${key.slice(0, -1)}`,
+          `Bearer ${key}x`,
+          `Basic ${Buffer.from(`acme:${key}`).toString('base64')}`,
+          `Token ${key}`,
+          `Bearer\t${key}`,
+          `Bearer ${'k'.repeat(4000)}`,
+        ),
         headerValueArb().map((v) => `Bearer ${v}`),
         headerValueArb(),
       ),
@@ -230,7 +374,19 @@ const utf8AsLatin1 = (text: string) => Buffer.from(text, 'utf8').toString('latin
 const idempotencyArb: fc.Arbitrary<string | undefined> = fc.oneof(
   { weight: 4, arbitrary: fc.constant(undefined) },
   { weight: 1, arbitrary: fc.uuid() },
-  { weight: 1, arbitrary: fc.constantFrom('', ' ', 'a b', utf8AsLatin1('ключ ✓'), 'x'.repeat(256), 'x'.repeat(255), ...a.idempotencyKeys, '\t') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '',
+      ' ',
+      'a b',
+      utf8AsLatin1('ключ ✓'),
+      'x'.repeat(256),
+      'x'.repeat(255),
+      ...a.idempotencyKeys,
+      '\t',
+    ),
+  },
   { weight: 1, arbitrary: headerValueArb(300) },
 );
 
@@ -238,9 +394,32 @@ const headersArb = (key: string): fc.Arbitrary<Record<string, string>> =>
   fc
     .record({
       authorization: authArb(key),
-      contentType: fc.oneof({ weight: 5, arbitrary: fc.constant('application/json') }, { weight: 3, arbitrary: fc.constantFrom(...CONTENT_TYPES) }, { weight: 1, arbitrary: headerValueArb(40) }, { weight: 1, arbitrary: fc.constant(undefined) }),
+      contentType: fc.oneof(
+        { weight: 5, arbitrary: fc.constant('application/json') },
+        { weight: 3, arbitrary: fc.constantFrom(...CONTENT_TYPES) },
+        { weight: 1, arbitrary: headerValueArb(40) },
+        { weight: 1, arbitrary: fc.constant(undefined) },
+      ),
       idempotency: idempotencyArb,
-      extra: fc.array(fc.tuple(fc.constantFrom('accept', 'accept-encoding', 'x-forwarded-for', 'x-twilio-signature', 'origin', 'cookie', 'x-request-id', 'content-encoding', 'x-http-method-override', 'range', 'if-none-match'), headerValueArb(40)), { maxLength: 3 }),
+      extra: fc.array(
+        fc.tuple(
+          fc.constantFrom(
+            'accept',
+            'accept-encoding',
+            'x-forwarded-for',
+            'x-twilio-signature',
+            'origin',
+            'cookie',
+            'x-request-id',
+            'content-encoding',
+            'x-http-method-override',
+            'range',
+            'if-none-match',
+          ),
+          headerValueArb(40),
+        ),
+        { maxLength: 3 },
+      ),
     })
     .map(({ authorization, contentType, idempotency, extra }) => {
       const headers: Record<string, string> = {};
@@ -254,19 +433,98 @@ const headersArb = (key: string): fc.Arbitrary<Record<string, string>> =>
 /** A body as bytes on the wire: mutated valid JSON, random JSON, broken text, raw bytes, depth and size extremes. */
 const bodyArb = (valid: Json | undefined): fc.Arbitrary<string | Uint8Array | undefined> =>
   fc.oneof(
-    { weight: 8, arbitrary: fc.array(mutationArb, { minLength: 1, maxLength: 4 }).map((ms) => JSON.stringify(mutate(valid ?? {}, ms))) },
+    {
+      weight: 8,
+      arbitrary: fc
+        .array(mutationArb, { minLength: 1, maxLength: 4 })
+        .map((ms) => JSON.stringify(mutate(valid ?? {}, ms))),
+    },
     { weight: 2, arbitrary: jsonArb.map((v) => JSON.stringify(v)) },
-    { weight: 1, arbitrary: fc.nat().map((cut) => { const text = JSON.stringify(valid ?? {}); return text.slice(0, cut % Math.max(1, text.length)); }) },
+    {
+      weight: 1,
+      arbitrary: fc.nat().map((cut) => {
+        const text = JSON.stringify(valid ?? {});
+        return text.slice(0, cut % Math.max(1, text.length));
+      }),
+    },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 200 }) },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }) },
-    { weight: 1, arbitrary: fc.record({ depth: fc.integer({ min: 60, max: 3000 }), open: fc.constantFrom('[', '{"a":', '{"__proto__":') }).map(({ depth, open }) => open.repeat(depth) + '1' + (open === '[' ? ']' : '}').repeat(depth)) },
-    { weight: 1, arbitrary: fc.constantFrom('', 'null', 'true', '0', '"x"', '[]', '{}', '{"__proto__":{"polluted":"yes"}}', '{"constructor":{"prototype":{"polluted":"yes"}}}', '\ufeff{}', '{"a":1}{"b":2}', '{"a":1,"a":2}', 'NaN', '1e999') },
+    {
+      weight: 1,
+      arbitrary: fc
+        .record({ depth: fc.integer({ min: 60, max: 3000 }), open: fc.constantFrom('[', '{"a":', '{"__proto__":') })
+        .map(({ depth, open }) => open.repeat(depth) + '1' + (open === '[' ? ']' : '}').repeat(depth)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '',
+        'null',
+        'true',
+        '0',
+        '"x"',
+        '[]',
+        '{}',
+        '{"__proto__":{"polluted":"yes"}}',
+        '{"constructor":{"prototype":{"polluted":"yes"}}}',
+        '\ufeff{}',
+        '{"a":1}{"b":2}',
+        '{"a":1,"a":2}',
+        'NaN',
+        '1e999',
+      ),
+    },
     { weight: 1, arbitrary: fc.constant(undefined) },
-    { weight: 1, arbitrary: fc.dictionary(fc.constantFrom('CallSid', 'To', 'From', 'CallStatus', 'AccountSid', '__proto__', 'x'), fc.string({ maxLength: 20 })).map((form) => new URLSearchParams(form).toString()) },
-    { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }).map((n) => JSON.stringify({ filter_criteria: { agent_id: ['x'.repeat(n * 400 * 1024)] } })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .dictionary(
+          fc.constantFrom('CallSid', 'To', 'From', 'CallStatus', 'AccountSid', '__proto__', 'x'),
+          fc.string({ maxLength: 20 }),
+        )
+        .map((form) => new URLSearchParams(form).toString()),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .integer({ min: 1, max: 3 })
+        .map((n) => JSON.stringify({ filter_criteria: { agent_id: ['x'.repeat(n * 400 * 1024)] } })),
+    },
   );
 
-const ID_LIKE = ['demo', 'call_0', 'agent_x', '..', '.', '%2e%2e', '%2F', '%00', '%zz', '%', '%E2%80%AE', '%F0%9F%8E%89', '~', '*', 'null', 'undefined', '__proto__', 'constructor', 'list', 'x'.repeat(250), '1', '-1', '0x10', ';', ',', '@', '!', "'", '(', ')', '$'];
+const ID_LIKE = [
+  'demo',
+  'call_0',
+  'agent_x',
+  '..',
+  '.',
+  '%2e%2e',
+  '%2F',
+  '%00',
+  '%zz',
+  '%',
+  '%E2%80%AE',
+  '%F0%9F%8E%89',
+  '~',
+  '*',
+  'null',
+  'undefined',
+  '__proto__',
+  'constructor',
+  'list',
+  'x'.repeat(250),
+  '1',
+  '-1',
+  '0x10',
+  ';',
+  ',',
+  '@',
+  '!',
+  "'",
+  '(',
+  ')',
+  '$',
+];
 
 const segmentArb: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(...ID_LIKE),
@@ -275,24 +533,88 @@ const segmentArb: fc.Arbitrary<string> = fc.oneof(
 );
 
 const PREFIXES = [
-  ...['/v1', '/v2', '/v2/agents', '/v2/agents/list', '/v2/calls', '/v2/calls/list', '/v2/campaigns', '/v2/campaigns/list', '/v2/web-calls', '/v1/batch-calls', '/v1/list-calls', '/v1/create-outbound-batch-call', '/v3'],
-  ...['', '/healthz', '/readyz', '/openapi.json', '/docs', '/web', '/web/app.js', '/telephony/twilio', '/telephony/twilio/voice', '/telephony/twilio/status', '/media', '/media/twilio', '/media/web'],
+  ...[
+    '/v1',
+    '/v2',
+    '/v2/agents',
+    '/v2/agents/list',
+    '/v2/calls',
+    '/v2/calls/list',
+    '/v2/campaigns',
+    '/v2/campaigns/list',
+    '/v2/web-calls',
+    '/v1/batch-calls',
+    '/v1/list-calls',
+    '/v1/create-outbound-batch-call',
+    '/v3',
+  ],
+  ...[
+    '',
+    '/healthz',
+    '/readyz',
+    '/openapi.json',
+    '/docs',
+    '/web',
+    '/web/app.js',
+    '/telephony/twilio',
+    '/telephony/twilio/voice',
+    '/telephony/twilio/status',
+    '/media',
+    '/media/twilio',
+    '/media/web',
+  ],
   ...['/demo', '/demo/llm/v1/chat/completions', '/demo/tools/book_appointment'],
 ];
 const SUFFIXES = ['', '', '', '/', '/list', '/publish', '/cancel', '/recording', '//', '/..', '/%2e%2e/v2/agents'];
-const QUERIES = ['', '', '', '?version=latest', '?version=production', '?version=0', '?version=1&version=2', '?version=%00', '?version[]=1', '?__proto__[polluted]=yes', '?constructor[prototype][polluted]=yes', '?limit=9999999999', '?a', '?=', '?%zz', '#frag'];
+const QUERIES = [
+  '',
+  '',
+  '',
+  '?version=latest',
+  '?version=production',
+  '?version=0',
+  '?version=1&version=2',
+  '?version=%00',
+  '?version[]=1',
+  '?__proto__[polluted]=yes',
+  '?constructor[prototype][polluted]=yes',
+  '?limit=9999999999',
+  '?a',
+  '?=',
+  '?%zz',
+  '#frag',
+];
 
 const pathArb: fc.Arbitrary<string> = fc
   .record({
     prefix: fc.constantFrom(...PREFIXES),
     segments: fc.array(fc.oneof(segmentArb, fc.constantFrom(fuzzAgentId, bAgentId)), { maxLength: 3 }),
     suffix: fc.constantFrom(...SUFFIXES),
-    query: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...QUERIES) }, { weight: 1, arbitrary: fc.string({ maxLength: 20 }).map((q) => `?q=${encodeURIComponent(q)}`) }),
+    query: fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...QUERIES) },
+      { weight: 1, arbitrary: fc.string({ maxLength: 20 }).map((q) => `?q=${encodeURIComponent(q)}`) },
+    ),
   })
   // An origin-form request target always starts with '/' (one that does not never reaches the API).
-  .map(({ prefix, segments, suffix, query }) => `/${`${prefix}${segments.map((s) => `/${s}`).join('')}${suffix}${query}`.replace(/^\/+/, '')}`);
+  .map(
+    ({ prefix, segments, suffix, query }) =>
+      `/${`${prefix}${segments.map((s) => `/${s}`).join('')}${suffix}${query}`.replace(/^\/+/, '')}`,
+  );
 
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'MKCOL', 'LOCK', 'PURGE'];
+const METHODS = [
+  'GET',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'HEAD',
+  'OPTIONS',
+  'TRACE',
+  'PROPFIND',
+  'MKCOL',
+  'LOCK',
+  'PURGE',
+];
 
 // ---------------------------------------------------------------------------------------------
 
@@ -317,37 +639,70 @@ describe('fuzz of the JSON API (one service, two organizations)', () => {
       fc.constantFrom(...aIds, a.agentId).map((id) => `${id}%00`),
     );
     /** Requests naming one of A's resources directly: B gets 404 and nothing else. */
-    const direct = fc.tuple(idArb, fc.constantFrom('', '?version=1', '?version=latest', '?version=production')).chain(([id, query]) =>
-      fc.constantFrom<RouteCase>(
-        { method: 'GET', path: `/v2/agents/${id}${query}`, body: undefined },
-        { method: 'PATCH', path: `/v2/agents/${id}`, body: { agent_name: 'hijacked', begin_message: 'hijacked' } },
-        { method: 'POST', path: `/v2/agents/${id}/publish`, body: undefined },
-        { method: 'GET', path: `/v2/calls/${id}`, body: undefined },
-        { method: 'GET', path: `/v2/calls/${id}/recording`, body: undefined },
-        { method: 'GET', path: `/v2/campaigns/${id}`, body: undefined },
-        { method: 'POST', path: `/v2/campaigns/${id}/cancel`, body: undefined },
-        { method: 'GET', path: `/v1/batch-calls/${id}`, body: undefined },
-        { method: 'POST', path: '/v2/web-calls', body: { agent_id: id } },
-        { method: 'POST', path: '/v2/calls', body: { call_from: '+14155550100', call_to: '+14155550116', agent_id: id } },
-        { method: 'POST', path: '/v2/campaigns', body: { name: 'x', call_from: '+14155550100', agent_id: id, tasks: [{ call_to: '+14155550117' }] } },
-        { method: 'POST', path: '/v1/create-outbound-batch-call', body: { name: 'x', call_from: '+14155550100', agent_id: id, tasks: [{ call_to: '+14155550118' }] } },
-      ),
-    );
+    const direct = fc
+      .tuple(idArb, fc.constantFrom('', '?version=1', '?version=latest', '?version=production'))
+      .chain(([id, query]) =>
+        fc.constantFrom<RouteCase>(
+          { method: 'GET', path: `/v2/agents/${id}${query}`, body: undefined },
+          { method: 'PATCH', path: `/v2/agents/${id}`, body: { agent_name: 'hijacked', begin_message: 'hijacked' } },
+          { method: 'POST', path: `/v2/agents/${id}/publish`, body: undefined },
+          { method: 'GET', path: `/v2/calls/${id}`, body: undefined },
+          { method: 'GET', path: `/v2/calls/${id}/recording`, body: undefined },
+          { method: 'GET', path: `/v2/campaigns/${id}`, body: undefined },
+          { method: 'POST', path: `/v2/campaigns/${id}/cancel`, body: undefined },
+          { method: 'GET', path: `/v1/batch-calls/${id}`, body: undefined },
+          { method: 'POST', path: '/v2/web-calls', body: { agent_id: id } },
+          {
+            method: 'POST',
+            path: '/v2/calls',
+            body: { call_from: '+14155550100', call_to: '+14155550116', agent_id: id },
+          },
+          {
+            method: 'POST',
+            path: '/v2/campaigns',
+            body: { name: 'x', call_from: '+14155550100', agent_id: id, tasks: [{ call_to: '+14155550117' }] },
+          },
+          {
+            method: 'POST',
+            path: '/v1/create-outbound-batch-call',
+            body: { name: 'x', call_from: '+14155550100', agent_id: id, tasks: [{ call_to: '+14155550118' }] },
+          },
+        ),
+      );
     /** Lists filtered by A's ids or paged with A's cursor: B's own records only, or a 400. */
     const lists = fc
       .record({
         ids: fc.subarray([...aIds, a.agentId, bAgentId], { minLength: 1 }),
-        cursor: fc.constantFrom<string | null | undefined>(undefined, null, a.cursor, `${a.cursor}x`, a.cursor.slice(0, -2)),
+        cursor: fc.constantFrom<string | null | undefined>(
+          undefined,
+          null,
+          a.cursor,
+          `${a.cursor}x`,
+          a.cursor.slice(0, -2),
+        ),
         order: fc.constantFrom('ascending', 'descending'),
         limit: fc.integer({ min: 1, max: 500 }),
       })
       .chain(({ ids, cursor, order, limit }) => {
         const page = { sort_order: order, limit, ...(cursor === undefined ? {} : { pagination_key: cursor }) };
         return fc.constantFrom<RouteCase>(
-          { method: 'POST', path: '/v2/calls/list', body: { ...page, filter_criteria: { agent_id: ids, campaign_id: ids, batch_id: ids } } },
+          {
+            method: 'POST',
+            path: '/v2/calls/list',
+            body: { ...page, filter_criteria: { agent_id: ids, campaign_id: ids, batch_id: ids } },
+          },
           { method: 'POST', path: '/v2/calls/list', body: { ...page, filter_criteria: { agent_id: ids } } },
           { method: 'POST', path: '/v2/calls/list', body: page },
-          { method: 'POST', path: '/v1/list-calls', body: { sort_order: order, limit, ...(cursor ? { pagination_key: cursor } : {}), filter_criteria: { agent_id: ids } } },
+          {
+            method: 'POST',
+            path: '/v1/list-calls',
+            body: {
+              sort_order: order,
+              limit,
+              ...(cursor ? { pagination_key: cursor } : {}),
+              filter_criteria: { agent_id: ids },
+            },
+          },
           { method: 'POST', path: '/v2/campaigns/list', body: { ...page, filter_criteria: { agent_id: ids } } },
           { method: 'POST', path: '/v2/agents/list', body: {} },
         );
@@ -358,13 +713,41 @@ describe('fuzz of the JSON API (one service, two organizations)', () => {
      * that answer of B's); never A's stored answer, never a 409 over A's use of the key.
      */
     const replay = fc.constantFrom<RouteCase & { headers: Record<string, string>; expected: number }>(
-      { method: 'POST', path: '/v2/web-calls', body: a.webCallBody, headers: { 'idempotency-key': a.idempotencyKeys[0]! }, expected: 404 },
-      { method: 'POST', path: '/v2/web-calls', body: { agent_id: bAgentId, metadata: { owner: 'globex' } }, headers: { 'idempotency-key': a.idempotencyKeys[1]! }, expected: 201 },
+      {
+        method: 'POST',
+        path: '/v2/web-calls',
+        body: a.webCallBody,
+        headers: { 'idempotency-key': a.idempotencyKeys[0]! },
+        expected: 404,
+      },
+      {
+        method: 'POST',
+        path: '/v2/web-calls',
+        body: { agent_id: bAgentId, metadata: { owner: 'globex' } },
+        headers: { 'idempotency-key': a.idempotencyKeys[1]! },
+        expected: 201,
+      },
     );
 
     const arb = fc.oneof(
-      { weight: 4, arbitrary: direct.map((c) => ({ ...c, headers: {} as Record<string, string>, expected: 404, kind: 'direct' as const })) },
-      { weight: 3, arbitrary: lists.map((c) => ({ ...c, headers: {} as Record<string, string>, expected: 0, kind: 'list' as const })) },
+      {
+        weight: 4,
+        arbitrary: direct.map((c) => ({
+          ...c,
+          headers: {} as Record<string, string>,
+          expected: 404,
+          kind: 'direct' as const,
+        })),
+      },
+      {
+        weight: 3,
+        arbitrary: lists.map((c) => ({
+          ...c,
+          headers: {} as Record<string, string>,
+          expected: 0,
+          kind: 'list' as const,
+        })),
+      },
       { weight: 1, arbitrary: replay.map((c) => ({ ...c, kind: 'replay' as const })) },
     );
     await fc.assert(
@@ -384,7 +767,10 @@ describe('fuzz of the JSON API (one service, two organizations)', () => {
     );
 
     // Nothing B did changed A's things.
-    const agent = JSON.parse((await api('GET', `/v2/agents/${a.agentId}?version=latest`, A)).text) as Record<string, unknown>;
+    const agent = JSON.parse((await api('GET', `/v2/agents/${a.agentId}?version=latest`, A)).text) as Record<
+      string,
+      unknown
+    >;
     expect(agent).toMatchObject({ version: 1, agent_name: `Agent ${MARKER}`, begin_message: `Hello from ${MARKER}` });
     const campaign = JSON.parse((await api('GET', `/v2/campaigns/${a.campaignId}`, A)).text) as Record<string, unknown>;
     expect(campaign.status).toBe('draft');
@@ -392,23 +778,28 @@ describe('fuzz of the JSON API (one service, two organizations)', () => {
       const call = JSON.parse((await api('GET', `/v2/calls/${id}`, A)).text) as Record<string, unknown>;
       expect(call.call_status, id).toBe('registered');
     }
-    const aList = JSON.parse((await api('POST', '/v2/calls/list', A, { limit: 500 })).text) as { calls: { call_id: string }[] };
+    const aList = JSON.parse((await api('POST', '/v2/calls/list', A, { limit: 500 })).text) as {
+      calls: { call_id: string }[];
+    };
     expect(aList.calls.map((c) => c.call_id)).toEqual(expect.arrayContaining(a.callIds));
   }, 50_000);
 
   it('a mutated body, content type or Idempotency-Key on any API route never gets a 5xx, always the error shape on a 4xx, and leaves the service healthy', async () => {
     const logsFrom = t.logs.length;
     const cases = validCases();
-    const arb = fc.integer({ min: 0, max: cases.length - 1 }).chain((i) =>
-      fc.record({ route: fc.constant(cases[i]!), headers: headersArb(A), body: bodyArb(cases[i]!.body) }),
-    );
+    const arb = fc
+      .integer({ min: 0, max: cases.length - 1 })
+      .chain((i) =>
+        fc.record({ route: fc.constant(cases[i]!), headers: headersArb(A), body: bodyArb(cases[i]!.body) }),
+      );
     await fc.assert(
       fc.asyncProperty(arb, async ({ route, headers, body }) => {
         const req: RawRequest = { method: route.method, path: route.path, headers, body };
         const res = await rawRequest(t.url, req);
         countAuthFailure(res);
         checkAnswer(req, res);
-        if (res.status === 400 && JSON.parse(res.text).code === 'BAD_REQUEST') expect((JSON.parse(res.text) as { details: string }).details.length).toBeGreaterThan(0);
+        if (res.status === 400 && JSON.parse(res.text).code === 'BAD_REQUEST')
+          expect((JSON.parse(res.text) as { details: string }).details.length).toBeGreaterThan(0);
         await expectHealthy();
       }),
       { numRuns: runs(250), seed: FUZZ_SEED },
@@ -442,13 +833,23 @@ describe('fuzz of the JSON API (one service, two organizations)', () => {
     expect((Object.prototype as Record<string, unknown>).polluted).toBeUndefined();
   }, 50_000);
 
-
   it('a path the router itself refuses (a malformed %-escape, a parameter over its length limit) and a plain GET of a media WebSocket route still get the error shape', async () => {
     const routes = ['/v1', '/v2/agents', '/v2/calls', '/v2/campaigns', '/v1/batch-calls', '/web', '/v2/nothing'];
     const badEscape = fc.constantFrom('%', '%z', '%zz', '%%', '%E0%A4%A', '%C0%AF', '%ED%A0%80', 'a%', '%0');
     const arb = fc.oneof(
-      fc.record({ method: fc.constantFrom('GET', 'POST', 'DELETE'), path: fc.tuple(fc.constantFrom(...routes), badEscape).map(([r, e]) => `${r}/${e}`) }),
-      fc.record({ method: fc.constantFrom('GET', 'POST'), path: fc.tuple(fc.constantFrom('/v2/agents', '/v2/calls', '/v2/campaigns', '/v1/batch-calls'), fc.integer({ min: 101, max: 400 })).map(([r, n]) => `${r}/${'x'.repeat(n)}`) }),
+      fc.record({
+        method: fc.constantFrom('GET', 'POST', 'DELETE'),
+        path: fc.tuple(fc.constantFrom(...routes), badEscape).map(([r, e]) => `${r}/${e}`),
+      }),
+      fc.record({
+        method: fc.constantFrom('GET', 'POST'),
+        path: fc
+          .tuple(
+            fc.constantFrom('/v2/agents', '/v2/calls', '/v2/campaigns', '/v1/batch-calls'),
+            fc.integer({ min: 101, max: 400 }),
+          )
+          .map(([r, n]) => `${r}/${'x'.repeat(n)}`),
+      }),
       fc.record({ method: fc.constant('GET'), path: fc.constantFrom('/media/twilio', '/media/web', '/media/web?x=1') }),
     );
     await fc.assert(
@@ -481,12 +882,42 @@ describe('fuzz of the forwarded live-call routes with WORKERS=2 (a request lands
 
   beforeAll(async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-fuzz-workers-'));
-    service = await startServiceProcess({ dataDir, port: await freePort(), key: KEY_A, env: { WORKERS: '2', API_KEYS: `acme:${KEY_A},globex:${KEY_B},initech:${KEY_C}`, RATE_LIMIT_PER_MINUTE: String(PER_MINUTE) }, started });
+    service = await startServiceProcess({
+      dataDir,
+      port: await freePort(),
+      key: KEY_A,
+      env: {
+        WORKERS: '2',
+        API_KEYS: `acme:${KEY_A},globex:${KEY_B},initech:${KEY_C}`,
+        RATE_LIMIT_PER_MINUTE: String(PER_MINUTE),
+      },
+      started,
+    });
     // Both workers listen and hold a lease (each new connection goes to the next worker).
-    await vi.waitFor(async () => expect((await queryStore<{ n: number }>({ dataDir }, 'SELECT count(*) AS n FROM service_nodes WHERE url IS NOT NULL'))[0]?.n).toBe(2), { timeout: 30_000, interval: 100 });
-    const created = await rawRequest(service.url, { method: 'POST', path: '/v2/web-calls', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' }, body: JSON.stringify({ agent_id: 'demo' }) });
+    await vi.waitFor(
+      async () =>
+        expect(
+          (
+            await queryStore<{ n: number }>(
+              { dataDir },
+              'SELECT count(*) AS n FROM service_nodes WHERE url IS NOT NULL',
+            )
+          )[0]?.n,
+        ).toBe(2),
+      { timeout: 30_000, interval: 100 },
+    );
+    const created = await rawRequest(service.url, {
+      method: 'POST',
+      path: '/v2/web-calls',
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ agent_id: 'demo' }),
+    });
     expect(created.status, created.text).toBe(201);
-    const { call_id, websocket_url, access_token } = JSON.parse(created.text) as { call_id: string; websocket_url: string; access_token: string };
+    const { call_id, websocket_url, access_token } = JSON.parse(created.text) as {
+      call_id: string;
+      websocket_url: string;
+      access_token: string;
+    };
     liveCallId = call_id;
     web = new WebCallClient(websocket_url);
     await web.opened;
@@ -500,13 +931,26 @@ describe('fuzz of the forwarded live-call routes with WORKERS=2 (a request lands
   });
 
   /** The same request twice, each on a connection of its own: the cluster hands them to the two workers by turns. */
-  const onBothWorkers = async (req: RawRequest): Promise<[RawResponse, RawResponse]> => [await rawRequest(service.url, req), await rawRequest(service.url, req)];
+  const onBothWorkers = async (req: RawRequest): Promise<[RawResponse, RawResponse]> => [
+    await rawRequest(service.url, req),
+    await rawRequest(service.url, req),
+  ];
 
   it('any body or none, any content type, from the call’s organization or another, on a live call’s control routes gets the same answer from either worker, never a 5xx, and the error shape on a 4xx', async () => {
     const bodyArb = fc.oneof(
       fc.constant<{ type?: string; body?: string }>({}),
-      fc.record({ type: fc.constant('application/json'), body: fc.oneof(fc.constant('{"text":"One moment."}'), fc.constant('{"content":"a note"}'), jsonArb.map((j) => JSON.stringify(j))) }),
-      fc.record({ type: fc.constantFrom('text/plain', 'application/x-www-form-urlencoded'), body: fc.constantFrom('text=hi', 'x') }),
+      fc.record({
+        type: fc.constant('application/json'),
+        body: fc.oneof(
+          fc.constant('{"text":"One moment."}'),
+          fc.constant('{"content":"a note"}'),
+          jsonArb.map((j) => JSON.stringify(j)),
+        ),
+      }),
+      fc.record({
+        type: fc.constantFrom('text/plain', 'application/x-www-form-urlencoded'),
+        body: fc.constantFrom('text=hi', 'x'),
+      }),
     );
     const arb = fc.record({
       org: fc.constantFrom('A', 'B'),
@@ -522,12 +966,18 @@ describe('fuzz of the forwarded live-call routes with WORKERS=2 (a request lands
         const req: RawRequest = { method: 'POST', path: `/v2/calls/${liveCallId}/${route}`, headers, body: body.body };
         const [first, second] = await onBothWorkers(req);
         for (const res of [first, second]) checkAnswer(req, res);
-        expect({ status: second.status, text: second.text }, `${org} ${route} ${JSON.stringify(body)}`).toEqual({ status: first.status, text: first.text });
+        expect({ status: second.status, text: second.text }, `${org} ${route} ${JSON.stringify(body)}`).toEqual({
+          status: first.status,
+          text: first.text,
+        });
         // Another organization never learns the call exists: its answer is the one for an id no call has.
         if (org === 'B') {
           const ghostId = `call_${'0'.repeat(liveCallId.length - 5)}`;
           const ghost = await rawRequest(service.url, { ...req, path: req.path.replace(liveCallId, ghostId) });
-          expect({ status: first.status, text: first.text.replaceAll(liveCallId, 'ID') }).toEqual({ status: ghost.status, text: ghost.text.replaceAll(ghostId, 'ID') });
+          expect({ status: first.status, text: first.text.replaceAll(liveCallId, 'ID') }).toEqual({
+            status: ghost.status,
+            text: ghost.text.replaceAll(ghostId, 'ID'),
+          });
         }
       }),
       { numRuns: runs(25), seed: FUZZ_SEED },
@@ -535,11 +985,17 @@ describe('fuzz of the forwarded live-call routes with WORKERS=2 (a request lands
   }, 40_000);
 
   it('a request passed on to the worker running the call counts once against its organization’s limit, as one that landed there', async () => {
-    const req: RawRequest = { method: 'POST', path: `/v2/calls/${liveCallId}/end`, headers: { authorization: `Bearer ${KEY_C}` } };
+    const req: RawRequest = {
+      method: 'POST',
+      path: `/v2/calls/${liveCallId}/end`,
+      headers: { authorization: `Bearer ${KEY_C}` },
+    };
     const statuses: number[] = [];
     // In tens at once, each on a connection of its own: about half reach the worker not running the call.
     for (let sent = 0; sent < PER_MINUTE; sent += 10) {
-      const batch = await Promise.all(Array.from({ length: Math.min(10, PER_MINUTE - sent) }, () => rawRequest(service.url, req)));
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(10, PER_MINUTE - sent) }, () => rawRequest(service.url, req)),
+      );
       statuses.push(...batch.map((r) => r.status));
     }
     expect(statuses.filter((status) => status !== 404)).toEqual([]);
@@ -547,7 +1003,11 @@ describe('fuzz of the forwarded live-call routes with WORKERS=2 (a request lands
   }, 30_000);
 
   it('a bodiless POST (README’s curl -X POST …/end, no body, no content type) is answered as the worker running the call answers it, from either worker', async () => {
-    const bare = (key: string, route: string): RawRequest => ({ method: 'POST', path: `/v2/calls/${liveCallId}/${route}`, headers: { authorization: `Bearer ${key}` } });
+    const bare = (key: string, route: string): RawRequest => ({
+      method: 'POST',
+      path: `/v2/calls/${liveCallId}/${route}`,
+      headers: { authorization: `Bearer ${key}` },
+    });
     // Another organization: 404 from both, as for an id that does not exist.
     const [b1, b2] = await onBothWorkers(bare(KEY_B, 'end'));
     expect([b1.status, b2.status]).toEqual([404, 404]);

@@ -66,7 +66,10 @@ class Probe {
   /** The close code once the socket closed, or 'open' if it is still open after `ms`. */
   async closedWithin(ms: number): Promise<number | 'open'> {
     let timer: NodeJS.Timeout | undefined;
-    const result = await Promise.race([this.closed, new Promise<'open'>((resolve) => (timer = setTimeout(() => resolve('open'), ms)))]);
+    const result = await Promise.race([
+      this.closed,
+      new Promise<'open'>((resolve) => (timer = setTimeout(() => resolve('open'), ms))),
+    ]);
     clearTimeout(timer);
     return result;
   }
@@ -86,7 +89,8 @@ const text = (data: string): Frame => ({ binary: false, data });
 
 /** The media sockets' maxPayload: a bigger frame is refused by the WebSocket layer (1009). */
 const MAX_FRAME_BYTES = 256 * 1024;
-const bytesOf = (frame: Frame) => (typeof frame.data === 'string' ? Buffer.from(frame.data, 'utf8') : Buffer.from(frame.data));
+const bytesOf = (frame: Frame) =>
+  typeof frame.data === 'string' ? Buffer.from(frame.data, 'utf8') : Buffer.from(frame.data);
 const validUtf8 = (bytes: Buffer) => {
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -117,10 +121,18 @@ const twilioBeforeStart = (frame: Frame) => refusalOf(frame, (t) => parseTwilioM
 /** Twilio's voice webhook for `to`, signed; the call_id and secret its TwiML hands the stream. */
 async function registerPhoneCall(to: string, base = t.url): Promise<{ callId: string; secret: string }> {
   const url = `${base}/telephony/twilio/voice`;
-  const params = { CallSid: `CA${randomBytes(16).toString('hex')}`, From: '+14155550100', To: to, AccountSid: `AC${'0'.repeat(32)}` };
+  const params = {
+    CallSid: `CA${randomBytes(16).toString('hex')}`,
+    From: '+14155550100',
+    To: to,
+    AccountSid: `AC${'0'.repeat(32)}`,
+  };
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(TEST_TWILIO_TOKEN, url, params) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': twilioSignature(TEST_TWILIO_TOKEN, url, params),
+    },
     body: new URLSearchParams(params).toString(),
   });
   const twiml = await res.text();
@@ -146,7 +158,12 @@ async function record(org: string, callId: string): Promise<CallRecord> {
 }
 
 /** The record once `until` holds, polled; fails after `timeoutMs`. */
-async function recordWhen(org: string, callId: string, until: (r: CallRecord) => boolean, timeoutMs: number): Promise<CallRecord> {
+async function recordWhen(
+  org: string,
+  callId: string,
+  until: (r: CallRecord) => boolean,
+  timeoutMs: number,
+): Promise<CallRecord> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const r = await record(org, callId);
@@ -165,7 +182,9 @@ const errorLevel = (line: string) => /"level":(50|60)/.test(line);
 /** @fastify/websocket's default handler logs a frame ws refused (WS_ERR_*) at error level: its own property below. */
 const wsFrameError = (line: string) => /"code":"WS_ERR_[A-Z0-9_]+"/.test(line);
 
-/** Error-level lines (a fault in a handler, a call that failed to start) logged since `from`, but for ws frame refusals. */
+/**
+ * Error-level lines (a fault in a handler, a call that failed to start) logged since `from`, but for ws frame refusals.
+ */
 const errorLogs = (from: number) => t.logs.slice(from).filter((line) => errorLevel(line) && !wsFrameError(line));
 
 const twilioUrl = () => `${t.url.replace(/^http/, 'ws')}/media/twilio`;
@@ -190,7 +209,13 @@ function twilioStart(customParameters: Record<string, string> | undefined): stri
 }
 
 const twilioMedia = (payload: unknown, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ event: 'media', sequenceNumber: '3', media: { track: 'inbound', chunk: '1', timestamp: '20', payload }, streamSid: 'MZ1', ...extra });
+  JSON.stringify({
+    event: 'media',
+    sequenceNumber: '3',
+    media: { track: 'inbound', chunk: '1', timestamp: '20', payload },
+    streamSid: 'MZ1',
+    ...extra,
+  });
 
 // ---------------------------------------------------------------------------------------------
 // Generators.
@@ -207,8 +232,26 @@ const mutatedArb = (original: string): fc.Arbitrary<string> =>
       fc.integer({ min: 1, max: 8 }).map((n) => original.slice(0, -n)),
       fc.integer({ min: 1, max: 8 }).map((n) => original.slice(n)),
       fc.string({ minLength: 1, maxLength: 8 }).map((s) => original + s),
-      fc.constantFrom(original.toUpperCase(), ` ${original}`, `${original} `, `${original}\n`, `${original}\u0000`, original.replace(/[a-f]/, (c) => c.toUpperCase())),
-      fc.constantFrom('', ' ', '0', 'null', 'undefined', '*', '%', 'x'.repeat(10_000), original.repeat(2), [...original].reverse().join('')),
+      fc.constantFrom(
+        original.toUpperCase(),
+        ` ${original}`,
+        `${original} `,
+        `${original}\n`,
+        `${original}\u0000`,
+        original.replace(/[a-f]/, (c) => c.toUpperCase()),
+      ),
+      fc.constantFrom(
+        '',
+        ' ',
+        '0',
+        'null',
+        'undefined',
+        '*',
+        '%',
+        'x'.repeat(10_000),
+        original.repeat(2),
+        [...original].reverse().join(''),
+      ),
       fc.string({ unit: 'grapheme', maxLength: 40 }),
     )
     .filter((s) => s !== original);
@@ -230,7 +273,9 @@ const junkArb: fc.Arbitrary<Frame> = fc.oneof(
     text('{"event":"start","start":null}'),
     text('{"event":"start","streamSid":"","start":{"streamSid":"","callSid":""}}'),
     text('{"event":"start","streamSid":"MZ1","start":{"streamSid":"MZ1","callSid":"CA1","customParameters":[]}}'),
-    text('{"event":"start","streamSid":"MZ1","start":{"streamSid":"MZ1","callSid":"CA1","customParameters":{"call_id":7}}}'),
+    text(
+      '{"event":"start","streamSid":"MZ1","start":{"streamSid":"MZ1","callSid":"CA1","customParameters":{"call_id":7}}}',
+    ),
     text('{"event":"START"}'),
     text('{"event":"stop"}'),
     text('{"event":"mark","mark":{"name":"x"}}'),
@@ -267,25 +312,76 @@ const twilioBenignArb: fc.Arbitrary<Frame> = fc.oneof(
 const twilioLiveArb: fc.Arbitrary<Frame> = fc.oneof(
   { weight: 3, arbitrary: junkArb },
   { weight: 2, arbitrary: fc.base64String({ maxLength: 2000 }).map((p) => text(twilioMedia(p))) },
-  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 1000 }).map((b) => text(twilioMedia(Buffer.from(b).toString('base64')))) },
+  {
+    weight: 1,
+    arbitrary: fc.uint8Array({ maxLength: 1000 }).map((b) => text(twilioMedia(Buffer.from(b).toString('base64')))),
+  },
   {
     weight: 2,
     arbitrary: fc
-      .constantFrom<unknown>('', '=', '==', 'A', 'AA', 'AAA', 'A===', '====', 'AA==AA==', '-_-_', 'ÿÿÿÿ', 7, null, [], {}, 'A'.repeat(200_000), Buffer.alloc(160, 0xff).toString('base64'))
+      .constantFrom<unknown>(
+        '',
+        '=',
+        '==',
+        'A',
+        'AA',
+        'AAA',
+        'A===',
+        '====',
+        'AA==AA==',
+        '-_-_',
+        'ÿÿÿÿ',
+        7,
+        null,
+        [],
+        {},
+        'A'.repeat(200_000),
+        Buffer.alloc(160, 0xff).toString('base64'),
+      )
       .map((p) => text(twilioMedia(p))),
   },
-  { weight: 1, arbitrary: fc.string({ maxLength: 300 }).map((name) => text(JSON.stringify({ event: 'mark', streamSid: 'MZ1', mark: { name } }))) },
-  { weight: 1, arbitrary: fc.string({ maxLength: 5 }).map((digit) => text(JSON.stringify({ event: 'dtmf', streamSid: 'MZ1', dtmf: { track: 'inbound_track', digit } }))) },
-  { weight: 1, arbitrary: fc.constantFrom(text('{"event":"stop"}'), text(twilioStart({ call_id: 'x', secret: 'y' })), text('{"event":"connected"}')) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ maxLength: 300 })
+      .map((name) => text(JSON.stringify({ event: 'mark', streamSid: 'MZ1', mark: { name } }))),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ maxLength: 5 })
+      .map((digit) =>
+        text(JSON.stringify({ event: 'dtmf', streamSid: 'MZ1', dtmf: { track: 'inbound_track', digit } })),
+      ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      text('{"event":"stop"}'),
+      text(twilioStart({ call_id: 'x', secret: 'y' })),
+      text('{"event":"connected"}'),
+    ),
+  },
 );
 
 /** Frames after `start` on a live browser call: audio of every length, control messages of every shape. */
 const webLiveArb: fc.Arbitrary<Frame> = fc.oneof(
   { weight: 3, arbitrary: junkArb },
-  { weight: 2, arbitrary: fc.integer({ min: 0, max: 4000 }).map((n) => ({ binary: true, data: new Uint8Array(n).fill(n % 251) })) },
+  {
+    weight: 2,
+    arbitrary: fc.integer({ min: 0, max: 4000 }).map((n) => ({ binary: true, data: new Uint8Array(n).fill(n % 251) })),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 150 }).map((name) => text(JSON.stringify({ type: 'mark', name }))) },
   { weight: 1, arbitrary: fc.string({ maxLength: 3 }).map((digit) => text(JSON.stringify({ type: 'dtmf', digit }))) },
-  { weight: 1, arbitrary: fc.constantFrom(text('{"type":"hangup"}'), text('{"type":"start","access_token":"wct_again"}'), text('{"type":"mark"}'), text('{"type":"dtmf","digit":"5","x":1}')) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      text('{"type":"hangup"}'),
+      text('{"type":"start","access_token":"wct_again"}'),
+      text('{"type":"mark"}'),
+      text('{"type":"dtmf","digit":"5","x":1}'),
+    ),
+  },
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -302,8 +398,14 @@ beforeAll(async () => {
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   // The demo agent with no greeting (the live-stream fuzz runs many short calls) and its default recogniser.
   const agent = { ...config, begin_message: '', inactivity_timeout_ms: 60_000 };
-  for (const [org, id, number] of [['acme', 'acme-phone', A_NUMBER], ['globex', 'globex-phone', B_NUMBER]] as const) {
-    const res = await t.request('POST', '/v2/agents', { key: t.keyOf(org), body: { ...agent, agent_id: id, inbound_numbers: [number] } });
+  for (const [org, id, number] of [
+    ['acme', 'acme-phone', A_NUMBER],
+    ['globex', 'globex-phone', B_NUMBER],
+  ] as const) {
+    const res = await t.request('POST', '/v2/agents', {
+      key: t.keyOf(org),
+      body: { ...agent, agent_id: id, inbound_numbers: [number] },
+    });
     expect(res.status, res.text).toBe(201);
   }
   aPhone = await registerPhoneCall(A_NUMBER);
@@ -324,11 +426,26 @@ describe('fuzz of the media protocols (one service, two organizations)', () => {
       fc.constant({ call_id: aPhone.callId, secret: bPhone.secret }),
       fc.constant({ call_id: bPhone.callId, secret: aPhone.secret }),
       // A web call's id: it has no stream secret at all.
-      fc.constantFrom({ call_id: aWeb.callId, secret: aPhone.secret }, { call_id: aWeb.callId, secret: '' }, { call_id: aWeb.callId, secret: aWeb.token }),
-      fc.constantFrom<Record<string, string>>({}, { call_id: aPhone.callId }, { secret: aPhone.secret }, { call_id: '', secret: '' }, { CALL_ID: aPhone.callId, SECRET: aPhone.secret }),
-      fc.dictionary(fc.constantFrom('call_id', 'secret', '__proto__', 'constructor', 'x'), fc.string({ maxLength: 40 })),
+      fc.constantFrom(
+        { call_id: aWeb.callId, secret: aPhone.secret },
+        { call_id: aWeb.callId, secret: '' },
+        { call_id: aWeb.callId, secret: aWeb.token },
+      ),
+      fc.constantFrom<Record<string, string>>(
+        {},
+        { call_id: aPhone.callId },
+        { secret: aPhone.secret },
+        { call_id: '', secret: '' },
+        { CALL_ID: aPhone.callId, SECRET: aPhone.secret },
+      ),
+      fc.dictionary(
+        fc.constantFrom('call_id', 'secret', '__proto__', 'constructor', 'x'),
+        fc.string({ maxLength: 40 }),
+      ),
     );
-    const before = fc.array(fc.oneof({ weight: 4, arbitrary: twilioBenignArb }, { weight: 1, arbitrary: junkArb }), { maxLength: 4 });
+    const before = fc.array(fc.oneof({ weight: 4, arbitrary: twilioBenignArb }, { weight: 1, arbitrary: junkArb }), {
+      maxLength: 4,
+    });
     await fc.assert(
       fc.asyncProperty(before, wrongParams, async (frames, params) => {
         const probe = new Probe(twilioUrl());
@@ -337,7 +454,10 @@ describe('fuzz of the media protocols (one service, two organizations)', () => {
           for (const frame of frames) probe.send(frame);
           probe.send(text(twilioStart(params)));
           // The first frame the rules refuse ends the socket; if none does, the start is refused.
-          const expected = frames.map(twilioBeforeStart).find((r) => r !== null) ?? { code: 1008, reason: 'unknown call or wrong secret' };
+          const expected = frames.map(twilioBeforeStart).find((r) => r !== null) ?? {
+            code: 1008,
+            reason: 'unknown call or wrong secret',
+          };
           const code = await probe.closedWithin(2_000);
           expect(code, `closed with ${code} (${probe.closeReason})`).toBe(expected.code);
           if (expected.reason) expect(probe.closeReason).toBe(expected.reason);
@@ -366,8 +486,16 @@ describe('fuzz of the media protocols (one service, two organizations)', () => {
   it('/media/web: a first message that is not start with the exact unused token (mutated tokens, the other organization’s call, junk, binary) gets BAD_TOKEN and 1008 within 2 s and opens no call', async () => {
     const logsFrom = t.logs.length;
     const wrongFirst: fc.Arbitrary<Frame> = fc.oneof(
-      { weight: 3, arbitrary: mutatedArb(aWeb.token).map((access_token) => text(JSON.stringify({ type: 'start', access_token }))) },
-      { weight: 1, arbitrary: fc.constantFrom(aPhone.secret, aPhone.callId, aWeb.callId, t.keyOf('acme')).map((access_token) => text(JSON.stringify({ type: 'start', access_token }))) },
+      {
+        weight: 3,
+        arbitrary: mutatedArb(aWeb.token).map((access_token) => text(JSON.stringify({ type: 'start', access_token }))),
+      },
+      {
+        weight: 1,
+        arbitrary: fc
+          .constantFrom(aPhone.secret, aPhone.callId, aWeb.callId, t.keyOf('acme'))
+          .map((access_token) => text(JSON.stringify({ type: 'start', access_token }))),
+      },
       // The right token, but not as the protocol's start message.
       {
         weight: 1,
@@ -393,12 +521,17 @@ describe('fuzz of the media protocols (one service, two organizations)', () => {
           // Any first message is final: a refusal by the WebSocket rules, or BAD_TOKEN and 1008. A start's
           // token is looked up in the store, so a later frame the WebSocket rules refuse may close the socket first.
           const firstRefusal = refusalOf(first, () => true)?.code;
-          const allowed = firstRefusal !== undefined ? [firstRefusal] : [1008, ...after.flatMap((frame) => refusalOf(frame, () => true)?.code ?? [])];
+          const allowed =
+            firstRefusal !== undefined
+              ? [firstRefusal]
+              : [1008, ...after.flatMap((frame) => refusalOf(frame, () => true)?.code ?? [])];
           const code = await probe.closedWithin(2_000);
           expect(allowed, `closed with ${code} (${probe.closeReason})`).toContain(code);
           if (code === 1008) {
             expect(probe.closeReason).toBe('invalid access token');
-            expect(probe.texts.map((m) => JSON.parse(m) as unknown)).toEqual([expect.objectContaining({ type: 'error', code: 'BAD_TOKEN' })]);
+            expect(probe.texts.map((m) => JSON.parse(m) as unknown)).toEqual([
+              expect.objectContaining({ type: 'error', code: 'BAD_TOKEN' }),
+            ]);
           }
           expect(probe.binaryFrames).toBe(0);
         } finally {
@@ -469,7 +602,12 @@ describe('fuzz of the media protocols (one service, two organizations)', () => {
           if (code !== 'open') expect([1000, 1005, 1007, 1008, 1009], probe.closeReason).toContain(code);
           probe.send(text('{"event":"stop"}'));
           probe.ws.close(1000);
-          const ended = await recordWhen('acme', call.callId, (r) => !['registered', 'ongoing'].includes(r.call_status), 5_000);
+          const ended = await recordWhen(
+            'acme',
+            call.callId,
+            (r) => !['registered', 'ongoing'].includes(r.call_status),
+            5_000,
+          );
           expect(ended).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
           await expectHealthy();
         } finally {
@@ -495,7 +633,12 @@ describe('fuzz of the media protocols (one service, two organizations)', () => {
           if (code !== 'open') expect([1000, 1005, 1007, 1008, 1009], probe.closeReason).toContain(code);
           probe.send(text('{"type":"hangup"}'));
           probe.ws.close(1000);
-          const ended = await recordWhen('acme', call.callId, (r) => !['registered', 'ongoing'].includes(r.call_status), 5_000);
+          const ended = await recordWhen(
+            'acme',
+            call.callId,
+            (r) => !['registered', 'ongoing'].includes(r.call_status),
+            5_000,
+          );
           expect(ended).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
           for (const message of probe.texts) {
             const event = JSON.parse(message) as { type: string; code?: string };
@@ -517,7 +660,11 @@ describe('fuzz of the media protocols (one service, two organizations)', () => {
         .uint8Array({ minLength: 1, maxLength: 64 })
         .filter((bytes) => !validUtf8(Buffer.from(bytes)))
         .map((data) => ({ binary: false, data })),
-      fc.constantFrom<Frame>({ binary: false, data: new Uint8Array([0xc3, 0x28]) }, { binary: true, data: new Uint8Array(MAX_FRAME_BYTES + 1) }, { binary: false, data: 'x'.repeat(MAX_FRAME_BYTES + 1) }),
+      fc.constantFrom<Frame>(
+        { binary: false, data: new Uint8Array([0xc3, 0x28]) },
+        { binary: true, data: new Uint8Array(MAX_FRAME_BYTES + 1) },
+        { binary: false, data: 'x'.repeat(MAX_FRAME_BYTES + 1) },
+      ),
     );
     await fc.assert(
       fc.asyncProperty(fc.constantFrom('twilio', 'web'), fc.boolean(), badFrame, async (route, afterStart, frame) => {
@@ -564,20 +711,57 @@ describe('fuzz of the media refusals with WORKERS=2 (a socket lands on either wo
   let web: { a: { callId: string; token: string }; b: { callId: string; token: string } };
 
   const as = (key: string, method: string, path: string, body?: unknown) =>
-    rawRequest(service.url, { method, path, headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const statusOf = async (key: string, callId: string) => (JSON.parse((await as(key, 'GET', `/v2/calls/${callId}`)).text) as { call_status: string }).call_status;
+    rawRequest(service.url, {
+      method,
+      path,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const statusOf = async (key: string, callId: string) =>
+    (JSON.parse((await as(key, 'GET', `/v2/calls/${callId}`)).text) as { call_status: string }).call_status;
 
   beforeAll(async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-fuzz-media-workers-'));
-    service = await startServiceProcess({ dataDir, port: await freePort(), key: KEY_A, env: { WORKERS: '2', API_KEYS: `acme:${KEY_A},globex:${KEY_B}`, STREAM_CONNECT_TIMEOUT_MS: '600000' }, started });
-    await vi.waitFor(async () => expect((await queryStore<{ n: number }>({ dataDir }, 'SELECT count(*) AS n FROM service_nodes WHERE url IS NOT NULL'))[0]?.n).toBe(2), { timeout: 30_000, interval: 100 });
+    service = await startServiceProcess({
+      dataDir,
+      port: await freePort(),
+      key: KEY_A,
+      env: { WORKERS: '2', API_KEYS: `acme:${KEY_A},globex:${KEY_B}`, STREAM_CONNECT_TIMEOUT_MS: '600000' },
+      started,
+    });
+    await vi.waitFor(
+      async () =>
+        expect(
+          (
+            await queryStore<{ n: number }>(
+              { dataDir },
+              'SELECT count(*) AS n FROM service_nodes WHERE url IS NOT NULL',
+            )
+          )[0]?.n,
+        ).toBe(2),
+      { timeout: 30_000, interval: 100 },
+    );
     const demo = JSON.parse((await as(KEY_A, 'GET', '/v2/agents/demo')).text) as Record<string, unknown>;
     const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-    for (const [key, id, number] of [[KEY_A, 'acme-phone', '+15550191001'], [KEY_B, 'globex-phone', '+15550191002']] as const) {
-      const res = await as(key, 'POST', '/v2/agents', { ...config, begin_message: '', agent_id: id, inbound_numbers: [number] });
+    for (const [key, id, number] of [
+      [KEY_A, 'acme-phone', '+15550191001'],
+      [KEY_B, 'globex-phone', '+15550191002'],
+    ] as const) {
+      const res = await as(key, 'POST', '/v2/agents', {
+        ...config,
+        begin_message: '',
+        agent_id: id,
+        inbound_numbers: [number],
+      });
       expect(res.status, res.text).toBe(201);
     }
-    phone = { a: await registerPhoneCall('+15550191001', service.url), b: await registerPhoneCall('+15550191002', service.url) };
+    phone = {
+      a: await registerPhoneCall('+15550191001', service.url),
+      b: await registerPhoneCall('+15550191002', service.url),
+    };
     const webCall = async (key: string, agentId: string) => {
       const res = await as(key, 'POST', '/v2/web-calls', { agent_id: agentId });
       expect(res.status, res.text).toBe(201);
@@ -594,9 +778,20 @@ describe('fuzz of the media refusals with WORKERS=2 (a socket lands on either wo
   it('a start with a mutated or the other organization’s secret, call id or token is closed with 1008 within 2 s by either worker and opens no call; the exact ones then open theirs', async () => {
     const base = () => service.url.replace(/^http/, 'ws');
     const attempt = fc.oneof(
-      mutatedArb(phone.a.secret).map((secret) => ({ route: 'twilio' as const, params: { call_id: phone.a.callId, secret } })),
-      mutatedArb(phone.a.callId).map((call_id) => ({ route: 'twilio' as const, params: { call_id, secret: phone.a.secret } })),
-      fc.constantFrom({ call_id: phone.a.callId, secret: phone.b.secret }, { call_id: phone.b.callId, secret: phone.a.secret }).map((params) => ({ route: 'twilio' as const, params })),
+      mutatedArb(phone.a.secret).map((secret) => ({
+        route: 'twilio' as const,
+        params: { call_id: phone.a.callId, secret },
+      })),
+      mutatedArb(phone.a.callId).map((call_id) => ({
+        route: 'twilio' as const,
+        params: { call_id, secret: phone.a.secret },
+      })),
+      fc
+        .constantFrom(
+          { call_id: phone.a.callId, secret: phone.b.secret },
+          { call_id: phone.b.callId, secret: phone.a.secret },
+        )
+        .map((params) => ({ route: 'twilio' as const, params })),
       mutatedArb(web.a.token).map((token) => ({ route: 'web' as const, token })),
       fc.constantFrom(phone.a.secret, web.a.callId, KEY_A).map((token) => ({ route: 'web' as const, token })),
     );
@@ -605,10 +800,16 @@ describe('fuzz of the media refusals with WORKERS=2 (a socket lands on either wo
         const probe = new Probe(`${base()}/media/${a.route}`);
         try {
           await probe.opened;
-          probe.send(text(a.route === 'twilio' ? twilioStart(a.params) : JSON.stringify({ type: 'start', access_token: a.token })));
+          probe.send(
+            text(
+              a.route === 'twilio' ? twilioStart(a.params) : JSON.stringify({ type: 'start', access_token: a.token }),
+            ),
+          );
           const code = await probe.closedWithin(2_000);
           expect(code, `closed with ${code} (${probe.closeReason})`).toBe(1008);
-          expect(probe.closeReason).toBe(a.route === 'twilio' ? 'unknown call or wrong secret' : 'invalid access token');
+          expect(probe.closeReason).toBe(
+            a.route === 'twilio' ? 'unknown call or wrong secret' : 'invalid access token',
+          );
           expect(probe.binaryFrames).toBe(0);
         } finally {
           probe.terminate();
@@ -616,14 +817,27 @@ describe('fuzz of the media refusals with WORKERS=2 (a socket lands on either wo
       }),
       { numRuns: runs(30), seed: FUZZ_SEED },
     );
-    for (const [key, callId] of [[KEY_A, phone.a.callId], [KEY_B, phone.b.callId], [KEY_A, web.a.callId], [KEY_B, web.b.callId]] as const) expect(await statusOf(key, callId)).toBe('registered');
+    for (const [key, callId] of [
+      [KEY_A, phone.a.callId],
+      [KEY_B, phone.b.callId],
+      [KEY_A, web.a.callId],
+      [KEY_B, web.b.callId],
+    ] as const)
+      expect(await statusOf(key, callId)).toBe('registered');
     // The exact pair and token open their calls.
     const twilio = new Probe(`${base()}/media/twilio`);
     const browser = new Probe(`${base()}/media/web`);
     await Promise.all([twilio.opened, browser.opened]);
     twilio.send(text(twilioStart({ call_id: phone.a.callId, secret: phone.a.secret })));
     browser.send(text(JSON.stringify({ type: 'start', access_token: web.b.token })));
-    await vi.waitFor(async () => expect([await statusOf(KEY_A, phone.a.callId), await statusOf(KEY_B, web.b.callId)]).toEqual(['ongoing', 'ongoing']), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(
+      async () =>
+        expect([await statusOf(KEY_A, phone.a.callId), await statusOf(KEY_B, web.b.callId)]).toEqual([
+          'ongoing',
+          'ongoing',
+        ]),
+      { timeout: 10_000, interval: 100 },
+    );
     twilio.send(text('{"event":"stop"}'));
     browser.send(text('{"type":"hangup"}'));
     expect(await Promise.all([twilio.closedWithin(5_000), browser.closedWithin(5_000)])).toEqual([1000, 1000]);

@@ -52,7 +52,9 @@ async function startProcess(): Promise<Running> {
   children.push(child);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     const ok = await fetch(`${url}/healthz`).then(
@@ -68,10 +70,18 @@ async function startProcess(): Promise<Running> {
 /** One inbound call as Twilio places it: the signed voice webhook, then the stream with its parameters. */
 async function shortCall(url: string, frames: string[], holdMs: number): Promise<void> {
   const hook = `${url}/telephony/twilio/voice`;
-  const params = { CallSid: `CA${randomBytes(16).toString('hex')}`, From: '+14155550100', To: NUMBER, AccountSid: `AC${'0'.repeat(32)}` };
+  const params = {
+    CallSid: `CA${randomBytes(16).toString('hex')}`,
+    From: '+14155550100',
+    To: NUMBER,
+    AccountSid: `AC${'0'.repeat(32)}`,
+  };
   const res = await fetch(hook, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(TEST_TWILIO_TOKEN, hook, params) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': twilioSignature(TEST_TWILIO_TOKEN, hook, params),
+    },
     body: new URLSearchParams(params).toString(),
   });
   const twiml = await res.text();
@@ -85,7 +95,17 @@ async function shortCall(url: string, frames: string[], holdMs: number): Promise
   if (ws.readyState !== WebSocket.OPEN) return;
   const streamSid = `MZ${randomBytes(16).toString('hex')}`;
   ws.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
-  ws.send(JSON.stringify({ event: 'start', streamSid, start: { streamSid, callSid: params.CallSid, customParameters: { call_id: param('call_id'), secret: param('secret') } } }));
+  ws.send(
+    JSON.stringify({
+      event: 'start',
+      streamSid,
+      start: {
+        streamSid,
+        callSid: params.CallSid,
+        customParameters: { call_id: param('call_id'), secret: param('secret') },
+      },
+    }),
+  );
   for (const frame of frames) if (ws.readyState === WebSocket.OPEN) ws.send(frame);
   await new Promise((resolve) => setTimeout(resolve, holdMs));
   if (ws.readyState === WebSocket.OPEN) ws.send('{"event":"stop"}');
@@ -93,9 +113,18 @@ async function shortCall(url: string, frames: string[], holdMs: number): Promise
 }
 
 const frameArb = fc.oneof(
-  fc.base64String({ maxLength: 400 }).map((payload) => JSON.stringify({ event: 'media', media: { track: 'inbound', payload } })),
-  fc.uint8Array({ maxLength: 320 }).map((b) => JSON.stringify({ event: 'media', media: { payload: Buffer.from(b).toString('base64') } })),
-  fc.constantFrom('{"event":"mark","mark":{"name":"x"}}', '{"event":"dtmf","dtmf":{"digit":"5"}}', 'not json', '{"event":"stop"}'),
+  fc
+    .base64String({ maxLength: 400 })
+    .map((payload) => JSON.stringify({ event: 'media', media: { track: 'inbound', payload } })),
+  fc
+    .uint8Array({ maxLength: 320 })
+    .map((b) => JSON.stringify({ event: 'media', media: { payload: Buffer.from(b).toString('base64') } })),
+  fc.constantFrom(
+    '{"event":"mark","mark":{"name":"x"}}',
+    '{"event":"dtmf","dtmf":{"digit":"5"}}',
+    'not json',
+    '{"event":"stop"}',
+  ),
 );
 
 describe('fuzz of a stop under short calls (the service as a process)', () => {
@@ -103,25 +132,42 @@ describe('fuzz of a stop under short calls (the service as a process)', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.record({
-          calls: fc.array(fc.record({ frames: fc.array(frameArb, { maxLength: 4 }), holdMs: fc.integer({ min: 0, max: 150 }) }), { minLength: 15, maxLength: 30 }),
+          calls: fc.array(
+            fc.record({ frames: fc.array(frameArb, { maxLength: 4 }), holdMs: fc.integer({ min: 0, max: 150 }) }),
+            { minLength: 15, maxLength: 30 },
+          ),
           sigtermAfterMs: fc.integer({ min: 0, max: 1_000 }),
         }),
         async ({ calls, sigtermAfterMs }) => {
           const service = await startProcess();
-          const agent = await fetch(`${service.url}/v2/agents/demo`, { headers: { authorization: `Bearer ${KEYS.acme}` } }).then((r) => r.json() as Promise<Record<string, unknown>>);
+          const agent = await fetch(`${service.url}/v2/agents/demo`, {
+            headers: { authorization: `Bearer ${KEYS.acme}` },
+          }).then((r) => r.json() as Promise<Record<string, unknown>>);
           const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = agent;
           // The embedded pocketsphinx recogniser: it decodes in worker threads the stop must end.
           const created = await fetch(`${service.url}/v2/agents`, {
             method: 'POST',
             headers: { authorization: `Bearer ${KEYS.acme}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ ...config, agent_id: 'stop-fuzz', begin_message: '', stt: { engine: 'pocketsphinx', language: 'en-US' }, inbound_numbers: [NUMBER] }),
+            body: JSON.stringify({
+              ...config,
+              agent_id: 'stop-fuzz',
+              begin_message: '',
+              stt: { engine: 'pocketsphinx', language: 'en-US' },
+              inbound_numbers: [NUMBER],
+            }),
           });
           expect(created.status).toBe(201);
           for (const call of calls) await shortCall(service.url, call.frames, call.holdMs);
           await new Promise((resolve) => setTimeout(resolve, sigtermAfterMs));
           service.child.kill('SIGTERM');
-          const exit = await Promise.race([service.exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 15_000))]);
-          const lines = service.stderr().split('\n').filter((line) => line.trim() !== '' && !line.startsWith('{'));
+          const exit = await Promise.race([
+            service.exited,
+            new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 15_000)),
+          ]);
+          const lines = service
+            .stderr()
+            .split('\n')
+            .filter((line) => line.trim() !== '' && !line.startsWith('{'));
           const fatal = lines.findIndex((line) => line.includes('FATAL'));
           const tail = (fatal >= 0 ? lines.slice(fatal, fatal + 16) : lines.slice(-16)).join('\n');
           expect(exit, `the process after SIGTERM; its stderr ends:\n${tail}`).toEqual({ code: 0, signal: null });

@@ -10,12 +10,17 @@ const KEYPAD_CALLER = '+15550002';
 const PHONE_MENU = '+15550003';
 
 beforeAll(async () => {
-  t = await startTestService({ SIM_NUMBERS: `${KEYPAD_CALLER}=answer:book-by-keypad,${PHONE_MENU}=answer:phone-menu`, SIM_ANSWER_DELAY_MS: '200' });
+  t = await startTestService({
+    SIM_NUMBERS: `${KEYPAD_CALLER}=answer:book-by-keypad,${PHONE_MENU}=answer:phone-menu`,
+    SIM_ANSWER_DELAY_MS: '200',
+  });
 }, 60_000);
 afterAll(async () => t?.stop());
 
 async function call(to: string): Promise<CallRecord> {
-  const placed = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', call_to: to, agent_id: 'demo' } });
+  const placed = await t.request('POST', '/v2/calls', {
+    body: { call_from: '+14155550100', call_to: to, agent_id: 'demo' },
+  });
   expect(placed.status).toBe(201);
   return callEnded(t, (placed.body as { call_id: string }).call_id);
 }
@@ -25,7 +30,10 @@ describe('keypad digits', () => {
     const [keyed, menu] = await Promise.all([call(KEYPAD_CALLER), call(PHONE_MENU)]);
     // What the agent heard of the menu, should the menu's script have failed.
     const heard = menu.transcript?.map((m) => `${m.role}: ${m.content}`);
-    expect(t.logs.filter((l) => l.includes('script failed')), JSON.stringify(heard)).toEqual([]);
+    expect(
+      t.logs.filter((l) => l.includes('script failed')),
+      JSON.stringify(heard),
+    ).toEqual([]);
 
     expect(keyed).toMatchObject({ call_status: 'ended', disconnection_reason: 'agent_hangup' });
     const turns = keyed.transcript!;
@@ -33,7 +41,9 @@ describe('keypad digits', () => {
     expect(turns[pressed]).toMatchObject({ role: 'user', content: '1' });
     expect(turns[pressed - 1]!.content).toMatch(/Shall I book it\?$/);
     expect(turns.filter((m) => m.input === 'keypad')).toHaveLength(1);
-    expect(keyed.transcript_with_tool_calls!.find((m) => m.role === 'tool_call_invocation' && m.name === 'book_appointment')).toMatchObject({
+    expect(
+      keyed.transcript_with_tool_calls!.find((m) => m.role === 'tool_call_invocation' && m.name === 'book_appointment'),
+    ).toMatchObject({
       arguments: JSON.stringify({ name: 'John Smith', time: 'next Monday morning' }),
     });
 
@@ -43,7 +53,15 @@ describe('keypad digits', () => {
     const items = menu.transcript_with_tool_calls!;
     const press = items.findIndex((m) => m.role === 'tool_call_invocation' && m.name === 'press_digits');
     expect(items[press]).toMatchObject({ arguments: '{"digits":"1"}' });
-    expect(items.slice(press).find((m) => m.role === 'tool_call_result')).toMatchObject({ successful: true, content: '{"pressed":"1"}' });
-    expect(menu.transcript!.filter((m) => m.role === 'user').map((m) => m.content).join(' ')).toMatch(/reached appointments/i);
+    expect(items.slice(press).find((m) => m.role === 'tool_call_result')).toMatchObject({
+      successful: true,
+      content: '{"pressed":"1"}',
+    });
+    expect(
+      menu
+        .transcript!.filter((m) => m.role === 'user')
+        .map((m) => m.content)
+        .join(' '),
+    ).toMatch(/reached appointments/i);
   }, 90_000);
 });

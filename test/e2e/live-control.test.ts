@@ -11,7 +11,8 @@ import { replyStream, sseHeaders, startServer, type TestServer } from '../suppor
 
 const NUMBER = '+15550800001';
 const NOTE = 'The customer’s order 4471 shipped this morning.';
-const ANNOUNCEMENT = 'Here is a very long announcement about our opening hours, our holidays and every one of our twelve branches across the county.';
+const ANNOUNCEMENT =
+  'Here is a very long announcement about our opening hours, our holidays and every one of our twelve branches across the county.';
 let t: TestService;
 let model: TestServer;
 
@@ -25,7 +26,13 @@ beforeAll(async () => {
   });
   t = await startTestService();
   const res = await t.request('POST', '/v2/agents', {
-    body: { agent_id: 'desk', agent_name: 'Desk', begin_message: 'Hello, order desk.', inbound_numbers: [NUMBER], llm: { base_url: `${model.url}/v1`, model: 'm' } },
+    body: {
+      agent_id: 'desk',
+      agent_name: 'Desk',
+      begin_message: 'Hello, order desk.',
+      inbound_numbers: [NUMBER],
+      llm: { base_url: `${model.url}/v1`, model: 'm' },
+    },
   });
   expect(res.status, res.text).toBe(201);
 }, 60_000);
@@ -49,7 +56,9 @@ describe('live call control', () => {
     await agentFinished(caller, { after: 0, timeoutMs: 20_000 });
 
     let before = caller.played.length;
-    const said = await t.request('POST', `/v2/calls/${callId}/say`, { body: { text: 'Please hold the line for a moment.' } });
+    const said = await t.request('POST', `/v2/calls/${callId}/say`, {
+      body: { text: 'Please hold the line for a moment.' },
+    });
     expect(said.status, said.text).toBe(202);
     expect(said.body).toEqual({ call_id: callId, accepted: 'say' });
     await agentFinished(caller, { after: before, timeoutMs: 20_000 });
@@ -64,7 +73,10 @@ describe('live call control', () => {
     const ended = await t.request('POST', `/v2/calls/${callId}/end`);
     expect(ended.status).toBe(202);
     const final = await record(callId, (r) => r.call_status === 'ended');
-    expect(final).toMatchObject({ disconnection_reason: 'agent_hangup', disconnection_message: 'The call was ended through the API.' });
+    expect(final).toMatchObject({
+      disconnection_reason: 'agent_hangup',
+      disconnection_message: 'The call was ended through the API.',
+    });
     const agentLines = final.transcript!.filter((m) => m.role === 'agent').map((m) => m.content);
     expect(agentLines).toContain('Please hold the line for a moment.');
     expect(agentLines).toContain('Good news, your order has shipped.');
@@ -83,7 +95,10 @@ describe('live call control', () => {
     await agentFinished(caller, { after: 0, timeoutMs: 20_000 });
     await t.request('POST', `/v2/calls/${callId}/say`, { body: { text: ANNOUNCEMENT } });
     await new Promise((resolve) => setTimeout(resolve, 600));
-    expect((await t.request('POST', `/v2/calls/${callId}/say`, { body: { text: 'Sorry, one moment.', interrupt: true } })).status).toBe(202);
+    expect(
+      (await t.request('POST', `/v2/calls/${callId}/say`, { body: { text: 'Sorry, one moment.', interrupt: true } }))
+        .status,
+    ).toBe(202);
     const before = caller.played.length;
     await agentFinished(caller, { after: before, timeoutMs: 20_000 });
     await caller.hangUp();
@@ -118,7 +133,10 @@ describe('live call control', () => {
     const patched = await t.request('PATCH', `/v2/calls/${callId}`, { body: { metadata: { crm: 'case-9' } } });
     expect(patched.status).toBe(200);
     expect(CallRecordSchema.parse(patched.body).metadata).toEqual({ crm: 'case-9' });
-    expect((await t.request('PATCH', `/v2/calls/${callId}`, { body: { metadata: { crm: 1 } }, key: t.keyOf('globex') })).status).toBe(404);
+    expect(
+      (await t.request('PATCH', `/v2/calls/${callId}`, { body: { metadata: { crm: 1 } }, key: t.keyOf('globex') }))
+        .status,
+    ).toBe(404);
 
     const path = t.service.manager.recordingPath(callId);
     expect(existsSync(path)).toBe(true);
@@ -143,7 +161,9 @@ describe('live call control', () => {
     const listener = new WebSocket(url, { headers: { authorization: `Bearer ${t.keyOf('acme')}` } });
     const texts: { type: string; role?: string; text?: string; final?: boolean }[] = [];
     const audio: Buffer[] = [];
-    listener.on('message', (data: Buffer, isBinary: boolean) => (isBinary ? audio.push(data) : texts.push(JSON.parse(data.toString()) as (typeof texts)[number])));
+    listener.on('message', (data: Buffer, isBinary: boolean) =>
+      isBinary ? audio.push(data) : texts.push(JSON.parse(data.toString()) as (typeof texts)[number]),
+    );
     const closed = new Promise<number>((resolve) => listener.on('close', (code) => resolve(code)));
     await new Promise((resolve) => listener.once('open', resolve));
     const openedAt = Date.now();
@@ -158,7 +178,9 @@ describe('live call control', () => {
 
     const user = texts.find((m) => m.type === 'transcript' && m.role === 'user' && m.final);
     expect(user?.text).toMatch(/cancel/i);
-    expect(texts.some((m) => m.type === 'transcript' && m.role === 'agent' && m.text === 'Let me check that for you.')).toBe(true);
+    expect(
+      texts.some((m) => m.type === 'transcript' && m.role === 'agent' && m.text === 'Let me check that for you.'),
+    ).toBe(true);
     expect(texts.at(-1)).toMatchObject({ type: 'call_ended', disconnection_reason: 'user_hangup' });
     // Audio all along, at 16 kHz: the seconds received match the seconds listened (within the stream's own jitter).
     const samples = audio.reduce((n, b) => n + b.length / 2, 0);
@@ -175,4 +197,3 @@ describe('live call control', () => {
     expect(loud * 0.02).toBeGreaterThan(1.5);
   }, 90_000);
 });
-

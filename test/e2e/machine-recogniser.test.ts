@@ -10,7 +10,13 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CallRecordSchema } from '../../src/records/record.ts';
 import { freePort } from '../helpers/net.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, type PlacedCall } from '../helpers/phone.ts';
-import { apiAs, callOwners, childProcessesOf, demoAgentsFile, startServiceProcess } from '../helpers/service-process.ts';
+import {
+  apiAs,
+  callOwners,
+  childProcessesOf,
+  demoAgentsFile,
+  startServiceProcess,
+} from '../helpers/service-process.ts';
 
 const KEY = 'machine-stt-key-0123456789-01234567';
 const NUMBER = '+15550300011';
@@ -20,8 +26,10 @@ afterEach(() => {
 });
 const api = apiAs(KEY);
 
-const recognisers = (primary: number) => childProcessesOf(primary).filter((c) => c.cmdline.includes('recogniser-process'));
-const workers = (primary: number) => childProcessesOf(primary).filter((c) => c.env.some((e) => e.startsWith('NODE_ID=')));
+const recognisers = (primary: number) =>
+  childProcessesOf(primary).filter((c) => c.cmdline.includes('recogniser-process'));
+const workers = (primary: number) =>
+  childProcessesOf(primary).filter((c) => c.env.some((e) => e.startsWith('NODE_ID=')));
 
 /** A call that says its name once greeted and waits for the answer. */
 async function sayName(url: string): Promise<PlacedCall> {
@@ -43,14 +51,23 @@ async function heardInCall(url: string, call: PlacedCall): Promise<string> {
     },
     { timeout: 20_000, interval: 200 },
   );
-  return (record.transcript ?? []).filter((m) => m.role === 'user').map((m) => m.content).join(' ');
+  return (record.transcript ?? [])
+    .filter((m) => m.role === 'user')
+    .map((m) => m.content)
+    .join(' ');
 }
 
 describe('STT_POOL=machine (the default with WORKERS > 1)', () => {
   it('reads the callers of both workers in one recogniser process, starts it again after a SIGKILL, and stops it with the service', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-machine-stt-'));
     const agentsFile = demoAgentsFile(dataDir, NUMBER, 120_000);
-    const service = await startServiceProcess({ dataDir, port: await freePort(), key: KEY, env: { WORKERS: '2', NODE_ID: 'box', AGENTS_FILE: agentsFile }, started: children });
+    const service = await startServiceProcess({
+      dataDir,
+      port: await freePort(),
+      key: KEY,
+      env: { WORKERS: '2', NODE_ID: 'box', AGENTS_FILE: agentsFile },
+      started: children,
+    });
     const primary = service.child.pid!;
     await vi.waitFor(() => expect(workers(primary)).toHaveLength(2), { timeout: 30_000, interval: 200 });
     expect(workers(primary).every((w) => w.env.includes('VOICECALL_MACHINE_RECOGNISER=1'))).toBe(true);

@@ -14,7 +14,10 @@ beforeAll(async () => {
   t = await startTestService({ METRICS_TOKEN: TOKEN });
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-  expect((await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'metered', inbound_numbers: [NUMBER] } })).status).toBe(201);
+  expect(
+    (await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'metered', inbound_numbers: [NUMBER] } }))
+      .status,
+  ).toBe(201);
 }, 60_000);
 afterAll(async () => t?.stop());
 
@@ -63,7 +66,10 @@ describe('GET /metrics', () => {
     const record = await ended(callId);
 
     const { families: after, text } = await scrape();
-    expect(after.find((f) => f.name === 'voicecall_active_calls')!.metrics.find((m) => m.labels?.call_type === 'inbound')?.value).toBe('0');
+    expect(
+      after.find((f) => f.name === 'voicecall_active_calls')!.metrics.find((m) => m.labels?.call_type === 'inbound')
+        ?.value,
+    ).toBe('0');
     const calls = after.find((f) => f.name === 'voicecall_calls_total')!;
     expect(calls.type).toBe('COUNTER');
     expect(calls.metrics.find((m) => m.labels?.disconnection_reason === 'user_hangup')?.value).toBe('1');

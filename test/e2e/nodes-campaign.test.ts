@@ -17,7 +17,14 @@ import { CampaignResponse } from '../../src/http/campaign-schemas.ts';
 import { ListCallsV2Response } from '../../src/http/schemas.ts';
 import { freePort } from '../helpers/net.ts';
 import { postgresBinaries, startPostgres, type PostgresServer } from '../helpers/postgres.ts';
-import { apiAs, callOwners, queryStore, startServiceProcess, type ServiceProcess, type SharedStore } from '../helpers/service-process.ts';
+import {
+  apiAs,
+  callOwners,
+  queryStore,
+  startServiceProcess,
+  type ServiceProcess,
+  type SharedStore,
+} from '../helpers/service-process.ts';
 
 const KEY = 'acme:nodes-campaign-key-0123456789-0123456789';
 const TASKS = 200;
@@ -36,7 +43,15 @@ async function campaignCalls(url: string, campaignId: string): Promise<CallRecor
   const calls: CallRecord[] = [];
   let pagination_key: string | undefined;
   for (;;) {
-    const page = ListCallsV2Response.parse(await json(api(url, 'POST', '/v2/calls/list', { filter_criteria: { campaign_id: [campaignId] }, limit: 100, ...(pagination_key ? { pagination_key } : {}) })));
+    const page = ListCallsV2Response.parse(
+      await json(
+        api(url, 'POST', '/v2/calls/list', {
+          filter_criteria: { campaign_id: [campaignId] },
+          limit: 100,
+          ...(pagination_key ? { pagination_key } : {}),
+        }),
+      ),
+    );
     calls.push(...page.calls.map((c) => CallRecordSchema.parse(c)));
     if (!page.next_cursor) return calls;
     pagination_key = page.next_cursor;
@@ -100,7 +115,8 @@ describe.each(stores)('two nodes on $name, one campaign, one node killed', ({ na
     const shared = await make(dataDir);
     const env = {
       ...('databaseUrl' in shared ? { DATABASE_URL: shared.databaseUrl } : {}),
-      // Three of four phones ring out; the fourth answers, says "yes please" and hangs up (the embedded engines run those calls).
+      // Three of four phones ring out; the fourth answers, says "yes please" and hangs up (the embedded engines run
+      // those calls).
       SIM_NUMBERS: '+15550001=no_answer,+15550002=no_answer,+15550003=no_answer,+15550005=answer:short-hello',
       SIM_ANSWER_DELAY_MS: '100',
       RING_TIMEOUT_MS: '600',
@@ -114,15 +130,32 @@ describe.each(stores)('two nodes on $name, one campaign, one node killed', ({ na
     /** What each node logged (errors only): a node whose lease a peer took over says so. */
     const logs = new Map<string, string>();
     for (const nodeId of ['node-a', 'node-b']) {
-      const node = await startServiceProcess({ dataDir, port: await freePort(), key: KEY, env: { ...env, NODE_ID: nodeId }, started: children });
+      const node = await startServiceProcess({
+        dataDir,
+        port: await freePort(),
+        key: KEY,
+        env: { ...env, NODE_ID: nodeId },
+        started: children,
+      });
       logs.set(nodeId, '');
-      for (const out of [node.child.stdout, node.child.stderr]) out?.on('data', (chunk: Buffer) => logs.set(nodeId, logs.get(nodeId) + chunk.toString()));
+      for (const out of [node.child.stdout, node.child.stderr])
+        out?.on('data', (chunk: Buffer) => logs.set(nodeId, logs.get(nodeId) + chunk.toString()));
       nodes.push(node);
     }
     const [a, b] = nodes as [ServiceProcess, ServiceProcess];
     const numbers = ['+15550001', '+15550002', '+15550003', '+15550005'];
     const tasks = Array.from({ length: TASKS }, (_, i) => ({ call_to: numbers[i % 4]!, metadata: { i } }));
-    const created = CampaignResponse.parse(await json(api(a.url, 'POST', '/v2/campaigns', { name: 'Two nodes', call_from: '+14155550100', agent_id: 'demo', tasks, concurrency: CONCURRENCY })));
+    const created = CampaignResponse.parse(
+      await json(
+        api(a.url, 'POST', '/v2/campaigns', {
+          name: 'Two nodes',
+          call_from: '+14155550100',
+          agent_id: 'demo',
+          tasks,
+          concurrency: CONCURRENCY,
+        }),
+      ),
+    );
 
     // Watch both nodes: the organization's unfinished calls never pass its limit.
     let peakUnfinished = 0;
@@ -169,20 +202,33 @@ describe.each(stores)('two nodes on $name, one campaign, one node killed', ({ na
 
     // The calls node a had under way when it died end error_service, and stay so; no other call does.
     const owners = await callOwners(shared);
-    const orphaned = new Set(before.filter((c) => (c.call_status === 'registered' || c.call_status === 'ongoing') && owners.get(c.call_id) === 'node-a').map((c) => c.call_id));
+    const orphaned = new Set(
+      before
+        .filter(
+          (c) => (c.call_status === 'registered' || c.call_status === 'ongoing') && owners.get(c.call_id) === 'node-a',
+        )
+        .map((c) => c.call_id),
+    );
     expect(orphaned.size).toBeGreaterThan(0);
     const errored = calls.filter((c) => c.disconnection_reason === 'error_service');
     const describe = (id: string) => {
       const then = before.find((c) => c.call_id === id);
       return `${id} owned by ${owners.get(id)}, ${then ? `${then.call_status} (${then.disconnection_message ?? ''})` : 'not yet written'} at the kill`;
     };
-    const takenOver = new Set([...logs].filter(([, log]) => log.includes('node lease was taken over')).map(([nodeId]) => nodeId));
+    const takenOver = new Set(
+      [...logs].filter(([, log]) => log.includes('node lease was taken over')).map(([nodeId]) => nodeId),
+    );
     const erroredIds = new Set(errored.map((c) => c.call_id));
     expect([...orphaned].filter((id) => !erroredIds.has(id)).map(describe)).toEqual([]);
     // Any other: only a call of a node that stalled past its lease and was taken over.
     const others = errored.filter((c) => !orphaned.has(c.call_id));
-    expect(others.filter((c) => !takenOver.has(owners.get(c.call_id) ?? '')).map((c) => describe(c.call_id))).toEqual([]);
-    if (others.length > 0) console.log(`under load, ${[...takenOver].join(' and ')} stalled past its lease and was taken over: ${others.length} more calls ended error_service`);
+    expect(others.filter((c) => !takenOver.has(owners.get(c.call_id) ?? '')).map((c) => describe(c.call_id))).toEqual(
+      [],
+    );
+    if (others.length > 0)
+      console.log(
+        `under load, ${[...takenOver].join(' and ')} stalled past its lease and was taken over: ${others.length} more calls ended error_service`,
+      );
     for (const call of errored) expect(call.call_status).toBe('error');
     const again = await campaignCalls(b.url, created.id);
     expect(again.filter((c) => c.disconnection_reason === 'error_service')).toEqual(errored);

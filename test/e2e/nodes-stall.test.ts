@@ -15,7 +15,14 @@ import { CampaignResponse } from '../../src/http/campaign-schemas.ts';
 import { freePort } from '../helpers/net.ts';
 import { placeInboundCall } from '../helpers/phone.ts';
 import { postgresBinaries, startPostgres, type PostgresServer } from '../helpers/postgres.ts';
-import { apiAs, callOwners, demoAgentsFile, startServiceProcess, type ServiceProcess, type SharedStore } from '../helpers/service-process.ts';
+import {
+  apiAs,
+  callOwners,
+  demoAgentsFile,
+  startServiceProcess,
+  type ServiceProcess,
+  type SharedStore,
+} from '../helpers/service-process.ts';
 
 const KEY = 'nodes-stall-key-0123456789-0123456789';
 const NUMBER = '+15550400001';
@@ -32,11 +39,15 @@ afterAll(async () => {
 });
 
 const api = apiAs(KEY);
-const recordOf = async (url: string, callId: string): Promise<CallRecord> => CallRecordSchema.parse(await (await api(url, 'GET', `/v2/calls/${callId}`)).json());
+const recordOf = async (url: string, callId: string): Promise<CallRecord> =>
+  CallRecordSchema.parse(await (await api(url, 'GET', `/v2/calls/${callId}`)).json());
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Once the call is under way (its media connected): the agent's greeting need not have played. */
 const underWay = (url: string, callId: string) =>
-  vi.waitFor(async () => expect((await recordOf(url, callId)).call_status).toBe('ongoing'), { timeout: 20_000, interval: 100 });
+  vi.waitFor(async () => expect((await recordOf(url, callId)).call_status).toBe('ongoing'), {
+    timeout: 20_000,
+    interval: 100,
+  });
 const found = postgresBinaries();
 
 describe(`a node stalled past its lease, on ${'missing' in found ? 'one SQLite file' : 'one PostgreSQL database'}`, () => {
@@ -58,9 +69,18 @@ describe(`a node stalled past its lease, on ${'missing' in found ? 'one SQLite f
       AGENTS_FILE: demoAgentsFile(dataDir, NUMBER, 60_000),
       LOG_LEVEL: 'error',
     };
-    const a = await startServiceProcess({ dataDir, port: await freePort(), key: KEY, env: { ...env, NODE_ID: 'node-a' }, started: children });
+    const a = await startServiceProcess({
+      dataDir,
+      port: await freePort(),
+      key: KEY,
+      env: { ...env, NODE_ID: 'node-a' },
+      started: children,
+    });
     // Healthy once it listens; its agents are loaded a moment later.
-    await vi.waitFor(async () => expect((await api(a.url, 'GET', '/v2/agents/demo')).status).toBe(200), { timeout: 20_000, interval: 100 });
+    await vi.waitFor(async () => expect((await api(a.url, 'GET', '/v2/agents/demo')).status).toBe(200), {
+      timeout: 20_000,
+      interval: 100,
+    });
     const stall = async (node: ServiceProcess, until: () => Promise<boolean>) => {
       node.child.kill('SIGSTOP');
       const deadline = Date.now() + 30_000;
@@ -85,16 +105,39 @@ describe(`a node stalled past its lease, on ${'missing' in found ? 'one SQLite f
     expect((await recordOf(a.url, kept.callId)).call_status).toBe('ongoing');
     expect((await api(a.url, 'POST', `/v2/calls/${kept.callId}/end`)).status).toBe(202);
     await kept.caller.waitForClose();
-    await vi.waitFor(async () => expect(await recordOf(a.url, kept.callId)).toMatchObject({ call_status: 'ended', disconnection_reason: 'agent_hangup' }), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(
+      async () =>
+        expect(await recordOf(a.url, kept.callId)).toMatchObject({
+          call_status: 'ended',
+          disconnection_reason: 'agent_hangup',
+        }),
+      { timeout: 10_000, interval: 100 },
+    );
 
     // With a live peer: a campaign's call, and an inbound call on the node that dialed it.
-    const b = await startServiceProcess({ dataDir, port: await freePort(), key: KEY, env: { ...env, NODE_ID: 'node-b' }, started: children });
+    const b = await startServiceProcess({
+      dataDir,
+      port: await freePort(),
+      key: KEY,
+      env: { ...env, NODE_ID: 'node-b' },
+      started: children,
+    });
     const campaign = CampaignResponse.parse(
-      await (await api(a.url, 'POST', '/v2/campaigns', { name: 'Stall', call_from: '+14155550100', agent_id: 'demo', tasks: [{ call_to: LISTENER }], concurrency: 1 })).json(),
+      await (
+        await api(a.url, 'POST', '/v2/campaigns', {
+          name: 'Stall',
+          call_from: '+14155550100',
+          agent_id: 'demo',
+          tasks: [{ call_to: LISTENER }],
+          concurrency: 1,
+        })
+      ).json(),
     );
     const campaignCallId = await vi.waitFor(
       async () => {
-        const page = (await (await api(a.url, 'POST', '/v2/calls/list', { filter_criteria: { campaign_id: [campaign.id] } })).json()) as { calls: CallRecord[] };
+        const page = (await (
+          await api(a.url, 'POST', '/v2/calls/list', { filter_criteria: { campaign_id: [campaign.id] } })
+        ).json()) as { calls: CallRecord[] };
         expect(page.calls[0]?.call_status).toBe('ongoing');
         return page.calls[0]!.call_id;
       },
@@ -115,7 +158,8 @@ describe(`a node stalled past its lease, on ${'missing' in found ? 'one SQLite f
       return finals.size === 2;
     });
     const resumedAt = Date.now();
-    for (const record of finals.values()) expect(record).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service' });
+    for (const record of finals.values())
+      expect(record).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service' });
     expect(finals.get(inbound.callId)!.disconnection_message).toBe('The service stopped during the call.');
 
     // Resumed, it finds its lease gone at its next beat and cuts its caller off: no caller is
@@ -127,7 +171,9 @@ describe(`a node stalled past its lease, on ${'missing' in found ? 'one SQLite f
     // The records stay as the peer wrote them, and the campaign counted its call once.
     await pause(LEASE_MS);
     for (const [id, record] of finals) expect(await recordOf(stalled.url, id)).toEqual(record);
-    expect(CampaignResponse.parse(await (await api(peer.url, 'GET', `/v2/campaigns/${campaign.id}`)).json())).toMatchObject({
+    expect(
+      CampaignResponse.parse(await (await api(peer.url, 'GET', `/v2/campaigns/${campaign.id}`)).json()),
+    ).toMatchObject({
       // It had connected: it counts as completed, however it ended.
       status: 'success',
       completed_calls: 1,

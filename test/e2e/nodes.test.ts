@@ -22,13 +22,15 @@ afterEach(() => {
 
 const api = apiAs(KEY);
 
-const recordOf = async (url: string, callId: string) => CallRecordSchema.parse(await (await api(url, 'GET', `/v2/calls/${callId}`)).json());
+const recordOf = async (url: string, callId: string) =>
+  CallRecordSchema.parse(await (await api(url, 'GET', `/v2/calls/${callId}`)).json());
 
 describe('nodes sharing a store', () => {
   it("a node starting leaves a live peer's call alone and counts it against the organization's limit; when the peer is killed, the survivor finishes its call once its lease runs out", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-nodes-'));
     // One call at a time for the organization, across both processes.
-    // The demo agent answering NUMBER, from the agents file both nodes load (a node loading the shipped file would undo a PATCH).
+    // The demo agent answering NUMBER, from the agents file both nodes load (a node loading the shipped file would undo
+    // a PATCH).
     const agentsFile = demoAgentsFile(dataDir, NUMBER, 60_000);
     const env = { NODE_LEASE_MS: String(LEASE_MS), MAX_CONCURRENT_CALLS: '1', AGENTS_FILE: agentsFile };
     const first = await startServiceProcess({ dataDir, port: await freePort(), key: KEY, env, started: children });
@@ -43,7 +45,10 @@ describe('nodes sharing a store', () => {
     // The organization's one slot is held by the first node's call: a call reaching the second node is refused.
     const refused = await placeInboundCall(second.url, NUMBER);
     await refused.caller.waitForClose();
-    expect(await recordOf(second.url, refused.callId)).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'concurrency_limit_reached' });
+    expect(await recordOf(second.url, refused.callId)).toMatchObject({
+      call_status: 'not_connected',
+      disconnection_reason: 'concurrency_limit_reached',
+    });
 
     first.child.kill('SIGKILL');
     await first.exited;
@@ -56,7 +61,10 @@ describe('nodes sharing a store', () => {
       },
       { timeout: LEASE_MS * 4, interval: 200 },
     );
-    expect(ended).toMatchObject({ disconnection_reason: 'error_service', disconnection_message: 'The service stopped during the call.' });
+    expect(ended).toMatchObject({
+      disconnection_reason: 'error_service',
+      disconnection_message: 'The service stopped during the call.',
+    });
     // Not before the lease could have run out (renewed every third of it), and charged up to its last sign of life.
     expect(Date.now() - killedAt).toBeGreaterThan(LEASE_MS / 3);
     expect(ended.duration_ms).toBeGreaterThan(0);

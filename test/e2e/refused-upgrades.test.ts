@@ -96,21 +96,32 @@ describe('refused WebSocket upgrades', () => {
     for (let i = 0; i < 10; i++) refused.push(await upgrade(port, `/v2/calls/call_${i}/listen`));
     for (const r of refused) expect(r.status).toBe(401);
     // A key past its organization's limit: 429.
-    for (let i = 0; i < 3; i++) await fetch(`${service.url}/v2/calls/call_x`, { headers: { authorization: `Bearer ${KEY}` } });
+    for (let i = 0; i < 3; i++)
+      await fetch(`${service.url}/v2/calls/call_x`, { headers: { authorization: `Bearer ${KEY}` } });
     const throttled: Refused[] = [];
-    for (let i = 0; i < 5; i++) throttled.push(await upgrade(port, '/v2/calls/call_x/listen', { Authorization: `Bearer ${KEY}` }));
+    for (let i = 0; i < 5; i++)
+      throttled.push(await upgrade(port, '/v2/calls/call_x/listen', { Authorization: `Bearer ${KEY}` }));
     for (const r of throttled) expect(r.status).toBe(429);
     // Media paths no route serves, or that do not parse.
     const media = [await upgrade(port, '/media/nowhere'), await upgrade(port, '/media/twilio%zz')];
     expect(media.map((r) => r.status)).toEqual([404, 400]);
 
     const all = [...refused, ...throttled, ...media];
-    for (const r of all) expect(JSON.parse(r.body)).toEqual({ error: expect.any(String), details: expect.any(String), code: expect.any(String) });
+    for (const r of all)
+      expect(JSON.parse(r.body)).toEqual({
+        error: expect.any(String),
+        details: expect.any(String),
+        code: expect.any(String),
+      });
     // The client has not closed its side: only the server can have.
     expect(await Promise.all(all.map((r) => r.closedByServer(3_000)))).toEqual(all.map(() => true));
 
     // Clients that leave right after the refusal, still open when the service is told to stop.
-    const leaving = await Promise.all(Array.from({ length: 10 }, (_, i) => upgrade(port, `/v2/calls/call_${i}/listen`, { Authorization: 'Bearer wrong-key-wrong-key-wrong-key-wrong' })));
+    const leaving = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        upgrade(port, `/v2/calls/call_${i}/listen`, { Authorization: 'Bearer wrong-key-wrong-key-wrong-key-wrong' }),
+      ),
+    );
     for (const r of leaving) r.socket.end();
     const stopAt = Date.now();
     service.child.kill('SIGTERM');

@@ -23,7 +23,8 @@ afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
 });
 
-const startProcess = (dataDir: string, port: number) => startServiceProcess({ dataDir, port, key: KEY, started: children });
+const startProcess = (dataDir: string, port: number) =>
+  startServiceProcess({ dataDir, port, key: KEY, started: children });
 
 const api = apiAs(KEY);
 
@@ -31,7 +32,10 @@ async function serviceWithPhoneAgent() {
   const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-restart-'));
   const port = await freePort();
   const first = await startProcess(dataDir, port);
-  const res = await api(first.url, 'PATCH', '/v2/agents/demo', { inbound_numbers: [NUMBER], inactivity_timeout_ms: 60_000 });
+  const res = await api(first.url, 'PATCH', '/v2/agents/demo', {
+    inbound_numbers: [NUMBER],
+    inactivity_timeout_ms: 60_000,
+  });
   expect(res.status).toBe(200);
   expect((await api(first.url, 'POST', '/v2/agents/demo/publish')).status).toBe(200);
   return { dataDir, port, first };
@@ -48,7 +52,11 @@ describe('the service process and calls under way', () => {
 
     const second = await startProcess(dataDir, port);
     const record = CallRecordSchema.parse(await (await api(second.url, 'GET', `/v2/calls/${callId}`)).json());
-    expect(record).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service', disconnection_message: 'The service shut down during the call.' });
+    expect(record).toMatchObject({
+      call_status: 'error',
+      disconnection_reason: 'error_service',
+      disconnection_message: 'The service shut down during the call.',
+    });
     expect(record.transcript!.length).toBeGreaterThan(0);
     expect(record.end_timestamp).not.toBeNull();
   }, 90_000);
@@ -57,7 +65,10 @@ describe('the service process and calls under way', () => {
     const { dataDir, port, first } = await serviceWithPhoneAgent();
     // The organization's webhook receiver is down until after the crash.
     const hookPort = await freePort();
-    expect((await api(first.url, 'PUT', '/v2/webhook-settings', { webhook_url: `http://127.0.0.1:${hookPort}/hooks` })).status).toBe(200);
+    expect(
+      (await api(first.url, 'PUT', '/v2/webhook-settings', { webhook_url: `http://127.0.0.1:${hookPort}/hooks` }))
+        .status,
+    ).toBe(200);
     const { caller, callId } = await placeInboundCall(first.url, NUMBER);
     await agentFinished(caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });
     await caller.speak(fixtureUlaw('04-yes-please'));
@@ -90,7 +101,11 @@ describe('the service process and calls under way', () => {
     await new Promise<void>((resolve) => receiver.listen(hookPort, '127.0.0.1', resolve));
     const second = await startProcess(dataDir, port);
     const record = CallRecordSchema.parse(await (await api(second.url, 'GET', `/v2/calls/${callId}`)).json());
-    expect(record).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service', disconnection_message: 'The service stopped during the call.' });
+    expect(record).toMatchObject({
+      call_status: 'error',
+      disconnection_reason: 'error_service',
+      disconnection_message: 'The service stopped during the call.',
+    });
     expect(record.transcript!.map((m) => m.role).slice(0, 2)).toEqual(['agent', 'user']);
     expect(record.transcript![0]!.content).toMatch(/demo front desk/);
     expect(record.duration_ms).toBeGreaterThan(0);
@@ -104,7 +119,11 @@ describe('the service process and calls under way', () => {
     expect(stale).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_failed' });
     expect(existsSync(join(dataDir, 'recordings', 'call_nobody.wav'))).toBe(false);
     // Written with the record's change before the crash (started) and at recovery (ended): none lost, in order.
-    await vi.waitFor(() => expect(hooks.filter((h) => h.callId === callId).map((h) => h.event)).toEqual(['call_started', 'call_ended']), { timeout: 20_000, interval: 100 });
+    await vi.waitFor(
+      () =>
+        expect(hooks.filter((h) => h.callId === callId).map((h) => h.event)).toEqual(['call_started', 'call_ended']),
+      { timeout: 20_000, interval: 100 },
+    );
     receiver.close();
     // Finalized once: a third start changes nothing.
     second.child.kill('SIGTERM');
@@ -119,16 +138,21 @@ describe('the service process and calls under way', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-restart-'));
     const port = await freePort();
     const first = await startProcess(dataDir, port);
-    const { tests } = TestListSchema.parse(await (await api(first.url, 'POST', '/v2/agents/demo/tests/list', {})).json());
+    const { tests } = TestListSchema.parse(
+      await (await api(first.url, 'POST', '/v2/agents/demo/tests/list', {})).json(),
+    );
     const started = await api(first.url, 'POST', '/v2/agents/demo/test-runs', { test_ids: [tests[0]!.test_id] });
     expect(started.status).toBe(201);
     const { run_id } = TestRunSchema.parse(await started.json());
     // The running test names its call at once; the kill comes once that call is under way.
     const callId = await vi.waitFor(
       async () => {
-        const id = TestRunSchema.parse(await (await api(first.url, 'GET', `/v2/test-runs/${run_id}`)).json()).results[0]!.call_id;
+        const id = TestRunSchema.parse(await (await api(first.url, 'GET', `/v2/test-runs/${run_id}`)).json())
+          .results[0]!.call_id;
         expect(id).not.toBeNull();
-        expect(CallRecordSchema.parse(await (await api(first.url, 'GET', `/v2/calls/${id!}`)).json()).call_status).toBe('ongoing');
+        expect(CallRecordSchema.parse(await (await api(first.url, 'GET', `/v2/calls/${id!}`)).json()).call_status).toBe(
+          'ongoing',
+        );
         return id!;
       },
       { timeout: 20_000, interval: 200 },
@@ -138,7 +162,13 @@ describe('the service process and calls under way', () => {
 
     const second = await startProcess(dataDir, port);
     const run = TestRunSchema.parse(await (await api(second.url, 'GET', `/v2/test-runs/${run_id}`)).json());
-    expect(run).toMatchObject({ status: 'error', summary: { errored: 1 }, results: [{ status: 'error', call_id: callId, error: 'the service restarted during the run; run the tests again' }] });
+    expect(run).toMatchObject({
+      status: 'error',
+      summary: { errored: 1 },
+      results: [
+        { status: 'error', call_id: callId, error: 'the service restarted during the run; run the tests again' },
+      ],
+    });
     const record = CallRecordSchema.parse(await (await api(second.url, 'GET', `/v2/calls/${callId}`)).json());
     expect(record).toMatchObject({ call_type: 'api', call_status: 'error', disconnection_reason: 'error_service' });
   }, 90_000);

@@ -8,7 +8,8 @@ import { agentFinished, placeInboundCall } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 const NUMBER = '+15550100041';
-const GREETING = 'Acme here. Your balance is $12.50, due 2026-12-01. Call +1 415 555 0100 or write to help@acme.example.';
+const GREETING =
+  'Acme here. Your balance is $12.50, due 2026-12-01. Call +1 415 555 0100 or write to help@acme.example.';
 let t: TestService;
 let voiceServer: Server;
 const asked: string[] = [];
@@ -28,8 +29,15 @@ beforeAll(async () => {
   t = await startTestService();
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-  const voice = { engine: 'openai', base_url: `http://127.0.0.1:${(voiceServer.address() as AddressInfo).port}/v1`, voice_id: 'alloy', pronunciation: [{ word: 'Acme', replacement: 'ack me' }] };
-  const created = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'spoken', inbound_numbers: [NUMBER], begin_message: GREETING, voice } });
+  const voice = {
+    engine: 'openai',
+    base_url: `http://127.0.0.1:${(voiceServer.address() as AddressInfo).port}/v1`,
+    voice_id: 'alloy',
+    pronunciation: [{ word: 'Acme', replacement: 'ack me' }],
+  };
+  const created = await t.request('POST', '/v2/agents', {
+    body: { ...config, agent_id: 'spoken', inbound_numbers: [NUMBER], begin_message: GREETING, voice },
+  });
   expect(created.status).toBe(201);
 }, 60_000);
 afterAll(async () => {

@@ -13,9 +13,18 @@ afterEach(() => {
 });
 
 function start(dataDir: string, port: number): Promise<{ child: ChildProcess; url: string; stdout: () => string }> {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' };
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    LOG_LEVEL: 'info',
+  };
   delete env.API_KEYS;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.push(child);
   let out = '';
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

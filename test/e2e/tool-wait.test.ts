@@ -16,9 +16,19 @@ beforeAll(async () => {
   // The model calls the tool on the caller's turn, then answers with its result.
   model = await startServer((_req, res, _body, n) => {
     sseHeaders(res);
-    res.end(n === 1 ? replyStream('', [{ id: 'call_1', name: 'order_status', arguments: '{}' }]) : replyStream('Your order shipped this morning.'));
+    res.end(
+      n === 1
+        ? replyStream('', [{ id: 'call_1', name: 'order_status', arguments: '{}' }])
+        : replyStream('Your order shipped this morning.'),
+    );
   });
-  tool = await startServer((_req, res) => void setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"shipped"}'), 1_600));
+  tool = await startServer(
+    (_req, res) =>
+      void setTimeout(
+        () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"shipped"}'),
+        1_600,
+      ),
+  );
   t = await startTestService();
   const agent = {
     agent_id: 'orders',
@@ -26,7 +36,9 @@ beforeAll(async () => {
     llm: { base_url: model.url, model: 'm' },
     begin_message: 'Hello.',
     inbound_numbers: [NUMBER],
-    tools: [{ type: 'api', name: 'order_status', url: `${tool.url}/status`, parameters: { type: 'object', properties: {} } }],
+    tools: [
+      { type: 'api', name: 'order_status', url: `${tool.url}/status`, parameters: { type: 'object', properties: {} } },
+    ],
   };
   expect((await t.request('POST', '/v2/agents', { body: agent })).status).toBe(201);
 }, 60_000);
@@ -55,7 +67,10 @@ describe('a slow tool on a phone call', () => {
     const filler = at((i) => i.role === 'agent' && i.content === 'One moment, please.');
     const result = at((i) => i.role === 'tool_call_result');
     const answer = at((i) => i.role === 'agent' && i.content === 'Your order shipped this morning.');
-    expect([invoked, filler, result, answer].every((i) => i >= 0), JSON.stringify(items)).toBe(true);
+    expect(
+      [invoked, filler, result, answer].every((i) => i >= 0),
+      JSON.stringify(items),
+    ).toBe(true);
     expect(invoked).toBeLessThan(filler);
     expect(filler).toBeLessThan(answer);
     // The line starts about a second into the tool's work, well before its 1.6 s answer.

@@ -27,17 +27,23 @@ describe('OpenTelemetry traces', () => {
       req.on('data', (d: Buffer) => (body += d.toString()));
       req.on('end', () => {
         const payload = JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
-        for (const resource of payload.resourceSpans) for (const scope of resource.scopeSpans) spans.push(...scope.spans);
+        for (const resource of payload.resourceSpans)
+          for (const scope of resource.scopeSpans) spans.push(...scope.spans);
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
-    const t = await startTestService({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}` });
+    const t = await startTestService({
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+    });
     let record: CallRecord;
     try {
       const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
       const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-      expect((await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'traced', inbound_numbers: [NUMBER] } })).status).toBe(201);
+      expect(
+        (await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'traced', inbound_numbers: [NUMBER] } }))
+          .status,
+      ).toBe(201);
       const { caller, callId } = await placeInboundCall(t.url, NUMBER);
       await agentFinished(caller, { after: 0, timeoutMs: 20_000 });
       await bookWithDemo(t, caller, callId);
@@ -65,7 +71,7 @@ describe('OpenTelemetry traces', () => {
       const stages = ofCall.filter((s) => s.parentSpanId === turn.spanId).map((s) => s.name);
       expect(stages).toEqual(expect.arrayContaining(['llm.first_token', 'llm.first_speakable', 'tts.first_audio']));
       // The turn lasts its voice-to-voice time.
-      const ms = (Number(BigInt(turn.endTimeUnixNano) - BigInt(turn.startTimeUnixNano)) / 1e6);
+      const ms = Number(BigInt(turn.endTimeUnixNano) - BigInt(turn.startTimeUnixNano)) / 1e6;
       expect(Math.abs(ms - Number(attr(turn, 'turn.e2e_ms')?.intValue))).toBeLessThanOrEqual(1);
     }
     const tools = ofCall.filter((s) => s.name === 'tool');

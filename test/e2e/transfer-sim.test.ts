@@ -14,10 +14,18 @@ const BUSY_DESK = '+15550007';
 const ALEX = '+15550008';
 
 beforeAll(async () => {
-  t = await startTestService({ SIM_NUMBERS: `${CALLER}=answer:transfer-me,${DESK}=answer,${BUSY_DESK}=busy,${ALEX}=answer:front-desk`, SIM_ANSWER_DELAY_MS: '200' });
+  t = await startTestService({
+    SIM_NUMBERS: `${CALLER}=answer:transfer-me,${DESK}=answer,${BUSY_DESK}=busy,${ALEX}=answer:front-desk`,
+    SIM_ANSWER_DELAY_MS: '200',
+  });
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-  for (const [id, to, mode] of [['to-desk', DESK, 'cold'], ['to-busy-desk', BUSY_DESK, 'cold'], ['warm-to-alex', ALEX, 'warm'], ['warm-to-busy', BUSY_DESK, 'warm']] as const) {
+  for (const [id, to, mode] of [
+    ['to-desk', DESK, 'cold'],
+    ['to-busy-desk', BUSY_DESK, 'cold'],
+    ['warm-to-alex', ALEX, 'warm'],
+    ['warm-to-busy', BUSY_DESK, 'warm'],
+  ] as const) {
     const body = { ...config, agent_id: id, tools: [...demo.tools, { type: 'transfer_call', transfer_to: to, mode }] };
     expect((await t.request('POST', '/v2/agents', { body })).status).toBe(201);
   }
@@ -25,7 +33,9 @@ beforeAll(async () => {
 afterAll(async () => t?.stop());
 
 async function call(agentId: string): Promise<CallRecord> {
-  const placed = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', call_to: CALLER, agent_id: agentId } });
+  const placed = await t.request('POST', '/v2/calls', {
+    body: { call_from: '+14155550100', call_to: CALLER, agent_id: agentId },
+  });
   expect(placed.status).toBe(201);
   return callEnded(t, (placed.body as { call_id: string }).call_id);
 }
@@ -35,10 +45,18 @@ describe('transfers between simulated phones', () => {
     const [connected, back] = await Promise.all([call('to-desk'), call('to-busy-desk')]);
     expect(t.logs.filter((l) => l.includes('script failed'))).toEqual([]);
 
-    expect(connected).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: DESK });
+    expect(connected).toMatchObject({
+      call_status: 'ended',
+      disconnection_reason: 'call_transfer',
+      transfer_destination: DESK,
+    });
     expect(connected.transcript!.at(-1)).toMatchObject({ role: 'agent', content: 'Let me transfer you.' });
 
-    expect(back).toMatchObject({ call_status: 'ended', disconnection_reason: 'agent_hangup', transfer_destination: null });
+    expect(back).toMatchObject({
+      call_status: 'ended',
+      disconnection_reason: 'agent_hangup',
+      transfer_destination: null,
+    });
     const lines = back.transcript!.map((m) => `${m.role}: ${m.content}`);
     const asked = lines.indexOf('agent: Let me transfer you.');
     expect(asked).toBeGreaterThan(0);
@@ -51,14 +69,27 @@ describe('transfers between simulated phones', () => {
     const [bridged, busy] = await Promise.all([call('warm-to-alex'), call('warm-to-busy')]);
     expect(t.logs.filter((l) => l.includes('script failed'))).toEqual([]);
 
-    expect(bridged).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: ALEX });
+    expect(bridged).toMatchObject({
+      call_status: 'ended',
+      disconnection_reason: 'call_transfer',
+      transfer_destination: ALEX,
+    });
     expect(bridged.end_timestamp! - bridged.transfer_timestamp!).toBeLessThan(1_000);
-    expect(bridged.disconnection_message).toBe(`Transferred to ${ALEX} after telling them: Hi, this is the demo front desk. I have a caller who asked to speak with a person.`);
+    expect(bridged.disconnection_message).toBe(
+      `Transferred to ${ALEX} after telling them: Hi, this is the demo front desk. I have a caller who asked to speak with a person.`,
+    );
     expect(bridged.transcript!.at(-1)).toMatchObject({ role: 'agent', content: 'Let me transfer you.' });
-    // The summary went to the person who answered, while the caller heard hold music (audio, no words in the transcript).
-    expect(bridged.transfer_timestamp! - bridged.start_timestamp!).toBeGreaterThan(bridged.transcript!.at(-1)!.end_at * 1000 + 2000);
+    // The summary went to the person who answered, while the caller heard hold music (audio, no words in the
+    // transcript).
+    expect(bridged.transfer_timestamp! - bridged.start_timestamp!).toBeGreaterThan(
+      bridged.transcript!.at(-1)!.end_at * 1000 + 2000,
+    );
 
-    expect(busy).toMatchObject({ call_status: 'ended', disconnection_reason: 'agent_hangup', transfer_destination: null });
+    expect(busy).toMatchObject({
+      call_status: 'ended',
+      disconnection_reason: 'agent_hangup',
+      transfer_destination: null,
+    });
     const lines = busy.transcript!.map((m) => `${m.role}: ${m.content}`);
     const asked = lines.indexOf('agent: Let me transfer you.');
     expect(lines[asked + 1]).toBe(`agent: ${DEMO_TRANSFER_FAILED}`);

@@ -17,7 +17,12 @@ const DESK_BUSY = '+14155557002';
 
 beforeAll(async () => {
   twilio = await new TwilioStandIn().start();
-  t = await startTestService({ TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_API_BASE: twilio.url, RING_TIMEOUT_MS: '7000' });
+  t = await startTestService({
+    TWILIO_ACCOUNT_SID: twilio.accountSid,
+    TWILIO_AUTH_TOKEN: twilio.authToken,
+    TWILIO_API_BASE: twilio.url,
+    RING_TIMEOUT_MS: '7000',
+  });
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   const agents = [
@@ -27,7 +32,12 @@ beforeAll(async () => {
     ['warm-busy', DESK_BUSY, 'warm'],
   ] as const;
   for (const [id, to, mode] of agents) {
-    const body = { ...config, agent_id: id, inbound_numbers: id === 'desk-answers' ? ['+14155550100'] : [], tools: [...demo.tools, { type: 'transfer_call', transfer_to: to, mode }] };
+    const body = {
+      ...config,
+      agent_id: id,
+      inbound_numbers: id === 'desk-answers' ? ['+14155550100'] : [],
+      tools: [...demo.tools, { type: 'transfer_call', transfer_to: to, mode }],
+    };
     expect((await t.request('POST', '/v2/agents', { body })).status).toBe(201);
   }
   twilio.behaviors.set(DESK_ANSWERS, { kind: 'answer' });
@@ -46,7 +56,9 @@ const asksForTransfer = async (caller: TwilioStreamCaller) => {
 };
 
 async function place(to: string, agentId: string): Promise<string> {
-  const res = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', call_to: to, agent_id: agentId } });
+  const res = await t.request('POST', '/v2/calls', {
+    body: { call_from: '+14155550100', call_to: to, agent_id: agentId },
+  });
   expect(res.status, res.text).toBe(201);
   return CreateCallAck.parse(res.body).call_id;
 }
@@ -60,28 +72,43 @@ describe('warm transfer on a Twilio line', () => {
     const busy = callEnded(t, busyCallId, 60_000);
     const record = await callEnded(t, callId, 60_000);
     const placed = twilio.calls.find((c) => c.form.To === '+15550007103')!;
-    const leg = twilio.calls.find((c) => c.form.To === DESK_ANSWERS && String(c.form.StatusCallback).includes('leg=consult'))!;
-    expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: DESK_ANSWERS });
+    const leg = twilio.calls.find(
+      (c) => c.form.To === DESK_ANSWERS && String(c.form.StatusCallback).includes('leg=consult'),
+    )!;
+    expect(record).toMatchObject({
+      call_status: 'ended',
+      disconnection_reason: 'call_transfer',
+      transfer_destination: DESK_ANSWERS,
+    });
     // The call ends as the legs are bridged: nothing is left to play to the caller.
     expect(record.end_timestamp! - record.transfer_timestamp!).toBeLessThan(1_000);
-    expect(record.disconnection_message).toMatch(/after telling them: Hi, this is the demo front desk\. I have a caller who asked to speak with a person\.$/);
+    expect(record.disconnection_message).toMatch(
+      /after telling them: Hi, this is the demo front desk\. I have a caller who asked to speak with a person\.$/,
+    );
     // Both legs are in the same conference, and neither was hung up by the service.
     expect(placed.conference).toBe(`transfer-${callId}`);
     expect(leg.conference).toBe(`transfer-${callId}`);
     expect(twilio.hangups).not.toContain(placed.sid);
     // The second leg heard the summary (seconds of speech); the caller heard hold music meanwhile.
-    const loud = (frames: { payload: Buffer }[]) => frames.filter((f) => f.payload.some((b) => (b & 0x7f) < 0x70)).length;
+    const loud = (frames: { payload: Buffer }[]) =>
+      frames.filter((f) => f.payload.some((b) => (b & 0x7f) < 0x70)).length;
     expect(loud(leg.stream!.played)).toBeGreaterThan(100);
     const lineEnd = record.start_timestamp! + record.transcript!.at(-1)!.end_at * 1000;
     const heldFrames = placed.stream!.played.filter((f) => f.at > lineEnd - record.start_timestamp! + 500);
     expect(loud(heldFrames)).toBeGreaterThan(50);
 
-    // The busy second leg: still with the agent, who says it could not put the caller through (the caller hangs up after).
-    await vi.waitFor(async () => {
-      const r = (await t.request('GET', `/v2/calls/${busyCallId}`)).body as { transcript: { role: string; content: string }[] };
-      expect(r.transcript.map((m) => m.content)).toContain(DEMO_TRANSFER_FAILED);
-    }, { timeout: 30_000, interval: 200 });
-    twilio.calls.find((c) => c.form.To === '+15550007104')!.stream!.hangUp();
+    // The busy second leg: still with the agent, who says it could not put the caller through (the caller hangs up
+    // after).
+    await vi.waitFor(
+      async () => {
+        const r = (await t.request('GET', `/v2/calls/${busyCallId}`)).body as {
+          transcript: { role: string; content: string }[];
+        };
+        expect(r.transcript.map((m) => m.content)).toContain(DEMO_TRANSFER_FAILED);
+      },
+      { timeout: 30_000, interval: 200 },
+    );
+    void twilio.calls.find((c) => c.form.To === '+15550007104')!.stream!.hangUp();
     expect(await busy).toMatchObject({ disconnection_reason: 'user_hangup', transfer_destination: null });
   }, 90_000);
 });
@@ -94,8 +121,19 @@ describe('cold transfer on a Twilio line', () => {
     const placed = twilio.calls.find((c) => c.form.To === '+15550007101')!;
     // The record ends when the destination answers; the <Dial action> comes once that call is over.
     await placed.redirect;
-    expect(placed.transfers).toEqual([{ to: DESK_ANSWERS, dialStatus: 'completed', twimlBack: expect.stringContaining('<Hangup/>') as unknown as string }]);
-    expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'call_transfer', transfer_destination: DESK_ANSWERS, disconnection_message: `Transferred to ${DESK_ANSWERS}.` });
+    expect(placed.transfers).toEqual([
+      {
+        to: DESK_ANSWERS,
+        dialStatus: 'completed',
+        twimlBack: expect.stringContaining('<Hangup/>') as unknown as string,
+      },
+    ]);
+    expect(record).toMatchObject({
+      call_status: 'ended',
+      disconnection_reason: 'call_transfer',
+      transfer_destination: DESK_ANSWERS,
+      disconnection_message: `Transferred to ${DESK_ANSWERS}.`,
+    });
     expect(record.transfer_timestamp).toBeGreaterThanOrEqual(record.start_timestamp!);
     expect(record.transfer_timestamp).toBeLessThanOrEqual(record.end_timestamp!);
     // The agent's line before the transfer was heard in full.
@@ -122,7 +160,11 @@ describe('cold transfer on a Twilio line', () => {
     expect(placed.transfers[0]).toMatchObject({ to: DESK_BUSY, dialStatus: 'busy' });
     expect(placed.transfers[0]!.twimlBack).toContain('<Connect><Stream');
     expect(heardBack).toBe('yes');
-    expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup', transfer_destination: null });
+    expect(record).toMatchObject({
+      call_status: 'ended',
+      disconnection_reason: 'user_hangup',
+      transfer_destination: null,
+    });
     const agent = record.transcript!.filter((m) => m.role === 'agent').map((m) => m.content);
     expect(agent.slice(-2)).toEqual(['Let me transfer you.', DEMO_TRANSFER_FAILED]);
     // The caller's time away is on the call's clock: the message back starts after the line before it ended.

@@ -21,18 +21,39 @@ beforeAll(async () => {
   t = await startTestService();
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-  const created = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-desk', inbound_numbers: [NUMBER] } });
+  const created = await t.request('POST', '/v2/agents', {
+    body: { ...config, agent_id: 'phone-desk', inbound_numbers: [NUMBER] },
+  });
   expect(created.status).toBe(201);
-  const neural = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-moonshine', inbound_numbers: [MOONSHINE_NUMBER], stt: { engine: 'moonshine', language: 'en-US' }, noise_suppression: 'rnnoise' } });
+  const neural = await t.request('POST', '/v2/agents', {
+    body: {
+      ...config,
+      agent_id: 'phone-moonshine',
+      inbound_numbers: [MOONSHINE_NUMBER],
+      stt: { engine: 'moonshine', language: 'en-US' },
+      noise_suppression: 'rnnoise',
+    },
+  });
   expect(neural.status).toBe(201);
-  const hinted = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'phone-hints', begin_message: 'Hello.', inbound_numbers: [HINTS_NUMBER], stt: { language: 'en-US', phrases: ['Okonkwo', 'Zendrix Telecom'] } } });
+  const hinted = await t.request('POST', '/v2/agents', {
+    body: {
+      ...config,
+      agent_id: 'phone-hints',
+      begin_message: 'Hello.',
+      inbound_numbers: [HINTS_NUMBER],
+      stt: { language: 'en-US', phrases: ['Okonkwo', 'Zendrix Telecom'] },
+    },
+  });
   expect(hinted.status).toBe(201);
   // Phrase hints no longer move an agent off the default recogniser.
   expect((hinted.body as { stt: { engine: string } }).stt.engine).toBe('moonshine');
 }, 60_000);
 afterAll(async () => t?.stop());
 
-async function finalRecord(callId: string, until: (r: CallRecord) => boolean = (r) => r.call_status !== 'ongoing' && r.call_status !== 'registered'): Promise<CallRecord> {
+async function finalRecord(
+  callId: string,
+  until: (r: CallRecord) => boolean = (r) => r.call_status !== 'ongoing' && r.call_status !== 'registered',
+): Promise<CallRecord> {
   for (let i = 0; i < 200; i++) {
     const record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
     if (until(record)) return record;
@@ -76,7 +97,13 @@ describe('inbound Twilio call with the embedded engines', () => {
     await caller.hangUp();
 
     const record = await finalRecord(callId, (r) => r.call_analysis !== null);
-    expect(record).toMatchObject({ call_type: 'inbound', call_status: 'ended', disconnection_reason: 'user_hangup', call_to: NUMBER, agent_id: 'phone-desk' });
+    expect(record).toMatchObject({
+      call_type: 'inbound',
+      call_status: 'ended',
+      disconnection_reason: 'user_hangup',
+      call_to: NUMBER,
+      agent_id: 'phone-desk',
+    });
     const transcript = record.transcript!;
     expect(transcript[0]).toMatchObject({ role: 'agent' });
     expect(transcript[0]!.content).toMatch(/thanks for calling/i);
@@ -107,13 +134,17 @@ describe('inbound Twilio call with the embedded engines', () => {
     const seconds = (bytes.length - 44) / 4 / 16000;
     expect(seconds).toBeGreaterThan(record.duration_ms! / 1000 - 1);
     // The same recording as Ogg Opus, encoded from the line's own 8 kHz: as long as the WAV.
-    const ogg = await fetch(`${record.recording_url!}?format=ogg`, { headers: { authorization: `Bearer ${t.keyOf('acme')}` } });
+    const ogg = await fetch(`${record.recording_url!}?format=ogg`, {
+      headers: { authorization: `Bearer ${t.keyOf('acme')}` },
+    });
     expect(ogg.headers.get('content-type')).toBe('audio/ogg; codecs=opus');
     const decoded = await decodeOggOpus(Buffer.from(await ogg.arrayBuffer()), 8000);
     expect(decoded.head.readUInt32LE(12)).toBe(8000);
     expect(Math.abs(decoded.left.length * 2 - (bytes.length - 44) / 4)).toBeLessThanOrEqual(2);
     // Voice-to-voice latency of this call, quoted in the issue note.
-    process.stdout.write(`\n[twilio e2e] latency.e2e ${JSON.stringify(record.latency!.e2e)} transcript ${JSON.stringify(transcript.map((m) => `${m.role}: ${m.content}`))}\n`);
+    process.stdout.write(
+      `\n[twilio e2e] latency.e2e ${JSON.stringify(record.latency!.e2e)} transcript ${JSON.stringify(transcript.map((m) => `${m.role}: ${m.content}`))}\n`,
+    );
   }, 90_000);
 
   it('an agent on the moonshine recogniser with RNNoise hears the caller over a fan’s noise: the phrase reaches the transcript as said', async () => {
@@ -131,12 +162,17 @@ describe('inbound Twilio call with the embedded engines', () => {
       noise[i] = low = 0.95 * low + 0.05 * ((seed / 2147483648) * 2 - 1);
     }
     const gain = rms(phrase) / 10 ** (15 / 20) / Math.sqrt(noise.reduce((sum, x) => sum + x * x, 0) / noise.length);
-    for (let i = 0; i < line.length; i++) line[i] = Math.max(-32768, Math.min(32767, line[i]! + Math.round(noise[i]! * gain)));
+    for (let i = 0; i < line.length; i++)
+      line[i] = Math.max(-32768, Math.min(32767, line[i]! + Math.round(noise[i]! * gain)));
     await caller.speak(muLawEncode(line));
     await agentFinished(caller, { after: turnStart, timeoutMs: 20_000 });
     await caller.hangUp();
     const record = await finalRecord(callId);
-    expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup', agent_id: 'phone-moonshine' });
+    expect(record).toMatchObject({
+      call_status: 'ended',
+      disconnection_reason: 'user_hangup',
+      agent_id: 'phone-moonshine',
+    });
     const heard = record.transcript!.filter((m) => m.role === 'user').map((m) => m.content);
     expect(heard).toHaveLength(1);
     expect(wer('i want to cancel my order', heard[0]!)).toBeLessThanOrEqual(0.2);
@@ -153,7 +189,11 @@ describe('inbound Twilio call with the embedded engines', () => {
     await agentFinished(caller, { after: turnStart, timeoutMs: 20_000 });
     await caller.hangUp();
     const record = await finalRecord(callId);
-    expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup', agent_id: 'phone-hints' });
+    expect(record).toMatchObject({
+      call_status: 'ended',
+      disconnection_reason: 'user_hangup',
+      agent_id: 'phone-hints',
+    });
     const heard = record.transcript!.filter((m) => m.role === 'user').map((m) => m.content);
     expect(heard).toHaveLength(1);
     expect(heard[0]).toContain('Okonkwo');

@@ -13,22 +13,30 @@ beforeAll(async () => {
   t = await startTestService({ SIM_NUMBERS: `${MACHINE}=voicemail:voicemail`, SIM_ANSWER_DELAY_MS: '200' });
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-  const created = await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'clinic-vm', voicemail: { detect: true, action: 'leave_message', message: MESSAGE } } });
+  const created = await t.request('POST', '/v2/agents', {
+    body: { ...config, agent_id: 'clinic-vm', voicemail: { detect: true, action: 'leave_message', message: MESSAGE } },
+  });
   expect(created.status).toBe(201);
 }, 60_000);
 afterAll(async () => t?.stop());
 
 describe('voicemail', () => {
   it('knows the machine from its greeting, waits for the beep, leaves the message with its variables filled, and ends voicemail_reached', async () => {
-    const placed = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', call_to: MACHINE, agent_id: 'clinic-vm', dynamic_variables: { name: 'Sam' } } });
+    const placed = await t.request('POST', '/v2/calls', {
+      body: { call_from: '+14155550100', call_to: MACHINE, agent_id: 'clinic-vm', dynamic_variables: { name: 'Sam' } },
+    });
     expect(placed.status).toBe(201);
     const record = await callEnded(t, (placed.body as { call_id: string }).call_id);
     expect(record).toMatchObject({ call_status: 'ended', disconnection_reason: 'voicemail_reached' });
-    expect(record.disconnection_message).toMatch(/^An answering machine answered \(found by its (greeting words|long greeting|beep)\); the voicemail message was left\.$/);
+    expect(record.disconnection_message).toMatch(
+      /^An answering machine answered \(found by its (greeting words|long greeting|beep)\); the voicemail message was left\.$/,
+    );
     const message = record.transcript!.at(-1)!;
     expect(message).toMatchObject({ role: 'agent', content: 'Hi Sam, this is the demo clinic. Please call us back.' });
     // The machine's beep ends 0.3 + greeting + 0.4 + 0.5 s into its script; the message starts after it, within 3 s.
-    const greeting = await readWavFile(new URL('../../media/sim-scripts/prompts/voicemail-greeting-slt.8k-ulaw.wav', import.meta.url).pathname);
+    const greeting = await readWavFile(
+      new URL('../../media/sim-scripts/prompts/voicemail-greeting-slt.8k-ulaw.wav', import.meta.url).pathname,
+    );
     const beepEnd = 0.3 + greeting.samples.length / greeting.sampleRate + 0.4 + 0.5;
     expect(message.start_at).toBeGreaterThanOrEqual(beepEnd - 0.1);
     expect(message.start_at).toBeLessThanOrEqual(beepEnd + 3);

@@ -25,11 +25,15 @@ class FakeCallSocket {
   readonly received: Received[] = [];
   constructor(readonly ws: WebSocket) {
     ws.on('message', (data: Buffer, isBinary) => {
-      this.received.push(isBinary ? { at: Date.now(), binary: Buffer.from(data) } : { at: Date.now(), text: data.toString() });
+      this.received.push(
+        isBinary ? { at: Date.now(), binary: Buffer.from(data) } : { at: Date.now(), text: data.toString() },
+      );
     });
   }
   json(): { at: number; msg: Record<string, unknown> }[] {
-    return this.received.filter((r) => r.text !== undefined).map((r) => ({ at: r.at, msg: JSON.parse(r.text!) as Record<string, unknown> }));
+    return this.received
+      .filter((r) => r.text !== undefined)
+      .map((r) => ({ at: r.at, msg: JSON.parse(r.text!) as Record<string, unknown> }));
   }
   frames(since = 0): Received[] {
     return this.received.filter((r) => r.binary && r.at >= since);
@@ -47,7 +51,8 @@ class FakeCallSocket {
     for (;;) {
       const hit = this.json().find((r) => test(r.msg));
       if (hit) return hit.at;
-      if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms; got ${JSON.stringify(this.json().map((r) => r.msg))}`);
+      if (Date.now() > deadline)
+        throw new Error(`no ${what} within ${timeoutMs} ms; got ${JSON.stringify(this.json().map((r) => r.msg))}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   }
@@ -141,7 +146,9 @@ describe('web-call page against a fake call socket', () => {
     expect(frames.length).toBeGreaterThanOrEqual(80);
     expect(frames.length).toBeLessThanOrEqual(120);
     // The 440 Hz tone arrives as sound, not silence, and the level meter moved.
-    const loud = frames.filter((f) => Math.max(...new Int16Array(f.binary!.buffer, f.binary!.byteOffset, 320).map(Math.abs)) > 2000);
+    const loud = frames.filter(
+      (f) => Math.max(...new Int16Array(f.binary!.buffer, f.binary!.byteOffset, 320).map(Math.abs)) > 2000,
+    );
     expect(loud.length).toBeGreaterThan(frames.length / 2);
     expect(Number(await page.getAttribute('#mic-level', 'data-peak'))).toBeGreaterThan(10);
 
@@ -211,7 +218,12 @@ describe('web-call page against a fake call socket', () => {
     await page.click('#keypad button[data-key="#"]');
     await page.keyboard.press('7');
     await s.waitFor('keypad digits', (m) => m.type === 'dtmf' && m.digit === '7');
-    expect(s.json().filter((r) => r.msg.type === 'dtmf').map((r) => r.msg.digit)).toEqual(['4', '#', '7']);
+    expect(
+      s
+        .json()
+        .filter((r) => r.msg.type === 'dtmf')
+        .map((r) => r.msg.digit),
+    ).toEqual(['4', '#', '7']);
 
     // Hang up: the page asks, the service answers call_ended, the page says why.
     await page.click('#hangup');
@@ -242,7 +254,11 @@ describe('web-call page against a fake call socket', () => {
     await page.click('#call');
     const s = await socket;
     await s.waitFor('start', (m) => m.type === 'start');
-    s.send({ type: 'error', code: 'BAD_TOKEN', message: 'the first message must be start with a valid, unused access_token' });
+    s.send({
+      type: 'error',
+      code: 'BAD_TOKEN',
+      message: 'the first message must be start with a valid, unused access_token',
+    });
     s.ws.close(1008, 'invalid access token');
     await page.waitForSelector('#ended >> text=refused the call');
     expect(await page.textContent('#ended')).toContain('BAD_TOKEN');

@@ -40,7 +40,9 @@ let phrase: string;
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'voicecall-webreal-'));
   const name = '01-my-name-is-john-rms.16k.wav';
-  phrase = Transcripts.parse(JSON.parse(readFileSync(join(fixtures, 'transcripts.json'), 'utf8'))).find((t) => t.file === name)!.text;
+  phrase = Transcripts.parse(JSON.parse(readFileSync(join(fixtures, 'transcripts.json'), 'utf8'))).find(
+    (t) => t.file === name,
+  )!.text;
   const speech = readPcm16(join(fixtures, name));
   // Silence while the greeting plays, the caller's words, then silence long enough that
   // Chromium's looping of the file never repeats them within the test.
@@ -65,10 +67,14 @@ describe('web call against the real service', () => {
       await webCall(page);
     } catch (error) {
       mkdirSync(join(root, 'artifacts'), { recursive: true });
-      await page.screenshot({ path: join(root, 'artifacts', 'web-call-real-failed.png'), fullPage: true }).catch(() => undefined);
+      await page
+        .screenshot({ path: join(root, 'artifacts', 'web-call-real-failed.png'), fullPage: true })
+        .catch(() => undefined);
       // The service's warnings and errors say why a call went wrong; the browser cannot.
       const problems = service.logs.filter((line) => /"level":(40|50|60)/.test(line)).slice(-20);
-      throw new Error(`${(error as Error).message}\nservice warnings and errors:\n${problems.join('\n')}`, { cause: error });
+      throw new Error(`${(error as Error).message}\nservice warnings and errors:\n${problems.join('\n')}`, {
+        cause: error,
+      });
     }
   }, 90_000);
 });
@@ -124,7 +130,9 @@ async function webCall(page: Page): Promise<void> {
       expect(m.end_at).toBeGreaterThanOrEqual(m.start_at);
     }
     expect(greeting!.start_at, JSON.stringify(transcript)).toBeLessThan(user!.start_at);
-    process.stdout.write(`\n[browser e2e] latency ${JSON.stringify(record!.latency)} transcript ${JSON.stringify(transcript)}\n`);
+    process.stdout.write(
+      `\n[browser e2e] latency ${JSON.stringify(record!.latency)} transcript ${JSON.stringify(transcript)}\n`,
+    );
     await page.close();
   }
 }

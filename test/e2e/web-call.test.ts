@@ -19,9 +19,21 @@ beforeAll(async () => {
 afterAll(async () => t?.stop());
 
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
-const phrase16k = (prefix: string) => decodeWav(readFileSync(join(fixtures, readdirSync(fixtures).find((f) => f.startsWith(prefix) && f.endsWith('.16k.wav'))!)), 16000).samples;
+const phrase16k = (prefix: string) =>
+  decodeWav(
+    readFileSync(
+      join(
+        fixtures,
+        readdirSync(fixtures).find((f) => f.startsWith(prefix) && f.endsWith('.16k.wav'))!,
+      ),
+    ),
+    16000,
+  ).samples;
 
-async function record(callId: string, until: (r: CallRecord) => boolean = (r) => !['registered', 'ongoing'].includes(r.call_status)) {
+async function record(
+  callId: string,
+  until: (r: CallRecord) => boolean = (r) => !['registered', 'ongoing'].includes(r.call_status),
+) {
   for (let i = 0; i < 300; i++) {
     const r = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
     if (until(r)) return r;
@@ -59,7 +71,12 @@ describe('browser calls', () => {
     client.send({ type: 'hangup' });
     expect(await client.closed).toBe(1000);
     const r = await record(call_id);
-    expect(r).toMatchObject({ call_type: 'web', call_status: 'ended', disconnection_reason: 'user_hangup', metadata: { page: 'test' } });
+    expect(r).toMatchObject({
+      call_type: 'web',
+      call_status: 'ended',
+      disconnection_reason: 'user_hangup',
+      metadata: { page: 'test' },
+    });
     expect(r.transcript!.map((m) => m.role)).toEqual(['agent', 'user', 'agent', 'user']);
     expect(r.transcript![3]).toMatchObject({ content: '2', input: 'keypad' });
     // The page hears the reason before the socket closes, even when it hung up itself.
@@ -93,14 +110,20 @@ describe('browser calls', () => {
     // 24 kbit/s is 3,000 bytes a second; PCM would be 32,000.
     expect(upBytesPerSecond).toBeLessThan(4000);
     expect(downBytesPerSecond).toBeLessThan(4000);
-    process.stdout.write(`\n[web opus] bytes per second of audio: caller → server ${Math.round(upBytesPerSecond)}, server → caller ${Math.round(downBytesPerSecond)} (PCM: 32000 each way)\n`);
+    process.stdout.write(
+      `\n[web opus] bytes per second of audio: caller → server ${Math.round(upBytesPerSecond)}, server → caller ${Math.round(downBytesPerSecond)} (PCM: 32000 each way)\n`,
+    );
     client.send({ type: 'hangup' });
     expect(await client.closed).toBe(1000);
     const r = await record(call_id, (rec) => rec.call_status === 'ended' && rec.recording_url !== null);
     expect(r.transcript!.map((m) => m.role).slice(0, 2)).toEqual(['agent', 'user']);
 
     const auth = { authorization: `Bearer ${t.keyOf('acme')}` };
-    const wav = decodeWav(new Uint8Array(await (await fetch(r.recording_url!, { headers: auth })).arrayBuffer()), 16000, 0).samples;
+    const wav = decodeWav(
+      new Uint8Array(await (await fetch(r.recording_url!, { headers: auth })).arrayBuffer()),
+      16000,
+      0,
+    ).samples;
     const ogg = await fetch(`${r.recording_url!}?format=ogg`, { headers: auth });
     expect(ogg.status).toBe(200);
     expect(ogg.headers.get('content-type')).toBe('audio/ogg; codecs=opus');
@@ -109,7 +132,9 @@ describe('browser calls', () => {
     // The Ogg holds the WAV's audio: its length to the 20 ms, and the caller's voice where the WAV has it.
     expect(Math.abs(decoded.left.length - wav.length)).toBeLessThanOrEqual(320);
     expect(envelopeCorrelation(wav, decoded.left)).toBeGreaterThan(0.9);
-    process.stdout.write(`[web opus] recording: WAV ${(wav.length * 4 + 44)} bytes, Ogg Opus ${file.length} bytes (1 : ${((wav.length * 4 + 44) / file.length).toFixed(1)})\n`);
+    process.stdout.write(
+      `[web opus] recording: WAV ${wav.length * 4 + 44} bytes, Ogg Opus ${file.length} bytes (1 : ${((wav.length * 4 + 44) / file.length).toFixed(1)})\n`,
+    );
     const bad = await t.request('GET', `/v2/calls/${call_id}/recording?format=mp3`);
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: 'BAD_REQUEST' });
@@ -119,7 +144,9 @@ describe('browser calls', () => {
     const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
     const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
     const tools = [...demo.tools, { type: 'transfer_call', transfer_to: '+14155550199' }];
-    expect((await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'desk-transfer', tools } })).status).toBe(201);
+    expect(
+      (await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'desk-transfer', tools } })).status,
+    ).toBe(201);
     const res = await t.request('POST', '/v2/web-calls', { body: { agent_id: 'desk-transfer' } });
     const { call_id, access_token, websocket_url } = CreateWebCallResponse.parse(res.body);
     const client = new WebCallClient(websocket_url);
@@ -136,7 +163,10 @@ describe('browser calls', () => {
     expect(await client.closed).toBe(1000);
     const r = await record(call_id);
     expect(r.disconnection_reason).toBe('user_hangup');
-    expect(r.transcript_with_tool_calls!.find((m) => m.role === 'tool_call_result')).toMatchObject({ successful: false, content: WEB_TRANSFER_REFUSAL });
+    expect(r.transcript_with_tool_calls!.find((m) => m.role === 'tool_call_result')).toMatchObject({
+      successful: false,
+      content: WEB_TRANSFER_REFUSAL,
+    });
   }, 60_000);
 
   it('holds caller audio to the clock: a page that pushes a minute of audio in a moment is cut off (1008) and none of it is kept', async () => {
@@ -177,10 +207,18 @@ describe('browser calls', () => {
 
   it('tells the page how the call ended when the service ends it', async () => {
     const res = await t.request('POST', '/v2/agents', {
-      body: { agent_id: 'web-short', agent_name: 'short', begin_message: 'Hi.', inactivity_timeout_ms: 1000, llm: { base_url: `${t.service.publicUrl}/demo/llm/v1`, model: 'demo' } },
+      body: {
+        agent_id: 'web-short',
+        agent_name: 'short',
+        begin_message: 'Hi.',
+        inactivity_timeout_ms: 1000,
+        llm: { base_url: `${t.service.publicUrl}/demo/llm/v1`, model: 'demo' },
+      },
     });
     expect(res.status).toBe(201);
-    const call = CreateWebCallResponse.parse((await t.request('POST', '/v2/web-calls', { body: { agent_id: 'web-short' } })).body);
+    const call = CreateWebCallResponse.parse(
+      (await t.request('POST', '/v2/web-calls', { body: { agent_id: 'web-short' } })).body,
+    );
     const client = new WebCallClient(call.websocket_url);
     await client.opened;
     client.send({ type: 'start', access_token: call.access_token });

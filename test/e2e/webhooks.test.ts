@@ -20,7 +20,9 @@ interface Received {
 }
 
 /** A receiver that answers 500 to the first `failures` requests, then 200. */
-async function receiver(failures: number): Promise<{ url: string; received: Received[]; server: Server; setFailures(n: number): void }> {
+async function receiver(
+  failures: number,
+): Promise<{ url: string; received: Received[]; server: Server; setFailures(n: number): void }> {
   const received: Received[] = [];
   let left = failures;
   const server = createServer((req, res) => {
@@ -30,12 +32,23 @@ async function receiver(failures: number): Promise<{ url: string; received: Rece
       const answered = left > 0 ? 500 : 200;
       if (left > 0) left--;
       const parsed = JSON.parse(body) as { event: string; call: CallRecord };
-      received.push({ event: parsed.event, call: parsed.call, body, signature: String(req.headers['x-signature']), answered });
+      received.push({
+        event: parsed.event,
+        call: parsed.call,
+        body,
+        signature: String(req.headers['x-signature']),
+        answered,
+      });
       res.writeHead(answered).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received, server, setFailures: (n) => (left = n) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    received,
+    server,
+    setFailures: (n) => (left = n),
+  };
 }
 
 async function until<T>(check: () => T | undefined | Promise<T | undefined>, what: string, ms = 30_000): Promise<T> {
@@ -54,7 +67,10 @@ const FAST = { WEBHOOK_RETRY_BASE_MS: '100' };
 async function phoneAgent(t: TestService): Promise<void> {
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-  expect((await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'hooked', inbound_numbers: [NUMBER] } })).status).toBe(201);
+  expect(
+    (await t.request('POST', '/v2/agents', { body: { ...config, agent_id: 'hooked', inbound_numbers: [NUMBER] } }))
+      .status,
+  ).toBe(201);
 }
 
 async function shortCall(t: TestService): Promise<string> {
@@ -91,15 +107,29 @@ describe('webhooks', () => {
     }, 'three accepted events');
     const ofCall = hook.received.filter((r) => r.call?.call_id === callId);
     // The failed attempts were the first event's: nothing later went out before it was accepted.
-    expect(ofCall.map((r) => `${r.event}:${r.answered}`)).toEqual(['call_started:500', 'call_started:500', 'call_started:200', 'call_ended:200', 'call_analyzed:200']);
+    expect(ofCall.map((r) => `${r.event}:${r.answered}`)).toEqual([
+      'call_started:500',
+      'call_started:500',
+      'call_started:200',
+      'call_ended:200',
+      'call_analyzed:200',
+    ]);
     expect(accepted.map((r) => r.event)).toEqual(['call_started', 'call_ended', 'call_analyzed']);
     for (const r of ofCall) expect(verifySignature(r.body, r.signature, secret, Date.now()), r.event).toBe(true);
     expect(verifySignature(accepted[0]!.body, accepted[0]!.signature, 'whsec_wrong', Date.now())).toBe(false);
-    expect(accepted[1]!.call).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup', call_analysis: null });
+    expect(accepted[1]!.call).toMatchObject({
+      call_status: 'ended',
+      disconnection_reason: 'user_hangup',
+      call_analysis: null,
+    });
     expect(accepted[2]!.call.call_analysis).not.toBeNull();
 
-    const list = await t.request('POST', '/v2/webhook-deliveries/list', { body: { filter_criteria: { call_id: [callId] } } });
-    const deliveries = (list.body as { deliveries: { event: string; status: string; attempts: number; last_status: number }[] }).deliveries;
+    const list = await t.request('POST', '/v2/webhook-deliveries/list', {
+      body: { filter_criteria: { call_id: [callId] } },
+    });
+    const deliveries = (
+      list.body as { deliveries: { event: string; status: string; attempts: number; last_status: number }[] }
+    ).deliveries;
     expect(deliveries.map((d) => [d.event, d.status, d.attempts, d.last_status]).sort()).toEqual([
       ['call_analyzed', 'delivered', 1, 200],
       ['call_ended', 'delivered', 1, 200],
@@ -111,28 +141,42 @@ describe('webhooks', () => {
     expect(metrics).toMatch(/^voicecall_webhook_deliveries_total\{outcome="delivered"\} 3$/m);
     expect(metrics).toMatch(/^voicecall_webhook_backlog 0$/m);
     // Another organization sees none of them.
-    const other = await t.request('POST', '/v2/webhook-deliveries/list', { body: { filter_criteria: { call_id: [callId] } }, key: t.keyOf('globex') });
+    const other = await t.request('POST', '/v2/webhook-deliveries/list', {
+      body: { filter_criteria: { call_id: [callId] } },
+      key: t.keyOf('globex'),
+    });
     expect((other.body as { deliveries: unknown[] }).deliveries).toEqual([]);
   }, 90_000);
 
   it('after a rotation both secrets sign for a day: two d= values, each verifying', async () => {
-    const rotated = (await t.request('POST', '/v2/webhook-settings/rotate-secret')).body as { signing_secret: string; previous_secret_valid_until: number };
+    const rotated = (await t.request('POST', '/v2/webhook-settings/rotate-secret')).body as {
+      signing_secret: string;
+      previous_secret_valid_until: number;
+    };
     expect(rotated.signing_secret).not.toBe(secret);
     expect(rotated.previous_secret_valid_until).toBeGreaterThan(Date.now() + 23 * 3_600_000);
     const callId = await shortCall(t);
-    const started = await until(() => hook.received.find((r) => r.call?.call_id === callId && r.answered === 200), 'the new call started event');
+    const started = await until(
+      () => hook.received.find((r) => r.call?.call_id === callId && r.answered === 200),
+      'the new call started event',
+    );
     expect(started.signature.split(',').filter((p) => p.startsWith('d='))).toHaveLength(2);
     expect(verifySignature(started.body, started.signature, rotated.signing_secret, Date.now())).toBe(true);
     expect(verifySignature(started.body, started.signature, secret, Date.now())).toBe(true);
   }, 90_000);
 
   it('redeliver sends a delivery again, and the events setting filters what is sent', async () => {
-    const list = await t.request('POST', '/v2/webhook-deliveries/list', { body: { filter_criteria: { event: ['call_ended'], status: ['delivered'] }, limit: 1 } });
+    const list = await t.request('POST', '/v2/webhook-deliveries/list', {
+      body: { filter_criteria: { event: ['call_ended'], status: ['delivered'] }, limit: 1 },
+    });
     const [latest] = (list.body as { deliveries: { delivery_id: string; call_id: string }[] }).deliveries;
     const before = hook.received.length;
     const again = await t.request('POST', `/v2/webhook-deliveries/${latest!.delivery_id}/redeliver`);
     expect(again.status).toBe(200);
-    await until(() => hook.received.slice(before).find((r) => r.event === 'call_ended' && r.call?.call_id === latest!.call_id), 'the redelivery');
+    await until(
+      () => hook.received.slice(before).find((r) => r.event === 'call_ended' && r.call?.call_id === latest!.call_id),
+      'the redelivery',
+    );
     expect((await t.request('POST', '/v2/webhook-deliveries/wh_unknown/redeliver')).status).toBe(404);
 
     expect((await t.request('PUT', '/v2/webhook-settings', { body: { events: ['call_ended'] } })).status).toBe(200);
@@ -145,17 +189,28 @@ describe('webhooks', () => {
   it('a batch that ends sends campaign_ended with the batch as the API shows it', async () => {
     expect((await t.request('PUT', '/v2/webhook-settings', { body: { events: ['campaign_ended'] } })).status).toBe(200);
     // No carrier in this service: the batch's one call fails at once, and so the batch ends.
-    const ack = await t.request('POST', '/v1/create-outbound-batch-call', { body: { name: 'Night', call_from: '+14155550100', agent_id: 'hooked', tasks: [{ call_to: '+14155550111' }] } });
+    const ack = await t.request('POST', '/v1/create-outbound-batch-call', {
+      body: { name: 'Night', call_from: '+14155550100', agent_id: 'hooked', tasks: [{ call_to: '+14155550111' }] },
+    });
     expect(ack.status, ack.text).toBe(201);
     const batchId = (ack.body as { batch_id: string }).batch_id;
     const ended = await until(() => hook.received.find((r) => r.event === 'campaign_ended'), 'campaign_ended');
     const body = JSON.parse(ended.body) as { campaign: unknown };
     expect(body.campaign).toEqual((await t.request('GET', `/v1/batch-calls/${batchId}`)).body);
-    expect(verifySignature(ended.body, ended.signature, ((await t.request('GET', '/v2/webhook-settings')).body as { signing_secret: string }).signing_secret, Date.now())).toBe(true);
+    expect(
+      verifySignature(
+        ended.body,
+        ended.signature,
+        ((await t.request('GET', '/v2/webhook-settings')).body as { signing_secret: string }).signing_secret,
+        Date.now(),
+      ),
+    ).toBe(true);
   }, 60_000);
 
   it('refuses a webhook URL the egress policy refuses, naming the field', async () => {
-    const res = await t.request('PUT', '/v2/webhook-settings', { body: { webhook_url: 'http://169.254.169.254/latest' } });
+    const res = await t.request('PUT', '/v2/webhook-settings', {
+      body: { webhook_url: 'http://169.254.169.254/latest' },
+    });
     expect(res.status).toBe(400);
     expect((res.body as { details: string }).details).toContain('body.webhook_url');
   });
@@ -179,12 +234,17 @@ describe('webhooks across a restart', () => {
     const second = await startTestService({ WEBHOOK_RETRY_BASE_MS: '100' }, { dataDir });
     try {
       // The first attempt's retry is a minute away; redelivering everything pending shows the outbox survived.
-      const pending = (await second.request('POST', '/v2/webhook-deliveries/list', { body: { filter_criteria: { call_id: [callId!], status: ['pending'] } } })).body as {
+      const pending = (
+        await second.request('POST', '/v2/webhook-deliveries/list', {
+          body: { filter_criteria: { call_id: [callId!], status: ['pending'] } },
+        })
+      ).body as {
         deliveries: { delivery_id: string; event: string }[];
       };
       // call_started and call_ended at least (call_analyzed too once the analysis had finished).
       expect(pending.deliveries.map((d) => d.event)).toEqual(expect.arrayContaining(['call_started', 'call_ended']));
-      for (const d of pending.deliveries) await second.request('POST', `/v2/webhook-deliveries/${d.delivery_id}/redeliver`);
+      for (const d of pending.deliveries)
+        await second.request('POST', `/v2/webhook-deliveries/${d.delivery_id}/redeliver`);
       const accepted = await until(() => {
         const ok = hook.received.filter((r) => r.call?.call_id === callId && r.answered === 200);
         return ok.length >= pending.deliveries.length ? ok : undefined;

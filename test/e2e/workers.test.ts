@@ -14,7 +14,13 @@ import WebSocket from 'ws';
 import { CallRecordSchema } from '../../src/records/record.ts';
 import { freePort } from '../helpers/net.ts';
 import { agentFinished, placeInboundCall, type PlacedCall } from '../helpers/phone.ts';
-import { apiAs, callOwners, childProcessesOf, demoAgentsFile, startServiceProcess } from '../helpers/service-process.ts';
+import {
+  apiAs,
+  callOwners,
+  childProcessesOf,
+  demoAgentsFile,
+  startServiceProcess,
+} from '../helpers/service-process.ts';
 import { WebCallClient } from '../helpers/web-client.ts';
 
 const KEY = 'workers-key-0123456789-0123456789-01';
@@ -25,16 +31,34 @@ afterEach(() => {
 });
 
 const api = apiAs(KEY);
-const recordOf = async (url: string, callId: string) => CallRecordSchema.parse(await (await api(url, 'GET', `/v2/calls/${callId}`)).json());
+const recordOf = async (url: string, callId: string) =>
+  CallRecordSchema.parse(await (await api(url, 'GET', `/v2/calls/${callId}`)).json());
 
 /** A request on a connection of its own: the cluster hands each new connection to the next worker. */
-function freshRequest(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: string }> {
+function freshRequest(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}${path}`, { method, agent: false, headers: { authorization: `Bearer ${KEY}`, connection: 'close', ...(body ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = httpRequest(
+      `${url}${path}`,
+      {
+        method,
+        agent: false,
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          connection: 'close',
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(body ? JSON.stringify(body) : undefined);
   });
@@ -43,7 +67,9 @@ function freshRequest(url: string, method: string, path: string, body?: unknown)
 /** Opens the call's listener socket and resolves with how many audio frames it got in its first 1.5 s. */
 function listenBriefly(url: string, callId: string): Promise<{ audioFrames: number; closeCode: number | null }> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/v2/calls/${callId}/listen`, { headers: { authorization: `Bearer ${KEY}` } });
+    const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/v2/calls/${callId}/listen`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
     let audioFrames = 0;
     let closeCode: number | null = null;
     ws.on('message', (_data, binary) => {
@@ -84,7 +110,9 @@ describe('WORKERS=2', () => {
     await vi.waitFor(
       () => {
         const db = new Database(join(dataDir, 'voicecall.db'), { readonly: true });
-        const nodes = db.prepare('SELECT count(*) AS n FROM service_nodes WHERE url IS NOT NULL').get() as { n: number };
+        const nodes = db.prepare('SELECT count(*) AS n FROM service_nodes WHERE url IS NOT NULL').get() as {
+          n: number;
+        };
         db.close();
         expect(nodes.n).toBe(2);
       },
@@ -104,18 +132,22 @@ describe('WORKERS=2', () => {
 
     // Each request on a new connection: half of them reach the worker that does not run the call.
     // All at once, call by call: each call's requests land on both workers by turns.
-    await Promise.all(calls.map(async ({ callId }) => {
-      for (let i = 0; i < 2; i++) {
-        const context = await freshRequest(service.url, 'POST', `/v2/calls/${callId}/context`, { content: `note ${i}` });
-        expect(context.status, context.body).toBe(202);
-      }
-      // Two listeners (one on each worker, by turns) hear the line a third request has the agent say.
-      const listening = Promise.all([listenBriefly(service.url, callId), listenBriefly(service.url, callId)]);
-      await new Promise((r) => setTimeout(r, 200));
-      const say = await freshRequest(service.url, 'POST', `/v2/calls/${callId}/say`, { text: 'One moment please.' });
-      expect(say.status, say.body).toBe(202);
-      for (const heard of await listening) expect(heard.audioFrames).toBeGreaterThan(0);
-    }));
+    await Promise.all(
+      calls.map(async ({ callId }) => {
+        for (let i = 0; i < 2; i++) {
+          const context = await freshRequest(service.url, 'POST', `/v2/calls/${callId}/context`, {
+            content: `note ${i}`,
+          });
+          expect(context.status, context.body).toBe(202);
+        }
+        // Two listeners (one on each worker, by turns) hear the line a third request has the agent say.
+        const listening = Promise.all([listenBriefly(service.url, callId), listenBriefly(service.url, callId)]);
+        await new Promise((r) => setTimeout(r, 200));
+        const say = await freshRequest(service.url, 'POST', `/v2/calls/${callId}/say`, { text: 'One moment please.' });
+        expect(say.status, say.body).toBe(202);
+        for (const heard of await listening) expect(heard.audioFrames).toBeGreaterThan(0);
+      }),
+    );
     // An unknown call is 404 from either worker: there is no owner to pass the request to.
     const unknown = await freshRequest(service.url, 'POST', `/v2/calls/call_nope/end`);
     expect(unknown.status).toBe(404);
@@ -125,7 +157,10 @@ describe('WORKERS=2', () => {
     for (let i = 0; i < 2; i++) {
       const created = await freshRequest(service.url, 'POST', '/v2/web-calls', { agent_id: 'demo' });
       expect(created.status, created.body).toBe(201);
-      const { websocket_url, access_token } = JSON.parse(created.body) as { websocket_url: string; access_token: string };
+      const { websocket_url, access_token } = JSON.parse(created.body) as {
+        websocket_url: string;
+        access_token: string;
+      };
       const client = new WebCallClient(websocket_url);
       await client.opened;
       client.send({ type: 'start', access_token });

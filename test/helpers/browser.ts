@@ -12,7 +12,10 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-export async function launchChromium(micWav: string, options: { allowMicrophone?: boolean } = {}): Promise<TestBrowser> {
+export async function launchChromium(
+  micWav: string,
+  options: { allowMicrophone?: boolean } = {},
+): Promise<TestBrowser> {
   const profile = mkdtempSync(join(tmpdir(), 'voicecall-chromium-'));
   const args = [
     '--no-sandbox',
@@ -67,6 +70,7 @@ export function writeWav(path: string, samples: Int16Array, rate: number): void 
 /** A sine tone, e.g. a stand-in voice for the fake microphone. */
 export function tone(hz: number, seconds: number, rate: number, amplitude = 0.3): Int16Array {
   const out = new Int16Array(Math.round(seconds * rate));
-  for (let i = 0; i < out.length; i++) out[i] = Math.round(Math.sin((2 * Math.PI * hz * i) / rate) * amplitude * 0x7fff);
+  for (let i = 0; i < out.length; i++)
+    out[i] = Math.round(Math.sin((2 * Math.PI * hz * i) / rate) * amplitude * 0x7fff);
   return out;
 }

@@ -13,7 +13,8 @@ import { ErrorBodySchema } from '../../src/http/schemas.ts';
 export const FUZZ_SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 20_260_520;
 
 /** FUZZ_SCALE multiplies every property's run count, for a longer search than CI's (default 1). */
-export const runs = (n: number) => Math.max(1, Math.round(n * (process.env.FUZZ_SCALE ? Number(process.env.FUZZ_SCALE) : 1)));
+export const runs = (n: number) =>
+  Math.max(1, Math.round(n * (process.env.FUZZ_SCALE ? Number(process.env.FUZZ_SCALE) : 1)));
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -49,17 +50,30 @@ export function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 10_000)
       if (error) reject(error);
       else resolve(res!);
     };
-    const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body, 'utf8') : Buffer.from(req.body);
+    const body =
+      req.body === undefined
+        ? undefined
+        : typeof req.body === 'string'
+          ? Buffer.from(req.body, 'utf8')
+          : Buffer.from(req.body);
     const headers: Record<string, string> = { ...req.headers };
     if (body !== undefined) headers['content-length'] = String(body.length);
-    const client = httpRequest({ host: url.hostname, port: url.port, method: req.method, path: req.path, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () =>
-        finish(null, { status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }),
-      );
-      res.on('error', (error) => finish(error));
-    });
+    const client = httpRequest(
+      { host: url.hostname, port: url.port, method: req.method, path: req.path, headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          finish(null, {
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString('utf8'),
+            ms: performance.now() - started,
+          }),
+        );
+        res.on('error', (error) => finish(error));
+      },
+    );
     const timer = setTimeout(() => {
       client.destroy();
       finish(new Error(`no answer to ${req.method} ${req.path} within ${timeoutMs} ms`));
@@ -99,7 +113,8 @@ type Path = (string | number)[];
 function pathsOf(value: Json, at: Path = [], out: Path[] = []): Path[] {
   out.push(at);
   if (Array.isArray(value)) value.forEach((v, i) => pathsOf(v, [...at, i], out));
-  else if (value !== null && typeof value === 'object') for (const key of Object.keys(value)) pathsOf(value[key]!, [...at, key], out);
+  else if (value !== null && typeof value === 'object')
+    for (const key of Object.keys(value)) pathsOf(value[key]!, [...at, key], out);
   return out;
 }
 
@@ -168,7 +183,9 @@ export function mutate(valid: Json, mutations: readonly Mutation[]): Json {
 }
 
 /** Objects whose own keys are the prototype's names, as a JSON body can carry them. */
-const pollution = JSON.parse('{"__proto__":{"polluted":"yes","isAdmin":true},"constructor":{"prototype":{"polluted":"yes"}}}') as Json;
+const pollution = JSON.parse(
+  '{"__proto__":{"polluted":"yes","isAdmin":true},"constructor":{"prototype":{"polluted":"yes"}}}',
+) as Json;
 
 /** Values a field never expects: other types, extreme numbers, odd strings, containers. */
 export const WEIRD_VALUES: Json[] = [
@@ -210,7 +227,15 @@ export const WEIRD_VALUES: Json[] = [
   pollution,
 ];
 
-export const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
+export const PROTO_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+  '__defineGetter__',
+];
 
 export const jsonArb: fc.Arbitrary<Json> = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Json>;
 
@@ -225,11 +250,19 @@ export const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('drop' as const), at: fc.nat() }),
   fc.record({ kind: fc.constant('replace' as const), at: fc.nat(), value: weirdValueArb }),
   fc.record({ kind: fc.constant('wrap' as const), at: fc.nat() }),
-  fc.record({ kind: fc.constant('nest' as const), at: fc.nat(), depth: fc.integer({ min: 1, max: 80 }), asArray: fc.boolean() }),
+  fc.record({
+    kind: fc.constant('nest' as const),
+    at: fc.nat(),
+    depth: fc.integer({ min: 1, max: 80 }),
+    asArray: fc.boolean(),
+  }),
   fc.record({
     kind: fc.constant('addKey' as const),
     at: fc.nat(),
-    key: fc.oneof(fc.constantFrom(...PROTO_KEYS, '', ' ', 'agent_id', 'limit', 'ünï', '\u0000'), fc.string({ maxLength: 12 })),
+    key: fc.oneof(
+      fc.constantFrom(...PROTO_KEYS, '', ' ', 'agent_id', 'limit', 'ünï', '\u0000'),
+      fc.string({ maxLength: 12 }),
+    ),
     value: weirdValueArb,
   }),
 );
@@ -237,7 +270,9 @@ export const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
 /** A header value Node will send: tab, printable ASCII and Latin-1, no CR/LF. */
 export const headerValueArb = (maxLength = 64): fc.Arbitrary<string> =>
   fc
-    .array(fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0xa0, max: 0xff }), fc.constant(0x09)), { maxLength })
+    .array(fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0xa0, max: 0xff }), fc.constant(0x09)), {
+      maxLength,
+    })
     .map((codes) => String.fromCharCode(...codes));
 
 /** Everything in `text` from `secrets` that it must not contain. */

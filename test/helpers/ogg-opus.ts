@@ -6,7 +6,10 @@ import prism from 'prism-media';
 import { OpusCodec, OPUS_PRE_SKIP } from '../../src/audio/opus/index.ts';
 import { rms } from '../../src/audio/pcm.ts';
 
-export async function decodeOggOpus(file: Buffer, rate = 16000): Promise<{ left: Int16Array; right: Int16Array; head: Buffer; lastGranule: number }> {
+export async function decodeOggOpus(
+  file: Buffer,
+  rate = 16000,
+): Promise<{ left: Int16Array; right: Int16Array; head: Buffer; lastGranule: number }> {
   const codec = new OpusCodec({ rate, channels: 2, bitrate: 32000, complexity: 5 });
   const pcm: Int16Array[] = [];
   let head = Buffer.alloc(0);

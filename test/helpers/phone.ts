@@ -31,11 +31,18 @@ export interface PlacedCall {
 }
 
 /** Twilio's voice webhook, signed as Twilio signs it (the service's PUBLIC_URL must be `baseUrl`). */
-export function voiceWebhook(baseUrl: string, params: Record<string, string>, authToken = TEST_TWILIO_TOKEN): Promise<Response> {
+export function voiceWebhook(
+  baseUrl: string,
+  params: Record<string, string>,
+  authToken = TEST_TWILIO_TOKEN,
+): Promise<Response> {
   const url = `${baseUrl}/telephony/twilio/voice`;
   return fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(authToken, url, params) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': twilioSignature(authToken, url, params),
+    },
     body: new URLSearchParams(params).toString(),
   });
 }
@@ -49,11 +56,17 @@ export async function placeInboundCall(
 ): Promise<PlacedCall> {
   const { authToken, ...streamOptions } = options;
   // Every call has its own CallSid, as on Twilio: the service answers a repeated one with the first call.
-  const res = await voiceWebhook(baseUrl, { CallSid: `CA${randomBytes(16).toString('hex')}`, From: from, To: to, AccountSid: `AC${'0'.repeat(32)}` }, authToken);
+  const res = await voiceWebhook(
+    baseUrl,
+    { CallSid: `CA${randomBytes(16).toString('hex')}`, From: from, To: to, AccountSid: `AC${'0'.repeat(32)}` },
+    authToken,
+  );
   const twiml = await res.text();
   if (res.status !== 200) throw new Error(`voice webhook answered ${res.status}: ${twiml}`);
   const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1];
-  const params = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]));
+  const params = Object.fromEntries(
+    [...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]),
+  );
   if (!url || !params.call_id) throw new Error(`no stream in TwiML: ${twiml}`);
   const caller = new TwilioStreamCaller({ url, customParameters: params, ...streamOptions });
   await caller.connect();
@@ -61,7 +74,10 @@ export async function placeInboundCall(
 }
 
 /** Resolves once agent audio has played and then nothing played for `quietMs`. */
-export function agentFinished(caller: TwilioStreamCaller, options: { quietMs?: number; timeoutMs?: number; after?: number } = {}): Promise<void> {
+export function agentFinished(
+  caller: TwilioStreamCaller,
+  options: { quietMs?: number; timeoutMs?: number; after?: number } = {},
+): Promise<void> {
   const quietMs = options.quietMs ?? 800;
   const after = options.after ?? caller.played.length;
   return new Promise((resolve, reject) => {

@@ -22,9 +22,15 @@ const SUPERUSER = 'voicecall';
 /** The newest installed server's bin directory, or why there is none. */
 export function postgresBinaries(): { bin: string } | { missing: string } {
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'postgres'))) : [];
+  const versions = existsSync(root)
+    ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'postgres')))
+    : [];
   const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
-  return newest ? { bin: join(root, newest, 'bin') } : { missing: `no PostgreSQL server under ${root} (Debian package postgresql; npm test's set-up installs it when run as root)` };
+  return newest
+    ? { bin: join(root, newest, 'bin') }
+    : {
+        missing: `no PostgreSQL server under ${root} (Debian package postgresql; npm test's set-up installs it when run as root)`,
+      };
 }
 
 /** As root, the packages' postgres user (the server will not run as root); otherwise ourselves. */
@@ -45,16 +51,37 @@ export async function startPostgres(): Promise<PostgresServer> {
   const dir = mkdtempSync(join(tmpdir(), 'voicecall-pg-'));
   if (user) chownSync(dir, user.uid, user.gid);
   const data = join(dir, 'data');
-  const init = spawnSync(join(found.bin, 'initdb'), ['-D', data, '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'], {
-    ...(user ?? {}),
-    encoding: 'utf8',
-  });
+  const init = spawnSync(
+    join(found.bin, 'initdb'),
+    ['-D', data, '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'],
+    {
+      ...(user ?? {}),
+      encoding: 'utf8',
+    },
+  );
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
   const port = await freePort();
   // A test server: durability off (the directory is thrown away), listening on 127.0.0.1 only.
   const server: ChildProcess = spawn(
     join(found.bin, 'postgres'),
-    ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+    [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=200',
+    ],
     { ...(user ?? {}), stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let log = '';
@@ -71,7 +98,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       await client.end().catch(() => undefined);
       if (attempt > 100 || server.exitCode !== null) {
         server.kill('SIGKILL');
-        throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${log}`);
+        throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${log}`, { cause: error });
       }
       await new Promise((r) => setTimeout(r, 100));
     }

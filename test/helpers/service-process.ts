@@ -16,7 +16,13 @@ export interface ServiceProcess {
 }
 
 /** Starts the service on `port` with `dataDir`, as `key`'s organization; resolves once it is healthy. */
-export async function startServiceProcess(options: { dataDir: string; port: number; key: string; env?: Record<string, string>; started: ChildProcess[] }): Promise<ServiceProcess> {
+export async function startServiceProcess(options: {
+  dataDir: string;
+  port: number;
+  key: string;
+  env?: Record<string, string>;
+  started: ChildProcess[];
+}): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
     env: {
@@ -56,16 +62,29 @@ export async function startServiceProcess(options: { dataDir: string; port: numb
 export function demoAgentsFile(dataDir: string, number: string, inactivityTimeoutMs: number): string {
   const demo = JSON.parse(readFileSync(join(root, 'media', 'agents', 'demo.json'), 'utf8')) as Record<string, unknown>;
   const file = join(dataDir, 'agents.json');
-  writeFileSync(file, JSON.stringify({ ...demo, inbound_numbers: [number], inactivity_timeout_ms: inactivityTimeoutMs }));
+  writeFileSync(
+    file,
+    JSON.stringify({ ...demo, inbound_numbers: [number], inactivity_timeout_ms: inactivityTimeoutMs }),
+  );
   return file;
 }
 
 /** The processes `pid` started, each with its command line and environment (Linux /proc). */
 export function childProcessesOf(pid: number): { pid: number; cmdline: string; env: string[] }[] {
-  const pids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  const pids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number);
   return pids.flatMap((child) => {
     try {
-      return [{ pid: child, cmdline: readFileSync(`/proc/${child}/cmdline`, 'utf8').replaceAll('\0', ' '), env: readFileSync(`/proc/${child}/environ`, 'utf8').split('\0') }];
+      return [
+        {
+          pid: child,
+          cmdline: readFileSync(`/proc/${child}/cmdline`, 'utf8').replaceAll('\0', ' '),
+          env: readFileSync(`/proc/${child}/environ`, 'utf8').split('\0'),
+        },
+      ];
     } catch {
       return []; // it ended meanwhile
     }
@@ -92,7 +111,12 @@ export async function queryStore<R>(where: SharedStore, sql: string, params: (st
     await client.connect();
     try {
       let n = 0;
-      return (await client.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows as R[];
+      return (
+        await client.query(
+          sql.replace(/\?/g, () => `$${++n}`),
+          params,
+        )
+      ).rows as R[];
     } finally {
       await client.end();
     }
@@ -107,6 +131,9 @@ export async function queryStore<R>(where: SharedStore, sql: string, params: (st
 
 /** The node each call is owned by (the one running it), read from the store the processes share. */
 export async function callOwners(where: SharedStore): Promise<Map<string, string>> {
-  const rows = await queryStore<{ call_id: string; owner_node: string }>(where, 'SELECT call_id, owner_node FROM calls');
+  const rows = await queryStore<{ call_id: string; owner_node: string }>(
+    where,
+    'SELECT call_id, owner_node FROM calls',
+  );
   return new Map(rows.map((r) => [r.call_id, r.owner_node]));
 }

@@ -15,7 +15,11 @@ export interface TestService {
   /** Every log line the service wrote. */
   logs: string[];
   keyOf(org: string): string;
-  request(method: string, path: string, options?: { body?: unknown; raw?: string; key?: string | null; headers?: Record<string, string> }): Promise<TestResponse>;
+  request(
+    method: string,
+    path: string,
+    options?: { body?: unknown; raw?: string; key?: string | null; headers?: Record<string, string> },
+  ): Promise<TestResponse>;
   stop(): Promise<void>;
 }
 
@@ -63,7 +67,9 @@ export async function startTestService(
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
-    API_KEYS: Object.entries(KEYS).map(([org, key]) => `${org}:${key}`).join(','),
+    API_KEYS: Object.entries(KEYS)
+      .map(([org, key]) => `${org}:${key}`)
+      .join(','),
     LOG_LEVEL: 'info',
     // The tests' model, tool and voice servers listen on loopback, as a local development setup's would.
     EGRESS_ALLOW: '127.0.0.0/8',
@@ -90,7 +96,7 @@ export async function startTestService(
       }
       const res = await fetch(`${service.url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
       const text = await res.text();
-      let parsed: unknown = undefined;
+      let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch {
@@ -120,10 +126,16 @@ export async function callEnded(t: TestService, callId: string, timeoutMs = 120_
 export async function toolAnswered(t: TestService, callId: string, timeoutMs = 30_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    const body = (await t.request('GET', `/v2/calls/${callId}`)).body as { transcript_with_tool_calls?: { role: string }[] | null };
+    const body = (await t.request('GET', `/v2/calls/${callId}`)).body as {
+      transcript_with_tool_calls?: { role: string }[] | null;
+    };
     if (body.transcript_with_tool_calls?.some((item) => item.role === 'tool_call_result')) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  const record = (await t.request('GET', `/v2/calls/${callId}`)).body as { transcript?: { role: string; content: string }[] | null };
-  throw new Error(`no tool result in call ${callId} within ${timeoutMs} ms; transcript: ${JSON.stringify(record.transcript?.map((m) => `${m.role}: ${m.content}`))}`);
+  const record = (await t.request('GET', `/v2/calls/${callId}`)).body as {
+    transcript?: { role: string; content: string }[] | null;
+  };
+  throw new Error(
+    `no tool result in call ${callId} within ${timeoutMs} ms; transcript: ${JSON.stringify(record.transcript?.map((m) => `${m.role}: ${m.content}`))}`,
+  );
 }

@@ -7,7 +7,15 @@ import type { ChatMessage } from '../../src/llm/types.ts';
 import type { ManualTimers } from '../../src/timers.ts';
 import type { AgentBrain } from '../../src/call/model/model-turn.ts';
 import type { SessionEngines } from '../../src/call/session.ts';
-import type { PcmChunk, SttResult, SttStream, TtsEngine, TtsSynthesisOptions, VadEvent, VadStream } from '../../src/speech/types.ts';
+import type {
+  PcmChunk,
+  SttResult,
+  SttStream,
+  TtsEngine,
+  TtsSynthesisOptions,
+  VadEvent,
+  VadStream,
+} from '../../src/speech/types.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../src/call/transport.ts';
 import type { DisconnectionReason } from '../../src/records/record.ts';
 
@@ -45,10 +53,13 @@ export class FakeTransport implements CallTransport {
   sendMark(name: string): void {
     this.marks.push(name);
     const entry = { name, handle: { id: -1 } };
-    entry.handle = this.timers.setTimeout(() => {
-      this.pendingMarks = this.pendingMarks.filter((m) => m !== entry);
-      this.handlers.mark(name);
-    }, Math.max(0, this.playEnd - this.timers.now()));
+    entry.handle = this.timers.setTimeout(
+      () => {
+        this.pendingMarks = this.pendingMarks.filter((m) => m !== entry);
+        this.handlers.mark(name);
+      },
+      Math.max(0, this.playEnd - this.timers.now()),
+    );
     this.pendingMarks.push(entry);
   }
   clear(): void {
@@ -141,7 +152,9 @@ export class ScriptedStt implements SttStream {
   async close(): Promise<void> {}
 }
 
-/** A ScriptedStt that reads on request, as Moonshine does: `onReadNow` answers as a recogniser would (with a partial). */
+/**
+ * A ScriptedStt that reads on request, as Moonshine does: `onReadNow` answers as a recogniser would (with a partial).
+ */
 export class ReadingStt extends ScriptedStt {
   /** Times the call asked it to read now. */
   readsNow = 0;
@@ -169,11 +182,18 @@ export class WordTts implements TtsEngine {
   async close(): Promise<void> {}
 }
 
-export type BrainStep = (messages: readonly ChatMessage[], hooks: ReplyHooks, signal: AbortSignal) => Promise<ReplyOutcome>;
+export type BrainStep = (
+  messages: readonly ChatMessage[],
+  hooks: ReplyHooks,
+  signal: AbortSignal,
+) => Promise<ReplyOutcome>;
 
 export class ScriptedBrain implements AgentBrain {
   readonly calls: ChatMessage[][] = [];
-  constructor(private readonly steps: BrainStep[], private readonly fallback?: BrainStep) {}
+  constructor(
+    private readonly steps: BrainStep[],
+    private readonly fallback?: BrainStep,
+  ) {}
   respond(messages: readonly ChatMessage[], hooks: ReplyHooks, signal: AbortSignal): Promise<ReplyOutcome> {
     this.calls.push([...messages]);
     const step = this.steps.shift() ?? this.fallback;
@@ -189,7 +209,11 @@ export const say =
     return { kind: 'reply', messages: [{ role: 'assistant', content: text }] };
   };
 
-export function engines(stt: SttStream, tts: TtsEngine = new WordTts(), vad: VadStream = new EnergyVad()): SessionEngines {
+export function engines(
+  stt: SttStream,
+  tts: TtsEngine = new WordTts(),
+  vad: VadStream = new EnergyVad(),
+): SessionEngines {
   return { openVad: async () => vad, openStt: async () => stt, tts };
 }
 

@@ -80,16 +80,22 @@ export class TwilioStandIn {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if (req.headers.authorization !== `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`) {
+    if (
+      req.headers.authorization !== `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`
+    ) {
       return reply(401, { code: 20003, message: 'Authenticate', status: 401 });
     }
     const base = `/2010-04-01/Accounts/${this.accountSid}/Calls`;
     if (req.method === 'POST' && req.url === `${base}.json`) return this.create(form, reply);
-    const hangup = req.method === 'POST' && req.url?.startsWith(`${base}/`) ? req.url.slice(base.length + 1, -'.json'.length) : undefined;
+    const hangup =
+      req.method === 'POST' && req.url?.startsWith(`${base}/`)
+        ? req.url.slice(base.length + 1, -'.json'.length)
+        : undefined;
     if (hangup && typeof form.Twiml === 'string' && form.Twiml.includes('<Conference')) {
       // A warm transfer's bridge: the call leaves the service's stream for the conference.
       const call = this.live.get(hangup);
-      if (!call) return reply(404, { code: 20404, message: `The requested resource ${req.url} was not found`, status: 404 });
+      if (!call)
+        return reply(404, { code: 20404, message: `The requested resource ${req.url} was not found`, status: 404 });
       call.conference = /<Conference[^>]*>([^<]+)<\/Conference>/.exec(form.Twiml)?.[1] ?? '';
       reply(200, { sid: hangup, status: 'in-progress' });
       void call.stream?.hangUp();
@@ -97,15 +103,21 @@ export class TwilioStandIn {
     }
     if (hangup && typeof form.Twiml === 'string' && form.Twiml.includes('<Dial')) {
       const call = this.live.get(hangup);
-      if (!call) return reply(404, { code: 20404, message: `The requested resource ${req.url} was not found`, status: 404 });
+      if (!call)
+        return reply(404, { code: 20404, message: `The requested resource ${req.url} was not found`, status: 404 });
       reply(200, { sid: hangup, status: 'in-progress' });
-      call.redirect = this.transfer(call, form.Twiml, this.behaviors.get(String(call.form.To)) ?? { kind: 'no-answer' });
+      call.redirect = this.transfer(
+        call,
+        form.Twiml,
+        this.behaviors.get(String(call.form.To)) ?? { kind: 'no-answer' },
+      );
       return;
     }
     if (hangup && form.Status === 'completed') {
       this.hangups.push(hangup);
       const call = this.live.get(hangup);
-      if (!call) return reply(404, { code: 20404, message: `The requested resource ${req.url} was not found`, status: 404 });
+      if (!call)
+        return reply(404, { code: 20404, message: `The requested resource ${req.url} was not found`, status: 404 });
       void call.stream?.hangUp();
       return reply(200, { sid: hangup, status: 'completed' });
     }
@@ -115,8 +127,10 @@ export class TwilioStandIn {
   private create(form: FormParams, reply: (status: number, body: unknown) => void): void {
     const to = String(form.To);
     const behavior = this.behaviors.get(to) ?? { kind: 'no-answer' };
-    if (behavior.kind === 'refuse') return reply(400, { code: 21211, message: `The 'To' number ${to} is not a valid phone number.`, status: 400 });
-    if (behavior.kind === 'server-error') return reply(503, { code: 20500, message: 'Service unavailable', status: 503 });
+    if (behavior.kind === 'refuse')
+      return reply(400, { code: 21211, message: `The 'To' number ${to} is not a valid phone number.`, status: 400 });
+    if (behavior.kind === 'server-error')
+      return reply(503, { code: 20500, message: 'Service unavailable', status: 503 });
     const sid = `CA${hex(16)}`;
     const call: CreatedCall = { sid, form, callbacks: [], transfers: [], done: Promise.resolve() };
     this.calls.push(call);
@@ -162,7 +176,11 @@ export class TwilioStandIn {
   }
 
   /** Opens the stream `twiml` connects, and lets `talk` use it (else waits for the service to close it). */
-  private async stream(call: CreatedCall, twiml: string, talk: ((caller: TwilioStreamCaller) => Promise<void>) | undefined): Promise<void> {
+  private async stream(
+    call: CreatedCall,
+    twiml: string,
+    talk: ((caller: TwilioStreamCaller) => Promise<void>) | undefined,
+  ): Promise<void> {
     const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1] ?? '';
     const customParameters: Record<string, string> = {};
     for (const m of twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)) customParameters[m[1]!] = m[2]!;
@@ -188,15 +206,29 @@ export class TwilioStandIn {
     await sleep(this.ringMs);
     const destination = this.behaviors.get(to) ?? { kind: 'no-answer' };
     const childSid = `CA${hex(16)}`;
-    let dialStatus: string = destination.kind === 'busy' || destination.kind === 'failed' || destination.kind === 'no-answer' ? destination.kind : 'failed';
+    let dialStatus: string =
+      destination.kind === 'busy' || destination.kind === 'failed' || destination.kind === 'no-answer'
+        ? destination.kind
+        : 'failed';
     if (destination.kind === 'answer') {
-      await this.signedPost(answered, { CallSid: childSid, ParentCallSid: call.sid, CallStatus: 'in-progress', To: to });
+      await this.signedPost(answered, {
+        CallSid: childSid,
+        ParentCallSid: call.sid,
+        CallStatus: 'in-progress',
+        To: to,
+      });
       await sleep(this.ringMs);
       dialStatus = 'completed';
     }
-    const twimlBack = await this.signedPost(action, { CallSid: call.sid, DialCallSid: childSid, DialCallStatus: dialStatus, To: String(call.form.To) });
+    const twimlBack = await this.signedPost(action, {
+      CallSid: call.sid,
+      DialCallSid: childSid,
+      DialCallStatus: dialStatus,
+      To: String(call.form.To),
+    });
     call.transfers.push({ to, dialStatus, twimlBack });
-    if (twimlBack.includes('<Connect><Stream')) await this.stream(call, twimlBack, behavior.kind === 'answer' ? behavior.afterTransfer : undefined);
+    if (twimlBack.includes('<Connect><Stream'))
+      await this.stream(call, twimlBack, behavior.kind === 'answer' ? behavior.afterTransfer : undefined);
   }
 
   /** A signed form POST to the service, as Twilio sends its webhooks; resolves with the answer's body. */
@@ -204,7 +236,10 @@ export class TwilioStandIn {
     const full: FormParams = { AccountSid: this.accountSid, ApiVersion: '2010-04-01', ...params };
     const res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(this.authToken, url, full) },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': twilioSignature(this.authToken, url, full),
+      },
       body: new URLSearchParams(full as Record<string, string>).toString(),
     });
     return res.text();
@@ -230,7 +265,10 @@ export class TwilioStandIn {
     // Twilio logs a callback the service did not answer (it stopped, say) and goes on: status 0 here.
     const res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature(this.authToken, url, params) },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': twilioSignature(this.authToken, url, params),
+      },
       body: new URLSearchParams(params as Record<string, string>).toString(),
     }).catch(() => null);
     await res?.body?.cancel();

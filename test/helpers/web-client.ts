@@ -22,7 +22,8 @@ export class WebCallClient {
   readonly closed: Promise<number>;
 
   constructor(url: string, options: { codec?: 'pcm' | 'opus' } = {}) {
-    this.opus = options.codec === 'opus' ? new OpusCodec({ rate: 16000, channels: 1, bitrate: 24000, complexity: 5 }) : undefined;
+    this.opus =
+      options.codec === 'opus' ? new OpusCodec({ rate: 16000, channels: 1, bitrate: 24000, complexity: 5 }) : undefined;
     this.ws = new WebSocket(url);
     this.opened = new Promise((resolve, reject) => {
       this.ws.once('open', () => resolve());
@@ -46,10 +47,13 @@ export class WebCallClient {
       const event = JSON.parse(data.toString()) as Record<string, unknown>;
       this.events.push(event);
       if (event.type === 'mark') {
-        const timer = setTimeout(() => {
-          this.pendingMarks.delete(timer);
-          this.send({ type: 'mark', name: event.name });
-        }, Math.max(0, this.playEnd - performance.now()));
+        const timer = setTimeout(
+          () => {
+            this.pendingMarks.delete(timer);
+            this.send({ type: 'mark', name: event.name });
+          },
+          Math.max(0, this.playEnd - performance.now()),
+        );
         this.pendingMarks.add(timer);
       } else if (event.type === 'clear') {
         this.playEnd = performance.now();
@@ -83,7 +87,9 @@ export class WebCallClient {
   /** Sends all of `samples` at once, as fast as the socket takes it (a misbehaving page). */
   flood(samples: Int16Array): void {
     for (let i = 0; i < samples.length && this.ws.readyState === WebSocket.OPEN; i += 320) {
-      this.ws.send(Buffer.from(samples.buffer, samples.byteOffset + i * 2, Math.min(320, samples.length - i) * 2), { binary: true });
+      this.ws.send(Buffer.from(samples.buffer, samples.byteOffset + i * 2, Math.min(320, samples.length - i) * 2), {
+        binary: true,
+      });
     }
   }
 

@@ -13,10 +13,17 @@ const call = { call_from: '+14155550100', call_to: '+14155550111', agent_id: 'de
 
 describe('POST /v2/calls', () => {
   it('returns the 2.5 acknowledgement with every field and 201', async () => {
-    const res = await t.request('POST', '/v2/calls', { body: { ...call, metadata: { crm: 7 }, dynamic_variables: { name: 'Ann' } } });
+    const res = await t.request('POST', '/v2/calls', {
+      body: { ...call, metadata: { crm: 7 }, dynamic_variables: { name: 'Ann' } },
+    });
     expect(res.status).toBe(201);
     const ack = CreateCallAck.strict().parse(res.body);
-    expect(ack).toMatchObject({ call_from: call.call_from, call_to: call.call_to, metadata: { crm: 7 }, dynamic_variables: { name: 'Ann' } });
+    expect(ack).toMatchObject({
+      call_from: call.call_from,
+      call_to: call.call_to,
+      metadata: { crm: 7 },
+      dynamic_variables: { name: 'Ann' },
+    });
     expect(ack.call_id).toMatch(/^call_[0-9a-f]{32}$/);
   });
 
@@ -44,7 +51,9 @@ describe('POST /v2/calls', () => {
     expect((await t.request('POST', '/v2/agents', { body: agent })).status).toBe(201);
     expect((await t.request('PATCH', '/v2/agents/versions', { body: { agent_name: 'V2' } })).status).toBe(200);
     const versionOf = async (agent_version?: string | number) => {
-      const res = await t.request('POST', '/v2/calls', { body: { ...call, agent_id: 'versions', ...(agent_version === undefined ? {} : { agent_version }) } });
+      const res = await t.request('POST', '/v2/calls', {
+        body: { ...call, agent_id: 'versions', ...(agent_version === undefined ? {} : { agent_version }) },
+      });
       expect(res.status).toBe(201);
       const id = CreateCallAck.parse(res.body).call_id;
       return CallRecordSchema.parse((await t.request('GET', `/v2/calls/${id}`)).body).agent_version;
@@ -54,7 +63,9 @@ describe('POST /v2/calls', () => {
     expect(await versionOf('latest')).toBe(2);
     expect(await versionOf('2')).toBe(2);
     expect(await versionOf(1)).toBe(1);
-    const missing = await t.request('POST', '/v2/calls', { body: { ...call, agent_id: 'versions', agent_version: '9' } });
+    const missing = await t.request('POST', '/v2/calls', {
+      body: { ...call, agent_id: 'versions', agent_version: '9' },
+    });
     expect(missing.status).toBe(404);
     expect(errorOf(missing).details).toMatch(/version 9/);
   });

@@ -14,7 +14,10 @@ const campaign = (extra: Record<string, unknown> = {}) => ({
   name: 'Renewals',
   call_from: '+14155550100',
   agent_id: 'demo',
-  tasks: [{ call_to: '+14155550111', metadata: { crm: 1 }, dynamic_variables: { name: 'Ann' } }, { call_to: '+14155550112' }],
+  tasks: [
+    { call_to: '+14155550111', metadata: { crm: 1 }, dynamic_variables: { name: 'Ann' } },
+    { call_to: '+14155550112' },
+  ],
   ...extra,
 });
 
@@ -48,17 +51,28 @@ describe('POST /v2/campaigns', () => {
 
   it('runs the tasks: without a carrier every call fails, the campaign ends fail and each call carries the task data', async () => {
     const c = await create(campaign());
-    await vi.waitFor(async () => expect(CampaignResponse.parse((await t.request('GET', `/v2/campaigns/${c.id}`)).body).status).toBe('fail'), {
-      timeout: 5_000,
-    });
+    await vi.waitFor(
+      async () =>
+        expect(CampaignResponse.parse((await t.request('GET', `/v2/campaigns/${c.id}`)).body).status).toBe('fail'),
+      {
+        timeout: 5_000,
+      },
+    );
     const done = CampaignResponse.parse((await t.request('GET', `/v2/campaigns/${c.id}`)).body);
     expect(done).toMatchObject({ failed_calls: 2, completed_calls: 0, active_concurrency: 0 });
     expect(done.finished_at).not.toBeNull();
-    const list = await t.request('POST', '/v2/calls/list', { body: { filter_criteria: { campaign_id: [c.id] }, sort_order: 'ascending' } });
+    const list = await t.request('POST', '/v2/calls/list', {
+      body: { filter_criteria: { campaign_id: [c.id] }, sort_order: 'ascending' },
+    });
     const calls = (list.body as { calls: unknown[] }).calls.map((x) => CallRecordSchema.parse(x));
     expect(calls).toHaveLength(2);
     const first = calls.find((x) => x.call_to === '+14155550111')!;
-    expect(first).toMatchObject({ campaign_id: c.id, metadata: { crm: 1 }, dynamic_variables: { name: 'Ann' }, disconnection_reason: 'dial_failed' });
+    expect(first).toMatchObject({
+      campaign_id: c.id,
+      metadata: { crm: 1 },
+      dynamic_variables: { name: 'Ann' },
+      disconnection_reason: 'dial_failed',
+    });
   });
 
   it('keeps a future scheduled_at as draft', async () => {
@@ -77,7 +91,11 @@ describe('POST /v2/campaigns', () => {
     ['an unknown key', { colour: 'red' }, 'body.colour'],
     ['an unknown task key', { tasks: [{ call_to: '+14155550111', phone: 'x' }] }, 'body.tasks.0.phone'],
     ['an empty task list', { tasks: [] }, 'body.tasks'],
-    ['more tasks than MAX_TASKS', { tasks: Array.from({ length: 21 }, () => ({ call_to: '+14155550111' })) }, 'at most 20'],
+    [
+      'more tasks than MAX_TASKS',
+      { tasks: Array.from({ length: 21 }, () => ({ call_to: '+14155550111' })) },
+      'at most 20',
+    ],
   ])('refuses %s with 400 naming the field', async (_name, change, where) => {
     const res = await t.request('POST', '/v2/campaigns', { body: campaign(change) });
     expect(res.status).toBe(400);
@@ -117,12 +135,17 @@ describe('POST /v2/campaigns/list', () => {
     const made = [];
     for (let i = 0; i < 5; i++) made.push(await create(campaign({ name: `L${i}`, scheduled_at: future() }), key));
     const ids = made.map((c) => c.id);
-    const byCreated = [...made].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)).map((c) => c.id);
+    const byCreated = [...made]
+      .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+      .map((c) => c.id);
     for (const order of ['ascending', 'descending'] as const) {
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const res = await t.request('POST', '/v2/campaigns/list', { key, body: { sort_order: order, limit: 2, ...(cursor ? { pagination_key: cursor } : {}) } });
+        const res = await t.request('POST', '/v2/campaigns/list', {
+          key,
+          body: { sort_order: order, limit: 2, ...(cursor ? { pagination_key: cursor } : {}) },
+        });
         expect(res.status).toBe(200);
         const page = ListCampaignsResponse.parse(res.body);
         expect(page.total_count).toBe(5);
@@ -132,14 +155,27 @@ describe('POST /v2/campaigns/list', () => {
       expect(seen).toEqual(order === 'ascending' ? byCreated : [...byCreated].reverse());
     }
     await t.request('POST', `/v2/campaigns/${ids[0]}/cancel`, { key });
-    const canceled = ListCampaignsResponse.parse((await t.request('POST', '/v2/campaigns/list', { key, body: { filter_criteria: { status: ['canceled'] } } })).body);
+    const canceled = ListCampaignsResponse.parse(
+      (await t.request('POST', '/v2/campaigns/list', { key, body: { filter_criteria: { status: ['canceled'] } } }))
+        .body,
+    );
     expect(canceled.campaigns.map((c) => c.id)).toEqual([ids[0]]);
     const none = ListCampaignsResponse.parse(
-      (await t.request('POST', '/v2/campaigns/list', { key, body: { filter_criteria: { agent_id: ['other'], start_timestamp: { lower_threshold: 0 } } } })).body,
+      (
+        await t.request('POST', '/v2/campaigns/list', {
+          key,
+          body: { filter_criteria: { agent_id: ['other'], start_timestamp: { lower_threshold: 0 } } },
+        })
+      ).body,
     );
     expect(none).toEqual({ campaigns: [], next_cursor: null, total_count: 0 });
     const inWindow = ListCampaignsResponse.parse(
-      (await t.request('POST', '/v2/campaigns/list', { key, body: { filter_criteria: { start_timestamp: { lower_threshold: Date.now() + 60_000 } } } })).body,
+      (
+        await t.request('POST', '/v2/campaigns/list', {
+          key,
+          body: { filter_criteria: { start_timestamp: { lower_threshold: Date.now() + 60_000 } } },
+        })
+      ).body,
     );
     expect(inWindow.total_count).toBe(5);
   });
@@ -157,16 +193,33 @@ describe('POST /v2/campaigns/list', () => {
 describe('batches', () => {
   it('acknowledges a batch as queued and reports its progress until it is over', async () => {
     const res = await t.request('POST', '/v1/create-outbound-batch-call', {
-      body: { name: 'Night', call_from: '+14155550100', agent_id: 'demo', tasks: [{ call_to: '+14155550111', presentation_number: '+14155550199' }, { call_to: '+14155550112' }] },
+      body: {
+        name: 'Night',
+        call_from: '+14155550100',
+        agent_id: 'demo',
+        tasks: [{ call_to: '+14155550111', presentation_number: '+14155550199' }, { call_to: '+14155550112' }],
+      },
     });
     expect(res.status).toBe(201);
     const ack = BatchAck.strict().parse(res.body);
     expect(ack).toMatchObject({ status: 'queued', total_tasks: 2 });
-    await vi.waitFor(async () => expect(BatchResponse.parse((await t.request('GET', `/v1/batch-calls/${ack.batch_id}`)).body).status).toBe('failed'), {
-      timeout: 5_000,
-    });
+    await vi.waitFor(
+      async () =>
+        expect(BatchResponse.parse((await t.request('GET', `/v1/batch-calls/${ack.batch_id}`)).body).status).toBe(
+          'failed',
+        ),
+      {
+        timeout: 5_000,
+      },
+    );
     const batch = BatchResponse.strict().parse((await t.request('GET', `/v1/batch-calls/${ack.batch_id}`)).body);
-    expect(batch).toMatchObject({ batch_id: ack.batch_id, name: 'Night', total_tasks: 2, completed_calls: 0, failed_calls: 2 });
+    expect(batch).toMatchObject({
+      batch_id: ack.batch_id,
+      name: 'Night',
+      total_tasks: 2,
+      completed_calls: 0,
+      failed_calls: 2,
+    });
     expect(batch.call_ids).toHaveLength(2);
     const first = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${batch.call_ids[0]}`)).body);
     expect(first).toMatchObject({ batch_id: ack.batch_id, presentation_number: '+14155550199' });
@@ -174,12 +227,16 @@ describe('batches', () => {
   });
 
   it('validates batch bodies like campaigns and 404s an unknown batch', async () => {
-    const bad = await t.request('POST', '/v1/create-outbound-batch-call', { body: { name: 'x', call_from: '+14155550100', agent_id: 'demo', tasks: [] } });
+    const bad = await t.request('POST', '/v1/create-outbound-batch-call', {
+      body: { name: 'x', call_from: '+14155550100', agent_id: 'demo', tasks: [] },
+    });
     expect(bad.status).toBe(400);
     const unknown = await t.request('POST', '/v1/create-outbound-batch-call', {
       body: { name: 'x', call_from: '+14155550100', agent_id: 'demo', tasks: [{ call_to: '+1415' }], concurrency: 3 },
     });
-    expect(errorOf(unknown).details).toMatch(/body\.tasks\.0\.call_to.*body\.concurrency|body\.concurrency.*body\.tasks\.0\.call_to/);
+    expect(errorOf(unknown).details).toMatch(
+      /body\.tasks\.0\.call_to.*body\.concurrency|body\.concurrency.*body\.tasks\.0\.call_to/,
+    );
     expect((await t.request('GET', '/v1/batch-calls/batch_nope')).status).toBe(404);
   });
 });

@@ -11,7 +11,10 @@ afterAll(async () => t.stop());
 
 describe('errors of the service’s own endpoints', () => {
   it('answers malformed JSON with 400 MALFORMED_JSON', async () => {
-    const res = await t.request('POST', '/v2/calls/list', { raw: '{"limit": 5,', headers: { 'content-type': 'application/json' } });
+    const res = await t.request('POST', '/v2/calls/list', {
+      raw: '{"limit": 5,',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(errorOf(res).code).toBe('MALFORMED_JSON');
   });
@@ -23,7 +26,10 @@ describe('errors of the service’s own endpoints', () => {
   });
 
   it('answers a body that is not JSON with 415', async () => {
-    const res = await t.request('POST', '/v2/calls', { raw: 'call_to=+1415', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await t.request('POST', '/v2/calls', {
+      raw: 'call_to=+1415',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(res.status).toBe(415);
     expect(errorOf(res).code).toBe('UNSUPPORTED_MEDIA_TYPE');
     const text = await t.request('POST', '/v2/calls', { raw: '{}', headers: { 'content-type': 'text/plain' } });
@@ -32,7 +38,10 @@ describe('errors of the service’s own endpoints', () => {
 
   it('answers a body over 1 MiB with 413', async () => {
     const big = JSON.stringify({ filter_criteria: { agent_id: ['x'.repeat(1024 * 1024)] } });
-    const res = await t.request('POST', '/v2/calls/list', { raw: big, headers: { 'content-type': 'application/json' } });
+    const res = await t.request('POST', '/v2/calls/list', {
+      raw: big,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(413);
     expect(errorOf(res).code).toBe('BODY_TOO_LARGE');
   });
@@ -52,13 +61,20 @@ describe('errors of the service’s own endpoints', () => {
 
   it('answers a wrong token and a malformed header with 401', async () => {
     expect((await t.request('GET', '/v2/calls/x', { key: 'acme-key-0123456780' })).status).toBe(401);
-    const basic = await t.request('GET', '/v2/calls/x', { key: null, headers: { authorization: 'Basic YWNtZTprZXk=' } });
+    const basic = await t.request('GET', '/v2/calls/x', {
+      key: null,
+      headers: { authorization: 'Basic YWNtZTprZXk=' },
+    });
     expect(basic.status).toBe(401);
     expect(errorOf(basic).details).toMatch(/Bearer/);
   });
 
   it('checks the token before reading the body', async () => {
-    const res = await t.request('POST', '/v2/calls', { raw: '{not json', key: null, headers: { 'content-type': 'application/json' } });
+    const res = await t.request('POST', '/v2/calls', {
+      raw: '{not json',
+      key: null,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(401);
   });
 
@@ -96,7 +112,11 @@ describe('abuse of the API', () => {
   it('answers a body nested deeper than 64 levels with 400 naming where, never 500', async () => {
     const nested = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000);
     const cases: [string, string, string][] = [
-      ['/v2/calls', `{"call_from":"+14155550100","call_to":"+14155550111","agent_id":"demo","metadata":${nested}}`, 'body.metadata.a.a.a.a.a…'],
+      [
+        '/v2/calls',
+        `{"call_from":"+14155550100","call_to":"+14155550111","agent_id":"demo","metadata":${nested}}`,
+        'body.metadata.a.a.a.a.a…',
+      ],
       ['/v2/web-calls', `{"agent_id":"demo","dynamic_variables":${nested}}`, 'body.dynamic_variables.a'],
       ['/v2/agents/list', '['.repeat(5000) + ']'.repeat(5000), 'body[][][][][][]…'],
     ];
@@ -106,7 +126,10 @@ describe('abuse of the API', () => {
       expect(errorOf(res)).toMatchObject({ code: 'BAD_REQUEST', details: expect.stringContaining(where) as string });
     }
     const fine = '{"a":'.repeat(60) + '1' + '}'.repeat(60);
-    const ok = await t.request('POST', '/v2/calls', { raw: `{"call_from":"+14155550100","call_to":"+14155550111","agent_id":"demo","metadata":${fine}}`, headers: { 'content-type': 'application/json' } });
+    const ok = await t.request('POST', '/v2/calls', {
+      raw: `{"call_from":"+14155550100","call_to":"+14155550111","agent_id":"demo","metadata":${fine}}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(ok.status).toBe(201);
   });
 
@@ -115,7 +138,8 @@ describe('abuse of the API', () => {
     const clock: Clock = { now: () => now };
     const guarded = await startTestService({}, { clock });
     try {
-      for (let i = 0; i < 20; i++) expect((await guarded.request('POST', '/v2/agents/list', { key: `wrong-key-${i}` })).status).toBe(401);
+      for (let i = 0; i < 20; i++)
+        expect((await guarded.request('POST', '/v2/agents/list', { key: `wrong-key-${i}` })).status).toBe(401);
       const refused = await guarded.request('POST', '/v2/agents/list', { key: 'wrong-key-x' });
       expect(refused.status).toBe(429);
       expect(errorOf(refused).code).toBe('RATE_LIMITED');
@@ -131,7 +155,11 @@ describe('abuse of the API', () => {
   it('behind a trusted proxy, failed authentications are counted per client address from X-Forwarded-For', async () => {
     const proxied = await startTestService({ TRUST_PROXY: '127.0.0.1' });
     try {
-      const from = (address: string, key?: string) => proxied.request('POST', '/v2/agents/list', { ...(key ? { key } : {}), headers: { 'x-forwarded-for': address } });
+      const from = (address: string, key?: string) =>
+        proxied.request('POST', '/v2/agents/list', {
+          ...(key ? { key } : {}),
+          headers: { 'x-forwarded-for': address },
+        });
       for (let i = 0; i < 20; i++) expect((await from('203.0.113.7', 'wrong-key')).status).toBe(401);
       expect((await from('203.0.113.7', 'wrong-key')).status).toBe(429);
       // Another caller behind the same proxy is not locked out with the guesser.
@@ -148,7 +176,9 @@ describe('abuse of the API', () => {
       const started = Date.now();
       const answer = await new Promise<string>((resolve, reject) => {
         const socket = connect(Number(port), '127.0.0.1', () => {
-          socket.write(`POST /v2/agents/list HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${slow.keyOf('acme')}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+          socket.write(
+            `POST /v2/agents/list HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${slow.keyOf('acme')}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+          );
         });
         let received = '';
         const trickle = setInterval(() => socket.write(' '), 300);
@@ -185,10 +215,17 @@ describe('shutdown', () => {
 describe('logs', () => {
   it('never contain an API key or an LLM api_key', async () => {
     await t.request('POST', '/v2/agents', {
-      body: { agent_id: 'secretive', agent_name: 'S', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm', api_key: 'sk-very-secret-123' } },
+      body: {
+        agent_id: 'secretive',
+        agent_name: 'S',
+        llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm', api_key: 'sk-very-secret-123' },
+      },
     });
     await t.request('GET', '/v2/calls/none', { key: 'wrong-key-but-secret-999' });
-    t.service.logger.info({ llm: { api_key: 'sk-very-secret-123' }, authorization: 'Bearer acme-key-0123456789-0123456789-0123' }, 'probe');
+    t.service.logger.info(
+      { llm: { api_key: 'sk-very-secret-123' }, authorization: 'Bearer acme-key-0123456789-0123456789-0123' },
+      'probe',
+    );
     const all = t.logs.join('\n');
     expect(all).toContain('probe');
     expect(all).not.toContain('sk-very-secret-123');

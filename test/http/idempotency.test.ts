@@ -15,7 +15,8 @@ let keys = 0;
 const newKey = () => `key-${Date.now()}-${++keys}`;
 
 async function totalCalls(org = 'acme'): Promise<number> {
-  return ((await t.request('POST', '/v2/calls/list', { body: {}, key: t.keyOf(org) })).body as { total_count: number }).total_count;
+  return ((await t.request('POST', '/v2/calls/list', { body: {}, key: t.keyOf(org) })).body as { total_count: number })
+    .total_count;
 }
 
 async function settledCalls(): Promise<number> {
@@ -31,9 +32,23 @@ describe('Idempotency-Key', () => {
   const routes: { path: string; body: () => unknown; count: () => Promise<number> }[] = [
     { path: '/v2/calls', body: () => call, count: () => totalCalls() },
     { path: '/v2/web-calls', body: () => ({ agent_id: 'demo' }), count: () => totalCalls() },
-    { path: '/v2/campaigns', body: () => ({ name: 'Later', call_from: call.call_from, agent_id: 'demo', scheduled_at: later(), tasks: [{ call_to: call.call_to }] }), count: totalCampaigns },
+    {
+      path: '/v2/campaigns',
+      body: () => ({
+        name: 'Later',
+        call_from: call.call_from,
+        agent_id: 'demo',
+        scheduled_at: later(),
+        tasks: [{ call_to: call.call_to }],
+      }),
+      count: totalCampaigns,
+    },
     // A batch starts at once: its one task becomes one call (a second batch would make a second).
-    { path: '/v1/create-outbound-batch-call', body: () => ({ name: 'Batch', call_from: call.call_from, agent_id: 'demo', tasks: [{ call_to: call.call_to }] }), count: settledCalls },
+    {
+      path: '/v1/create-outbound-batch-call',
+      body: () => ({ name: 'Batch', call_from: call.call_from, agent_id: 'demo', tasks: [{ call_to: call.call_to }] }),
+      count: settledCalls,
+    },
   ];
 
   for (const route of routes) {
@@ -54,13 +69,21 @@ describe('Idempotency-Key', () => {
 
   it('the same key with a different body is 409 IDEMPOTENCY_KEY_REUSED and creates nothing', async () => {
     const key = newKey();
-    expect((await t.request('POST', '/v2/calls', { body: call, headers: { 'idempotency-key': key } })).status).toBe(201);
+    expect((await t.request('POST', '/v2/calls', { body: call, headers: { 'idempotency-key': key } })).status).toBe(
+      201,
+    );
     const before = await totalCalls();
-    const other = await t.request('POST', '/v2/calls', { body: { ...call, call_to: '+14155550112' }, headers: { 'idempotency-key': key } });
+    const other = await t.request('POST', '/v2/calls', {
+      body: { ...call, call_to: '+14155550112' },
+      headers: { 'idempotency-key': key },
+    });
     expect(other.status).toBe(409);
     expect(errorOf(other).code).toBe('IDEMPOTENCY_KEY_REUSED');
     // Another route is another request too.
-    const elsewhere = await t.request('POST', '/v2/web-calls', { body: { agent_id: 'demo' }, headers: { 'idempotency-key': key } });
+    const elsewhere = await t.request('POST', '/v2/web-calls', {
+      body: { agent_id: 'demo' },
+      headers: { 'idempotency-key': key },
+    });
     expect(errorOf(elsewhere).code).toBe('IDEMPOTENCY_KEY_REUSED');
     expect(await totalCalls()).toBe(before);
   });
@@ -74,9 +97,15 @@ describe('Idempotency-Key', () => {
 
   it('a refused request does not keep its key: the corrected request under the same key is placed', async () => {
     const key = newKey();
-    const refused = await t.request('POST', '/v2/calls', { body: { ...call, agent_id: 'nobody' }, headers: { 'idempotency-key': key } });
+    const refused = await t.request('POST', '/v2/calls', {
+      body: { ...call, agent_id: 'nobody' },
+      headers: { 'idempotency-key': key },
+    });
     expect(refused.status).toBe(404);
-    const invalid = await t.request('POST', '/v2/calls', { body: { ...call, call_to: 'not a number' }, headers: { 'idempotency-key': key } });
+    const invalid = await t.request('POST', '/v2/calls', {
+      body: { ...call, call_to: 'not a number' },
+      headers: { 'idempotency-key': key },
+    });
     expect(invalid.status).toBe(400);
     const placed = await t.request('POST', '/v2/calls', { body: call, headers: { 'idempotency-key': key } });
     expect(placed.status).toBe(201);
@@ -87,7 +116,11 @@ describe('Idempotency-Key', () => {
     const key = newKey();
     const acme = await t.request('POST', '/v2/calls', { body: call, headers: { 'idempotency-key': key } });
     const before = await totalCalls('globex');
-    const globex = await t.request('POST', '/v2/calls', { body: call, key: t.keyOf('globex'), headers: { 'idempotency-key': key } });
+    const globex = await t.request('POST', '/v2/calls', {
+      body: call,
+      key: t.keyOf('globex'),
+      headers: { 'idempotency-key': key },
+    });
     expect(globex.status).toBe(201);
     expect(globex.headers.get('idempotent-replayed')).toBeNull();
     expect((globex.body as { call_id: string }).call_id).not.toBe((acme.body as { call_id: string }).call_id);
@@ -97,11 +130,14 @@ describe('Idempotency-Key', () => {
   it('two requests with one key sent together place one call', async () => {
     const key = newKey();
     const before = await totalCalls();
-    const answers = await Promise.all([0, 1, 2].map(() => t.request('POST', '/v2/calls', { body: call, headers: { 'idempotency-key': key } })));
+    const answers = await Promise.all(
+      [0, 1, 2].map(() => t.request('POST', '/v2/calls', { body: call, headers: { 'idempotency-key': key } })),
+    );
     expect(await totalCalls()).toBe(before + 1);
     const ids = new Set(answers.filter((a) => a.status === 201).map((a) => (a.body as { call_id: string }).call_id));
     expect(ids.size).toBe(1);
-    for (const answer of answers.filter((a) => a.status !== 201)) expect(errorOf(answer).code).toBe('IDEMPOTENCY_IN_PROGRESS');
+    for (const answer of answers.filter((a) => a.status !== 201))
+      expect(errorOf(answer).code).toBe('IDEMPOTENCY_IN_PROGRESS');
   });
 
   it('a key that is empty, too long or not printable ASCII is 400', async () => {

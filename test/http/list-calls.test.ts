@@ -53,7 +53,13 @@ describe('POST /v2/calls/list filters', () => {
   // A separate organization keeps these records apart from other tests'.
   beforeAll(() => {
     storeCall('filters', { call_type: 'web', agent_id: 'a1', start: 1000, duration_ms: 1000 });
-    storeCall('filters', { call_type: 'inbound', agent_id: 'a2', start: 2000, duration_ms: 20_000, disconnection_reason: 'inactivity' });
+    storeCall('filters', {
+      call_type: 'inbound',
+      agent_id: 'a2',
+      start: 2000,
+      duration_ms: 20_000,
+      disconnection_reason: 'inactivity',
+    });
     storeCall('filters', {
       call_type: 'outbound',
       agent_id: 'a1',
@@ -63,7 +69,15 @@ describe('POST /v2/calls/list filters', () => {
       call_analysis: { summary: 's', user_sentiment: 'positive', custom_analysis_data: [] },
       campaign_id: 'camp_1',
     });
-    storeCall('filters', { call_type: 'outbound', agent_id: 'a3', start: 4000, call_status: 'not_connected', disconnection_reason: 'dial_no_answer', duration_ms: 0, batch_id: 'batch_1' });
+    storeCall('filters', {
+      call_type: 'outbound',
+      agent_id: 'a3',
+      start: 4000,
+      call_status: 'not_connected',
+      disconnection_reason: 'dial_no_answer',
+      duration_ms: 0,
+      batch_id: 'batch_1',
+    });
   });
 
   const cases: [string, Record<string, unknown>, number[]][] = [
@@ -76,9 +90,17 @@ describe('POST /v2/calls/list filters', () => {
     ['call_status', { call_status: ['not_connected'] }, [4000]],
     ['campaign_id', { campaign_id: ['camp_1'] }, [3000]],
     ['batch_id', { batch_id: ['batch_1'] }, [4000]],
-    ['duration range in ms, bounds inclusive', { duration: { lower_threshold: 1000, upper_threshold: 20_000 } }, [2000, 1000]],
+    [
+      'duration range in ms, bounds inclusive',
+      { duration: { lower_threshold: 1000, upper_threshold: 20_000 } },
+      [2000, 1000],
+    ],
     ['duration_ms range', { duration_ms: { lower_threshold: 20_001 } }, [3000]],
-    ['start_timestamp range, bounds inclusive', { start_timestamp: { lower_threshold: 2000, upper_threshold: 3000 } }, [3000, 2000]],
+    [
+      'start_timestamp range, bounds inclusive',
+      { start_timestamp: { lower_threshold: 2000, upper_threshold: 3000 } },
+      [3000, 2000],
+    ],
     ['keys combine with AND', { agent_id: ['a1'], call_type: ['outbound'] }, [3000]],
     ['an empty value list matches nothing', { agent_id: [] }, []],
   ];
@@ -140,7 +162,10 @@ describe('POST /v2/calls/list filters', () => {
 
 describe('POST /v1/list-calls', () => {
   it('serves transcript items with role and content only, and no next key on the last page', async () => {
-    const res = await t.request('POST', '/v1/list-calls', { key: t.keyOf('filters'), body: { limit: 3, filter_criteria: { call_type: ['web'] } } });
+    const res = await t.request('POST', '/v1/list-calls', {
+      key: t.keyOf('filters'),
+      body: { limit: 3, filter_criteria: { call_type: ['web'] } },
+    });
     expect(res.status).toBe(200);
     const page = ListCallsV1Response.strict().parse(res.body);
     expect(page.calls[0]!.transcript).toEqual([
@@ -172,7 +197,10 @@ describe('POST /v1/list-calls', () => {
       body: { filter_criteria: { start_timestamp: { upper_threshold: 2000 }, duration: { lower_threshold: 1000 } } },
     });
     expect(ListCallsV1Response.parse(ok.body).calls.map((c) => c.start_timestamp)).toEqual([2000, 1000]);
-    const v2only = await t.request('POST', '/v1/list-calls', { key: t.keyOf('filters'), body: { filter_criteria: { call_status: ['ended'] } } });
+    const v2only = await t.request('POST', '/v1/list-calls', {
+      key: t.keyOf('filters'),
+      body: { filter_criteria: { call_status: ['ended'] } },
+    });
     expect(v2only.status).toBe(400);
   });
 });
@@ -190,7 +218,10 @@ describe('keyset paging', () => {
       let pages = 0;
       let insertedDuring = 0;
       do {
-        const res = await t.request('POST', '/v2/calls/list', { key: t.keyOf(org), body: { limit: 7, sort_order, pagination_key: key } });
+        const res = await t.request('POST', '/v2/calls/list', {
+          key: t.keyOf(org),
+          body: { limit: 7, sort_order, pagination_key: key },
+        });
         expect(res.status).toBe(200);
         const page = ListCallsV2Response.parse(res.body);
         for (const c of page.calls) counts.set(c.call_id, (counts.get(c.call_id) ?? 0) + 1);

@@ -12,8 +12,19 @@ import { startService } from '../../src/app.ts';
 import { loadOrCreateSecretsKey, SecretBox, SecretKeyError } from '../../src/secrets/sealed.ts';
 import { errorOf, startTestService, type TestService } from '../helpers/service.ts';
 
-const REFUSED_SPELLINGS = ['[::127.0.0.1]', '[::169.254.169.254]', '[::ffff:0:127.0.0.1]', '[::ffff:0:169.254.169.254]'];
-const SECRETS = { llm: 'sk-llm-plaintext-4f1c', voice: 'sk-voice-plaintext-77ab', tool: 'tool-header-plaintext-93d0', caller: 'sk-caller-plaintext-0c2e', judge: 'sk-judge-plaintext-a5b1' };
+const REFUSED_SPELLINGS = [
+  '[::127.0.0.1]',
+  '[::169.254.169.254]',
+  '[::ffff:0:127.0.0.1]',
+  '[::ffff:0:169.254.169.254]',
+];
+const SECRETS = {
+  llm: 'sk-llm-plaintext-4f1c',
+  voice: 'sk-voice-plaintext-77ab',
+  tool: 'tool-header-plaintext-93d0',
+  caller: 'sk-caller-plaintext-0c2e',
+  judge: 'sk-judge-plaintext-a5b1',
+};
 
 let t: TestService;
 beforeAll(async () => {
@@ -30,8 +41,14 @@ const agentBody = (fields: Record<string, unknown> = {}) => ({
 });
 const testBody = (callerUrl = 'https://caller.example.com/v1', judgeUrl = 'https://judge.example.com/v1') => ({
   name: 'polite',
-  caller: { persona: 'a customer', goal: 'book a table', caller_llm: { base_url: callerUrl, model: 'm', api_key: SECRETS.caller } },
-  expect: { judge: { criteria: 'the agent was polite', judge_llm: { base_url: judgeUrl, model: 'm', api_key: SECRETS.judge } } },
+  caller: {
+    persona: 'a customer',
+    goal: 'book a table',
+    caller_llm: { base_url: callerUrl, model: 'm', api_key: SECRETS.caller },
+  },
+  expect: {
+    judge: { criteria: 'the agent was polite', judge_llm: { base_url: judgeUrl, model: 'm', api_key: SECRETS.judge } },
+  },
 });
 const containsSecret = (text: string) => Object.values(SECRETS).filter((s) => text.includes(s));
 
@@ -56,14 +73,18 @@ describe('URL fields and the egress policy', () => {
       const caller = await t.request('POST', '/v2/agents/tested/tests', { body: testBody(`http://${host}/v1`) });
       expect(caller.status, host).toBe(400);
       expect(errorOf(caller).details).toContain('body.caller.caller_llm.base_url');
-      const judge = await t.request('POST', '/v2/agents/tested/tests', { body: testBody(undefined, `http://${host}/v1`) });
+      const judge = await t.request('POST', '/v2/agents/tested/tests', {
+        body: testBody(undefined, `http://${host}/v1`),
+      });
       expect(judge.status, host).toBe(400);
       expect(errorOf(judge).details).toContain('body.expect.judge.judge_llm.base_url');
     }
     const created = await t.request('POST', '/v2/agents/tested/tests', { body: testBody() });
     expect(created.status, created.text).toBe(201);
     const { test_id } = created.body as { test_id: string };
-    const patched = await t.request('PATCH', `/v2/agent-tests/${test_id}`, { body: { expect: testBody(undefined, 'http://[::ffff:0:169.254.169.254]/v1').expect } });
+    const patched = await t.request('PATCH', `/v2/agent-tests/${test_id}`, {
+      body: { expect: testBody(undefined, 'http://[::ffff:0:169.254.169.254]/v1').expect },
+    });
     expect(patched.status).toBe(400);
     expect(errorOf(patched).details).toContain('body.expect.judge.judge_llm.base_url');
   });
@@ -91,15 +112,23 @@ describe('secrets', () => {
       expect(res.text).not.toContain('api_key');
     }
     // The runtime still has them: the stored test opens to what was sent.
-    const row = t.service.db!.prepare('SELECT test FROM agent_tests WHERE test_id = ?').get(test_id) as { test: string };
+    const row = t.service.db!.prepare('SELECT test FROM agent_tests WHERE test_id = ?').get(test_id) as {
+      test: string;
+    };
     const box = new SecretBox(loadOrCreateSecretsKey(undefined, t.dataDir, () => '').key);
-    expect(box.open((JSON.parse(row.test) as { caller: { caller_llm: { api_key: string } } }).caller.caller_llm.api_key)).toBe(SECRETS.caller);
+    expect(
+      box.open((JSON.parse(row.test) as { caller: { caller_llm: { api_key: string } } }).caller.caller_llm.api_key),
+    ).toBe(SECRETS.caller);
   });
 
   it('marks every secret writeOnly in the OpenAPI document', async () => {
-    const doc = (await t.request('GET', '/openapi.json', { key: null })).body as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>> };
+    const doc = (await t.request('GET', '/openapi.json', { key: null })).body as {
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>>;
+    };
     const agentSchema = JSON.stringify(doc.paths['/v2/agents']!.post!.requestBody!.content['application/json']!.schema);
-    const testSchema = JSON.stringify(doc.paths['/v2/agents/{agent_id}/tests']!.post!.requestBody!.content['application/json']!.schema);
+    const testSchema = JSON.stringify(
+      doc.paths['/v2/agents/{agent_id}/tests']!.post!.requestBody!.content['application/json']!.schema,
+    );
     expect(agentSchema.match(/"writeOnly":true/g)).toHaveLength(4);
     expect(testSchema.match(/"writeOnly":true/g)).toHaveLength(2);
   });
@@ -111,8 +140,13 @@ describe('secrets', () => {
     const files = readdirSync(t.dataDir).filter((f) => f.startsWith('voicecall.db'));
     expect(files).toContain('voicecall.db');
     for (const file of files) expect(containsSecret(readFileSync(join(t.dataDir, file), 'latin1')), file).toEqual([]);
-    const row = t.service.db!.prepare("SELECT config FROM agent_versions WHERE agent_id = 'at-rest'").get() as { config: string };
-    expect(JSON.parse(row.config)).toMatchObject({ llm: { api_key: expect.stringMatching(/^sealed:v1:/) }, tools: [{ headers: { 'x-api-key': expect.stringMatching(/^sealed:v1:/) } }] });
+    const row = t.service.db!.prepare("SELECT config FROM agent_versions WHERE agent_id = 'at-rest'").get() as {
+      config: string;
+    };
+    expect(JSON.parse(row.config)).toMatchObject({
+      llm: { api_key: expect.stringMatching(/^sealed:v1:/) },
+      tools: [{ headers: { 'x-api-key': expect.stringMatching(/^sealed:v1:/) } }],
+    });
   });
 });
 
@@ -122,29 +156,50 @@ describe('records stored in the clear before, and the key', () => {
     const old = await startTestService({ EGRESS_ALLOW: '' }, { dataDir });
     // As the old code wrote it: the config as JSON, secrets included.
     const legacy = AgentConfigSchema.parse(agentBody());
-    old.service.db!.prepare('INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, 1, 1, ?, ?)').run('acme', 'legacy', 1, JSON.stringify(legacy));
+    old.service
+      .db!.prepare(
+        'INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, 1, 1, ?, ?)',
+      )
+      .run('acme', 'legacy', 1, JSON.stringify(legacy));
     await old.stop();
 
     const again = await startTestService({ EGRESS_ALLOW: '' }, { dataDir });
     try {
       const read = await again.request('GET', '/v2/agents/legacy');
       expect(read.status).toBe(200);
-      expect(read.body).toMatchObject({ agent_name: 'Secrets', llm: { base_url: 'https://models.example.com/v1', model: 'm' } });
+      expect(read.body).toMatchObject({
+        agent_name: 'Secrets',
+        llm: { base_url: 'https://models.example.com/v1', model: 'm' },
+      });
       expect(containsSecret(read.text)).toEqual([]);
-      const row = again.service.db!.prepare("SELECT config FROM agent_versions WHERE agent_id = 'legacy'").get() as { config: string };
+      const row = again.service.db!.prepare("SELECT config FROM agent_versions WHERE agent_id = 'legacy'").get() as {
+        config: string;
+      };
       expect(containsSecret(row.config)).toEqual([]);
       const box = new SecretBox(loadOrCreateSecretsKey(undefined, dataDir, () => '').key);
-      const stored = JSON.parse(row.config) as { llm: { api_key: string }; tools: { headers: Record<string, string> }[] };
+      const stored = JSON.parse(row.config) as {
+        llm: { api_key: string };
+        tools: { headers: Record<string, string> }[];
+      };
       expect(box.open(stored.llm.api_key)).toBe(SECRETS.llm);
       expect(box.open(stored.tools[0]!.headers['x-api-key']!)).toBe(SECRETS.tool);
     } finally {
       await again.stop();
     }
 
-    const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, API_KEYS: `acme:${'k'.repeat(32)}`, LOG_LEVEL: 'silent', DEMO: 'off', SECRETS_KEY: 'ef'.repeat(32) });
+    const config = loadConfig({
+      PORT: '0',
+      DATA_DIR: dataDir,
+      API_KEYS: `acme:${'k'.repeat(32)}`,
+      LOG_LEVEL: 'silent',
+      DEMO: 'off',
+      SECRETS_KEY: 'ef'.repeat(32),
+    });
     try {
       await expect(startService({ config })).rejects.toThrow(SecretKeyError);
-      await expect(startService({ config })).rejects.toThrow(/sealed with key [0-9a-f]{8}, but this node's key is [0-9a-f]{8}: give every node the same SECRETS_KEY/);
+      await expect(startService({ config })).rejects.toThrow(
+        /sealed with key [0-9a-f]{8}, but this node's key is [0-9a-f]{8}: give every node the same SECRETS_KEY/,
+      );
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -16,13 +16,48 @@ describe('system endpoints', () => {
   it('serves an OpenAPI 3 document built from the route schemas', async () => {
     const res = await t.request('GET', '/openapi.json', { key: null });
     expect(res.status).toBe(200);
-    const doc = res.body as { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown>; additionalProperties?: boolean } }> } }>> };
+    const doc = res.body as {
+      openapi: string;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            requestBody?: {
+              content: Record<
+                string,
+                { schema: { properties: Record<string, unknown>; additionalProperties?: boolean } }
+              >;
+            };
+          }
+        >
+      >;
+    };
     expect(doc.openapi).toMatch(/^3\./);
-    for (const path of ['/v2/calls', '/v2/calls/{call_id}', '/v2/calls/list', '/v1/list-calls', '/v2/agents', '/v2/agents/{agent_id}', '/v2/agents/{agent_id}/publish', '/v2/agents/list']) {
+    for (const path of [
+      '/v2/calls',
+      '/v2/calls/{call_id}',
+      '/v2/calls/list',
+      '/v1/list-calls',
+      '/v2/agents',
+      '/v2/agents/{agent_id}',
+      '/v2/agents/{agent_id}/publish',
+      '/v2/agents/list',
+    ]) {
       expect(doc.paths[path], path).toBeDefined();
     }
     const createCall = doc.paths['/v2/calls']!.post!.requestBody!.content['application/json']!.schema;
-    expect(Object.keys(createCall.properties)).toEqual(expect.arrayContaining(['call_from', 'call_to', 'agent_id', 'agent_version', 'metadata', 'dynamic_variables', 'presentation_number']));
+    expect(Object.keys(createCall.properties)).toEqual(
+      expect.arrayContaining([
+        'call_from',
+        'call_to',
+        'agent_id',
+        'agent_version',
+        'metadata',
+        'dynamic_variables',
+        'presentation_number',
+      ]),
+    );
     expect(createCall.additionalProperties).toBe(false);
   });
 
@@ -41,7 +76,8 @@ describe('what the service keeps on disk and serves publicly', () => {
     const { join } = await import('node:path');
     const mode = (path: string) => statSync(path).mode & 0o777;
     expect(mode(t.dataDir)).toBe(0o700);
-    for (const file of readdirSync(t.dataDir).filter((f) => f.startsWith('voicecall.db'))) expect(mode(join(t.dataDir, file)), file).toBe(0o600);
+    for (const file of readdirSync(t.dataDir).filter((f) => f.startsWith('voicecall.db')))
+      expect(mode(join(t.dataDir, file)), file).toBe(0o600);
     expect(readdirSync(t.dataDir)).toContain('voicecall.db-wal');
   });
 

@@ -1,10 +1,25 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Agent, errors as undiciErrors } from 'undici';
 import type { LlmConfig } from '../../src/agents/schema.ts';
-import { backoffDelay, ChatStreamDecoder, completeChat, LLM_CLIENT_DEFAULTS, streamChat, type LlmClientOptions } from '../../src/llm/client.ts';
+import {
+  backoffDelay,
+  ChatStreamDecoder,
+  completeChat,
+  LLM_CLIENT_DEFAULTS,
+  streamChat,
+  type LlmClientOptions,
+} from '../../src/llm/client.ts';
 import { isLlmError, LlmError } from '../../src/llm/errors.ts';
 import type { ChatRequest, LlmEvent } from '../../src/llm/types.ts';
-import { chunk, sseHeaders, startServer, tokenStream, writeInPieces, type Handler, type TestServer } from '../support/http-server.ts';
+import {
+  chunk,
+  sseHeaders,
+  startServer,
+  tokenStream,
+  writeInPieces,
+  type Handler,
+  type TestServer,
+} from '../support/http-server.ts';
 import { testDispatcher } from '../support/outbound.ts';
 import type { TimerHandle } from '../../src/timers.ts';
 
@@ -36,7 +51,13 @@ async function serve(handler: Handler): Promise<LlmConfig> {
   return { base_url: `${server.url}/v1`, model: 'test-model', temperature: 1, stream: true };
 }
 
-const fast: LlmClientOptions = { dispatcher: testDispatcher, backoffBaseMs: 1, backoffMaxMs: 2, firstTokenTimeoutMs: 2_000, stallTimeoutMs: 2_000 };
+const fast: LlmClientOptions = {
+  dispatcher: testDispatcher,
+  backoffBaseMs: 1,
+  backoffMaxMs: 2,
+  firstTokenTimeoutMs: 2_000,
+  stallTimeoutMs: 2_000,
+};
 
 async function collect(llm: LlmConfig, opts: LlmClientOptions = fast, req: ChatRequest = request): Promise<LlmEvent[]> {
   const out: LlmEvent[] = [];
@@ -64,8 +85,17 @@ describe('LLM client: request', () => {
       sseHeaders(res);
       res.end(tokenStream(['ok']));
     });
-    const tools = [{ type: 'function' as const, function: { name: 'f', description: 'd', parameters: { type: 'object', properties: {} } } }];
-    await collect({ ...llm, api_key: 'sk-test', max_tokens: 50, temperature: 0.2 }, fast, { ...request, tools, tool_choice: 'auto' });
+    const tools = [
+      {
+        type: 'function' as const,
+        function: { name: 'f', description: 'd', parameters: { type: 'object', properties: {} } },
+      },
+    ];
+    await collect({ ...llm, api_key: 'sk-test', max_tokens: 50, temperature: 0.2 }, fast, {
+      ...request,
+      tools,
+      tool_choice: 'auto',
+    });
     const sent = server?.requests[0];
     expect(sent?.url).toBe('/v1/chat/completions');
     expect(sent?.headers.authorization).toBe('Bearer sk-test');
@@ -100,7 +130,11 @@ describe('LLM client: legal SSE streams', () => {
     });
     let t = 100;
     const events = await collect(llm, { ...fast, now: () => (t += 10) });
-    expect(events.filter((e) => e.type === 'token').map((e) => (e.type === 'token' ? e.text : ''))).toEqual(['Hel', 'lo', ' there.']);
+    expect(events.filter((e) => e.type === 'token').map((e) => (e.type === 'token' ? e.text : ''))).toEqual([
+      'Hel',
+      'lo',
+      ' there.',
+    ]);
     const done = events.at(-1);
     expect(done).toEqual({
       type: 'done',
@@ -163,8 +197,13 @@ describe('LLM client: legal SSE streams', () => {
   it('fails tool calls whose arguments together pass the cap with LLM_REPLY_TOO_LARGE', () => {
     const d = new ChatStreamDecoder();
     const piece = 'x'.repeat(1000);
-    d.feed(Buffer.from(chunk({ tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'f', arguments: '' } }] })));
-    for (let i = 0; i < 70 && !d.failure; i++) d.feed(Buffer.from(chunk({ tool_calls: [{ index: i % 3, function: { arguments: piece } }] })));
+    d.feed(
+      Buffer.from(
+        chunk({ tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'f', arguments: '' } }] }),
+      ),
+    );
+    for (let i = 0; i < 70 && !d.failure; i++)
+      d.feed(Buffer.from(chunk({ tool_calls: [{ index: i % 3, function: { arguments: piece } }] })));
     expect(d.failure?.code).toBe('LLM_REPLY_TOO_LARGE');
     expect(d.toolCalls.argumentChars).toBeLessThanOrEqual(LLM_CLIENT_DEFAULTS.maxToolArgumentChars + piece.length);
   });
@@ -179,7 +218,14 @@ describe('LLM client: legal SSE streams', () => {
   it('accepts CRLF lines, comments, keep-alives, chunks without role and a usage chunk with empty choices', async () => {
     const llm = await serve((_req, res) => {
       sseHeaders(res);
-      const usage = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } };
+      const usage = {
+        id: 'c1',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'm',
+        choices: [],
+        usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+      };
       res.end(
         ': OPENROUTER PROCESSING\r\n\r\n' +
           chunk({ content: 'One' }, null, '\r\n') +
@@ -192,7 +238,11 @@ describe('LLM client: legal SSE streams', () => {
     });
     const events = await collect(llm);
     expect(text(events)).toBe('One two');
-    expect(events.at(-1)).toMatchObject({ type: 'done', finishReason: 'stop', usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'done',
+      finishReason: 'stop',
+      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+    });
   });
 
   it('ends normally when the server closes without [DONE]', async () => {
@@ -220,9 +270,13 @@ describe('LLM client: legal SSE streams', () => {
       sseHeaders(res);
       res.end(
         chunk({ role: 'assistant', content: 'Checking.' }) +
-          chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'lookup', arguments: '' } }] }) +
+          chunk({
+            tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'lookup', arguments: '' } }],
+          }) +
           chunk({ tool_calls: [{ index: 0, function: { arguments: '{"q":' } }] }) +
-          chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'book', arguments: '{"at"' } }] }) +
+          chunk({
+            tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'book', arguments: '{"at"' } }],
+          }) +
           chunk({ tool_calls: [{ index: 0, function: { arguments: '"x"}' } }] }) +
           chunk({ tool_calls: [{ index: 1, function: { arguments: ':"9am"}' } }] }) +
           chunk({}, 'tool_calls') +
@@ -256,7 +310,11 @@ describe('LLM client: stream false', () => {
             {
               index: 0,
               finish_reason: 'tool_calls',
-              message: { role: 'assistant', content: 'Sure.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+              message: {
+                role: 'assistant',
+                content: 'Sure.',
+                tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+              },
             },
           ],
           usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
@@ -265,7 +323,11 @@ describe('LLM client: stream false', () => {
     });
     const result = await completeChat({ ...llm, stream: false }, request, fast);
     expect(JSON.parse(server?.requests[0]?.body ?? '').stream).toBe(false);
-    expect(result).toMatchObject({ content: 'Sure.', toolCalls: [{ id: 'call_1', name: 'f', arguments: '{}' }], finishReason: 'tool_calls' });
+    expect(result).toMatchObject({
+      content: 'Sure.',
+      toolCalls: [{ id: 'call_1', name: 'f', arguments: '{}' }],
+      finishReason: 'tool_calls',
+    });
   });
 
   it('rejects a non-streamed reply whose text or tool arguments pass the caps as LLM_REPLY_TOO_LARGE', async () => {
@@ -274,10 +336,25 @@ describe('LLM client: stream false', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     });
-    const completion = (message: Record<string, unknown>) => ({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', ...message } }] });
+    const completion = (message: Record<string, unknown>) => ({
+      id: 'x',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', ...message } }],
+    });
     body = completion({ content: 'x'.repeat(LLM_CLIENT_DEFAULTS.maxReplyChars + 1) });
     expect((await failure(completeChat({ ...llm, stream: false }, request, fast))).code).toBe('LLM_REPLY_TOO_LARGE');
-    body = completion({ content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: 'x'.repeat(LLM_CLIENT_DEFAULTS.maxToolArgumentChars + 1) } }] });
+    body = completion({
+      content: null,
+      tool_calls: [
+        {
+          id: 'c',
+          type: 'function',
+          function: { name: 'f', arguments: 'x'.repeat(LLM_CLIENT_DEFAULTS.maxToolArgumentChars + 1) },
+        },
+      ],
+    });
     expect((await failure(completeChat({ ...llm, stream: false }, request, fast))).code).toBe('LLM_REPLY_TOO_LARGE');
   });
 
@@ -337,7 +414,15 @@ describe('LLM client: faults', () => {
       clearTimeout: (): void => undefined,
     };
     const err = await failure(
-      collect(llm, { dispatcher: testDispatcher, timers, random: () => 0, backoffBaseMs: 250, backoffMaxMs: 600, maxRetries: 3, firstTokenTimeoutMs: 60_000 }),
+      collect(llm, {
+        dispatcher: testDispatcher,
+        timers,
+        random: () => 0,
+        backoffBaseMs: 250,
+        backoffMaxMs: 600,
+        maxRetries: 3,
+        firstTokenTimeoutMs: 60_000,
+      }),
     );
     expect(err.code).toBe('LLM_HTTP_STATUS');
     expect(waits).toEqual([125, 250, 300]);
@@ -369,7 +454,8 @@ describe('LLM client: faults', () => {
     });
     const tokens: string[] = [];
     const run = async (): Promise<void> => {
-      for await (const ev of streamChat(llm, request, { ...fast, stallTimeoutMs: 40 })) if (ev.type === 'token') tokens.push(ev.text);
+      for await (const ev of streamChat(llm, request, { ...fast, stallTimeoutMs: 40 }))
+        if (ev.type === 'token') tokens.push(ev.text);
     };
     expect((await failure(run())).code).toBe('LLM_STALLED');
     expect(tokens).toEqual(['Well']);

@@ -17,23 +17,87 @@ const chars = (s: string): string[] => [...s];
 
 describe('speakable chunking', () => {
   const table: { rule: string; text: string; chunks: string[] }[] = [
-    { rule: 'cuts at a sentence end', text: 'Hello there. How can I help?', chunks: ['Hello there.', 'How can I help?'] },
-    { rule: 'cuts the first chunk early at a clause after enough words', text: 'Sure thing, I can book that, and then we are done.', chunks: ['Sure thing, I can book that,', 'and then we are done.'] },
-    { rule: 'does not cut the first chunk at a clause too early', text: 'Yes, of course. Next one.', chunks: ['Yes, of course.', 'Next one.'] },
-    { rule: 'cuts later chunks only at sentence ends', text: 'Okay. First, second, third, fourth, fifth, sixth. Done.', chunks: ['Okay.', 'First, second, third, fourth, fifth, sixth.', 'Done.'] },
-    { rule: 'never cuts inside a decimal number', text: 'It costs 3.5 dollars today. Bye.', chunks: ['It costs 3.5 dollars today.', 'Bye.'] },
-    { rule: 'never cuts inside a money amount with separators', text: 'The total is $1,200.50 for you. Thanks.', chunks: ['The total is $1,200.50 for you.', 'Thanks.'] },
-    { rule: 'does not end a sentence at a title abbreviation', text: 'Dr. Smith will see you. Mrs. Jones too.', chunks: ['Dr. Smith will see you.', 'Mrs. Jones too.'] },
-    { rule: 'does not end a sentence at e.g. or i.e.', text: 'Bring an ID, e.g. a passport. Thanks.', chunks: ['Bring an ID, e.g. a passport.', 'Thanks.'] },
-    { rule: 'does not end a sentence at a dotted acronym', text: 'We ship to the U.S. and Canada. Ok.', chunks: ['We ship to the U.S. and Canada.', 'Ok.'] },
-    { rule: 'does not end a sentence at an initial', text: 'Ask for J. Smith at the desk. Bye.', chunks: ['Ask for J. Smith at the desk.', 'Bye.'] },
-    { rule: 'never cuts inside a URL', text: 'Visit https://example.com/a.b?x=1. Then call.', chunks: ['Visit https://example.com/a.b?x=1.', 'Then call.'] },
-    { rule: 'never cuts inside an e-mail address', text: 'Write to ann.lee@example.co.uk today. Bye.', chunks: ['Write to ann.lee@example.co.uk today.', 'Bye.'] },
-    { rule: 'keeps closing quotes with their sentence', text: 'She said "see you." Then left.', chunks: ['She said "see you."', 'Then left.'] },
-    { rule: 'cuts after question and exclamation marks and ellipses', text: 'Really? Yes! Well... maybe.', chunks: ['Really?', 'Yes!', 'Well...', 'maybe.'] },
+    {
+      rule: 'cuts at a sentence end',
+      text: 'Hello there. How can I help?',
+      chunks: ['Hello there.', 'How can I help?'],
+    },
+    {
+      rule: 'cuts the first chunk early at a clause after enough words',
+      text: 'Sure thing, I can book that, and then we are done.',
+      chunks: ['Sure thing, I can book that,', 'and then we are done.'],
+    },
+    {
+      rule: 'does not cut the first chunk at a clause too early',
+      text: 'Yes, of course. Next one.',
+      chunks: ['Yes, of course.', 'Next one.'],
+    },
+    {
+      rule: 'cuts later chunks only at sentence ends',
+      text: 'Okay. First, second, third, fourth, fifth, sixth. Done.',
+      chunks: ['Okay.', 'First, second, third, fourth, fifth, sixth.', 'Done.'],
+    },
+    {
+      rule: 'never cuts inside a decimal number',
+      text: 'It costs 3.5 dollars today. Bye.',
+      chunks: ['It costs 3.5 dollars today.', 'Bye.'],
+    },
+    {
+      rule: 'never cuts inside a money amount with separators',
+      text: 'The total is $1,200.50 for you. Thanks.',
+      chunks: ['The total is $1,200.50 for you.', 'Thanks.'],
+    },
+    {
+      rule: 'does not end a sentence at a title abbreviation',
+      text: 'Dr. Smith will see you. Mrs. Jones too.',
+      chunks: ['Dr. Smith will see you.', 'Mrs. Jones too.'],
+    },
+    {
+      rule: 'does not end a sentence at e.g. or i.e.',
+      text: 'Bring an ID, e.g. a passport. Thanks.',
+      chunks: ['Bring an ID, e.g. a passport.', 'Thanks.'],
+    },
+    {
+      rule: 'does not end a sentence at a dotted acronym',
+      text: 'We ship to the U.S. and Canada. Ok.',
+      chunks: ['We ship to the U.S. and Canada.', 'Ok.'],
+    },
+    {
+      rule: 'does not end a sentence at an initial',
+      text: 'Ask for J. Smith at the desk. Bye.',
+      chunks: ['Ask for J. Smith at the desk.', 'Bye.'],
+    },
+    {
+      rule: 'never cuts inside a URL',
+      text: 'Visit https://example.com/a.b?x=1. Then call.',
+      chunks: ['Visit https://example.com/a.b?x=1.', 'Then call.'],
+    },
+    {
+      rule: 'never cuts inside an e-mail address',
+      text: 'Write to ann.lee@example.co.uk today. Bye.',
+      chunks: ['Write to ann.lee@example.co.uk today.', 'Bye.'],
+    },
+    {
+      rule: 'keeps closing quotes with their sentence',
+      text: 'She said "see you." Then left.',
+      chunks: ['She said "see you."', 'Then left.'],
+    },
+    {
+      rule: 'cuts after question and exclamation marks and ellipses',
+      text: 'Really? Yes! Well... maybe.',
+      chunks: ['Really?', 'Yes!', 'Well...', 'maybe.'],
+    },
     { rule: 'cuts at a paragraph break', text: 'Line one\n\nLine two', chunks: ['Line one', 'Line two'] },
-    { rule: 'flushes text with no boundary at the end', text: 'no punctuation at all', chunks: ['no punctuation at all'] },
-    { rule: 'treats a period in a time as part of the number', text: 'Your slot is at 10.30 tomorrow. See you.', chunks: ['Your slot is at 10.30 tomorrow.', 'See you.'] },
+    {
+      rule: 'flushes text with no boundary at the end',
+      text: 'no punctuation at all',
+      chunks: ['no punctuation at all'],
+    },
+    {
+      rule: 'treats a period in a time as part of the number',
+      text: 'Your slot is at 10.30 tomorrow. See you.',
+      chunks: ['Your slot is at 10.30 tomorrow.', 'See you.'],
+    },
   ];
 
   for (const row of table) {

@@ -6,7 +6,9 @@ describe('the jittered backoff', () => {
 
   it('grows by its factor from the base, one step per retry', () => {
     expect([1, 2, 3, 4].map((retry) => jitteredBackoff(retry, doubling, () => 1))).toEqual([250, 500, 1_000, 2_000]);
-    expect([1, 2, 3].map((retry) => jitteredBackoff(retry, { baseMs: 10_000, maxMs: 3_600_000, factor: 3 }, () => 1))).toEqual([10_000, 30_000, 90_000]);
+    expect(
+      [1, 2, 3].map((retry) => jitteredBackoff(retry, { baseMs: 10_000, maxMs: 3_600_000, factor: 3 }, () => 1)),
+    ).toEqual([10_000, 30_000, 90_000]);
   });
 
   it('never waits longer than its cap, however many retries', () => {

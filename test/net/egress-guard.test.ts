@@ -16,7 +16,9 @@ describe('the egress guard', () => {
     };
     // The last composed runs first: the guard sits above the counter.
     const guarded = agent.compose(below, egressInterceptor(policy));
-    await expect(sendRequest('http://127.0.0.1:8080/v2/calls/list', { method: 'GET', dispatcher: guarded })).rejects.toMatchObject({ code: 'EGRESS_REFUSED' });
+    await expect(
+      sendRequest('http://127.0.0.1:8080/v2/calls/list', { method: 'GET', dispatcher: guarded }),
+    ).rejects.toMatchObject({ code: 'EGRESS_REFUSED' });
     expect(dispatched).toBe(0);
     await agent.close();
   });
@@ -24,7 +26,18 @@ describe('the egress guard', () => {
   it('refuses to connect to an internal address after DNS, before any socket opens', async () => {
     const connect = egressConnector(new EgressPolicy(), 1_000);
     const error = await new Promise<Error | null>((resolve) => {
-      connect({ hostname: 'localhost', host: 'localhost', protocol: 'http:', port: '11434', servername: undefined, localAddress: null, httpSocket: undefined }, (...args) => resolve(args[0]));
+      connect(
+        {
+          hostname: 'localhost',
+          host: 'localhost',
+          protocol: 'http:',
+          port: '11434',
+          servername: undefined,
+          localAddress: null,
+          httpSocket: undefined,
+        },
+        (...args) => resolve(args[0]),
+      );
     });
     expect(error).toMatchObject({ code: 'EGRESS_REFUSED' });
   });

@@ -60,7 +60,13 @@ const v4Groups = (v4: string): [number, number] => {
 /** An IPv4 address inside a range, any host part. */
 const v4In = (base: string, prefix: number): fc.Arbitrary<string> =>
   fc.nat({ max: 2 ** (32 - prefix) - 1 }).map((host) => {
-    const n = (base.split('.').map(Number).reduce((acc, o) => acc * 256 + o, 0) + host) >>> 0;
+    const n =
+      (base
+        .split('.')
+        .map(Number)
+        .reduce((acc, o) => acc * 256 + o, 0) +
+        host) >>>
+      0;
     return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
   });
 
@@ -102,13 +108,15 @@ const RESERVED_V6: [Groups, number][] = [
 
 /** An address of the block: its prefix bits kept, the rest random (sparse, so `::` has zero runs to take). */
 const inBlock = ([base, prefix]: [Groups, number]): fc.Arbitrary<Groups> =>
-  fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0xffff })), { minLength: 8, maxLength: 8 }).map((random) =>
-    base.map((g, i) => {
-      const kept = Math.max(0, Math.min(16, prefix - i * 16));
-      const mask = kept === 0 ? 0 : (0xffff << (16 - kept)) & 0xffff;
-      return (g & mask) | (random[i]! & ~mask & 0xffff);
-    }),
-  );
+  fc
+    .array(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0xffff })), { minLength: 8, maxLength: 8 })
+    .map((random) =>
+      base.map((g, i) => {
+        const kept = Math.max(0, Math.min(16, prefix - i * 16));
+        const mask = kept === 0 ? 0 : (0xffff << (16 - kept)) & 0xffff;
+        return (g & mask) | (random[i]! & ~mask & 0xffff);
+      }),
+    );
 
 const verdicts = (groups: Groups, s: Spelling) => {
   const literal = spell(groups, s, false);
@@ -129,12 +137,18 @@ describe('the egress policy judges an address, not its spelling', () => {
 
   it('refuses an internal or metadata IPv4 address in every IPv6 form that carries it, however it is spelled', () => {
     fc.assert(
-      fc.property(internalV4, fc.constantFrom(...Object.keys(EMBEDDINGS)), fc.integer({ min: 0, max: 0xffff }), spellingArb, (v4, form, extra, s) => {
-        const [high, low] = v4Groups(v4);
-        const { literal, atCreation, atConnect } = verdicts(EMBEDDINGS[form]!(high, low, extra), s);
-        expect(atCreation, `${form}: ${literal}`).not.toBeNull();
-        expect(atConnect, `${form}: ${literal}`).not.toBeNull();
-      }),
+      fc.property(
+        internalV4,
+        fc.constantFrom(...Object.keys(EMBEDDINGS)),
+        fc.integer({ min: 0, max: 0xffff }),
+        spellingArb,
+        (v4, form, extra, s) => {
+          const [high, low] = v4Groups(v4);
+          const { literal, atCreation, atConnect } = verdicts(EMBEDDINGS[form]!(high, low, extra), s);
+          expect(atCreation, `${form}: ${literal}`).not.toBeNull();
+          expect(atConnect, `${form}: ${literal}`).not.toBeNull();
+        },
+      ),
       settings,
     );
   });
@@ -180,11 +194,16 @@ describe('the egress policy judges an address, not its spelling', () => {
       settings,
     );
     fc.assert(
-      fc.property(publicV4, fc.constantFrom('IPv4-mapped ::ffff:a.b.c.d', 'NAT64 64:ff9b::/96', '6to4 2002::/16'), spellingArb, (v4, form, s) => {
-        const [high, low] = v4Groups(v4);
-        const { literal, atCreation } = verdicts(EMBEDDINGS[form]!(high, low, 0), s);
-        expect(atCreation, literal).toBeNull();
-      }),
+      fc.property(
+        publicV4,
+        fc.constantFrom('IPv4-mapped ::ffff:a.b.c.d', 'NAT64 64:ff9b::/96', '6to4 2002::/16'),
+        spellingArb,
+        (v4, form, s) => {
+          const [high, low] = v4Groups(v4);
+          const { literal, atCreation } = verdicts(EMBEDDINGS[form]!(high, low, 0), s);
+          expect(atCreation, literal).toBeNull();
+        },
+      ),
       settings,
     );
   });

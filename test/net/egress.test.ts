@@ -73,7 +73,9 @@ describe('the egress policy', () => {
 
   it('checks every address a name resolves to: localhost is refused, unless its host:port is allowed', async () => {
     await expect(policy.resolve('localhost', 11434)).rejects.toMatchObject({ code: 'EGRESS_REFUSED' });
-    await expect(EgressPolicy.fromEnv('localhost:11434').resolve('localhost', 11434)).resolves.toMatch(/^(127\.0\.0\.1|::1)$/);
+    await expect(EgressPolicy.fromEnv('localhost:11434').resolve('localhost', 11434)).resolves.toMatch(
+      /^(127\.0\.0\.1|::1)$/,
+    );
   });
 });
 
@@ -96,8 +98,12 @@ describe('outbound HTTP held to the egress policy', () => {
   it('never opens a connection to an internal address, by address or by a name that resolves to one', async () => {
     const port = await serve();
     const outbound = new OutboundHttp(new EgressPolicy());
-    await expect(sendRequest(`http://127.0.0.1:${port}/`, { method: 'GET', dispatcher: outbound.dispatcher() })).rejects.toMatchObject({ code: 'EGRESS_REFUSED' });
-    await expect(sendRequest(`http://localhost:${port}/`, { method: 'GET', dispatcher: outbound.dispatcher() })).rejects.toMatchObject({ code: 'EGRESS_REFUSED' });
+    await expect(
+      sendRequest(`http://127.0.0.1:${port}/`, { method: 'GET', dispatcher: outbound.dispatcher() }),
+    ).rejects.toMatchObject({ code: 'EGRESS_REFUSED' });
+    await expect(
+      sendRequest(`http://localhost:${port}/`, { method: 'GET', dispatcher: outbound.dispatcher() }),
+    ).rejects.toMatchObject({ code: 'EGRESS_REFUSED' });
     expect(connections).toBe(0);
     await outbound.close();
   });
@@ -115,11 +121,16 @@ describe('outbound HTTP held to the egress policy', () => {
     const policy = EgressPolicy.fromEnv('127.0.0.0/8');
     policy.ownAddresses([`http://127.0.0.1:${port}`]);
     const outbound = new OutboundHttp(policy);
-    await expect(sendRequest(`http://127.0.0.1:${port}/v2/calls/list`, { method: 'POST', dispatcher: outbound.dispatcher() })).rejects.toMatchObject({
+    await expect(
+      sendRequest(`http://127.0.0.1:${port}/v2/calls/list`, { method: 'POST', dispatcher: outbound.dispatcher() }),
+    ).rejects.toMatchObject({
       code: 'EGRESS_REFUSED',
     });
     expect(connections).toBe(0);
-    const demo = await sendRequest(`http://127.0.0.1:${port}/demo/llm/v1/chat/completions`, { method: 'POST', dispatcher: outbound.dispatcher() });
+    const demo = await sendRequest(`http://127.0.0.1:${port}/demo/llm/v1/chat/completions`, {
+      method: 'POST',
+      dispatcher: outbound.dispatcher(),
+    });
     expect(demo.statusCode).toBe(200);
     await demo.body.dump();
     await outbound.close();

@@ -49,7 +49,12 @@ describe('outbound HTTP', () => {
 
   it('reads a small body whole as text', async () => {
     const url = await serve((_req, res) => res.end('{"ok":true}'));
-    const res = await sendRequest(url, { method: 'POST', dispatcher: testDispatcher, body: '{}', headers: { 'content-type': 'application/json' } });
+    const res = await sendRequest(url, {
+      method: 'POST',
+      dispatcher: testDispatcher,
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.statusCode).toBe(200);
     expect(await readTextCapped(res.body, 1024)).toBe('{"ok":true}');
   });

@@ -11,7 +11,8 @@ const SRC = resolve(import.meta.dirname, '..', '..', 'src');
 
 /** Files outside src/net/ that may, each for its reason. */
 const UNDICI_ALLOWED: Record<string, string> = {
-  // Forwarding to a peer node: the operator's own processes on internal addresses, which the egress policy exists to refuse.
+  // Forwarding to a peer node: the operator's own processes on internal addresses, which the egress policy exists to
+  // refuse.
   'http/forward.ts': 'peer forwarding',
 };
 const FETCH_ALLOWED: Record<string, string> = {
@@ -35,18 +36,26 @@ const outsideNet = sourceFiles(SRC)
 
 describe('the outbound layer is the only way out', () => {
   it('no source file outside net/ imports undici', () => {
-    const offenders = outsideNet.filter(({ file, text }) => !(file in UNDICI_ALLOWED) && /\bfrom\s+['"]undici['"]|\bimport\(\s*['"]undici['"]\s*\)|require\(\s*['"]undici['"]\s*\)/.test(text));
+    const offenders = outsideNet.filter(
+      ({ file, text }) =>
+        !(file in UNDICI_ALLOWED) &&
+        /\bfrom\s+['"]undici['"]|\bimport\(\s*['"]undici['"]\s*\)|require\(\s*['"]undici['"]\s*\)/.test(text),
+    );
     expect(offenders.map(({ file }) => file)).toEqual([]);
   });
 
   it('no source file outside net/ imports node’s own HTTP clients', () => {
-    const client = /import\s*\{[^}]*\b(request|get|Agent)\b[^}]*\}\s*from\s*['"]node:https?['"]|import\s+\*\s+as\s+\w+\s+from\s*['"]node:https?['"]/;
+    const client =
+      /import\s*\{[^}]*\b(request|get|Agent)\b[^}]*\}\s*from\s*['"]node:https?['"]|import\s+\*\s+as\s+\w+\s+from\s*['"]node:https?['"]/;
     expect(outsideNet.filter(({ text }) => client.test(text)).map(({ file }) => file)).toEqual([]);
   });
 
   it('no source file outside net/ calls the global fetch', () => {
     const offenders = outsideNet.filter(
-      ({ file, text }) => !(file in FETCH_ALLOWED) && !FETCH_ALLOWED_UNDER.some((dir) => file.startsWith(dir)) && /(?<![.\w])fetch\s*\(/.test(text),
+      ({ file, text }) =>
+        !(file in FETCH_ALLOWED) &&
+        !FETCH_ALLOWED_UNDER.some((dir) => file.startsWith(dir)) &&
+        /(?<![.\w])fetch\s*\(/.test(text),
     );
     expect(offenders.map(({ file }) => file)).toEqual([]);
   });

@@ -30,9 +30,16 @@ describe('the capped error-body interceptor', () => {
       res.writeHead(503, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } }));
     });
-    const error = await rejection(sendRequest(url, { method: 'POST', body: '{}', dispatcher: testDispatcher, upstreamErrors: true }));
+    const error = await rejection(
+      sendRequest(url, { method: 'POST', body: '{}', dispatcher: testDispatcher, upstreamErrors: true }),
+    );
     expect(error).toBeInstanceOf(UpstreamError);
-    expect(error).toMatchObject({ code: 'UPSTREAM_STATUS', status: 503, detail: 'overloaded', message: 'HTTP 503: overloaded' });
+    expect(error).toMatchObject({
+      code: 'UPSTREAM_STATUS',
+      status: 503,
+      detail: 'overloaded',
+      message: 'HTTP 503: overloaded',
+    });
   });
 
   it('reads at most the cap of a failure answer and drops the connection past it, however much the server sends', async () => {
@@ -49,7 +56,9 @@ describe('the capped error-body interceptor', () => {
       };
       pump();
     });
-    const error = await rejection(sendRequest(url, { method: 'GET', dispatcher: testDispatcher, upstreamErrors: true }));
+    const error = await rejection(
+      sendRequest(url, { method: 'GET', dispatcher: testDispatcher, upstreamErrors: true }),
+    );
     expect(error).toMatchObject({ status: 500 });
     expect((error as UpstreamError).detail).toBe('a'.repeat(UPSTREAM_ERROR_DEFAULTS.messageChars));
     await server?.requestSocketClosed(1);
@@ -89,7 +98,12 @@ describe('the capped error-body interceptor', () => {
       res.write('bad '); // and never ends
     });
     const controller = new AbortController();
-    const pending = sendRequest(url, { method: 'GET', dispatcher: testDispatcher, upstreamErrors: true, signal: controller.signal });
+    const pending = sendRequest(url, {
+      method: 'GET',
+      dispatcher: testDispatcher,
+      upstreamErrors: true,
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort(), 20);
     const error = await rejection(pending);
     expect(error).not.toBeInstanceOf(UpstreamError);
@@ -100,7 +114,10 @@ describe('the capped error-body interceptor', () => {
 describe('what an error body says', () => {
   it('reads the message of the usual error shapes, and nothing of any other body', () => {
     expect(errorBodyMessage('{"error":{"message":"model not found"}}')).toEqual({ message: 'model not found' });
-    expect(errorBodyMessage('{"error":"Slot taken","details":"Try 10am"}')).toEqual({ message: 'Slot taken', details: 'Try 10am' });
+    expect(errorBodyMessage('{"error":"Slot taken","details":"Try 10am"}')).toEqual({
+      message: 'Slot taken',
+      details: 'Try 10am',
+    });
     expect(errorBodyMessage('{"message":"rate limited"}')).toEqual({ message: 'rate limited' });
     expect(errorBodyMessage('{"status":"nope"}')).toBeNull();
     expect(errorBodyMessage('bad gateway')).toBeNull();

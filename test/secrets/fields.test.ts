@@ -11,7 +11,12 @@ describe('write-only secret fields', () => {
   it('finds every field marked write-only in a schema, through optionals, arrays, records and unions', () => {
     const schema = z.object({
       key: writeOnlySecret().optional(),
-      items: z.array(z.union([z.object({ kind: z.literal('a'), headers: writeOnlyStringMap() }), z.object({ kind: z.literal('b') })])),
+      items: z.array(
+        z.union([
+          z.object({ kind: z.literal('a'), headers: writeOnlyStringMap() }),
+          z.object({ kind: z.literal('b') }),
+        ]),
+      ),
       nested: z.object({ deep: z.object({ token: writeOnlySecret() }) }).optional(),
       plain: z.string(),
     });
@@ -19,14 +24,32 @@ describe('write-only secret fields', () => {
   });
 
   it("marks every secret an agent or an agent test takes: model, voice and recogniser keys, tool headers, the caller's and judge's keys", () => {
-    expect(AGENT_SECRETS.paths).toEqual([['llm', 'api_key'], ['voice', 'api_key'], ['stt', 'api_key'], ['tools', '*', 'headers']]);
-    expect(AGENT_TEST_SECRETS.paths).toEqual([['caller', 'caller_llm', 'api_key'], ['expect', 'judge', 'judge_llm', 'api_key']]);
+    expect(AGENT_SECRETS.paths).toEqual([
+      ['llm', 'api_key'],
+      ['voice', 'api_key'],
+      ['stt', 'api_key'],
+      ['tools', '*', 'headers'],
+    ]);
+    expect(AGENT_TEST_SECRETS.paths).toEqual([
+      ['caller', 'caller_llm', 'api_key'],
+      ['expect', 'judge', 'judge_llm', 'api_key'],
+    ]);
   });
 
   it('hides, seals and opens a document without changing the one given', () => {
-    const doc = { llm: { api_key: 'sk-1', model: 'm' }, voice: {}, stt: {}, tools: [{ type: 'api', headers: { 'x-key': 'h-1' } }, { type: 'end_call' }] };
+    const doc = {
+      llm: { api_key: 'sk-1', model: 'm' },
+      voice: {},
+      stt: {},
+      tools: [{ type: 'api', headers: { 'x-key': 'h-1' } }, { type: 'end_call' }],
+    };
     const before = structuredClone(doc);
-    expect(AGENT_SECRETS.hide(doc)).toEqual({ llm: { model: 'm' }, voice: {}, stt: {}, tools: [{ type: 'api' }, { type: 'end_call' }] });
+    expect(AGENT_SECRETS.hide(doc)).toEqual({
+      llm: { model: 'm' },
+      voice: {},
+      stt: {},
+      tools: [{ type: 'api' }, { type: 'end_call' }],
+    });
     const sealed = AGENT_SECRETS.seal(doc, box);
     expect(JSON.stringify(sealed)).not.toMatch(/sk-1|h-1/);
     expect(AGENT_SECRETS.hasPlaintext(sealed)).toBe(false);

@@ -25,7 +25,11 @@ describe('sealed secrets', () => {
     const other = new SecretBox(Buffer.alloc(32, 2));
     const sealed = box.seal('sk-live-0123456789');
     expect(() => other.open(sealed)).toThrow(SecretKeyError);
-    expect(() => other.open(sealed)).toThrow(new RegExp(`sealed with key ${box.keyId}, but this node's key is ${other.keyId}: give every node the same SECRETS_KEY`));
+    expect(() => other.open(sealed)).toThrow(
+      new RegExp(
+        `sealed with key ${box.keyId}, but this node's key is ${other.keyId}: give every node the same SECRETS_KEY`,
+      ),
+    );
   });
 
   it('refuses a damaged sealed value', () => {
@@ -46,7 +50,9 @@ describe('the secrets key', () => {
   it('stops the service at start with a clear error for any other SECRETS_KEY', () => {
     for (const bad of ['short', 'ab'.repeat(31), 'zz'.repeat(32), Buffer.alloc(16).toString('base64')]) {
       expect(() => loadConfig({ SECRETS_KEY: bad }), bad).toThrow(ConfigError);
-      expect(() => loadConfig({ SECRETS_KEY: bad }), bad).toThrow(/SECRETS_KEY: expected 64 hex characters or the base64 of 32 bytes/);
+      expect(() => loadConfig({ SECRETS_KEY: bad }), bad).toThrow(
+        /SECRETS_KEY: expected 64 hex characters or the base64 of 32 bytes/,
+      );
     }
     expect(loadConfig({ SECRETS_KEY: 'cd'.repeat(32) }).secretsKey).toEqual(Buffer.from('cd'.repeat(32), 'hex'));
   });
@@ -67,6 +73,8 @@ describe('the secrets key', () => {
   it('names the key file when what it holds is not a key', () => {
     const dir = mkdtempSync(join(tmpdir(), 'secrets-key-'));
     writeFileSync(join(dir, 'secrets-key'), 'not a key\n');
-    expect(() => loadOrCreateSecretsKey(undefined, dir, () => '')).toThrow(new RegExp(`${join(dir, 'secrets-key')}: expected 64 hex`));
+    expect(() => loadOrCreateSecretsKey(undefined, dir, () => '')).toThrow(
+      new RegExp(`${join(dir, 'secrets-key')}: expected 64 hex`),
+    );
   });
 });

@@ -8,8 +8,10 @@ import { testDispatcher } from '../support/outbound.ts';
 // HTTP voices and recognisers: making one opens nothing, so these tests need no server.
 const BASE_URL = 'http://127.0.0.1:9/v1';
 const SECRET = 'sk-live-0123456789abcdefghijklmnopqrstuv';
-const voice = (extra: Record<string, unknown> = {}) => VoiceConfigSchema.parse({ engine: 'openai', base_url: BASE_URL, ...extra });
-const stt = (extra: Record<string, unknown> = {}) => SttConfigSchema.parse({ engine: 'openai', base_url: BASE_URL, ...extra });
+const voice = (extra: Record<string, unknown> = {}) =>
+  VoiceConfigSchema.parse({ engine: 'openai', base_url: BASE_URL, ...extra });
+const stt = (extra: Record<string, unknown> = {}) =>
+  SttConfigSchema.parse({ engine: 'openai', base_url: BASE_URL, ...extra });
 
 let provider: SpeechEngineProvider | undefined;
 afterEach(async () => {

@@ -4,12 +4,15 @@
 // exit code 13 before printing.
 import { FliteTtsEngine } from '../../src/speech/tts/flite.ts';
 
-const LONG = 'Our office on the corner of Main Street and Fifth Avenue is open from nine in the morning until half past five in the evening every weekday';
+const LONG =
+  'Our office on the corner of Main Street and Fifth Avenue is open from nine in the morning until half past five in the evening every weekday';
 let closed = 0;
 for (let i = 0; i < 12; i++) {
   const flite = new FliteTtsEngine();
   const controller = new AbortController();
-  const sentence = flite.synthesize(LONG, { sampleRate: 16000, voiceId: 'slt', signal: controller.signal })[Symbol.asyncIterator]();
+  const sentence = flite
+    .synthesize(LONG, { sampleRate: 16000, voiceId: 'slt', signal: controller.signal })
+    [Symbol.asyncIterator]();
   await sentence.next();
   controller.abort();
   await sentence.next();

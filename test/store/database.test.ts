@@ -30,7 +30,10 @@ describe('embedded store', () => {
   it('applies a new migration on the next open', () => {
     const path = file();
     openDatabase(path).close();
-    const db = openDatabase(path, [...MIGRATIONS, { version: 99, name: 'probe', sql: 'CREATE TABLE probe (x INTEGER) STRICT' }]);
+    const db = openDatabase(path, [
+      ...MIGRATIONS,
+      { version: 99, name: 'probe', sql: 'CREATE TABLE probe (x INTEGER) STRICT' },
+    ]);
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'probe'").get()).toEqual({ name: 'probe' });
     db.close();
   });
@@ -72,14 +75,26 @@ describe('embedded store', () => {
 
   it('uses an index for every list filter', () => {
     const db = openDatabase(file());
-    for (const column of ['agent_id', 'call_type', 'call_status', 'disconnection_reason', 'user_sentiment', 'call_from', 'call_to']) {
+    for (const column of [
+      'agent_id',
+      'call_type',
+      'call_status',
+      'disconnection_reason',
+      'user_sentiment',
+      'call_from',
+      'call_to',
+    ]) {
       const plan = db
-        .prepare(`EXPLAIN QUERY PLAN SELECT call_id FROM calls WHERE org_id = ? AND ${column} IN (?, ?) ORDER BY sort_ts DESC, call_id DESC LIMIT 8`)
+        .prepare(
+          `EXPLAIN QUERY PLAN SELECT call_id FROM calls WHERE org_id = ? AND ${column} IN (?, ?) ORDER BY sort_ts DESC, call_id DESC LIMIT 8`,
+        )
         .all('o', 'x', 'y') as { detail: string }[];
       expect(plan.map((p) => p.detail).join(' '), column).toMatch(/USING (COVERING )?INDEX/);
     }
     for (const column of ['campaign_id', 'batch_id']) {
-      const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT call_id FROM calls WHERE ${column} = ?`).all('x') as { detail: string }[];
+      const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT call_id FROM calls WHERE ${column} = ?`).all('x') as {
+        detail: string;
+      }[];
       expect(plan.map((p) => p.detail).join(' '), column).toMatch(/USING (COVERING )?INDEX/);
     }
     db.close();
@@ -87,9 +102,21 @@ describe('embedded store', () => {
 
   it('gives a number two organizations already listed to the one that listed it first, and routes its calls there', () => {
     const path = file();
-    const before = openDatabase(path, MIGRATIONS.filter((m) => m.version < 11));
-    const config = (name: string) => JSON.stringify(AgentConfigSchema.parse({ agent_name: name, llm: { base_url: 'https://m.example.com/v1', model: 'm' }, inbound_numbers: ['+15550600001'] }));
-    const insert = before.prepare('INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, 1, 1, ?, ?)');
+    const before = openDatabase(
+      path,
+      MIGRATIONS.filter((m) => m.version < 11),
+    );
+    const config = (name: string) =>
+      JSON.stringify(
+        AgentConfigSchema.parse({
+          agent_name: name,
+          llm: { base_url: 'https://m.example.com/v1', model: 'm' },
+          inbound_numbers: ['+15550600001'],
+        }),
+      );
+    const insert = before.prepare(
+      'INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, 1, 1, ?, ?)',
+    );
     insert.run('acme', 'first', 1000, config('First'));
     insert.run('globex', 'later', 2000, config('Later'));
     before.close();

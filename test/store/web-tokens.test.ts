@@ -12,7 +12,9 @@ describe('web call tokens in the store', () => {
     const db = openDatabase(':memory:');
     const timers = new ManualTimers(0);
     const expired: string[] = [];
-    const issuer = new WebCallTokens(promised(new SqliteWebCallTokens(db)), timers, ({ callId }) => expired.push(callId));
+    const issuer = new WebCallTokens(promised(new SqliteWebCallTokens(db)), timers, ({ callId }) =>
+      expired.push(callId),
+    );
     const peer = new WebCallTokens(promised(new SqliteWebCallTokens(db)), timers, ({ callId }) => expired.push(callId));
     await issuer.issue('wct_one', 'acme', 'call_1');
     expect(await peer.redeem('wct_one')).toEqual({ orgId: 'acme', callId: 'call_1' });
@@ -25,17 +27,25 @@ describe('web call tokens in the store', () => {
     const db = openDatabase(':memory:');
     const timers = new ManualTimers(0);
     const expired: string[] = [];
-    const issuer = new WebCallTokens(promised(new SqliteWebCallTokens(db)), timers, ({ callId }) => expired.push(callId));
+    const issuer = new WebCallTokens(promised(new SqliteWebCallTokens(db)), timers, ({ callId }) =>
+      expired.push(callId),
+    );
     await issuer.issue('wct_two', 'acme', 'call_2');
     timers.advance(WEB_TOKEN_TTL_MS);
     await new Promise((r) => setImmediate(r));
     expect(expired).toEqual(['call_2']);
-    expect(await new WebCallTokens(promised(new SqliteWebCallTokens(db)), timers, () => undefined).redeem('wct_two')).toBeUndefined();
+    expect(
+      await new WebCallTokens(promised(new SqliteWebCallTokens(db)), timers, () => undefined).redeem('wct_two'),
+    ).toBeUndefined();
   });
 
   it('only the hash of a token is stored', async () => {
     const db = openDatabase(':memory:');
-    await new WebCallTokens(promised(new SqliteWebCallTokens(db)), new ManualTimers(0), () => undefined).issue('wct_secret', 'acme', 'call_3');
+    await new WebCallTokens(promised(new SqliteWebCallTokens(db)), new ManualTimers(0), () => undefined).issue(
+      'wct_secret',
+      'acme',
+      'call_3',
+    );
     const rows = db.prepare('SELECT * FROM web_call_tokens').all();
     expect(JSON.stringify(rows)).not.toContain('wct_secret');
     expect(rows).toHaveLength(1);

@@ -33,7 +33,13 @@ export async function startServer(handler: Handler): Promise<TestServer> {
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
       const body = Buffer.concat(parts).toString('utf8');
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, remotePort: req.socket.remotePort });
+      requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body,
+        remotePort: req.socket.remotePort,
+      });
       void handler(req, res, body, requests.length);
     });
   });
@@ -82,7 +88,13 @@ export function sseHeaders(res: ServerResponse): void {
 const created = 1_700_000_000;
 /** One chat.completion.chunk event, `data: {...}` plus the blank line. */
 export function chunk(delta: Record<string, unknown>, finish: string | null = null, eol = '\n'): string {
-  const body = { id: 'c1', object: 'chat.completion.chunk', created, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] };
+  const body = {
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created,
+    model: 'm',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
   return `data: ${JSON.stringify(body)}${eol}${eol}`;
 }
 
@@ -100,7 +112,11 @@ export function replyStream(text: string, calls: { id: string; name: string; arg
   for (const token of text.match(/\S+\s*/g) ?? []) out += chunk({ content: token });
   calls.forEach((c, index) => {
     const half = Math.floor(c.arguments.length / 2);
-    out += chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments.slice(0, half) } }] });
+    out += chunk({
+      tool_calls: [
+        { index, id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments.slice(0, half) } },
+      ],
+    });
     out += chunk({ tool_calls: [{ index, function: { arguments: c.arguments.slice(half) } }] });
   });
   out += chunk({}, calls.length > 0 ? 'tool_calls' : 'stop');

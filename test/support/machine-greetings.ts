@@ -25,10 +25,22 @@ export interface Greeting {
 }
 
 const MACHINE_TEXTS = [
-  { id: 'long-beep', text: "Hi, you've reached Sam Taylor. I can't take your call right now. Please leave a message after the tone.", beepHz: 1000 },
-  { id: 'long', text: 'Hello, this is the voicemail of Jordan Lee. Leave your name and number and I will get back to you as soon as I can.', beepHz: null },
+  {
+    id: 'long-beep',
+    text: "Hi, you've reached Sam Taylor. I can't take your call right now. Please leave a message after the tone.",
+    beepHz: 1000,
+  },
+  {
+    id: 'long',
+    text: 'Hello, this is the voicemail of Jordan Lee. Leave your name and number and I will get back to you as soon as I can.',
+    beepHz: null,
+  },
   { id: 'short-beep', text: 'Please leave a message.', beepHz: 850 },
-  { id: 'carrier-beep', text: 'The person you are calling is not available. Please record your message after the tone.', beepHz: 440 },
+  {
+    id: 'carrier-beep',
+    text: 'The person you are calling is not available. Please record your message after the tone.',
+    beepHz: 440,
+  },
 ] as const;
 const MACHINE_SHORT = [
   { id: 'name-beep', text: "Hi, it's Ann.", beepHz: 1400 },
@@ -42,7 +54,13 @@ const HUMAN_TEXTS = [
   { id: 'late-hello', text: 'Hello?', voices: ['rms', 'kal'], leadMs: 2_500 },
 ] as const;
 /** Caller fixtures a person might open with. */
-const HUMAN_FIXTURES = ['22-hold-on-a-second', '16-sorry-could-you-repeat', '01-my-name-is-john', '11-can-i-speak-to', '04-yes-please'];
+const HUMAN_FIXTURES = [
+  '22-hold-on-a-second',
+  '16-sorry-could-you-repeat',
+  '01-my-name-is-john',
+  '11-can-i-speak-to',
+  '04-yes-please',
+];
 const VOICES = ['slt', 'rms', 'awb', 'kal'] as const;
 
 function beep(hz: number, ms: number): Int16Array {
@@ -59,7 +77,9 @@ async function speak(tts: FliteTtsEngine, text: string, voice: string): Promise<
   return resample(concatPcm(chunks), 16000, RATE);
 }
 
-/** Builds the set: 20 machine greetings and 17 people answering (deterministic: flite gives the same audio each run). */
+/**
+ * Builds the set: 20 machine greetings and 17 people answering (deterministic: flite gives the same audio each run).
+ */
 export async function machineGreetingSet(): Promise<Greeting[]> {
   const tts = new FliteTtsEngine();
   const set: Greeting[] = [];
@@ -69,7 +89,12 @@ export async function machineGreetingSet(): Promise<Greeting[]> {
     const machine = async (id: string, text: string, voice: string, beepHz: number | null) => {
       const words = await speak(tts, text, voice);
       const parts = [lead, words, ...(beepHz ? [silence(400, RATE), beep(beepHz, 500)] : []), tail];
-      set.push({ name: `machine ${id} ${voice}`, truth: 'machine', audio: phoneLine(concatPcm(parts)), greetingEndMs: ((lead.length + words.length) / RATE) * 1000 });
+      set.push({
+        name: `machine ${id} ${voice}`,
+        truth: 'machine',
+        audio: phoneLine(concatPcm(parts)),
+        greetingEndMs: ((lead.length + words.length) / RATE) * 1000,
+      });
     };
     for (const m of MACHINE_TEXTS) for (const voice of VOICES) await machine(m.id, m.text, voice, m.beepHz);
     for (const m of MACHINE_SHORT) for (const voice of ['slt', 'awb']) await machine(m.id, m.text, voice, m.beepHz);
@@ -77,7 +102,12 @@ export async function machineGreetingSet(): Promise<Greeting[]> {
       for (const voice of h.voices) {
         const words = await speak(tts, h.text, voice);
         const leadIn = silence(h.leadMs, RATE);
-        set.push({ name: `human ${h.id} ${voice}`, truth: 'human', audio: phoneLine(concatPcm([leadIn, words, tail])), greetingEndMs: ((leadIn.length + words.length) / RATE) * 1000 });
+        set.push({
+          name: `human ${h.id} ${voice}`,
+          truth: 'human',
+          audio: phoneLine(concatPcm([leadIn, words, tail])),
+          greetingEndMs: ((leadIn.length + words.length) / RATE) * 1000,
+        });
       }
     }
   } finally {
@@ -86,7 +116,12 @@ export async function machineGreetingSet(): Promise<Greeting[]> {
   for (const prefix of HUMAN_FIXTURES) {
     const fixture = fixtures().find((f) => f.sampleRate === RATE && f.file.startsWith(prefix))!;
     const words = decodeWav(readFileSync(fixture.path), RATE).samples;
-    set.push({ name: `human ${prefix}`, truth: 'human', audio: concatPcm([lead, words, tail]), greetingEndMs: ((lead.length + words.length) / RATE) * 1000 });
+    set.push({
+      name: `human ${prefix}`,
+      truth: 'human',
+      audio: concatPcm([lead, words, tail]),
+      greetingEndMs: ((lead.length + words.length) / RATE) * 1000,
+    });
   }
   return set;
 }
@@ -102,9 +137,15 @@ export interface Detection {
  * Runs the detector over one greeting frame by frame with the real Silero VAD, handing it each
  * stretch of speech and, when a stretch ends, the recogniser's words for it, as a call does.
  */
-export async function detect(greeting: Greeting, engines: { vad: SileroVadEngine; stt: MoonshineEngine }): Promise<Detection> {
+export async function detect(
+  greeting: Greeting,
+  engines: { vad: SileroVadEngine; stt: MoonshineEngine },
+): Promise<Detection> {
   let answerer: Answerer | null = null;
-  const detector = new AnsweringMachineDetector(RATE, 30_000, { decided: (a) => (answerer ??= a), beep: () => undefined });
+  const detector = new AnsweringMachineDetector(RATE, 30_000, {
+    decided: (a) => (answerer ??= a),
+    beep: () => undefined,
+  });
   const vad = await engines.vad.open({ sampleRate: RATE });
   let speechFrom = 0;
   try {
@@ -118,7 +159,10 @@ export async function detect(greeting: Greeting, engines: { vad: SileroVadEngine
           detector.speechStarted(event.at * 1000);
         } else {
           detector.speechEnded(event.at * 1000);
-          const words = await engines.stt.transcribe(greeting.audio.slice(speechFrom, Math.round(event.at * RATE)), RATE);
+          const words = await engines.stt.transcribe(
+            greeting.audio.slice(speechFrom, Math.round(event.at * RATE)),
+            RATE,
+          );
           detector.words(words, atMs);
         }
       }
@@ -127,5 +171,9 @@ export async function detect(greeting: Greeting, engines: { vad: SileroVadEngine
     vad.close();
   }
   const decided = answerer as Answerer | null;
-  return { greeting, answerer: decided, afterGreetingMs: decided?.by === 'machine' ? decided.atMs - greeting.greetingEndMs : null };
+  return {
+    greeting,
+    answerer: decided,
+    afterGreetingMs: decided?.by === 'machine' ? decided.atMs - greeting.greetingEndMs : null,
+  };
 }

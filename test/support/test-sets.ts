@@ -12,7 +12,10 @@ import { z } from 'zod';
 
 function packageFiles(pkg: string): string[] {
   try {
-    return execFileSync('dpkg', ['-L', pkg], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().split('\n').filter(Boolean);
+    return execFileSync('dpkg', ['-L', pkg], { stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .split('\n')
+      .filter(Boolean);
   } catch {
     return [];
   }

@@ -21,7 +21,11 @@ const log = pino({ level: 'silent' });
 
 describe('outbound frames on a closed socket', () => {
   for (const [name, make] of [
-    ['Twilio', (socket: WebSocket, onFrameDropped: () => void) => new TwilioTransport(socket, 'MZ1', 'CA1', log, { onFrameDropped })],
+    [
+      'Twilio',
+      (socket: WebSocket, onFrameDropped: () => void) =>
+        new TwilioTransport(socket, 'MZ1', 'CA1', log, { onFrameDropped }),
+    ],
     ['web', (socket: WebSocket, onFrameDropped: () => void) => new WebTransport(socket, log, { onFrameDropped })],
   ] as const) {
     it(`${name}: a frame is sent while the socket is open, and counted as dropped, not sent, once it has closed`, () => {

@@ -48,7 +48,8 @@ describe('media sockets before start', () => {
   it(`at most ${PENDING_STREAM_DEFAULTS.max} sockets wait to start across both routes; the next is closed with 1013, and a slot frees when one closes`, async () => {
     const waiting: WebSocket[] = [];
     try {
-      for (let i = 0; i < PENDING_STREAM_DEFAULTS.max; i++) waiting.push(await open(i % 2 ? '/media/web' : '/media/twilio'));
+      for (let i = 0; i < PENDING_STREAM_DEFAULTS.max; i++)
+        waiting.push(await open(i % 2 ? '/media/web' : '/media/twilio'));
       const over = await open('/media/web');
       expect(await closed(over)).toBe(1013);
       const first = waiting.shift()!;

@@ -8,7 +8,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 type Played = { type: string; name?: string; rate?: number; pcm?: ArrayBuffer };
 interface OpusLinkModule {
-  OpusLink: new (send: (packet: ArrayBuffer) => void, play: (message: Played) => void, fail: (error: Error) => void) => {
+  OpusLink: new (
+    send: (packet: ArrayBuffer) => void,
+    play: (message: Played) => void,
+    fail: (error: Error) => void,
+  ) => {
     encode(pcm: ArrayBuffer): void;
     decode(packet: ArrayBuffer): void;
     mark(name: string): void;
@@ -58,7 +62,9 @@ class SlowDecoder {
 
 class InstantEncoder {
   state = 'unconfigured';
-  constructor(private readonly init: { output: (chunk: { byteLength: number; copyTo(dest: ArrayBuffer): void }) => void }) {}
+  constructor(
+    private readonly init: { output: (chunk: { byteLength: number; copyTo(dest: ArrayBuffer): void }) => void },
+  ) {}
   configure() {
     this.state = 'configured';
   }
@@ -93,19 +99,36 @@ afterEach(() => {
   for (const name of Object.keys(stand_ins)) delete globals[name];
 });
 
-const load = async () => (await import(pathToFileURL(join(import.meta.dirname, '..', '..', 'media', 'web', 'opus.js')).href)) as OpusLinkModule;
+const load = async () =>
+  (await import(
+    pathToFileURL(join(import.meta.dirname, '..', '..', 'media', 'web', 'opus.js')).href
+  )) as OpusLinkModule;
 
 describe('the page’s Opus link', () => {
   it('passes a mark to the player only after the audio decoded before it, telling the player the decoder’s rate first', async () => {
     const { OpusLink } = await load();
     const played: Played[] = [];
-    const link = new OpusLink(() => undefined, (m) => played.push(m), (e) => { throw e; });
+    const link = new OpusLink(
+      () => undefined,
+      (m) => played.push(m),
+      (e) => {
+        throw e;
+      },
+    );
     link.mark('u1:start');
     for (let i = 0; i < 3; i++) link.decode(new ArrayBuffer(50));
     link.mark('u1:end');
     link.decode(new ArrayBuffer(50));
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(played.map((m) => (m.type === 'mark' ? m.name : m.type))).toEqual(['u1:start', 'rate', 'audio', 'audio', 'audio', 'u1:end', 'audio']);
+    expect(played.map((m) => (m.type === 'mark' ? m.name : m.type))).toEqual([
+      'u1:start',
+      'rate',
+      'audio',
+      'audio',
+      'audio',
+      'u1:end',
+      'audio',
+    ]);
     expect(played[1]).toMatchObject({ rate: 48000 });
     expect(new Int16Array(played[2]!.pcm!)[0]).toBe(Math.trunc(0.5 * 0x7fff));
   });
@@ -113,7 +136,13 @@ describe('the page’s Opus link', () => {
   it('on clear, gives the player the marks still waiting and then the clear, and drops audio still being decoded', async () => {
     const { OpusLink } = await load();
     const played: Played[] = [];
-    const link = new OpusLink(() => undefined, (m) => played.push(m), (e) => { throw e; });
+    const link = new OpusLink(
+      () => undefined,
+      (m) => played.push(m),
+      (e) => {
+        throw e;
+      },
+    );
     for (let i = 0; i < 3; i++) link.decode(new ArrayBuffer(50));
     link.mark('u2:end');
     link.clear();
@@ -125,7 +154,13 @@ describe('the page’s Opus link', () => {
   it('sends one packet per 20 ms frame from the microphone', async () => {
     const { OpusLink } = await load();
     const sent: ArrayBuffer[] = [];
-    const link = new OpusLink((p) => sent.push(p), () => undefined, (e) => { throw e; });
+    const link = new OpusLink(
+      (p) => sent.push(p),
+      () => undefined,
+      (e) => {
+        throw e;
+      },
+    );
     for (let i = 0; i < 5; i++) link.encode(new ArrayBuffer(640));
     expect(sent).toHaveLength(5);
     expect(new Uint8Array(sent[0]!)[0]).toBe(320 % 256);

@@ -6,11 +6,17 @@ import { describe, expect, it } from 'vitest';
 
 interface CaptureModule {
   FRAME_SAMPLES: number;
-  Downsampler: new (inRate: number, outRate?: number) => { process(input: Float32Array, emit: (s: number) => void): void };
+  Downsampler: new (
+    inRate: number,
+    outRate?: number,
+  ) => { process(input: Float32Array, emit: (s: number) => void): void };
   Framer: new (onFrame: (frame: Int16Array, level: number) => void) => { push(s: number): void; muted: boolean };
 }
 interface PlaybackModule {
-  JitterBuffer: new (outRate: number, primeMs?: number) => {
+  JitterBuffer: new (
+    outRate: number,
+    primeMs?: number,
+  ) => {
     setRate(inRate: number): void;
     push(pcm: Int16Array): void;
     mark(name: string): void;
@@ -43,7 +49,8 @@ describe('capture worklet', () => {
       const framer = new Framer((f) => frames.push(f));
       const down = new Downsampler(rate);
       const input = sine(1000, rate, rate);
-      for (let i = 0; i + 128 <= input.length; i += 128) down.process(input.subarray(i, i + 128), (s) => framer.push(s));
+      for (let i = 0; i + 128 <= input.length; i += 128)
+        down.process(input.subarray(i, i + 128), (s) => framer.push(s));
       expect(FRAME_SAMPLES).toBe(320);
       expect(frames.length).toBeGreaterThanOrEqual(49);
       expect(frames.length).toBeLessThanOrEqual(50);

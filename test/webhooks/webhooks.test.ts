@@ -6,7 +6,14 @@ import type { WebhookRepository } from '../../src/webhooks/repository.ts';
 import { callEventsOf } from '../../src/webhooks/events.ts';
 import { signatureHeader, verifySignature } from '../../src/webhooks/signature.ts';
 
-const registered = registeredRecord({ call_id: 'call_1', agent_id: 'a', agent_version: 1, call_type: 'inbound', call_from: null, call_to: null });
+const registered = registeredRecord({
+  call_id: 'call_1',
+  agent_id: 'a',
+  agent_version: 1,
+  call_type: 'inbound',
+  call_from: null,
+  call_to: null,
+});
 const ongoing: CallRecord = { ...registered, call_status: 'ongoing', start_timestamp: 1 };
 const ended: CallRecord = { ...ongoing, call_status: 'ended', disconnection_reason: 'user_hangup' };
 const analysis = { summary: 's', user_sentiment: 'neutral' as const, custom_analysis_data: [] };
@@ -20,9 +27,16 @@ describe('webhook events of a record change', () => {
   });
 
   it('a call that never connected gets call_ended only', () => {
-    const events = callEventsOf(registered, { ...registered, call_status: 'not_connected', disconnection_reason: 'dial_no_answer' });
+    const events = callEventsOf(registered, {
+      ...registered,
+      call_status: 'not_connected',
+      disconnection_reason: 'dial_no_answer',
+    });
     expect(events.map((m) => m.event)).toEqual(['call_ended']);
-    expect(JSON.parse(events[0]!.body)).toMatchObject({ event: 'call_ended', call: { call_id: 'call_1', call_analysis: null } });
+    expect(JSON.parse(events[0]!.body)).toMatchObject({
+      event: 'call_ended',
+      call: { call_id: 'call_1', call_analysis: null },
+    });
   });
 });
 
@@ -54,7 +68,8 @@ describe('retry delays', () => {
     expect(WEBHOOK_DEFAULTS.maxAttempts).toBeGreaterThanOrEqual(5);
     // The shortest the retries can span (every jitter at its least): still over ten minutes.
     let span = 0;
-    for (let attempt = 1; attempt < WEBHOOK_DEFAULTS.maxAttempts; attempt++) span += retryDelay(attempt, WEBHOOK_DEFAULTS, () => 0);
+    for (let attempt = 1; attempt < WEBHOOK_DEFAULTS.maxAttempts; attempt++)
+      span += retryDelay(attempt, WEBHOOK_DEFAULTS, () => 0);
     expect(span).toBeGreaterThan(10 * 60_000);
   });
 });

@@ -56,8 +56,10 @@ export class OpusCodec {
 
   constructor(readonly options: OpusCodecOptions) {
     const opus = loadAddon();
-    if (!opus) throw new AudioError('AUDIO_OPUS_UNAVAILABLE', `the Opus addon (@discordjs/opus) did not load: ${loadError}`);
-    if (!(OPUS_RATES as readonly number[]).includes(options.rate)) throw new AudioError('AUDIO_UNSUPPORTED_RATE', `Opus runs at ${OPUS_RATES.join(', ')} Hz, not ${options.rate}`);
+    if (!opus)
+      throw new AudioError('AUDIO_OPUS_UNAVAILABLE', `the Opus addon (@discordjs/opus) did not load: ${loadError}`);
+    if (!(OPUS_RATES as readonly number[]).includes(options.rate))
+      throw new AudioError('AUDIO_UNSUPPORTED_RATE', `Opus runs at ${OPUS_RATES.join(', ')} Hz, not ${options.rate}`);
     this.native = new opus.OpusEncoder(options.rate, options.channels);
     this.native.setBitrate(options.bitrate);
     this.native.applyEncoderCTL(OPUS_SET_COMPLEXITY, options.complexity);
@@ -66,9 +68,16 @@ export class OpusCodec {
     this.frameBytes = this.frameSamples * options.channels * 2;
   }
 
-  /** One 20 ms frame (interleaved when stereo) → one packet. Any other length is refused: libopus takes only whole frames. */
+  /**
+   * One 20 ms frame (interleaved when stereo) → one packet. Any other length is refused: libopus takes only whole
+   * frames.
+   */
   encode(frame: Int16Array): Buffer {
-    if (frame.byteLength !== this.frameBytes) throw new AudioError('AUDIO_BAD_FRAME_SIZE', `Opus frames are ${this.frameBytes} bytes (${OPUS_FRAME_MS} ms), not ${frame.byteLength}`);
+    if (frame.byteLength !== this.frameBytes)
+      throw new AudioError(
+        'AUDIO_BAD_FRAME_SIZE',
+        `Opus frames are ${this.frameBytes} bytes (${OPUS_FRAME_MS} ms), not ${frame.byteLength}`,
+      );
     return this.native.encode(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
   }
 
@@ -79,7 +88,11 @@ export class OpusCodec {
     try {
       pcm = this.native.decode(packet);
     } catch (error) {
-      throw new AudioError('AUDIO_BAD_OPUS_PACKET', `libopus could not decode a ${packet.length}-byte packet: ${(error as Error).message}`, { cause: error });
+      throw new AudioError(
+        'AUDIO_BAD_OPUS_PACKET',
+        `libopus could not decode a ${packet.length}-byte packet: ${(error as Error).message}`,
+        { cause: error },
+      );
     }
     // Copy: the addon's buffer may not sit at an even offset, which Int16Array needs.
     const samples = new Int16Array(pcm.length / 2);

@@ -35,11 +35,17 @@ export function opusPacketSamples(packet: Uint8Array): number {
   const toc = packet[0]!;
   const config = toc >> 3;
   // SILK-only 10/20/40/60 ms, hybrid 10/20 ms, CELT-only 2.5/5/10/20 ms.
-  const frame = config < 12 ? [480, 960, 1920, 2880][config & 3]! : config < 16 ? [480, 960][config & 1]! : [120, 240, 480, 960][config & 3]!;
+  const frame =
+    config < 12
+      ? [480, 960, 1920, 2880][config & 3]!
+      : config < 16
+        ? [480, 960][config & 1]!
+        : [120, 240, 480, 960][config & 3]!;
   const code = toc & 3;
   if (code === 0) return frame;
   if (code !== 3) return frame * 2;
-  if (packet.length < 2) throw new AudioError('AUDIO_BAD_OPUS_PACKET', 'an Opus packet of code 3 without its frame count');
+  if (packet.length < 2)
+    throw new AudioError('AUDIO_BAD_OPUS_PACKET', 'an Opus packet of code 3 without its frame count');
   return frame * (packet[1]! & 0x3f);
 }
 
@@ -101,7 +107,11 @@ export class OggOpusMuxer extends Transform {
     const audio = this.options.inputSamples;
     // The last page's position is where the audio ends (after the decoder's pre-skip): the zeros
     // that padded the last frame are cut.
-    if (audio !== undefined) this.granule = Math.min(this.granule, OPUS_PRE_SKIP + Math.round((audio * GRANULE_RATE) / this.options.inputRate));
+    if (audio !== undefined)
+      this.granule = Math.min(
+        this.granule,
+        OPUS_PRE_SKIP + Math.round((audio * GRANULE_RATE) / this.options.inputRate),
+      );
     this.flushPage(0x04);
     done();
   }

@@ -30,7 +30,8 @@ async function encode(): Promise<void> {
   const frameSamples = (job.rate * OPUS_FRAME_MS) / 1000;
   const encoder = new prism.opus.Encoder({ rate: job.rate, channels: 2, frameSize: frameSamples });
   encoder.setBitrate(OGG_RECORDING_BITRATE);
-  const pcm: Readable = job.frames > 0 ? createReadStream(job.path, { start: 44, end: 44 + job.frames * 4 - 1 }) : Readable.from([]);
+  const pcm: Readable =
+    job.frames > 0 ? createReadStream(job.path, { start: 44, end: 44 + job.frames * 4 - 1 }) : Readable.from([]);
   const post = new Writable({
     write(page: Buffer, _encoding, done) {
       const message: FromOggWorker = { type: 'bytes', bytes: page };
@@ -38,7 +39,13 @@ async function encode(): Promise<void> {
       done();
     },
   });
-  await pipeline(pcm, padded(job.rate, frameSamples, job.frames), encoder, new OggOpusMuxer({ channels: 2, inputRate: job.rate, inputSamples: job.frames }), post);
+  await pipeline(
+    pcm,
+    padded(job.rate, frameSamples, job.frames),
+    encoder,
+    new OggOpusMuxer({ channels: 2, inputRate: job.rate, inputSamples: job.frames }),
+    post,
+  );
   const done: FromOggWorker = { type: 'done' };
   parentPort?.postMessage(done);
 }

@@ -32,7 +32,8 @@ async function turn(): Promise<() => void> {
 export async function oggOpusRecording(path: string): Promise<Readable> {
   const file = await open(path, 'r');
   const layout = await readStereoWavLayout(file, path).finally(() => file.close());
-  if (!(OPUS_RATES as readonly number[]).includes(layout.rate)) throw new AudioError('AUDIO_UNSUPPORTED_RATE', `a ${layout.rate} Hz recording cannot be Opus`);
+  if (!(OPUS_RATES as readonly number[]).includes(layout.rate))
+    throw new AudioError('AUDIO_UNSUPPORTED_RATE', `a ${layout.rate} Hz recording cannot be Opus`);
   if (!opusAvailable()) throw new AudioError('AUDIO_OPUS_UNAVAILABLE', 'the Opus addon (@discordjs/opus) did not load');
   const release = await turn();
   const out = new Readable({
@@ -44,9 +45,12 @@ export async function oggOpusRecording(path: string): Promise<Readable> {
       callback(error);
     },
   });
-  const worker = new Worker(new URL('./recording-worker-entry.mjs', import.meta.url), { workerData: { path, rate: layout.rate, frames: layout.frames } });
+  const worker = new Worker(new URL('./recording-worker-entry.mjs', import.meta.url), {
+    workerData: { path, rate: layout.rate, frames: layout.frames },
+  });
   worker.on('message', (message: FromOggWorker) => {
-    if (message.type === 'bytes') out.push(Buffer.from(message.bytes.buffer, message.bytes.byteOffset, message.bytes.byteLength));
+    if (message.type === 'bytes')
+      out.push(Buffer.from(message.bytes.buffer, message.bytes.byteOffset, message.bytes.byteLength));
     else if (message.type === 'done') {
       release();
       out.push(null);

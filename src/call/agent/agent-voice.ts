@@ -44,7 +44,9 @@ export interface AgentVoiceOptions {
   tts: TtsEngine;
   voiceId: string;
   speed: number;
-  /** Each piece's text as the voice should say it (numbers, dates, an agent's pronunciations); as written when absent. */
+  /**
+   * Each piece's text as the voice should say it (numbers, dates, an agent's pronunciations); as written when absent.
+   */
   spoken?: ((text: string) => string) | undefined;
   timers: Timers;
   clock: CallClock;
@@ -52,7 +54,8 @@ export interface AgentVoiceOptions {
   pacerWakeups?: PacerWakeups | undefined;
   /** The reply under way, if any: aborting it stops the synthesis it started. */
   replySignal(): AbortSignal | undefined;
-  recording?: { agentAudio(frame: Int16Array, offsetMs: number): void; agentCleared(offsetMs: number): void } | undefined;
+  recording?:
+    { agentAudio(frame: Int16Array, offsetMs: number): void; agentCleared(offsetMs: number): void } | undefined;
   events: AgentVoiceEvents;
 }
 

@@ -112,7 +112,10 @@ export class OutboundPacer {
     this.kick();
   }
 
-  /** Sends at once what the lead allows, unless a wake-up is already due: a 0 ms timer costs a loop turn (≥ 1 ms) per reply. */
+  /**
+   * Sends at once what the lead allows, unless a wake-up is already due: a 0 ms timer costs a loop turn (≥ 1 ms) per
+   * reply.
+   */
   private kick(): void {
     if (!this.timer) this.pump();
   }

@@ -78,7 +78,8 @@ export class Utterance {
 
   /** Cut at `now`: its text becomes the words played by then; returns when playback began, or null if it never did. */
   interrupt(now: number): number | null {
-    const started = this.startedAt ?? (this.estimatedStart !== null && this.estimatedStart <= now ? this.estimatedStart : null);
+    const started =
+      this.startedAt ?? (this.estimatedStart !== null && this.estimatedStart <= now ? this.estimatedStart : null);
     const all = this.text.split(/\s+/).filter(Boolean);
     this.text = started === null ? '' : this.wordsPlayed(now - started);
     this.unsaid = all.slice(this.text.split(/\s+/).filter(Boolean).length).join(' ');

@@ -97,7 +97,8 @@ export class AnsweringMachineDetector {
   speechStarted(atMs: number): void {
     if (this.decision) return;
     const stretch = this.stretch;
-    if (stretch && stretch.endMs !== null && atMs - stretch.endMs < MACHINE_DETECTION.greetingGapMs) stretch.endMs = null;
+    if (stretch && stretch.endMs !== null && atMs - stretch.endMs < MACHINE_DETECTION.greetingGapMs)
+      stretch.endMs = null;
     else this.stretch = { startMs: atMs, endMs: null };
   }
 

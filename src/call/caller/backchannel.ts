@@ -22,7 +22,6 @@ export const DEFAULT_BACKCHANNELS = [
   'all right',
 ] as const;
 
-
 /** Whether `text` is nothing but acknowledgements from `phrases` ("Okay, okay." is; "Okay, but when?" is not). */
 export function isBackchannel(text: string, phrases: readonly string[] = DEFAULT_BACKCHANNELS): boolean {
   let rest = ` ${plainText(text)} `;

@@ -141,7 +141,10 @@ export class CallerInput {
     return this.speech !== null;
   }
 
-  /** Opens the VAD, the recogniser and the noise suppressor if asked for; throws if one fails. Audio before then is kept for the onset only. */
+  /**
+   * Opens the VAD, the recogniser and the noise suppressor if asked for; throws if one fails. Audio before then is kept
+   * for the onset only.
+   */
   async open(): Promise<void> {
     const [vad, stt, denoiser] = await Promise.all([
       this.o.engines.openVad(),
@@ -156,10 +159,14 @@ export class CallerInput {
       this.close();
       return;
     }
-    this.feed = new VadFeed(vad, (events) => this.onVadEvents(events), (error) => {
-      this.o.log.error({ err: error }, 'voice activity detection failed');
-      this.o.events.failed('Voice activity detection failed.');
-    });
+    this.feed = new VadFeed(
+      vad,
+      (events) => this.onVadEvents(events),
+      (error) => {
+        this.o.log.error({ err: error }, 'voice activity detection failed');
+        this.o.events.failed('Voice activity detection failed.');
+      },
+    );
     // The VAD starts with what came meanwhile, and its clock at that audio's first sample.
     this.vadStartSample = this.inboundSamples - this.backlogSamples;
     if (!this.backlog?.length) this.backlog = null;
@@ -222,7 +229,8 @@ export class CallerInput {
     // Audio never runs ahead of the wall clock: a page that flushes what it captured before the call
     // started sends a burst, and counting it from the first frame would put every later speech end
     // that far in the future (voice-to-voice read short by the burst). Late audio is left late.
-    const ahead = this.audioOffset + (this.inboundSamples + frame.length) / this.o.rate - this.o.clock.sinceStart() / 1000;
+    const ahead =
+      this.audioOffset + (this.inboundSamples + frame.length) / this.o.rate - this.o.clock.sinceStart() / 1000;
     if (ahead > 1e-6) this.audioOffset -= ahead;
     this.o.recording?.callerAudio(frame, this.audioNow() * 1000);
     // The same number of samples back, a fixed ~20 ms behind: the VAD's clock reads that much late.
@@ -242,7 +250,10 @@ export class CallerInput {
     else this.recent.push(frame, endAt);
   }
 
-  /** A copy (the transport may reuse its buffer), for the VAD to judge first; before the engines open, at most heldWhileOpeningMs. */
+  /**
+   * A copy (the transport may reuse its buffer), for the VAD to judge first; before the engines open, at most
+   * heldWhileOpeningMs.
+   */
   private holdForVad(backlog: { frame: Int16Array; endAt: number }[], frame: Int16Array): void {
     const held = { frame: frame.slice(), endAt: this.audioNow() };
     backlog.push(held);
@@ -262,7 +273,8 @@ export class CallerInput {
   catchUp(): void {
     const frame = new Int16Array((this.o.rate * FRAME_MS) / 1000);
     const frameS = FRAME_MS / 1000;
-    while (!this.stopped && this.inboundSamples > 0 && this.audioNow() + frameS <= this.o.clock.sinceStart() / 1000) this.audio(frame);
+    while (!this.stopped && this.inboundSamples > 0 && this.audioNow() + frameS <= this.o.clock.sinceStart() / 1000)
+      this.audio(frame);
   }
 
   /** The call is ending: nothing more is heard or decided. */
@@ -371,7 +383,15 @@ export class CallerInput {
     this.endpointTimer = undefined;
     const silentMs = (this.audioNow() - speech.endAt) * 1000;
     const wait = this.o.endOfTurn.waitMs({ silentMs, words: speech.pauseWords, wordsPending: speech.wordsPending });
-    this.o.log.debug({ silent_ms: Math.round(silentMs), words: speech.pauseWords, words_pending: speech.wordsPending, wait_ms: Math.round(wait) }, 'end of turn: waiting');
+    this.o.log.debug(
+      {
+        silent_ms: Math.round(silentMs),
+        words: speech.pauseWords,
+        words_pending: speech.wordsPending,
+        wait_ms: Math.round(wait),
+      },
+      'end of turn: waiting',
+    );
     if (wait >= 1) {
       this.endpointTimer = this.o.timers.setTimeout(() => this.turnEnded(), wait);
       return;

@@ -36,7 +36,10 @@ export class SilenceEndOfTurn implements EndOfTurnPolicy {
 /** `pausing`: a trailing comma, the recogniser hearing a voice that did not fall at the end. */
 export type TurnShape = 'finished' | 'unfinished' | 'pausing' | 'unsure';
 
-/** Words after which a person has not finished: conjunctions, fillers, articles, prepositions, a subject waiting for its verb. */
+/**
+ * Words after which a person has not finished: conjunctions, fillers, articles, prepositions, a subject waiting for its
+ * verb.
+ */
 const CARRY_ON = new Set(
   (
     'and or but so because cause um umm uhm uh uhh er erm ah em hm hmm mm like the a an to of with for from my your our their his ' +
@@ -49,21 +52,34 @@ const CARRY_ON = new Set(
  * the "um" after them makes them look finished. A verb of telling that ends the turn, or a whole
  * turn that is only a wish ("I would like."); not "That's all I need.", which is whole.
  */
-const WANTS_MORE = [/\b(?:tell|show|let) (?:me|us)$/, /^(?:(?:so|and|but|well|um|uh|okay|ok|yeah|yes|hi|hello) )*(?:i'd like|i would like|i want|i need|i was wondering)$/];
+const WANTS_MORE = [
+  /\b(?:tell|show|let) (?:me|us)$/,
+  /^(?:(?:so|and|but|well|um|uh|okay|ok|yeah|yes|hi|hello) )*(?:i'd like|i would like|i want|i need|i was wondering)$/,
+];
 /**
  * How Moonshine writes a trailing "and" it did not hear as one: read alone at a pause, "and" came
  * back as "end", "hand" or "hint" about as often as "and" (flite's voices, 16 phrases held out from
  * bench:turns). Without an article or possessive before them they are rarely a turn's last word.
  */
 const SOUNDS_LIKE_AND = new Set(['end', 'hand', 'hint']);
-const OWNERS = new Set('the a an my your his her our their this that one each either second left right other'.split(' '));
-/** Carry-on words a recogniser glues onto the word before with a hyphen (particles such as "in" or "up" make compounds instead). */
+const OWNERS = new Set(
+  'the a an my your his her our their this that one each either second left right other'.split(' '),
+);
+/**
+ * Carry-on words a recogniser glues onto the word before with a hyphen (particles such as "in" or "up" make compounds
+ * instead).
+ */
 const GLUED_CARRY_ON = new Set('and or but so because um uh ah er em the a an to of end hand'.split(' '));
 /** A whole turn of one or two of these is an answer, not a start. */
-const SHORT_ANSWERS = new Set('yes yeah yep yup no nope nah okay ok sure right correct thanks thank you bye goodbye good-bye hello hi please fine great perfect exactly absolutely'.split(' '));
+const SHORT_ANSWERS = new Set(
+  'yes yeah yep yup no nope nah okay ok sure right correct thanks thank you bye goodbye good-bye hello hi please fine great perfect exactly absolutely'.split(
+    ' ',
+  ),
+);
 const NUMBER_WORDS = new Set('zero oh one two three four five six seven eight nine ten eleven twelve'.split(' '));
 /** Where digits are read out in pieces: the next piece is likely coming. */
-const NUMBER_CONTEXT = /\b(number|card|phone|account|code|zip|postcode|digits|pin|reference|order|extension|policy|id)\b/;
+const NUMBER_CONTEXT =
+  /\b(number|card|phone|account|code|zip|postcode|digits|pin|reference|order|extension|policy|id)\b/;
 
 /** Digits as a recogniser may write them: "4152", "555-0123", "415.555". */
 const DIGIT_GROUPS = /^\d+(?:[-./]\d+)*$/;
@@ -82,7 +98,8 @@ const TWO_DIGIT_WORDS = new Set(['ten', 'eleven', 'twelve']);
 /** Digits in the number the words end with ("five five five 0123" is 7; "ten" counts 2). */
 function trailingDigits(words: string[]): number {
   let n = 0;
-  for (let i = words.length - 1; i >= 0 && isNumeric(words[i]!); i--) n += DIGIT_GROUPS.test(words[i]!) ? words[i]!.replace(/\D/g, '').length : TWO_DIGIT_WORDS.has(words[i]!) ? 2 : 1;
+  for (let i = words.length - 1; i >= 0 && isNumeric(words[i]!); i--)
+    n += DIGIT_GROUPS.test(words[i]!) ? words[i]!.replace(/\D/g, '').length : TWO_DIGIT_WORDS.has(words[i]!) ? 2 : 1;
   return n;
 }
 
@@ -143,14 +160,29 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
     // The words are on their way: wait for them (they decide again when they come), at most max_ms.
     if (pause.words === null && pause.wordsPending) return this.o.maxMs - pause.silentMs;
     const shape = pause.words === null ? 'unsure' : turnShape(pause.words);
-    const target = shape === 'finished' ? this.o.minMs : shape === 'unfinished' ? this.o.maxMs : shape === 'pausing' ? pausingMs(this.o) : this.o.unsureMs;
+    const target =
+      shape === 'finished'
+        ? this.o.minMs
+        : shape === 'unfinished'
+          ? this.o.maxMs
+          : shape === 'pausing'
+            ? pausingMs(this.o)
+            : this.o.unsureMs;
     return target - pause.silentMs;
   }
 }
 
 /** The agent's end-of-turn rule: its `endpointing` setting, else the default mode. */
 export function endOfTurnPolicy(agent: Pick<AgentConfig, 'endpointing' | 'endpointing_ms'>): EndOfTurnPolicy {
-  const e = agent.endpointing ?? { mode: AGENT_DEFAULTS.endpointingMode, min_ms: AGENT_DEFAULTS.endpointingMinMs, max_ms: AGENT_DEFAULTS.endpointingMaxMs };
+  const e = agent.endpointing ?? {
+    mode: AGENT_DEFAULTS.endpointingMode,
+    min_ms: AGENT_DEFAULTS.endpointingMinMs,
+    max_ms: AGENT_DEFAULTS.endpointingMaxMs,
+  };
   if (e.mode === 'silence') return new SilenceEndOfTurn(agent.endpointing_ms);
-  return new SemanticEndOfTurn({ minMs: e.min_ms, maxMs: e.max_ms, unsureMs: Math.max(e.min_ms, Math.min(agent.endpointing_ms, e.max_ms)) });
+  return new SemanticEndOfTurn({
+    minMs: e.min_ms,
+    maxMs: e.max_ms,
+    unsureMs: Math.max(e.min_ms, Math.min(agent.endpointing_ms, e.max_ms)),
+  });
 }

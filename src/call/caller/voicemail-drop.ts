@@ -15,7 +15,12 @@ export const VOICEMAIL_DROP_DEFAULTS = {
   beepWaitMs: 10_000,
 } as const;
 
-const EVIDENCE_WORDS: Record<MachineEvidence, string> = { beep: 'beep', words: 'greeting words', long_greeting: 'long greeting', carrier: "carrier's detection" };
+const EVIDENCE_WORDS: Record<MachineEvidence, string> = {
+  beep: 'beep',
+  words: 'greeting words',
+  long_greeting: 'long greeting',
+  carrier: "carrier's detection",
+};
 
 export interface VoicemailDropOptions {
   /** The line's rate (the detector hears its beeps). */
@@ -32,7 +37,12 @@ export interface VoicemailDropOptions {
 export class VoicemailDrop implements LineFlow {
   private readonly detector: AnsweringMachineDetector | null;
   /** A machine answered: the message waits for its beep or the end of its greeting. */
-  private wait: { evidence: MachineEvidence; message: string; timer: TimerHandle | undefined; deadline: TimerHandle } | null = null;
+  private wait: {
+    evidence: MachineEvidence;
+    message: string;
+    timer: TimerHandle | undefined;
+    deadline: TimerHandle;
+  } | null = null;
 
   constructor(private readonly o: VoicemailDropOptions) {
     const drop = this;
@@ -40,7 +50,14 @@ export class VoicemailDrop implements LineFlow {
     this.detector = o.handling
       ? new AnsweringMachineDetector(o.rate, o.handling.detectTimeoutMs, {
           decided(answerer) {
-            o.log.info({ answered_by: answerer.by, evidence: answerer.by === 'machine' ? answerer.evidence : undefined, at_ms: Math.round(answerer.atMs) }, 'answering machine detection');
+            o.log.info(
+              {
+                answered_by: answerer.by,
+                evidence: answerer.by === 'machine' ? answerer.evidence : undefined,
+                at_ms: Math.round(answerer.atMs),
+              },
+              'answering machine detection',
+            );
             if (answerer.by === 'machine') drop.found(answerer.evidence);
           },
           beep() {
@@ -90,7 +107,11 @@ export class VoicemailDrop implements LineFlow {
     if (!this.o.host.live) return;
     const message = this.o.handling?.message;
     if (!message) {
-      this.o.host.act({ kind: 'end', reason: 'voicemail_reached', message: `An answering machine answered (found by its ${EVIDENCE_WORDS[evidence]}); no message was left.` });
+      this.o.host.act({
+        kind: 'end',
+        reason: 'voicemail_reached',
+        message: `An answering machine answered (found by its ${EVIDENCE_WORDS[evidence]}); no message was left.`,
+      });
       return;
     }
     this.o.host.act({ kind: 'take_turn', cut: true });

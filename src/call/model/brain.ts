@@ -53,7 +53,15 @@ export function createAgentBrain(o: AgentBrainOptions): CountedBrain {
           o.toolFinished?.(run);
         },
       };
-      return runReply({ llm: o.agent.llm, messages, metadata: o.metadata, tools: executor, hooks: counted, signal, client });
+      return runReply({
+        llm: o.agent.llm,
+        messages,
+        metadata: o.metadata,
+        tools: executor,
+        hooks: counted,
+        signal,
+        client,
+      });
     },
   };
   return { brain, usage: () => (usage.turns > 0 ? { ...usage } : null) };

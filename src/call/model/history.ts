@@ -51,9 +51,15 @@ export class ChatHistory {
       }
       const u = said.shift();
       const content = u ? u.text : (m.content ?? '');
-      const answered = m.tool_calls?.filter((c) => messages.slice(i + 1).some((n) => n.role === 'tool' && n.tool_call_id === c.id));
+      const answered = m.tool_calls?.filter((c) =>
+        messages.slice(i + 1).some((n) => n.role === 'tool' && n.tool_call_id === c.id),
+      );
       if (!content && !answered?.length) continue;
-      this.messages.push(answered?.length ? { role: 'assistant', content: content || null, tool_calls: answered } : { role: 'assistant', content });
+      this.messages.push(
+        answered?.length
+          ? { role: 'assistant', content: content || null, tool_calls: answered }
+          : { role: 'assistant', content },
+      );
     }
     // Spoken words of a reply the model never finished (barge-in mid-stream).
     for (const u of said) if (u.text) this.messages.push({ role: 'assistant', content: u.text });

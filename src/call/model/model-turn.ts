@@ -12,7 +12,12 @@ import type { ReplyHooks, ReplyOutcome } from './reply.ts';
 /** Whatever answers the caller: the agent's model with its tools (runReply), or a fake in tests. */
 export interface AgentBrain {
   /** One user turn: the model's reply (spoken through the hooks), tools, and how it ended. */
-  respond(messages: readonly ChatMessage[], hooks: ReplyHooks, signal: AbortSignal, clock: () => number): Promise<ReplyOutcome>;
+  respond(
+    messages: readonly ChatMessage[],
+    hooks: ReplyHooks,
+    signal: AbortSignal,
+    clock: () => number,
+  ): Promise<ReplyOutcome>;
 }
 
 /** `turn`: the user turn a reply answers, so a late report of a cancelled reply is told apart. */

@@ -12,7 +12,8 @@ export const TRANSFER_FAILED_NOTE = 'The transfer did not go through';
 export const REMINDER_NOTE_PREFIX = 'The caller has said nothing for';
 
 /** What the model hears when it tries to transfer a browser call. */
-export const WEB_TRANSFER_REFUSAL = 'Transfers need a phone line, and this is a browser call: the caller cannot be transferred. Tell them, and offer what you can do here.';
+export const WEB_TRANSFER_REFUSAL =
+  'Transfers need a phone line, and this is a browser call: the caller cannot be transferred. Tell them, and offer what you can do here.';
 
 /** The system note asking for a warm transfer's summary. */
 export function transferSummaryRequest(): string {

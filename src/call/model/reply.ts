@@ -31,7 +31,8 @@ export const REPLY_DEFAULTS = {
   toolWaitLine: 'One moment, please.',
 } as const;
 
-export type FlowErrorCode = 'UNKNOWN_TOOL' | 'INVALID_ARGUMENTS' | 'EMPTY_REPLY_LOOP' | 'TOOL_ROUNDS_EXCEEDED' | 'TURN_DEADLINE';
+export type FlowErrorCode =
+  'UNKNOWN_TOOL' | 'INVALID_ARGUMENTS' | 'EMPTY_REPLY_LOOP' | 'TOOL_ROUNDS_EXCEEDED' | 'TURN_DEADLINE';
 
 export interface ReplyHooks {
   /** A piece of the reply is ready for speech (trimmed; join pieces with a space). */
@@ -50,7 +51,10 @@ export interface ReplyHooks {
   onToolWait?(line: string): void;
   /** Plays keypad tones of `digits` into the call; true once they have all played, false if they were cut. */
   pressDigits?(digits: string): Promise<boolean>;
-  /** Why this call cannot be transferred (a browser call has no phone line), told to the model as transfer_call's result; absent when it can. */
+  /**
+   * Why this call cannot be transferred (a browser call has no phone line), told to the model as transfer_call's
+   * result; absent when it can.
+   */
   transferRefusal?: string | undefined;
   /**
    * A reply asks for tools. Resolve true once its text (maybe '') has been spoken in full,
@@ -101,7 +105,10 @@ class TurnBudget {
   run(): void {
     if (this.timer !== undefined || this.spent) return;
     this.startedAt = this.now();
-    this.timer = this.timers.setTimeout(() => this.controller.abort(new Error('turn deadline')), Math.max(0, this.left));
+    this.timer = this.timers.setTimeout(
+      () => this.controller.abort(new Error('turn deadline')),
+      Math.max(0, this.left),
+    );
   }
 
   pause(): void {
@@ -129,7 +136,13 @@ interface Reply {
   calls: ToolCallRequest[];
 }
 
-async function modelReply(input: ReplyInput, signal: AbortSignal, history: ChatMessage[], lastRound: boolean, progress: { text: string }): Promise<Reply> {
+async function modelReply(
+  input: ReplyInput,
+  signal: AbortSignal,
+  history: ChatMessage[],
+  lastRound: boolean,
+  progress: { text: string },
+): Promise<Reply> {
   const hasTools = input.tools.definitions.length > 0;
   const events = streamChat(
     input.llm,
@@ -170,7 +183,12 @@ type ReplyTimers = Pick<Timers, 'setTimeout' | 'clearTimeout'>;
 
 export async function runReply(input: ReplyInput): Promise<ReplyOutcome> {
   const timers: ReplyTimers = input.client.timers ?? realTimers;
-  const budget = new TurnBudget(input.turnDeadlineMs ?? REPLY_DEFAULTS.turnDeadlineMs, timers, () => performance.now(), input.signal);
+  const budget = new TurnBudget(
+    input.turnDeadlineMs ?? REPLY_DEFAULTS.turnDeadlineMs,
+    timers,
+    () => performance.now(),
+    input.signal,
+  );
   try {
     return await replyRounds(input, budget, timers);
   } finally {
@@ -225,7 +243,12 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
       if (reply.text.trim() === '') {
         emptyReplies++;
         if (emptyReplies >= REPLY_DEFAULTS.maxEmptyReplies) {
-          return { kind: 'flow_error', code: 'EMPTY_REPLY_LOOP', detail: `${emptyReplies} empty replies in a row`, messages: added };
+          return {
+            kind: 'flow_error',
+            code: 'EMPTY_REPLY_LOOP',
+            detail: `${emptyReplies} empty replies in a row`,
+            messages: added,
+          };
         }
         continue;
       }
@@ -234,12 +257,22 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
     }
     emptyReplies = 0;
     if (round === maxRounds) {
-      return { kind: 'flow_error', code: 'TOOL_ROUNDS_EXCEEDED', detail: `still calling tools after ${maxRounds} rounds`, messages: added };
+      return {
+        kind: 'flow_error',
+        code: 'TOOL_ROUNDS_EXCEEDED',
+        detail: `still calling tools after ${maxRounds} rounds`,
+        messages: added,
+      };
     }
 
     const unknown = reply.calls.find((c) => input.tools.find(c.name) === undefined);
     if (unknown) {
-      return { kind: 'flow_error', code: 'UNKNOWN_TOOL', detail: `the model called an unknown tool: ${unknown.name}`, messages: added };
+      return {
+        kind: 'flow_error',
+        code: 'UNKNOWN_TOOL',
+        detail: `the model called an unknown tool: ${unknown.name}`,
+        messages: added,
+      };
     }
 
     const spoken = await input.hooks.confirmSpoken(reply.text);
@@ -263,27 +296,49 @@ async function replyRounds(input: ReplyInput, budget: TurnBudget, timers: ReplyT
         function: { name: call.name, arguments: call.arguments },
       })),
     });
-    for (const run of runs) push({ role: 'tool', tool_call_id: run.invocation.tool_call_id, content: run.modelContent });
+    for (const run of runs)
+      push({ role: 'tool', tool_call_id: run.invocation.tool_call_id, content: run.modelContent });
 
     if (terminal?.action?.kind === 'terminal') {
       const { call } = terminal;
       // Every tool call needs its answer for the history to stay valid chat-completions input.
       push({ role: 'tool', tool_call_id: call.id, content: '{"status":"accepted"}' });
       const at = input.tools.at();
-      input.hooks.onToolItem?.({ role: 'tool_call_invocation', tool_call_id: call.id, name: call.name, arguments: call.arguments, start_at: at, end_at: at });
+      input.hooks.onToolItem?.({
+        role: 'tool_call_invocation',
+        tool_call_id: call.id,
+        name: call.name,
+        arguments: call.arguments,
+        start_at: at,
+        end_at: at,
+      });
       return terminal.action.outcome(added);
     }
 
     invalidRounds = runs.some((r) => r.failure === 'invalid_arguments') ? invalidRounds + 1 : 0;
     if (invalidRounds >= REPLY_DEFAULTS.maxInvalidArgumentRounds) {
-      return { kind: 'flow_error', code: 'INVALID_ARGUMENTS', detail: `tool arguments failed the schema ${invalidRounds} times in a row`, messages: added };
+      return {
+        kind: 'flow_error',
+        code: 'INVALID_ARGUMENTS',
+        detail: `tool arguments failed the schema ${invalidRounds} times in a row`,
+        messages: added,
+      };
     }
   }
   return { kind: 'flow_error', code: 'EMPTY_REPLY_LOOP', detail: 'no reply within the round limit', messages: added };
 }
 
-/** One round's tools: each call's action comes from its kind's handler (tool-handlers.ts); those that run do, together; only the first terminal one counts. */
-async function runTools(input: ReplyInput, calls: ToolCallRequest[], budget: TurnBudget, timers: ReplyTimers, sayWhileWorking: (line: string) => void) {
+/**
+ * One round's tools: each call's action comes from its kind's handler (tool-handlers.ts); those that run do, together;
+ * only the first terminal one counts.
+ */
+async function runTools(
+  input: ReplyInput,
+  calls: ToolCallRequest[],
+  budget: TurnBudget,
+  timers: ReplyTimers,
+  sayWhileWorking: (line: string) => void,
+) {
   let keys: Promise<unknown> = Promise.resolve();
   const toolRound: ToolRound = {
     tools: input.tools,
@@ -305,7 +360,11 @@ async function runTools(input: ReplyInput, calls: ToolCallRequest[], budget: Tur
   const announced = running.find((a) => a.announce !== undefined)?.announce;
   let waitTimer: TimerHandle | undefined;
   if (announced !== undefined) sayWhileWorking(announced);
-  else if (running.some((a) => a.slow)) waitTimer = timers.setTimeout(() => sayWhileWorking(REPLY_DEFAULTS.toolWaitLine), input.toolWaitMs ?? REPLY_DEFAULTS.toolWaitMs);
+  else if (running.some((a) => a.slow))
+    waitTimer = timers.setTimeout(
+      () => sayWhileWorking(REPLY_DEFAULTS.toolWaitLine),
+      input.toolWaitMs ?? REPLY_DEFAULTS.toolWaitMs,
+    );
   const runs = await Promise.all(
     running.map(async (action) => {
       // The invocation goes in the transcript when it starts, so what is said meanwhile follows it.

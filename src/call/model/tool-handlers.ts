@@ -22,8 +22,16 @@ export interface ToolRound {
 
 /** What the round does with one tool call. */
 export type ToolAction =
-  /** Runs beside the round's other tools. `slow`: it may take a while (the caller hears a line); `announce`: that line, at once. */
-  | { kind: 'run'; slow: boolean; announce?: string | undefined; run(invoked: (item: ToolTranscriptItem) => void): Promise<ToolRun> }
+  /**
+   * Runs beside the round's other tools. `slow`: it may take a while (the caller hears a line); `announce`: that line,
+   * at once.
+   */
+  | {
+      kind: 'run';
+      slow: boolean;
+      announce?: string | undefined;
+      run(invoked: (item: ToolTranscriptItem) => void): Promise<ToolRun>;
+    }
   /** Ends the turn once the round's other tools ran; the session acts on the outcome. */
   | { kind: 'terminal'; outcome(messages: ChatMessage[]): ReplyOutcome };
 
@@ -47,13 +55,24 @@ export const TOOL_HANDLERS: ToolHandlers = {
     return {
       kind: 'run',
       slow: false,
-      run: (invoked) => round.afterKeys(() => round.tools.runInCall(call, (args) => pressDigits(round.hooks, String(args.digits)), invoked)),
+      run: (invoked) =>
+        round.afterKeys(() =>
+          round.tools.runInCall(call, (args) => pressDigits(round.hooks, String(args.digits)), invoked),
+        ),
     };
   },
   transfer_call(call, tool, round) {
     const refusal = round.hooks.transferRefusal;
-    if (refusal !== undefined) return { kind: 'run', slow: false, run: (invoked) => round.tools.runInCall(call, async () => ({ done: false, content: refusal }), invoked) };
-    return { kind: 'terminal', outcome: (messages) => ({ kind: 'transfer_call', call, transferTo: tool.transfer_to, messages }) };
+    if (refusal !== undefined)
+      return {
+        kind: 'run',
+        slow: false,
+        run: (invoked) => round.tools.runInCall(call, async () => ({ done: false, content: refusal }), invoked),
+      };
+    return {
+      kind: 'terminal',
+      outcome: (messages) => ({ kind: 'transfer_call', call, transferTo: tool.transfer_to, messages }),
+    };
   },
   end_call(call) {
     return { kind: 'terminal', outcome: (messages) => ({ kind: 'end_call', call, messages }) };
@@ -72,5 +91,8 @@ export function toolAction(call: ToolCallRequest, round: ToolRound): ToolAction 
 async function pressDigits(hooks: ReplyHooks, digits: string): Promise<{ done: boolean; content: string }> {
   if (!hooks.pressDigits) return { done: false, content: 'Keypad tones cannot be played on this call.' };
   if (await hooks.pressDigits(digits)) return { done: true, content: JSON.stringify({ pressed: digits }) };
-  return { done: false, content: `The keys ${digits} were not all pressed: the call was interrupted while the tones played.` };
+  return {
+    done: false,
+    content: `The keys ${digits} were not all pressed: the call was interrupted while the tones played.`,
+  };
 }

@@ -13,7 +13,10 @@ export interface ReturnLine {
   replace(next: CallTransport): void;
 }
 
-export type TransferEntryPoints = Pick<ActiveCall, 'transferAnswered' | 'transferFailed' | 'returnStream' | 'consultFailed' | 'carrierEnded'>;
+export type TransferEntryPoints = Pick<
+  ActiveCall,
+  'transferAnswered' | 'transferFailed' | 'returnStream' | 'consultFailed' | 'carrierEnded'
+>;
 
 export class TransferReports implements TransferEntryPoints {
   private returnSecretHash: string | null = null;

@@ -5,7 +5,12 @@ import { transferSummaryRequest } from '../model/prompts.ts';
 import { WARM_TRANSFER_DEFAULTS } from './warm-transfer.ts';
 
 /** Asks the model for the summary; given up once `callOver` resolves (a caller who hangs up on hold needs none). */
-export async function askTransferSummary(brain: AgentBrain, history: readonly ChatMessage[], clock: () => number, callOver: Promise<void>): Promise<string> {
+export async function askTransferSummary(
+  brain: AgentBrain,
+  history: readonly ChatMessage[],
+  clock: () => number,
+  callOver: Promise<void>,
+): Promise<string> {
   const parts: string[] = [];
   const controller = new AbortController();
   void callOver.then(() => controller.abort());

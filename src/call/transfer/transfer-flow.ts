@@ -53,7 +53,10 @@ export class TransferFlow implements LineFlow {
     return this.transferring !== null;
   }
 
-  /** The model called transfer_call `name` to `to`: warm if the tool asks and the carrier can, else cold if it can, else the call ends. */
+  /**
+   * The model called transfer_call `name` to `to`: warm if the tool asks and the carrier can, else cold if it can, else
+   * the call ends.
+   */
   start(name: string, to: string): void {
     const tool = this.o.tools.find((t) => t.name === name);
     const settings = tool?.type === 'transfer_call' ? tool : undefined;
@@ -66,17 +69,30 @@ export class TransferFlow implements LineFlow {
   answered(): void {
     const transfer = this.transferring;
     if (!transfer || !this.o.host.live) return;
-    this.o.host.act({ kind: 'end', reason: 'call_transfer', message: `Transferred to ${transfer.to}.`, transferred: { destination: transfer.to, at: this.o.timers.now() } });
+    this.o.host.act({
+      kind: 'end',
+      reason: 'call_transfer',
+      message: `Transferred to ${transfer.to}.`,
+      transferred: { destination: transfer.to, at: this.o.timers.now() },
+    });
   }
 
-  /** The transfer did not connect (`why`: busy, no answer, failed): the caller comes back on a new stream. False when no transfer was under way. */
+  /**
+   * The transfer did not connect (`why`: busy, no answer, failed): the caller comes back on a new stream. False when no
+   * transfer was under way.
+   */
   failed(why: string): boolean {
     const transfer = this.transferring;
     if (!transfer || transfer.failed !== null || !this.o.host.live) return false;
     transfer.failed = why;
     // The carrier sends the caller back at once; one who never arrives has hung up.
     transfer.returnTimer = this.o.timers.setTimeout(
-      () => this.o.host.act({ kind: 'end', reason: 'user_hangup', message: `The transfer to ${transfer.to} failed (${why}) and the caller did not come back.` }),
+      () =>
+        this.o.host.act({
+          kind: 'end',
+          reason: 'user_hangup',
+          message: `The transfer to ${transfer.to} failed (${why}) and the caller did not come back.`,
+        }),
       TRANSFER_DEFAULTS.returnMs,
     );
     return true;
@@ -88,7 +104,10 @@ export class TransferFlow implements LineFlow {
     if (!transfer || !this.o.host.live) return;
     this.o.timers.clearTimeout(transfer.returnTimer);
     this.transferring = null;
-    this.o.host.act({ kind: 'give_back', note: transferFailedNote(transfer.to, transfer.failed ?? 'it could not be started') });
+    this.o.host.act({
+      kind: 'give_back',
+      note: transferFailedNote(transfer.to, transfer.failed ?? 'it could not be started'),
+    });
   }
 
   /** A warm transfer's second leg answered: `line` is its stream. False when no warm transfer is waiting for one. */
@@ -107,7 +126,12 @@ export class TransferFlow implements LineFlow {
   carrierEnded(): void {
     // The carrier ends the caller's leg as it bridges a warm transfer: that is the transfer, not a hang-up.
     if (this.warm?.bridging) return;
-    if (this.transferring && this.o.host.live) this.o.host.act({ kind: 'end', reason: 'user_hangup', message: `The caller hung up while being transferred to ${this.transferring.to}.` });
+    if (this.transferring && this.o.host.live)
+      this.o.host.act({
+        kind: 'end',
+        reason: 'user_hangup',
+        message: `The caller hung up while being transferred to ${this.transferring.to}.`,
+      });
   }
 
   stop(): void {
@@ -115,7 +139,10 @@ export class TransferFlow implements LineFlow {
     this.warm?.stop();
   }
 
-  /** The line before the transfer plays out, then the carrier dials the destination; a carrier that refuses sends the caller straight back. */
+  /**
+   * The line before the transfer plays out, then the carrier dials the destination; a carrier that refuses sends the
+   * caller straight back.
+   */
   private async startCold(to: string, cold: ColdTransfer, message: string | undefined): Promise<void> {
     if (!(await this.linePlayed(to, message))) return;
     try {
@@ -128,7 +155,10 @@ export class TransferFlow implements LineFlow {
     }
   }
 
-  /** The line before the transfer plays out; then the caller holds while the destination is called, told, and bridged in. */
+  /**
+   * The line before the transfer plays out; then the caller holds while the destination is called, told, and bridged
+   * in.
+   */
   private async startWarm(to: string, carrier: WarmTransferCarrier, message: string | undefined): Promise<void> {
     if (!(await this.linePlayed(to, message))) return;
     const flow = this;
@@ -144,7 +174,12 @@ export class TransferFlow implements LineFlow {
         flow.warm = null;
         // The hold music was the last thing on the caller's line, which is the destination's now.
         flow.o.voice.interrupt({ force: true });
-        flow.o.host.act({ kind: 'end', reason: 'call_transfer', message: `Transferred to ${to} after telling them: ${summary}`, transferred: { destination: to, at: flow.o.timers.now() } });
+        flow.o.host.act({
+          kind: 'end',
+          reason: 'call_transfer',
+          message: `Transferred to ${to} after telling them: ${summary}`,
+          transferred: { destination: to, at: flow.o.timers.now() },
+        });
       },
       failed(why) {
         flow.warm = null;
@@ -158,7 +193,10 @@ export class TransferFlow implements LineFlow {
     await this.warm.start();
   }
 
-  /** A transfer to `to` begins: the tool's `message` is said after the model's words, and both play out; false if the call or the transfer ended meanwhile. */
+  /**
+   * A transfer to `to` begins: the tool's `message` is said after the model's words, and both play out; false if the
+   * call or the transfer ended meanwhile.
+   */
   private async linePlayed(to: string, message: string | undefined): Promise<boolean> {
     this.transferring = { to, failed: null, returnTimer: undefined };
     this.o.host.act({ kind: 'take_turn', cut: false });

@@ -29,7 +29,11 @@ export type AgentWordsSource = (onWords: (text: string) => void) => void;
  * The agent's words, each utterance once heard, from the live call's events. The call is under way
  * by the time the service sends its first message on the stream, so that is when to listen.
  */
-export function liveAgentWords(registry: () => CallRegistry | undefined, callId: string, caller: TwilioStreamCaller): AgentWordsSource {
+export function liveAgentWords(
+  registry: () => CallRegistry | undefined,
+  callId: string,
+  caller: TwilioStreamCaller,
+): AgentWordsSource {
   return (onWords) => {
     const tryListen = () => {
       const call = registry()?.get(callId);
@@ -110,10 +114,13 @@ class AgentOnTheLine {
   /** Resolves true at the next change, false when `ms` pass first. */
   nextChange(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== wake);
-        resolve(false);
-      }, Math.max(0, ms));
+      const timer = setTimeout(
+        () => {
+          this.waiters = this.waiters.filter((w) => w !== wake);
+          resolve(false);
+        },
+        Math.max(0, ms),
+      );
       const wake = () => {
         clearTimeout(timer);
         resolve(true);
@@ -190,7 +197,10 @@ export class SimCallee {
   async continueWith(steps: readonly SimStep[]): Promise<SimCalleeResult> {
     const outcome = await this.runSteps(steps, '');
     if (outcome === 'hangup' || outcome === 'done') return { ok: true };
-    this.o.log.warn({ script: this.o.script.name, step: outcome.step, reason: outcome.reason }, 'simulated caller: script failed, hanging up');
+    this.o.log.warn(
+      { script: this.o.script.name, step: outcome.step, reason: outcome.reason },
+      'simulated caller: script failed, hanging up',
+    );
     return { ok: false, step: outcome.step, reason: outcome.reason };
   }
 
@@ -200,7 +210,10 @@ export class SimCallee {
   }
 
   /** `path`: where these steps are in the script ("3.1." inside step 3's branch "1"), for failures. */
-  private async runSteps(steps: readonly SimStep[], path: string): Promise<'done' | 'hangup' | { step: number; reason: string }> {
+  private async runSteps(
+    steps: readonly SimStep[],
+    path: string,
+  ): Promise<'done' | 'hangup' | { step: number; reason: string }> {
     for (let index = 0; index < steps.length; index++) {
       const step = steps[index]!;
       if (!(await this.onTheLine())) return 'done';
@@ -271,7 +284,11 @@ export class SimCallee {
   }
 
   /** The agent's next entry of keys: `count` of them, or fewer ended by the terminator. */
-  private async waitForDigits(count: number, timeoutMs: number, branches: Map<string, readonly SimStep[]> | null): Promise<string | null> {
+  private async waitForDigits(
+    count: number,
+    timeoutMs: number,
+    branches: Map<string, readonly SimStep[]> | null,
+  ): Promise<string | null> {
     const deadline = performance.now() + timeoutMs;
     this.lastEntry = null;
     for (;;) {

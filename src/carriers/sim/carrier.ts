@@ -15,7 +15,8 @@ export const simCarrier: CarrierDefinition = {
     const phones = parseSimNumbers(config.simNumbers);
     const scripts = new Map<string, SimScript>();
     for (const phone of phones.values()) {
-      if (phone.script && !scripts.has(phone.script)) scripts.set(phone.script, await loadSimScript(resolve(config.simScriptsDir), phone.script));
+      if (phone.script && !scripts.has(phone.script))
+        scripts.set(phone.script, await loadSimScript(resolve(config.simScriptsDir), phone.script));
     }
     logger.info({ numbers: [...phones.keys()] }, 'simulated phones ready');
     const dialer = new SimDialer({

@@ -18,13 +18,18 @@ export interface SimPhone {
 const SCRIPT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 function parseEntry(number: string, spec: string): SimPhone {
-  if (!E164.safeParse(number).success) throw new ConfigError(`SIM_NUMBERS: ${JSON.stringify(number)} is not an E.164 number`);
+  if (!E164.safeParse(number).success)
+    throw new ConfigError(`SIM_NUMBERS: ${JSON.stringify(number)} is not an E.164 number`);
   const [behavior, script, ...rest] = spec.split(':').map((s) => s.trim());
   if (!SIM_BEHAVIORS.includes(behavior as SimBehavior) || rest.length > 0) {
-    throw new ConfigError(`SIM_NUMBERS: ${number}=${spec}: expected one of ${SIM_BEHAVIORS.join(', ')}, optionally followed by :script-name`);
+    throw new ConfigError(
+      `SIM_NUMBERS: ${number}=${spec}: expected one of ${SIM_BEHAVIORS.join(', ')}, optionally followed by :script-name`,
+    );
   }
   if (script !== undefined && (!SCRIPT_NAME.test(script) || (behavior !== 'answer' && behavior !== 'voicemail'))) {
-    throw new ConfigError(`SIM_NUMBERS: ${number}=${spec}: only answer and voicemail take a script, named with letters, digits, _ and -`);
+    throw new ConfigError(
+      `SIM_NUMBERS: ${number}=${spec}: only answer and voicemail take a script, named with letters, digits, _ and -`,
+    );
   }
   return { behavior: behavior as SimBehavior, script };
 }
@@ -40,7 +45,8 @@ export function parseSimNumbers(value: string): Map<string, SimPhone> {
       throw new ConfigError(`SIM_NUMBERS: cannot read ${trimmed} as a JSON file: ${(error as Error).message}`);
     }
     const map = z.record(z.string(), z.string()).safeParse(parsed);
-    if (!map.success) throw new ConfigError(`SIM_NUMBERS: ${trimmed} must hold an object of "number": "behavior[:script]"`);
+    if (!map.success)
+      throw new ConfigError(`SIM_NUMBERS: ${trimmed} must hold an object of "number": "behavior[:script]"`);
     for (const [number, spec] of Object.entries(map.data)) phones.set(number, parseEntry(number, spec));
     return phones;
   }

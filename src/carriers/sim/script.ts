@@ -12,8 +12,16 @@ const KEYS = /^[0-9*#A-D]+$/;
 
 const WaitForDigitsSchema = z.strictObject({
   wait_for_digits: z.int().min(1).max(32).describe('listen for this many keypad tones from the agent'),
-  timeout_ms: z.int().min(100).max(600_000).default(15_000).describe('the script fails when they have not all come by then'),
-  /** The steps for each entry (the keys, in order); an entry no branch names fails the script. Without branches any entry goes on. */
+  timeout_ms: z
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(15_000)
+    .describe('the script fails when they have not all come by then'),
+  /**
+   * The steps for each entry (the keys, in order); an entry no branch names fails the script. Without branches any
+   * entry goes on.
+   */
   get branches() {
     return z.record(z.string().regex(KEYS, 'keypad keys: 0-9, *, #, A-D'), z.array(StepSchema).max(200)).optional();
   },
@@ -23,10 +31,25 @@ const StepSchema: z.ZodType<StepInput> = z.union([
   z.strictObject({ say: z.string().min(1).describe('WAV file, relative to the script') }),
   z.strictObject({ wait_ms: z.int().min(0).max(600_000).describe('silence on the line') }),
   z.strictObject({
-    wait_for_agent: z.literal(true).describe("until the agent has spoken since the caller did and its words have played (by their marks), then a person's pause of 300-800 ms"),
-    timeout_ms: z.int().min(100).max(600_000).default(30_000).describe('the script fails when the agent has not finished by then'),
+    wait_for_agent: z
+      .literal(true)
+      .describe(
+        "until the agent has spoken since the caller did and its words have played (by their marks), then a person's pause of 300-800 ms",
+      ),
+    timeout_ms: z
+      .int()
+      .min(100)
+      .max(600_000)
+      .default(30_000)
+      .describe('the script fails when the agent has not finished by then'),
   }),
-  z.strictObject({ barge_in_after_ms: z.int().min(0).max(600_000).describe('once the agent starts speaking, this long, then the next step (a say talks over it)') }),
+  z.strictObject({
+    barge_in_after_ms: z
+      .int()
+      .min(0)
+      .max(600_000)
+      .describe('once the agent starts speaking, this long, then the next step (a say talks over it)'),
+  }),
   z.strictObject({
     expect: z
       .string()
@@ -40,9 +63,17 @@ const StepSchema: z.ZodType<StepInput> = z.union([
           return false;
         }
       }, 'not a valid regular expression')
-      .describe("a case-insensitive regular expression the agent's words since the caller last spoke must match, else the script fails"),
+      .describe(
+        "a case-insensitive regular expression the agent's words since the caller last spoke must match, else the script fails",
+      ),
   }),
-  z.strictObject({ digits: z.string().regex(KEYS, 'keypad keys: 0-9, *, #, A-D').max(64).describe('keys pressed on the phone, one every 200 ms') }),
+  z.strictObject({
+    digits: z
+      .string()
+      .regex(KEYS, 'keypad keys: 0-9, *, #, A-D')
+      .max(64)
+      .describe('keys pressed on the phone, one every 200 ms'),
+  }),
   WaitForDigitsSchema,
   z.strictObject({ hangup: z.literal(true) }),
 ]);
@@ -66,7 +97,9 @@ export const SimScriptSchema = z.strictObject({
 export type SimStep =
   | { kind: 'say'; file: string; mulaw: Uint8Array }
   | { kind: 'wait'; ms: number }
-  /** pauseMs: a fixed pause after the agent finished instead of a person's random one (a replayed caller keeps its own). */
+  /**
+   * pauseMs: a fixed pause after the agent finished instead of a person's random one (a replayed caller keeps its own).
+   */
   | { kind: 'wait_for_agent'; timeoutMs: number; pauseMs?: number }
   | { kind: 'barge_in'; afterMs: number }
   | { kind: 'expect'; pattern: RegExp }
@@ -93,7 +126,9 @@ export async function loadSimScript(dir: string, name: string): Promise<SimScrip
   }
   const parsed = SimScriptSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new ConfigError(`simulated phone script ${file}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    throw new ConfigError(
+      `simulated phone script ${file}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   }
   const steps = await loadSteps(parsed.data.steps, name, dirname(file));
   return { name, steps, maxMs: parsed.data.max_ms };
@@ -119,7 +154,8 @@ async function loadSteps(input: readonly StepInput[], name: string, dir: string)
       let branches: Map<string, SimStep[]> | null = null;
       if (step.branches) {
         branches = new Map();
-        for (const [keys, branch] of Object.entries(step.branches)) branches.set(keys, await loadSteps(branch, name, dir));
+        for (const [keys, branch] of Object.entries(step.branches))
+          branches.set(keys, await loadSteps(branch, name, dir));
       }
       steps.push({ kind: 'wait_for_digits', count: step.wait_for_digits, timeoutMs: step.timeout_ms, branches });
     } else steps.push({ kind: 'hangup' });

@@ -62,7 +62,11 @@ export class SimDialer implements Dialer {
     const carrierCallId = `SIM${request.callId}`;
     switch (phone.behavior) {
       case 'fail':
-        return { status: 'failed', reason: 'dial_failed', message: `The simulated phone ${request.to} refused the call.` };
+        return {
+          status: 'failed',
+          reason: 'dial_failed',
+          message: `The simulated phone ${request.to} refused the call.`,
+        };
       case 'busy':
         return { status: 'failed', reason: 'dial_failed', message: `The simulated phone ${request.to} is busy.` };
       case 'no_answer':
@@ -110,13 +114,24 @@ export class SimDialer implements Dialer {
       if (!this.o.fallback.consult) throw new Error('this carrier cannot place a transfer call');
       return this.o.fallback.consult(request);
     }
-    this.track(this.ringConsult(request, call, this.destination(request.to)), request.callId, 'simulated transfer call failed');
+    this.track(
+      this.ringConsult(request, call, this.destination(request.to)),
+      request.callId,
+      'simulated transfer call failed',
+    );
     return { carrierCallId: `SIMC${request.callId}` };
   }
 
-  /** A media stream to this service for call `callId`, as Twilio opens one (call_id and secret as its parameters); `callSid` keeps the carrier call it belongs to. */
+  /**
+   * A media stream to this service for call `callId`, as Twilio opens one (call_id and secret as its parameters);
+   * `callSid` keeps the carrier call it belongs to.
+   */
   private streamTo(callId: string, secret: string, callSid?: string): TwilioStreamCaller {
-    return new TwilioStreamCaller({ url: this.o.mediaUrl(), customParameters: { call_id: callId, secret }, ...(callSid ? { callSid } : {}) });
+    return new TwilioStreamCaller({
+      url: this.o.mediaUrl(),
+      customParameters: { call_id: callId, secret },
+      ...(callSid ? { callSid } : {}),
+    });
   }
 
   /** A simulated call's transfer destination: another simulated phone. */
@@ -128,7 +143,9 @@ export class SimDialer implements Dialer {
 
   /** Work a simulated phone does in the background: logged if it fails, awaited by close(). */
   private track(work: Promise<void>, callId: string, failure: string): void {
-    const tracked = work.catch((error: unknown) => this.o.log.error({ err: error, call_id: callId }, failure)).finally(() => this.running.delete(tracked));
+    const tracked = work
+      .catch((error: unknown) => this.o.log.error({ err: error, call_id: callId }, failure))
+      .finally(() => this.running.delete(tracked));
     this.running.add(tracked);
   }
 
@@ -139,7 +156,10 @@ export class SimDialer implements Dialer {
       if (!this.o.fallback.bridge) throw new Error('this carrier cannot bridge calls');
       return this.o.fallback.bridge(request);
     }
-    this.o.log.info({ call_id: request.callId }, 'simulated warm transfer bridged: the caller is with the person who answered');
+    this.o.log.info(
+      { call_id: request.callId },
+      'simulated warm transfer bridged: the caller is with the person who answered',
+    );
     call.callee?.hold();
     await Promise.all([call.consult?.hangUp(), call.caller?.hangUp()]);
     call.callee?.release();
@@ -147,7 +167,8 @@ export class SimDialer implements Dialer {
 
   private async ringConsult(request: ConsultRequest, call: LiveSimCall, destination: SimPhone): Promise<void> {
     const outcomes = this.o.outcomes();
-    if (destination.behavior === 'busy' || destination.behavior === 'fail') return outcomes.consultFailed(request.callId, destination.behavior === 'busy' ? 'busy' : 'failed');
+    if (destination.behavior === 'busy' || destination.behavior === 'fail')
+      return outcomes.consultFailed(request.callId, destination.behavior === 'busy' ? 'busy' : 'failed');
     if (destination.behavior === 'no_answer') {
       await sleep(this.o.ringTimeoutMs);
       return outcomes.consultFailed(request.callId, 'no-answer');
@@ -158,11 +179,20 @@ export class SimDialer implements Dialer {
     call.consult = leg;
     await leg.connect();
     const script = destination.script ? (this.o.scripts.get(destination.script) ?? SILENT_SCRIPT) : SILENT_SCRIPT;
-    await new SimCallee({ caller: leg, script, random: this.o.random ?? Math.random, log: this.o.log.child({ call_id: request.callId, leg: 'transfer' }) }).run();
+    await new SimCallee({
+      caller: leg,
+      script,
+      random: this.o.random ?? Math.random,
+      log: this.o.log.child({ call_id: request.callId, leg: 'transfer' }),
+    }).run();
   }
 
   /** The destination rings as its behavior says; a failed dial brings the caller back to the agent. */
-  private async dialTransfer(request: TransferRequest, call: LiveSimCall, behavior: SimPhone['behavior']): Promise<void> {
+  private async dialTransfer(
+    request: TransferRequest,
+    call: LiveSimCall,
+    behavior: SimPhone['behavior'],
+  ): Promise<void> {
     const outcomes = this.o.outcomes();
     const log = this.o.log.child({ call_id: request.callId, to: request.to });
     let status: string;
@@ -223,7 +253,7 @@ export class SimDialer implements Dialer {
   private async answer(request: DialRequest, phone: SimPhone): Promise<void> {
     const call = this.live.get(request.callId);
     if (!call || call.hungUp) return;
-    const script = phone.script ? this.o.scripts.get(phone.script) ?? SILENT_SCRIPT : SILENT_SCRIPT;
+    const script = phone.script ? (this.o.scripts.get(phone.script) ?? SILENT_SCRIPT) : SILENT_SCRIPT;
     const caller = this.streamTo(request.callId, request.streamSecret);
     call.caller = caller;
     try {
@@ -245,7 +275,8 @@ export class SimDialer implements Dialer {
     const result = await callee.run();
     // After a transfer that failed, the callee is on the line it came back on.
     const line = callee.line;
-    if (result.ok && !line.closed && script.steps.at(-1)?.kind !== 'hangup') await Promise.race([line.waitForClose(), sleep(script.maxMs)]);
+    if (result.ok && !line.closed && script.steps.at(-1)?.kind !== 'hangup')
+      await Promise.race([line.waitForClose(), sleep(script.maxMs)]);
     await line.hangUp();
     // The carrier's "completed": changes nothing when the session ended the call, which is the usual case.
     await this.o.outcomes().completed(request.callId);

@@ -161,7 +161,12 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
   }
 
   sendDtmf(digit: string): void {
-    this.send({ event: 'dtmf', streamSid: this.streamSid, sequenceNumber: String(++this.sequence), dtmf: { track: 'inbound_track', digit } });
+    this.send({
+      event: 'dtmf',
+      streamSid: this.streamSid,
+      sequenceNumber: String(++this.sequence),
+      dtmf: { track: 'inbound_track', digit },
+    });
   }
 
   /** Sends anything on the socket (tests of malformed frames). */
@@ -172,7 +177,12 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
   /** The caller hangs up: stop, then the carrier closes the socket. */
   async hangUp(): Promise<void> {
     if (this.closed || !this.ws) return;
-    this.send({ event: 'stop', sequenceNumber: String(++this.sequence), stop: { accountSid: this.accountSid, callSid: this.callSid }, streamSid: this.streamSid });
+    this.send({
+      event: 'stop',
+      sequenceNumber: String(++this.sequence),
+      stop: { accountSid: this.accountSid, callSid: this.callSid },
+      streamSid: this.streamSid,
+    });
     this.ws.close(1000, 'call ended');
     await this.waitForClose();
   }

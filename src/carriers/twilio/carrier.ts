@@ -11,14 +11,25 @@ import { twilioVoiceRoutes } from './voice-webhook.ts';
 export const twilioCarrier: CarrierDefinition = {
   name: 'twilio',
   async create({ config, publicUrl, carrierCalls, clock }) {
-    const dialer = config.twilio ? new TwilioDialer({ ...config.twilio, ringTimeoutMs: config.ringTimeoutMs, publicUrl, carrierCalls, clock }) : undefined;
+    const dialer = config.twilio
+      ? new TwilioDialer({ ...config.twilio, ringTimeoutMs: config.ringTimeoutMs, publicUrl, carrierCalls, clock })
+      : undefined;
     const signing = { authToken: config.twilioAuthToken, required: config.twilioSignature === 'on' };
     return {
       name: 'twilio',
       dialer,
       mount(app, http) {
-        if (!signing.authToken && !signing.required) http.log.warn('TWILIO_SIGNATURE=off: carrier webhooks are accepted unsigned; anyone who reaches this port can start and end calls');
-        twilioStatusRoutes(app, { outcomes: http.outcomes, carrierCalls: http.carrierCalls, signing, publicUrl: http.publicUrl, callOf: http.callOf });
+        if (!signing.authToken && !signing.required)
+          http.log.warn(
+            'TWILIO_SIGNATURE=off: carrier webhooks are accepted unsigned; anyone who reaches this port can start and end calls',
+          );
+        twilioStatusRoutes(app, {
+          outcomes: http.outcomes,
+          carrierCalls: http.carrierCalls,
+          signing,
+          publicUrl: http.publicUrl,
+          callOf: http.callOf,
+        });
         twilioVoiceRoutes(app, {
           agents: http.agents,
           calls: http.calls,
@@ -28,7 +39,14 @@ export const twilioCarrier: CarrierDefinition = {
           clock: http.clock,
           onRegistered: http.awaitStream,
         });
-        twilioMediaRoute(app, { calls: http.callRepo, manager: http.manager, log: http.log, accepting: http.accepting, pending: http.pending, onFrameDropped: http.onFrameDropped });
+        twilioMediaRoute(app, {
+          calls: http.callRepo,
+          manager: http.manager,
+          log: http.log,
+          accepting: http.accepting,
+          pending: http.pending,
+          onFrameDropped: http.onFrameDropped,
+        });
       },
     };
   },

@@ -22,7 +22,9 @@ export interface TwilioDialerOptions {
 }
 
 export const STATUS_CALLBACK_PATH = '/telephony/twilio/status';
-/** Where Twilio tells how a transfer's dial went (its <Dial action>), and when the destination answered (leg=answered). */
+/**
+ * Where Twilio tells how a transfer's dial went (its <Dial action>), and when the destination answered (leg=answered).
+ */
 export const TRANSFER_CALLBACK_PATH = '/telephony/twilio/transfer';
 
 /** Thrown when Twilio could not be reached or failed on its side: the call ends with error_service. */
@@ -50,7 +52,14 @@ export class TwilioDialer implements Dialer {
   }
 
   async dial(request: DialRequest): Promise<DialResult> {
-    const form = this.streamedCallForm(request.callId, request.to, request.presentationNumber ?? request.from, request.streamSecret, '', ['initiated', 'ringing', 'answered', 'completed']);
+    const form = this.streamedCallForm(
+      request.callId,
+      request.to,
+      request.presentationNumber ?? request.from,
+      request.streamSecret,
+      '',
+      ['initiated', 'ringing', 'answered', 'completed'],
+    );
     // Twilio's own detection is one more input beside the service's, which hears the audio itself.
     if (voicemailHandling(request.agent.config)) form.set('MachineDetection', 'Enable');
 
@@ -65,9 +74,16 @@ export class TwilioDialer implements Dialer {
     if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 429) {
       // Twilio refused this call (bad or unreachable number, unverified caller id, …).
       const code = typeof body.code === 'number' ? ` (Twilio error ${body.code})` : '';
-      return { status: 'failed', reason: 'dial_failed', message: `Twilio refused the call${code}: ${typeof body.message === 'string' ? body.message : `HTTP ${res.status}`}` };
+      return {
+        status: 'failed',
+        reason: 'dial_failed',
+        message: `Twilio refused the call${code}: ${typeof body.message === 'string' ? body.message : `HTTP ${res.status}`}`,
+      };
     }
-    throw new TwilioApiError(`Twilio answered HTTP ${res.status} to a call request: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
+    throw new TwilioApiError(
+      `Twilio answered HTTP ${res.status} to a call request: ${typeof body.message === 'string' ? body.message : ''}`,
+      res.status,
+    );
   }
 
   /** POST Calls/{sid}.json Status=completed; a call Twilio no longer knows (404, code 20404) has ended already. */
@@ -78,37 +94,66 @@ export class TwilioDialer implements Dialer {
   /** Redirects the live call to a <Dial> of the destination: Twilio ends our media stream and dials it. */
   async transfer(request: TransferRequest): Promise<void> {
     const back = `${this.o.publicUrl()}${TRANSFER_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}`;
-    const twiml = dialTwiml({ to: request.to, callerId: request.from, timeoutS: Math.max(5, Math.round(this.o.ringTimeoutMs / 1000)), action: back, answered: `${back}&leg=answered` });
+    const twiml = dialTwiml({
+      to: request.to,
+      callerId: request.from,
+      timeoutS: Math.max(5, Math.round(this.o.ringTimeoutMs / 1000)),
+      action: back,
+      answered: `${back}&leg=answered`,
+    });
     await this.updateCall(request.carrierCallId, { Twiml: twiml }, 'a transfer');
   }
 
-  /** Places the warm transfer's second leg: its media comes to our stream like a placed call's; its progress to the status callback, marked leg=consult. */
+  /**
+   * Places the warm transfer's second leg: its media comes to our stream like a placed call's; its progress to the
+   * status callback, marked leg=consult.
+   */
   async consult(request: ConsultRequest): Promise<{ carrierCallId: string }> {
-    const form = this.streamedCallForm(request.callId, request.to, request.from, request.streamSecret, '&leg=consult', ['answered', 'completed']);
+    const form = this.streamedCallForm(request.callId, request.to, request.from, request.streamSecret, '&leg=consult', [
+      'answered',
+      'completed',
+    ]);
     const res = await this.post('Calls.json', form);
     const body = await this.json(res);
     if ((res.status === 201 || res.status === 200) && typeof body.sid === 'string') return { carrierCallId: body.sid };
-    throw new TwilioApiError(`Twilio answered HTTP ${res.status} to a transfer's call: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
+    throw new TwilioApiError(
+      `Twilio answered HTTP ${res.status} to a transfer's call: ${typeof body.message === 'string' ? body.message : ''}`,
+      res.status,
+    );
   }
 
-  /** Moves both legs into one conference: Twilio ends our two media streams and connects the caller to the person who answered. */
+  /**
+   * Moves both legs into one conference: Twilio ends our two media streams and connects the caller to the person who
+   * answered.
+   */
   async bridge(request: { callId: string; carrierCallId: string; consultCarrierCallId: string }): Promise<void> {
     const twiml = conferenceTwiml(`transfer-${request.callId}`);
-    for (const sid of [request.consultCarrierCallId, request.carrierCallId]) await this.updateCall(sid, { Twiml: twiml }, "a transfer's bridge");
+    for (const sid of [request.consultCarrierCallId, request.carrierCallId])
+      await this.updateCall(sid, { Twiml: twiml }, "a transfer's bridge");
   }
 
   /**
    * A new call whose audio Twilio streams to this service (call_id and `secret` as stream
    * parameters), its progress to the status callback (`callbackQuery` added to its address).
    */
-  private streamedCallForm(callId: string, to: string, from: string | null, secret: string, callbackQuery: string, events: readonly string[]): URLSearchParams {
+  private streamedCallForm(
+    callId: string,
+    to: string,
+    from: string | null,
+    secret: string,
+    callbackQuery: string,
+    events: readonly string[],
+  ): URLSearchParams {
     const publicUrl = this.o.publicUrl();
     const form = new URLSearchParams();
     form.set('To', to);
     if (from) form.set('From', from);
     form.set('Twiml', connectStreamTwiml(publicUrl, callId, secret));
     form.set('Timeout', String(Math.max(1, Math.round(this.o.ringTimeoutMs / 1000))));
-    form.set('StatusCallback', `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${encodeURIComponent(callId)}${callbackQuery}`);
+    form.set(
+      'StatusCallback',
+      `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${encodeURIComponent(callId)}${callbackQuery}`,
+    );
     form.set('StatusCallbackMethod', 'POST');
     for (const event of events) form.append('StatusCallbackEvent', event);
     return form;
@@ -122,7 +167,10 @@ export class TwilioDialer implements Dialer {
       return;
     }
     const body = await this.json(res);
-    throw new TwilioApiError(`Twilio answered HTTP ${res.status} to ${what}: ${typeof body.message === 'string' ? body.message : ''}`, res.status);
+    throw new TwilioApiError(
+      `Twilio answered HTTP ${res.status} to ${what}: ${typeof body.message === 'string' ? body.message : ''}`,
+      res.status,
+    );
   }
 
   async hangUpCall(callId: string): Promise<void> {

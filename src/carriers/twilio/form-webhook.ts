@@ -28,7 +28,10 @@ export function verifyTwilioRequest(request: FastifyRequest, signing: WebhookSig
   const { authToken } = signing;
   if (!authToken) {
     if (!signing.required) return;
-    throw new ApiError('FORBIDDEN', 'carrier webhooks are refused: TWILIO_AUTH_TOKEN is not set, so no signature can be checked (TWILIO_SIGNATURE=off accepts them unchecked, for local experiments)');
+    throw new ApiError(
+      'FORBIDDEN',
+      'carrier webhooks are refused: TWILIO_AUTH_TOKEN is not set, so no signature can be checked (TWILIO_SIGNATURE=off accepts them unchecked, for local experiments)',
+    );
   }
   const params = (request.body ?? {}) as FormParams;
   const url = `${publicUrl}${request.url}`;

@@ -33,13 +33,27 @@ export const TwilioMark = z.object({ event: z.literal('mark'), mark: z.object({ 
 export const TwilioDtmf = z.object({ event: z.literal('dtmf'), dtmf: z.object({ digit: z.string().min(1) }) });
 export const TwilioStop = z.object({ event: z.literal('stop') });
 
-export const TwilioInbound = z.discriminatedUnion('event', [TwilioConnected, TwilioStart, TwilioMedia, TwilioMark, TwilioDtmf, TwilioStop]);
+export const TwilioInbound = z.discriminatedUnion('event', [
+  TwilioConnected,
+  TwilioStart,
+  TwilioMedia,
+  TwilioMark,
+  TwilioDtmf,
+  TwilioStop,
+]);
 export type TwilioInbound = z.infer<typeof TwilioInbound>;
 
 /** Parses one text frame; a reason string when it is not a message we understand. */
 export function parseTwilioMessage(text: string): { ok: true; message: TwilioInbound } | { ok: false; reason: string } {
   const canonical = CANONICAL_MEDIA.exec(text);
-  if (canonical) return { ok: true, message: { event: 'media', media: { track: canonical[1]!, chunk: canonical[2]!, timestamp: canonical[3]!, payload: canonical[4]! } } };
+  if (canonical)
+    return {
+      ok: true,
+      message: {
+        event: 'media',
+        media: { track: canonical[1]!, chunk: canonical[2]!, timestamp: canonical[3]!, payload: canonical[4]! },
+      },
+    };
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -49,15 +63,21 @@ export function parseTwilioMessage(text: string): { ok: true; message: TwilioInb
   const media = asMedia(json);
   if (media) return { ok: true, message: media };
   const parsed = TwilioInbound.safeParse(json);
-  if (!parsed.success) return { ok: false, reason: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+  if (!parsed.success)
+    return { ok: false, reason: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
   return { ok: true, message: parsed.data };
 }
 
-/** The text before a media message's base64 payload; base64 needs no escaping, so prefix + payload + suffix is the JSON. */
-export const twilioMediaPrefix = (streamSid: string) => `{"event":"media","streamSid":${JSON.stringify(streamSid)},"media":{"payload":"`;
+/**
+ * The text before a media message's base64 payload; base64 needs no escaping, so prefix + payload + suffix is the JSON.
+ */
+export const twilioMediaPrefix = (streamSid: string) =>
+  `{"event":"media","streamSid":${JSON.stringify(streamSid)},"media":{"payload":"`;
 export const TWILIO_MEDIA_SUFFIX = '"}}';
-export const twilioMedia = (streamSid: string, payload: string) => twilioMediaPrefix(streamSid) + payload + TWILIO_MEDIA_SUFFIX;
-export const twilioMark = (streamSid: string, name: string) => JSON.stringify({ event: 'mark', streamSid, mark: { name } });
+export const twilioMedia = (streamSid: string, payload: string) =>
+  twilioMediaPrefix(streamSid) + payload + TWILIO_MEDIA_SUFFIX;
+export const twilioMark = (streamSid: string, name: string) =>
+  JSON.stringify({ event: 'mark', streamSid, mark: { name } });
 export const twilioClear = (streamSid: string) => JSON.stringify({ event: 'clear', streamSid });
 
 /**
@@ -90,7 +110,14 @@ const optionalString = (x: unknown): x is string | undefined => x === undefined 
 function asMedia(json: unknown): TwilioMedia | null {
   if (!isRecord(json) || json.event !== 'media' || !isRecord(json.media)) return null;
   const { track, chunk, timestamp, payload } = json.media;
-  if (typeof payload !== 'string' || !BASE64.test(payload) || !optionalString(track) || !optionalString(chunk) || !optionalString(timestamp)) return null;
+  if (
+    typeof payload !== 'string' ||
+    !BASE64.test(payload) ||
+    !optionalString(track) ||
+    !optionalString(chunk) ||
+    !optionalString(timestamp)
+  )
+    return null;
   const media: TwilioMedia['media'] = { payload };
   if (track !== undefined) media.track = track;
   if (chunk !== undefined) media.chunk = chunk;

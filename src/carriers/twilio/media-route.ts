@@ -19,7 +19,14 @@ const START_TIMEOUT_MS = 10_000;
 
 export function twilioMediaRoute(
   app: FastifyInstance,
-  deps: { calls: CallRepository; manager: CallManager; log: Logger; accepting: () => boolean; pending: PendingStreams; onFrameDropped?: () => void },
+  deps: {
+    calls: CallRepository;
+    manager: CallManager;
+    log: Logger;
+    accepting: () => boolean;
+    pending: PendingStreams;
+    onFrameDropped?: () => void;
+  },
 ): void {
   app.route({
     method: 'GET',
@@ -29,21 +36,36 @@ export function twilioMediaRoute(
     handler: answerNotUpgraded,
     wsHandler: (socket) => {
       const log = deps.log.child({ transport: 'twilio' });
-      const started = admitMediaSocket(socket, deps.pending, { accepting: deps.accepting(), startTimeoutMs: START_TIMEOUT_MS });
+      const started = admitMediaSocket(socket, deps.pending, {
+        accepting: deps.accepting(),
+        startTimeoutMs: START_TIMEOUT_MS,
+      });
       if (!started) return;
       const queue = new StartQueue<string>();
       const begin = async (start: z.infer<typeof TwilioStart>['start']): Promise<void> => {
         const params = start.customParameters;
         const callId = params.call_id ?? '';
         const found = callId ? await deps.calls.getForStream(callId) : undefined;
-        // A call under way takes a stream only as its caller's way back from a failed transfer (its own secret for that).
+        // A call under way takes a stream only as its caller's way back from a failed transfer (its own secret for
+        // that).
         const returning = found?.record.call_status === 'ongoing';
         const refuse = () => {
-          log.warn({ call_id: callId || null, call_sid: start.callSid }, 'media stream refused: unknown call or wrong secret');
+          log.warn(
+            { call_id: callId || null, call_sid: start.callSid },
+            'media stream refused: unknown call or wrong secret',
+          );
           socket.close(1008, 'unknown call or wrong secret');
         };
-        if (!found || (!returning && (!streamSecretMatches(params.secret ?? '', found.streamSecretHash) || found.record.call_status !== 'registered'))) return refuse();
-        const transport = new TwilioTransport(socket, start.streamSid, start.callSid, log.child({ call_id: callId }), { onFrameDropped: deps.onFrameDropped });
+        if (
+          !found ||
+          (!returning &&
+            (!streamSecretMatches(params.secret ?? '', found.streamSecretHash) ||
+              found.record.call_status !== 'registered'))
+        )
+          return refuse();
+        const transport = new TwilioTransport(socket, start.streamSid, start.callSid, log.child({ call_id: callId }), {
+          onFrameDropped: deps.onFrameDropped,
+        });
         queue.open((text) => {
           transport.receive(text);
           deps.manager.pacerWakeups.runOverdue();

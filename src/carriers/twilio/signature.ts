@@ -27,7 +27,12 @@ function urlVariants(url: string): string[] {
   return [...variants];
 }
 
-export function isValidTwilioSignature(authToken: string, url: string, params: FormParams, signature: string | undefined): boolean {
+export function isValidTwilioSignature(
+  authToken: string,
+  url: string,
+  params: FormParams,
+  signature: string | undefined,
+): boolean {
   if (!signature) return false;
   const presented = Buffer.from(signature);
   let valid = false;

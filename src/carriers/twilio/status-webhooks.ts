@@ -13,14 +13,32 @@ import { addFormParser, verifyTwilioRequest, type WebhookSignature } from './for
 // Twilio adds fields over time; only the ones we act on are checked.
 const StatusForm = z.looseObject({
   CallSid: z.string().min(1),
-  CallStatus: z.enum(['queued', 'initiated', 'ringing', 'in-progress', 'answered', 'completed', 'busy', 'failed', 'no-answer', 'canceled']),
+  CallStatus: z.enum([
+    'queued',
+    'initiated',
+    'ringing',
+    'in-progress',
+    'answered',
+    'completed',
+    'busy',
+    'failed',
+    'no-answer',
+    'canceled',
+  ]),
   AnsweredBy: z.string().optional(),
   SipResponseCode: z.string().optional(),
 });
-const StatusQuery = z.strictObject({ call_id: z.string().min(1).max(200).optional(), leg: z.literal('consult').optional() });
+const StatusQuery = z.strictObject({
+  call_id: z.string().min(1).max(200).optional(),
+  leg: z.literal('consult').optional(),
+});
 
 // The <Dial action> request carries DialCallStatus; the <Number> answered callback, CallStatus.
-const TransferForm = z.looseObject({ CallSid: z.string().min(1), DialCallStatus: z.string().optional(), CallStatus: z.string().optional() });
+const TransferForm = z.looseObject({
+  CallSid: z.string().min(1),
+  DialCallStatus: z.string().optional(),
+  CallStatus: z.string().optional(),
+});
 const TransferQuery = z.strictObject({ call_id: z.string().min(1).max(200), leg: z.literal('answered').optional() });
 const CONNECTED = new Set(['answered', 'completed', 'in-progress']);
 
@@ -29,7 +47,10 @@ export interface TwilioStatusDeps {
   carrierCalls: CarrierCallRepository;
   signing: WebhookSignature;
   publicUrl: () => string;
-  /** The call a request is about, as its route's `callOf` finds it (looked up once per request; the http room's forwarding reads it too). */
+  /**
+   * The call a request is about, as its route's `callOf` finds it (looked up once per request; the http room's
+   * forwarding reads it too).
+   */
   callOf: (request: FastifyRequest) => Promise<string | undefined>;
 }
 
@@ -39,9 +60,16 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
     const r = scope.withTypeProvider<ZodTypeProvider>();
     r.post('/telephony/twilio/status', {
       config: {
-        doc: { summary: "Twilio's status callback for outbound calls (form-encoded, signed)", tag: 'telephony', public: true },
+        doc: {
+          summary: "Twilio's status callback for outbound calls (form-encoded, signed)",
+          tag: 'telephony',
+          public: true,
+        },
         callOf: async (request) => {
-          const { query, body } = request as unknown as { query: z.infer<typeof StatusQuery>; body: z.infer<typeof StatusForm> };
+          const { query, body } = request as unknown as {
+            query: z.infer<typeof StatusQuery>;
+            body: z.infer<typeof StatusForm>;
+          };
           return query.call_id ?? (await deps.carrierCalls.callIdOf('twilio', body.CallSid));
         },
       },
@@ -52,19 +80,29 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
         const form = request.body;
         if (request.query.leg === 'consult' && request.query.call_id) {
           // A warm transfer's second leg: only a dial that never connected matters to the call.
-          request.log.info({ call_id: request.query.call_id, call_sid: form.CallSid, status: form.CallStatus }, 'twilio status of a transfer leg');
-          if (['busy', 'no-answer', 'failed', 'canceled'].includes(form.CallStatus)) deps.outcomes.consultFailed(request.query.call_id, form.CallStatus);
+          request.log.info(
+            { call_id: request.query.call_id, call_sid: form.CallSid, status: form.CallStatus },
+            'twilio status of a transfer leg',
+          );
+          if (['busy', 'no-answer', 'failed', 'canceled'].includes(form.CallStatus))
+            deps.outcomes.consultFailed(request.query.call_id, form.CallStatus);
           return reply.code(204).send();
         }
         const callId = await deps.callOf(request);
         if (callId) {
-          request.log.info({ call_id: callId, call_sid: form.CallSid, status: form.CallStatus, answered_by: form.AnsweredBy }, 'twilio status');
+          request.log.info(
+            { call_id: callId, call_sid: form.CallSid, status: form.CallStatus, answered_by: form.AnsweredBy },
+            'twilio status',
+          );
           const byMachine = form.AnsweredBy?.startsWith('machine_') === true || form.AnsweredBy === 'fax';
           if (form.CallStatus === 'completed') await deps.outcomes.completed(callId, byMachine);
           else if (byMachine) await deps.outcomes.machineAnswered(callId);
           else if (form.CallStatus === 'no-answer') await deps.outcomes.noAnswer(callId);
           else if (form.CallStatus === 'busy' || form.CallStatus === 'failed' || form.CallStatus === 'canceled') {
-            await deps.outcomes.failed(callId, `The carrier reported the call ${form.CallStatus}${form.SipResponseCode ? ` (SIP ${form.SipResponseCode})` : ''}.`);
+            await deps.outcomes.failed(
+              callId,
+              `The carrier reported the call ${form.CallStatus}${form.SipResponseCode ? ` (SIP ${form.SipResponseCode})` : ''}.`,
+            );
           }
         }
         return reply.code(204).send();
@@ -72,7 +110,12 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
     });
     r.post('/telephony/twilio/transfer', {
       config: {
-        doc: { summary: "Twilio's callbacks for a cold transfer: the <Dial action> and the destination's answer (form-encoded, signed)", tag: 'telephony', public: true },
+        doc: {
+          summary:
+            "Twilio's callbacks for a cold transfer: the <Dial action> and the destination's answer (form-encoded, signed)",
+          tag: 'telephony',
+          public: true,
+        },
         callOf: (request) => (request.query as z.infer<typeof TransferQuery>).call_id,
       },
       preValidation: async (request) => verifyTwilioRequest(request, deps.signing, deps.publicUrl()),

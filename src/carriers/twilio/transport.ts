@@ -8,7 +8,15 @@ import type { DisconnectionReason } from '../../records/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
 import { InboundPace } from '../inbound-pace.ts';
 import type { TransportOptions } from '../options.ts';
-import { canonicalMediaPayload, parseTwilioMessage, twilioClear, twilioMark, twilioMediaPrefix, TWILIO_MEDIA_SUFFIX, type TwilioInbound } from './media-protocol.ts';
+import {
+  canonicalMediaPayload,
+  parseTwilioMessage,
+  twilioClear,
+  twilioMark,
+  twilioMediaPrefix,
+  TWILIO_MEDIA_SUFFIX,
+  type TwilioInbound,
+} from './media-protocol.ts';
 
 const RATE = 8000;
 
@@ -136,6 +144,7 @@ export class TwilioTransport implements CallTransport {
 
   close(_reason: DisconnectionReason): void {
     this.hungUp = true;
-    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(1000, 'call ended');
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING)
+      this.socket.close(1000, 'call ended');
   }
 }

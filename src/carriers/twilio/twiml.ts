@@ -1,7 +1,8 @@
 // TwiML the service gives Twilio: on an inbound call's voice webhook and with each outbound call
 // it places. The stream URL carries no query string (Twilio forbids it): call_id and the per-call
 // secret travel as <Parameter>s.
-const escapeXml = (s: string) => s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
+const escapeXml = (s: string) =>
+  s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
 
 export const MEDIA_STREAM_PATH = '/media/twilio';
 
@@ -25,7 +26,13 @@ export function connectStreamTwiml(publicUrl: string, callId: string, secret: st
  * caller whose transfer failed comes back to the agent through its answer); `answered` hears the
  * moment the destination picks up.
  */
-export function dialTwiml(o: { to: string; callerId: string | null; timeoutS: number; action: string; answered: string }): string {
+export function dialTwiml(o: {
+  to: string;
+  callerId: string | null;
+  timeoutS: number;
+  action: string;
+  answered: string;
+}): string {
   return (
     '<?xml version="1.0" encoding="UTF-8"?><Response>' +
     `<Dial action="${escapeXml(o.action)}" method="POST" timeout="${o.timeoutS}"${o.callerId ? ` callerId="${escapeXml(o.callerId)}"` : ''}>` +

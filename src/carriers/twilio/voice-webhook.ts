@@ -35,40 +35,47 @@ export function twilioVoiceRoutes(
 ): void {
   void app.register(async (scope) => {
     addFormParser(scope);
-    scope.post('/telephony/twilio/voice', { config: { doc: { summary: 'Twilio voice webhook (inbound calls)', tag: 'telephony', public: true } } }, async (request, reply) => {
-      verifyTwilioRequest(request, deps.signing, deps.publicUrl());
-      const form = VoiceWebhook.safeParse(request.body);
-      reply.type('text/xml');
-      if (!form.success) {
-        return reply.code(400).send(sayAndHangUpTwiml('This call could not be handled.'));
-      }
-      const agent = await deps.agents.findByInboundNumber(form.data.To);
-      if (!agent) {
-        request.log.warn({ to: form.data.To }, 'inbound call to a number no agent answers');
-        return sayAndHangUpTwiml('The number you have called is not in service. Goodbye.');
-      }
-      const claim = await deps.answers.claim(CARRIER_NAMESPACE, form.data.CallSid, form.data.To, deps.clock.now());
-      if (claim.kind === 'replay') return claim.answer.body;
-      if (claim.kind !== 'claimed') {
-        request.log.warn({ call_sid: form.data.CallSid, claim: claim.kind }, 'voice webhook for a CallSid already answered differently');
-        return reply.code(409).send(sayAndHangUpTwiml('This call could not be handled.'));
-      }
-      try {
-        const { record, streamSecret } = await deps.calls.register(agent.orgId, agent, {
-          call_type: 'inbound',
-          call_from: form.data.From || null,
-          call_to: form.data.To,
-          metadata: { twilio_call_sid: form.data.CallSid },
-        });
-        deps.onRegistered(agent.orgId, record.call_id);
-        // Kept with its stream secret: the secret opens this call's stream only while it waits for one.
-        const twiml = connectStreamTwiml(deps.publicUrl(), record.call_id, streamSecret);
-        await deps.answers.finish(CARRIER_NAMESPACE, form.data.CallSid, { status: 200, body: twiml });
-        return twiml;
-      } catch (error) {
-        await deps.answers.release(CARRIER_NAMESPACE, form.data.CallSid);
-        throw error;
-      }
-    });
+    scope.post(
+      '/telephony/twilio/voice',
+      { config: { doc: { summary: 'Twilio voice webhook (inbound calls)', tag: 'telephony', public: true } } },
+      async (request, reply) => {
+        verifyTwilioRequest(request, deps.signing, deps.publicUrl());
+        const form = VoiceWebhook.safeParse(request.body);
+        reply.type('text/xml');
+        if (!form.success) {
+          return reply.code(400).send(sayAndHangUpTwiml('This call could not be handled.'));
+        }
+        const agent = await deps.agents.findByInboundNumber(form.data.To);
+        if (!agent) {
+          request.log.warn({ to: form.data.To }, 'inbound call to a number no agent answers');
+          return sayAndHangUpTwiml('The number you have called is not in service. Goodbye.');
+        }
+        const claim = await deps.answers.claim(CARRIER_NAMESPACE, form.data.CallSid, form.data.To, deps.clock.now());
+        if (claim.kind === 'replay') return claim.answer.body;
+        if (claim.kind !== 'claimed') {
+          request.log.warn(
+            { call_sid: form.data.CallSid, claim: claim.kind },
+            'voice webhook for a CallSid already answered differently',
+          );
+          return reply.code(409).send(sayAndHangUpTwiml('This call could not be handled.'));
+        }
+        try {
+          const { record, streamSecret } = await deps.calls.register(agent.orgId, agent, {
+            call_type: 'inbound',
+            call_from: form.data.From || null,
+            call_to: form.data.To,
+            metadata: { twilio_call_sid: form.data.CallSid },
+          });
+          deps.onRegistered(agent.orgId, record.call_id);
+          // Kept with its stream secret: the secret opens this call's stream only while it waits for one.
+          const twiml = connectStreamTwiml(deps.publicUrl(), record.call_id, streamSecret);
+          await deps.answers.finish(CARRIER_NAMESPACE, form.data.CallSid, { status: 200, body: twiml });
+          return twiml;
+        } catch (error) {
+          await deps.answers.release(CARRIER_NAMESPACE, form.data.CallSid);
+          throw error;
+        }
+      },
+    );
   });
 }

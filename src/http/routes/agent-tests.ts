@@ -2,7 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { RunDiffSchema } from '../../agent-tests/diff.ts';
-import { AgentTestInputSchema, AgentTestPatchSchema, AgentTestSchema, TestRunSchema } from '../../agent-tests/schema.ts';
+import {
+  AgentTestInputSchema,
+  AgentTestPatchSchema,
+  AgentTestSchema,
+  TestRunSchema,
+} from '../../agent-tests/schema.ts';
 import { RunRequestSchema, type AgentTestService } from '../../agent-tests/service.ts';
 import { parseVersionSpec } from '../../agents/service.ts';
 import { AgentIdParams, ErrorBodySchema } from '../schemas.ts';
@@ -11,7 +16,14 @@ const TestIdParams = z.strictObject({ test_id: z.string().min(1).max(200) });
 const RunIdParams = z.strictObject({ run_id: z.string().min(1).max(200) });
 const ListTestsBody = z.strictObject({}).default({});
 const ListRunsBody = z.strictObject({ limit: z.int().min(1).max(100).default(20) }).default({ limit: 20 });
-const DiffQuery = z.strictObject({ against: z.string().min(1).max(200).optional().describe('a run id; by default the last finished run of the previous agent version') });
+const DiffQuery = z.strictObject({
+  against: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('a run id; by default the last finished run of the previous agent version'),
+});
 
 export function agentTestRoutes(app: FastifyInstance, tests: AgentTestService): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -21,12 +33,17 @@ export function agentTestRoutes(app: FastifyInstance, tests: AgentTestService): 
   r.post('/v2/agents/:agent_id/tests', {
     config: doc('Add a test case to an agent: a scripted, simulated or replayed caller and what must happen'),
     schema: { params: AgentIdParams, body: AgentTestInputSchema, response: { 201: AgentTestSchema, ...errors } },
-    handler: async (request, reply) => reply.code(201).send(await tests.create(request.orgId, request.params.agent_id, request.body)),
+    handler: async (request, reply) =>
+      reply.code(201).send(await tests.create(request.orgId, request.params.agent_id, request.body)),
   });
 
   r.post('/v2/agents/:agent_id/tests/list', {
     config: doc("List an agent's tests, oldest first"),
-    schema: { params: AgentIdParams, body: ListTestsBody, response: { 200: z.object({ tests: z.array(AgentTestSchema) }), ...errors } },
+    schema: {
+      params: AgentIdParams,
+      body: ListTestsBody,
+      response: { 200: z.object({ tests: z.array(AgentTestSchema) }), ...errors },
+    },
     handler: async (request) => ({ tests: await tests.list(request.orgId, request.params.agent_id) }),
   });
 
@@ -52,8 +69,14 @@ export function agentTestRoutes(app: FastifyInstance, tests: AgentTestService): 
   });
 
   r.post('/v2/agents/:agent_id/test-runs', {
-    config: doc("Run an agent's tests on one of its versions: each a real call through the whole pipeline, in the background"),
-    schema: { params: AgentIdParams, body: RunRequestSchema, response: { 201: TestRunSchema, ...errors, 409: ErrorBodySchema } },
+    config: doc(
+      "Run an agent's tests on one of its versions: each a real call through the whole pipeline, in the background",
+    ),
+    schema: {
+      params: AgentIdParams,
+      body: RunRequestSchema,
+      response: { 201: TestRunSchema, ...errors, 409: ErrorBodySchema },
+    },
     handler: async (request, reply) => {
       const body = request.body;
       const run = await tests.startRun(request.orgId, request.params.agent_id, {
@@ -67,8 +90,14 @@ export function agentTestRoutes(app: FastifyInstance, tests: AgentTestService): 
 
   r.post('/v2/agents/:agent_id/test-runs/list', {
     config: doc("List an agent's test runs, newest first"),
-    schema: { params: AgentIdParams, body: ListRunsBody, response: { 200: z.object({ test_runs: z.array(TestRunSchema) }), ...errors } },
-    handler: async (request) => ({ test_runs: await tests.listRuns(request.orgId, request.params.agent_id, request.body.limit) }),
+    schema: {
+      params: AgentIdParams,
+      body: ListRunsBody,
+      response: { 200: z.object({ test_runs: z.array(TestRunSchema) }), ...errors },
+    },
+    handler: async (request) => ({
+      test_runs: await tests.listRuns(request.orgId, request.params.agent_id, request.body.limit),
+    }),
   });
 
   r.get('/v2/test-runs/:run_id', {

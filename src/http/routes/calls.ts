@@ -47,17 +47,30 @@ const maxDefined = (a?: number, b?: number) => (a === undefined ? b : b === unde
 const minDefined = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
 
 const RecordingQuery = z.object({
-  format: z.enum(['wav', 'ogg']).default('wav').describe('wav: 16 kHz PCM16; ogg: Ogg Opus (32 kbit/s, about a twentieth of the WAV)'),
+  format: z
+    .enum(['wav', 'ogg'])
+    .default('wav')
+    .describe('wav: 16 kHz PCM16; ogg: Ogg Opus (32 kbit/s, about a twentieth of the WAV)'),
 });
 
 const callInPath = (request: FastifyRequest) => (request.params as { call_id: string }).call_id;
 
-export function callRoutes(app: FastifyInstance, calls: CallService, control: CallControl, recordingPath: (callId: string) => string): void {
+export function callRoutes(
+  app: FastifyInstance,
+  calls: CallService,
+  control: CallControl,
+  recordingPath: (callId: string) => string,
+): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema };
   // Both list versions take the same query; they differ only in how the page is shaped.
   const listPage = (orgId: string, body: z.infer<typeof ListCallsV2Body> | z.infer<typeof ListCallsV1Body>) =>
-    calls.list(orgId, { filter: toFilter(body.filter_criteria), order: body.sort_order, limit: body.limit, paginationKey: body.pagination_key });
+    calls.list(orgId, {
+      filter: toFilter(body.filter_criteria),
+      order: body.sort_order,
+      limit: body.limit,
+      paginationKey: body.pagination_key,
+    });
 
   r.post('/v2/calls', {
     config: { doc: { summary: 'Create an outbound call', tag: 'calls' }, idempotent: true },
@@ -91,7 +104,12 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
   });
 
   r.get('/v2/calls/:call_id/recording', {
-    config: { doc: { summary: 'The call’s two-channel recording (caller left, agent right): 16 kHz WAV, or Ogg Opus with format=ogg', tag: 'calls' } },
+    config: {
+      doc: {
+        summary: 'The call’s two-channel recording (caller left, agent right): 16 kHz WAV, or Ogg Opus with format=ogg',
+        tag: 'calls',
+      },
+    },
     schema: { params: CallIdParams, querystring: RecordingQuery },
     handler: async (request, reply) => {
       const record = await calls.get(request.orgId, request.params.call_id);
@@ -103,7 +121,8 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
       };
       if (request.query.format === 'ogg') {
         const ogg = await oggOpusRecording(path).catch((error: unknown) => {
-          if (error instanceof AudioError && error.code === 'AUDIO_OPUS_UNAVAILABLE') throw new ApiError('CODEC_UNAVAILABLE', `${error.message}; the WAV is still served without format=ogg`);
+          if (error instanceof AudioError && error.code === 'AUDIO_OPUS_UNAVAILABLE')
+            throw new ApiError('CODEC_UNAVAILABLE', `${error.message}; the WAV is still served without format=ogg`);
           return notThere(error);
         });
         return reply.type('audio/ogg; codecs=opus').send(ogg);
@@ -147,7 +166,13 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
   });
 
   r.post('/v2/calls/:call_id/say', {
-    config: { doc: { summary: 'Speak a line in an ongoing call (after what is being said, or at once with interrupt)', tag: 'live calls' }, callOf: callInPath },
+    config: {
+      doc: {
+        summary: 'Speak a line in an ongoing call (after what is being said, or at once with interrupt)',
+        tag: 'live calls',
+      },
+      callOf: callInPath,
+    },
     schema: { params: CallIdParams, body: SayBody, response: { 202: ControlAck, ...controlErrors } },
     handler: async (request, reply) => {
       await control.say(request.orgId, request.params.call_id, request.body.text, request.body.interrupt);
@@ -171,8 +196,13 @@ export function callRoutes(app: FastifyInstance, calls: CallService, control: Ca
   });
 
   r.delete('/v2/calls/:call_id', {
-    config: { doc: { summary: 'Delete a call record, its transcript and recording (409 until the call is over)', tag: 'calls' } },
-    schema: { params: CallIdParams, response: { 204: z.null().describe('deleted'), 404: ErrorBodySchema, 409: ErrorBodySchema } },
+    config: {
+      doc: { summary: 'Delete a call record, its transcript and recording (409 until the call is over)', tag: 'calls' },
+    },
+    schema: {
+      params: CallIdParams,
+      response: { 204: z.null().describe('deleted'), 404: ErrorBodySchema, 409: ErrorBodySchema },
+    },
     handler: async (request, reply) => {
       await control.delete(request.orgId, request.params.call_id);
       return reply.code(204).send(null);

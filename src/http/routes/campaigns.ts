@@ -32,7 +32,12 @@ export function campaignRoutes(app: FastifyInstance, campaigns: CampaignService)
         presentationNumber: body.presentation_number ?? null,
         scheduledAt: body.scheduled_at ? Date.parse(body.scheduled_at) : null,
         concurrency: body.concurrency,
-        tasks: body.tasks.map((t) => ({ callTo: t.call_to, presentationNumber: null, metadata: t.metadata ?? {}, dynamicVariables: t.dynamic_variables ?? {} })),
+        tasks: body.tasks.map((t) => ({
+          callTo: t.call_to,
+          presentationNumber: null,
+          metadata: t.metadata ?? {},
+          dynamicVariables: t.dynamic_variables ?? {},
+        })),
       });
       return reply.code(201).send(campaign);
     },

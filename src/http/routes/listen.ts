@@ -17,7 +17,11 @@ export function listenRoute(app: FastifyInstance, control: CallControl, forward:
     method: 'GET',
     url: '/v2/calls/:call_id/listen',
     config: {
-      doc: { summary: "Listen to an ongoing call (WebSocket): its events as JSON, both parties' audio as PCM16 16 kHz binary frames", tag: 'live calls' },
+      doc: {
+        summary:
+          "Listen to an ongoing call (WebSocket): its events as JSON, both parties' audio as PCM16 16 kHz binary frames",
+        tag: 'live calls',
+      },
       callOf: (request) => (request.params as { call_id: string }).call_id,
     },
     handler: answerNotUpgraded,
@@ -51,7 +55,12 @@ export function listenRoute(app: FastifyInstance, control: CallControl, forward:
         else stop = stopListening;
       } catch (error) {
         const apiError = toApiError(error);
-        socket.send(JSON.stringify({ type: 'error', ...(apiError ? apiError.toBody() : { error: 'internal error', details: '', code: 'INTERNAL' }) }));
+        socket.send(
+          JSON.stringify({
+            type: 'error',
+            ...(apiError ? apiError.toBody() : { error: 'internal error', details: '', code: 'INTERNAL' }),
+          }),
+        );
         socket.close(1008, apiError?.code ?? 'INTERNAL');
       }
     },

@@ -15,7 +15,9 @@ export function systemRoutes(
   });
   app.get('/readyz', {
     config: { doc: { summary: 'Readiness: store reachable and not shutting down', tag: 'system', public: true } },
-    schema: { response: { 200: Health, 503: Health.or(z.object({ error: z.string(), details: z.string(), code: z.string() })) } },
+    schema: {
+      response: { 200: Health, 503: Health.or(z.object({ error: z.string(), details: z.string(), code: z.string() })) },
+    },
     handler: async (_request, reply) => {
       const state = await deps.ready();
       if (!state.ok) return reply.code(503).send({ error: 'not ready', details: state.details, code: 'NOT_READY' });
@@ -23,11 +25,17 @@ export function systemRoutes(
     },
   });
   let document: Record<string, unknown> | undefined;
-  app.get('/openapi.json', { config: { doc: { summary: 'This API as OpenAPI 3', tag: 'system', public: true } } }, async () => {
-    document ??= deps.openapi.document(deps.publicUrl());
-    return document;
-  });
-  app.get('/docs', { config: { doc: { summary: 'API reference page', tag: 'system', public: true } } }, async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').send(DOCS_PAGE),
+  app.get(
+    '/openapi.json',
+    { config: { doc: { summary: 'This API as OpenAPI 3', tag: 'system', public: true } } },
+    async () => {
+      document ??= deps.openapi.document(deps.publicUrl());
+      return document;
+    },
+  );
+  app.get(
+    '/docs',
+    { config: { doc: { summary: 'API reference page', tag: 'system', public: true } } },
+    async (_request, reply) => reply.type('text/html; charset=utf-8').send(DOCS_PAGE),
   );
 }

@@ -19,7 +19,9 @@ export const CreateWebCallResponse = z.object({
   call_id: z.string(),
   access_token: z.string().describe('single use; expires after 60 s if unused'),
   websocket_url: z.string(),
-  codecs: z.array(z.enum(['pcm', 'opus'])).describe('what the socket takes as `codec` in its start message; pcm always'),
+  codecs: z
+    .array(z.enum(['pcm', 'opus']))
+    .describe('what the socket takes as `codec` in its start message; pcm always'),
 });
 
 export function webCallRoutes(
@@ -27,8 +29,14 @@ export function webCallRoutes(
   deps: { agents: AgentService; calls: CallService; tokens: WebCallTokens; random: RandomHex; publicUrl: () => string },
 ): void {
   app.withTypeProvider<ZodTypeProvider>().post('/v2/web-calls', {
-    config: { doc: { summary: 'Start a browser call: a single-use token for /media/web', tag: 'web calls' }, idempotent: true },
-    schema: { body: CreateWebCallBody, response: { 201: CreateWebCallResponse, 400: ErrorBodySchema, 404: ErrorBodySchema } },
+    config: {
+      doc: { summary: 'Start a browser call: a single-use token for /media/web', tag: 'web calls' },
+      idempotent: true,
+    },
+    schema: {
+      body: CreateWebCallBody,
+      response: { 201: CreateWebCallResponse, 400: ErrorBodySchema, 404: ErrorBodySchema },
+    },
     handler: async (request, reply) => {
       const body = request.body;
       const agent = await deps.agents.resolve(request.orgId, body.agent_id, parseVersionSpec(body.agent_version));

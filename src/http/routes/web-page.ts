@@ -52,13 +52,19 @@ export function webPageRoutes(app: FastifyInstance, dir: string = WEB_PAGE_DIR):
   // Read on each request (tiny files) so an edited page shows on reload without a restart.
   const send = (name: string) => ({ type: files.get(name)!, body: readFileSync(join(dir, name)) });
 
-  app.get('/', { config: { doc: { summary: 'Browser call page', tag: 'web', public: true } } }, async (_request, reply) => {
-    const file = send('index.html');
-    return reply.headers(SECURITY_HEADERS).type(file.type).send(file.body);
-  });
+  app.get(
+    '/',
+    { config: { doc: { summary: 'Browser call page', tag: 'web', public: true } } },
+    async (_request, reply) => {
+      const file = send('index.html');
+      return reply.headers(SECURITY_HEADERS).type(file.type).send(file.body);
+    },
+  );
 
   app.get('/web/:file', {
-    config: { doc: { summary: 'Browser call page assets (scripts, audio worklets, styles)', tag: 'web', public: true } },
+    config: {
+      doc: { summary: 'Browser call page assets (scripts, audio worklets, styles)', tag: 'web', public: true },
+    },
     schema: { params: FileParams },
     handler: async (request, reply) => {
       const { file } = request.params as z.infer<typeof FileParams>;

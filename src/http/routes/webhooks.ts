@@ -17,10 +17,16 @@ const Settings = z.object({
   webhook_url: z.string().nullable(),
   events: z.array(z.enum(WEBHOOK_EVENTS)),
   signing_secret: z.string(),
-  previous_secret_valid_until: z.number().nullable().describe('epoch ms until which the previous secret signs too (a second d= in x-signature)'),
+  previous_secret_valid_until: z
+    .number()
+    .nullable()
+    .describe('epoch ms until which the previous secret signs too (a second d= in x-signature)'),
 });
 const PutSettings = z.strictObject({
-  webhook_url: z.url({ protocol: /^https?$/ }).nullable().optional(),
+  webhook_url: z
+    .url({ protocol: /^https?$/ })
+    .nullable()
+    .optional(),
   events: z.array(z.enum(WEBHOOK_EVENTS)).max(WEBHOOK_EVENTS.length).optional(),
 });
 const SETTINGS_URL_FIELDS = urlFieldsOf(PutSettings);
@@ -57,7 +63,10 @@ const shown = (s: WebhookSettings): z.infer<typeof Settings> => ({
   previous_secret_valid_until: s.previous_valid_until,
 });
 
-export function webhookRoutes(app: FastifyInstance, deps: { repo: WebhookRepository; clock: Clock; refusal: (url: string) => string | null }): void {
+export function webhookRoutes(
+  app: FastifyInstance,
+  deps: { repo: WebhookRepository; clock: Clock; refusal: (url: string) => string | null },
+): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const errors = { 400: ErrorBodySchema, 404: ErrorBodySchema };
 
@@ -68,26 +77,54 @@ export function webhookRoutes(app: FastifyInstance, deps: { repo: WebhookReposit
   });
 
   r.put('/v2/webhook-settings', {
-    config: { doc: { summary: "Set the organization's default webhook URL (an agent's webhook_url wins) and the events it takes", tag: 'webhooks' } },
+    config: {
+      doc: {
+        summary: "Set the organization's default webhook URL (an agent's webhook_url wins) and the events it takes",
+        tag: 'webhooks',
+      },
+    },
     schema: { body: PutSettings, response: { 200: Settings, 400: ErrorBodySchema } },
     handler: async (request) => {
       refuseUrlFields(SETTINGS_URL_FIELDS, request.body, deps.refusal);
-      return shown(await deps.repo.updateSettings(request.orgId, { webhook_url: request.body.webhook_url, events: request.body.events }));
+      return shown(
+        await deps.repo.updateSettings(request.orgId, {
+          webhook_url: request.body.webhook_url,
+          events: request.body.events,
+        }),
+      );
     },
   });
 
   r.post('/v2/webhook-settings/rotate-secret', {
     config: { doc: { summary: 'A new signing secret; the old one signs beside it for 24 h', tag: 'webhooks' } },
     schema: { response: { 200: Settings } },
-    handler: async (request) => shown(await deps.repo.rotateSecret(request.orgId, deps.clock.now() + PREVIOUS_SECRET_VALID_MS)),
+    handler: async (request) =>
+      shown(await deps.repo.rotateSecret(request.orgId, deps.clock.now() + PREVIOUS_SECRET_VALID_MS)),
   });
 
   r.post('/v2/webhook-deliveries/list', {
-    config: { doc: { summary: 'List webhook deliveries, newest first (filters status, event, call_id; keyset paging)', tag: 'webhooks' } },
-    schema: { body: ListDeliveries, response: { 200: z.object({ deliveries: z.array(DeliverySchema), next_cursor: z.string().nullable() }), 400: ErrorBodySchema } },
+    config: {
+      doc: {
+        summary: 'List webhook deliveries, newest first (filters status, event, call_id; keyset paging)',
+        tag: 'webhooks',
+      },
+    },
+    schema: {
+      body: ListDeliveries,
+      response: {
+        200: z.object({ deliveries: z.array(DeliverySchema), next_cursor: z.string().nullable() }),
+        400: ErrorBodySchema,
+      },
+    },
     handler: async (request) => {
       const { filter_criteria: filter, limit, pagination_key: paginationKey } = request.body;
-      const page = await deps.repo.list(request.orgId, { status: filter?.status, event: filter?.event, call_id: filter?.call_id, limit, paginationKey });
+      const page = await deps.repo.list(request.orgId, {
+        status: filter?.status,
+        event: filter?.event,
+        call_id: filter?.call_id,
+        limit,
+        paginationKey,
+      });
       return { deliveries: page.deliveries, next_cursor: page.nextCursor };
     },
   });

@@ -37,7 +37,9 @@ export function loadRnnoise(): Promise<RnnoiseWasm> {
       return await module.default({ wasmBinary });
     } catch (error) {
       loading = undefined;
-      throw new SpeechError('DENOISE_UNAVAILABLE', `RNNoise did not load: ${(error as Error).message}`, { cause: error });
+      throw new SpeechError('DENOISE_UNAVAILABLE', `RNNoise did not load: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   })();
   return loading;

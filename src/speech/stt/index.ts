@@ -36,7 +36,9 @@ function moonshineSizeOf(model: string | undefined): MoonshineSize {
   return size;
 }
 
-/** The engine an agent's stt config asks for. pocketsphinx engines share one worker pool, and so do moonshine engines. */
+/**
+ * The engine an agent's stt config asks for. pocketsphinx engines share one worker pool, and so do moonshine engines.
+ */
 export function createSttEngine(config: SttConfig, options: SttFactoryOptions): SttEngine {
   switch (config.engine) {
     case 'pocketsphinx':
@@ -47,7 +49,13 @@ export function createSttEngine(config: SttConfig, options: SttFactoryOptions): 
       const model = moonshineSizeOf(config.model);
       let engine = sharedMoonshine.get(model);
       // A service worker of several on one machine sends its audio to the machine's one recogniser.
-      if (!engine) sharedMoonshine.set(model, (engine = new MoonshineEngine(usesMachineRecogniser() ? { reader: machineReader(model) } : { ...options.moonshineOptions, model })));
+      if (!engine)
+        sharedMoonshine.set(
+          model,
+          (engine = new MoonshineEngine(
+            usesMachineRecogniser() ? { reader: machineReader(model) } : { ...options.moonshineOptions, model },
+          )),
+        );
       return engine;
     }
     case 'openai':

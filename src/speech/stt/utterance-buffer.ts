@@ -8,7 +8,10 @@ export class UtteranceBuffer {
 
   constructor(private readonly maxSamples: number) {}
 
-  /** Keeps a copy (the caller may reuse its frame); returns how many of the oldest samples were dropped to stay within the cap. */
+  /**
+   * Keeps a copy (the caller may reuse its frame); returns how many of the oldest samples were dropped to stay within
+   * the cap.
+   */
   push(samples: Int16Array): number {
     this.chunks.push(samples.slice());
     this.buffered += samples.length;

@@ -81,7 +81,10 @@ export class EspeakTtsEngine implements TtsEngine {
       if (signal?.aborted) return;
       if (code !== 0) {
         const message = job.stderr().trim();
-        throw new SpeechError(/voice/i.test(message) ? 'TTS_VOICE_UNKNOWN' : 'TTS_SYNTHESIS_FAILED', `espeak-ng exited with ${code}: ${message}`);
+        throw new SpeechError(
+          /voice/i.test(message) ? 'TTS_VOICE_UNKNOWN' : 'TTS_SYNTHESIS_FAILED',
+          `espeak-ng exited with ${code}: ${message}`,
+        );
       }
       for (const chunk of output.end()) {
         if (signal?.aborted) return;
@@ -101,7 +104,8 @@ export class EspeakTtsEngine implements TtsEngine {
 
   private args(voiceId: string | undefined, speed: number | undefined): string[] {
     const voice = voiceId ?? this.defaultVoice;
-    if (!VOICE_PATTERN.test(voice)) throw new SpeechError('TTS_VOICE_UNKNOWN', `"${voice}" is not an espeak-ng voice name`);
+    if (!VOICE_PATTERN.test(voice))
+      throw new SpeechError('TTS_VOICE_UNKNOWN', `"${voice}" is not an espeak-ng voice name`);
     const rate = speed ?? this.defaultSpeed;
     if (!(rate > 0)) throw new SpeechError('TTS_CONFIG_INVALID', `speed ${rate} is not positive`);
     return ['--stdout', '-v', voice, '-s', String(Math.round(BASE_WORDS_PER_MINUTE * rate))];
@@ -134,7 +138,11 @@ export class EspeakTtsEngine implements TtsEngine {
       child.once('error', (error: NodeJS.ErrnoException) => {
         reject(
           error.code === 'ENOENT'
-            ? new SpeechError('TTS_ENGINE_UNAVAILABLE', `espeak-ng binary "${this.binary}" not found (apt-get install espeak-ng)`, { cause: error })
+            ? new SpeechError(
+                'TTS_ENGINE_UNAVAILABLE',
+                `espeak-ng binary "${this.binary}" not found (apt-get install espeak-ng)`,
+                { cause: error },
+              )
             : new SpeechError('TTS_SYNTHESIS_FAILED', `espeak-ng failed to start: ${error.message}`, { cause: error }),
         );
       });

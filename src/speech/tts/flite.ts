@@ -128,7 +128,8 @@ export class FliteTtsEngine implements TtsEngine {
 
   constructor(options: FliteOptions = {}) {
     const voice = options.voice ?? 'slt';
-    if (!isFliteVoice(voice)) throw new SpeechError('TTS_VOICE_UNKNOWN', `flite has no voice "${voice}" (known: ${FLITE_VOICES.join(', ')})`);
+    if (!isFliteVoice(voice))
+      throw new SpeechError('TTS_VOICE_UNKNOWN', `flite has no voice "${voice}" (known: ${FLITE_VOICES.join(', ')})`);
     this.defaultVoice = voice;
     this.defaultSpeed = options.speed ?? 1;
     this.addonPath = options.addonPath ?? FLITE_ADDON_PATH;
@@ -173,7 +174,8 @@ export class FliteTtsEngine implements TtsEngine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const stream of [...this.active]) stream.stop(new SpeechError('TTS_ENGINE_CLOSED', 'flite engine closed while speaking'));
+    for (const stream of [...this.active])
+      stream.stop(new SpeechError('TTS_ENGINE_CLOSED', 'flite engine closed while speaking'));
     if (this.pool) {
       this.pool = null;
       await releasePool(this.addonPath);
@@ -187,7 +189,8 @@ export class FliteTtsEngine implements TtsEngine {
 
   private resolve(voiceId: string | undefined, speed: number | undefined): { voice: FliteVoice; stretch: number } {
     const voice = voiceId ?? this.defaultVoice;
-    if (!isFliteVoice(voice)) throw new SpeechError('TTS_VOICE_UNKNOWN', `flite has no voice "${voice}" (known: ${FLITE_VOICES.join(', ')})`);
+    if (!isFliteVoice(voice))
+      throw new SpeechError('TTS_VOICE_UNKNOWN', `flite has no voice "${voice}" (known: ${FLITE_VOICES.join(', ')})`);
     const rate = speed ?? this.defaultSpeed;
     if (!(rate > 0)) throw new SpeechError('TTS_CONFIG_INVALID', `speed ${rate} is not positive`);
     // flite stretches durations: 2x speed is a stretch of 0.5.

@@ -25,7 +25,10 @@ export function createTtsEngine(config: VoiceConfig, options: TtsFactoryOptions)
     case 'flite':
       return new FliteTtsEngine({ voice: config.voice_id, speed: config.speed });
     case 'espeak':
-      return new EspeakTtsEngine({ voice: isFliteVoiceName(config.voice_id) ? 'en-us' : config.voice_id, speed: config.speed });
+      return new EspeakTtsEngine({
+        voice: isFliteVoiceName(config.voice_id) ? 'en-us' : config.voice_id,
+        speed: config.speed,
+      });
     case 'openai': {
       if (!config.base_url) throw new SpeechError('TTS_CONFIG_INVALID', 'the openai voice engine needs base_url');
       return new OpenAiTtsEngine(
@@ -41,4 +44,3 @@ export function createTtsEngine(config: VoiceConfig, options: TtsFactoryOptions)
     }
   }
 }
-

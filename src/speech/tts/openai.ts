@@ -39,7 +39,8 @@ export class OpenAiTtsEngine implements TtsEngine {
     private readonly dispatcher: Dispatcher,
   ) {
     const parsed = OpenAiTtsOptionsSchema.safeParse(options);
-    if (!parsed.success) throw new SpeechError('TTS_CONFIG_INVALID', `OpenAI speech config: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success)
+      throw new SpeechError('TTS_CONFIG_INVALID', `OpenAI speech config: ${z.prettifyError(parsed.error)}`);
     this.options = parsed.data;
   }
 
@@ -62,7 +63,8 @@ export class OpenAiTtsEngine implements TtsEngine {
     const signal = stall.signal;
     // Stopped by the caller: end quietly. Stopped by the stall watch: that is the server's fault.
     const stopped = (): boolean => {
-      if (stall.expired) throw new SpeechError('TTS_BAD_RESPONSE', `speech endpoint sent nothing for ${stallTimeoutMs} ms`);
+      if (stall.expired)
+        throw new SpeechError('TTS_BAD_RESPONSE', `speech endpoint sent nothing for ${stallTimeoutMs} ms`);
       return signal.aborted;
     };
     const url = `${baseUrl.replace(/\/+$/, '')}/audio/speech`;
@@ -84,8 +86,11 @@ export class OpenAiTtsEngine implements TtsEngine {
       });
     } catch (error) {
       if (stopped()) return;
-      if (error instanceof UpstreamError) throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint answered ${error.status}: ${error.detail}`);
-      throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint ${url} unreachable: ${(error as Error).message}`, { cause: error });
+      if (error instanceof UpstreamError)
+        throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint answered ${error.status}: ${error.detail}`);
+      throw new SpeechError('TTS_HTTP_ERROR', `speech endpoint ${url} unreachable: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     const body = response.body;
     try {
@@ -103,7 +108,9 @@ export class OpenAiTtsEngine implements TtsEngine {
           read = await reads.next();
         } catch (error) {
           if (stopped()) return;
-          throw new SpeechError('TTS_BAD_RESPONSE', `speech body broke off: ${(error as Error).message}`, { cause: error });
+          throw new SpeechError('TTS_BAD_RESPONSE', `speech body broke off: ${(error as Error).message}`, {
+            cause: error,
+          });
         } finally {
           stall.disarm();
         }
@@ -114,7 +121,11 @@ export class OpenAiTtsEngine implements TtsEngine {
           try {
             samples = reader.push(read.value);
           } catch (error) {
-            throw new SpeechError('TTS_BAD_RESPONSE', `speech body is not PCM16 mono WAV: ${(error as Error).message}`, { cause: error });
+            throw new SpeechError(
+              'TTS_BAD_RESPONSE',
+              `speech body is not PCM16 mono WAV: ${(error as Error).message}`,
+              { cause: error },
+            );
           }
         } else {
           let bytes: Uint8Array = read.value;
@@ -134,7 +145,11 @@ export class OpenAiTtsEngine implements TtsEngine {
         if (samples.length === 0) continue;
         const rate = reader ? reader.sampleRate : pcmSampleRate;
         seconds += samples.length / rate;
-        if (seconds > maxPieceSeconds) throw new SpeechError('TTS_BAD_RESPONSE', `speech endpoint sent over ${maxPieceSeconds} s of audio for one piece of text`);
+        if (seconds > maxPieceSeconds)
+          throw new SpeechError(
+            'TTS_BAD_RESPONSE',
+            `speech endpoint sent over ${maxPieceSeconds} s of audio for one piece of text`,
+          );
         for (const chunk of output.push(samples, rate)) {
           if (stopped()) return;
           yield chunk;

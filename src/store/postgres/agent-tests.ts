@@ -21,16 +21,31 @@ export class PgAgentTestRepository implements AgentTestRepository {
   }
 
   async insertTest(orgId: string, test: AgentTest): Promise<void> {
-    await this.db.run('INSERT INTO agent_tests (test_id, org_id, agent_id, created_at, test) VALUES (?, ?, ?, ?, ?)', [test.test_id, orgId, test.agent_id, test.created_at, this.stored(test)]);
+    await this.db.run('INSERT INTO agent_tests (test_id, org_id, agent_id, created_at, test) VALUES (?, ?, ?, ?, ?)', [
+      test.test_id,
+      orgId,
+      test.agent_id,
+      test.created_at,
+      this.stored(test),
+    ]);
   }
 
   async getTest(orgId: string, testId: string): Promise<AgentTest | undefined> {
-    const row = await this.db.row<{ test: string }>('SELECT test FROM agent_tests WHERE org_id = ? AND test_id = ?', [orgId, testId]);
+    const row = await this.db.row<{ test: string }>('SELECT test FROM agent_tests WHERE org_id = ? AND test_id = ?', [
+      orgId,
+      testId,
+    ]);
     return row ? this.opened(row.test) : undefined;
   }
 
   async updateTest(orgId: string, test: AgentTest): Promise<boolean> {
-    return (await this.db.run('UPDATE agent_tests SET test = ? WHERE org_id = ? AND test_id = ?', [this.stored(test), orgId, test.test_id])) === 1;
+    return (
+      (await this.db.run('UPDATE agent_tests SET test = ? WHERE org_id = ? AND test_id = ?', [
+        this.stored(test),
+        orgId,
+        test.test_id,
+      ])) === 1
+    );
   }
 
   async deleteTest(orgId: string, testId: string): Promise<boolean> {
@@ -38,40 +53,51 @@ export class PgAgentTestRepository implements AgentTestRepository {
   }
 
   async listTests(orgId: string, agentId: string): Promise<AgentTest[]> {
-    const rows = await this.db.rows<{ test: string }>('SELECT test FROM agent_tests WHERE org_id = ? AND agent_id = ? ORDER BY created_at, seq', [orgId, agentId]);
+    const rows = await this.db.rows<{ test: string }>(
+      'SELECT test FROM agent_tests WHERE org_id = ? AND agent_id = ? ORDER BY created_at, seq',
+      [orgId, agentId],
+    );
     return rows.map((r) => this.opened(r.test));
   }
 
   async insertRun(orgId: string, run: TestRun, ownerNode: string | null): Promise<void> {
-    await this.db.run('INSERT INTO agent_test_runs (run_id, org_id, agent_id, agent_version, status, created_at, run, owner_node) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-      run.run_id,
-      orgId,
-      run.agent_id,
-      run.agent_version,
-      run.status,
-      run.created_at,
-      JSON.stringify(run),
-      ownerNode,
-    ]);
+    await this.db.run(
+      'INSERT INTO agent_test_runs (run_id, org_id, agent_id, agent_version, status, created_at, run, owner_node) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [run.run_id, orgId, run.agent_id, run.agent_version, run.status, run.created_at, JSON.stringify(run), ownerNode],
+    );
   }
 
   async getRun(orgId: string, runId: string): Promise<TestRun | undefined> {
-    const row = await this.db.row<{ run: string }>('SELECT run FROM agent_test_runs WHERE org_id = ? AND run_id = ?', [orgId, runId]);
+    const row = await this.db.row<{ run: string }>('SELECT run FROM agent_test_runs WHERE org_id = ? AND run_id = ?', [
+      orgId,
+      runId,
+    ]);
     return row ? (JSON.parse(row.run) as TestRun) : undefined;
   }
 
   updateRun(orgId: string, runId: string, change: (run: TestRun) => TestRun): Promise<TestRun | undefined> {
     return this.db.transaction(async (tx) => {
-      const row = await tx.row<{ run: string }>('SELECT run FROM agent_test_runs WHERE org_id = ? AND run_id = ? FOR UPDATE', [orgId, runId]);
+      const row = await tx.row<{ run: string }>(
+        'SELECT run FROM agent_test_runs WHERE org_id = ? AND run_id = ? FOR UPDATE',
+        [orgId, runId],
+      );
       if (!row) return undefined;
       const next = change(JSON.parse(row.run) as TestRun);
-      await tx.run('UPDATE agent_test_runs SET status = ?, run = ? WHERE org_id = ? AND run_id = ?', [next.status, JSON.stringify(next), orgId, runId]);
+      await tx.run('UPDATE agent_test_runs SET status = ?, run = ? WHERE org_id = ? AND run_id = ?', [
+        next.status,
+        JSON.stringify(next),
+        orgId,
+        runId,
+      ]);
       return next;
     });
   }
 
   async listRuns(orgId: string, agentId: string, limit: number): Promise<TestRun[]> {
-    const rows = await this.db.rows<{ run: string }>('SELECT run FROM agent_test_runs WHERE org_id = ? AND agent_id = ? ORDER BY created_at DESC, seq DESC LIMIT ?', [orgId, agentId, limit]);
+    const rows = await this.db.rows<{ run: string }>(
+      'SELECT run FROM agent_test_runs WHERE org_id = ? AND agent_id = ? ORDER BY created_at DESC, seq DESC LIMIT ?',
+      [orgId, agentId, limit],
+    );
     return rows.map((r) => JSON.parse(r.run) as TestRun);
   }
 

@@ -14,33 +14,44 @@ export class PgAgentRepository implements AgentRepository {
     private readonly box: SecretBox,
   ) {}
 
-  private readonly version = (row: PgAgentRow): AgentVersion => toVersion({ ...row, is_published: row.is_published ? 1 : 0 }, this.box);
+  private readonly version = (row: PgAgentRow): AgentVersion =>
+    toVersion({ ...row, is_published: row.is_published ? 1 : 0 }, this.box);
 
-  insertVersion(orgId: string, agentId: string, config: AgentConfig, options: { published: boolean; at: number }): Promise<AgentVersion> {
+  insertVersion(
+    orgId: string,
+    agentId: string,
+    config: AgentConfig,
+    options: { published: boolean; at: number },
+  ): Promise<AgentVersion> {
     return this.db.transaction(async (tx) => {
       await lockFor(tx, `agent:${orgId}:${agentId}`);
       for (const number of config.inbound_numbers) {
         await lockFor(tx, `number:${number}`);
-        await tx.run('INSERT INTO number_owners (number, org_id, claimed_at) VALUES (?, ?, ?) ON CONFLICT (number) DO NOTHING', [number, orgId, options.at]);
+        await tx.run(
+          'INSERT INTO number_owners (number, org_id, claimed_at) VALUES (?, ?, ?) ON CONFLICT (number) DO NOTHING',
+          [number, orgId, options.at],
+        );
         if ((await this.ownerOn(tx, number)) !== orgId) throw new NumberTakenError(number);
       }
-      const top = await tx.row<{ v: number | null }>('SELECT max(version) AS v FROM agent_versions WHERE org_id = ? AND agent_id = ?', [orgId, agentId]);
+      const top = await tx.row<{ v: number | null }>(
+        'SELECT max(version) AS v FROM agent_versions WHERE org_id = ? AND agent_id = ?',
+        [orgId, agentId],
+      );
       const next = (top?.v ?? 0) + 1;
-      await tx.run('INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, ?, ?, ?, ?)', [
-        orgId,
-        agentId,
-        next,
-        options.published,
-        options.at,
-        storedConfig(config, this.box),
-      ]);
+      await tx.run(
+        'INSERT INTO agent_versions (org_id, agent_id, version, is_published, created_at, config) VALUES (?, ?, ?, ?, ?, ?)',
+        [orgId, agentId, next, options.published, options.at, storedConfig(config, this.box)],
+      );
       await this.releaseUnlisted(tx, orgId);
       return { orgId, agentId, version: next, isPublished: options.published, lastModified: options.at, config };
     });
   }
 
   async get(orgId: string, agentId: string, v: number): Promise<AgentVersion | undefined> {
-    const row = await this.db.row<PgAgentRow>('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?', [orgId, agentId, v]);
+    const row = await this.db.row<PgAgentRow>(
+      'SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND version = ?',
+      [orgId, agentId, v],
+    );
     return row ? this.version(row) : undefined;
   }
 
@@ -49,12 +60,18 @@ export class PgAgentRepository implements AgentRepository {
   }
 
   private async newestOn(q: Queryable, orgId: string, agentId: string): Promise<AgentVersion | undefined> {
-    const row = await q.row<PgAgentRow>('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? ORDER BY version DESC LIMIT 1', [orgId, agentId]);
+    const row = await q.row<PgAgentRow>(
+      'SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? ORDER BY version DESC LIMIT 1',
+      [orgId, agentId],
+    );
     return row ? this.version(row) : undefined;
   }
 
   async newestPublished(orgId: string, agentId: string): Promise<AgentVersion | undefined> {
-    const row = await this.db.row<PgAgentRow>('SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND is_published ORDER BY version DESC LIMIT 1', [orgId, agentId]);
+    const row = await this.db.row<PgAgentRow>(
+      'SELECT * FROM agent_versions WHERE org_id = ? AND agent_id = ? AND is_published ORDER BY version DESC LIMIT 1',
+      [orgId, agentId],
+    );
     return row ? this.version(row) : undefined;
   }
 
@@ -64,7 +81,10 @@ export class PgAgentRepository implements AgentRepository {
       const newest = await this.newestOn(tx, orgId, agentId);
       if (!newest) return undefined;
       if (newest.isPublished) return newest;
-      await tx.run('UPDATE agent_versions SET is_published = TRUE, created_at = ? WHERE org_id = ? AND agent_id = ? AND version = ?', [at, orgId, agentId, newest.version]);
+      await tx.run(
+        'UPDATE agent_versions SET is_published = TRUE, created_at = ? WHERE org_id = ? AND agent_id = ? AND version = ?',
+        [at, orgId, agentId, newest.version],
+      );
       await this.releaseUnlisted(tx, orgId);
       return { ...newest, isPublished: true, lastModified: at };
     });

@@ -10,7 +10,20 @@ import { lockFor, type PgDb, type Queryable } from './db.ts';
 type StoreOptions = { streamSecretHash?: string; ownerNode?: string };
 
 /** The columns a record is mirrored into (the JSON record last), in the order columnValues gives them. */
-const RECORD_COLUMNS = ['agent_id', 'call_type', 'call_status', 'call_from', 'call_to', 'disconnection_reason', 'user_sentiment', 'start_timestamp', 'duration_ms', 'campaign_id', 'batch_id', 'record'] as const;
+const RECORD_COLUMNS = [
+  'agent_id',
+  'call_type',
+  'call_status',
+  'call_from',
+  'call_to',
+  'disconnection_reason',
+  'user_sentiment',
+  'start_timestamp',
+  'duration_ms',
+  'campaign_id',
+  'batch_id',
+  'record',
+] as const;
 const columnValues = (record: CallRecord) => {
   const columns = columnsOf(record);
   return RECORD_COLUMNS.map((column) => columns[column]);
@@ -30,15 +43,39 @@ export class PgCallRepository implements CallRepository {
     return this.insertOn(this.db, orgId, record, createdAt, options, false);
   }
 
-  private async insertOn(q: Queryable, orgId: string, record: CallRecord, createdAt: number, options: StoreOptions, holdsSlot: boolean): Promise<void> {
+  private async insertOn(
+    q: Queryable,
+    orgId: string,
+    record: CallRecord,
+    createdAt: number,
+    options: StoreOptions,
+    holdsSlot: boolean,
+  ): Promise<void> {
     await q.run(
       `INSERT INTO calls (call_id, org_id, created_at, sort_ts, ${RECORD_COLUMNS.join(', ')}, stream_secret_hash, owner_node, holds_slot, owner_epoch)
        VALUES (${Array.from({ length: RECORD_COLUMNS.length + 7 }, () => '?').join(', ')}, (SELECT epoch FROM service_nodes WHERE node_id = ?))`,
-      [record.call_id, orgId, createdAt, record.start_timestamp ?? createdAt, ...columnValues(record), options.streamSecretHash ?? null, options.ownerNode ?? null, holdsSlot, options.ownerNode ?? null],
+      [
+        record.call_id,
+        orgId,
+        createdAt,
+        record.start_timestamp ?? createdAt,
+        ...columnValues(record),
+        options.streamSecretHash ?? null,
+        options.ownerNode ?? null,
+        holdsSlot,
+        options.ownerNode ?? null,
+      ],
     );
   }
 
-  async insertHoldingSlot(orgId: string, record: CallRecord, createdAt: number, options: StoreOptions, max: number, liveNodes: string[]): Promise<boolean> {
+  async insertHoldingSlot(
+    orgId: string,
+    record: CallRecord,
+    createdAt: number,
+    options: StoreOptions,
+    max: number,
+    liveNodes: string[],
+  ): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       await lockFor(tx, `slots:${orgId}`);
       if (max > 0 && (await this.slotsOn(tx, orgId, liveNodes)) >= max) return false;
@@ -52,7 +89,9 @@ export class PgCallRepository implements CallRepository {
       await lockFor(tx, `slots:${orgId}`);
       if (await this.holdsOn(tx, orgId, callId)) return true;
       if (max > 0 && (await this.slotsOn(tx, orgId, liveNodes)) >= max) return false;
-      return (await tx.run('UPDATE calls SET holds_slot = TRUE WHERE org_id = ? AND call_id = ?', [orgId, callId])) === 1;
+      return (
+        (await tx.run('UPDATE calls SET holds_slot = TRUE WHERE org_id = ? AND call_id = ?', [orgId, callId])) === 1
+      );
     });
   }
 
@@ -74,28 +113,52 @@ export class PgCallRepository implements CallRepository {
   }
 
   private async holdsOn(q: Queryable, orgId: string, callId: string): Promise<boolean> {
-    return (await q.row('SELECT 1 FROM calls WHERE org_id = ? AND call_id = ? AND holds_slot', [orgId, callId])) !== undefined;
+    return (
+      (await q.row('SELECT 1 FROM calls WHERE org_id = ? AND call_id = ? AND holds_slot', [orgId, callId])) !==
+      undefined
+    );
   }
 
   async ownerOf(callId: string): Promise<string | null> {
-    return (await this.db.row<{ owner_node: string | null }>('SELECT owner_node FROM calls WHERE call_id = ?', [callId]))?.owner_node ?? null;
+    return (
+      (await this.db.row<{ owner_node: string | null }>('SELECT owner_node FROM calls WHERE call_id = ?', [callId]))
+        ?.owner_node ?? null
+    );
   }
 
   async setOwner(callId: string, nodeId: string): Promise<void> {
-    await this.db.run('UPDATE calls SET owner_node = ?, owner_epoch = (SELECT epoch FROM service_nodes WHERE node_id = ?) WHERE call_id = ?', [nodeId, nodeId, callId]);
+    await this.db.run(
+      'UPDATE calls SET owner_node = ?, owner_epoch = (SELECT epoch FROM service_nodes WHERE node_id = ?) WHERE call_id = ?',
+      [nodeId, nodeId, callId],
+    );
   }
 
-  async getForStream(callId: string): Promise<{ orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined> {
-    const row = await this.db.row<{ org_id: string; record: string; stream_secret_hash: string | null }>('SELECT org_id, record, stream_secret_hash FROM calls WHERE call_id = ?', [callId]);
-    return row ? { orgId: row.org_id, record: storedRecord(row.record), streamSecretHash: row.stream_secret_hash } : undefined;
+  async getForStream(
+    callId: string,
+  ): Promise<{ orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined> {
+    const row = await this.db.row<{ org_id: string; record: string; stream_secret_hash: string | null }>(
+      'SELECT org_id, record, stream_secret_hash FROM calls WHERE call_id = ?',
+      [callId],
+    );
+    return row
+      ? { orgId: row.org_id, record: storedRecord(row.record), streamSecretHash: row.stream_secret_hash }
+      : undefined;
   }
 
   async get(orgId: string, callId: string): Promise<CallRecord | undefined> {
-    const row = await this.db.row<{ record: string }>('SELECT record FROM calls WHERE org_id = ? AND call_id = ?', [orgId, callId]);
+    const row = await this.db.row<{ record: string }>('SELECT record FROM calls WHERE org_id = ? AND call_id = ?', [
+      orgId,
+      callId,
+    ]);
     return row ? storedRecord(row.record) : undefined;
   }
 
-  update(orgId: string, callId: string, change: (current: CallRecord) => CallRecord, options: UpdateOptions = {}): Promise<CallRecord | undefined> {
+  update(
+    orgId: string,
+    callId: string,
+    change: (current: CallRecord) => CallRecord,
+    options: UpdateOptions = {},
+  ): Promise<CallRecord | undefined> {
     const previous = this.writes.get(callId) ?? Promise.resolve();
     const next = previous.then(
       () => this.updateNow(orgId, callId, change, options),
@@ -109,7 +172,12 @@ export class PgCallRepository implements CallRepository {
     return next;
   }
 
-  async keepTranscript(orgId: string, callId: string, transcript: readonly TranscriptMessage[], items: readonly TranscriptItem[]): Promise<boolean> {
+  async keepTranscript(
+    orgId: string,
+    callId: string,
+    transcript: readonly TranscriptMessage[],
+    items: readonly TranscriptItem[],
+  ): Promise<boolean> {
     let kept = false;
     await this.update(orgId, callId, (current) => {
       if (current.call_status !== 'ongoing') return current;
@@ -119,20 +187,26 @@ export class PgCallRepository implements CallRepository {
     return kept;
   }
 
-  private updateNow(orgId: string, callId: string, change: (current: CallRecord) => CallRecord, options: UpdateOptions): Promise<CallRecord | undefined> {
+  private updateNow(
+    orgId: string,
+    callId: string,
+    change: (current: CallRecord) => CallRecord,
+    options: UpdateOptions,
+  ): Promise<CallRecord | undefined> {
     return this.db.transaction(async (tx) => {
-      const row = await tx.row<{ record: string; created_at: number }>('SELECT record, created_at FROM calls WHERE org_id = ? AND call_id = ? FOR UPDATE', [orgId, callId]);
+      const row = await tx.row<{ record: string; created_at: number }>(
+        'SELECT record, created_at FROM calls WHERE org_id = ? AND call_id = ? FOR UPDATE',
+        [orgId, callId],
+      );
       if (!row) return undefined;
       const before = storedRecord(row.record);
       // The fencing rule (records/nodes.ts), under the row lock: setOwner waits, and a lease row found gone stays gone.
       if (options.takeover && (await tx.row<{ owned: boolean }>(OWNED_SQL, [orgId, callId]))?.owned) return before;
       const after = change(before);
-      await tx.run(`UPDATE calls SET sort_ts = ?, ${RECORD_COLUMNS.map((column) => `${column} = ?`).join(', ')} WHERE org_id = ? AND call_id = ?`, [
-        after.start_timestamp ?? row.created_at,
-        ...columnValues(after),
-        orgId,
-        callId,
-      ]);
+      await tx.run(
+        `UPDATE calls SET sort_ts = ?, ${RECORD_COLUMNS.map((column) => `${column} = ?`).join(', ')} WHERE org_id = ? AND call_id = ?`,
+        [after.start_timestamp ?? row.created_at, ...columnValues(after), orgId, callId],
+      );
       await this.onChange(tx, orgId, before, after);
       return after;
     });
@@ -140,12 +214,23 @@ export class PgCallRepository implements CallRepository {
 
   async list(orgId: string, query: CallListQuery): Promise<CallPage> {
     const options = callListPage(orgId, query);
-    const total = await this.db.row<{ n: number }>(`SELECT count(*) AS n FROM calls WHERE ${options.where}`, options.params);
+    const total = await this.db.row<{ n: number }>(
+      `SELECT count(*) AS n FROM calls WHERE ${options.where}`,
+      options.params,
+    );
     const page = await keysetPageAsync({
       ...options,
-      fetch: (where, all, order, limit) => this.db.rows<{ call_id: string; sort_ts: number; record: string }>(`SELECT call_id, sort_ts, record FROM calls WHERE ${where} ${order} LIMIT ?`, [...all, limit]),
+      fetch: (where, all, order, limit) =>
+        this.db.rows<{ call_id: string; sort_ts: number; record: string }>(
+          `SELECT call_id, sort_ts, record FROM calls WHERE ${where} ${order} LIMIT ?`,
+          [...all, limit],
+        ),
     });
-    return { calls: page.rows.map((r) => storedRecord(r.record)), nextCursor: page.nextCursor, totalCount: total?.n ?? 0 };
+    return {
+      calls: page.rows.map((r) => storedRecord(r.record)),
+      nextCursor: page.nextCursor,
+      totalCount: total?.n ?? 0,
+    };
   }
 
   /** The record, and its webhook deliveries (their bodies hold the transcript), in one transaction. */

@@ -13,7 +13,14 @@ import {
   type ClaimedTask,
   type NewTask,
 } from '../../campaigns/repository.ts';
-import { CAMPAIGN_SELECT, campaignListPage, claimedTask, toCampaignRow, type PendingTaskRow, type RawCampaign } from '../campaigns.ts';
+import {
+  CAMPAIGN_SELECT,
+  campaignListPage,
+  claimedTask,
+  toCampaignRow,
+  type PendingTaskRow,
+  type RawCampaign,
+} from '../campaigns.ts';
 import { keysetPageAsync } from '../paging.ts';
 import type { PgDb, Queryable } from './db.ts';
 
@@ -27,7 +34,10 @@ export class PgCampaignRepository implements CampaignRepository {
     private readonly onEnded: (tx: Queryable, campaign: CampaignRow, callIds: string[]) => Promise<void>,
   ) {}
 
-  insert(campaign: Omit<CampaignRow, 'completedCalls' | 'failedCalls' | 'activeCalls' | 'finishedAt'>, tasks: NewTask[]): Promise<void> {
+  insert(
+    campaign: Omit<CampaignRow, 'completedCalls' | 'failedCalls' | 'activeCalls' | 'finishedAt'>,
+    tasks: NewTask[],
+  ): Promise<void> {
     return this.db.transaction(async (tx) => {
       await tx.run(
         `INSERT INTO campaigns (id, org_id, kind, name, status, agent_id, agent_version, from_number, presentation_number, concurrency, total_calls, created_at, scheduled_at, start_ts)
@@ -54,14 +64,25 @@ export class PgCampaignRepository implements CampaignRepository {
         const chunk = tasks.slice(from, from + 500);
         await tx.run(
           `INSERT INTO campaign_tasks (campaign_id, seq, call_to, presentation_number, metadata, dynamic_variables, state) VALUES ${chunk.map(() => "(?, ?, ?, ?, ?, ?, 'pending')").join(', ')}`,
-          chunk.flatMap((task, i) => [campaign.id, from + i, task.callTo, task.presentationNumber, JSON.stringify(task.metadata), JSON.stringify(task.dynamicVariables)]),
+          chunk.flatMap((task, i) => [
+            campaign.id,
+            from + i,
+            task.callTo,
+            task.presentationNumber,
+            JSON.stringify(task.metadata),
+            JSON.stringify(task.dynamicVariables),
+          ]),
         );
       }
     });
   }
 
   async get(orgId: string, kind: CampaignKind, id: string): Promise<CampaignRow | undefined> {
-    const raw = await this.db.row<RawCampaign>(`${CAMPAIGN_SELECT} WHERE c.org_id = ? AND c.kind = ? AND c.id = ?`, [orgId, kind, id]);
+    const raw = await this.db.row<RawCampaign>(`${CAMPAIGN_SELECT} WHERE c.org_id = ? AND c.kind = ? AND c.id = ?`, [
+      orgId,
+      kind,
+      id,
+    ]);
     return raw ? toCampaignRow(raw) : undefined;
   }
 
@@ -84,13 +105,25 @@ export class PgCampaignRepository implements CampaignRepository {
   }
 
   private async callIdsOn(q: Queryable, campaignId: string): Promise<string[]> {
-    return (await q.rows<{ call_id: string }>('SELECT call_id FROM campaign_tasks WHERE campaign_id = ? AND call_id IS NOT NULL ORDER BY seq', [campaignId])).map((r) => r.call_id);
+    return (
+      await q.rows<{ call_id: string }>(
+        'SELECT call_id FROM campaign_tasks WHERE campaign_id = ? AND call_id IS NOT NULL ORDER BY seq',
+        [campaignId],
+      )
+    ).map((r) => r.call_id);
   }
 
   async list(orgId: string, query: CampaignListQuery): Promise<CampaignPage> {
     const options = campaignListPage(orgId, query);
-    const total = await this.db.row<{ n: number }>(`SELECT count(*) AS n FROM campaigns c WHERE ${options.where}`, options.params);
-    const page = await keysetPageAsync({ ...options, fetch: (where, all, order, limit) => this.db.rows<RawCampaign>(`${CAMPAIGN_SELECT} WHERE ${where} ${order} LIMIT ?`, [...all, limit]) });
+    const total = await this.db.row<{ n: number }>(
+      `SELECT count(*) AS n FROM campaigns c WHERE ${options.where}`,
+      options.params,
+    );
+    const page = await keysetPageAsync({
+      ...options,
+      fetch: (where, all, order, limit) =>
+        this.db.rows<RawCampaign>(`${CAMPAIGN_SELECT} WHERE ${where} ${order} LIMIT ?`, [...all, limit]),
+    });
     return { campaigns: page.rows.map(toCampaignRow), nextCursor: page.nextCursor, totalCount: total?.n ?? 0 };
   }
 
@@ -120,7 +153,11 @@ export class PgCampaignRepository implements CampaignRepository {
     return rows.map((r) => ({ id: r.id, orgId: r.org_id }));
   }
 
-  claim(campaignId: string, instanceId: string, callId: string): Promise<{ task: ClaimedTask; campaign: CampaignRow } | undefined> {
+  claim(
+    campaignId: string,
+    instanceId: string,
+    callId: string,
+  ): Promise<{ task: ClaimedTask; campaign: CampaignRow } | undefined> {
     return this.db.transaction(async (tx) => {
       const campaign = await this.lockedById(tx, campaignId);
       if (!campaign || (campaign.status !== 'pending' && campaign.status !== 'ongoing')) return undefined;
@@ -130,25 +167,41 @@ export class PgCampaignRepository implements CampaignRepository {
         [campaignId],
       );
       if (!raw) return undefined;
-      await tx.run("UPDATE campaign_tasks SET state = 'active', call_id = ?, claimed_by = ? WHERE campaign_id = ? AND seq = ?", [callId, instanceId, campaignId, raw.seq]);
-      if (campaign.status === 'pending') await tx.run("UPDATE campaigns SET status = 'ongoing' WHERE id = ?", [campaignId]);
+      await tx.run(
+        "UPDATE campaign_tasks SET state = 'active', call_id = ?, claimed_by = ? WHERE campaign_id = ? AND seq = ?",
+        [callId, instanceId, campaignId, raw.seq],
+      );
+      if (campaign.status === 'pending')
+        await tx.run("UPDATE campaigns SET status = 'ongoing' WHERE id = ?", [campaignId]);
       return { campaign: (await this.byId(tx, campaignId))!, task: claimedTask(campaignId, callId, raw) };
     });
   }
 
   async unclaim(callId: string): Promise<void> {
-    await this.db.run("UPDATE campaign_tasks SET state = 'pending', call_id = NULL, claimed_by = NULL WHERE call_id = ? AND state = 'active'", [callId]);
+    await this.db.run(
+      "UPDATE campaign_tasks SET state = 'pending', call_id = NULL, claimed_by = NULL WHERE call_id = ? AND state = 'active'",
+      [callId],
+    );
   }
 
   finishTask(callId: string, connected: boolean, reason: string | null, now: number): Promise<CampaignRow | undefined> {
     return this.db.transaction(async (tx) => {
-      const task = await tx.row<{ campaign_id: string }>("SELECT campaign_id FROM campaign_tasks WHERE call_id = ? AND state = 'active'", [callId]);
+      const task = await tx.row<{ campaign_id: string }>(
+        "SELECT campaign_id FROM campaign_tasks WHERE call_id = ? AND state = 'active'",
+        [callId],
+      );
       if (!task) return undefined;
       // The campaign's row first: finishes of one campaign take turns, so the last one sees all the others.
       await tx.row('SELECT id FROM campaigns WHERE id = ? FOR UPDATE', [task.campaign_id]);
-      const changed = await tx.run("UPDATE campaign_tasks SET state = ?, reason = ? WHERE call_id = ? AND state = 'active'", [connected ? 'completed' : 'failed', reason, callId]);
+      const changed = await tx.run(
+        "UPDATE campaign_tasks SET state = ?, reason = ? WHERE call_id = ? AND state = 'active'",
+        [connected ? 'completed' : 'failed', reason, callId],
+      );
       if (changed === 0) return undefined; // another node counted it while this one waited
-      await tx.run(`UPDATE campaigns SET ${connected ? 'completed_calls = completed_calls + 1' : 'failed_calls = failed_calls + 1'} WHERE id = ?`, [task.campaign_id]);
+      await tx.run(
+        `UPDATE campaigns SET ${connected ? 'completed_calls = completed_calls + 1' : 'failed_calls = failed_calls + 1'} WHERE id = ?`,
+        [task.campaign_id],
+      );
       await this.finishIfDone(tx, task.campaign_id, now);
       return this.byId(tx, task.campaign_id);
     });
@@ -156,15 +209,23 @@ export class PgCampaignRepository implements CampaignRepository {
 
   fail(campaignId: string, now: number): Promise<void> {
     return this.db.transaction(async (tx) => {
-      const changed = await tx.run("UPDATE campaigns SET status = 'fail', finished_at = ? WHERE id = ? AND status NOT IN ('success', 'fail', 'canceled')", [now, campaignId]);
+      const changed = await tx.run(
+        "UPDATE campaigns SET status = 'fail', finished_at = ? WHERE id = ? AND status NOT IN ('success', 'fail', 'canceled')",
+        [now, campaignId],
+      );
       if (changed === 0) return;
-      await tx.run("UPDATE campaign_tasks SET state = 'canceled' WHERE campaign_id = ? AND state = 'pending'", [campaignId]);
+      await tx.run("UPDATE campaign_tasks SET state = 'canceled' WHERE campaign_id = ? AND state = 'pending'", [
+        campaignId,
+      ]);
       await this.onEnded(tx, (await this.byId(tx, campaignId))!, await this.callIdsOn(tx, campaignId));
     });
   }
 
   private async finishIfDone(tx: Queryable, campaignId: string, now: number): Promise<void> {
-    const left = await tx.row<{ n: number }>("SELECT count(*) AS n FROM campaign_tasks WHERE campaign_id = ? AND state IN ('pending', 'active')", [campaignId]);
+    const left = await tx.row<{ n: number }>(
+      "SELECT count(*) AS n FROM campaign_tasks WHERE campaign_id = ? AND state IN ('pending', 'active')",
+      [campaignId],
+    );
     if ((left?.n ?? 0) > 0) return;
     const ended = await tx.run(
       `UPDATE campaigns SET status = CASE WHEN completed_calls > 0 THEN 'success' ELSE 'fail' END, finished_at = ?
@@ -175,7 +236,10 @@ export class PgCampaignRepository implements CampaignRepository {
   }
 
   async heartbeat(instanceId: string, now: number): Promise<void> {
-    await this.db.run('INSERT INTO scheduler_leases (instance_id, heartbeat_at) VALUES (?, ?) ON CONFLICT (instance_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at', [instanceId, now]);
+    await this.db.run(
+      'INSERT INTO scheduler_leases (instance_id, heartbeat_at) VALUES (?, ?) ON CONFLICT (instance_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at',
+      [instanceId, now],
+    );
   }
 
   async dropLease(instanceId: string): Promise<void> {
@@ -193,7 +257,12 @@ export class PgCampaignRepository implements CampaignRepository {
   }
 
   async tasksOf(instanceId: string): Promise<ActiveTask[]> {
-    return (await this.db.rows<TaskRow>("SELECT campaign_id, seq, call_id FROM campaign_tasks WHERE state = 'active' AND claimed_by = ?", [instanceId])).map(toTask);
+    return (
+      await this.db.rows<TaskRow>(
+        "SELECT campaign_id, seq, call_id FROM campaign_tasks WHERE state = 'active' AND claimed_by = ?",
+        [instanceId],
+      )
+    ).map(toTask);
   }
 
   async expireLeases(now: number, leaseMs: number): Promise<void> {

@@ -25,7 +25,9 @@ const BIGINT_OID = 20;
 const NUMERIC_OID = 1700;
 const types = {
   getTypeParser: (oid: number, format?: 'text' | 'binary') =>
-    oid === BIGINT_OID || oid === NUMERIC_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text'),
+    oid === BIGINT_OID || oid === NUMERIC_OID
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format as 'text'),
 };
 
 function queryable(run: (sql: string, params: readonly Param[]) => Promise<pg.QueryResult>): Queryable {
@@ -71,7 +73,9 @@ export class PgDb implements Queryable {
     try {
       await client.query('BEGIN');
       // Without parameters a text may hold several statements (a migration).
-      const result = await work(queryable((sql, params) => client.query(sql, params.length > 0 ? (params as Param[]) : undefined)));
+      const result = await work(
+        queryable((sql, params) => client.query(sql, params.length > 0 ? (params as Param[]) : undefined)),
+      );
       await client.query('COMMIT');
       return result;
     } catch (error) {
@@ -87,7 +91,10 @@ export class PgDb implements Queryable {
   }
 }
 
-/** Serializes, until the transaction ends, every transaction that takes the same lock (an organization's slots, one agent's versions). */
+/**
+ * Serializes, until the transaction ends, every transaction that takes the same lock (an organization's slots, one
+ * agent's versions).
+ */
 export function lockFor(tx: Queryable, key: string): Promise<unknown> {
   return tx.row('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [key]);
 }
@@ -96,13 +103,21 @@ export function lockFor(tx: Queryable, key: string): Promise<unknown> {
 export async function migratePg(db: PgDb, migrations: Migration[]): Promise<number> {
   return db.transaction(async (tx) => {
     await lockFor(tx, 'voicecall:migrations');
-    await tx.run('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
-    const applied = new Set((await tx.rows<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version));
+    await tx.run(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
+    );
+    const applied = new Set(
+      (await tx.rows<{ version: number }>('SELECT version FROM schema_migrations')).map((r) => r.version),
+    );
     let count = 0;
     for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
       if (applied.has(m.version)) continue;
       await tx.run(m.sql);
-      await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [m.version, m.name, Date.now()]);
+      await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+        m.version,
+        m.name,
+        Date.now(),
+      ]);
       count++;
     }
     return count;

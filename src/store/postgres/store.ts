@@ -8,7 +8,14 @@ import { PgCallRepository } from './calls.ts';
 import { PgCampaignRepository } from './campaigns.ts';
 import { migratePg, PgDb } from './db.ts';
 import { PG_MIGRATIONS } from './schema.ts';
-import { PgCarrierCallRepository, PgCreditRepository, PgIdempotencyStore, PgNodeLeases, PgRateWindowStore, PgWebCallTokens } from './small.ts';
+import {
+  PgCarrierCallRepository,
+  PgCreditRepository,
+  PgIdempotencyStore,
+  PgNodeLeases,
+  PgRateWindowStore,
+  PgWebCallTokens,
+} from './small.ts';
 import { PgWebhookRepository } from './webhooks.ts';
 import type { SecretBox } from '../../secrets/sealed.ts';
 import { resealed, SECRET_DOCUMENTS } from '../secrets.ts';
@@ -17,10 +24,17 @@ import { resealed, SECRET_DOCUMENTS } from '../secrets.ts';
 async function sealPgSecrets(db: PgDb, box: SecretBox): Promise<number> {
   let rewritten = 0;
   for (const { table, column, fields } of SECRET_DOCUMENTS) {
-    const rows = await db.rows<{ id: string; text: string }>(`SELECT ctid::text AS id, ${column} AS text FROM ${table}`);
+    const rows = await db.rows<{ id: string; text: string }>(
+      `SELECT ctid::text AS id, ${column} AS text FROM ${table}`,
+    );
     for (const row of rows) {
       const next = resealed(row.text, fields, box);
-      if (next !== null) rewritten += await db.run(`UPDATE ${table} SET ${column} = ? WHERE ctid = ?::tid AND ${column} = ?`, [next, row.id, row.text]);
+      if (next !== null)
+        rewritten += await db.run(`UPDATE ${table} SET ${column} = ? WHERE ctid = ?::tid AND ${column} = ?`, [
+          next,
+          row.id,
+          row.text,
+        ]);
     }
   }
   return rewritten;
@@ -44,7 +58,9 @@ export async function openPgStore(
     agents: new PgAgentRepository(db, options.secrets),
     agentTests: new PgAgentTestRepository(db, options.secrets),
     calls: new PgCallRepository(db, (tx, orgId, before, after) => webhooks.enqueueCallEvents(tx, orgId, before, after)),
-    campaigns: new PgCampaignRepository(db, (tx, campaign, callIds) => webhooks.enqueueCampaignEnded(tx, campaign, callIds)),
+    campaigns: new PgCampaignRepository(db, (tx, campaign, callIds) =>
+      webhooks.enqueueCampaignEnded(tx, campaign, callIds),
+    ),
     carrierCalls: new PgCarrierCallRepository(db),
     credits: new PgCreditRepository(db),
     idempotency: new PgIdempotencyStore(db),

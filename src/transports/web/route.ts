@@ -12,7 +12,17 @@ import { admitMediaSocket, StartQueue, type PendingStreams } from '../../carrier
 import type { WebCallTokens } from './tokens.ts';
 import { WebTransport } from './transport.ts';
 
-export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallTokens; manager: CallManager; log: Logger; accepting: () => boolean; pending: PendingStreams; onFrameDropped?: () => void }): void {
+export function webMediaRoute(
+  app: FastifyInstance,
+  deps: {
+    tokens: WebCallTokens;
+    manager: CallManager;
+    log: Logger;
+    accepting: () => boolean;
+    pending: PendingStreams;
+    onFrameDropped?: () => void;
+  },
+): void {
   app.route({
     method: 'GET',
     url: '/media/web',
@@ -21,24 +31,42 @@ export function webMediaRoute(app: FastifyInstance, deps: { tokens: WebCallToken
     handler: answerNotUpgraded,
     wsHandler: (socket) => {
       const log = deps.log.child({ transport: 'web' });
-      const started = admitMediaSocket(socket, deps.pending, { accepting: deps.accepting(), startTimeoutMs: WEB_START_TIMEOUT_MS });
+      const started = admitMediaSocket(socket, deps.pending, {
+        accepting: deps.accepting(),
+        startTimeoutMs: WEB_START_TIMEOUT_MS,
+      });
       if (!started) return;
       // The token is redeemed in the store while later messages wait.
       const queue = new StartQueue<{ buffer: Buffer; isBinary: boolean }>();
       const begin = async (accessToken: string | undefined, codec: WebCodec): Promise<void> => {
         // Refused before the token is spent, so the page can start again in PCM.
         if (codec === 'opus' && !opusAvailable()) {
-          socket.send(JSON.stringify({ type: 'error', code: 'CODEC_UNAVAILABLE', message: 'this server cannot do Opus (its addon did not load): start again with codec "pcm"' }));
+          socket.send(
+            JSON.stringify({
+              type: 'error',
+              code: 'CODEC_UNAVAILABLE',
+              message: 'this server cannot do Opus (its addon did not load): start again with codec "pcm"',
+            }),
+          );
           socket.close(1008, 'codec unavailable');
           return;
         }
         const claim = accessToken === undefined ? undefined : await deps.tokens.redeem(accessToken);
         if (!claim) {
-          socket.send(JSON.stringify({ type: 'error', code: 'BAD_TOKEN', message: 'the first message must be start with a valid, unused access_token' }));
+          socket.send(
+            JSON.stringify({
+              type: 'error',
+              code: 'BAD_TOKEN',
+              message: 'the first message must be start with a valid, unused access_token',
+            }),
+          );
           socket.close(1008, 'invalid access token');
           return;
         }
-        const transport = new WebTransport(socket, log.child({ call_id: claim.callId }), { onFrameDropped: deps.onFrameDropped, codec });
+        const transport = new WebTransport(socket, log.child({ call_id: claim.callId }), {
+          onFrameDropped: deps.onFrameDropped,
+          codec,
+        });
         queue.open((message) => {
           transport.receive(message.buffer, message.isBinary);
           deps.manager.pacerWakeups.runOverdue();

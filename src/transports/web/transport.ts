@@ -9,7 +9,14 @@ import type { DisconnectionReason } from '../../records/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
 import { InboundPace } from '../../carriers/inbound-pace.ts';
 import type { TransportOptions } from '../../carriers/options.ts';
-import { WEB_OPUS_BITRATE, WEB_OPUS_COMPLEXITY, WEB_SAMPLE_RATE, WebClientMessage, type WebCodec, type WebServerMessage } from './protocol.ts';
+import {
+  WEB_OPUS_BITRATE,
+  WEB_OPUS_COMPLEXITY,
+  WEB_SAMPLE_RATE,
+  WebClientMessage,
+  type WebCodec,
+  type WebServerMessage,
+} from './protocol.ts';
 
 export class WebTransport implements CallTransport {
   readonly kind = 'web' as const;
@@ -29,7 +36,15 @@ export class WebTransport implements CallTransport {
     private readonly options: TransportOptions & { codec?: WebCodec } = {},
   ) {
     this.pace = new InboundPace(WEB_SAMPLE_RATE, options.now);
-    this.opus = options.codec === 'opus' ? new OpusCodec({ rate: WEB_SAMPLE_RATE, channels: 1, bitrate: WEB_OPUS_BITRATE, complexity: WEB_OPUS_COMPLEXITY }) : undefined;
+    this.opus =
+      options.codec === 'opus'
+        ? new OpusCodec({
+            rate: WEB_SAMPLE_RATE,
+            channels: 1,
+            bitrate: WEB_OPUS_BITRATE,
+            complexity: WEB_OPUS_COMPLEXITY,
+          })
+        : undefined;
     socket.on('close', () => this.farEnd());
     socket.on('error', (error) => this.log.warn({ err: error }, 'browser socket error'));
     // Closed while its start was checked against the store: the far end is gone already.
@@ -119,7 +134,10 @@ export class WebTransport implements CallTransport {
       this.options.onFrameDropped?.();
       return;
     }
-    this.socket.send(this.opus ? this.opus.encode(frame) : Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength), { binary: true });
+    this.socket.send(
+      this.opus ? this.opus.encode(frame) : Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength),
+      { binary: true },
+    );
   }
 
   sendMark(name: string): void {
@@ -131,12 +149,14 @@ export class WebTransport implements CallTransport {
   }
 
   notify(notice: SessionNotice): void {
-    if (notice.type === 'call_started') this.send({ ...notice, sample_rate: WEB_SAMPLE_RATE, codec: this.opus ? 'opus' : 'pcm' });
+    if (notice.type === 'call_started')
+      this.send({ ...notice, sample_rate: WEB_SAMPLE_RATE, codec: this.opus ? 'opus' : 'pcm' });
     else this.send(notice);
   }
 
   close(_reason: DisconnectionReason): void {
     this.hungUp = true;
-    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(1000, 'call ended');
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING)
+      this.socket.close(1000, 'call ended');
   }
 }

@@ -69,7 +69,8 @@ describe('Opus codec', () => {
     const codec = new OpusCodec({ rate: 16000, channels: 1, bitrate: 24000, complexity: 5 });
     const speech = phrase('01-my-name-is-john-rms.16k.wav', 16000);
     const out: number[] = [];
-    for (let i = 0; i + 320 <= speech.length; i += 320) out.push(...codec.decode(codec.encode(speech.slice(i, i + 320))));
+    for (let i = 0; i + 320 <= speech.length; i += 320)
+      out.push(...codec.decode(codec.encode(speech.slice(i, i + 320))));
     expect(out.length).toBe(Math.floor(speech.length / 320) * 320);
     // libopus's 6.5 ms delay at 16 kHz: compare the decoded audio shifted back by it.
     expect(envelopeCorrelation(speech, Int16Array.from(out).subarray(104))).toBeGreaterThan(0.95);
@@ -78,31 +79,36 @@ describe('Opus codec', () => {
   it('takes only whole 20 ms frames, Opus rates, and packets libopus can read', () => {
     const codec = new OpusCodec({ rate: 8000, channels: 1, bitrate: 16000, complexity: 5 });
     expect(() => codec.encode(new Int16Array(100))).toThrow(expect.objectContaining({ code: 'AUDIO_BAD_FRAME_SIZE' }));
-    expect(() => new OpusCodec({ rate: 44100, channels: 1, bitrate: 16000, complexity: 5 })).toThrow(expect.objectContaining({ code: 'AUDIO_UNSUPPORTED_RATE' }));
+    expect(() => new OpusCodec({ rate: 44100, channels: 1, bitrate: 16000, complexity: 5 })).toThrow(
+      expect.objectContaining({ code: 'AUDIO_UNSUPPORTED_RATE' }),
+    );
     expect(() => codec.decode(Buffer.alloc(0))).toThrow(expect.objectContaining({ code: 'AUDIO_BAD_OPUS_PACKET' }));
   });
 });
 
 describe('recordings as Ogg Opus', () => {
-  it.each([8000, 16000])('writes a %i Hz recording that opus-tools reads without a complaint, exactly as long as the WAV, each channel in its place', async (rate) => {
-    const left = phrase('01-my-name-is-john-rms.16k.wav', rate);
-    const right = phrase('02-i-would-like-to-slt.16k.wav', rate);
-    // A length that is no whole number of frames: the last frame is padded, and the end trimmed back.
-    const wav = recording(rate, left, right.subarray(0, right.length - 37));
-    const ogg = await toOgg(wav);
-    const frames = Math.max(left.length, right.length - 37);
-    const info = execFileSync('opusinfo', [ogg], { encoding: 'utf8' });
-    expect(info).toMatch(/Channels: 2/);
-    expect(info).toMatch(new RegExp(`Original sample rate: ${rate} Hz`));
-    expect(info).not.toMatch(/WARNING|corrupt|hole/i);
-    expect(decodedFrames48k(ogg)).toBe(Math.round((frames * 48000) / rate));
-    const decoded = await decodeOggOpus(readFileSync(ogg), rate);
-    expect(decoded.left.length).toBe(frames);
-    expect(envelopeCorrelation(left, decoded.left)).toBeGreaterThan(0.9);
-    expect(envelopeCorrelation(right, decoded.right)).toBeGreaterThan(0.9);
-    // Crossed, the channels do not match: caller and agent are not mixed or swapped.
-    expect(envelopeCorrelation(left, decoded.right)).toBeLessThan(0.5);
-  });
+  it.each([8000, 16000])(
+    'writes a %i Hz recording that opus-tools reads without a complaint, exactly as long as the WAV, each channel in its place',
+    async (rate) => {
+      const left = phrase('01-my-name-is-john-rms.16k.wav', rate);
+      const right = phrase('02-i-would-like-to-slt.16k.wav', rate);
+      // A length that is no whole number of frames: the last frame is padded, and the end trimmed back.
+      const wav = recording(rate, left, right.subarray(0, right.length - 37));
+      const ogg = await toOgg(wav);
+      const frames = Math.max(left.length, right.length - 37);
+      const info = execFileSync('opusinfo', [ogg], { encoding: 'utf8' });
+      expect(info).toMatch(/Channels: 2/);
+      expect(info).toMatch(new RegExp(`Original sample rate: ${rate} Hz`));
+      expect(info).not.toMatch(/WARNING|corrupt|hole/i);
+      expect(decodedFrames48k(ogg)).toBe(Math.round((frames * 48000) / rate));
+      const decoded = await decodeOggOpus(readFileSync(ogg), rate);
+      expect(decoded.left.length).toBe(frames);
+      expect(envelopeCorrelation(left, decoded.left)).toBeGreaterThan(0.9);
+      expect(envelopeCorrelation(right, decoded.right)).toBeGreaterThan(0.9);
+      // Crossed, the channels do not match: caller and agent are not mixed or swapped.
+      expect(envelopeCorrelation(left, decoded.right)).toBeLessThan(0.5);
+    },
+  );
 
   it('writes an empty recording as a valid empty stream', async () => {
     const ogg = await toOgg(recording(16000, new Int16Array(0), new Int16Array(0)));

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { conversationParts, entryBytes, readQueenArchive, spokenParts, voiceCredits } from '../../../bench/sets/queen-archive.ts';
+import {
+  conversationParts,
+  entryBytes,
+  readQueenArchive,
+  spokenParts,
+  voiceCredits,
+} from '../../../bench/sets/queen-archive.ts';
 
 /** queen.1c's layout: "QTBL", 8 bytes of version, compression, entry count, 21-byte rows, then data. */
 function archiveOf(files: Array<[string, Buffer]>, compression = 1): Buffer {

@@ -9,7 +9,9 @@ import { FakeTransport, WordTts, settle } from '../../helpers/session-fakes.ts';
 
 const T0 = 1_700_000_000_000;
 
-function setup(options: { tts?: TtsEngine; signal?: () => AbortSignal | undefined; spoken?: (text: string) => string } = {}) {
+function setup(
+  options: { tts?: TtsEngine; signal?: () => AbortSignal | undefined; spoken?: (text: string) => string } = {},
+) {
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
   clock.connect();
@@ -38,7 +40,12 @@ function setup(options: { tts?: TtsEngine; signal?: () => AbortSignal | undefine
       failed: (error) => log.push(`failed ${(error as Error).message}`),
     },
   });
-  transport.attach({ audio: () => undefined, mark: (name) => voice.mark(name), dtmf: () => undefined, hangup: () => undefined });
+  transport.attach({
+    audio: () => undefined,
+    mark: (name) => voice.mark(name),
+    dtmf: () => undefined,
+    hangup: () => undefined,
+  });
   const wait = async (ms: number) => {
     await settle();
     for (let t = 0; t < ms; t += 20) {
@@ -90,7 +97,10 @@ describe('AgentVoice', () => {
     expect(s.voice.openUtterance).toBeNull();
     s.voice.sayAll('Four.');
     await s.wait(800);
-    expect(s.log.filter((l) => l.startsWith('ended'))).toEqual(['ended 1 heard "One two. Three." 300-300', 'ended 2 heard "Four." 400-400']);
+    expect(s.log.filter((l) => l.startsWith('ended'))).toEqual([
+      'ended 1 heard "One two. Three." 300-300',
+      'ended 2 heard "Four." 400-400',
+    ]);
   });
 
   it('never interleaves two utterances: the second waits until the first is closed and all its audio queued', async () => {
@@ -104,7 +114,10 @@ describe('AgentVoice', () => {
     s.voice.say(first, 'Four.');
     s.voice.close(first);
     await s.wait(600);
-    expect(s.log.filter((l) => l.startsWith('ended'))).toEqual(['ended 1 heard "One. Four." 500-500', 'ended 2 heard "Two three." 700-700']);
+    expect(s.log.filter((l) => l.startsWith('ended'))).toEqual([
+      'ended 1 heard "One. Four." 500-500',
+      'ended 2 heard "Two three." 700-700',
+    ]);
   });
 
   it('on interruption cuts everything queued at the words heard, clears the far side and marks the recording', async () => {
@@ -114,7 +127,10 @@ describe('AgentVoice', () => {
     await s.wait(240);
     s.voice.interrupt();
     expect(s.transport.clears).toBe(1);
-    expect(s.log.slice(-2)).toEqual(['ended 1 interrupted "alpha bravo charm" 0-240', 'ended 2 interrupted "" 240-240']);
+    expect(s.log.slice(-2)).toEqual([
+      'ended 1 interrupted "alpha bravo charm" 0-240',
+      'ended 2 interrupted "" 240-240',
+    ]);
     expect(s.recording.cleared).toEqual([240]);
     expect(s.voice.busy).toBe(false);
     expect(s.log).not.toContain('drained');
@@ -192,7 +208,13 @@ describe('AgentVoice', () => {
     expect(done).toBe(false);
     await s.wait(200);
     expect(done).toBe(true);
-    const stuck = setup({ tts: { name: 'never', synthesize: () => ({ [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => undefined) }) }), close: async () => undefined } });
+    const stuck = setup({
+      tts: {
+        name: 'never',
+        synthesize: () => ({ [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => undefined) }) }),
+        close: async () => undefined,
+      },
+    });
     stuck.voice.sayAll('Goodbye.');
     let gaveUp = false;
     void stuck.voice.finished(1000).then(() => (gaveUp = true));

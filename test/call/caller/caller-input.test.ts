@@ -8,7 +8,18 @@ import { EnergyVad, FailingVad, ReadingStt, SPEECH, frame, settle, silentLog } f
 
 const T0 = 1_700_000_000_000;
 
-function setup(options: { heard?: string[]; heardAfterReopen?: string[]; rate?: 8000 | 16000; sttRate?: 8000 | 16000; policy?: EndOfTurnPolicy; vad?: EnergyVad; vadOpens?: Promise<void>; noiseSuppression?: 'rnnoise' } = {}) {
+function setup(
+  options: {
+    heard?: string[];
+    heardAfterReopen?: string[];
+    rate?: 8000 | 16000;
+    sttRate?: 8000 | 16000;
+    policy?: EndOfTurnPolicy;
+    vad?: EnergyVad;
+    vadOpens?: Promise<void>;
+    noiseSuppression?: 'rnnoise';
+  } = {},
+) {
   const rate = options.rate ?? 16000;
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
@@ -74,7 +85,22 @@ function setup(options: { heard?: string[]; heardAfterReopen?: string[]; rate?: 
   };
   /** The recogniser reads what it has so far (Moonshine does at each pause). */
   const partial = (text: string) => sttEvents.current?.partial?.({ text });
-  return { timers, clock, stt, stts, sttEvents, vad, caller, log, turns, recorded, recordedAudio, state, feed, partial };
+  return {
+    timers,
+    clock,
+    stt,
+    stts,
+    sttEvents,
+    vad,
+    caller,
+    log,
+    turns,
+    recorded,
+    recordedAudio,
+    state,
+    feed,
+    partial,
+  };
 }
 
 describe('CallerInput', () => {
@@ -133,7 +159,10 @@ describe('CallerInput', () => {
   });
 
   it("tells the recogniser of the VAD's pause, and decides at once on the reading it gives back", async () => {
-    const s = setup({ heard: ['what time do you open?'], policy: new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 }) });
+    const s = setup({
+      heard: ['what time do you open?'],
+      policy: new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 }),
+    });
     s.stt.onReadNow = () => s.partial('What time do you open?');
     await s.caller.open();
     await s.feed(400, 0);
@@ -141,11 +170,15 @@ describe('CallerInput', () => {
     await s.feed(200, 0); // the VAD reports the pause; the recogniser had read it already
     expect(s.stt.readsNow).toBe(1);
     await s.feed(60, 0);
-    expect(s.turns.map((t) => Math.round(t.at))).toEqual([1040]); // min_ms after the speech ended, not the 500 ms of no words
+    // min_ms after the speech ended, not the 500 ms of no words
+    expect(s.turns.map((t) => Math.round(t.at))).toEqual([1040]);
   });
 
   it('waits past the unsure wait for the reading it asked for (a slow recogniser), then decides on its words', async () => {
-    const s = setup({ heard: ['i want to book a cleaning and'], policy: new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 }) });
+    const s = setup({
+      heard: ['i want to book a cleaning and'],
+      policy: new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 }),
+    });
     await s.caller.open();
     await s.feed(400, 0);
     await s.feed(400, SPEECH);
@@ -168,7 +201,8 @@ describe('CallerInput', () => {
     await s.feed(200, 0);
     s.partial('');
     await s.feed(320, 0);
-    expect(s.log).toEqual(['speechStarted', 'recognised', 'noTurn']); // decided 500 ms after the speech end, and no words make no turn
+    // decided 500 ms after the speech end, and no words make no turn
+    expect(s.log).toEqual(['speechStarted', 'recognised', 'noTurn']);
   });
 
   it('gives the recogniser the 300 ms before the speech start the VAD reported, and every frame while the caller speaks', async () => {
@@ -335,7 +369,9 @@ describe('CallerInput', () => {
     // Speech arrived from 0.42 s to 0.82 s on the wall clock, and that is where the turn is; counted
     // from the burst's first frame it would have been half a second later.
     const ms = (seconds: number) => Math.round(seconds * 1000);
-    expect(s.turns.map(({ startAt, endAt, speechEndWall }) => [ms(startAt), ms(endAt), Math.round(speechEndWall - T0)])).toEqual([[420, 820, 820]]);
+    expect(
+      s.turns.map(({ startAt, endAt, speechEndWall }) => [ms(startAt), ms(endAt), Math.round(speechEndWall - T0)]),
+    ).toEqual([[420, 820, 820]]);
   });
 
   it('places each caller frame in the recording at its time on the inbound clock', async () => {
@@ -369,14 +405,19 @@ describe('CallerInput', () => {
     opened();
     await opening;
     await s.feed(1000, 0);
-    expect(s.turns.map(({ text, startAt, endAt }) => [text, startAt, endAt])).toEqual([['hello are you there', 0.4, 1.2]]);
+    expect(s.turns.map(({ text, startAt, endAt }) => [text, startAt, endAt])).toEqual([
+      ['hello are you there', 0.4, 1.2],
+    ]);
     // The recogniser heard the words themselves: the onset and the speech, judged by the VAD as it caught up.
     expect(s.stt.pushedAtFinalize[0]).toBeGreaterThanOrEqual((0.3 + 0.8) * 16000);
   });
 
   it('keeps two phrases said while the engines opened apart: two turns, each read from its own audio', async () => {
     let opened!: () => void;
-    const s = setup({ heard: ['hello', 'is anyone there'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
+    const s = setup({
+      heard: ['hello', 'is anyone there'],
+      vadOpens: new Promise<void>((resolve) => (opened = resolve)),
+    });
     const opening = s.caller.open();
     await s.feed(400, 0);
     await s.feed(600, SPEECH);
@@ -422,13 +463,18 @@ describe('CallerInput', () => {
     let seed = 1;
     for (let n = 0; n < 50; n++) {
       const hiss = new Int16Array(160);
-      for (let i = 0; i < hiss.length; i++) hiss[i] = Math.round((((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 2 - 1) * 1500);
+      for (let i = 0; i < hiss.length; i++)
+        hiss[i] = Math.round((((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) * 2 - 1) * 1500);
       s.timers.advance(20);
       await settle();
       s.caller.audio(hiss);
       await settle();
     }
-    const level = (frames: Int16Array[]) => Math.sqrt(frames.slice(25).reduce((sum, f) => sum + f.reduce((a, x) => a + x * x, 0) / f.length, 0) / (frames.length - 25));
+    const level = (frames: Int16Array[]) =>
+      Math.sqrt(
+        frames.slice(25).reduce((sum, f) => sum + f.reduce((a, x) => a + x * x, 0) / f.length, 0) /
+          (frames.length - 25),
+      );
     expect(heardByVad).toHaveLength(50);
     expect(s.recordedAudio).toHaveLength(50);
     // The last half second: RNNoise has learned the hiss and takes it out for the listeners, not the recording.

@@ -23,7 +23,11 @@ describe('VadFeed', () => {
   it('hands the VAD one frame at a time, in order, and passes on what each push found', async () => {
     const vad = new HeldVad();
     const seen: VadEvent[] = [];
-    const feed = new VadFeed(vad, (events) => seen.push(...events), () => undefined);
+    const feed = new VadFeed(
+      vad,
+      (events) => seen.push(...events),
+      () => undefined,
+    );
     feed.push(frame(1));
     feed.push(frame(2));
     feed.push(frame(3));
@@ -42,7 +46,11 @@ describe('VadFeed', () => {
   it('reports a failure once and feeds the VAD nothing more', async () => {
     const vad = new HeldVad();
     const failures: unknown[] = [];
-    const feed = new VadFeed(vad, () => undefined, (error) => failures.push(error));
+    const feed = new VadFeed(
+      vad,
+      () => undefined,
+      (error) => failures.push(error),
+    );
     feed.push(frame(1));
     feed.push(frame(2));
     vad.waiting.shift()!.reject(new Error('inference failed'));
@@ -56,7 +64,11 @@ describe('VadFeed', () => {
   it('drops what is queued once stopped, and delivers no more events', async () => {
     const vad = new HeldVad();
     const seen: VadEvent[] = [];
-    const feed = new VadFeed(vad, (events) => seen.push(...events), () => undefined);
+    const feed = new VadFeed(
+      vad,
+      (events) => seen.push(...events),
+      () => undefined,
+    );
     feed.push(frame(1));
     feed.push(frame(2));
     feed.stop();

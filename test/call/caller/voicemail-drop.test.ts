@@ -5,16 +5,29 @@ import type { FlowIntent } from '../../../src/call/flow.ts';
 import { ManualTimers } from '../../../src/timers.ts';
 import { silentLog } from '../../helpers/session-fakes.ts';
 
-const LEAVE: VoicemailHandling = { action: 'leave_message', message: 'Hi, this is the clinic. Please call us back.', detectTimeoutMs: 30_000 };
+const LEAVE: VoicemailHandling = {
+  action: 'leave_message',
+  message: 'Hi, this is the clinic. Please call us back.',
+  detectTimeoutMs: 30_000,
+};
 const GREETING = 'Hi, you have reached Sam. Please leave a message after the tone.';
 
-/** A drop on a fake session that records the intents it is given; `speaking`: the far side's speech as the VAD hears it. */
+/**
+ * A drop on a fake session that records the intents it is given; `speaking`: the far side's speech as the VAD hears it.
+ */
 function setup(handling: VoicemailHandling | null) {
   const timers = new ManualTimers(0);
   const intents: FlowIntent[] = [];
   const host = { live: true, act: (intent: FlowIntent) => intents.push(intent) };
   let speaking = false;
-  const drop = new VoicemailDrop({ rate: 8000, handling, timers, host, callerSpeaking: () => speaking, log: silentLog });
+  const drop = new VoicemailDrop({
+    rate: 8000,
+    handling,
+    timers,
+    host,
+    callerSpeaking: () => speaking,
+    log: silentLog,
+  });
   const speech = (on: boolean, atMs: number) => {
     speaking = on;
     if (on) drop.speechStarted(atMs);
@@ -60,7 +73,13 @@ describe('VoicemailDrop', () => {
   it('without a message, a machine ends the call voicemail_reached at once, leaving nothing', () => {
     const s = setup({ action: 'hangup', message: null, detectTimeoutMs: 30_000 });
     s.drop.words(GREETING, 1_000);
-    expect(s.intents).toEqual([{ kind: 'end', reason: 'voicemail_reached', message: 'An answering machine answered (found by its greeting words); no message was left.' }]);
+    expect(s.intents).toEqual([
+      {
+        kind: 'end',
+        reason: 'voicemail_reached',
+        message: 'An answering machine answered (found by its greeting words); no message was left.',
+      },
+    ]);
     expect(s.drop.holdsLine).toBe(false);
   });
 
@@ -69,7 +88,13 @@ describe('VoicemailDrop', () => {
     s.drop.words(GREETING, 1_000);
     expect(s.intents).toEqual([]);
     s.drop.carrierFound(1_500);
-    expect(s.intents).toEqual([{ kind: 'end', reason: 'voicemail_reached', message: "An answering machine answered (found by its carrier's detection); no message was left." }]);
+    expect(s.intents).toEqual([
+      {
+        kind: 'end',
+        reason: 'voicemail_reached',
+        message: "An answering machine answered (found by its carrier's detection); no message was left.",
+      },
+    ]);
   });
 
   it('once stopped (the call ended) its timers are gone and it asks for nothing more', () => {

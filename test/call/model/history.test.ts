@@ -38,7 +38,9 @@ describe('ChatHistory', () => {
 
   it('replaces each assistant message of a reply with the words heard of its utterance', () => {
     const h = new ChatHistory('s');
-    h.replied({ kind: 'reply', messages: [{ role: 'assistant', content: 'Sure, I can book that for Friday.' }] }, [utterance('Sure, I can')]);
+    h.replied({ kind: 'reply', messages: [{ role: 'assistant', content: 'Sure, I can book that for Friday.' }] }, [
+      utterance('Sure, I can'),
+    ]);
     expect(h.messages.at(-1)).toEqual({ role: 'assistant', content: 'Sure, I can' });
   });
 
@@ -48,7 +50,14 @@ describe('ChatHistory', () => {
       {
         kind: 'reply',
         messages: [
-          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'book', arguments: '{}' } }, { id: 'c2', type: 'function', function: { name: 'x', arguments: '{}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'c1', type: 'function', function: { name: 'book', arguments: '{}' } },
+              { id: 'c2', type: 'function', function: { name: 'x', arguments: '{}' } },
+            ],
+          },
           { role: 'tool', tool_call_id: 'c1', content: '{"ok":true}' },
           { role: 'assistant', content: 'Booked.' },
         ],
@@ -56,7 +65,11 @@ describe('ChatHistory', () => {
       [utterance(''), utterance('Booked.', 2)],
     );
     expect(h.messages.slice(1)).toEqual([
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'book', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'book', arguments: '{}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: '{"ok":true}' },
       { role: 'assistant', content: 'Booked.' },
     ]);
@@ -64,7 +77,9 @@ describe('ChatHistory', () => {
 
   it('remembers what was heard of a reply the model never finished', () => {
     const h = new ChatHistory('s');
-    h.replied({ kind: 'aborted', messages: [], partialText: 'Let me check the calendar for' }, [utterance('Let me check')]);
+    h.replied({ kind: 'aborted', messages: [], partialText: 'Let me check the calendar for' }, [
+      utterance('Let me check'),
+    ]);
     expect(h.messages.at(-1)).toEqual({ role: 'assistant', content: 'Let me check' });
   });
 });

@@ -88,7 +88,8 @@ describe('ModelTurn', () => {
   it('runs tools only after the words before them were heard: confirmSpoken closes the utterance and waits for it', async () => {
     const s = setup(async (hooks) => {
       hooks.onChunk?.('Let me check.');
-      if (await hooks.confirmSpoken('Let me check.')) hooks.onToolStarted?.({ id: 'c1', name: 'book', arguments: '{}' });
+      if (await hooks.confirmSpoken('Let me check.'))
+        hooks.onToolStarted?.({ id: 'c1', name: 'book', arguments: '{}' });
       return reply('Booked.');
     });
     s.model.answer([], 1);

@@ -43,7 +43,13 @@ async function setup(steps: Step[], extraTools: AgentTool[] = []): Promise<{ llm
       parameters: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
     },
     { type: 'end_call', name: 'end_call', description: 'End' },
-    { type: 'transfer_call', name: 'transfer_call', description: 'Transfer', transfer_to: '+14155550100', mode: 'cold' },
+    {
+      type: 'transfer_call',
+      name: 'transfer_call',
+      description: 'Transfer',
+      transfer_to: '+14155550100',
+      mode: 'cold',
+    },
     ...extraTools,
   ];
   let t = 0;
@@ -83,7 +89,16 @@ function input(llm: LlmConfig, tools: ToolExecutor, h: ReplyHooks, extra: Partia
     tools,
     hooks: h,
     messages: history,
-    metadata: { call_id: 'c', agent_id: 'a', agent_version: 1, call_type: 'api', call_from: null, call_to: null, metadata: {}, dynamic_variables: {} },
+    metadata: {
+      call_id: 'c',
+      agent_id: 'a',
+      agent_version: 1,
+      call_type: 'api',
+      call_from: null,
+      call_to: null,
+      metadata: {},
+      dynamic_variables: {},
+    },
     ...extra,
     client: { dispatcher: testDispatcher, ...extra.client },
   };
@@ -98,7 +113,10 @@ describe('turn runner', () => {
     const h = hooks();
     const outcome = await runReply(input(llm, tools, h));
     expect(h.chunks).toEqual(['Sure thing, Ann, I can help with that.', 'What time suits you?']);
-    expect(outcome).toEqual({ kind: 'reply', messages: [{ role: 'assistant', content: 'Sure thing, Ann, I can help with that. What time suits you?' }] });
+    expect(outcome).toEqual({
+      kind: 'reply',
+      messages: [{ role: 'assistant', content: 'Sure thing, Ann, I can help with that. What time suits you?' }],
+    });
     expect(sentBodies()[0]?.tool_choice).toBe('auto');
   });
 
@@ -108,19 +126,46 @@ describe('turn runner', () => {
     const timings: unknown[] = [];
     const h = { ...hooks(), onLlmTiming: (x: unknown) => timings.push(x) };
     await runReply(input(llm, tools, h, { client: { dispatcher: testDispatcher, now: () => (t += 5) } }));
-    expect(timings).toEqual([{ requestSentAt: 1005, firstTokenAt: 1010, firstChunkAt: 1015, endedAt: 1020, attempts: 1 }]);
+    expect(timings).toEqual([
+      { requestSentAt: 1005, firstTokenAt: 1010, firstChunkAt: 1015, endedAt: 1020, attempts: 1 },
+    ]);
   });
 
   it('says a line while tools work: at once for a tool with speak_during_execution, after toolWaitMs for a slow one, never for a fast one, at most once a turn', async () => {
-    const slow = await startServer((_req, res) => void setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), 300));
+    const slow = await startServer(
+      (_req, res) =>
+        void setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), 300),
+    );
     try {
       const slowTool = (name: string, extra: Partial<AgentTool> = {}): AgentTool =>
-        ({ type: 'api', name, description: '', url: `${slow.url}/${name}`, method: 'POST', timeout: 5, parameters: { type: 'object', properties: {} }, ...extra }) as AgentTool;
+        ({
+          type: 'api',
+          name,
+          description: '',
+          url: `${slow.url}/${name}`,
+          method: 'POST',
+          timeout: 5,
+          parameters: { type: 'object', properties: {} },
+          ...extra,
+        }) as AgentTool;
       const run = async (calls: string[], extraTools: AgentTool[], toolWaitMs?: number) => {
-        const { llm, tools } = await setup([{ text: '', calls: calls.map((name, i) => ({ id: `c${i}`, name, arguments: '{}' })) }, { text: '', calls: [{ id: 'again', name: calls[0]!, arguments: '{}' }] }, 'Done.'], extraTools);
+        const { llm, tools } = await setup(
+          [
+            { text: '', calls: calls.map((name, i) => ({ id: `c${i}`, name, arguments: '{}' })) },
+            { text: '', calls: [{ id: 'again', name: calls[0]!, arguments: '{}' }] },
+            'Done.',
+          ],
+          extraTools,
+        );
         const lines: string[] = [];
         const before = slow.requests.length;
-        const h = { ...hooks(), onToolWait: (line: string) => lines.push(`${line} (tool requests so far: ${slow.requests.length - before + (toolServer?.requests.length ?? 0)})`) };
+        const h = {
+          ...hooks(),
+          onToolWait: (line: string) =>
+            lines.push(
+              `${line} (tool requests so far: ${slow.requests.length - before + (toolServer?.requests.length ?? 0)})`,
+            ),
+        };
         await runReply(input(llm, tools, h, toolWaitMs === undefined ? {} : { toolWaitMs }));
         await model?.close();
         await toolServer?.close();
@@ -129,9 +174,16 @@ describe('turn runner', () => {
         return lines;
       };
       // Announced: the tool's own line, before its request goes out; the second round says nothing more.
-      expect(await run(['lookup'], [slowTool('lookup', { speak_during_execution: true, execution_message: 'Let me look that up.' })])).toEqual(['Let me look that up. (tool requests so far: 0)']);
+      expect(
+        await run(
+          ['lookup'],
+          [slowTool('lookup', { speak_during_execution: true, execution_message: 'Let me look that up.' })],
+        ),
+      ).toEqual(['Let me look that up. (tool requests so far: 0)']);
       // Slow and not announced: the default line once it has worked toolWaitMs.
-      expect(await run(['lookup2'], [slowTool('lookup2')], 100)).toEqual(['One moment, please. (tool requests so far: 1)']);
+      expect(await run(['lookup2'], [slowTool('lookup2')], 100)).toEqual([
+        'One moment, please. (tool requests so far: 1)',
+      ]);
       // Fast: nothing.
       expect(await run(['book'], [])).toEqual([]);
     } finally {
@@ -147,43 +199,84 @@ describe('turn runner', () => {
     expect(h.confirmed).toEqual(['One moment.']);
     expect(toolServer?.requests).toHaveLength(1);
     const added = [
-      { role: 'assistant', content: 'One moment.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'book', arguments: '{"name":"Ann"}' } }] },
+      {
+        role: 'assistant',
+        content: 'One moment.',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'book', arguments: '{"name":"Ann"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: '{"booked":true,"echo":{"name":"Ann"}}' },
     ];
     expect(sentBodies()[1]?.messages).toEqual([...history, ...added]);
     expect(outcome).toEqual({ kind: 'reply', messages: [...added, { role: 'assistant', content: 'You are booked.' }] });
     expect(h.items).toEqual([
-      { role: 'tool_call_invocation', tool_call_id: 'call_1', name: 'book', arguments: '{"name":"Ann"}', start_at: 0.5, end_at: 0.5 },
-      { role: 'tool_call_result', tool_call_id: 'call_1', content: '{"booked":true,"echo":{"name":"Ann"}}', successful: true, start_at: 0.5, end_at: 1 },
+      {
+        role: 'tool_call_invocation',
+        tool_call_id: 'call_1',
+        name: 'book',
+        arguments: '{"name":"Ann"}',
+        start_at: 0.5,
+        end_at: 0.5,
+      },
+      {
+        role: 'tool_call_result',
+        tool_call_id: 'call_1',
+        content: '{"booked":true,"echo":{"name":"Ann"}}',
+        successful: true,
+        start_at: 0.5,
+        end_at: 1,
+      },
     ]);
   });
 
   it('never runs the tools of a reply that was interrupted before it was spoken', async () => {
-    const { llm, tools } = await setup([{ text: 'Booking now.', calls: [{ id: 'c1', name: 'book', arguments: '{"name":"Ann"}' }] }]);
+    const { llm, tools } = await setup([
+      { text: 'Booking now.', calls: [{ id: 'c1', name: 'book', arguments: '{"name":"Ann"}' }] },
+    ]);
     const outcome = await runReply(input(llm, tools, hooks(false)));
     expect(outcome).toEqual({ kind: 'interrupted', messages: [{ role: 'assistant', content: 'Booking now.' }] });
     expect(toolServer?.requests).toHaveLength(0);
   });
 
   it('never fires end_call from a discarded reply', async () => {
-    const { llm, tools } = await setup([{ text: 'Goodbye!', calls: [{ id: 'c1', name: 'end_call', arguments: '{}' }] }]);
+    const { llm, tools } = await setup([
+      { text: 'Goodbye!', calls: [{ id: 'c1', name: 'end_call', arguments: '{}' }] },
+    ]);
     const outcome = await runReply(input(llm, tools, hooks(false)));
     expect(outcome.kind).toBe('interrupted');
   });
 
   it('reports end_call to the caller after its words were spoken', async () => {
-    const { llm, tools } = await setup([{ text: 'Thanks for calling. Goodbye!', calls: [{ id: 'c9', name: 'end_call', arguments: '{"reason":"done"}' }] }]);
+    const { llm, tools } = await setup([
+      { text: 'Thanks for calling. Goodbye!', calls: [{ id: 'c9', name: 'end_call', arguments: '{"reason":"done"}' }] },
+    ]);
     const h = hooks();
     const outcome = await runReply(input(llm, tools, h));
     expect(h.chunks).toEqual(['Thanks for calling.', 'Goodbye!']);
-    expect(outcome).toMatchObject({ kind: 'end_call', call: { id: 'c9', name: 'end_call', arguments: '{"reason":"done"}' } });
-    expect(h.items).toEqual([{ role: 'tool_call_invocation', tool_call_id: 'c9', name: 'end_call', arguments: '{"reason":"done"}', start_at: 0.5, end_at: 0.5 }]);
+    expect(outcome).toMatchObject({
+      kind: 'end_call',
+      call: { id: 'c9', name: 'end_call', arguments: '{"reason":"done"}' },
+    });
+    expect(h.items).toEqual([
+      {
+        role: 'tool_call_invocation',
+        tool_call_id: 'c9',
+        name: 'end_call',
+        arguments: '{"reason":"done"}',
+        start_at: 0.5,
+        end_at: 0.5,
+      },
+    ]);
     expect(toolServer?.requests).toHaveLength(0);
   });
 
   it('reports transfer_call with the configured number', async () => {
-    const { llm, tools } = await setup([{ text: 'Transferring you.', calls: [{ id: 'c2', name: 'transfer_call', arguments: '{}' }] }]);
-    expect(await runReply(input(llm, tools, hooks()))).toMatchObject({ kind: 'transfer_call', transferTo: '+14155550100' });
+    const { llm, tools } = await setup([
+      { text: 'Transferring you.', calls: [{ id: 'c2', name: 'transfer_call', arguments: '{}' }] },
+    ]);
+    expect(await runReply(input(llm, tools, hooks()))).toMatchObject({
+      kind: 'transfer_call',
+      transferTo: '+14155550100',
+    });
   });
 
   it('presses keys through pressDigits in the order the model gave them, tells the model what was pressed, and ends the turn when it has nothing to add', async () => {
@@ -191,7 +284,10 @@ describe('turn runner', () => {
       { id: 'k1', name: 'press_digits', arguments: '{"digits":"1"}' },
       { id: 'k2', name: 'press_digits', arguments: '{"digits":"42#"}' },
     ];
-    const { llm, tools } = await setup([{ calls }, ''], [{ type: 'press_digits', name: 'press_digits', description: 'Keys' }]);
+    const { llm, tools } = await setup(
+      [{ calls }, ''],
+      [{ type: 'press_digits', name: 'press_digits', description: 'Keys' }],
+    );
     const pressed: string[] = [];
     const h = { ...hooks(), pressDigits: async (digits: string) => (pressed.push(digits), true) };
     const outcome = await runReply(input(llm, tools, h));
@@ -211,28 +307,50 @@ describe('turn runner', () => {
 
   it('tells the model when keys were cut off, when they are not keys, and when the call cannot play them', async () => {
     const keypadTool: AgentTool[] = [{ type: 'press_digits', name: 'press_digits', description: 'Keys' }];
-    let { llm, tools } = await setup([{ calls: [{ id: 'k1', name: 'press_digits', arguments: '{"digits":"12"}' }] }, 'Hm.'], keypadTool);
+    let { llm, tools } = await setup(
+      [{ calls: [{ id: 'k1', name: 'press_digits', arguments: '{"digits":"12"}' }] }, 'Hm.'],
+      keypadTool,
+    );
     const cut = { ...hooks(), pressDigits: async () => false };
     await runReply(input(llm, tools, cut));
-    expect(cut.items.at(-1)).toMatchObject({ role: 'tool_call_result', successful: false, content: expect.stringContaining('not all pressed') });
+    expect(cut.items.at(-1)).toMatchObject({
+      role: 'tool_call_result',
+      successful: false,
+      content: expect.stringContaining('not all pressed'),
+    });
     await model?.close();
     await toolServer?.close();
-    ({ llm, tools } = await setup([{ calls: [{ id: 'k2', name: 'press_digits', arguments: '{"digits":"call me"}' }] }, 'Hm.'], keypadTool));
+    ({ llm, tools } = await setup(
+      [{ calls: [{ id: 'k2', name: 'press_digits', arguments: '{"digits":"call me"}' }] }, 'Hm.'],
+      keypadTool,
+    ));
     const pressed: string[] = [];
     const invalid = { ...hooks(), pressDigits: async (d: string) => (pressed.push(d), true) };
     await runReply(input(llm, tools, invalid));
     expect(pressed).toEqual([]);
-    expect(invalid.items.at(-1)).toMatchObject({ successful: false, content: expect.stringContaining('Invalid arguments for press_digits') });
+    expect(invalid.items.at(-1)).toMatchObject({
+      successful: false,
+      content: expect.stringContaining('Invalid arguments for press_digits'),
+    });
     await model?.close();
     await toolServer?.close();
-    ({ llm, tools } = await setup([{ calls: [{ id: 'k3', name: 'press_digits', arguments: '{"digits":"1"}' }] }, 'Hm.'], keypadTool));
+    ({ llm, tools } = await setup(
+      [{ calls: [{ id: 'k3', name: 'press_digits', arguments: '{"digits":"1"}' }] }, 'Hm.'],
+      keypadTool,
+    ));
     const none = hooks();
     await runReply(input(llm, tools, none));
-    expect(none.items.at(-1)).toMatchObject({ successful: false, content: 'Keypad tones cannot be played on this call.' });
+    expect(none.items.at(-1)).toMatchObject({
+      successful: false,
+      content: 'Keypad tones cannot be played on this call.',
+    });
   });
 
   it('answers transfer_call on a call that cannot transfer (a browser call) with the reason, and the model goes on', async () => {
-    const { llm, tools } = await setup([{ text: 'Transferring you.', calls: [{ id: 't1', name: 'transfer_call', arguments: '{}' }] }, 'Sorry, I cannot transfer you from here.']);
+    const { llm, tools } = await setup([
+      { text: 'Transferring you.', calls: [{ id: 't1', name: 'transfer_call', arguments: '{}' }] },
+      'Sorry, I cannot transfer you from here.',
+    ]);
     const h = { ...hooks(), transferRefusal: 'Transfers need a phone line.' };
     const outcome = await runReply(input(llm, tools, h));
     expect(outcome).toMatchObject({
@@ -256,7 +374,11 @@ describe('turn runner', () => {
     const { llm, tools } = await setup([{ calls: [bad] }, { calls: [{ ...bad, id: 'c2' }] }]);
     const outcome = await runReply(input(llm, tools, hooks()));
     expect(outcome).toMatchObject({ kind: 'flow_error', code: 'INVALID_ARGUMENTS' });
-    expect(sentBodies()[1]?.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c1', content: "Invalid arguments for book: / must have required property 'name'" });
+    expect(sentBodies()[1]?.messages.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'c1',
+      content: "Invalid arguments for book: / must have required property 'name'",
+    });
     expect(toolServer?.requests).toHaveLength(0);
   });
 
@@ -293,34 +415,59 @@ describe('turn runner', () => {
     model = await startServer((_req, res) => {
       sseHeaders(res);
       // The whole reply in one read, no end: the abort must stop it between tokens.
-      res.write(replyStream('Your appointment is booked. See you').replace(/data: [^\n]*"finish_reason"[^\n]*\n\ndata: \[DONE\]\n\n$/, ''));
+      res.write(
+        replyStream('Your appointment is booked. See you').replace(
+          /data: [^\n]*"finish_reason"[^\n]*\n\ndata: \[DONE\]\n\n$/,
+          '',
+        ),
+      );
     });
     const controller = new AbortController();
     const h = hooks();
-    const outcome = await runReply(input({ ...llm, base_url: model.url }, tools, { ...h, onChunk: () => controller.abort() }, { signal: controller.signal }));
+    const outcome = await runReply(
+      input(
+        { ...llm, base_url: model.url },
+        tools,
+        { ...h, onChunk: () => controller.abort() },
+        { signal: controller.signal },
+      ),
+    );
     expect(outcome).toEqual({ kind: 'aborted', messages: [], partialText: 'Your appointment is booked. ' });
   });
 
   it('reports a model failure as llm_error with its code', async () => {
     const { llm, tools } = await setup([]);
     await model?.close();
-    const outcome = await runReply(input(llm, tools, hooks(), { client: { dispatcher: testDispatcher, maxRetries: 0 } }));
+    const outcome = await runReply(
+      input(llm, tools, hooks(), { client: { dispatcher: testDispatcher, maxRetries: 0 } }),
+    );
     expect(outcome.kind === 'llm_error' && outcome.error.code).toBe('LLM_NETWORK');
   });
 
   it('gives up a turn whose model never answers at the turn deadline with flow_error TURN_DEADLINE', async () => {
     const { llm, tools } = await setup(['hang']);
     const started = Date.now();
-    const outcome = await runReply(input(llm, tools, hooks(), { turnDeadlineMs: 300, client: { dispatcher: testDispatcher, firstTokenTimeoutMs: 20_000 } }));
+    const outcome = await runReply(
+      input(llm, tools, hooks(), {
+        turnDeadlineMs: 300,
+        client: { dispatcher: testDispatcher, firstTokenTimeoutMs: 20_000 },
+      }),
+    );
     expect(outcome).toMatchObject({ kind: 'flow_error', code: 'TURN_DEADLINE' });
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('does not count the time the caller spends hearing the reply against the turn deadline', async () => {
     const call = { id: 'call_1', name: 'book', arguments: '{"name":"Ann"}' };
-    const { llm, tools } = await setup([{ text: 'One moment while I book that for you.', calls: [call] }, 'You are booked.']);
+    const { llm, tools } = await setup([
+      { text: 'One moment while I book that for you.', calls: [call] },
+      'You are booked.',
+    ]);
     const h = hooks();
-    const slowSpeech = { ...h, confirmSpoken: async () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 1_500)) };
+    const slowSpeech = {
+      ...h,
+      confirmSpoken: async () => new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 1_500)),
+    };
     const outcome = await runReply(input(llm, tools, slowSpeech, { turnDeadlineMs: 1_000 }));
     expect(outcome.kind).toBe('reply');
   });

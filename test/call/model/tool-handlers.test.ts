@@ -10,7 +10,13 @@ const tools = AgentConfigSchema.parse({
   agent_name: 'T',
   llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' },
   tools: [
-    { type: 'api', name: 'book', url: 'http://127.0.0.1:9/book', speak_during_execution: true, execution_message: 'Let me book that.' },
+    {
+      type: 'api',
+      name: 'book',
+      url: 'http://127.0.0.1:9/book',
+      speak_during_execution: true,
+      execution_message: 'Let me book that.',
+    },
     { type: 'api', name: 'lookup', url: 'http://127.0.0.1:9/lookup' },
     { type: 'press_digits' },
     { type: 'transfer_call', transfer_to: '+14155550123' },
@@ -52,8 +58,17 @@ describe('tool handlers', () => {
     const r = round();
     const end = toolAction(call('end_call'), r);
     const transfer = toolAction(call('transfer_call'), r);
-    expect(end?.kind === 'terminal' && end.outcome([])).toEqual({ kind: 'end_call', call: call('end_call'), messages: [] });
-    expect(transfer?.kind === 'terminal' && transfer.outcome([])).toEqual({ kind: 'transfer_call', call: call('transfer_call'), transferTo: '+14155550123', messages: [] });
+    expect(end?.kind === 'terminal' && end.outcome([])).toEqual({
+      kind: 'end_call',
+      call: call('end_call'),
+      messages: [],
+    });
+    expect(transfer?.kind === 'terminal' && transfer.outcome([])).toEqual({
+      kind: 'transfer_call',
+      call: call('transfer_call'),
+      transferTo: '+14155550123',
+      messages: [],
+    });
   });
 
   it('a transfer on a line that cannot make one is answered with the refusal, as a tool that did not act, and the turn goes on', async () => {
@@ -77,7 +92,10 @@ describe('tool handlers', () => {
     const second = toolAction(call('press_digits', '{"digits":"2"}'), r);
     const runs = await Promise.all([first, second].map((a) => (a?.kind === 'run' ? a.run(() => undefined) : null)));
     expect(pressed).toEqual(['start 1', 'end 1', 'start 2', 'end 2']);
-    expect(runs.map((run) => run?.modelContent)).toEqual([JSON.stringify({ pressed: '1' }), JSON.stringify({ pressed: '2' })]);
+    expect(runs.map((run) => run?.modelContent)).toEqual([
+      JSON.stringify({ pressed: '1' }),
+      JSON.stringify({ pressed: '2' }),
+    ]);
   });
 
   it('a tool the agent lacks has no action', () => {

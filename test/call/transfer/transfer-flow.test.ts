@@ -11,7 +11,11 @@ import { settle, silentLog } from '../../helpers/session-fakes.ts';
 const TO = '+14155550123';
 
 function tools(transfer: Record<string, unknown>): AgentConfig['tools'] {
-  return AgentConfigSchema.parse({ agent_name: 'T', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' }, tools: [{ type: 'transfer_call', transfer_to: TO, ...transfer }] }).tools;
+  return AgentConfigSchema.parse({
+    agent_name: 'T',
+    llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' },
+    tools: [{ type: 'transfer_call', transfer_to: TO, ...transfer }],
+  }).tools;
 }
 
 /** A flow on a fake session and voice, recording the intents it gives and what the voice was asked. */
@@ -51,13 +55,21 @@ describe('TransferFlow', () => {
     const s = setup({ cold: async (to) => void asked.push(to), transfer: { transfer_message: 'Please hold.' } });
     s.flow.start('transfer_call', TO);
     expect(s.flow.holdsLine).toBe(true);
-    expect(s.intents).toEqual([{ kind: 'take_turn', cut: false }, { kind: 'say', text: 'Please hold.' }]);
+    expect(s.intents).toEqual([
+      { kind: 'take_turn', cut: false },
+      { kind: 'say', text: 'Please hold.' },
+    ]);
     await settle();
     expect(s.log).toEqual(['line played']);
     expect(asked).toEqual([TO]);
     s.timers.advance(2_000);
     s.flow.answered();
-    expect(s.intents[2]).toEqual({ kind: 'end', reason: 'call_transfer', message: `Transferred to ${TO}.`, transferred: { destination: TO, at: 3_000 } });
+    expect(s.intents[2]).toEqual({
+      kind: 'end',
+      reason: 'call_transfer',
+      message: `Transferred to ${TO}.`,
+      transferred: { destination: TO, at: 3_000 },
+    });
   });
 
   it('a carrier that refuses the transfer gives the turn back to the model, told the phone line could not start it', async () => {
@@ -65,7 +77,10 @@ describe('TransferFlow', () => {
     s.flow.start('transfer_call', TO);
     await settle();
     expect(s.flow.holdsLine).toBe(false);
-    expect(s.intents.at(-1)).toEqual({ kind: 'give_back', note: expect.stringContaining(`The transfer did not go through to ${TO}: the phone line could not start it.`) });
+    expect(s.intents.at(-1)).toEqual({
+      kind: 'give_back',
+      note: expect.stringContaining(`The transfer did not go through to ${TO}: the phone line could not start it.`),
+    });
   });
 
   it('a failed transfer waits returnMs for the caller to come back: back, the model is told why; never back, the call ends user_hangup', async () => {
@@ -84,7 +99,11 @@ describe('TransferFlow', () => {
     await settle();
     gone.flow.failed('the line was busy');
     gone.timers.advance(TRANSFER_DEFAULTS.returnMs);
-    expect(gone.intents.at(-1)).toEqual({ kind: 'end', reason: 'user_hangup', message: `The transfer to ${TO} failed (the line was busy) and the caller did not come back.` });
+    expect(gone.intents.at(-1)).toEqual({
+      kind: 'end',
+      reason: 'user_hangup',
+      message: `The transfer to ${TO} failed (the line was busy) and the caller did not come back.`,
+    });
   });
 
   it('without a carrier that transfers, transfer_call only ends the call call_transfer', () => {
@@ -95,7 +114,11 @@ describe('TransferFlow', () => {
   });
 
   it('a warm transfer holds the caller with music they cannot cut; a second leg that does not connect cuts the music with force and gives the turn back', async () => {
-    const warm: WarmTransferCarrier = { holdAudio: async () => new Int16Array(8), consult: async () => undefined, bridge: async () => undefined };
+    const warm: WarmTransferCarrier = {
+      holdAudio: async () => new Int16Array(8),
+      consult: async () => undefined,
+      bridge: async () => undefined,
+    };
     const s = setup({ cold: async () => undefined, warm, transfer: { mode: 'warm' } });
     s.flow.start('transfer_call', TO);
     await settle();
@@ -119,7 +142,11 @@ describe('TransferFlow', () => {
     s.flow.start('transfer_call', TO);
     await settle();
     s.flow.carrierEnded();
-    expect(s.intents.at(-1)).toEqual({ kind: 'end', reason: 'user_hangup', message: `The caller hung up while being transferred to ${TO}.` });
+    expect(s.intents.at(-1)).toEqual({
+      kind: 'end',
+      reason: 'user_hangup',
+      message: `The caller hung up while being transferred to ${TO}.`,
+    });
     s.host.live = false;
     const before = s.intents.length;
     s.flow.answered();

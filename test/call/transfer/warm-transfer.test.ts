@@ -40,7 +40,10 @@ function fakeLine(log: string[]): CallTransport & { handlers: TransportHandlers 
   };
 }
 
-function transfer(carrier: Partial<WarmTransferCarrier> = {}, summary: () => Promise<string> = async () => 'I have a caller for you.') {
+function transfer(
+  carrier: Partial<WarmTransferCarrier> = {},
+  summary: () => Promise<string> = async () => 'I have a caller for you.',
+) {
   const log: string[] = [];
   const outcome: { connected?: string; failed?: string } = {};
   const warm = new WarmTransfer({
@@ -66,7 +69,13 @@ describe('WarmTransfer', () => {
     const { warm, log, outcome } = transfer();
     await warm.start();
     await warm.answered(fakeLine(log));
-    expect(log).toEqual(['caller: hold', 'consult +14155550199', 'leg: I have a caller for you.', 'bridge', 'leg: stopped']);
+    expect(log).toEqual([
+      'caller: hold',
+      'consult +14155550199',
+      'leg: I have a caller for you.',
+      'bridge',
+      'leg: stopped',
+    ]);
     expect(outcome).toEqual({ connected: 'I have a caller for you.' });
   });
 

@@ -40,9 +40,21 @@ beforeAll(async () => {
   url = `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/media/twilio`;
   wss.on('connection', (socket) => {
     let spoke: (at: number) => void = () => undefined;
-    const agent: FakeAgent = { socket, keys: [], streamSid: '', callerSpokeAt: new Promise((resolve) => (spoke = resolve)), echoed: new Map() };
+    const agent: FakeAgent = {
+      socket,
+      keys: [],
+      streamSid: '',
+      callerSpokeAt: new Promise((resolve) => (spoke = resolve)),
+      echoed: new Map(),
+    };
     socket.on('message', (data) => {
-      const m = JSON.parse(data.toString()) as { event: string; streamSid?: string; media?: { payload: string }; mark?: { name: string }; dtmf?: { digit: string } };
+      const m = JSON.parse(data.toString()) as {
+        event: string;
+        streamSid?: string;
+        media?: { payload: string };
+        mark?: { name: string };
+        dtmf?: { digit: string };
+      };
       if (m.event === 'dtmf') agent.keys.push(m.dtmf!.digit);
       if (m.event === 'start') {
         agent.streamSid = m.streamSid!;
@@ -50,26 +62,33 @@ beforeAll(async () => {
         if (next) next(agent);
         else agents.push(agent);
       }
-      if (m.event === 'media' && Buffer.from(m.media!.payload, 'base64').some((b) => b !== 0xff)) spoke(performance.now());
+      if (m.event === 'media' && Buffer.from(m.media!.payload, 'base64').some((b) => b !== 0xff))
+        spoke(performance.now());
       if (m.event === 'mark') agent.echoed.set(m.mark!.name, performance.now());
     });
   });
 });
 afterAll(() => new Promise((resolve) => wss.close(resolve)));
 
-const nextAgent = (): Promise<FakeAgent> => new Promise((resolve) => (agents.length > 0 ? resolve(agents.shift()!) : waiting.push(resolve)));
+const nextAgent = (): Promise<FakeAgent> =>
+  new Promise((resolve) => (agents.length > 0 ? resolve(agents.shift()!) : waiting.push(resolve)));
 
 /** The agent says one utterance: its start mark, `ms` of audio, its end mark. */
 function utter(agent: FakeAgent, id: number, ms: number): void {
-  const send = (message: Record<string, unknown>) => agent.socket.send(JSON.stringify({ ...message, streamSid: agent.streamSid }));
+  const send = (message: Record<string, unknown>) =>
+    agent.socket.send(JSON.stringify({ ...message, streamSid: agent.streamSid }));
   send({ event: 'mark', mark: { name: utteranceMark.start(id) } });
-  send({ event: 'media', media: { payload: Buffer.from(new Uint8Array((ms / 20) * 160).fill(0x10)).toString('base64') } });
+  send({
+    event: 'media',
+    media: { payload: Buffer.from(new Uint8Array((ms / 20) * 160).fill(0x10)).toString('base64') },
+  });
   send({ event: 'mark', mark: { name: utteranceMark.end(id) } });
 }
 
 /** The agent presses `keys`: their tones, as an utterance of the line. */
 function press(agent: FakeAgent, id: number, keys: string): void {
-  const send = (message: Record<string, unknown>) => agent.socket.send(JSON.stringify({ ...message, streamSid: agent.streamSid }));
+  const send = (message: Record<string, unknown>) =>
+    agent.socket.send(JSON.stringify({ ...message, streamSid: agent.streamSid }));
   send({ event: 'mark', mark: { name: utteranceMark.start(id) } });
   send({ event: 'media', media: { payload: Buffer.from(muLawEncode(dtmfTones(keys, 8000))).toString('base64') } });
   send({ event: 'mark', mark: { name: utteranceMark.end(id) } });
@@ -83,14 +102,26 @@ async function callee(steps: SimStep[], options: { random?: number; agentWords?:
   const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
   await caller.connect();
   const agent = await nextAgent();
-  const sim = new SimCallee({ caller, script: { name: 'test', steps, maxMs: 0 }, random: () => options.random ?? 0, agentWords: options.agentWords, log });
+  const sim = new SimCallee({
+    caller,
+    script: { name: 'test', steps, maxMs: 0 },
+    random: () => options.random ?? 0,
+    agentWords: options.agentWords,
+    log,
+  });
   latestSim = sim;
   return { caller, agent, run: sim.run(), lines };
 }
 
 describe('a simulated callee', () => {
   it('wait_for_agent: speaks only after the agent has spoken, its words have played and a pause of 300-800 ms passed', async () => {
-    const { caller, agent, run } = await callee([{ kind: 'wait_for_agent', timeoutMs: 10_000 }, { kind: 'say', file: 'x', mulaw: LOUD(200) }], { random: 0.5 });
+    const { caller, agent, run } = await callee(
+      [
+        { kind: 'wait_for_agent', timeoutMs: 10_000 },
+        { kind: 'say', file: 'x', mulaw: LOUD(200) },
+      ],
+      { random: 0.5 },
+    );
     await new Promise((r) => setTimeout(r, 300)); // nothing said yet: the callee keeps waiting
     utter(agent, 1, 400);
     const spokeAt = await agent.callerSpokeAt;
@@ -103,7 +134,13 @@ describe('a simulated callee', () => {
   });
 
   it('wait_for_agent: an utterance that starts within the pause is listened to before speaking', async () => {
-    const { caller, agent, run } = await callee([{ kind: 'wait_for_agent', timeoutMs: 10_000 }, { kind: 'say', file: 'x', mulaw: LOUD(200) }], { random: 0 });
+    const { caller, agent, run } = await callee(
+      [
+        { kind: 'wait_for_agent', timeoutMs: 10_000 },
+        { kind: 'say', file: 'x', mulaw: LOUD(200) },
+      ],
+      { random: 0 },
+    );
     utter(agent, 1, 200);
     await new Promise((r) => setTimeout(r, 350)); // the first has played; the pause (300 ms) is running
     utter(agent, 2, 300);
@@ -114,14 +151,20 @@ describe('a simulated callee', () => {
   });
 
   it('wait_for_agent: fails the script and logs it when the agent does not finish in time', async () => {
-    const { caller, run, lines } = await callee([{ kind: 'wait_for_agent', timeoutMs: 300 }, { kind: 'say', file: 'x', mulaw: LOUD(200) }]);
+    const { caller, run, lines } = await callee([
+      { kind: 'wait_for_agent', timeoutMs: 300 },
+      { kind: 'say', file: 'x', mulaw: LOUD(200) },
+    ]);
     expect(await run).toEqual({ ok: false, step: 0, reason: 'the agent had not spoken and finished within 300 ms' });
     expect(lines.some((l) => l.includes('script failed'))).toBe(true);
     await caller.hangUp();
   });
 
   it('barge_in_after_ms: cuts in that long after the agent starts speaking', async () => {
-    const { caller, agent, run } = await callee([{ kind: 'barge_in', afterMs: 400 }, { kind: 'say', file: 'x', mulaw: LOUD(200) }]);
+    const { caller, agent, run } = await callee([
+      { kind: 'barge_in', afterMs: 400 },
+      { kind: 'say', file: 'x', mulaw: LOUD(200) },
+    ]);
     utter(agent, 1, 2_000);
     const spokeAt = await agent.callerSpokeAt;
     await run;
@@ -135,16 +178,32 @@ describe('a simulated callee', () => {
   it("expect: goes on when the agent's words since the caller spoke match, and fails naming what was heard when they do not", async () => {
     let say: (text: string) => void = () => undefined;
     const words: AgentWordsSource = (onWords) => (say = onWords);
-    const ok = await callee([{ kind: 'wait_for_agent', timeoutMs: 5_000 }, { kind: 'expect', pattern: /your name/i }], { agentWords: words });
+    const ok = await callee(
+      [
+        { kind: 'wait_for_agent', timeoutMs: 5_000 },
+        { kind: 'expect', pattern: /your name/i },
+      ],
+      { agentWords: words },
+    );
     utter(ok.agent, 1, 100);
     setTimeout(() => say('May I have your name, please?'), 150);
     expect(await ok.run).toEqual({ ok: true });
     await ok.caller.hangUp();
 
-    const bad = await callee([{ kind: 'wait_for_agent', timeoutMs: 5_000 }, { kind: 'expect', pattern: /day and time/i }], { agentWords: words });
+    const bad = await callee(
+      [
+        { kind: 'wait_for_agent', timeoutMs: 5_000 },
+        { kind: 'expect', pattern: /day and time/i },
+      ],
+      { agentWords: words },
+    );
     utter(bad.agent, 1, 100);
     setTimeout(() => say('Goodbye!'), 150);
-    expect(await bad.run).toEqual({ ok: false, step: 1, reason: 'expected the agent to say /day and time/i, heard "Goodbye!"' });
+    expect(await bad.run).toEqual({
+      ok: false,
+      step: 1,
+      reason: 'expected the agent to say /day and time/i, heard "Goodbye!"',
+    });
     expect(bad.lines.some((l) => l.includes('day and time'))).toBe(true);
     await bad.caller.hangUp();
   });
@@ -190,7 +249,13 @@ describe('a simulated callee', () => {
   });
 
   it('holds through a transfer, and on the line back does again the step the line went away under, listening for the agent anew', async () => {
-    const { caller, run } = await callee([{ kind: 'wait_for_agent', timeoutMs: 10_000 }, { kind: 'say', file: 'x', mulaw: LOUD(100) }], { random: 0 });
+    const { caller, run } = await callee(
+      [
+        { kind: 'wait_for_agent', timeoutMs: 10_000 },
+        { kind: 'say', file: 'x', mulaw: LOUD(100) },
+      ],
+      { random: 0 },
+    );
     const sim = latestSim!;
     sim.hold();
     await caller.hangUp();
@@ -214,7 +279,10 @@ describe('a simulated callee', () => {
 describe('sim scripts', () => {
   it('load the listening, keypad and menu steps (branches nested), and refuse an expect that is not a regular expression or keys a phone lacks', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sim-script-'));
-    writeFileSync(join(dir, 'ok.json'), JSON.stringify({ steps: [{ wait_for_agent: true }, { barge_in_after_ms: 250 }, { expect: 'name|time' }] }));
+    writeFileSync(
+      join(dir, 'ok.json'),
+      JSON.stringify({ steps: [{ wait_for_agent: true }, { barge_in_after_ms: 250 }, { expect: 'name|time' }] }),
+    );
     const script = await loadSimScript(dir, 'ok');
     expect(script.steps).toEqual([
       { kind: 'wait_for_agent', timeoutMs: 30_000 },
@@ -223,7 +291,14 @@ describe('sim scripts', () => {
     ]);
     writeFileSync(
       join(dir, 'menu.json'),
-      JSON.stringify({ steps: [{ wait_for_digits: 1, branches: { '1': [{ digits: '42#' }, { wait_for_digits: 2, timeout_ms: 500 }], '2': [{ hangup: true }] } }] }),
+      JSON.stringify({
+        steps: [
+          {
+            wait_for_digits: 1,
+            branches: { '1': [{ digits: '42#' }, { wait_for_digits: 2, timeout_ms: 500 }], '2': [{ hangup: true }] },
+          },
+        ],
+      }),
     );
     expect((await loadSimScript(dir, 'menu')).steps).toEqual([
       {
@@ -231,7 +306,13 @@ describe('sim scripts', () => {
         count: 1,
         timeoutMs: 15_000,
         branches: new Map([
-          ['1', [{ kind: 'digits', keys: '42#' }, { kind: 'wait_for_digits', count: 2, timeoutMs: 500, branches: null }]],
+          [
+            '1',
+            [
+              { kind: 'digits', keys: '42#' },
+              { kind: 'wait_for_digits', count: 2, timeoutMs: 500, branches: null },
+            ],
+          ],
           ['2', [{ kind: 'hangup' }]],
         ]),
       },

@@ -4,7 +4,9 @@ import type { CarrierDriver, ScriptName } from '../conformance.ts';
 import { SCRIPTS } from '../conformance.ts';
 import { TwilioStreamCaller } from '../../../src/carriers/sim/twilio-stream.ts';
 
-const PHONES = Object.fromEntries(Object.keys(SCRIPTS).map((name, i) => [name, `+1555009${String(i).padStart(4, '0')}`])) as Record<ScriptName, string>;
+const PHONES = Object.fromEntries(
+  Object.keys(SCRIPTS).map((name, i) => [name, `+1555009${String(i).padStart(4, '0')}`]),
+) as Record<ScriptName, string>;
 
 export const simDriver: CarrierDriver = {
   carrier: 'sim',
@@ -14,12 +16,20 @@ export const simDriver: CarrierDriver = {
   async start() {},
   async close() {},
   env() {
-    const phones = [...Object.entries(PHONES).map(([script, number]) => `${number}=answer:${script}`), `${this.busy}=busy`, `${this.noAnswer}=no_answer`, `${this.desk}=answer`];
+    const phones = [
+      ...Object.entries(PHONES).map(([script, number]) => `${number}=answer:${script}`),
+      `${this.busy}=busy`,
+      `${this.noAnswer}=no_answer`,
+      `${this.desk}=answer`,
+    ];
     return { SIM_NUMBERS: phones.join(','), SIM_ANSWER_DELAY_MS: '200' };
   },
   answering: (script) => PHONES[script],
   async streamWithoutSecret(serviceUrl, callId) {
-    const stream = new TwilioStreamCaller({ url: `${serviceUrl.replace('http', 'ws')}/media/twilio`, customParameters: { call_id: callId } });
+    const stream = new TwilioStreamCaller({
+      url: `${serviceUrl.replace('http', 'ws')}/media/twilio`,
+      customParameters: { call_id: callId },
+    });
     await stream.connect();
     await stream.waitForClose();
     return stream.closeCode ?? 0;

@@ -17,7 +17,10 @@ import type { CallOutcomes } from '../../../src/carriers/outcomes.ts';
 const dir = mkdtempSync(join(tmpdir(), 'sim-'));
 beforeAll(() => {
   execFileSync('flite', ['-t', 'yes please', '-o', join(dir, 'yes.wav')]);
-  writeFileSync(join(dir, 'hello.json'), JSON.stringify({ steps: [{ wait_ms: 100 }, { say: 'yes.wav' }, { hangup: true }] }));
+  writeFileSync(
+    join(dir, 'hello.json'),
+    JSON.stringify({ steps: [{ wait_ms: 100 }, { say: 'yes.wav' }, { hangup: true }] }),
+  );
 });
 
 describe('SIM_NUMBERS', () => {
@@ -34,9 +37,12 @@ describe('SIM_NUMBERS', () => {
     expect(parseSimNumbers(file).get('+15550009')).toEqual({ behavior: 'busy', script: undefined });
   });
 
-  it.each(['5550001=answer', '+15550001=ring', '+15550001=fail:script', '+15550001=answer:../x', '/no/such/file.json'])('refuses %s', (value) => {
-    expect(() => parseSimNumbers(value)).toThrow(/SIM_NUMBERS/);
-  });
+  it.each(['5550001=answer', '+15550001=ring', '+15550001=fail:script', '+15550001=answer:../x', '/no/such/file.json'])(
+    'refuses %s',
+    (value) => {
+      expect(() => parseSimNumbers(value)).toThrow(/SIM_NUMBERS/);
+    },
+  );
 });
 
 describe('simulated phones', () => {
@@ -51,7 +57,11 @@ describe('simulated phones', () => {
       const stream: (typeof received)[number] = { media: [] };
       received.push(stream);
       ws.on('message', (data) => {
-        const m = JSON.parse(data.toString()) as { event: string; start?: Record<string, unknown>; media?: { payload: string } };
+        const m = JSON.parse(data.toString()) as {
+          event: string;
+          start?: Record<string, unknown>;
+          media?: { payload: string };
+        };
         if (m.event === 'start') stream.start = m.start;
         if (m.event === 'media') stream.media.push(Buffer.from(m.media!.payload, 'base64'));
       });
@@ -80,7 +90,9 @@ describe('simulated phones', () => {
 
   async function dialer() {
     return new SimDialer({
-      phones: parseSimNumbers('+15550001=answer:hello,+15550002=no_answer,+15550003=fail,+15550004=voicemail,+15550005=busy'),
+      phones: parseSimNumbers(
+        '+15550001=answer:hello,+15550002=no_answer,+15550003=fail,+15550004=voicemail,+15550005=busy',
+      ),
       scripts: new Map([['hello', await loadSimScript(dir, 'hello')]]),
       mediaUrl: () => mediaUrl,
       outcomes: () => outcomes,
@@ -109,7 +121,11 @@ describe('simulated phones', () => {
     await vi.waitFor(() => expect(reports).toContain('no-answer call_b'), { timeout: 2_000, interval: 5 });
     expect(performance.now() - started).toBeGreaterThanOrEqual(115);
     expect(await sim.dial(request('+15550003', 'call_c'))).toMatchObject({ status: 'failed', reason: 'dial_failed' });
-    expect(await sim.dial(request('+15550005', 'call_e'))).toMatchObject({ status: 'failed', reason: 'dial_failed', message: expect.stringMatching(/busy/) });
+    expect(await sim.dial(request('+15550005', 'call_e'))).toMatchObject({
+      status: 'failed',
+      reason: 'dial_failed',
+      message: expect.stringMatching(/busy/),
+    });
   });
 
   it('a voicemail phone is reported as a machine when the agent asked for detection', async () => {
@@ -120,7 +136,10 @@ describe('simulated phones', () => {
 
   it('sends numbers it does not simulate to the fallback carrier', async () => {
     const sim = await dialer();
-    expect(await sim.dial(request('+14155550123', 'call_f'))).toMatchObject({ status: 'failed', message: expect.stringMatching(/carrier/i) });
+    expect(await sim.dial(request('+14155550123', 'call_f'))).toMatchObject({
+      status: 'failed',
+      message: expect.stringMatching(/carrier/i),
+    });
   });
 
   it('hangs up a ringing call on request: nothing is reported afterwards', async () => {
@@ -133,8 +152,19 @@ describe('simulated phones', () => {
 
   it('passes the hang-up of a call it did not place to the fallback carrier, which placed it', async () => {
     const hungUp: string[] = [];
-    const fallback = Object.assign(new NoCarrierDialer(), { hangUpCall: async (callId: string) => void hungUp.push(callId) });
-    const sim = new SimDialer({ phones: parseSimNumbers('+15550002=no_answer'), scripts: new Map(), mediaUrl: () => mediaUrl, outcomes: () => outcomes, ringTimeoutMs: 120, answerDelayMs: 10, fallback, log: pino({ level: 'silent' }) });
+    const fallback = Object.assign(new NoCarrierDialer(), {
+      hangUpCall: async (callId: string) => void hungUp.push(callId),
+    });
+    const sim = new SimDialer({
+      phones: parseSimNumbers('+15550002=no_answer'),
+      scripts: new Map(),
+      mediaUrl: () => mediaUrl,
+      outcomes: () => outcomes,
+      ringTimeoutMs: 120,
+      answerDelayMs: 10,
+      fallback,
+      log: pino({ level: 'silent' }),
+    });
     await sim.dial(request('+15550002', 'call_s'));
     await sim.hangUpCall('call_s');
     await sim.hangUpCall('call_placed_by_twilio');

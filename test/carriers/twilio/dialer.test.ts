@@ -24,7 +24,13 @@ beforeAll(async () => {
     SCHEDULER_POLL_MS: '50',
   });
   // The organization's own numbers: a real carrier shows them to the callee.
-  const agent = { agent_id: 'vm', agent_name: 'VM', voicemail_detection: true, llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' }, inbound_numbers: ['+14155550100', '+14155550199'] };
+  const agent = {
+    agent_id: 'vm',
+    agent_name: 'VM',
+    voicemail_detection: true,
+    llm: { base_url: 'http://127.0.0.1:9/v1', model: 'm' },
+    inbound_numbers: ['+14155550100', '+14155550199'],
+  };
   expect((await t.request('POST', '/v2/agents', { body: agent })).status).toBe(201);
 });
 afterAll(async () => {
@@ -41,32 +47,46 @@ function callee(kind: Parameters<TwilioStandIn['behaviors']['set']>[1]['kind']):
 }
 
 async function place(to: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const res = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', call_to: to, agent_id: 'demo', ...extra } });
+  const res = await t.request('POST', '/v2/calls', {
+    body: { call_from: '+14155550100', call_to: to, agent_id: 'demo', ...extra },
+  });
   expect(res.status, res.text).toBe(201);
   return CreateCallAck.parse(res.body).call_id;
 }
 
 const record = async (id: string) => CallRecordSchema.parse((await t.request('GET', `/v2/calls/${id}`)).body);
 const settled = (id: string, status: CallRecord['call_status']) =>
-  vi.waitFor(async () => {
-    const r = await record(id);
-    expect(r.call_status).toBe(status);
-    return r;
-  }, { timeout: 5_000, interval: 20 });
+  vi.waitFor(
+    async () => {
+      const r = await record(id);
+      expect(r.call_status).toBe(status);
+      return r;
+    },
+    { timeout: 5_000, interval: 20 },
+  );
 
 describe('Twilio dialer', () => {
   it('refuses with 400, naming the field, a call_from or presentation_number the organization does not hold, and dials nothing', async () => {
     const before = twilio.calls.length;
     const to = callee('no-answer');
-    const foreign = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550777', call_to: to, agent_id: 'demo' } });
+    const foreign = await t.request('POST', '/v2/calls', {
+      body: { call_from: '+14155550777', call_to: to, agent_id: 'demo' },
+    });
     expect(foreign.status).toBe(400);
     expect(foreign.text).toContain('body.call_from');
-    const shown = await t.request('POST', '/v2/calls', { body: { call_from: '+14155550100', presentation_number: '+14155550778', call_to: to, agent_id: 'demo' } });
+    const shown = await t.request('POST', '/v2/calls', {
+      body: { call_from: '+14155550100', presentation_number: '+14155550778', call_to: to, agent_id: 'demo' },
+    });
     expect(shown.status).toBe(400);
     expect(shown.text).toContain('body.presentation_number');
-    const elsewhere = await t.request('POST', '/v2/calls', { key: t.keyOf('globex'), body: { call_from: '+14155550100', call_to: to, agent_id: 'demo' } });
+    const elsewhere = await t.request('POST', '/v2/calls', {
+      key: t.keyOf('globex'),
+      body: { call_from: '+14155550100', call_to: to, agent_id: 'demo' },
+    });
     expect(elsewhere.status).toBe(400);
-    const campaign = await t.request('POST', '/v2/campaigns', { body: { name: 'Not ours', call_from: '+14155550777', agent_id: 'demo', tasks: [{ call_to: to }] } });
+    const campaign = await t.request('POST', '/v2/campaigns', {
+      body: { name: 'Not ours', call_from: '+14155550777', agent_id: 'demo', tasks: [{ call_to: to }] },
+    });
     expect(campaign.status).toBe(400);
     expect(campaign.text).toContain('body.call_from');
     expect(twilio.calls.length).toBe(before);
@@ -88,7 +108,9 @@ describe('Twilio dialer', () => {
     expect(streamUrl).not.toContain('?');
     expect(twiml).toContain(`<Parameter name="call_id" value="${callId}"/>`);
     const secret = /<Parameter name="secret" value="([^"]+)"\/>/.exec(twiml)![1]!;
-    expect(streamSecretMatches(secret, new SqliteCallRepository(t.service.db!).getForStream(callId)!.streamSecretHash)).toBe(true);
+    expect(
+      streamSecretMatches(secret, new SqliteCallRepository(t.service.db!).getForStream(callId)!.streamSecretHash),
+    ).toBe(true);
     // The carrier's sid stays reachable by call_id, for hanging up.
     expect(new SqliteCarrierCallRepository(t.service.db!).carrierCallId(callId)).toBe(created.sid);
     await created.done;
@@ -101,7 +123,10 @@ describe('Twilio dialer', () => {
 
   it('ends a call nobody answered as not_connected / dial_no_answer', async () => {
     const id = await place(callee('no-answer'));
-    expect(await settled(id, 'not_connected')).toMatchObject({ disconnection_reason: 'dial_no_answer', duration_ms: 0 });
+    expect(await settled(id, 'not_connected')).toMatchObject({
+      disconnection_reason: 'dial_no_answer',
+      duration_ms: 0,
+    });
   });
 
   it.each(['busy', 'failed', 'canceled'] as const)('ends a %s call as not_connected / dial_failed', async (kind) => {
@@ -131,8 +156,24 @@ describe('Twilio dialer', () => {
   it('hands a machine answer for a live call to its session', async () => {
     const to = callee('machine');
     let detected = 0;
-    const spy = vi.spyOn(t.service.registry, 'get').mockImplementation((callId) =>
-      ({ callId, orgId: 'acme', callType: 'outbound', requestEnd: () => undefined, voicemailDetected: () => void detected++, transferAnswered: () => undefined, transferFailed: () => null, returnStream: () => false, consultFailed: () => undefined, carrierEnded: () => undefined, say: () => undefined, addContext: () => undefined, listen: () => () => undefined, finished: new Promise(() => undefined) }) as ActiveCall,
+    const spy = vi.spyOn(t.service.registry, 'get').mockImplementation(
+      (callId) =>
+        ({
+          callId,
+          orgId: 'acme',
+          callType: 'outbound',
+          requestEnd: () => undefined,
+          voicemailDetected: () => void detected++,
+          transferAnswered: () => undefined,
+          transferFailed: () => null,
+          returnStream: () => false,
+          consultFailed: () => undefined,
+          carrierEnded: () => undefined,
+          say: () => undefined,
+          addContext: () => undefined,
+          listen: () => () => undefined,
+          finished: new Promise(() => undefined),
+        }) as ActiveCall,
     );
     try {
       const id = await place(to, { agent_id: 'vm' });
@@ -173,7 +214,10 @@ describe('Twilio dialer', () => {
     const params = { CallSid: twilio.calls.at(-1)!.sid, CallStatus: 'failed' };
     const forged = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature('wrong-token', url, params) },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': twilioSignature('wrong-token', url, params),
+      },
       body: new URLSearchParams(params).toString(),
     });
     expect(forged.status).toBe(403);
@@ -226,7 +270,14 @@ describe('Twilio dialer', () => {
       twilio.ringMs = 400;
       const id = await place(callee('no-answer'));
       twilio.ringMs = 30;
-      const record = repo.update('acme', id, (r) => ({ ...r, call_status: 'ended', start_timestamp: 1, end_timestamp: 2, duration_ms: 1, disconnection_reason: reason }))!;
+      const record = repo.update('acme', id, (r) => ({
+        ...r,
+        call_status: 'ended',
+        start_timestamp: 1,
+        end_timestamp: 2,
+        duration_ms: 1,
+        disconnection_reason: reason,
+      }))!;
       t.service.events.emit('ended', { orgId: 'acme', record });
       const sid = twilio.calls.at(-1)!.sid;
       await twilio.calls.at(-1)!.done;
@@ -237,8 +288,12 @@ describe('Twilio dialer', () => {
   });
 
   it('runs a campaign through Twilio: refused, busy and unanswered calls all count as failed', async () => {
-    const tasks = [callee('no-answer'), callee('busy'), callee('refuse'), callee('failed'), callee('no-answer')].map((call_to) => ({ call_to }));
-    const res = await t.request('POST', '/v2/campaigns', { body: { name: 'Twilio', call_from: '+14155550100', agent_id: 'demo', tasks, concurrency: 2 } });
+    const tasks = [callee('no-answer'), callee('busy'), callee('refuse'), callee('failed'), callee('no-answer')].map(
+      (call_to) => ({ call_to }),
+    );
+    const res = await t.request('POST', '/v2/campaigns', {
+      body: { name: 'Twilio', call_from: '+14155550100', agent_id: 'demo', tasks, concurrency: 2 },
+    });
     const c = CampaignResponse.parse(res.body);
     let peak = 0;
     const done = await vi.waitFor(

@@ -10,7 +10,9 @@ import { placeInboundCall, voiceWebhook } from '../../helpers/phone.ts';
 import { TwilioStandIn } from '../../helpers/twilio-standin.ts';
 import { SCRIPTS, type CarrierDriver, type ScriptName } from '../conformance.ts';
 
-const PHONES = Object.fromEntries(Object.keys(SCRIPTS).map((name, i) => [name, `+1415555${String(8100 + i)}`])) as Record<ScriptName, string>;
+const PHONES = Object.fromEntries(
+  Object.keys(SCRIPTS).map((name, i) => [name, `+1415555${String(8100 + i)}`]),
+) as Record<ScriptName, string>;
 const log = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -24,7 +26,8 @@ const scripts = new Map<ScriptName, SimScript>();
 async function runScript(line: TwilioStreamCaller, script: ScriptName): Promise<void> {
   const loaded = scripts.get(script)!;
   await new SimCallee({ caller: line, script: loaded, random: () => 0.5, log }).run();
-  if (!line.closed && loaded.steps.at(-1)?.kind !== 'hangup') await Promise.race([line.waitForClose(), sleep(loaded.maxMs)]);
+  if (!line.closed && loaded.steps.at(-1)?.kind !== 'hangup')
+    await Promise.race([line.waitForClose(), sleep(loaded.maxMs)]);
 }
 
 export const twilioDriver: CarrierDriver = {
@@ -35,7 +38,8 @@ export const twilioDriver: CarrierDriver = {
   async start(scriptsDir) {
     for (const name of Object.keys(SCRIPTS) as ScriptName[]) scripts.set(name, await loadSimScript(scriptsDir, name));
     twilio = await new TwilioStandIn().start();
-    for (const [script, number] of Object.entries(PHONES)) twilio.behaviors.set(number, { kind: 'answer', talk: (line) => runScript(line, script as ScriptName) });
+    for (const [script, number] of Object.entries(PHONES))
+      twilio.behaviors.set(number, { kind: 'answer', talk: (line) => runScript(line, script as ScriptName) });
     twilio.behaviors.set(this.busy, { kind: 'busy' });
     twilio.behaviors.set(this.noAnswer, { kind: 'no-answer' });
     twilio.behaviors.set(this.desk, { kind: 'answer' });
@@ -43,7 +47,11 @@ export const twilioDriver: CarrierDriver = {
   async close() {
     await twilio?.close();
   },
-  env: () => ({ TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_API_BASE: twilio.url }),
+  env: () => ({
+    TWILIO_ACCOUNT_SID: twilio.accountSid,
+    TWILIO_AUTH_TOKEN: twilio.authToken,
+    TWILIO_API_BASE: twilio.url,
+  }),
   answering: (script) => PHONES[script],
   async hungUpByService(callId) {
     for (let i = 0; i < 100; i++) {
@@ -56,14 +64,24 @@ export const twilioDriver: CarrierDriver = {
   inbound: {
     number: '+14155558200',
     async call(serviceUrl, script) {
-      const { caller, callId } = await placeInboundCall(serviceUrl, twilioDriver.inbound!.number, '+14155550100', { authToken: twilio.authToken });
+      const { caller, callId } = await placeInboundCall(serviceUrl, twilioDriver.inbound!.number, '+14155550100', {
+        authToken: twilio.authToken,
+      });
       void runScript(caller, script).finally(() => caller.hangUp());
       return callId;
     },
-    badlySigned: (serviceUrl) => voiceWebhook(serviceUrl, { CallSid: `CA${randomBytes(16).toString('hex')}`, From: '+14155550100', To: twilioDriver.inbound!.number }, 'not-the-auth-token'),
+    badlySigned: (serviceUrl) =>
+      voiceWebhook(
+        serviceUrl,
+        { CallSid: `CA${randomBytes(16).toString('hex')}`, From: '+14155550100', To: twilioDriver.inbound!.number },
+        'not-the-auth-token',
+      ),
   },
   async streamWithoutSecret(serviceUrl, callId) {
-    const stream = new TwilioStreamCaller({ url: `${serviceUrl.replace('http', 'ws')}/media/twilio`, customParameters: { call_id: callId } });
+    const stream = new TwilioStreamCaller({
+      url: `${serviceUrl.replace('http', 'ws')}/media/twilio`,
+      customParameters: { call_id: callId },
+    });
     await stream.connect();
     await stream.waitForClose();
     return stream.closeCode ?? 0;

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalMediaPayload, parseTwilioMessage, TwilioInbound, twilioMedia } from '../../../src/carriers/twilio/media-protocol.ts';
+import {
+  canonicalMediaPayload,
+  parseTwilioMessage,
+  TwilioInbound,
+  twilioMedia,
+} from '../../../src/carriers/twilio/media-protocol.ts';
 
-const media = (m: unknown, extra: Record<string, unknown> = {}) => JSON.stringify({ event: 'media', sequenceNumber: '3', streamSid: 'MZ1', media: m, ...extra });
+const media = (m: unknown, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ event: 'media', sequenceNumber: '3', streamSid: 'MZ1', media: m, ...extra });
 
 // Media messages skip the schema's parse for a hand check: it must accept and give exactly what the schema does.
 // Twilio's own layout (key order, no spaces): the regex path.
@@ -52,7 +58,8 @@ describe('Twilio media stream messages', () => {
     if (parsed.ok && schema.success) expect(parsed.message).toStrictEqual(schema.data);
     // The transport's shortcut gives a payload only where the full parse gives that media payload.
     const payload = canonicalMediaPayload(text);
-    if (payload !== null) expect(parsed.ok && parsed.message.event === 'media' && parsed.message.media.payload).toBe(payload);
+    if (payload !== null)
+      expect(parsed.ok && parsed.message.event === 'media' && parsed.message.media.payload).toBe(payload);
   });
 
   it("takes the payload of Twilio's own layout without building a message", () => {
@@ -62,11 +69,16 @@ describe('Twilio media stream messages', () => {
 
   it('says why it refused a message', () => {
     expect(parseTwilioMessage('{')).toEqual({ ok: false, reason: 'not JSON' });
-    expect(parseTwilioMessage(media({ payload: 'not base64!' }))).toMatchObject({ ok: false, reason: expect.stringContaining('media.payload') });
+    expect(parseTwilioMessage(media({ payload: 'not base64!' }))).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('media.payload'),
+    });
   });
 
   it('builds the media message as JSON.stringify would', () => {
     const sid = 'MZ"quoted\\sid';
-    expect(twilioMedia(sid, 'AAAA/+==')).toBe(JSON.stringify({ event: 'media', streamSid: sid, media: { payload: 'AAAA/+==' } }));
+    expect(twilioMedia(sid, 'AAAA/+==')).toBe(
+      JSON.stringify({ event: 'media', streamSid: sid, media: { payload: 'AAAA/+==' } }),
+    );
   });
 });

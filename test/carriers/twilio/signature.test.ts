@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { isValidTwilioSignature, twilioSignature } from '../../../src/carriers/twilio/signature.ts';
 
 const url = 'https://mycompany.com/myapp.php?foo=1&bar=2';
-const params = { CallSid: 'CA1234567890ABCDE', Caller: '+12349013030', Digits: '1234', From: '+12349013030', To: '+18005551212' };
+const params = {
+  CallSid: 'CA1234567890ABCDE',
+  Caller: '+12349013030',
+  Digits: '1234',
+  From: '+12349013030',
+  To: '+18005551212',
+};
 
 describe('X-Twilio-Signature', () => {
   it('matches the published test vector', () => {
@@ -16,7 +22,9 @@ describe('X-Twilio-Signature', () => {
   });
 
   it('refuses a changed parameter, a wrong token and a missing header', () => {
-    expect(isValidTwilioSignature('12345', url, { ...params, To: '+18005551213' }, '0/KCTR6DLpKmkAf8muzZqo1nDgQ=')).toBe(false);
+    expect(
+      isValidTwilioSignature('12345', url, { ...params, To: '+18005551213' }, '0/KCTR6DLpKmkAf8muzZqo1nDgQ='),
+    ).toBe(false);
     expect(isValidTwilioSignature('54321', url, params, '0/KCTR6DLpKmkAf8muzZqo1nDgQ=')).toBe(false);
     expect(isValidTwilioSignature('12345', url, params, undefined)).toBe(false);
   });

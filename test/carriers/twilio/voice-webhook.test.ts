@@ -34,7 +34,10 @@ afterAll(async () => t?.stop());
 function voiceWebhook(params: Record<string, string>, signature: string | undefined) {
   return fetch(`${t.url}/telephony/twilio/voice`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(signature ? { 'x-twilio-signature': signature } : {}) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(signature ? { 'x-twilio-signature': signature } : {}),
+    },
     body: new URLSearchParams(params).toString(),
   });
 }
@@ -43,12 +46,17 @@ describe('Twilio voice webhook with a configured auth token', () => {
   const params = { CallSid: 'CA123', AccountSid: 'AC123', From: '+14155550100', To: NUMBER };
 
   it('refuses a missing or wrong X-Twilio-Signature with 403 and registers nothing', async () => {
-    const before = ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count;
+    const before = ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number })
+      .total_count;
     expect((await voiceWebhook(params, undefined)).status).toBe(403);
-    expect((await voiceWebhook(params, twilioSignature('wrong-token', `${publicUrl}/telephony/twilio/voice`, params))).status).toBe(403);
+    expect(
+      (await voiceWebhook(params, twilioSignature('wrong-token', `${publicUrl}/telephony/twilio/voice`, params)))
+        .status,
+    ).toBe(403);
     const tampered = twilioSignature(TOKEN, `${publicUrl}/telephony/twilio/voice`, params);
     expect((await voiceWebhook({ ...params, To: '+15550400002' }, tampered)).status).toBe(403);
-    const after = ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count;
+    const after = ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number })
+      .total_count;
     expect(after).toBe(before);
   });
 
@@ -57,7 +65,9 @@ describe('Twilio voice webhook with a configured auth token', () => {
     expect(res.status).toBe(200);
     const twiml = await res.text();
     const url = /<Stream url="([^"]+)"/.exec(twiml)![1]!;
-    const custom = Object.fromEntries([...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]));
+    const custom = Object.fromEntries(
+      [...twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]+)"\/>/g)].map((m) => [m[1]!, m[2]!]),
+    );
     const caller = new TwilioStreamCaller({ url, customParameters: custom });
     await caller.connect();
     await agentFinished(caller, { after: 0, timeoutMs: 20_000, quietMs: 300 });
@@ -69,7 +79,13 @@ describe('Twilio voice webhook with a configured auth token', () => {
       record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${custom.call_id}`)).body);
       await new Promise((r) => setTimeout(r, 100));
     }
-    expect(record).toMatchObject({ call_status: 'ended', opt_out_sensitive_data_storage: true, transcript: null, transcript_with_tool_calls: null, recording_url: null });
+    expect(record).toMatchObject({
+      call_status: 'ended',
+      opt_out_sensitive_data_storage: true,
+      transcript: null,
+      transcript_with_tool_calls: null,
+      recording_url: null,
+    });
     expect(record!.duration_ms).toBeGreaterThan(0);
     expect((await t.request('GET', `/v2/calls/${custom.call_id}/recording`)).status).toBe(404);
   }, 60_000);
@@ -78,7 +94,8 @@ describe('Twilio voice webhook with a configured auth token', () => {
 describe('Twilio voice webhook sent again for one CallSid', () => {
   const params = { CallSid: 'CA-replayed', AccountSid: 'AC123', From: '+14155550100', To: NUMBER };
   const signed = () => voiceWebhook(params, twilioSignature(TOKEN, `${publicUrl}/telephony/twilio/voice`, params));
-  const total = async () => ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count;
+  const total = async () =>
+    ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count;
 
   it('answers the same TwiML for the same call and registers one call', async () => {
     const before = await total();
@@ -97,7 +114,12 @@ describe('Twilio voice webhook sent again for one CallSid', () => {
     const before = await total();
     const moved = { ...params, To: '+15550400009' };
     await t.request('POST', '/v2/agents', {
-      body: { agent_id: 'other-line', agent_name: 'Other', inbound_numbers: [moved.To], llm: { base_url: `${publicUrl}/demo/llm/v1`, model: 'demo' } },
+      body: {
+        agent_id: 'other-line',
+        agent_name: 'Other',
+        inbound_numbers: [moved.To],
+        llm: { base_url: `${publicUrl}/demo/llm/v1`, model: 'demo' },
+      },
     });
     const res = await voiceWebhook(moved, twilioSignature(TOKEN, `${publicUrl}/telephony/twilio/voice`, moved));
     expect(res.status).toBe(409);
@@ -109,19 +131,31 @@ describe('Twilio voice webhook sent again for one CallSid', () => {
 describe('Twilio webhooks without an auth token', () => {
   const params = { CallSid: 'CA456', AccountSid: 'AC123', From: '+14155550100', To: NUMBER };
   const post = (base: string, path: string) =>
-    fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params).toString() });
+    fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(params).toString(),
+    });
 
   it('refuses the voice and status webhooks with 403 by default: nothing unsigned can start or end a call', async () => {
     const open = await startTestService({ TWILIO_AUTH_TOKEN: '' });
     try {
       await open.request('POST', '/v2/agents', {
-        body: { agent_id: 'line', agent_name: 'Line', begin_message: 'Hi.', inbound_numbers: [NUMBER], llm: { base_url: 'https://models.example.com/v1', model: 'm' } },
+        body: {
+          agent_id: 'line',
+          agent_name: 'Line',
+          begin_message: 'Hi.',
+          inbound_numbers: [NUMBER],
+          llm: { base_url: 'https://models.example.com/v1', model: 'm' },
+        },
       });
       const voice = await post(open.url, '/telephony/twilio/voice');
       expect(voice.status).toBe(403);
       expect(((await voice.json()) as { code: string }).code).toBe('FORBIDDEN');
       expect((await post(open.url, '/telephony/twilio/status?call_id=call_x')).status).toBe(403);
-      expect(((await open.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count).toBe(0);
+      expect(
+        ((await open.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count,
+      ).toBe(0);
     } finally {
       await open.stop();
     }
@@ -131,7 +165,13 @@ describe('Twilio webhooks without an auth token', () => {
     const off = await startTestService({ TWILIO_AUTH_TOKEN: '', TWILIO_SIGNATURE: 'off' });
     try {
       await off.request('POST', '/v2/agents', {
-        body: { agent_id: 'line', agent_name: 'Line', begin_message: 'Hi.', inbound_numbers: [NUMBER], llm: { base_url: 'https://models.example.com/v1', model: 'm' } },
+        body: {
+          agent_id: 'line',
+          agent_name: 'Line',
+          begin_message: 'Hi.',
+          inbound_numbers: [NUMBER],
+          llm: { base_url: 'https://models.example.com/v1', model: 'm' },
+        },
       });
       const voice = await post(off.url, '/telephony/twilio/voice');
       expect(voice.status).toBe(200);

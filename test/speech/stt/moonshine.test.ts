@@ -2,7 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { readWavFile } from '../../../src/audio/wav.ts';
 import { isSttError } from '../../../src/speech/stt/errors.ts';
-import { MOONSHINE_DEFAULTS, MoonshineEngine, moonshineModelDir, windowBounds } from '../../../src/speech/stt/moonshine/engine.ts';
+import {
+  MOONSHINE_DEFAULTS,
+  MoonshineEngine,
+  moonshineModelDir,
+  windowBounds,
+} from '../../../src/speech/stt/moonshine/engine.ts';
 import { MOONSHINE_MODEL, MoonshineRecogniser, trimSilence } from '../../../src/speech/stt/moonshine/recogniser.ts';
 import { corpusWer, wer } from '../../../bench/wer.ts';
 import type { SttResult, SttStream } from '../../../src/speech/types.ts';
@@ -12,15 +17,25 @@ import { PHRASES, fixtureClips, frames, telephone, voice, type Clip } from './he
 const engine = new MoonshineEngine({ workers: 2 });
 afterAll(() => engine.close());
 
-/** Spies on the engine's readings, noting each one's length as asked: the samples go to a worker, and their buffer with them. */
+/**
+ * Spies on the engine's readings, noting each one's length as asked: the samples go to a worker, and their buffer with
+ * them.
+ */
 function watchReads() {
   const lengths: number[] = [];
   const transcribe = engine.transcribe.bind(engine);
-  const reads = vi.spyOn(engine, 'transcribe').mockImplementation((samples, rate, signal, phrases) => (lengths.push(samples.length), transcribe(samples, rate, signal, phrases)));
+  const reads = vi
+    .spyOn(engine, 'transcribe')
+    .mockImplementation(
+      (samples, rate, signal, phrases) => (lengths.push(samples.length), transcribe(samples, rate, signal, phrases)),
+    );
   return { reads, lengths };
 }
 
-/** Ends the turn and checks the stream read the engine only the once it had already, and heard the clip; then lets go of the spy and the stream. */
+/**
+ * Ends the turn and checks the stream read the engine only the once it had already, and heard the clip; then lets go of
+ * the spy and the stream.
+ */
 async function finalizeReadOnce(stream: SttStream, reads: MockInstance, clip: Clip): Promise<string> {
   const { text } = await stream.finalize();
   expect(reads).toHaveBeenCalledTimes(1);
@@ -113,9 +128,18 @@ describe('moonshine engine', () => {
     const recogniser = await MoonshineRecogniser.load(moonshineModelDir('tiny'), 'tiny');
     try {
       const clip = (await fixtureClips('pcm16'))[0]!;
-      const never = await recogniser.transcribeDetailed(clip.samples, { beamWidth: 3, fallbackBelowLogProb: -Infinity });
-      const always = await recogniser.transcribeDetailed(clip.samples, { beamWidth: 3, fallbackBelowLogProb: Infinity });
-      const greedy = await recogniser.transcribeDetailed(clip.samples, { beamWidth: 1, fallbackBelowLogProb: Infinity });
+      const never = await recogniser.transcribeDetailed(clip.samples, {
+        beamWidth: 3,
+        fallbackBelowLogProb: -Infinity,
+      });
+      const always = await recogniser.transcribeDetailed(clip.samples, {
+        beamWidth: 3,
+        fallbackBelowLogProb: Infinity,
+      });
+      const greedy = await recogniser.transcribeDetailed(clip.samples, {
+        beamWidth: 1,
+        fallbackBelowLogProb: Infinity,
+      });
       expect([never.beam, always.beam, greedy.beam]).toEqual([false, true, false]);
       expect(never.worstTokenLogProb).toBeLessThanOrEqual(0);
       expect(greedy.text).toBe(never.text);
@@ -176,7 +200,11 @@ describe('moonshine engine', () => {
     const partials: string[] = [];
     let partialSeen: () => void = () => undefined;
     const seen = new Promise<void>((resolve) => (partialSeen = resolve));
-    const stream = await engine.open({ sampleRate: 16000, language: 'en-US', events: { partial: (r) => (partials.push(r.text), partialSeen()) } });
+    const stream = await engine.open({
+      sampleRate: 16000,
+      language: 'en-US',
+      events: { partial: (r) => (partials.push(r.text), partialSeen()) },
+    });
     const reads = vi.spyOn(engine, 'transcribe');
     for (const f of frames(concat([clip], 16000 / 2), 16000)) stream.push(f);
     await seen;
@@ -209,11 +237,16 @@ describe('moonshine engine', () => {
   it("glances at 150 ms of quiet: the pause is read as if it lasts, and the VAD's pause after it gets that reading back with no second read", async () => {
     const clip = speechOf(voice('where is your office'));
     const partials: string[] = [];
-    const stream = await engine.open({ sampleRate: 16000, language: 'en-US', events: { partial: (r) => partials.push(r.text) } });
+    const stream = await engine.open({
+      sampleRate: 16000,
+      language: 'en-US',
+      events: { partial: (r) => partials.push(r.text) },
+    });
     if (!stream.readNow) throw new Error('a Moonshine stream reads on request');
     const reads = vi.spyOn(engine, 'transcribe');
     for (const f of frames(concat([clip], 0), 16000)) stream.push(f);
-    for (const f of frames(new Int16Array((16000 * MOONSHINE_DEFAULTS.glanceAfterMs) / 1000 + 320), 16000)) stream.push(f);
+    for (const f of frames(new Int16Array((16000 * MOONSHINE_DEFAULTS.glanceAfterMs) / 1000 + 320), 16000))
+      stream.push(f);
     expect(reads).toHaveBeenCalledTimes(1);
     await vi.waitFor(() => expect(partials).toHaveLength(1), { timeout: 10_000 });
     stream.readNow();
@@ -266,7 +299,11 @@ describe('moonshine engine', () => {
 
   it('finalize with no audio resolves with an empty transcript, and the final event carries each result', async () => {
     const finals: string[] = [];
-    const stream = await engine.open({ sampleRate: 16000, language: 'en-US', events: { final: (r) => finals.push(r.text) } });
+    const stream = await engine.open({
+      sampleRate: 16000,
+      language: 'en-US',
+      events: { final: (r) => finals.push(r.text) },
+    });
     expect(await stream.finalize()).toEqual({ text: '' });
     const clip = voice('please send me an email confirmation');
     const { text } = await transcribe(stream, clip);
@@ -303,15 +340,21 @@ describe('moonshine engine', () => {
   });
 
   it('a rate it cannot take fails with STT_UNSUPPORTED_RATE, a language it lacks with STT_CONFIG_INVALID', async () => {
-    await expect(engine.open({ sampleRate: 11025, language: 'en-US' })).rejects.toSatisfy((err: unknown) => isSttError(err, 'STT_UNSUPPORTED_RATE'));
-    await expect(engine.open({ sampleRate: 16000, language: 'de-DE' })).rejects.toSatisfy((err: unknown) => isSttError(err, 'STT_CONFIG_INVALID'));
+    await expect(engine.open({ sampleRate: 11025, language: 'en-US' })).rejects.toSatisfy((err: unknown) =>
+      isSttError(err, 'STT_UNSUPPORTED_RATE'),
+    );
+    await expect(engine.open({ sampleRate: 16000, language: 'de-DE' })).rejects.toSatisfy((err: unknown) =>
+      isSttError(err, 'STT_CONFIG_INVALID'),
+    );
   });
 
   it('a model folder without the model fails open() with STT_MODEL_INVALID every time, never hangs', async () => {
     const broken = new MoonshineEngine({ modelDir: '/nonexistent/moonshine', workers: 1 });
     try {
       for (let i = 0; i < 2; i++) {
-        await expect(broken.open({ sampleRate: 16000, language: 'en-US' })).rejects.toSatisfy((err: unknown) => isSttError(err, 'STT_MODEL_INVALID'));
+        await expect(broken.open({ sampleRate: 16000, language: 'en-US' })).rejects.toSatisfy((err: unknown) =>
+          isSttError(err, 'STT_MODEL_INVALID'),
+        );
       }
     } finally {
       await broken.close();
@@ -335,7 +378,10 @@ describe('moonshine engine', () => {
 describe('moonshine engine close', () => {
   it('closing the engine while utterances are being read never aborts the process: workers finish, release the model and exit', () => {
     // In a process of its own: an abort would take the test runner with it.
-    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/speech/stt/children/moonshine-close.ts', '3'], { encoding: 'utf8', timeout: 120_000 });
+    const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/speech/stt/children/moonshine-close.ts', '3'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(child.signal, child.stderr).toBeNull();
     expect(child.status, child.stderr).toBe(0);
     expect(child.stdout).toContain('closed every round');

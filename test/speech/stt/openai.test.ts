@@ -24,7 +24,11 @@ async function parse(req: IncomingMessage): Promise<Seen> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   // The server reads the multipart body with the platform's own parser.
-  const form = await new Request('http://x/', { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body: Buffer.concat(chunks) }).formData();
+  const form = await new Request('http://x/', {
+    method: 'POST',
+    headers: { 'content-type': req.headers['content-type'] ?? '' },
+    body: Buffer.concat(chunks),
+  }).formData();
   const fields = new Map<string, string>();
   let fileType = '';
   let fileBytes = 0;
@@ -37,7 +41,14 @@ async function parse(req: IncomingMessage): Promise<Seen> {
       fields.set(`${k}:riff`, Buffer.from(bytes.subarray(0, 4)).toString('latin1'));
     }
   }
-  return { path: req.url ?? '', auth: req.headers.authorization, contentType: req.headers['content-type'], fields, fileType, fileBytes };
+  return {
+    path: req.url ?? '',
+    auth: req.headers.authorization,
+    contentType: req.headers['content-type'],
+    fields,
+    fileType,
+    fileBytes,
+  };
 }
 
 beforeAll(async () => {
@@ -60,7 +71,12 @@ describe('openai-compatible STT engine', () => {
   it('posts one multipart WAV with model and language per finalize, with the bearer key', async () => {
     seen.length = 0;
     reply = { status: 200, body: '{"text":" hello world "}' };
-    const engine = new OpenAiSttEngine({ dispatcher: testDispatcher, baseUrl, apiKey: 'sk-test', model: 'whisper-tiny' });
+    const engine = new OpenAiSttEngine({
+      dispatcher: testDispatcher,
+      baseUrl,
+      apiKey: 'sk-test',
+      model: 'whisper-tiny',
+    });
     const stream = await engine.open({ sampleRate: 16000, language: 'en-US' });
     stream.push(second.subarray(0, 8000));
     stream.push(second.subarray(8000));
@@ -80,7 +96,10 @@ describe('openai-compatible STT engine', () => {
 
   it('word timings from the endpoint count from the start of the stream', async () => {
     reply = { status: 200, body: '{"text":"hi","words":[{"word":"hi","start":0.1,"end":0.4}]}' };
-    const stream = await new OpenAiSttEngine({ dispatcher: testDispatcher, baseUrl }).open({ sampleRate: 16000, language: 'en' });
+    const stream = await new OpenAiSttEngine({ dispatcher: testDispatcher, baseUrl }).open({
+      sampleRate: 16000,
+      language: 'en',
+    });
     stream.push(second);
     await stream.finalize();
     stream.push(second);
@@ -89,27 +108,40 @@ describe('openai-compatible STT engine', () => {
 
   it('a non-2xx answer fails with STT_HTTP_STATUS and the status', async () => {
     reply = { status: 401, body: '{"error":"bad key"}' };
-    const stream = await new OpenAiSttEngine({ dispatcher: testDispatcher, baseUrl }).open({ sampleRate: 16000, language: 'en-US' });
+    const stream = await new OpenAiSttEngine({ dispatcher: testDispatcher, baseUrl }).open({
+      sampleRate: 16000,
+      language: 'en-US',
+    });
     stream.push(second);
     await expect(stream.finalize()).rejects.toMatchObject({ code: 'STT_HTTP_STATUS', status: 401 });
   });
 
   it('a body without text fails with STT_BAD_RESPONSE', async () => {
     reply = { status: 200, body: '{"transcript":"nope"}' };
-    const stream = await new OpenAiSttEngine({ dispatcher: testDispatcher, baseUrl }).open({ sampleRate: 16000, language: 'en-US' });
+    const stream = await new OpenAiSttEngine({ dispatcher: testDispatcher, baseUrl }).open({
+      sampleRate: 16000,
+      language: 'en-US',
+    });
     stream.push(second);
     await expect(stream.finalize()).rejects.toMatchObject({ code: 'STT_BAD_RESPONSE' });
   });
 
   it('an unreachable endpoint fails with STT_HTTP_FAILED', async () => {
-    const stream = await new OpenAiSttEngine({ dispatcher: testDispatcher, baseUrl: 'http://127.0.0.1:1/v1', timeoutMs: 2000 }).open({ sampleRate: 16000, language: 'en-US' });
+    const stream = await new OpenAiSttEngine({
+      dispatcher: testDispatcher,
+      baseUrl: 'http://127.0.0.1:1/v1',
+      timeoutMs: 2000,
+    }).open({ sampleRate: 16000, language: 'en-US' });
     stream.push(second);
     await expect(stream.finalize()).rejects.toMatchObject({ code: 'STT_HTTP_FAILED' });
   });
 
   it('finalize with no audio sends nothing and resolves empty', async () => {
     seen.length = 0;
-    const stream = await new OpenAiSttEngine({ dispatcher: testDispatcher, baseUrl }).open({ sampleRate: 16000, language: 'en-US' });
+    const stream = await new OpenAiSttEngine({ dispatcher: testDispatcher, baseUrl }).open({
+      sampleRate: 16000,
+      language: 'en-US',
+    });
     expect(await stream.finalize()).toEqual({ text: '' });
     expect(seen).toHaveLength(0);
   });
@@ -118,12 +150,24 @@ describe('openai-compatible STT engine', () => {
 describe('createSttEngine', () => {
   it('picks the engine named by the agent stt config', () => {
     expect(createSttEngine(SttConfigSchema.parse({}), { dispatcher: testDispatcher }).name).toBe('moonshine');
-    expect(createSttEngine(SttConfigSchema.parse({ phrases: ['billing'] }), { dispatcher: testDispatcher }).name).toBe('moonshine');
-    expect(createSttEngine(SttConfigSchema.parse({ engine: 'pocketsphinx', phrases: ['billing'] }), { dispatcher: testDispatcher }).name).toBe('pocketsphinx');
-    expect(createSttEngine(SttConfigSchema.parse({ engine: 'openai', base_url: 'http://127.0.0.1:9/v1' }), { dispatcher: testDispatcher }).name).toBe('openai');
+    expect(createSttEngine(SttConfigSchema.parse({ phrases: ['billing'] }), { dispatcher: testDispatcher }).name).toBe(
+      'moonshine',
+    );
+    expect(
+      createSttEngine(SttConfigSchema.parse({ engine: 'pocketsphinx', phrases: ['billing'] }), {
+        dispatcher: testDispatcher,
+      }).name,
+    ).toBe('pocketsphinx');
+    expect(
+      createSttEngine(SttConfigSchema.parse({ engine: 'openai', base_url: 'http://127.0.0.1:9/v1' }), {
+        dispatcher: testDispatcher,
+      }).name,
+    ).toBe('openai');
   });
 
   it('refuses an openai config without base_url with STT_CONFIG_INVALID', () => {
-    expect(() => createSttEngine(SttConfigSchema.parse({ engine: 'openai' }), { dispatcher: testDispatcher })).toThrow(expect.objectContaining({ code: 'STT_CONFIG_INVALID' }));
+    expect(() => createSttEngine(SttConfigSchema.parse({ engine: 'openai' }), { dispatcher: testDispatcher })).toThrow(
+      expect.objectContaining({ code: 'STT_CONFIG_INVALID' }),
+    );
   });
 });

@@ -19,7 +19,11 @@ async function corpus(clips: Clip[], sampleRate: number): Promise<number> {
 }
 
 /** Per voice (one stream each), the reference and what the engine heard. */
-async function transcripts(on: PocketsphinxEngine, clips: Clip[], sampleRate: number): Promise<{ reference: string; hypothesis: string }[][]> {
+async function transcripts(
+  on: PocketsphinxEngine,
+  clips: Clip[],
+  sampleRate: number,
+): Promise<{ reference: string; hypothesis: string }[][]> {
   const voices = [...new Set(clips.map((c) => c.voice ?? ''))];
   return Promise.all(
     voices.map(async (v) => {
@@ -49,7 +53,14 @@ describe('pocketsphinx engine', () => {
     try {
       const clips = await fixtureClips('pcm16');
       // kal is flite's 8 kHz voice: its 16 kHz files hold nothing above 4 kHz. rms is wideband.
-      const heard = async (on: PocketsphinxEngine, who: string) => (await transcripts(on, clips.filter((c) => c.voice === who), 16000)).flat();
+      const heard = async (on: PocketsphinxEngine, who: string) =>
+        (
+          await transcripts(
+            on,
+            clips.filter((c) => c.voice === who),
+            16000,
+          )
+        ).flat();
       const kal = await heard(engine, 'kal');
       expect(kal).toEqual(await heard(telephoneOnly, 'kal'));
       expect(kal).not.toEqual(await heard(generalOnly, 'kal'));
@@ -102,7 +113,11 @@ describe('pocketsphinx engine', () => {
 
   it('emits partial results while audio arrives, before finalize', async () => {
     const partials: string[] = [];
-    const stream = await engine.open({ sampleRate: 16000, language: 'en-US', events: { partial: (r) => partials.push(r.text) } });
+    const stream = await engine.open({
+      sampleRate: 16000,
+      language: 'en-US',
+      events: { partial: (r) => partials.push(r.text) },
+    });
     const final = await transcribe(stream, voice(PHRASES[0] ?? ''));
     await stream.close();
     expect(partials.length).toBeGreaterThan(1);
@@ -134,7 +149,11 @@ describe('pocketsphinx engine', () => {
 
   it('phrase hints: a hint the caller says comes out as the hint, even where the general model slips', async () => {
     const said = PHRASES[0] ?? '';
-    const stream = await engine.open({ sampleRate: 16000, language: 'en-US', phrases: [said, 'transfer me to sales', 'Acme Zyxwvq plan'] });
+    const stream = await engine.open({
+      sampleRate: 16000,
+      language: 'en-US',
+      phrases: [said, 'transfer me to sales', 'Acme Zyxwvq plan'],
+    });
     const result = await transcribe(stream, voice(said));
     await stream.close();
     expect(result.text).toBe(said.toLowerCase());
@@ -164,13 +183,19 @@ describe('pocketsphinx engine', () => {
   });
 
   it('a rate it cannot take fails with STT_UNSUPPORTED_RATE', async () => {
-    await expect(engine.open({ sampleRate: 11025, language: 'en-US' })).rejects.toMatchObject({ code: 'STT_UNSUPPORTED_RATE' });
+    await expect(engine.open({ sampleRate: 11025, language: 'en-US' })).rejects.toMatchObject({
+      code: 'STT_UNSUPPORTED_RATE',
+    });
   });
 
   it('a crashed worker surfaces STT_ENGINE_CRASHED to the stream user, never hangs, and later streams work', async () => {
     const own = new PocketsphinxEngine({ workers: 1 });
     const errors: string[] = [];
-    const stream = await own.open({ sampleRate: 16000, language: 'en-US', events: { error: (e) => errors.push(e.code) } });
+    const stream = await own.open({
+      sampleRate: 16000,
+      language: 'en-US',
+      events: { error: (e) => errors.push(e.code) },
+    });
     stream.push(voice(PHRASES[0] ?? '').samples);
     own.crashWorkersForTest();
     const failed = await stream.finalize().then(

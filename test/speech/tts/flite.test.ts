@@ -16,7 +16,9 @@ afterAll(() => engine.close());
 
 describe('flite text-to-speech', () => {
   it('speaks a sentence as audio of plausible duration and a non-silent level', async () => {
-    const chunks = await collect(engine.synthesize('I would like to book an appointment for tomorrow.', { sampleRate: 16000 }));
+    const chunks = await collect(
+      engine.synthesize('I would like to book an appointment for tomorrow.', { sampleRate: 16000 }),
+    );
     const seconds = durationOf(chunks);
     expect(seconds).toBeGreaterThan(1.5);
     expect(seconds).toBeLessThan(5);
@@ -40,10 +42,12 @@ describe('flite text-to-speech', () => {
 
   it('stops output within one frame of a cancel: no chunk comes after the abort', async () => {
     const controller = new AbortController();
-    const iterator = engine.synthesize('Thank you for calling. Our opening hours are nine to five, Monday to Friday.', {
-      sampleRate: 16000,
-      signal: controller.signal,
-    })[Symbol.asyncIterator]();
+    const iterator = engine
+      .synthesize('Thank you for calling. Our opening hours are nine to five, Monday to Friday.', {
+        sampleRate: 16000,
+        signal: controller.signal,
+      })
+      [Symbol.asyncIterator]();
     const first = await iterator.next();
     expect(first.done).toBe(false);
     controller.abort();
@@ -52,9 +56,9 @@ describe('flite text-to-speech', () => {
 
   it('ends at once when cancelled while a piece is still being synthesised', async () => {
     const controller = new AbortController();
-    const iterator = engine.synthesize('This sentence is being synthesised right now.', { sampleRate: 16000, signal: controller.signal })[
-      Symbol.asyncIterator
-    ]();
+    const iterator = engine
+      .synthesize('This sentence is being synthesised right now.', { sampleRate: 16000, signal: controller.signal })
+      [Symbol.asyncIterator]();
     const pending = iterator.next();
     controller.abort();
     expect(await pending).toEqual({ done: true, value: undefined });
@@ -62,13 +66,17 @@ describe('flite text-to-speech', () => {
 
   it('gives nothing for blank text or an already aborted signal', async () => {
     expect(await collect(engine.synthesize('   ', { sampleRate: 16000 }))).toEqual([]);
-    expect(await collect(engine.synthesize('Hello there.', { sampleRate: 16000, signal: AbortSignal.abort() }))).toEqual([]);
+    expect(
+      await collect(engine.synthesize('Hello there.', { sampleRate: 16000, signal: AbortSignal.abort() })),
+    ).toEqual([]);
   });
 
   it('rejects an unknown voice with TTS_VOICE_UNKNOWN', async () => {
-    await expect(collect(engine.synthesize('Hi there.', { sampleRate: 16000, voiceId: 'nope' }))).rejects.toMatchObject({
-      code: 'TTS_VOICE_UNKNOWN',
-    });
+    await expect(collect(engine.synthesize('Hi there.', { sampleRate: 16000, voiceId: 'nope' }))).rejects.toMatchObject(
+      {
+        code: 'TTS_VOICE_UNKNOWN',
+      },
+    );
   });
 
   it('reports a missing flite addon as TTS_ADDON_MISSING instead of speaking with something else', async () => {
@@ -85,41 +93,61 @@ describe('flite text-to-speech', () => {
 
   it('cancel mid-sentence yields nothing more, and the next sentence gets only its own audio', async () => {
     const controller = new AbortController();
-    const iterator = engine.synthesize(LONG_SENTENCE, { sampleRate: 16000, voiceId: 'kal16', signal: controller.signal })[Symbol.asyncIterator]();
+    const iterator = engine
+      .synthesize(LONG_SENTENCE, { sampleRate: 16000, voiceId: 'kal16', signal: controller.signal })
+      [Symbol.asyncIterator]();
     expect((await iterator.next()).done).toBe(false);
     controller.abort();
     expect(await iterator.next()).toEqual({ done: true, value: undefined });
     expect(await iterator.next()).toEqual({ done: true, value: undefined });
     // kal16 is a diphone voice with no randomness: the same text gives the same samples, so any
     // leftover block of the cancelled sentence would show up as a difference.
-    const after = joined(await collect(engine.synthesize('Goodbye, and thank you.', { sampleRate: 16000, voiceId: 'kal16' })));
-    const again = joined(await collect(engine.synthesize('Goodbye, and thank you.', { sampleRate: 16000, voiceId: 'kal16' })));
+    const after = joined(
+      await collect(engine.synthesize('Goodbye, and thank you.', { sampleRate: 16000, voiceId: 'kal16' })),
+    );
+    const again = joined(
+      await collect(engine.synthesize('Goodbye, and thank you.', { sampleRate: 16000, voiceId: 'kal16' })),
+    );
     expect(after).toEqual(again);
   });
 
   it('concurrent syntheses on the same engine do not mix audio', async () => {
-    const texts = ['Your appointment is on Tuesday at ten.', 'Please hold while I transfer you to billing.', LONG_SENTENCE];
+    const texts = [
+      'Your appointment is on Tuesday at ten.',
+      'Please hold while I transfer you to billing.',
+      LONG_SENTENCE,
+    ];
     const alone: Int16Array[] = [];
-    for (const text of texts) alone.push(joined(await collect(engine.synthesize(text, { sampleRate: 16000, voiceId: 'kal16' }))));
+    for (const text of texts)
+      alone.push(joined(await collect(engine.synthesize(text, { sampleRate: 16000, voiceId: 'kal16' }))));
     // More at once than there are workers, so some wait in the queue while others speak.
     const together = await Promise.all(
-      [...texts, ...texts].map(async (text) => joined(await collect(engine.synthesize(text, { sampleRate: 16000, voiceId: 'kal16' })))),
+      [...texts, ...texts].map(async (text) =>
+        joined(await collect(engine.synthesize(text, { sampleRate: 16000, voiceId: 'kal16' }))),
+      ),
     );
     together.forEach((samples, i) => expect(samples).toEqual(alone[i % texts.length]));
     // A clustergen voice dithers its excitation randomly, so compare lengths there.
-    const slt = await Promise.all(texts.map(async (text) => durationOf(await collect(engine.synthesize(text, { sampleRate: 16000 })))));
-    for (const [i, text] of texts.entries()) expect(durationOf(await collect(engine.synthesize(text, { sampleRate: 16000 })))).toBe(slt[i]);
+    const slt = await Promise.all(
+      texts.map(async (text) => durationOf(await collect(engine.synthesize(text, { sampleRate: 16000 })))),
+    );
+    for (const [i, text] of texts.entries())
+      expect(durationOf(await collect(engine.synthesize(text, { sampleRate: 16000 })))).toBe(slt[i]);
   });
 
   it('close() mid-sentence ends the synthesis with TTS_ENGINE_CLOSED and stops its workers without harm', async () => {
     // Another spelling of the addon's path gets workers of its own, which close() then terminates
     // while they are inside flite: that must not abort the process.
     const closing = new FliteTtsEngine({ addonPath: `${dirname(FLITE_ADDON_PATH)}/./${basename(FLITE_ADDON_PATH)}` });
-    const iterator = closing.synthesize(`${LONG_SENTENCE}. ${LONG_SENTENCE}.`, { sampleRate: 16000 })[Symbol.asyncIterator]();
+    const iterator = closing
+      .synthesize(`${LONG_SENTENCE}. ${LONG_SENTENCE}.`, { sampleRate: 16000 })
+      [Symbol.asyncIterator]();
     expect((await iterator.next()).done).toBe(false);
     await closing.close();
     await expect(iterator.next()).rejects.toMatchObject({ code: 'TTS_ENGINE_CLOSED' });
-    await expect(collect(closing.synthesize('Hello.', { sampleRate: 16000 }))).rejects.toMatchObject({ code: 'TTS_ENGINE_CLOSED' });
+    await expect(collect(closing.synthesize('Hello.', { sampleRate: 16000 }))).rejects.toMatchObject({
+      code: 'TTS_ENGINE_CLOSED',
+    });
   });
 
   it('warm() loads a voice ahead of the first sentence, which then speaks normally', async () => {

@@ -17,14 +17,14 @@ describe('createTtsEngine', () => {
   });
 
   it('rejects the openai engine without base_url with TTS_CONFIG_INVALID', () => {
-    expect(() => createTtsEngine(VoiceConfigSchema.parse({ engine: 'openai' }), { dispatcher: testDispatcher })).toThrow(
-      expect.objectContaining({ code: 'TTS_CONFIG_INVALID' }) as Error,
-    );
+    expect(() =>
+      createTtsEngine(VoiceConfigSchema.parse({ engine: 'openai' }), { dispatcher: testDispatcher }),
+    ).toThrow(expect.objectContaining({ code: 'TTS_CONFIG_INVALID' }) as Error);
   });
 
   it('rejects an unknown flite voice with TTS_VOICE_UNKNOWN', () => {
-    expect(() => createTtsEngine(VoiceConfigSchema.parse({ voice_id: 'nobody' }), { dispatcher: testDispatcher })).toThrow(
-      expect.objectContaining({ code: 'TTS_VOICE_UNKNOWN' }) as Error,
-    );
+    expect(() =>
+      createTtsEngine(VoiceConfigSchema.parse({ voice_id: 'nobody' }), { dispatcher: testDispatcher }),
+    ).toThrow(expect.objectContaining({ code: 'TTS_VOICE_UNKNOWN' }) as Error);
   });
 });

@@ -37,7 +37,10 @@ describe('OpenAI-compatible speech endpoint', () => {
       for (let i = 0; i < speech24k.length; i += 1001) res.write(speech24k.subarray(i, i + 1001));
       res.end();
     };
-    const engine = new OpenAiTtsEngine({ baseUrl, apiKey: 'sk-test', model: 'tts-1', voice: 'nova', speed: 1.25 }, testDispatcher);
+    const engine = new OpenAiTtsEngine(
+      { baseUrl, apiKey: 'sk-test', model: 'tts-1', voice: 'nova', speed: 1.25 },
+      testDispatcher,
+    );
     const chunks = await collect(engine.synthesize('Hello there.', { sampleRate: 16000 }));
     expect(seen).toEqual({
       url: '/v1/audio/speech',
@@ -57,7 +60,9 @@ describe('OpenAI-compatible speech endpoint', () => {
       res.write(speech24k.subarray(0, 9600));
       void released.then(() => res.end(speech24k.subarray(9600)));
     };
-    const iterator = new OpenAiTtsEngine({ baseUrl }, testDispatcher).synthesize('Hi.', { sampleRate: 16000 })[Symbol.asyncIterator]();
+    const iterator = new OpenAiTtsEngine({ baseUrl }, testDispatcher)
+      .synthesize('Hi.', { sampleRate: 16000 })
+      [Symbol.asyncIterator]();
     expect((await iterator.next()).done).toBe(false);
     release();
     let more = 0;
@@ -71,7 +76,9 @@ describe('OpenAI-compatible speech endpoint', () => {
       format = (JSON.parse(body) as { response_format: unknown }).response_format;
       res.end(encodeWav({ samples: tone(440, 22050, 0.4), sampleRate: 22050 }));
     };
-    const chunks = await collect(new OpenAiTtsEngine({ baseUrl, responseFormat: 'wav' }, testDispatcher).synthesize('Hi.', { sampleRate: 8000 }));
+    const chunks = await collect(
+      new OpenAiTtsEngine({ baseUrl, responseFormat: 'wav' }, testDispatcher).synthesize('Hi.', { sampleRate: 8000 }),
+    );
     expect(format).toBe('wav');
     expect(durationOf(chunks)).toBeCloseTo(0.4, 1);
     expect(chunks[0]?.samples.length).toBe(160);
@@ -82,7 +89,9 @@ describe('OpenAI-compatible speech endpoint', () => {
       res.writeHead(401, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: 'Incorrect API key provided' } }));
     };
-    await expect(collect(new OpenAiTtsEngine({ baseUrl }, testDispatcher).synthesize('Hi.', { sampleRate: 16000 }))).rejects.toMatchObject({
+    await expect(
+      collect(new OpenAiTtsEngine({ baseUrl }, testDispatcher).synthesize('Hi.', { sampleRate: 16000 })),
+    ).rejects.toMatchObject({
       code: 'TTS_HTTP_ERROR',
       message: expect.stringContaining('Incorrect API key provided') as string,
     });
@@ -100,7 +109,9 @@ describe('OpenAI-compatible speech endpoint', () => {
       });
     };
     const controller = new AbortController();
-    const iterator = new OpenAiTtsEngine({ baseUrl }, testDispatcher).synthesize('Hi.', { sampleRate: 16000, signal: controller.signal })[Symbol.asyncIterator]();
+    const iterator = new OpenAiTtsEngine({ baseUrl }, testDispatcher)
+      .synthesize('Hi.', { sampleRate: 16000, signal: controller.signal })
+      [Symbol.asyncIterator]();
     expect((await iterator.next()).done).toBe(false);
     controller.abort();
     expect(await iterator.next()).toEqual({ done: true, value: undefined });
@@ -132,7 +143,11 @@ describe('OpenAI-compatible speech endpoint', () => {
 
   it('gives up a server that stops sending, before its answer or mid-body, with TTS_BAD_RESPONSE', async () => {
     handler = () => undefined;
-    await expect(collect(new OpenAiTtsEngine({ baseUrl, stallTimeoutMs: 200 }, testDispatcher).synthesize('Hi.', { sampleRate: 16000 }))).rejects.toMatchObject({
+    await expect(
+      collect(
+        new OpenAiTtsEngine({ baseUrl, stallTimeoutMs: 200 }, testDispatcher).synthesize('Hi.', { sampleRate: 16000 }),
+      ),
+    ).rejects.toMatchObject({
       code: 'TTS_BAD_RESPONSE',
       message: expect.stringContaining('nothing for 200 ms') as string,
     });
@@ -140,15 +155,23 @@ describe('OpenAI-compatible speech endpoint', () => {
       res.writeHead(200);
       res.write(speech24k.subarray(0, 4800));
     };
-    await expect(collect(new OpenAiTtsEngine({ baseUrl, stallTimeoutMs: 200 }, testDispatcher).synthesize('Hi.', { sampleRate: 16000 }))).rejects.toMatchObject({ code: 'TTS_BAD_RESPONSE' });
+    await expect(
+      collect(
+        new OpenAiTtsEngine({ baseUrl, stallTimeoutMs: 200 }, testDispatcher).synthesize('Hi.', { sampleRate: 16000 }),
+      ),
+    ).rejects.toMatchObject({ code: 'TTS_BAD_RESPONSE' });
   });
 
   it('rejects a config without a valid base URL with TTS_CONFIG_INVALID', () => {
-    expect(() => new OpenAiTtsEngine({ baseUrl: 'ftp://x' }, testDispatcher)).toThrow(expect.objectContaining({ code: 'TTS_CONFIG_INVALID' }) as Error);
+    expect(() => new OpenAiTtsEngine({ baseUrl: 'ftp://x' }, testDispatcher)).toThrow(
+      expect.objectContaining({ code: 'TTS_CONFIG_INVALID' }) as Error,
+    );
   });
 
   it('reports an unreachable endpoint as TTS_HTTP_ERROR', async () => {
     const engine = new OpenAiTtsEngine({ baseUrl: 'http://127.0.0.1:9/v1' }, testDispatcher);
-    await expect(collect(engine.synthesize('Hi.', { sampleRate: 16000 }))).rejects.toMatchObject({ code: 'TTS_HTTP_ERROR' });
+    await expect(collect(engine.synthesize('Hi.', { sampleRate: 16000 }))).rejects.toMatchObject({
+      code: 'TTS_HTTP_ERROR',
+    });
   });
 });

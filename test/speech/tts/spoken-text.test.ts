@@ -45,16 +45,40 @@ describe('text for the voice', () => {
       { word: 'Nginx', replacement: 'engine x' },
       { word: 'SQL', replacement: 'sequel' },
     ];
-    expect(toSpokenText('We run nginx and SQL; not SQLite.', pronunciation)).toBe('We run engine x and sequel; not SQLite.');
+    expect(toSpokenText('We run nginx and SQL; not SQLite.', pronunciation)).toBe(
+      'We run engine x and sequel; not SQLite.',
+    );
   });
 
   it('reads cardinals and ordinals', () => {
     expect([0, 7, 13, 20, 42, 100, 101, 999, 1000, 1001, 20_000, 1_000_000, 1_234_567].map(cardinal)).toEqual([
-      'zero', 'seven', 'thirteen', 'twenty', 'forty-two', 'one hundred', 'one hundred one', 'nine hundred ninety-nine', 'one thousand',
-      'one thousand one', 'twenty thousand', 'one million', 'one million two hundred thirty-four thousand five hundred sixty-seven',
+      'zero',
+      'seven',
+      'thirteen',
+      'twenty',
+      'forty-two',
+      'one hundred',
+      'one hundred one',
+      'nine hundred ninety-nine',
+      'one thousand',
+      'one thousand one',
+      'twenty thousand',
+      'one million',
+      'one million two hundred thirty-four thousand five hundred sixty-seven',
     ]);
     expect([1, 2, 3, 4, 5, 8, 9, 12, 20, 21, 30, 100].map(ordinal)).toEqual([
-      'first', 'second', 'third', 'fourth', 'fifth', 'eighth', 'ninth', 'twelfth', 'twentieth', 'twenty-first', 'thirtieth', 'one hundredth',
+      'first',
+      'second',
+      'third',
+      'fourth',
+      'fifth',
+      'eighth',
+      'ninth',
+      'twelfth',
+      'twentieth',
+      'twenty-first',
+      'thirtieth',
+      'one hundredth',
     ]);
   });
 });

@@ -3,10 +3,15 @@ import { dbfs, samplesPerFrame } from '../../../src/audio/pcm.ts';
 import type { VadEvent, VadStream } from '../../../src/speech/types.ts';
 
 /** Run a stream over a signal in 20 ms frames; returns speech segments [start, end) in seconds. */
-export async function segmentsOf(stream: VadStream, samples: Int16Array, sampleRate: number): Promise<Array<[number, number]>> {
+export async function segmentsOf(
+  stream: VadStream,
+  samples: Int16Array,
+  sampleRate: number,
+): Promise<Array<[number, number]>> {
   const frame = samplesPerFrame(sampleRate);
   const events: VadEvent[] = [];
-  for (let offset = 0; offset < samples.length; offset += frame) events.push(...(await stream.push(samples.subarray(offset, offset + frame))));
+  for (let offset = 0; offset < samples.length; offset += frame)
+    events.push(...(await stream.push(samples.subarray(offset, offset + frame))));
   const segments: Array<[number, number]> = [];
   let open = -1;
   for (const event of events) {
@@ -24,7 +29,8 @@ export async function segmentsOf(stream: VadStream, samples: Int16Array, sampleR
 export function energyLabels(samples: Int16Array, sampleRate: number, floorDbfs = -40): boolean[] {
   const frame = samplesPerFrame(sampleRate);
   const labels: boolean[] = [];
-  for (let offset = 0; offset + frame <= samples.length; offset += frame) labels.push(dbfs(samples.subarray(offset, offset + frame)) > floorDbfs);
+  for (let offset = 0; offset + frame <= samples.length; offset += frame)
+    labels.push(dbfs(samples.subarray(offset, offset + frame)) > floorDbfs);
   return labels;
 }
 

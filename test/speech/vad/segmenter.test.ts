@@ -34,7 +34,9 @@ describe('speech segmenter', () => {
   });
 
   it('does not end speech on a pause shorter than minSilenceMs, nor on values between the thresholds', () => {
-    expect(run([0.9, 0.9, 0.9, 0.1, 0.1, 0.9, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4])).toEqual([{ type: 'speech_start', at: 0 }]);
+    expect(run([0.9, 0.9, 0.9, 0.1, 0.1, 0.9, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4])).toEqual([
+      { type: 'speech_start', at: 0 },
+    ]);
   });
 
   it('reports every turn of speech in order', () => {

@@ -15,14 +15,23 @@ let speech16: Int16Array;
 let speech8: Int16Array;
 beforeAll(async () => {
   const phrase = fixtures().filter((f) => f.text === 'i would like to book an appointment');
-  speech16 = concatPcm([silence(1000, 16000), (await readWavFile(phrase.find((f) => f.sampleRate === 16000)!.path)).samples, silence(1000, 16000)]);
-  speech8 = concatPcm([silence(1000, 8000), (await readWavFile(phrase.find((f) => f.sampleRate === 8000)!.path)).samples, silence(1000, 8000)]);
+  speech16 = concatPcm([
+    silence(1000, 16000),
+    (await readWavFile(phrase.find((f) => f.sampleRate === 16000)!.path)).samples,
+    silence(1000, 16000),
+  ]);
+  speech8 = concatPcm([
+    silence(1000, 8000),
+    (await readWavFile(phrase.find((f) => f.sampleRate === 8000)!.path)).samples,
+    silence(1000, 8000),
+  ]);
 });
 
 async function eventsOf(samples: Int16Array, sampleRate: 8000 | 16000, chunk: number): Promise<VadEvent[]> {
   const stream = await engine.open({ sampleRate });
   const events: VadEvent[] = [];
-  for (let offset = 0; offset < samples.length; offset += chunk) events.push(...(await stream.push(samples.subarray(offset, offset + chunk))));
+  for (let offset = 0; offset < samples.length; offset += chunk)
+    events.push(...(await stream.push(samples.subarray(offset, offset + chunk))));
   return events;
 }
 
@@ -76,7 +85,8 @@ describe('Silero VAD', () => {
     expect(stream.time).toBe(0);
     expect(stream.speaking).toBe(false);
     const events: VadEvent[] = [];
-    for (let offset = 0; offset < speech16.length; offset += 320) events.push(...(await stream.push(speech16.subarray(offset, offset + 320))));
+    for (let offset = 0; offset < speech16.length; offset += 320)
+      events.push(...(await stream.push(speech16.subarray(offset, offset + 320))));
     expect(events).toEqual(await eventsOf(speech16, 16000, 320));
   });
 
@@ -93,7 +103,9 @@ describe('Silero VAD', () => {
 
   it('rejects rates other than 8 and 16 kHz with VAD_UNSUPPORTED_RATE and bad thresholds with VAD_BAD_OPTIONS', async () => {
     await expect(engine.open({ sampleRate: 44100 as 16000 })).rejects.toMatchObject({ code: 'VAD_UNSUPPORTED_RATE' });
-    await expect(engine.open({ sampleRate: 16000, threshold: 0.3, negativeThreshold: 0.4 })).rejects.toMatchObject({ code: 'VAD_BAD_OPTIONS' });
+    await expect(engine.open({ sampleRate: 16000, threshold: 0.3, negativeThreshold: 0.4 })).rejects.toMatchObject({
+      code: 'VAD_BAD_OPTIONS',
+    });
   });
 
   it('rejects pushes after close with VAD_STREAM_CLOSED', async () => {
@@ -121,4 +133,3 @@ describe('Silero VAD engine close', () => {
     await expect(stream.push(silence(20, 16000))).rejects.toMatchObject({ code: 'VAD_STREAM_CLOSED' });
   });
 });
-

@@ -58,8 +58,17 @@ export interface MoonshineEngineOptions {
   phraseTokenBonus?: number;
 }
 
-/** Where to cut a long utterance: windows of at most `windowSeconds`, each ending in its quietest frame near the end. */
-export function windowBounds(samples: Int16Array, sampleRate: number, options: { windowSeconds: number; searchSeconds: number } = { windowSeconds: MOONSHINE_DEFAULTS.windowSeconds, searchSeconds: MOONSHINE_DEFAULTS.windowCutSearchSeconds }): number[] {
+/**
+ * Where to cut a long utterance: windows of at most `windowSeconds`, each ending in its quietest frame near the end.
+ */
+export function windowBounds(
+  samples: Int16Array,
+  sampleRate: number,
+  options: { windowSeconds: number; searchSeconds: number } = {
+    windowSeconds: MOONSHINE_DEFAULTS.windowSeconds,
+    searchSeconds: MOONSHINE_DEFAULTS.windowCutSearchSeconds,
+  },
+): number[] {
   const window = Math.round(options.windowSeconds * sampleRate);
   const frame = samplesPerFrame(sampleRate);
   const cuts: number[] = [];
@@ -114,7 +123,11 @@ class MoonshineStream implements SttStream {
   ) {
     this.utterance = new UtteranceBuffer(MOONSHINE_DEFAULTS.maxUtteranceSeconds * options.sampleRate);
     this.cutter = new PauseCutter({ sampleRate: options.sampleRate });
-    this.glance = new PauseCutter({ sampleRate: options.sampleRate, pauseMs: MOONSHINE_DEFAULTS.glanceAfterMs, quietRatio: MOONSHINE_DEFAULTS.glanceQuietRatio });
+    this.glance = new PauseCutter({
+      sampleRate: options.sampleRate,
+      pauseMs: MOONSHINE_DEFAULTS.glanceAfterMs,
+      quietRatio: MOONSHINE_DEFAULTS.glanceQuietRatio,
+    });
   }
 
   push(samples: Int16Array): void {
@@ -185,7 +198,10 @@ class MoonshineStream implements SttStream {
       // Nothing said since the pause: the guess read all of it already.
       pieces.push(this.guess);
       this.guess = null;
-    } else if (rest.length > 0 && (pieces.length === 0 || this.cutter.speechSinceCut >= MOONSHINE_DEFAULTS.minRestSpeechMs)) {
+    } else if (
+      rest.length > 0 &&
+      (pieces.length === 0 || this.cutter.speechSinceCut >= MOONSHINE_DEFAULTS.minRestSpeechMs)
+    ) {
       // After a cut, a rest without speech is the pause itself: reading it would only invite the
       // model to hear words in line noise.
       pieces.push(this.read(rest));
@@ -239,7 +255,13 @@ class MoonshineStream implements SttStream {
     const signal = AbortSignal.any(signals);
     const cuts = [0, ...windowBounds(samples, this.options.sampleRate), samples.length];
     const reading: Reading = {
-      text: Promise.all(cuts.slice(1).map((end, i) => this.engine.transcribe(samples.slice(cuts[i], end), this.options.sampleRate, signal, this.options.phrases))).then((texts) => texts.filter(Boolean).join(' ')),
+      text: Promise.all(
+        cuts
+          .slice(1)
+          .map((end, i) =>
+            this.engine.transcribe(samples.slice(cuts[i], end), this.options.sampleRate, signal, this.options.phrases),
+          ),
+      ).then((texts) => texts.filter(Boolean).join(' ')),
       done: null,
       controller,
     };
@@ -291,14 +313,21 @@ export class MoonshineEngine implements SttEngine {
   /** Resolves once the model is loaded, so a call never starts with a recogniser that cannot load. */
   async open(options: SttStreamOptions): Promise<SttStream> {
     options.signal?.throwIfAborted();
-    if (!isSupportedSampleRate(options.sampleRate)) throw new SttError('STT_UNSUPPORTED_RATE', `moonshine cannot take ${options.sampleRate} Hz audio`);
-    if (!options.language.toLowerCase().startsWith('en')) throw new SttError('STT_CONFIG_INVALID', `moonshine has an English model only, not ${options.language}`);
+    if (!isSupportedSampleRate(options.sampleRate))
+      throw new SttError('STT_UNSUPPORTED_RATE', `moonshine cannot take ${options.sampleRate} Hz audio`);
+    if (!options.language.toLowerCase().startsWith('en'))
+      throw new SttError('STT_CONFIG_INVALID', `moonshine has an English model only, not ${options.language}`);
     await this.reader.ready();
     return new MoonshineStream(this, options);
   }
 
   /** Text of one utterance, biased toward `phrases`; rejects with STT_ABORTED as soon as `signal` fires. */
-  transcribe(samples: Int16Array, sampleRate: number, signal?: AbortSignal, phrases: readonly string[] = []): Promise<string> {
+  transcribe(
+    samples: Int16Array,
+    sampleRate: number,
+    signal?: AbortSignal,
+    phrases: readonly string[] = [],
+  ): Promise<string> {
     return this.reader.read(samples, sampleRate, phrases, signal);
   }
 

@@ -26,7 +26,14 @@ const ErrorCode = z.custom<SttErrorCode>((v) => typeof v === 'string' && v.start
 /** A service process asks. */
 export const RecogniserRequest = z.discriminatedUnion('type', [
   z.object({ type: z.literal('voicecall:stt-open'), model: Model }),
-  z.object({ type: z.literal('voicecall:stt-read'), id: z.number().int(), model: Model, samples: z.custom<Int16Array>((v) => v instanceof Int16Array), sampleRate: z.number().int().positive(), phrases: z.array(z.string()) }),
+  z.object({
+    type: z.literal('voicecall:stt-read'),
+    id: z.number().int(),
+    model: Model,
+    samples: z.custom<Int16Array>((v) => v instanceof Int16Array),
+    sampleRate: z.number().int().positive(),
+    phrases: z.array(z.string()),
+  }),
   z.object({ type: z.literal('voicecall:stt-cancel'), id: z.number().int() }),
 ]);
 export type RecogniserRequest = z.infer<typeof RecogniserRequest>;
@@ -41,7 +48,10 @@ export const RecogniserAnswer = z.discriminatedUnion('type', [
 ]);
 export type RecogniserAnswer = z.infer<typeof RecogniserAnswer>;
 
-/** Between the primary and the recogniser process: a request with the worker it came from, an answer with the worker it goes to. */
+/**
+ * Between the primary and the recogniser process: a request with the worker it came from, an answer with the worker it
+ * goes to.
+ */
 export const ToRecogniser = z.union([
   z.object({ from: z.number().int(), request: RecogniserRequest }),
   /** The worker is gone: its readings are dropped. */
@@ -59,7 +69,10 @@ export function relayMachineRecogniser(log: Logger): { stop(): Promise<void> } {
   let stopping = false;
 
   const start = (): ChildProcess => {
-    const started = fork(new URL('./recogniser-process.ts', import.meta.url), [], { serialization: 'advanced', execArgv: process.execArgv });
+    const started = fork(new URL('./recogniser-process.ts', import.meta.url), [], {
+      serialization: 'advanced',
+      execArgv: process.execArgv,
+    });
     started.on('message', (message: unknown) => {
       const parsed = FromRecogniser.safeParse(message);
       if (parsed.success) cluster.workers?.[parsed.data.to]?.send(parsed.data.answer);
@@ -67,8 +80,14 @@ export function relayMachineRecogniser(log: Logger): { stop(): Promise<void> } {
     started.on('exit', (code, signal) => {
       if (child === started) child = null;
       if (stopping) return;
-      log.error({ code, signal }, 'the machine recogniser died; readings under way fail, and the next call starts it again');
-      const crashed: RecogniserAnswer = { type: 'voicecall:stt-crashed', message: `the machine recogniser died (${signal ?? `exit code ${code}`})` };
+      log.error(
+        { code, signal },
+        'the machine recogniser died; readings under way fail, and the next call starts it again',
+      );
+      const crashed: RecogniserAnswer = {
+        type: 'voicecall:stt-crashed',
+        message: `the machine recogniser died (${signal ?? `exit code ${code}`})`,
+      };
       for (const worker of Object.values(cluster.workers ?? {})) worker?.send(crashed);
     });
     log.info({ pid: started.pid }, 'machine recogniser started');
@@ -117,7 +136,10 @@ interface Pending {
 export class RecogniserLink {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
-  private readonly opening = new Map<MoonshineSize, { promise: Promise<void>; resolve(): void; reject(err: SttError): void }>();
+  private readonly opening = new Map<
+    MoonshineSize,
+    { promise: Promise<void>; resolve(): void; reject(err: SttError): void }
+  >();
   private readonly opened = new Set<MoonshineSize>();
 
   constructor(private readonly send: (request: RecogniserRequest) => void) {}
@@ -171,7 +193,13 @@ export class RecogniserLink {
     return open.promise;
   }
 
-  read(model: MoonshineSize, samples: Int16Array, sampleRate: number, phrases: readonly string[], signal?: AbortSignal): Promise<string> {
+  read(
+    model: MoonshineSize,
+    samples: Int16Array,
+    sampleRate: number,
+    phrases: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<string> {
     if (signal?.aborted) return Promise.reject(new SttError('STT_ABORTED', 'transcription cancelled'));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {

@@ -77,7 +77,8 @@ export class MoonshineThreadPool implements UtteranceReader {
           else if (msg.type === 'failed') reject(new SttError(msg.code, msg.message));
         });
         slot.worker.once('exit', () => {
-          if (this.slots.length === 0) reject(this.loadError ?? new SttError('STT_ENGINE_CRASHED', 'moonshine worker exited while loading'));
+          if (this.slots.length === 0)
+            reject(this.loadError ?? new SttError('STT_ENGINE_CRASHED', 'moonshine worker exited while loading'));
         });
       }
     });
@@ -115,7 +116,11 @@ export class MoonshineThreadPool implements UtteranceReader {
   }
 
   private spawn(): WorkerSlot {
-    const workerData = { modelDir: this.o.modelDir, model: this.o.model, ...(this.o.phraseTokenBonus === undefined ? {} : { phraseTokenBonus: this.o.phraseTokenBonus }) };
+    const workerData = {
+      modelDir: this.o.modelDir,
+      model: this.o.model,
+      ...(this.o.phraseTokenBonus === undefined ? {} : { phraseTokenBonus: this.o.phraseTokenBonus }),
+    };
     const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData });
     worker.unref();
     const slot: WorkerSlot = { worker, ready: false, job: null };
@@ -167,7 +172,13 @@ export class MoonshineThreadPool implements UtteranceReader {
       if (!job) return;
       const running = Object.assign(job, { id: this.nextJob++ });
       slot.job = running;
-      const msg: ToMoonshineWorker = { type: 'transcribe', job: running.id, samples: job.samples, sampleRate: job.sampleRate, phrases: [...job.phrases] };
+      const msg: ToMoonshineWorker = {
+        type: 'transcribe',
+        job: running.id,
+        samples: job.samples,
+        sampleRate: job.sampleRate,
+        phrases: [...job.phrases],
+      };
       slot.worker.postMessage(msg, [job.samples.buffer as ArrayBuffer]);
     }
     const loading = this.slots.filter((s) => !s.ready).length;

@@ -14,7 +14,15 @@ const reading = new Map<string, AbortController>();
 
 function poolOf(model: MoonshineSize): MoonshineThreadPool {
   let pool = pools.get(model);
-  if (!pool) pools.set(model, (pool = new MoonshineThreadPool({ model, modelDir: moonshineModelDir(model), threads: MOONSHINE_DEFAULTS.workers })));
+  if (!pool)
+    pools.set(
+      model,
+      (pool = new MoonshineThreadPool({
+        model,
+        modelDir: moonshineModelDir(model),
+        threads: MOONSHINE_DEFAULTS.workers,
+      })),
+    );
   return pool;
 }
 
@@ -41,7 +49,13 @@ process.on('message', (message: unknown) => {
         .ready()
         .then(
           () => answer(from, { type: 'voicecall:stt-opened', model: request.model }),
-          (err: unknown) => answer(from, { type: 'voicecall:stt-open-failed', model: request.model, code: codeOf(err), message: (err as Error).message }),
+          (err: unknown) =>
+            answer(from, {
+              type: 'voicecall:stt-open-failed',
+              model: request.model,
+              code: codeOf(err),
+              message: (err as Error).message,
+            }),
         );
       return;
     case 'voicecall:stt-read': {
@@ -57,7 +71,13 @@ process.on('message', (message: unknown) => {
           (text) => answer(from, { type: 'voicecall:stt-text', id: request.id, text }),
           (err: unknown) => {
             // A cancelled reading has no one waiting for it.
-            if (!controller.signal.aborted) answer(from, { type: 'voicecall:stt-error', id: request.id, code: codeOf(err), message: (err as Error).message });
+            if (!controller.signal.aborted)
+              answer(from, {
+                type: 'voicecall:stt-error',
+                id: request.id,
+                code: codeOf(err),
+                message: (err as Error).message,
+              });
           },
         )
         .finally(() => reading.delete(key));

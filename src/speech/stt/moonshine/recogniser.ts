@@ -40,7 +40,11 @@ export const MOONSHINE_SIZE_NAMES = Object.keys(MOONSHINE_SIZES) as MoonshineSiz
  * trained on segments cut close to speech: two seconds of line silence ahead of a phrase made it
  * end at once with no words. A frame counts as loud from 30 dB under the loudest one.
  */
-export function trimSilence(samples: Int16Array, frame = 320, margin: number = MOONSHINE_MODEL.trimMarginSamples): Int16Array {
+export function trimSilence(
+  samples: Int16Array,
+  frame = 320,
+  margin: number = MOONSHINE_MODEL.trimMarginSamples,
+): Int16Array {
   const levels: number[] = [];
   for (let at = 0; at < samples.length; at += frame) levels.push(rms(samples.subarray(at, at + frame)));
   const floor = Math.max(Math.max(0, ...levels) / 31.6, 1);
@@ -63,7 +67,13 @@ function emptyCache(size: MoonshineSize): Feeds {
   const feeds: Feeds = {};
   for (let i = 0; i < layers; i++) {
     for (const part of ['decoder', 'encoder']) {
-      for (const kind of ['key', 'value']) feeds[`past_key_values.${i}.${part}.${kind}`] = new ort.Tensor('float32', new Float32Array(0), [0, kvHeads, 1, headDim]);
+      for (const kind of ['key', 'value'])
+        feeds[`past_key_values.${i}.${part}.${kind}`] = new ort.Tensor('float32', new Float32Array(0), [
+          0,
+          kvHeads,
+          1,
+          headDim,
+        ]);
     }
   }
   return feeds;
@@ -141,7 +151,9 @@ export function moonshinePhraseBias(phrases: readonly string[], tokenBonus?: num
 }
 
 function decodeTokens(tokens: number[]): string {
-  return llamaTokenizer.decode(tokens.filter((t) => t > MOONSHINE_MODEL.endToken && t < MOONSHINE_MODEL.firstSpecialToken)).trim();
+  return llamaTokenizer
+    .decode(tokens.filter((t) => t > MOONSHINE_MODEL.endToken && t < MOONSHINE_MODEL.firstSpecialToken))
+    .trim();
 }
 
 export class MoonshineRecogniser {
@@ -151,11 +163,21 @@ export class MoonshineRecogniser {
     private readonly decoder: ort.InferenceSession,
   ) {}
 
-  /** Loads both sessions of the `size` model in `dir`; one intra-op thread each, since every worker thread runs its own. */
+  /**
+   * Loads both sessions of the `size` model in `dir`; one intra-op thread each, since every worker thread runs its own.
+   */
   static async load(dir: string, size: MoonshineSize = 'tiny'): Promise<MoonshineRecogniser> {
     const missing = missingMoonshineFiles(dir);
-    if (missing.length > 0) throw new SttError('STT_MODEL_INVALID', `moonshine model files missing (run npm run setup): ${missing.join(', ')}`);
-    const options: ort.InferenceSession.SessionOptions = { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' };
+    if (missing.length > 0)
+      throw new SttError(
+        'STT_MODEL_INVALID',
+        `moonshine model files missing (run npm run setup): ${missing.join(', ')}`,
+      );
+    const options: ort.InferenceSession.SessionOptions = {
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+      graphOptimizationLevel: 'all',
+    };
     try {
       const [encoder, decoder] = await Promise.all([
         ort.InferenceSession.create(join(dir, MOONSHINE_MODEL.files.encoder), options),
@@ -163,17 +185,27 @@ export class MoonshineRecogniser {
       ]);
       return new MoonshineRecogniser(size, encoder, decoder);
     } catch (err) {
-      throw new SttError('STT_MODEL_INVALID', `moonshine model did not load: ${(err as Error).message}`, { cause: err });
+      throw new SttError('STT_MODEL_INVALID', `moonshine model did not load: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
   }
 
   /** Text of one utterance of 16 kHz PCM16. */
-  async transcribe(utterance: Int16Array, decoding: MoonshineDecoding = MOONSHINE_DECODING, bias?: PhraseBias): Promise<string> {
+  async transcribe(
+    utterance: Int16Array,
+    decoding: MoonshineDecoding = MOONSHINE_DECODING,
+    bias?: PhraseBias,
+  ): Promise<string> {
     return (await this.transcribeDetailed(utterance, decoding, bias)).text;
   }
 
   /** The text with how it was decoded: greedy, and by beam search when greedy was unsure of a token. */
-  async transcribeDetailed(utterance: Int16Array, decoding: MoonshineDecoding = MOONSHINE_DECODING, bias?: PhraseBias): Promise<MoonshineTranscript> {
+  async transcribeDetailed(
+    utterance: Int16Array,
+    decoding: MoonshineDecoding = MOONSHINE_DECODING,
+    bias?: PhraseBias,
+  ): Promise<MoonshineTranscript> {
     const samples = trimSilence(utterance);
     if (samples.length < MOONSHINE_MODEL.minSamples) return { text: '', worstTokenLogProb: 0, beam: false };
     const audio = int16ToFloat(samples);
@@ -196,33 +228,65 @@ export class MoonshineRecogniser {
    * differently from lone ones, and worse (measured). With phrase hints, each hypothesis also
    * tries the hints' next tokens, ranked with their bonus (shallow fusion).
    */
-  private async beamSearch(hidden: ort.Tensor, maxTokens: number, width: number, bias: PhraseBias | null): Promise<Hypothesis> {
-    let live: Hypothesis[] = [{ tokens: [], tokenLogProbs: [], logProb: 0, bias: 0, biasState: bias?.start ?? null, cache: null }];
+  private async beamSearch(
+    hidden: ort.Tensor,
+    maxTokens: number,
+    width: number,
+    bias: PhraseBias | null,
+  ): Promise<Hypothesis> {
+    let live: Hypothesis[] = [
+      { tokens: [], tokenLogProbs: [], logProb: 0, bias: 0, biasState: bias?.start ?? null, cache: null },
+    ];
     const finished: Hypothesis[] = [];
     for (let step = 0; step < maxTokens && live.length > 0 && finished.length < width; step++) {
-      const expansions: { parent: Hypothesis; token: number; logProb: number; bonus: number; biasState: BiasState | null; cache: Feeds }[] = [];
+      const expansions: {
+        parent: Hypothesis;
+        token: number;
+        logProb: number;
+        bonus: number;
+        biasState: BiasState | null;
+        cache: Feeds;
+      }[] = [];
       for (const hyp of live) {
         const past = hyp.cache ?? emptyCache(this.size);
         const result = await this.decoder.run({
-          input_ids: new ort.Tensor('int64', BigInt64Array.of(BigInt(hyp.tokens.at(-1) ?? MOONSHINE_MODEL.startToken)), [1, 1]),
+          input_ids: new ort.Tensor(
+            'int64',
+            BigInt64Array.of(BigInt(hyp.tokens.at(-1) ?? MOONSHINE_MODEL.startToken)),
+            [1, 1],
+          ),
           encoder_hidden_states: hidden,
           // The first step fills the cross-attention cache from the encoder; later steps reuse it.
           use_cache_branch: new ort.Tensor('bool', [step > 0], [1]),
           ...past,
         });
         const logits = output(result, 'logits').data;
-        if (!(logits instanceof Float32Array)) throw new SttError('STT_MODEL_INVALID', 'moonshine logits are not float32');
+        if (!(logits instanceof Float32Array))
+          throw new SttError('STT_MODEL_INVALID', 'moonshine logits are not float32');
         const cache: Feeds = {};
         for (const name of Object.keys(past)) {
           // The cross-attention part is computed once, on the first step.
-          cache[name] = step === 0 || name.includes('.decoder.') ? output(result, name.replace('past_key_values', 'present')) : (past[name] as ort.Tensor);
+          cache[name] =
+            step === 0 || name.includes('.decoder.')
+              ? output(result, name.replace('past_key_values', 'present'))
+              : (past[name] as ort.Tensor);
         }
         const logProbs = logSoftmax(logits);
         const tokens = new Set(topK(logProbs, width));
         if (bias && hyp.biasState) for (const token of bias.candidates(hyp.biasState)) tokens.add(token);
         for (const token of tokens) {
-          const biased = bias && hyp.biasState ? bias.step(hyp.biasState, token, token === MOONSHINE_MODEL.endToken) : { bonus: 0, state: null };
-          expansions.push({ parent: hyp, token, logProb: logProbs[token] ?? -Infinity, bonus: biased.bonus, biasState: biased.state, cache });
+          const biased =
+            bias && hyp.biasState
+              ? bias.step(hyp.biasState, token, token === MOONSHINE_MODEL.endToken)
+              : { bonus: 0, state: null };
+          expansions.push({
+            parent: hyp,
+            token,
+            logProb: logProbs[token] ?? -Infinity,
+            bonus: biased.bonus,
+            biasState: biased.state,
+            cache,
+          });
         }
       }
       const score = (e: (typeof expansions)[number]) => e.parent.logProb + e.parent.bias + e.logProb + e.bonus;
@@ -230,7 +294,14 @@ export class MoonshineRecogniser {
       live = [];
       for (const { parent, token, logProb, bonus, biasState, cache } of expansions) {
         if (live.length + finished.length >= width) break;
-        const next: Hypothesis = { tokens: [...parent.tokens, token], tokenLogProbs: [...parent.tokenLogProbs, logProb], logProb: parent.logProb + logProb, bias: parent.bias + bonus, biasState, cache };
+        const next: Hypothesis = {
+          tokens: [...parent.tokens, token],
+          tokenLogProbs: [...parent.tokenLogProbs, logProb],
+          logProb: parent.logProb + logProb,
+          bias: parent.bias + bonus,
+          biasState,
+          cache,
+        };
         if (token === MOONSHINE_MODEL.endToken) finished.push(next);
         else live.push(next);
       }

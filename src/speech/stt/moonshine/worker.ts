@@ -8,13 +8,25 @@ import { resample } from '../../../audio/resampler.ts';
 import { isSttError } from '../errors.ts';
 import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
 import type { PhraseBias } from './phrase-bias.ts';
-import { MOONSHINE_DECODING, MOONSHINE_MODEL, MOONSHINE_SIZE_NAMES, MoonshineRecogniser, moonshinePhraseBias } from './recogniser.ts';
+import {
+  MOONSHINE_DECODING,
+  MOONSHINE_MODEL,
+  MOONSHINE_SIZE_NAMES,
+  MoonshineRecogniser,
+  moonshinePhraseBias,
+} from './recogniser.ts';
 
 const MOONSHINE_WORKER_NICE = 10;
 
 const port = parentPort;
 if (!port) throw new Error('moonshine worker must run in a worker thread');
-const { modelDir, model, phraseTokenBonus } = z.object({ modelDir: z.string(), model: z.enum(MOONSHINE_SIZE_NAMES), phraseTokenBonus: z.number().positive().optional() }).parse(workerData);
+const { modelDir, model, phraseTokenBonus } = z
+  .object({
+    modelDir: z.string(),
+    model: z.enum(MOONSHINE_SIZE_NAMES),
+    phraseTokenBonus: z.number().positive().optional(),
+  })
+  .parse(workerData);
 const send = (msg: FromMoonshineWorker): void => port.postMessage(msg);
 
 // A transcription keeps a core busy for ~100 ms per utterance, several at once when callers
@@ -59,10 +71,22 @@ port.on('message', (msg: ToMoonshineWorker) => {
   }
   work = (async () => {
     try {
-      const pcm = msg.sampleRate === MOONSHINE_MODEL.sampleRate ? msg.samples : resample(msg.samples, msg.sampleRate, MOONSHINE_MODEL.sampleRate);
-      send({ type: 'result', job: msg.job, text: await recogniser.transcribe(pcm, MOONSHINE_DECODING, biasFor(msg.phrases)) });
+      const pcm =
+        msg.sampleRate === MOONSHINE_MODEL.sampleRate
+          ? msg.samples
+          : resample(msg.samples, msg.sampleRate, MOONSHINE_MODEL.sampleRate);
+      send({
+        type: 'result',
+        job: msg.job,
+        text: await recogniser.transcribe(pcm, MOONSHINE_DECODING, biasFor(msg.phrases)),
+      });
     } catch (err) {
-      send({ type: 'error', job: msg.job, code: isSttError(err) ? err.code : 'STT_ENGINE_CRASHED', message: (err as Error).message });
+      send({
+        type: 'error',
+        job: msg.job,
+        code: isSttError(err) ? err.code : 'STT_ENGINE_CRASHED',
+        message: (err as Error).message,
+      });
     }
   })();
 });

@@ -47,7 +47,8 @@ class OpenAiStream implements SttStream {
   private closed = false;
 
   constructor(
-    private readonly engine: Required<Omit<OpenAiSttOptions, 'apiKey' | 'dispatcher'>> & Pick<OpenAiSttOptions, 'apiKey' | 'dispatcher'>,
+    private readonly engine: Required<Omit<OpenAiSttOptions, 'apiKey' | 'dispatcher'>> &
+      Pick<OpenAiSttOptions, 'apiKey' | 'dispatcher'>,
     private readonly options: SttStreamOptions,
   ) {
     this.utterance = new UtteranceBuffer(OPENAI_STT_DEFAULTS.maxUtteranceSeconds * options.sampleRate);
@@ -72,7 +73,10 @@ class OpenAiStream implements SttStream {
   private async request(samples: Int16Array, offset: number): Promise<SttResult> {
     const controller = new AbortController();
     this.inflight = controller;
-    const deadline = new Watchdog(realTimers, this.options.signal ? AbortSignal.any([controller.signal, this.options.signal]) : controller.signal);
+    const deadline = new Watchdog(
+      realTimers,
+      this.options.signal ? AbortSignal.any([controller.signal, this.options.signal]) : controller.signal,
+    );
     deadline.arm(this.engine.timeoutMs);
     const form = new FormData();
     const wav = encodeWav({ samples, sampleRate: this.options.sampleRate });
@@ -94,8 +98,14 @@ class OpenAiStream implements SttStream {
       });
       text = await readTextCapped(response.body, OPENAI_STT_DEFAULTS.maxResponseBytes);
     } catch (err) {
-      if (controller.signal.aborted || this.options.signal?.aborted) throw new SttError('STT_ABORTED', 'transcription cancelled', { cause: err });
-      if (err instanceof UpstreamError) throw new SttError('STT_HTTP_STATUS', `transcription endpoint answered ${err.status}: ${err.detail.slice(0, 200)}`, { status: err.status });
+      if (controller.signal.aborted || this.options.signal?.aborted)
+        throw new SttError('STT_ABORTED', 'transcription cancelled', { cause: err });
+      if (err instanceof UpstreamError)
+        throw new SttError(
+          'STT_HTTP_STATUS',
+          `transcription endpoint answered ${err.status}: ${err.detail.slice(0, 200)}`,
+          { status: err.status },
+        );
       throw new SttError('STT_HTTP_FAILED', `transcription request failed: ${(err as Error).message}`, { cause: err });
     } finally {
       deadline.close();
@@ -108,7 +118,8 @@ class OpenAiStream implements SttStream {
       throw new SttError('STT_BAD_RESPONSE', 'transcription endpoint answered with invalid JSON', { cause: err });
     }
     const parsed = TranscriptionSchema.safeParse(json);
-    if (!parsed.success) throw new SttError('STT_BAD_RESPONSE', `unexpected transcription response: ${parsed.error.message}`);
+    if (!parsed.success)
+      throw new SttError('STT_BAD_RESPONSE', `unexpected transcription response: ${parsed.error.message}`);
     const words = parsed.data.words?.map((w) => ({ word: w.word, start: offset + w.start, end: offset + w.end }));
     return words ? { text: parsed.data.text.trim(), words } : { text: parsed.data.text.trim() };
   }
@@ -126,7 +137,8 @@ class OpenAiStream implements SttStream {
 
 export class OpenAiSttEngine implements SttEngine {
   readonly name = 'openai';
-  private readonly config: Required<Omit<OpenAiSttOptions, 'apiKey' | 'dispatcher'>> & Pick<OpenAiSttOptions, 'apiKey' | 'dispatcher'>;
+  private readonly config: Required<Omit<OpenAiSttOptions, 'apiKey' | 'dispatcher'>> &
+    Pick<OpenAiSttOptions, 'apiKey' | 'dispatcher'>;
 
   constructor(options: OpenAiSttOptions) {
     this.config = {

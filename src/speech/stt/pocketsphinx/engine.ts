@@ -117,7 +117,8 @@ export class PocketsphinxEngine implements SttEngine {
       throw new SttError('STT_CONFIG_INVALID', `pocketsphinx has an English model only, not ${options.language}`);
     }
     const missing = missingModelFiles();
-    if (missing.length > 0) throw new SttError('STT_MODEL_INVALID', `pocketsphinx model files missing: ${missing.join(', ')}`);
+    if (missing.length > 0)
+      throw new SttError('STT_MODEL_INVALID', `pocketsphinx model files missing: ${missing.join(', ')}`);
     options.signal?.throwIfAborted();
     const slot = this.pool.pick();
     const sid = nextSid++;

@@ -39,10 +39,14 @@ export const CMN_ADAPTATION = { priorFrames: 100, updateEveryFrames: 20, fastUnt
 
 function baseArgs(hmm: string): string[] {
   return [
-    '-hmm', hmm,
-    '-lm', join(DEBIAN_MODEL_DIR, 'en-us.lm.bin'),
-    '-dict', join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'),
-    '-samprate', String(MODEL_DEFAULTS.sampleRate),
+    '-hmm',
+    hmm,
+    '-lm',
+    join(DEBIAN_MODEL_DIR, 'en-us.lm.bin'),
+    '-dict',
+    join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'),
+    '-samprate',
+    String(MODEL_DEFAULTS.sampleRate),
   ];
 }
 
@@ -72,9 +76,15 @@ export function generalModel(): ModelSpec {
 export const TELEPHONE_SEARCH_ARGS = ['-maxhmmpf', '6000', '-maxwpf', '10'] as const;
 
 /** The telephone-band variant, or null when set-up has not built it. */
-export function telephoneModel(dir: string = MODEL_DEFAULTS.telephoneDir, mllr: string = MODEL_DEFAULTS.telephoneMllr): ModelSpec | null {
+export function telephoneModel(
+  dir: string = MODEL_DEFAULTS.telephoneDir,
+  mllr: string = MODEL_DEFAULTS.telephoneMllr,
+): ModelSpec | null {
   if (!existsSync(join(dir, 'feat.params'))) return null;
-  return { name: 'telephone', args: [...baseArgs(dir), ...TELEPHONE_SEARCH_ARGS, ...(existsSync(mllr) ? ['-mllr', mllr] : [])] };
+  return {
+    name: 'telephone',
+    args: [...baseArgs(dir), ...TELEPHONE_SEARCH_ARGS, ...(existsSync(mllr) ? ['-mllr', mllr] : [])],
+  };
 }
 
 /** Missing files of the Debian model, for a clear error before a worker starts. */

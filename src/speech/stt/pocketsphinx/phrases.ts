@@ -22,7 +22,11 @@ function knownWords(): Set<string> {
 }
 
 export function normalizePhrase(phrase: string): string[] {
-  return phrase.toLowerCase().replace(/[^a-z0-9' ]+/g, ' ').split(/\s+/).filter(Boolean);
+  return phrase
+    .toLowerCase()
+    .replace(/[^a-z0-9' ]+/g, ' ')
+    .split(/\s+/)
+    .filter(Boolean);
 }
 
 /** The hint phrases the decoder can search (every word in the dictionary), deduplicated. */

@@ -235,7 +235,11 @@ function adaptCmn(st: StreamState, fedBefore: number): void {
 }
 
 function cleanText(text: string): string {
-  return text.split(/\s+/).filter((w) => w && !FILLER.test(w)).map(cleanWord).join(' ');
+  return text
+    .split(/\s+/)
+    .filter((w) => w && !FILLER.test(w))
+    .map(cleanWord)
+    .join(' ');
 }
 
 function finish(st: StreamState): SttResult {
@@ -263,7 +267,13 @@ function finish(st: StreamState): SttResult {
   if (st.hints) {
     const general = st.decoder.hyp();
     const hint = st.hints.decoder.hyp();
-    if (hint && hintWins({ text: cleanText(general?.text ?? ''), score: general?.score ?? -Infinity }, { text: cleanText(hint.text), score: hint.score })) {
+    if (
+      hint &&
+      hintWins(
+        { text: cleanText(general?.text ?? ''), score: general?.score ?? -Infinity },
+        { text: cleanText(hint.text), score: hint.score },
+      )
+    ) {
       chosen = st.hints.decoder;
     }
   }
@@ -285,7 +295,10 @@ function handle(msg: ToWorker): void {
       streams.set(msg.sid, {
         decoder,
         modelKey: modelKey(msg.model),
-        resampler: msg.sampleRate === MODEL_DEFAULTS.sampleRate ? null : new Resampler(msg.sampleRate, MODEL_DEFAULTS.sampleRate),
+        resampler:
+          msg.sampleRate === MODEL_DEFAULTS.sampleRate
+            ? null
+            : new Resampler(msg.sampleRate, MODEL_DEFAULTS.sampleRate),
         inUtt: false,
         samplesFed: 0,
         uttStartSample: 0,
@@ -296,7 +309,12 @@ function handle(msg: ToWorker): void {
         phrases: msg.phrases,
         decoderSamples: 0,
         band: msg.narrowbandModel
-          ? { probe: new BandwidthProbe({ sampleRate: MODEL_DEFAULTS.sampleRate }), model: msg.narrowbandModel, audio: [], audioSamples: 0 }
+          ? {
+              probe: new BandwidthProbe({ sampleRate: MODEL_DEFAULTS.sampleRate }),
+              model: msg.narrowbandModel,
+              audio: [],
+              audioSamples: 0,
+            }
           : null,
       });
       send({ ev: 'ok', sid: msg.sid, req: msg.req });

@@ -28,7 +28,10 @@ const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '
 export const FLITE_ADDON_PATH = join(PROJECT_ROOT, 'build', 'native', 'flite.node');
 
 export function addonMissing(path: string): SpeechError {
-  return new SpeechError('TTS_ADDON_MISSING', `flite addon not built at ${path}: run npm run setup (needs apt package flite1-dev)`);
+  return new SpeechError(
+    'TTS_ADDON_MISSING',
+    `flite addon not built at ${path}: run npm run setup (needs apt package flite1-dev)`,
+  );
 }
 
 /** Load the addon; TTS_ADDON_MISSING when set-up has not built it or it cannot be loaded. */
@@ -39,7 +42,9 @@ export function loadFliteAddon(path: string = FLITE_ADDON_PATH): FliteAddon {
     mod = createRequire(import.meta.url)(path);
   } catch (err) {
     // e.g. libflite1 removed after the build: the shared object no longer links.
-    throw new SpeechError('TTS_ADDON_MISSING', `flite addon at ${path} failed to load: ${(err as Error).message}`, { cause: err });
+    throw new SpeechError('TTS_ADDON_MISSING', `flite addon at ${path} failed to load: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   if (!isFliteAddon(mod)) throw new SpeechError('TTS_ADDON_MISSING', `${path} is not the flite addon`);
   return mod;

@@ -81,7 +81,14 @@ class WorkerSlot {
   start(job: FliteJob): void {
     this.job = job;
     this.worker.ref();
-    const msg: ToWorker = { op: 'synth', jid: job.jid, voice: job.voice, text: job.text, stretch: job.stretch, cancel: job.cancelFlag };
+    const msg: ToWorker = {
+      op: 'synth',
+      jid: job.jid,
+      voice: job.voice,
+      text: job.text,
+      stretch: job.stretch,
+      cancel: job.cancelFlag,
+    };
     this.worker.postMessage(msg);
   }
 

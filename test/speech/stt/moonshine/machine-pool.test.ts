@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { isSttError, SttError } from '../../../../src/speech/stt/errors.ts';
-import { RecogniserLink, RecogniserRequest, type RecogniserAnswer } from '../../../../src/speech/stt/moonshine/machine-pool.ts';
+import {
+  RecogniserLink,
+  RecogniserRequest,
+  type RecogniserAnswer,
+} from '../../../../src/speech/stt/moonshine/machine-pool.ts';
 
 /** A link whose requests are kept, and a way to answer them as the primary would. */
 function linked() {
@@ -25,7 +29,12 @@ describe('RecogniserLink (a service process talking to the machine recogniser)',
   it('rejects an open with the recogniser’s own code when the model cannot load, and asks again next time', async () => {
     const { link, sent, answer } = linked();
     const opening = link.ready('base');
-    answer({ type: 'voicecall:stt-open-failed', model: 'base', code: 'STT_MODEL_INVALID', message: 'moonshine model files missing' });
+    answer({
+      type: 'voicecall:stt-open-failed',
+      model: 'base',
+      code: 'STT_MODEL_INVALID',
+      message: 'moonshine model files missing',
+    });
     await expect(opening).rejects.toSatisfy((err) => isSttError(err, 'STT_MODEL_INVALID'));
     void link.ready('base').catch(() => undefined);
     expect(sent.filter((r) => r.type === 'voicecall:stt-open')).toHaveLength(2);
@@ -36,7 +45,14 @@ describe('RecogniserLink (a service process talking to the machine recogniser)',
     const a = link.read('tiny', Int16Array.of(1, 2, 3), 8000, ['Almaxaquottl']);
     const b = link.read('base', Int16Array.of(4), 16000, []);
     expect(sent).toEqual([
-      { type: 'voicecall:stt-read', id: 1, model: 'tiny', samples: Int16Array.of(1, 2, 3), sampleRate: 8000, phrases: ['Almaxaquottl'] },
+      {
+        type: 'voicecall:stt-read',
+        id: 1,
+        model: 'tiny',
+        samples: Int16Array.of(1, 2, 3),
+        sampleRate: 8000,
+        phrases: ['Almaxaquottl'],
+      },
       { type: 'voicecall:stt-read', id: 2, model: 'base', samples: Int16Array.of(4), sampleRate: 16000, phrases: [] },
     ]);
     answer({ type: 'voicecall:stt-text', id: 2, text: 'second' });
@@ -61,7 +77,8 @@ describe('RecogniserLink (a service process talking to the machine recogniser)',
     await opened;
     const readings = [link.read('tiny', Int16Array.of(1), 8000, []), link.read('tiny', Int16Array.of(2), 8000, [])];
     answer({ type: 'voicecall:stt-crashed', message: 'the machine recogniser died (SIGKILL)' });
-    for (const reading of readings) await expect(reading).rejects.toSatisfy((err) => isSttError(err, 'STT_ENGINE_CRASHED'));
+    for (const reading of readings)
+      await expect(reading).rejects.toSatisfy((err) => isSttError(err, 'STT_ENGINE_CRASHED'));
     void link.ready('tiny');
     expect(sent.filter((r) => r.type === 'voicecall:stt-open')).toHaveLength(2);
   });

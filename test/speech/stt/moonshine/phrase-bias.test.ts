@@ -2,7 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { PhraseBias, phraseSpellings } from '../../../../src/speech/stt/moonshine/phrase-bias.ts';
 
 // A toy tokenizer: one token per word, ids from a fixed table, so the tests read as words.
-const VOCAB = ['sloth', 'island', 'Sloth', 'Island', 'azura', 'Azura', 'the', 'to', 'trader', 'Trader', 'bob', 'Bob', 'end'];
+const VOCAB = [
+  'sloth',
+  'island',
+  'Sloth',
+  'Island',
+  'azura',
+  'Azura',
+  'the',
+  'to',
+  'trader',
+  'Trader',
+  'bob',
+  'Bob',
+  'end',
+];
 const id = (word: string) => {
   const at = VOCAB.indexOf(word);
   if (at < 0) throw new Error(`no token for ${word}`);
