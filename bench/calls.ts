@@ -170,7 +170,7 @@ const emitted = target.stub
     : null;
 await target.close();
 
-const all = <K extends 'v2v' | 'fromHangoverEnd' | 'jitter' | 'jitterCallersOnTime'>(k: K) =>
+const all = <K extends 'v2v' | 'v2vVoiced' | 'fromHangoverEnd' | 'jitter' | 'jitterCallersOnTime'>(k: K) =>
   results.flatMap((r) => r[k]);
 const v2v = all('v2v');
 const overhead = args.engines === 'stub' ? v2v.map((v) => v - STUB_ENDPOINT_MS) : [];
@@ -189,6 +189,11 @@ const late = (ns: number) => ms(Math.max(0, ns / 1e6 - 1));
 const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 const series: { name: string; unit: string; s: SeriesStats | null }[] = [
   { name: 'voice-to-voice (last speech frame sent → first agent frame)', unit: 'ms', s: stats(v2v) },
+  {
+    name: 'voice-to-voice heard (last speech frame sent → first agent frame carrying voice)',
+    unit: 'ms',
+    s: stats(all('v2vVoiced')),
+  },
   ...(args.engines === 'stub'
     ? [
         {

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { z } from 'zod';
 import { startService, type RunningService } from '../src/app.ts';
-import { muLawEncode } from '../src/audio/g711.ts';
+import { muLawDecodeSample, muLawEncode } from '../src/audio/g711.ts';
+import { LEAD_IN } from '../src/speech/tts/output.ts';
 import { decodeWav } from '../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../src/records/record.ts';
 import { loadConfig } from '../src/config.ts';
@@ -254,6 +255,8 @@ export interface CallResult {
   v2v: number[];
   /** Per turn, as v2v: when that first agent media message arrived, epoch ms (to pair with the service's own parts). */
   answeredAt: number[];
+  /** Per turn: caller's last speech frame sent → the first agent frame that carries voice (a caller hears it), ms. */
+  v2vVoiced: number[];
   /**
    * Stub engines only, per turn: the caller's frame that completes the stub VAD's hangover sent →
    * first agent media message received, ms. The v2v less the hangover, except that a caller whose
@@ -368,6 +371,7 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
   const result: CallResult = {
     callId: '',
     v2v: [],
+    v2vVoiced: [],
     answeredAt: [],
     fromHangoverEnd: [],
     jitter: [],
@@ -382,6 +386,8 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     error: null,
   };
   const arrivals: number[] = [];
+  /** Arrival times of the agent frames louder than the voices' lead-in (speech/tts/output.ts). */
+  const voicedArrivals: number[] = [];
   let rnd = script.seed;
   const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const waitFor = async (cond: () => boolean, timeoutMs: number) => {
@@ -408,8 +414,12 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     /** Agent messages played to their end (their end marks echoed by the simulated phone). */
     let played = 0;
     caller.on('message', (m) => {
-      if (m.event === 'media') arrivals.push(performance.now());
-      else if (m.event === 'mark') marksSent++;
+      if (m.event === 'media') {
+        const at = performance.now();
+        arrivals.push(at);
+        const payload = Buffer.from((m.media as { payload?: string } | undefined)?.payload ?? '', 'base64');
+        if (payload.some((code) => Math.abs(muLawDecodeSample(code)) > LEAD_IN.threshold)) voicedArrivals.push(at);
+      } else if (m.event === 'mark') marksSent++;
     });
     caller.on('clear', () => result.clears++);
     caller.on('mark', (name) => {
@@ -440,6 +450,10 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
         continue;
       }
       result.v2v.push(arrivals[before]! - sentAt);
+      const voicedAt = () => voicedArrivals.find((at) => at >= arrivals[before]!);
+      await waitFor(() => voicedAt() !== undefined || caller.closed, 5_000);
+      const voiced = voicedAt();
+      if (voiced !== undefined) result.v2vVoiced.push(voiced - sentAt);
       result.answeredAt.push(performance.timeOrigin + arrivals[before]!);
       if (script.hangoverFrames !== undefined) {
         const hangoverEnd = caller.frameSentAt(lastSpeechFrame + script.hangoverFrames);

@@ -18,12 +18,13 @@ export const SCHEDULER_DEFAULTS = {
   leaseMs: 30_000,
 } as const;
 
-export interface Timers {
+/** Repeating timers (polls and heartbeats): the one-shot, injected kind is src/timers.ts's. */
+export interface IntervalTimers {
   setInterval(fn: () => void, ms: number): unknown;
   clearInterval(handle: unknown): void;
 }
 
-const realTimers: Timers = {
+const realIntervals: IntervalTimers = {
   setInterval: (fn, ms) => setInterval(fn, ms),
   clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
 };
@@ -37,7 +38,7 @@ export interface SchedulerOptions {
   log: Logger;
   pollMs?: number;
   leaseMs?: number;
-  timers?: Timers;
+  timers?: IntervalTimers;
   /** Told of every claim, for tests that watch the order of dials. */
   onDial?: (task: ClaimedTask, campaign: CampaignRow) => void;
 }
@@ -53,7 +54,7 @@ export class CampaignScheduler {
   readonly instanceId: string;
   private readonly pollMs: number;
   private readonly leaseMs: number;
-  private readonly timers: Timers;
+  private readonly timers: IntervalTimers;
   private interval: unknown;
   private beat: unknown;
   private scheduled = false;
@@ -78,7 +79,7 @@ export class CampaignScheduler {
     this.instanceId = newId('sched', o.random);
     this.pollMs = o.pollMs ?? SCHEDULER_DEFAULTS.pollMs;
     this.leaseMs = o.leaseMs ?? SCHEDULER_DEFAULTS.leaseMs;
-    this.timers = o.timers ?? realTimers;
+    this.timers = o.timers ?? realIntervals;
   }
 
   start(): void {
