@@ -29,6 +29,7 @@ import { EgressPolicy } from './net/egress.ts';
 import { OutboundHttp } from './net/http.ts';
 import { LLM_CLIENT_DEFAULTS } from './llm/client.ts';
 import { createEmbeddedSpeechEngines } from './speech/provider.ts';
+import { webSocketOpener } from './net/websocket.ts';
 import type { SpeechEngineProvider } from './speech/types.ts';
 import type { Db } from './store/database.ts';
 import { openPgStore } from './store/postgres/store.ts';
@@ -120,7 +121,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   webhooksQueued = () => webhookSender.kick();
   const speech =
     options.speech ??
-    createEmbeddedSpeechEngines({ warm: options.warmSpeech ?? false, dispatcher: outbound.dispatcher() });
+    createEmbeddedSpeechEngines({
+      warm: options.warmSpeech ?? false,
+      dispatcher: outbound.dispatcher(),
+      openWebSocket: webSocketOpener(outbound.policy),
+    });
   const agents = new AgentService(store.agents, clock, (url) => outbound.policy.literalRefusal(url));
   const carriers = await createCarriers(config, {
     publicUrl,

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { VoiceConfigSchema, type AgentConfig } from '../agents/schema.ts';
 import type { Dispatcher } from '../net/http.ts';
+import type { OpenWebSocket } from '../net/websocket.ts';
 import { EngineCache } from './engine-cache.ts';
 import { createSttEngine } from './stt/index.ts';
 import { createTtsEngine } from './tts/index.ts';
@@ -30,6 +31,11 @@ export interface EmbeddedSpeechOptions {
    * OutboundHttp).
    */
   dispatcher: Dispatcher;
+  /**
+   * Where streaming recognisers, voices and speech-to-speech models open their sockets: the egress policy's
+   * opener (net/websocket.ts). Absent where no streaming provider is used (unit tests of embedded engines).
+   */
+  openWebSocket?: OpenWebSocket;
 }
 
 /**

@@ -50,6 +50,14 @@ describe('the outbound layer is the only way out', () => {
     expect(outsideNet.filter(({ text }) => client.test(text)).map(({ file }) => file)).toEqual([]);
   });
 
+  it('no source file outside net/ opens a WebSocket to a provider (only to itself or its peers)', () => {
+    // The carriers' and browsers' sockets are the server's own; the simulated phones dial this service's own
+    // media route; forwarding reaches peer nodes. A socket to anywhere else opens through net/websocket.ts.
+    const opensOwn = new Set(['carriers/sim/twilio-stream.ts', 'http/forward.ts']);
+    const offenders = outsideNet.filter(({ file, text }) => !opensOwn.has(file) && /new\s+WebSocket\s*\(/.test(text));
+    expect(offenders.map(({ file }) => file)).toEqual([]);
+  });
+
   it('no source file outside net/ calls the global fetch', () => {
     const offenders = outsideNet.filter(
       ({ file, text }) =>
