@@ -37,6 +37,17 @@ export const ToolParametersSchema = z
   })
   .catchall(z.unknown());
 
+/** A provider credential of the organization, by name: its key (and address) win over the section's own. */
+const credentialName = () =>
+  z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      "the name of one of the organization's provider credentials (docs/providers/credentials.md); its api_key and base_url win over this section's",
+    );
+
 const toolName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64');
 
 export const ApiToolSchema = z
@@ -134,6 +145,7 @@ export const LlmConfigSchema = z.strictObject({
     .describe('an OpenAI-compatible chat-completions server (…/v1); the egress policy applies'),
   model: z.string().min(1).describe("the server's model name"),
   api_key: writeOnlySecret('sent as a bearer token; write-only: never returned').optional(),
+  credential: credentialName(),
   temperature: z
     .number()
     .min(0)
@@ -165,6 +177,7 @@ export const VoiceConfigSchema = z.strictObject({
     .optional()
     .describe("the openai engine's server"),
   api_key: writeOnlySecret("the openai engine's key; write-only: never returned").optional(),
+  credential: credentialName(),
   normalize_for_speech: z
     .boolean()
     .optional()
@@ -186,6 +199,7 @@ const sttFields = {
     .optional()
     .describe("the openai engine's server (/audio/transcriptions)"),
   api_key: writeOnlySecret("the openai engine's key; write-only: never returned").optional(),
+  credential: credentialName(),
   model: z
     .string()
     .min(1)

@@ -3,6 +3,7 @@
 // at registration, updated as the call connects, finalized exactly once.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { CredentialUnavailableError, withCredentials, type CredentialLookup } from '../agents/credentials.ts';
 import type { AgentRepository } from '../agents/repository.ts';
 import { voicemailHandling, type AgentVersion, type VoicemailHandling } from '../agents/schema.ts';
 import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
@@ -57,6 +58,11 @@ export interface CallManagerDeps {
   events: CallEvents;
   registry: CallRegistry;
   limits: OrgLimits;
+  /**
+   * The organization's provider credentials by name: an agent's named ones are resolved into its engines' and model's
+   * api_key and base_url as its call starts. Absent: none is found, and a call whose agent names one ends.
+   */
+  credentials?: CredentialLookup | undefined;
   engines: SpeechEngineProvider;
   timers: Timers;
   log: Logger;
@@ -266,6 +272,17 @@ export class CallManager {
       transport.close('error_service');
       return null;
     }
+    // Resolved in memory for this call only: the agent version and the record keep the credential's name, not its key.
+    let config: AgentVersion['config'];
+    try {
+      config = await withCredentials(orgId, version.config, this.d.credentials ?? (() => Promise.resolve(undefined)));
+    } catch (error) {
+      if (!(error instanceof CredentialUnavailableError)) throw error;
+      this.d.log.warn({ call_id: callId, org_id: orgId, code: error.code }, error.message);
+      await this.d.callService.endUnconnected(orgId, callId, 'error', 'flow_error', error.message);
+      transport.close('flow_error');
+      return null;
+    }
     // A call admitted at registration already holds its slot; one that found none is admitted now or refused.
     const refused = await this.d.limits.admit(orgId, callId);
     if (refused) {
@@ -273,7 +290,7 @@ export class CallManager {
       transport.close(refused);
       return null;
     }
-    return { record, version };
+    return { record, version: { ...version, config } };
   }
 
   /** The hold music (media/hold), at the line's rate; read once per rate. */
