@@ -50,7 +50,7 @@ function misfit(named: NamedCredential, credential: ProviderCredential): string 
     named.engine === undefined ? 'the OpenAI-compatible model client' : `${named.section}.engine ${named.engine}`;
   if (expected === null) return `${engine} takes no provider credential`;
   if (credential.provider !== expected)
-    return `${JSON.stringify(credential.name)} is a ${credential.provider} credential; ${engine} takes a ${expected} one`;
+    return `${JSON.stringify(credential.name)} is for ${credential.provider}; ${engine} takes only ${expected} credentials`;
   return null;
 }
 
