@@ -177,6 +177,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     recordingPath: (callId) => calls.manager.recordingPath(callId),
     judge: modelJudge(llmClient),
     llmClient,
+    credentials: credentialsByName,
     clock,
     random: Math.random,
     log: logger.child({ room: 'agent-tests' }),
