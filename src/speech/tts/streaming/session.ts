@@ -260,8 +260,7 @@ class SocketUtterance implements TtsUtteranceStream {
       this.pendingText.push(text);
       return;
     }
-    this.session.send(this.session.wire.text(this.id, text, !this.sentText));
-    this.sentText = true;
+    this.sendText(text);
   }
 
   end(): void {
@@ -282,7 +281,7 @@ class SocketUtterance implements TtsUtteranceStream {
   live(): void {
     if (this.finished) return;
     this.connected = true;
-    for (const text of this.pendingText.splice(0)) this.write(text);
+    for (const text of this.pendingText.splice(0)) this.sendText(text);
     if (this.ended) this.endOnWire();
   }
 
@@ -322,6 +321,11 @@ class SocketUtterance implements TtsUtteranceStream {
       if (this.finished) return;
       await new Promise<void>((resolve) => (this.wake = resolve));
     }
+  }
+
+  private sendText(text: string): void {
+    this.session.send(this.session.wire.text(this.id, text, !this.sentText));
+    this.sentText = true;
   }
 
   private endOnWire(): void {
