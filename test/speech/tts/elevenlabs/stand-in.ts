@@ -32,6 +32,9 @@ const FORMATS: Record<string, { rate: number; encoding: StandInEncoding }> = {
 };
 
 interface Context {
+  /** Its words so far, with their times. */
+  timeline: { word: string; start: number; end: number }[];
+  seconds: number;
   buffer: string;
   chain: Promise<void>;
   cut: boolean;
@@ -42,11 +45,14 @@ interface Context {
 export interface ElevenLabsStandIn extends StandInServer {
   /** Every client message, parsed. */
   readonly messages: z.infer<typeof ClientMessageSchema>[];
+  /** Each context's words as spoken, with their start and end (seconds) in its audio, in context order. */
+  readonly spoken: { context: string; words: { word: string; start: number; end: number }[] }[];
 }
 
 export async function startElevenLabsStandIn(apiKey: string, hooks: StandInHooks = {}): Promise<ElevenLabsStandIn> {
   const voice = new WordVoice();
   const messages: z.infer<typeof ClientMessageSchema>[] = [];
+  const spoken: ElevenLabsStandIn['spoken'] = [];
   const server = await startStandIn({
     path: /^\/v1\/text-to-speech\/[^/]+\/multi-stream-input$/,
     authorized: (request) => request.headers['xi-api-key'] === apiKey,
@@ -59,7 +65,7 @@ export async function startElevenLabsStandIn(apiKey: string, hooks: StandInHooks
         socket.close(1008);
         return;
       }
-      serve(socket, format, voice, messages, hooks);
+      serve(socket, format, voice, messages, spoken, hooks);
     },
   });
   return {
@@ -73,6 +79,7 @@ export async function startElevenLabsStandIn(apiKey: string, hooks: StandInHooks
       return server.refused;
     },
     messages,
+    spoken,
     drop: () => server.drop(),
     async close() {
       await server.close();
@@ -86,6 +93,7 @@ function serve(
   format: { rate: number; encoding: StandInEncoding },
   voice: WordVoice,
   messages: z.infer<typeof ClientMessageSchema>[],
+  spoken: ElevenLabsStandIn['spoken'],
   hooks: StandInHooks,
 ): void {
   const contexts = new Map<string, Context>();
@@ -102,6 +110,8 @@ function serve(
           charStartTimesMs: chars.map((_, i) => Math.round(Math.min(i, word.length) * ms)),
           charDurationsMs: chars.map((_, i) => (i < word.length ? Math.round(ms) : 0)),
         };
+        context.timeline.push({ word, start: context.seconds, end: context.seconds + audio.seconds });
+        context.seconds += audio.seconds;
         if (!context.sentAudio) hooks.firstAudioSent?.(performance.now());
         context.sentAudio = true;
         socket.send(
@@ -132,8 +142,17 @@ function serve(
     }
     let context = contexts.get(message.context_id);
     if (!context) {
-      context = { buffer: '', chain: Promise.resolve(), cut: false, flushed: false, sentAudio: false };
+      context = {
+        timeline: [],
+        seconds: 0,
+        buffer: '',
+        chain: Promise.resolve(),
+        cut: false,
+        flushed: false,
+        sentAudio: false,
+      };
       contexts.set(message.context_id, context);
+      spoken.push({ context: message.context_id, words: context.timeline });
     }
     const id = message.context_id;
     const ctx = context;
