@@ -113,7 +113,11 @@ const loadBefore = loadavg()[0]!;
 
 type Start = (key: string, hooks: StandInHooks) => Promise<StandInServer>;
 const providers: [string, Start, (url: string) => TtsEngine][] = [
-  ['elevenlabs', startElevenLabsStandIn, (url) => new ElevenLabsTtsEngine({ apiKey: KEY, baseUrl: url, openWebSocket })],
+  [
+    'elevenlabs',
+    startElevenLabsStandIn,
+    (url) => new ElevenLabsTtsEngine({ apiKey: KEY, baseUrl: url, openWebSocket }),
+  ],
   ['cartesia', startCartesiaStandIn, (url) => new CartesiaTtsEngine({ apiKey: KEY, baseUrl: url, openWebSocket })],
   ['deepgram', startDeepgramStandIn, (url) => new DeepgramTtsEngine({ apiKey: KEY, baseUrl: url, openWebSocket })],
 ];
@@ -128,16 +132,28 @@ for (const [name, start, make] of providers) {
     },
   });
   const added = await run(make(standIn.url), () => new Promise((resolve) => (note = resolve)));
-  rows.push({ voice: `${name} (stand-in)`, median: percentile(added, 0.5), p90: percentile(added, 0.9), n: added.length });
+  rows.push({
+    voice: `${name} (stand-in)`,
+    median: percentile(added, 0.5),
+    p90: percentile(added, 0.9),
+    n: added.length,
+  });
   await standIn.close();
 }
 
 const flite = new TimedFlite(new FliteTtsEngine({ voice: 'slt' }));
 const embedded = await run(flite, () => new Promise((resolve) => (flite.firstPcm = resolve)));
-rows.push({ voice: 'flite (embedded)', median: percentile(embedded, 0.5), p90: percentile(embedded, 0.9), n: embedded.length });
+rows.push({
+  voice: 'flite (embedded)',
+  median: percentile(embedded, 0.5),
+  p90: percentile(embedded, 0.9),
+  n: embedded.length,
+});
 await flite.close();
 
-console.log(`\nprovider-tts: first audio in → first frame on the line (ms), load average ${loadBefore.toFixed(2)} → ${loadavg()[0]!.toFixed(2)}`);
+console.log(
+  `\nprovider-tts: first audio in → first frame on the line (ms), load average ${loadBefore.toFixed(2)} → ${loadavg()[0]!.toFixed(2)}`,
+);
 console.log('| voice | utterances | median ms | p90 ms |');
 console.log('| --- | --- | --- | --- |');
 for (const row of rows) console.log(`| ${row.voice} | ${row.n} | ${row.median.toFixed(2)} | ${row.p90.toFixed(2)} |`);

@@ -56,9 +56,13 @@ describe('createTtsEngine', () => {
 
 describe('voice.base_url', () => {
   it('is a ws(s) address for a streaming voice and an http(s) one for the openai engine', () => {
-    expect(VoiceConfigSchema.safeParse({ engine: 'elevenlabs', base_url: 'wss://api.elevenlabs.io' }).success).toBe(true);
+    expect(VoiceConfigSchema.safeParse({ engine: 'elevenlabs', base_url: 'wss://api.elevenlabs.io' }).success).toBe(
+      true,
+    );
     expect(VoiceConfigSchema.safeParse({ engine: 'deepgram', base_url: 'ws://127.0.0.1:9' }).success).toBe(true);
-    expect(VoiceConfigSchema.safeParse({ engine: 'cartesia', base_url: 'https://api.cartesia.ai' }).success).toBe(false);
+    expect(VoiceConfigSchema.safeParse({ engine: 'cartesia', base_url: 'https://api.cartesia.ai' }).success).toBe(
+      false,
+    );
     expect(VoiceConfigSchema.safeParse({ engine: 'openai', base_url: 'wss://example.com/v1' }).success).toBe(false);
     expect(VoiceConfigSchema.safeParse({ engine: 'openai', base_url: 'https://example.com/v1' }).success).toBe(true);
   });

@@ -32,7 +32,7 @@ import {
   type WireEvent,
 } from '../streaming/wire.ts';
 
-export const CARTESIA_DEFAULTS = {
+const CARTESIA_DEFAULTS = {
   baseUrl: 'wss://api.cartesia.ai',
   voiceId: 'a0e99841-438c-4a64-b679-ae501e7d6091',
   model: 'sonic-2',
@@ -42,14 +42,14 @@ export const CARTESIA_DEFAULTS = {
 
 const base = { context_id: z.string().optional(), status_code: z.number().optional(), done: z.boolean().optional() };
 
-export const CartesiaChunkSchema = z.object({ type: z.literal('chunk'), data: z.string(), ...base });
-export const CartesiaTimestampsSchema = z.object({
+const CartesiaChunkSchema = z.object({ type: z.literal('chunk'), data: z.string(), ...base });
+const CartesiaTimestampsSchema = z.object({
   type: z.literal('timestamps'),
   word_timestamps: z.object({ words: z.array(z.string()), start: z.array(z.number()), end: z.array(z.number()) }),
   ...base,
 });
-export const CartesiaDoneSchema = z.object({ type: z.literal('done'), ...base });
-export const CartesiaErrorSchema = z.object({
+const CartesiaDoneSchema = z.object({ type: z.literal('done'), ...base });
+const CartesiaErrorSchema = z.object({
   type: z.literal('error'),
   error_code: z.string().optional(),
   title: z.string().optional(),
@@ -68,7 +68,7 @@ export const CartesiaMessageSchema = z.union([
   CartesiaOtherSchema,
 ]);
 
-export interface CartesiaOptions {
+interface CartesiaOptions {
   apiKey: string;
   baseUrl?: string | undefined;
   voiceId?: string | undefined;

@@ -27,26 +27,26 @@ import {
   type WireEvent,
 } from '../streaming/wire.ts';
 
-export const DEEPGRAM_DEFAULTS = {
+const DEEPGRAM_DEFAULTS = {
   baseUrl: 'wss://api.deepgram.com',
   model: 'aura-2-thalia-en',
 } as const;
 
-export const DeepgramMetadataSchema = z.object({
+const DeepgramMetadataSchema = z.object({
   type: z.literal('Metadata'),
   request_id: z.string(),
   model_name: z.string().optional(),
   model_version: z.string().optional(),
   model_uuid: z.string().optional(),
 });
-export const DeepgramFlushedSchema = z.object({ type: z.literal('Flushed'), sequence_id: z.number() });
-export const DeepgramClearedSchema = z.object({ type: z.literal('Cleared'), sequence_id: z.number() });
-export const DeepgramWarningSchema = z.object({
+const DeepgramFlushedSchema = z.object({ type: z.literal('Flushed'), sequence_id: z.number() });
+const DeepgramClearedSchema = z.object({ type: z.literal('Cleared'), sequence_id: z.number() });
+const DeepgramWarningSchema = z.object({
   type: z.literal('Warning'),
   description: z.string().optional(),
   code: z.string().optional(),
 });
-export const DeepgramErrorSchema = z.object({
+const DeepgramErrorSchema = z.object({
   type: z.literal('Error'),
   description: z.string().optional(),
   code: z.string().optional(),
@@ -61,7 +61,7 @@ export const DeepgramMessageSchema = z.discriminatedUnion('type', [
   DeepgramErrorSchema,
 ]);
 
-export interface DeepgramOptions {
+interface DeepgramOptions {
   apiKey: string;
   baseUrl?: string | undefined;
   model?: string | undefined;

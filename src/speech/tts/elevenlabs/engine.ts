@@ -31,7 +31,7 @@ import {
   type WireEvent,
 } from '../streaming/wire.ts';
 
-export const ELEVENLABS_DEFAULTS = {
+const ELEVENLABS_DEFAULTS = {
   baseUrl: 'wss://api.elevenlabs.io',
   voiceId: 'JBFqnCBsd6RMkjVDRZzb',
   model: 'eleven_flash_v2_5',
@@ -47,7 +47,7 @@ const AlignmentSchema = z.object({
   charsDurationsMs: z.array(z.number()).optional(),
 });
 
-export const ElevenLabsAudioSchema = z.object({
+const ElevenLabsAudioSchema = z.object({
   audio: z.string().nullable(),
   contextId: z.string().optional(),
   alignment: AlignmentSchema.nullable().optional(),
@@ -55,13 +55,13 @@ export const ElevenLabsAudioSchema = z.object({
   isFinal: z.boolean().nullable().optional(),
 });
 
-export const ElevenLabsFinalSchema = z.object({
+const ElevenLabsFinalSchema = z.object({
   isFinal: z.literal(true),
   contextId: z.string().optional(),
 });
 
 /** An error on the socket: `{"message": "...", "error": "max_active_conversations", "code": 1008}`. */
-export const ElevenLabsErrorSchema = z.object({
+const ElevenLabsErrorSchema = z.object({
   error: z.string(),
   message: z.string().optional(),
   code: z.union([z.number(), z.string()]).optional(),
@@ -70,7 +70,7 @@ export const ElevenLabsErrorSchema = z.object({
 
 export const ElevenLabsMessageSchema = z.union([ElevenLabsFinalSchema, ElevenLabsAudioSchema, ElevenLabsErrorSchema]);
 
-export interface ElevenLabsOptions {
+interface ElevenLabsOptions {
   apiKey: string;
   baseUrl?: string | undefined;
   voiceId?: string | undefined;
@@ -119,7 +119,13 @@ export class ElevenLabsWire implements VoiceWire {
     const spaced = /\s$/.test(text) ? text : `${text} `;
     if (!first) return [JSON.stringify({ text: spaced, context_id: context })];
     this.contexts.set(context, { seconds: 0, words: new CharacterWords() });
-    return [JSON.stringify({ text: spaced, context_id: context, voice_settings: { speed: this.o.speed ?? 1 } })];
+    return [
+      JSON.stringify({
+        text: spaced,
+        context_id: context,
+        voice_settings: { speed: Math.min(1.2, Math.max(0.7, this.o.speed ?? 1)) },
+      }),
+    ];
   }
 
   end(context: string): string[] {

@@ -23,7 +23,7 @@ import type {
 import { PcmOutput } from '../output.ts';
 import type { VoiceWire, WireEvent } from './wire.ts';
 
-export interface SocketVoiceOptions {
+interface SocketVoiceOptions {
   wire: VoiceWire;
   openWebSocket: OpenWebSocket;
   sampleRate: MediaRate;

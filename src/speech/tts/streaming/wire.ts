@@ -46,7 +46,7 @@ export interface VoiceWire {
  * A provider's code for an error, kept only as a short token (letters, digits, _ . -): a provider's error
  * text never reaches the record or the log as it was sent.
  */
-export function providerCode(value: unknown): string {
+function providerCode(value: unknown): string {
   const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value : '';
   const token = text.trim().slice(0, 64);
   return /^[A-Za-z0-9_.-]+$/.test(token) ? token : 'unknown';

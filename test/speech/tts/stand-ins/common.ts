@@ -10,7 +10,7 @@ import { FliteTtsEngine } from '../../../../src/speech/tts/flite.ts';
 
 export type StandInEncoding = 'mulaw' | 'pcm16';
 
-export interface WordAudio {
+interface WordAudio {
   word: string;
   bytes: Buffer;
   seconds: number;
@@ -34,7 +34,7 @@ export class WordVoice {
   }
 }
 
-export interface StandInOptions {
+interface StandInOptions {
   /** Whether the upgrade request carries the provider's key. */
   authorized(request: IncomingMessage): boolean;
   /** The path (without query) the provider serves its voice on. */
