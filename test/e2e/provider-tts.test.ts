@@ -17,7 +17,7 @@ import { startElevenLabsStandIn, type ElevenLabsStandIn } from '../speech/tts/el
 import type { StandInServer } from '../speech/tts/stand-ins/common.ts';
 
 const KEY = 'provider-key';
-const GREETING = 'Hello, Acme here.';
+const GREETING = 'Acme here.';
 const ANSWER = 'Okay, noted.';
 const LONG_GREETING =
   'Welcome to the long greeting of this line, which goes on about opening hours, parking and the weather, so that a caller will surely cut in.';
@@ -92,10 +92,10 @@ describe('calls spoken by streaming voices', () => {
       const standIn = standIns[engine]!;
       const before = standIn.connections;
       const { caller, callId } = await placeInboundCall(t.url, NUMBERS[engine]!);
-      await agentFinished(caller, { after: 0, quietMs: 500, timeoutMs: 15_000 });
+      await agentFinished(caller, { after: 0, quietMs: 500, timeoutMs: 40_000 });
       const afterGreeting = caller.played.length;
       await caller.speak(fixtureUlaw('01-my-name-is-john'));
-      await heard(caller, afterGreeting, 400);
+      await heard(caller, afterGreeting, 200, 25_000);
       await caller.hangUp();
       const r = await record(callId);
       const agent = r.transcript!.filter((m) => m.role === 'agent');
@@ -103,7 +103,7 @@ describe('calls spoken by streaming voices', () => {
       expect(agent.length).toBeGreaterThanOrEqual(2);
       expect(ANSWER.startsWith(agent[1]!.content)).toBe(true);
       expect(standIn.connections - before).toBe(1);
-    }, 20_000);
+    }, 60_000);
   }
 
   it('a caller who cuts in leaves a transcript that ends at the last word whose start they heard', async () => {
@@ -127,5 +127,5 @@ describe('calls spoken by streaming voices', () => {
     expect(kept).toBeGreaterThanOrEqual(words.filter((w) => w.start * 1000 < playedMs - 5).length);
     expect(kept).toBeLessThanOrEqual(words.filter((w) => w.start * 1000 < playedMs + 5).length);
     expect(kept).toBeGreaterThan(0);
-  }, 20_000);
+  }, 60_000);
 });
