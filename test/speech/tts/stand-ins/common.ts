@@ -20,16 +20,25 @@ interface WordAudio {
 export class WordVoice {
   private readonly flite = new FliteTtsEngine({ voice: 'slt' });
 
+  private closed = false;
+
   async say(word: string, rate: number, encoding: StandInEncoding): Promise<WordAudio> {
     const blocks: Int16Array[] = [];
-    for await (const chunk of this.flite.synthesize(word, { sampleRate: rate, trimLeadIn: true }))
-      blocks.push(chunk.samples);
+    try {
+      for await (const chunk of this.flite.synthesize(word, { sampleRate: rate, trimLeadIn: true }))
+        blocks.push(chunk.samples);
+    } catch (error) {
+      // Closed with words still queued (a cut context the provider keeps flushing): nothing more is said.
+      if (this.closed) return { word, bytes: Buffer.alloc(0), seconds: 0 };
+      throw error;
+    }
     const pcm = concatPcm(blocks);
     const bytes = encoding === 'mulaw' ? Buffer.from(muLawEncode(pcm)) : Buffer.from(int16ToBuffer(pcm));
     return { word, bytes, seconds: pcm.length / rate };
   }
 
   close(): Promise<void> {
+    this.closed = true;
     return this.flite.close();
   }
 }
