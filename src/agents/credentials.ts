@@ -32,6 +32,16 @@ function stringAt(section: object, key: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/**
+ * A credential's address as its engine speaks to it: the streaming engines (every engine named after a provider but
+ * the OpenAI-compatible HTTP ones) open a WebSocket, so a credential given as https:// (or http:// for a stand-in)
+ * is reached as wss:// (ws://) at the same place.
+ */
+function addressFor(engine: string | undefined, url: string): string {
+  if (engine === undefined || engine === 'openai') return url;
+  return url.replace(/^http(s?):/i, 'ws$1:');
+}
+
 /** Every credential the agent names, section by section. */
 export function credentialsNamed(config: AgentConfig): NamedCredential[] {
   const named: NamedCredential[] = [];
@@ -94,8 +104,9 @@ export async function withCredentials(
     }
     const why = misfit(n, credential);
     if (why) throw new CredentialUnavailableError('CREDENTIAL_MISMATCH', `${field}: ${why}`);
-    const baseUrl =
+    const given =
       credential.base_url ?? stringAt(config[n.section], 'base_url') ?? PROVIDER_DEFAULT_BASE_URLS[credential.provider];
+    const baseUrl = given === undefined ? undefined : addressFor(n.engine, given);
     Object.assign(resolved, {
       [n.section]: { ...config[n.section], api_key: credential.api_key, ...(baseUrl ? { base_url: baseUrl } : {}) },
     });

@@ -161,11 +161,13 @@ export const PronunciationSchema = z.strictObject({
   replacement: z.string().trim().min(1).max(200).describe('what the voice says instead'),
 });
 
-export const VoiceConfigSchema = z.strictObject({
+const VoiceFieldsSchema = z.strictObject({
   engine: z
-    .enum(['flite', 'espeak', 'openai'])
+    .enum(['flite', 'espeak', 'openai', 'elevenlabs', 'cartesia', 'deepgram'])
     .default(AGENT_DEFAULTS.voiceEngine)
-    .describe('flite and espeak are embedded; openai is an OpenAI-compatible /audio/speech server'),
+    .describe(
+      'flite and espeak are embedded; openai is an OpenAI-compatible /audio/speech server; elevenlabs, cartesia and deepgram (Aura) are streaming voices, one WebSocket per call',
+    ),
   voice_id: z
     .string()
     .min(1)
@@ -173,10 +175,16 @@ export const VoiceConfigSchema = z.strictObject({
     .describe("the engine's voice (flite: slt, rms, awb, kal…; espeak: a voice name)"),
   speed: z.number().min(0.5).max(2).default(1).describe("1 is the voice's own pace"),
   base_url: z
-    .url({ protocol: /^https?$/ })
+    .url({ protocol: /^(https?|wss?)$/ })
     .optional()
-    .describe("the openai engine's server"),
-  api_key: writeOnlySecret("the openai engine's key; write-only: never returned").optional(),
+    .describe("the openai engine's server (http/https); a streaming voice's provider (wss, ws for a stand-in)"),
+  api_key: writeOnlySecret("the engine's key (openai or a streaming voice's); write-only: never returned").optional(),
+  model: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("a streaming voice's model (deepgram: the Aura voice, e.g. aura-2-thalia-en); the provider's default"),
   credential: credentialName(),
   normalize_for_speech: z
     .boolean()
@@ -185,6 +193,18 @@ export const VoiceConfigSchema = z.strictObject({
       'numbers, money, dates, times, phone numbers and e-mail addresses said as words (the transcript keeps the text); default on',
     ),
   pronunciation: z.array(PronunciationSchema).max(500).optional().describe('words the voice says differently'),
+});
+
+export const VoiceConfigSchema = VoiceFieldsSchema.superRefine((voice, ctx) => {
+  // A streaming voice's provider is a WebSocket; an OpenAI-compatible server is spoken to over HTTP.
+  if (voice.base_url === undefined || voice.engine === 'flite' || voice.engine === 'espeak') return;
+  const socket = /^wss?:/i.test(voice.base_url);
+  if (socket !== (voice.engine !== 'openai'))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['base_url'],
+      message: `the ${voice.engine} engine takes ${voice.engine === 'openai' ? 'an http(s)' : 'a ws(s)'} URL`,
+    });
 });
 
 const STT_ENGINES = ['pocketsphinx', 'moonshine', 'openai'] as const;

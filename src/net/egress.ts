@@ -213,7 +213,8 @@ export class EgressPolicy {
   literalRefusal(url: string): string | null {
     let parsed: URL;
     try {
-      parsed = new URL(url);
+      // A provider's ws: or wss: address is judged as the http: or https: URL of the same place (websocket.ts).
+      parsed = new URL(/^wss?:/i.test(url) ? url.replace(/^ws/i, 'http') : url);
     } catch {
       return null;
     }

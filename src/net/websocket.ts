@@ -79,6 +79,8 @@ async function openWebSocket(policy: EgressPolicy, raw: string, options: Outboun
     // body is not read, only its status reported.
     const onRefused = (_request: unknown, response: { statusCode?: number; statusMessage?: string }) => {
       settle();
+      // Aborting a handshake emits 'error' on the next tick: heard here, or it would be thrown as uncaught.
+      socket.on('error', () => undefined);
       socket.terminate();
       reject(new UpstreamError(response.statusCode ?? 0, response.statusMessage ?? 'upgrade refused'));
     };

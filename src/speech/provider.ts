@@ -60,7 +60,9 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions): Spe
   const embeddedStts = new Set<SttEngine>();
   const ttss = new EngineCache<TtsEngine>(ENGINE_CACHE_BOUND);
   const tts = (config: AgentConfig['voice']) =>
-    ttss.lease(engineCacheKey(config), () => createTtsEngine(config, { dispatcher: options.dispatcher }));
+    ttss.lease(engineCacheKey(config), () =>
+      createTtsEngine(config, { dispatcher: options.dispatcher, openWebSocket: options.openWebSocket }),
+    );
   if (options.warm) {
     // Released at once: the warm engine stays cached (most recently used) for the first call.
     const warmup = tts(VoiceConfigSchema.parse({}));

@@ -1,7 +1,7 @@
 // The small interfaces the call engine uses to talk to speech engines. An embedded offline
 // engine and a self-hosted or cloud engine implement the same shapes, so an agent can pick
 // either per call. Audio inside the runtime is PCM16 mono; 16 kHz unless a stream says otherwise.
-import type { PcmChunk } from '../audio/pcm.ts';
+import type { MediaRate, PcmChunk } from '../audio/pcm.ts';
 import type { AgentConfig } from '../agents/schema.ts';
 
 export type { PcmChunk };
@@ -70,10 +70,46 @@ export interface TtsSynthesisOptions {
   trimLeadIn?: boolean;
 }
 
+/** One utterance spoken by a streaming voice: its text goes in as it comes, its audio comes out as it is made. */
+export interface TtsUtteranceStream {
+  /** More of the utterance's text (as the voice should say it), as the model streams it. */
+  write(text: string): void;
+  /** No more text: the voice says what it holds, then the audio ends. */
+  end(): void;
+  /** Barge-in or hang-up: the voice drops what it still had to say; the audio ends at once. */
+  cancel(): void;
+  /**
+   * The audio at the session's rate, in order; read once. Ends after end() once all is said, or at
+   * cancel(); throws a coded SpeechError when the provider fails.
+   */
+  audio(): AsyncIterable<PcmChunk>;
+  /**
+   * The words the voice has timed so far (its spoken text), seconds from this utterance's first
+   * sample; null for a voice that does not time words.
+   */
+  readonly words: readonly WordTiming[] | null;
+}
+
+export interface TtsSessionOptions {
+  /** The line's rate: 8 kHz asks the provider for μ-law (a phone line's own coding), 16 kHz for PCM16. */
+  sampleRate: MediaRate;
+}
+
+/**
+ * One call's voice over one provider connection: opened when the call first speaks, reused by every
+ * utterance of the call, closed with it. Utterances are spoken one after another.
+ */
+export interface TtsSession {
+  utterance(): TtsUtteranceStream;
+  close(): Promise<void>;
+}
+
 export interface TtsEngine {
   readonly name: string;
   /** Text chunk in, PCM out as soon as it exists; stops promptly when the signal aborts. */
   synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk>;
+  /** A streaming voice's per-call session; a call uses it instead of synthesize() when present. */
+  openSession?(options: TtsSessionOptions): TtsSession;
   /** Release processes and connections the engine keeps warm. */
   close(): Promise<void>;
 }

@@ -6,12 +6,12 @@ import { dtmfTones } from '../../audio/dtmf.ts';
 import { Framer } from '../../audio/framer.ts';
 import { INTERNAL_SAMPLE_RATE } from '../../audio/pcm.ts';
 import { spokenTextFor } from '../../speech/tts/spoken-text.ts';
-import type { TtsEngine } from '../../speech/types.ts';
+import type { TtsEngine, TtsSession, TtsUtteranceStream } from '../../speech/types.ts';
 import type { Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
 import type { CallTransport } from '../transport.ts';
 import { OutboundPacer, type PacerListener, type PacerWakeups } from './pacer.ts';
-import { Utterance, utteranceMark } from './utterance.ts';
+import { Utterance, utteranceMark, type VoiceTiming } from './utterance.ts';
 
 export interface AgentVoiceEvents {
   /** A new utterance was queued: the agent takes the floor. */
@@ -68,6 +68,8 @@ export class AgentVoice {
   /** All audio of every utterance begun so far is queued: a new one's audio follows it, never interleaves. */
   private lastQueued: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** A streaming voice's session for this line, opened at the first words (null: the engine has none). */
+  private session: TtsSession | null | undefined;
 
   constructor(private readonly o: AgentVoiceOptions) {
     const voice = this;
@@ -108,6 +110,11 @@ export class AgentVoice {
   /** Synthesizes one more piece of `u`'s text after the pieces before it, straight into the pacer. */
   say(u: Utterance, text: string): void {
     u.text = u.text ? `${u.text} ${text}` : text;
+    const session = this.voiceSession();
+    if (session) {
+      this.stream(u, session, text);
+      return;
+    }
     u.synthesis = u.synthesis.then(() => this.synthesize(u, text));
   }
 
@@ -116,6 +123,7 @@ export class AgentVoice {
     if (u.closed) return;
     u.closed = true;
     if (this.open === u) this.open = null;
+    u.voice?.end();
     void u.synthesis.then(() => {
       u.audioQueued();
       if (u.interrupted) return;
@@ -178,6 +186,7 @@ export class AgentVoice {
     this.stopped = true;
     this.cutAll(this.o.timers.now());
     this.pacer.stop();
+    void this.session?.close();
   }
 
   /** Resolves once everything queued has played, or after `timeoutMs`. */
@@ -242,6 +251,73 @@ export class AgentVoice {
     u.pieces.push({ text, audioMs: (samples / this.o.rate) * 1000 });
   }
 
+  private voiceSession(): TtsSession | null {
+    if (this.session === undefined) {
+      const rate = this.o.rate;
+      this.session =
+        this.o.tts.openSession && (rate === 8000 || rate === 16000)
+          ? this.o.tts.openSession({ sampleRate: rate })
+          : null;
+    }
+    return this.session;
+  }
+
+  /**
+   * One more piece of `u`'s text to the streaming voice, at once (the voice holds it until the utterance
+   * before has all its audio); the first piece also starts playing `u`'s audio after that utterance's.
+   */
+  private stream(u: Utterance, session: TtsSession, text: string): void {
+    if (u.interrupted || this.stopped) return;
+    const spoken = this.o.spoken ? this.o.spoken(text) : text;
+    if (!u.voice || !u.voiceTiming) {
+      const voice = session.utterance();
+      const timing: VoiceTiming = { pieces: [], words: () => voice.words, audioMs: 0 };
+      u.voice = voice;
+      u.voiceTiming = timing;
+      u.synthesis = u.synthesis.then(() => this.playVoice(u, voice, timing));
+    }
+    u.voiceTiming.pieces.push({ text, spoken });
+    u.voice.write(spoken);
+  }
+
+  /** A streaming voice's audio of `u`, straight into the pacer. */
+  private async playVoice(u: Utterance, voice: TtsUtteranceStream, timing: { audioMs: number }): Promise<void> {
+    if (u.interrupted || this.stopped) {
+      voice.cancel();
+      return;
+    }
+    const signal = this.o.replySignal();
+    const cut = (): void => voice.cancel();
+    if (signal?.aborted) cut();
+    signal?.addEventListener('abort', cut, { once: true });
+    const requested = this.o.timers.now();
+    let first = true;
+    let samples = 0;
+    const framer = Framer.forRate(this.o.rate);
+    try {
+      for await (const chunk of voice.audio()) {
+        if (u.interrupted || this.stopped) {
+          voice.cancel();
+          return;
+        }
+        if (first) {
+          this.o.events.firstAudio(this.o.timers.now() - requested);
+          first = false;
+        }
+        samples += chunk.samples.length;
+        timing.audioMs = (samples / this.o.rate) * 1000;
+        for (const frame of framer.push(chunk.samples)) this.queueFrame(u, frame);
+      }
+      const last = framer.flush();
+      if (last && !u.interrupted) this.queueFrame(u, last);
+    } catch (error) {
+      if (u.interrupted || signal?.aborted || this.stopped) return;
+      this.o.events.failed(error);
+    } finally {
+      signal?.removeEventListener('abort', cut);
+    }
+  }
+
   /** The first frame of an utterance is preceded by its start mark. */
   private queueFrame(u: Utterance, frame: Int16Array): void {
     if (u.framesQueued === 0) this.pacer.enqueueMark(utteranceMark.start(u.id));
@@ -267,6 +343,7 @@ export class AgentVoice {
   private cutAll(now: number): Utterance[] {
     const cut = this.pending.splice(0);
     for (const u of cut) {
+      u.voice?.cancel();
       const from = u.interrupt(now);
       this.o.events.ended(u, from ?? now, now);
     }
