@@ -239,9 +239,11 @@ export class ToolExecutor {
     } catch (err) {
       const latency = this.o.now() - sentAt;
       const { failure, message } = mcpFailureOf(err);
-      if (deadline.expired || failure === 'timeout')
-        return this.finish(invocation, `Tool ${tool.name} timed out after ${seconds} s.`, 'timeout', latency);
+      // The client reports any abort as a request timeout: whose it was is read from the signals.
+      const timedOut = `Tool ${tool.name} timed out after ${seconds} s.`;
+      if (deadline.expired) return this.finish(invocation, timedOut, 'timeout', latency);
       if (signal?.aborted) return this.finish(invocation, `Tool ${tool.name} was cancelled.`, 'aborted', latency);
+      if (failure === 'timeout') return this.finish(invocation, timedOut, 'timeout', latency);
       if (failure === 'tool_error' && message !== null) {
         const said = cutUtf8(Buffer.from(message, 'utf8'), TOOL_DEFAULTS.maxContentBytes);
         return this.finish(invocation, said, 'tool_error', latency, `Tool ${tool.name} failed: ${said.slice(0, 300)}`);
