@@ -15,8 +15,12 @@ import { ToolNames } from './naming.ts';
 import type { McpToolResult } from './result.ts';
 
 export const MCP_DEFAULTS = {
-  /** Connecting to a server and listing its tools at the call's start may take this long. */
-  listTimeoutMs: 5_000,
+  /**
+   * Connecting to a server and listing its tools at the call's start may take this long (the connect timeout of
+   * every outbound request): it runs while the greeting plays and the caller speaks, so only a slower listing keeps
+   * the first reply waiting.
+   */
+  listTimeoutMs: 10_000,
   /** Tools offered to the model at most, the agent's own included (a chat-completions limit). */
   maxOfferedTools: 128,
   /** The largest answer read from a server (one HTTP response body); past it the request fails. */
