@@ -1,8 +1,9 @@
 // A fetch function for a library that takes one instead of making its own requests (the MCP
-// client's transports, tools/mcp/): every request it sends — redirects followed included — goes
-// through the dispatcher it is given, one of OutboundHttp's, so the egress policy holds for it as
-// for sendRequest. A response body longer than the cap errors where it passes the cap rather than
-// being read on: a server cannot make the service hold an answer of any size.
+// client's transports, tools/mcp/): every request it sends goes through the dispatcher it is given,
+// one of OutboundHttp's, so the egress policy holds for it as for sendRequest. A redirect is handed
+// back, not followed: a library that follows one sends the next request through here again. A
+// response body longer than the cap errors where it passes the cap rather than being read on: a
+// server cannot make the service hold an answer of any size.
 import {
   fetch as undiciFetch,
   Response as UndiciResponse,
@@ -43,7 +44,8 @@ function cappedBody(body: ReadableStream<Uint8Array>, max: number): ReadableStre
 export function fetchThrough(dispatcher: Dispatcher, options: FetchThroughOptions): FetchFunction {
   return async (url, init) => {
     // The global and the package's RequestInit differ only in their type declarations: one undici underneath.
-    const response = await undiciFetch(url, { ...(init as UndiciInit | undefined), dispatcher });
+    // Never followed here: a library that follows a redirect sends the next request through this function again.
+    const response = await undiciFetch(url, { ...(init as UndiciInit | undefined), redirect: 'manual', dispatcher });
     if (response.body === null) return response as unknown as Response;
     const capped = new UndiciResponse(cappedBody(response.body as ReadableStream<Uint8Array>, options.maxBodyBytes), {
       status: response.status,

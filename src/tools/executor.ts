@@ -1,7 +1,8 @@
 // Runs an agent's HTTP (API) tools and its MCP servers' tools (mcp/) for the model. Every failure —
 // invalid arguments, timeout, refused connection, a 4xx/5xx answer, an MCP tool's error — becomes an
-// unsuccessful result the model is told about, so the call goes on. Built-in tools that act on the call (press_digits) are validated and
-// reported here, done by the call; end_call and transfer_call are the session's, never run here.
+// unsuccessful result the model is told about, so the call goes on. Built-in tools that act on the
+// call (press_digits) are validated and reported here, done by the call; end_call and transfer_call
+// are the session's, never run here.
 import { AGENT_DEFAULTS, type AgentTool, type ApiTool } from '../agents/schema.ts';
 import type { ChatTool, ToolCallRequest } from '../llm/types.ts';
 import { cutUtf8, readBodyCapped, sendRequest, type Dispatcher, type HttpResponse } from '../net/http.ts';
