@@ -45,7 +45,7 @@ beforeAll(async () => {
   const port = await freePort();
   // The reference server and the service start side by side.
   const starting = startEverything(port);
-  const service = startTestService();
+  const service = startTestService({ METRICS: 'public' });
   everything = await starting;
   t = await service;
   everythingUrl = `http://127.0.0.1:${port}/mcp`;
@@ -146,5 +146,7 @@ describe('MCP tools on a phone call', () => {
     expect(items.some((i) => i.role === 'agent' && i.content === 'Five, and your order shipped.')).toBe(true);
     expect(record!.disconnection_reason).toBe('user_hangup');
     expect(t.logs.some((line) => line.includes('an MCP server could not be listed'))).toBe(true);
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/^voicecall_mcp_servers_unreachable_total 1$/m);
   }, 60_000);
 });
