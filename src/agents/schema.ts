@@ -132,11 +132,42 @@ export const PressDigitsToolSchema = z
   })
   .describe('Lets the model press keypad keys (DTMF tones), e.g. in a phone menu on an outbound call.');
 
+/** An MCP tool name as a server lists it (the model sees it made safe and unique: docs/mcp.md). */
+const mcpToolName = z.string().min(1).max(128);
+
+export const McpToolSchema = z
+  .strictObject({
+    type: z.literal('mcp'),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .describe(
+        "the MCP server's endpoint (Streamable HTTP, or an older SSE one); the egress policy refuses private and reserved addresses",
+      ),
+    headers: writeOnlyStringMap(
+      'sent with every request to the server (an authorization); write-only: never returned',
+    ).optional(),
+    allowed_tools: z
+      .array(mcpToolName)
+      .max(128)
+      .optional()
+      .describe("only these of the server's tools are offered to the model; all of them when absent"),
+    timeout: z
+      .number()
+      .positive()
+      .max(AGENT_DEFAULTS.toolTimeoutMaxSeconds)
+      .default(AGENT_DEFAULTS.toolTimeoutSeconds)
+      .describe('seconds one tool call may take before the model is told it timed out'),
+  })
+  .describe(
+    "Offers the tools of an MCP server, listed when the call starts (cached for a minute), with the server's JSON schemas; results are capped like an HTTP tool's.",
+  );
+
 export const AgentToolSchema = z.discriminatedUnion('type', [
   ApiToolSchema,
   EndCallToolSchema,
   TransferCallToolSchema,
   PressDigitsToolSchema,
+  McpToolSchema,
 ]);
 
 export const LlmConfigSchema = z.strictObject({
@@ -301,7 +332,10 @@ export const AgentConfigSchema = z.strictObject({
     .array(AgentToolSchema)
     .max(64)
     .default([])
-    .refine((tools) => new Set(tools.map((t) => t.name)).size === tools.length, 'tool names must be unique')
+    .refine((tools) => {
+      const names = tools.flatMap((t) => ('name' in t ? [t.name] : []));
+      return new Set(names).size === names.length;
+    }, 'tool names must be unique')
     .describe('what the model may do besides talking; names unique (see Tools below)'),
   inactivity_timeout_ms: z
     .int()
@@ -506,6 +540,7 @@ export function voicemailHandling(
 }
 export type AgentTool = z.infer<typeof AgentToolSchema>;
 export type ApiTool = z.infer<typeof ApiToolSchema>;
+export type McpTool = z.infer<typeof McpToolSchema>;
 export type LlmConfig = z.infer<typeof LlmConfigSchema>;
 
 /**

@@ -19,6 +19,7 @@ import type { OutboundHttp } from '../net/http.ts';
 import type { EngineLease, SpeechEngineProvider, TtsEngine } from '../speech/types.ts';
 import type { Timers } from '../timers.ts';
 import type { ToolRun } from '../tools/executor.ts';
+import { McpCatalog } from '../tools/mcp/catalog.ts';
 import { PacerWakeups } from './agent/pacer.ts';
 import type { OrgLimits } from './limits.ts';
 import { CallLine } from './line.ts';
@@ -84,11 +85,14 @@ export interface CallManagerDeps {
 export class CallManager {
   private readonly records: RecordFinisher;
   private readonly holdAudioByRate = new Map<number, Promise<Int16Array>>();
+  /** MCP servers' tool listings, shared by every call of the service. */
+  private readonly mcpCatalog: McpCatalog;
   /** Every call's outbound pacer; the media routes run its overdue wake-ups after each inbound message. */
   readonly pacerWakeups: PacerWakeups;
 
   constructor(private readonly d: CallManagerDeps) {
     this.pacerWakeups = new PacerWakeups(d.timers);
+    this.mcpCatalog = new McpCatalog(() => d.timers.now());
     this.records = new RecordFinisher({ ...d, recordingUrl: (callId) => this.recordingUrl(callId) });
   }
 
@@ -141,6 +145,12 @@ export class CallManager {
       outbound: this.d.outbound,
       transportKind: transport.kind,
       toolFinished,
+      mcp: {
+        catalog: this.mcpCatalog,
+        timers: this.d.timers,
+        log,
+        unreachable: () => this.d.events.emit('mcp_unreachable', { orgId, callId }),
+      },
     });
     // Leased until the session has finished: the provider closes idle engines to stay bounded, never one a call holds.
     const stt = this.d.engines.stt(agent.stt);
@@ -148,6 +158,7 @@ export class CallManager {
     const releaseEngines = (): void => {
       stt.release();
       tts?.release();
+      void model.close();
     };
     let session: CallSession;
     const reports = new TransferReports(() => session.transfer, transport, this.d.random);

@@ -73,6 +73,11 @@ export function createMetrics(deps: {
     help: "Agent audio frames that could not be sent because the caller's socket had closed",
     registers: [register],
   });
+  const mcpUnreachable = new Counter({
+    name: 'voicecall_mcp_servers_unreachable_total',
+    help: 'MCP servers that could not be listed when a call started (the call went on without their tools)',
+    registers: [register],
+  });
   const webhookAttempts = new Counter({
     name: 'voicecall_webhook_deliveries_total',
     help: 'Webhook delivery attempts by outcome: delivered, retry (failed, will be tried again), failed (given up)',
@@ -103,6 +108,8 @@ export function createMetrics(deps: {
   deps.events.on('ended', onEnded);
   deps.events.on('turn', onTurn);
   deps.events.on('tool', onTool);
+  const onMcpUnreachable = () => mcpUnreachable.inc();
+  deps.events.on('mcp_unreachable', onMcpUnreachable);
 
   return {
     contentType: register.contentType,
@@ -113,6 +120,7 @@ export function createMetrics(deps: {
       deps.events.off('ended', onEnded);
       deps.events.off('turn', onTurn);
       deps.events.off('tool', onTool);
+      deps.events.off('mcp_unreachable', onMcpUnreachable);
     },
   };
 }

@@ -27,6 +27,8 @@ export interface CallEventMap {
   turn: [{ orgId: string; callId: string; parts: TurnLatency }];
   /** An HTTP tool's request was answered or failed: request → response in ms. */
   tool: [{ orgId: string; callId: string; name: string; ms: number; ok: boolean }];
+  /** One of the agent's MCP servers could not be listed when the call started: its tools were left out. */
+  mcp_unreachable: [{ orgId: string; callId: string }];
 }
 
 export class CallEvents extends EventEmitter<CallEventMap> {}
