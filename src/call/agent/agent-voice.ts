@@ -7,8 +7,10 @@ import { Framer } from '../../audio/framer.ts';
 import { INTERNAL_SAMPLE_RATE } from '../../audio/pcm.ts';
 import { spokenTextFor } from '../../speech/tts/spoken-text.ts';
 import type { TtsEngine } from '../../speech/types.ts';
-import type { Timers } from '../../timers.ts';
+import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
+import type { VoiceChoice } from '../provider-chains.ts';
+import { FALLBACK_DEFAULTS, ProviderChain, type FallbackReason } from '../providers.ts';
 import type { CallTransport } from '../transport.ts';
 import { OutboundPacer, type PacerListener, type PacerWakeups } from './pacer.ts';
 import { Utterance, utteranceMark } from './utterance.ts';
@@ -41,13 +43,13 @@ export interface AgentVoiceOptions {
   transport: CallTransport;
   /** Rate of the frames out: the line's. */
   rate: number;
-  tts: TtsEngine;
-  voiceId: string;
-  speed: number;
   /**
-   * Each piece's text as the voice should say it (numbers, dates, an agent's pronunciations); as written when absent.
+   * The agent's voices in order (provider-chains.ts): the one serving says each piece; when it fails, the next says
+   * the piece again and every piece after it.
    */
-  spoken?: ((text: string) => string) | undefined;
+  voices: ProviderChain<VoiceChoice>;
+  /** A voice with another after it that gives no audio this long after being asked has failed (providers.ts). */
+  firstAudioDeadlineMs?: number | undefined;
   timers: Timers;
   clock: CallClock;
   /** Shared by the calls on this event loop, so the inbound path can send frames that fell due. */
@@ -68,6 +70,8 @@ export class AgentVoice {
   /** All audio of every utterance begun so far is queued: a new one's audio follows it, never interleaves. */
   private lastQueued: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** Each voice's text for speech (numbers, dates, its pronunciations), made once. */
+  private readonly spokenBy = new Map<VoiceChoice, (text: string) => string>();
 
   constructor(private readonly o: AgentVoiceOptions) {
     const voice = this;
@@ -208,38 +212,91 @@ export class AgentVoice {
     this.o.events.started(u, now);
   }
 
+  /**
+   * Says one piece of `u` with the voice serving. A voice that fails on it (no connection, no first audio by the
+   * deadline while another voice is left, an error mid-piece) hands the call to the next voice, which says the piece
+   * again from its start: the pieces before it were already queued and stay as they were.
+   */
   private async synthesize(u: Utterance, text: string): Promise<void> {
-    if (u.interrupted || this.stopped) return;
-    const signal = this.o.replySignal();
+    for (;;) {
+      if (u.interrupted || this.stopped) return;
+      const voice = this.o.voices.current;
+      const result = await this.synthesizeWith(voice, u, text);
+      if (result === 'done') return;
+      if (this.o.voices.fail(result.reason, voice)) continue;
+      this.o.events.failed(result.error);
+      return;
+    }
+  }
+
+  private async synthesizeWith(
+    voice: VoiceChoice,
+    u: Utterance,
+    text: string,
+  ): Promise<'done' | { reason: FallbackReason; error: unknown }> {
+    const replySignal = this.o.replySignal();
     const requested = this.o.timers.now();
     let first = true;
     let samples = 0;
     const framer = Framer.forRate(this.o.rate);
+    // The first-audio deadline stops the synthesis through its own signal, so the voice ends quietly.
+    const deadline = new AbortController();
+    const signal = replySignal ? AbortSignal.any([replySignal, deadline.signal]) : deadline.signal;
+    let timer: TimerHandle | undefined;
+    if (this.o.voices.hasNext)
+      timer = this.o.timers.setTimeout(
+        () => deadline.abort(),
+        this.o.firstAudioDeadlineMs ?? FALLBACK_DEFAULTS.voiceFirstAudioMs,
+      );
+    const missed = (): { reason: FallbackReason; error: Error } => ({
+      reason: 'timeout',
+      error: new Error(`the ${voice.config.engine} voice gave no audio in time`),
+    });
     try {
-      for await (const chunk of this.o.tts.synthesize(this.o.spoken ? this.o.spoken(text) : text, {
+      let engine: TtsEngine;
+      try {
+        engine = voice.engine();
+      } catch (error) {
+        return { reason: 'connect', error };
+      }
+      for await (const chunk of engine.synthesize(this.spokenText(voice, text), {
         sampleRate: this.o.rate,
-        voiceId: this.o.voiceId,
-        speed: this.o.speed,
+        voiceId: voice.config.voice_id,
+        speed: voice.config.speed,
         // The first piece of an utterance follows a pause: its silent lead-in would only delay the voice.
         trimLeadIn: u.pieces.length === 0,
-        ...(signal ? { signal } : {}),
+        signal,
       })) {
-        if (u.interrupted || this.stopped) return;
+        if (u.interrupted || this.stopped || replySignal?.aborted) return 'done';
+        if (deadline.signal.aborted) return missed();
         if (first) {
+          this.o.timers.clearTimeout(timer);
           this.o.events.firstAudio(this.o.timers.now() - requested);
           first = false;
         }
         samples += chunk.samples.length;
         for (const frame of framer.push(chunk.samples)) this.queueFrame(u, frame);
       }
+      if (deadline.signal.aborted && first && !u.interrupted && !replySignal?.aborted && !this.stopped)
+        return missed();
       const last = framer.flush();
       if (last && !u.interrupted) this.queueFrame(u, last);
     } catch (error) {
-      if (u.interrupted || signal?.aborted || this.stopped) return;
-      this.o.events.failed(error);
-      return;
+      if (u.interrupted || replySignal?.aborted || this.stopped) return 'done';
+      if (deadline.signal.aborted && first) return missed();
+      // Nothing came: the voice could not be reached; audio then an error: it broke off.
+      return { reason: first ? 'connect' : 'error', error };
+    } finally {
+      this.o.timers.clearTimeout(timer);
     }
     u.pieces.push({ text, audioMs: (samples / this.o.rate) * 1000 });
+    return 'done';
+  }
+
+  private spokenText(voice: VoiceChoice, text: string): string {
+    let spoken = this.spokenBy.get(voice);
+    if (!spoken) this.spokenBy.set(voice, (spoken = spokenTextFor(voice.config) ?? ((t: string) => t)));
+    return spoken(text);
   }
 
   /** The first frame of an utterance is preceded by its start mark. */
@@ -274,10 +331,9 @@ export class AgentVoice {
   }
 }
 
-/** What every voice of one call shares: the agent's voice settings, the engine, the clocks. */
+/** What every voice of one call shares: the agent's voices in order, the clocks. */
 export interface CallVoiceSettings {
-  tts: TtsEngine;
-  voice: AgentConfig['voice'];
+  voices: ProviderChain<VoiceChoice>;
   timers: Timers;
   clock: CallClock;
   pacerWakeups?: PacerWakeups | undefined;
@@ -294,10 +350,7 @@ export function agentVoiceOn(
   return new AgentVoice({
     transport: line,
     rate: line.sampleRate ?? INTERNAL_SAMPLE_RATE,
-    tts: settings.tts,
-    voiceId: settings.voice.voice_id,
-    speed: settings.voice.speed,
-    spoken: spokenTextFor(settings.voice),
+    voices: settings.voices,
     timers: settings.timers,
     clock: settings.clock,
     pacerWakeups: settings.pacerWakeups,
@@ -305,6 +358,11 @@ export function agentVoiceOn(
     recording,
     events,
   });
+}
+
+/** One voice and no other: a call whose voice has no fallback to move to (the session's tests, a bare engine). */
+export function singleVoice(voice: AgentConfig['voice'], tts: TtsEngine): ProviderChain<VoiceChoice> {
+  return new ProviderChain('voice', [{ name: voice.engine, provider: { config: voice, engine: () => tts } }]);
 }
 
 /** Events of a voice whose words are nobody's record (a warm transfer's second leg): only a failure is told. */

@@ -1,11 +1,12 @@
 // The model side of one call: the agent's language model and tools behind AgentBrain, counting the
 // tokens every request reports, and refusing a transfer where the line cannot make one (a browser).
-import type { AgentConfig } from '../../agents/schema.ts';
+import type { AgentConfig, LlmConfig } from '../../agents/schema.ts';
 import type { CallRecord } from '../../records/record.ts';
 import { LLM_CLIENT_DEFAULTS } from '../../llm/client.ts';
 import type { LlmRequestMetadata } from '../../llm/types.ts';
 import type { OutboundHttp } from '../../net/http.ts';
 import { ToolExecutor, type ToolRun } from '../../tools/executor.ts';
+import type { ProviderChain } from '../providers.ts';
 import type { CallTransport } from '../transport.ts';
 import type { AgentBrain } from './model-turn.ts';
 import { WEB_TRANSFER_REFUSAL } from './prompts.ts';
@@ -22,6 +23,8 @@ export interface AgentBrainOptions {
   transportKind: CallTransport['kind'];
   /** Each HTTP tool that answered, failed or timed out (the call's events report it). */
   toolFinished?: ((run: ToolRun) => void) | undefined;
+  /** The agent's models in order (provider-chains.ts); its own llm only when absent. */
+  models?: ProviderChain<LlmConfig> | undefined;
 }
 
 export interface CountedBrain {
@@ -54,7 +57,8 @@ export function createAgentBrain(o: AgentBrainOptions): CountedBrain {
         },
       };
       return runReply({
-        llm: o.agent.llm,
+        llm: o.models?.current ?? o.agent.llm,
+        models: o.models,
         messages,
         metadata: o.metadata,
         tools: executor,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { AgentVoice } from '../../../src/call/agent/agent-voice.ts';
+import { AgentVoice, singleVoice } from '../../../src/call/agent/agent-voice.ts';
 import type { Utterance } from '../../../src/call/agent/utterance.ts';
 import { CallClock } from '../../../src/call/call-clock.ts';
-import { spokenTextFor } from '../../../src/speech/tts/spoken-text.ts';
+import type { VoiceConfig } from '../../../src/speech/tts/index.ts';
 import type { PcmChunk, TtsEngine, TtsSynthesisOptions } from '../../../src/speech/types.ts';
 import { ManualTimers } from '../../../src/timers.ts';
 import { FakeTransport, WordTts, settle } from '../../helpers/session-fakes.ts';
@@ -10,7 +10,7 @@ import { FakeTransport, WordTts, settle } from '../../helpers/session-fakes.ts';
 const T0 = 1_700_000_000_000;
 
 function setup(
-  options: { tts?: TtsEngine; signal?: () => AbortSignal | undefined; spoken?: (text: string) => string } = {},
+  options: { tts?: TtsEngine; signal?: () => AbortSignal | undefined; voice?: Partial<VoiceConfig> } = {},
 ) {
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
@@ -22,10 +22,8 @@ function setup(
   const voice = new AgentVoice({
     transport,
     rate: 8000,
-    tts,
-    voiceId: 'slt',
-    speed: 1,
-    spoken: options.spoken,
+    // The words as written unless a test asks for the spoken form.
+    voices: singleVoice({ engine: 'flite', voice_id: 'slt', speed: 1, normalize_for_speech: false, ...options.voice }, tts),
     timers,
     clock,
     replySignal: options.signal ?? (() => undefined),
@@ -147,7 +145,10 @@ describe('AgentVoice', () => {
       },
       close: async () => undefined,
     };
-    const s = setup({ tts, spoken: spokenTextFor({ pronunciation: [{ word: 'Acme', replacement: 'ack me' }] }) });
+    const s = setup({
+      tts,
+      voice: { normalize_for_speech: true, pronunciation: [{ word: 'Acme', replacement: 'ack me' }] },
+    });
     const u = s.voice.sayAll('Acme charges $12.50.');
     await s.wait(1_000);
     expect(asked).toEqual(['ack me charges twelve dollars and fifty cents.']);
