@@ -239,11 +239,17 @@ export class AgentVoice {
     let first = true;
     let samples = 0;
     const framer = Framer.forRate(this.o.rate);
-    // The first-audio deadline stops the synthesis through its own signal, so the voice ends quietly.
+    // The first-audio deadline (only while another voice is left) stops the synthesis through its own signal, so the
+    // voice ends quietly.
     const deadline = new AbortController();
-    const signal = replySignal ? AbortSignal.any([replySignal, deadline.signal]) : deadline.signal;
+    const hasDeadline = this.o.voices.hasNext;
+    const signal = !hasDeadline
+      ? replySignal
+      : replySignal
+        ? AbortSignal.any([replySignal, deadline.signal])
+        : deadline.signal;
     let timer: TimerHandle | undefined;
-    if (this.o.voices.hasNext)
+    if (hasDeadline)
       timer = this.o.timers.setTimeout(
         () => deadline.abort(),
         this.o.firstAudioDeadlineMs ?? FALLBACK_DEFAULTS.voiceFirstAudioMs,
@@ -265,7 +271,7 @@ export class AgentVoice {
         speed: voice.config.speed,
         // The first piece of an utterance follows a pause: its silent lead-in would only delay the voice.
         trimLeadIn: u.pieces.length === 0,
-        signal,
+        ...(signal ? { signal } : {}),
       })) {
         if (u.interrupted || this.stopped || replySignal?.aborted) return 'done';
         if (deadline.signal.aborted) return missed();

@@ -495,7 +495,7 @@ export class CallerInput {
     } catch (error) {
       if (this.stopped) return;
       // Its error event may have come first and opened another already.
-      if (stt === this.stt) this.recogniserFailed(error, error instanceof FinalTextLate ? 'timeout' : 'error');
+      if (stt === this.stt) this.recogniserFailed(error, sttFailureReason(error));
       this.o.events.unheard();
       return;
     }
@@ -518,4 +518,10 @@ class FinalTextLate extends Error {
     super(`the recogniser gave no final text within ${ms} ms`);
     this.name = 'FinalTextLate';
   }
+}
+
+/** A recogniser's failure as the fallbacks count it: late, unreachable (its request never got an answer), or other. */
+function sttFailureReason(error: unknown): FallbackReason {
+  if (error instanceof FinalTextLate) return 'timeout';
+  return (error as { code?: unknown } | null)?.code === 'STT_HTTP_FAILED' ? 'connect' : 'error';
 }
