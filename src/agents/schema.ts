@@ -284,11 +284,13 @@ export const AgentConfigSchema = z.strictObject({
     .max(10_000)
     .default('')
     .describe('what the agent says first (dynamic variables filled in); empty: it waits for the caller'),
-  voice: VoiceConfigSchema.extend({ fallback: fallbacksOf(VoiceConfigSchema, 'voices') }).default({
-    engine: AGENT_DEFAULTS.voiceEngine,
-    voice_id: AGENT_DEFAULTS.voiceId,
-    speed: 1,
-  }).describe('how the agent speaks'),
+  voice: VoiceConfigSchema.extend({ fallback: fallbacksOf(VoiceConfigSchema, 'voices') })
+    .default({
+      engine: AGENT_DEFAULTS.voiceEngine,
+      voice_id: AGENT_DEFAULTS.voiceId,
+      speed: 1,
+    })
+    .describe('how the agent speaks'),
   stt: SttSectionSchema.default({ engine: AGENT_DEFAULTS.sttEngine, language: AGENT_DEFAULTS.language }).describe(
     `how the caller is heard; default {"engine": "${AGENT_DEFAULTS.sttEngine}", "language": "${AGENT_DEFAULTS.language}"}`,
   ),

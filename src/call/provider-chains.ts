@@ -86,19 +86,18 @@ export function callChains(agent: AgentConfig, engines: SpeechEngineProvider, pr
       return lease.engine;
     };
   };
-  const stt = sttConfigsOf(agent.stt).map(
-    (config): ChainEntry<SttChoice> => ({
-      name: config.engine,
-      provider: { config, engine: leased(() => engines.stt(config)) },
-    }),
-  );
-  const voice = voiceConfigsOf(agent.voice).map(
-    (config): ChainEntry<VoiceChoice> => ({
-      name: config.engine,
-      provider: { config, engine: leased(() => engines.tts(config)) },
-    }),
-  );
-  const llm = llmConfigsOf(agent.llm).map((config): ChainEntry<LlmConfig> => ({ name: config.model, provider: config }));
+  const stt = sttConfigsOf(agent.stt).map((config): ChainEntry<SttChoice> => ({
+    name: config.engine,
+    provider: { config, engine: leased(() => engines.stt(config)) },
+  }));
+  const voice = voiceConfigsOf(agent.voice).map((config): ChainEntry<VoiceChoice> => ({
+    name: config.engine,
+    provider: { config, engine: leased(() => engines.tts(config)) },
+  }));
+  const llm = llmConfigsOf(agent.llm).map((config): ChainEntry<LlmConfig> => ({
+    name: config.model,
+    provider: config,
+  }));
   return {
     stt: providers.chain('stt', stt),
     voice: providers.chain('voice', voice),

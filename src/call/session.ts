@@ -498,7 +498,8 @@ export class CallSession {
         const providers = s.o.providers;
         if (providers) {
           providers.served('llm', turn);
-          if (timing.firstTokenAt !== null) providers.served('llm', null, 'llm', timing.firstTokenAt - timing.requestSentAt);
+          if (timing.firstTokenAt !== null)
+            providers.served('llm', null, 'llm', timing.firstTokenAt - timing.requestSentAt);
           if (timing.firstChunkAt !== null)
             providers.served('llm', null, 'llm_speakable', timing.firstChunkAt - timing.requestSentAt);
         }

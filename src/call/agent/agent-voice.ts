@@ -283,8 +283,7 @@ export class AgentVoice {
         samples += chunk.samples.length;
         for (const frame of framer.push(chunk.samples)) this.queueFrame(u, frame);
       }
-      if (deadline.signal.aborted && first && !u.interrupted && !replySignal?.aborted && !this.stopped)
-        return missed();
+      if (deadline.signal.aborted && first && !u.interrupted && !replySignal?.aborted && !this.stopped) return missed();
       const last = framer.flush();
       if (last && !u.interrupted) this.queueFrame(u, last);
     } catch (error) {

@@ -23,7 +23,10 @@ function setup(
     transport,
     rate: 8000,
     // The words as written unless a test asks for the spoken form.
-    voices: singleVoice({ engine: 'flite', voice_id: 'slt', speed: 1, normalize_for_speech: false, ...options.voice }, tts),
+    voices: singleVoice(
+      { engine: 'flite', voice_id: 'slt', speed: 1, normalize_for_speech: false, ...options.voice },
+      tts,
+    ),
     timers,
     clock,
     replySignal: options.signal ?? (() => undefined),

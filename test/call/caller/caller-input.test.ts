@@ -343,7 +343,11 @@ describe('CallerInput', () => {
   });
 
   it('a recogniser with another after it that gives no final text by its deadline is left for the next; the turn is asked again', async () => {
-    const s = setup({ first: new SilentStt([]), heardAfterReopen: ['yes please'], fallback: { left: 1, deadlineMs: 3_000 } });
+    const s = setup({
+      first: new SilentStt([]),
+      heardAfterReopen: ['yes please'],
+      fallback: { left: 1, deadlineMs: 3_000 },
+    });
     await s.caller.open();
     await s.feed(400, 0);
     await s.feed(400, SPEECH);
