@@ -178,7 +178,8 @@ async function modelReply(
     try {
       return await modelReplyBy(llm, models?.hasNext ?? false, input, signal, history, lastRound, progress, state);
     } catch (error) {
-      const reason = signal.aborted ? null : fallbackReasonOf(error);
+      // Once the reply has started, whatever broke it is a failure mid-call.
+      const reason = signal.aborted ? null : state.started ? 'error' : fallbackReasonOf(error);
       if (!models?.hasNext || reason === null || !models.fail(reason, llm)) throw error;
       if (state.started) return { text: progress.text, calls: [] };
     }
