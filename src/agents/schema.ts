@@ -248,7 +248,7 @@ function fallbacksOf<T extends z.ZodType>(entry: T, what: string) {
  * The agent's stt section: one recogniser's settings and the ones tried after it. Built on SttConfigSchema's own
  * input object, transform (which spreads its input, so the list passes through) and stored shape.
  */
-export const SttSectionSchema = SttConfigSchema.in.in
+const SttSectionSchema = SttConfigSchema.in.in
   .extend({ fallback: fallbacksOf(SttConfigSchema, 'recognisers') })
   .pipe(SttConfigSchema.in.out)
   .pipe(SttConfigSchema.out.extend({ fallback: fallbacksOf(SttConfigSchema.out, 'recognisers') }));

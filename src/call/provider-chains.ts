@@ -17,7 +17,7 @@ const LAST_RESORT_STT = 'pocketsphinx';
 const LAST_RESORT_VOICE = 'flite';
 
 /** One recogniser of the chain: its settings and its engine, leased on first use. */
-export interface SttChoice {
+interface SttChoice {
   config: SttConfig;
   engine(): SttEngine;
 }
@@ -65,7 +65,7 @@ export function llmConfigsOf(llm: AgentConfig['llm']): LlmConfig[] {
   return [own, ...(fallback ?? [])];
 }
 
-export interface CallChains {
+interface CallChains {
   stt: ProviderChain<SttChoice>;
   voice: ProviderChain<VoiceChoice>;
   llm: ProviderChain<LlmConfig>;

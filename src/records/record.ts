@@ -66,12 +66,12 @@ export const LatencyStatsSchema = z.object({
 
 export const LATENCY_KEYS = ['e2e', 'asr', 'llm', 'llm_speakable', 'tts', 'tool'] as const;
 
-export const PROVIDER_KINDS = ['stt', 'voice', 'llm'] as const;
+const PROVIDER_KINDS = ['stt', 'voice', 'llm'] as const;
 /** Why a call left a provider: it could not connect, missed its first-result deadline, or failed otherwise. */
-export const FALLBACK_REASONS = ['connect', 'timeout', 'error'] as const;
+const FALLBACK_REASONS = ['connect', 'timeout', 'error'] as const;
 
 /** One provider a call used (docs/fallbacks.md): which turns it served, and its own stage latencies. */
-export const ProviderUseSchema = z.object({
+const ProviderUseSchema = z.object({
   kind: z.enum(PROVIDER_KINDS),
   name: z.string().describe('stt and voice: the engine; llm: the model'),
   position: z
@@ -94,7 +94,7 @@ export const ProviderUseSchema = z.object({
 });
 
 /** The record's `latency`: each stage over the whole call, and the providers that served it. */
-export const CallLatencySchema = z.object({
+const CallLatencySchema = z.object({
   e2e: LatencyStatsSchema.optional(),
   asr: LatencyStatsSchema.optional(),
   llm: LatencyStatsSchema.optional(),

@@ -33,10 +33,7 @@ function setup(
     // The words as written unless a test asks for the spoken form.
     voices:
       options.voices ??
-      singleVoice(
-      { engine: 'flite', voice_id: 'slt', speed: 1, normalize_for_speech: false, ...options.voice },
-      tts,
-    ),
+      singleVoice({ engine: 'flite', voice_id: 'slt', speed: 1, normalize_for_speech: false, ...options.voice }, tts),
     timers,
     clock,
     replySignal: options.signal ?? (() => undefined),
@@ -269,7 +266,6 @@ function chainOf(engines: TtsEngine[], moves: string[]): ProviderChain<VoiceChoi
 class RefusedTts implements TtsEngine {
   readonly name = 'refused';
   asked = 0;
-  // eslint-disable-next-line require-yield
   async *synthesize(): AsyncIterable<PcmChunk> {
     this.asked++;
     await Promise.resolve();
@@ -281,7 +277,6 @@ class RefusedTts implements TtsEngine {
 /** A voice that never answers, until the call gives up on it. */
 class MuteTts implements TtsEngine {
   readonly name = 'mute';
-  // eslint-disable-next-line require-yield
   async *synthesize(_text: string, o: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
     await new Promise<void>((resolve) => o.signal?.addEventListener('abort', () => resolve(), { once: true }));
   }
