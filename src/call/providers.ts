@@ -3,6 +3,7 @@
 // between a flaky provider and its fallback), and what each served, for the record's latency.providers
 // (docs/fallbacks.md).
 import type { FallbackReason, ProviderKind, ProviderUse } from '../records/record.ts';
+import type { TimerHandle, Timers } from '../timers.ts';
 import { summarize } from './latency.ts';
 
 export type { FallbackReason, ProviderKind };
@@ -30,6 +31,28 @@ export const FALLBACK_DEFAULTS = {
    */
   llmFirstTokenMs: 5_000,
 } as const;
+
+/** A deadline timer firing later than this found the process itself stalled (an event loop busy loading a model). */
+const STALLED_TIMER_MS = 100;
+
+/**
+ * A first-result deadline that does not count against the provider the time this process itself stood still: a timer
+ * that fires late gives the lateness back and waits that much more (on a starved machine a recogniser's model load
+ * held the loop for seconds, and the voice asked meanwhile was taken for mute).
+ */
+export function providerDeadline(timers: Timers, ms: number, expired: () => void): { clear(): void } {
+  let handle: TimerHandle | undefined;
+  const arm = (wait: number): void => {
+    const due = timers.now() + wait;
+    handle = timers.setTimeout(() => {
+      const late = timers.now() - due;
+      if (late > STALLED_TIMER_MS) arm(late);
+      else expired();
+    }, wait);
+  };
+  arm(ms);
+  return { clear: () => timers.clearTimeout(handle) };
+}
 
 /** A move from one provider to the next, as the metrics and the log see it. */
 export interface ProviderSwitch {

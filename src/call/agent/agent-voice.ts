@@ -7,10 +7,10 @@ import { Framer } from '../../audio/framer.ts';
 import { INTERNAL_SAMPLE_RATE } from '../../audio/pcm.ts';
 import { spokenTextFor } from '../../speech/tts/spoken-text.ts';
 import type { TtsEngine } from '../../speech/types.ts';
-import type { TimerHandle, Timers } from '../../timers.ts';
+import type { Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
 import type { VoiceChoice } from '../provider-chains.ts';
-import { FALLBACK_DEFAULTS, ProviderChain, type FallbackReason } from '../providers.ts';
+import { FALLBACK_DEFAULTS, ProviderChain, providerDeadline, type FallbackReason } from '../providers.ts';
 import type { CallTransport } from '../transport.ts';
 import { OutboundPacer, type PacerListener, type PacerWakeups } from './pacer.ts';
 import { Utterance, utteranceMark } from './utterance.ts';
@@ -248,12 +248,11 @@ export class AgentVoice {
       : replySignal
         ? AbortSignal.any([replySignal, deadline.signal])
         : deadline.signal;
-    let timer: TimerHandle | undefined;
-    if (hasDeadline)
-      timer = this.o.timers.setTimeout(
-        () => deadline.abort(),
-        this.o.firstAudioDeadlineMs ?? FALLBACK_DEFAULTS.voiceFirstAudioMs,
-      );
+    const timer = hasDeadline
+      ? providerDeadline(this.o.timers, this.o.firstAudioDeadlineMs ?? FALLBACK_DEFAULTS.voiceFirstAudioMs, () =>
+          deadline.abort(),
+        )
+      : null;
     const missed = (): { reason: FallbackReason; error: Error } => ({
       reason: 'timeout',
       error: new Error(`the ${voice.config.engine} voice gave no audio in time`),
@@ -276,7 +275,7 @@ export class AgentVoice {
         if (u.interrupted || this.stopped || replySignal?.aborted) return 'done';
         if (deadline.signal.aborted) return missed();
         if (first) {
-          this.o.timers.clearTimeout(timer);
+          timer?.clear();
           this.o.events.firstAudio(this.o.timers.now() - requested);
           first = false;
         }
@@ -292,7 +291,7 @@ export class AgentVoice {
       // Nothing came: the voice could not be reached; audio then an error: it broke off.
       return { reason: first ? 'connect' : 'error', error };
     } finally {
-      this.o.timers.clearTimeout(timer);
+      timer?.clear();
     }
     u.pieces.push({ text, audioMs: (samples / this.o.rate) * 1000 });
     return 'done';

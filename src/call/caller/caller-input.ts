@@ -9,7 +9,7 @@ import { openRnnoise, type RnnoiseDenoiser } from '../../speech/denoise/rnnoise.
 import type { SttResult, SttStream, SttStreamEvents, VadEvent, VadStream } from '../../speech/types.ts';
 import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
-import type { FallbackReason } from '../providers.ts';
+import { providerDeadline, type FallbackReason } from '../providers.ts';
 import type { EndOfTurnPolicy } from './end-of-turn.ts';
 import { FrameHistory } from './frame-history.ts';
 import { VadFeed } from './vad-feed.ts';
@@ -456,17 +456,17 @@ export class CallerInput {
     const final = stt.finalize();
     if (deadlineMs === null) return final;
     return new Promise((resolve, reject) => {
-      const timer = this.o.timers.setTimeout(() => {
+      const timer = providerDeadline(this.o.timers, deadlineMs, () => {
         stt.cancel();
         reject(new FinalTextLate(deadlineMs));
-      }, deadlineMs);
+      });
       final.then(
         (result) => {
-          this.o.timers.clearTimeout(timer);
+          timer.clear();
           resolve(result);
         },
         (error: unknown) => {
-          this.o.timers.clearTimeout(timer);
+          timer.clear();
           reject(error instanceof Error ? error : new Error(String(error)));
         },
       );
