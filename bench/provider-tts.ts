@@ -5,7 +5,8 @@
 // first frame on the line. Each utterance is cut once its first frame is out (so the run does not wait
 // for playback). The line is a phone line: 8 kHz, μ-law asked of the providers. Run: npm run bench:provider-tts
 import { loadavg } from 'node:os';
-import { AgentVoice } from '../src/call/agent/agent-voice.ts';
+import { VoiceConfigSchema } from '../src/agents/schema.ts';
+import { AgentVoice, singleVoice } from '../src/call/agent/agent-voice.ts';
 import { CallClock } from '../src/call/call-clock.ts';
 import type { CallTransport, TransportHandlers } from '../src/call/transport.ts';
 import { EgressPolicy } from '../src/net/egress.ts';
@@ -76,9 +77,7 @@ async function run(engine: TtsEngine, firstIn: () => Promise<number>): Promise<n
   const voice = new AgentVoice({
     transport: line,
     rate: 8000,
-    tts: engine,
-    voiceId: 'slt',
-    speed: 1,
+    voices: singleVoice(VoiceConfigSchema.parse({ voice_id: 'slt', normalize_for_speech: false }), engine),
     timers: realTimers,
     clock: new CallClock(realTimers),
     replySignal: () => undefined,

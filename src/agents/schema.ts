@@ -291,6 +291,33 @@ export const SttConfigSchema = z
       }),
   );
 
+/** Providers an agent may list after its own in stt, voice and llm (docs/fallbacks.md). */
+export const MAX_FALLBACKS = 3;
+
+/**
+ * A section's `fallback`: whole configurations of the same section, without a fallback of their own, tried in order
+ * once the one before fails; the call then stays on it.
+ */
+function fallbacksOf<T extends z.ZodType>(entry: T, what: string) {
+  return z
+    .array(entry)
+    .min(1)
+    .max(MAX_FALLBACKS)
+    .optional()
+    .describe(
+      `${what} tried in order when the one before fails to connect, misses its first-result deadline or errors; each takes the same fields as this section (no fallback of its own); the call stays on the one it moved to (docs/fallbacks.md)`,
+    );
+}
+
+/**
+ * The agent's stt section: one recogniser's settings and the ones tried after it. Built on SttConfigSchema's own
+ * input object, transform (which spreads its input, so the list passes through) and stored shape.
+ */
+const SttSectionSchema = SttConfigSchema.in.in
+  .extend({ fallback: fallbacksOf(SttConfigSchema, 'recognisers') })
+  .pipe(SttConfigSchema.in.out)
+  .pipe(SttConfigSchema.out.extend({ fallback: fallbacksOf(SttConfigSchema.out, 'recognisers') }));
+
 export const AnalysisFieldSchema = z.strictObject({
   name: z.string().min(1).max(64).describe("the key in the record's call_analysis.custom_analysis_data"),
   description: z.string().max(2000).default('').describe('what the model should extract'),
@@ -309,7 +336,9 @@ export const AnalysisConfigSchema = z.strictObject({
 /** Every configurable field of an agent; all but agent_name and llm have defaults. */
 export const AgentConfigSchema = z.strictObject({
   agent_name: z.string().min(1).max(200).describe('a name for people; calls and lists show it'),
-  llm: LlmConfigSchema.describe('the language model that writes the replies'),
+  llm: LlmConfigSchema.extend({ fallback: fallbacksOf(LlmConfigSchema, 'models') }).describe(
+    'the language model that writes the replies',
+  ),
   system_prompt: z
     .string()
     .max(100_000)
@@ -320,12 +349,14 @@ export const AgentConfigSchema = z.strictObject({
     .max(10_000)
     .default('')
     .describe('what the agent says first (dynamic variables filled in); empty: it waits for the caller'),
-  voice: VoiceConfigSchema.default({
-    engine: AGENT_DEFAULTS.voiceEngine,
-    voice_id: AGENT_DEFAULTS.voiceId,
-    speed: 1,
-  }).describe('how the agent speaks'),
-  stt: SttConfigSchema.default({ engine: AGENT_DEFAULTS.sttEngine, language: AGENT_DEFAULTS.language }).describe(
+  voice: VoiceConfigSchema.extend({ fallback: fallbacksOf(VoiceConfigSchema, 'voices') })
+    .default({
+      engine: AGENT_DEFAULTS.voiceEngine,
+      voice_id: AGENT_DEFAULTS.voiceId,
+      speed: 1,
+    })
+    .describe('how the agent speaks'),
+  stt: SttSectionSchema.default({ engine: AGENT_DEFAULTS.sttEngine, language: AGENT_DEFAULTS.language }).describe(
     `how the caller is heard; default {"engine": "${AGENT_DEFAULTS.sttEngine}", "language": "${AGENT_DEFAULTS.language}"}`,
   ),
   tools: z

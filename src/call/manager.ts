@@ -16,13 +16,15 @@ import { ADMISSION_MESSAGES, type CallService } from '../records/service.ts';
 import type { RandomHex } from '../clock.ts';
 import { fillVariables } from '../llm/prompt.ts';
 import type { OutboundHttp } from '../net/http.ts';
-import type { EngineLease, SpeechEngineProvider, TtsEngine } from '../speech/types.ts';
+import type { SpeechEngineProvider } from '../speech/types.ts';
 import type { Timers } from '../timers.ts';
 import type { ToolRun } from '../tools/executor.ts';
 import { McpCatalog } from '../tools/mcp/catalog.ts';
 import { PacerWakeups } from './agent/pacer.ts';
 import type { OrgLimits } from './limits.ts';
 import { CallLine } from './line.ts';
+import { callChains } from './provider-chains.ts';
+import { CallProviders, FALLBACK_DEFAULTS } from './providers.ts';
 import { createAgentBrain } from './model/brain.ts';
 import { RecordFinisher } from './record-finish.ts';
 import { CallRecorder } from './recorder.ts';
@@ -139,6 +141,20 @@ export class CallManager {
           ok: run.failure === null,
         });
     };
+    // Each recogniser, voice and model in the agent's order; a move to the next is logged and counted.
+    const providers = new CallProviders(
+      () => this.d.timers.now(),
+      (change) => {
+        log.warn(
+          { kind: change.kind, from: change.from, to: change.to, reason: change.reason },
+          'provider failed; the call moved to the next one',
+        );
+        this.d.events.emit('fallback', { orgId, callId, change });
+      },
+    );
+    // Leased on first use until the session has finished: the provider closes idle engines to stay bounded, never
+    // one a call holds.
+    const chains = callChains(agent, this.d.engines, providers);
     const model = createAgentBrain({
       agent,
       metadata,
@@ -151,19 +167,15 @@ export class CallManager {
         log,
         unreachable: () => this.d.events.emit('mcp_unreachable', { orgId, callId }),
       },
+      models: chains.llm,
     });
-    // Leased until the session has finished: the provider closes idle engines to stay bounded, never one a call holds.
-    const stt = this.d.engines.stt(agent.stt);
-    let tts: EngineLease<TtsEngine> | undefined;
     const releaseEngines = (): void => {
-      stt.release();
-      tts?.release();
+      chains.release();
       void model.close();
     };
     let session: CallSession;
     const reports = new TransferReports(() => session.transfer, transport, this.d.random);
     try {
-      tts = this.d.engines.tts(agent.voice);
       const carrier = transferCarrierOf(
         { dialer: this.d.dialer, random: this.d.random, holdAudio: (rate: number) => this.holdAudio(rate) },
         callId,
@@ -181,15 +193,21 @@ export class CallManager {
         engines: {
           openVad: () => this.d.engines.vad.open({ sampleRate }),
           // Phone audio is 8 kHz at heart: the recogniser's telephone-band model hears it as it came.
-          openStt: (events) =>
-            stt.engine.open({
+          openStt: async (events) => {
+            const { config, engine } = chains.stt.current;
+            return engine().open({
               sampleRate,
-              language: agent.stt.language,
-              ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}),
+              language: config.language,
+              ...(config.phrases ? { phrases: config.phrases } : {}),
               events,
-            }),
-          tts: tts.engine,
+            });
+          },
+          sttFailed: (reason) => chains.stt.fail(reason),
+          sttFinalDeadlineMs: () => (chains.stt.hasNext ? FALLBACK_DEFAULTS.sttFinalMs : null),
+          tts: chains.voice.current.engine(),
+          voices: chains.voice,
         },
+        providers,
         brain: model.brain,
         recorder,
         log,

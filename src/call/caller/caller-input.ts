@@ -9,6 +9,7 @@ import { openRnnoise, type RnnoiseDenoiser } from '../../speech/denoise/rnnoise.
 import type { SttResult, SttStream, SttStreamEvents, VadEvent, VadStream } from '../../speech/types.ts';
 import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
+import { providerDeadline, type FallbackReason } from '../providers.ts';
 import type { EndOfTurnPolicy } from './end-of-turn.ts';
 import { FrameHistory } from './frame-history.ts';
 import { VadFeed } from './vad-feed.ts';
@@ -23,7 +24,10 @@ export const CALLER_DEFAULTS = {
    * and a caller who speaks meanwhile must still be heard.
    */
   heldWhileOpeningMs: 30_000,
-  /** After the recogniser fails, the waits before each try at opening another (the last one repeats). */
+  /**
+   * After the recogniser fails with none left to move to, the waits before each try at opening another of the same
+   * (the last one repeats). With a fallback after it, the next recogniser is opened at once instead.
+   */
   reopenDelaysMs: [0, 1_000, 5_000],
 } as const;
 
@@ -67,7 +71,12 @@ export interface CallerEvents {
 
 export interface CallerEngines {
   openVad(): Promise<VadStream>;
+  /** Opens the recogniser serving now. */
   openStt(events: SttStreamEvents): Promise<SttStream>;
+  /** The recogniser serving failed: true when the next one now serves, false when none is left. */
+  sttFailed?(reason: FallbackReason): boolean;
+  /** How long the recogniser serving may take over a turn's final text; null: as long as it takes. */
+  sttFinalDeadlineMs?(): number | null;
 }
 
 export interface CallerInputOptions {
@@ -148,7 +157,7 @@ export class CallerInput {
   async open(): Promise<void> {
     const [vad, stt, denoiser] = await Promise.all([
       this.o.engines.openVad(),
-      this.openRecogniser(),
+      this.openFirstRecogniser(),
       this.o.noiseSuppression === 'rnnoise' ? openRnnoise(this.o.rate) : null,
     ]);
     this.vad = vad;
@@ -173,6 +182,18 @@ export class CallerInput {
     for (const held of this.backlog ?? []) this.feed.push(held.frame);
   }
 
+  /** The first recogniser that opens: one that cannot hands the call to the next, while there is one. */
+  private async openFirstRecogniser(): Promise<SttStream> {
+    for (;;) {
+      try {
+        return await this.openRecogniser();
+      } catch (error) {
+        if (this.stopped || !this.o.engines.sttFailed?.('connect')) throw error;
+        this.o.log.warn({ err: error }, 'speech recogniser could not be opened; opening the next one');
+      }
+    }
+  }
+
   private openRecogniser(): Promise<SttStream> {
     let stream: SttStream | null = null;
     const opening = this.o.engines.openStt({
@@ -188,10 +209,14 @@ export class CallerInput {
     return opening.then((opened) => (stream = opened));
   }
 
-  /** The recogniser failed: the turn it was hearing is lost, and another recogniser is opened. */
-  private recogniserFailed(error: unknown): void {
+  /**
+   * The recogniser failed: the turn it was hearing is lost, and another recogniser is opened: the next one of the
+   * agent's at once, or, with none left, the same kind again after a wait.
+   */
+  private recogniserFailed(error: unknown, reason: FallbackReason = 'error'): void {
     if (this.stopped) return;
     this.o.log.warn({ err: error }, 'speech recogniser failed; the turn it was hearing is lost, opening another');
+    if (this.o.engines.sttFailed?.(reason)) this.recogniserFailures = 0;
     const failed = this.stt;
     this.stt = null;
     if (failed) void failed.close().catch(() => undefined);
@@ -216,6 +241,8 @@ export class CallerInput {
         },
         (error: unknown) => {
           this.o.log.warn({ err: error }, 'no recogniser could be opened; trying again');
+          // The next recogniser, if there is one, is tried at once.
+          if (this.o.engines.sttFailed?.('connect')) this.recogniserFailures = 0;
           this.scheduleReopen();
         },
       );
@@ -423,6 +450,29 @@ export class CallerInput {
     }
   }
 
+  /** The turn's final text, or FinalTextLate past the recogniser's deadline (when another is left to move to). */
+  private finalizeInTime(stt: SttStream): Promise<SttResult> {
+    const deadlineMs = this.o.engines.sttFinalDeadlineMs?.() ?? null;
+    const final = stt.finalize();
+    if (deadlineMs === null) return final;
+    return new Promise((resolve, reject) => {
+      const timer = providerDeadline(this.o.timers, deadlineMs, () => {
+        stt.cancel();
+        reject(new FinalTextLate(deadlineMs));
+      });
+      final.then(
+        (result) => {
+          timer.clear();
+          resolve(result);
+        },
+        (error: unknown) => {
+          timer.clear();
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
+  }
+
   private async endTurn(): Promise<void> {
     const speech = this.speech;
     const stt = this.stt;
@@ -441,11 +491,11 @@ export class CallerInput {
     const speechEndWall = this.o.clock.startWall + speech.endAt * 1000;
     let result: SttResult;
     try {
-      result = await stt.finalize();
+      result = await this.finalizeInTime(stt);
     } catch (error) {
       if (this.stopped) return;
       // Its error event may have come first and opened another already.
-      if (stt === this.stt) this.recogniserFailed(error);
+      if (stt === this.stt) this.recogniserFailed(error, sttFailureReason(error));
       this.o.events.unheard();
       return;
     }
@@ -460,4 +510,18 @@ export class CallerInput {
     }
     this.o.events.userTurn({ text, startAt: speech.startAt, endAt: speech.endAt, speechEndWall });
   }
+}
+
+/** The recogniser gave no final text by its deadline. */
+class FinalTextLate extends Error {
+  constructor(ms: number) {
+    super(`the recogniser gave no final text within ${ms} ms`);
+    this.name = 'FinalTextLate';
+  }
+}
+
+/** A recogniser's failure as the fallbacks count it: late, unreachable (its request never got an answer), or other. */
+function sttFailureReason(error: unknown): FallbackReason {
+  if (error instanceof FinalTextLate) return 'timeout';
+  return (error as { code?: unknown } | null)?.code === 'STT_HTTP_FAILED' ? 'connect' : 'error';
 }

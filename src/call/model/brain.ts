@@ -3,7 +3,7 @@
 // The agent's MCP servers are listed as the brain is made (the call's start); the first reply waits
 // for that listing (bounded by MCP_DEFAULTS.listTimeoutMs), and the call's connections close with it.
 import type { Logger } from 'pino';
-import type { AgentConfig, McpTool } from '../../agents/schema.ts';
+import type { AgentConfig, LlmConfig, McpTool } from '../../agents/schema.ts';
 import type { CallRecord } from '../../records/record.ts';
 import { LLM_CLIENT_DEFAULTS } from '../../llm/client.ts';
 import type { LlmRequestMetadata } from '../../llm/types.ts';
@@ -13,6 +13,7 @@ import type { Timers } from '../../timers.ts';
 import { ToolExecutor, type ToolRun } from '../../tools/executor.ts';
 import type { McpCatalog } from '../../tools/mcp/catalog.ts';
 import { MCP_DEFAULTS, McpCallTools } from '../../tools/mcp/call-tools.ts';
+import type { ProviderChain } from '../providers.ts';
 import type { CallTransport } from '../transport.ts';
 import type { AgentBrain } from './model-turn.ts';
 import { WEB_TRANSFER_REFUSAL } from './prompts.ts';
@@ -31,6 +32,8 @@ export interface AgentBrainOptions {
   toolFinished?: ((run: ToolRun) => void) | undefined;
   /** What the agent's MCP servers need (without it, an agent's MCP servers offer no tools). */
   mcp?: BrainMcp | undefined;
+  /** The agent's models in order (provider-chains.ts); its own llm only when absent. */
+  models?: ProviderChain<LlmConfig> | undefined;
 }
 
 export interface BrainMcp {
@@ -91,7 +94,8 @@ export function createAgentBrain(o: AgentBrainOptions): CountedBrain {
         },
       };
       return runReply({
-        llm: o.agent.llm,
+        llm: o.models?.current ?? o.agent.llm,
+        models: o.models,
         messages,
         metadata: o.metadata,
         tools: executor,

@@ -18,13 +18,23 @@ function setup(
     vad?: EnergyVad;
     vadOpens?: Promise<void>;
     noiseSuppression?: 'rnnoise';
+    /** The first recogniser, when not one that reads `heard`. */
+    first?: ReadingStt;
+    /** Recognisers left to move to after the first, and the deadline of one with another after it. */
+    fallback?: { left: number; deadlineMs: number };
+    /** The first try at opening a recogniser is refused. */
+    refuseFirstOpen?: boolean;
   } = {},
 ) {
   const rate = options.rate ?? 16000;
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
   clock.connect();
-  const stt = new ReadingStt(options.heard ?? []);
+  const stt = options.first ?? new ReadingStt(options.heard ?? []);
+  /** Each move to the next recogniser, with its reason. */
+  const moves: string[] = [];
+  const fallback = options.fallback ? { ...options.fallback } : null;
+  let refused = false;
   /** Every recogniser the caller opened, in order: a failed one is replaced. */
   const stts: ReadingStt[] = [];
   const vad = options.vad ?? new EnergyVad(rate);
@@ -42,11 +52,26 @@ function setup(
     engines: {
       openVad: async () => (await options.vadOpens, vad),
       openStt: async (events) => {
+        if (options.refuseFirstOpen && !refused) {
+          refused = true;
+          throw new Error('connection refused');
+        }
         sttEvents.current = events;
         const opened = stts.length === 0 ? stt : new ReadingStt(options.heardAfterReopen ?? []);
         stts.push(opened);
         return opened;
       },
+      ...(fallback
+        ? {
+            sttFailed: (reason) => {
+              if (fallback.left === 0) return false;
+              fallback.left--;
+              moves.push(reason);
+              return true;
+            },
+            sttFinalDeadlineMs: () => (fallback.left > 0 ? fallback.deadlineMs : null),
+          }
+        : {}),
     },
     endOfTurn: options.policy ?? new SilenceEndOfTurn(500),
     interruptionThresholdMs: 600,
@@ -100,7 +125,15 @@ function setup(
     state,
     feed,
     partial,
+    moves,
   };
+}
+
+/** A recogniser that never gives a turn's final text. */
+class SilentStt extends ReadingStt {
+  override finalize(): Promise<{ text: string }> {
+    return new Promise(() => undefined);
+  }
 }
 
 describe('CallerInput', () => {
@@ -286,6 +319,68 @@ describe('CallerInput', () => {
     await s.feed(1000, 0);
     expect(s.turns.map((t) => t.text)).toEqual(['half a sentence']);
     expect(s.log.filter((l) => l.startsWith('failed'))).toEqual([]);
+  });
+
+  it('with recognisers left to move to, each failed one is replaced by the next at once, not after the reopening waits', async () => {
+    const s = setup({ heard: ['x'], heardAfterReopen: ['my name is ann'], fallback: { left: 2, deadlineMs: 3_000 } });
+    s.stt.failNext = true;
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.stts).toHaveLength(2);
+    s.stts[1]!.failNext = true;
+    await s.feed(400, SPEECH);
+    await s.feed(600, 0);
+    await settle();
+    // Without a fallback, a second failure in a row waits a second before another opens.
+    expect(s.stts).toHaveLength(3);
+    expect(s.moves).toEqual(['error', 'error']);
+    expect(s.log).toEqual(['speechStarted', 'unheard', 'speechStarted', 'unheard']);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.turns.map((t) => t.text)).toEqual(['my name is ann']);
+  });
+
+  it('a recogniser with another after it that gives no final text by its deadline is left for the next; the turn is asked again', async () => {
+    const s = setup({
+      first: new SilentStt([]),
+      heardAfterReopen: ['yes please'],
+      fallback: { left: 1, deadlineMs: 3_000 },
+    });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(500, 0);
+    expect(s.log).toEqual(['speechStarted']);
+    await s.feed(3_100, 0);
+    expect(s.moves).toEqual(['timeout']);
+    expect(s.log).toEqual(['speechStarted', 'unheard']);
+    expect(s.stts).toHaveLength(2);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.turns.map((t) => t.text)).toEqual(['yes please']);
+  });
+
+  it('the last recogniser has no deadline: a slow final text is waited for', async () => {
+    const s = setup({ first: new SilentStt([]), fallback: { left: 0, deadlineMs: 3_000 } });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(10_000, 0);
+    expect(s.moves).toEqual([]);
+    expect(s.log).toEqual(['speechStarted']);
+    expect(s.stts).toHaveLength(1);
+  });
+
+  it('a first recogniser that cannot be opened hands the call to the next before the call starts listening', async () => {
+    const s = setup({ heard: ['yes please'], refuseFirstOpen: true, fallback: { left: 1, deadlineMs: 3_000 } });
+    await s.caller.open();
+    expect(s.moves).toEqual(['connect']);
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.turns.map((t) => t.text)).toEqual(['yes please']);
   });
 
   it('keeps trying to open a recogniser while none opens, and never ends the call for it', async () => {
