@@ -15,13 +15,14 @@ import { ADMISSION_MESSAGES, type CallService } from '../records/service.ts';
 import type { RandomHex } from '../clock.ts';
 import { fillVariables } from '../llm/prompt.ts';
 import type { OutboundHttp } from '../net/http.ts';
+import { webSocketOpener } from '../net/websocket.ts';
 import type { EngineLease, SpeechEngineProvider, TtsEngine } from '../speech/types.ts';
 import type { Timers } from '../timers.ts';
 import type { ToolRun } from '../tools/executor.ts';
 import { PacerWakeups } from './agent/pacer.ts';
 import type { OrgLimits } from './limits.ts';
 import { CallLine } from './line.ts';
-import { createAgentBrain } from './model/brain.ts';
+import { agentModelOf } from './realtime/agent-model.ts';
 import { RecordFinisher } from './record-finish.ts';
 import { CallRecorder } from './recorder.ts';
 import type { ActiveCall, CallRegistry } from './registry.ts';
@@ -129,12 +130,18 @@ export class CallManager {
           ok: run.failure === null,
         });
     };
-    const model = createAgentBrain({
+    const systemPrompt = fillVariables(agent.system_prompt, variables);
+    const model = agentModelOf({
       agent,
       metadata,
       outbound: this.d.outbound,
       transportKind: transport.kind,
       toolFinished,
+      instructions: systemPrompt,
+      lineRate: sampleRate,
+      timers: this.d.timers,
+      openWebSocket: webSocketOpener(this.d.outbound.policy),
+      warn: (message, details) => log.warn(details, message),
     });
     // Leased until the session has finished: the provider closes idle engines to stay bounded, never one a call holds.
     const stt = this.d.engines.stt(agent.stt);
@@ -157,8 +164,8 @@ export class CallManager {
       session = new CallSession({
         callId,
         agent: { ...agent, begin_message: fillVariables(agent.begin_message, variables) },
-        systemPrompt: fillVariables(agent.system_prompt, variables),
-        transport,
+        systemPrompt,
+        transport: model.line(transport),
         timers: this.d.timers,
         pacerWakeups: this.pacerWakeups,
         engines: {
@@ -226,6 +233,7 @@ export class CallManager {
       // The session was never started and may never finish: the leases go back now, and a call still
       // registered ends (freeing its slot) rather than waiting for a stream that already came.
       releaseEngines();
+      model.close();
       await this.d.callService.endUnconnected(
         orgId,
         callId,
@@ -235,7 +243,10 @@ export class CallManager {
       );
       throw error;
     }
-    void session.finished.then(releaseEngines);
+    void session.finished.then(() => {
+      releaseEngines();
+      model.close();
+    });
     await session.start();
   }
 

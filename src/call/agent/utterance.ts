@@ -90,6 +90,13 @@ export class Utterance {
     return started;
   }
 
+  /** How much of its audio had played by `now` (ms): from its start to now, at most all its audio so far. */
+  playedMs(now: number): number {
+    const started = this.startedAt ?? this.estimatedStart;
+    if (started === null || started > now) return 0;
+    return Math.min(now - started, this.pieces.reduce((ms, piece) => ms + piece.audioMs, 0));
+  }
+
   /** The words that had played `playedMs` into the utterance, estimated from each piece's audio length. */
   wordsPlayed(playedMs: number): string {
     const words: string[] = [];
