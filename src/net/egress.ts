@@ -213,7 +213,8 @@ export class EgressPolicy {
   literalRefusal(url: string): string | null {
     let parsed: URL;
     try {
-      parsed = new URL(url);
+      // A WebSocket is judged as the HTTP request of the same place (websocket.ts).
+      parsed = new URL(/^wss?:/i.test(url) ? url.replace(/^ws/i, 'http') : url);
     } catch {
       return null;
     }
