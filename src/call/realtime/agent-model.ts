@@ -6,14 +6,14 @@ import type { Timers } from '../../timers.ts';
 import type { CallTransport, TransportHandlers } from '../transport.ts';
 import { createRealtimeBrain } from './realtime-brain.ts';
 
-export interface AgentModel extends CountedBrain {
+interface AgentModel extends CountedBrain {
   /** The line as the session should see it: a speech-to-speech model hears every caller frame too. */
   line(transport: CallTransport): CallTransport;
   /** The call is over. */
   close(): void;
 }
 
-export interface AgentModelOptions extends AgentBrainOptions {
+interface AgentModelOptions extends AgentBrainOptions {
   /** The system prompt with the call's variables filled in. */
   instructions: string;
   lineRate: number;

@@ -24,7 +24,7 @@ import { toolAction, type ToolRound } from '../model/tool-handlers.ts';
 import type { CallTransport } from '../transport.ts';
 import { LineAudio } from './line-audio.ts';
 
-export const REALTIME_DEFAULTS = {
+const REALTIME_DEFAULTS = {
   /** Caller frames sent in one append (5 × 20 ms): fewer events, at most 80 ms more before a commit flushes them. */
   framesPerAppend: 5,
   /** The least audio worth committing: the server refuses an almost empty buffer. */
@@ -33,7 +33,7 @@ export const REALTIME_DEFAULTS = {
   maxFramesBeforeOpen: 500,
 } as const;
 
-export interface RealtimeBrainOptions {
+interface RealtimeBrainOptions {
   agent: AgentConfig;
   /** The system prompt with the call's variables filled in: the session's instructions. */
   instructions: string;
@@ -49,7 +49,7 @@ export interface RealtimeBrainOptions {
   warn?: ((event: { code: string | null }) => void) | undefined;
 }
 
-export interface RealtimeBrain extends CountedBrain {
+interface RealtimeBrain extends CountedBrain {
   /** One frame of the caller's, at the line's rate. */
   hear(frame: Int16Array): void;
   /** The call is over: the socket closes. */

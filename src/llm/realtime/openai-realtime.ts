@@ -45,7 +45,7 @@ export interface RealtimeFunction {
   parameters: Record<string, unknown>;
 }
 
-export interface RealtimeSessionConfig {
+interface RealtimeSessionConfig {
   instructions: string;
   /** The model's own voice; the server's default when absent. */
   voice?: string | undefined;
@@ -55,7 +55,7 @@ export interface RealtimeSessionConfig {
   turnDetection: null | { type: 'server_vad' };
 }
 
-export interface RealtimeUsage {
+interface RealtimeUsage {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
@@ -177,7 +177,7 @@ export function sessionUpdate(config: RealtimeSessionConfig): Record<string, unk
   };
 }
 
-export interface RealtimeConnectOptions {
+interface RealtimeConnectOptions {
   /** The server's WebSocket (wss://api.openai.com/v1/realtime); `?model=` is added unless it has one. */
   baseUrl: string;
   model: string;

@@ -100,6 +100,38 @@ interface Connection {
   itemMs: Map<string, number>;
   cancelled: Set<string>;
   queue: Promise<void>;
+  gate: SoundGate;
+}
+
+/**
+ * Lets through only audio with sound in it (and a little around it), so the recogniser reads the words,
+ * not the minutes of a line's silence: the stand-in stays cheap on a busy machine.
+ */
+class SoundGate {
+  private readonly before: Int16Array[] = [];
+  private quietAfter = 0;
+
+  pass(pcm: Int16Array): Int16Array[] {
+    const loud = rmsOf(pcm) > 200;
+    if (loud) {
+      const out = [...this.before.splice(0), pcm];
+      this.quietAfter = 6;
+      return out;
+    }
+    if (this.quietAfter > 0) {
+      this.quietAfter--;
+      return [pcm];
+    }
+    this.before.push(pcm);
+    if (this.before.length > 3) this.before.shift();
+    return [];
+  }
+}
+
+function rmsOf(pcm: Int16Array): number {
+  let sum = 0;
+  for (const s of pcm) sum += s * s;
+  return Math.sqrt(sum / Math.max(1, pcm.length));
 }
 
 export class OpenAiRealtimeStandIn {
@@ -161,6 +193,7 @@ export class OpenAiRealtimeStandIn {
       itemMs: new Map(),
       cancelled: new Set(),
       queue: Promise.resolve(),
+      gate: new SoundGate(),
     };
     this.send(c, { type: 'session.created', session: { id: `sess_${++this.seq}`, type: 'realtime' } });
     ws.on('message', (data: Buffer) => {
@@ -196,8 +229,8 @@ export class OpenAiRealtimeStandIn {
         if (!c.stt || !c.format) return this.error(c, 'invalid_request_error', 'no_session', 'no session.update yet');
         const bytes = Buffer.from(event.audio, 'base64');
         const stream = await c.stt;
-        if (c.format === 'pcmu') stream.push(muLawDecode(bytes));
-        else stream.push(resample(pcmOf(bytes), 24000, 16000));
+        const pcm = c.format === 'pcmu' ? muLawDecode(bytes) : resample(pcmOf(bytes), 24000, 16000);
+        for (const part of c.gate.pass(pcm)) stream.push(part);
         return;
       }
       case 'input_audio_buffer.commit': {
