@@ -96,7 +96,6 @@ describe('a call through a speech-to-speech model', () => {
     await caller.speak(fixtureUlaw('13-is-the-office-open'));
     // About a second and a half of the long answer plays, then the caller cuts in.
     for (let i = 0; i < 900 && caller.played.length < before + 75; i++) await caller.pause(50);
-    const cutIn = caller.played.length;
     await caller.speak(fixtureUlaw('08-goodbye'));
     // The model's answer to the words that cut it in is heard in full.
     for (let i = 0; i < 900 && !(await answered(callId, 3)); i++) await caller.pause(50);

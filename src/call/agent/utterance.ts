@@ -94,7 +94,10 @@ export class Utterance {
   playedMs(now: number): number {
     const started = this.startedAt ?? this.estimatedStart;
     if (started === null || started > now) return 0;
-    return Math.min(now - started, this.pieces.reduce((ms, piece) => ms + piece.audioMs, 0));
+    return Math.min(
+      now - started,
+      this.pieces.reduce((ms, piece) => ms + piece.audioMs, 0),
+    );
   }
 
   /** The words that had played `playedMs` into the utterance, estimated from each piece's audio length. */

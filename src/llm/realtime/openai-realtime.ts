@@ -15,7 +15,8 @@
 //     {"type":"conversation.item.truncate","item_id":"…","content_index":0,"audio_end_ms":1500}
 //       "If the audio_end_ms is greater than the actual audio duration, the server will respond with an error."
 //     {"type":"conversation.item.create","item":{"type":"function_call_output","call_id":"…","output":"…"}}
-//     {"type":"conversation.item.create","item":{"type":"message","role":"system","content":[{"type":"input_text","text":"…"}]}}
+//     {"type":"conversation.item.create",
+//      "item":{"type":"message","role":"system","content":[{"type":"input_text","text":"…"}]}}
 //
 //   server → client
 //     session.created / session.updated {"session":{…}}
