@@ -38,7 +38,7 @@ function stringAt(section: object, key: string): string | undefined {
  * is reached as wss:// (ws://) at the same place.
  */
 function addressFor(engine: string | undefined, url: string): string {
-  if (engine === undefined || engine === 'openai') return url;
+  if (engine === undefined || engine === 'openai' || engine === 'chat-completions') return url;
   return url.replace(/^http(s?):/i, 'ws$1:');
 }
 

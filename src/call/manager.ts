@@ -16,6 +16,7 @@ import { ADMISSION_MESSAGES, type CallService } from '../records/service.ts';
 import type { RandomHex } from '../clock.ts';
 import { fillVariables } from '../llm/prompt.ts';
 import type { OutboundHttp } from '../net/http.ts';
+import { webSocketOpener } from '../net/websocket.ts';
 import type { SpeechEngineProvider } from '../speech/types.ts';
 import type { Timers } from '../timers.ts';
 import type { ToolRun } from '../tools/executor.ts';
@@ -25,7 +26,7 @@ import type { OrgLimits } from './limits.ts';
 import { CallLine } from './line.ts';
 import { callChains } from './provider-chains.ts';
 import { CallProviders, FALLBACK_DEFAULTS } from './providers.ts';
-import { createAgentBrain } from './model/brain.ts';
+import { agentModelOf } from './realtime/agent-model.ts';
 import { RecordFinisher } from './record-finish.ts';
 import { CallRecorder } from './recorder.ts';
 import type { ActiveCall, CallRegistry } from './registry.ts';
@@ -155,7 +156,8 @@ export class CallManager {
     // Leased on first use until the session has finished: the provider closes idle engines to stay bounded, never
     // one a call holds.
     const chains = callChains(agent, this.d.engines, providers);
-    const model = createAgentBrain({
+    const systemPrompt = fillVariables(agent.system_prompt, variables);
+    const model = agentModelOf({
       agent,
       metadata,
       outbound: this.d.outbound,
@@ -168,6 +170,11 @@ export class CallManager {
         unreachable: () => this.d.events.emit('mcp_unreachable', { orgId, callId }),
       },
       models: chains.llm,
+      instructions: systemPrompt,
+      lineRate: sampleRate,
+      timers: this.d.timers,
+      openWebSocket: webSocketOpener(this.d.outbound.policy),
+      warn: (message, details) => log.warn(details, message),
     });
     const releaseEngines = (): void => {
       chains.release();
@@ -186,8 +193,8 @@ export class CallManager {
       session = new CallSession({
         callId,
         agent: { ...agent, begin_message: fillVariables(agent.begin_message, variables) },
-        systemPrompt: fillVariables(agent.system_prompt, variables),
-        transport,
+        systemPrompt,
+        transport: model.line(transport),
         timers: this.d.timers,
         pacerWakeups: this.pacerWakeups,
         engines: {
@@ -270,7 +277,9 @@ export class CallManager {
       );
       throw error;
     }
-    void session.finished.then(releaseEngines);
+    void session.finished.then(() => {
+      releaseEngines();
+    });
     await session.start();
   }
 

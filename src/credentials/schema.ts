@@ -30,7 +30,8 @@ export function credentialProviderOf(
   section: CredentialSection,
   engine: string | undefined,
 ): CredentialProvider | null {
-  if (engine === undefined) return section === 'llm' ? 'openai' : null;
+  if (engine === undefined || (section === 'llm' && engine === 'chat-completions'))
+    return section === 'llm' ? 'openai' : null;
   return (
     CREDENTIAL_PROVIDERS.find((p) => engine === p || engine.startsWith(`${p}-`) || engine.startsWith(`${p}_`)) ?? null
   );

@@ -131,3 +131,25 @@ describe('fallback lists', () => {
     );
   });
 });
+
+describe('llm.engine', () => {
+  const realtime = { engine: 'openai-realtime', base_url: 'wss://api.openai.com/v1/realtime', model: 'gpt-realtime' };
+
+  it('a speech-to-speech model takes a ws(s) address and a chat-completions model an http(s) one, never the other way round', () => {
+    const agent = AgentConfigSchema.parse({ ...minimal, llm: { ...realtime, voice: 'marin' } });
+    expect(agent.llm).toMatchObject({ engine: 'openai-realtime', voice: 'marin' });
+    expect(
+      AgentConfigSchema.safeParse({ ...minimal, llm: { ...realtime, base_url: 'ws://127.0.0.1:9000/v1/realtime' } })
+        .success,
+    ).toBe(true);
+    expect(
+      AgentConfigSchema.safeParse({ ...minimal, llm: { ...realtime, base_url: 'https://api.openai.com/v1' } }).success,
+    ).toBe(false);
+    expect(
+      AgentConfigSchema.safeParse({ ...minimal, llm: { ...minimal.llm, base_url: 'wss://api.openai.com/v1' } }).success,
+    ).toBe(false);
+    expect(AgentConfigSchema.safeParse({ ...minimal, llm: { ...realtime, engine: 'gemini-live' } }).success).toBe(
+      false,
+    );
+  });
+});

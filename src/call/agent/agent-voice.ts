@@ -74,6 +74,8 @@ export class AgentVoice {
   private readonly spokenBy = new Map<VoiceChoice, (text: string) => string>();
   /** Each streaming voice's session for this line, opened at its first words (null: the voice has none). */
   private readonly sessions = new Map<VoiceChoice, TtsSession | null>();
+  /** Utterances a speech-to-speech model streams its audio into, with their framer and their one piece. */
+  private readonly streams = new WeakMap<Utterance, { framer: Framer; piece: { text: string; audioMs: number } }>();
 
   constructor(private readonly o: AgentVoiceOptions) {
     const voice = this;
@@ -129,6 +131,12 @@ export class AgentVoice {
     u.closed = true;
     if (this.open === u) this.open = null;
     u.voice?.end();
+    const stream = this.streams.get(u);
+    if (stream)
+      u.synthesis = u.synthesis.then(() => {
+        const last = stream.framer.flush();
+        if (last && !u.interrupted && !this.stopped) this.queueFrame(u, last);
+      });
     void u.synthesis.then(() => {
       u.audioQueued();
       if (u.interrupted) return;
@@ -138,6 +146,36 @@ export class AgentVoice {
       }
       this.pacer.enqueueMark(utteranceMark.end(u.id));
     });
+  }
+
+  /**
+   * A speech-to-speech model's audio for `u`, at the line's rate, played after what `u` queued before; its words come
+   * apart (streamWords), and the words heard of it are estimated from the audio each piece of text came with.
+   */
+  streamAudio(u: Utterance, samples: Int16Array): void {
+    const stream = this.streamOf(u);
+    u.synthesis = u.synthesis.then(() => {
+      if (u.interrupted || this.stopped) return;
+      for (const frame of stream.framer.push(samples)) this.queueFrame(u, frame);
+      stream.piece.audioMs += (samples.length / this.o.rate) * 1000;
+    });
+  }
+
+  /** The words a speech-to-speech model says in `u`, as its transcript streams (deltas keep their own spaces). */
+  streamWords(u: Utterance, delta: string): void {
+    const stream = this.streamOf(u);
+    stream.piece.text += delta;
+    u.text = stream.piece.text.trim();
+  }
+
+  private streamOf(u: Utterance): { framer: Framer; piece: { text: string; audioMs: number } } {
+    let stream = this.streams.get(u);
+    if (!stream) {
+      stream = { framer: Framer.forRate(this.o.rate), piece: { text: '', audioMs: 0 } };
+      this.streams.set(u, stream);
+      u.pieces.push(stream.piece);
+    }
+    return stream;
   }
 
   /** Words said in one go (greeting, reminder, apology). */

@@ -155,6 +155,16 @@ export class Utterance {
     return started;
   }
 
+  /** How much of its audio had played by `now` (ms): from its start to now, at most all its audio so far. */
+  playedMs(now: number): number {
+    const started = this.startedAt ?? this.estimatedStart;
+    if (started === null || started > now) return 0;
+    return Math.min(
+      now - started,
+      this.voiceTiming ? this.voiceTiming.audioMs : this.pieces.reduce((ms, piece) => ms + piece.audioMs, 0),
+    );
+  }
+
   /**
    * The words that had played `playedMs` into the utterance: by the streaming voice's word times where it
    * spoke it, else estimated from each piece's audio length.

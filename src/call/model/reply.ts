@@ -38,6 +38,13 @@ export type FlowErrorCode =
 export interface ReplyHooks {
   /** A piece of the reply is ready for speech (trimmed; join pieces with a space). */
   onChunk?(text: string): void;
+  /** A speech-to-speech model's audio at the line's rate, and the words it says, as they stream. */
+  onAudio?(samples: Int16Array): void;
+  onWords?(delta: string): void;
+  /** The model's speech so far is one utterance: what comes next starts another. */
+  closeSpeech?(): void;
+  /** How much of the reply's last utterance has played (ms): what the caller heard of it when they cut in. */
+  playedMs?(): number;
   /** Timing of each model request; `firstChunkAt` gives latency.llm_speakable. */
   onLlmTiming?(timing: LlmTiming & { firstChunkAt: number | null }): void;
   /** Token counts of one model request, when the server reported them. */

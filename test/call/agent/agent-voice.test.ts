@@ -326,3 +326,35 @@ describe('AgentVoice with fallback voices', () => {
     expect(s.log).toContain('failed connect ECONNREFUSED');
   });
 });
+
+describe("AgentVoice with a speech-to-speech model's audio", () => {
+  it('plays streamed audio in 20 ms frames with the streamed words as its text, heard in full once its end mark comes back', async () => {
+    const s = setup();
+    const u = s.voice.begin();
+    s.voice.streamWords(u, 'Good');
+    s.voice.streamAudio(u, new Int16Array(1000).fill(500));
+    s.voice.streamWords(u, ' morning');
+    s.voice.streamAudio(u, new Int16Array(1400).fill(500));
+    s.voice.close(u);
+    await s.wait(600);
+    // 2400 samples at 8 kHz: 300 ms, the last frame padded by the framer's flush.
+    expect(s.transport.framesSent).toBe(15);
+    expect(s.log.filter((l) => l.startsWith('ended'))).toEqual(['ended 1 heard "Good morning" 300-300']);
+    expect(await u.done).toBe(true);
+  });
+
+  it('cut by barge-in, it keeps the words whose audio played, and tells how much audio played', async () => {
+    const s = setup();
+    const u = s.voice.begin();
+    // Four words over 800 ms of audio, the transcript ahead of the audio as a model sends it.
+    s.voice.streamWords(u, 'one two three four');
+    s.voice.streamAudio(u, new Int16Array(6400).fill(500));
+    await s.wait(300);
+    const now = s.timers.now();
+    expect(u.playedMs(now)).toBeGreaterThanOrEqual(280);
+    expect(u.playedMs(now)).toBeLessThanOrEqual(320);
+    s.voice.interrupt();
+    expect(u.text).toBe('one two');
+    expect(await u.done).toBe(false);
+  });
+});
