@@ -167,6 +167,8 @@ export class CallManager {
           openStt: (events) =>
             stt.engine.open({
               sampleRate,
+              // A recogniser that takes μ-law hears the phone's own bytes (a streaming provider).
+              ...(transport.lineEncoding ? { lineEncoding: transport.lineEncoding } : {}),
               language: agent.stt.language,
               ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}),
               events,
