@@ -234,7 +234,9 @@ export const SttConfigSchema = z
             ctx.addIssue({
               code: 'custom',
               path: ['base_url'],
-              message: streaming ? `${stt.engine} takes a ws:// or wss:// base_url` : 'takes an http:// or https:// base_url',
+              message: streaming
+                ? `${stt.engine} takes a ws:// or wss:// base_url`
+                : 'takes an http:// or https:// base_url',
             });
         }
       }),

@@ -58,6 +58,7 @@ async function openWebSocket(policy: EgressPolicy, raw: string, options: Outboun
   });
   return new Promise<WebSocket>((resolve, reject) => {
     const onAbort = () => {
+      socket.on('error', () => undefined);
       socket.terminate();
       reject(options.signal?.reason instanceof Error ? options.signal.reason : new Error('aborted'));
     };
@@ -79,6 +80,8 @@ async function openWebSocket(policy: EgressPolicy, raw: string, options: Outboun
     // body is not read, only its status reported.
     const onRefused = (_request: unknown, response: { statusCode?: number; statusMessage?: string }) => {
       settle();
+      // Terminating a socket still connecting makes `ws` emit an error on the next tick: nobody listens any more.
+      socket.on('error', () => undefined);
       socket.terminate();
       reject(new UpstreamError(response.statusCode ?? 0, response.statusMessage ?? 'upgrade refused'));
     };

@@ -3,6 +3,7 @@
 // provider takes, and a provider's failure described in our own words. A provider's error text is
 // never carried on: only its close code and, where it has one, its short error code.
 import { muLawEncode } from '../../audio/g711.ts';
+import { int16ToBuffer } from '../../audio/pcm.ts';
 import { EgressRefusedError } from '../../net/egress.ts';
 import { UpstreamError } from '../../net/upstream-error.ts';
 import type { OpenWebSocket, OutboundSocketOptions, WebSocket } from '../../net/websocket.ts';
@@ -37,7 +38,7 @@ export function lineBytes(samples: Int16Array, encoding: 'mulaw' | 'linear16'): 
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
   // A copy: the caller may reuse its frame while the socket still holds the bytes.
-  return Buffer.from(samples.slice().buffer);
+  return int16ToBuffer(samples.slice());
 }
 
 /** Short, stable error codes a provider gives (Deepgram's NET-0001, DATA-0000); anything else is dropped. */

@@ -12,7 +12,7 @@ import { frameText, providerClosed, type StreamingProvider } from './provider-so
 
 export const STREAMING_STT_DEFAULTS = {
   /** After finalize(), how long the provider's settled reading is waited for before the reading so far is taken. */
-  finalGraceMs: 1_500,
+  finalGraceMs: 2_000,
   /** How long a session start (AssemblyAI's Begin) is waited for. */
   beginTimeoutMs: 10_000,
 } as const;

@@ -57,10 +57,7 @@ export function assemblyAiStreamUrl(
   q.set('sample_rate', String(options.sampleRate));
   q.set('encoding', options.lineEncoding === 'mulaw' ? 'pcm_mulaw' : 'pcm_s16le');
   const english = options.language.toLowerCase().startsWith('en');
-  q.set(
-    'speech_model',
-    model ?? (english ? ASSEMBLYAI_DEFAULTS.englishModel : ASSEMBLYAI_DEFAULTS.multilingualModel),
-  );
+  q.set('speech_model', model ?? (english ? ASSEMBLYAI_DEFAULTS.englishModel : ASSEMBLYAI_DEFAULTS.multilingualModel));
   // Punctuation and casing help the end-of-turn policy read a finished sentence.
   q.set('format_turns', 'true');
   if (options.phrases?.length) q.set('keyterms_prompt', JSON.stringify(options.phrases));
@@ -69,8 +66,7 @@ export function assemblyAiStreamUrl(
 
 type Turn = Extract<AssemblyAiMessage, { type: 'Turn' }>;
 
-const wordsOf = (turn: Turn) =>
-  turn.words.map((w) => ({ word: w.text, start: w.start / 1000, end: w.end / 1000 }));
+const wordsOf = (turn: Turn) => turn.words.map((w) => ({ word: w.text, start: w.start / 1000, end: w.end / 1000 }));
 
 class AssemblyAiStream extends StreamingSttStream {
   private readonly encoding: 'mulaw' | 'linear16';
@@ -79,6 +75,8 @@ class AssemblyAiStream extends StreamingSttStream {
   private heldSamples = 0;
   /** A turn has words AssemblyAI has not yet ended: finalize() must ask it to. */
   private turnOpen = false;
+  /** AssemblyAI ended a turn of this utterance itself (finalize() then need not ask, unless words came since). */
+  private turnEnded = false;
 
   constructor(settings: StreamingStreamSettings) {
     super(settings);
@@ -100,8 +98,19 @@ class AssemblyAiStream extends StreamingSttStream {
     if (this.heldSamples >= this.minChunkSamples) this.sendHeld();
   }
 
+  /**
+   * Only when AssemblyAI has itself ended a turn of this utterance and heard no words since: audio
+   * it has not read yet may still hold words, and ForceEndpoint is how to have them read.
+   */
   protected override settledAlready(): boolean {
-    return !this.turnOpen;
+    const settled = this.turnEnded && !this.turnOpen;
+    this.turnEnded = false;
+    return settled;
+  }
+
+  override cancel(): void {
+    this.turnEnded = false;
+    super.cancel();
   }
 
   protected settleMessage(): string {
@@ -143,6 +152,7 @@ class AssemblyAiStream extends StreamingSttStream {
       return;
     }
     this.turnOpen = false;
+    this.turnEnded = true;
     this.heardSettled(words.length > 0 ? { text: turn.transcript, words } : { text: turn.transcript });
     this.heardSettledAll();
   }

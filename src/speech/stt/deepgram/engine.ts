@@ -141,7 +141,8 @@ export class DeepgramSttEngine implements SttEngine {
     options.signal?.throwIfAborted();
     const open = this.config.openWebSocket;
     if (!open) throw new SttError('STT_CONFIG_INVALID', 'deepgram needs the service’s WebSocket opener');
-    if (!this.config.apiKey) throw new SttError('STT_CONFIG_INVALID', 'stt.api_key is required for the deepgram engine');
+    if (!this.config.apiKey)
+      throw new SttError('STT_CONFIG_INVALID', 'stt.api_key is required for the deepgram engine');
     if (!isSupportedSampleRate(options.sampleRate))
       throw new SttError('STT_UNSUPPORTED_RATE', `deepgram is not sent ${options.sampleRate} Hz here`);
     const url = deepgramListenUrl(
