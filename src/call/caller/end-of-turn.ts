@@ -159,7 +159,7 @@ export interface SemanticEndOfTurnOptions {
  * How sure a recogniser must be of its own end of turn for the policy to count it. A verdict
  * without a figure (a silence-based endpoint) counts: the recogniser heard the pause too.
  */
-export const RECOGNISER_END_CONFIDENCE = 0.5;
+const RECOGNISER_END_CONFIDENCE = 0.5;
 
 /** After a trailing comma: between the unsure wait and the unfinished one. */
 const pausingMs = (o: SemanticEndOfTurnOptions): number => Math.round((o.unsureMs + o.maxMs) / 2);
@@ -172,9 +172,10 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
     if (pause.words === null && pause.wordsPending) return this.o.maxMs - pause.silentMs;
     const shape = pause.words === null ? 'unsure' : turnShape(pause.words);
     // The recogniser's own verdict is one more voice, weighed with the words: where they do not
-    // tell (unsure, a trailing comma) it settles the turn as finished; where they say more is coming
-    // (a trailing "and", digits half read) the two disagree, and the wait is the unsure one, not the
-    // longest. It never ends a turn the VAD has not heard pause, and never outweighs finished words.
+    // tell (unsure, a trailing comma) it settles the turn as finished. Where they say more is coming
+    // (a trailing "and" or "is", digits half read) they win: a provider's endpoint is mostly a
+    // pause it heard, and a caller mid-sentence pauses too. It never ends a turn the VAD has not
+    // heard pause.
     const ended = pause.recogniserEnded;
     const recogniserSure =
       ended != null && (ended.confidence === null || ended.confidence >= RECOGNISER_END_CONFIDENCE);
@@ -182,9 +183,7 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
       shape === 'finished'
         ? this.o.minMs
         : shape === 'unfinished'
-          ? recogniserSure
-            ? this.o.unsureMs
-            : this.o.maxMs
+          ? this.o.maxMs
           : recogniserSure
             ? this.o.minMs
             : shape === 'pausing'

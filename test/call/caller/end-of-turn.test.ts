@@ -100,10 +100,11 @@ describe("SemanticEndOfTurn with the recogniser's own end of turn", () => {
     }
   });
 
-  it('against words that say more is coming it shortens the longest wait to the unsure one, never to the shortest', () => {
-    const words = 'I want to book a table and';
-    expect(policy.waitMs({ silentMs: 0, words })).toBe(2000);
-    expect(policy.waitMs({ silentMs: 0, words, recogniserEnded: { confidence: 0.99 } })).toBe(500);
+  it('words that say more is coming outweigh it: a caller mid-sentence ("my name is", a trailing "and") keeps the longest wait', () => {
+    for (const words of ['I want to book a table and', 'my name is']) {
+      expect(policy.waitMs({ silentMs: 0, words, recogniserEnded: { confidence: 0.99 } })).toBe(2000);
+      expect(policy.waitMs({ silentMs: 0, words, recogniserEnded: { confidence: null } })).toBe(2000);
+    }
   });
 
   it('an unsure verdict (under the confidence the policy counts) changes nothing', () => {

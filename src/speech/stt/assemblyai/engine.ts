@@ -25,7 +25,7 @@ import {
   type AssemblyAiMessage,
 } from './protocol.ts';
 
-export const ASSEMBLYAI_DEFAULTS = {
+const ASSEMBLYAI_DEFAULTS = {
   baseUrl: 'wss://streaming.assemblyai.com',
   englishModel: 'universal-streaming-english',
   multilingualModel: 'universal-streaming-multilingual',
@@ -36,7 +36,7 @@ export const ASSEMBLYAI_DEFAULTS = {
 /** Close codes AssemblyAI uses for a key or an account it will not serve. */
 const REFUSING_CLOSE_CODES = new Set([1008, 4001, 4002, 4003]);
 
-export interface AssemblyAiEngineOptions {
+interface AssemblyAiEngineOptions {
   apiKey?: string | undefined;
   baseUrl?: string | undefined;
   model?: string | undefined;
@@ -47,7 +47,7 @@ export interface AssemblyAiEngineOptions {
 }
 
 /** The v3 streaming URL for one stream. */
-export function assemblyAiStreamUrl(
+function assemblyAiStreamUrl(
   baseUrl: string,
   model: string | undefined,
   options: Pick<SttStreamOptions, 'sampleRate' | 'language' | 'phrases' | 'lineEncoding'>,

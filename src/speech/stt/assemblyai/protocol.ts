@@ -21,13 +21,13 @@
 //      sent just before the server closes the socket with that code.
 import { z } from 'zod';
 
-export const AssemblyAiBeginSchema = z.object({
+const AssemblyAiBeginSchema = z.object({
   type: z.literal('Begin'),
   id: z.string(),
   expires_at: z.number(),
 });
 
-export const AssemblyAiWordSchema = z.object({
+const AssemblyAiWordSchema = z.object({
   start: z.number(),
   end: z.number(),
   text: z.string(),
@@ -35,7 +35,7 @@ export const AssemblyAiWordSchema = z.object({
   word_is_final: z.boolean(),
 });
 
-export const AssemblyAiTurnSchema = z.object({
+const AssemblyAiTurnSchema = z.object({
   type: z.literal('Turn'),
   turn_order: z.number(),
   turn_is_formatted: z.boolean(),
@@ -46,7 +46,7 @@ export const AssemblyAiTurnSchema = z.object({
   utterance: z.string().optional(),
 });
 
-export const AssemblyAiTerminationSchema = z.object({
+const AssemblyAiTerminationSchema = z.object({
   type: z.literal('Termination'),
   audio_duration_seconds: z.number().optional(),
   session_duration_seconds: z.number().optional(),

@@ -18,7 +18,7 @@ import { lineBytes, openProviderSocket } from '../provider-socket.ts';
 import { STREAMING_STT_DEFAULTS, StreamingSttStream, type StreamingStreamSettings } from '../streaming-stream.ts';
 import { DEEPGRAM_READ_TYPES, DeepgramMessageSchema, type DeepgramMessage } from './protocol.ts';
 
-export const DEEPGRAM_DEFAULTS = {
+const DEEPGRAM_DEFAULTS = {
   baseUrl: 'wss://api.deepgram.com',
   model: 'nova-3',
   /** Silence (ms) after which Deepgram marks speech_final: a pause, not yet the end of a turn. */
@@ -29,7 +29,7 @@ export const DEEPGRAM_DEFAULTS = {
   keepAliveMs: 4_000,
 } as const;
 
-export interface DeepgramEngineOptions {
+interface DeepgramEngineOptions {
   apiKey?: string | undefined;
   baseUrl?: string | undefined;
   model?: string | undefined;
@@ -40,7 +40,7 @@ export interface DeepgramEngineOptions {
 }
 
 /** The listen URL for one stream. */
-export function deepgramListenUrl(
+function deepgramListenUrl(
   baseUrl: string,
   model: string,
   options: Pick<SttStreamOptions, 'sampleRate' | 'language' | 'phrases' | 'lineEncoding'>,

@@ -24,7 +24,7 @@
 // the socket with a close frame (1008 for undecodable audio, DATA-0000; 1011 NET-0000/NET-0001).
 import { z } from 'zod';
 
-export const DeepgramWordSchema = z.object({
+const DeepgramWordSchema = z.object({
   word: z.string(),
   start: z.number(),
   end: z.number(),
@@ -51,13 +51,13 @@ export const DeepgramResultsSchema = z.object({
   }),
 });
 
-export const DeepgramUtteranceEndSchema = z.object({
+const DeepgramUtteranceEndSchema = z.object({
   type: z.literal('UtteranceEnd'),
   channel: z.array(z.number()).optional(),
   last_word_end: z.number(),
 });
 
-export const DeepgramMetadataSchema = z.object({
+const DeepgramMetadataSchema = z.object({
   type: z.literal('Metadata'),
   request_id: z.string(),
   duration: z.number().optional(),
