@@ -11,8 +11,13 @@ import { SttError } from './errors.ts';
 import { frameText, providerClosed, type StreamingProvider } from './provider-socket.ts';
 
 export const STREAMING_STT_DEFAULTS = {
-  /** After finalize(), how long the provider's settled reading is waited for before the reading so far is taken. */
+  /**
+   * After finalize(), how long the provider may go quiet before the reading so far is taken as final (a provider owes
+   * no settled answer when nothing was left to settle). Each message from it while it settles starts the wait again.
+   */
   finalGraceMs: 2_000,
+  /** The longest finalize() waits for a provider that keeps sending but never settles. */
+  finalMaxMs: 10_000,
   /** How long a session start (AssemblyAI's Begin) is waited for. */
   beginTimeoutMs: 10_000,
 } as const;
@@ -29,6 +34,8 @@ interface PendingFinal {
   resolve(result: SttResult): void;
   reject(err: Error): void;
   timer: TimerHandle;
+  /** timers.now() when finalize() asked. */
+  since: number;
 }
 
 const joinText = (parts: readonly string[]): string =>
@@ -67,6 +74,7 @@ export abstract class StreamingSttStream implements SttStream {
     this.finalGraceMs = settings.finalGraceMs;
     this.socket.on('message', (data, isBinary) => {
       if (this.closed || this.failure || isBinary) return;
+      this.stillSettling();
       this.message(frameText(data));
     });
     this.socket.on('close', (code, reason) => {
@@ -111,8 +119,8 @@ export abstract class StreamingSttStream implements SttStream {
     }
     this.pushedSinceFinal = false;
     return new Promise<SttResult>((resolve, reject) => {
-      const timer = this.timers.setTimeout(() => this.settle(), this.finalGraceMs);
-      this.pending = { resolve, reject, timer };
+      const timer = this.timers.setTimeout(() => this.quietFor(), this.finalGraceMs);
+      this.pending = { resolve, reject, timer, since: this.timers.now() };
       this.flushAudio();
       this.send(this.settleMessage());
     });
@@ -230,6 +238,30 @@ export abstract class StreamingSttStream implements SttStream {
     this.settled = [];
     this.guess = null;
     return result;
+  }
+
+  /** The provider is still at work on what finalize() asked for: its quiet wait starts again, within finalMaxMs. */
+  private stillSettling(): void {
+    const pending = this.pending;
+    if (!pending) return;
+    this.timers.clearTimeout(pending.timer);
+    pending.timer = this.timers.setTimeout(() => this.quietFor(), Math.min(this.finalGraceMs, this.maxLeft(pending)));
+  }
+
+  /**
+   * The provider went quiet for finalGraceMs after finalize(): with words already read, nothing was left to settle and
+   * they are the turn. With none yet, audio it has not read is still owed an answer: waited for, up to finalMaxMs.
+   */
+  private quietFor(): void {
+    const pending = this.pending;
+    if (!pending) return;
+    const left = this.maxLeft(pending);
+    if (this.hasWords() || left <= 0) return this.settle();
+    pending.timer = this.timers.setTimeout(() => this.quietFor(), Math.min(this.finalGraceMs, left));
+  }
+
+  private maxLeft(pending: PendingFinal): number {
+    return Math.max(0, STREAMING_STT_DEFAULTS.finalMaxMs - (this.timers.now() - pending.since));
   }
 
   private settle(): void {
