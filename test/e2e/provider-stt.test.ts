@@ -114,7 +114,7 @@ describe('calls heard by streaming recognisers', () => {
     expect(connection.url.searchParams.get('sample_rate')).toBe('8000');
     expect(connection.url.searchParams.getAll('keyterm')).toEqual(['John']);
     await expect.poll(() => connection.controls.at(-1)?.type, { timeout: 10_000 }).toBe('CloseStream');
-  }, 30_000);
+  }, 45_000);
 
   it("a browser call's caller is heard through AssemblyAI: PCM16 at 16 kHz goes out, the words land in the transcript", async () => {
     const res = await t.request('POST', '/v2/web-calls', { body: { agent_id: 'heard-by-assemblyai' } });
@@ -127,7 +127,7 @@ describe('calls heard by streaming recognisers', () => {
     await client.silence(300);
     await client.speak(phrase16k('01-my-name-is-john'));
     await client.silence(1500);
-    const user = await client.waitFor((e) => e.type === 'transcript' && e.role === 'user' && e.final === true);
+    const user = await client.waitFor((e) => e.type === 'transcript' && e.role === 'user' && e.final === true, 25_000);
     expect(sharedWords(String(user.text), '01-my-name-is-john').length).toBeGreaterThanOrEqual(2);
     client.send({ type: 'hangup' });
     await client.closed;
@@ -138,5 +138,5 @@ describe('calls heard by streaming recognisers', () => {
     expect(connection.url.searchParams.get('encoding')).toBe('pcm_s16le');
     expect(connection.url.searchParams.get('sample_rate')).toBe('16000');
     await expect.poll(() => connection.controls.at(-1)?.type, { timeout: 10_000 }).toBe('Terminate');
-  }, 30_000);
+  }, 45_000);
 });

@@ -189,12 +189,13 @@ async function serve(
     if (ear) handle(data, isBinary);
     else early.push([data, isBinary]);
   });
-  ear = await opening;
+  // The session begins at once, as AssemblyAI's does; audio that comes before the ear is open is held.
   send({
     type: 'Begin',
     id: `stand-in-${connection.url.search.length}`,
     expires_at: Math.floor(Date.now() / 1000) + 10_800,
   });
+  ear = await opening;
   for (const [data, isBinary] of early.splice(0)) handle(data, isBinary);
   await new Promise<void>((resolve) => socket.once('close', () => resolve()));
   await ear.close();
