@@ -18,8 +18,6 @@ export const STREAMING_STT_DEFAULTS = {
   finalGraceMs: 2_000,
   /** The longest finalize() waits for a provider that keeps sending but never settles. */
   finalMaxMs: 10_000,
-  /** How long a session start (AssemblyAI's Begin) is waited for. */
-  beginTimeoutMs: 10_000,
 } as const;
 
 export interface StreamingStreamSettings {

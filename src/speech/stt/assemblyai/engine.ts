@@ -1,6 +1,6 @@
 // AssemblyAI's Universal-Streaming recogniser (v3) as an agent's stt.engine "assemblyai": one
 // WebSocket per call stream (protocol.ts gives the messages), opened through the egress policy's
-// opener, ready once AssemblyAI says Begin, closed (Terminate) with the call. The caller's audio
+// opener, closed (Terminate) with the call. The caller's audio
 // goes out as the line carried it: pcm_mulaw at 8 kHz from a phone line, pcm_s16le at the line's
 // rate otherwise, never resampled, in messages of at least 50 ms as AssemblyAI asks. A Turn's words
 // are the partials; an ended (formatted) turn is settled; ForceEndpoint settles the turn under way
@@ -12,11 +12,11 @@
 // `ws` import, with no way to hand it an opened socket, so the egress policy could not hold; and
 // it is not a dependency. The protocol is small: ws + the zod schemas in protocol.ts.
 import { isSupportedSampleRate } from '../../../audio/pcm.ts';
-import type { OpenWebSocket, WebSocket } from '../../../net/websocket.ts';
+import type { OpenWebSocket } from '../../../net/websocket.ts';
 import { realTimers, type Timers } from '../../../timers.ts';
 import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
 import { SttError } from '../errors.ts';
-import { frameText, lineBytes, openProviderSocket, providerClosed } from '../provider-socket.ts';
+import { lineBytes, openProviderSocket } from '../provider-socket.ts';
 import { STREAMING_STT_DEFAULTS, StreamingSttStream, type StreamingStreamSettings } from '../streaming-stream.ts';
 import {
   ASSEMBLYAI_READ_TYPES,
@@ -33,9 +33,6 @@ const ASSEMBLYAI_DEFAULTS = {
   minChunkMs: 50,
 } as const;
 
-/** Close codes AssemblyAI uses for a key or an account it will not serve. */
-const REFUSING_CLOSE_CODES = new Set([1008, 4001, 4002, 4003]);
-
 interface AssemblyAiEngineOptions {
   apiKey?: string | undefined;
   baseUrl?: string | undefined;
@@ -43,7 +40,6 @@ interface AssemblyAiEngineOptions {
   openWebSocket?: OpenWebSocket | undefined;
   timers?: Timers;
   finalGraceMs?: number;
-  beginTimeoutMs?: number;
 }
 
 /** The v3 streaming URL for one stream. */
@@ -170,54 +166,6 @@ class AssemblyAiStream extends StreamingSttStream {
   }
 }
 
-/** Waits for Begin; a close or an error before it fails the opening with a coded error. */
-function sessionBegun(socket: WebSocket, timers: Timers, timeoutMs: number): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const done = (err?: SttError) => {
-      timers.clearTimeout(timer);
-      socket.off('message', onMessage);
-      socket.off('close', onClose);
-      if (err) {
-        socket.terminate();
-        reject(err);
-      } else resolve();
-    };
-    const timer = timers.setTimeout(
-      () => done(new SttError('STT_PROVIDER_TIMEOUT', `assemblyai did not begin the session in ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    const onMessage = (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
-      if (isBinary) return;
-      let json: unknown;
-      try {
-        json = JSON.parse(frameText(data));
-      } catch {
-        return done(new SttError('STT_BAD_RESPONSE', 'assemblyai sent a message that is not JSON'));
-      }
-      const parsed = AssemblyAiMessageSchema.safeParse(json);
-      if (parsed.success && parsed.data.type === 'Begin') return done();
-      const error = AssemblyAiErrorSchema.safeParse(json);
-      if (error.success)
-        done(
-          new SttError(
-            'STT_PROVIDER_ERROR',
-            `assemblyai refused the session${error.data.error_code ? ` (${error.data.error_code})` : ''}`,
-          ),
-        );
-    };
-    const onClose = (code: number, reason: Buffer) => {
-      const closed = providerClosed('assemblyai', code, reason.toString('utf8'));
-      done(
-        REFUSING_CLOSE_CODES.has(code)
-          ? new SttError('STT_PROVIDER_REFUSED', `assemblyai refused the session (close code ${code})`)
-          : closed,
-      );
-    };
-    socket.on('message', onMessage);
-    socket.on('close', onClose);
-  });
-}
-
 export class AssemblyAiSttEngine implements SttEngine {
   readonly name = 'assemblyai';
 
@@ -237,7 +185,8 @@ export class AssemblyAiSttEngine implements SttEngine {
       headers: { authorization: this.config.apiKey },
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    await sessionBegun(socket, timers, this.config.beginTimeoutMs ?? STREAMING_STT_DEFAULTS.beginTimeoutMs);
+    // Begin is not awaited: `ws` may hand it over before this line runs (in the upgrade's own
+    // packet), and audio sent before it is AssemblyAI's to hold. A refusal after the upgrade is a close.
     if (options.signal?.aborted) {
       socket.terminate();
       throw new SttError('STT_ABORTED', 'assemblyai stream opening cancelled');
