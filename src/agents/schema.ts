@@ -251,7 +251,9 @@ export const VoiceConfigSchema = VoiceFieldsSchema.superRefine((voice, ctx) => {
     });
 });
 
-const STT_ENGINES = ['pocketsphinx', 'moonshine', 'openai'] as const;
+const STT_ENGINES = ['pocketsphinx', 'moonshine', 'openai', 'deepgram', 'assemblyai'] as const;
+/** Recognisers reached over a WebSocket: their base_url is ws:// or wss://. */
+const STREAMING_STT_ENGINES: readonly string[] = ['deepgram', 'assemblyai'];
 /** Moonshine's models (stt.model): tiny is the default; base reads more accurately at about twice the work. */
 export const MOONSHINE_MODELS = ['tiny', 'base'] as const;
 
@@ -259,17 +261,19 @@ const sttFields = {
   language: z.string().min(2).default(AGENT_DEFAULTS.language).describe('BCP 47 language of the caller'),
   phrases: z.array(z.string().min(1).max(200)).max(500).optional().describe('names and terms the recogniser favours'),
   base_url: z
-    .url({ protocol: /^https?$/ })
+    .url({ protocol: /^(https?|wss?)$/ })
     .optional()
-    .describe("the openai engine's server (/audio/transcriptions)"),
-  api_key: writeOnlySecret("the openai engine's key; write-only: never returned").optional(),
+    .describe(
+      "the openai engine's server (/audio/transcriptions, http or https); deepgram's or assemblyai's (ws or wss; their own by default)",
+    ),
+  api_key: writeOnlySecret("the openai, deepgram or assemblyai engine's key; write-only: never returned").optional(),
   credential: credentialName(),
   model: z
     .string()
     .min(1)
     .optional()
     .meta({
-      description: `The recogniser's model: for moonshine one of ${MOONSHINE_MODELS.join(', ')} (default tiny); for openai the server's model name.`,
+      description: `The recogniser's model: for moonshine one of ${MOONSHINE_MODELS.join(', ')} (default tiny); for openai the server's model name; for deepgram its model (default nova-3); for assemblyai its speech_model.`,
     }),
 };
 
@@ -300,6 +304,18 @@ export const SttConfigSchema = z
             path: ['model'],
             message: `moonshine has the models ${MOONSHINE_MODELS.join(' and ')}`,
           });
+        }
+        // A streaming recogniser is a WebSocket, an HTTP one a request: each takes only its own kind of address.
+        if (stt.base_url !== undefined) {
+          const streaming = STREAMING_STT_ENGINES.includes(stt.engine);
+          if (streaming !== /^wss?:/i.test(stt.base_url))
+            ctx.addIssue({
+              code: 'custom',
+              path: ['base_url'],
+              message: streaming
+                ? `${stt.engine} takes a ws:// or wss:// base_url`
+                : 'takes an http:// or https:// base_url',
+            });
         }
       }),
   );

@@ -204,6 +204,8 @@ export class CallManager {
             const { config, engine } = chains.stt.current;
             return engine().open({
               sampleRate,
+              // A recogniser that takes μ-law hears the phone's own bytes (a streaming provider).
+              ...(transport.lineEncoding ? { lineEncoding: transport.lineEncoding } : {}),
               language: config.language,
               ...(config.phrases ? { phrases: config.phrases } : {}),
               events,

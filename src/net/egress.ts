@@ -218,6 +218,8 @@ export class EgressPolicy {
     } catch {
       return null;
     }
+    // A WebSocket address is judged as the HTTP address of the same place, as net/websocket.ts opens it.
+    if (parsed.protocol === 'ws:' || parsed.protocol === 'wss:') parsed = new URL(url.replace(/^ws/i, 'http'));
     const byRequest = this.requestRefusal(parsed);
     if (byRequest) return byRequest;
     const host = unbracket(parsed.hostname);

@@ -1,5 +1,5 @@
 // The embedded offline engines every call shares: Silero VAD, pocketsphinx (or an
-// OpenAI-compatible recogniser) and flite/espeak-ng (or an OpenAI-compatible voice).
+// OpenAI-compatible recogniser, or a streaming one: Deepgram, AssemblyAI) and flite/espeak-ng (or an OpenAI-compatible voice).
 // Engines are made once per distinct configuration and leased to calls; each call opens its own
 // stream. Idle engines beyond ENGINE_CACHE_BOUND per kind are closed, least recently used first.
 import { createHash } from 'node:crypto';
@@ -74,12 +74,13 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions): Spe
     stt(config: AgentConfig['stt']) {
       // Phrases are per stream, not per engine: one engine serves every agent with these settings.
       const { phrases: _phrases, ...shared } = config;
-      if (shared.engine !== 'openai') {
-        const engine = createSttEngine(config, { dispatcher: options.dispatcher });
+      const factory = { dispatcher: options.dispatcher, openWebSocket: options.openWebSocket };
+      if (shared.engine === 'pocketsphinx' || shared.engine === 'moonshine') {
+        const engine = createSttEngine(config, factory);
         embeddedStts.add(engine);
         return { engine, release: () => undefined };
       }
-      return stts.lease(engineCacheKey(shared), () => createSttEngine(config, { dispatcher: options.dispatcher }));
+      return stts.lease(engineCacheKey(shared), () => createSttEngine(config, factory));
     },
     tts,
     async close() {

@@ -19,9 +19,21 @@ export interface SttResult {
   words?: WordTiming[];
 }
 
+/**
+ * The recogniser's own sense that the caller's turn is over (a streaming provider's endpointing or
+ * turn model): one more input to the call's end-of-turn policy, which weighs it with the pause and
+ * the words.
+ */
+export interface SttTurnEnd {
+  /** How sure the provider is, 0..1; null where it gives no figure (a silence-based endpoint). */
+  confidence: number | null;
+}
+
 export interface SttStreamEvents {
   partial?: (result: SttResult) => void;
   final?: (result: SttResult) => void;
+  /** The recogniser judged the turn over; follows the partial that carries the turn's words. */
+  endOfTurn?: (signal: SttTurnEnd) => void;
   /** The engine failed (e.g. STT_ENGINE_CRASHED); the stream is dead and the call should end. */
   error?: (err: Error & { code: string }) => void;
 }
@@ -46,6 +58,12 @@ export interface SttStream {
 
 export interface SttStreamOptions {
   sampleRate: number;
+  /**
+   * How the line carried the audio (pushed here decoded to PCM16): a recogniser that takes μ-law
+   * sends a μ-law line's audio as μ-law, byte for byte what came (G.711 decodes and re-encodes
+   * exactly). linear16 when absent.
+   */
+  lineEncoding?: 'mulaw' | 'linear16';
   language: string;
   /** Phrases that bias recognition; out-of-vocabulary speech still comes out as heard. */
   phrases?: string[];

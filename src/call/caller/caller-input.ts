@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { FRAME_MS } from '../../audio/pcm.ts';
 import { Resampler } from '../../audio/resampler.ts';
 import { openRnnoise, type RnnoiseDenoiser } from '../../speech/denoise/rnnoise.ts';
-import type { SttResult, SttStream, SttStreamEvents, VadEvent, VadStream } from '../../speech/types.ts';
+import type { SttResult, SttStream, SttStreamEvents, SttTurnEnd, VadEvent, VadStream } from '../../speech/types.ts';
 import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
 import { providerDeadline, type FallbackReason } from '../providers.ts';
@@ -108,6 +108,13 @@ interface Speech {
   pauseWords: string | null;
   /** That reading was asked for and has not come yet. */
   wordsPending: boolean;
+  /**
+   * The recogniser's own verdict that the turn is over, with the reading it came with: words read
+   * after it (the caller went on) withdraw it.
+   */
+  recogniserEnded: (SttTurnEnd & { words: string }) | null;
+  /** The recogniser's latest reading of this turn. */
+  lastWords: string;
 }
 
 export class CallerInput {
@@ -199,6 +206,9 @@ export class CallerInput {
     const opening = this.o.engines.openStt({
       partial: (result) => {
         if (stream === this.stt) this.onPartial(result);
+      },
+      endOfTurn: (signal) => {
+        if (stream === this.stt) this.onRecogniserEnded(signal);
       },
       // A recogniser that dies (a worker, the machine's recogniser process) costs the turn it was
       // hearing, not the call: another one is opened.
@@ -361,9 +371,18 @@ export class CallerInput {
       this.speech.endAt = null;
       this.speech.pauseWords = null;
       this.speech.wordsPending = false;
+      this.speech.recogniserEnded = null;
       return;
     }
-    this.speech = { startAt: at, endAt: null, confirmed: false, pauseWords: null, wordsPending: false };
+    this.speech = {
+      startAt: at,
+      endAt: null,
+      confirmed: false,
+      pauseWords: null,
+      wordsPending: false,
+      recogniserEnded: null,
+      lastWords: '',
+    };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
     if (!this.o.agentBusy()) {
@@ -409,12 +428,18 @@ export class CallerInput {
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
     const silentMs = (this.audioNow() - speech.endAt) * 1000;
-    const wait = this.o.endOfTurn.waitMs({ silentMs, words: speech.pauseWords, wordsPending: speech.wordsPending });
+    const wait = this.o.endOfTurn.waitMs({
+      silentMs,
+      words: speech.pauseWords,
+      wordsPending: speech.wordsPending,
+      recogniserEnded: speech.recogniserEnded,
+    });
     this.o.log.debug(
       {
         silent_ms: Math.round(silentMs),
         words: speech.pauseWords,
         words_pending: speech.wordsPending,
+        recogniser_ended: speech.recogniserEnded !== null,
         wait_ms: Math.round(wait),
       },
       'end of turn: waiting',
@@ -440,6 +465,9 @@ export class CallerInput {
   private onPartial(result: SttResult): void {
     const speech = this.speech;
     if (!speech?.confirmed) return;
+    speech.lastWords = result.text;
+    // New words after the recogniser's verdict: the caller went on, the verdict no longer holds.
+    if (speech.recogniserEnded && speech.recogniserEnded.words !== result.text) speech.recogniserEnded = null;
     if (result.text) this.o.events.partial(result.text);
     // A reading that came after the pause began covers all the caller said: the policy may now
     // decide on the words (none, too: then the words do not tell).
@@ -471,6 +499,17 @@ export class CallerInput {
         },
       );
     });
+  }
+
+  /**
+   * The recogniser judged the turn over: one more input to the end-of-turn policy, asked again if
+   * the caller has paused (the VAD's pause is still what starts an end of turn).
+   */
+  private onRecogniserEnded(signal: SttTurnEnd): void {
+    const speech = this.speech;
+    if (!speech?.confirmed) return;
+    speech.recogniserEnded = { confidence: signal.confidence, words: speech.lastWords };
+    if (speech.endAt !== null && this.endpointTimer !== undefined) this.decideEndOfTurn(speech);
   }
 
   private async endTurn(): Promise<void> {

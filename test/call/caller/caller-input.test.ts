@@ -207,6 +207,30 @@ describe('CallerInput', () => {
     expect(s.turns.map((t) => Math.round(t.at))).toEqual([1040]);
   });
 
+  it("weighs the recogniser's own end of turn: words that do not tell end min_ms after the pause once it says the turn is over, and words read after it withdraw it", async () => {
+    const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
+    const ended = setup({ heard: ['my name is john smith'], policy });
+    ended.stt.onReadNow = () => ended.partial('my name is john smith');
+    await ended.caller.open();
+    await ended.feed(400, 0);
+    await ended.feed(400, SPEECH);
+    ended.partial('my name is john smith');
+    ended.sttEvents.current?.endOfTurn?.({ confidence: null }); // a streaming provider's endpoint
+    await ended.feed(300, 0);
+    expect(ended.turns.map((t) => Math.round(t.at))).toEqual([1040]); // min_ms, not the unsure 500
+
+    const withdrawn = setup({ heard: ['my name is john smith'], policy });
+    withdrawn.stt.onReadNow = () => withdrawn.partial('my name is john smith');
+    await withdrawn.caller.open();
+    await withdrawn.feed(400, 0);
+    await withdrawn.feed(400, SPEECH);
+    withdrawn.partial('my name');
+    withdrawn.sttEvents.current?.endOfTurn?.({ confidence: 0.9 });
+    withdrawn.partial('my name is john smith'); // the caller went on after the provider's verdict
+    await withdrawn.feed(600, 0);
+    expect(withdrawn.turns.map((t) => Math.round(t.at))).toEqual([1300]); // the unsure 500: no verdict left
+  });
+
   it('waits past the unsure wait for the reading it asked for (a slow recogniser), then decides on its words', async () => {
     const s = setup({
       heard: ['i want to book a cleaning and'],
