@@ -1,5 +1,6 @@
 // The embedded offline engines every call shares: Silero VAD, pocketsphinx (or an
-// OpenAI-compatible recogniser, or a streaming one: Deepgram, AssemblyAI) and flite/espeak-ng (or an OpenAI-compatible voice).
+// OpenAI-compatible recogniser, or a streaming one: Deepgram, AssemblyAI) and flite/espeak-ng (or an
+// OpenAI-compatible or a streaming voice).
 // Engines are made once per distinct configuration and leased to calls; each call opens its own
 // stream. Idle engines beyond ENGINE_CACHE_BOUND per kind are closed, least recently used first.
 import { createHash } from 'node:crypto';

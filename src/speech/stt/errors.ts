@@ -23,7 +23,10 @@ export type SttErrorCode =
   | 'STT_HTTP_FAILED'
   /** A streaming provider could not be reached (network, egress policy, handshake timeout). */
   | 'STT_PROVIDER_UNREACHABLE'
-  /** A streaming provider refused the stream at the upgrade (a wrong key, an unknown model): `status` holds its HTTP status. */
+  /**
+   * A streaming provider refused the stream at the upgrade (a wrong key, an unknown model): `status` holds its HTTP
+   * status.
+   */
   | 'STT_PROVIDER_REFUSED'
   /** A streaming provider ended the stream with an error, or it closed unasked. */
   | 'STT_PROVIDER_ERROR'

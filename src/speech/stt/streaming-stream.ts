@@ -216,7 +216,10 @@ export abstract class StreamingSttStream implements SttStream {
   /** Audio held back for the provider's framing goes out before a settle request. */
   protected flushAudio(): void {}
 
-  /** The text message that asks the provider to settle what it has heard now (Deepgram's Finalize, AssemblyAI's ForceEndpoint). */
+  /**
+   * The text message that asks the provider to settle what it has heard now (Deepgram's Finalize, AssemblyAI's
+   * ForceEndpoint).
+   */
   protected abstract settleMessage(): string;
 
   /** Settled words and the guess after them. */

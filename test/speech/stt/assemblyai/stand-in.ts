@@ -27,7 +27,10 @@ export interface AssemblyAiStandInConnection {
 export interface AssemblyAiStandIn {
   url: string;
   connections: AssemblyAiStandInConnection[];
-  /** performance.now() of each formatted end-of-turn Turn sent for a ForceEndpoint: the bench's "provider final sent". */
+  /**
+   * performance.now() of each formatted end-of-turn Turn sent for a ForceEndpoint: the bench's "provider final
+   * sent".
+   */
   finalsSentAt: number[];
   /** Fails every live stream as AssemblyAI does: an Error message, then a close with its code. */
   breakStreams(): void;
