@@ -283,7 +283,63 @@ class MuteTts implements TtsEngine {
   async close() {}
 }
 
+/** A streaming voice (one session per line) whose connection drops after `chunks` of an utterance's audio. */
+class DroppingStreamingTts implements TtsEngine {
+  readonly name = 'dropping-stream';
+  readonly written: string[] = [];
+  sessions = 0;
+  constructor(private readonly chunks: number) {}
+  async *synthesize(): AsyncIterable<PcmChunk> {
+    throw new Error('a streaming voice of a call speaks through its session');
+  }
+  openSession(options: { sampleRate: number }) {
+    this.sessions++;
+    const engine = this;
+    return {
+      utterance() {
+        let cancelled = false;
+        return {
+          words: null,
+          write: (text: string) => engine.written.push(text),
+          end: () => undefined,
+          cancel: () => (cancelled = true),
+          async *audio(): AsyncIterable<PcmChunk> {
+            for (let i = 0; i < engine.chunks && !cancelled; i++) {
+              await Promise.resolve();
+              yield { samples: new Int16Array(options.sampleRate / 50).fill(800), sampleRate: options.sampleRate };
+            }
+            throw Object.assign(new Error('the provider closed the connection'), { code: 'TTS_PROVIDER_DISCONNECTED' });
+          },
+        };
+      },
+      async close() {},
+    };
+  }
+  async close() {}
+}
+
 describe('AgentVoice with fallback voices', () => {
+  it('a streaming voice whose connection drops mid-utterance hands the utterance to the next voice, which says it from its start', async () => {
+    const moves: string[] = [];
+    const streaming = new DroppingStreamingTts(3);
+    const next = new WordTts();
+    const s = setup({ voices: chainOf([streaming, next], moves) });
+    const u = s.voice.begin();
+    s.voice.say(u, 'Hello there.');
+    s.voice.say(u, 'How can I help?');
+    s.voice.close(u);
+    await s.wait(2_000);
+    expect(streaming.sessions).toBe(1);
+    expect(streaming.written).toEqual(['Hello there.', 'How can I help?']);
+    expect(moves).toEqual(['0->1 error']);
+    expect(next.spoken).toEqual(['Hello there.', 'How can I help?']);
+    expect(s.log.filter((l) => l.startsWith('failed'))).toEqual([]);
+    s.voice.sayAll('Anything else?');
+    await s.wait(1_000);
+    expect(next.spoken.at(-1)).toBe('Anything else?');
+    expect(streaming.written).toHaveLength(2);
+  });
+
   it('a voice that cannot be reached hands the piece to the next voice, which says it; later pieces stay with the next voice', async () => {
     const moves: string[] = [];
     const refused = new RefusedTts();
