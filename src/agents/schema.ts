@@ -172,22 +172,24 @@ export const AgentToolSchema = z.discriminatedUnion('type', [
 
 export const LlmConfigSchema = z.strictObject({
   engine: z
-    .enum(['chat-completions', 'openai-realtime'])
+    .enum(['chat-completions', 'openai-realtime', 'gemini-live'])
     .optional()
     .describe(
-      'absent or chat-completions: a text model that `voice` speaks; openai-realtime: a speech-to-speech model over its WebSocket (docs/providers/openai-realtime.md)',
+      'absent or chat-completions: a text model that `voice` speaks; openai-realtime, gemini-live: a speech-to-speech model over its WebSocket (docs/providers/openai-realtime.md, docs/providers/gemini-live.md)',
     ),
   base_url: z
     .url({ protocol: /^(https?|wss?)$/ })
     .describe(
-      'an OpenAI-compatible chat-completions server (…/v1); for openai-realtime its WebSocket (wss://api.openai.com/v1/realtime); the egress policy applies',
+      'an OpenAI-compatible chat-completions server (…/v1); for openai-realtime its WebSocket (wss://api.openai.com/v1/realtime), for gemini-live its BidiGenerateContent WebSocket; the egress policy applies',
     ),
   model: z.string().min(1).describe("the server's model name"),
   voice: z
     .string()
     .min(1)
     .optional()
-    .describe("openai-realtime: the model's own voice (alloy, marin…); the server's default when absent"),
+    .describe(
+      "openai-realtime, gemini-live: the model's own voice (alloy, marin…; Puck, Kore…); the server's default when absent",
+    ),
   api_key: writeOnlySecret('sent as a bearer token; write-only: never returned').optional(),
   credential: credentialName(),
   temperature: z
@@ -366,10 +368,13 @@ export const AnalysisConfigSchema = z.strictObject({
 export const AgentConfigSchema = z.strictObject({
   agent_name: z.string().min(1).max(200).describe('a name for people; calls and lists show it'),
   llm: LlmConfigSchema.extend({ fallback: fallbacksOf(LlmConfigSchema, 'models') })
-    .refine((llm) => /^wss?:/.test(llm.base_url) === (llm.engine === 'openai-realtime'), {
-      message: 'base_url is ws(s) for a speech-to-speech engine and http(s) otherwise',
-      path: ['base_url'],
-    })
+    .refine(
+      (llm) => /^wss?:/.test(llm.base_url) === (llm.engine === 'openai-realtime' || llm.engine === 'gemini-live'),
+      {
+        message: 'base_url is ws(s) for a speech-to-speech engine and http(s) otherwise',
+        path: ['base_url'],
+      },
+    )
     .describe('the language model that writes the replies, or a speech-to-speech model that also speaks them'),
   system_prompt: z
     .string()

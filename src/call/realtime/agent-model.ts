@@ -21,7 +21,7 @@ interface AgentModelOptions extends AgentBrainOptions {
 }
 
 export function agentModelOf(o: AgentModelOptions): AgentModel {
-  if (o.agent.llm.engine !== 'openai-realtime') {
+  if (o.agent.llm.engine !== 'openai-realtime' && o.agent.llm.engine !== 'gemini-live') {
     const counted = createAgentBrain(o);
     return { ...counted, line: (transport) => transport };
   }

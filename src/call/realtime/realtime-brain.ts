@@ -1,14 +1,19 @@
-// An agent whose model is a speech-to-speech one (llm.engine "openai-realtime"): one socket per call,
-// opened as the call connects, that hears every frame of the caller's and speaks its answers itself.
+// An agent whose model is a speech-to-speech one (llm.engine "openai-realtime" or "gemini-live"): one
+// socket per call, opened as the call connects, that hears every frame of the caller's and speaks its
+// answers itself. The provider's protocol is behind a SpeechToSpeechSocket (llm/realtime/speech-socket.ts);
+// everything here is the same for both.
 // The call's own VAD and end-of-turn policy stay in charge: at the end of the caller's turn the audio
 // buffer is committed and a response asked for (the model's turn detection is off). Its audio goes to
 // the line through the agent's voice as an utterance whose words are the model's transcript, so a
 // barge-in cuts the transcript at the words heard as it does for any voice, and the model is told to
-// forget the rest (conversation.item.truncate with the audio played so far). Its function calls are
+// forget the rest (OpenAI: conversation.item.truncate with the audio played so far; Gemini, which has no
+// truncate: a note with the words heard, in the next turn's context). Its function calls are
 // the agent's tools, run by their handlers (model/tool-handlers.ts) as a chat model's are.
 import type { AgentConfig } from '../../agents/schema.ts';
 import { LlmError } from '../../llm/errors.ts';
-import { OpenAiRealtimeSocket, type RealtimeEvent, type RealtimeFunction } from '../../llm/realtime/openai-realtime.ts';
+import { GEMINI_LIVE_INPUT_RATE, GEMINI_LIVE_OUTPUT_RATE, GeminiLiveSocket } from '../../llm/realtime/gemini-live.ts';
+import { OpenAiRealtimeSocket } from '../../llm/realtime/openai-realtime.ts';
+import type { RealtimeEvent, SpeechFunction, SpeechToSpeechSocket } from '../../llm/realtime/speech-socket.ts';
 import type { ChatMessage, ToolCallRequest } from '../../llm/types.ts';
 import type { OutboundHttp } from '../../net/http.ts';
 import type { OpenWebSocket } from '../../net/websocket.ts';
@@ -66,14 +71,59 @@ interface ResponseResult {
 }
 
 export function createRealtimeBrain(o: RealtimeBrainOptions): RealtimeBrain {
-  return new OpenAiRealtimeBrain(o);
+  return new SpeechToSpeechBrain(o);
 }
 
-class OpenAiRealtimeBrain implements RealtimeBrain {
+/** The provider's socket for the call, configured, and the line's audio as it takes and gives it. */
+function providerOf(
+  o: RealtimeBrainOptions,
+  functions: SpeechFunction[],
+  signal: AbortSignal,
+): { audio: LineAudio; connect: () => Promise<SpeechToSpeechSocket> } {
+  const llm = o.agent.llm;
+  if (llm.engine === 'gemini-live') {
+    const audio = LineAudio.forRates(o.lineRate, GEMINI_LIVE_INPUT_RATE, GEMINI_LIVE_OUTPUT_RATE);
+    return {
+      audio,
+      connect: () =>
+        GeminiLiveSocket.connect(o.openWebSocket, {
+          baseUrl: llm.base_url,
+          model: llm.model,
+          apiKey: llm.api_key,
+          instructions: o.instructions,
+          voice: llm.voice,
+          tools: functions,
+          signal,
+        }),
+    };
+  }
+  const audio = LineAudio.forOpenAi(o.lineRate);
+  return {
+    audio,
+    connect: async () => {
+      const socket = await OpenAiRealtimeSocket.connect(o.openWebSocket, {
+        baseUrl: llm.base_url,
+        model: llm.model,
+        apiKey: llm.api_key,
+        signal,
+      });
+      socket.configure({
+        instructions: o.instructions,
+        voice: llm.voice,
+        format: audio.format,
+        tools: functions.map((f) => ({ type: 'function', ...f })),
+        turnDetection: null,
+      });
+      return socket;
+    },
+  };
+}
+
+class SpeechToSpeechBrain implements RealtimeBrain {
   readonly brain: AgentBrain;
   private readonly audio: LineAudio;
-  private readonly ready: Promise<OpenAiRealtimeSocket>;
-  private socket: OpenAiRealtimeSocket | null = null;
+  private readonly ready: Promise<SpeechToSpeechSocket>;
+  private socket: SpeechToSpeechSocket | null = null;
   private readonly connecting = new AbortController();
   private closed = false;
   /** Caller frames waiting for the socket or for a full append. */
@@ -89,30 +139,18 @@ class OpenAiRealtimeBrain implements RealtimeBrain {
   private readonly tokens: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, turns: 0 };
 
   constructor(private readonly o: RealtimeBrainOptions) {
-    this.audio = new LineAudio(o.lineRate);
-    const functions: RealtimeFunction[] = toolDefinitions(ownTools(o.agent.tools)).map((d) => ({
-      type: 'function',
+    const functions: SpeechFunction[] = toolDefinitions(ownTools(o.agent.tools)).map((d) => ({
       name: d.function.name,
       description: d.function.description,
       parameters: d.function.parameters,
     }));
-    this.ready = OpenAiRealtimeSocket.connect(o.openWebSocket, {
-      baseUrl: o.agent.llm.base_url,
-      model: o.agent.llm.model,
-      apiKey: o.agent.llm.api_key,
-      signal: this.connecting.signal,
-    }).then((socket) => {
+    const provider = providerOf(o, functions, this.connecting.signal);
+    this.audio = provider.audio;
+    this.ready = provider.connect().then((socket) => {
       if (this.closed) {
         socket.close();
         throw new LlmError('LLM_ABORTED', 'the call ended before the realtime socket opened');
       }
-      socket.configure({
-        instructions: o.instructions,
-        voice: o.agent.llm.voice,
-        format: this.audio.format,
-        tools: functions,
-        turnDetection: null,
-      });
       socket.on((event) => {
         if (event.kind === 'error') o.warn?.({ code: event.code });
       });
@@ -160,7 +198,7 @@ class OpenAiRealtimeBrain implements RealtimeBrain {
     if (!this.socket || this.pending.length === 0) return;
     const bytes = Buffer.concat(this.pending);
     this.socket.append(bytes);
-    this.uncommittedMs += bytes.length / this.audio.bytesPerMs;
+    this.uncommittedMs += bytes.length / this.audio.inputBytesPerMs;
     this.pending = [];
     this.pendingFrames = 0;
   }
@@ -177,7 +215,7 @@ class OpenAiRealtimeBrain implements RealtimeBrain {
     clock: () => number,
   ): Promise<ReplyOutcome> {
     this.clock = clock;
-    let socket: OpenAiRealtimeSocket;
+    let socket: SpeechToSpeechSocket;
     try {
       socket = await this.ready;
     } catch (error) {
@@ -190,7 +228,7 @@ class OpenAiRealtimeBrain implements RealtimeBrain {
       if (turn.responding) socket.cancelResponse();
       const item = turn.item;
       if (!item) return;
-      const itemMs = item.bytes / this.audio.bytesPerMs;
+      const itemMs = item.bytes / this.audio.outputBytesPerMs;
       const heard = Math.min(Math.floor(hooks.playedMs?.() ?? 0), Math.floor(itemMs));
       // All of it played: nothing to forget.
       if (heard < Math.floor(itemMs)) socket.truncate(item.id, heard);
@@ -228,7 +266,7 @@ class OpenAiRealtimeBrain implements RealtimeBrain {
    * What the model has not heard yet goes first: notes, the service's own lines (greeting, reminders), keyed digits;
    * the caller's spoken turn is its audio, committed.
    */
-  private tell(socket: OpenAiRealtimeSocket, messages: readonly ChatMessage[]): void {
+  private tell(socket: SpeechToSpeechSocket, messages: readonly ChatMessage[]): void {
     const first = messages[0];
     if (first) this.known.add(first);
     let spokenTurn = false;
@@ -240,8 +278,11 @@ class OpenAiRealtimeBrain implements RealtimeBrain {
       else if (m.role === 'user') {
         if (m.content.startsWith(KEYPAD_TURN_PREFIX)) socket.addText('user', m.content);
         else spokenTurn = true;
-      } else if (m.role === 'assistant' && m.content && !this.saidByModel(m.content))
-        socket.addText('assistant', m.content);
+      } else if (m.role === 'assistant' && m.content) {
+        if (!this.saidByModel(m.content)) socket.addText('assistant', m.content);
+        // The model's reply, cut by a barge-in: what the caller heard of it.
+        else if (!this.ownWords.includes(m.content.trim())) socket.heardOnly(m.content);
+      }
     }
     this.flush();
     if (spokenTurn && this.uncommittedMs >= REALTIME_DEFAULTS.minCommitMs) {
@@ -257,7 +298,7 @@ class OpenAiRealtimeBrain implements RealtimeBrain {
 
   /** Asks for one response and plays it as it streams; resolves at response.done with its function calls. */
   private oneResponse(
-    socket: OpenAiRealtimeSocket,
+    socket: SpeechToSpeechSocket,
     hooks: ReplyHooks,
     signal: AbortSignal,
     turn: { item: SpokenItem | null; responding: boolean; text: string },
@@ -360,7 +401,7 @@ class OpenAiRealtimeBrain implements RealtimeBrain {
    * outcome when a call ends the turn (end_call, transfer_call, an unknown tool), or null to ask for the next response.
    */
   private async runTools(
-    socket: OpenAiRealtimeSocket,
+    socket: SpeechToSpeechSocket,
     calls: ToolCallRequest[],
     hooks: ReplyHooks,
     signal: AbortSignal,

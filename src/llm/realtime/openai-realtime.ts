@@ -35,6 +35,7 @@
 import { z } from 'zod';
 import type { OpenWebSocket, WebSocket } from '../../net/websocket.ts';
 import { LlmError } from '../errors.ts';
+import type { SpeechToSpeechSocket } from './speech-socket.ts';
 
 /** G.711 μ-law at 8 kHz (a phone line's own), or PCM16 at 24 kHz (the only PCM rate the model takes). */
 export type RealtimeAudioFormat = { type: 'audio/pcmu' } | { type: 'audio/pcm'; rate: 24000 };
@@ -187,7 +188,7 @@ interface RealtimeConnectOptions {
 }
 
 /** The socket of one call to the model, as client events to send and server events to hear. */
-export class OpenAiRealtimeSocket {
+export class OpenAiRealtimeSocket implements SpeechToSpeechSocket {
   private readonly listeners = new Set<(event: RealtimeEvent) => void>();
   private closedWith: Error | null = null;
   private readonly closeListeners = new Set<(error: Error) => void>();
@@ -272,6 +273,9 @@ export class OpenAiRealtimeSocket {
   truncate(itemId: string, audioEndMs: number): void {
     this.send({ type: 'conversation.item.truncate', item_id: itemId, content_index: 0, audio_end_ms: audioEndMs });
   }
+
+  /** Nothing to say: truncate already made the server forget what was not heard. */
+  heardOnly(_words: string): void {}
 
   functionOutput(callId: string, output: string): void {
     this.send({ type: 'conversation.item.create', item: { type: 'function_call_output', call_id: callId, output } });

@@ -107,7 +107,7 @@ interface Connection {
  * Lets through only audio with sound in it (and a little around it), so the recogniser reads the words,
  * not the minutes of a line's silence: the stand-in stays cheap on a busy machine.
  */
-class SoundGate {
+export class SoundGate {
   private readonly before: Int16Array[] = [];
   private quietAfter = 0;
 
@@ -353,7 +353,7 @@ export class OpenAiRealtimeStandIn {
   }
 }
 
-function pcmOf(bytes: Buffer): Int16Array {
+export function pcmOf(bytes: Buffer): Int16Array {
   const out = new Int16Array(bytes.length >> 1);
   new Uint8Array(out.buffer).set(bytes.subarray(0, out.byteLength));
   return out;
