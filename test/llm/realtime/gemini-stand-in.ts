@@ -128,7 +128,7 @@ export class GeminiLiveStandIn {
     return `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}${GEMINI_PATH}`;
   }
 
-  /** What each message received was (setup, activityStart, activityEnd, clientContent, toolResponse), audio left out. */
+  /** Each message received: setup, activityStart, activityEnd, clientContent, toolResponse; audio left out. */
   kinds(): string[] {
     return this.received.map((m) => String(m.kind)).filter((k) => k !== 'audio');
   }
