@@ -3,16 +3,21 @@
 // its egress policy to a stand-in speaking the OpenAI Realtime protocol (it hears the committed audio
 // with pocketsphinx and answers with flite). The greeting, a caller's words answered in the model's
 // voice, a function call run as the agent's HTTP tool, and a barge-in that truncates the model's audio
-// item to what was played and keeps only the words heard in the transcript.
+// item to what was played and keeps only the words heard in the transcript. The same call side
+// through Gemini Live (llm.engine "gemini-live", its stand-in hearing each activity with pocketsphinx
+// and answering as 24 kHz PCM): the greeting, a barge-in whose words heard are told to the model as a
+// note (the protocol has no truncate), and the words that cut in answered through a function call.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wer } from '../../bench/wer.ts';
 import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { startServer, type TestServer } from '../support/http-server.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { GeminiLiveStandIn } from '../llm/realtime/gemini-stand-in.ts';
 import { OpenAiRealtimeStandIn, type StandInScript } from '../llm/realtime/openai-stand-in.ts';
 
 const NUMBER = '+15550100041';
+const GEMINI_NUMBER = '+15550100042';
 const LONG_ANSWER =
   'the office is open on saturday from nine in the morning until five in the evening and on sunday from ten until four and on public holidays it stays closed all day long';
 
@@ -25,12 +30,21 @@ const script: StandInScript = (heard, output) => {
 
 let t: TestService;
 let standIn: OpenAiRealtimeStandIn;
+let gemini: GeminiLiveStandIn;
 let orders: TestServer;
 
+const CANCEL_TOOL = {
+  type: 'api',
+  name: 'cancel_order',
+  description: 'Cancels the caller’s order.',
+  parameters: { type: 'object', properties: { reason: { type: 'string' } } },
+} as const;
+
 beforeAll(async () => {
-  [t, standIn, orders] = await Promise.all([
+  [t, standIn, gemini, orders] = await Promise.all([
     startTestService(),
     OpenAiRealtimeStandIn.start({ script }),
+    GeminiLiveStandIn.start({ script }),
     startServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"cancelled":true}');
     }),
@@ -57,10 +71,30 @@ beforeAll(async () => {
     },
   });
   expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const geminiAgent = await t.request('POST', '/v2/agents', {
+    body: {
+      agent_id: 'gemini-desk',
+      agent_name: 'Gemini desk',
+      inbound_numbers: [GEMINI_NUMBER],
+      begin_message: 'Hello.',
+      stt: { engine: 'pocketsphinx', language: 'en-US' },
+      system_prompt: 'You answer the phone for a shop.',
+      llm: {
+        engine: 'gemini-live',
+        base_url: gemini.url,
+        model: 'gemini-live-2.5-flash-preview',
+        voice: 'Kore',
+        api_key: 'gm-test',
+      },
+      tools: [{ ...CANCEL_TOOL, url: `${orders.url}/cancel` }],
+    },
+  });
+  expect(geminiAgent.status, JSON.stringify(geminiAgent.body)).toBe(201);
 }, 30_000);
 afterAll(async () => {
   await t?.stop();
   await standIn?.close();
+  await gemini?.close();
   await orders?.close();
 });
 
@@ -151,4 +185,56 @@ describe('a call through a speech-to-speech model', () => {
       last = m.start_at;
     }
   }, 240_000);
+});
+
+describe('a call through Gemini Live', () => {
+  it('greets, keeps only the words heard of a reply cut by a barge-in and tells the model so, and answers the words that cut in through a function call', async () => {
+    const ordersBefore = orders.requests.length;
+    const { caller, callId } = await placeInboundCall(t.url, GEMINI_NUMBER);
+    await agentFinished(caller, { after: 0, timeoutMs: 45_000 }); // greeting, in the agent's own voice
+
+    const before = caller.played.length;
+    await caller.speak(fixtureUlaw('13-is-the-office-open'));
+    // About a second of the long answer plays, then the caller cuts in; that answer is a function call's.
+    for (let i = 0; i < 900 && caller.played.length < before + 50; i++) await caller.pause(50);
+    await caller.speak(fixtureUlaw('09-i-want-to-cancel'));
+    for (let i = 0; i < 900 && !(await answered(callId, 2)); i++) await caller.pause(50);
+    await caller.hangUp();
+
+    const record = await finalRecord(callId);
+    expect(record.disconnection_reason).toBe('user_hangup');
+    const said = (record.transcript ?? []).map((m) => [m.role, m.content] as const);
+    expect(said[0]).toEqual(['agent', 'Hello.']);
+    const users = said.filter(([role]) => role === 'user').map(([, text]) => text);
+    expect(users).toHaveLength(2);
+    const agents = said.filter(([role]) => role === 'agent').map(([, text]) => text);
+    const cut = agents[1]!;
+    expect(cut.split(' ').length).toBeGreaterThan(0);
+    expect(cut.split(' ').length).toBeLessThan(LONG_ANSWER.split(' ').length);
+    expect(LONG_ANSWER.startsWith(cut)).toBe(true);
+    expect(agents[2]).toBe('your order is cancelled');
+    expect(orders.requests).toHaveLength(ordersBefore + 1);
+    expect(record.llm_token_usage?.turns).toBe(2);
+    // The protocol as the stand-in saw it: the documented setup, our end of turn as activityEnd, the greeting as the
+    // model's words, the words heard of the cut reply as a note, the tool's output as a toolResponse.
+    expect(gemini.received[0]).toMatchObject({
+      kind: 'setup',
+      setup: {
+        model: 'models/gemini-live-2.5-flash-preview',
+        generationConfig: { speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: 'Kore' } } } },
+        realtimeInputConfig: { automaticActivityDetection: { disabled: true } },
+      },
+    });
+    expect(gemini.kinds()).not.toContain('invalid');
+    expect(gemini.kinds().filter((k) => k === 'activityEnd')).toHaveLength(2);
+    expect(gemini.upgrades[0]?.apiKey).toBe('gm-test');
+    expect(gemini.told[0]).toEqual({ role: 'model', text: 'Hello.' });
+    expect(gemini.told).toContainEqual({
+      role: 'user',
+      text: `[system note] The caller cut your last reply short; they heard only: "${cut}"`,
+    });
+    expect(gemini.received.find((m) => m.kind === 'toolResponse')).toMatchObject({
+      functionResponses: [{ name: 'cancel_order', response: { output: { cancelled: true } } }],
+    });
+  }, 120_000);
 });
