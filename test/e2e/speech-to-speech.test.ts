@@ -6,10 +6,13 @@
 // item to what was played and keeps only the words heard in the transcript. The same call side
 // through Gemini Live (llm.engine "gemini-live", its stand-in hearing each activity with pocketsphinx
 // and answering as 24 kHz PCM): the greeting, a barge-in whose words heard are told to the model as a
-// note (the protocol has no truncate), and the words that cut in answered through a function call.
+// note (the protocol has no truncate), and the words that cut in answered through a function call that
+// is one of the agent's MCP server's tools (a real MCP server from the official SDK).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wer } from '../../bench/wer.ts';
 import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
+import { z } from 'zod';
+import { startMcpServer, type TestMcpServer } from '../helpers/mcp-server.ts';
 import { startServer, type TestServer } from '../support/http-server.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -32,21 +35,22 @@ let t: TestService;
 let standIn: OpenAiRealtimeStandIn;
 let gemini: GeminiLiveStandIn;
 let orders: TestServer;
-
-const CANCEL_TOOL = {
-  type: 'api',
-  name: 'cancel_order',
-  description: 'Cancels the caller’s order.',
-  parameters: { type: 'object', properties: { reason: { type: 'string' } } },
-} as const;
+let mcp: TestMcpServer;
 
 beforeAll(async () => {
-  [t, standIn, gemini, orders] = await Promise.all([
+  [t, standIn, gemini, orders, mcp] = await Promise.all([
     startTestService(),
     OpenAiRealtimeStandIn.start({ script }),
     GeminiLiveStandIn.start({ script }),
     startServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"cancelled":true}');
+    }),
+    startMcpServer((server) => {
+      server.registerTool(
+        'cancel_order',
+        { description: 'Cancels the caller’s order.', inputSchema: { reason: z.string() } },
+        ({ reason }) => ({ content: [{ type: 'text', text: `Order cancelled (${reason}).` }] }),
+      );
     }),
   ]);
   const created = await t.request('POST', '/v2/agents', {
@@ -86,7 +90,7 @@ beforeAll(async () => {
         voice: 'Kore',
         api_key: 'gm-test',
       },
-      tools: [{ ...CANCEL_TOOL, url: `${orders.url}/cancel` }],
+      tools: [{ type: 'mcp', url: mcp.url }],
     },
   });
   expect(geminiAgent.status, JSON.stringify(geminiAgent.body)).toBe(201);
@@ -95,6 +99,7 @@ afterAll(async () => {
   await t?.stop();
   await standIn?.close();
   await gemini?.close();
+  await mcp?.close();
   await orders?.close();
 });
 
@@ -188,8 +193,7 @@ describe('a call through a speech-to-speech model', () => {
 });
 
 describe('a call through Gemini Live', () => {
-  it('greets, keeps only the words heard of a reply cut by a barge-in and tells the model so, and answers the words that cut in through a function call', async () => {
-    const ordersBefore = orders.requests.length;
+  it('greets, keeps only the words heard of a reply cut by a barge-in and tells the model so, and answers the words that cut in through an MCP tool', async () => {
     const { caller, callId } = await placeInboundCall(t.url, GEMINI_NUMBER);
     await agentFinished(caller, { after: 0, timeoutMs: 45_000 }); // greeting, in the agent's own voice
 
@@ -213,13 +217,14 @@ describe('a call through Gemini Live', () => {
     expect(cut.split(' ').length).toBeLessThan(LONG_ANSWER.split(' ').length);
     expect(LONG_ANSWER.startsWith(cut)).toBe(true);
     expect(agents[2]).toBe('your order is cancelled');
-    expect(orders.requests).toHaveLength(ordersBefore + 1);
+    expect(mcp.received.map((r) => r.method)).toContain('tools/call');
     expect(record.llm_token_usage?.turns).toBe(2);
     // The protocol as the stand-in saw it: the documented setup, our end of turn as activityEnd, the greeting as the
     // model's words, the words heard of the cut reply as a note, the tool's output as a toolResponse.
     expect(gemini.received[0]).toMatchObject({
       kind: 'setup',
       setup: {
+        tools: [{ functionDeclarations: [{ name: 'cancel_order', description: 'Cancels the caller’s order.' }] }],
         model: 'models/gemini-live-2.5-flash-preview',
         generationConfig: { speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: 'Kore' } } } },
         realtimeInputConfig: { automaticActivityDetection: { disabled: true } },
@@ -234,7 +239,7 @@ describe('a call through Gemini Live', () => {
       text: `[system note] The caller cut your last reply short; they heard only: "${cut}"`,
     });
     expect(gemini.received.find((m) => m.kind === 'toolResponse')).toMatchObject({
-      functionResponses: [{ name: 'cancel_order', response: { output: { cancelled: true } } }],
+      functionResponses: [{ name: 'cancel_order', response: { output: expect.stringContaining('Order cancelled') } }],
     });
   }, 120_000);
 });

@@ -54,7 +54,9 @@ export interface CountedBrain {
 }
 
 /** The call's MCP tools, listed now; undefined when the agent has no MCP server. */
-function openMcpTools(o: AgentBrainOptions): Promise<McpCallTools | undefined> {
+export function openMcpTools(
+  o: Pick<AgentBrainOptions, 'agent' | 'mcp' | 'outbound'>,
+): Promise<McpCallTools | undefined> {
   const servers = o.agent.tools.filter((tool): tool is McpTool => tool.type === 'mcp');
   if (servers.length === 0 || !o.mcp) return Promise.resolve(undefined);
   return McpCallTools.open({

@@ -1,5 +1,6 @@
 // The agent's model for one call: its chat-completions model with tools (model/brain.ts), or a
-// speech-to-speech model (realtime-brain.ts), which also hears the caller's audio from the line.
+// speech-to-speech model (realtime-brain.ts), which also hears the caller's audio from the line; both
+// offer the agent's MCP servers' tools.
 import { createAgentBrain, type AgentBrainOptions, type CountedBrain } from '../model/brain.ts';
 import type { OpenWebSocket } from '../../net/websocket.ts';
 import type { Timers } from '../../timers.ts';
@@ -34,6 +35,7 @@ export function agentModelOf(o: AgentModelOptions): AgentModel {
     lineRate: o.lineRate,
     timers: o.timers,
     toolFinished: o.toolFinished,
+    mcp: o.mcp,
     warn: (event) => o.warn('the speech-to-speech model reported an error', { code: event.code }),
   });
   return {

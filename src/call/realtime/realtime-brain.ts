@@ -8,7 +8,8 @@
 // barge-in cuts the transcript at the words heard as it does for any voice, and the model is told to
 // forget the rest (OpenAI: conversation.item.truncate with the audio played so far; Gemini, which has no
 // truncate: a note with the words heard, in the next turn's context). Its function calls are
-// the agent's tools, run by their handlers (model/tool-handlers.ts) as a chat model's are.
+// the agent's tools and its MCP servers' tools (listed before the socket opens, so the session offers
+// them), run by their handlers (model/tool-handlers.ts) as a chat model's are.
 import type { AgentConfig } from '../../agents/schema.ts';
 import { LlmError } from '../../llm/errors.ts';
 import { GEMINI_LIVE_INPUT_RATE, GEMINI_LIVE_OUTPUT_RATE, GeminiLiveSocket } from '../../llm/realtime/gemini-live.ts';
@@ -19,9 +20,10 @@ import type { OutboundHttp } from '../../net/http.ts';
 import type { OpenWebSocket } from '../../net/websocket.ts';
 import type { Timers } from '../../timers.ts';
 import { ownTools, toolDefinitions } from '../../tools/definitions.ts';
+import type { McpCallTools } from '../../tools/mcp/call-tools.ts';
 import { ToolExecutor, type ToolRun } from '../../tools/executor.ts';
 import { KEYPAD_TURN_PREFIX } from '../caller/keypad.ts';
-import type { CountedBrain, TokenUsage } from '../model/brain.ts';
+import { openMcpTools, type BrainMcp, type CountedBrain, type TokenUsage } from '../model/brain.ts';
 import type { AgentBrain } from '../model/model-turn.ts';
 import { WEB_TRANSFER_REFUSAL } from '../model/prompts.ts';
 import { REPLY_DEFAULTS, type ReplyHooks, type ReplyOutcome } from '../model/reply.ts';
@@ -50,6 +52,8 @@ interface RealtimeBrainOptions {
   lineRate: number;
   timers: Timers;
   toolFinished?: ((run: ToolRun) => void) | undefined;
+  /** What the agent's MCP servers need (without it, they offer no tools). */
+  mcp?: BrainMcp | undefined;
   /** A server error outside a response (a late truncate), which does not fail the turn. */
   warn?: ((event: { code: string | null }) => void) | undefined;
 }
@@ -77,15 +81,14 @@ export function createRealtimeBrain(o: RealtimeBrainOptions): RealtimeBrain {
 /** The provider's socket for the call, configured, and the line's audio as it takes and gives it. */
 function providerOf(
   o: RealtimeBrainOptions,
-  functions: SpeechFunction[],
   signal: AbortSignal,
-): { audio: LineAudio; connect: () => Promise<SpeechToSpeechSocket> } {
+): { audio: LineAudio; connect: (functions: SpeechFunction[]) => Promise<SpeechToSpeechSocket> } {
   const llm = o.agent.llm;
   if (llm.engine === 'gemini-live') {
     const audio = LineAudio.forRates(o.lineRate, GEMINI_LIVE_INPUT_RATE, GEMINI_LIVE_OUTPUT_RATE);
     return {
       audio,
-      connect: () =>
+      connect: (functions) =>
         GeminiLiveSocket.connect(o.openWebSocket, {
           baseUrl: llm.base_url,
           model: llm.model,
@@ -100,7 +103,7 @@ function providerOf(
   const audio = LineAudio.forOpenAi(o.lineRate);
   return {
     audio,
-    connect: async () => {
+    connect: async (functions) => {
       const socket = await OpenAiRealtimeSocket.connect(o.openWebSocket, {
         baseUrl: llm.base_url,
         model: llm.model,
@@ -136,17 +139,22 @@ class SpeechToSpeechBrain implements RealtimeBrain {
   /** Everything the model said, to tell its words from the service's own in the history. */
   private readonly ownWords: string[] = [];
   private executor: ToolExecutor | undefined;
+  private readonly mcpReady: Promise<McpCallTools | undefined>;
+  private mcp: McpCallTools | undefined;
   private readonly tokens: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, turns: 0 };
 
   constructor(private readonly o: RealtimeBrainOptions) {
-    const functions: SpeechFunction[] = toolDefinitions(ownTools(o.agent.tools)).map((d) => ({
-      name: d.function.name,
-      description: d.function.description,
-      parameters: d.function.parameters,
-    }));
-    const provider = providerOf(o, functions, this.connecting.signal);
+    const provider = providerOf(o, this.connecting.signal);
     this.audio = provider.audio;
-    this.ready = provider.connect().then((socket) => {
+    this.mcpReady = openMcpTools(o);
+    this.ready = this.mcpReady.then((mcp) => {
+      this.mcp = mcp;
+      const functions: SpeechFunction[] = toolDefinitions([...ownTools(o.agent.tools), ...(mcp?.offered ?? [])]).map(
+        (d) => ({ name: d.function.name, description: d.function.description, parameters: d.function.parameters }),
+      );
+      return provider.connect(functions);
+    });
+    this.ready = this.ready.then((socket) => {
       if (this.closed) {
         socket.close();
         throw new LlmError('LLM_ABORTED', 'the call ended before the realtime socket opened');
@@ -191,6 +199,7 @@ class SpeechToSpeechBrain implements RealtimeBrain {
     this.closed = true;
     this.connecting.abort(new LlmError('LLM_ABORTED', 'the call ended'));
     this.socket?.close();
+    await (await this.mcpReady.catch(() => undefined))?.close();
   }
 
   /** Sends the caller audio held back, as one append. */
@@ -204,7 +213,11 @@ class SpeechToSpeechBrain implements RealtimeBrain {
   }
 
   private tools(clock: () => number): ToolExecutor {
-    this.executor ??= new ToolExecutor(this.o.agent.tools, { clock, dispatcher: this.o.outbound.dispatcher() });
+    this.executor ??= new ToolExecutor(this.o.agent.tools, {
+      clock,
+      dispatcher: this.o.outbound.dispatcher(),
+      mcp: this.mcp,
+    });
     return this.executor;
   }
 
