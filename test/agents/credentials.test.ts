@@ -31,6 +31,7 @@ describe('credentialProviderOf', () => {
     expect(credentialProviderOf('voice', 'openai')).toBe('openai');
     expect(credentialProviderOf('llm', 'openai-realtime')).toBe('openai');
     expect(credentialProviderOf('llm', 'gemini_live')).toBe('gemini');
+    expect(credentialProviderOf('llm', 'gemini-live')).toBe('gemini');
     expect(credentialProviderOf('llm', undefined)).toBe('openai');
     for (const embedded of ['flite', 'espeak', 'moonshine', 'pocketsphinx']) {
       expect(credentialProviderOf('voice', embedded)).toBeNull();

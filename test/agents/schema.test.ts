@@ -148,8 +148,19 @@ describe('llm.engine', () => {
     expect(
       AgentConfigSchema.safeParse({ ...minimal, llm: { ...minimal.llm, base_url: 'wss://api.openai.com/v1' } }).success,
     ).toBe(false);
-    expect(AgentConfigSchema.safeParse({ ...minimal, llm: { ...realtime, engine: 'gemini-live' } }).success).toBe(
-      false,
-    );
+    const gemini = {
+      engine: 'gemini-live',
+      base_url:
+        'wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent',
+      model: 'gemini-live-2.5-flash-preview',
+    };
+    expect(AgentConfigSchema.safeParse({ ...minimal, llm: gemini }).success).toBe(true);
+    expect(
+      AgentConfigSchema.safeParse({
+        ...minimal,
+        llm: { ...gemini, base_url: 'https://generativelanguage.googleapis.com/v1beta' },
+      }).success,
+    ).toBe(false);
+    expect(AgentConfigSchema.safeParse({ ...minimal, llm: { ...realtime, engine: 'gemini-pro' } }).success).toBe(false);
   });
 });
