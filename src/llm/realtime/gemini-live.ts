@@ -21,6 +21,7 @@
 //     {"clientContent":{"turns":[{"role":"user"|"model","parts":[{"text":"…"}]}],"turnComplete":false}}
 //       "turnComplete: If true, indicates that the server content generation should start with the currently
 //        accumulated prompt. Otherwise, the server awaits additional messages before starting generation."
+//       "A message here will interrupt any current model generation." (so text turns go only between answers)
 //     {"toolResponse":{"functionResponses":[{"id":"…","name":"…","response":{"output":…}}]}}
 //
 //   server → client
@@ -28,6 +29,8 @@
 //     {"serverContent":{"modelTurn":{"parts":[{"inlineData":{"mimeType":"audio/pcm;rate=24000","data":"<base64>"}}]},
 //      "outputTranscription":{"text":"…"},"inputTranscription":{"text":"…"},
 //      "generationComplete":true,"turnComplete":true,"interrupted":true}}
+//       inputTranscription "is sent independently of the other server messages and there is no guaranteed
+//       ordering" (the record's caller words are the agent's own recogniser's).
 //     {"toolCall":{"functionCalls":[{"id":"…","name":"…","args":{…}}]}}
 //     {"toolCallCancellation":{"ids":["…"]}}
 //     {"usageMetadata":{"promptTokenCount":…,"responseTokenCount":…,"totalTokenCount":…}}
