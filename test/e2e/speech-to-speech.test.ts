@@ -232,6 +232,8 @@ describe('a call through Gemini Live', () => {
     });
     expect(gemini.kinds()).not.toContain('invalid');
     expect(gemini.kinds().filter((k) => k === 'activityEnd')).toHaveLength(2);
+    // Every byte of the caller's audio went inside an activity: none the model would have ignored.
+    expect(gemini.outsideActivityBytes).toBe(0);
     expect(gemini.upgrades[0]?.apiKey).toBe('gm-test');
     expect(gemini.told[0]).toEqual({ role: 'model', text: 'Hello.' });
     expect(gemini.told).toContainEqual({
