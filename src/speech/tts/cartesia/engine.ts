@@ -21,8 +21,7 @@
 import { z } from 'zod';
 import type { MediaRate } from '../../../audio/pcm.ts';
 import type { OpenWebSocket } from '../../../net/websocket.ts';
-import type { PcmChunk, TtsEngine, TtsSession, TtsSessionOptions, TtsSynthesisOptions } from '../../types.ts';
-import { SocketVoiceSession, speakOnce } from '../streaming/session.ts';
+import { StreamingVoiceEngine } from '../streaming/session.ts';
 import {
   providerError,
   unreadable,
@@ -155,25 +154,10 @@ export class CartesiaWire implements VoiceWire {
   }
 }
 
-export class CartesiaTtsEngine implements TtsEngine {
+export class CartesiaTtsEngine extends StreamingVoiceEngine<CartesiaOptions> {
   readonly name = 'cartesia';
 
-  constructor(private readonly o: CartesiaOptions) {}
-
-  synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
-    return speakOnce(this, text, options);
-  }
-
-  openSession(options: TtsSessionOptions): TtsSession {
-    const { openWebSocket, ...wire } = this.o;
-    return new SocketVoiceSession({
-      wire: new CartesiaWire(wire, options.sampleRate),
-      openWebSocket,
-      sampleRate: options.sampleRate,
-    });
-  }
-
-  async close(): Promise<void> {
-    // Each call's session holds and closes its own connection.
+  protected wire(settings: Omit<CartesiaOptions, 'openWebSocket'>, rate: MediaRate): CartesiaWire {
+    return new CartesiaWire(settings, rate);
   }
 }

@@ -16,8 +16,7 @@
 import { z } from 'zod';
 import type { MediaRate } from '../../../audio/pcm.ts';
 import type { OpenWebSocket } from '../../../net/websocket.ts';
-import type { PcmChunk, TtsEngine, TtsSession, TtsSessionOptions, TtsSynthesisOptions } from '../../types.ts';
-import { SocketVoiceSession, speakOnce } from '../streaming/session.ts';
+import { StreamingVoiceEngine } from '../streaming/session.ts';
 import {
   providerError,
   unreadable,
@@ -141,25 +140,10 @@ export class DeepgramWire implements VoiceWire {
   }
 }
 
-export class DeepgramTtsEngine implements TtsEngine {
+export class DeepgramTtsEngine extends StreamingVoiceEngine<DeepgramOptions> {
   readonly name = 'deepgram';
 
-  constructor(private readonly o: DeepgramOptions) {}
-
-  synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
-    return speakOnce(this, text, options);
-  }
-
-  openSession(options: TtsSessionOptions): TtsSession {
-    const { openWebSocket, ...wire } = this.o;
-    return new SocketVoiceSession({
-      wire: new DeepgramWire(wire, options.sampleRate),
-      openWebSocket,
-      sampleRate: options.sampleRate,
-    });
-  }
-
-  async close(): Promise<void> {
-    // Each call's session holds and closes its own connection.
+  protected wire(settings: Omit<DeepgramOptions, 'openWebSocket'>, rate: MediaRate): DeepgramWire {
+    return new DeepgramWire(settings, rate);
   }
 }

@@ -19,8 +19,7 @@
 import { z } from 'zod';
 import { type MediaRate } from '../../../audio/pcm.ts';
 import type { OpenWebSocket } from '../../../net/websocket.ts';
-import type { PcmChunk, TtsEngine, TtsSession, TtsSessionOptions, TtsSynthesisOptions } from '../../types.ts';
-import { SocketVoiceSession, speakOnce } from '../streaming/session.ts';
+import { StreamingVoiceEngine } from '../streaming/session.ts';
 import {
   CharacterWords,
   providerError,
@@ -182,25 +181,10 @@ export class ElevenLabsWire implements VoiceWire {
   }
 }
 
-export class ElevenLabsTtsEngine implements TtsEngine {
+export class ElevenLabsTtsEngine extends StreamingVoiceEngine<ElevenLabsOptions> {
   readonly name = 'elevenlabs';
 
-  constructor(private readonly o: ElevenLabsOptions) {}
-
-  synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
-    return speakOnce(this, text, options);
-  }
-
-  openSession(options: TtsSessionOptions): TtsSession {
-    const { openWebSocket, ...wire } = this.o;
-    return new SocketVoiceSession({
-      wire: new ElevenLabsWire(wire, options.sampleRate),
-      openWebSocket,
-      sampleRate: options.sampleRate,
-    });
-  }
-
-  async close(): Promise<void> {
-    // Each call's session holds and closes its own connection.
+  protected wire(settings: Omit<ElevenLabsOptions, 'openWebSocket'>, rate: MediaRate): ElevenLabsWire {
+    return new ElevenLabsWire(settings, rate);
   }
 }

@@ -16,6 +16,7 @@ import type {
   PcmChunk,
   TtsEngine,
   TtsSession,
+  TtsSessionOptions,
   TtsSynthesisOptions,
   TtsUtteranceStream,
   WordTiming,
@@ -359,5 +360,35 @@ class SocketUtterance implements TtsUtteranceStream {
     const wake = this.wake;
     this.wake = null;
     wake?.();
+  }
+}
+
+/**
+ * A streaming voice as an engine: each call opens its own session (one connection) speaking through the provider's
+ * wire, and a piece spoken outside a call gets a session of its own (speakOnce). A provider only names its wire.
+ */
+export abstract class StreamingVoiceEngine<O extends { openWebSocket: OpenWebSocket }> implements TtsEngine {
+  abstract readonly name: string;
+
+  constructor(private readonly o: O) {}
+
+  /** The provider's messages, for a session at `rate`. */
+  protected abstract wire(settings: Omit<O, 'openWebSocket'>, rate: MediaRate): VoiceWire;
+
+  synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
+    return speakOnce(this, text, options);
+  }
+
+  openSession(options: TtsSessionOptions): TtsSession {
+    const { openWebSocket, ...settings } = this.o;
+    return new SocketVoiceSession({
+      wire: this.wire(settings, options.sampleRate),
+      openWebSocket,
+      sampleRate: options.sampleRate,
+    });
+  }
+
+  async close(): Promise<void> {
+    // Each call's session holds and closes its own connection.
   }
 }
