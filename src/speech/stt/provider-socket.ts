@@ -3,16 +3,46 @@
 // provider takes, and a provider's failure described in our own words. A provider's error text is
 // never carried on: only its close code and, where it has one, its short error code.
 import { muLawEncode } from '../../audio/g711.ts';
-import { int16ToBuffer } from '../../audio/pcm.ts';
+import { int16ToBuffer, isSupportedSampleRate } from '../../audio/pcm.ts';
 import { EgressRefusedError } from '../../net/egress.ts';
 import { UpstreamError } from '../../net/upstream-error.ts';
 import type { OpenWebSocket, OutboundSocketOptions, WebSocket } from '../../net/websocket.ts';
+import type { SttStreamOptions } from '../types.ts';
 import { SttError } from './errors.ts';
 
 export type StreamingProvider = 'deepgram' | 'assemblyai';
 
+/**
+ * A streaming recogniser's socket for one stream: what every provider needs checked first (the opener, a key, a rate
+ * it is sent), then its socket opened at the address `connect` gives for the key, and dropped again if the stream
+ * was given up on meanwhile.
+ */
+export async function openRecogniserSocket(
+  provider: StreamingProvider,
+  config: { openWebSocket?: OpenWebSocket | undefined; apiKey?: string | undefined },
+  options: SttStreamOptions,
+  connect: (apiKey: string) => { url: string; headers: Record<string, string> },
+): Promise<WebSocket> {
+  options.signal?.throwIfAborted();
+  const open = config.openWebSocket;
+  if (!open) throw new SttError('STT_CONFIG_INVALID', `${provider} needs the service’s WebSocket opener`);
+  if (!config.apiKey) throw new SttError('STT_CONFIG_INVALID', `stt.api_key is required for the ${provider} engine`);
+  if (!isSupportedSampleRate(options.sampleRate))
+    throw new SttError('STT_UNSUPPORTED_RATE', `${provider} is not sent ${options.sampleRate} Hz here`);
+  const { url, headers } = connect(config.apiKey);
+  const socket = await openProviderSocket(provider, open, url, {
+    headers,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  if (options.signal?.aborted) {
+    socket.terminate();
+    throw new SttError('STT_ABORTED', `${provider} stream opening cancelled`);
+  }
+  return socket;
+}
+
 /** The provider's socket, or a coded error: REFUSED (with the HTTP status) or UNREACHABLE. */
-export async function openProviderSocket(
+async function openProviderSocket(
   provider: StreamingProvider,
   open: OpenWebSocket,
   url: string,

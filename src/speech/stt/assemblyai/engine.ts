@@ -11,12 +11,10 @@
 // AssemblyAI's own SDK is not used: it makes its sockets with a module-level factory over its own
 // `ws` import, with no way to hand it an opened socket, so the egress policy could not hold; and
 // it is not a dependency. The protocol is small: ws + the zod schemas in protocol.ts.
-import { isSupportedSampleRate } from '../../../audio/pcm.ts';
 import type { OpenWebSocket } from '../../../net/websocket.ts';
 import { realTimers, type Timers } from '../../../timers.ts';
 import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
-import { SttError } from '../errors.ts';
-import { lineBytes, openProviderSocket } from '../provider-socket.ts';
+import { lineBytes, openRecogniserSocket } from '../provider-socket.ts';
 import { STREAMING_STT_DEFAULTS, StreamingSttStream, type StreamingStreamSettings } from '../streaming-stream.ts';
 import {
   ASSEMBLYAI_READ_TYPES,
@@ -172,25 +170,12 @@ export class AssemblyAiSttEngine implements SttEngine {
   constructor(private readonly config: AssemblyAiEngineOptions) {}
 
   async open(options: SttStreamOptions): Promise<SttStream> {
-    options.signal?.throwIfAborted();
-    const open = this.config.openWebSocket;
-    if (!open) throw new SttError('STT_CONFIG_INVALID', 'assemblyai needs the service’s WebSocket opener');
-    if (!this.config.apiKey)
-      throw new SttError('STT_CONFIG_INVALID', 'stt.api_key is required for the assemblyai engine');
-    if (!isSupportedSampleRate(options.sampleRate))
-      throw new SttError('STT_UNSUPPORTED_RATE', `assemblyai is not sent ${options.sampleRate} Hz here`);
     const timers = this.config.timers ?? realTimers;
-    const url = assemblyAiStreamUrl(this.config.baseUrl ?? ASSEMBLYAI_DEFAULTS.baseUrl, this.config.model, options);
-    const socket = await openProviderSocket('assemblyai', open, url, {
-      headers: { authorization: this.config.apiKey },
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    // Begin is not awaited: `ws` may hand it over before this line runs (in the upgrade's own
-    // packet), and audio sent before it is AssemblyAI's to hold. A refusal after the upgrade is a close.
-    if (options.signal?.aborted) {
-      socket.terminate();
-      throw new SttError('STT_ABORTED', 'assemblyai stream opening cancelled');
-    }
+    // Begin is not awaited: audio sent before it is AssemblyAI's to hold, and a refusal after the upgrade is a close.
+    const socket = await openRecogniserSocket('assemblyai', this.config, options, (apiKey) => ({
+      url: assemblyAiStreamUrl(this.config.baseUrl ?? ASSEMBLYAI_DEFAULTS.baseUrl, this.config.model, options),
+      headers: { authorization: apiKey },
+    }));
     return new AssemblyAiStream({
       provider: 'assemblyai',
       socket,

@@ -9,12 +9,10 @@
 // Deepgram's own SDK is not used: it opens its sockets itself (its own `ws` import inside a
 // reconnecting wrapper) with no way to hand it an opened socket, so the egress policy could not
 // hold; and it is not a dependency. The protocol is small: ws + the zod schemas in protocol.ts.
-import { isSupportedSampleRate } from '../../../audio/pcm.ts';
 import type { OpenWebSocket } from '../../../net/websocket.ts';
 import { realTimers, type TimerHandle, type Timers } from '../../../timers.ts';
 import type { SttEngine, SttResult, SttStream, SttStreamOptions } from '../../types.ts';
-import { SttError } from '../errors.ts';
-import { lineBytes, openProviderSocket } from '../provider-socket.ts';
+import { lineBytes, openRecogniserSocket } from '../provider-socket.ts';
 import { STREAMING_STT_DEFAULTS, StreamingSttStream, type StreamingStreamSettings } from '../streaming-stream.ts';
 import { DEEPGRAM_READ_TYPES, DeepgramMessageSchema, type DeepgramMessage } from './protocol.ts';
 
@@ -138,26 +136,14 @@ export class DeepgramSttEngine implements SttEngine {
   constructor(private readonly config: DeepgramEngineOptions) {}
 
   async open(options: SttStreamOptions): Promise<SttStream> {
-    options.signal?.throwIfAborted();
-    const open = this.config.openWebSocket;
-    if (!open) throw new SttError('STT_CONFIG_INVALID', 'deepgram needs the service’s WebSocket opener');
-    if (!this.config.apiKey)
-      throw new SttError('STT_CONFIG_INVALID', 'stt.api_key is required for the deepgram engine');
-    if (!isSupportedSampleRate(options.sampleRate))
-      throw new SttError('STT_UNSUPPORTED_RATE', `deepgram is not sent ${options.sampleRate} Hz here`);
-    const url = deepgramListenUrl(
-      this.config.baseUrl ?? DEEPGRAM_DEFAULTS.baseUrl,
-      this.config.model ?? DEEPGRAM_DEFAULTS.model,
-      options,
-    );
-    const socket = await openProviderSocket('deepgram', open, url, {
-      headers: { authorization: `Token ${this.config.apiKey}` },
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    if (options.signal?.aborted) {
-      socket.terminate();
-      throw new SttError('STT_ABORTED', 'deepgram stream opening cancelled');
-    }
+    const socket = await openRecogniserSocket('deepgram', this.config, options, (apiKey) => ({
+      url: deepgramListenUrl(
+        this.config.baseUrl ?? DEEPGRAM_DEFAULTS.baseUrl,
+        this.config.model ?? DEEPGRAM_DEFAULTS.model,
+        options,
+      ),
+      headers: { authorization: `Token ${apiKey}` },
+    }));
     return new DeepgramStream(
       {
         provider: 'deepgram',
