@@ -322,8 +322,6 @@ export class CallSession {
     return {
       audio(frame) {
         s.caller.audio(frame);
-        const at = s.clock.sinceStart() - FRAME_MS;
-        for (const flow of s.flows) flow.audio?.(frame, at);
         if (s.listeners?.active) s.listeners.caller(frame);
       },
       mark(name) {
@@ -348,6 +346,9 @@ export class CallSession {
       },
       speechEnded(at) {
         for (const flow of s.flows) flow.speechEnded?.(at * 1000);
+      },
+      judged(frame, at) {
+        for (const flow of s.flows) flow.audio?.(frame, at * 1000);
       },
       interruption() {
         // Until the caller's words are known, what was cut may yet be resumed.

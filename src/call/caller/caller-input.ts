@@ -60,6 +60,12 @@ export interface CallerEvents {
   userTurn(turn: CallerTurn): void;
   /** Sound that made no turn: a backchannel under the agent, or noise with no words in it. */
   noTurn(): void;
+  /**
+   * One caller frame as the line sent it (before noise suppression), beginning at `at`, once the VAD
+   * has judged it: after that frame's speechStarted/speechEnded, so a listener timing silences by
+   * them hears the audio on the VAD's clock, however far the VAD runs behind.
+   */
+  judged(frame: Int16Array, at: number): void;
   /** The VAD failed: the call cannot hear the caller any more. */
   failed(message: string): void;
   /**
@@ -98,6 +104,17 @@ export interface CallerInputOptions {
   log: Logger;
 }
 
+/** A frame as the line sent it, and when it ended (seconds on the call's clock). */
+interface LineFrame {
+  raw: Int16Array;
+  endAt: number;
+}
+
+/** A frame held for the VAD: as the VAD hears it (after noise suppression), and as the line sent it. */
+interface HeldFrame extends LineFrame {
+  frame: Int16Array;
+}
+
 /** The caller's current stretch of speech, on the call's clock (seconds). */
 interface Speech {
   startAt: number;
@@ -120,7 +137,7 @@ interface Speech {
 export class CallerInput {
   private vad: VadStream | null = null;
   private stt: SttStream | null = null;
-  private feed: VadFeed | null = null;
+  private feed: VadFeed<LineFrame> | null = null;
   private denoiser: RnnoiseDenoiser | null = null;
   private stopped = false;
   private inboundSamples = 0;
@@ -134,7 +151,7 @@ export class CallerInput {
    * it, so a caller who spoke during a slow start is heard whole. null once caught up: frames then
    * go on as they arrive and the VAD follows a frame behind.
    */
-  private backlog: { frame: Int16Array; endAt: number }[] | null = [];
+  private backlog: HeldFrame[] | null = [];
   private backlogSamples = 0;
   private readonly recent: FrameHistory;
   private readonly sttResampler: Resampler | null;
@@ -177,7 +194,7 @@ export class CallerInput {
     }
     this.feed = new VadFeed(
       vad,
-      (events) => this.onVadEvents(events),
+      (events, line) => this.onVadEvents(events, line),
       (error) => {
         this.o.log.error({ err: error }, 'voice activity detection failed');
         this.o.events.failed('Voice activity detection failed.');
@@ -186,7 +203,7 @@ export class CallerInput {
     // The VAD starts with what came meanwhile, and its clock at that audio's first sample.
     this.vadStartSample = this.inboundSamples - this.backlogSamples;
     if (!this.backlog?.length) this.backlog = null;
-    for (const held of this.backlog ?? []) this.feed.push(held.frame);
+    for (const held of this.backlog ?? []) this.feed.push(held.frame, held);
   }
 
   /** The first recogniser that opens: one that cannot hands the call to the next, while there is one. */
@@ -270,15 +287,17 @@ export class CallerInput {
       this.audioOffset + (this.inboundSamples + frame.length) / this.o.rate - this.o.clock.sinceStart() / 1000;
     if (ahead > 1e-6) this.audioOffset -= ahead;
     this.o.recording?.callerAudio(frame, this.audioNow() * 1000);
+    const raw = frame;
     // The same number of samples back, a fixed ~20 ms behind: the VAD's clock reads that much late.
     if (this.denoiser) frame = this.denoiser.process(frame);
     this.inboundSamples += frame.length;
     if (this.backlog) {
-      this.holdForVad(this.backlog, frame);
+      this.holdForVad(this.backlog, frame, raw);
       return;
     }
-    this.hear(frame, this.audioNow());
-    this.feed?.push(frame);
+    const endAt = this.audioNow();
+    this.hear(frame, endAt);
+    this.feed?.push(frame, { raw, endAt });
   }
 
   /** While the caller speaks, the recogniser hears every frame; between turns only the onset is kept. */
@@ -291,11 +310,12 @@ export class CallerInput {
    * A copy (the transport may reuse its buffer), for the VAD to judge first; before the engines open, at most
    * heldWhileOpeningMs.
    */
-  private holdForVad(backlog: { frame: Int16Array; endAt: number }[], frame: Int16Array): void {
-    const held = { frame: frame.slice(), endAt: this.audioNow() };
+  private holdForVad(backlog: HeldFrame[], frame: Int16Array, raw: Int16Array): void {
+    const copy = frame.slice();
+    const held = { frame: copy, raw: raw === frame ? copy : raw.slice(), endAt: this.audioNow() };
     backlog.push(held);
     if (this.feed) {
-      this.feed.push(held.frame);
+      this.feed.push(held.frame, held);
       return;
     }
     this.backlogSamples += frame.length;
@@ -347,14 +367,16 @@ export class CallerInput {
     this.stt?.push(this.sttResampler ? this.sttResampler.push(frame) : frame);
   }
 
-  /** What the VAD found in one frame; a frame it judged from the backlog goes on now. */
-  private onVadEvents(events: VadEvent[]): void {
+  /** What the VAD found in one frame; the frame goes to whoever listens, and from the backlog on to the recogniser. */
+  private onVadEvents(events: VadEvent[], line: LineFrame): void {
     for (const event of events) {
       if (this.stopped) return;
       const at = this.audioOffset + this.vadStartSample / this.o.rate + event.at;
       if (event.type === 'speech_start') this.onSpeechStart(at);
       else this.onSpeechEnd(at);
     }
+    if (this.stopped) return;
+    this.o.events.judged(line.raw, line.endAt - line.raw.length / this.o.rate);
     const backlog = this.backlog;
     if (!backlog) return;
     const judged = backlog.shift();

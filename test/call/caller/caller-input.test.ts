@@ -42,6 +42,9 @@ function setup(
   const turns: (CallerTurn & { at: number })[] = [];
   const recorded: number[] = [];
   const recordedAudio: Int16Array[] = [];
+  /** Speech starts as reported, and each frame handed on once judged: its start, its audio, and how many starts came before it. */
+  const starts: number[] = [];
+  const judged: { at: number; frame: Int16Array; startsBefore: number }[] = [];
   const state = { agentBusy: false };
   const sttEvents: { current: SttStreamEvents | null } = { current: null };
   const caller = new CallerInput({
@@ -84,8 +87,12 @@ function setup(
     },
     noiseSuppression: options.noiseSuppression,
     events: {
-      speechStarted: () => log.push('speechStarted'),
+      speechStarted: (at) => {
+        starts.push(at);
+        log.push('speechStarted');
+      },
       speechEnded: () => undefined,
+      judged: (frame, at) => judged.push({ at, frame, startsBefore: starts.length }),
       interruption: () => log.push('interruption'),
       partial: (text) => log.push(`partial:${text}`),
       recognised: () => log.push('recognised'),
@@ -122,6 +129,8 @@ function setup(
     turns,
     recorded,
     recordedAudio,
+    starts,
+    judged,
     state,
     feed,
     partial,
@@ -434,6 +443,7 @@ describe('CallerInput', () => {
       events: {
         speechStarted: () => undefined,
         speechEnded: () => undefined,
+        judged: () => undefined,
         interruption: () => undefined,
         partial: () => undefined,
         recognised: () => undefined,
@@ -599,6 +609,28 @@ describe('CallerInput', () => {
     // The last half second: RNNoise has learned the hiss and takes it out for the listeners, not the recording.
     expect(level(s.recordedAudio)).toBeGreaterThan(700);
     expect(level(heardByVad)).toBeLessThan(level(s.recordedAudio) / 3);
+    // Listeners to judged frames (the beep detector) hear them as they came, too.
+    expect(s.judged.map((j) => j.frame)).toEqual(s.recordedAudio);
     s.caller.close();
+  });
+
+  it('hands each frame on only once the VAD has judged it, after that frame\'s speech start, at the time it began on the inbound clock', async () => {
+    let opened!: () => void;
+    const s = setup({ heard: ['hello'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
+    const opening = s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(600, SPEECH);
+    // Wall time went on a second; the VAD has judged nothing yet, so nothing is handed on.
+    expect(s.judged).toEqual([]);
+    opened();
+    await opening;
+    await s.feed(400, 0);
+    expect(s.judged.map((j) => Math.round(j.at * 1000))).toEqual(Array.from({ length: 70 }, (_, i) => i * 20));
+    expect(s.starts).toEqual([0.4]);
+    // The first loud frame (at 0.4 s) comes after the start the VAD found in it, the quiet before it without one.
+    const loud = s.judged.findIndex((j) => j.frame[0] === SPEECH);
+    expect(s.judged[loud]!.at).toBeCloseTo(0.4, 9);
+    expect(s.judged[loud]!.startsBefore).toBe(1);
+    expect(s.judged[loud - 1]!.startsBefore).toBe(0);
   });
 });
