@@ -12,7 +12,7 @@
 // teardown (teardown.ts). Interruption, end of turn, tools and the ending are events the parts
 // report; the handlers below say who reacts, in order.
 import { AGENT_DEFAULTS } from '../agents/schema.ts';
-import { FRAME_MS, INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
+import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
 import type { DisconnectionReason } from '../records/record.ts';
 import { publicLlmFailure } from '../llm/errors.ts';
 import {

@@ -449,7 +449,7 @@ describe('CallSession', () => {
     });
 
     it("decides on the VAD's clock: a greeting with a short breath is no person's hello, however far the VAD runs behind the line", async () => {
-      /** A VAD that takes two frames' time over each frame, as on a loaded machine: it falls further behind as the call goes on. */
+      /** A VAD taking two frames' time over each frame, as on a loaded machine: it falls ever further behind. */
       class SlowVad extends EnergyVad {
         timers: ManualTimers | null = null;
         override async push(samples: Int16Array) {
@@ -480,7 +480,9 @@ describe('CallSession', () => {
       await s.wait(3000);
       const r = s.result()!;
       expect(r.reason).toBe('voicemail_reached');
-      expect(r.message).toBe('An answering machine answered (found by its long greeting); the voicemail message was left.');
+      expect(r.message).toBe(
+        'An answering machine answered (found by its long greeting); the voicemail message was left.',
+      );
       const message = r.transcript.at(-1)!;
       expect(message.content).toBe(LEAVE.message);
       // Left once the VAD had judged the beep: late by its lag, never before the beep ended.

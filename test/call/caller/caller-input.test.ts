@@ -42,7 +42,7 @@ function setup(
   const turns: (CallerTurn & { at: number })[] = [];
   const recorded: number[] = [];
   const recordedAudio: Int16Array[] = [];
-  /** Speech starts as reported, and each frame handed on once judged: its start, its audio, and how many starts came before it. */
+  /** Speech starts as reported; each frame handed on once judged, with its start and the starts reported before it. */
   const starts: number[] = [];
   const judged: { at: number; frame: Int16Array; startsBefore: number }[] = [];
   const state = { agentBusy: false };
@@ -614,7 +614,7 @@ describe('CallerInput', () => {
     s.caller.close();
   });
 
-  it('hands each frame on only once the VAD has judged it, after that frame\'s speech start, at the time it began on the inbound clock', async () => {
+  it("hands each frame on only once the VAD has judged it, after that frame's speech start, at the time it began on the inbound clock", async () => {
     let opened!: () => void;
     const s = setup({ heard: ['hello'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
     const opening = s.caller.open();
