@@ -113,22 +113,35 @@ export async function analyzeCall(input: AnalyzeCallInput): Promise<CallAnalysis
     log.info({ reason: 'empty transcript' }, 'call analysis skipped');
     return emptyAnalysis(agent.analysis.custom_fields);
   }
-  try {
-    const result = await completeChat(
-      { ...agent.llm, stream: false, temperature: 0 },
-      { messages: buildAnalysisMessages(agent, input.transcript), metadata: input.metadata },
-      input.client,
-    );
-    const analysis = parseAnalysisReply(result.content, agent);
-    if ('error' in analysis) {
-      log.warn({ reason: analysis.error }, 'call analysis fell back to unknown');
-      return emptyAnalysis(agent.analysis.custom_fields);
-    }
-    return analysis;
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    const code = (err as { code?: unknown } | null)?.code;
-    log.warn({ reason, code }, 'call analysis fell back to unknown');
+  // The agent's text models in its order: a model that fails hands the analysis to the next, as it would a turn.
+  // A speech-to-speech model reads no chat request, so an agent with only those has none.
+  const models = [agent.llm, ...(agent.llm.fallback ?? [])].filter(
+    (m) => m.engine === undefined || m.engine === 'chat-completions',
+  );
+  if (models.length === 0) {
+    log.info({ reason: 'no chat-completions model among llm and llm.fallback' }, 'call analysis skipped');
     return emptyAnalysis(agent.analysis.custom_fields);
   }
+  for (const [i, model] of models.entries()) {
+    try {
+      const result = await completeChat(
+        { ...model, stream: false, temperature: 0 },
+        { messages: buildAnalysisMessages(agent, input.transcript), metadata: input.metadata },
+        input.client,
+      );
+      const analysis = parseAnalysisReply(result.content, agent);
+      if ('error' in analysis) {
+        log.warn({ reason: analysis.error, model: model.model }, 'call analysis fell back to unknown');
+        return emptyAnalysis(agent.analysis.custom_fields);
+      }
+      return analysis;
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      const code = (err as { code?: unknown } | null)?.code;
+      const next = models[i + 1];
+      if (next) log.warn({ reason, code, model: model.model, next: next.model }, 'call analysis moves to the next model');
+      else log.warn({ reason, code, model: model.model }, 'call analysis fell back to unknown');
+    }
+  }
+  return emptyAnalysis(agent.analysis.custom_fields);
 }
