@@ -139,7 +139,8 @@ export async function analyzeCall(input: AnalyzeCallInput): Promise<CallAnalysis
       const reason = err instanceof Error ? err.message : String(err);
       const code = (err as { code?: unknown } | null)?.code;
       const next = models[i + 1];
-      if (next) log.warn({ reason, code, model: model.model, next: next.model }, 'call analysis moves to the next model');
+      if (next)
+        log.warn({ reason, code, model: model.model, next: next.model }, 'call analysis moves to the next model');
       else log.warn({ reason, code, model: model.model }, 'call analysis fell back to unknown');
     }
   }
