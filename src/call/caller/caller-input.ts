@@ -132,6 +132,8 @@ interface Speech {
   recogniserEnded: (SttTurnEnd & { words: string }) | null;
   /** The recogniser's latest reading of this turn. */
   lastWords: string;
+  /** The model's own turn detection ended the turn: it ends at the VAD's pause, without waiting. */
+  endedByModel: boolean;
 }
 
 export class CallerInput {
@@ -404,6 +406,7 @@ export class CallerInput {
       wordsPending: false,
       recogniserEnded: null,
       lastWords: '',
+      endedByModel: false,
     };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
@@ -436,12 +439,47 @@ export class CallerInput {
       return;
     }
     speech.endAt = at;
+    if (speech.endedByModel) {
+      void this.endTurn();
+      return;
+    }
     // The recogniser reads the turn so far now rather than at its own, later, sense of a pause
     // (or gives the reading it has): the words come back into decideEndOfTurn through onPartial,
     // and the end of turn waits for them.
     speech.wordsPending = this.stt?.readNow !== undefined;
     this.decideEndOfTurn(speech);
     this.stt?.readNow?.();
+  }
+
+  /**
+   * The model's own turn detection heard the caller speak: the speech under way is a turn (or an interruption the
+   * model already acted on), not a backchannel to dismiss.
+   */
+  confirmSpeech(): void {
+    const speech = this.speech;
+    if (!speech || speech.confirmed || this.stopped) return;
+    this.o.timers.clearTimeout(this.bargeTimer);
+    this.bargeTimer = undefined;
+    speech.confirmed = true;
+  }
+
+  /**
+   * The model's own turn detection ended the caller's turn (it started answering): the turn under way ends now, or
+   * at the VAD's pause if the VAD still hears speech, and its words are read as usual. False when no turn is under
+   * way (the VAD heard nothing the model did).
+   */
+  endTurnNow(): boolean {
+    const speech = this.speech;
+    if (!speech || this.stopped) return false;
+    this.confirmSpeech();
+    if (speech.endAt === null) {
+      speech.endedByModel = true;
+      return true;
+    }
+    this.o.timers.clearTimeout(this.endpointTimer);
+    this.endpointTimer = undefined;
+    void this.endTurn();
+    return true;
   }
 
   /** Asks the end-of-turn policy how much longer to wait, at the pause and again when its words arrive. */
