@@ -163,6 +163,8 @@ export class CallerInput {
   /** Consecutive failed recognisers (reset once one reads a turn): sets the wait before the next. */
   private recogniserFailures = 0;
   private reopenTimer: TimerHandle | undefined;
+  /** A turn that ended is being read (its final text not in yet). */
+  private reading = false;
   private endpointTimer: TimerHandle | undefined;
   private bargeTimer: TimerHandle | undefined;
 
@@ -466,11 +468,12 @@ export class CallerInput {
   /**
    * The model's own turn detection ended the caller's turn (it started answering): the turn under way ends now, or
    * at the VAD's pause if the VAD still hears speech, and its words are read as usual. False when no turn is under
-   * way (the VAD heard nothing the model did).
+   * way nor being read (the VAD heard nothing the model did).
    */
   endTurnNow(): boolean {
     const speech = this.speech;
-    if (!speech || this.stopped) return false;
+    if (this.stopped) return false;
+    if (!speech) return this.reading;
     this.confirmSpeech();
     if (speech.endAt === null) {
       speech.endedByModel = true;
@@ -589,15 +592,18 @@ export class CallerInput {
     const decidedAt = this.o.timers.now();
     const speechEndWall = this.o.clock.startWall + speech.endAt * 1000;
     let result: SttResult;
+    this.reading = true;
     try {
       result = await this.finalizeInTime(stt);
     } catch (error) {
+      this.reading = false;
       if (this.stopped) return;
       // Its error event may have come first and opened another already.
       if (stt === this.stt) this.recogniserFailed(error, sttFailureReason(error));
       this.o.events.unheard();
       return;
     }
+    this.reading = false;
     if (this.stopped) return;
     this.recogniserFailures = 0;
     this.o.events.recognised(this.o.timers.now() - decidedAt);

@@ -45,6 +45,12 @@ const REALTIME_DEFAULTS = {
   minCommitMs: 100,
   /** Caller frames kept while the socket opens (10 s); older ones are dropped. */
   maxFramesBeforeOpen: 500,
+  /**
+   * With the model's own turn detection, how long a caller's turn ended by the service's fallback silence
+   * (end-of-turn.ts) waits for the model's own answer before asking for one (a model slow to answer, not one that
+   * never will).
+   */
+  modelAnswerWaitMs: 5000,
 } as const;
 
 interface RealtimeBrainOptions {
@@ -174,9 +180,19 @@ class SpeechToSpeechBrain implements RealtimeBrain {
   private asking = false;
   /** The model's own response, not adopted by a reply yet. */
   private unasked: UnaskedResponse | null = null;
+  /** A reply waits for the model's own answer: called when it starts. */
+  private waiting: (() => void) | null = null;
+  /**
+   * The model may still answer the caller by itself: its VAD heard speech since its last response (OpenAI's
+   * speech_started); always with Gemini, whose protocol does not say.
+   */
+  private modelHeard: boolean;
+  private readonly heardByDefault: boolean;
 
   constructor(private readonly o: RealtimeBrainOptions) {
     this.modelTurns = o.agent.llm.turn_detection === 'model';
+    this.heardByDefault = o.agent.llm.engine === 'gemini-live';
+    this.modelHeard = this.heardByDefault;
     this.turnTaking = this.modelTurns ? { listen: (listener) => (this.turnListener = listener) } : null;
     const provider = providerOf(o, this.connecting.signal);
     this.audio = provider.audio;
@@ -243,6 +259,7 @@ class SpeechToSpeechBrain implements RealtimeBrain {
       case 'speech_started':
         // A response of its own not adopted yet answered words the caller is now adding to: the model drops it.
         this.unasked = null;
+        this.modelHeard = true;
         this.turnListener?.callerStarted();
         return;
       case 'committed':
@@ -250,8 +267,11 @@ class SpeechToSpeechBrain implements RealtimeBrain {
         return;
       case 'response_started':
         if (this.asking) return;
+        this.modelHeard = this.heardByDefault;
         this.unasked = { startedAt: Date.now(), events: [] };
-        this.turnListener?.answering();
+        // A reply already waits for it (the service's fallback ended the turn first): it is that reply's.
+        if (this.waiting) this.waiting();
+        else this.turnListener?.answering();
         return;
       default:
         if (!this.asking) this.unasked?.events.push({ event, at: Date.now() });
@@ -291,7 +311,11 @@ class SpeechToSpeechBrain implements RealtimeBrain {
       return { kind: 'llm_error', error: asLlmError(error), messages: [] };
     }
     if (signal.aborted) return { kind: 'aborted', messages: [], partialText: '' };
-    // The model already answers the caller's turn by itself: the reply is that response.
+    // The model answers the caller's turn by itself (or soon will): the reply is that response.
+    if (this.modelTurns && !this.unasked && this.modelHeard && this.spokenTurnIn(messages)) {
+      await this.waitForModel(signal);
+      if (signal.aborted) return { kind: 'aborted', messages: [], partialText: '' };
+    }
     let adopted = this.unasked;
     this.unasked = null;
     this.tell(socket, messages, adopted !== null);
@@ -363,6 +387,27 @@ class SpeechToSpeechBrain implements RealtimeBrain {
       socket.commit();
       this.uncommittedMs = 0;
     }
+  }
+
+  /** The conversation ends with a caller's spoken turn the model has not been given yet. */
+  private spokenTurnIn(messages: readonly ChatMessage[]): boolean {
+    const last = messages.at(-1);
+    return last?.role === 'user' && !this.known.has(last) && !last.content.startsWith(KEYPAD_TURN_PREFIX);
+  }
+
+  /** Until the model starts an answer of its own, the reply is aborted, or modelAnswerWaitMs passed. */
+  private waitForModel(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.o.timers.clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.waiting = null;
+        resolve();
+      };
+      const timer = this.o.timers.setTimeout(done, REALTIME_DEFAULTS.modelAnswerWaitMs);
+      signal.addEventListener('abort', done, { once: true });
+      this.waiting = done;
+    });
   }
 
   private saidByModel(content: string): boolean {
@@ -438,6 +483,8 @@ class SpeechToSpeechBrain implements RealtimeBrain {
             calls.push({ id: event.callId, name: event.name, arguments: event.arguments });
             return;
           case 'error':
+            // The model's own turn detection started a response as ours was asked for: this one goes on with it.
+            if (this.modelTurns && event.code === 'conversation_already_has_active_response') return;
             finish();
             turn.responding = false;
             reject(new LlmError('LLM_STREAM_ERROR', `realtime error ${event.code ?? 'unknown'}`));

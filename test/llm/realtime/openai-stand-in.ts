@@ -269,7 +269,8 @@ export class OpenAiRealtimeStandIn {
     switch (event.type) {
       case 'session.update': {
         c.format = event.session.audio.input.format.type === 'audio/pcmu' ? 'pcmu' : 'pcm';
-        c.turns = event.session.audio.input.turn_detection?.type === 'server_vad' ? (c.turns ?? new EnergyTurns()) : null;
+        c.turns =
+          event.session.audio.input.turn_detection?.type === 'server_vad' ? (c.turns ?? new EnergyTurns()) : null;
         const rate = c.format === 'pcmu' ? 8000 : 16000;
         c.stt ??= this.stt.open({ sampleRate: rate, language: 'en-US' });
         this.send(c, { type: 'session.updated', session: event.session });
@@ -284,7 +285,11 @@ export class OpenAiRealtimeStandIn {
         for (const turn of c.turns?.push(pcm, c.format === 'pcmu' ? 8000 : 16000) ?? []) {
           if (turn.type === 'start') {
             c.speechItem = `item_${++this.seq}`;
-            this.send(c, { type: 'input_audio_buffer.speech_started', audio_start_ms: turn.atMs, item_id: c.speechItem });
+            this.send(c, {
+              type: 'input_audio_buffer.speech_started',
+              audio_start_ms: turn.atMs,
+              item_id: c.speechItem,
+            });
             continue;
           }
           const item = c.speechItem ?? `item_${++this.seq}`;
