@@ -175,6 +175,8 @@ describe('llm.engine', () => {
       path: ['llm', 'turn_detection'],
       message: expect.stringContaining('speech-to-speech'),
     });
-    expect(AgentConfigSchema.safeParse({ ...minimal, llm: { ...realtime, turn_detection: 'vad' } }).success).toBe(false);
+    expect(AgentConfigSchema.safeParse({ ...minimal, llm: { ...realtime, turn_detection: 'vad' } }).success).toBe(
+      false,
+    );
   });
 });
