@@ -109,7 +109,8 @@ export class CallSession {
         timers: o.timers,
         engines: o.engines,
         endOfTurn: endOfTurnPolicy(o.agent),
-        interruptionThresholdMs: interruptionThresholdMs(o.agent.interruption_sensitivity),
+        // With the model's own turn detection its speech start is the barge-in (modelTurnReactions), not the VAD's.
+        interruptionThresholdMs: o.modelTurns ? null : interruptionThresholdMs(o.agent.interruption_sensitivity),
         agentBusy() {
           return session.agentCuttable;
         },

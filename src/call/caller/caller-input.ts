@@ -94,7 +94,11 @@ export interface CallerInputOptions {
   timers: Timers;
   engines: CallerEngines;
   endOfTurn: EndOfTurnPolicy;
-  interruptionThresholdMs: number;
+  /**
+   * null: speech over the agent never interrupts it by itself, only once confirmSpeech() says so (the model's own
+   * turn detection heard it); unconfirmed at its end, it is no turn.
+   */
+  interruptionThresholdMs: number | null;
   /** Whether the agent holds the floor (speaking or answering): speech must then pass the threshold to interrupt. */
   agentBusy(): boolean;
   recording?: { callerAudio(frame: Int16Array, offsetMs: number): void } | undefined;
@@ -417,6 +421,7 @@ export class CallerInput {
       return;
     }
     // Talking over the agent: only speech longer than the threshold interrupts it.
+    if (this.o.interruptionThresholdMs === null) return;
     const heardMs = (this.audioNow() - at) * 1000;
     const wait = Math.max(0, this.o.interruptionThresholdMs - heardMs);
     this.bargeTimer = this.o.timers.setTimeout(() => {
