@@ -94,7 +94,11 @@ export interface CallerInputOptions {
   timers: Timers;
   engines: CallerEngines;
   endOfTurn: EndOfTurnPolicy;
-  interruptionThresholdMs: number;
+  /**
+   * null: speech over the agent never interrupts it by itself, only once confirmSpeech() says so (the model's own
+   * turn detection heard it); unconfirmed at its end, it is no turn.
+   */
+  interruptionThresholdMs: number | null;
   /** Whether the agent holds the floor (speaking or answering): speech must then pass the threshold to interrupt. */
   agentBusy(): boolean;
   recording?: { callerAudio(frame: Int16Array, offsetMs: number): void } | undefined;
@@ -132,6 +136,8 @@ interface Speech {
   recogniserEnded: (SttTurnEnd & { words: string }) | null;
   /** The recogniser's latest reading of this turn. */
   lastWords: string;
+  /** The model's own turn detection ended the turn: it ends at the VAD's pause, without waiting. */
+  endedByModel: boolean;
 }
 
 export class CallerInput {
@@ -161,6 +167,8 @@ export class CallerInput {
   /** Consecutive failed recognisers (reset once one reads a turn): sets the wait before the next. */
   private recogniserFailures = 0;
   private reopenTimer: TimerHandle | undefined;
+  /** A turn that ended is being read (its final text not in yet). */
+  private reading = false;
   private endpointTimer: TimerHandle | undefined;
   private bargeTimer: TimerHandle | undefined;
 
@@ -404,6 +412,7 @@ export class CallerInput {
       wordsPending: false,
       recogniserEnded: null,
       lastWords: '',
+      endedByModel: false,
     };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
@@ -412,6 +421,7 @@ export class CallerInput {
       return;
     }
     // Talking over the agent: only speech longer than the threshold interrupts it.
+    if (this.o.interruptionThresholdMs === null) return;
     const heardMs = (this.audioNow() - at) * 1000;
     const wait = Math.max(0, this.o.interruptionThresholdMs - heardMs);
     this.bargeTimer = this.o.timers.setTimeout(() => {
@@ -436,12 +446,48 @@ export class CallerInput {
       return;
     }
     speech.endAt = at;
+    if (speech.endedByModel) {
+      void this.endTurn();
+      return;
+    }
     // The recogniser reads the turn so far now rather than at its own, later, sense of a pause
     // (or gives the reading it has): the words come back into decideEndOfTurn through onPartial,
     // and the end of turn waits for them.
     speech.wordsPending = this.stt?.readNow !== undefined;
     this.decideEndOfTurn(speech);
     this.stt?.readNow?.();
+  }
+
+  /**
+   * The model's own turn detection heard the caller speak: the speech under way is a turn (or an interruption the
+   * model already acted on), not a backchannel to dismiss.
+   */
+  confirmSpeech(): void {
+    const speech = this.speech;
+    if (!speech || speech.confirmed || this.stopped) return;
+    this.o.timers.clearTimeout(this.bargeTimer);
+    this.bargeTimer = undefined;
+    speech.confirmed = true;
+  }
+
+  /**
+   * The model's own turn detection ended the caller's turn (it started answering): the turn under way ends now, or
+   * at the VAD's pause if the VAD still hears speech, and its words are read as usual. False when no turn is under
+   * way nor being read (the VAD heard nothing the model did).
+   */
+  endTurnNow(): boolean {
+    const speech = this.speech;
+    if (this.stopped) return false;
+    if (!speech) return this.reading;
+    this.confirmSpeech();
+    if (speech.endAt === null) {
+      speech.endedByModel = true;
+      return true;
+    }
+    this.o.timers.clearTimeout(this.endpointTimer);
+    this.endpointTimer = undefined;
+    void this.endTurn();
+    return true;
   }
 
   /** Asks the end-of-turn policy how much longer to wait, at the pause and again when its words arrive. */
@@ -551,15 +597,18 @@ export class CallerInput {
     const decidedAt = this.o.timers.now();
     const speechEndWall = this.o.clock.startWall + speech.endAt * 1000;
     let result: SttResult;
+    this.reading = true;
     try {
       result = await this.finalizeInTime(stt);
     } catch (error) {
+      this.reading = false;
       if (this.stopped) return;
       // Its error event may have come first and opened another already.
       if (stt === this.stt) this.recogniserFailed(error, sttFailureReason(error));
       this.o.events.unheard();
       return;
     }
+    this.reading = false;
     if (this.stopped) return;
     this.recogniserFailures = 0;
     this.o.events.recognised(this.o.timers.now() - decidedAt);

@@ -194,7 +194,16 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
 }
 
 /** The agent's end-of-turn rule: its `endpointing` setting, else the default mode. */
-export function endOfTurnPolicy(agent: Pick<AgentConfig, 'endpointing' | 'endpointing_ms'>): EndOfTurnPolicy {
+/**
+ * With the model's own turn detection (llm.turn_detection "model") the model's answer ends the caller's turn
+ * (CallerInput.endTurnNow); this silence ends it only where the model let a turn go by (its VAD heard no speech).
+ */
+export const MODEL_TURN_FALLBACK_MS = 3000;
+
+export function endOfTurnPolicy(
+  agent: Pick<AgentConfig, 'endpointing' | 'endpointing_ms'> & { llm?: Pick<AgentConfig['llm'], 'turn_detection'> },
+): EndOfTurnPolicy {
+  if (agent.llm?.turn_detection === 'model') return new SilenceEndOfTurn(MODEL_TURN_FALLBACK_MS);
   const e = agent.endpointing ?? {
     mode: AGENT_DEFAULTS.endpointingMode,
     min_ms: AGENT_DEFAULTS.endpointingMinMs,

@@ -2,8 +2,15 @@
 // socket per call, opened as the call connects, that hears every frame of the caller's and speaks its
 // answers itself. The provider's protocol is behind a SpeechToSpeechSocket (llm/realtime/speech-socket.ts);
 // everything here is the same for both.
-// The call's own VAD and end-of-turn policy stay in charge: at the end of the caller's turn the audio
-// buffer is committed and a response asked for (the model's turn detection is off). Its audio goes to
+// By default (llm.turn_detection "service") the call's own VAD and end-of-turn policy stay in charge: at the
+// end of the caller's turn the audio buffer is committed and a response asked for (the model's turn detection
+// is off). With "model", the model's own turn detection is on and the caller's audio streams to it all the
+// time: the model decides when the caller has finished and starts answering by itself. Its response is held
+// here (events kept) and reported to the session (ModelTurnTaking.answering), which ends the caller's turn
+// at once (the recogniser still writes the caller's words, the VAD their times) and asks for the reply:
+// respond() then adopts the model's response instead of asking for one. The model hearing the caller start
+// (OpenAI's speech_started, Gemini's interrupted) is reported too (callerStarted): over the agent it is a
+// barge-in, handled as the session's own. Its audio goes to
 // the line through the agent's voice as an utterance whose words are the model's transcript, so a
 // barge-in cuts the transcript at the words heard as it does for any voice, and the model is told to
 // forget the rest (OpenAI: conversation.item.truncate with the audio played so far; Gemini, which has no
@@ -13,7 +20,7 @@
 import type { AgentConfig } from '../../agents/schema.ts';
 import { LlmError } from '../../llm/errors.ts';
 import { GEMINI_LIVE_INPUT_RATE, GEMINI_LIVE_OUTPUT_RATE, GeminiLiveSocket } from '../../llm/realtime/gemini-live.ts';
-import { OpenAiRealtimeSocket } from '../../llm/realtime/openai-realtime.ts';
+import { OpenAiRealtimeSocket, turnDetectionOf } from '../../llm/realtime/openai-realtime.ts';
 import type { RealtimeEvent, SpeechFunction, SpeechToSpeechSocket } from '../../llm/realtime/speech-socket.ts';
 import type { ChatMessage, ToolCallRequest } from '../../llm/types.ts';
 import type { OutboundHttp } from '../../net/http.ts';
@@ -38,6 +45,12 @@ const REALTIME_DEFAULTS = {
   minCommitMs: 100,
   /** Caller frames kept while the socket opens (10 s); older ones are dropped. */
   maxFramesBeforeOpen: 500,
+  /**
+   * With the model's own turn detection, how long a caller's turn ended by the service's fallback silence
+   * (end-of-turn.ts) waits for the model's own answer before asking for one (a model slow to answer, not one that
+   * never will).
+   */
+  modelAnswerWaitMs: 5000,
 } as const;
 
 interface RealtimeBrainOptions {
@@ -58,9 +71,25 @@ interface RealtimeBrainOptions {
   warn?: ((event: { code: string | null }) => void) | undefined;
 }
 
+/** What the model's own turn detection tells the session (llm.turn_detection "model"). */
+export interface ModelTurnTaking {
+  /** The model heard the caller start speaking. */
+  callerStarted(): void;
+  /** The model judged the caller's turn over and started answering by itself. */
+  answering(): void;
+}
+
 interface RealtimeBrain extends CountedBrain {
   /** One frame of the caller's, at the line's rate. */
   hear(frame: Int16Array): void;
+  /** With the model's own turn detection, hears what it decides; null with the service's. */
+  readonly turnTaking: { listen(listener: ModelTurnTaking): void } | null;
+}
+
+/** A response the model started by itself, its events kept (with when they came) until a reply adopts it. */
+interface UnaskedResponse {
+  startedAt: number;
+  events: { event: RealtimeEvent; at: number }[];
 }
 
 /** One audio item of the model's as it streams. */
@@ -96,6 +125,7 @@ function providerOf(
           instructions: o.instructions,
           voice: llm.voice,
           tools: functions,
+          turns: llm.turn_detection,
           signal,
         }),
     };
@@ -115,7 +145,7 @@ function providerOf(
         voice: llm.voice,
         format: audio.format,
         tools: functions.map((f) => ({ type: 'function', ...f })),
-        turnDetection: null,
+        turnDetection: turnDetectionOf(llm.turn_detection ?? 'service'),
       });
       return socket;
     },
@@ -142,8 +172,28 @@ class SpeechToSpeechBrain implements RealtimeBrain {
   private readonly mcpReady: Promise<McpCallTools | undefined>;
   private mcp: McpCallTools | undefined;
   private readonly tokens: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, turns: 0 };
+  /** The model's own turn detection decides the caller's turns. */
+  private readonly modelTurns: boolean;
+  readonly turnTaking: { listen(listener: ModelTurnTaking): void } | null;
+  private turnListener: ModelTurnTaking | null = null;
+  /** A reply waits for (or streams) a response it asked for: a response_started is its. */
+  private asking = false;
+  /** The model's own response, not adopted by a reply yet. */
+  private unasked: UnaskedResponse | null = null;
+  /** A reply waits for the model's own answer: called when it starts. */
+  private waiting: (() => void) | null = null;
+  /**
+   * The model may still answer the caller by itself: its VAD heard speech since its last response (OpenAI's
+   * speech_started); always with Gemini, whose protocol does not say.
+   */
+  private modelHeard: boolean;
+  private readonly heardByDefault: boolean;
 
   constructor(private readonly o: RealtimeBrainOptions) {
+    this.modelTurns = o.agent.llm.turn_detection === 'model';
+    this.heardByDefault = o.agent.llm.engine === 'gemini-live';
+    this.modelHeard = this.heardByDefault;
+    this.turnTaking = this.modelTurns ? { listen: (listener) => (this.turnListener = listener) } : null;
     const provider = providerOf(o, this.connecting.signal);
     this.audio = provider.audio;
     this.mcpReady = openMcpTools(o);
@@ -161,6 +211,7 @@ class SpeechToSpeechBrain implements RealtimeBrain {
       }
       socket.on((event) => {
         if (event.kind === 'error') o.warn?.({ code: event.code });
+        if (this.modelTurns) this.modelTurnEvent(event);
       });
       this.socket = socket;
       this.flush();
@@ -202,6 +253,31 @@ class SpeechToSpeechBrain implements RealtimeBrain {
     await (await this.mcpReady.catch(() => undefined))?.close();
   }
 
+  /** The model's own turn taking: the caller's speech, the server's commits, responses it starts by itself. */
+  private modelTurnEvent(event: RealtimeEvent): void {
+    switch (event.kind) {
+      case 'speech_started':
+        // A response of its own not adopted yet answered words the caller is now adding to: the model drops it.
+        this.unasked = null;
+        this.modelHeard = true;
+        this.turnListener?.callerStarted();
+        return;
+      case 'committed':
+        this.uncommittedMs = 0;
+        return;
+      case 'response_started':
+        if (this.asking) return;
+        this.modelHeard = this.heardByDefault;
+        this.unasked = { startedAt: Date.now(), events: [] };
+        // A reply already waits for it (the service's fallback ended the turn first): it is that reply's.
+        if (this.waiting) this.waiting();
+        else this.turnListener?.answering();
+        return;
+      default:
+        if (!this.asking) this.unasked?.events.push({ event, at: Date.now() });
+    }
+  }
+
   /** Sends the caller audio held back, as one append. */
   private flush(): void {
     if (!this.socket || this.pending.length === 0) return;
@@ -235,7 +311,14 @@ class SpeechToSpeechBrain implements RealtimeBrain {
       return { kind: 'llm_error', error: asLlmError(error), messages: [] };
     }
     if (signal.aborted) return { kind: 'aborted', messages: [], partialText: '' };
-    this.tell(socket, messages);
+    // The model answers the caller's turn by itself (or soon will): the reply is that response.
+    if (this.modelTurns && !this.unasked && this.modelHeard && this.spokenTurnIn(messages)) {
+      await this.waitForModel(signal);
+      if (signal.aborted) return { kind: 'aborted', messages: [], partialText: '' };
+    }
+    let adopted = this.unasked;
+    this.unasked = null;
+    this.tell(socket, messages, adopted !== null);
     const turn = { item: null as SpokenItem | null, responding: false, text: '' };
     const onAbort = (): void => {
       if (turn.responding) socket.cancelResponse();
@@ -249,7 +332,8 @@ class SpeechToSpeechBrain implements RealtimeBrain {
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       for (let round = 1; round <= REPLY_DEFAULTS.maxRounds; round++) {
-        const result = await this.oneResponse(socket, hooks, signal, turn);
+        const result = await this.oneResponse(socket, hooks, signal, turn, adopted);
+        adopted = null;
         if (signal.aborted) return { kind: 'aborted', messages: [], partialText: turn.text };
         const spoken = await hooks.confirmSpoken(turn.text);
         if (signal.aborted) return { kind: 'aborted', messages: [], partialText: turn.text };
@@ -279,7 +363,7 @@ class SpeechToSpeechBrain implements RealtimeBrain {
    * What the model has not heard yet goes first: notes, the service's own lines (greeting, reminders), keyed digits;
    * the caller's spoken turn is its audio, committed.
    */
-  private tell(socket: SpeechToSpeechSocket, messages: readonly ChatMessage[]): void {
+  private tell(socket: SpeechToSpeechSocket, messages: readonly ChatMessage[], adopting: boolean): void {
     const first = messages[0];
     if (first) this.known.add(first);
     let spokenTurn = false;
@@ -298,10 +382,32 @@ class SpeechToSpeechBrain implements RealtimeBrain {
       }
     }
     this.flush();
-    if (spokenTurn && this.uncommittedMs >= REALTIME_DEFAULTS.minCommitMs) {
+    // The model's own turn detection committed the turn it answers; one it let go by is committed here.
+    if (spokenTurn && !adopting && this.uncommittedMs >= REALTIME_DEFAULTS.minCommitMs) {
       socket.commit();
       this.uncommittedMs = 0;
     }
+  }
+
+  /** The conversation ends with a caller's spoken turn the model has not been given yet. */
+  private spokenTurnIn(messages: readonly ChatMessage[]): boolean {
+    const last = messages.at(-1);
+    return last?.role === 'user' && !this.known.has(last) && !last.content.startsWith(KEYPAD_TURN_PREFIX);
+  }
+
+  /** Until the model starts an answer of its own, the reply is aborted, or modelAnswerWaitMs passed. */
+  private waitForModel(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.o.timers.clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.waiting = null;
+        resolve();
+      };
+      const timer = this.o.timers.setTimeout(done, REALTIME_DEFAULTS.modelAnswerWaitMs);
+      signal.addEventListener('abort', done, { once: true });
+      this.waiting = done;
+    });
   }
 
   private saidByModel(content: string): boolean {
@@ -309,22 +415,32 @@ class SpeechToSpeechBrain implements RealtimeBrain {
     return this.ownWords.some((said) => said.startsWith(words));
   }
 
-  /** Asks for one response and plays it as it streams; resolves at response.done with its function calls. */
+  /**
+   * Asks for one response (or takes `adopted`, the model's own, its events so far first) and plays it as it
+   * streams; resolves at response.done with its function calls.
+   */
   private oneResponse(
     socket: SpeechToSpeechSocket,
     hooks: ReplyHooks,
     signal: AbortSignal,
     turn: { item: SpokenItem | null; responding: boolean; text: string },
+    adopted: UnaskedResponse | null,
   ): Promise<ResponseResult> {
     return new Promise<ResponseResult>((resolve, reject) => {
       const calls: ToolCallRequest[] = [];
-      let mine = false;
-      const requestSentAt = Date.now();
+      let mine = adopted !== null;
+      // The model's own response was asked for by its turn detection, when it started.
+      const requestSentAt = adopted?.startedAt ?? Date.now();
+      /** When the event being handled came (a kept one's, when it was kept). */
+      let eventAt: number | null = null;
+      const now = (): number => eventAt ?? Date.now();
       let firstTokenAt: number | null = null;
       let firstChunkAt: number | null = null;
+      this.asking = true;
       const own = { index: this.ownWords.length };
       this.ownWords.push('');
       const finish = (): void => {
+        this.asking = false;
         stop();
         stopClose();
         signal.removeEventListener('abort', onAbort);
@@ -337,7 +453,7 @@ class SpeechToSpeechBrain implements RealtimeBrain {
         const tail = this.audio.endOfItem();
         if (tail.length > 0) hooks.onAudio?.(tail);
       };
-      const stop = socket.on((event: RealtimeEvent) => {
+      const handle = (event: RealtimeEvent): void => {
         if (event.kind === 'response_started') {
           mine = true;
           return;
@@ -346,8 +462,8 @@ class SpeechToSpeechBrain implements RealtimeBrain {
         if (!mine) return;
         switch (event.kind) {
           case 'audio': {
-            firstTokenAt ??= Date.now();
-            firstChunkAt ??= Date.now();
+            firstTokenAt ??= now();
+            firstChunkAt ??= now();
             if (turn.item?.id !== event.itemId) {
               if (turn.item) endItem();
               turn.item = { id: event.itemId, bytes: 0 };
@@ -357,16 +473,18 @@ class SpeechToSpeechBrain implements RealtimeBrain {
             return;
           }
           case 'words':
-            firstTokenAt ??= Date.now();
+            firstTokenAt ??= now();
             turn.text += event.delta;
             this.ownWords[own.index] = turn.text.trim();
             hooks.onWords?.(event.delta);
             return;
           case 'function_call':
-            firstTokenAt ??= Date.now();
+            firstTokenAt ??= now();
             calls.push({ id: event.callId, name: event.name, arguments: event.arguments });
             return;
           case 'error':
+            // The model's own turn detection started a response as ours was asked for: this one goes on with it.
+            if (this.modelTurns && event.code === 'conversation_already_has_active_response') return;
             finish();
             turn.responding = false;
             reject(new LlmError('LLM_STREAM_ERROR', `realtime error ${event.code ?? 'unknown'}`));
@@ -375,7 +493,7 @@ class SpeechToSpeechBrain implements RealtimeBrain {
             finish();
             turn.responding = false;
             if (turn.item) endItem();
-            hooks.onLlmTiming?.({ requestSentAt, firstTokenAt, endedAt: Date.now(), attempts: 1, firstChunkAt });
+            hooks.onLlmTiming?.({ requestSentAt, firstTokenAt, endedAt: now(), attempts: 1, firstChunkAt });
             if (event.usage) {
               this.tokens.prompt_tokens += event.usage.input_tokens;
               this.tokens.completion_tokens += event.usage.output_tokens;
@@ -393,7 +511,8 @@ class SpeechToSpeechBrain implements RealtimeBrain {
           }
           default:
         }
-      });
+      };
+      const stop = socket.on(handle);
       const stopClose = socket.onClose((error) => {
         finish();
         reject(error);
@@ -405,7 +524,16 @@ class SpeechToSpeechBrain implements RealtimeBrain {
       }
       signal.addEventListener('abort', onAbort, { once: true });
       turn.responding = true;
-      socket.createResponse();
+      if (!adopted) {
+        socket.createResponse();
+        return;
+      }
+      for (const kept of adopted.events) {
+        if (!turn.responding) break;
+        eventAt = kept.at;
+        handle(kept.event);
+      }
+      eventAt = null;
     });
   }
 

@@ -43,6 +43,17 @@
 // is an activityStart; what the caller heard of a cut reply is told as a note in the next turn's context.
 // While the model answers, the caller's audio is held back (its last seconds) rather than sent, since an
 // activityStart would cut the answer off: it goes out when the answer ends or is cut.
+//
+// With the model's own turn detection (llm.turn_detection "model"), the setup leaves automatic activity
+// detection on: "realtimeInputConfig":{"automaticActivityDetection":
+// {"disabled":false}} (automatic detection "when enabled (the default), the server automatically detects when
+// the user starts and stops speaking"), and the client sends no activityStart/activityEnd: the caller's audio
+// streams all the time. The server's first modelTurn or outputTranscription after the caller spoke starts a
+// response the client did not ask for (it gets an id here all the same); "interrupted":true — the caller's
+// speech cut the generation off (START_OF_ACTIVITY_INTERRUPTS) — is the barge-in, reported as the caller's
+// speech start; turnComplete ends the model's turn. The protocol gives no times for the caller's speech.
+// Text turns (notes, the words heard of a cut reply) wait for the end of a turn the model is speaking, since
+// a clientContent would cut it off.
 // The official SDK is not used: it opens its own socket, which would bypass the egress policy.
 import { z } from 'zod';
 import type { OpenWebSocket, WebSocket } from '../../net/websocket.ts';
@@ -60,9 +71,11 @@ interface GeminiSessionConfig {
   instructions: string;
   voice?: string | undefined;
   tools: SpeechFunction[];
+  /** Who ends the caller's turn: the service (activityStart/activityEnd), or the model's activity detection. */
+  turns?: 'service' | 'model' | undefined;
 }
 
-/** The setup message for `config`: our end of turn decides (activity detection off), both sides transcribed. */
+/** The setup message for `config`: who ends the caller's turn decides activity detection; both sides transcribed. */
 export function geminiSetup(config: GeminiSessionConfig): Record<string, unknown> {
   return {
     setup: {
@@ -75,7 +88,7 @@ export function geminiSetup(config: GeminiSessionConfig): Record<string, unknown
       },
       systemInstruction: { parts: [{ text: config.instructions }] },
       ...(config.tools.length > 0 ? { tools: [{ functionDeclarations: config.tools }] } : {}),
-      realtimeInputConfig: { automaticActivityDetection: { disabled: true } },
+      realtimeInputConfig: { automaticActivityDetection: { disabled: config.turns !== 'model' } },
       inputAudioTranscription: {},
       outputAudioTranscription: {},
     },
@@ -175,8 +188,20 @@ export class GeminiLiveSocket implements SpeechToSpeechSocket {
   private outputs: { id: string; name: string; response: Record<string, unknown> }[] = [];
   private usage: Usage | null = null;
   private setupDone: ((error: Error | null) => void) | null = null;
+  /** The model's activity detection ends the caller's turns: no activity signals, its own answers are responses. */
+  private readonly modelTurns: boolean;
+  /** The model is in a turn of its own (from its first content to turnComplete or interrupted). */
+  private modelTurnOpen = false;
+  /** The rest of a turn the service cut off is dropped, not taken for a new response. */
+  private discarding = false;
+  /** Text turns held while the model speaks a turn of its own (one now would cut it off), sent at its end. */
+  private heldTurns: Record<string, unknown>[] = [];
 
-  private constructor(private readonly socket: WebSocket) {
+  private constructor(
+    private readonly socket: WebSocket,
+    turns: 'service' | 'model' | undefined,
+  ) {
+    this.modelTurns = turns === 'model';
     socket.on('message', (data: Buffer) => {
       let message: GeminiServerMessage;
       try {
@@ -211,7 +236,7 @@ export class GeminiLiveSocket implements SpeechToSpeechSocket {
         { cause: error, ...(typeof status === 'number' ? { status } : {}) },
       );
     }
-    const socket = new GeminiLiveSocket(ws);
+    const socket = new GeminiLiveSocket(ws, o.turns);
     const ready = new Promise<void>((resolve, reject) => {
       socket.setupDone = (error) => (error ? reject(error) : resolve());
     });
@@ -245,6 +270,11 @@ export class GeminiLiveSocket implements SpeechToSpeechSocket {
 
   append(audio: Uint8Array): void {
     const bytes = Buffer.from(audio);
+    // The model's own detection hears the caller all the time, over its answers too (that is its barge-in).
+    if (this.modelTurns) {
+      this.sendAudio(bytes);
+      return;
+    }
     if (this.busy) {
       this.held.push(bytes);
       this.heldBytes += bytes.length;
@@ -256,6 +286,7 @@ export class GeminiLiveSocket implements SpeechToSpeechSocket {
   }
 
   commit(): void {
+    if (this.modelTurns) return;
     this.openActivity();
     this.send({ realtimeInput: { activityEnd: {} } });
     this.activityOpen = false;
@@ -278,7 +309,11 @@ export class GeminiLiveSocket implements SpeechToSpeechSocket {
   cancelResponse(): void {
     this.responseId = null;
     this.busy = false;
-    this.openActivity();
+    if (!this.modelTurns) {
+      this.openActivity();
+      return;
+    }
+    this.discarding = this.modelTurnOpen;
   }
 
   /** The protocol has no truncate: heardOnly tells the model instead. */
@@ -306,7 +341,9 @@ export class GeminiLiveSocket implements SpeechToSpeechSocket {
   }
 
   private sendTurn(role: 'user' | 'model', text: string): void {
-    this.send({ clientContent: { turns: [{ role, parts: [{ text }] }], turnComplete: false } });
+    const message = { clientContent: { turns: [{ role, parts: [{ text }] }], turnComplete: false } };
+    if (this.modelTurns && this.modelTurnOpen) this.heldTurns.push(message);
+    else this.send(message);
   }
 
   private openActivity(): void {
@@ -337,6 +374,7 @@ export class GeminiLiveSocket implements SpeechToSpeechSocket {
     const content = m.serverContent;
     if (content?.inputTranscription)
       this.emit({ kind: 'caller_words', itemId: '', transcript: content.inputTranscription.text });
+    if (this.modelTurns) this.modelTurnFrom(m);
     const id = this.responseId;
     if (content && id) {
       for (const part of content.modelTurn?.parts ?? []) {
@@ -363,6 +401,34 @@ export class GeminiLiveSocket implements SpeechToSpeechSocket {
       }
       // The model waits for the toolResponse: it stays busy.
       this.done(rid, 'completed', true);
+    }
+  }
+
+  /**
+   * The model's own turn taking: its first words or audio (or a toolCall) with no response open start one the
+   * client did not ask for; interrupted is the caller speaking over it; a turn the service cut is dropped to its end.
+   */
+  private modelTurnFrom(m: GeminiServerMessage): void {
+    const content = m.serverContent;
+    if (content?.interrupted) this.emit({ kind: 'speech_started', audioStartMs: null });
+    const speaks = (content?.modelTurn?.parts?.length ?? 0) > 0 || content?.outputTranscription !== undefined;
+    if ((speaks || m.toolCall) && !this.discarding) {
+      this.modelTurnOpen = true;
+      if (this.responseId === null) {
+        this.responseId = `gemini_${++this.seq}`;
+        this.busy = true;
+        this.emit({ kind: 'response_started', responseId: this.responseId });
+      }
+    }
+    if (content?.turnComplete || content?.interrupted) {
+      this.modelTurnOpen = false;
+      if (this.discarding) {
+        this.discarding = false;
+        this.usage = null;
+      }
+      const held = this.heldTurns;
+      this.heldTurns = [];
+      for (const message of held) this.send(message);
     }
   }
 

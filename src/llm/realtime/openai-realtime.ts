@@ -9,6 +9,10 @@
 //      "tools":[{"type":"function","name":"…","description":"…","parameters":{…}}],"tool_choice":"auto"}}
 //       formats: {"type":"audio/pcmu"} (G.711 μ-law, 8 kHz) or {"type":"audio/pcm","rate":24000} (24 kHz only);
 //       "To clear a field like turn_detection, pass null."
+//       the model's own turn detection instead (llm.turn_detection "model"):
+//       "turn_detection":{"type":"server_vad","create_response":true,"interrupt_response":true}
+//       the server then commits the buffer itself when the caller stops and creates the response; on speech
+//       it cancels a response under way. The client only appends (and still truncates what was not heard).
 //     {"type":"input_audio_buffer.append","audio":"<base64>"}
 //     {"type":"input_audio_buffer.commit"}
 //     {"type":"response.create"}            {"type":"response.cancel"}
@@ -29,6 +33,14 @@
 //     response.done {"response":{"id","status":"completed"|"cancelled"|"failed"|"incomplete","output":[…]}}
 //     conversation.item.input_audio_transcription.completed {"item_id","transcript":"…"}
 //     conversation.item.truncated {"item_id","content_index","audio_end_ms"}
+//     with server_vad only:
+//     input_audio_buffer.speech_started {"audio_start_ms":1000,"item_id":"…"}
+//       "Milliseconds from the start of all audio written to the buffer during the session when speech was
+//        first detected" (includes prefix_padding_ms); "The client may want to use this event to interrupt
+//        audio playback".
+//     input_audio_buffer.speech_stopped {"audio_end_ms":2000,"item_id":"…"}
+//     input_audio_buffer.committed {"previous_item_id":"…","item_id":"…"}, then response.created of the
+//       server's own response.
 //
 // The official SDK is not used: it opens its own socket, which would bypass the egress policy that
 // every provider socket here opens under (net/websocket.ts).
@@ -53,8 +65,20 @@ interface RealtimeSessionConfig {
   voice?: string | undefined;
   format: RealtimeAudioFormat;
   tools: RealtimeFunction[];
-  /** null: the client commits the caller's audio and asks for each response itself. */
-  turnDetection: null | { type: 'server_vad' };
+  /** null: the client commits the caller's audio and asks for each response itself; else the model's own VAD. */
+  turnDetection: null | ServerVad;
+}
+
+/** The model's own turn detection: it commits the caller's audio, answers, and cancels an answer talked over. */
+interface ServerVad {
+  type: 'server_vad';
+  create_response: true;
+  interrupt_response: true;
+}
+
+/** turn_detection for who ends the caller's turn (llm.turn_detection). */
+export function turnDetectionOf(who: 'service' | 'model'): null | ServerVad {
+  return who === 'model' ? { type: 'server_vad', create_response: true, interrupt_response: true } : null;
 }
 
 interface RealtimeUsage {
@@ -73,6 +97,11 @@ export type RealtimeEvent =
   | { kind: 'response_done'; responseId: string; status: string; usage: RealtimeUsage | null }
   | { kind: 'caller_words'; itemId: string; transcript: string }
   | { kind: 'truncated'; itemId: string; audioEndMs: number }
+  /** The model's VAD heard the caller start (ms of all audio appended in the session; null where not given). */
+  | { kind: 'speech_started'; audioStartMs: number | null }
+  | { kind: 'speech_stopped'; audioEndMs: number | null }
+  /** The caller's audio so far became a conversation item (the model's VAD or our commit). */
+  | { kind: 'committed' }
   | { kind: 'error'; code: string | null; message: string }
   | { kind: 'other'; type: string };
 
@@ -92,6 +121,8 @@ const Response = z.looseObject({
 });
 const CallerTranscript = z.looseObject({ item_id: z.string(), transcript: z.string() });
 const Truncated = z.looseObject({ item_id: z.string(), audio_end_ms: z.number() });
+const SpeechStarted = z.looseObject({ audio_start_ms: z.number().optional() });
+const SpeechStopped = z.looseObject({ audio_end_ms: z.number().optional() });
 const ServerError = z.looseObject({
   error: z.looseObject({ code: z.string().nullish(), message: z.string().nullish(), type: z.string().nullish() }),
 });
@@ -152,6 +183,12 @@ export function parseRealtimeEvent(text: string): RealtimeEvent {
       const e = parse(Truncated);
       return { kind: 'truncated', itemId: e.item_id, audioEndMs: e.audio_end_ms };
     }
+    case 'input_audio_buffer.speech_started':
+      return { kind: 'speech_started', audioStartMs: parse(SpeechStarted).audio_start_ms ?? null };
+    case 'input_audio_buffer.speech_stopped':
+      return { kind: 'speech_stopped', audioEndMs: parse(SpeechStopped).audio_end_ms ?? null };
+    case 'input_audio_buffer.committed':
+      return { kind: 'committed' };
     case 'error': {
       const e = parse(ServerError).error;
       return { kind: 'error', code: e.code ?? e.type ?? null, message: e.message ?? 'error' };

@@ -313,6 +313,46 @@ describe('CallerInput', () => {
     expect(s.caller.speaking).toBe(false);
   });
 
+  it('the model’s own turn detection ends a paused turn at once, without the policy’s wait', async () => {
+    const s = setup({ heard: ['what time is it'], policy: new SilenceEndOfTurn(3000) });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(600, SPEECH);
+    await s.feed(300, 0);
+    expect(s.turns).toEqual([]);
+    expect(s.caller.endTurnNow()).toBe(true);
+    await settle();
+    expect(s.log).toEqual(['speechStarted', 'recognised', 'userTurn']);
+    expect(s.turns.map(({ startAt, endAt }) => [startAt, endAt])).toEqual([[0.4, 1]]);
+  });
+
+  it('the model’s own turn detection ending a turn the VAD still hears ends it at the VAD’s pause; with no turn under way or being read it is refused', async () => {
+    const s = setup({ heard: ['hello there'], policy: new SilenceEndOfTurn(3000) });
+    await s.caller.open();
+    expect(s.caller.endTurnNow()).toBe(false);
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    expect(s.caller.endTurnNow()).toBe(true);
+    await s.feed(200, SPEECH);
+    expect(s.turns).toEqual([]);
+    await s.feed(200, 0);
+    expect(s.log).toEqual(['speechStarted', 'recognised', 'userTurn']);
+    expect(s.turns.map(({ startAt, endAt }) => [startAt, endAt])).toEqual([[0.4, 1]]);
+    expect(s.caller.endTurnNow()).toBe(false);
+  });
+
+  it('speech under the agent the model heard is a turn, not a backchannel', async () => {
+    const s = setup({ heard: ['wait'], policy: new SilenceEndOfTurn(500) });
+    await s.caller.open();
+    s.state.agentBusy = true;
+    await s.feed(300, 0);
+    await s.feed(200, SPEECH);
+    s.caller.confirmSpeech();
+    await s.feed(1000, 0);
+    expect(s.log).toEqual(['speechStarted', 'recognised', 'userTurn']);
+    expect(s.turns.map((t) => t.text)).toEqual(['wait']);
+  });
+
   it('makes no turn of noise the recogniser hears no words in', async () => {
     const s = setup({ heard: ['  '] });
     await s.caller.open();

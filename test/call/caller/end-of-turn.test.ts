@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { SemanticEndOfTurn, SilenceEndOfTurn, turnShape } from '../../../src/call/caller/end-of-turn.ts';
+import {
+  endOfTurnPolicy,
+  MODEL_TURN_FALLBACK_MS,
+  SemanticEndOfTurn,
+  SilenceEndOfTurn,
+  turnShape,
+} from '../../../src/call/caller/end-of-turn.ts';
 
 describe('SilenceEndOfTurn', () => {
   it('waits endpointing_ms from the speech end, less the silence the VAD already took to report it', () => {
@@ -10,6 +16,16 @@ describe('SilenceEndOfTurn', () => {
 
   it('ends the turn at once when the VAD reported the pause after more silence than endpointing_ms', () => {
     expect(new SilenceEndOfTurn(500).waitMs({ silentMs: 550, words: null })).toBeLessThan(1);
+  });
+});
+
+describe('endOfTurnPolicy', () => {
+  it('with the model’s own turn detection, silence ends a turn only as the fallback for one the model let go by', () => {
+    const policy = endOfTurnPolicy({ endpointing_ms: 500, llm: { turn_detection: 'model' } });
+    expect(policy.waitMs({ silentMs: 0, words: 'What time do you open?' })).toBe(MODEL_TURN_FALLBACK_MS);
+    expect(endOfTurnPolicy({ endpointing_ms: 500, llm: { turn_detection: 'service' } })).toBeInstanceOf(
+      SemanticEndOfTurn,
+    );
   });
 });
 

@@ -82,6 +82,14 @@ describe('server messages as the API reference shows them', () => {
     });
   });
 
+  it('with the model’s own turn detection the setup leaves automatic activity detection on', () => {
+    const setup = (turns: 'service' | 'model' | undefined) =>
+      geminiSetup({ model: 'm', instructions: '', tools: [], turns }).setup as Record<string, unknown>;
+    expect(setup('model').realtimeInputConfig).toEqual({ automaticActivityDetection: { disabled: false } });
+    expect(setup('service').realtimeInputConfig).toEqual({ automaticActivityDetection: { disabled: true } });
+    expect(setup(undefined).realtimeInputConfig).toEqual({ automaticActivityDetection: { disabled: true } });
+  });
+
   it("a function's output goes back as the response object's output, parsed when it is JSON", () => {
     expect(functionResponseOf('{"cancelled":true}')).toEqual({ output: { cancelled: true } });
     expect(functionResponseOf('done')).toEqual({ output: 'done' });
@@ -199,6 +207,37 @@ describe('the client against a server speaking the protocol', () => {
       { role: 'user', text: '[system note] The caller cut your last reply short; they heard only: "you said"' },
     ]);
   }, 20_000);
+
+  it('with the model’s own turn detection, audio alone is answered as a response the client did not ask for, speech over the answer is the caller starting, and notes go as text turns', async () => {
+    const socket = await GeminiLiveSocket.connect(open, {
+      baseUrl: standIn.url,
+      model: 'gemini-live-2.5-flash-preview',
+      instructions: 'Echo.',
+      tools: [],
+      turns: 'model',
+    });
+    const from = standIn.received.length;
+    const events = collect(socket);
+    socket.append(speech16k('01-my-name-is-john'));
+    socket.append(new Uint8Array(16000 * 2 * 0.6));
+    await until(events, (e) => e.kind === 'response_started');
+    // The model speaks: a note now would cut it off, so it waits for turnComplete.
+    socket.addText('system', 'The caller is on a mobile phone.');
+    await until(events, (e) => e.kind === 'response_done');
+    // Talking while the answer would still be playing interrupts it.
+    socket.append(speech16k('08-goodbye'));
+    await until(events, (e) => e.kind === 'speech_started');
+    socket.close();
+    const kinds = events.map((e) => e.kind).filter((k) => k !== 'audio' && k !== 'words' && k !== 'caller_words');
+    expect(kinds.slice(0, 3)).toEqual(['response_started', 'response_done', 'speech_started']);
+    expect(events.find((e) => e.kind === 'response_done')).toMatchObject({ status: 'completed' });
+    expect(events.flatMap((e) => (e.kind === 'words' ? [e.delta] : [])).join('')).toMatch(/^you said/);
+    const sent = standIn.received.slice(from).map((m) => m.kind);
+    expect(sent).not.toContain('activityStart');
+    expect(sent).not.toContain('activityEnd');
+    expect(sent.filter((k) => k !== 'audio')).toEqual(['clientContent']);
+    expect(standIn.told.at(-1)).toEqual({ role: 'user', text: '[system note] The caller is on a mobile phone.' });
+  }, 30_000);
 
   it('a socket the egress policy refuses never opens: the failure is a coded model error', async () => {
     const closed = webSocketOpener(EgressPolicy.fromEnv(''));

@@ -4,7 +4,11 @@
 // script answers what it heard (echo it, call a function on a keyword, or speak a function's output),
 // and the embedded flite voice says the answer as PCM16 at 24 kHz in modelTurn inlineData, with its
 // transcript as outputTranscription. The first message must be the setup; a message that breaks the
-// documented shapes closes the socket with 1007, as the server does.
+// documented shapes closes the socket with 1007, as the server does. A setup that leaves automatic
+// activity detection on ({"disabled":false}) is answered as the server does then: a simple energy gate
+// (EnergyTurns) hears the caller start and stop in the audio, the words are read and answered after the
+// silence, and speech while the last answer would still be playing (its audio's length from when it was
+// sent) is answered with {"serverContent":{"interrupted":true}}.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -13,7 +17,14 @@ import { concatPcm } from '../../../src/audio/pcm.ts';
 import { PocketsphinxEngine } from '../../../src/speech/stt/pocketsphinx/engine.ts';
 import { FliteTtsEngine } from '../../../src/speech/tts/flite.ts';
 import type { SttStream } from '../../../src/speech/types.ts';
-import { echoScript, pcmOf, SoundGate, type StandInResponse, type StandInScript } from './openai-stand-in.ts';
+import {
+  echoScript,
+  EnergyTurns,
+  pcmOf,
+  SoundGate,
+  type StandInResponse,
+  type StandInScript,
+} from './openai-stand-in.ts';
 
 export const GEMINI_PATH = '/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent';
 
@@ -89,6 +100,10 @@ interface Connection {
   output: string | null;
   queue: Promise<void>;
   gate: SoundGate;
+  /** Automatic activity detection is on: the stand-in's energy gate ends the caller's turns. */
+  turns: EnergyTurns | null;
+  /** Wall ms until the last answer's audio would have played. */
+  speakingUntil: number;
 }
 
 export class GeminiLiveStandIn {
@@ -151,6 +166,8 @@ export class GeminiLiveStandIn {
       output: null,
       queue: Promise.resolve(),
       gate: new SoundGate(),
+      turns: null,
+      speakingUntil: 0,
     };
     ws.on('message', (data: Buffer) => {
       c.queue = c.queue.then(() => this.handle(c, data.toString('utf8'))).catch(() => undefined);
@@ -173,6 +190,8 @@ export class GeminiLiveStandIn {
       this.received.push({ kind: 'setup', ...setup.data });
       c.setup = true;
       c.stt = this.stt.open({ sampleRate: 16000, language: 'en-US' });
+      if (setup.data.setup.realtimeInputConfig?.automaticActivityDetection?.disabled !== true)
+        c.turns = new EnergyTurns();
       this.send(c, { setupComplete: {} });
       return;
     }
@@ -184,6 +203,10 @@ export class GeminiLiveStandIn {
       if ('audio' in input) {
         const bytes = Buffer.from(input.audio.data, 'base64');
         this.received.push({ kind: 'audio', bytes: bytes.length });
+        if (c.turns) {
+          await this.hearAuto(c, pcmOf(bytes));
+          return;
+        }
         if (!c.inActivity) {
           this.outsideActivityBytes += bytes.length;
           return;
@@ -216,6 +239,22 @@ export class GeminiLiveStandIn {
     await this.respond(c);
   }
 
+  /** Automatic activity detection: the caller's audio heard, interrupting the answer still playing, answered. */
+  private async hearAuto(c: Connection, pcm: Int16Array): Promise<void> {
+    const stream = await c.stt!;
+    for (const part of c.gate.pass(pcm)) stream.push(part);
+    for (const turn of c.turns!.push(pcm, 16000)) {
+      if (turn.type === 'start') {
+        if (Date.now() < c.speakingUntil) this.send(c, { serverContent: { interrupted: true } });
+        c.speakingUntil = 0;
+        continue;
+      }
+      c.heard = (await stream.finalize()).text;
+      this.send(c, { serverContent: { inputTranscription: { text: c.heard } } });
+      await this.respond(c);
+    }
+  }
+
   private async respond(c: Connection): Promise<void> {
     const id = `turn_${++this.seq}`;
     const answer = (this.o.script ?? echoScript)(c.heard, c.output);
@@ -240,6 +279,7 @@ export class GeminiLiveStandIn {
     const chunk = Math.round(((this.o.chunkMs ?? 100) * rate) / 1000);
     const words = answer.say.split(/\s+/).filter(Boolean);
     const chunks = Math.max(1, Math.ceil(pcm.length / chunk));
+    c.speakingUntil = Date.now() + (pcm.length / rate) * 1000;
     let said = 0;
     for (let i = 0; i < chunks; i++) {
       const samples = pcm.subarray(i * chunk, (i + 1) * chunk);
