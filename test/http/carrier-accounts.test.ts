@@ -141,7 +141,13 @@ describe('carrier accounts: create, read, change, delete', () => {
       ],
       [{ carrier: 'telnyx', name: 'x', credentials: { api_key: 'KEYabcdefgh' } }, /body\.credentials\.public_key/],
       [{ ...twilioAccount(['555']) }, /body\.numbers\.0/],
-      [{ ...twilioAccount([]), credentials: { account_sid: `AC${'0'.repeat(32)}`, auth_token: 'abcdefgh12', extra: 1 } }, /extra/],
+      [
+        {
+          ...twilioAccount([]),
+          credentials: { account_sid: `AC${'0'.repeat(32)}`, auth_token: 'abcdefgh12', extra: 1 },
+        },
+        /extra/,
+      ],
       [{ carrier: 'nokia', name: 'x', credentials: {} }, /carrier/],
     ];
     for (const [body, field] of cases) {
@@ -195,7 +201,9 @@ describe('carrier accounts: create, read, change, delete', () => {
     const org = 'paging-descending';
     const made: string[] = [];
     for (let i = 0; i < 3; i++)
-      made.push((await create({ carrier: 'plivo', name: `p${i}`, credentials: OTHER_CARRIERS.plivo }, org)).carrier_account_id);
+      made.push(
+        (await create({ carrier: 'plivo', name: `p${i}`, credentials: OTHER_CARRIERS.plivo }, org)).carrier_account_id,
+      );
     await create({ carrier: 'telnyx', name: 'tx', credentials: OTHER_CARRIERS.telnyx }, org);
     const seen: string[] = [];
     let pagination_key: string | null = null;
