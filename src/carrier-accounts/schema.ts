@@ -7,13 +7,13 @@ import { z } from 'zod';
 import { E164 } from '../agents/schema.ts';
 import { SecretFields, writeOnlySecret } from '../secrets/fields.ts';
 
-export const CARRIER_NAMES = ['twilio', 'telnyx', 'vonage', 'plivo', 'signalwire'] as const;
+const CARRIER_NAMES = ['twilio', 'telnyx', 'vonage', 'plivo', 'signalwire'] as const;
 export type CarrierName = (typeof CARRIER_NAMES)[number];
 
 const secret = writeOnlySecret;
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
-export const TwilioCredentials = z.strictObject({
+const TwilioCredentials = z.strictObject({
   account_sid: secret('the account SID (AC and 32 characters); write-only', {
     pattern: /^AC[0-9a-zA-Z]{32}$/,
     message: 'must be a Twilio account SID: AC and 32 characters',
@@ -24,7 +24,7 @@ export const TwilioCredentials = z.strictObject({
   }),
 });
 
-export const TelnyxCredentials = z.strictObject({
+const TelnyxCredentials = z.strictObject({
   api_key: secret('the API v2 key; write-only', { pattern: /^\S{8,500}$/, message: 'must be a Telnyx API key' }),
   public_key: secret("the account's ed25519 webhook public key, base64 (32 bytes); write-only", {
     pattern: /^[A-Za-z0-9+/]{43}=$/,
@@ -36,7 +36,7 @@ export const TelnyxCredentials = z.strictObject({
   }),
 });
 
-export const VonageCredentials = z.strictObject({
+const VonageCredentials = z.strictObject({
   application_id: secret('the Voice application id (a UUID); write-only', {
     pattern: UUID,
     message: 'must be a Vonage application id: a UUID',
@@ -52,7 +52,7 @@ export const VonageCredentials = z.strictObject({
   }),
 });
 
-export const PlivoCredentials = z.strictObject({
+const PlivoCredentials = z.strictObject({
   auth_id: secret('the Auth ID (MA… or SA…, 20 characters); write-only', {
     pattern: /^[MS]A[A-Z0-9]{18}$/,
     message: 'must be a Plivo Auth ID: MA or SA and 18 letters or digits',
@@ -63,7 +63,7 @@ export const PlivoCredentials = z.strictObject({
   }),
 });
 
-export const SignalWireCredentials = z.strictObject({
+const SignalWireCredentials = z.strictObject({
   space_url: secret('the space, example.signalwire.com (its REST API is there); write-only', {
     pattern: /^(https:\/\/)?[a-z0-9-]+(\.[a-z0-9-]+)+\/?$/i,
     message: 'must be the space address, like example.signalwire.com',
@@ -120,14 +120,22 @@ export const CreateCarrierAccountBody = z.discriminatedUnion('carrier', [
 ]);
 export type CreateCarrierAccount = z.infer<typeof CreateCarrierAccountBody>;
 
-/** Credentials in a PATCH replace the stored ones whole, and must be the account's carrier's (checked by the service). */
+/** Any carrier's credentials. */
+const AnyCredentials = z.union([
+  TwilioCredentials,
+  TelnyxCredentials,
+  VonageCredentials,
+  PlivoCredentials,
+  SignalWireCredentials,
+]);
+
+/** Credentials in a PATCH replace the stored ones whole, and must be the account's carrier's (the service checks). */
 export const PatchCarrierAccountBody = z.strictObject({
   name: AccountName.optional(),
   numbers: Numbers.optional().describe('replaces the list; numbers left out are let go'),
-  credentials: z
-    .union([TwilioCredentials, TelnyxCredentials, VonageCredentials, PlivoCredentials, SignalWireCredentials])
-    .optional()
-    .describe("the account's carrier's credentials, all of them: they replace the stored ones; write-only"),
+  credentials: AnyCredentials.optional().describe(
+    "the account's carrier's credentials, all of them: they replace the stored ones; write-only",
+  ),
 });
 export type PatchCarrierAccount = z.infer<typeof PatchCarrierAccountBody>;
 
@@ -162,11 +170,9 @@ export const ListCarrierAccountsResponse = z.object({
 });
 
 /** An account as the store keeps it (credentials sealed there) and the carriers use it (credentials open). */
-export const CarrierAccountSchema = CarrierAccountResponse.extend({
-  credentials: z.union([TwilioCredentials, TelnyxCredentials, VonageCredentials, PlivoCredentials, SignalWireCredentials]),
-});
+const CarrierAccountSchema = CarrierAccountResponse.extend({ credentials: AnyCredentials });
 export type CarrierAccount = z.infer<typeof CarrierAccountResponse> & { credentials: CarrierCredentials };
-export type CarrierAccountView = z.infer<typeof CarrierAccountResponse>;
+type CarrierAccountView = z.infer<typeof CarrierAccountResponse>;
 
 /** The write-only fields of a stored account: every credential. */
 export const CARRIER_ACCOUNT_SECRETS = new SecretFields(CarrierAccountSchema);

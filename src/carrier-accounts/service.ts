@@ -6,11 +6,7 @@ import type { z } from 'zod';
 import { newId, type Clock, type RandomHex } from '../clock.ts';
 import { NumberTakenError } from '../agents/repository.ts';
 import { ApiError, notFound } from '../errors.ts';
-import {
-  NumberOnAnotherAccountError,
-  type CarrierAccountPage,
-  type CarrierAccountRepository,
-} from './repository.ts';
+import { NumberOnAnotherAccountError, type CarrierAccountPage, type CarrierAccountRepository } from './repository.ts';
 import {
   CARRIER_CREDENTIALS,
   type CarrierAccount,

@@ -137,9 +137,8 @@ export class SqliteCarrierAccountRepository {
   }
 
   find(id: string): OwnedCarrierAccount | undefined {
-    const row = this.db
-      .prepare('SELECT org_id, account FROM carrier_accounts WHERE carrier_account_id = ?')
-      .get(id) as { org_id: string; account: string } | undefined;
+    const row = this.db.prepare('SELECT org_id, account FROM carrier_accounts WHERE carrier_account_id = ?').get(id) as
+      { org_id: string; account: string } | undefined;
     return row ? { orgId: row.org_id, account: openedAccount(row.account, this.box) } : undefined;
   }
 
@@ -155,8 +154,7 @@ export class SqliteCarrierAccountRepository {
         .prepare('INSERT OR IGNORE INTO number_owners (number, org_id, claimed_at) VALUES (?, ?, ?)')
         .run(number, orgId, now);
       const owner = this.db.prepare('SELECT org_id FROM number_owners WHERE number = ?').get(number) as
-        | { org_id: string }
-        | undefined;
+        { org_id: string } | undefined;
       if (owner?.org_id !== orgId) throw new NumberTakenError(number);
       const holder = this.db
         .prepare('SELECT carrier_account_id FROM carrier_account_numbers WHERE number = ?')

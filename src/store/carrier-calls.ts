@@ -14,10 +14,11 @@ export class SqliteCarrierCallRepository {
 
   carrierAccountOf(callId: string): string | undefined {
     return (
-      this.db.prepare('SELECT carrier_account_id FROM carrier_calls WHERE call_id = ?').get(callId) as
-        | { carrier_account_id: string | null }
-        | undefined
-    )?.carrier_account_id ?? undefined;
+      (
+        this.db.prepare('SELECT carrier_account_id FROM carrier_calls WHERE call_id = ?').get(callId) as
+          { carrier_account_id: string | null } | undefined
+      )?.carrier_account_id ?? undefined
+    );
   }
 
   carrierCallId(callId: string): string | undefined {

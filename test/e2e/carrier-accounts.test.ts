@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CreateCallAck } from '../../src/http/schemas.ts';
 import { CallRecordSchema } from '../../src/records/record.ts';
-import { placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
+import { agentFinished, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
 import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 import { TwilioStandIn } from '../helpers/twilio-standin.ts';
 
@@ -66,16 +66,27 @@ describe("an organization's own Twilio account", () => {
       timeout: 20_000,
       interval: 100,
     });
+    // The greeting plays (the engines are then loaded: a call hung up while they load leaves them closing mid-load).
+    await agentFinished(caller, { after: 0, timeoutMs: 40_000 });
     await caller.hangUp();
     expect(await callEnded(t, callId, 20_000)).toMatchObject({
       call_type: 'inbound',
       call_to: OWN_NUMBER,
       disconnection_reason: 'user_hangup',
     });
-  }, 30_000);
+  }, 60_000);
 
   it("places a call from its number under its own SID, takes the call's callbacks signed with its token, and hangs up through it", async () => {
-    twilio.behaviors.set(CALLEE, { kind: 'answer', talk: (caller) => caller.waitForClose() });
+    let greeted!: () => void;
+    const greeting = new Promise<void>((resolve) => (greeted = resolve));
+    twilio.behaviors.set(CALLEE, {
+      kind: 'answer',
+      talk: async (caller) => {
+        await agentFinished(caller, { after: 0, timeoutMs: 40_000 });
+        greeted();
+        await caller.waitForClose();
+      },
+    });
     const res = await t.request('POST', '/v2/calls', {
       body: { call_from: OWN_NUMBER, call_to: CALLEE, agent_id: 'own-line' },
     });
@@ -86,6 +97,7 @@ describe("an organization's own Twilio account", () => {
       timeout: 20_000,
       interval: 100,
     });
+    await greeting;
     const placed = twilio.calls.find((c) => c.form.To === CALLEE)!;
     expect(placed.accountSid).toBe(own.accountSid);
     expect(placed.accountSid).not.toBe(twilio.accountSid);
@@ -97,5 +109,5 @@ describe("an organization's own Twilio account", () => {
     // Every progress callback, signed with the organization's token, was taken (a wrong key is a 403).
     await vi.waitFor(() => expect(placed.callbacks.map((c) => c.status)).toContain('completed'));
     expect(placed.callbacks.map((c) => c.httpStatus)).toEqual(placed.callbacks.map(() => 204));
-  }, 30_000);
+  }, 60_000);
 });

@@ -95,7 +95,9 @@ export class TwilioStandIn {
       res.end(JSON.stringify(body));
     };
     const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    const [account = '', token] = Buffer.from(basic ?? '', 'base64').toString().split(':');
+    const [account = '', token] = Buffer.from(basic ?? '', 'base64')
+      .toString()
+      .split(':');
     if (token === undefined || this.tokens.get(account) !== token) {
       return reply(401, { code: 20003, message: 'Authenticate', status: 401 });
     }

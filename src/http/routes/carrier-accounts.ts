@@ -34,11 +34,14 @@ export function carrierAccountRoutes(app: FastifyInstance, accounts: CarrierAcco
   r.get('/v2/carrier-accounts/:carrier_account_id', {
     config: doc('Read a carrier account (never its credentials)'),
     schema: { params: CarrierAccountIdParams, response: { 200: CarrierAccountResponse, ...errors } },
-    handler: async (request) => carrierAccountView(await accounts.get(request.orgId, request.params.carrier_account_id)),
+    handler: async (request) =>
+      carrierAccountView(await accounts.get(request.orgId, request.params.carrier_account_id)),
   });
 
   r.patch('/v2/carrier-accounts/:carrier_account_id', {
-    config: doc('Change a carrier account: its name, numbers or credentials (whole); the fields given replace the stored ones'),
+    config: doc(
+      'Change a carrier account: its name, numbers or credentials (whole); the fields given replace the stored ones',
+    ),
     schema: {
       params: CarrierAccountIdParams,
       body: PatchCarrierAccountBody,
@@ -49,7 +52,9 @@ export function carrierAccountRoutes(app: FastifyInstance, accounts: CarrierAcco
   });
 
   r.delete('/v2/carrier-accounts/:carrier_account_id', {
-    config: doc('Delete a carrier account no call is going through (409 naming the calls otherwise); its numbers are let go'),
+    config: doc(
+      'Delete a carrier account no call is going through (409 naming the calls otherwise); its numbers are let go',
+    ),
     schema: { params: CarrierAccountIdParams, response: { 204: z.null(), ...errors, 409: ErrorBodySchema } },
     handler: async (request, reply) => {
       await accounts.delete(request.orgId, request.params.carrier_account_id);
