@@ -226,6 +226,27 @@ describe('carrier accounts: create, read, change, delete', () => {
   });
 });
 
+describe('carrier accounts in the OpenAPI document', () => {
+  it('lists the five endpoints, marks every carrier’s credential writeOnly, and no response shape has credentials', async () => {
+    type Operation = {
+      requestBody?: { content: Record<string, { schema: unknown }> };
+      responses: Record<string, unknown>;
+    };
+    const doc = (await t.request('GET', '/openapi.json', { key: null })).body as {
+      paths: Record<string, Record<string, Operation>>;
+    };
+    const collection = doc.paths['/v2/carrier-accounts']!;
+    const one = doc.paths['/v2/carrier-accounts/{carrier_account_id}']!;
+    const list = doc.paths['/v2/carrier-accounts/list']!;
+    expect([collection.post, one.get, one.patch, one.delete, list.post].every(Boolean)).toBe(true);
+    const create = JSON.stringify(collection.post!.requestBody!.content['application/json']!.schema);
+    // twilio 2, telnyx 3, vonage 3, plivo 2, signalwire 4.
+    expect(create.match(/"writeOnly":true/g)).toHaveLength(14);
+    for (const operation of [collection.post!, one.get!, one.patch!, list.post!])
+      expect(JSON.stringify(operation.responses)).not.toContain('credentials');
+  });
+});
+
 describe('a number belongs to one organization', () => {
   it('409 NUMBER_TAKEN for a number another organization’s account or agent holds, and for an agent’s number on another organization’s account', async () => {
     const [onAccount, onAgent] = [fresh(), fresh()];
