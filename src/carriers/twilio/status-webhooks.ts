@@ -57,6 +57,16 @@ export interface TwilioStatusDeps {
 }
 
 export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps): void {
+  /**
+   * The call whose account's token checks a callback, read before the form is validated (or trusted): the call_id
+   * the service put in the callback's address, else the call Twilio's CallSid was recorded for.
+   */
+  const callToSign = async (request: FastifyRequest): Promise<string | undefined> => {
+    const callId = (request.query as Record<string, unknown> | undefined)?.call_id;
+    if (typeof callId === 'string') return callId;
+    const sid = (request.body as Record<string, unknown> | undefined)?.CallSid;
+    return typeof sid === 'string' ? deps.carrierCalls.callIdOf('twilio', sid) : undefined;
+  };
   void app.register(async (scope) => {
     addFormParser(scope);
     const r = scope.withTypeProvider<ZodTypeProvider>();
@@ -77,7 +87,7 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
       },
       // The signature is checked before the form is trusted: preValidation runs ahead of the schema.
       preValidation: async (request) =>
-        verifyTwilioRequest(request, await deps.accounts.signingForCall(await deps.callOf(request)), deps.publicUrl()),
+        verifyTwilioRequest(request, await deps.accounts.signingForCall(await callToSign(request)), deps.publicUrl()),
       schema: { body: StatusForm, querystring: StatusQuery },
       handler: async (request, reply) => {
         const form = request.body;
@@ -122,7 +132,7 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
         callOf: (request) => (request.query as z.infer<typeof TransferQuery>).call_id,
       },
       preValidation: async (request) =>
-        verifyTwilioRequest(request, await deps.accounts.signingForCall(await deps.callOf(request)), deps.publicUrl()),
+        verifyTwilioRequest(request, await deps.accounts.signingForCall(await callToSign(request)), deps.publicUrl()),
       schema: { body: TransferForm, querystring: TransferQuery },
       handler: async (request, reply) => {
         const { call_id: callId, leg } = request.query;
