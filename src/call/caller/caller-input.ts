@@ -10,7 +10,7 @@ import type { SttResult, SttStream, SttStreamEvents, SttTurnEnd, VadEvent, VadSt
 import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
 import { providerDeadline, type FallbackReason } from '../providers.ts';
-import type { EndOfTurnPolicy } from './end-of-turn.ts';
+import { recogniserDecides, type EndOfTurnPolicy } from './end-of-turn.ts';
 import { FrameHistory } from './frame-history.ts';
 import { VadFeed } from './vad-feed.ts';
 
@@ -132,6 +132,8 @@ interface Speech {
   recogniserEnded: (SttTurnEnd & { words: string }) | null;
   /** The recogniser's latest reading of this turn. */
   lastWords: string;
+  /** At the latest decision, the recogniser's verdict made the wait shorter than the words and silence alone. */
+  recogniserDecides: boolean;
 }
 
 export class CallerInput {
@@ -404,6 +406,7 @@ export class CallerInput {
       wordsPending: false,
       recogniserEnded: null,
       lastWords: '',
+      recogniserDecides: false,
     };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
@@ -450,12 +453,14 @@ export class CallerInput {
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
     const silentMs = (this.audioNow() - speech.endAt) * 1000;
-    const wait = this.o.endOfTurn.waitMs({
+    const pause = {
       silentMs,
       words: speech.pauseWords,
       wordsPending: speech.wordsPending,
       recogniserEnded: speech.recogniserEnded,
-    });
+    };
+    const wait = this.o.endOfTurn.waitMs(pause);
+    speech.recogniserDecides = recogniserDecides(this.o.endOfTurn, pause);
     this.o.log.debug(
       {
         silent_ms: Math.round(silentMs),
@@ -548,6 +553,7 @@ export class CallerInput {
       if (!alreadyAsked) this.o.events.unheard();
       return;
     }
+    this.o.log.debug({ recogniser_decided: speech.recogniserDecides }, 'end of turn');
     const decidedAt = this.o.timers.now();
     const speechEndWall = this.o.clock.startWall + speech.endAt * 1000;
     let result: SttResult;
