@@ -10,7 +10,7 @@ import type { SttResult, SttStream, SttStreamEvents, SttTurnEnd, VadEvent, VadSt
 import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
 import { providerDeadline, type FallbackReason } from '../providers.ts';
-import type { EndOfTurnPolicy } from './end-of-turn.ts';
+import { recogniserDecides, type EndOfTurnPolicy } from './end-of-turn.ts';
 import { FrameHistory } from './frame-history.ts';
 import { VadFeed } from './vad-feed.ts';
 
@@ -138,6 +138,8 @@ interface Speech {
   lastWords: string;
   /** The model's own turn detection ended the turn: it ends at the VAD's pause, without waiting. */
   endedByModel: boolean;
+  /** At the latest decision, the recogniser's verdict made the wait shorter than the words and silence alone. */
+  recogniserDecides: boolean;
 }
 
 export class CallerInput {
@@ -413,6 +415,7 @@ export class CallerInput {
       recogniserEnded: null,
       lastWords: '',
       endedByModel: false,
+      recogniserDecides: false,
     };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
@@ -496,12 +499,14 @@ export class CallerInput {
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
     const silentMs = (this.audioNow() - speech.endAt) * 1000;
-    const wait = this.o.endOfTurn.waitMs({
+    const pause = {
       silentMs,
       words: speech.pauseWords,
       wordsPending: speech.wordsPending,
       recogniserEnded: speech.recogniserEnded,
-    });
+    };
+    const wait = this.o.endOfTurn.waitMs(pause);
+    speech.recogniserDecides = recogniserDecides(this.o.endOfTurn, pause);
     this.o.log.debug(
       {
         silent_ms: Math.round(silentMs),
@@ -594,6 +599,7 @@ export class CallerInput {
       if (!alreadyAsked) this.o.events.unheard();
       return;
     }
+    this.o.log.debug({ recogniser_decided: speech.recogniserDecides }, 'end of turn');
     const decidedAt = this.o.timers.now();
     const speechEndWall = this.o.clock.startWall + speech.endAt * 1000;
     let result: SttResult;

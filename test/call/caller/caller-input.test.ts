@@ -1,3 +1,4 @@
+import pino, { type Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { CallClock } from '../../../src/call/call-clock.ts';
 import { CallerInput, type CallerTurn } from '../../../src/call/caller/caller-input.ts';
@@ -24,6 +25,7 @@ function setup(
     fallback?: { left: number; deadlineMs: number };
     /** The first try at opening a recogniser is refused. */
     refuseFirstOpen?: boolean;
+    log?: Logger;
   } = {},
 ) {
   const rate = options.rate ?? 16000;
@@ -104,7 +106,7 @@ function setup(
       failed: (message) => log.push(`failed:${message}`),
       unheard: () => log.push('unheard'),
     },
-    log: silentLog,
+    log: options.log ?? silentLog,
   });
   /** `ms` of caller audio, a frame once its 20 ms have been captured. */
   const feed = async (ms: number, amplitude: number) => {
@@ -238,6 +240,39 @@ describe('CallerInput', () => {
     withdrawn.partial('my name is john smith'); // the caller went on after the provider's verdict
     await withdrawn.feed(600, 0);
     expect(withdrawn.turns.map((t) => Math.round(t.at))).toEqual([1300]); // the unsure 500: no verdict left
+  });
+
+  it("logs at each turn's end whether the recogniser's verdict decided it (shortened the wait the words and silence set)", async () => {
+    const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
+    const ends: unknown[] = [];
+    const log = pino(
+      { level: 'debug' },
+      {
+        write: (line: string) => {
+          const entry = JSON.parse(line) as { msg: string; recogniser_decided?: boolean };
+          if (entry.msg === 'end of turn') ends.push(entry.recogniser_decided);
+        },
+      },
+    );
+    const s = setup({ heard: ['my name is john smith', 'that works for me.'], policy, log });
+    let reading = '';
+    s.stt.onReadNow = () => s.partial(reading);
+    await s.caller.open();
+    await s.feed(400, 0);
+    // Words that do not tell, and the provider's endpoint: its verdict ends the turn at min_ms.
+    await s.feed(400, SPEECH);
+    reading = 'my name is john smith';
+    s.partial(reading);
+    s.sttEvents.current?.endOfTurn?.({ confidence: null });
+    await s.feed(600, 0);
+    // A finished sentence ends at min_ms with or without the verdict: the words decided.
+    await s.feed(400, SPEECH);
+    reading = 'That works for me.';
+    s.partial(reading);
+    s.sttEvents.current?.endOfTurn?.({ confidence: null });
+    await s.feed(600, 0);
+    expect(s.turns).toHaveLength(2);
+    expect(ends).toEqual([true, false]);
   });
 
   it('waits past the unsure wait for the reading it asked for (a slow recogniser), then decides on its words', async () => {
