@@ -96,8 +96,13 @@ describe('moonshine engine', () => {
     }
   }, 120_000);
 
+  // Sampled among the prompts of at most 20 words: one 73 s prompt once outweighed the other 39 in
+  // words (6.1% over 389 words, half the reading time); long audio is the window test's. These 40
+  // (72 s, 149 words) read 13.6%; read at the wrong rate or as silence, 100% and more.
   it('hears recorded human telephone prompts: WER on 40 of them stays within 25% (pocketsphinx: ~50%)', async () => {
-    const prompts = asteriskPrompts().sort((a, b) => a.id.localeCompare(b.id));
+    const prompts = asteriskPrompts()
+      .filter((p) => p.text.split(/\s+/).length <= 20)
+      .sort((a, b) => a.id.localeCompare(b.id));
     expect(prompts.length).toBeGreaterThan(100);
     const step = Math.floor(prompts.length / 40);
     const sample = prompts.filter((_, i) => i % step === 0).slice(0, 40);
