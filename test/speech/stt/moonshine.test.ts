@@ -174,7 +174,7 @@ describe('moonshine engine', () => {
     }
     const plain = voice(PHRASES[0] ?? '', 'slt');
     expect(await read(plain, hints)).toBe(await read(plain, []));
-  });
+  }, 60_000);
 
   it('trimming keeps the speech with its margins and leaves nothing of pure silence', () => {
     const samples = new Int16Array(16000 * 3);
