@@ -96,7 +96,7 @@ describe('live call control', () => {
     const greeted = caller.played.length;
     await t.request('POST', `/v2/calls/${callId}/say`, { body: { text: ANNOUNCEMENT } });
     // 600 ms of the announcement played (frames of 20 ms), however long the machine took to start it.
-    for (const until = Date.now() + 20_000; caller.played.length < greeted + 30; ) {
+    for (const until = Date.now() + 20_000; caller.played.length < greeted + 30;) {
       if (Date.now() > until) throw new Error('the announcement did not play');
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
