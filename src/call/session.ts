@@ -352,8 +352,11 @@ export class CallSession {
       speechEnded(at) {
         for (const flow of s.flows) flow.speechEnded?.(at * 1000);
       },
-      judged(frame, at) {
+      heard(frame, at) {
         for (const flow of s.flows) flow.audio?.(frame, at * 1000);
+      },
+      judged(at) {
+        for (const flow of s.flows) flow.judged?.(at * 1000);
       },
       interruption() {
         // Until the caller's words are known, what was cut may yet be resumed.

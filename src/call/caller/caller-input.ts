@@ -61,11 +61,16 @@ export interface CallerEvents {
   /** Sound that made no turn: a backchannel under the agent, or noise with no words in it. */
   noTurn(): void;
   /**
-   * One caller frame as the line sent it (before noise suppression), beginning at `at`, once the VAD
-   * has judged it: after that frame's speechStarted/speechEnded, so a listener timing silences by
-   * them hears the audio on the VAD's clock, however far the VAD runs behind.
+   * One caller frame as the line sent it (before noise suppression), as it arrives, beginning at `at` on the inbound
+   * clock: for what needs the sound itself at once (a machine's beep).
    */
-  judged(frame: Int16Array, at: number): void;
+  heard(frame: Int16Array, at: number): void;
+  /**
+   * The VAD has judged the caller's audio up to `at`, after reporting that audio's speechStarted/speechEnded: a
+   * listener that times silences by those events measures them to here, on the VAD's clock, however far behind the
+   * line it runs (on a loaded machine, seconds).
+   */
+  judged(at: number): void;
   /** The VAD failed: the call cannot hear the caller any more. */
   failed(message: string): void;
   /**
@@ -108,15 +113,10 @@ export interface CallerInputOptions {
   log: Logger;
 }
 
-/** A frame as the line sent it, and when it ended (seconds on the call's clock). */
-interface LineFrame {
-  raw: Int16Array;
-  endAt: number;
-}
-
-/** A frame held for the VAD: as the VAD hears it (after noise suppression), and as the line sent it. */
-interface HeldFrame extends LineFrame {
+/** A frame held for the VAD, and when it ended (seconds on the call's clock). */
+interface HeldFrame {
   frame: Int16Array;
+  endAt: number;
 }
 
 /** The caller's current stretch of speech, on the call's clock (seconds). */
@@ -145,7 +145,7 @@ interface Speech {
 export class CallerInput {
   private vad: VadStream | null = null;
   private stt: SttStream | null = null;
-  private feed: VadFeed<LineFrame> | null = null;
+  private feed: VadFeed<number> | null = null;
   private denoiser: RnnoiseDenoiser | null = null;
   private stopped = false;
   private inboundSamples = 0;
@@ -204,7 +204,7 @@ export class CallerInput {
     }
     this.feed = new VadFeed(
       vad,
-      (events, line) => this.onVadEvents(events, line),
+      (events, endAt) => this.onVadEvents(events, endAt),
       (error) => {
         this.o.log.error({ err: error }, 'voice activity detection failed');
         this.o.events.failed('Voice activity detection failed.');
@@ -213,7 +213,7 @@ export class CallerInput {
     // The VAD starts with what came meanwhile, and its clock at that audio's first sample.
     this.vadStartSample = this.inboundSamples - this.backlogSamples;
     if (!this.backlog?.length) this.backlog = null;
-    for (const held of this.backlog ?? []) this.feed.push(held.frame, held);
+    for (const held of this.backlog ?? []) this.feed.push(held.frame, held.endAt);
   }
 
   /** The first recogniser that opens: one that cannot hands the call to the next, while there is one. */
@@ -297,17 +297,17 @@ export class CallerInput {
       this.audioOffset + (this.inboundSamples + frame.length) / this.o.rate - this.o.clock.sinceStart() / 1000;
     if (ahead > 1e-6) this.audioOffset -= ahead;
     this.o.recording?.callerAudio(frame, this.audioNow() * 1000);
-    const raw = frame;
+    this.o.events.heard(frame, this.audioNow());
     // The same number of samples back, a fixed ~20 ms behind: the VAD's clock reads that much late.
     if (this.denoiser) frame = this.denoiser.process(frame);
     this.inboundSamples += frame.length;
     if (this.backlog) {
-      this.holdForVad(this.backlog, frame, raw);
+      this.holdForVad(this.backlog, frame);
       return;
     }
     const endAt = this.audioNow();
     this.hear(frame, endAt);
-    this.feed?.push(frame, { raw, endAt });
+    this.feed?.push(frame, endAt);
   }
 
   /** While the caller speaks, the recogniser hears every frame; between turns only the onset is kept. */
@@ -320,12 +320,11 @@ export class CallerInput {
    * A copy (the transport may reuse its buffer), for the VAD to judge first; before the engines open, at most
    * heldWhileOpeningMs.
    */
-  private holdForVad(backlog: HeldFrame[], frame: Int16Array, raw: Int16Array): void {
-    const copy = frame.slice();
-    const held = { frame: copy, raw: raw === frame ? copy : raw.slice(), endAt: this.audioNow() };
+  private holdForVad(backlog: HeldFrame[], frame: Int16Array): void {
+    const held = { frame: frame.slice(), endAt: this.audioNow() };
     backlog.push(held);
     if (this.feed) {
-      this.feed.push(held.frame, held);
+      this.feed.push(held.frame, held.endAt);
       return;
     }
     this.backlogSamples += frame.length;
@@ -377,8 +376,8 @@ export class CallerInput {
     this.stt?.push(this.sttResampler ? this.sttResampler.push(frame) : frame);
   }
 
-  /** What the VAD found in one frame; the frame goes to whoever listens, and from the backlog on to the recogniser. */
-  private onVadEvents(events: VadEvent[], line: LineFrame): void {
+  /** What the VAD found in one frame, then how far it has judged; a frame it judged from the backlog goes on now. */
+  private onVadEvents(events: VadEvent[], endAt: number): void {
     for (const event of events) {
       if (this.stopped) return;
       const at = this.audioOffset + this.vadStartSample / this.o.rate + event.at;
@@ -386,7 +385,7 @@ export class CallerInput {
       else this.onSpeechEnd(at);
     }
     if (this.stopped) return;
-    this.o.events.judged(line.raw, line.endAt - line.raw.length / this.o.rate);
+    this.o.events.judged(endAt);
     const backlog = this.backlog;
     if (!backlog) return;
     const judged = backlog.shift();

@@ -44,9 +44,10 @@ function setup(
   const turns: (CallerTurn & { at: number })[] = [];
   const recorded: number[] = [];
   const recordedAudio: Int16Array[] = [];
-  /** Speech starts as reported; each frame handed on once judged, with its start and the starts reported before it. */
+  /** Speech starts as reported; each frame as heard (start, audio); each judged time, with the starts before it. */
   const starts: number[] = [];
-  const judged: { at: number; frame: Int16Array; startsBefore: number }[] = [];
+  const heard: { at: number; frame: Int16Array }[] = [];
+  const judged: { at: number; startsBefore: number }[] = [];
   const state = { agentBusy: false };
   const sttEvents: { current: SttStreamEvents | null } = { current: null };
   const caller = new CallerInput({
@@ -94,7 +95,8 @@ function setup(
         log.push('speechStarted');
       },
       speechEnded: () => undefined,
-      judged: (frame, at) => judged.push({ at, frame, startsBefore: starts.length }),
+      heard: (frame, at) => heard.push({ at, frame: frame.slice() }),
+      judged: (at) => judged.push({ at, startsBefore: starts.length }),
       interruption: () => log.push('interruption'),
       partial: (text) => log.push(`partial:${text}`),
       recognised: () => log.push('recognised'),
@@ -132,6 +134,7 @@ function setup(
     recorded,
     recordedAudio,
     starts,
+    heard,
     judged,
     state,
     feed,
@@ -518,6 +521,7 @@ describe('CallerInput', () => {
       events: {
         speechStarted: () => undefined,
         speechEnded: () => undefined,
+        heard: () => undefined,
         judged: () => undefined,
         interruption: () => undefined,
         partial: () => undefined,
@@ -684,27 +688,28 @@ describe('CallerInput', () => {
     // The last half second: RNNoise has learned the hiss and takes it out for the listeners, not the recording.
     expect(level(s.recordedAudio)).toBeGreaterThan(700);
     expect(level(heardByVad)).toBeLessThan(level(s.recordedAudio) / 3);
-    // Listeners to judged frames (the beep detector) hear them as they came, too.
-    expect(s.judged.map((j) => j.frame)).toEqual(s.recordedAudio);
+    // Listeners to the line's frames (the beep detector) hear them as they came, too.
+    expect(s.heard.map((j) => j.frame)).toEqual(s.recordedAudio);
     s.caller.close();
   });
 
-  it("hands each frame on only once the VAD has judged it, after that frame's speech start, at the time it began on the inbound clock", async () => {
+  it("hands each frame on as it arrives, and says how far the VAD has judged only once it has, after that audio's speech start", async () => {
     let opened!: () => void;
     const s = setup({ heard: ['hello'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
     const opening = s.caller.open();
     await s.feed(400, 0);
     await s.feed(600, SPEECH);
-    // Wall time went on a second; the VAD has judged nothing yet, so nothing is handed on.
+    // Wall time went on a second: every frame was heard at its time on the inbound clock, none judged yet.
+    expect(s.heard.map((h) => Math.round(h.at * 1000))).toEqual(Array.from({ length: 50 }, (_, i) => i * 20));
     expect(s.judged).toEqual([]);
     opened();
     await opening;
     await s.feed(400, 0);
-    expect(s.judged.map((j) => Math.round(j.at * 1000))).toEqual(Array.from({ length: 70 }, (_, i) => i * 20));
+    // Each frame's end, in order, once the VAD judged it.
+    expect(s.judged.map((j) => Math.round(j.at * 1000))).toEqual(Array.from({ length: 70 }, (_, i) => (i + 1) * 20));
     expect(s.starts).toEqual([0.4]);
-    // The first loud frame (at 0.4 s) comes after the start the VAD found in it, the quiet before it without one.
-    const loud = s.judged.findIndex((j) => j.frame[0] === SPEECH);
-    expect(s.judged[loud]!.at).toBeCloseTo(0.4, 9);
+    // The first loud frame (0.40-0.42 s) is judged after the start the VAD found in it, the quiet before without one.
+    const loud = s.judged.findIndex((j) => Math.abs(j.at - 0.42) < 1e-9);
     expect(s.judged[loud]!.startsBefore).toBe(1);
     expect(s.judged[loud - 1]!.startsBefore).toBe(0);
   });
