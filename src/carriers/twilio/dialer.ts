@@ -7,7 +7,14 @@
 // service-wide account, or, without one, on to the carriers after Twilio.
 import { voicemailHandling } from '../../agents/schema.ts';
 import type { Clock } from '../../clock.ts';
-import type { ConsultRequest, DialRequest, DialResult, Dialer, TransferRequest } from '../../records/dialer.ts';
+import {
+  NoTransferError,
+  type ConsultRequest,
+  type DialRequest,
+  type DialResult,
+  type Dialer,
+  type TransferRequest,
+} from '../../records/dialer.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import type { TwilioAccounts, TwilioKeys } from './accounts.ts';
 import { conferenceTwiml, connectStreamTwiml, dialTwiml } from './twiml.ts';
@@ -133,7 +140,12 @@ export class TwilioDialer implements Dialer {
       action: back,
       answered: `${back}&leg=answered`,
     });
-    await this.updateCall(await this.keysOf(request.callId), request.carrierCallId, { Twiml: twiml }, 'a transfer');
+    const keys = await this.o.accounts.forCall(request.callId);
+    if (!keys) {
+      if (this.o.next.transfer) return this.o.next.transfer(request);
+      throw new NoTransferError(`no Twilio account is known for call ${request.callId} to redirect it through`);
+    }
+    await this.updateCall(keys, request.carrierCallId, { Twiml: twiml }, 'a transfer');
   }
 
   /**
