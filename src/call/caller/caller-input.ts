@@ -131,11 +131,11 @@ interface Speech {
   wordsPending: boolean;
   /**
    * The recogniser's own verdict that the turn is over, with the reading it came with: words read
-   * after it (the caller went on) withdraw it.
+   * after it (the caller went on) withdraw it; the same words written again do not.
    */
-  recogniserEnded: (SttTurnEnd & { words: string }) | null;
+  recogniserEnded: (SttTurnEnd & { reading: SttResult }) | null;
   /** The recogniser's latest reading of this turn. */
-  lastWords: string;
+  lastReading: SttResult;
   /** The model's own turn detection ended the turn: it ends at the VAD's pause, without waiting. */
   endedByModel: boolean;
   /** At the latest decision, the recogniser's verdict made the wait shorter than the words and silence alone. */
@@ -412,7 +412,7 @@ export class CallerInput {
       pauseWords: null,
       wordsPending: false,
       recogniserEnded: null,
-      lastWords: '',
+      lastReading: { text: '' },
       endedByModel: false,
       recogniserDecides: false,
     };
@@ -537,9 +537,9 @@ export class CallerInput {
   private onPartial(result: SttResult): void {
     const speech = this.speech;
     if (!speech?.confirmed) return;
-    speech.lastWords = result.text;
+    speech.lastReading = result;
     // New words after the recogniser's verdict: the caller went on, the verdict no longer holds.
-    if (speech.recogniserEnded && speech.recogniserEnded.words !== result.text) speech.recogniserEnded = null;
+    if (speech.recogniserEnded && saysMore(speech.recogniserEnded.reading, result)) speech.recogniserEnded = null;
     if (result.text) this.o.events.partial(result.text);
     // A reading that came after the pause began covers all the caller said: the policy may now
     // decide on the words (none, too: then the words do not tell).
@@ -580,7 +580,7 @@ export class CallerInput {
   private onRecogniserEnded(signal: SttTurnEnd): void {
     const speech = this.speech;
     if (!speech?.confirmed) return;
-    speech.recogniserEnded = { confidence: signal.confidence, words: speech.lastWords };
+    speech.recogniserEnded = { confidence: signal.confidence, reading: speech.lastReading };
     if (speech.endAt !== null && this.endpointTimer !== undefined) this.decideEndOfTurn(speech);
   }
 
@@ -625,6 +625,25 @@ export class CallerInput {
     }
     this.o.events.userTurn({ text, startAt: speech.startAt, endAt: speech.endAt, speechEndWall });
   }
+}
+
+/** Letters and digits only, lower case: a reading as said, not as written. */
+const spoken = (text: string): string =>
+  text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+
+/**
+ * Whether `later` holds words the caller said after `earlier`. Not a recogniser writing the same words again
+ * (AssemblyAI's formatted copy of an ended turn: punctuation, casing, "nine four one oh seven" as "94107"): with word
+ * times, only a word ending later is more; without, only other words as said.
+ */
+function saysMore(earlier: SttResult, later: SttResult): boolean {
+  const endOf = (r: SttResult) => r.words?.at(-1)?.end;
+  const [before, after] = [endOf(earlier), endOf(later)];
+  if (before !== undefined && after !== undefined) return after > before + 1e-3;
+  return spoken(earlier.text) !== spoken(later.text);
 }
 
 /** The recogniser gave no final text by its deadline. */

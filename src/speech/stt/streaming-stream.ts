@@ -217,6 +217,12 @@ export abstract class StreamingSttStream implements SttStream {
   protected flushAudio(): void {}
 
   /**
+   * The utterance under way was taken (its final given, or dropped): what the provider still sends about its words
+   * belongs to no utterance (AssemblyAI's late formatted copy of a turn).
+   */
+  protected utteranceTaken(): void {}
+
+  /**
    * The text message that asks the provider to settle what it has heard now (Deepgram's Finalize, AssemblyAI's
    * ForceEndpoint).
    */
@@ -238,6 +244,7 @@ export abstract class StreamingSttStream implements SttStream {
     const result = this.reading();
     this.settled = [];
     this.guess = null;
+    this.utteranceTaken();
     return result;
   }
 
