@@ -86,7 +86,10 @@ export interface CallerEngines {
   openStt(events: SttStreamEvents): Promise<SttStream>;
   /** The recogniser serving failed: true when the next one now serves, false when none is left. */
   sttFailed?(reason: FallbackReason): boolean;
-  /** How long the recogniser serving may take over a turn's final text; null: as long as it takes. */
+  /**
+   * How long the recogniser serving may take over a turn's final text; null: as long as it takes, and no first-result
+   * deadline either (the last recogniser).
+   */
   sttFinalDeadlineMs?(): number | null;
 }
 
@@ -131,15 +134,17 @@ interface Speech {
   wordsPending: boolean;
   /**
    * The recogniser's own verdict that the turn is over, with the reading it came with: words read
-   * after it (the caller went on) withdraw it.
+   * after it (the caller went on) withdraw it; the same words written again do not.
    */
-  recogniserEnded: (SttTurnEnd & { words: string }) | null;
+  recogniserEnded: (SttTurnEnd & { reading: SttResult }) | null;
   /** The recogniser's latest reading of this turn. */
-  lastWords: string;
+  lastReading: SttResult;
   /** The model's own turn detection ended the turn: it ends at the VAD's pause, without waiting. */
   endedByModel: boolean;
   /** At the latest decision, the recogniser's verdict made the wait shorter than the words and silence alone. */
   recogniserDecides: boolean;
+  /** The recogniser has given a result (a partial, a verdict) since this speech began. */
+  resultHeard: boolean;
 }
 
 export class CallerInput {
@@ -173,6 +178,8 @@ export class CallerInput {
   private reading = false;
   private endpointTimer: TimerHandle | undefined;
   private bargeTimer: TimerHandle | undefined;
+  /** The streaming recogniser's first-result deadline, running while the caller speaks and it has given nothing. */
+  private firstResultDeadline: { clear(): void } | null = null;
 
   constructor(private readonly o: CallerInputOptions) {
     this.recent = new FrameHistory(CALLER_DEFAULTS.historyMs / FRAME_MS, (o.rate * FRAME_MS) / 1000);
@@ -232,10 +239,14 @@ export class CallerInput {
     let stream: SttStream | null = null;
     const opening = this.o.engines.openStt({
       partial: (result) => {
-        if (stream === this.stt) this.onPartial(result);
+        if (stream !== this.stt) return;
+        this.heardResult();
+        this.onPartial(result);
       },
       endOfTurn: (signal) => {
-        if (stream === this.stt) this.onRecogniserEnded(signal);
+        if (stream !== this.stt) return;
+        this.heardResult();
+        this.onRecogniserEnded(signal);
       },
       // A recogniser that dies (a worker, the machine's recogniser process) costs the turn it was
       // hearing, not the call: another one is opened.
@@ -254,6 +265,7 @@ export class CallerInput {
     if (this.stopped) return;
     this.o.log.warn({ err: error }, 'speech recogniser failed; the turn it was hearing is lost, opening another');
     if (this.o.engines.sttFailed?.(reason)) this.recogniserFailures = 0;
+    this.clearFirstResultDeadline();
     const failed = this.stt;
     this.stt = null;
     if (failed) void failed.close().catch(() => undefined);
@@ -351,6 +363,7 @@ export class CallerInput {
     this.o.timers.clearTimeout(this.endpointTimer);
     this.o.timers.clearTimeout(this.bargeTimer);
     this.o.timers.clearTimeout(this.reopenTimer);
+    this.clearFirstResultDeadline();
     this.endpointTimer = undefined;
     this.bargeTimer = undefined;
     this.reopenTimer = undefined;
@@ -403,6 +416,7 @@ export class CallerInput {
       this.speech.pauseWords = null;
       this.speech.wordsPending = false;
       this.speech.recogniserEnded = null;
+      this.armFirstResultDeadline(this.speech);
       return;
     }
     this.speech = {
@@ -412,10 +426,12 @@ export class CallerInput {
       pauseWords: null,
       wordsPending: false,
       recogniserEnded: null,
-      lastWords: '',
+      lastReading: { text: '' },
       endedByModel: false,
       recogniserDecides: false,
+      resultHeard: false,
     };
+    this.armFirstResultDeadline(this.speech);
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
     if (!this.o.agentBusy()) {
@@ -437,6 +453,8 @@ export class CallerInput {
   private onSpeechEnd(at: number): void {
     const speech = this.speech;
     if (!speech) return;
+    // From the pause on, the turn's final text has its own deadline.
+    this.clearFirstResultDeadline();
     this.o.events.speechEnded(at);
     if (!speech.confirmed) {
       // A backchannel or a noise under the agent: not a turn, not an interruption.
@@ -537,9 +555,9 @@ export class CallerInput {
   private onPartial(result: SttResult): void {
     const speech = this.speech;
     if (!speech?.confirmed) return;
-    speech.lastWords = result.text;
+    speech.lastReading = result;
     // New words after the recogniser's verdict: the caller went on, the verdict no longer holds.
-    if (speech.recogniserEnded && speech.recogniserEnded.words !== result.text) speech.recogniserEnded = null;
+    if (speech.recogniserEnded && saysMore(speech.recogniserEnded.reading, result)) speech.recogniserEnded = null;
     if (result.text) this.o.events.partial(result.text);
     // A reading that came after the pause began covers all the caller said: the policy may now
     // decide on the words (none, too: then the words do not tell).
@@ -548,6 +566,33 @@ export class CallerInput {
       speech.wordsPending = false;
       this.decideEndOfTurn(speech);
     }
+  }
+
+  /**
+   * A streaming recogniser that hears the caller speak for its firstResultWithinMs without giving any result is failed
+   * as one late with the turn's final text is (finalizeInTime): only while another is left to move to.
+   */
+  private armFirstResultDeadline(speech: Speech): void {
+    this.clearFirstResultDeadline();
+    const stt = this.stt;
+    const ms = stt?.firstResultWithinMs;
+    if (!stt || ms === undefined || speech.resultHeard) return;
+    if ((this.o.engines.sttFinalDeadlineMs?.() ?? null) === null) return;
+    this.firstResultDeadline = providerDeadline(this.o.timers, ms, () => {
+      this.firstResultDeadline = null;
+      if (stt === this.stt && !this.stopped) this.recogniserFailed(new FirstResultLate(ms), 'timeout');
+    });
+  }
+
+  private clearFirstResultDeadline(): void {
+    this.firstResultDeadline?.clear();
+    this.firstResultDeadline = null;
+  }
+
+  /** The recogniser gave a result: it is reading what the caller says. */
+  private heardResult(): void {
+    this.clearFirstResultDeadline();
+    if (this.speech) this.speech.resultHeard = true;
   }
 
   /** The turn's final text, or FinalTextLate past the recogniser's deadline (when another is left to move to). */
@@ -580,7 +625,7 @@ export class CallerInput {
   private onRecogniserEnded(signal: SttTurnEnd): void {
     const speech = this.speech;
     if (!speech?.confirmed) return;
-    speech.recogniserEnded = { confidence: signal.confidence, words: speech.lastWords };
+    speech.recogniserEnded = { confidence: signal.confidence, reading: speech.lastReading };
     if (speech.endAt !== null && this.endpointTimer !== undefined) this.decideEndOfTurn(speech);
   }
 
@@ -627,11 +672,38 @@ export class CallerInput {
   }
 }
 
+/** Letters and digits only, lower case: a reading as said, not as written. */
+const spoken = (text: string): string =>
+  text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+
+/**
+ * Whether `later` holds words the caller said after `earlier`. Not a recogniser writing the same words again
+ * (AssemblyAI's formatted copy of an ended turn: punctuation, casing, "nine four one oh seven" as "94107"): with word
+ * times, only a word ending later is more; without, only other words as said.
+ */
+function saysMore(earlier: SttResult, later: SttResult): boolean {
+  const endOf = (r: SttResult) => r.words?.at(-1)?.end;
+  const [before, after] = [endOf(earlier), endOf(later)];
+  if (before !== undefined && after !== undefined) return after > before + 1e-3;
+  return spoken(earlier.text) !== spoken(later.text);
+}
+
 /** The recogniser gave no final text by its deadline. */
 class FinalTextLate extends Error {
   constructor(ms: number) {
     super(`the recogniser gave no final text within ${ms} ms`);
     this.name = 'FinalTextLate';
+  }
+}
+
+/** A streaming recogniser heard the caller speak past its first-result deadline and gave nothing. */
+class FirstResultLate extends Error {
+  constructor(ms: number) {
+    super(`the recogniser gave no result within ${ms} ms of the caller speaking`);
+    this.name = 'FirstResultLate';
   }
 }
 

@@ -150,6 +150,11 @@ class SilentStt extends ReadingStt {
   }
 }
 
+/** A recogniser that reads as the audio comes (a streaming provider): it owes a result within 3 s of speech. */
+class StreamingStt extends ReadingStt {
+  readonly firstResultWithinMs = 3_000;
+}
+
 describe('CallerInput', () => {
   it('ends a turn endpointing_ms after the speech end, with the words and the times of the speech on the call clock', async () => {
     const s = setup({ heard: ['my name is ann'] });
@@ -482,6 +487,71 @@ describe('CallerInput', () => {
     expect(s.moves).toEqual([]);
     expect(s.log).toEqual(['speechStarted']);
     expect(s.stts).toHaveLength(1);
+  });
+
+  it('a streaming recogniser with another after it that gives no result while the caller speaks past its first-result deadline is left for the next, as a late final text is', async () => {
+    const s = setup({
+      first: new StreamingStt(['never read']),
+      heardAfterReopen: ['yes please'],
+      fallback: { left: 1, deadlineMs: 3_000 },
+    });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(2_900, SPEECH); // the speech start was heard at 420 ms: 2.88 s of speech, nothing back
+    expect(s.moves).toEqual([]);
+    await s.feed(200, SPEECH);
+    expect(s.moves).toEqual(['timeout']);
+    expect(s.log).toEqual(['speechStarted', 'unheard']);
+    expect(s.stts).toHaveLength(2);
+    // The speech it lost makes no turn; the next is heard by the next recogniser.
+    await s.feed(1_000, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(1_000, 0);
+    expect(s.turns.map((t) => t.text)).toEqual(['yes please']);
+    expect(s.moves).toEqual(['timeout']);
+  });
+
+  it('a streaming recogniser that gives results in time is kept however long the caller speaks, and its first-result deadline does not run while the caller is silent', async () => {
+    const s = setup({ first: new StreamingStt(['a long story']), fallback: { left: 1, deadlineMs: 3_000 } });
+    await s.caller.open();
+    await s.feed(10_000, 0);
+    await s.feed(2_000, SPEECH);
+    s.partial('a long');
+    await s.feed(6_000, SPEECH);
+    await s.feed(1_000, 0);
+    expect(s.moves).toEqual([]);
+    expect(s.stts).toHaveLength(1);
+    expect(s.turns.map((t) => t.text)).toEqual(['a long story']);
+  });
+
+  it('the first-result deadline counts speech only: pauses inside a turn start it again, and a caller who says nothing never trips it', async () => {
+    const s = setup({ first: new StreamingStt(['one two three']), fallback: { left: 1, deadlineMs: 3_000 } });
+    await s.caller.open();
+    await s.feed(20_000, 0);
+    expect(s.moves).toEqual([]);
+    // 2.5 s of speech, a 300 ms pause (shorter than the end of turn), 2.5 s more: no 3 s of speech at a stretch.
+    await s.feed(2_500, SPEECH);
+    await s.feed(300, 0);
+    await s.feed(2_500, SPEECH);
+    await s.feed(1_000, 0);
+    expect(s.moves).toEqual([]);
+    expect(s.turns.map((t) => t.text)).toEqual(['one two three']);
+  });
+
+  it('the last recogniser, and a recogniser that reads only when asked, have no first-result deadline', async () => {
+    const last = setup({ first: new StreamingStt(['x']), fallback: { left: 0, deadlineMs: 3_000 } });
+    await last.caller.open();
+    await last.feed(400, 0);
+    await last.feed(6_000, SPEECH);
+    expect(last.stts).toHaveLength(1);
+    expect(last.log).toEqual(['speechStarted']);
+
+    const asked = setup({ first: new ReadingStt(['y']), fallback: { left: 1, deadlineMs: 3_000 } });
+    await asked.caller.open();
+    await asked.feed(400, 0);
+    await asked.feed(6_000, SPEECH);
+    expect(asked.moves).toEqual([]);
+    expect(asked.log).toEqual(['speechStarted']);
   });
 
   it('a first recogniser that cannot be opened hands the call to the next before the call starts listening', async () => {
