@@ -459,12 +459,8 @@ export class GeminiLiveSocket implements SpeechToSpeechSocket {
     // An activity open on the old socket is not one on the new: the next audio opens one there.
     this.activityOpen = false;
     const old = this.ws;
-    let next: WebSocket | null = null;
-    try {
-      next = await this.openSession(this.resumeHandle);
-    } catch {
-      next = null;
-    }
+    // A resume that fails leaves the call where it was (below).
+    const next = await this.openSession(this.resumeHandle).catch(() => null);
     this.moving = false;
     if (next && !this.closing) {
       this.ws = next;

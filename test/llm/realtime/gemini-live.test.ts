@@ -296,10 +296,12 @@ describe('the client against a server speaking the protocol', () => {
     standIn.resumeDelayMs = 0;
     expect(resumptions(from)).toEqual([{}, { handle }]);
     expect(standIn.openSockets()).toBe(1);
-    expect(standIn.received.slice(resumedAt).map((m) => m.kind).filter((k) => k !== 'audio')).toEqual([
-      'activityStart',
-      'activityEnd',
-    ]);
+    expect(
+      standIn.received
+        .slice(resumedAt)
+        .map((m) => m.kind)
+        .filter((k) => k !== 'audio'),
+    ).toEqual(['activityStart', 'activityEnd']);
     expect(standIn.outsideActivityBytes).toBe(outside);
     const second = events.slice(events.findIndex((e) => e.kind === 'response_done') + 1);
     expect(second.filter((e) => e.kind === 'words').length).toBeGreaterThan(0);
