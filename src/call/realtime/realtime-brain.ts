@@ -188,6 +188,10 @@ class SpeechToSpeechBrain implements RealtimeBrain {
    */
   private modelHeard: boolean;
   private readonly heardByDefault: boolean;
+  /** Function calls the model withdrew (function_calls_cancelled): no output goes back for them. */
+  private readonly cancelledCalls = new Set<string>();
+  /** The function calls running, by call id: a withdrawn one is aborted. */
+  private readonly runningCalls = new Map<string, AbortController>();
 
   constructor(private readonly o: RealtimeBrainOptions) {
     this.modelTurns = o.agent.llm.turn_detection === 'model';
@@ -211,6 +215,7 @@ class SpeechToSpeechBrain implements RealtimeBrain {
       }
       socket.on((event) => {
         if (event.kind === 'error') o.warn?.({ code: event.code });
+        if (event.kind === 'function_calls_cancelled') this.withdraw(event.callIds);
         if (this.modelTurns) this.modelTurnEvent(event);
       });
       this.socket = socket;
@@ -275,6 +280,14 @@ class SpeechToSpeechBrain implements RealtimeBrain {
         return;
       default:
         if (!this.asking) this.unasked?.events.push({ event, at: Date.now() });
+    }
+  }
+
+  /** The model withdrew these calls: the running ones are aborted, none gets an output. */
+  private withdraw(callIds: readonly string[]): void {
+    for (const id of callIds) {
+      this.cancelledCalls.add(id);
+      this.runningCalls.get(id)?.abort(new LlmError('LLM_ABORTED', 'the model cancelled the function call'));
     }
   }
 
@@ -540,6 +553,8 @@ class SpeechToSpeechBrain implements RealtimeBrain {
   /**
    * The response's function calls, each by its tool's handler; their outputs go back to the model. Resolves with the
    * outcome when a call ends the turn (end_call, transfer_call, an unknown tool), or null to ask for the next response.
+   * Calls the model withdraws are left out, or aborted while they run, and get no output; when it withdrew them all,
+   * the reply ends there (it withdraws calls only when the caller cut its turn).
    */
   private async runTools(
     socket: SpeechToSpeechSocket,
@@ -548,6 +563,8 @@ class SpeechToSpeechBrain implements RealtimeBrain {
     signal: AbortSignal,
   ): Promise<ReplyOutcome | null> {
     const tools = this.tools(this.clock);
+    calls = calls.filter((c) => !this.cancelledCalls.has(c.id));
+    if (calls.length === 0) return { kind: 'reply', messages: [] };
     const unknown = calls.find((c) => tools.find(c.name) === undefined);
     if (unknown)
       return {
@@ -568,7 +585,11 @@ class SpeechToSpeechBrain implements RealtimeBrain {
         return next;
       },
     };
-    const planned = calls.map((call) => ({ call, action: toolAction(call, round) }));
+    const planned = calls.map((call) => {
+      const withdrawn = new AbortController();
+      this.runningCalls.set(call.id, withdrawn);
+      return { call, action: toolAction(call, { ...round, signal: AbortSignal.any([signal, withdrawn.signal]) }) };
+    });
     const terminal = planned.find((p) => p.action?.kind === 'terminal');
     const running = planned.flatMap((p) => (p.action?.kind === 'run' ? [p.action] : []));
     const announced = running.find((a) => a.announce !== undefined)?.announce;
@@ -592,9 +613,11 @@ class SpeechToSpeechBrain implements RealtimeBrain {
       }),
     );
     if (timer !== undefined) this.o.timers.clearTimeout(timer);
+    for (const { call } of planned) this.runningCalls.delete(call.id);
     if (signal.aborted) return null;
-    for (const run of runs) socket.functionOutput(run.invocation.tool_call_id, run.modelContent);
-    if (terminal?.action?.kind === 'terminal') {
+    const answered = runs.filter((run) => !this.cancelledCalls.has(run.invocation.tool_call_id));
+    for (const run of answered) socket.functionOutput(run.invocation.tool_call_id, run.modelContent);
+    if (terminal?.action?.kind === 'terminal' && !this.cancelledCalls.has(terminal.call.id)) {
       const { call } = terminal;
       socket.functionOutput(call.id, '{"status":"accepted"}');
       const at = tools.at();
@@ -608,6 +631,7 @@ class SpeechToSpeechBrain implements RealtimeBrain {
       });
       return terminal.action.outcome([]);
     }
+    if (answered.length === 0) return { kind: 'reply', messages: [] };
     return null;
   }
 }

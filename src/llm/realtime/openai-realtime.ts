@@ -102,6 +102,11 @@ export type RealtimeEvent =
   | { kind: 'speech_stopped'; audioEndMs: number | null }
   /** The caller's audio so far became a conversation item (the model's VAD or our commit). */
   | { kind: 'committed' }
+  /**
+   * The model withdrew function calls it had asked for (Gemini's toolCallCancellation, or calls a resumed session
+   * never made): no output goes back for them, and the ones still running are aborted.
+   */
+  | { kind: 'function_calls_cancelled'; callIds: string[] }
   | { kind: 'error'; code: string | null; message: string }
   | { kind: 'other'; type: string };
 

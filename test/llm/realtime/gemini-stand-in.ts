@@ -9,6 +9,12 @@
 // (EnergyTurns) hears the caller start and stop in the audio, the words are read and answered after the
 // silence, and speech while the last answer would still be playing (its audio's length from when it was
 // sent) is answered with {"serverContent":{"interrupted":true}}.
+// Session management as the header quotes it: a setup with sessionResumption gets sessionResumptionUpdate
+// handles (a new one when the session is set up and after each turn, resumable false while a function call
+// waits for its output); a setup with a handle it issued resumes that session, one with a handle it does not
+// know is refused by closing the socket (1007, as for any invalid argument). Test controls: goAway() sends
+// {"goAway":{"timeLeft":"…s"}} and closes the socket when the time is up; drop() closes it unexpectedly
+// (1011); cancelToolCall() sends toolCallCancellation for the function calls waiting for their output.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -58,6 +64,7 @@ const Setup = z.strictObject({
       .optional(),
     inputAudioTranscription: z.strictObject({}).optional(),
     outputAudioTranscription: z.strictObject({}).optional(),
+    sessionResumption: z.strictObject({ handle: z.string().optional() }).optional(),
   }),
 });
 const Content = z.strictObject({
@@ -104,6 +111,10 @@ interface Connection {
   turns: EnergyTurns | null;
   /** Wall ms until the last answer's audio would have played. */
   speakingUntil: number;
+  /** The setup asked for session resumption: handles are sent. */
+  resumption: boolean;
+  /** Function calls sent that wait for their output. */
+  pendingCalls: string[];
 }
 
 export class GeminiLiveStandIn {
@@ -115,6 +126,15 @@ export class GeminiLiveStandIn {
   /** Audio bytes that came outside an activity (with activity detection off, the model would not hear them). */
   outsideActivityBytes = 0;
   readonly upgrades: { url: string; apiKey: string | undefined }[] = [];
+  /** Every handle issued (sessionResumptionUpdate.newHandle), in order. */
+  readonly handles: string[] = [];
+  /** Function call ids cancelled (toolCallCancellation). */
+  readonly cancelled: string[] = [];
+  /** How long a resumed session's setupComplete waits (ms): what the client sends meanwhile must wait for it. */
+  resumeDelayMs = 0;
+  private readonly known = new Set<string>();
+  private readonly connections: Connection[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
   private readonly server: Server;
   private readonly wss: WebSocketServer;
   private readonly stt = new PocketsphinxEngine({ workers: 1 });
@@ -148,7 +168,44 @@ export class GeminiLiveStandIn {
     return this.received.map((m) => String(m.kind)).filter((k) => k !== 'audio');
   }
 
+  /** The sockets open now. */
+  openSockets(): number {
+    return this.connections.filter((c) => c.ws.readyState === c.ws.OPEN).length;
+  }
+
+  /** Forgets every handle issued: a resume with one of them is refused. */
+  forgetHandles(): void {
+    this.known.clear();
+  }
+
+  /** The server will disconnect soon: goAway with `timeLeftMs`, then the socket closes when it is up. */
+  goAway(timeLeftMs: number): void {
+    const c = this.latest();
+    this.send(c, { goAway: { timeLeft: `${timeLeftMs / 1000}s` } });
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      c.ws.close(1001, 'connection lifetime over');
+    }, timeLeftMs);
+    this.timers.add(timer);
+  }
+
+  /** The server closes the socket unexpectedly. */
+  drop(): void {
+    this.latest().ws.close(1011, 'internal error');
+  }
+
+  /** The model withdraws the function calls waiting for their output (the caller cut its turn). */
+  cancelToolCall(): void {
+    const c = this.latest();
+    const ids = c.pendingCalls;
+    c.pendingCalls = [];
+    this.cancelled.push(...ids);
+    this.send(c, { toolCallCancellation: { ids } });
+    this.issueHandle(c);
+  }
+
   async close(): Promise<void> {
+    for (const timer of this.timers) clearTimeout(timer);
     for (const ws of this.wss.clients) ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -168,7 +225,10 @@ export class GeminiLiveStandIn {
       gate: new SoundGate(),
       turns: null,
       speakingUntil: 0,
+      resumption: false,
+      pendingCalls: [],
     };
+    this.connections.push(c);
     ws.on('message', (data: Buffer) => {
       c.queue = c.queue.then(() => this.handle(c, data.toString('utf8'))).catch(() => undefined);
     });
@@ -188,11 +248,18 @@ export class GeminiLiveStandIn {
       const setup = Setup.safeParse(raw);
       if (!setup.success) return this.refuse(c, text, 'the first message must be a valid setup');
       this.received.push({ kind: 'setup', ...setup.data });
+      const resumption = setup.data.setup.sessionResumption;
+      if (resumption?.handle !== undefined && !this.known.has(resumption.handle))
+        return void c.ws.close(1007, 'unknown session resumption handle');
       c.setup = true;
+      c.resumption = resumption !== undefined;
+      if (resumption?.handle !== undefined && this.resumeDelayMs > 0)
+        await new Promise((r) => setTimeout(r, this.resumeDelayMs));
       c.stt = this.stt.open({ sampleRate: 16000, language: 'en-US' });
       if (setup.data.setup.realtimeInputConfig?.automaticActivityDetection?.disabled !== true)
         c.turns = new EnergyTurns();
       this.send(c, { setupComplete: {} });
+      this.issueHandle(c);
       return;
     }
     const parsed = ClientMessage.safeParse(raw);
@@ -235,6 +302,7 @@ export class GeminiLiveStandIn {
       return;
     }
     this.received.push({ kind: 'toolResponse', ...m.toolResponse });
+    c.pendingCalls = [];
     c.output = JSON.stringify(m.toolResponse.functionResponses[0]?.response.output ?? null);
     await this.respond(c);
   }
@@ -263,11 +331,12 @@ export class GeminiLiveStandIn {
     const record: StandInResponse = { id, firstAudioAt: null, said: 'say' in answer ? answer.say : null };
     this.responses.push(record);
     if ('call' in answer) {
+      const callId = `fc_${++this.seq}`;
+      c.pendingCalls.push(callId);
+      if (c.resumption) this.send(c, { sessionResumptionUpdate: { newHandle: '', resumable: false } });
       this.send(c, {
         toolCall: {
-          functionCalls: [
-            { id: `fc_${++this.seq}`, name: answer.call.name, args: JSON.parse(answer.call.arguments) as unknown },
-          ],
+          functionCalls: [{ id: callId, name: answer.call.name, args: JSON.parse(answer.call.arguments) as unknown }],
         },
       });
       return;
@@ -302,6 +371,22 @@ export class GeminiLiveStandIn {
       serverContent: { turnComplete: true },
       usageMetadata: { promptTokenCount: 20, responseTokenCount: 10, totalTokenCount: 30 },
     });
+    this.issueHandle(c);
+  }
+
+  /** A resumable state: a new handle, when the setup asked for them. */
+  private issueHandle(c: Connection): void {
+    if (!c.resumption) return;
+    const handle = `session_${++this.seq}`;
+    this.handles.push(handle);
+    this.known.add(handle);
+    this.send(c, { sessionResumptionUpdate: { newHandle: handle, resumable: true } });
+  }
+
+  private latest(): Connection {
+    const c = this.connections.findLast((k) => k.setup && k.ws.readyState === k.ws.OPEN);
+    if (!c) throw new Error('no socket open');
+    return c;
   }
 
   private send(c: Connection, message: Record<string, unknown>): void {
