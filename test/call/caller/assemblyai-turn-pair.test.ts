@@ -14,7 +14,7 @@ import { AssemblyAiSttEngine } from '../../../src/speech/stt/assemblyai/engine.t
 import { AssemblyAiMessageSchema } from '../../../src/speech/stt/assemblyai/protocol.ts';
 import type { SttResult } from '../../../src/speech/types.ts';
 import { ManualTimers } from '../../../src/timers.ts';
-import { EnergyVad, SPEECH, frame, settle } from '../../helpers/session-fakes.ts';
+import { EnergyVad, SPEECH, frame, quietCallerEvents, settle } from '../../helpers/session-fakes.ts';
 
 const T0 = 1_700_000_000_000;
 
@@ -125,19 +125,7 @@ async function setup() {
     endOfTurn: new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 }),
     interruptionThresholdMs: 600,
     agentBusy: () => false,
-    events: {
-      speechStarted: () => undefined,
-      speechEnded: () => undefined,
-      heard: () => undefined,
-      judged: () => undefined,
-      interruption: () => undefined,
-      partial: () => undefined,
-      recognised: () => undefined,
-      userTurn: (t) => turns.push({ ...t, at: clock.sinceStart() }),
-      noTurn: () => undefined,
-      failed: () => undefined,
-      unheard: () => undefined,
-    },
+    events: quietCallerEvents({ userTurn: (t) => turns.push({ ...t, at: clock.sinceStart() }) }),
     log,
   });
   await caller.open();

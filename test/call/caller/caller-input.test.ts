@@ -5,7 +5,16 @@ import { CallerInput, type CallerTurn } from '../../../src/call/caller/caller-in
 import { SemanticEndOfTurn, SilenceEndOfTurn, type EndOfTurnPolicy } from '../../../src/call/caller/end-of-turn.ts';
 import type { SttStreamEvents } from '../../../src/speech/types.ts';
 import { ManualTimers } from '../../../src/timers.ts';
-import { EnergyVad, FailingVad, ReadingStt, SPEECH, frame, settle, silentLog } from '../../helpers/session-fakes.ts';
+import {
+  EnergyVad,
+  FailingVad,
+  ReadingStt,
+  SPEECH,
+  frame,
+  quietCallerEvents,
+  settle,
+  silentLog,
+} from '../../helpers/session-fakes.ts';
 
 const T0 = 1_700_000_000_000;
 
@@ -588,19 +597,11 @@ describe('CallerInput', () => {
       endOfTurn: new SilenceEndOfTurn(500),
       interruptionThresholdMs: 600,
       agentBusy: () => false,
-      events: {
-        speechStarted: () => undefined,
-        speechEnded: () => undefined,
-        heard: () => undefined,
-        judged: () => undefined,
-        interruption: () => undefined,
-        partial: () => undefined,
-        recognised: () => undefined,
+      events: quietCallerEvents({
         userTurn: () => log.push('userTurn'),
-        noTurn: () => undefined,
         failed: (message) => log.push(`failed:${message}`),
         unheard: () => log.push('unheard'),
-      },
+      }),
       log: silentLog,
     });
     await caller.open();
