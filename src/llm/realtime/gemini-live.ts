@@ -54,6 +54,10 @@
 // speech start; turnComplete ends the model's turn. The protocol gives no times for the caller's speech.
 // Text turns (notes, the words heard of a cut reply) wait for the end of a turn the model is speaking, since
 // a clientContent would cut it off.
+// No out-of-band text answer (speech-socket.ts writeAside): responseModalities is fixed once, in the setup
+// ("The requested modalities of the response"; a setup asking for both AUDIO and TEXT is refused as an invalid
+// argument), and every clientContent turn is part of the session's conversation and answered in its audio. A
+// warm transfer's summary on this engine is a chat-completions fallback model's, or the fixed one.
 // The official SDK is not used: it opens its own socket, which would bypass the egress policy.
 import { z } from 'zod';
 import type { OpenWebSocket, WebSocket } from '../../net/websocket.ts';
