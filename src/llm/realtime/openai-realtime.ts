@@ -130,17 +130,18 @@ const Response = z.looseObject({
   response: z.looseObject({
     id: z.string(),
     status: z.string().optional(),
-    metadata: z.record(z.string(), z.string()).nullish(),
-    output: z
-      .array(
-        z.looseObject({
-          content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })).optional(),
-        }),
-      )
-      .optional(),
+    // Read only to tell the service's own out-of-band answers (asideRequest): anything else here is no reason to fail.
+    metadata: z.unknown().optional(),
     usage: z.looseObject({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).nullish(),
   }),
 });
+/** The words of an out-of-band answer's response.done; a part of another kind, or without text, is skipped. */
+const AsideOutput = z.looseObject({
+  response: z.looseObject({
+    output: z.array(z.looseObject({ content: z.array(z.unknown()).nullish() })).nullish(),
+  }),
+});
+const TextPart = z.looseObject({ type: z.enum(['output_text', 'text']), text: z.string() });
 const CallerTranscript = z.looseObject({ item_id: z.string(), transcript: z.string() });
 const Truncated = z.looseObject({ item_id: z.string(), audio_end_ms: z.number() });
 const SpeechStarted = z.looseObject({ audio_start_ms: z.number().optional() });
@@ -192,8 +193,11 @@ export function parseRealtimeEvent(text: string): RealtimeEvent {
     case 'response.done': {
       const e = parse(Response);
       if (isAside(e.response.metadata)) {
-        const parts = (e.response.output ?? []).flatMap((item) => item.content ?? []);
-        const text = parts.flatMap((p) => ((p.type === 'output_text' || p.type === 'text') && p.text ? [p.text] : []));
+        const parts = (parse(AsideOutput).response.output ?? []).flatMap((item) => item.content ?? []);
+        const text = parts.flatMap((part) => {
+          const read = TextPart.safeParse(part);
+          return read.success ? [read.data.text] : [];
+        });
         return { kind: 'aside_done', status: e.response.status ?? 'completed', text: text.join(' ').trim() };
       }
       const usage = e.response.usage;
@@ -229,8 +233,8 @@ export function parseRealtimeEvent(text: string): RealtimeEvent {
   }
 }
 
-function isAside(metadata: Record<string, string> | null | undefined): boolean {
-  return metadata?.aside === ASIDE_METADATA.aside;
+function isAside(metadata: unknown): boolean {
+  return z.looseObject({ aside: z.literal(ASIDE_METADATA.aside) }).safeParse(metadata).success;
 }
 
 /** The response.create of an out-of-band text answer, read against the conversation so far and added to none. */

@@ -123,6 +123,23 @@ describe('server events as the API reference shows them', () => {
         JSON.stringify({ type: 'response.done', response: { ...response, status: 'completed', output } }),
       ),
     ).toEqual({ kind: 'aside_done', status: 'completed', text: 'A caller.' });
+    // The call's own responses are read as before, whatever their output and metadata hold.
+    const own = {
+      id: 'resp_10',
+      status: 'completed',
+      metadata: null,
+      output: [{ content: [{ type: 'output_audio', transcript: 'Hi', text: null }] }],
+    };
+    expect(parseRealtimeEvent(JSON.stringify({ type: 'response.created', response: own }))).toEqual({
+      kind: 'response_started',
+      responseId: 'resp_10',
+    });
+    expect(parseRealtimeEvent(JSON.stringify({ type: 'response.done', response: own }))).toEqual({
+      kind: 'response_done',
+      responseId: 'resp_10',
+      status: 'completed',
+      usage: null,
+    });
   });
 
   it('an event that is not JSON, or breaks its documented shape, is a coded error', () => {
