@@ -12,6 +12,7 @@ import { askTransferSummary } from '../../../src/call/transfer/summary.ts';
 import { TransferFlow } from '../../../src/call/transfer/transfer-flow.ts';
 import { WARM_TRANSFER_DEFAULTS } from '../../../src/call/transfer/warm-transfer.ts';
 import type { CallTransport } from '../../../src/call/transport.ts';
+import { LLM_CLIENT_DEFAULTS } from '../../../src/llm/client.ts';
 import type { ChatMessage, LlmRequestMetadata } from '../../../src/llm/types.ts';
 import { EgressPolicy } from '../../../src/net/egress.ts';
 import { OutboundHttp } from '../../../src/net/http.ts';
@@ -24,6 +25,8 @@ import { startServer, type TestServer } from '../../support/http-server.ts';
 
 const TO = '+14155550123';
 const PROMPT = 'You are the front desk of a bakery.';
+/** The stand-in gives no out-of-band answer to an agent with this prompt. */
+const SILENT_PROMPT = 'You never answer asides.';
 const SUMMARY = 'Jane Roe wants to change tomorrow’s cake order.';
 const metadata: LlmRequestMetadata = {
   call_id: 'c1',
@@ -48,7 +51,12 @@ let gemini: GeminiLiveStandIn;
 let chat: TestServer | undefined;
 beforeAll(async () => {
   openAi = await OpenAiRealtimeStandIn.start({
-    aside: (instructions) => (instructions.endsWith(transferSummaryRequest()) ? SUMMARY : 'not the summary request'),
+    aside: (instructions) =>
+      instructions.startsWith(SILENT_PROMPT)
+        ? null
+        : instructions.endsWith(transferSummaryRequest())
+          ? SUMMARY
+          : 'not the summary request',
   });
   gemini = await GeminiLiveStandIn.start();
 }, 60_000);
@@ -61,7 +69,7 @@ afterEach(async () => {
   chat = undefined;
 });
 
-function brainFor(llm: Record<string, unknown>) {
+function brainFor(llm: Record<string, unknown>, instructions = PROMPT, timers = new ManualTimers()) {
   const agent = AgentConfigSchema.parse({
     agent_name: 'Desk',
     llm,
@@ -69,13 +77,13 @@ function brainFor(llm: Record<string, unknown>) {
   });
   return createRealtimeBrain({
     agent,
-    instructions: PROMPT,
+    instructions,
     metadata,
     openWebSocket: open,
     outbound,
     transportKind: 'twilio',
     lineRate: 8000,
-    timers: new ManualTimers(),
+    timers,
   });
 }
 
@@ -139,6 +147,21 @@ describe('a warm transfer summary from a speech-to-speech agent', () => {
       expect(request.messages).toEqual([...history, { role: 'system', content: transferSummaryRequest() }]);
       await settle();
       expect(openAi.received.slice(before).map((e) => e.type)).toEqual(['session.update']);
+    } finally {
+      await realtime.close();
+    }
+  });
+
+  it('an out-of-band answer that does not come within asideTimeoutMs fails the summary as a model failure (the warm transfer then says the fixed one)', async () => {
+    const timers = new ManualTimers();
+    const realtime = brainFor(openAiLlm(), SILENT_PROMPT, timers);
+    try {
+      const asked = openAi.asides.length;
+      const summary = askTransferSummary(realtime.brain, history, () => 0, never);
+      for (let i = 0; i < 200 && openAi.asides.length === asked; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(openAi.asides.length).toBe(asked + 1);
+      timers.advance(LLM_CLIENT_DEFAULTS.firstTokenTimeoutMs);
+      await expect(summary).rejects.toMatchObject({ code: 'LLM_FIRST_TOKEN_TIMEOUT' });
     } finally {
       await realtime.close();
     }

@@ -93,8 +93,8 @@ type ClientEvent = z.infer<typeof ClientEvent>;
 
 export interface StandInOptions {
   script?: StandInScript;
-  /** The text of an out-of-band text-only response (conversation "none"), from its instructions. */
-  aside?: (instructions: string) => string;
+  /** The text of an out-of-band text-only response (conversation "none"), from its instructions; null: no answer. */
+  aside?: (instructions: string) => string | null;
   /** Audio per audio delta (ms). */
   chunkMs?: number;
 }
@@ -434,9 +434,10 @@ export class OpenAiRealtimeStandIn {
   /** An out-of-band text response: text events only, added to no conversation, its metadata given back. */
   private writeAside(c: Connection, instructions: string, metadata: Record<string, string>): void {
     this.asides.push(instructions);
+    const text = this.o.aside ? this.o.aside(instructions) : 'A caller for you.';
+    if (text === null) return;
     const id = `resp_${++this.seq}`;
     const item = `item_${++this.seq}`;
-    const text = this.o.aside?.(instructions) ?? 'A caller for you.';
     const response = { id, object: 'realtime.response', conversation_id: null, metadata };
     this.send(c, { type: 'response.created', response: { ...response, status: 'in_progress', output: [] } });
     const where = { response_id: id, item_id: item, output_index: 0, content_index: 0 };
