@@ -31,6 +31,7 @@ export function agentModelOf(o: AgentModelOptions): AgentModel {
   const realtime = createRealtimeBrain({
     agent: o.agent,
     instructions: o.instructions,
+    metadata: o.metadata,
     openWebSocket: o.openWebSocket,
     outbound: o.outbound,
     transportKind: o.transportKind,

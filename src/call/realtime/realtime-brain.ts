@@ -17,12 +17,17 @@
 // truncate: a note with the words heard, in the next turn's context). Its function calls are
 // the agent's tools and its MCP servers' tools (listed before the socket opens, so the session offers
 // them), run by their handlers (model/tool-handlers.ts) as a chat model's are.
+// Text the service needs for itself (a warm transfer's summary, writeAside) is written by the agent's first
+// chat-completions model in llm.fallback, as the post-call analysis picks it (llm/chat-models.ts); without one,
+// by this model out of band where its protocol allows a text-only answer (OpenAI Realtime); else by nobody.
 import type { AgentConfig } from '../../agents/schema.ts';
+import { chatModelsOf, firstAnswer } from '../../llm/chat-models.ts';
+import { LLM_CLIENT_DEFAULTS } from '../../llm/client.ts';
 import { LlmError } from '../../llm/errors.ts';
 import { GEMINI_LIVE_INPUT_RATE, GEMINI_LIVE_OUTPUT_RATE, GeminiLiveSocket } from '../../llm/realtime/gemini-live.ts';
 import { OpenAiRealtimeSocket, turnDetectionOf } from '../../llm/realtime/openai-realtime.ts';
 import type { RealtimeEvent, SpeechFunction, SpeechToSpeechSocket } from '../../llm/realtime/speech-socket.ts';
-import type { ChatMessage, ToolCallRequest } from '../../llm/types.ts';
+import type { ChatMessage, LlmRequestMetadata, ToolCallRequest } from '../../llm/types.ts';
 import type { OutboundHttp } from '../../net/http.ts';
 import type { OpenWebSocket } from '../../net/websocket.ts';
 import type { Timers } from '../../timers.ts';
@@ -51,12 +56,16 @@ const REALTIME_DEFAULTS = {
    * never will).
    */
   modelAnswerWaitMs: 5000,
+  /** Longest wait for an out-of-band text answer (writeAside), as a chat model's first token. */
+  asideTimeoutMs: LLM_CLIENT_DEFAULTS.firstTokenTimeoutMs,
 } as const;
 
 interface RealtimeBrainOptions {
   agent: AgentConfig;
   /** The system prompt with the call's variables filled in: the session's instructions. */
   instructions: string;
+  /** Sent with a chat-completions fallback model's requests (writeAside). */
+  metadata: LlmRequestMetadata;
   openWebSocket: OpenWebSocket;
   /** The tools' HTTP requests go through it. */
   outbound: OutboundHttp;
@@ -229,6 +238,9 @@ class SpeechToSpeechBrain implements RealtimeBrain {
       respond(messages, hooks, signal, clock) {
         return self.respond(messages, hooks, signal, clock);
       },
+      writeAside(messages, signal) {
+        return self.writeAside(messages, signal);
+      },
     };
   }
 
@@ -371,6 +383,52 @@ class SpeechToSpeechBrain implements RealtimeBrain {
   }
 
   private clock: () => number = () => 0;
+
+  /**
+   * Text for the service (messages end with the request): the agent's first chat-completions model that answers, or
+   * this model out of band (the request as instructions after the agent's own), or ''.
+   */
+  private async writeAside(messages: readonly ChatMessage[], signal: AbortSignal): Promise<string> {
+    const models = chatModelsOf(this.o.agent.llm);
+    if (models.length > 0) {
+      const client = { dispatcher: this.o.outbound.dispatcher(LLM_CLIENT_DEFAULTS.connectTimeoutMs), signal };
+      const answer = await firstAnswer(
+        models.map((model) => ({ ...model, stream: false })),
+        { messages: [...messages], metadata: this.o.metadata },
+        client,
+      );
+      return answer?.content ?? '';
+    }
+    const socket = await this.ready;
+    const request = messages.at(-1)?.content;
+    if (!socket.writeAside || !request || signal.aborted) return '';
+    const written = socket.writeAside(`${this.o.instructions}\n\n${request}`);
+    return new Promise<string>((resolve, reject) => {
+      const done = (): void => {
+        this.o.timers.clearTimeout(timer);
+        signal.removeEventListener('abort', stop);
+      };
+      const stop = (): void => {
+        done();
+        resolve('');
+      };
+      const timer = this.o.timers.setTimeout(() => {
+        done();
+        reject(new LlmError('LLM_FIRST_TOKEN_TIMEOUT', 'the out-of-band answer did not come'));
+      }, REALTIME_DEFAULTS.asideTimeoutMs);
+      signal.addEventListener('abort', stop, { once: true });
+      written.then(
+        (text) => {
+          done();
+          resolve(text);
+        },
+        (error: unknown) => {
+          done();
+          reject(asLlmError(error));
+        },
+      );
+    });
+  }
 
   /**
    * What the model has not heard yet goes first: notes, the service's own lines (greeting, reminders), keyed digits;

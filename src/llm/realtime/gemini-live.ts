@@ -62,6 +62,10 @@
 // is an activityStart; what the caller heard of a cut reply is told as a note in the next turn's context.
 // While the model answers, the caller's audio is held back (its last seconds) rather than sent, since an
 // activityStart would cut the answer off: it goes out when the answer ends or is cut.
+// No out-of-band text answer (speech-socket.ts writeAside): responseModalities is fixed once, in the setup
+// ("The requested modalities of the response"; a setup asking for both AUDIO and TEXT is refused as an invalid
+// argument), and every clientContent turn is part of the session's conversation and answered in its audio. A
+// warm transfer's summary on this engine is a chat-completions fallback model's, or the fixed one.
 //
 // With the model's own turn detection (llm.turn_detection "model"), the setup leaves automatic activity
 // detection on: "realtimeInputConfig":{"automaticActivityDetection":

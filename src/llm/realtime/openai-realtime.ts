@@ -16,6 +16,15 @@
 //     {"type":"input_audio_buffer.append","audio":"<base64>"}
 //     {"type":"input_audio_buffer.commit"}
 //     {"type":"response.create"}            {"type":"response.cancel"}
+//     an out-of-band text answer for the service's own use (a warm transfer's summary):
+//     {"type":"response.create","response":{"conversation":"none","output_modalities":["text"],
+//      "instructions":"…","metadata":{"aside":"true"}}}
+//       conversation: "Set this to none to create an out-of-band response which will not add items to default
+//       conversation"; input absent: the response reads the default conversation ("Using this field creates a
+//       new context for this Response instead of using the default conversation"); output_modalities ["text"]:
+//       "Setting the output to mode text will disable audio output from the model". Its response.created and
+//       response.done carry the metadata back (and conversation_id null), which tells them from the call's own;
+//       its words are the output items' {"type":"output_text","text":"…"} in response.done.
 //     {"type":"conversation.item.truncate","item_id":"…","content_index":0,"audio_end_ms":1500}
 //       "If the audio_end_ms is greater than the actual audio duration, the server will respond with an error."
 //     {"type":"conversation.item.create","item":{"type":"function_call_output","call_id":"…","output":"…"}}
@@ -108,7 +117,12 @@ export type RealtimeEvent =
    */
   | { kind: 'function_calls_cancelled'; callIds: string[] }
   | { kind: 'error'; code: string | null; message: string }
+  /** An out-of-band text answer (writeAside) is done: its words, and how it ended. */
+  | { kind: 'aside_done'; status: string; text: string }
   | { kind: 'other'; type: string };
+
+/** Marks the service's out-of-band responses: the server gives it back on their response.created and response.done. */
+const ASIDE_METADATA = { aside: 'true' } as const;
 
 const Delta = z.looseObject({ item_id: z.string(), delta: z.string() });
 const FunctionCallDone = z.looseObject({
@@ -121,9 +135,18 @@ const Response = z.looseObject({
   response: z.looseObject({
     id: z.string(),
     status: z.string().optional(),
+    // Read only to tell the service's own out-of-band answers (asideRequest): anything else here is no reason to fail.
+    metadata: z.unknown().optional(),
     usage: z.looseObject({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).nullish(),
   }),
 });
+/** The words of an out-of-band answer's response.done; a part of another kind, or without text, is skipped. */
+const AsideOutput = z.looseObject({
+  response: z.looseObject({
+    output: z.array(z.looseObject({ content: z.array(z.unknown()).nullish() })).nullish(),
+  }),
+});
+const TextPart = z.looseObject({ type: z.enum(['output_text', 'text']), text: z.string() });
 const CallerTranscript = z.looseObject({ item_id: z.string(), transcript: z.string() });
 const Truncated = z.looseObject({ item_id: z.string(), audio_end_ms: z.number() });
 const SpeechStarted = z.looseObject({ audio_start_ms: z.number().optional() });
@@ -152,8 +175,12 @@ export function parseRealtimeEvent(text: string): RealtimeEvent {
     case 'session.created':
     case 'session.updated':
       return { kind: 'session', type };
-    case 'response.created':
-      return { kind: 'response_started', responseId: parse(Response).response.id };
+    case 'response.created': {
+      const e = parse(Response);
+      // The service's own out-of-band answer is none of the call's responses.
+      if (isAside(e.response.metadata)) return { kind: 'other', type };
+      return { kind: 'response_started', responseId: e.response.id };
+    }
     case 'response.output_audio.delta':
     case 'response.audio.delta': {
       const e = parse(Delta);
@@ -170,6 +197,14 @@ export function parseRealtimeEvent(text: string): RealtimeEvent {
     }
     case 'response.done': {
       const e = parse(Response);
+      if (isAside(e.response.metadata)) {
+        const parts = (parse(AsideOutput).response.output ?? []).flatMap((item) => item.content ?? []);
+        const text = parts.flatMap((part) => {
+          const read = TextPart.safeParse(part);
+          return read.success ? [read.data.text] : [];
+        });
+        return { kind: 'aside_done', status: e.response.status ?? 'completed', text: text.join(' ').trim() };
+      }
       const usage = e.response.usage;
       return {
         kind: 'response_done',
@@ -201,6 +236,18 @@ export function parseRealtimeEvent(text: string): RealtimeEvent {
     default:
       return { kind: 'other', type };
   }
+}
+
+function isAside(metadata: unknown): boolean {
+  return z.looseObject({ aside: z.literal(ASIDE_METADATA.aside) }).safeParse(metadata).success;
+}
+
+/** The response.create of an out-of-band text answer, read against the conversation so far and added to none. */
+export function asideRequest(instructions: string): Record<string, unknown> {
+  return {
+    type: 'response.create',
+    response: { conversation: 'none', output_modalities: ['text'], instructions, metadata: ASIDE_METADATA },
+  };
 }
 
 /** The session.update event for `config`. */
@@ -309,6 +356,35 @@ export class OpenAiRealtimeSocket implements SpeechToSpeechSocket {
 
   cancelResponse(): void {
     this.send({ type: 'response.cancel' });
+  }
+
+  /**
+   * The model's text answer to `instructions` about the conversation so far, out of band: nothing is spoken and the
+   * conversation is left as it was. Rejects when the socket closes or the response does not complete.
+   */
+  writeAside(instructions: string): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const done = (): void => {
+        stop();
+        stopClose();
+      };
+      const stop = this.on((event) => {
+        if (event.kind !== 'aside_done') return;
+        done();
+        if (event.status === 'completed') resolve(event.text);
+        else reject(new LlmError('LLM_STREAM_ERROR', `the out-of-band response ended ${event.status}`));
+      });
+      const stopClose = this.onClose((error) => {
+        done();
+        reject(error);
+      });
+      if (this.closedWith) {
+        done();
+        reject(this.closedWith);
+        return;
+      }
+      this.send(asideRequest(instructions));
+    });
   }
 
   /** The model's audio item `itemId` was heard only up to `audioEndMs`: the server forgets the rest, words too. */

@@ -63,6 +63,16 @@ describe('a speech-to-speech brain on Gemini Live', () => {
       transportKind: 'twilio',
       lineRate: 8000,
       timers: realTimers,
+      metadata: {
+        call_id: 'c1',
+        agent_id: 'a',
+        agent_version: 1,
+        call_type: 'phone_call',
+        call_from: null,
+        call_to: null,
+        metadata: {},
+        dynamic_variables: {},
+      },
     });
     const from = standIn.received.length;
     const speech = muLawDecode(fixtureUlaw('09-i-want-to-cancel'));

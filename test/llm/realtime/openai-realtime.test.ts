@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { muLawDecode, muLawEncode } from '../../../src/audio/g711.ts';
 import {
+  asideRequest,
   OpenAiRealtimeSocket,
   parseRealtimeEvent,
   sessionUpdate,
@@ -96,6 +97,49 @@ describe('server events as the API reference shows them', () => {
         }),
       ),
     ).toEqual({ kind: 'error', code: 'invalid_event', message: 'The event broke.' });
+  });
+
+  it('an out-of-band text answer is asked with conversation "none" and text only; its response.created is none of the call\'s responses, and its response.done gives its text', () => {
+    expect(asideRequest('Sum it up.')).toEqual({
+      type: 'response.create',
+      response: {
+        conversation: 'none',
+        output_modalities: ['text'],
+        instructions: 'Sum it up.',
+        metadata: { aside: 'true' },
+      },
+    });
+    const response = { id: 'resp_9', object: 'realtime.response', conversation_id: null, metadata: { aside: 'true' } };
+    expect(
+      parseRealtimeEvent(
+        JSON.stringify({ type: 'response.created', response: { ...response, status: 'in_progress' } }),
+      ),
+    ).toEqual({ kind: 'other', type: 'response.created' });
+    const output = [
+      { id: 'item_1', type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'A caller.' }] },
+    ];
+    expect(
+      parseRealtimeEvent(
+        JSON.stringify({ type: 'response.done', response: { ...response, status: 'completed', output } }),
+      ),
+    ).toEqual({ kind: 'aside_done', status: 'completed', text: 'A caller.' });
+    // The call's own responses are read as before, whatever their output and metadata hold.
+    const own = {
+      id: 'resp_10',
+      status: 'completed',
+      metadata: null,
+      output: [{ content: [{ type: 'output_audio', transcript: 'Hi', text: null }] }],
+    };
+    expect(parseRealtimeEvent(JSON.stringify({ type: 'response.created', response: own }))).toEqual({
+      kind: 'response_started',
+      responseId: 'resp_10',
+    });
+    expect(parseRealtimeEvent(JSON.stringify({ type: 'response.done', response: own }))).toEqual({
+      kind: 'response_done',
+      responseId: 'resp_10',
+      status: 'completed',
+      usage: null,
+    });
   });
 
   it('an event that is not JSON, or breaks its documented shape, is a coded error', () => {

@@ -59,7 +59,17 @@ const ClientEvent = z.discriminatedUnion('type', [
   SessionUpdate,
   z.strictObject({ type: z.literal('input_audio_buffer.append'), audio: z.base64() }),
   z.strictObject({ type: z.literal('input_audio_buffer.commit') }),
-  z.strictObject({ type: z.literal('response.create') }),
+  z.strictObject({
+    type: z.literal('response.create'),
+    response: z
+      .strictObject({
+        conversation: z.enum(['auto', 'none']).optional(),
+        output_modalities: z.union([z.tuple([z.literal('audio')]), z.tuple([z.literal('text')])]).optional(),
+        instructions: z.string().optional(),
+        metadata: z.record(z.string().max(64), z.string().max(512)).optional(),
+      })
+      .optional(),
+  }),
   z.strictObject({ type: z.literal('response.cancel') }),
   z.strictObject({
     type: z.literal('conversation.item.truncate'),
@@ -83,6 +93,8 @@ type ClientEvent = z.infer<typeof ClientEvent>;
 
 export interface StandInOptions {
   script?: StandInScript;
+  /** The text of an out-of-band text-only response (conversation "none"), from its instructions; null: no answer. */
+  aside?: (instructions: string) => string | null;
   /** Audio per audio delta (ms). */
   chunkMs?: number;
 }
@@ -185,6 +197,8 @@ export class OpenAiRealtimeStandIn {
   /** Every client event received, in order (audio as its byte count). */
   readonly received: Record<string, unknown>[] = [];
   readonly responses: StandInResponse[] = [];
+  /** The instructions of each out-of-band text-only response asked for. */
+  readonly asides: string[] = [];
   readonly truncations: { item_id: string; audio_end_ms: number; item_ms: number }[] = [];
   /** The request line's query and headers of each connection. */
   readonly upgrades: { url: string; authorization: string | undefined }[] = [];
@@ -306,6 +320,8 @@ export class OpenAiRealtimeStandIn {
         return;
       }
       case 'response.create':
+        if (event.response?.conversation === 'none' && event.response.output_modalities?.[0] === 'text')
+          return this.writeAside(c, event.response.instructions ?? '', event.response.metadata ?? {});
         await this.respond(c);
         return;
       case 'response.cancel':
@@ -411,6 +427,30 @@ export class OpenAiRealtimeStandIn {
         status: 'completed',
         output,
         usage: { total_tokens: 30, input_tokens: 20, output_tokens: 10 },
+      },
+    });
+  }
+
+  /** An out-of-band text response: text events only, added to no conversation, its metadata given back. */
+  private writeAside(c: Connection, instructions: string, metadata: Record<string, string>): void {
+    this.asides.push(instructions);
+    const text = this.o.aside ? this.o.aside(instructions) : 'A caller for you.';
+    if (text === null) return;
+    const id = `resp_${++this.seq}`;
+    const item = `item_${++this.seq}`;
+    const response = { id, object: 'realtime.response', conversation_id: null, metadata };
+    this.send(c, { type: 'response.created', response: { ...response, status: 'in_progress', output: [] } });
+    const where = { response_id: id, item_id: item, output_index: 0, content_index: 0 };
+    for (const [i, word] of text.split(' ').entries())
+      this.send(c, { type: 'response.output_text.delta', ...where, delta: i === 0 ? word : ` ${word}` });
+    this.send(c, { type: 'response.output_text.done', ...where, text });
+    this.send(c, {
+      type: 'response.done',
+      response: {
+        ...response,
+        status: 'completed',
+        output: [{ id: item, type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] }],
+        usage: { total_tokens: 30, input_tokens: 25, output_tokens: 5 },
       },
     });
   }
