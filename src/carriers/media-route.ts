@@ -22,8 +22,6 @@ export interface MediaRouteDeps {
 /** One admitted media socket, as its route sees it before and while its start is checked. */
 export interface MediaStream<M> {
   readonly socket: WebSocket;
-  /** The path and query the socket was opened on (a carrier that cannot send parameters puts them in the query). */
-  readonly url: string;
   /** The route's logger, with the transport's name. */
   readonly log: Logger;
   /**
@@ -57,7 +55,7 @@ export function mediaStreamRoute<M>(app: FastifyInstance, deps: MediaRouteDeps, 
     url: spec.url,
     config: { doc: { summary: spec.summary, tag: spec.tag, public: true } },
     handler: answerNotUpgraded,
-    wsHandler: (socket, request) => {
+    wsHandler: (socket) => {
       const log = deps.log.child({ transport: spec.transport });
       const started = admitMediaSocket(socket, deps.pending, {
         accepting: deps.accepting(),
@@ -67,7 +65,6 @@ export function mediaStreamRoute<M>(app: FastifyInstance, deps: MediaRouteDeps, 
       const queue = new StartQueue<M>();
       const stream: MediaStream<M> = {
         socket,
-        url: request.url,
         log,
         checkStart(check) {
           started();

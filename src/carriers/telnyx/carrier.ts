@@ -34,7 +34,6 @@ export const telnyxCarrier: CarrierDefinition = {
         telnyxVoiceRoutes(app, {
           agents: http.agents,
           calls: http.calls,
-          callRepo: http.callRepo,
           accounts,
           carrierCalls: http.carrierCalls,
           publicUrl: http.publicUrl,
@@ -44,6 +43,7 @@ export const telnyxCarrier: CarrierDefinition = {
         });
         telnyxStatusRoutes(app, {
           outcomes: http.outcomes,
+          carrierCalls: http.carrierCalls,
           accounts,
           clock: http.clock,
           restream: async (callId, secret) => {

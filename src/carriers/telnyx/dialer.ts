@@ -2,22 +2,26 @@
 // https://api.telnyx.com by default), sent through the outbound layer (net/http.ts) with the
 // account's API key as a bearer token. The requests relied on, as Telnyx documents them:
 //
-//   POST /v2/texml/calls/{connection_id}       JSON {To, From, Url, UrlMethod, StatusCallback,
-//        StatusCallbackMethod, StatusCallbackEvent, Timeout, MachineDetection}
-//        → 200/201 {data: {call_sid?, from, to, status: "queued"}}; Telnyx then fetches TeXML
-//          from Url (a signed form POST with CallSid, From, To, AccountSid) and reports progress to
-//          StatusCallback (CallStatus initiated|ringing|in-progress|completed|busy|no-answer|failed|canceled).
+//   POST /v2/texml/calls/{connection_id}   JSON {From, To, Texml (inline instructions), …}
+//        → {call_sid (the call_control_id), from, to, status: "queued"} (flat, no data wrapper).
+//        The TeXML call parameters StatusCallback, StatusCallbackMethod, StatusCallbackEvent,
+//        Timeout and MachineDetection ride along; progress comes back to StatusCallback as a
+//        signed form (CallSid, CallStatus initiated|ringing|in-progress|completed|busy|no-answer|
+//        failed|canceled, AnsweredBy) — or to the TeXML application's own status callback.
 //   POST /v2/calls/{call_control_id}/actions/hangup            JSON {}
 //   POST /v2/calls/{call_control_id}/actions/transfer          JSON {to, from, timeout_secs, webhook_url}
-//        → the call leaves our stream; the new leg's events (call.answered, call.bridged,
-//          call.hangup with hangup_cause) go to webhook_url (status-webhooks.ts).
+//        → the call leaves our stream; the new leg's events (call.initiated, call.bridged,
+//          call.answered or call.hangup with hangup_cause) go to webhook_url (status-webhooks.ts).
 //   POST /v2/calls/{call_control_id}/actions/streaming_start   JSON {stream_url, stream_track,
-//        stream_bidirectional_mode: "rtp", stream_bidirectional_codec: "PCMU"}
+//        stream_bidirectional_mode: "rtp", stream_bidirectional_codec: "PCMU",
+//        custom_parameters: [{name, value}]}
 //   errors: 4xx {errors: [{code, title, detail}]}; 404/422 on a call that has ended.
 //
 // A TeXML call's CallSid is its call_control_id, so the Call Control actions take the id the
-// stream's start names. Telnyx is reached only through an organization's own account: a call from a
-// number no Telnyx account of the organization holds goes on to the carriers after Telnyx.
+// create answered and the stream's start names. Like Twilio's, the stream TeXML goes inline with
+// the call, its secret as a <Parameter>. Telnyx is reached only through an organization's own
+// account: a call from a number no Telnyx account of the organization holds goes on to the
+// carriers after Telnyx.
 import { voicemailHandling } from '../../agents/schema.ts';
 import type { Clock } from '../../clock.ts';
 import { readTextCapped, sendRequest, type Dispatcher } from '../../net/http.ts';
@@ -31,7 +35,7 @@ import {
 } from '../../records/dialer.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import type { TelnyxAccounts, TelnyxKeys } from './accounts.ts';
-import { streamUrlWithSecret } from './texml.ts';
+import { connectStreamTexml, telnyxMediaUrl } from './texml.ts';
 
 export interface TelnyxDialerOptions {
   accounts: TelnyxAccounts;
@@ -47,8 +51,6 @@ export interface TelnyxDialerOptions {
   clock: Clock;
 }
 
-/** Where Telnyx fetches a placed call's TeXML (call_id and the stream secret in its query). */
-export const OUTBOUND_TEXML_PATH = '/telephony/telnyx/outbound';
 export const STATUS_CALLBACK_PATH = '/telephony/telnyx/status';
 /** Where a cold transfer's new leg reports (Call Control events). */
 export const TRANSFER_CALLBACK_PATH = '/telephony/telnyx/transfer';
@@ -92,8 +94,7 @@ export class TelnyxDialer implements Dialer {
     const body: Record<string, string | number> = {
       To: request.to,
       From: from,
-      Url: `${publicUrl}${OUTBOUND_TEXML_PATH}?call_id=${callId}&secret=${encodeURIComponent(request.streamSecret)}`,
-      UrlMethod: 'POST',
+      Texml: connectStreamTexml(publicUrl, request.callId, request.streamSecret),
       StatusCallback: `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${callId}`,
       StatusCallbackMethod: 'POST',
       StatusCallbackEvent: 'initiated ringing answered completed',
@@ -104,9 +105,9 @@ export class TelnyxDialer implements Dialer {
     const answer = await this.post(keys, `/v2/texml/calls/${encodeURIComponent(keys.connectionId)}`, body);
     if (answer.status === 200 || answer.status === 201) {
       const sid = callSidOf(answer.body);
-      // Without a sid in the answer, the instruction fetch records it (voice-webhook.ts): it always names the call.
-      await this.o.carrierCalls.record(request.callId, this.name, sid ?? '', this.o.clock.now(), keys.carrierAccountId);
-      return { status: 'dialing', carrierCallId: sid ?? '' };
+      if (!sid) throw new TelnyxApiError('Telnyx accepted the call but its answer had no call_sid', answer.status);
+      await this.o.carrierCalls.record(request.callId, this.name, sid, this.o.clock.now(), keys.carrierAccountId);
+      return { status: 'dialing', carrierCallId: sid };
     }
     if (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
       return {
@@ -151,10 +152,14 @@ export class TelnyxDialer implements Dialer {
       sid,
       'streaming_start',
       {
-        stream_url: streamUrlWithSecret(this.o.publicUrl(), callId, secret),
+        stream_url: telnyxMediaUrl(this.o.publicUrl()),
         stream_track: 'inbound_track',
         stream_bidirectional_mode: 'rtp',
         stream_bidirectional_codec: 'PCMU',
+        custom_parameters: [
+          { name: 'call_id', value: callId },
+          { name: 'secret', value: secret },
+        ],
       },
       "a failed transfer's stream back",
     );
@@ -220,13 +225,11 @@ function parsed(text: string): Record<string, unknown> {
 
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
-/** The placed call's CallSid, wherever this version of the answer puts it. */
+/** The placed call's call_sid: flat in the answer (an older answer wrapped it in data). */
 function callSidOf(body: Record<string, unknown>): string | undefined {
   for (const holder of [body, isRecord(body.data) ? body.data : {}]) {
-    for (const name of ['call_sid', 'CallSid', 'sid', 'call_control_id']) {
-      const value = holder[name];
-      if (typeof value === 'string' && value !== '') return value;
-    }
+    const value = holder.call_sid;
+    if (typeof value === 'string' && value !== '') return value;
   }
   return undefined;
 }

@@ -1,8 +1,8 @@
-// GET /media/telnyx: Telnyx media streaming. The stream must present the call_id and per-call
-// secret this service gave the carrier: as <Parameter>s, which Telnyx puts in the start message's
-// custom_parameters (texml.ts), or in the stream address's query (a Call Control streaming_start,
-// which has no parameters). Anything else — a wrong or missing secret, or a malformed message before
-// start — is closed with 1008 (policy violation) and leaves no record.
+// GET /media/telnyx: Telnyx media streaming. The stream must present, in its start message's
+// custom_parameters, the call_id and per-call secret this service gave the carrier (<Parameter>s of
+// the TeXML <Stream>, or a streaming_start's custom_parameters); anything else — a wrong or missing
+// secret, or a malformed message before start — is closed with 1008 (policy violation) and leaves
+// no record.
 import type { FastifyInstance } from 'fastify';
 import { streamSecretMatches } from '../../records/stream-secret.ts';
 import type { CallRepository } from '../../records/repository.ts';
@@ -13,18 +13,12 @@ import { TelnyxTransport } from './transport.ts';
 
 const START_TIMEOUT_MS = 10_000;
 
-/** call_id and secret: the start's custom parameters, else the stream address's query. */
-function credentialsOf(url: string, start: TelnyxStart): { callId: string; secret: string } {
-  const params = start.start.custom_parameters;
-  if (params.call_id) return { callId: params.call_id, secret: params.secret ?? '' };
-  const query = new URLSearchParams(url.split('?')[1] ?? '');
-  return { callId: query.get('call_id') ?? '', secret: query.get('secret') ?? '' };
-}
-
 export function telnyxMediaRoute(app: FastifyInstance, deps: MediaRouteDeps & { calls: CallRepository }): void {
   const begin = async (stream: MediaStream<string>, start: TelnyxStart): Promise<void> => {
     const { socket, log } = stream;
-    const { callId, secret } = credentialsOf(stream.url, start);
+    const params = start.start.custom_parameters;
+    const callId = params.call_id ?? '';
+    const secret = params.secret ?? '';
     const found = callId ? await deps.calls.getForStream(callId) : undefined;
     // A call under way takes a stream only as its caller's way back from a failed transfer (its own secret for that).
     const returning = found?.record.call_status === 'ongoing';

@@ -1,6 +1,8 @@
 // POST /telephony/telnyx/status: TeXML status callbacks for the calls the service placed (form
 // fields CallSid, CallStatus initiated|ringing|in-progress|completed|busy|no-answer|failed|canceled,
-// AnsweredBy with machine detection), mapped to the same outcomes as Twilio's.
+// AnsweredBy with machine detection), mapped to the same outcomes as Twilio's. The call is the
+// call_id the service put in the callback's address, or, when the TeXML application's own status
+// callback points here, the call its CallSid was recorded for.
 // POST /telephony/telnyx/transfer: the Call Control events of a cold transfer's new leg, JSON
 // {"data":{"event_type":"call.answered"|"call.bridged"|"call.hangup"|…,"payload":{"call_control_id",
 // "hangup_cause":"normal_clearing"|"busy"|"timeout"|"no_answer"|"call_rejected"|…}}}: answered moves
@@ -10,10 +12,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
+import type { CarrierCallRepository } from '../carrier-calls.ts';
 import type { CallOutcomes } from '../outcomes.ts';
 import type { TelnyxAccounts } from './accounts.ts';
 import { STATUS_CALLBACK_PATH, TRANSFER_CALLBACK_PATH } from './dialer.ts';
-import { addSignedBodyParsers, verifyTelnyxRequest } from './webhook.ts';
+import { addSignedBodyParsers, bodyField, verifyTelnyxRequest } from './webhook.ts';
 
 const StatusForm = z.looseObject({
   CallSid: z.string().min(1),
@@ -21,7 +24,7 @@ const StatusForm = z.looseObject({
   AnsweredBy: z.string().optional(),
   SipResponseCode: z.string().optional(),
 });
-const CallQuery = z.strictObject({ call_id: z.string().min(1).max(200) });
+const CallQuery = z.strictObject({ call_id: z.string().min(1).max(200).optional() });
 
 const TransferEvent = z.looseObject({
   data: z.looseObject({
@@ -32,32 +35,40 @@ const TransferEvent = z.looseObject({
 
 /** How a transfer leg's hang-up cause reads as a dial status (outcomes.ts words it for the agent). */
 function dialStatusOf(cause: string | undefined): string {
-  if (cause === 'busy' || cause === 'user_busy') return 'busy';
-  if (cause === 'timeout' || cause === 'no_answer' || cause === 'originator_cancel') return 'no-answer';
+  if (cause === 'user_busy') return 'busy';
+  if (cause === 'timeout' || cause === 'no_answer') return 'no-answer';
+  if (cause === 'originator_cancel') return 'canceled';
   return 'failed';
 }
 
 export interface TelnyxStatusDeps {
   outcomes: CallOutcomes;
+  carrierCalls: Pick<CarrierCallRepository, 'callIdOf'>;
   accounts: TelnyxAccounts;
   clock: Clock;
   /** The caller of a failed transfer back on a new stream presenting `secret`. */
   restream: (callId: string, secret: string) => Promise<void>;
 }
 
-const callOf = (request: FastifyRequest): string | undefined => {
-  const callId = (request.query as Record<string, unknown> | undefined)?.call_id;
-  return typeof callId === 'string' ? callId : undefined;
-};
-
 export function telnyxStatusRoutes(app: FastifyInstance, deps: TelnyxStatusDeps): void {
+  /**
+   * The call a callback is about, read before the body is validated (or trusted): the call_id in its address, else
+   * the call its CallSid was recorded for.
+   */
+  const callOf = async (request: FastifyRequest): Promise<string | undefined> => {
+    const query = CallQuery.safeParse(request.query);
+    if (query.success && query.data.call_id) return query.data.call_id;
+    const sid = bodyField(request, 'CallSid');
+    return sid ? deps.carrierCalls.callIdOf('telnyx', sid) : undefined;
+  };
   void app.register(async (scope) => {
     addSignedBodyParsers(scope);
+    /** The call, once the request is known to come from the account that call went through (403 otherwise). */
     const checked = async (request: FastifyRequest): Promise<string | undefined> => {
-      const query = CallQuery.safeParse(request.query);
-      const keys = query.success ? await deps.accounts.forCall(query.data.call_id) : undefined;
+      const callId = await callOf(request);
+      const keys = await deps.accounts.forCall(callId);
       verifyTelnyxRequest(request, keys?.publicKey, deps.clock.now());
-      return query.success ? query.data.call_id : undefined;
+      return callId;
     };
 
     scope.post(

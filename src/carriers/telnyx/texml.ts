@@ -1,5 +1,5 @@
-// TeXML the service gives Telnyx: on an inbound call's voice webhook, and on the instruction
-// fetch of each call it places (voice-webhook.ts). The stream is bidirectional in RTP mode, PCMU
+// TeXML the service gives Telnyx: on an inbound call's voice webhook (voice-webhook.ts), and
+// inline with each call it places (dialer.ts). The stream is bidirectional in RTP mode, PCMU
 // both ways, the caller's track only; call_id and the per-call secret travel as <Parameter>s,
 // which Telnyx hands back in the start message's custom_parameters. The <Stream> attributes relied
 // on, as Telnyx documents them: url, track (inbound_track|outbound_track|both_tracks), codec
@@ -23,14 +23,6 @@ export function connectStreamTexml(publicUrl: string, callId: string, secret: st
     `<Parameter name="secret" value="${escapeXml(secret)}"/>` +
     '</Stream></Connect></Response>'
   );
-}
-
-/**
- * The stream address a Call Control command opens (streaming_start, after a failed transfer): it
- * carries no <Parameter>s, so call_id and the secret ride in its query string.
- */
-export function streamUrlWithSecret(publicUrl: string, callId: string, secret: string): string {
-  return `${telnyxMediaUrl(publicUrl)}?call_id=${encodeURIComponent(callId)}&secret=${encodeURIComponent(secret)}`;
 }
 
 export const HANG_UP_TEXML = '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>';

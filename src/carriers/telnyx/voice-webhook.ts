@@ -4,24 +4,17 @@
 // registered, recorded with the account (its hang-up and transfers use it), and Telnyx is told to
 // open a media stream for it. A webhook Telnyx sends again for the same CallSid gets the first answer.
 //
-// POST /telephony/telnyx/outbound: where Telnyx fetches the TeXML of a call the service placed
-// (dialer.ts), with call_id and the stream secret in the query the service gave it; checked with
-// the key of the account the call was placed through, and answered with the same stream.
-//
 // The form fields relied on (TeXML's, as Telnyx documents them): CallSid (the call_control_id),
-// AccountSid, From, To, CallStatus, Direction, ConnectionId.
+// From, To (besides AccountSid, CallStatus, Direction, ConnectionId, which it does not read).
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import type { AgentRepository } from '../../agents/repository.ts';
-import type { CallRepository } from '../../records/repository.ts';
 import type { CallService } from '../../records/service.ts';
-import { streamSecretMatches } from '../../records/stream-secret.ts';
 import type { CarrierAnswers } from '../carrier.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import type { TelnyxAccounts } from './accounts.ts';
-import { OUTBOUND_TEXML_PATH } from './dialer.ts';
-import { connectStreamTexml, HANG_UP_TEXML, sayAndHangUpTexml } from './texml.ts';
+import { connectStreamTexml, sayAndHangUpTexml } from './texml.ts';
 import { addSignedBodyParsers, bodyField, verifyTelnyxRequest } from './webhook.ts';
 
 /** Not a valid organization id, so carrier answers never share keys with an organization's. */
@@ -33,15 +26,9 @@ const VoiceWebhook = z.looseObject({
   To: z.string().min(1),
 });
 
-const OutboundQuery = z.strictObject({
-  call_id: z.string().min(1).max(200),
-  secret: z.string().min(1).max(200),
-});
-
 export interface TelnyxVoiceDeps {
   agents: AgentRepository;
   calls: CallService;
-  callRepo: CallRepository;
   accounts: TelnyxAccounts;
   carrierCalls: CarrierCallRepository;
   publicUrl: () => string;
@@ -101,37 +88,6 @@ export function telnyxVoiceRoutes(app: FastifyInstance, deps: TelnyxVoiceDeps): 
           await deps.answers.release(CARRIER_NAMESPACE, form.data.CallSid);
           throw error;
         }
-      },
-    );
-
-    scope.post(
-      OUTBOUND_TEXML_PATH,
-      {
-        config: {
-          doc: { summary: "Telnyx's TeXML fetch for a call the service placed (signed)", tag: 'telephony', public: true },
-          callOf: (request) => {
-            const callId = (request.query as Record<string, unknown> | undefined)?.call_id;
-            return typeof callId === 'string' ? callId : undefined;
-          },
-        },
-      },
-      async (request, reply) => {
-        const query = OutboundQuery.safeParse(request.query);
-        const keys = query.success ? await deps.accounts.forCall(query.data.call_id) : undefined;
-        verifyTelnyxRequest(request, keys?.publicKey, deps.clock.now());
-        reply.type('text/xml');
-        const form = VoiceWebhook.partial().safeParse(request.body);
-        if (!query.success || !keys || !form.success) return reply.code(400).send(HANG_UP_TEXML);
-        const { call_id: callId, secret } = query.data;
-        const found = await deps.callRepo.getForStream(callId);
-        if (!found || found.record.call_status !== 'registered' || !streamSecretMatches(secret, found.streamSecretHash)) {
-          request.log.warn({ call_id: callId }, 'telnyx instruction fetch for a call that waits for no stream');
-          return HANG_UP_TEXML;
-        }
-        // The fetch names the call: its CallSid is the one hang-up and transfers act on.
-        if (form.data.CallSid)
-          await deps.carrierCalls.record(callId, 'telnyx', form.data.CallSid, deps.clock.now(), keys.carrierAccountId);
-        return connectStreamTexml(deps.publicUrl(), callId, secret);
       },
     );
   });
