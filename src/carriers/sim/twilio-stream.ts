@@ -2,7 +2,8 @@
 // start first, then 20 ms μ-law media frames in real time with sequenceNumber, chunk and
 // timestamp; outbound audio is "played" in real time, marks are echoed once the audio before
 // them has played, and `clear` drops queued audio and echoes every pending mark at once.
-// Used by simulated phones, the load harness and the end-to-end tests.
+// Used by simulated phones, the load harness and the end-to-end tests; a carrier whose stream
+// differs only in its words (Telnyx's) is spoken with its own StreamDialect.
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 

@@ -50,14 +50,14 @@ export class TelnyxAccounts {
     return held && keys ? { orgId: held.orgId, keys } : undefined;
   }
 
-  /** The Telnyx account a call of `orgId` from `from` is placed through; undefined when no Telnyx account of it holds the number. */
+  /** The Telnyx account a call of `orgId` from `from` goes through; undefined when no Telnyx account of it holds it. */
   async forOutbound(orgId: string, from: string): Promise<TelnyxKeys | undefined> {
     const held = await this.o.accounts.byNumber(from);
     if (!held || held.orgId !== orgId) return undefined;
     return telnyxKeysOf(held.account);
   }
 
-  /** The keys of the Telnyx account a call went through; undefined when it went through none (or the account is gone). */
+  /** The keys of the Telnyx account a call went through; undefined when none (or the account is gone). */
   async forCall(callId: string | undefined): Promise<TelnyxKeys | undefined> {
     const accountId = callId ? await this.o.carrierCalls.carrierAccountOf(callId) : undefined;
     if (accountId === undefined) return undefined;

@@ -80,7 +80,7 @@ export class TelnyxDialer implements Dialer {
 
   constructor(private readonly o: TelnyxDialerOptions) {}
 
-  /** A Telnyx call goes only from a number of the organization's own account; any other is the next carrier's to judge. */
+  /** A Telnyx call goes only from a number of the organization's own account: others are the next carrier's. */
   showsCallerId(to: string): boolean {
     return this.o.next.showsCallerId(to);
   }
@@ -102,6 +102,8 @@ export class TelnyxDialer implements Dialer {
     };
     // Telnyx's own detection is one more input beside the service's, which hears the audio itself.
     if (voicemailHandling(request.agent.config)) body.MachineDetection = 'Enable';
+    // The account first: Telnyx may call back before its answer is read, and a callback is checked with its key.
+    await this.o.carrierCalls.record(request.callId, this.name, '', this.o.clock.now(), keys.carrierAccountId);
     const answer = await this.post(keys, `/v2/texml/calls/${encodeURIComponent(keys.connectionId)}`, body);
     if (answer.status === 200 || answer.status === 201) {
       const sid = callSidOf(answer.body);
@@ -116,7 +118,10 @@ export class TelnyxDialer implements Dialer {
         message: `Telnyx refused the call: ${errorOf(answer) || `HTTP ${answer.status}`}`,
       };
     }
-    throw new TelnyxApiError(`Telnyx answered HTTP ${answer.status} to a call request: ${errorOf(answer)}`, answer.status);
+    throw new TelnyxApiError(
+      `Telnyx answered HTTP ${answer.status} to a call request: ${errorOf(answer)}`,
+      answer.status,
+    );
   }
 
   async hangUpCall(callId: string): Promise<void> {
@@ -126,7 +131,7 @@ export class TelnyxDialer implements Dialer {
     if (sid) await this.action(keys, sid, 'hangup', {}, 'a hang-up', true);
   }
 
-  /** Transfers the live call to `to`: Telnyx ends our stream and dials it; how it went comes to the transfer callback. */
+  /** Moves the live call to `to`: Telnyx ends our stream and dials it; how it went comes to the transfer callback. */
   async transfer(request: TransferRequest): Promise<void> {
     const keys = await this.o.accounts.forCall(request.callId);
     if (!keys) {
@@ -240,7 +245,9 @@ function errorOf(answer: TelnyxAnswer): string {
   if (!Array.isArray(errors)) return '';
   return errors
     .filter(isRecord)
-    .map((e) => [e.code, e.title, e.detail].filter((part) => typeof part === 'string' || typeof part === 'number').join(' '))
+    .map((e) =>
+      [e.code, e.title, e.detail].filter((part) => typeof part === 'string' || typeof part === 'number').join(' '),
+    )
     .join('; ')
     .slice(0, 300);
 }

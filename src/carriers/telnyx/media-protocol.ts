@@ -77,7 +77,8 @@ export const TelnyxInbound = z.discriminatedUnion('event', [
 export type TelnyxInbound = z.infer<typeof TelnyxInbound>;
 
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
-const optionalDigits = (x: unknown): x is string | undefined => x === undefined || (typeof x === 'string' && /^\d+$/.test(x));
+const optionalDigits = (x: unknown): x is string | undefined =>
+  x === undefined || (typeof x === 'string' && /^\d+$/.test(x));
 
 /**
  * TelnyxMedia's rules checked by hand: media arrives 50 times a second per call, and this costs a fraction of the

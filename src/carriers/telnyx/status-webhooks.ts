@@ -12,6 +12,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
+import { ApiError } from '../../errors.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import type { CallOutcomes } from '../outcomes.ts';
 import type { TelnyxAccounts } from './accounts.ts';
@@ -62,7 +63,7 @@ export function telnyxStatusRoutes(app: FastifyInstance, deps: TelnyxStatusDeps)
     return sid ? deps.carrierCalls.callIdOf('telnyx', sid) : undefined;
   };
   void app.register(async (scope) => {
-    addSignedBodyParsers(scope);
+    addSignedBodyParsers(scope, { json: true });
     /** The call, once the request is known to come from the account that call went through (403 otherwise). */
     const checked = async (request: FastifyRequest): Promise<string | undefined> => {
       const callId = await callOf(request);
@@ -82,9 +83,13 @@ export function telnyxStatusRoutes(app: FastifyInstance, deps: TelnyxStatusDeps)
       async (request, reply) => {
         const callId = await checked(request);
         const form = StatusForm.safeParse(request.body);
-        if (!callId || !form.success) return reply.code(400).send({ error: 'invalid request', code: 'BAD_REQUEST' });
+        if (!callId || !form.success)
+          throw new ApiError('BAD_REQUEST', 'not a TeXML status callback of a call placed here');
         const { CallStatus: status, AnsweredBy: answeredBy } = form.data;
-        request.log.info({ call_id: callId, call_sid: form.data.CallSid, status, answered_by: answeredBy }, 'telnyx status');
+        request.log.info(
+          { call_id: callId, call_sid: form.data.CallSid, status, answered_by: answeredBy },
+          'telnyx status',
+        );
         const byMachine = answeredBy?.startsWith('machine') === true || answeredBy === 'fax';
         if (status === 'completed') await deps.outcomes.completed(callId, byMachine);
         else if (byMachine) await deps.outcomes.machineAnswered(callId);
@@ -102,14 +107,19 @@ export function telnyxStatusRoutes(app: FastifyInstance, deps: TelnyxStatusDeps)
       TRANSFER_CALLBACK_PATH,
       {
         config: {
-          doc: { summary: "Telnyx's Call Control events for a cold transfer's new leg (signed)", tag: 'telephony', public: true },
+          doc: {
+            summary: "Telnyx's Call Control events for a cold transfer's new leg (signed)",
+            tag: 'telephony',
+            public: true,
+          },
           callOf,
         },
       },
       async (request, reply) => {
         const callId = await checked(request);
         const event = TransferEvent.safeParse(request.body);
-        if (!callId || !event.success) return reply.code(400).send({ error: 'invalid request', code: 'BAD_REQUEST' });
+        if (!callId || !event.success)
+          throw new ApiError('BAD_REQUEST', 'not a Call Control event of a transfer made here');
         const { event_type: type, payload } = event.data.data;
         request.log.info({ call_id: callId, event: type, cause: payload?.hangup_cause }, 'telnyx transfer');
         if (type === 'call.answered' || type === 'call.bridged') deps.outcomes.transferAnswered(callId);
@@ -117,9 +127,14 @@ export function telnyxStatusRoutes(app: FastifyInstance, deps: TelnyxStatusDeps)
           // After an answer the call has ended as call_transfer already, and this finds no transfer under way.
           const secret = deps.outcomes.transferFailed(callId, dialStatusOf(payload?.hangup_cause));
           if (secret)
-            await deps.restream(callId, secret).catch((error: unknown) =>
-              request.log.error({ err: error, call_id: callId }, 'the caller of a failed transfer could not be streamed back'),
-            );
+            await deps
+              .restream(callId, secret)
+              .catch((error: unknown) =>
+                request.log.error(
+                  { err: error, call_id: callId },
+                  'the caller of a failed transfer could not be streamed back',
+                ),
+              );
         }
         return reply.code(204).send();
       },

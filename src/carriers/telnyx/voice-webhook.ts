@@ -53,7 +53,10 @@ export function telnyxVoiceRoutes(app: FastifyInstance, deps: TelnyxVoiceDeps): 
         if (!form.success || !held) return reply.code(400).send(sayAndHangUpTexml('This call could not be handled.'));
         const agent = await deps.agents.findByInboundNumber(form.data.To);
         if (!agent || agent.orgId !== held.orgId) {
-          request.log.warn({ to: form.data.To }, 'inbound Telnyx call to a number no agent of its organization answers');
+          request.log.warn(
+            { to: form.data.To },
+            'inbound Telnyx call to a number no agent of its organization answers',
+          );
           return sayAndHangUpTexml('The number you have called is not in service. Goodbye.');
         }
         const claim = await deps.answers.claim(CARRIER_NAMESPACE, form.data.CallSid, form.data.To, deps.clock.now());

@@ -4,22 +4,27 @@
 // account's public key does not verify — or any at all when no account's key can check it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.ts';
+import { keepRawBody, rawBodyOf } from '../raw-bodies.ts';
 import { isValidTelnyxSignature } from './signature.ts';
 
-const rawBodies = new WeakMap<FastifyRequest, string>();
-
-/** Parses form and JSON bodies in `scope`, keeping the raw text the signature covers. */
-export function addSignedBodyParsers(scope: FastifyInstance): void {
+/**
+ * Parses form bodies in `scope` (and JSON ones with `json`, in place of the service's own JSON parser), keeping the
+ * raw text the signature covers.
+ */
+export function addSignedBodyParsers(scope: FastifyInstance, o: { json: boolean } = { json: false }): void {
   scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
-    rawBodies.set(request, body as string);
+    keepRawBody(request, body as string);
     const params: Record<string, string> = {};
     for (const [name, value] of new URLSearchParams(body as string)) params[name] ??= value;
     done(null, params);
   });
+  if (!o.json) return;
+  scope.removeContentTypeParser('application/json');
   scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    rawBodies.set(request, body as string);
+    keepRawBody(request, body as string);
     try {
-      done(null, body === '' ? {} : (JSON.parse(body as string) as unknown));
+      const parsed: unknown = JSON.parse(body as string);
+      done(null, parsed);
     } catch {
       done(new ApiError('BAD_REQUEST', 'the body is not JSON'), undefined);
     }
@@ -42,13 +47,14 @@ export function verifyTelnyxRequest(request: FastifyRequest, publicKey: string |
   const valid = isValidTelnyxSignature(
     publicKey,
     {
-      rawBody: rawBodies.get(request) ?? '',
+      rawBody: rawBodyOf(request) ?? '',
       signature: header(request, 'telnyx-signature-ed25519'),
       timestamp: header(request, 'telnyx-timestamp'),
     },
     nowMs,
   );
-  if (!valid) throw new ApiError('FORBIDDEN', 'telnyx-signature-ed25519 does not match this request and its telnyx-timestamp');
+  if (!valid)
+    throw new ApiError('FORBIDDEN', 'telnyx-signature-ed25519 does not match this request and its telnyx-timestamp');
 }
 
 /** A string field of a parsed body, read before it is validated (to pick the key that checks it). */
