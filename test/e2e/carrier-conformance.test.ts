@@ -20,7 +20,7 @@ let scriptsDir: string;
 const greeting = 'Hello, you have reached the front desk. How can I help you today?';
 /** The demo model says goodbye and hangs up to any answer to this (src/demo/script.ts). */
 const LAST_QUESTION = 'Hello, you have reached the front desk. Is there anything else I can help you with?';
-/** The number outbound calls come from unless a driver names its own: Twilio's agent's, which Twilio shows the callee. */
+/** Where outbound calls come from unless a driver names its own: Twilio's agent's number, shown to the callee. */
 const FROM = DRIVERS.find((d) => d.carrier === 'twilio')?.inbound?.number ?? '+14155550100';
 
 beforeAll(async () => {
@@ -59,7 +59,9 @@ afterAll(async () => {
 
 async function dial(driver: CarrierDriver, to: string, agent: 'conf' | 'conf-bye' = 'conf'): Promise<string> {
   const agentId = agent === 'conf' ? `conf-${driver.carrier}` : `conf-${driver.carrier}-bye`;
-  const res = await t.request('POST', '/v2/calls', { body: { call_from: driver.from ?? FROM, call_to: to, agent_id: agentId } });
+  const res = await t.request('POST', '/v2/calls', {
+    body: { call_from: driver.from ?? FROM, call_to: to, agent_id: agentId },
+  });
   expect(res.status, res.text).toBe(201);
   return (res.body as { call_id: string }).call_id;
 }

@@ -74,7 +74,12 @@ export interface TelnyxPlacedCall {
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const unescapeXml = (s: string) =>
-  s.replaceAll('&quot;', '"').replaceAll('&apos;', "'").replaceAll('&lt;', '<').replaceAll('&gt;', '>').replaceAll('&amp;', '&');
+  s
+    .replaceAll('&quot;', '"')
+    .replaceAll('&apos;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&');
 
 /** The stream a TeXML <Connect><Stream> asks for: its url and <Parameter>s. */
 export function streamOfTexml(texml: string): { url: string; parameters: Record<string, string> } | undefined {
@@ -168,12 +173,17 @@ export class TelnyxStandIn {
    * An inbound call to `to`: the TeXML voice webhook, signed, then the stream its TeXML asks for. Throws with the
    * service's answer when it took no call.
    */
-  async placeInboundCall(serviceUrl: string, to: string, from: string): Promise<{ caller: TwilioStreamCaller; callId: string }> {
+  async placeInboundCall(
+    serviceUrl: string,
+    to: string,
+    from: string,
+  ): Promise<{ caller: TwilioStreamCaller; callId: string }> {
     const callSid = `v3:${hex(20)}`;
     const res = await this.postForm(`${serviceUrl}/telephony/telnyx/voice`, this.voiceParams(callSid, from, to));
     const texml = await res.text();
     const stream = streamOfTexml(texml);
-    if (res.status !== 200 || !stream?.parameters.call_id) throw new Error(`voice webhook answered ${res.status}: ${texml}`);
+    if (res.status !== 200 || !stream?.parameters.call_id)
+      throw new Error(`voice webhook answered ${res.status}: ${texml}`);
     const caller = this.line(stream.url, stream.parameters, callSid);
     await caller.connect();
     return { caller, callId: stream.parameters.call_id };
@@ -225,12 +235,13 @@ export class TelnyxStandIn {
     const action = /^\/v2\/calls\/([^/]+)\/actions\/([a-z_]+)$/.exec(url);
     if (req.method !== 'POST' || !action) return error(404, '10005', 'Resource not found');
     const callSid = decodeURIComponent(action[1]!);
+    // Asked for even when the call has just ended on its own (Telnyx then answers 422).
+    if (action[2] === 'hangup') this.hangups.push(callSid);
     const call = this.live.get(callSid);
     if (!call) return error(422, '90018', 'Call has already ended');
     const ok = () => reply(200, { data: { result: 'ok' } });
     switch (action[2]) {
       case 'hangup':
-        this.hangups.push(callSid);
         ok();
         return void (await call.stream?.hangUp());
       case 'transfer':
@@ -326,7 +337,8 @@ export class TelnyxStandIn {
       call.transfers.push({ to, outcome: 'answered' });
       return;
     }
-    const cause = destination.kind === 'busy' ? 'user_busy' : destination.kind === 'no-answer' ? 'timeout' : 'call_rejected';
+    const cause =
+      destination.kind === 'busy' ? 'user_busy' : destination.kind === 'no-answer' ? 'timeout' : 'call_rejected';
     call.transfers.push({ to, outcome: cause });
     await this.postJson(webhookUrl, event('call.hangup', { hangup_cause: cause, hangup_source: 'callee' }));
     // The service streams the caller back (streaming_start); that stream's life is the call's.

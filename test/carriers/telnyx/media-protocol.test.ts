@@ -25,7 +25,12 @@ const START = {
 const MEDIA = {
   event: 'media',
   sequence_number: '4',
-  media: { track: 'inbound', chunk: '2', timestamp: '5', payload: 'no+JhoaJjpzSHxAKBgYJDhtEopGKh4aIjZm7JhILBwYIDBc1qZaLh4aHi5Rk' },
+  media: {
+    track: 'inbound',
+    chunk: '2',
+    timestamp: '5',
+    payload: 'no+JhoaJjpzSHxAKBgYJDhtEopGKh4aIjZm7JhILBwYIDBc1qZaLh4aHi5Rk',
+  },
   stream_id: START.stream_id,
 };
 
@@ -35,10 +40,21 @@ describe('Telnyx media stream messages', () => {
     expect(read({ event: 'connected', version: '1.0.0' })).toMatchObject({ ok: true, message: { event: 'connected' } });
     expect(read(START)).toMatchObject({
       ok: true,
-      message: { stream_id: START.stream_id, start: { call_control_id: 'v3:abc', custom_parameters: { call_id: 'call_1' } } },
+      message: {
+        stream_id: START.stream_id,
+        start: { call_control_id: 'v3:abc', custom_parameters: { call_id: 'call_1' } },
+      },
     });
     expect(read(MEDIA)).toMatchObject({ ok: true, message: { media: { chunk: '2', payload: MEDIA.media.payload } } });
-    expect(read({ event: 'dtmf', stream_id: 'x', occurred_at: '2024-01-01T00:00:00Z', sequence_number: '5', dtmf: { digit: '1' } })).toMatchObject({
+    expect(
+      read({
+        event: 'dtmf',
+        stream_id: 'x',
+        occurred_at: '2024-01-01T00:00:00Z',
+        sequence_number: '5',
+        dtmf: { digit: '1' },
+      }),
+    ).toMatchObject({
       ok: true,
       message: { dtmf: { digit: '1' } },
     });
@@ -46,11 +62,20 @@ describe('Telnyx media stream messages', () => {
       ok: true,
       message: { mark: { name: 'm1' } },
     });
-    expect(read({ event: 'error', sequence_number: '7', stream_id: 'x', payload: { code: 100002, title: 'Unknown error', detail: 'd' } })).toMatchObject({
+    expect(
+      read({
+        event: 'error',
+        sequence_number: '7',
+        stream_id: 'x',
+        payload: { code: 100002, title: 'Unknown error', detail: 'd' },
+      }),
+    ).toMatchObject({
       ok: true,
       message: { event: 'error', payload: { code: 100002 } },
     });
-    expect(read({ event: 'stop', sequence_number: '8', stop: { user_id: 'u', call_control_id: 'v3:abc' }, stream_id: 'x' })).toMatchObject({
+    expect(
+      read({ event: 'stop', sequence_number: '8', stop: { user_id: 'u', call_control_id: 'v3:abc' }, stream_id: 'x' }),
+    ).toMatchObject({
       ok: true,
       message: { event: 'stop' },
     });
@@ -64,8 +89,12 @@ describe('Telnyx media stream messages', () => {
 
   it('says why it refused a message: not JSON, a payload that is not base64, an unknown event, a chunk that is not a number', () => {
     expect(parseTelnyxMessage('{')).toEqual({ ok: false, reason: 'not JSON' });
-    expect(parseTelnyxMessage(JSON.stringify({ ...MEDIA, media: { ...MEDIA.media, payload: 'not base64!' } }))).toMatchObject({ ok: false });
-    expect(parseTelnyxMessage(JSON.stringify({ ...MEDIA, media: { ...MEDIA.media, chunk: 'two' } }))).toMatchObject({ ok: false });
+    expect(
+      parseTelnyxMessage(JSON.stringify({ ...MEDIA, media: { ...MEDIA.media, payload: 'not base64!' } })),
+    ).toMatchObject({ ok: false });
+    expect(parseTelnyxMessage(JSON.stringify({ ...MEDIA, media: { ...MEDIA.media, chunk: 'two' } }))).toMatchObject({
+      ok: false,
+    });
     expect(parseTelnyxMessage(JSON.stringify({ event: 'mystery' }))).toMatchObject({ ok: false });
     expect(parseTelnyxMessage(JSON.stringify({ event: 'dtmf', dtmf: { digit: '12' } }))).toMatchObject({ ok: false });
   });

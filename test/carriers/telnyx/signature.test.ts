@@ -38,16 +38,20 @@ describe('telnyx-signature-ed25519', () => {
       expect(isValidTelnyxSignature(PUBLIC_KEY, webhook, NOW_MS)).toBe(false);
     }
     const timestamp = String(NOW_MS / 1000 - 299);
-    expect(isValidTelnyxSignature(PUBLIC_KEY, { rawBody: BODY, signature: signed(timestamp, BODY), timestamp }, NOW_MS)).toBe(
-      true,
-    );
+    expect(
+      isValidTelnyxSignature(PUBLIC_KEY, { rawBody: BODY, signature: signed(timestamp, BODY), timestamp }, NOW_MS),
+    ).toBe(true);
   });
 
   it('reads only a base64 32-byte key as a public key', () => {
     expect(telnyxPublicKey(PUBLIC_KEY)).toBeDefined();
     expect(telnyxPublicKey(Buffer.alloc(31).toString('base64'))).toBeUndefined();
-    expect(isValidTelnyxSignature('AAAA', { rawBody: BODY, signature: signed(TIMESTAMP, BODY), timestamp: TIMESTAMP }, NOW_MS)).toBe(
-      false,
-    );
+    expect(
+      isValidTelnyxSignature(
+        'AAAA',
+        { rawBody: BODY, signature: signed(TIMESTAMP, BODY), timestamp: TIMESTAMP },
+        NOW_MS,
+      ),
+    ).toBe(false);
   });
 });

@@ -3,7 +3,7 @@ import { connectStreamTexml, sayAndHangUpTexml, telnyxMediaUrl } from '../../../
 import { streamOfTexml } from '../../helpers/telnyx-standin.ts';
 
 describe('TeXML the service answers with', () => {
-  it('connects a bidirectional RTP stream, PCMU both ways, of the caller\'s track, to /media/telnyx on the public address', () => {
+  it("connects a bidirectional RTP stream, PCMU both ways, of the caller's track, to /media/telnyx on the public address", () => {
     const texml = connectStreamTexml('https://voice.example.com', 'call_1', 'secret-1');
     expect(texml).toBe(
       '<?xml version="1.0" encoding="UTF-8"?><Response><Connect>' +

@@ -41,7 +41,12 @@ const media = (chunk: number, code: number, track = 'inbound') =>
   JSON.stringify({
     event: 'media',
     sequence_number: String(chunk + 1),
-    media: { track, chunk: String(chunk), timestamp: String(chunk * 20), payload: Buffer.alloc(160, code).toString('base64') },
+    media: {
+      track,
+      chunk: String(chunk),
+      timestamp: String(chunk * 20),
+      payload: Buffer.alloc(160, code).toString('base64'),
+    },
     stream_id: 'stream-1',
   });
 
@@ -62,10 +67,21 @@ describe('Telnyx media transport', () => {
 
   it('keypad digits, played-up-to marks and the stop reach the session; a malformed message is dropped and counted', () => {
     const { transport, heard } = line();
-    transport.receive(JSON.stringify({ event: 'dtmf', stream_id: 'stream-1', sequence_number: '2', dtmf: { digit: '7' } }));
-    transport.receive(JSON.stringify({ event: 'mark', stream_id: 'stream-1', sequence_number: '3', mark: { name: 'utt-1' } }));
+    transport.receive(
+      JSON.stringify({ event: 'dtmf', stream_id: 'stream-1', sequence_number: '2', dtmf: { digit: '7' } }),
+    );
+    transport.receive(
+      JSON.stringify({ event: 'mark', stream_id: 'stream-1', sequence_number: '3', mark: { name: 'utt-1' } }),
+    );
     transport.receive('{"event":"media","media":{"payload":"%%%"}}');
-    transport.receive(JSON.stringify({ event: 'stop', sequence_number: '4', stop: { call_control_id: 'v3:call' }, stream_id: 'stream-1' }));
+    transport.receive(
+      JSON.stringify({
+        event: 'stop',
+        sequence_number: '4',
+        stop: { call_control_id: 'v3:call' },
+        stream_id: 'stream-1',
+      }),
+    );
     expect(heard).toMatchObject({ digits: ['7'], marks: ['utt-1'], hangups: 1 });
     expect(transport.dropped).toBe(1);
   });
