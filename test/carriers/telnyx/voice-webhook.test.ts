@@ -26,6 +26,7 @@ beforeAll(async () => {
   const agent = await t.request('POST', '/v2/agents', {
     body: {
       agent_id: 'telnyx-desk',
+      agent_name: 'Telnyx desk',
       begin_message: 'Hi.',
       inbound_numbers: [NUMBER, ELSEWHERE],
       llm: { base_url: `${t.url}/demo/llm/v1`, model: 'demo' },
