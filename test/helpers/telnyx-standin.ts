@@ -49,7 +49,13 @@ export const TELNYX_DIALECT: StreamDialect = {
 };
 
 export type TelnyxBehavior =
-  | { kind: 'answer'; talk?: (line: TwilioStreamCaller) => Promise<void> }
+  | {
+      kind: 'answer';
+      /** What the callee does once the stream is open. */
+      talk?: (line: TwilioStreamCaller) => Promise<void>;
+      /** What it does on the stream back after a transfer that failed. */
+      afterTransfer?: (line: TwilioStreamCaller) => Promise<void>;
+    }
   | { kind: 'busy' }
   | { kind: 'no-answer' }
   | { kind: 'failed' }
@@ -352,7 +358,9 @@ export class TelnyxStandIn {
       const { name, value } = p as { name?: unknown; value?: unknown };
       if (typeof name === 'string' && typeof value === 'string') parameters[name] = value;
     }
-    call.back = this.onLine(call, this.line(String(body.stream_url ?? ''), parameters, call.callSid), undefined);
+    const behavior = this.behaviors.get(String(call.body.To));
+    const talk = behavior?.kind === 'answer' ? behavior.afterTransfer : undefined;
+    call.back = this.onLine(call, this.line(String(body.stream_url ?? ''), parameters, call.callSid), talk);
   }
 
   /** One signed status callback, as the TeXML call's StatusCallback hears it. */

@@ -1,13 +1,18 @@
 // Telnyx's webhooks against the real service: only what the called number's (or the call's) Telnyx
 // account signed is taken, a CallSid sent again gets the first answer, and the transfer route reads
-// Call Control's JSON events under the same signature.
+// Call Control's JSON events under the same signature; a cold transfer whose destination is busy
+// brings the caller back to the agent on a stream Telnyx opens with streaming_start.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TwilioStreamCaller } from '../../../src/carriers/sim/twilio-stream.ts';
+import { DEMO_TRANSFER_FAILED } from '../../../src/demo/script.ts';
+import { agentFinished, fixtureUlaw } from '../../helpers/phone.ts';
 import { streamOfTexml, TelnyxStandIn } from '../../helpers/telnyx-standin.ts';
-import { startTestService, type TestService } from '../../helpers/service.ts';
+import { callEnded, startTestService, type TestService } from '../../helpers/service.ts';
 
 const NUMBER = '+15550600001';
 const ELSEWHERE = '+15550600002';
+const DESK_BUSY = '+15550600020';
 let t: TestService;
 let telnyx: TelnyxStandIn;
 
@@ -33,6 +38,17 @@ beforeAll(async () => {
     },
   });
   expect(agent.status, agent.text).toBe(201);
+  const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
+  const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
+  const busy = await t.request('POST', '/v2/agents', {
+    body: {
+      ...config,
+      agent_id: 'telnyx-busy-desk',
+      tools: [...demo.tools, { type: 'transfer_call', transfer_to: DESK_BUSY }],
+    },
+  });
+  expect(busy.status, busy.text).toBe(201);
+  telnyx.behaviors.set(DESK_BUSY, { kind: 'busy' });
 }, 60_000);
 afterAll(async () => {
   await t?.stop();
@@ -105,4 +121,37 @@ describe('Telnyx voice webhook', () => {
     expect((await post(telnyx.signatureHeaders(event, generateKeyPairSync('ed25519').privateKey))).status).toBe(403);
     expect((await post({})).status).toBe(403);
   });
+
+  it('a cold transfer to a busy destination brings the caller back to the agent, who says it could not put them through', async () => {
+    const phone = '+15550600010';
+    let heardBack = false;
+    telnyx.behaviors.set(phone, {
+      kind: 'answer',
+      talk: async (line: TwilioStreamCaller) => {
+        await agentFinished(line, { after: 0, timeoutMs: 30_000 });
+        await line.speak(fixtureUlaw('11-can-i-speak-to'));
+        await line.waitForClose();
+      },
+      afterTransfer: async (line: TwilioStreamCaller) => {
+        await agentFinished(line, { after: 0, timeoutMs: 30_000 });
+        heardBack = true;
+        await line.hangUp();
+      },
+    });
+    const res = await t.request('POST', '/v2/calls', {
+      body: { call_from: NUMBER, call_to: phone, agent_id: 'telnyx-busy-desk' },
+    });
+    expect(res.status, res.text).toBe(201);
+    const record = await callEnded(t, (res.body as { call_id: string }).call_id, 60_000);
+    const placed = telnyx.calls.find((c) => c.body.To === phone)!;
+    expect(placed.transfers).toEqual([{ to: DESK_BUSY, outcome: 'user_busy' }]);
+    expect(heardBack).toBe(true);
+    expect(record).toMatchObject({
+      call_status: 'ended',
+      disconnection_reason: 'user_hangup',
+      transfer_destination: null,
+    });
+    const agent = record.transcript!.filter((m) => m.role === 'agent').map((m) => m.content);
+    expect(agent.slice(-2)).toEqual(['Let me transfer you.', DEMO_TRANSFER_FAILED]);
+  }, 90_000);
 });
