@@ -25,8 +25,6 @@ export function connectStreamTexml(publicUrl: string, callId: string, secret: st
   );
 }
 
-export const HANG_UP_TEXML = '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>';
-
 export function sayAndHangUpTexml(text: string): string {
   return `<?xml version="1.0" encoding="UTF-8"?><Response><Say>${escapeXml(text)}</Say><Hangup/></Response>`;
 }
