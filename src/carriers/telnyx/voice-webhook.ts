@@ -1,18 +1,14 @@
 // POST /telephony/telnyx/voice: the TeXML application's voice webhook for inbound calls. The
 // number called must be on an organization's Telnyx account, whose public key checks the signature
-// (403 and no record otherwise); the agent whose inbound_numbers holds it takes the call: it is
-// registered, recorded with the account (its hang-up and transfers use it), and Telnyx is told to
-// open a media stream for it. A webhook Telnyx sends again for the same CallSid gets the first answer.
+// (403 and no record otherwise); an agent of that organization takes the call as every carrier's
+// are (carriers/inbound-call.ts), recorded with the account (its hang-up and transfers use it), and
+// answered in TeXML.
 //
 // The form fields relied on (TeXML's, as Telnyx documents them): CallSid (the call_control_id),
 // From, To (besides AccountSid, CallStatus, Direction, ConnectionId, which it does not read).
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Clock } from '../../clock.ts';
-import type { AgentRepository } from '../../agents/repository.ts';
-import type { CallService } from '../../records/service.ts';
-import type { CarrierAnswers } from '../carrier.ts';
-import type { CarrierCallRepository } from '../carrier-calls.ts';
+import { type InboundCallDeps, takeInboundCall } from '../inbound-call.ts';
 import type { TelnyxAccounts } from './accounts.ts';
 import { connectStreamTexml, sayAndHangUpTexml } from './texml.ts';
 import { addSignedBodyParsers, bodyField, verifyTelnyxRequest } from './webhook.ts';
@@ -26,16 +22,8 @@ const VoiceWebhook = z.looseObject({
   To: z.string().min(1),
 });
 
-export interface TelnyxVoiceDeps {
-  agents: AgentRepository;
-  calls: CallService;
+export interface TelnyxVoiceDeps extends InboundCallDeps {
   accounts: TelnyxAccounts;
-  carrierCalls: CarrierCallRepository;
-  publicUrl: () => string;
-  answers: CarrierAnswers;
-  clock: Clock;
-  /** The call registered: the stream must arrive in time or the call ends. */
-  onRegistered: (orgId: string, callId: string) => void;
 }
 
 export function telnyxVoiceRoutes(app: FastifyInstance, deps: TelnyxVoiceDeps): void {
@@ -51,46 +39,22 @@ export function telnyxVoiceRoutes(app: FastifyInstance, deps: TelnyxVoiceDeps): 
         const form = VoiceWebhook.safeParse(request.body);
         reply.type('text/xml');
         if (!form.success || !held) return reply.code(400).send(sayAndHangUpTexml('This call could not be handled.'));
-        const agent = await deps.agents.findByInboundNumber(form.data.To);
-        if (!agent || agent.orgId !== held.orgId) {
-          request.log.warn(
-            { to: form.data.To },
-            'inbound Telnyx call to a number no agent of its organization answers',
-          );
-          return sayAndHangUpTexml('The number you have called is not in service. Goodbye.');
-        }
-        const claim = await deps.answers.claim(CARRIER_NAMESPACE, form.data.CallSid, form.data.To, deps.clock.now());
-        if (claim.kind === 'replay') return claim.answer.body;
-        if (claim.kind !== 'claimed') {
-          request.log.warn(
-            { call_sid: form.data.CallSid, claim: claim.kind },
-            'voice webhook for a CallSid already answered differently',
-          );
-          return reply.code(409).send(sayAndHangUpTexml('This call could not be handled.'));
-        }
-        try {
-          const { record, streamSecret } = await deps.calls.register(agent.orgId, agent, {
-            call_type: 'inbound',
-            call_from: form.data.From || null,
-            call_to: form.data.To,
+        return takeInboundCall(
+          deps,
+          { sayAndHangUp: sayAndHangUpTexml, connectStream: connectStreamTexml },
+          {
+            carrier: 'telnyx',
+            namespace: CARRIER_NAMESPACE,
+            carrierCallId: form.data.CallSid,
+            from: form.data.From,
+            to: form.data.To,
             metadata: { telnyx_call_sid: form.data.CallSid },
-          });
-          await deps.carrierCalls.record(
-            record.call_id,
-            'telnyx',
-            form.data.CallSid,
-            deps.clock.now(),
-            held.keys.carrierAccountId,
-          );
-          deps.onRegistered(agent.orgId, record.call_id);
-          // Kept with its stream secret: the secret opens this call's stream only while it waits for one.
-          const texml = connectStreamTexml(deps.publicUrl(), record.call_id, streamSecret);
-          await deps.answers.finish(CARRIER_NAMESPACE, form.data.CallSid, { status: 200, body: texml });
-          return texml;
-        } catch (error) {
-          await deps.answers.release(CARRIER_NAMESPACE, form.data.CallSid);
-          throw error;
-        }
+            carrierAccountId: held.keys.carrierAccountId,
+            orgId: held.orgId,
+          },
+          reply,
+          request.log,
+        );
       },
     );
   });
