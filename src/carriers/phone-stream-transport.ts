@@ -1,28 +1,34 @@
 // What every carrier's JSON media stream shares once its wire messages are read: caller audio as
-// base64 μ-law 8 kHz decoded into 20 ms PCM16 frames and held to the clock (inbound-pace.ts), agent
-// frames encoded back to base64 μ-law, the far end's hang-up told to the session once, and the
+// base64 in the line's format (μ-law 8 kHz unless the carrier's stream says otherwise, e.g. L16 at
+// 16 kHz for wideband; audio/line-format.ts) decoded into 20 ms PCM16 frames at the line's rate and
+// held to the clock (inbound-pace.ts), agent frames encoded back to base64 in the same format, the
+// far end's hang-up told to the session once, and the
 // socket closed when the service ends the call. Each carrier's transport (twilio/transport.ts,
 // telnyx/transport.ts) reads its own messages and says how its media, mark and clear look.
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
-import { muLawEncode } from '../audio/g711.ts';
-import { CarrierAudioIn } from '../audio/telephony.ts';
+import {
+  encodeLineFrame,
+  lineEncoding,
+  lineFrameBytes,
+  LineAudioIn,
+  MULAW_8K,
+  type LineFormat,
+} from '../audio/line-format.ts';
 import type { DisconnectionReason } from '../records/record.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../call/transport.ts';
 import { InboundPace } from './inbound-pace.ts';
 import type { TransportOptions } from './options.ts';
 
-const RATE = 8000;
-
 export abstract class PhoneStreamTransport implements CallTransport {
   abstract readonly kind: CallTransport['kind'];
-  readonly sampleRate = RATE;
-  readonly lineEncoding = 'mulaw' as const;
+  readonly sampleRate: LineFormat['rate'];
+  readonly lineEncoding: CallTransport['lineEncoding'];
   protected handlers: TransportHandlers | null = null;
-  private readonly inbound = new CarrierAudioIn({ carrierRate: RATE, internalRate: RATE });
-  /** μ-law of one outbound frame, reused: base64 copies it out at once. */
-  private readonly ulaw = Buffer.alloc(RATE / 50);
-  private scratch = Buffer.alloc(RATE / 50);
+  private readonly inbound: LineAudioIn;
+  /** The line's bytes of one outbound frame, reused: base64 copies them out at once. */
+  private readonly outFrame: Buffer;
+  private scratch: Buffer;
   private hungUp = false;
   /** The far end hung up or its socket closed (not this side closing it). */
   private farEndGone = false;
@@ -35,8 +41,15 @@ export abstract class PhoneStreamTransport implements CallTransport {
     readonly carrierCallId: string,
     protected readonly log: Logger,
     private readonly options: TransportOptions = {},
+    /** What the stream carries both ways, as the carrier's start message or our answer set it. */
+    protected readonly format: LineFormat = MULAW_8K,
   ) {
-    this.pace = new InboundPace(RATE, options.now);
+    this.sampleRate = format.rate;
+    this.lineEncoding = lineEncoding(format);
+    this.inbound = new LineAudioIn(format);
+    this.outFrame = Buffer.alloc(lineFrameBytes(format));
+    this.scratch = Buffer.alloc(lineFrameBytes(format));
+    this.pace = new InboundPace(format.rate, options.now);
     socket.on('close', () => this.farEnd());
     socket.on('error', (error) => this.log.warn({ err: error }, 'media socket error'));
     // Closed while its start was checked against the store: the far end is gone already.
@@ -45,7 +58,7 @@ export abstract class PhoneStreamTransport implements CallTransport {
 
   /** Messages after the start, as the route hands them on. */
   abstract receive(text: string): void;
-  /** The carrier's media message carrying `base64` μ-law. */
+  /** The carrier's media message carrying `base64` audio in the line's format. */
   protected abstract mediaText(base64: string): string;
   protected abstract markText(name: string): string;
   protected abstract clearText(): string;
@@ -56,9 +69,9 @@ export abstract class PhoneStreamTransport implements CallTransport {
     this.log.warn({ reason, sample: text.slice(0, 120) }, 'malformed media stream message dropped');
   }
 
-  /** Base64 μ-law caller audio, any length: decoded, framed, held to the clock. */
+  /** Base64 caller audio in the line's format, any length: decoded, framed, held to the clock. */
   protected media(payload: string): void {
-    // Decoded into a reused buffer: the μ-law decoder copies it into the session's frame.
+    // Decoded into a reused buffer: the line's decoder copies it into the session's frame.
     if (payload.length * 0.75 > this.scratch.length) this.scratch = Buffer.alloc(Math.ceil(payload.length * 0.75));
     const n = this.scratch.write(payload, 'base64');
     if (n === 0) return;
@@ -94,9 +107,7 @@ export abstract class PhoneStreamTransport implements CallTransport {
       this.options.onFrameDropped?.();
       return;
     }
-    const bytes = frame.length <= this.ulaw.length ? this.ulaw : Buffer.alloc(frame.length);
-    muLawEncode(frame, bytes);
-    this.socket.send(this.mediaText(bytes.toString('base64', 0, frame.length)));
+    this.socket.send(this.mediaText(encodeLineFrame(this.format, frame, this.outFrame).toString('base64')));
   }
 
   sendMark(name: string): void {
