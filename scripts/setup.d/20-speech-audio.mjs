@@ -2,6 +2,7 @@
 // nothing is fetched at run time. onnxruntime-node's own download is skipped (.npmrc
 // onnxruntime-node-install=skip): its npm package already ships the Linux x64 CPU binary.
 // The embedded default voice is libflite through a native addon built here from native/flite.
+// G.722, the wideband codec of phone lines that offer 16 kHz, is spandsp's through native/g722.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { nativeAddonStep } from '../native-addon.mjs';
@@ -13,6 +14,8 @@ export const apt = [
   ['g++', 'compiles the flite addon'],
   ['make', 'node-gyp builds with make'],
   ['python3', 'node-gyp runs gyp with python3'],
+  ['libspandsp-dev', "spandsp's G.722 codec and its headers for the g722 addon (wideband phone lines)"],
+  ['pkg-config', 'finds the spandsp compile and link flags'],
   ['espeak-ng', 'text-to-speech engine with many languages'],
   ['asterisk-core-sounds-en-wav', '8 kHz human telephone prompts: a test set only for VAD/STT'],
   ['asterisk-core-sounds-en', 'transcripts (core-sounds-en.txt) of the asterisk telephone prompts'],
@@ -34,8 +37,21 @@ const fliteAddonStep = nativeAddonStep({
   },
 });
 
+const g722AddonStep = nativeAddonStep({
+  name: 'g722 addon',
+  folder: 'g722',
+  target: 'g722_addon',
+  output: 'g722.node',
+  sharedFolders: ['common'],
+  requires: {
+    file: '/usr/include/spandsp/g722.h',
+    missing: 'apt package libspandsp-dev; lines in G.722 will fail with AUDIO_G722_MISSING',
+  },
+});
+
 export const steps = [
   fliteAddonStep,
+  g722AddonStep,
   {
     name: 'speech-audio: check the Opus addon (browser calls in Opus, Ogg Opus recordings)',
     async run({ root, say }) {

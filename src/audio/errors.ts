@@ -9,6 +9,7 @@ export type AudioErrorCode =
   | 'AUDIO_BAD_ARGUMENT'
   /** The Opus addon did not build or load (it is compiled at install from its bundled libopus). */
   | 'AUDIO_OPUS_UNAVAILABLE'
+  | 'AUDIO_G722_MISSING'
   /** An Opus packet libopus cannot decode. */
   | 'AUDIO_BAD_OPUS_PACKET';
 

@@ -2,13 +2,14 @@
 // PCM16 frames of the pipeline at the line's own rate (nothing is resampled: a 16 kHz line gives
 // the engines 16 kHz, an 8 kHz one 8 kHz). G.711 (μ-law, A-law) is the phone's narrowband; L16 is
 // plain 16-bit PCM, which carriers offer at 16 kHz for wideband, little- or big-endian as each
-// carrier says.
+// carrier says; G.722 is wideband at G.711's byte rate (16 kHz in 64 kbit/s), stateful both ways.
 import { aLawEncode, muLawEncode } from './g711.ts';
+import { g722Decoder, g722Encoder, type G722Decoder, type G722Encoder } from './g722.ts';
 import { Framer } from './framer.ts';
 import type { MediaRate } from './pcm.ts';
 import { CarrierAudioIn } from './telephony.ts';
 
-export type LineCodec = 'mulaw' | 'alaw' | 'l16le' | 'l16be';
+export type LineCodec = 'mulaw' | 'alaw' | 'l16le' | 'l16be' | 'g722';
 
 export interface LineFormat {
   readonly codec: LineCodec;
@@ -21,19 +22,21 @@ export const MULAW_8K: LineFormat = { codec: 'mulaw', rate: 8000 };
 /** Bytes one 20 ms frame takes on the line. */
 export function lineFrameBytes(format: LineFormat): number {
   const samples = format.rate / 50;
+  if (format.codec === 'g722') return samples / 2;
   return format.codec === 'l16le' || format.codec === 'l16be' ? samples * 2 : samples;
 }
 
 /** How the caller's audio came over the wire, as a recogniser that reads the line's bytes wants it. */
 export function lineEncoding(format: LineFormat): 'mulaw' | 'linear16' | undefined {
   if (format.codec === 'mulaw') return 'mulaw';
-  // Big-endian and A-law bytes are not what such a recogniser takes: it gets the decoded frames.
+  // Big-endian, A-law and G.722 bytes are not what such a recogniser takes: it gets the decoded frames.
   return format.codec === 'l16le' ? 'linear16' : undefined;
 }
 
 /** A line's bytes in (any length, split anywhere), whole 20 ms frames at the line's rate out. */
 export class LineAudioIn {
   private readonly g711: CarrierAudioIn | null;
+  private readonly g722: G722Decoder | null;
   private readonly framer: Framer;
   /** The first byte of a sample split across two payloads. */
   private carry: number | null = null;
@@ -47,11 +50,13 @@ export class LineAudioIn {
           internalRate: format.rate,
         })
       : null;
+    this.g722 = format.codec === 'g722' ? g722Decoder() : null;
     this.framer = Framer.forRate(format.rate);
   }
 
   push(bytes: Uint8Array): Int16Array[] {
     if (this.g711) return this.g711.push(bytes);
+    if (this.g722) return this.framer.push(this.g722.decode(bytes));
     const carried = this.carry === null ? 0 : 1;
     const samples = new Int16Array((bytes.length + carried) >> 1);
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -70,13 +75,24 @@ export class LineAudioIn {
   }
 }
 
-/** One frame of PCM16 at the line's rate onto the line: its bytes, in `out` when it is large enough. */
-export function encodeLineFrame(format: LineFormat, frame: Int16Array, out?: Buffer): Buffer {
-  const size = format.codec === 'l16le' || format.codec === 'l16be' ? frame.length * 2 : frame.length;
-  const bytes = out && out.length >= size ? out.subarray(0, size) : Buffer.alloc(size);
-  if (format.codec === 'mulaw') muLawEncode(frame, bytes);
-  else if (format.codec === 'alaw') aLawEncode(frame, bytes);
-  else if (format.codec === 'l16le') for (let i = 0; i < frame.length; i++) bytes.writeInt16LE(frame[i]!, i * 2);
-  else for (let i = 0; i < frame.length; i++) bytes.writeInt16BE(frame[i]!, i * 2);
-  return bytes;
+/** PCM16 frames at the line's rate onto the line, in order (G.722 carries its state between them). */
+export class LineAudioOut {
+  private readonly g722: G722Encoder | null;
+
+  constructor(private readonly format: LineFormat) {
+    this.g722 = format.codec === 'g722' ? g722Encoder() : null;
+  }
+
+  /** One frame's bytes, in `out` when it is large enough (G.722's come in a buffer of their own). */
+  encode(frame: Int16Array, out?: Buffer): Buffer {
+    if (this.g722) return this.g722.encode(frame);
+    const codec = this.format.codec;
+    const size = codec === 'l16le' || codec === 'l16be' ? frame.length * 2 : frame.length;
+    const bytes = out && out.length >= size ? out.subarray(0, size) : Buffer.alloc(size);
+    if (codec === 'mulaw') muLawEncode(frame, bytes);
+    else if (codec === 'alaw') aLawEncode(frame, bytes);
+    else if (codec === 'l16le') for (let i = 0; i < frame.length; i++) bytes.writeInt16LE(frame[i]!, i * 2);
+    else for (let i = 0; i < frame.length; i++) bytes.writeInt16BE(frame[i]!, i * 2);
+    return bytes;
+  }
 }

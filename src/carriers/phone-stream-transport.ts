@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import WebSocket from 'ws';
 import {
-  encodeLineFrame,
+  LineAudioOut,
   lineEncoding,
   lineFrameBytes,
   LineAudioIn,
@@ -26,6 +26,7 @@ export abstract class PhoneStreamTransport implements CallTransport {
   readonly lineEncoding: CallTransport['lineEncoding'];
   protected handlers: TransportHandlers | null = null;
   private readonly inbound: LineAudioIn;
+  private readonly outbound: LineAudioOut;
   /** The line's bytes of one outbound frame, reused: base64 copies them out at once. */
   private readonly outFrame: Buffer;
   private scratch: Buffer;
@@ -47,6 +48,7 @@ export abstract class PhoneStreamTransport implements CallTransport {
     this.sampleRate = format.rate;
     this.lineEncoding = lineEncoding(format);
     this.inbound = new LineAudioIn(format);
+    this.outbound = new LineAudioOut(format);
     this.outFrame = Buffer.alloc(lineFrameBytes(format));
     this.scratch = Buffer.alloc(lineFrameBytes(format));
     this.pace = new InboundPace(format.rate, options.now);
@@ -107,7 +109,7 @@ export abstract class PhoneStreamTransport implements CallTransport {
       this.options.onFrameDropped?.();
       return;
     }
-    this.socket.send(this.mediaText(encodeLineFrame(this.format, frame, this.outFrame).toString('base64')));
+    this.socket.send(this.mediaText(this.outbound.encode(frame, this.outFrame).toString('base64')));
   }
 
   sendMark(name: string): void {

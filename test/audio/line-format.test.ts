@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  encodeLineFrame,
+  LineAudioOut,
   lineEncoding,
   lineFrameBytes,
   LineAudioIn,
@@ -25,15 +25,16 @@ describe('line formats', () => {
 
   it('L16 frames go out in the byte order the line names', () => {
     const frame = Int16Array.from({ length: 320 }, (_, i) => (i === 0 ? 0x1234 : -2));
-    const le = encodeLineFrame(L16_16K_LE, frame);
-    const be = encodeLineFrame(L16_16K_BE, frame);
+    const le = new LineAudioOut(L16_16K_LE).encode(frame);
+    const be = new LineAudioOut(L16_16K_BE).encode(frame);
     expect([...le.subarray(0, 4)]).toEqual([0x34, 0x12, 0xfe, 0xff]);
     expect([...be.subarray(0, 4)]).toEqual([0x12, 0x34, 0xff, 0xfe]);
   });
 
   it.each([L16_16K_LE, L16_16K_BE])('%o comes back sample for sample, however the bytes are split', (format) => {
     const sent = ramp(320 * 3);
-    const bytes = Buffer.concat([0, 1, 2].map((i) => encodeLineFrame(format, sent.subarray(i * 320, (i + 1) * 320))));
+    const out = new LineAudioOut(format);
+    const bytes = Buffer.concat([0, 1, 2].map((i) => out.encode(sent.subarray(i * 320, (i + 1) * 320))));
     const line = new LineAudioIn(format);
     // Cut at odd offsets: a sample's two bytes arrive in different payloads.
     const frames = [0, 1, 333, 640, 641, 1500, bytes.length].flatMap((end, i, ends) =>
@@ -46,10 +47,41 @@ describe('line formats', () => {
   it('μ-law frames keep their 8 kHz and come back within the codec step', () => {
     const sent = Int16Array.from({ length: 160 }, (_, i) => Math.round(8000 * Math.sin(i / 5)));
     const [frame] = new LineAudioIn({ codec: 'mulaw', rate: 8000 }).push(
-      encodeLineFrame({ codec: 'mulaw', rate: 8000 }, sent),
+      new LineAudioOut({ codec: 'mulaw', rate: 8000 }).encode(sent),
     );
     expect(frame).toHaveLength(160);
     for (let i = 0; i < 160; i++) expect(Math.abs(frame![i]! - sent[i]!)).toBeLessThan(300);
+  });
+
+  it('G.722 carries 16 kHz speech in 160 bytes a frame and brings it back close to what was sent', () => {
+    const format: LineFormat = { codec: 'g722', rate: 16000 };
+    expect(lineFrameBytes(format)).toBe(160);
+    // A second of a voiced tone with a rising pitch, well inside G.722's band.
+    const sent = Int16Array.from({ length: 16000 }, (_, i) =>
+      Math.round(6000 * Math.sin((2 * Math.PI * (300 + i / 40) * i) / 16000)),
+    );
+    const out = new LineAudioOut(format);
+    const line = new LineAudioIn(format);
+    const frames: Int16Array[] = [];
+    for (let at = 0; at < sent.length; at += 320) {
+      const bytes = out.encode(sent.subarray(at, at + 320));
+      expect(bytes).toHaveLength(160);
+      frames.push(...line.push(bytes));
+    }
+    const heard = Int16Array.from(frames.flatMap((f) => Array.from(f)));
+    expect(heard).toHaveLength(16000);
+    // The codec delays its output by a few samples: compare at the best lag, after its start-up.
+    const snrAt = (lag: number) => {
+      let signal = 0;
+      let noise = 0;
+      for (let i = 2000; i < 15000; i++) {
+        signal += sent[i]! ** 2;
+        noise += (heard[i + lag]! - sent[i]!) ** 2;
+      }
+      return 10 * Math.log10(signal / noise);
+    };
+    const best = Math.max(...Array.from({ length: 40 }, (_, lag) => snrAt(lag)));
+    expect(best).toBeGreaterThan(20);
   });
 
   it("a recogniser reads the line's own bytes only when they are μ-law or little-endian L16", () => {
@@ -57,5 +89,6 @@ describe('line formats', () => {
     expect(lineEncoding(L16_16K_LE)).toBe('linear16');
     expect(lineEncoding(L16_16K_BE)).toBeUndefined();
     expect(lineEncoding({ codec: 'alaw', rate: 8000 })).toBeUndefined();
+    expect(lineEncoding({ codec: 'g722', rate: 16000 })).toBeUndefined();
   });
 });
