@@ -9,11 +9,15 @@
 // latency, concurrency and event-loop delay, BENCH_ONLY=wer only the WER sets, =hints only Moonshine's phrase hints;
 // BENCH_ENGINES=
 // pocketsphinx, =moonshine (the default model), =moonshine-tiny, =moonshine-base or =vad benches one of them;
-// BENCH_REVIEW=N lists the N worst game-voice lines).
+// BENCH_REVIEW=N lists the N worst game-voice lines; BENCH_ONLY=wideband compares the line formats a carrier may
+// stream: 8 kHz μ-law, 16 kHz L16 and G.722).
+import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
+import { g722Decoder } from '../src/audio/g722.ts';
+import { LineAudioIn, LineAudioOut, type LineFormat } from '../src/audio/line-format.ts';
 import { concatPcm, silence } from '../src/audio/pcm.ts';
 import { resample } from '../src/audio/resampler.ts';
 import { readWavFile } from '../src/audio/wav.ts';
@@ -105,6 +109,18 @@ function telephone(clip: Clip): Clip {
   return { ...clip, samples: muLawDecode(muLawEncode(narrow)), sampleRate: 8000 };
 }
 
+/** A clip through a line in `format` (encoded and decoded frame by frame, as a call's stream carries it). */
+function overLine(clip: Clip, format: LineFormat): Clip {
+  const source = clip.sampleRate === format.rate ? clip.samples : resample(clip.samples, clip.sampleRate, format.rate);
+  const out = new LineAudioOut(format);
+  const line = new LineAudioIn(format);
+  const frame = format.rate / 50;
+  const frames: Int16Array[] = [];
+  for (let at = 0; at + frame <= source.length; at += frame)
+    frames.push(...line.push(out.encode(source.subarray(at, at + frame))));
+  return { ...clip, samples: concatPcm(frames), sampleRate: format.rate };
+}
+
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
@@ -140,13 +156,17 @@ async function realTime(
 }
 
 /** The asterisk prompt sample, every k-th by id, as clips of two alternating "callers". */
-async function asteriskSample(): Promise<{ clips: Clip[]; label: string }> {
+async function asteriskSample(): Promise<{ clips: Clip[]; label: string; files: string[] }> {
   const prompts = asteriskPrompts().sort((a, b) => a.id.localeCompare(b.id));
   const wanted = Number(process.env.BENCH_ASTERISK ?? 200);
   const step = Math.max(1, Math.floor(prompts.length / wanted));
   const sample = prompts.filter((_, i) => i % step === 0).slice(0, wanted);
   const clips = await load(sample.map((p, i) => ({ path: p.file, text: p.text, voice: `allison-${i % 2}` })));
-  return { clips, label: `asterisk prompts 8 kHz (${clips.length} of ${prompts.length}, every ${step}th by id)` };
+  return {
+    clips,
+    label: `asterisk prompts 8 kHz (${clips.length} of ${prompts.length}, every ${step}th by id)`,
+    files: sample.map((p) => p.file),
+  };
 }
 
 /** The game voices (or the lines holding the game's names) as clips, each actor one caller. */
@@ -418,6 +438,8 @@ async function moonshineRows(wide: Clip[], narrow: Clip[], model: MoonshineSize)
   const engine = new MoonshineEngine({ model });
   if (process.env.BENCH_ONLY === 'hints') {
     await hintRows(model);
+  } else if (process.env.BENCH_ONLY === 'wideband') {
+    await widebandRows(name, engine);
   } else if (process.env.BENCH_ONLY !== 'realtime') {
     record({
       measure: 'WER',
@@ -442,8 +464,55 @@ async function moonshineRows(wide: Clip[], narrow: Clip[], model: MoonshineSize)
     await humanRows(name, engine);
     await hintRows(model);
   }
-  if (process.env.BENCH_ONLY !== 'wer' && process.env.BENCH_ONLY !== 'hints') await realTimeRows(name, engine, wide);
+  if (!['wer', 'hints', 'wideband'].includes(process.env.BENCH_ONLY ?? '')) await realTimeRows(name, engine, wide);
   await engine.close();
+}
+
+/**
+ * Word errors of one recogniser through each line format a carrier may stream: 8 kHz μ-law (every carrier's
+ * narrowband), 16 kHz L16 (Vonage, Plivo, SignalWire) and G.722 (Telnyx, SIP). Sets: the asterisk prompts as Debian
+ * ships them in G.722 (a human voice recorded at 16 kHz: its L16 row is the recording as it is, its G.722 row a second
+ * coding), the game voices (11,025 Hz recordings) and the flite fixtures (16 kHz).
+ */
+async function widebandRows(name: string, engine: SttEngine): Promise<void> {
+  const formats: Array<[string, LineFormat]> = [
+    ['8 kHz μ-law', { codec: 'mulaw', rate: 8000 }],
+    ['16 kHz L16', { codec: 'l16le', rate: 16000 }],
+    ['G.722', { codec: 'g722', rate: 16000 }],
+  ];
+  const sample = await asteriskSample();
+  const asterisk = sample.clips.flatMap((clip, i) => {
+    const file = sample.files[i]?.replace(/\.wav$/, '.g722');
+    if (!file || !existsSync(file)) return [];
+    return [{ ...clip, samples: g722Decoder().decode(readFileSync(file)), sampleRate: 16000 }];
+  });
+  const sets: Array<[string, Clip[]]> = [
+    [`asterisk prompts recorded in G.722 (${asterisk.length}, 1 speaker)`, asterisk],
+    [`game voices (${(await gameVoiceClips()).length}, 11,025 Hz recordings)`, await gameVoiceClips()],
+    [
+      `flite fixtures (${fixtures().filter((f) => f.sampleRate === 16000).length}, 16 kHz)`,
+      await load(fixtures().filter((f) => f.sampleRate === 16000)),
+    ],
+  ];
+  for (const [label, clips] of sets) {
+    if (clips.length === 0) continue;
+    const values = [];
+    for (const [, format] of formats)
+      values.push(
+        pct(
+          await werOf(
+            engine,
+            clips.map((c) => overLine(c, format)),
+          ),
+        ),
+      );
+    record({
+      measure: `WER ${formats.map(([n]) => n).join(' / ')}`,
+      set: `${name}, ${label}`,
+      value: values.join(' / '),
+      bar: '',
+    });
+  }
 }
 
 /** Silero VAD at both call rates: speech frames found on the fixtures, music-on-hold frames flagged, time per frame. */
@@ -511,7 +580,8 @@ async function main(): Promise<void> {
   for (const model of MOONSHINE_SIZE_NAMES)
     if (!only || only === `moonshine-${model}` || (only === 'moonshine' && model === MOONSHINE_DEFAULTS.model))
       await moonshineRows(wide, narrow, model);
-  if ((!only || only === 'vad') && !['wer', 'hints'].includes(process.env.BENCH_ONLY ?? '')) await vadRows();
+  if ((!only || only === 'vad') && !['wer', 'hints', 'wideband'].includes(process.env.BENCH_ONLY ?? ''))
+    await vadRows();
 
   // Other work on the machine slows the decoders: say how busy it was.
   process.stdout.write(

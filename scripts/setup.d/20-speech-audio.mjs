@@ -23,7 +23,10 @@ export const apt = [
 ];
 
 // An Ogg Opus reader and decoder we did not write, to check the recordings we write.
-export const testApt = [['opus-tools', 'opusinfo and opusdec check the Ogg Opus recordings in the tests']];
+export const testApt = [
+  ['opus-tools', 'opusinfo and opusdec check the Ogg Opus recordings in the tests'],
+  ['asterisk-core-sounds-en-g722', 'the same human prompts at 16 kHz in G.722: the wideband bench set (bench:speech)'],
+];
 
 const fliteAddonStep = nativeAddonStep({
   name: 'flite addon',

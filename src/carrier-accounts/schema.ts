@@ -91,7 +91,9 @@ export const CARRIER_CREDENTIALS = {
   signalwire: SignalWireCredentials,
 } as const satisfies Record<CarrierName, z.ZodType>;
 
-export type TwilioCredentialsValue = z.infer<typeof TwilioCredentials>;
+/** The credentials of an account at carrier `C`, as stored. */
+export type CredentialsOf<C extends CarrierName> = z.infer<(typeof CARRIER_CREDENTIALS)[C]>;
+export type TwilioCredentialsValue = CredentialsOf<'twilio'>;
 export type CarrierCredentials = { [C in CarrierName]: z.infer<(typeof CARRIER_CREDENTIALS)[C]> }[CarrierName];
 
 const AccountName = z.string().min(1).max(100).describe('what the organization calls the account');

@@ -235,6 +235,11 @@ export class TelnyxStandIn {
       return error(400, '10015', 'Bad Request', 'The request body is not valid JSON.');
     }
     const url = req.url ?? '';
+    // The credentials check on create: the TeXML application whose id is the connection id.
+    if (req.method === 'GET' && url.startsWith('/v2/texml_applications/'))
+      return url === `/v2/texml_applications/${this.connectionId}`
+        ? reply(200, { data: { id: this.connectionId, record_type: 'texml_application', active: true } })
+        : error(404, '10005', 'Resource not found', 'No TeXML application has that id.');
     if (req.method === 'POST' && url === `/v2/texml/calls/${this.connectionId}`) return this.create(body, reply, error);
     if (req.method === 'POST' && url.startsWith('/v2/texml/calls/'))
       return error(404, '10005', 'Resource not found', 'No TeXML application has that connection id.');

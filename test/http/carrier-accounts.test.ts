@@ -1,7 +1,7 @@
-// Carrier accounts through the API on the real service, with Twilio's REST stand-in as TWILIO_API_BASE: created,
-// read, changed, deleted and listed within one organization; the credentials go in and never come out (responses,
-// logs) and are sealed at rest; Twilio credentials the stand-in refuses are a 400 naming the field and nothing is
-// kept; a number belongs to one organization whether an agent or an account holds it; a call to a number on an
+// Carrier accounts through the API on the real service, with Twilio's and Telnyx's REST stand-ins as their API
+// bases: created, read, changed, deleted and listed within one organization; the credentials go in and never come
+// out (responses, logs) and are sealed at rest; Twilio and Telnyx credentials the stand-ins refuse are a 400 naming the
+// field and nothing is kept; a number belongs to one organization whether an agent or an account holds it; a call to a number on an
 // organization's Twilio account is signed with that account's token; an account a call is going through is not
 // deleted.
 import { randomBytes } from 'node:crypto';
@@ -11,17 +11,25 @@ import { CallRecordSchema } from '../../src/records/record.ts';
 import { loadOrCreateSecretsKey, SecretBox } from '../../src/secrets/sealed.ts';
 import { voiceWebhook } from '../helpers/phone.ts';
 import { errorOf, startTestService, TEST_TWILIO_TOKEN, type TestService } from '../helpers/service.ts';
+import { TelnyxStandIn } from '../helpers/telnyx-standin.ts';
 import { TwilioStandIn } from '../helpers/twilio-standin.ts';
 
 let twilio: TwilioStandIn;
+let telnyx: TelnyxStandIn;
 let t: TestService;
 beforeAll(async () => {
   twilio = await new TwilioStandIn().start();
-  t = await startTestService({ TWILIO_API_BASE: twilio.url, STREAM_CONNECT_TIMEOUT_MS: '1500' });
+  telnyx = await new TelnyxStandIn().start();
+  t = await startTestService({
+    TWILIO_API_BASE: twilio.url,
+    TELNYX_API_BASE: telnyx.url,
+    STREAM_CONNECT_TIMEOUT_MS: '1500',
+  });
 }, 60_000);
 afterAll(async () => {
   await t?.stop();
   await twilio?.close();
+  await telnyx?.close();
 });
 
 let numbers = 0;
@@ -29,11 +37,6 @@ let numbers = 0;
 const fresh = () => `+1555020${String(++numbers).padStart(4, '0')}`;
 
 const OTHER_CARRIERS = {
-  telnyx: {
-    api_key: 'KEY0123456789ABCDEF_telnyx-secret-1',
-    public_key: Buffer.alloc(32, 7).toString('base64'),
-    connection_id: '1494404757140276705',
-  },
   vonage: {
     application_id: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee',
     private_key: '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANvonage-secret-2\n-----END PRIVATE KEY-----\n',
@@ -103,7 +106,7 @@ describe('carrier accounts: create, read, change, delete', () => {
     expect(box.open(stored.credentials.auth_token!)).toBe(OTHER_CARRIERS.plivo.auth_token);
   });
 
-  it('keeps Telnyx, Vonage, Plivo and SignalWire accounts as given (no check yet), none of their secrets returned', async () => {
+  it('keeps Vonage, Plivo and SignalWire accounts as given (no check yet), none of their secrets returned', async () => {
     for (const [carrier, credentials] of Object.entries(OTHER_CARRIERS)) {
       const res = await t.request('POST', '/v2/carrier-accounts', {
         body: { carrier, name: carrier, numbers: [fresh()], credentials },
@@ -111,6 +114,41 @@ describe('carrier accounts: create, read, change, delete', () => {
       expect(res.status, res.text).toBe(201);
       for (const value of Object.values(credentials)) expect(res.text).not.toContain(value);
     }
+  });
+
+  it('checks Telnyx credentials with the TeXML application: a key it refuses is 400 naming credentials.api_key, an application it does not know 400 naming credentials.connection_id, nothing stored; the right pair is kept', async () => {
+    const before = ListCarrierAccountsResponse.parse(
+      (await t.request('POST', '/v2/carrier-accounts/list', { body: {} })).body,
+    ).total_count;
+    const good = { api_key: telnyx.apiKey, public_key: telnyx.publicKey, connection_id: telnyx.connectionId };
+    const telnyxAccount = (credentials: Record<string, string>) => ({
+      carrier: 'telnyx',
+      name: 'telnyx',
+      numbers: [fresh()],
+      credentials,
+    });
+    const wrongKey = await t.request('POST', '/v2/carrier-accounts', {
+      body: telnyxAccount({ ...good, api_key: 'KEY_not-the-telnyx-key' }),
+    });
+    expect(wrongKey.status, wrongKey.text).toBe(400);
+    expect(errorOf(wrongKey).details).toMatch(
+      /^body\.credentials\.api_key: Telnyx refused it \(HTTP 401: The API key is missing or invalid\.\); nothing was stored$/,
+    );
+    expect(wrongKey.text).not.toContain('KEY_not-the-telnyx-key');
+    const wrongApp = await t.request('POST', '/v2/carrier-accounts', {
+      body: telnyxAccount({ ...good, connection_id: '1111111111111111111' }),
+    });
+    expect(wrongApp.status, wrongApp.text).toBe(400);
+    expect(errorOf(wrongApp).details).toMatch(
+      /^body\.credentials\.connection_id: Telnyx knows no TeXML application 1111111111111111111/,
+    );
+    const after = ListCarrierAccountsResponse.parse(
+      (await t.request('POST', '/v2/carrier-accounts/list', { body: {} })).body,
+    ).total_count;
+    expect(after).toBe(before);
+    const kept = await t.request('POST', '/v2/carrier-accounts', { body: telnyxAccount(good) });
+    expect(kept.status, kept.text).toBe(201);
+    expect(kept.text).not.toContain(telnyx.apiKey);
   });
 
   it('refuses Twilio credentials the carrier answers 401 to: 400 naming credentials.auth_token, nothing stored', async () => {
@@ -204,7 +242,7 @@ describe('carrier accounts: create, read, change, delete', () => {
       made.push(
         (await create({ carrier: 'plivo', name: `p${i}`, credentials: OTHER_CARRIERS.plivo }, org)).carrier_account_id,
       );
-    await create({ carrier: 'telnyx', name: 'tx', credentials: OTHER_CARRIERS.telnyx }, org);
+    await create({ carrier: 'vonage', name: 'vn', credentials: OTHER_CARRIERS.vonage }, org);
     const seen: string[] = [];
     let pagination_key: string | null = null;
     do {

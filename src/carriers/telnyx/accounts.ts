@@ -5,7 +5,7 @@
 // hang-up, transfer) uses the account the call recorded (carrier-calls.ts). The key is chosen by
 // what the request is about (the called number, the call), never by what it claims to be from.
 import type { CarrierAccountRepository } from '../../carrier-accounts/repository.ts';
-import type { CarrierAccount } from '../../carrier-accounts/schema.ts';
+import type { CarrierAccount, CredentialsOf } from '../../carrier-accounts/schema.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 
 export interface TelnyxKeys {
@@ -17,16 +17,10 @@ export interface TelnyxKeys {
   carrierAccountId: string;
 }
 
-interface TelnyxCredentialsValue {
-  api_key: string;
-  public_key: string;
-  connection_id: string;
-}
-
 /** A Telnyx account's keys, or undefined for an account at another carrier. */
 export function telnyxKeysOf(account: CarrierAccount): TelnyxKeys | undefined {
   if (account.carrier !== 'telnyx') return undefined;
-  const credentials = account.credentials as TelnyxCredentialsValue;
+  const credentials = account.credentials as CredentialsOf<'telnyx'>;
   return {
     apiKey: credentials.api_key,
     publicKey: credentials.public_key,
