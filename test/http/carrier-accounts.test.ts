@@ -1,9 +1,9 @@
 // Carrier accounts through the API on the real service, with Twilio's and Telnyx's REST stand-ins as their API
 // bases: created, read, changed, deleted and listed within one organization; the credentials go in and never come
-// out (responses, logs) and are sealed at rest; Twilio and Telnyx credentials the stand-ins refuse are a 400 naming the
-// field and nothing is kept; a number belongs to one organization whether an agent or an account holds it; a call to a number on an
-// organization's Twilio account is signed with that account's token; an account a call is going through is not
-// deleted.
+// out (responses, logs) and are sealed at rest; Twilio and Telnyx credentials the stand-ins refuse are a 400 naming
+// the field and nothing is kept; a number belongs to one organization whether an agent or an account holds it; a
+// call to a number on an organization's Twilio account is signed with that account's token; an account a call is
+// going through is not deleted.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CarrierAccountResponse, ListCarrierAccountsResponse } from '../../src/carrier-accounts/schema.ts';
