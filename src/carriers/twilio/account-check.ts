@@ -3,7 +3,8 @@
 // resource, `{"sid", "friendly_name", "status": "active" | "suspended" | "closed", …}`). 401 means the token does not
 // open that SID, 404 that no such account is reachable with it; either is a 400 naming the field, and nothing is
 // stored. Twilio not answering is a 502: the credentials may be fine. Sent through the outbound layer (net/http.ts)
-// to TWILIO_API_BASE, like every request the service makes.
+// to TWILIO_API_BASE, like every request the service makes. SignalWire's LaML API answers the same
+// request for a project (compatAccountCheck with its own fields and address).
 import type { CarrierAccountCheck } from '../../carrier-accounts/service.ts';
 import type { TwilioCredentialsValue } from '../../carrier-accounts/schema.ts';
 import { ApiError } from '../../errors.ts';
@@ -19,17 +20,45 @@ export interface TwilioAccountCheckOptions {
 const ANSWER_BYTES = 16 * 1024;
 
 export function twilioAccountCheck(o: TwilioAccountCheckOptions): CarrierAccountCheck {
-  return async (given) => {
+  return compatAccountCheck(o, (given) => {
     const credentials = given as TwilioCredentialsValue;
-    const sid = credentials.account_sid;
-    const url = `${o.apiBase}/2010-04-01/Accounts/${encodeURIComponent(sid)}.json`;
+    return {
+      label: 'Twilio',
+      apiBase: o.apiBase,
+      sid: credentials.account_sid,
+      token: credentials.auth_token,
+      sidField: 'account_sid',
+      tokenField: 'auth_token',
+    };
+  });
+}
+
+/** What a credentials check of a carrier with Twilio's REST API reads of an account's credentials. */
+export interface CompatAccountKeys {
+  label: string;
+  /** Where Accounts/{sid}.json is, under /2010-04-01. */
+  apiBase: string;
+  sid: string;
+  token: string;
+  /** The credentials' field names, as a refusal names them. */
+  sidField: string;
+  tokenField: string;
+}
+
+export function compatAccountCheck(
+  o: Pick<TwilioAccountCheckOptions, 'dispatcher' | 'timeoutMs'>,
+  keysOf: (given: unknown) => CompatAccountKeys,
+): CarrierAccountCheck {
+  return async (given) => {
+    const { label, apiBase, sid, token, sidField, tokenField } = keysOf(given);
+    const url = `${apiBase}/2010-04-01/Accounts/${encodeURIComponent(sid)}.json`;
     let status: number;
     let text: string;
     try {
       const res = await sendRequest(url, {
         method: 'GET',
         headers: {
-          authorization: `Basic ${Buffer.from(`${sid}:${credentials.auth_token}`).toString('base64')}`,
+          authorization: `Basic ${Buffer.from(`${sid}:${token}`).toString('base64')}`,
           accept: 'application/json',
         },
         dispatcher: o.dispatcher,
@@ -40,33 +69,33 @@ export function twilioAccountCheck(o: TwilioAccountCheckOptions): CarrierAccount
     } catch (error) {
       throw new ApiError(
         'CARRIER_UNREACHABLE',
-        `Twilio could not be reached to check the credentials (${(error as Error).message}); nothing was stored, try again`,
+        `${label} could not be reached to check the credentials (${(error as Error).message}); nothing was stored, try again`,
       );
     }
     const message = messageOf(text);
     if (status === 401 || status === 403) {
       throw new ApiError(
         'BAD_REQUEST',
-        `body.credentials.auth_token: Twilio refused it for account ${sid} (HTTP ${status}${message}); nothing was stored`,
+        `body.credentials.${tokenField}: ${label} refused it for account ${sid} (HTTP ${status}${message}); nothing was stored`,
       );
     }
     if (status === 404) {
       throw new ApiError(
         'BAD_REQUEST',
-        `body.credentials.account_sid: Twilio knows no account ${sid} that this auth token opens (HTTP 404${message}); nothing was stored`,
+        `body.credentials.${sidField}: ${label} knows no account ${sid} that this token opens (HTTP 404${message}); nothing was stored`,
       );
     }
     if (status !== 200) {
       throw new ApiError(
         'CARRIER_UNREACHABLE',
-        `Twilio answered HTTP ${status}${message} to the credentials check; nothing was stored, try again`,
+        `${label} answered HTTP ${status}${message} to the credentials check; nothing was stored, try again`,
       );
     }
     const accountStatus = statusOf(text);
     if (accountStatus === 'suspended' || accountStatus === 'closed') {
       throw new ApiError(
         'BAD_REQUEST',
-        `body.credentials.account_sid: Twilio account ${sid} is ${accountStatus}; nothing was stored`,
+        `body.credentials.${sidField}: ${label} account ${sid} is ${accountStatus}; nothing was stored`,
       );
     }
   };
