@@ -11,6 +11,7 @@ import { createAuthenticator } from './auth/api-keys.ts';
 import type { CredentialLookup } from './agents/credentials.ts';
 import { ProviderCredentialService } from './credentials/service.ts';
 import { CarrierAccountService } from './carrier-accounts/service.ts';
+import { signalwireAccountCheck } from './carriers/signalwire/account-check.ts';
 import { twilioAccountCheck } from './carriers/twilio/account-check.ts';
 import type { CallManager } from './call/manager.ts';
 import type { CallRegistry } from './call/registry.ts';
@@ -145,7 +146,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     repo: store.carrierAccounts,
     clock,
     random,
-    checks: { twilio: twilioAccountCheck({ apiBase: config.twilioApiBase, dispatcher: outbound.dispatcher() }) },
+    checks: {
+      twilio: twilioAccountCheck({ apiBase: config.twilioApiBase, dispatcher: outbound.dispatcher() }),
+      signalwire: signalwireAccountCheck({ apiBase: config.signalwireApiBase, dispatcher: outbound.dispatcher() }),
+    },
   });
   const carriers = await createCarriers(config, {
     publicUrl,
