@@ -349,7 +349,14 @@ export class TwilioStandIn {
     for (const m of twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)) customParameters[m[1]!] = m[2]!;
     if (!url || !customParameters.call_id) throw new Error(`no stream in the answer: ${twiml}`);
     const { line, dialect } = this.profile.line(/<Stream [^>]*codec="([^"]+)"/.exec(twiml)?.[1]);
-    const caller = new TwilioStreamCaller({ url, customParameters, accountSid, callSid, dialect, ...(line ? { line } : {}) });
+    const caller = new TwilioStreamCaller({
+      url,
+      customParameters,
+      accountSid,
+      callSid,
+      dialect,
+      ...(line ? { line } : {}),
+    });
     await caller.connect();
     return { caller, callId: customParameters.call_id, twiml };
   }

@@ -104,7 +104,8 @@ export class TwilioDialer implements Dialer {
     const body = await this.json(res);
     if (res.status === 201 || res.status === 200) {
       const sid = typeof body.sid === 'string' ? body.sid : undefined;
-      if (!sid) throw new TwilioApiError(`${this.flavor.label} accepted the call but its answer had no sid`, res.status);
+      if (!sid)
+        throw new TwilioApiError(`${this.flavor.label} accepted the call but its answer had no sid`, res.status);
       await this.o.carrierCalls.record(request.callId, this.name, sid, this.o.clock.now(), keys.carrierAccountId);
       return { status: 'dialing', carrierCallId: sid };
     }
@@ -152,7 +153,9 @@ export class TwilioDialer implements Dialer {
     const keys = await this.o.accounts.forCall(request.callId);
     if (!keys) {
       if (this.o.next.transfer) return this.o.next.transfer(request);
-      throw new NoTransferError(`no ${this.flavor.label} account is known for call ${request.callId} to redirect it through`);
+      throw new NoTransferError(
+        `no ${this.flavor.label} account is known for call ${request.callId} to redirect it through`,
+      );
     }
     await this.updateCall(keys, request.carrierCallId, { Twiml: twiml }, 'a transfer');
   }
@@ -257,7 +260,9 @@ export class TwilioDialer implements Dialer {
         signal: AbortSignal.timeout(15_000),
       });
     } catch (error) {
-      throw new TwilioApiError(`${this.flavor.label} could not be reached: ${(error as Error).message}`, undefined, { cause: error });
+      throw new TwilioApiError(`${this.flavor.label} could not be reached: ${(error as Error).message}`, undefined, {
+        cause: error,
+      });
     }
   }
 

@@ -11,7 +11,6 @@ import { TWILIO_FLAVOR, voicePath, type TwilioFlavor } from './flavor.ts';
 import { addFormParser, verifyTwilioRequest } from './form-webhook.ts';
 import { connectStreamTwiml, sayAndHangUpTwiml } from './twiml.ts';
 
-
 const VoiceWebhook = z.looseObject({
   CallSid: z.string().min(1),
   From: z.string().default(''),

@@ -119,7 +119,7 @@ describe('SignalWire voice webhook', () => {
 });
 
 describe('a SignalWire carrier account', () => {
-  it("is tried at its space before it is kept: a token the project refuses is a 400 naming api_token, and the number stays free", async () => {
+  it('is tried at its space before it is kept: a token the project refuses is a 400 naming api_token, and the number stays free', async () => {
     const res = await t.request('POST', '/v2/carrier-accounts', {
       body: {
         carrier: 'signalwire',
