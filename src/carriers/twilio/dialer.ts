@@ -40,12 +40,6 @@ export interface TwilioDialerOptions {
   fetch?: (url: string, init?: RequestInit) => Promise<Response>;
 }
 
-export const STATUS_CALLBACK_PATH = statusPath(TWILIO_FLAVOR);
-/**
- * Where Twilio tells how a transfer's dial went (its <Dial action>), and when the destination answered (leg=answered).
- */
-export const TRANSFER_CALLBACK_PATH = transferPath(TWILIO_FLAVOR);
-
 /** Thrown when Twilio could not be reached or failed on its side: the call ends with error_service. */
 export class TwilioApiError extends Error {
   override name = 'TwilioApiError';

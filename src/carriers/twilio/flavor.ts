@@ -33,5 +33,6 @@ export const TWILIO_FLAVOR: TwilioFlavor = {
 
 export const voicePath = (flavor: TwilioFlavor) => `/telephony/${flavor.name}/voice`;
 export const statusPath = (flavor: TwilioFlavor) => `/telephony/${flavor.name}/status`;
+/** Where the carrier tells how a transfer's <Dial action> went, and when the destination answered (leg=answered). */
 export const transferPath = (flavor: TwilioFlavor) => `/telephony/${flavor.name}/transfer`;
 export const mediaPath = (flavor: TwilioFlavor) => `/media/${flavor.name}`;

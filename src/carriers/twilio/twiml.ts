@@ -7,8 +7,6 @@ import { mediaPath, TWILIO_FLAVOR, type TwilioFlavor } from './flavor.ts';
 const escapeXml = (s: string) =>
   s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
 
-export const MEDIA_STREAM_PATH = mediaPath(TWILIO_FLAVOR);
-
 /** The media address the carrier opens: PUBLIC_URL with https→wss, http→ws. */
 export function mediaStreamUrl(publicUrl: string, flavor: TwilioFlavor = TWILIO_FLAVOR): string {
   return `${publicUrl.replace(/^http/, 'ws')}${mediaPath(flavor)}`;
