@@ -12,6 +12,7 @@ import type { CredentialLookup } from './agents/credentials.ts';
 import { ProviderCredentialService } from './credentials/service.ts';
 import { CarrierAccountService } from './carrier-accounts/service.ts';
 import { telnyxAccountCheck } from './carriers/telnyx/account-check.ts';
+import { signalwireAccountCheck } from './carriers/signalwire/account-check.ts';
 import { twilioAccountCheck } from './carriers/twilio/account-check.ts';
 import type { CallManager } from './call/manager.ts';
 import type { CallRegistry } from './call/registry.ts';
@@ -149,6 +150,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     checks: {
       twilio: twilioAccountCheck({ apiBase: config.twilioApiBase, dispatcher: outbound.dispatcher() }),
       telnyx: telnyxAccountCheck({ apiBase: config.telnyxApiBase, dispatcher: outbound.dispatcher() }),
+      signalwire: signalwireAccountCheck({ apiBase: config.signalwireApiBase, dispatcher: outbound.dispatcher() }),
     },
   });
   const carriers = await createCarriers(config, {

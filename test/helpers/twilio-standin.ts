@@ -7,12 +7,42 @@
 // <Connect><Stream> opens the caller's stream back to the service. It holds several accounts
 // (addAccount): each request is answered for the account its basic auth opens, under that
 // account's SID in the path (GET Accounts/{sid}.json reads the account, as a credentials check
-// does), and each call's callbacks are signed with the token of the account that placed it.
+// does), and each call's callbacks are signed with the token of the account that placed it. A
+// carrier with Twilio's API under other names (SignalWire's LaML API, signalwire-standin.ts) runs
+// it with its own StandInProfile: the path before 2010-04-01, the signature's header and key, the
+// ids, and the line format each <Stream codec> asks for.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { TwilioStreamCaller } from '../../src/carriers/sim/twilio-stream.ts';
+import type { LineFormat } from '../../src/audio/line-format.ts';
+import { TWILIO_DIALECT, TwilioStreamCaller, type StreamDialect } from '../../src/carriers/sim/twilio-stream.ts';
 import { twilioSignature, type FormParams } from '../../src/carriers/twilio/signature.ts';
+
+/** How a carrier with Twilio's API differs from Twilio. */
+export interface StandInProfile {
+  /** Before /2010-04-01/Accounts/…: '' on Twilio, '/api/laml' on SignalWire. */
+  apiPrefix: string;
+  /** The service's voice webhook for this carrier. */
+  voicePath: string;
+  /** The header webhooks are signed in. */
+  signatureHeader: string;
+  newAccountSid(): string;
+  newCallSid(): string;
+  /** The webhook signing key differs from the API token (SignalWire's Signing Key); Twilio signs with its token. */
+  separateSigningKey: boolean;
+  /** What a stream whose <Stream> asked for `codec` carries, and the start message's mediaFormat for it. */
+  line(codec: string | undefined): { line: LineFormat | undefined; dialect: StreamDialect };
+}
+
+export const TWILIO_PROFILE: StandInProfile = {
+  apiPrefix: '',
+  voicePath: '/telephony/twilio/voice',
+  signatureHeader: 'x-twilio-signature',
+  newAccountSid: () => `AC${hex(16)}`,
+  newCallSid: () => `CA${hex(16)}`,
+  separateSigningKey: false,
+  line: () => ({ line: undefined, dialect: TWILIO_DIALECT }),
+};
 
 export type Behavior =
   | {
@@ -50,18 +80,29 @@ export interface CreatedCall {
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
 export class TwilioStandIn {
-  readonly accountSid = `AC${hex(16)}`;
+  readonly accountSid: string;
   readonly authToken = hex(16);
+  /** What webhooks are signed with: the auth token on Twilio. */
+  readonly signingKey: string;
   readonly calls: CreatedCall[] = [];
   readonly hangups: string[] = [];
   readonly behaviors = new Map<string, Behavior>();
   /** Every account's auth token by SID, the first one's among them. */
-  private readonly tokens = new Map<string, string>([[this.accountSid, this.authToken]]);
+  private readonly tokens = new Map<string, string>();
+  /** Every account's webhook signing key by SID. */
+  private readonly signingKeys = new Map<string, string>();
   /** How long a phone "rings" before the callback that ends the ringing. */
   ringMs = 30;
   url = '';
   private server: Server | undefined;
   private readonly live = new Map<string, CreatedCall>();
+
+  constructor(readonly profile: StandInProfile = TWILIO_PROFILE) {
+    this.accountSid = profile.newAccountSid();
+    this.signingKey = profile.separateSigningKey ? hex(16) : this.authToken;
+    this.tokens.set(this.accountSid, this.authToken);
+    this.signingKeys.set(this.accountSid, this.signingKey);
+  }
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -72,9 +113,15 @@ export class TwilioStandIn {
 
   /** One more account on this stand-in (an organization's own): its SID and auth token. */
   addAccount(): { accountSid: string; authToken: string } {
-    const account = { accountSid: `AC${hex(16)}`, authToken: hex(16) };
+    const account = { accountSid: this.profile.newAccountSid(), authToken: hex(16) };
     this.tokens.set(account.accountSid, account.authToken);
+    this.signingKeys.set(account.accountSid, this.profile.separateSigningKey ? hex(16) : account.authToken);
     return account;
+  }
+
+  /** The webhook signing key of an account of this stand-in. */
+  signingKeyOf(accountSid: string): string {
+    return this.signingKeys.get(accountSid)!;
   }
 
   async close(): Promise<void> {
@@ -101,9 +148,10 @@ export class TwilioStandIn {
     if (token === undefined || this.tokens.get(account) !== token) {
       return reply(401, { code: 20003, message: 'Authenticate', status: 401 });
     }
-    if (req.method === 'GET' && req.url === `/2010-04-01/Accounts/${account}.json`)
+    const prefix = this.profile.apiPrefix;
+    if (req.method === 'GET' && req.url === `${prefix}/2010-04-01/Accounts/${account}.json`)
       return reply(200, { sid: account, friendly_name: 'stand-in', status: 'active', type: 'Full' });
-    const base = `/2010-04-01/Accounts/${account}/Calls`;
+    const base = `${prefix}/2010-04-01/Accounts/${account}/Calls`;
     if (req.method === 'POST' && req.url === `${base}.json`) return this.create(account, form, reply);
     const hangup =
       req.method === 'POST' && req.url?.startsWith(`${base}/`)
@@ -155,7 +203,7 @@ export class TwilioStandIn {
       return reply(400, { code: 21211, message: `The 'To' number ${to} is not a valid phone number.`, status: 400 });
     if (behavior.kind === 'server-error')
       return reply(503, { code: 20500, message: 'Service unavailable', status: 503 });
-    const sid = `CA${hex(16)}`;
+    const sid = this.profile.newCallSid();
     const call: CreatedCall = { sid, accountSid, form, callbacks: [], transfers: [], done: Promise.resolve() };
     this.calls.push(call);
     this.live.set(sid, call);
@@ -168,7 +216,7 @@ export class TwilioStandIn {
       direction: 'outbound-api',
       api_version: '2010-04-01',
       date_created: new Date().toUTCString(),
-      uri: `/2010-04-01/Accounts/${accountSid}/Calls/${sid}.json`,
+      uri: `${this.profile.apiPrefix}/2010-04-01/Accounts/${accountSid}/Calls/${sid}.json`,
     });
     call.done = this.play(call, behavior).finally(() => this.live.delete(sid));
     // Played in the background: close() waits for it; a service already gone is not the test's failure.
@@ -208,7 +256,16 @@ export class TwilioStandIn {
     const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1] ?? '';
     const customParameters: Record<string, string> = {};
     for (const m of twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)) customParameters[m[1]!] = m[2]!;
-    const stream = new TwilioStreamCaller({ url, customParameters, accountSid: call.accountSid, callSid: call.sid });
+    const codec = /<Stream [^>]*codec="([^"]+)"/.exec(twiml)?.[1];
+    const { line, dialect } = this.profile.line(codec);
+    const stream = new TwilioStreamCaller({
+      url,
+      customParameters,
+      accountSid: call.accountSid,
+      callSid: call.sid,
+      dialect,
+      ...(line ? { line } : {}),
+    });
     call.stream = stream;
     try {
       await stream.connect();
@@ -229,7 +286,7 @@ export class TwilioStandIn {
     await call.stream?.hangUp();
     await sleep(this.ringMs);
     const destination = this.behaviors.get(to) ?? { kind: 'no-answer' };
-    const childSid = `CA${hex(16)}`;
+    const childSid = this.profile.newCallSid();
     let dialStatus: string =
       destination.kind === 'busy' || destination.kind === 'failed' || destination.kind === 'no-answer'
         ? destination.kind
@@ -262,11 +319,60 @@ export class TwilioStandIn {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': twilioSignature(this.tokens.get(accountSid)!, url, full),
+        [this.profile.signatureHeader]: twilioSignature(this.signingKeys.get(accountSid)!, url, full),
       },
       body: new URLSearchParams(full as Record<string, string>).toString(),
     });
     return res.text();
+  }
+
+  /**
+   * An inbound call to `to`: the voice webhook, signed with `accountSid`'s key (the first account's by default), then
+   * the stream its markup asks for (the callee's side of it, for the test to speak on).
+   */
+  async placeInboundCall(
+    serviceUrl: string,
+    to: string,
+    from: string,
+    accountSid = this.accountSid,
+  ): Promise<{ caller: TwilioStreamCaller; callId: string; twiml: string }> {
+    const callSid = this.profile.newCallSid();
+    const twiml = await this.signedPost(accountSid, `${serviceUrl}${this.profile.voicePath}`, {
+      CallSid: callSid,
+      From: from,
+      To: to,
+      Direction: 'inbound',
+      CallStatus: 'ringing',
+    });
+    const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1];
+    const customParameters: Record<string, string> = {};
+    for (const m of twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)) customParameters[m[1]!] = m[2]!;
+    if (!url || !customParameters.call_id) throw new Error(`no stream in the answer: ${twiml}`);
+    const { line, dialect } = this.profile.line(/<Stream [^>]*codec="([^"]+)"/.exec(twiml)?.[1]);
+    const caller = new TwilioStreamCaller({
+      url,
+      customParameters,
+      accountSid,
+      callSid,
+      dialect,
+      ...(line ? { line } : {}),
+    });
+    await caller.connect();
+    return { caller, callId: customParameters.call_id, twiml };
+  }
+
+  /** The voice webhook for `to`, signed with a key that is not the account's: the service's answer. */
+  badlySignedVoiceWebhook(serviceUrl: string, to: string, from: string): Promise<Response> {
+    const url = `${serviceUrl}${this.profile.voicePath}`;
+    const params = { AccountSid: this.accountSid, CallSid: this.profile.newCallSid(), From: from, To: to };
+    return fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        [this.profile.signatureHeader]: twilioSignature('not-the-signing-key', url, params),
+      },
+      body: new URLSearchParams(params).toString(),
+    });
   }
 
   /** Sends one signed status callback the way Twilio does. */
@@ -291,7 +397,7 @@ export class TwilioStandIn {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': twilioSignature(this.tokens.get(call.accountSid)!, url, params),
+        [this.profile.signatureHeader]: twilioSignature(this.signingKeys.get(call.accountSid)!, url, params),
       },
       body: new URLSearchParams(params as Record<string, string>).toString(),
     }).catch(() => null);

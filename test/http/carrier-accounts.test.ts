@@ -106,8 +106,9 @@ describe('carrier accounts: create, read, change, delete', () => {
     expect(box.open(stored.credentials.auth_token!)).toBe(OTHER_CARRIERS.plivo.auth_token);
   });
 
-  it('keeps Vonage, Plivo and SignalWire accounts as given (no check yet), none of their secrets returned', async () => {
-    for (const [carrier, credentials] of Object.entries(OTHER_CARRIERS)) {
+  it('keeps Vonage and Plivo accounts as given (no check yet), none of their secrets returned', async () => {
+    // SignalWire's are tried at their space first (test/carriers/signalwire/webhooks.test.ts).
+    for (const [carrier, credentials] of Object.entries(OTHER_CARRIERS).filter(([c]) => c !== 'signalwire')) {
       const res = await t.request('POST', '/v2/carrier-accounts', {
         body: { carrier, name: carrier, numbers: [fresh()], credentials },
       });

@@ -3,9 +3,13 @@
 // timestamp; outbound audio is "played" in real time, marks are echoed once the audio before
 // them has played, and `clear` drops queued audio and echoes every pending mark at once.
 // Used by simulated phones, the load harness and the end-to-end tests; a carrier whose stream
-// differs only in its words (Telnyx's) is spoken with its own StreamDialect.
+// differs only in its words (Telnyx's) is spoken with its own StreamDialect, and one whose line
+// carries another format (SignalWire's L16 16 kHz) with `line`: the phone still speaks and hears
+// μ-law 8 kHz, translated at the socket.
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
+import { muLawDecode, muLawEncode } from '../../audio/g711.ts';
+import { LineAudioIn, LineAudioOut, type LineFormat } from '../../audio/line-format.ts';
 
 const FRAME_BYTES = 160; // 20 ms of 8 kHz μ-law
 const FRAME_MS = 20;
@@ -108,6 +112,34 @@ export interface TwilioStreamOptions {
   streamSid?: string;
   /** Keep every message received and frame played (`received`, `played`); default true. A load run turns it off. */
   history?: boolean;
+  /** What the socket carries when it is not μ-law 8 kHz (16 kHz is 8 kHz's samples doubled, and halved back). */
+  line?: LineFormat;
+}
+
+/** One 20 ms μ-law 8 kHz frame (base64) as the line carries it. */
+function muLawToLine(format: LineFormat, out: LineAudioOut, base64: string): string {
+  const narrow = muLawDecode(Buffer.from(base64, 'base64'));
+  const factor = format.rate / 8000;
+  const wide = new Int16Array(narrow.length * factor);
+  for (let i = 0; i < wide.length; i++) {
+    const at = i / factor;
+    const lo = Math.floor(at);
+    const hi = Math.min(lo + 1, narrow.length - 1);
+    wide[i] = Math.round(narrow[lo]! + (narrow[hi]! - narrow[lo]!) * (at - lo));
+  }
+  return out.encode(wide).toString('base64');
+}
+
+/** A 20 ms frame at the line's rate as a μ-law 8 kHz frame (each pair of 16 kHz samples averaged). */
+function lineToMuLaw(rate: number, frame: Int16Array): Buffer {
+  const factor = rate / 8000;
+  const narrow = new Int16Array(frame.length / factor);
+  for (let i = 0; i < narrow.length; i++) {
+    let sum = 0;
+    for (let k = 0; k < factor; k++) sum += frame[i * factor + k]!;
+    narrow[i] = Math.round(sum / factor);
+  }
+  return Buffer.from(muLawEncode(narrow));
 }
 
 export interface PlayedFrame {
@@ -158,6 +190,9 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
   private readonly dialect: StreamDialect;
   /** A media frame held back to leave after the next (swapFramePairs). */
   private heldFrame: string | undefined;
+  /** The agent's audio in the line's format, framed (only when `line` is set). */
+  private readonly lineIn: LineAudioIn | undefined;
+  private readonly lineOut: LineAudioOut | undefined;
 
   constructor(private readonly options: TwilioStreamOptions) {
     super();
@@ -167,6 +202,8 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
     this.callSid = options.callSid ?? `CA${hex(32)}`;
     this.streamSid = options.streamSid ?? `MZ${hex(32)}`;
     this.dialect = options.dialect ?? TWILIO_DIALECT;
+    this.lineIn = options.line ? new LineAudioIn(options.line) : undefined;
+    this.lineOut = options.line ? new LineAudioOut(options.line) : undefined;
   }
 
   /** Media frames sent so far (the next frame's index). */
@@ -284,7 +321,8 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
   private startSending(): void {
     const tick = () => {
       if (this.closed) return;
-      const payload = this.sendQueue.shift() ?? SILENCE_BASE64;
+      const mulaw = this.sendQueue.shift() ?? SILENCE_BASE64;
+      const payload = this.options.line && this.lineOut ? muLawToLine(this.options.line, this.lineOut, mulaw) : mulaw;
       this.chunk++;
       const sequence = ++this.sequence;
       if (this.ws?.readyState === WebSocket.OPEN) {
@@ -326,8 +364,13 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
     if (message.event === 'media') {
       const payload = (message.media as { payload?: string } | undefined)?.payload ?? '';
       const bytes = Buffer.from(payload, 'base64');
-      for (let offset = 0; offset < bytes.length; offset += FRAME_BYTES) {
-        this.playQueue.push({ kind: 'audio', payload: bytes.subarray(offset, offset + FRAME_BYTES) });
+      if (this.lineIn && this.options.line) {
+        for (const frame of this.lineIn.push(bytes))
+          this.playQueue.push({ kind: 'audio', payload: lineToMuLaw(this.options.line.rate, frame) });
+      } else {
+        for (let offset = 0; offset < bytes.length; offset += FRAME_BYTES) {
+          this.playQueue.push({ kind: 'audio', payload: bytes.subarray(offset, offset + FRAME_BYTES) });
+        }
       }
       this.schedulePlayback();
     } else if (message.event === 'mark') {

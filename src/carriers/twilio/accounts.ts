@@ -13,6 +13,8 @@ import type { WebhookSignature } from './form-webhook.ts';
 export interface TwilioKeys {
   accountSid: string;
   authToken: string;
+  /** Where this account's REST API is (a SignalWire space's LaML API); the dialer's apiBase when absent. */
+  apiBase?: string | undefined;
   /** The organization's account these are; undefined for the service-wide account. */
   carrierAccountId: string | undefined;
 }
@@ -36,7 +38,22 @@ export interface TwilioAccountsOptions {
   signatureRequired: boolean;
 }
 
-export class TwilioAccounts {
+/**
+ * What the dialer and the webhooks need of a carrier's accounts: Twilio's (below), or those of a carrier with Twilio's
+ * protocols (carriers/signalwire/accounts.ts).
+ */
+export interface TwilioAccountBook {
+  readonly serviceWide: TwilioKeys | undefined;
+  /** `orgId`, when given: only an agent of that organization (the account's) takes the call. */
+  forCalled(
+    called: string,
+  ): Promise<{ signing: WebhookSignature; carrierAccountId: string | undefined; orgId?: string | undefined }>;
+  forOutbound(orgId: string, from: string): Promise<OutboundRoute>;
+  forCall(callId: string | undefined): Promise<TwilioKeys | undefined>;
+  signingForCall(callId: string | undefined): Promise<WebhookSignature>;
+}
+
+export class TwilioAccounts implements TwilioAccountBook {
   constructor(private readonly o: TwilioAccountsOptions) {}
 
   get serviceWide(): TwilioKeys | undefined {

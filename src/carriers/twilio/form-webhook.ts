@@ -1,8 +1,10 @@
 // Carrier webhooks post application/x-www-form-urlencoded bodies and sign them; this scope parses
 // such bodies and refuses, with 403, a bad X-Twilio-Signature, and any request at all when no
-// TWILIO_AUTH_TOKEN is set to check it with (unless TWILIO_SIGNATURE=off says to accept them).
+// TWILIO_AUTH_TOKEN is set to check it with (unless TWILIO_SIGNATURE=off says to accept them). A
+// carrier signing Twilio's way under its own header (SignalWire) passes its flavor.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.ts';
+import { TWILIO_FLAVOR, type TwilioFlavor } from './flavor.ts';
 import { isValidTwilioSignature, type FormParams } from './signature.ts';
 
 export function addFormParser(app: FastifyInstance): void {
@@ -24,19 +26,22 @@ export interface WebhookSignature {
 }
 
 /** Checks the signature against PUBLIC_URL + the path Twilio called (docs/twilio.md). */
-export function verifyTwilioRequest(request: FastifyRequest, signing: WebhookSignature, publicUrl: string): void {
+export function verifyTwilioRequest(
+  request: FastifyRequest,
+  signing: WebhookSignature,
+  publicUrl: string,
+  flavor: TwilioFlavor = TWILIO_FLAVOR,
+): void {
   const { authToken } = signing;
   if (!authToken) {
     if (!signing.required) return;
-    throw new ApiError(
-      'FORBIDDEN',
-      'carrier webhooks are refused: TWILIO_AUTH_TOKEN is not set, so no signature can be checked (TWILIO_SIGNATURE=off accepts them unchecked, for local experiments)',
-    );
+    throw new ApiError('FORBIDDEN', flavor.unsignedMessage);
   }
   const params = (request.body ?? {}) as FormParams;
   const url = `${publicUrl}${request.url}`;
-  const signature = request.headers['x-twilio-signature'];
-  if (!isValidTwilioSignature(authToken, url, params, typeof signature === 'string' ? signature : undefined)) {
-    throw new ApiError('FORBIDDEN', 'X-Twilio-Signature does not match this request');
+  const header = flavor.signatureHeaders.find((name) => typeof request.headers[name.toLowerCase()] === 'string');
+  const signature = header === undefined ? undefined : (request.headers[header.toLowerCase()] as string);
+  if (!isValidTwilioSignature(authToken, url, params, signature)) {
+    throw new ApiError('FORBIDDEN', `${flavor.signatureHeaders[0]} does not match this request`);
   }
 }

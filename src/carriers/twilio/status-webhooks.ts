@@ -2,13 +2,15 @@
 // POST /telephony/twilio/transfer: how a cold transfer's <Dial> went, and when its destination
 // answered; a caller whose transfer failed is sent back to the agent on a new media stream.
 // Both reach whichever node the carrier calls, and are passed on to the node running the call.
+// SignalWire's LaML callbacks are the same forms under /telephony/signalwire/… (flavor.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { CallOutcomes } from '../outcomes.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import { connectStreamTwiml, HANG_UP_TWIML } from './twiml.ts';
-import type { TwilioAccounts } from './accounts.ts';
+import type { TwilioAccountBook } from './accounts.ts';
+import { statusPath, transferPath, TWILIO_FLAVOR, type TwilioFlavor } from './flavor.ts';
 import { addFormParser, verifyTwilioRequest } from './form-webhook.ts';
 
 // Twilio adds fields over time; only the ones we act on are checked.
@@ -47,7 +49,7 @@ export interface TwilioStatusDeps {
   outcomes: CallOutcomes;
   carrierCalls: CarrierCallRepository;
   /** A callback is checked with the token of the account its call went through. */
-  accounts: TwilioAccounts;
+  accounts: TwilioAccountBook;
   publicUrl: () => string;
   /**
    * The call a request is about, as its route's `callOf` finds it (looked up once per request; the http room's
@@ -56,7 +58,12 @@ export interface TwilioStatusDeps {
   callOf: (request: FastifyRequest) => Promise<string | undefined>;
 }
 
-export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps): void {
+export function twilioStatusRoutes(
+  app: FastifyInstance,
+  deps: TwilioStatusDeps,
+  flavor: TwilioFlavor = TWILIO_FLAVOR,
+): void {
+  const { name, label } = flavor;
   /**
    * The call whose account's token checks a callback, read before the form is validated (or trusted): the call_id
    * the service put in the callback's address, else the call Twilio's CallSid was recorded for.
@@ -65,15 +72,15 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
     const callId = (request.query as Record<string, unknown> | undefined)?.call_id;
     if (typeof callId === 'string') return callId;
     const sid = (request.body as Record<string, unknown> | undefined)?.CallSid;
-    return typeof sid === 'string' ? deps.carrierCalls.callIdOf('twilio', sid) : undefined;
+    return typeof sid === 'string' ? deps.carrierCalls.callIdOf(name, sid) : undefined;
   };
   void app.register(async (scope) => {
     addFormParser(scope);
     const r = scope.withTypeProvider<ZodTypeProvider>();
-    r.post('/telephony/twilio/status', {
+    r.post(statusPath(flavor), {
       config: {
         doc: {
-          summary: "Twilio's status callback for outbound calls (form-encoded, signed)",
+          summary: `${label}'s status callback for outbound calls (form-encoded, signed)`,
           tag: 'telephony',
           public: true,
         },
@@ -82,12 +89,17 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
             query: z.infer<typeof StatusQuery>;
             body: z.infer<typeof StatusForm>;
           };
-          return query.call_id ?? (await deps.carrierCalls.callIdOf('twilio', body.CallSid));
+          return query.call_id ?? (await deps.carrierCalls.callIdOf(name, body.CallSid));
         },
       },
       // The signature is checked before the form is trusted: preValidation runs ahead of the schema.
       preValidation: async (request) =>
-        verifyTwilioRequest(request, await deps.accounts.signingForCall(await callToSign(request)), deps.publicUrl()),
+        verifyTwilioRequest(
+          request,
+          await deps.accounts.signingForCall(await callToSign(request)),
+          deps.publicUrl(),
+          flavor,
+        ),
       schema: { body: StatusForm, querystring: StatusQuery },
       handler: async (request, reply) => {
         const form = request.body;
@@ -95,7 +107,7 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
           // A warm transfer's second leg: only a dial that never connected matters to the call.
           request.log.info(
             { call_id: request.query.call_id, call_sid: form.CallSid, status: form.CallStatus },
-            'twilio status of a transfer leg',
+            `${name} status of a transfer leg`,
           );
           if (['busy', 'no-answer', 'failed', 'canceled'].includes(form.CallStatus))
             deps.outcomes.consultFailed(request.query.call_id, form.CallStatus);
@@ -105,7 +117,7 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
         if (callId) {
           request.log.info(
             { call_id: callId, call_sid: form.CallSid, status: form.CallStatus, answered_by: form.AnsweredBy },
-            'twilio status',
+            `${name} status`,
           );
           const byMachine = form.AnsweredBy?.startsWith('machine_') === true || form.AnsweredBy === 'fax';
           if (form.CallStatus === 'completed') await deps.outcomes.completed(callId, byMachine);
@@ -121,23 +133,27 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
         return reply.code(204).send();
       },
     });
-    r.post('/telephony/twilio/transfer', {
+    r.post(transferPath(flavor), {
       config: {
         doc: {
-          summary:
-            "Twilio's callbacks for a cold transfer: the <Dial action> and the destination's answer (form-encoded, signed)",
+          summary: `${label}'s callbacks for a cold transfer: the <Dial action> and the destination's answer (form-encoded, signed)`,
           tag: 'telephony',
           public: true,
         },
         callOf: (request) => (request.query as z.infer<typeof TransferQuery>).call_id,
       },
       preValidation: async (request) =>
-        verifyTwilioRequest(request, await deps.accounts.signingForCall(await callToSign(request)), deps.publicUrl()),
+        verifyTwilioRequest(
+          request,
+          await deps.accounts.signingForCall(await callToSign(request)),
+          deps.publicUrl(),
+          flavor,
+        ),
       schema: { body: TransferForm, querystring: TransferQuery },
       handler: async (request, reply) => {
         const { call_id: callId, leg } = request.query;
         const status = (leg === 'answered' ? request.body.CallStatus : request.body.DialCallStatus) ?? '';
-        request.log.info({ call_id: callId, leg: leg ?? 'dial', status }, 'twilio transfer');
+        request.log.info({ call_id: callId, leg: leg ?? 'dial', status }, `${name} transfer`);
         if (leg === 'answered') {
           if (CONNECTED.has(status)) deps.outcomes.transferAnswered(callId);
           return reply.code(204).send();
@@ -149,7 +165,7 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
           return HANG_UP_TWIML;
         }
         const secret = deps.outcomes.transferFailed(callId, status);
-        return secret ? connectStreamTwiml(deps.publicUrl(), callId, secret) : HANG_UP_TWIML;
+        return secret ? connectStreamTwiml(deps.publicUrl(), callId, secret, flavor) : HANG_UP_TWIML;
       },
     });
   });

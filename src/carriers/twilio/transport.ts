@@ -1,10 +1,14 @@
 // Twilio Media Streams ↔ session frames: μ-law 8 kHz on the wire, PCM16 8 kHz 20 ms frames to
 // and from the session (the engines take the line's rate, so nothing is resampled per frame). What
 // any carrier's JSON stream shares (decoding, pacing, hang-up) is phone-stream-transport.ts's.
+// SignalWire's stream is Twilio's messages in the codec its <Stream> asked for (L16 16 kHz): the same
+// transport with its kind and line format.
 import type { Logger } from 'pino';
+import { MULAW_8K, type LineFormat } from '../../audio/line-format.ts';
 import type WebSocket from 'ws';
 import { PhoneStreamTransport } from '../phone-stream-transport.ts';
 import type { TransportOptions } from '../options.ts';
+import type { TwilioFlavor } from './flavor.ts';
 import {
   canonicalMediaPayload,
   parseTwilioMessage,
@@ -16,7 +20,7 @@ import {
 } from './media-protocol.ts';
 
 export class TwilioTransport extends PhoneStreamTransport {
-  readonly kind = 'twilio' as const;
+  readonly kind: TwilioFlavor['name'];
   private readonly mediaPrefix: string;
 
   constructor(
@@ -25,8 +29,11 @@ export class TwilioTransport extends PhoneStreamTransport {
     readonly callSid: string,
     log: Logger,
     options: TransportOptions = {},
+    /** Whose stream this is and what it carries: Twilio's μ-law 8 kHz unless told. */
+    line: { kind?: TwilioFlavor['name']; format?: LineFormat } = {},
   ) {
-    super(socket, callSid, log, options);
+    super(socket, callSid, log, options, line.format ?? MULAW_8K);
+    this.kind = line.kind ?? 'twilio';
     this.mediaPrefix = twilioMediaPrefix(streamSid);
   }
 

@@ -1,20 +1,27 @@
 // TwiML the service gives Twilio: on an inbound call's voice webhook and with each outbound call
 // it places. The stream URL carries no query string (Twilio forbids it): call_id and the per-call
-// secret travel as <Parameter>s.
+// secret travel as <Parameter>s. A carrier that speaks TwiML (SignalWire's cXML) gets the same
+// markup with its own stream path and codec (flavor.ts).
+import { mediaPath, TWILIO_FLAVOR, type TwilioFlavor } from './flavor.ts';
+
 const escapeXml = (s: string) =>
   s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
 
-export const MEDIA_STREAM_PATH = '/media/twilio';
-
-/** The media address Twilio opens: PUBLIC_URL with https→wss, http→ws. */
-export function mediaStreamUrl(publicUrl: string): string {
-  return `${publicUrl.replace(/^http/, 'ws')}${MEDIA_STREAM_PATH}`;
+/** The media address the carrier opens: PUBLIC_URL with https→wss, http→ws. */
+export function mediaStreamUrl(publicUrl: string, flavor: TwilioFlavor = TWILIO_FLAVOR): string {
+  return `${publicUrl.replace(/^http/, 'ws')}${mediaPath(flavor)}`;
 }
 
-export function connectStreamTwiml(publicUrl: string, callId: string, secret: string): string {
+export function connectStreamTwiml(
+  publicUrl: string,
+  callId: string,
+  secret: string,
+  flavor: TwilioFlavor = TWILIO_FLAVOR,
+): string {
+  const codec = flavor.streamCodec ? ` codec="${escapeXml(flavor.streamCodec)}"` : '';
   return (
     '<?xml version="1.0" encoding="UTF-8"?><Response><Connect>' +
-    `<Stream url="${escapeXml(mediaStreamUrl(publicUrl))}">` +
+    `<Stream url="${escapeXml(mediaStreamUrl(publicUrl, flavor))}"${codec}>` +
     `<Parameter name="call_id" value="${escapeXml(callId)}"/>` +
     `<Parameter name="secret" value="${escapeXml(secret)}"/>` +
     '</Stream></Connect></Response>'
