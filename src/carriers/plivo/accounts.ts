@@ -25,8 +25,8 @@ export function plivoKeysOf(account: CarrierAccount): PlivoKeys | undefined {
   };
 }
 
-/** Plivo sends numbers without "+"; accounts and agents hold them in E.164. */
-export const e164 = (number: string) => (number === '' || number.startsWith('+') ? number : `+${number}`);
+/** Plivo sends numbers without "+"; accounts and agents hold them in E.164. Anything else (a SIP URI) stays. */
+export const e164 = (number: string) => (/^[0-9]{3,20}$/.test(number) ? `+${number}` : number);
 
 export class PlivoAccounts {
   constructor(

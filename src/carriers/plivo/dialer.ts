@@ -162,6 +162,9 @@ export class PlivoDialer implements Dialer {
       if (this.o.next.transfer) return this.o.next.transfer(request);
       throw new NoTransferError(`no carrier account is known for call ${request.callId} to transfer it through`);
     }
+    // The <Dial> rings a <Number>: anything else would leave the caller with an XML Plivo cannot run.
+    if (!/^\+?[0-9]{3,20}$/.test(request.to))
+      throw new NoTransferError(`a Plivo call can be transferred to a phone number only, not ${request.to}`);
     const params: Record<string, string> = { call_id: request.callId, to: request.to };
     if (request.from) params.from = request.from;
     const answer = await this.send(keys, 'POST', `/Call/${encodeURIComponent(request.carrierCallId)}/`, {

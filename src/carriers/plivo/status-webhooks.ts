@@ -37,10 +37,8 @@ const CallQuery = z.looseObject({ call_id: z.string().min(1).max(200).optional()
 const TransferQuery = z.looseObject({
   call_id: z.string().min(1).max(200),
   to: z.string().regex(/^\+?[0-9]{3,20}$/),
-  from: z
-    .string()
-    .regex(/^\+?[0-9]{3,20}$/)
-    .optional(),
+  /** The caller id for the new leg; one that is not a number leaves Plivo's default. */
+  from: z.string().optional(),
 });
 
 /** How a dial's end reads as a transfer status (outcomes.ts words it for the agent). */
@@ -123,7 +121,7 @@ export function plivoStatusRoutes(app: FastifyInstance, deps: PlivoStatusDeps): 
         return reply.type('text/xml').send(
           dialXml({
             to: query.data.to,
-            callerId: query.data.from,
+            callerId: /^\+?[0-9]{3,20}$/.test(query.data.from ?? '') ? query.data.from : undefined,
             timeoutS: Math.max(5, Math.round(deps.ringTimeoutMs / 1000)),
             action: `${publicUrl}${PLIVO_TRANSFER_DONE_PATH}?${back}`,
             callbackUrl: `${publicUrl}${PLIVO_TRANSFER_PROGRESS_PATH}?${back}`,
