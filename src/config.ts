@@ -64,6 +64,7 @@ export const ConfigSchema = z.object({
   TWILIO_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
   TELNYX_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.telnyx.com'),
   SIGNALWIRE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
+  PLIVO_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.plivo.com'),
   RING_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   SIM_NUMBERS: z.string().optional(),
   SIM_ANSWER_DELAY_MS: z.coerce.number().int().min(0).default(1_000),
@@ -154,6 +155,8 @@ export interface Config {
   telnyxApiBase: string;
   /** SIGNALWIRE_API_BASE: every SignalWire space's REST API at this scheme and host (a stand-in); unset: https://{space_url}. */
   signalwireApiBase: string | undefined;
+  /** PLIVO_API_BASE: Plivo's REST API for organizations' own Plivo accounts. */
+  plivoApiBase: string;
   ringTimeoutMs: number;
   /** Simulated phones: "+1555…=answer:script,…" or the path of a JSON file with the same map. */
   simNumbers: string | undefined;
@@ -267,6 +270,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     twilioApiBase: raw.TWILIO_API_BASE.replace(/\/+$/, ''),
     telnyxApiBase: raw.TELNYX_API_BASE.replace(/\/+$/, ''),
     signalwireApiBase: raw.SIGNALWIRE_API_BASE?.replace(/\/+$/, ''),
+    plivoApiBase: raw.PLIVO_API_BASE.replace(/\/+$/, ''),
     ringTimeoutMs: raw.RING_TIMEOUT_MS,
     simNumbers: raw.SIM_NUMBERS,
     simAnswerDelayMs: raw.SIM_ANSWER_DELAY_MS,

@@ -24,6 +24,8 @@ export interface MediaStream<M> {
   readonly socket: WebSocket;
   /** The route's logger, with the transport's name. */
   readonly log: Logger;
+  /** The upgrade request's path and query (a carrier whose stream address carries the call's secret reads it there). */
+  readonly url: string;
   /**
    * The start message came: the socket no longer counts as waiting, later messages wait for open(), and `check` runs;
    * a check that throws closes the socket 1011.
@@ -55,7 +57,7 @@ export function mediaStreamRoute<M>(app: FastifyInstance, deps: MediaRouteDeps, 
     url: spec.url,
     config: { doc: { summary: spec.summary, tag: spec.tag, public: true } },
     handler: answerNotUpgraded,
-    wsHandler: (socket) => {
+    wsHandler: (socket, request) => {
       const log = deps.log.child({ transport: spec.transport });
       const started = admitMediaSocket(socket, deps.pending, {
         accepting: deps.accepting(),
@@ -66,6 +68,7 @@ export function mediaStreamRoute<M>(app: FastifyInstance, deps: MediaRouteDeps, 
       const stream: MediaStream<M> = {
         socket,
         log,
+        url: request.url,
         checkStart(check) {
           started();
           queue.checking();

@@ -16,6 +16,8 @@ const PASSED_HEADERS = [
   'x-twilio-signature',
   'telnyx-signature-ed25519',
   'telnyx-timestamp',
+  'x-plivo-signature-v3',
+  'x-plivo-signature-v3-nonce',
   'idempotency-key',
   'user-agent',
 ];

@@ -1,8 +1,9 @@
 // Every registered carrier's conformance driver, one line each (carriers/registry.ts lists the carriers).
 import type { CarrierDriver } from './conformance.ts';
 import { signalwireDriver } from './signalwire/driver.ts';
+import { plivoDriver } from './plivo/driver.ts';
 import { simDriver } from './sim/driver.ts';
 import { telnyxDriver } from './telnyx/driver.ts';
 import { twilioDriver } from './twilio/driver.ts';
 
-export const DRIVERS: readonly CarrierDriver[] = [simDriver, telnyxDriver, signalwireDriver, twilioDriver];
+export const DRIVERS: readonly CarrierDriver[] = [simDriver, telnyxDriver, signalwireDriver, plivoDriver, twilioDriver];
