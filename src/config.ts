@@ -63,6 +63,7 @@ export const ConfigSchema = z.object({
     .optional(),
   TWILIO_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
   TELNYX_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.telnyx.com'),
+  VONAGE_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.nexmo.com'),
   RING_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   SIM_NUMBERS: z.string().optional(),
   SIM_ANSWER_DELAY_MS: z.coerce.number().int().min(0).default(1_000),
@@ -151,6 +152,8 @@ export interface Config {
   twilioApiBase: string;
   /** TELNYX_API_BASE: Telnyx's REST API for organizations' own Telnyx accounts. */
   telnyxApiBase: string;
+  /** VONAGE_API_BASE: Vonage's Voice API for organizations' own Vonage accounts. */
+  vonageApiBase: string;
   ringTimeoutMs: number;
   /** Simulated phones: "+1555…=answer:script,…" or the path of a JSON file with the same map. */
   simNumbers: string | undefined;
@@ -263,6 +266,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         : undefined,
     twilioApiBase: raw.TWILIO_API_BASE.replace(/\/+$/, ''),
     telnyxApiBase: raw.TELNYX_API_BASE.replace(/\/+$/, ''),
+    vonageApiBase: raw.VONAGE_API_BASE.replace(/\/+$/, ''),
     ringTimeoutMs: raw.RING_TIMEOUT_MS,
     simNumbers: raw.SIM_NUMBERS,
     simAnswerDelayMs: raw.SIM_ANSWER_DELAY_MS,

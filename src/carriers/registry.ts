@@ -4,5 +4,6 @@ import type { CarrierDefinition } from './carrier.ts';
 import { simCarrier } from './sim/carrier.ts';
 import { telnyxCarrier } from './telnyx/carrier.ts';
 import { twilioCarrier } from './twilio/carrier.ts';
+import { vonageCarrier } from './vonage/carrier.ts';
 
-export const CARRIERS: readonly CarrierDefinition[] = [simCarrier, telnyxCarrier, twilioCarrier];
+export const CARRIERS: readonly CarrierDefinition[] = [simCarrier, telnyxCarrier, vonageCarrier, twilioCarrier];
