@@ -3,5 +3,6 @@ import type { CarrierDriver } from './conformance.ts';
 import { simDriver } from './sim/driver.ts';
 import { telnyxDriver } from './telnyx/driver.ts';
 import { twilioDriver } from './twilio/driver.ts';
+import { vonageDriver } from './vonage/driver.ts';
 
-export const DRIVERS: readonly CarrierDriver[] = [simDriver, telnyxDriver, twilioDriver];
+export const DRIVERS: readonly CarrierDriver[] = [simDriver, telnyxDriver, vonageDriver, twilioDriver];
