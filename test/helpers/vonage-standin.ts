@@ -180,8 +180,12 @@ export class VonageLine {
       this.sendPhone({ event: 'clear' });
       this.sendService({ event: 'websocket:cleared' });
     } else if (message.action === 'notify') {
-      const name = `n${++this.marks}`;
-      this.notifies.set(name, message.payload);
+      // The phone hears the payload's mark under its own name (the simulated phone knows the agent's utterances by
+      // their marks), else under one of the stand-in's.
+      const payload = message.payload;
+      const own = isRecord(payload) && typeof payload.mark === 'string' ? payload.mark : undefined;
+      const name = own ?? `n${++this.marks}`;
+      this.notifies.set(name, payload);
       this.sendPhone({ event: 'mark', mark: { name } });
     }
   }
