@@ -110,7 +110,11 @@ export class VonageLine {
     });
     service.on('error', () => undefined);
     service.send(
-      JSON.stringify({ event: 'websocket:connected', 'content-type': this.endpoint.contentType, ...this.endpoint.headers }),
+      JSON.stringify({
+        event: 'websocket:connected',
+        'content-type': this.endpoint.contentType,
+        ...this.endpoint.headers,
+      }),
     );
     service.on('message', (data: Buffer, isBinary) => (isBinary ? this.toPhone(data) : this.action(data.toString())));
     service.on('close', () => this.phoneSocket?.close(1000, 'call ended'));
@@ -314,9 +318,10 @@ export class VonageStandIn {
     await line.connect();
     // Once the caller's leg is over, the application's event URL hears so.
     void line.phone.waitForClose().then(async () => {
-      const done = await this.postJson(`${serviceUrl}/telephony/vonage/event`, this.event(uuid, 'completed', to, from)).catch(
-        () => null,
-      );
+      const done = await this.postJson(
+        `${serviceUrl}/telephony/vonage/event`,
+        this.event(uuid, 'completed', to, from),
+      ).catch(() => null);
       await done?.body?.cancel();
       this.inboundEvents.push({ uuid, status: 'completed', httpStatus: done?.status ?? 0 });
     });
@@ -341,7 +346,10 @@ export class VonageStandIn {
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!token) return false;
     try {
-      const { payload } = await jwtVerify(token, this.publicKey, { algorithms: ['RS256'], requiredClaims: ['iat', 'jti'] });
+      const { payload } = await jwtVerify(token, this.publicKey, {
+        algorithms: ['RS256'],
+        requiredClaims: ['iat', 'jti'],
+      });
       return payload.application_id === this.applicationId;
     } catch {
       return false;

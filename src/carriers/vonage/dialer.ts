@@ -116,7 +116,10 @@ export class VonageDialer implements Dialer {
         message: `Vonage refused the call: ${errorOf(answer) || `HTTP ${answer.status}`}`,
       };
     }
-    throw new VonageApiError(`Vonage answered HTTP ${answer.status} to a call request: ${errorOf(answer)}`, answer.status);
+    throw new VonageApiError(
+      `Vonage answered HTTP ${answer.status} to a call request: ${errorOf(answer)}`,
+      answer.status,
+    );
   }
 
   async hangUpCall(callId: string): Promise<void> {

@@ -70,7 +70,7 @@ export function vonageEventRoutes(app: FastifyInstance, deps: VonageEventDeps): 
   };
   void app.register(async (scope) => {
     addSignedJsonParser(scope);
-    /** The call and its event, once the request is known to come from the account that call went through (403 otherwise). */
+    /** The call and its event, once the account the call went through is known to have sent it (403 otherwise). */
     const checked = async (request: FastifyRequest): Promise<{ callId: string; event: z.infer<typeof CallEvent> }> => {
       const callId = await callOf(request);
       await verifyVonageRequest(request, await deps.accounts.forCall(callId), deps.clock.now());

@@ -80,7 +80,7 @@ export function vonageMediaRoute(app: FastifyInstance, deps: VonageMediaDeps): v
     beforeStart(stream, message) {
       const parsed = message.binary ? undefined : parseVonageEvent(message.data.toString());
       if (!parsed?.ok) {
-        // Vonage sends websocket:connected first: whoever did not is not Vonage, and is not worth a warning per message.
+        // Vonage sends websocket:connected first: whoever did not is not Vonage (not worth a warning per message).
         stream.log.debug({ reason: parsed?.reason ?? 'audio before websocket:connected' }, 'media stream closed');
         stream.socket.close(1008, 'malformed message');
         return;

@@ -92,7 +92,9 @@ export const vonageDriver: CarrierDriver = {
       socket.once('error', reject);
     });
     const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
-    socket.send(JSON.stringify({ event: 'websocket:connected', 'content-type': 'audio/l16;rate=16000', call_id: callId }));
+    socket.send(
+      JSON.stringify({ event: 'websocket:connected', 'content-type': 'audio/l16;rate=16000', call_id: callId }),
+    );
     return closed;
   },
 };

@@ -53,7 +53,9 @@ describe('Vonage NCCOs', () => {
 describe('Vonage media protocol', () => {
   it('reads websocket:connected with its headers, dtmf, notify with its payload, and other events by name', () => {
     expect(
-      parseVonageEvent('{"event":"websocket:connected","content-type":"audio/l16;rate=16000","call_id":"c","secret":"s"}'),
+      parseVonageEvent(
+        '{"event":"websocket:connected","content-type":"audio/l16;rate=16000","call_id":"c","secret":"s"}',
+      ),
     ).toMatchObject({ ok: true, message: { event: 'websocket:connected', call_id: 'c', secret: 's' } });
     expect(parseVonageEvent('{"event":"websocket:dtmf","digit":"5","duration":260}')).toMatchObject({
       ok: true,

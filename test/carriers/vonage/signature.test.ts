@@ -12,7 +12,9 @@ const NOW_S = NOW_MS / 1000;
 const BODY = '{"uuid":"63f61863","status":"answered","from":"14155550100","to":"14155559400"}';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-async function token(o: { iat?: number; exp?: number; hash?: string; secret?: string; application?: string; alg?: string } = {}) {
+async function token(
+  o: { iat?: number; exp?: number; hash?: string; secret?: string; application?: string; alg?: string } = {},
+) {
   const jwt = new SignJWT({
     iss: 'Vonage',
     api_key: 'abcd1234',
@@ -50,7 +52,9 @@ describe('Vonage signed webhooks', () => {
   it('refuses a token issued too long ago, one issued in the future, and one expired', async () => {
     const maxAge = VONAGE_SIGNATURE_DEFAULTS.maxAgeS;
     expect(await check(await token({ iat: NOW_S - maxAge + 10 }))).toBe(true);
-    expect(await check(await token({ iat: NOW_S - maxAge - VONAGE_SIGNATURE_DEFAULTS.clockToleranceS - 1 }))).toBe(false);
+    expect(await check(await token({ iat: NOW_S - maxAge - VONAGE_SIGNATURE_DEFAULTS.clockToleranceS - 1 }))).toBe(
+      false,
+    );
     expect(await check(await token({ iat: NOW_S + VONAGE_SIGNATURE_DEFAULTS.clockToleranceS + 60 }))).toBe(false);
     expect(await check(await token({ exp: NOW_S - VONAGE_SIGNATURE_DEFAULTS.clockToleranceS - 1 }))).toBe(false);
   });
