@@ -29,7 +29,7 @@ import {
 } from '../../records/dialer.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import { vonageNumberOf, type VonageAccounts, type VonageKeys } from './accounts.ts';
-import { connectWebsocketNcco, transferNcco } from './ncco.ts';
+import { connectWebsocketNcco, EVENT_CALLBACK_PATH, transferNcco } from './ncco.ts';
 
 export interface VonageDialerOptions {
   accounts: VonageAccounts;
@@ -47,7 +47,6 @@ export interface VonageDialerOptions {
   randomId?: () => string;
 }
 
-export const EVENT_CALLBACK_PATH = '/telephony/vonage/event';
 /** Where a cold transfer's new leg reports (its connect action's eventUrl). */
 export const TRANSFER_CALLBACK_PATH = '/telephony/vonage/transfer';
 

@@ -20,8 +20,8 @@ import { ApiError } from '../../errors.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import type { CallOutcomes } from '../outcomes.ts';
 import type { VonageAccounts } from './accounts.ts';
-import { EVENT_CALLBACK_PATH, TRANSFER_CALLBACK_PATH } from './dialer.ts';
-import { connectWebsocketNcco } from './ncco.ts';
+import { TRANSFER_CALLBACK_PATH } from './dialer.ts';
+import { connectWebsocketNcco, EVENT_CALLBACK_PATH } from './ncco.ts';
 import { addSignedJsonParser, verifyVonageRequest, webhookField } from './webhook.ts';
 
 const CallEvent = z.looseObject({

@@ -4,7 +4,7 @@
 // actions relied on, as Vonage documents them:
 //
 //   {"action":"talk","text":"…"}                                   speaks, then the NCCO goes on (or ends the call)
-//   {"action":"connect","endpoint":[{"type":"websocket","uri":"wss://…",
+//   {"action":"connect","eventUrl":["https://…"],"endpoint":[{"type":"websocket","uri":"wss://…",
 //        "content-type":"audio/l16;rate=16000","headers":{…}}]}    the call's audio both ways over a WebSocket;
 //        the headers come back, flattened, in the socket's first message (websocket:connected)
 //   {"action":"connect","from":"447700900001","timeout":30,"eventType":"synchronous","eventUrl":["https://…"],
@@ -17,6 +17,8 @@
 import { vonageNumberOf } from './accounts.ts';
 
 export const VONAGE_MEDIA_PATH = '/media/vonage';
+/** Where the Voice API's call events come (event-webhooks.ts). */
+export const EVENT_CALLBACK_PATH = '/telephony/vonage/event';
 /** What the service asks Vonage to stream: wideband L16. */
 export const VONAGE_CONTENT_TYPE = 'audio/l16;rate=16000';
 
@@ -27,10 +29,15 @@ export function vonageMediaUrl(publicUrl: string): string {
   return `${publicUrl.replace(/^http/, 'ws')}${VONAGE_MEDIA_PATH}`;
 }
 
+/**
+ * The call connected to the service's media WebSocket. The websocket leg's own events name the call, so they are
+ * checked with its account's secret, and are not taken for the phone leg's (event-webhooks.ts).
+ */
 export function connectWebsocketNcco(publicUrl: string, callId: string, secret: string): NccoAction[] {
   return [
     {
       action: 'connect',
+      eventUrl: [`${publicUrl}${EVENT_CALLBACK_PATH}?call_id=${encodeURIComponent(callId)}`],
       endpoint: [
         {
           type: 'websocket',

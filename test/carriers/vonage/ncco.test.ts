@@ -11,10 +11,11 @@ import {
 import { connectWebsocketNcco, NCCO_MARKUP, transferNcco } from '../../../src/carriers/vonage/ncco.ts';
 
 describe('Vonage NCCOs', () => {
-  it('connects the call to /media/vonage over wss, wideband L16 at 16 kHz, with call_id and secret as headers', () => {
+  it("connects the call to /media/vonage over wss, wideband L16 at 16 kHz, with call_id and secret as headers, its leg events to the call's event URL", () => {
     expect(connectWebsocketNcco('https://calls.example.com', 'call_1', 's3cret')).toEqual([
       {
         action: 'connect',
+        eventUrl: ['https://calls.example.com/telephony/vonage/event?call_id=call_1'],
         endpoint: [
           {
             type: 'websocket',

@@ -133,10 +133,17 @@ describe('Vonage event URL', () => {
     expect(unsigned.status).toBe(403);
   });
 
-  it('an inbound call whose stream never came ends when Vonage reports it completed (found by its uuid)', async () => {
+  it("an inbound call whose stream never came ends when Vonage reports it completed (found by its uuid); its websocket leg's events do not end it", async () => {
     const uuid = randomUUID();
     const res = await vonage.answer(t.url, { to: NUMBER, from: '+14155550100', uuid });
     const callId = websocketOfNcco(await res.json())!.headers.call_id!;
+    // The websocket leg's own events name the call but not its uuid: they are not the call's.
+    const leg = await vonage.postJson(`${t.url}/telephony/vonage/event?call_id=${callId}`, {
+      uuid: randomUUID(),
+      status: 'completed',
+    });
+    expect(leg.status).toBe(204);
+    expect((await t.request('GET', `/v2/calls/${callId}`)).body).toMatchObject({ call_status: 'registered' });
     const done = await vonage.postJson(`${t.url}/telephony/vonage/event`, { uuid, status: 'completed' });
     expect(done.status).toBe(204);
     expect(await callEnded(t, callId)).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service' });
