@@ -84,6 +84,7 @@ export class VonageLine {
   /** Notify payloads sent on to the phone as marks, by the mark's name. */
   private readonly notifies = new Map<string, unknown>();
   private marks = 0;
+  private readonly toPhoneWaiting: Record<string, unknown>[] = [];
   /** Every text message the service sent, parsed. */
   readonly fromService: Record<string, unknown>[] = [];
   binaryFrames = 0;
@@ -100,8 +101,12 @@ export class VonageLine {
     standIn.lines.set(id, this);
   }
 
-  /** Opens the service's socket (websocket:connected first), then the phone's. */
+  /**
+   * Opens the phone's socket, then the service's (websocket:connected first): the service may speak at once (a greeting
+   * already synthesised), and the phone must be on the line to hear it and its marks.
+   */
   async connect(): Promise<void> {
+    await this.phone.connect();
     const service = new WebSocket(this.endpoint.uri);
     this.service = service;
     await new Promise<void>((resolve, reject) => {
@@ -118,12 +123,12 @@ export class VonageLine {
     );
     service.on('message', (data: Buffer, isBinary) => (isBinary ? this.toPhone(data) : this.action(data.toString())));
     service.on('close', () => this.phoneSocket?.close(1000, 'call ended'));
-    await this.phone.connect();
   }
 
   /** The phone's socket reached the stand-in's server. */
   attachPhone(socket: WebSocket): void {
     this.phoneSocket = socket;
+    for (const value of this.toPhoneWaiting.splice(0)) this.sendPhone(value);
     socket.on('message', (data: Buffer) => this.fromPhone(data.toString()));
     socket.on('close', () => {
       if (this.service?.readyState === WebSocket.OPEN) this.service.close(1000, 'caller hung up');
@@ -141,7 +146,9 @@ export class VonageLine {
   }
 
   private sendPhone(value: Record<string, unknown>): void {
-    if (this.phoneSocket?.readyState === WebSocket.OPEN) this.phoneSocket.send(JSON.stringify(value));
+    // Until the phone's socket has reached the stand-in's server, what it is sent waits.
+    if (!this.phoneSocket) this.toPhoneWaiting.push(value);
+    else if (this.phoneSocket.readyState === WebSocket.OPEN) this.phoneSocket.send(JSON.stringify(value));
   }
 
   private fromPhone(text: string): void {
