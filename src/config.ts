@@ -65,6 +65,7 @@ export const ConfigSchema = z.object({
   TELNYX_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.telnyx.com'),
   SIGNALWIRE_API_BASE: z.url({ protocol: /^https?$/ }).optional(),
   PLIVO_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.plivo.com'),
+  VONAGE_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.nexmo.com'),
   RING_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   SIM_NUMBERS: z.string().optional(),
   SIM_ANSWER_DELAY_MS: z.coerce.number().int().min(0).default(1_000),
@@ -157,6 +158,8 @@ export interface Config {
   signalwireApiBase: string | undefined;
   /** PLIVO_API_BASE: Plivo's REST API for organizations' own Plivo accounts. */
   plivoApiBase: string;
+  /** VONAGE_API_BASE: Vonage's Voice API for organizations' own Vonage accounts. */
+  vonageApiBase: string;
   ringTimeoutMs: number;
   /** Simulated phones: "+1555…=answer:script,…" or the path of a JSON file with the same map. */
   simNumbers: string | undefined;
@@ -271,6 +274,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     telnyxApiBase: raw.TELNYX_API_BASE.replace(/\/+$/, ''),
     signalwireApiBase: raw.SIGNALWIRE_API_BASE?.replace(/\/+$/, ''),
     plivoApiBase: raw.PLIVO_API_BASE.replace(/\/+$/, ''),
+    vonageApiBase: raw.VONAGE_API_BASE.replace(/\/+$/, ''),
     ringTimeoutMs: raw.RING_TIMEOUT_MS,
     simNumbers: raw.SIM_NUMBERS,
     simAnswerDelayMs: raw.SIM_ANSWER_DELAY_MS,

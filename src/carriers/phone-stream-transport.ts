@@ -77,7 +77,15 @@ export abstract class PhoneStreamTransport implements CallTransport {
     if (payload.length * 0.75 > this.scratch.length) this.scratch = Buffer.alloc(Math.ceil(payload.length * 0.75));
     const n = this.scratch.write(payload, 'base64');
     if (n === 0) return;
-    for (const frame of this.inbound.push(this.scratch.subarray(0, n))) {
+    this.lineAudio(this.scratch.subarray(0, n));
+  }
+
+  /**
+   * Caller audio as the line's bytes, any length (a carrier that sends them as binary frames, Vonage's, hands them
+   * here): framed, held to the clock. The bytes are copied before this returns.
+   */
+  protected lineAudio(bytes: Uint8Array): void {
+    for (const frame of this.inbound.push(bytes)) {
       const verdict = this.pace.admit(frame.length);
       if (verdict === 'accept') this.handlers?.audio(frame);
       else if (verdict === 'close') return this.cutOff();
@@ -109,7 +117,15 @@ export abstract class PhoneStreamTransport implements CallTransport {
       this.options.onFrameDropped?.();
       return;
     }
-    this.socket.send(this.mediaText(this.outbound.encode(frame, this.outFrame).toString('base64')));
+    this.sendLineFrame(this.outbound.encode(frame, this.outFrame));
+  }
+
+  /**
+   * One agent frame in the line's bytes, out on the socket: as the carrier's media text by default. `line` is reused
+   * for the next frame: a carrier that sends it as it is (a binary frame) sends a copy.
+   */
+  protected sendLineFrame(line: Buffer): void {
+    this.socket.send(this.mediaText(line.toString('base64')));
   }
 
   sendMark(name: string): void {

@@ -6,11 +6,13 @@ import { simCarrier } from './sim/carrier.ts';
 import { signalwireCarrier } from './signalwire/carrier.ts';
 import { telnyxCarrier } from './telnyx/carrier.ts';
 import { twilioCarrier } from './twilio/carrier.ts';
+import { vonageCarrier } from './vonage/carrier.ts';
 
 export const CARRIERS: readonly CarrierDefinition[] = [
   simCarrier,
   telnyxCarrier,
   signalwireCarrier,
   plivoCarrier,
+  vonageCarrier,
   twilioCarrier,
 ];

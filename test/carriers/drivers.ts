@@ -5,5 +5,13 @@ import { plivoDriver } from './plivo/driver.ts';
 import { simDriver } from './sim/driver.ts';
 import { telnyxDriver } from './telnyx/driver.ts';
 import { twilioDriver } from './twilio/driver.ts';
+import { vonageDriver } from './vonage/driver.ts';
 
-export const DRIVERS: readonly CarrierDriver[] = [simDriver, telnyxDriver, signalwireDriver, plivoDriver, twilioDriver];
+export const DRIVERS: readonly CarrierDriver[] = [
+  simDriver,
+  telnyxDriver,
+  signalwireDriver,
+  plivoDriver,
+  vonageDriver,
+  twilioDriver,
+];

@@ -1,0 +1,234 @@
+// Outbound calls, hang-up and cold transfer through Vonage's Voice API (VONAGE_API_BASE,
+// https://api.nexmo.com by default), sent through the outbound layer (net/http.ts) with a bearer
+// JWT the account's Voice application signs with its private key (RS256; claims application_id,
+// iat, exp, jti). The requests relied on, as Vonage documents them:
+//
+//   POST /v1/calls   JSON {to: [{type: "phone", number}], from: {type: "phone", number}, ncco: […],
+//        event_url: ["https://…"], event_method: "POST", ringing_timer: <s>, machine_detection: "continue"}
+//        → 201 {uuid, status: "started", direction: "outbound", conversation_uuid}
+//        The call's events then come to event_url (event-webhooks.ts).
+//   PUT /v1/calls/{uuid}   JSON {action: "hangup"} → 204
+//   PUT /v1/calls/{uuid}   JSON {action: "transfer", destination: {type: "ncco", ncco: […]}} → 204
+//   errors: 4xx {type, title, detail, instance}; 404 for a call that has ended.
+//
+// Like Twilio's, the stream NCCO goes inline with the call (ncco.ts), its secret as a header of the
+// websocket endpoint. Vonage is reached only through an organization's own account: a call from a
+// number no Vonage account of the organization holds goes on to the carriers after Vonage.
+import { createPrivateKey, randomUUID, type KeyObject } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { voicemailHandling } from '../../agents/schema.ts';
+import type { Clock } from '../../clock.ts';
+import { readTextCapped, sendRequest, type Dispatcher } from '../../net/http.ts';
+import {
+  NoTransferError,
+  type ConsultRequest,
+  type DialRequest,
+  type DialResult,
+  type Dialer,
+  type TransferRequest,
+} from '../../records/dialer.ts';
+import type { CarrierCallRepository } from '../carrier-calls.ts';
+import { vonageNumberOf, type VonageAccounts, type VonageKeys } from './accounts.ts';
+import { connectWebsocketNcco, EVENT_CALLBACK_PATH, transferNcco } from './ncco.ts';
+
+export interface VonageDialerOptions {
+  accounts: VonageAccounts;
+  /** Where a call no Vonage account places goes (the carriers after this one). */
+  next: Dialer;
+  /** VONAGE_API_BASE, without a trailing slash. */
+  apiBase: string;
+  dispatcher: Dispatcher;
+  /** The service's public address, known only once it listens. */
+  publicUrl: () => string;
+  ringTimeoutMs: number;
+  carrierCalls: CarrierCallRepository;
+  clock: Clock;
+  /** Each API token's jti (injected in tests). */
+  randomId?: () => string;
+}
+
+/** Where a cold transfer's new leg reports (its connect action's eventUrl). */
+export const TRANSFER_CALLBACK_PATH = '/telephony/vonage/transfer';
+
+const ANSWER_BYTES = 64 * 1024;
+const REQUEST_TIMEOUT_MS = 15_000;
+/** How long an API token lives: each request signs its own. */
+const TOKEN_TTL_S = 300;
+
+/** Vonage could not be reached or failed on its side: the call ends with error_service. */
+export class VonageApiError extends Error {
+  override name = 'VonageApiError';
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+interface VonageAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export class VonageDialer implements Dialer {
+  readonly name = 'vonage';
+  /** Each account's private key as node holds it, by its PEM. */
+  private readonly keys = new Map<string, KeyObject>();
+
+  constructor(private readonly o: VonageDialerOptions) {}
+
+  /** A Vonage call goes only from a number of the organization's own account: others are the next carrier's. */
+  showsCallerId(to: string): boolean {
+    return this.o.next.showsCallerId(to);
+  }
+
+  async dial(request: DialRequest): Promise<DialResult> {
+    const from = request.presentationNumber ?? request.from;
+    const keys = await this.o.accounts.forOutbound(request.orgId, from);
+    if (!keys) return this.o.next.dial(request);
+    const publicUrl = this.o.publicUrl();
+    const body: Record<string, unknown> = {
+      to: [{ type: 'phone', number: vonageNumberOf(request.to) }],
+      from: { type: 'phone', number: vonageNumberOf(from) },
+      ncco: connectWebsocketNcco(publicUrl, request.callId, request.streamSecret),
+      event_url: [`${publicUrl}${EVENT_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}`],
+      event_method: 'POST',
+      ringing_timer: Math.min(120, Math.max(1, Math.round(this.o.ringTimeoutMs / 1000))),
+    };
+    // Vonage's own detection is one more input beside the service's, which hears the audio itself.
+    if (voicemailHandling(request.agent.config)) body.machine_detection = 'continue';
+    // The account first: Vonage may send events before its answer is read, and an event is checked with its secret.
+    await this.o.carrierCalls.record(request.callId, this.name, '', this.o.clock.now(), keys.carrierAccountId);
+    const answer = await this.send(keys, 'POST', '/v1/calls', body);
+    if (answer.status === 200 || answer.status === 201) {
+      const uuid = typeof answer.body.uuid === 'string' ? answer.body.uuid : '';
+      if (!uuid) throw new VonageApiError('Vonage accepted the call but its answer had no uuid', answer.status);
+      await this.o.carrierCalls.record(request.callId, this.name, uuid, this.o.clock.now(), keys.carrierAccountId);
+      return { status: 'dialing', carrierCallId: uuid };
+    }
+    if (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
+      return {
+        status: 'failed',
+        reason: 'dial_failed',
+        message: `Vonage refused the call: ${errorOf(answer) || `HTTP ${answer.status}`}`,
+      };
+    }
+    throw new VonageApiError(
+      `Vonage answered HTTP ${answer.status} to a call request: ${errorOf(answer)}`,
+      answer.status,
+    );
+  }
+
+  async hangUpCall(callId: string): Promise<void> {
+    const keys = await this.o.accounts.forCall(callId);
+    if (!keys) return this.o.next.hangUpCall?.(callId);
+    const uuid = await this.o.carrierCalls.carrierCallId(callId);
+    if (uuid) await this.modify(keys, uuid, { action: 'hangup' }, 'a hang-up', true);
+  }
+
+  /** Moves the live call to `to`: Vonage leaves our stream and dials it; how it went comes to the transfer callback. */
+  async transfer(request: TransferRequest): Promise<void> {
+    const keys = await this.o.accounts.forCall(request.callId);
+    if (!keys) {
+      if (this.o.next.transfer) return this.o.next.transfer(request);
+      throw new NoTransferError(`no carrier account is known for call ${request.callId} to transfer it through`);
+    }
+    // The stream may have opened before the create call's answer was read: its carrierCallId is then the call_id.
+    const uuid = (await this.o.carrierCalls.carrierCallId(request.callId)) || request.carrierCallId;
+    const ncco = transferNcco({
+      to: request.to,
+      from: request.from,
+      timeoutS: Math.max(5, Math.round(this.o.ringTimeoutMs / 1000)),
+      eventUrl: `${this.o.publicUrl()}${TRANSFER_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}`,
+    });
+    await this.modify(keys, uuid, { action: 'transfer', destination: { type: 'ncco', ncco } }, 'a transfer');
+  }
+
+  /** Warm transfers are not bridged on Vonage yet: a call of the carriers after it may be. */
+  async consult(request: ConsultRequest): Promise<{ carrierCallId: string }> {
+    if ((await this.o.accounts.forCall(request.callId)) || !this.o.next.consult)
+      throw new NoTransferError('a warm transfer is not offered on Vonage calls yet; use a cold transfer');
+    return this.o.next.consult(request);
+  }
+
+  async bridge(request: { callId: string; carrierCallId: string; consultCarrierCallId: string }): Promise<void> {
+    if ((await this.o.accounts.forCall(request.callId)) || !this.o.next.bridge)
+      throw new NoTransferError('a warm transfer is not offered on Vonage calls yet; use a cold transfer');
+    return this.o.next.bridge(request);
+  }
+
+  /** PUT /v1/calls/{uuid}; `goneIsOk`: a call Vonage no longer knows (404) has ended already. */
+  private async modify(
+    keys: VonageKeys,
+    uuid: string,
+    body: Record<string, unknown>,
+    what: string,
+    goneIsOk = false,
+  ): Promise<void> {
+    const answer = await this.send(keys, 'PUT', `/v1/calls/${encodeURIComponent(uuid)}`, body);
+    if (answer.status >= 200 && answer.status < 300) return;
+    if (goneIsOk && answer.status === 404) return;
+    throw new VonageApiError(`Vonage answered HTTP ${answer.status} to ${what}: ${errorOf(answer)}`, answer.status);
+  }
+
+  /** The bearer token for one request: the application's, signed with its private key. */
+  private async token(keys: VonageKeys): Promise<string> {
+    let key = this.keys.get(keys.privateKey);
+    if (!key) {
+      key = createPrivateKey(keys.privateKey);
+      this.keys.set(keys.privateKey, key);
+    }
+    const now = Math.floor(this.o.clock.now() / 1000);
+    return new SignJWT({ application_id: keys.applicationId })
+      .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
+      .setIssuedAt(now)
+      .setExpirationTime(now + TOKEN_TTL_S)
+      .setJti((this.o.randomId ?? randomUUID)())
+      .sign(key);
+  }
+
+  private async send(
+    keys: VonageKeys,
+    method: 'POST' | 'PUT',
+    path: string,
+    body: Record<string, unknown>,
+  ): Promise<VonageAnswer> {
+    try {
+      const res = await sendRequest(`${this.o.apiBase}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${await this.token(keys)}`,
+          'content-type': 'application/json',
+          accept: 'application/json',
+        },
+        body: JSON.stringify(body),
+        dispatcher: this.o.dispatcher,
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      const text = await readTextCapped(res.body, ANSWER_BYTES);
+      return { status: res.statusCode, body: parsed(text) };
+    } catch (error) {
+      throw new VonageApiError(`Vonage could not be reached: ${(error as Error).message}`, undefined, { cause: error });
+    }
+  }
+}
+
+function parsed(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Vonage's error answer, {type, title, detail}, as one line. */
+function errorOf(answer: VonageAnswer): string {
+  const { title, detail } = answer.body;
+  return [title, detail]
+    .filter((part): part is string => typeof part === 'string')
+    .join(': ')
+    .slice(0, 300);
+}
