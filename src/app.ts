@@ -11,7 +11,9 @@ import { createAuthenticator } from './auth/api-keys.ts';
 import type { CredentialLookup } from './agents/credentials.ts';
 import { ProviderCredentialService } from './credentials/service.ts';
 import { CarrierAccountService } from './carrier-accounts/service.ts';
+import { plivoAccountCheck } from './carriers/plivo/account-check.ts';
 import { telnyxAccountCheck } from './carriers/telnyx/account-check.ts';
+import { vonageAccountCheck } from './carriers/vonage/account-check.ts';
 import { signalwireAccountCheck } from './carriers/signalwire/account-check.ts';
 import { twilioAccountCheck } from './carriers/twilio/account-check.ts';
 import type { CallManager } from './call/manager.ts';
@@ -150,6 +152,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     checks: {
       twilio: twilioAccountCheck({ apiBase: config.twilioApiBase, dispatcher: outbound.dispatcher() }),
       telnyx: telnyxAccountCheck({ apiBase: config.telnyxApiBase, dispatcher: outbound.dispatcher() }),
+      plivo: plivoAccountCheck({ apiBase: config.plivoApiBase, dispatcher: outbound.dispatcher() }),
+      vonage: vonageAccountCheck({
+        apiBase: config.vonageApiBase,
+        dispatcher: outbound.dispatcher(),
+        now: () => clock.now(),
+      }),
       signalwire: signalwireAccountCheck({ apiBase: config.signalwireApiBase, dispatcher: outbound.dispatcher() }),
     },
   });

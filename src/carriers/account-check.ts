@@ -34,10 +34,10 @@ const ANSWER_BYTES = 16 * 1024;
 /** A CarrierAccountCheck from a carrier's probe of the credentials given. */
 export function accountCheck<C extends CarrierCredentials>(
   o: AccountCheckOptions,
-  probe: (credentials: C, apiBase: string) => CredentialsProbe,
+  probe: (credentials: C, apiBase: string) => CredentialsProbe | Promise<CredentialsProbe>,
 ): CarrierAccountCheck {
   return async (given) => {
-    const p = probe(given as C, o.apiBase);
+    const p = await probe(given as C, o.apiBase);
     let status: number;
     let text: string;
     try {
@@ -80,10 +80,13 @@ function parsed(text: string): Record<string, unknown> {
   }
 }
 
-/** The carrier's own words for a refusal: `message` (Twilio's shape) or the first of `errors` (Telnyx's). */
+/**
+ * The carrier's own words for a refusal: `message` (Twilio's shape), `error` (Plivo's), `detail` (Vonage's) or the
+ * first of `errors` (Telnyx's).
+ */
 function detailOf(answer: Record<string, unknown>): string {
-  const { message, errors } = answer;
-  if (typeof message === 'string') return `: ${message.slice(0, 200)}`;
+  const { message, error, detail: said, errors } = answer;
+  for (const words of [message, error, said]) if (typeof words === 'string') return `: ${words.slice(0, 200)}`;
   const first: unknown = Array.isArray(errors) ? errors[0] : undefined;
   if (first && typeof first === 'object') {
     const { detail, title } = first as Record<string, unknown>;

@@ -373,6 +373,9 @@ export class PlivoStandIn {
     } catch {
       return error(400, 'invalid JSON');
     }
+    // The credentials check on create: the account's own details.
+    if (req.method === 'GET' && req.url === `/v1/Account/${this.authId}/`)
+      return reply(200, { account_type: 'standard', auth_id: this.authId, cash_credits: '10.00000', api_id: apiId });
     const route = /^\/v1\/Account\/([^/]+)\/(Call|Request)\/(?:([^/]+)\/)?$/.exec(req.url ?? '');
     if (!route || route[1] !== this.authId) return error(404, 'not found');
     const [, , kind, id] = route;

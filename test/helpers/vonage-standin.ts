@@ -380,6 +380,9 @@ export class VonageStandIn {
       return error(400, 'Bad Request', 'The request body is not valid JSON.');
     }
     const url = req.url ?? '';
+    // The credentials check on create: a page of the application's calls.
+    if (req.method === 'GET' && url.startsWith('/v1/calls?'))
+      return reply(200, { count: this.live.size, page_size: 1, _embedded: { calls: [] } });
     if (req.method === 'POST' && url === '/v1/calls') return this.create(body, reply, error);
     const modify = /^\/v1\/calls\/([^/?]+)$/.exec(url);
     if (req.method !== 'PUT' || !modify) return error(404, 'Not Found');

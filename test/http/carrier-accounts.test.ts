@@ -1,55 +1,63 @@
-// Carrier accounts through the API on the real service, with Twilio's and Telnyx's REST stand-ins as their API
-// bases: created, read, changed, deleted and listed within one organization; the credentials go in and never come
-// out (responses, logs) and are sealed at rest; Twilio and Telnyx credentials the stand-ins refuse are a 400 naming
-// the field and nothing is kept; a number belongs to one organization whether an agent or an account holds it; a
+// Carrier accounts through the API on the real service, with Twilio's, Telnyx's, Plivo's and Vonage's REST stand-ins
+// as their API bases: created, read, changed, deleted and listed within one organization; the credentials go in and
+// never come out (responses, logs) and are sealed at rest; credentials a stand-in refuses are a 400 naming the field
+// and nothing is kept; a number belongs to one organization whether an agent or an account holds it; a
 // call to a number on an organization's Twilio account is signed with that account's token; an account a call is
 // going through is not deleted.
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CarrierAccountResponse, ListCarrierAccountsResponse } from '../../src/carrier-accounts/schema.ts';
 import { CallRecordSchema } from '../../src/records/record.ts';
 import { loadOrCreateSecretsKey, SecretBox } from '../../src/secrets/sealed.ts';
 import { voiceWebhook } from '../helpers/phone.ts';
 import { errorOf, startTestService, TEST_TWILIO_TOKEN, type TestService } from '../helpers/service.ts';
+import { PlivoStandIn } from '../helpers/plivo-standin.ts';
 import { TelnyxStandIn } from '../helpers/telnyx-standin.ts';
 import { TwilioStandIn } from '../helpers/twilio-standin.ts';
+import { VonageStandIn } from '../helpers/vonage-standin.ts';
 
 let twilio: TwilioStandIn;
 let telnyx: TelnyxStandIn;
+let plivo: PlivoStandIn;
+let vonage: VonageStandIn;
 let t: TestService;
 beforeAll(async () => {
-  twilio = await new TwilioStandIn().start();
-  telnyx = await new TelnyxStandIn().start();
+  [twilio, telnyx, plivo, vonage] = await Promise.all([
+    new TwilioStandIn().start(),
+    new TelnyxStandIn().start(),
+    new PlivoStandIn().start(),
+    new VonageStandIn().start(),
+  ]);
   t = await startTestService({
     TWILIO_API_BASE: twilio.url,
     TELNYX_API_BASE: telnyx.url,
+    PLIVO_API_BASE: plivo.url,
+    VONAGE_API_BASE: vonage.url,
     STREAM_CONNECT_TIMEOUT_MS: '1500',
   });
 }, 60_000);
 afterAll(async () => {
   await t?.stop();
-  await twilio?.close();
-  await telnyx?.close();
+  await Promise.all([twilio?.close(), telnyx?.close(), plivo?.close(), vonage?.close()]);
 });
 
 let numbers = 0;
 /** A number no test has used yet. */
 const fresh = () => `+1555020${String(++numbers).padStart(4, '0')}`;
 
+/** Accounts the stand-ins accept, at carriers without a service-wide account. */
 const OTHER_CARRIERS = {
-  vonage: {
-    application_id: 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee',
-    private_key: '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANvonage-secret-2\n-----END PRIVATE KEY-----\n',
-    signature_secret: 'vonage-signature-secret-3',
+  get vonage() {
+    return {
+      application_id: vonage.applicationId,
+      private_key: vonage.privateKey,
+      signature_secret: vonage.signatureSecret,
+    };
   },
-  plivo: { auth_id: 'MAXXXXXXXXXXXXXXXXXX', auth_token: 'plivo-auth-token-secret-4' },
-  signalwire: {
-    space_url: 'example.signalwire.com',
-    project_id: '11111111-2222-4333-8444-555555555555',
-    api_token: 'PTsignalwire-api-token-5',
-    signing_key: 'PSKsignalwire-signing-key-6',
+  get plivo() {
+    return { auth_id: plivo.authId, auth_token: plivo.authToken };
   },
-} as const;
+};
 
 async function create(body: Record<string, unknown>, org = 'acme') {
   const res = await t.request('POST', '/v2/carrier-accounts', { body, key: t.keyOf(org) });
@@ -106,14 +114,52 @@ describe('carrier accounts: create, read, change, delete', () => {
     expect(box.open(stored.credentials.auth_token!)).toBe(OTHER_CARRIERS.plivo.auth_token);
   });
 
-  it('keeps Vonage and Plivo accounts as given (no check yet), none of their secrets returned', async () => {
-    // SignalWire's are tried at their space first (test/carriers/signalwire/webhooks.test.ts).
-    for (const [carrier, credentials] of Object.entries(OTHER_CARRIERS).filter(([c]) => c !== 'signalwire')) {
+  it('keeps Vonage and Plivo accounts their carriers accept, none of their secrets returned', async () => {
+    // SignalWire's are tried at their space (test/carriers/signalwire/webhooks.test.ts).
+    for (const [carrier, credentials] of Object.entries(OTHER_CARRIERS)) {
       const res = await t.request('POST', '/v2/carrier-accounts', {
         body: { carrier, name: carrier, numbers: [fresh()], credentials },
       });
       expect(res.status, res.text).toBe(201);
       for (const value of Object.values(credentials)) expect(res.text).not.toContain(value);
+    }
+  });
+
+  it('refuses Plivo and Vonage credentials their carriers answer 401 to, naming the field; a Vonage key that is no PEM key is refused before anything is sent', async () => {
+    const cases: Array<[keyof typeof OTHER_CARRIERS, Record<string, string>, RegExp]> = [
+      [
+        'plivo',
+        { ...OTHER_CARRIERS.plivo, auth_token: 'not-the-plivo-token' },
+        /^body\.credentials\.auth_token: Plivo refused it for Auth ID MA\w+ \(HTTP 401: Authentication credentials invalid\); nothing was stored$/,
+      ],
+      [
+        'vonage',
+        {
+          ...OTHER_CARRIERS.vonage,
+          private_key: generateKeyPairSync('rsa', { modulusLength: 2048 })
+            .privateKey.export({ format: 'pem', type: 'pkcs8' })
+            .toString(),
+        },
+        /^body\.credentials\.private_key: Vonage refused the token it signed for application [\w-]+ \(HTTP 401: You did not provide correct credentials\.\)/,
+      ],
+      [
+        'vonage',
+        {
+          ...OTHER_CARRIERS.vonage,
+          private_key: '-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n',
+        },
+        /^body\.credentials\.private_key: not a private key in PEM/,
+      ],
+    ];
+    for (const [carrier, credentials, refusal] of cases) {
+      const number = fresh();
+      const res = await t.request('POST', '/v2/carrier-accounts', {
+        body: { carrier, name: carrier, numbers: [number], credentials },
+      });
+      expect(res.status, res.text).toBe(400);
+      expect(errorOf(res).details).toMatch(refusal);
+      // Nothing kept: the number is free for another organization.
+      await create({ carrier, name: carrier, numbers: [number], credentials: OTHER_CARRIERS[carrier] }, 'globex');
     }
   });
 

@@ -15,7 +15,6 @@
 // websocket endpoint. Vonage is reached only through an organization's own account: a call from a
 // number no Vonage account of the organization holds goes on to the carriers after Vonage.
 import { createPrivateKey, randomUUID, type KeyObject } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { voicemailHandling } from '../../agents/schema.ts';
 import type { Clock } from '../../clock.ts';
 import { readTextCapped, sendRequest, type Dispatcher } from '../../net/http.ts';
@@ -29,6 +28,7 @@ import {
 } from '../../records/dialer.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import { vonageNumberOf, type VonageAccounts, type VonageKeys } from './accounts.ts';
+import { applicationToken } from './token.ts';
 import { connectWebsocketNcco, EVENT_CALLBACK_PATH, transferNcco } from './ncco.ts';
 
 export interface VonageDialerOptions {
@@ -52,8 +52,6 @@ export const TRANSFER_CALLBACK_PATH = '/telephony/vonage/transfer';
 
 const ANSWER_BYTES = 64 * 1024;
 const REQUEST_TIMEOUT_MS = 15_000;
-/** How long an API token lives: each request signs its own. */
-const TOKEN_TTL_S = 300;
 
 /** Vonage could not be reached or failed on its side: the call ends with error_service. */
 export class VonageApiError extends Error {
@@ -180,13 +178,7 @@ export class VonageDialer implements Dialer {
       key = createPrivateKey(keys.privateKey);
       this.keys.set(keys.privateKey, key);
     }
-    const now = Math.floor(this.o.clock.now() / 1000);
-    return new SignJWT({ application_id: keys.applicationId })
-      .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
-      .setIssuedAt(now)
-      .setExpirationTime(now + TOKEN_TTL_S)
-      .setJti((this.o.randomId ?? randomUUID)())
-      .sign(key);
+    return applicationToken(keys.applicationId, key, this.o.clock.now(), (this.o.randomId ?? randomUUID)());
   }
 
   private async send(
