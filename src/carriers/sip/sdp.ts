@@ -183,7 +183,8 @@ export function answerOffer(offerText: string, local: LocalMedia): { answer: str
     if (!pick) continue;
     chosen = { index, media: negotiated(m, pick, telephoneEventOf(m), ANSWER_DIRECTION[m.direction]) };
   }
-  if (!chosen) throw new SipError('SIP_NO_COMMON_CODEC', 'no audio stream of the offer carries PCMU or PCMA over RTP/AVP');
+  if (!chosen)
+    throw new SipError('SIP_NO_COMMON_CODEC', 'no audio stream of the offer carries PCMU or PCMA over RTP/AVP');
   const lines = sessionLines(local);
   for (const [index, m] of offer.media.entries()) {
     if (index === chosen.index) lines.push(...audioLines(local.port, chosen.media));
@@ -224,7 +225,10 @@ export function readAnswer(answerText: string, local: Pick<LocalMedia, 'codecs'>
   throw new SipError('SIP_NO_COMMON_CODEC', 'the answer accepted no audio codec this side offered');
 }
 
-function pickCodec(m: MediaDescription, codecs: readonly G711Codec[]): { codec: G711Codec; payloadType: number } | null {
+function pickCodec(
+  m: MediaDescription,
+  codecs: readonly G711Codec[],
+): { codec: G711Codec; payloadType: number } | null {
   for (const format of m.formats) {
     const type = Number(format);
     if (!Number.isInteger(type)) continue;
@@ -280,10 +284,7 @@ function audioLines(port: number, media: NegotiatedMedia): string[] {
     `a=rtpmap:${media.payloadType} ${media.codec.name}/${media.codec.clockRate}`,
   ];
   if (media.telephoneEventType !== undefined)
-    lines.push(
-      `a=rtpmap:${media.telephoneEventType} telephone-event/8000`,
-      `a=fmtp:${media.telephoneEventType} 0-16`,
-    );
+    lines.push(`a=rtpmap:${media.telephoneEventType} telephone-event/8000`, `a=fmtp:${media.telephoneEventType} 0-16`);
   lines.push('a=ptime:20', `a=${media.direction}`);
   return lines;
 }

@@ -104,7 +104,10 @@ export function telephoneEventPayloads(
   const total = Math.min(MAX_DURATION, Math.max(step, Math.round(durationSamples)));
   const out: { payload: Uint8Array; marker: boolean }[] = [];
   for (let lasted = step; lasted < total; lasted += step)
-    out.push({ payload: writeTelephoneEvent({ event, end: false, volume, duration: lasted }), marker: out.length === 0 });
+    out.push({
+      payload: writeTelephoneEvent({ event, end: false, volume, duration: lasted }),
+      marker: out.length === 0,
+    });
   for (let copy = 0; copy < END_PACKET_COPIES; copy++)
     out.push({ payload: writeTelephoneEvent({ event, end: true, volume, duration: total }), marker: out.length === 0 });
   return out;
