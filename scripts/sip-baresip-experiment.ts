@@ -5,7 +5,8 @@
 // few seconds; then it writes what it heard to a WAV file and prints what it counted. The next
 // session turns it into the end-to-end test; docs/sip-notes.md says how to run it.
 //
-//   node --import tsx scripts/sip-baresip-experiment.ts /tmp/sipx
+//   node --import tsx scripts/sip-baresip-experiment.ts /tmp/sipx            (baresip calls in)
+//   node --import tsx scripts/sip-baresip-experiment.ts /tmp/sipx outbound   (this side calls baresip)
 //
 // It writes into that folder baresip's config (baresip/), the WAV baresip plays (in.wav: 1 s of
 // 440 Hz, 1 s of silence, 1 s of 880 Hz, 3 s of silence, 8 kHz mono 16-bit, which aufile needs),
@@ -21,16 +22,20 @@ import {
   parseSipMessage,
   responseTo,
   serializeSipMessage,
+  type SipHeader,
   type SipRequest,
+  type SipResponse,
 } from '../src/carriers/sip/message.ts';
 import { RtpEndpoint } from '../src/carriers/sip/rtp-endpoint.ts';
-import { RtpPortPool } from '../src/carriers/sip/rtp-ports.ts';
+import { RtpPortPool, type BoundRtpPort } from '../src/carriers/sip/rtp-ports.ts';
 import { RtpReceiver } from '../src/carriers/sip/rtp-receiver.ts';
 import { RtpSender } from '../src/carriers/sip/rtp-sender.ts';
-import { answerOffer } from '../src/carriers/sip/sdp.ts';
+import { answerOffer, createOffer, readAnswer, type NegotiatedMedia } from '../src/carriers/sip/sdp.ts';
 import { realTimers } from '../src/timers.ts';
 
 const dir = process.argv[2] ?? '/tmp/sipx';
+/** `outbound`: this side calls baresip, instead of baresip calling in. */
+const outbound = process.argv[3] === 'outbound';
 const HOST = '127.0.0.1';
 const SIP_PORT = 5090;
 const CALL_MS = 4000;
@@ -85,16 +90,8 @@ function send(payload: Buffer, to: RemoteInfo): void {
   sip.send(payload, to.port, to.address);
 }
 
-async function answer(invite: SipRequest, from: RemoteInfo): Promise<void> {
-  const toTag = Math.random().toString(36).slice(2, 10);
-  send(serializeSipMessage(responseTo(invite, 100, 'Trying')), from);
-  const bound = await pool.bind();
-  const { answer: sdp, media } = answerOffer(invite.body, {
-    address: HOST,
-    port: bound.port,
-    sessionId: String(Date.now()),
-    sessionVersion: 1,
-  });
+/** The call's media on a bound port: caller audio and digits in, a 660 Hz tone out; returns its stop. */
+function startMedia(media: NegotiatedMedia, bound: BoundRtpPort): () => void {
   console.log('negotiated', media.codec.name, 'telephone-event', media.telephoneEventType, 'remote', media.remote);
   const receiver = new RtpReceiver({
     codec: media.codec,
@@ -114,15 +111,6 @@ async function answer(invite: SipRequest, from: RemoteInfo): Promise<void> {
     onMediaTimeout: () => console.log('media timeout'),
   });
   endpoint.setRemote(media.remote);
-  const ok = responseTo(invite, 200, 'OK', {
-    toTag,
-    headers: [
-      { name: 'contact', value: `<sip:agent@${HOST}:${SIP_PORT}>` },
-      { name: 'content-type', value: 'application/sdp' },
-    ],
-    body: sdp,
-  });
-  send(serializeSipMessage(ok), from);
   // The agent's side: a 660 Hz tone, 20 ms a packet, paced by the wall clock.
   const sender = new RtpSender({
     codec: media.codec,
@@ -149,31 +137,101 @@ async function answer(invite: SipRequest, from: RemoteInfo): Promise<void> {
     for (const [i, key] of [...'12#'].entries()) setTimeout(() => keys.send(key, 5555, HOST), i * 300);
     setTimeout(() => keys.close(), 1200);
   }, 2500);
-  setTimeout(() => {
+  return () => {
     clearInterval(tone);
-    const bye: SipRequest = {
-      kind: 'request',
-      method: 'BYE',
-      uri: header(invite, 'contact')!.replace(/^.*<|>.*$/g, ''),
-      headers: [
-        { name: 'via', value: `SIP/2.0/UDP ${HOST}:${SIP_PORT};branch=z9hG4bK${Date.now()}` },
-        { name: 'from', value: ok.headers.find((h) => h.name === 'to')!.value },
-        { name: 'to', value: header(invite, 'from')! },
-        { name: 'call-id', value: header(invite, 'call-id')! },
-        { name: 'cseq', value: '1 BYE' },
-        { name: 'max-forwards', value: '70' },
-      ],
-      body: '',
-    };
-    send(serializeSipMessage(bye), from);
     setTimeout(() => {
       endpoint.close();
       receiver.close();
       bound.release();
       finish(endpoint.stats, receiver.jitterStats);
     }, 500);
+  };
+}
+
+/** A BYE within the dialog `callId`, from `from` (this side's party with its tag) to `to`. */
+function bye(uri: string, from: string, to: string, callId: string): Buffer {
+  return serializeSipMessage({
+    kind: 'request',
+    method: 'BYE',
+    uri,
+    headers: [
+      { name: 'via', value: `SIP/2.0/UDP ${HOST}:${SIP_PORT};branch=z9hG4bK${Date.now()}` },
+      { name: 'from', value: from },
+      { name: 'to', value: to },
+      { name: 'call-id', value: callId },
+      { name: 'cseq', value: '2 BYE' },
+      { name: 'max-forwards', value: '70' },
+    ],
+    body: '',
+  });
+}
+
+/** baresip calls in: 100, then 200 with the SDP answer; this side hangs up after CALL_MS. */
+async function answer(invite: SipRequest, from: RemoteInfo): Promise<void> {
+  send(serializeSipMessage(responseTo(invite, 100, 'Trying')), from);
+  const bound = await pool.bind();
+  const { answer: sdp, media } = answerOffer(invite.body, { ...localMedia, port: bound.port });
+  const stop = startMedia(media, bound);
+  const ok = responseTo(invite, 200, 'OK', {
+    toTag: 'agent1',
+    headers: [
+      { name: 'contact', value: `<sip:agent@${HOST}:${SIP_PORT}>` },
+      { name: 'content-type', value: 'application/sdp' },
+    ],
+    body: sdp,
+  });
+  send(serializeSipMessage(ok), from);
+  setTimeout(() => {
+    stop();
+    const contact = header(invite, 'contact')!.replace(/^.*<|>.*$/g, '');
+    send(bye(contact, header(ok, 'to')!, header(invite, 'from')!, header(invite, 'call-id')!), from);
   }, CALL_MS);
 }
+
+/** This side calls baresip (it answers by itself): INVITE with the SDP offer, ACK on 200, BYE after CALL_MS. */
+async function dial(): Promise<void> {
+  const bound = await pool.bind();
+  const callId = `experiment-${Date.now()}@${HOST}`;
+  const fromValue = `<sip:+15550001@${HOST}:${SIP_PORT}>;tag=agent1`;
+  const baresip = { address: HOST, port: 5070, family: 'IPv4' as const, size: 0 };
+  const dialog = (method: string, cseq: number, to: string, body = '', extra: SipHeader[] = []): Buffer =>
+    serializeSipMessage({
+      kind: 'request',
+      method,
+      uri: `sip:baresip@${HOST}:5070`,
+      headers: [
+        { name: 'via', value: `SIP/2.0/UDP ${HOST}:${SIP_PORT};branch=z9hG4bK${method}${Date.now()}` },
+        { name: 'from', value: fromValue },
+        { name: 'to', value: to },
+        { name: 'call-id', value: callId },
+        { name: 'cseq', value: `${cseq} ${method}` },
+        { name: 'max-forwards', value: '70' },
+        { name: 'contact', value: `<sip:agent@${HOST}:${SIP_PORT}>` },
+        ...extra,
+      ],
+      body,
+    });
+  const offer = createOffer({ ...localMedia, port: bound.port });
+  onResponse = (response) => {
+    if (response.status < 200) return;
+    onResponse = () => {};
+    const to = header(response, 'to')!;
+    send(dialog('ACK', 1, to), baresip);
+    if (response.status >= 300) return bound.release();
+    const stop = startMedia(readAnswer(response.body), bound);
+    setTimeout(() => {
+      stop();
+      send(dialog('BYE', 2, to), baresip);
+    }, CALL_MS);
+  };
+  send(
+    dialog('INVITE', 1, `<sip:baresip@${HOST}:5070>`, offer, [{ name: 'content-type', value: 'application/sdp' }]),
+    baresip,
+  );
+}
+
+let onResponse: (response: SipResponse) => void = () => {};
+const localMedia = { address: HOST, sessionId: String(Date.now()), sessionVersion: 1 };
 
 function finish(rtp: RtpEndpoint['stats'], jitter: RtpReceiver['jitterStats']): void {
   const samples = Int16Array.from(heard.flatMap((f) => [...f]));
@@ -188,18 +246,18 @@ sip.on('message', (datagram, from) => {
   if (!parsed.ok) return console.log('refused:', parsed.reason);
   const m = parsed.message;
   console.log('<', m.kind === 'request' ? `${m.method} ${m.uri}` : `${m.status} ${m.reason}`);
-  if (m.kind !== 'request') return;
+  if (m.kind !== 'request') return onResponse(m);
   if (m.method === 'INVITE') void answer(m, from);
   else if (m.method === 'BYE') send(serializeSipMessage(responseTo(m, 200, 'OK')), from);
 });
 
 sip.bind(SIP_PORT, HOST, () => {
   writeBaresipFiles();
-  const baresip = spawn(
-    'baresip',
-    ['-f', join(dir, 'baresip'), '-e', `/dial sip:+15550001@${HOST}:${SIP_PORT}`, '-t', String(CALL_MS / 1000 + 3)],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const dialIn = ['-e', `/dial sip:+15550001@${HOST}:${SIP_PORT}`];
+  const args = ['-f', join(dir, 'baresip'), ...(outbound ? [] : dialIn), '-t', String(CALL_MS / 1000 + 3)];
+  const baresip = spawn('baresip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Called: baresip answers by itself (answermode=auto) once it is ready.
+  if (outbound) setTimeout(() => void dial(), 1000);
   baresip.stdout.on('data', (d: Buffer) => process.stdout.write(`[baresip] ${d.toString()}`));
   baresip.on('exit', (code) => {
     console.log('baresip exited', code, 'recordings', readdirSync(join(dir, 'rec')));
