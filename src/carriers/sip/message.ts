@@ -195,3 +195,50 @@ export function responseTo(
     body: options.body ?? '',
   };
 }
+
+/**
+ * Cuts whole messages off a TCP stream (§18.3: each message's end is found by its Content-Length,
+ * which a stream message must carry). What is buffered is bounded by one message's size; a stream
+ * that breaks the framing is reported, and its connection should be closed, since nothing after
+ * the break can be found again. Empty lines between messages are keep-alives (RFC 5626 §4.4.1):
+ * a double one is a ping the caller answers with a single CRLF.
+ */
+export class SipStreamFramer {
+  private buffer: Buffer = Buffer.alloc(0);
+  /** Empty lines in a row since the last message, across pushes. */
+  private blankLines = 0;
+
+  push(chunk: Uint8Array): { messages: Buffer[]; pings: number; error?: string } {
+    this.buffer = this.buffer.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.buffer, chunk]);
+    const messages: Buffer[] = [];
+    let pings = 0;
+    for (;;) {
+      let skip = 0;
+      while (this.buffer[skip] === 0x0d && this.buffer[skip + 1] === 0x0a) {
+        skip += 2;
+        if (++this.blankLines === 2) pings++;
+      }
+      if (skip > 0) this.buffer = this.buffer.subarray(skip);
+      if (this.buffer.length > 0 && this.buffer[0] !== 0x0d) this.blankLines = 0;
+      const end = this.buffer.indexOf('\r\n\r\n');
+      if (end === -1) {
+        if (this.buffer.length > MAX_SIP_MESSAGE_BYTES) return this.fail(messages, pings, 'header fields too long');
+        return { messages, pings };
+      }
+      const head = this.buffer.toString('latin1', 0, end);
+      const length = /\r\n(?:content-length|l)[ \t]*:[ \t]*(\d{1,5})[ \t]*(?:\r\n|$)/i.exec(`\r\n${head}`);
+      if (!length) return this.fail(messages, pings, 'a message on a stream without Content-Length');
+      const total = end + 4 + Number(length[1]);
+      if (total > MAX_SIP_MESSAGE_BYTES)
+        return this.fail(messages, pings, `a message longer than ${MAX_SIP_MESSAGE_BYTES} bytes`);
+      if (this.buffer.length < total) return { messages, pings };
+      messages.push(this.buffer.subarray(0, total));
+      this.buffer = this.buffer.subarray(total);
+    }
+  }
+
+  private fail(messages: Buffer[], pings: number, error: string): { messages: Buffer[]; pings: number; error: string } {
+    this.buffer = Buffer.alloc(0);
+    return { messages, pings, error };
+  }
+}

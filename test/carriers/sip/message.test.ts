@@ -7,6 +7,7 @@ import {
   parseSipMessage,
   responseTo,
   serializeSipMessage,
+  SipStreamFramer,
   type SipRequest,
 } from '../../../src/carriers/sip/message.ts';
 import { FUZZ_SEED, runs } from '../../helpers/fuzz.ts';
@@ -131,5 +132,39 @@ describe('SIP messages', () => {
     expect(header(responseTo(request(reinvite), 200, 'OK', { toTag: 'new' }), 'to')).toBe(
       '<sip:+15550001@198.51.100.7>;tag=old',
     );
+  });
+});
+
+describe('SIP over a stream', () => {
+  const options = (n: number, body = '') =>
+    `OPTIONS sip:x SIP/2.0\r\nVia: SIP/2.0/TCP h;branch=z9hG4bK${n}\r\nl: ${body.length}\r\n\r\n${body}`;
+
+  it('cuts messages at Content-Length however the stream splits them, and counts keep-alive pings', () => {
+    const stream = Buffer.from(options(1, 'abc') + '\r\n\r\n' + options(2) + options(3, 'de'));
+    for (const size of [1, 7, 64, stream.length]) {
+      const framer = new SipStreamFramer();
+      const messages: string[] = [];
+      let pings = 0;
+      for (let at = 0; at < stream.length; at += size) {
+        const out = framer.push(stream.subarray(at, at + size));
+        expect(out.error).toBeUndefined();
+        messages.push(...out.messages.map((m) => m.toString('latin1')));
+        pings += out.pings;
+      }
+      expect(messages, `chunks of ${size}`).toEqual([options(1, 'abc'), options(2), options(3, 'de')]);
+      expect(pings).toBe(1);
+    }
+  });
+
+  it('reports a message without Content-Length, and one larger than the bound, without buffering it', () => {
+    expect(new SipStreamFramer().push(Buffer.from('OPTIONS sip:x SIP/2.0\r\nVia: a\r\n\r\n')).error).toMatch(
+      /Content-Length/,
+    );
+    expect(new SipStreamFramer().push(Buffer.from(options(1).replace('l: 0', 'l: 99999'))).error).toMatch(/longer/);
+    const framer = new SipStreamFramer();
+    const endless = Buffer.alloc(1024, 'a');
+    let error: string | undefined;
+    for (let i = 0; i < 20 && !error; i++) error = framer.push(endless).error;
+    expect(error).toMatch(/too long/);
   });
 });
