@@ -146,6 +146,8 @@ export interface Config {
   peer: { host: string; port: number; address: string };
   /** Set when both TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are: outbound calls go through Twilio. */
   twilio: { accountSid: string; authToken: string; apiBase: string } | undefined;
+  /** TWILIO_API_BASE: Twilio's REST API for every Twilio account, the service-wide one and organizations' own. */
+  twilioApiBase: string;
   ringTimeoutMs: number;
   /** Simulated phones: "+1555…=answer:script,…" or the path of a JSON file with the same map. */
   simNumbers: string | undefined;
@@ -256,6 +258,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             apiBase: raw.TWILIO_API_BASE.replace(/\/+$/, ''),
           }
         : undefined,
+    twilioApiBase: raw.TWILIO_API_BASE.replace(/\/+$/, ''),
     ringTimeoutMs: raw.RING_TIMEOUT_MS,
     simNumbers: raw.SIM_NUMBERS,
     simAnswerDelayMs: raw.SIM_ANSWER_DELAY_MS,

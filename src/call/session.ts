@@ -36,6 +36,7 @@ import { CallListeners, type CallListener } from './listeners.ts';
 import { ChatHistory } from './model/history.ts';
 import { ModelTurn, type ModelTurnEvents } from './model/model-turn.ts';
 import type { ReplyOutcome } from './model/reply.ts';
+import type { ModelTurnTaking } from './realtime/realtime-brain.ts';
 import { Reminder } from './reminder.ts';
 import type { SessionOptions, SessionResult } from './session-options.ts';
 import { CallTeardown } from './teardown.ts';
@@ -83,6 +84,8 @@ export class CallSession {
   private transferred: { destination: string; at: number } | null = null;
   /** Words of the agent's the caller's last interruption cut off, until its words show whether it meant it. */
   private cutShort = '';
+  /** The model answered by itself (its own turn detection) and the caller's words are being read. */
+  private modelAnswered = false;
   private endReason: { reason: DisconnectionReason; message: string | null } | null = null;
   private finishedResolve!: () => void;
   /** Resolves once onEnd has run. */
@@ -106,7 +109,8 @@ export class CallSession {
         timers: o.timers,
         engines: o.engines,
         endOfTurn: endOfTurnPolicy(o.agent),
-        interruptionThresholdMs: interruptionThresholdMs(o.agent.interruption_sensitivity),
+        // With the model's own turn detection its speech start is the barge-in (modelTurnReactions), not the VAD's.
+        interruptionThresholdMs: o.modelTurns ? null : interruptionThresholdMs(o.agent.interruption_sensitivity),
         agentBusy() {
           return session.agentCuttable;
         },
@@ -198,6 +202,7 @@ export class CallSession {
       log: o.log,
     });
     this.flows = [this.voicemail, this.transfer];
+    o.modelTurns?.listen(CallSession.modelTurnReactions(this));
     for (const flow of this.flows) this.teardown.add(flow);
   }
 
@@ -347,8 +352,11 @@ export class CallSession {
       speechEnded(at) {
         for (const flow of s.flows) flow.speechEnded?.(at * 1000);
       },
-      judged(frame, at) {
+      heard(frame, at) {
         for (const flow of s.flows) flow.audio?.(frame, at * 1000);
+      },
+      judged(at) {
+        for (const flow of s.flows) flow.judged?.(at * 1000);
       },
       interruption() {
         // Until the caller's words are known, what was cut may yet be resumed.
@@ -370,6 +378,8 @@ export class CallSession {
         s.onUserTurn(turn);
       },
       noTurn() {
+        // The model answered speech the recogniser read no words in: its answer is heard all the same.
+        if (s.takeModelAnswer()) return;
         // The sound that stopped the agent held no words (a cough, a door): it goes on where it stopped.
         if (s.resumeCutShort()) return;
         s.armInactivityIfQuiet();
@@ -409,6 +419,38 @@ export class CallSession {
     };
   }
 
+  /**
+   * A speech-to-speech model's own turn detection: the caller's speech it heard over the agent is a barge-in, as the
+   * session's own; its answering ends the caller's turn (the recogniser reads its words, then the reply takes the
+   * model's answer), or, with no turn heard here, is the reply at once.
+   */
+  private static modelTurnReactions(s: CallSession): ModelTurnTaking {
+    return {
+      callerStarted() {
+        if (s.phase !== 'live') return;
+        s.timers.disarmInactivity();
+        s.modelAnswered = false;
+        s.caller.confirmSpeech();
+        if (s.agentCuttable) s.interrupt();
+      },
+      answering() {
+        if (s.phase !== 'live' || s.flows.some((flow) => flow.holdsLine)) return;
+        s.modelAnswered = true;
+        if (!s.caller.endTurnNow()) s.takeModelAnswer();
+      },
+    };
+  }
+
+  /** The model's own answer, taken as the reply when no caller turn will be; false when there is none. */
+  private takeModelAnswer(): boolean {
+    if (!this.modelAnswered || this.phase !== 'live') return false;
+    this.modelAnswered = false;
+    this.cutShort = '';
+    this.model.cancel();
+    this.model.answer(this.history.messages, this.userTurns);
+    return true;
+  }
+
   /** Barge-in: stop the model and the voice, drop queued audio, keep only what was heard. */
   private interrupt(): Utterance[] {
     this.latency.answerAbandoned();
@@ -442,8 +484,15 @@ export class CallSession {
     // A turn while a flow has the line (a machine's greeting, a caller being transferred) is kept, never answered.
     if (this.flows.some((flow) => flow.holdsLine) || this.phase !== 'live') return;
     this.history.user(keypad ? KEYPAD_TURN_PREFIX + turn.text : turn.text);
-    // Only an acknowledgement stopped the agent: it finishes what it was saying instead of answering it.
-    if (!keypad && this.cutShort && isBackchannel(turn.text, this.o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS)) {
+    this.modelAnswered = false;
+    // Only an acknowledgement stopped the agent: it finishes what it was saying instead of answering it (unless the
+    // model's own turn detection took it for a turn: it answers it).
+    if (
+      !keypad &&
+      !this.o.modelTurns &&
+      this.cutShort &&
+      isBackchannel(turn.text, this.o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS)
+    ) {
       this.resumeCutShort();
       return;
     }

@@ -13,6 +13,7 @@ import type { CallRepository } from '../records/repository.ts';
 import type { CallService } from '../records/service.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { CarrierAccountRepository } from '../carrier-accounts/repository.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
 import type { CallOutcomes } from './outcomes.ts';
 import type { PendingStreams } from './pending-streams.ts';
@@ -50,6 +51,8 @@ export interface CarrierSetup {
   /** Where this process is reached by its peers and its own simulated phones (known once it listens). */
   peerUrl: () => string;
   carrierCalls: CarrierCallRepository;
+  /** The organizations' own carrier accounts, found by number or id (carrier-accounts/). */
+  carrierAccounts: CarrierAccountLookup;
   /** Where carrier reports land; set once the calls room exists (it needs the dialers first). */
   outcomes: () => CallOutcomes;
   /** The live calls, likewise set once the calls room exists. */
@@ -62,6 +65,9 @@ export interface CarrierSetup {
    */
   next: Dialer;
 }
+
+/** What a carrier reads of the organizations' carrier accounts. */
+export type CarrierAccountLookup = Pick<CarrierAccountRepository, 'byNumber' | 'find'>;
 
 /** What the http room gives each carrier's routes. */
 export interface CarrierHttp {

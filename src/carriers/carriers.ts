@@ -11,7 +11,7 @@ import type { CallEvents } from '../records/events.ts';
 import type { CallService } from '../records/service.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { Carrier, CarrierDefinition, CarrierHttp } from './carrier.ts';
+import type { Carrier, CarrierAccountLookup, CarrierDefinition, CarrierHttp } from './carrier.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
 import { CallOutcomes } from './outcomes.ts';
 import { CARRIERS } from './registry.ts';
@@ -49,6 +49,7 @@ export interface CarrierDeps {
   /** Where this process is reached by its peers and its own simulated phones (known once it listens). */
   peerUrl: () => string;
   carrierCalls: CarrierCallRepository;
+  carrierAccounts: CarrierAccountLookup;
   clock: Clock;
   logger: Logger;
   /** A dialer of the caller's (tests); the configured carriers' otherwise. */
@@ -69,6 +70,7 @@ export async function createCarriers(config: Config, deps: CarrierDeps): Promise
       publicUrl: deps.publicUrl,
       peerUrl: deps.peerUrl,
       carrierCalls: deps.carrierCalls,
+      carrierAccounts: deps.carrierAccounts,
       outcomes: () => outcomes!,
       registry: () => liveCalls,
       clock: deps.clock,

@@ -75,6 +75,10 @@ export class VoicemailDrop implements LineFlow {
     if (this.detector?.listening) this.detector.audio(frame, atMs);
   }
 
+  judged(atMs: number): void {
+    this.detector?.judged(atMs);
+  }
+
   speechStarted(atMs: number): void {
     this.detector?.speechStarted(atMs);
     if (this.wait) this.o.timers.clearTimeout(this.wait.timer);

@@ -1,14 +1,18 @@
 // POST /telephony/twilio/voice: Twilio's voice webhook for inbound calls. The agent whose
 // inbound_numbers holds `To` takes the call: it is registered, and Twilio is told to open a
 // media stream for it. An unknown number hears that it is not in service. CallSid is unique: a
-// webhook Twilio sends again for the same call gets the first answer, never a second call.
+// webhook Twilio sends again for the same call gets the first answer, never a second call. A number
+// on an organization's own Twilio account is signed with that account's token (the service-wide one
+// is refused for it), and the call records the account, so its hang-up and transfers use it.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import type { CallService } from '../../records/service.ts';
 import type { AgentRepository } from '../../agents/repository.ts';
 import type { CarrierAnswers } from '../carrier.ts';
-import { addFormParser, verifyTwilioRequest, type WebhookSignature } from './form-webhook.ts';
+import type { CarrierCallRepository } from '../carrier-calls.ts';
+import type { TwilioAccounts } from './accounts.ts';
+import { addFormParser, verifyTwilioRequest } from './form-webhook.ts';
 import { connectStreamTwiml, sayAndHangUpTwiml } from './twiml.ts';
 
 /** Not a valid organization id, so carrier answers never share keys with an organization's. */
@@ -25,7 +29,8 @@ export function twilioVoiceRoutes(
   deps: {
     agents: AgentRepository;
     calls: CallService;
-    signing: WebhookSignature;
+    accounts: TwilioAccounts;
+    carrierCalls: CarrierCallRepository;
     publicUrl: () => string;
     answers: CarrierAnswers;
     clock: Clock;
@@ -39,7 +44,10 @@ export function twilioVoiceRoutes(
       '/telephony/twilio/voice',
       { config: { doc: { summary: 'Twilio voice webhook (inbound calls)', tag: 'telephony', public: true } } },
       async (request, reply) => {
-        verifyTwilioRequest(request, deps.signing, deps.publicUrl());
+        // The key is the called number's account's: what the request is about, not who it says it is from.
+        const called = (request.body as Record<string, unknown> | undefined)?.To;
+        const { signing, carrierAccountId } = await deps.accounts.forCalled(typeof called === 'string' ? called : '');
+        verifyTwilioRequest(request, signing, deps.publicUrl());
         const form = VoiceWebhook.safeParse(request.body);
         reply.type('text/xml');
         if (!form.success) {
@@ -66,6 +74,14 @@ export function twilioVoiceRoutes(
             call_to: form.data.To,
             metadata: { twilio_call_sid: form.data.CallSid },
           });
+          if (carrierAccountId !== undefined)
+            await deps.carrierCalls.record(
+              record.call_id,
+              'twilio',
+              form.data.CallSid,
+              deps.clock.now(),
+              carrierAccountId,
+            );
           deps.onRegistered(agent.orgId, record.call_id);
           // Kept with its stream secret: the secret opens this call's stream only while it waits for one.
           const twiml = connectStreamTwiml(deps.publicUrl(), record.call_id, streamSecret);

@@ -119,6 +119,36 @@ describe('AssemblyAI streaming', () => {
     await expect.poll(() => connection.controls.map((c) => c.type), { timeout: 10_000 }).toEqual(['Terminate']);
   }, 60_000);
 
+  it("the turn detection's documented timing: a confident turn model ends the turn after min_end_of_turn_silence_when_confident (400 ms), an unsure one after max_turn_silence (1280 ms), its confidence passed on either way", async () => {
+    const unsure = await startAssemblyAiStandIn(KEY, { endOfTurnConfidence: 0.2 });
+    try {
+      for (const [server, confidence, silentMs] of [
+        [standIn, 0.8, 400],
+        [unsure, 0.2, 1280],
+      ] as const) {
+        const turnEnds: SttTurnEnd[] = [];
+        const stream = await new AssemblyAiSttEngine({
+          apiKey: KEY,
+          baseUrl: server.url,
+          openWebSocket,
+          finalGraceMs: 15_000,
+        }).open({
+          sampleRate: 8000,
+          lineEncoding: 'mulaw',
+          language: 'en-US',
+          events: { endOfTurn: (s) => turnEnds.push(s) },
+        });
+        say((f) => stream.push(f), telephone(voice('what time do you open')).samples, 8000, 1500);
+        await expect.poll(() => turnEnds.length, { timeout: 45_000 }).toBe(1);
+        expect(turnEnds[0]!.confidence).toBe(confidence);
+        expect(server.connections.at(-1)!.turnEnds).toEqual([{ silentMs, confidence }]);
+        await stream.close();
+      }
+    } finally {
+      await unsure.close();
+    }
+  }, 90_000);
+
   it('a browser line is sent as pcm_s16le at 16 kHz; finalize mid-turn forces the endpoint', async () => {
     const stream = await engine().open({ sampleRate: 16000, language: 'en-US' });
     const clip = voice('what time do you open on saturday');
