@@ -75,6 +75,15 @@ export function headerValues(message: Pick<SipMessage, 'headers'>, name: string)
   return message.headers.filter((h) => h.name === wanted).flatMap((h) => splitTopLevel(h.value));
 }
 
+/**
+ * Every field of header `name` as written, not split at commas: for fields whose one value holds
+ * commas, such as WWW-Authenticate and Proxy-Authenticate (one challenge per field).
+ */
+export function headerFields(message: Pick<SipMessage, 'headers'>, name: string): string[] {
+  const wanted = canonicalName(name);
+  return message.headers.filter((h) => h.name === wanted).map((h) => h.value);
+}
+
 function canonicalName(name: string): string {
   const lower = name.toLowerCase();
   return COMPACT[lower] ?? lower;
