@@ -154,6 +154,11 @@ export class SipTransport implements CallTransport {
     });
   }
 
+  /** A key the far side pressed, signalled in SIP (INFO) rather than in the RTP stream. */
+  keyPressed(key: string): void {
+    if (!this.closed) this.handlers?.dtmf(key);
+  }
+
   /** The far side sent BYE (or CANCEL before the session took the line). */
   hangup(): void {
     this.farEnd();
