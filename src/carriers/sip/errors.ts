@@ -9,6 +9,8 @@ export type SipErrorCode =
   /** RTP_PORTS is not `LOW-HIGH` with even bounds inside 1024–65535. */
   | 'SIP_BAD_RTP_PORTS'
   /** Every RTP port of the range is taken. */
-  | 'SIP_NO_RTP_PORT';
+  | 'SIP_NO_RTP_PORT'
+  /** SIP_LISTEN is not comma-separated `udp:HOST:PORT` / `tcp:HOST:PORT`, one per transport. */
+  | 'SIP_BAD_LISTEN';
 
 export class SipError extends CodedError<SipErrorCode> {}
