@@ -154,6 +154,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     carrierAccounts: store.carrierAccounts,
     clock,
     logger,
+    dispatcher: outbound.dispatcher(),
     dialer: options.dialer,
   });
   const calls = createCallRuntime(config, {

@@ -13,6 +13,7 @@ import type { CallRepository } from '../records/repository.ts';
 import type { CallService } from '../records/service.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { Dispatcher } from '../net/http.ts';
 import type { CarrierAccountRepository } from '../carrier-accounts/repository.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
 import type { CallOutcomes } from './outcomes.ts';
@@ -59,6 +60,8 @@ export interface CarrierSetup {
   registry: () => CallRegistry | undefined;
   clock: Clock;
   logger: Logger;
+  /** The outbound layer's guarded pool for carriers' REST requests (net/http.ts); absent in tests that send none. */
+  dispatcher: Dispatcher | undefined;
   /**
    * The carriers registered after this one, as one dialer (or one that refuses every call): a
    * carrier that serves only some numbers passes the others on to it.

@@ -11,6 +11,7 @@ import type { CallEvents } from '../records/events.ts';
 import type { CallService } from '../records/service.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { Dispatcher } from '../net/http.ts';
 import type { Carrier, CarrierAccountLookup, CarrierDefinition, CarrierHttp } from './carrier.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
 import { CallOutcomes } from './outcomes.ts';
@@ -52,6 +53,8 @@ export interface CarrierDeps {
   carrierAccounts: CarrierAccountLookup;
   clock: Clock;
   logger: Logger;
+  /** The guarded pool carriers send their REST requests through (net/http.ts). */
+  dispatcher?: Dispatcher | undefined;
   /** A dialer of the caller's (tests); the configured carriers' otherwise. */
   dialer?: Dialer | undefined;
   /** The carriers to build, in order (tests); registry.ts's otherwise. */
@@ -75,6 +78,7 @@ export async function createCarriers(config: Config, deps: CarrierDeps): Promise
       registry: () => liveCalls,
       clock: deps.clock,
       logger: deps.logger,
+      dispatcher: deps.dispatcher,
       next: chain,
     });
     if (!carrier) continue;

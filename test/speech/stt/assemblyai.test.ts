@@ -161,6 +161,19 @@ describe('AssemblyAI streaming', () => {
     expect(connection.controls.map((c) => c.type)).toContain('ForceEndpoint');
   }, 60_000);
 
+  it('an utterance after one the ForceEndpoint ended is asked for again: its words are its own final, not an empty one with them read into the next', async () => {
+    const stream = await engine().open({ sampleRate: 16000, language: 'en-US' });
+    say((f) => stream.push(f), voice('what time do you open on saturday').samples, 16000, 100);
+    expect((await stream.finalize()).text.toLowerCase()).toMatch(/open|saturday|time/);
+    // Pushed at once and finalized at once, before any partial of it came back.
+    say((f) => stream.push(f), voice('please transfer me to a human agent').samples, 16000, 100);
+    const second = await stream.finalize();
+    expect(second.text.toLowerCase()).toMatch(/transfer|human|agent/);
+    expect(second.text.toLowerCase()).not.toMatch(/saturday/);
+    await stream.close();
+    expect(standIn.connections.at(-1)!.controls.filter((c) => c.type === 'ForceEndpoint')).toHaveLength(2);
+  }, 60_000);
+
   it('a wrong key is refused at the upgrade: STT_PROVIDER_REFUSED with the status', async () => {
     const refused = await engine('wrong-key')
       .open({ sampleRate: 8000, language: 'en-US' })

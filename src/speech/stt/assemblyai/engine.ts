@@ -124,8 +124,13 @@ class AssemblyAiStream extends StreamingSttStream {
     super.cancel();
   }
 
-  /** A turn whose words were just taken without their formatted copy: the copy adds nothing when it comes. */
+  /**
+   * The utterance's words were taken: a turn AssemblyAI ended is spent with them, so the next finalize() asks for its
+   * own words (ForceEndpoint) rather than returning at once, before AssemblyAI has read them. And a turn taken
+   * without its formatted copy: the copy adds nothing when it comes.
+   */
   protected override utteranceTaken(): void {
+    this.turnEnded = false;
     this.spentCopy = this.awaitingCopy;
     this.awaitingCopy = null;
   }

@@ -162,17 +162,37 @@ async function serve(
     })),
     utterance: flags.end ? text : '',
   });
-  /** Ends the turn under way (if words were heard): end_of_turn, then its formatted copy. */
+  /** The latest guess at the turn under way, as words. */
+  let guessed: { text: string; words: NonNullable<SttResult['words']> } | null = null;
+  /**
+   * Ends the turn under way (if words were heard): end_of_turn, then its formatted copy. The turn
+   * detection's own end goes out when the silence is reached, with the words guessed so far, as
+   * AssemblyAI's does (its words are final by then; this stand-in's reading takes about a second
+   * more): the formatted copy follows with the words read. A ForceEndpoint is answered once read.
+   */
   const endTurn = async (confidence: number, forced: boolean) => {
     if (!ear?.heardSpeech) return;
+    const order = turnOrder++;
+    const early = !forced && guessed ? guessed : null;
+    guessed = null;
+    if (early)
+      send({
+        ...turn(early.text, early.words, { end: true, formatted: false, final: true }, confidence),
+        turn_order: order,
+      });
     const result = await ear.settle();
     turnStart = ear.seconds;
-    const text = result.text.toLowerCase();
-    send(turn(text, result.words, { end: true, formatted: false, final: true }, confidence));
+    if (!early)
+      send({
+        ...turn(result.text.toLowerCase(), result.words, { end: true, formatted: false, final: true }, confidence),
+        turn_order: order,
+      });
     if (formatTurns)
-      send(turn(formatted(result.text), result.words, { end: true, formatted: true, final: true }, confidence));
+      send({
+        ...turn(formatted(result.text), result.words, { end: true, formatted: true, final: true }, confidence),
+        turn_order: order,
+      });
     if (forced) finalsSentAt.push(performance.now());
-    turnOrder++;
   };
   const opening = StandInEar.open(
     rate,
@@ -183,6 +203,7 @@ async function serve(
         const said = text.split(/\s+/);
         const span = (ear.seconds - turnStart) / said.length;
         const words = said.map((word, i) => ({ word, start: turnStart + i * span, end: turnStart + (i + 1) * span }));
+        guessed = { text: text.toLowerCase(), words };
         send(turn(text, words, { end: false, formatted: false, final: false }, 0.01));
       },
       pause: (silentMs) => {
