@@ -6,11 +6,7 @@ export type SipErrorCode =
   | 'SIP_BAD_SDP'
   /** The offer shares no codec with this side (answered 488 Not Acceptable Here). */
   | 'SIP_NO_COMMON_CODEC'
-  /** RTP_PORTS is not `LOW-HIGH` with even bounds inside 1024–65535. */
-  | 'SIP_BAD_RTP_PORTS'
   /** Every RTP port of the range is taken. */
-  | 'SIP_NO_RTP_PORT'
-  /** SIP_LISTEN is not comma-separated `udp:HOST:PORT` / `tcp:HOST:PORT`, one per transport. */
-  | 'SIP_BAD_LISTEN';
+  | 'SIP_NO_RTP_PORT';
 
 export class SipError extends CodedError<SipErrorCode> {}

@@ -1,42 +1,14 @@
 // Where SIP listens and what address it writes about itself (issue 37, "Listening"):
-// `SIP_LISTEN` is comma-separated `udp:HOST:PORT` / `tcp:HOST:PORT` entries (an IPv6 host in
-// brackets), one per transport; `SIP_PUBLIC_HOST` is the address written into Contact, Via and
-// SDP, by default the listening host, or the machine's first non-loopback address when that host
+// `SIP_LISTEN` (read by src/config.ts) names one `udp:HOST:PORT` / `tcp:HOST:PORT` per
+// transport; `SIP_PUBLIC_HOST` is the address written into Contact, Via and SDP, by default the listening host, or the machine's first non-loopback address when that host
 // is a wildcard (0.0.0.0, ::). `startSipService` puts the listeners, the transaction layer and the
 // user agent together.
 import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
-import { isIP, isIPv6 } from 'node:net';
-import { SipError } from './errors.ts';
+import { isIPv6 } from 'node:net';
+import type { SipListenEntry } from '../../config.ts';
 import type { RtpPortPool } from './rtp-ports.ts';
 import { SipUserAgent, type SipUserAgentOptions } from './user-agent.ts';
 import { SipSocketWire, type SipTransportName } from './wire.ts';
-
-export interface SipListenEntry {
-  transport: SipTransportName;
-  host: string;
-  port: number;
-}
-
-export function parseSipListen(text: string): SipListenEntry[] {
-  const entries: SipListenEntry[] = [];
-  for (const part of text.split(',').map((p) => p.trim())) {
-    if (part === '') continue;
-    const match = /^(udp|tcp):(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/i.exec(part);
-    const host = match ? (match[2] ?? match[3]!) : '';
-    const port = match ? Number(match[4]) : NaN;
-    if (!match || isIP(host) === 0 || !(port >= 0 && port <= 65535))
-      throw new SipError(
-        'SIP_BAD_LISTEN',
-        `SIP_LISTEN entry ${JSON.stringify(part)} is not udp:HOST:PORT or tcp:HOST:PORT`,
-      );
-    const transport = match[1]!.toLowerCase() as SipTransportName;
-    if (entries.some((e) => e.transport === transport))
-      throw new SipError('SIP_BAD_LISTEN', `SIP_LISTEN names ${transport} twice`);
-    entries.push({ transport, host, port });
-  }
-  if (entries.length === 0) throw new SipError('SIP_BAD_LISTEN', 'SIP_LISTEN names no listener');
-  return entries;
-}
 
 const WILDCARDS = new Set(['0.0.0.0', '::']);
 

@@ -1,33 +1,11 @@
-// UDP ports for media, from RTP_PORTS (`LOW-HIGH`, default 20000-29999). Each call takes an even
+// UDP ports for media, from RTP_PORTS (read by src/config.ts). Each call takes an even
 // port and keeps the odd one above it free for RTCP (RFC 3550 §11), so a range of N ports holds
 // N/2 calls. Ports are handed out in turn from a cursor, not lowest-first, so a port just freed is
 // not given to the next call while packets of the old one may still be on their way.
 import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
+import type { PortRange } from '../../config.ts';
 import { SipError } from './errors.ts';
-
-export const DEFAULT_RTP_PORTS = '20000-29999';
-
-export interface PortRange {
-  /** The first even port of the range. */
-  low: number;
-  /** The last port of the range; the last pair is the highest even port with its odd one inside. */
-  high: number;
-}
-
-/** `LOW-HIGH` with 1024 ≤ LOW < HIGH ≤ 65535, holding at least one even/odd pair. */
-export function parseRtpPorts(text: string): PortRange {
-  const match = /^\s*(\d{1,5})\s*-\s*(\d{1,5})\s*$/.exec(text);
-  const low = match ? Number(match[1]) : NaN;
-  const high = match ? Number(match[2]) : NaN;
-  const firstEven = low + (low % 2);
-  if (!(low >= 1024 && high <= 65535 && firstEven + 1 <= high))
-    throw new SipError(
-      'SIP_BAD_RTP_PORTS',
-      `RTP_PORTS must be LOW-HIGH within 1024-65535 with room for one even/odd pair, not ${JSON.stringify(text)}`,
-    );
-  return { low: firstEven, high };
-}
 
 export interface BoundRtpPort {
   socket: Socket;

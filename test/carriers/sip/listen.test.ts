@@ -1,6 +1,7 @@
 import type { NetworkInterfaceInfo } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseSipListen, publicHostFor, startSipService } from '../../../src/carriers/sip/listen.ts';
+import { parseSipListen } from '../../../src/config.ts';
+import { publicHostFor, startSipService } from '../../../src/carriers/sip/listen.ts';
 import { header, type SipResponse } from '../../../src/carriers/sip/message.ts';
 import { RtpPortPool } from '../../../src/carriers/sip/rtp-ports.ts';
 import type { SipCall } from '../../../src/carriers/sip/user-agent.ts';
@@ -10,27 +11,6 @@ import { requestText, tcpPeer, udpPeer, until } from '../../helpers/sip-peer.ts'
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-describe('SIP_LISTEN', () => {
-  it('reads udp and tcp entries, an IPv6 host in brackets', () => {
-    expect(parseSipListen('udp:0.0.0.0:5060, tcp:[::1]:5061')).toEqual([
-      { transport: 'udp', host: '0.0.0.0', port: 5060 },
-      { transport: 'tcp', host: '::1', port: 5061 },
-    ]);
-  });
-
-  it('refuses another transport, a host that is not an address, a bad port, a transport twice, and nothing', () => {
-    for (const text of [
-      'sctp:0.0.0.0:5060',
-      'udp:sip.example:5060',
-      'udp:0.0.0.0:70000',
-      'udp:0.0.0.0',
-      'udp:1.2.3.4:1,udp:1.2.3.4:2',
-      ' , ',
-    ])
-      expect(() => parseSipListen(text), text).toThrow(expect.objectContaining({ code: 'SIP_BAD_LISTEN' }));
-  });
 });
 
 describe('SIP_PUBLIC_HOST', () => {

@@ -1,7 +1,6 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SipError } from '../../../src/carriers/sip/errors.ts';
-import { parseRtpPorts, RtpPortPool, type BoundRtpPort } from '../../../src/carriers/sip/rtp-ports.ts';
+import { RtpPortPool, type BoundRtpPort } from '../../../src/carriers/sip/rtp-ports.ts';
 
 const held: BoundRtpPort[] = [];
 const others: Socket[] = [];
@@ -19,25 +18,6 @@ async function bindAll(pool: RtpPortPool, count: number): Promise<number[]> {
   }
   return ports;
 }
-
-describe('RTP_PORTS', () => {
-  it('reads LOW-HIGH, starting at the first even port', () => {
-    expect(parseRtpPorts('20000-29999')).toEqual({ low: 20000, high: 29999 });
-    expect(parseRtpPorts(' 30001 - 30010 ')).toEqual({ low: 30002, high: 30010 });
-  });
-
-  it('refuses a range that is not LOW-HIGH inside 1024-65535 with room for one even/odd pair', () => {
-    for (const text of ['', '20000', '29999-20000', '80-1000', '60000-70000', '20000-20000', '20001-20002', 'a-b']) {
-      let code: string | undefined;
-      try {
-        parseRtpPorts(text);
-      } catch (error) {
-        code = (error as SipError).code;
-      }
-      expect(code, text).toBe('SIP_BAD_RTP_PORTS');
-    }
-  });
-});
 
 describe('RTP port pool', () => {
   it('hands out even ports in turn, each a bound socket, and SIP_NO_RTP_PORT once all are taken', async () => {
