@@ -11,6 +11,7 @@ import { createAuthenticator } from './auth/api-keys.ts';
 import type { CredentialLookup } from './agents/credentials.ts';
 import { ProviderCredentialService } from './credentials/service.ts';
 import { CarrierAccountService } from './carrier-accounts/service.ts';
+import { SipTrunkService } from './sip-trunks/service.ts';
 import { twilioAccountCheck } from './carriers/twilio/account-check.ts';
 import type { CallManager } from './call/manager.ts';
 import type { CallRegistry } from './call/registry.ts';
@@ -147,6 +148,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     random,
     checks: { twilio: twilioAccountCheck({ apiBase: config.twilioApiBase, dispatcher: outbound.dispatcher() }) },
   });
+  const sipTrunks = new SipTrunkService({ repo: store.sipTrunks, clock, random });
   const carriers = await createCarriers(config, {
     publicUrl,
     peerUrl: () => address.peer,
@@ -227,6 +229,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     agentTests,
     providerCredentials,
     carrierAccounts,
+    sipTrunks,
     outcomes,
     carriers,
     carrierCalls: store.carrierCalls,
