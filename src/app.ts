@@ -154,6 +154,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     peerUrl: () => address.peer,
     carrierCalls: store.carrierCalls,
     carrierAccounts: store.carrierAccounts,
+    sipTrunks: store.sipTrunks,
     clock,
     logger,
     dispatcher: outbound.dispatcher(),

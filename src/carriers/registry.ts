@@ -2,7 +2,8 @@
 // those after it: one that serves only some numbers (the simulated phones) passes the rest on.
 import type { CarrierDefinition } from './carrier.ts';
 import { simCarrier } from './sim/carrier.ts';
+import { sipCarrier } from './sip/carrier.ts';
 import { telnyxCarrier } from './telnyx/carrier.ts';
 import { twilioCarrier } from './twilio/carrier.ts';
 
-export const CARRIERS: readonly CarrierDefinition[] = [simCarrier, telnyxCarrier, twilioCarrier];
+export const CARRIERS: readonly CarrierDefinition[] = [simCarrier, sipCarrier, telnyxCarrier, twilioCarrier];

@@ -76,13 +76,27 @@ export class InboundAdmission<T> {
   ) {}
 
   admit(invite: SipRequest, from: SipPeer): InviteAdmission<AdmittedCall<T>> {
-    const refuse = { verdict: 'refuse' } as const;
     const calledNumber = calledNumberOf(invite.uri);
     const trunks = this.trunks();
     const holders = calledNumber === undefined ? [] : trunks.filter((t) => t.numbers.includes(calledNumber));
+    return this.admitAmong({ holders, anyCredentials: trunks.some((t) => t.username) }, invite, from);
+  }
+
+  /**
+   * The same decision when the caller has looked up the trunks holding the called number itself (a store that
+   * finds them by number): `anyCredentials` says whether any trunk at all takes calls by username.
+   */
+  admitAmong(
+    trunks: { holders: readonly InboundTrunk<T>[]; anyCredentials: boolean },
+    invite: SipRequest,
+    from: SipPeer,
+  ): InviteAdmission<AdmittedCall<T>> {
+    const refuse = { verdict: 'refuse' } as const;
+    const calledNumber = calledNumberOf(invite.uri);
+    const holders = calledNumber === undefined ? [] : trunks.holders.filter((t) => t.numbers.includes(calledNumber));
     const byAddress = holders.find((t) => addressAllowed(from.address, t.allowedAddresses));
     if (byAddress && calledNumber) return { verdict: 'accept', value: { trunk: byAddress.value, calledNumber } };
-    if (!trunks.some((t) => t.username)) return refuse;
+    if (!trunks.anyCredentials) return refuse;
     const credentials = header(invite, 'authorization') ?? header(invite, 'proxy-authorization');
     if (credentials === undefined) return { verdict: 'challenge', status: 401, challenges: this.digest.challenge() };
     let trunk: InboundTrunk<T> | undefined;

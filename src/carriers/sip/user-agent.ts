@@ -47,7 +47,8 @@ export interface SipUserAgentOptions<T> {
   /** This side's `host:port` for each transport, for Via and Contact. */
   sentBy: (transport: SipTransportName) => string;
   ports: RtpPortPool;
-  admit: (invite: SipRequest, from: SipPeer) => InviteAdmission<T>;
+  /** May look trunks up in a store: retransmissions of the INVITE meanwhile are absorbed by its transaction. */
+  admit: (invite: SipRequest, from: SipPeer) => InviteAdmission<T> | Promise<InviteAdmission<T>>;
   /** Bounds new INVITEs per source address (503 with Retry-After beyond it); none when absent. */
   floodGuard?: InviteFloodGuard | undefined;
   /** An inbound call was answered (200 sent); its transport is ready for the session. */
@@ -257,7 +258,9 @@ export class SipUserAgent<T> {
       return tx.respond(503, 'Service Unavailable', {
         headers: [{ name: 'retry-after', value: String(guard.retryAfterSeconds(tx.peer.address)) }],
       });
-    const admission = this.o.admit(invite, tx.peer);
+    const admission = await this.o.admit(invite, tx.peer);
+    // The caller may have cancelled while admission looked its trunks up.
+    if (tx.state !== 'proceeding') return;
     if (admission.verdict === 'refuse') return tx.respond(403, 'Forbidden');
     if (admission.verdict === 'challenge') {
       const name = admission.status === 401 ? 'www-authenticate' : 'proxy-authenticate';
