@@ -325,8 +325,7 @@ export function parseSipListen(text: string): SipListenEntry[] {
         `SIP_LISTEN: entry ${JSON.stringify(part)} is not udp:HOST:PORT or tcp:HOST:PORT with HOST an IP address`,
       );
     const transport = match[1]!.toLowerCase() as SipListenEntry['transport'];
-    if (entries.some((e) => e.transport === transport))
-      throw new ConfigError(`SIP_LISTEN: names ${transport} twice`);
+    if (entries.some((e) => e.transport === transport)) throw new ConfigError(`SIP_LISTEN: names ${transport} twice`);
     entries.push({ transport, host, port });
   }
   if (entries.length === 0) throw new ConfigError('SIP_LISTEN: names no listener');

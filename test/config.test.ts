@@ -76,9 +76,7 @@ describe('SIP settings', () => {
 
   it('stops at start on a bad SIP_LISTEN, SIP_PUBLIC_HOST or RTP_PORTS, naming the variable', () => {
     expect(() => loadConfig({ SIP_LISTEN: 'udp:sip.example:5060' })).toThrow(/SIP_LISTEN/);
-    expect(() => loadConfig({ SIP_LISTEN: 'udp:127.0.0.1:5060', SIP_PUBLIC_HOST: '[::1]' })).toThrow(
-      /SIP_PUBLIC_HOST/,
-    );
+    expect(() => loadConfig({ SIP_LISTEN: 'udp:127.0.0.1:5060', SIP_PUBLIC_HOST: '[::1]' })).toThrow(/SIP_PUBLIC_HOST/);
     expect(() => loadConfig({ RTP_PORTS: '80-90' })).toThrow(/RTP_PORTS/);
   });
 

@@ -25,7 +25,7 @@ const Cidr = z
 // The digest username travels in a quoted string: no quotes, backslashes or control characters.
 const Username = z
   .string()
-  .regex(/^[A-Za-z0-9._~!$&'()*+,;=%@-]{1,100}$/, 'must be 1 to 100 letters, digits or ._~!$&\'()*+,;=%@-')
+  .regex(/^[A-Za-z0-9._~!$&'()*+,;=%@-]{1,100}$/, "must be 1 to 100 letters, digits or ._~!$&'()*+,;=%@-")
   .describe('the digest username');
 const Password = writeOnlySecret('the digest password; write-only', {
   pattern: /^[^\s"\\]{8,200}$/,
@@ -55,7 +55,10 @@ const Outbound = z
     address: z
       .string()
       .regex(HOST_PORT, 'must be host[:port], an IPv6 address in brackets')
-      .refine((a) => Number(/:(\d+)$/.exec(a.startsWith('[') ? a.replace(/^\[[^\]]*\]/, '') : a)?.[1] ?? 5060) <= 65535, 'port must be at most 65535')
+      .refine(
+        (a) => Number(/:(\d+)$/.exec(a.startsWith('[') ? a.replace(/^\[[^\]]*\]/, '') : a)?.[1] ?? 5060) <= 65535,
+        'port must be at most 65535',
+      )
       .describe("where calls out go: the carrier's or phone system's SIP address, host[:port] (5060 by default)"),
     transport: z.enum(['udp', 'tcp']).default('udp'),
     username: Username.optional(),

@@ -8,10 +8,13 @@ import { lockFor, type Queryable } from './postgres/db.ts';
 
 /** Inside the caller's transaction: the number becomes the organization's, or NumberTakenError when another's. */
 export function claimNumberSqlite(db: Db, number: string, orgId: string, at: number): void {
-  db.prepare('INSERT OR IGNORE INTO number_owners (number, org_id, claimed_at) VALUES (?, ?, ?)').run(number, orgId, at);
+  db.prepare('INSERT OR IGNORE INTO number_owners (number, org_id, claimed_at) VALUES (?, ?, ?)').run(
+    number,
+    orgId,
+    at,
+  );
   const owner = db.prepare('SELECT org_id FROM number_owners WHERE number = ?').get(number) as
-    | { org_id: string }
-    | undefined;
+    { org_id: string } | undefined;
   if (owner?.org_id !== orgId) throw new NumberTakenError(number);
 }
 

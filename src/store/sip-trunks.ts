@@ -60,9 +60,8 @@ export class SqliteSipTrunkRepository {
   }
 
   get(orgId: string, id: string): SipTrunk | undefined {
-    const row = this.db
-      .prepare('SELECT trunk FROM sip_trunks WHERE org_id = ? AND sip_trunk_id = ?')
-      .get(orgId, id) as { trunk: string } | undefined;
+    const row = this.db.prepare('SELECT trunk FROM sip_trunks WHERE org_id = ? AND sip_trunk_id = ?').get(orgId, id) as
+      { trunk: string } | undefined;
     return row ? openedTrunk(row.trunk, this.box) : undefined;
   }
 
@@ -130,9 +129,9 @@ export class SqliteSipTrunkRepository {
     for (const number of t.numbers) {
       claimNumberSqlite(this.db, number, orgId, t.updated_at);
       const holder = this.db.prepare('SELECT sip_trunk_id FROM sip_trunk_numbers WHERE number = ?').get(number) as
-        | { sip_trunk_id: string }
-        | undefined;
-      if (holder && holder.sip_trunk_id !== t.sip_trunk_id) throw new NumberOnAnotherTrunkError(number, holder.sip_trunk_id);
+        { sip_trunk_id: string } | undefined;
+      if (holder && holder.sip_trunk_id !== t.sip_trunk_id)
+        throw new NumberOnAnotherTrunkError(number, holder.sip_trunk_id);
     }
     this.db.prepare('DELETE FROM sip_trunk_numbers WHERE sip_trunk_id = ?').run(t.sip_trunk_id);
     const add = this.db.prepare('INSERT INTO sip_trunk_numbers (number, org_id, sip_trunk_id) VALUES (?, ?, ?)');

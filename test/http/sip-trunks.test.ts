@@ -75,14 +75,18 @@ describe('SIP trunks: create, read, change, delete, list', () => {
     expect((await t.request('GET', `/v2/sip-trunks/${id}`, { key })).status).toBe(404);
     expect((await t.request('PATCH', `/v2/sip-trunks/${id}`, { key, body: { name: 'x' } })).status).toBe(404);
     expect((await t.request('DELETE', `/v2/sip-trunks/${id}`, { key })).status).toBe(404);
-    const listed = ListSipTrunksResponse.parse((await t.request('POST', '/v2/sip-trunks/list', { key, body: {} })).body);
+    const listed = ListSipTrunksResponse.parse(
+      (await t.request('POST', '/v2/sip-trunks/list', { key, body: {} })).body,
+    );
     expect(listed.sip_trunks.map((s) => s.sip_trunk_id)).not.toContain(id);
   });
 
   it('pages the list as the other list endpoints do: limit, next_cursor, total_count', async () => {
     const key = t.keyOf('paging-ascending');
     for (let i = 0; i < 3; i++)
-      expect((await t.request('POST', '/v2/sip-trunks', { key, body: trunkBody([fresh()], { name: `p${i}` }) })).status).toBe(201);
+      expect(
+        (await t.request('POST', '/v2/sip-trunks', { key, body: trunkBody([fresh()], { name: `p${i}` }) })).status,
+      ).toBe(201);
     const first = ListSipTrunksResponse.parse(
       (await t.request('POST', '/v2/sip-trunks/list', { key, body: { limit: 2, sort_order: 'ascending' } })).body,
     );
@@ -105,9 +109,15 @@ describe('SIP trunks: create, read, change, delete, list', () => {
       [trunkBody(['5550001']), /body\.numbers/],
       [trunkBody([fresh()], { inbound: { allowed_addresses: ['10.0.0.0/33'] } }), /body\.inbound\.allowed_addresses/],
       [trunkBody([fresh()], { inbound: { allowed_addresses: [] } }), /body\.inbound\.allowed_addresses/],
-      [trunkBody([fresh()], { inbound: { allowed_addresses: ['192.0.2.1'], username: 'u' } }), /body\.inbound\.password/],
+      [
+        trunkBody([fresh()], { inbound: { allowed_addresses: ['192.0.2.1'], username: 'u' } }),
+        /body\.inbound\.password/,
+      ],
       [trunkBody([fresh()], { outbound: { address: 'pbx example', transport: 'udp' } }), /body\.outbound\.address/],
-      [trunkBody([fresh()], { outbound: { address: 'pbx.example.com', transport: 'tls' } }), /body\.outbound\.transport/],
+      [
+        trunkBody([fresh()], { outbound: { address: 'pbx.example.com', transport: 'tls' } }),
+        /body\.outbound\.transport/,
+      ],
       [trunkBody([fresh()], { extra: 1 }), /extra/],
     ];
     for (const [body, details] of cases) {

@@ -178,7 +178,10 @@ describe.each([
     const seen: string[] = [];
     let pagination_key: string | null = null;
     do {
-      const page = await repo.list('paging', ListSipTrunksBody.parse({ sort_order: 'ascending', limit: 2, pagination_key }));
+      const page = await repo.list(
+        'paging',
+        ListSipTrunksBody.parse({ sort_order: 'ascending', limit: 2, pagination_key }),
+      );
       expect(page.totalCount).toBe(5);
       seen.push(...page.trunks.map((t) => t.sip_trunk_id));
       pagination_key = page.nextCursor;

@@ -78,7 +78,10 @@ export const sipCarrier: CarrierDefinition = {
       }
       const agent = await http.agents.findByInboundNumber(verdict.value.calledNumber);
       if (!held || !agent || agent.orgId !== held.orgId) {
-        log.info({ from: from.address, to: verdict.value.calledNumber }, 'SIP call refused: no agent of the trunk’s organization answers the number');
+        log.info(
+          { from: from.address, to: verdict.value.calledNumber },
+          'SIP call refused: no agent of the trunk’s organization answers the number',
+        );
         return refuse;
       }
       return {

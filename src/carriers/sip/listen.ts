@@ -1,14 +1,15 @@
 // Where SIP listens and what address it writes about itself (issue 37, "Listening"):
 // `SIP_LISTEN` (read by src/config.ts) names one `udp:HOST:PORT` / `tcp:HOST:PORT` per
-// transport; `SIP_PUBLIC_HOST` is the address written into Contact, Via and SDP, by default the listening host, or the machine's first non-loopback address when that host
-// is a wildcard (0.0.0.0, ::). `startSipService` puts the listeners, the transaction layer and the
-// user agent together.
+// transport; `SIP_PUBLIC_HOST` is the address written into Contact, Via and SDP, by default the
+// listening host, or the machine's first non-loopback address when that host is a wildcard
+// (0.0.0.0, ::). `startSipService` puts the listeners, the transaction layer and the user agent
+// together.
 import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 import { isIPv6 } from 'node:net';
 import type { SipListenEntry } from '../../config.ts';
 import type { RtpPortPool } from './rtp-ports.ts';
 import { SipUserAgent, type SipUserAgentOptions } from './user-agent.ts';
-import { SipSocketWire, type SipTransportName } from './wire.ts';
+import { SipSocketWire } from './wire.ts';
 
 const WILDCARDS = new Set(['0.0.0.0', '::']);
 

@@ -21,7 +21,7 @@ export function sipTrunkRoutes(app: FastifyInstance, trunks: SipTrunkService): v
 
   r.post('/v2/sip-trunks', {
     config: doc(
-      "Connect a phone system or carrier over SIP: the numbers it sends and who may send them (source addresses, or a username and password); passwords are write-only",
+      'Connect a phone system or carrier over SIP: the numbers it sends and who may send them (source addresses, or a username and password); passwords are write-only',
     ),
     schema: {
       body: CreateSipTrunkBody,

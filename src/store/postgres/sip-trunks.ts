@@ -105,7 +105,8 @@ export class PgSipTrunkRepository implements SipTrunkRepository {
         'SELECT sip_trunk_id FROM sip_trunk_numbers WHERE number = ?',
         [number],
       );
-      if (holder && holder.sip_trunk_id !== t.sip_trunk_id) throw new NumberOnAnotherTrunkError(number, holder.sip_trunk_id);
+      if (holder && holder.sip_trunk_id !== t.sip_trunk_id)
+        throw new NumberOnAnotherTrunkError(number, holder.sip_trunk_id);
     }
     await tx.run('DELETE FROM sip_trunk_numbers WHERE sip_trunk_id = ?', [t.sip_trunk_id]);
     for (const number of t.numbers)
