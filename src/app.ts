@@ -15,6 +15,7 @@ import { plivoAccountCheck } from './carriers/plivo/account-check.ts';
 import { telnyxAccountCheck } from './carriers/telnyx/account-check.ts';
 import { vonageAccountCheck } from './carriers/vonage/account-check.ts';
 import { signalwireAccountCheck } from './carriers/signalwire/account-check.ts';
+import { SipTrunkService } from './sip-trunks/service.ts';
 import { twilioAccountCheck } from './carriers/twilio/account-check.ts';
 import type { CallManager } from './call/manager.ts';
 import type { CallRegistry } from './call/registry.ts';
@@ -161,11 +162,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       signalwire: signalwireAccountCheck({ apiBase: config.signalwireApiBase, dispatcher: outbound.dispatcher() }),
     },
   });
+  const sipTrunks = new SipTrunkService({ repo: store.sipTrunks, clock, random });
   const carriers = await createCarriers(config, {
     publicUrl,
     peerUrl: () => address.peer,
     carrierCalls: store.carrierCalls,
     carrierAccounts: store.carrierAccounts,
+    sipTrunks: store.sipTrunks,
     clock,
     logger,
     dispatcher: outbound.dispatcher(),
@@ -241,6 +244,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     agentTests,
     providerCredentials,
     carrierAccounts,
+    sipTrunks,
     outcomes,
     carriers,
     carrierCalls: store.carrierCalls,

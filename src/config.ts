@@ -1,7 +1,11 @@
 // Configuration comes from the environment only; every default is here and in README.md.
+import { isIP } from 'node:net';
 import { availableParallelism, hostname } from 'node:os';
 import { z } from 'zod';
 import { CodedError } from './errors.ts';
+
+/** Each SIP call takes an even port of this range and keeps the odd one above it for RTCP. */
+export const DEFAULT_RTP_PORTS = '20000-29999';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -85,6 +89,13 @@ export const ConfigSchema = z.object({
   // The key secrets are sealed with in the store (64 hex characters, or base64 of 32 bytes); generated into DATA_DIR
   // when unset.
   SECRETS_KEY: z.string().optional(),
+  // SIP trunks (docs/carriers/sip.md): nothing listens unless SIP_LISTEN names where.
+  SIP_LISTEN: z.string().optional(),
+  SIP_PUBLIC_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.:_-]{1,253}$/, 'a host name or address, without brackets')
+    .optional(),
+  RTP_PORTS: z.string().default(DEFAULT_RTP_PORTS),
 });
 
 const OrgLimitSchema = z.strictObject({
@@ -95,6 +106,18 @@ const OrgLimitsSchema = z.record(z.string(), OrgLimitSchema);
 export type OrgLimit = z.infer<typeof OrgLimitSchema>;
 
 export type RawConfig = z.infer<typeof ConfigSchema>;
+
+export interface SipListenEntry {
+  transport: 'udp' | 'tcp';
+  host: string;
+  port: number;
+}
+
+/** RTP ports for SIP calls: `low` is the first even port, `high` the last port of the range. */
+export interface PortRange {
+  low: number;
+  high: number;
+}
 
 export interface ApiKeyEntry {
   orgId: string;
@@ -173,6 +196,11 @@ export interface Config {
   egressAllow: string | undefined;
   /** SECRETS_KEY, parsed (32 bytes); undefined: the key kept in DATA_DIR/secrets-key. */
   secretsKey: Buffer | undefined;
+  /**
+   * SIP trunks: set when SIP_LISTEN is. `publicHost` is SIP_PUBLIC_HOST (undefined: derived from the
+   * listeners at start); `rtpPorts` the even/odd pairs calls take their media port from.
+   */
+  sip: { listen: SipListenEntry[]; publicHost: string | undefined; rtpPorts: PortRange } | undefined;
 }
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
@@ -285,7 +313,48 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     schedulerLeaseMs: raw.SCHEDULER_LEASE_MS,
     egressAllow: raw.EGRESS_ALLOW,
     secretsKey: raw.SECRETS_KEY === undefined ? undefined : parseSecretsKey(raw.SECRETS_KEY),
+    sip: sipConfig(raw),
   };
+}
+
+function sipConfig(raw: RawConfig): Config['sip'] {
+  // RTP_PORTS is checked even without SIP_LISTEN, so a typo shows before SIP is turned on.
+  const rtpPorts = parseRtpPorts(raw.RTP_PORTS);
+  if (raw.SIP_LISTEN === undefined) return undefined;
+  return { listen: parseSipListen(raw.SIP_LISTEN), publicHost: raw.SIP_PUBLIC_HOST, rtpPorts };
+}
+
+/** SIP_LISTEN: comma-separated `udp:HOST:PORT` / `tcp:HOST:PORT`, an IPv6 host in brackets, one per transport. */
+export function parseSipListen(text: string): SipListenEntry[] {
+  const entries: SipListenEntry[] = [];
+  for (const part of text.split(',').map((p) => p.trim())) {
+    if (part === '') continue;
+    const match = /^(udp|tcp):(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]+)):(\d{1,5})$/i.exec(part);
+    const host = match ? (match[2] ?? match[3]!) : '';
+    const port = match ? Number(match[4]) : NaN;
+    if (!match || isIP(host) === 0 || !(port >= 0 && port <= 65535))
+      throw new ConfigError(
+        `SIP_LISTEN: entry ${JSON.stringify(part)} is not udp:HOST:PORT or tcp:HOST:PORT with HOST an IP address`,
+      );
+    const transport = match[1]!.toLowerCase() as SipListenEntry['transport'];
+    if (entries.some((e) => e.transport === transport)) throw new ConfigError(`SIP_LISTEN: names ${transport} twice`);
+    entries.push({ transport, host, port });
+  }
+  if (entries.length === 0) throw new ConfigError('SIP_LISTEN: names no listener');
+  return entries;
+}
+
+/** RTP_PORTS: `LOW-HIGH` with 1024 ≤ LOW < HIGH ≤ 65535, holding at least one even/odd pair. */
+export function parseRtpPorts(text: string): PortRange {
+  const match = /^\s*(\d{1,5})\s*-\s*(\d{1,5})\s*$/.exec(text);
+  const low = match ? Number(match[1]) : NaN;
+  const high = match ? Number(match[2]) : NaN;
+  const firstEven = low + (low % 2);
+  if (!(low >= 1024 && high <= 65535 && firstEven + 1 <= high))
+    throw new ConfigError(
+      `RTP_PORTS: must be LOW-HIGH within 1024-65535 with room for one even/odd pair, not ${JSON.stringify(text)}`,
+    );
+  return { low: firstEven, high };
 }
 
 /**

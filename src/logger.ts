@@ -31,6 +31,10 @@ export const REDACT_PATHS = [
   '*.signature_secret',
   'signing_key',
   '*.signing_key',
+  // SIP trunks' digest passwords (sip-trunks/schema.ts), in a body's inbound or outbound side.
+  'password',
+  '*.password',
+  '*.*.password',
 ];
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {

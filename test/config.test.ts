@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseApiKeys } from '../src/config.ts';
+import { ConfigError, loadConfig, parseApiKeys, parseRtpPorts, parseSipListen } from '../src/config.ts';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -58,5 +58,54 @@ describe('configuration', () => {
       schedulerPollMs: 1_000,
       schedulerLeaseMs: 30_000,
     });
+  });
+});
+
+describe('SIP settings', () => {
+  it('binds nothing for SIP without SIP_LISTEN, and reads the listeners, public host and RTP range with it', () => {
+    expect(loadConfig({}).sip).toBeUndefined();
+    expect(
+      loadConfig({ SIP_LISTEN: 'udp:0.0.0.0:5060', SIP_PUBLIC_HOST: 'sip.example.com', RTP_PORTS: '30000-30099' }).sip,
+    ).toEqual({
+      listen: [{ transport: 'udp', host: '0.0.0.0', port: 5060 }],
+      publicHost: 'sip.example.com',
+      rtpPorts: { low: 30000, high: 30099 },
+    });
+    expect(loadConfig({ SIP_LISTEN: 'tcp:127.0.0.1:5060' }).sip?.rtpPorts).toEqual({ low: 20000, high: 29999 });
+  });
+
+  it('stops at start on a bad SIP_LISTEN, SIP_PUBLIC_HOST or RTP_PORTS, naming the variable', () => {
+    expect(() => loadConfig({ SIP_LISTEN: 'udp:sip.example:5060' })).toThrow(/SIP_LISTEN/);
+    expect(() => loadConfig({ SIP_LISTEN: 'udp:127.0.0.1:5060', SIP_PUBLIC_HOST: '[::1]' })).toThrow(/SIP_PUBLIC_HOST/);
+    expect(() => loadConfig({ RTP_PORTS: '80-90' })).toThrow(/RTP_PORTS/);
+  });
+
+  it('reads SIP_LISTEN udp and tcp entries, an IPv6 host in brackets', () => {
+    expect(parseSipListen('udp:0.0.0.0:5060, tcp:[::1]:5061')).toEqual([
+      { transport: 'udp', host: '0.0.0.0', port: 5060 },
+      { transport: 'tcp', host: '::1', port: 5061 },
+    ]);
+  });
+
+  it('refuses in SIP_LISTEN another transport, a host that is not an address, a bad port, a transport twice, and nothing', () => {
+    for (const text of [
+      'sctp:0.0.0.0:5060',
+      'udp:sip.example:5060',
+      'udp:0.0.0.0:70000',
+      'udp:0.0.0.0',
+      'udp:1.2.3.4:1,udp:1.2.3.4:2',
+      ' , ',
+    ])
+      expect(() => parseSipListen(text), text).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+  });
+
+  it('reads RTP_PORTS LOW-HIGH, starting at the first even port', () => {
+    expect(parseRtpPorts('20000-29999')).toEqual({ low: 20000, high: 29999 });
+    expect(parseRtpPorts(' 30001 - 30010 ')).toEqual({ low: 30002, high: 30010 });
+  });
+
+  it('refuses an RTP_PORTS range that is not LOW-HIGH inside 1024-65535 with room for one even/odd pair', () => {
+    for (const text of ['', '20000', '29999-20000', '80-1000', '60000-70000', '20000-20000', '20001-20002', 'a-b'])
+      expect(() => parseRtpPorts(text), text).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
   });
 });

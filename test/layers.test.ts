@@ -12,7 +12,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['net', 'secrets'],
   ['credentials'],
   ['agents', 'auth'],
-  ['carrier-accounts'],
+  ['carrier-accounts', 'sip-trunks'],
   ['speech', 'llm'],
   ['tools'],
   ['analysis'],

@@ -15,6 +15,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Dispatcher } from '../net/http.ts';
 import type { CarrierAccountRepository } from '../carrier-accounts/repository.ts';
+import type { SipTrunkRepository } from '../sip-trunks/repository.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
 import type { CallOutcomes } from './outcomes.ts';
 import type { PendingStreams } from './pending-streams.ts';
@@ -54,6 +55,8 @@ export interface CarrierSetup {
   carrierCalls: CarrierCallRepository;
   /** The organizations' own carrier accounts, found by number or id (carrier-accounts/). */
   carrierAccounts: CarrierAccountLookup;
+  /** The organizations' SIP trunks, found by number (sip-trunks/). */
+  sipTrunks: SipTrunkLookup;
   /** Where carrier reports land; set once the calls room exists (it needs the dialers first). */
   outcomes: () => CallOutcomes;
   /** The live calls, likewise set once the calls room exists. */
@@ -71,6 +74,9 @@ export interface CarrierSetup {
 
 /** What a carrier reads of the organizations' carrier accounts. */
 export type CarrierAccountLookup = Pick<CarrierAccountRepository, 'byNumber' | 'find'>;
+
+/** What the SIP carrier reads of the organizations' trunks. */
+export type SipTrunkLookup = Pick<SipTrunkRepository, 'byNumber' | 'anyWithCredentials'>;
 
 /** What the http room gives each carrier's routes. */
 export interface CarrierHttp {

@@ -12,7 +12,7 @@ import type { CallService } from '../records/service.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Dispatcher } from '../net/http.ts';
-import type { Carrier, CarrierAccountLookup, CarrierDefinition, CarrierHttp } from './carrier.ts';
+import type { Carrier, CarrierAccountLookup, CarrierDefinition, CarrierHttp, SipTrunkLookup } from './carrier.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
 import { CallOutcomes } from './outcomes.ts';
 import { CARRIERS } from './registry.ts';
@@ -51,6 +51,7 @@ export interface CarrierDeps {
   peerUrl: () => string;
   carrierCalls: CarrierCallRepository;
   carrierAccounts: CarrierAccountLookup;
+  sipTrunks: SipTrunkLookup;
   clock: Clock;
   logger: Logger;
   /** The guarded pool carriers send their REST requests through (net/http.ts). */
@@ -74,6 +75,7 @@ export async function createCarriers(config: Config, deps: CarrierDeps): Promise
       peerUrl: deps.peerUrl,
       carrierCalls: deps.carrierCalls,
       carrierAccounts: deps.carrierAccounts,
+      sipTrunks: deps.sipTrunks,
       outcomes: () => outcomes!,
       registry: () => liveCalls,
       clock: deps.clock,

@@ -17,6 +17,7 @@ import type { Clock, RandomHex } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { ProviderCredentialService } from '../credentials/service.ts';
 import type { CarrierAccountService } from '../carrier-accounts/service.ts';
+import type { SipTrunkService } from '../sip-trunks/service.ts';
 import { demoRoutes } from '../demo/routes.ts';
 import type { IdempotencyStore } from '../store/idempotency.ts';
 import type { RateWindowStore } from '../store/rate-windows.ts';
@@ -37,6 +38,7 @@ import { carrierAccountRoutes } from './routes/carrier-accounts.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import type { WebhookRepository } from '../webhooks/repository.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
+import { sipTrunkRoutes } from './routes/sip-trunks.ts';
 import { systemRoutes } from './routes/system.ts';
 import { webCallRoutes } from './routes/web-calls.ts';
 import { webPageRoutes } from './routes/web-page.ts';
@@ -54,6 +56,7 @@ export interface ServiceHttpDeps {
   agentTests: AgentTestService;
   providerCredentials: ProviderCredentialService;
   carrierAccounts: CarrierAccountService;
+  sipTrunks: SipTrunkService;
   outcomes: CallOutcomes;
   /** Their webhooks and media routes are mounted here. */
   carriers: Pick<Carriers, 'mount'>;
@@ -127,6 +130,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   agentRoutes(app, deps.agents, deps.random);
   providerCredentialRoutes(app, deps.providerCredentials);
   carrierAccountRoutes(app, deps.carrierAccounts);
+  sipTrunkRoutes(app, deps.sipTrunks);
   callRoutes(app, calls.service, calls.control, (callId) => calls.manager.recordingPath(callId));
   listenRoute(app, calls.control, forward);
   campaignRoutes(app, deps.campaigns);

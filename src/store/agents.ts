@@ -2,9 +2,8 @@
 import { AGENT_SECRETS, type AgentConfig, type AgentVersion } from '../agents/schema.ts';
 import type { SecretBox } from '../secrets/sealed.ts';
 import type Database from 'better-sqlite3';
-import { NumberTakenError } from '../agents/repository.ts';
 import type { Db } from './database.ts';
-import { RELEASE_UNLISTED_NUMBERS_SQLITE } from './numbers.ts';
+import { claimNumberSqlite, RELEASE_UNLISTED_NUMBERS_SQLITE } from './numbers.ts';
 
 export interface AgentRow {
   org_id: string;
@@ -55,12 +54,7 @@ export class SqliteAgentRepository {
     return this.db
       .transaction(() => {
         for (const number of config.inbound_numbers) {
-          this.prepare('INSERT OR IGNORE INTO number_owners (number, org_id, claimed_at) VALUES (?, ?, ?)').run(
-            number,
-            orgId,
-            options.at,
-          );
-          if (this.numberOwner(number) !== orgId) throw new NumberTakenError(number);
+          claimNumberSqlite(this.db, number, orgId, options.at);
         }
         const top = this.prepare('SELECT max(version) AS v FROM agent_versions WHERE org_id = ? AND agent_id = ?').get(
           orgId,
@@ -152,6 +146,6 @@ export class SqliteAgentRepository {
    * nor any of its carrier accounts.
    */
   private releaseUnlisted(orgId: string): void {
-    this.prepare(RELEASE_UNLISTED_NUMBERS_SQLITE).run(orgId, orgId, orgId);
+    this.prepare(RELEASE_UNLISTED_NUMBERS_SQLITE).run(orgId, orgId, orgId, orgId);
   }
 }

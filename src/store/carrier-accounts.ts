@@ -11,10 +11,9 @@ import {
   type CarrierAccount,
   type ListCarrierAccountsQuery,
 } from '../carrier-accounts/schema.ts';
-import { NumberTakenError } from '../agents/repository.ts';
 import type { SecretBox } from '../secrets/sealed.ts';
 import type { Db } from './database.ts';
-import { RELEASE_UNLISTED_NUMBERS_SQLITE } from './numbers.ts';
+import { claimNumberSqlite, RELEASE_UNLISTED_NUMBERS_SQLITE } from './numbers.ts';
 import { keysetPage, ListWhere, queryFingerprint } from './paging.ts';
 
 export interface CarrierAccountRow {
@@ -99,7 +98,7 @@ export class SqliteCarrierAccountRepository {
           .run(orgId, id).changes;
         if (deleted !== 1) return false;
         this.db.prepare('DELETE FROM carrier_account_numbers WHERE carrier_account_id = ?').run(id);
-        this.db.prepare(RELEASE_UNLISTED_NUMBERS_SQLITE).run(orgId, orgId, orgId);
+        this.db.prepare(RELEASE_UNLISTED_NUMBERS_SQLITE).run(orgId, orgId, orgId, orgId);
         return true;
       })
       .immediate();
@@ -150,12 +149,7 @@ export class SqliteCarrierAccountRepository {
   private claimNumbers(orgId: string, a: CarrierAccount): void {
     const now = a.updated_at;
     for (const number of a.numbers) {
-      this.db
-        .prepare('INSERT OR IGNORE INTO number_owners (number, org_id, claimed_at) VALUES (?, ?, ?)')
-        .run(number, orgId, now);
-      const owner = this.db.prepare('SELECT org_id FROM number_owners WHERE number = ?').get(number) as
-        { org_id: string } | undefined;
-      if (owner?.org_id !== orgId) throw new NumberTakenError(number);
+      claimNumberSqlite(this.db, number, orgId, now);
       const holder = this.db
         .prepare('SELECT carrier_account_id FROM carrier_account_numbers WHERE number = ?')
         .get(number) as { carrier_account_id: string } | undefined;
@@ -167,6 +161,6 @@ export class SqliteCarrierAccountRepository {
       'INSERT INTO carrier_account_numbers (number, org_id, carrier_account_id) VALUES (?, ?, ?)',
     );
     for (const number of a.numbers) add.run(number, orgId, a.carrier_account_id);
-    this.db.prepare(RELEASE_UNLISTED_NUMBERS_SQLITE).run(orgId, orgId, orgId);
+    this.db.prepare(RELEASE_UNLISTED_NUMBERS_SQLITE).run(orgId, orgId, orgId, orgId);
   }
 }

@@ -326,6 +326,28 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX carrier_calls_by_account ON carrier_calls (carrier_account_id);
     `,
   },
+  {
+    version: 23,
+    name: 'SIP trunks',
+    // The trunk is a JSON document (the API's shape, its passwords sealed). Its numbers are claimed in number_owners
+    // like agents' and carrier accounts', and listed here too, one trunk each.
+    sql: `
+      CREATE TABLE sip_trunks (
+        sip_trunk_id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        trunk TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX sip_trunks_by_org ON sip_trunks (org_id, created_at, sip_trunk_id);
+      CREATE TABLE sip_trunk_numbers (
+        number TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        sip_trunk_id TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX sip_trunk_numbers_by_trunk ON sip_trunk_numbers (sip_trunk_id);
+    `,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

@@ -13,6 +13,7 @@ import { SqliteIdempotencyStore } from './idempotency.ts';
 import { SqliteNodeLeases } from './nodes.ts';
 import { SqliteProviderCredentialRepository } from './provider-credentials.ts';
 import { SqliteCarrierAccountRepository } from './carrier-accounts.ts';
+import { SqliteSipTrunkRepository } from './sip-trunks.ts';
 import { SqliteRateWindowStore, type RateWindowStore } from './rate-windows.ts';
 import { SqliteWebCallTokens } from './web-tokens.ts';
 import { SqliteWebhookRepository } from './webhooks.ts';
@@ -27,6 +28,7 @@ import type { CampaignRepository } from '../campaigns/repository.ts';
 import type { CarrierCallRepository } from '../carriers/carrier-calls.ts';
 import type { ProviderCredentialRepository } from '../credentials/repository.ts';
 import type { CarrierAccountRepository } from '../carrier-accounts/repository.ts';
+import type { SipTrunkRepository } from '../sip-trunks/repository.ts';
 import type { WebhookRepository } from '../webhooks/repository.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import { promised } from './promised.ts';
@@ -70,6 +72,7 @@ export interface Store {
   nodes: NodeLeases;
   providerCredentials: ProviderCredentialRepository;
   carrierAccounts: CarrierAccountRepository;
+  sipTrunks: SipTrunkRepository;
   rateWindows: RateWindowStore;
   webCallTokens: WebCallTokenRepository;
   webhooks: WebhookRepository;
@@ -127,6 +130,7 @@ export function openStore(
     nodes: promised(new SqliteNodeLeases(db)),
     providerCredentials: promised(new SqliteProviderCredentialRepository(db, box)),
     carrierAccounts: promised(new SqliteCarrierAccountRepository(db, box)),
+    sipTrunks: promised(new SqliteSipTrunkRepository(db, box)),
     rateWindows: promised(new SqliteRateWindowStore(db)),
     webCallTokens: promised(new SqliteWebCallTokens(db)),
     sealStoredSecrets: async () => sealSqliteSecrets(db, box),

@@ -17,6 +17,7 @@ const deps = {
     carrierAccountOf: async () => undefined,
   },
   carrierAccounts: { byNumber: async () => undefined, find: async () => undefined },
+  sipTrunks: { byNumber: async () => undefined, anyWithCredentials: async () => false },
   clock: { now: () => 0 },
   logger: pino({ level: 'silent' }),
 };

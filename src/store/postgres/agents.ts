@@ -1,10 +1,10 @@
 // Agent versions on PostgreSQL. A new version of an agent is written under a lock of that agent
 // (its number is one past the newest), and its inbound numbers are claimed in the same transaction.
-import { NumberTakenError, type AgentRepository } from '../../agents/repository.ts';
+import type { AgentRepository } from '../../agents/repository.ts';
 import type { AgentConfig, AgentVersion } from '../../agents/schema.ts';
 import { storedConfig, toVersion, type AgentRow } from '../agents.ts';
 import type { SecretBox } from '../../secrets/sealed.ts';
-import { RELEASE_UNLISTED_NUMBERS_PG } from '../numbers.ts';
+import { claimNumberPg, RELEASE_UNLISTED_NUMBERS_PG } from '../numbers.ts';
 import { lockFor, type PgDb, type Queryable } from './db.ts';
 
 type PgAgentRow = Omit<AgentRow, 'is_published'> & { is_published: boolean };
@@ -27,12 +27,7 @@ export class PgAgentRepository implements AgentRepository {
     return this.db.transaction(async (tx) => {
       await lockFor(tx, `agent:${orgId}:${agentId}`);
       for (const number of config.inbound_numbers) {
-        await lockFor(tx, `number:${number}`);
-        await tx.run(
-          'INSERT INTO number_owners (number, org_id, claimed_at) VALUES (?, ?, ?) ON CONFLICT (number) DO NOTHING',
-          [number, orgId, options.at],
-        );
-        if ((await this.ownerOn(tx, number)) !== orgId) throw new NumberTakenError(number);
+        await claimNumberPg(tx, number, orgId, options.at);
       }
       const top = await tx.row<{ v: number | null }>(
         'SELECT max(version) AS v FROM agent_versions WHERE org_id = ? AND agent_id = ?',
@@ -126,6 +121,6 @@ export class PgAgentRepository implements AgentRepository {
    * nor any of its carrier accounts.
    */
   private async releaseUnlisted(tx: Queryable, orgId: string): Promise<void> {
-    await tx.run(RELEASE_UNLISTED_NUMBERS_PG, [orgId, orgId, orgId]);
+    await tx.run(RELEASE_UNLISTED_NUMBERS_PG, [orgId, orgId, orgId, orgId]);
   }
 }

@@ -1,6 +1,5 @@
 // Carrier accounts on PostgreSQL: the same documents and tables as on SQLite (store/carrier-accounts.ts). Each
 // number is claimed under its own lock, as agents' inbound numbers are, so two nodes cannot both take one.
-import { NumberTakenError } from '../../agents/repository.ts';
 import {
   NumberOnAnotherAccountError,
   type CarrierAccountPage,
@@ -16,9 +15,9 @@ import {
   storedAccount,
   type CarrierAccountRow,
 } from '../carrier-accounts.ts';
-import { RELEASE_UNLISTED_NUMBERS_PG } from '../numbers.ts';
+import { claimNumberPg, RELEASE_UNLISTED_NUMBERS_PG } from '../numbers.ts';
 import { keysetPageAsync } from '../paging.ts';
-import { lockFor, type PgDb, type Queryable } from './db.ts';
+import type { PgDb, Queryable } from './db.ts';
 
 export class PgCarrierAccountRepository implements CarrierAccountRepository {
   constructor(
@@ -64,7 +63,7 @@ export class PgCarrierAccountRepository implements CarrierAccountRepository {
       ]);
       if (deleted !== 1) return false;
       await tx.run('DELETE FROM carrier_account_numbers WHERE carrier_account_id = ?', [id]);
-      await tx.run(RELEASE_UNLISTED_NUMBERS_PG, [orgId, orgId, orgId]);
+      await tx.run(RELEASE_UNLISTED_NUMBERS_PG, [orgId, orgId, orgId, orgId]);
       return true;
     });
   }
@@ -114,13 +113,7 @@ export class PgCarrierAccountRepository implements CarrierAccountRepository {
   /** Inside the caller's transaction: the account's numbers become its own (and the organization's), the rest go. */
   private async claimNumbers(tx: Queryable, orgId: string, a: CarrierAccount): Promise<void> {
     for (const number of a.numbers) {
-      await lockFor(tx, `number:${number}`);
-      await tx.run(
-        'INSERT INTO number_owners (number, org_id, claimed_at) VALUES (?, ?, ?) ON CONFLICT (number) DO NOTHING',
-        [number, orgId, a.updated_at],
-      );
-      const owner = await tx.row<{ org_id: string }>('SELECT org_id FROM number_owners WHERE number = ?', [number]);
-      if (owner?.org_id !== orgId) throw new NumberTakenError(number);
+      await claimNumberPg(tx, number, orgId, a.updated_at);
       const holder = await tx.row<{ carrier_account_id: string }>(
         'SELECT carrier_account_id FROM carrier_account_numbers WHERE number = ?',
         [number],
@@ -135,6 +128,6 @@ export class PgCarrierAccountRepository implements CarrierAccountRepository {
         orgId,
         a.carrier_account_id,
       ]);
-    await tx.run(RELEASE_UNLISTED_NUMBERS_PG, [orgId, orgId, orgId]);
+    await tx.run(RELEASE_UNLISTED_NUMBERS_PG, [orgId, orgId, orgId, orgId]);
   }
 }

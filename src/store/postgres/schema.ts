@@ -222,4 +222,24 @@ export const PG_MIGRATIONS: Migration[] = [
       CREATE INDEX carrier_calls_by_account ON carrier_calls (carrier_account_id);
     `,
   },
+  {
+    version: 6,
+    name: 'SIP trunks (SQLite migration 23)',
+    sql: `
+      CREATE TABLE sip_trunks (
+        sip_trunk_id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        trunk TEXT NOT NULL
+      );
+      CREATE INDEX sip_trunks_by_org ON sip_trunks (org_id, created_at, sip_trunk_id);
+      CREATE TABLE sip_trunk_numbers (
+        number TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        sip_trunk_id TEXT NOT NULL
+      );
+      CREATE INDEX sip_trunk_numbers_by_trunk ON sip_trunk_numbers (sip_trunk_id);
+    `,
+  },
 ];

@@ -9,6 +9,7 @@ import { PgCampaignRepository } from './campaigns.ts';
 import { migratePg, PgDb } from './db.ts';
 import { PgProviderCredentialRepository } from './provider-credentials.ts';
 import { PgCarrierAccountRepository } from './carrier-accounts.ts';
+import { PgSipTrunkRepository } from './sip-trunks.ts';
 import { PG_MIGRATIONS } from './schema.ts';
 import {
   PgCarrierCallRepository,
@@ -70,6 +71,7 @@ export async function openPgStore(
     nodes: new PgNodeLeases(db),
     providerCredentials: new PgProviderCredentialRepository(db, options.secrets),
     carrierAccounts: new PgCarrierAccountRepository(db, options.secrets),
+    sipTrunks: new PgSipTrunkRepository(db, options.secrets),
     webCallTokens: new PgWebCallTokens(db),
     webhooks,
     sealStoredSecrets: () => sealPgSecrets(db, options.secrets),

@@ -1,0 +1,200 @@
+// A SIP trunk end to end on the real service: SIP_LISTEN on loopback, a trunk created over the API allowing
+// 127.0.0.1, and Debian's baresip calling in with real audio (a recorded phrase as its microphone, flite's voice).
+// The agent greets, the caller's phrase reaches the call (its recording), and baresip hangs up when its audio ends
+// (a BYE): the call record is `inbound` with the caller's number, the greeting, and user_hangup. (The caller's words
+// do not reach the transcript yet: docs/sip-notes.md, "What is left".) A call to a number the
+// trunk does not hold is refused 403 (SIPp) and leaves no record. docs/sip-notes.md says how baresip is set up.
+import { spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeWav, encodeWav } from '../../src/audio/wav.ts';
+import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+const HOST = '127.0.0.1';
+const TRUNK_NUMBER = '+15550700001';
+const CALLER = '+15557000099';
+const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
+
+async function freeUdpPort(): Promise<number> {
+  const socket = createSocket('udp4');
+  socket.bind(0, HOST);
+  await once(socket, 'listening');
+  const { port } = socket.address();
+  socket.close();
+  return port;
+}
+
+let t: TestService;
+let sipPort: number;
+const dir = mkdtempSync(join(tmpdir(), 'sip-e2e-'));
+
+beforeAll(async () => {
+  sipPort = await freeUdpPort();
+  t = await startTestService({ SIP_LISTEN: `udp:${HOST}:${sipPort}`, RTP_PORTS: '47900-47999' });
+  const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
+  const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
+  const agent = await t.request('POST', '/v2/agents', {
+    body: {
+      ...config,
+      agent_id: 'sip-desk',
+      begin_message: 'Hello, thanks for calling.',
+      inbound_numbers: [TRUNK_NUMBER],
+    },
+  });
+  expect(agent.status, agent.text).toBe(201);
+  const trunk = await t.request('POST', '/v2/sip-trunks', {
+    body: { name: 'loopback pbx', numbers: [TRUNK_NUMBER], inbound: { allowed_addresses: [`${HOST}/32`] } },
+  });
+  expect(trunk.status, trunk.text).toBe(201);
+}, 60_000);
+afterAll(async () => {
+  await t?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * The caller's microphone: silence while the session starts and greets (its engines load on this first call, slow on
+ * a busy machine), the phrase, a little silence; 8 kHz mono 16-bit.
+ */
+function callerWav(path: string): void {
+  const file = readdirSync(fixtures).find((f) => f.startsWith('01-my-name-is-john') && f.endsWith('.8k-ulaw.wav'))!;
+  const phrase = decodeWav(readFileSync(join(fixtures, file)), 8000).samples;
+  const before = 8 * 8000;
+  const samples = new Int16Array(before + phrase.length + 3 * 8000);
+  samples.set(phrase, before);
+  writeFileSync(path, encodeWav({ samples, sampleRate: 8000 }));
+}
+
+/** baresip calls `uri` from `user`, plays the WAV, and hangs up (BYE) when the WAV ends; it quits by 15 s. */
+async function baresipCall(uri: string, user: string) {
+  const home = join(dir, 'baresip');
+  mkdirSync(home, { recursive: true });
+  const wav = join(dir, 'caller.wav');
+  callerWav(wav);
+  const port = await freeUdpPort();
+  writeFileSync(
+    join(home, 'config'),
+    [
+      ['poll_method', 'epoll'],
+      ['sip_listen', `${HOST}:${port}`],
+      // Without it baresip writes the machine's first address into its SDP, not the one it sends from.
+      ['net_interface', HOST],
+      ['audio_player', 'alsa,null'],
+      ['audio_source', `aufile,${wav}`],
+      ['audio_alert', 'alsa,null'],
+      ['ausrc_srate', '8000'],
+      ['auplay_srate', '8000'],
+      ['ausrc_channels', '1'],
+      ['auplay_channels', '1'],
+      ['rtp_ports', '47800-47899'],
+      ['module_path', '/usr/lib/baresip/modules'],
+      ['module', 'g711.so'],
+      ['module', 'aufile.so'],
+      ['module', 'alsa.so'],
+      ['module_app', 'account.so'],
+      ['module_app', 'menu.so'],
+    ]
+      .map((entry) => entry.join('\t'))
+      .join('\n') + '\n',
+  );
+  writeFileSync(join(home, 'accounts'), `<sip:${user}@${HOST}:${port}>;regint=0;audio_codecs=PCMU,PCMA\n`);
+  writeFileSync(join(home, 'contacts'), '');
+  const child = spawn('baresip', ['-f', home, '-e', `/dial ${uri}`, '-t', '25'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = { output: '', exited: once(child, 'exit'), stop: () => child.kill() };
+  child.stdout.on('data', (chunk: Buffer) => (run.output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (run.output += chunk.toString()));
+  return run;
+}
+
+async function sippRefused(number: string): Promise<{ code: number | null; output: string }> {
+  const child = spawn(
+    'sipp',
+    [
+      '-sf',
+      join(import.meta.dirname, '..', 'carriers', 'sip', 'sipp', 'refused.xml'),
+      '-s',
+      number,
+      `${HOST}:${sipPort}`,
+      '-m',
+      '1',
+      '-i',
+      HOST,
+      '-p',
+      String(await freeUdpPort()),
+      '-mp',
+      String(await freeUdpPort()),
+      '-nostdin',
+      '-timeout',
+      '10s',
+      '-timeout_error',
+    ],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, output: output.slice(-2000) };
+}
+
+async function listCalls(): Promise<CallRecord[]> {
+  const res = await t.request('POST', '/v2/calls/list', { body: {} });
+  return (res.body as { calls: unknown[] }).calls.map((c) => CallRecordSchema.parse(c));
+}
+
+async function ended(callId: string): Promise<CallRecord> {
+  for (let i = 0; i < 300; i++) {
+    const record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
+    if (record.call_status === 'ended') return record;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the SIP call never ended');
+}
+
+describe('a call over a SIP trunk', () => {
+  it('is answered by the agent of the trunk’s number: recorded inbound with the caller’s number, the greeting said, the caller’s audio heard, user_hangup on the caller’s BYE', async () => {
+    // The Request-URI's user part without its +: trunks send both forms.
+    const caller = await baresipCall(`sip:${TRUNK_NUMBER.slice(1)}@${HOST}:${sipPort}`, CALLER);
+    let calls: CallRecord[] = [];
+    for (let i = 0; i < 100 && calls.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      calls = await listCalls();
+    }
+    expect(calls, caller.output.slice(-2000)).toHaveLength(1);
+    const record = await ended(calls[0]!.call_id);
+    caller.stop();
+    await caller.exited;
+    expect(record).toMatchObject({
+      call_type: 'inbound',
+      call_from: CALLER,
+      call_to: TRUNK_NUMBER,
+      agent_id: 'sip-desk',
+      disconnection_reason: 'user_hangup',
+    });
+    const transcript = record.transcript ?? [];
+    expect(transcript[0]).toMatchObject({ role: 'agent' });
+    expect(transcript[0]!.content).toMatch(/thanks for calling/i);
+    // The caller's phrase reached the call: the recording's caller channel (left) carries it.
+    const wav = await fetch(`${t.url}/v2/calls/${record.call_id}/recording`, {
+      headers: { authorization: `Bearer ${t.keyOf('acme')}` },
+    });
+    expect(wav.status).toBe(200);
+    const bytes = Buffer.from(await wav.arrayBuffer());
+    let callerPeak = 0;
+    for (let at = 44; at + 4 <= bytes.length; at += 4)
+      callerPeak = Math.max(callerPeak, Math.abs(bytes.readInt16LE(at)));
+    expect(callerPeak).toBeGreaterThan(5000);
+  }, 60_000);
+
+  it('refuses a number the trunk does not hold with 403, leaving no record', async () => {
+    const before = (await listCalls()).length;
+    const run = await sippRefused('15550709999');
+    expect(run.code, run.output).toBe(0);
+    expect((await listCalls()).length).toBe(before);
+  }, 30_000);
+});
