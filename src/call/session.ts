@@ -104,6 +104,9 @@ export class CallSession {
         agentBusy() {
           return session.agentCuttable;
         },
+        isAcknowledgement(text) {
+          return isBackchannel(text, o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS);
+        },
         recording: o.recorder,
         noiseSuppression: o.agent.noise_suppression,
         events: CallSession.callerReactions(this),

@@ -25,6 +25,13 @@ export const CALLER_DEFAULTS = {
   heldWhileOpeningMs: 30_000,
   /** After the recogniser fails, the waits before each try at opening another (the last one repeats). */
   reopenDelaysMs: [0, 1_000, 5_000],
+  /**
+   * Speech over the agent reached the interruption threshold before any reading of it: the longest the cut waits for
+   * one, so that an acknowledgement being said does not stop the agent.
+   */
+  ackReadWaitMs: 300,
+  /** An acknowledgement over the agent paused: the longest its last words are waited for before it is let go. */
+  ackSettleMs: 2_000,
 } as const;
 
 /** interruption_sensitivity 0..1 → how long the caller must talk over the agent to interrupt it. */
@@ -82,6 +89,8 @@ export interface CallerInputOptions {
   interruptionThresholdMs: number;
   /** Whether the agent holds the floor (speaking or answering): speech must then pass the threshold to interrupt. */
   agentBusy(): boolean;
+  /** Words that only acknowledge ("uh-huh", "right"): speech over the agent read as these never stops it. */
+  isAcknowledgement(text: string): boolean;
   recording?: { callerAudio(frame: Int16Array, offsetMs: number): void } | undefined;
   /** RNNoise on the caller's audio before the VAD and the recogniser (the recording keeps it as it came). */
   noiseSuppression?: 'off' | 'rnnoise' | undefined;
@@ -99,6 +108,15 @@ interface Speech {
   pauseWords: string | null;
   /** That reading was asked for and has not come yet. */
   wordsPending: boolean;
+  /** The recogniser's latest reading of this speech (while it is said too); null until one comes. */
+  words: string | null;
+  /**
+   * Over the agent, past the threshold, read so far as acknowledgements only: the agent was not stopped. Words that are
+   * not acknowledgements stop it then; at its pause, its last reading says whether it was a turn.
+   */
+  acknowledging: boolean;
+  /** At the threshold no reading was there yet: one was asked for, and the cut waits for it (ackReadWaitMs). */
+  readAsked: boolean;
 }
 
 export class CallerInput {
@@ -336,7 +354,16 @@ export class CallerInput {
       this.speech.wordsPending = false;
       return;
     }
-    this.speech = { startAt: at, endAt: null, confirmed: false, pauseWords: null, wordsPending: false };
+    this.speech = {
+      startAt: at,
+      endAt: null,
+      confirmed: false,
+      pauseWords: null,
+      wordsPending: false,
+      words: null,
+      acknowledging: false,
+      readAsked: false,
+    };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
     if (!this.o.agentBusy()) {
@@ -348,23 +375,89 @@ export class CallerInput {
     const wait = Math.max(0, this.o.interruptionThresholdMs - heardMs);
     this.bargeTimer = this.o.timers.setTimeout(() => {
       this.bargeTimer = undefined;
-      if (!this.speech || this.stopped) return;
-      this.speech.confirmed = true;
-      if (this.o.agentBusy()) this.o.events.interruption();
+      if (this.speech && !this.stopped) this.thresholdReached(this.speech);
     }, wait);
+  }
+
+  /**
+   * Speech over the agent lasted the threshold: it stops the agent, unless what the recogniser has read of it so far is
+   * only acknowledgements. With no reading yet, one is asked for and waited for a moment (ackReadWaitMs).
+   */
+  private thresholdReached(speech: Speech): void {
+    if (!this.o.agentBusy()) {
+      speech.confirmed = true;
+      return;
+    }
+    const words = speech.words?.trim() ?? null;
+    if (words && this.o.isAcknowledgement(words)) {
+      speech.acknowledging = true;
+      return;
+    }
+    if (words === null && !speech.readAsked && this.stt?.readNow) {
+      speech.readAsked = true;
+      this.bargeTimer = this.o.timers.setTimeout(() => {
+        this.bargeTimer = undefined;
+        if (this.speech === speech && !this.stopped && !speech.confirmed && !speech.acknowledging) this.cut(speech);
+      }, CALLER_DEFAULTS.ackReadWaitMs);
+      // It may come at once (a reading already made): onPartial then decides.
+      this.stt.readNow();
+      return;
+    }
+    this.cut(speech);
+  }
+
+  /** The caller's speech stops the agent: it is a turn from here on. */
+  private cut(speech: Speech): void {
+    speech.confirmed = true;
+    speech.acknowledging = false;
+    if (this.o.agentBusy()) this.o.events.interruption();
+  }
+
+  /** No reading of speech over the agent came in time: acknowledgements so far are let go, anything else is a turn. */
+  private settleUnread(speech: Speech): void {
+    this.endpointTimer = undefined;
+    if (this.speech !== speech || this.stopped) return;
+    const words = speech.words?.trim() ?? '';
+    if (words && this.o.isAcknowledgement(words)) {
+      this.letGo();
+      return;
+    }
+    this.cut(speech);
+    speech.wordsPending = false;
+    this.decideEndOfTurn(speech);
+  }
+
+  /** Speech under the agent that was no turn (a short sound, an acknowledgement): forgotten, the agent goes on. */
+  private letGo(): void {
+    this.o.timers.clearTimeout(this.bargeTimer);
+    this.o.timers.clearTimeout(this.endpointTimer);
+    this.bargeTimer = undefined;
+    this.endpointTimer = undefined;
+    this.stt?.cancel();
+    this.speech = null;
+    this.o.events.noTurn();
   }
 
   private onSpeechEnd(at: number): void {
     const speech = this.speech;
     if (!speech) return;
     this.o.events.speechEnded(at);
-    if (!speech.confirmed) {
-      // A backchannel or a noise under the agent: not a turn, not an interruption.
+    if (!speech.confirmed && (speech.acknowledging || speech.readAsked) && this.stt?.readNow) {
+      // Over the agent, past the threshold, and not (yet) read as more than acknowledgements: the reading of all of it
+      // says whether it was a turn (onPartial).
       this.o.timers.clearTimeout(this.bargeTimer);
       this.bargeTimer = undefined;
-      this.stt?.cancel();
-      this.speech = null;
-      this.o.events.noTurn();
+      speech.acknowledging = true;
+      speech.endAt = at;
+      speech.wordsPending = true;
+      this.o.timers.clearTimeout(this.endpointTimer);
+      this.endpointTimer = this.o.timers.setTimeout(() => this.settleUnread(speech), CALLER_DEFAULTS.ackSettleMs);
+      this.stt.readNow();
+      return;
+    }
+    if (!speech.confirmed) {
+      // A backchannel or a noise under the agent: not a turn, not an interruption.
+      this.letGo();
       return;
     }
     speech.endAt = at;
@@ -412,7 +505,9 @@ export class CallerInput {
 
   private onPartial(result: SttResult): void {
     const speech = this.speech;
-    if (!speech?.confirmed) return;
+    if (!speech) return;
+    speech.words = result.text;
+    if (!speech.confirmed && !this.acknowledgementDecided(speech, result.text)) return;
     if (result.text) this.o.events.partial(result.text);
     // A reading that came after the pause began covers all the caller said: the policy may now
     // decide on the words (none, too: then the words do not tell).
@@ -421,6 +516,30 @@ export class CallerInput {
       speech.wordsPending = false;
       this.decideEndOfTurn(speech);
     }
+  }
+
+  /**
+   * A reading of speech over the agent that has not stopped it: an acknowledgement keeps the agent talking (and, at its
+   * pause, is let go); other words stop it now. Returns whether the speech is a turn now.
+   */
+  private acknowledgementDecided(speech: Speech, text: string): boolean {
+    const acknowledges = text.trim() !== '' && this.o.isAcknowledgement(text);
+    if (speech.acknowledging) {
+      if (acknowledges) {
+        if (speech.endAt !== null) this.letGo();
+        return false;
+      }
+      this.cut(speech);
+      return true;
+    }
+    if (speech.readAsked && this.bargeTimer !== undefined) {
+      // The reading asked for at the threshold.
+      this.o.timers.clearTimeout(this.bargeTimer);
+      this.bargeTimer = undefined;
+      this.thresholdReached(speech);
+      return speech.confirmed;
+    }
+    return false;
   }
 
   private async endTurn(): Promise<void> {
