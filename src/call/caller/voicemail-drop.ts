@@ -2,6 +2,9 @@
 // answered, the agent stops talking and the flow has the line; the message is left once the beep
 // has gone (or the greeting has ended, or waiting took too long), and the call ends
 // voicemail_reached. Without a message, a machine ends the call at once.
+// The agent's greeting waits for the callee, not for the detector: it is said as soon as the
+// callee's first words pause (a person's "Hello?"), or after a quiet answer, while the detector
+// goes on listening; a machine known later cuts it at once, as one known earlier does.
 import type { Logger } from 'pino';
 import type { VoicemailHandling } from '../../agents/schema.ts';
 import type { TimerHandle, Timers } from '../../timers.ts';
@@ -13,6 +16,8 @@ export const VOICEMAIL_DROP_DEFAULTS = {
   greetingEndMs: 1_500,
   /** Longest wait, once a machine was found, for its beep or the end of its greeting. */
   beepWaitMs: 10_000,
+  /** A callee who says nothing this long after answering is greeted anyway. */
+  quietAnswerMs: 2_000,
 } as const;
 
 const EVIDENCE_WORDS: Record<MachineEvidence, string> = {
@@ -31,6 +36,8 @@ export interface VoicemailDropOptions {
   host: FlowHost;
   /** The caller's side is speaking now (a greeting still under way). */
   callerSpeaking(): boolean;
+  /** The agent's begin message: with detection on, held until the callee is heard. Empty: none. */
+  greeting?: string | undefined;
   log: Logger;
 }
 
@@ -43,8 +50,12 @@ export class VoicemailDrop implements LineFlow {
     timer: TimerHandle | undefined;
     deadline: TimerHandle;
   } | null = null;
+  /** The begin message still to say once the callee is heard; null once said, given up, or not held. */
+  private greeting: string | null;
+  private calleeSpoke = false;
 
   constructor(private readonly o: VoicemailDropOptions) {
+    this.greeting = o.handling && o.greeting ? o.greeting : null;
     const drop = this;
     // Method shorthand, not arrows: see the note on handlers in session.ts.
     this.detector = o.handling
@@ -59,6 +70,7 @@ export class VoicemailDrop implements LineFlow {
               'answering machine detection',
             );
             if (answerer.by === 'machine') drop.found(answerer.evidence);
+            else drop.greet(false);
           },
           beep() {
             drop.leave();
@@ -71,11 +83,18 @@ export class VoicemailDrop implements LineFlow {
     return this.wait !== null;
   }
 
+  /** The begin message waits for the callee (the session does not say it at the start). */
+  get holdsGreeting(): boolean {
+    return this.greeting !== null;
+  }
+
   audio(frame: Int16Array, atMs: number): void {
     if (this.detector?.listening) this.detector.audio(frame, atMs);
+    if (this.greeting !== null && !this.calleeSpoke && atMs >= VOICEMAIL_DROP_DEFAULTS.quietAnswerMs) this.greet(false);
   }
 
   speechStarted(atMs: number): void {
+    this.calleeSpoke = true;
     this.detector?.speechStarted(atMs);
     if (this.wait) this.o.timers.clearTimeout(this.wait.timer);
   }
@@ -83,6 +102,8 @@ export class VoicemailDrop implements LineFlow {
   speechEnded(atMs: number): void {
     this.detector?.speechEnded(atMs);
     if (this.wait) this.awaitGreetingEnd();
+    // The callee's first words paused ("Hello?"): greeted now, while the detector goes on listening.
+    else this.greet(true);
   }
 
   words(text: string, atMs: number): void {
@@ -102,8 +123,17 @@ export class VoicemailDrop implements LineFlow {
     this.o.timers.clearTimeout(this.wait.deadline);
   }
 
+  /** The held begin message, said once; `answering`: it answers the callee's words under way. */
+  private greet(answering: boolean): void {
+    const text = this.greeting;
+    this.greeting = null;
+    if (text && this.o.host.live) this.o.host.act({ kind: 'greet', text, answering });
+  }
+
   /** A machine answered: hang up, or stop talking and wait for the beep to leave the message. */
   private found(evidence: MachineEvidence): void {
+    // A machine is not greeted; a greeting already under way is cut (take_turn).
+    this.greeting = null;
     if (!this.o.host.live) return;
     const message = this.o.handling?.message;
     if (!message) {

@@ -15,7 +15,7 @@ const GREETING = 'Hi, you have reached Sam. Please leave a message after the ton
 /**
  * A drop on a fake session that records the intents it is given; `speaking`: the far side's speech as the VAD hears it.
  */
-function setup(handling: VoicemailHandling | null) {
+function setup(handling: VoicemailHandling | null, greeting?: string) {
   const timers = new ManualTimers(0);
   const intents: FlowIntent[] = [];
   const host = { live: true, act: (intent: FlowIntent) => intents.push(intent) };
@@ -26,6 +26,7 @@ function setup(handling: VoicemailHandling | null) {
     timers,
     host,
     callerSpeaking: () => speaking,
+    greeting,
     log: silentLog,
   });
   const speech = (on: boolean, atMs: number) => {
@@ -36,7 +37,64 @@ function setup(handling: VoicemailHandling | null) {
   return { timers, intents, host, drop, speech };
 }
 
+/** 20 ms frames of silence from `fromMs` to `toMs`, as the line delivers them. */
+function quiet(drop: VoicemailDrop, fromMs: number, toMs: number) {
+  for (let at = fromMs; at < toMs; at += 20) drop.audio(new Int16Array(160), at);
+}
+
 describe('VoicemailDrop', () => {
+  describe("the agent's greeting on a call that looks for a machine", () => {
+    it("is held at the start, and said as the callee's first words pause, answering them, while the detector goes on listening", () => {
+      const s = setup(LEAVE, 'Hello, this is the clinic.');
+      expect(s.drop.holdsGreeting).toBe(true);
+      quiet(s.drop, 0, 300);
+      s.speech(true, 300);
+      quiet(s.drop, 300, 1_000);
+      expect(s.intents).toEqual([]);
+      s.speech(false, 1_000);
+      expect(s.intents).toEqual([{ kind: 'greet', text: 'Hello, this is the clinic.', answering: true }]);
+      expect(s.drop.holdsGreeting).toBe(false);
+      // Said once; the detector still decides (a person: 1.5 s of quiet after a short stretch), and nothing more comes.
+      s.speech(true, 1_200);
+      s.speech(false, 1_500);
+      quiet(s.drop, 1_500, 3_100);
+      expect(s.intents).toHaveLength(1);
+    });
+
+    it('is said to a callee who stays quiet once quietAnswerMs have passed, answering nothing', () => {
+      const s = setup(LEAVE, 'Hello.');
+      quiet(s.drop, 0, VOICEMAIL_DROP_DEFAULTS.quietAnswerMs);
+      expect(s.intents).toEqual([]);
+      quiet(s.drop, VOICEMAIL_DROP_DEFAULTS.quietAnswerMs, VOICEMAIL_DROP_DEFAULTS.quietAnswerMs + 20);
+      expect(s.intents).toEqual([{ kind: 'greet', text: 'Hello.', answering: false }]);
+    });
+
+    it('is never said to a machine known before the pause; one known after it cuts the agent as one known earlier does', () => {
+      const early = setup(LEAVE, 'Hello.');
+      early.speech(true, 300);
+      early.drop.words(GREETING, 1_500);
+      early.speech(false, 4_000);
+      quiet(early.drop, 4_000, 9_000);
+      early.timers.advance(VOICEMAIL_DROP_DEFAULTS.greetingEndMs);
+      expect(early.intents.map((i) => i.kind)).toEqual(['take_turn', 'end']);
+
+      const late = setup(LEAVE, 'Hello.');
+      late.speech(true, 300);
+      late.speech(false, 1_200);
+      late.speech(true, 1_500);
+      late.drop.words(GREETING, 2_500);
+      expect(late.intents).toEqual([
+        { kind: 'greet', text: 'Hello.', answering: true },
+        { kind: 'take_turn', cut: true },
+      ]);
+    });
+
+    it('is not held without detection, nor without a begin message', () => {
+      expect(setup(null, 'Hello.').drop.holdsGreeting).toBe(false);
+      expect(setup(LEAVE, '').drop.holdsGreeting).toBe(false);
+    });
+  });
+
   it("a machine known by its greeting's words takes the turn from the agent at once, and the message is left once the greeting has been quiet greetingEndMs", () => {
     const s = setup(LEAVE);
     s.speech(true, 0);
