@@ -26,8 +26,9 @@ const PROMPTS = [
   { file: 'hello-rms', voice: 'rms', text: 'Hello?' },
   { file: 'hello-slt', voice: 'slt', text: 'Hello?' },
   { file: 'hello-awb', voice: 'awb', text: 'Hello?' },
-  // A caller acknowledging over the agent, and one cutting in (test/e2e/sim-call.test.ts).
-  { file: 'uh-huh-right-rms', voice: 'rms', text: 'Uh-huh, right, right.' },
+  // A caller acknowledging over the agent, and one cutting in (test/e2e/twilio-call.test.ts). Moonshine reads flite's
+  // "Uh-huh" as "Of a"; slt's "Right, okay, yeah." it reads as said, at every length.
+  { file: 'right-okay-yeah-slt', voice: 'slt', text: 'Right, okay, yeah.' },
   { file: 'wait-stop-kal', voice: 'kal', text: 'Wait, stop.' },
 ] as const;
 
