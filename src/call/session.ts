@@ -451,7 +451,7 @@ export class CallSession {
     this.greetedTurn = null;
     if (this.flows.some((flow) => flow.holdsLine) || this.phase !== 'live') return;
     if (greeted) {
-      // The callee's "Hello?" that the greeting answered: the model sees it before the greeting, and does not answer it.
+      // The callee's "Hello?" that the greeting answered: the model sees it before the greeting and does not answer it.
       this.history.user(turn.text, greeted);
       return;
     }
