@@ -34,6 +34,7 @@ const detections: Detection[] = [];
 for (const greeting of await machineGreetingSet()) detections.push(await detect(greeting, { vad, stt }));
 await vad.close();
 await stt.close();
+process.stderr.write(`detection set done (${detections.length}); calling people and machines\n`);
 const right = detections.filter((d) => (d.answerer?.by ?? 'none') === d.greeting.truth);
 const machineTotal = detections.filter((d) => d.greeting.truth === 'machine').length;
 const machines = detections.filter((d) => d.greeting.truth === 'machine' && d.answerer?.by === 'machine');
