@@ -19,7 +19,7 @@ import type { CallRecord } from '../src/records/record.ts';
 import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { detect, machineGreetingSet, type Detection } from '../test/support/machine-greetings.ts';
-import { outboundCallRecord, startTarget, targetApi } from './harness.ts';
+import { loudBounds, outboundCallRecord, startTarget, targetApi } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
 
 const { values } = parseArgs({ options: { calls: { type: 'string' } } });
@@ -51,10 +51,10 @@ const HELLO_VOICES = ['kal', 'rms', 'slt', 'awb'] as const;
 const helloNumber = (i: number) => `+1555000997${i}`;
 const MACHINE_NUMBER = '+15550009969';
 const scripts = join(import.meta.dirname, '..', 'media', 'sim-scripts');
-/** Where each callee's "Hello?" ends on the call's clock: its script waits 300 ms, then says it. */
+/** Where each callee's "Hello?" ends on the call's clock: its script waits 300 ms, then says it (flite's trailing quiet not counted). */
 const helloEndS = HELLO_VOICES.map((voice) => {
   const wav = decodeWav(readFileSync(join(scripts, 'prompts', `hello-${voice}.8k-ulaw.wav`)), 8000);
-  return 0.3 + wav.samples.length / 8000;
+  return 0.3 + loudBounds(wav.samples, 300).to / 8000;
 });
 const target = await startTarget({
   engines: 'embedded',

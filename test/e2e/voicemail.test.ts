@@ -4,6 +4,7 @@
 // A person who answers "Hello?" and waits (media/sim-scripts/hello-kal.json) is greeted within a
 // second of their word while the detector still listens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loudBounds } from '../../bench/harness.ts';
 import { readWavFile } from '../../src/audio/wav.ts';
 import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 
@@ -73,11 +74,12 @@ describe('voicemail', () => {
     const hello = await readWavFile(
       new URL('../../media/sim-scripts/prompts/hello-kal.8k-ulaw.wav', import.meta.url).pathname,
     );
-    // Its script waits 300 ms after answering, then says "Hello?".
-    const helloEnd = 0.3 + hello.samples.length / hello.sampleRate;
-    const [heard, greeting] = record.transcript!;
-    expect(heard).toMatchObject({ role: 'user' });
-    expect(greeting).toMatchObject({ role: 'agent', content: GREETING });
+    // Its script waits 300 ms after answering, then says "Hello?" (the voice ends before the file's trailing quiet).
+    const helloEnd = 0.3 + loudBounds(hello.samples, 300).to / hello.sampleRate;
+    const greeting = record.transcript!.find((m) => m.role === 'agent');
+    expect(greeting).toMatchObject({ content: GREETING });
+    // Its "Hello?", when the recogniser made words of it, is kept before the greeting and not answered by the model.
+    expect(record.transcript!.filter((m) => m.role === 'agent')).toHaveLength(1);
     expect(greeting!.start_at).toBeGreaterThan(helloEnd);
     expect(greeting!.start_at - helloEnd).toBeLessThanOrEqual(1.0);
     // The detector decided only after the greeting had begun.
