@@ -8,6 +8,8 @@ import { AgentTestService } from './agent-tests/service.ts';
 import { readAgentsFile } from './agents/file.ts';
 import { AgentService } from './agents/service.ts';
 import { createAuthenticator } from './auth/api-keys.ts';
+import type { CredentialLookup } from './agents/credentials.ts';
+import { ProviderCredentialService } from './credentials/service.ts';
 import type { CallManager } from './call/manager.ts';
 import type { CallRegistry } from './call/registry.ts';
 import { createCallRuntime } from './call/runtime.ts';
@@ -126,7 +128,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       dispatcher: outbound.dispatcher(),
       openWebSocket: webSocketOpener(outbound.policy),
     });
-  const agents = new AgentService(store.agents, clock, (url) => outbound.policy.literalRefusal(url));
+  // Agents name provider credentials; a call resolves them in its organization when it starts.
+  const credentialsByName: CredentialLookup = (orgId, name) => store.providerCredentials.byName(orgId, name);
+  const agents = new AgentService(store.agents, clock, (url) => outbound.policy.literalRefusal(url), credentialsByName);
+  const providerCredentials = new ProviderCredentialService({
+    repo: store.providerCredentials,
+    clock,
+    random,
+    refusal: (url) => outbound.policy.literalRefusal(url),
+    agentsNaming: (orgId, name) => agents.namingCredential(orgId, name),
+  });
   const carriers = await createCarriers(config, {
     publicUrl,
     peerUrl: () => address.peer,
@@ -141,6 +152,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     callRepo: store.calls,
     nodes: store.nodes,
     credits: store.credits,
+    credentials: credentialsByName,
     speech,
     dialer: carriers.dialer,
     timers,
@@ -165,6 +177,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     recordingPath: (callId) => calls.manager.recordingPath(callId),
     judge: modelJudge(llmClient),
     llmClient,
+    credentials: credentialsByName,
     clock,
     random: Math.random,
     log: logger.child({ room: 'agent-tests' }),
@@ -201,6 +214,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     calls,
     campaigns: campaigns.service,
     agentTests,
+    providerCredentials,
     outcomes,
     carriers,
     carrierCalls: store.carrierCalls,

@@ -11,6 +11,8 @@ export const ERROR_TABLE = {
   NOT_FOUND: { status: 404, error: 'not found' },
   CONFLICT: { status: 409, error: 'conflict' },
   NUMBER_TAKEN: { status: 409, error: 'number taken' },
+  CREDENTIAL_NAME_TAKEN: { status: 409, error: 'credential name taken' },
+  CREDENTIAL_IN_USE: { status: 409, error: 'credential in use' },
   IDEMPOTENCY_KEY_REUSED: { status: 409, error: 'idempotency key reused' },
   IDEMPOTENCY_IN_PROGRESS: { status: 409, error: 'idempotent request in progress' },
   BODY_TOO_LARGE: { status: 413, error: 'request body too large' },

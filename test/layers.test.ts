@@ -10,6 +10,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['clock', 'timers', 'config', 'logger'],
   ['audio', 'schema-fields'],
   ['net', 'secrets'],
+  ['credentials'],
   ['agents', 'auth'],
   ['speech', 'llm'],
   ['tools'],

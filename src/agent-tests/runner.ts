@@ -4,6 +4,7 @@
 // checked against what the test expects. Tests run `concurrency` at a time; results are stored
 // as each test ends, so a run can be watched while it goes.
 import type { Logger } from 'pino';
+import { CredentialUnavailableError, withCredentials, type CredentialLookup } from '../agents/credentials.ts';
 import type { AgentVersion, LlmConfig } from '../agents/schema.ts';
 import type { CallRegistry } from '../call/registry.ts';
 import type { CallEvents } from '../records/events.ts';
@@ -43,6 +44,8 @@ export interface TestRunnerDeps {
   judge: Judge;
   /** For a simulated caller's model requests. */
   llmClient: () => LlmClientOptions;
+  /** The organization's provider credentials by name: the agent's model as a simulated caller or judge uses them. */
+  credentials?: CredentialLookup | undefined;
   clock: Clock;
   random: () => number;
   log: Logger;
@@ -182,6 +185,7 @@ export class TestRunner {
     const { caller } = test;
     const { record, streamSecret, ended, steps, original } = call;
     const callId = record.call_id;
+    const agentLlm = await this.agentLlm(orgId, version);
     const line = new TwilioStreamCaller({
       url: this.d.mediaUrl(),
       customParameters: { call_id: callId, secret: streamSecret },
@@ -218,7 +222,7 @@ export class TestRunner {
           persona: caller.persona,
           goal: caller.goal,
           maxTurns: caller.max_turns,
-          llm: caller.caller_llm ?? version.config.llm,
+          llm: caller.caller_llm ?? agentLlm,
           voice: caller.voice,
           speak,
           metadata: llmMetadataOf(record, version.version),
@@ -242,7 +246,21 @@ export class TestRunner {
         call_id: callId,
         error: `the call was not finalized within ${END_TIMEOUT_MS / 1000} s of the caller hanging up`,
       };
-    return this.resultOf(test, final, outcome, original, version.config.llm);
+    return this.resultOf(test, final, outcome, original, agentLlm);
+  }
+
+  /**
+   * The agent's model settings with the credential it names resolved (in memory only); as stored when the credential
+   * is gone, the call itself then ending with flow_error.
+   */
+  private async agentLlm(orgId: string, version: AgentVersion): Promise<LlmConfig> {
+    try {
+      return (await withCredentials(orgId, version.config, this.d.credentials ?? (() => Promise.resolve(undefined))))
+        .llm;
+    } catch (error) {
+      if (error instanceof CredentialUnavailableError) return version.config.llm;
+      throw error;
+    }
   }
 
   private async resultOf(

@@ -37,6 +37,17 @@ export const ToolParametersSchema = z
   })
   .catchall(z.unknown());
 
+/** A provider credential of the organization, by name: its key (and address) win over the section's own. */
+const credentialName = () =>
+  z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      "the name of one of the organization's provider credentials (docs/providers/credentials.md); its api_key and base_url win over this section's",
+    );
+
 const toolName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64');
 
 export const ApiToolSchema = z
@@ -121,19 +132,66 @@ export const PressDigitsToolSchema = z
   })
   .describe('Lets the model press keypad keys (DTMF tones), e.g. in a phone menu on an outbound call.');
 
+/** An MCP tool name as a server lists it (the model sees it made safe and unique: docs/mcp.md). */
+const mcpToolName = z.string().min(1).max(128);
+
+export const McpToolSchema = z
+  .strictObject({
+    type: z.literal('mcp'),
+    url: z
+      .url({ protocol: /^https?$/ })
+      .describe(
+        "the MCP server's endpoint (Streamable HTTP, or an older SSE one); the egress policy refuses private and reserved addresses",
+      ),
+    headers: writeOnlyStringMap(
+      'sent with every request to the server (an authorization); write-only: never returned',
+    ).optional(),
+    allowed_tools: z
+      .array(mcpToolName)
+      .max(128)
+      .optional()
+      .describe("only these of the server's tools are offered to the model; all of them when absent"),
+    timeout: z
+      .number()
+      .positive()
+      .max(AGENT_DEFAULTS.toolTimeoutMaxSeconds)
+      .default(AGENT_DEFAULTS.toolTimeoutSeconds)
+      .describe('seconds one tool call may take before the model is told it timed out'),
+  })
+  .describe(
+    "Offers the tools of an MCP server, listed when the call starts (cached for a minute), with the server's JSON schemas; results are capped like an HTTP tool's.",
+  );
+
 export const AgentToolSchema = z.discriminatedUnion('type', [
   ApiToolSchema,
   EndCallToolSchema,
   TransferCallToolSchema,
   PressDigitsToolSchema,
+  McpToolSchema,
 ]);
 
 export const LlmConfigSchema = z.strictObject({
+  engine: z
+    .enum(['chat-completions', 'openai-realtime', 'gemini-live'])
+    .optional()
+    .describe(
+      'absent or chat-completions: a text model that `voice` speaks; openai-realtime, gemini-live: a speech-to-speech model over its WebSocket (docs/providers/openai-realtime.md, docs/providers/gemini-live.md)',
+    ),
   base_url: z
-    .url({ protocol: /^https?$/ })
-    .describe('an OpenAI-compatible chat-completions server (…/v1); the egress policy applies'),
+    .url({ protocol: /^(https?|wss?)$/ })
+    .describe(
+      'an OpenAI-compatible chat-completions server (…/v1); for openai-realtime its WebSocket (wss://api.openai.com/v1/realtime), for gemini-live its BidiGenerateContent WebSocket; the egress policy applies',
+    ),
   model: z.string().min(1).describe("the server's model name"),
+  voice: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "openai-realtime, gemini-live: the model's own voice (alloy, marin…; Puck, Kore…); the server's default when absent",
+    ),
   api_key: writeOnlySecret('sent as a bearer token; write-only: never returned').optional(),
+  credential: credentialName(),
   temperature: z
     .number()
     .min(0)
@@ -149,11 +207,13 @@ export const PronunciationSchema = z.strictObject({
   replacement: z.string().trim().min(1).max(200).describe('what the voice says instead'),
 });
 
-export const VoiceConfigSchema = z.strictObject({
+const VoiceFieldsSchema = z.strictObject({
   engine: z
-    .enum(['flite', 'espeak', 'openai'])
+    .enum(['flite', 'espeak', 'openai', 'elevenlabs', 'cartesia', 'deepgram'])
     .default(AGENT_DEFAULTS.voiceEngine)
-    .describe('flite and espeak are embedded; openai is an OpenAI-compatible /audio/speech server'),
+    .describe(
+      'flite and espeak are embedded; openai is an OpenAI-compatible /audio/speech server; elevenlabs, cartesia and deepgram (Aura) are streaming voices, one WebSocket per call',
+    ),
   voice_id: z
     .string()
     .min(1)
@@ -161,10 +221,17 @@ export const VoiceConfigSchema = z.strictObject({
     .describe("the engine's voice (flite: slt, rms, awb, kal…; espeak: a voice name)"),
   speed: z.number().min(0.5).max(2).default(1).describe("1 is the voice's own pace"),
   base_url: z
-    .url({ protocol: /^https?$/ })
+    .url({ protocol: /^(https?|wss?)$/ })
     .optional()
-    .describe("the openai engine's server"),
-  api_key: writeOnlySecret("the openai engine's key; write-only: never returned").optional(),
+    .describe("the openai engine's server (http/https); a streaming voice's provider (wss, ws for a stand-in)"),
+  api_key: writeOnlySecret("the engine's key (openai or a streaming voice's); write-only: never returned").optional(),
+  model: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("a streaming voice's model (deepgram: the Aura voice, e.g. aura-2-thalia-en); the provider's default"),
+  credential: credentialName(),
   normalize_for_speech: z
     .boolean()
     .optional()
@@ -174,7 +241,21 @@ export const VoiceConfigSchema = z.strictObject({
   pronunciation: z.array(PronunciationSchema).max(500).optional().describe('words the voice says differently'),
 });
 
-const STT_ENGINES = ['pocketsphinx', 'moonshine', 'openai'] as const;
+export const VoiceConfigSchema = VoiceFieldsSchema.superRefine((voice, ctx) => {
+  // A streaming voice's provider is a WebSocket; an OpenAI-compatible server is spoken to over HTTP.
+  if (voice.base_url === undefined || voice.engine === 'flite' || voice.engine === 'espeak') return;
+  const socket = /^wss?:/i.test(voice.base_url);
+  if (socket !== (voice.engine !== 'openai'))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['base_url'],
+      message: `the ${voice.engine} engine takes ${voice.engine === 'openai' ? 'an http(s)' : 'a ws(s)'} URL`,
+    });
+});
+
+const STT_ENGINES = ['pocketsphinx', 'moonshine', 'openai', 'deepgram', 'assemblyai'] as const;
+/** Recognisers reached over a WebSocket: their base_url is ws:// or wss://. */
+const STREAMING_STT_ENGINES: readonly string[] = ['deepgram', 'assemblyai'];
 /** Moonshine's models (stt.model): tiny is the default; base reads more accurately at about twice the work. */
 export const MOONSHINE_MODELS = ['tiny', 'base'] as const;
 
@@ -182,16 +263,19 @@ const sttFields = {
   language: z.string().min(2).default(AGENT_DEFAULTS.language).describe('BCP 47 language of the caller'),
   phrases: z.array(z.string().min(1).max(200)).max(500).optional().describe('names and terms the recogniser favours'),
   base_url: z
-    .url({ protocol: /^https?$/ })
+    .url({ protocol: /^(https?|wss?)$/ })
     .optional()
-    .describe("the openai engine's server (/audio/transcriptions)"),
-  api_key: writeOnlySecret("the openai engine's key; write-only: never returned").optional(),
+    .describe(
+      "the openai engine's server (/audio/transcriptions, http or https); deepgram's or assemblyai's (ws or wss; their own by default)",
+    ),
+  api_key: writeOnlySecret("the openai, deepgram or assemblyai engine's key; write-only: never returned").optional(),
+  credential: credentialName(),
   model: z
     .string()
     .min(1)
     .optional()
     .meta({
-      description: `The recogniser's model: for moonshine one of ${MOONSHINE_MODELS.join(', ')} (default tiny); for openai the server's model name.`,
+      description: `The recogniser's model: for moonshine one of ${MOONSHINE_MODELS.join(', ')} (default tiny); for openai the server's model name; for deepgram its model (default nova-3); for assemblyai its speech_model.`,
     }),
 };
 
@@ -223,8 +307,47 @@ export const SttConfigSchema = z
             message: `moonshine has the models ${MOONSHINE_MODELS.join(' and ')}`,
           });
         }
+        // A streaming recogniser is a WebSocket, an HTTP one a request: each takes only its own kind of address.
+        if (stt.base_url !== undefined) {
+          const streaming = STREAMING_STT_ENGINES.includes(stt.engine);
+          if (streaming !== /^wss?:/i.test(stt.base_url))
+            ctx.addIssue({
+              code: 'custom',
+              path: ['base_url'],
+              message: streaming
+                ? `${stt.engine} takes a ws:// or wss:// base_url`
+                : 'takes an http:// or https:// base_url',
+            });
+        }
       }),
   );
+
+/** Providers an agent may list after its own in stt, voice and llm (docs/fallbacks.md). */
+export const MAX_FALLBACKS = 3;
+
+/**
+ * A section's `fallback`: whole configurations of the same section, without a fallback of their own, tried in order
+ * once the one before fails; the call then stays on it.
+ */
+function fallbacksOf<T extends z.ZodType>(entry: T, what: string) {
+  return z
+    .array(entry)
+    .min(1)
+    .max(MAX_FALLBACKS)
+    .optional()
+    .describe(
+      `${what} tried in order when the one before fails to connect, misses its first-result deadline or errors; each takes the same fields as this section (no fallback of its own); the call stays on the one it moved to (docs/fallbacks.md)`,
+    );
+}
+
+/**
+ * The agent's stt section: one recogniser's settings and the ones tried after it. Built on SttConfigSchema's own
+ * input object, transform (which spreads its input, so the list passes through) and stored shape.
+ */
+const SttSectionSchema = SttConfigSchema.in.in
+  .extend({ fallback: fallbacksOf(SttConfigSchema, 'recognisers') })
+  .pipe(SttConfigSchema.in.out)
+  .pipe(SttConfigSchema.out.extend({ fallback: fallbacksOf(SttConfigSchema.out, 'recognisers') }));
 
 export const AnalysisFieldSchema = z.strictObject({
   name: z.string().min(1).max(64).describe("the key in the record's call_analysis.custom_analysis_data"),
@@ -244,7 +367,15 @@ export const AnalysisConfigSchema = z.strictObject({
 /** Every configurable field of an agent; all but agent_name and llm have defaults. */
 export const AgentConfigSchema = z.strictObject({
   agent_name: z.string().min(1).max(200).describe('a name for people; calls and lists show it'),
-  llm: LlmConfigSchema.describe('the language model that writes the replies'),
+  llm: LlmConfigSchema.extend({ fallback: fallbacksOf(LlmConfigSchema, 'models') })
+    .refine(
+      (llm) => /^wss?:/.test(llm.base_url) === (llm.engine === 'openai-realtime' || llm.engine === 'gemini-live'),
+      {
+        message: 'base_url is ws(s) for a speech-to-speech engine and http(s) otherwise',
+        path: ['base_url'],
+      },
+    )
+    .describe('the language model that writes the replies, or a speech-to-speech model that also speaks them'),
   system_prompt: z
     .string()
     .max(100_000)
@@ -255,19 +386,24 @@ export const AgentConfigSchema = z.strictObject({
     .max(10_000)
     .default('')
     .describe('what the agent says first (dynamic variables filled in); empty: it waits for the caller'),
-  voice: VoiceConfigSchema.default({
-    engine: AGENT_DEFAULTS.voiceEngine,
-    voice_id: AGENT_DEFAULTS.voiceId,
-    speed: 1,
-  }).describe('how the agent speaks'),
-  stt: SttConfigSchema.default({ engine: AGENT_DEFAULTS.sttEngine, language: AGENT_DEFAULTS.language }).describe(
+  voice: VoiceConfigSchema.extend({ fallback: fallbacksOf(VoiceConfigSchema, 'voices') })
+    .default({
+      engine: AGENT_DEFAULTS.voiceEngine,
+      voice_id: AGENT_DEFAULTS.voiceId,
+      speed: 1,
+    })
+    .describe('how the agent speaks'),
+  stt: SttSectionSchema.default({ engine: AGENT_DEFAULTS.sttEngine, language: AGENT_DEFAULTS.language }).describe(
     `how the caller is heard; default {"engine": "${AGENT_DEFAULTS.sttEngine}", "language": "${AGENT_DEFAULTS.language}"}`,
   ),
   tools: z
     .array(AgentToolSchema)
     .max(64)
     .default([])
-    .refine((tools) => new Set(tools.map((t) => t.name)).size === tools.length, 'tool names must be unique')
+    .refine((tools) => {
+      const names = tools.flatMap((t) => ('name' in t ? [t.name] : []));
+      return new Set(names).size === names.length;
+    }, 'tool names must be unique')
     .describe('what the model may do besides talking; names unique (see Tools below)'),
   inactivity_timeout_ms: z
     .int()
@@ -472,6 +608,7 @@ export function voicemailHandling(
 }
 export type AgentTool = z.infer<typeof AgentToolSchema>;
 export type ApiTool = z.infer<typeof ApiToolSchema>;
+export type McpTool = z.infer<typeof McpToolSchema>;
 export type LlmConfig = z.infer<typeof LlmConfigSchema>;
 
 /**

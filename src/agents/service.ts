@@ -1,6 +1,7 @@
 // Agent versions: create (v1, published), patch (next version, unpublished), publish, resolve.
 import { ApiError, notFound } from '../errors.ts';
 import type { Clock } from '../clock.ts';
+import { checkCredentials, credentialsNamed, type CredentialLookup } from './credentials.ts';
 import { NumberTakenError, type AgentRepository } from './repository.ts';
 import { refuseUrlFields } from '../schema-fields.ts';
 import { AGENT_SECRETS, AGENT_URL_FIELDS, AgentConfigSchema, type AgentConfig, type AgentVersion } from './schema.ts';
@@ -27,12 +28,15 @@ export class AgentService {
     private readonly clock: Clock,
     /** Why the egress policy refuses a URL outright (a literal internal address), or null. */
     private readonly endpointRefusal: (url: string) => string | null = () => null,
+    /** The organization's provider credentials by name; absent, an agent naming one is refused. */
+    private readonly credentials: CredentialLookup = () => Promise.resolve(undefined),
   ) {}
 
   async create(orgId: string, agentId: string, config: AgentConfig): Promise<AgentVersion> {
     if (await this.repo.newest(orgId, agentId))
       throw new ApiError('CONFLICT', `agent ${JSON.stringify(agentId)} already exists; PATCH it to make a new version`);
     this.checkEndpoints(config);
+    await checkCredentials(orgId, config, this.credentials);
     return this.insert(orgId, agentId, config, true);
   }
 
@@ -48,6 +52,7 @@ export class AgentService {
       );
     }
     this.checkEndpoints(merged.data);
+    await checkCredentials(orgId, merged.data, this.credentials);
     return this.insert(orgId, agentId, merged.data, false);
   }
 
@@ -85,6 +90,21 @@ export class AgentService {
 
   list(orgId: string): Promise<AgentVersion[]> {
     return this.repo.listNewest(orgId);
+  }
+
+  /**
+   * The organization's agents whose newest or production version names the provider credential: the versions calls
+   * use unless they ask for an older one (which then ends with CREDENTIAL_NOT_FOUND at its start).
+   */
+  async namingCredential(orgId: string, name: string): Promise<string[]> {
+    const names = (version: AgentVersion | undefined) =>
+      version !== undefined && credentialsNamed(version.config).some((n) => n.name === name);
+    const naming: string[] = [];
+    for (const newest of await this.repo.listNewest(orgId)) {
+      const published = newest.isPublished ? undefined : await this.repo.newestPublished(orgId, newest.agentId);
+      if (names(newest) || names(published)) naming.push(newest.agentId);
+    }
+    return naming;
   }
 
   /**

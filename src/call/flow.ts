@@ -40,7 +40,7 @@ export interface FlowHost {
 export interface LineFlow {
   /** The flow has the line: what the caller says is not the model's to answer. */
   readonly holdsLine: boolean;
-  /** One 20 ms caller frame that began at `atMs`. */
+  /** One 20 ms caller frame that began at `atMs`, once the VAD has judged it (after its speech events). */
   audio?(frame: Int16Array, atMs: number): void;
   speechStarted?(atMs: number): void;
   speechEnded?(atMs: number): void;

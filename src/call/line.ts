@@ -8,6 +8,7 @@ import type { CallTransport, SessionNotice, TransportHandlers } from './transpor
 export class CallLine implements CallTransport {
   readonly kind: CallTransport['kind'];
   readonly sampleRate: CallTransport['sampleRate'];
+  readonly lineEncoding: CallTransport['lineEncoding'];
   private current: CallTransport;
   private handlers: TransportHandlers | null = null;
   /**
@@ -20,6 +21,7 @@ export class CallLine implements CallTransport {
     this.current = first;
     this.kind = first.kind;
     this.sampleRate = first.sampleRate;
+    this.lineEncoding = first.lineEncoding;
   }
 
   /** The carrier's id of the call on the current connection, when it has one (Twilio's CallSid). */

@@ -3,6 +3,7 @@
 // at registration, updated as the call connects, finalized exactly once.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { CredentialUnavailableError, withCredentials, type CredentialLookup } from '../agents/credentials.ts';
 import type { AgentRepository } from '../agents/repository.ts';
 import { voicemailHandling, type AgentVersion, type VoicemailHandling } from '../agents/schema.ts';
 import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
@@ -15,13 +16,17 @@ import { ADMISSION_MESSAGES, type CallService } from '../records/service.ts';
 import type { RandomHex } from '../clock.ts';
 import { fillVariables } from '../llm/prompt.ts';
 import type { OutboundHttp } from '../net/http.ts';
-import type { EngineLease, SpeechEngineProvider, TtsEngine } from '../speech/types.ts';
+import { webSocketOpener } from '../net/websocket.ts';
+import type { SpeechEngineProvider } from '../speech/types.ts';
 import type { Timers } from '../timers.ts';
 import type { ToolRun } from '../tools/executor.ts';
+import { McpCatalog } from '../tools/mcp/catalog.ts';
 import { PacerWakeups } from './agent/pacer.ts';
 import type { OrgLimits } from './limits.ts';
 import { CallLine } from './line.ts';
-import { createAgentBrain } from './model/brain.ts';
+import { callChains } from './provider-chains.ts';
+import { CallProviders, FALLBACK_DEFAULTS } from './providers.ts';
+import { agentModelOf } from './realtime/agent-model.ts';
 import { RecordFinisher } from './record-finish.ts';
 import { CallRecorder } from './recorder.ts';
 import type { ActiveCall, CallRegistry } from './registry.ts';
@@ -57,6 +62,11 @@ export interface CallManagerDeps {
   events: CallEvents;
   registry: CallRegistry;
   limits: OrgLimits;
+  /**
+   * The organization's provider credentials by name: an agent's named ones are resolved into its engines' and model's
+   * api_key and base_url as its call starts. Absent: none is found, and a call whose agent names one ends.
+   */
+  credentials?: CredentialLookup | undefined;
   engines: SpeechEngineProvider;
   timers: Timers;
   log: Logger;
@@ -78,11 +88,14 @@ export interface CallManagerDeps {
 export class CallManager {
   private readonly records: RecordFinisher;
   private readonly holdAudioByRate = new Map<number, Promise<Int16Array>>();
+  /** MCP servers' tool listings, shared by every call of the service. */
+  private readonly mcpCatalog: McpCatalog;
   /** Every call's outbound pacer; the media routes run its overdue wake-ups after each inbound message. */
   readonly pacerWakeups: PacerWakeups;
 
   constructor(private readonly d: CallManagerDeps) {
     this.pacerWakeups = new PacerWakeups(d.timers);
+    this.mcpCatalog = new McpCatalog(() => d.timers.now());
     this.records = new RecordFinisher({ ...d, recordingUrl: (callId) => this.recordingUrl(callId) });
   }
 
@@ -129,24 +142,47 @@ export class CallManager {
           ok: run.failure === null,
         });
     };
-    const model = createAgentBrain({
+    // Each recogniser, voice and model in the agent's order; a move to the next is logged and counted.
+    const providers = new CallProviders(
+      () => this.d.timers.now(),
+      (change) => {
+        log.warn(
+          { kind: change.kind, from: change.from, to: change.to, reason: change.reason },
+          'provider failed; the call moved to the next one',
+        );
+        this.d.events.emit('fallback', { orgId, callId, change });
+      },
+    );
+    // Leased on first use until the session has finished: the provider closes idle engines to stay bounded, never
+    // one a call holds.
+    const chains = callChains(agent, this.d.engines, providers);
+    const systemPrompt = fillVariables(agent.system_prompt, variables);
+    const model = agentModelOf({
       agent,
       metadata,
       outbound: this.d.outbound,
       transportKind: transport.kind,
       toolFinished,
+      mcp: {
+        catalog: this.mcpCatalog,
+        timers: this.d.timers,
+        log,
+        unreachable: () => this.d.events.emit('mcp_unreachable', { orgId, callId }),
+      },
+      models: chains.llm,
+      instructions: systemPrompt,
+      lineRate: sampleRate,
+      timers: this.d.timers,
+      openWebSocket: webSocketOpener(this.d.outbound.policy),
+      warn: (message, details) => log.warn(details, message),
     });
-    // Leased until the session has finished: the provider closes idle engines to stay bounded, never one a call holds.
-    const stt = this.d.engines.stt(agent.stt);
-    let tts: EngineLease<TtsEngine> | undefined;
     const releaseEngines = (): void => {
-      stt.release();
-      tts?.release();
+      chains.release();
+      void model.close();
     };
     let session: CallSession;
     const reports = new TransferReports(() => session.transfer, transport, this.d.random);
     try {
-      tts = this.d.engines.tts(agent.voice);
       const carrier = transferCarrierOf(
         { dialer: this.d.dialer, random: this.d.random, holdAudio: (rate: number) => this.holdAudio(rate) },
         callId,
@@ -157,22 +193,30 @@ export class CallManager {
       session = new CallSession({
         callId,
         agent: { ...agent, begin_message: fillVariables(agent.begin_message, variables) },
-        systemPrompt: fillVariables(agent.system_prompt, variables),
-        transport,
+        systemPrompt,
+        transport: model.line(transport),
         timers: this.d.timers,
         pacerWakeups: this.pacerWakeups,
         engines: {
           openVad: () => this.d.engines.vad.open({ sampleRate }),
           // Phone audio is 8 kHz at heart: the recogniser's telephone-band model hears it as it came.
-          openStt: (events) =>
-            stt.engine.open({
+          openStt: async (events) => {
+            const { config, engine } = chains.stt.current;
+            return engine().open({
               sampleRate,
-              language: agent.stt.language,
-              ...(agent.stt.phrases ? { phrases: agent.stt.phrases } : {}),
+              // A recogniser that takes μ-law hears the phone's own bytes (a streaming provider).
+              ...(transport.lineEncoding ? { lineEncoding: transport.lineEncoding } : {}),
+              language: config.language,
+              ...(config.phrases ? { phrases: config.phrases } : {}),
               events,
-            }),
-          tts: tts.engine,
+            });
+          },
+          sttFailed: (reason) => chains.stt.fail(reason),
+          sttFinalDeadlineMs: () => (chains.stt.hasNext ? FALLBACK_DEFAULTS.sttFinalMs : null),
+          tts: chains.voice.current.engine(),
+          voices: chains.voice,
         },
+        providers,
         brain: model.brain,
         recorder,
         log,
@@ -235,7 +279,9 @@ export class CallManager {
       );
       throw error;
     }
-    void session.finished.then(releaseEngines);
+    void session.finished.then(() => {
+      releaseEngines();
+    });
     await session.start();
   }
 
@@ -266,6 +312,17 @@ export class CallManager {
       transport.close('error_service');
       return null;
     }
+    // Resolved in memory for this call only: the agent version and the record keep the credential's name, not its key.
+    let config: AgentVersion['config'];
+    try {
+      config = await withCredentials(orgId, version.config, this.d.credentials ?? (() => Promise.resolve(undefined)));
+    } catch (error) {
+      if (!(error instanceof CredentialUnavailableError)) throw error;
+      this.d.log.warn({ call_id: callId, org_id: orgId, code: error.code }, error.message);
+      await this.d.callService.endUnconnected(orgId, callId, 'error', 'flow_error', error.message);
+      transport.close('flow_error');
+      return null;
+    }
     // A call admitted at registration already holds its slot; one that found none is admitted now or refused.
     const refused = await this.d.limits.admit(orgId, callId);
     if (refused) {
@@ -273,7 +330,7 @@ export class CallManager {
       transport.close(refused);
       return null;
     }
-    return { record, version };
+    return { record, version: { ...version, config } };
   }
 
   /** The hold music (media/hold), at the line's rate; read once per rate. */

@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentRepository } from '../agents/repository.ts';
+import type { CredentialLookup } from '../agents/credentials.ts';
 import type { AgentService } from '../agents/service.ts';
 import type { Dialer } from '../records/dialer.ts';
 import { CallEvents } from '../records/events.ts';
@@ -28,6 +29,8 @@ export interface CallRuntimeDeps {
   callRepo: CallRepository;
   nodes: NodeLeases;
   credits: CreditRepository;
+  /** The organization's provider credentials by name, resolved into a call's engines when it starts. */
+  credentials?: CredentialLookup;
   speech: SpeechEngineProvider;
   dialer: Dialer;
   timers: Timers;
@@ -112,6 +115,7 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     events,
     registry,
     limits,
+    credentials: deps.credentials,
     engines: deps.speech,
     timers: deps.timers,
     log: deps.logger,

@@ -2,11 +2,12 @@
 import type { Logger } from 'pino';
 import type { AgentConfig, VoicemailHandling } from '../agents/schema.ts';
 import type { TurnLatency } from '../records/events.ts';
-import type { DisconnectionReason, TranscriptItem, TranscriptMessage } from '../records/record.ts';
+import type { CallRecord, DisconnectionReason, TranscriptItem, TranscriptMessage } from '../records/record.ts';
 import type { SttStream, SttStreamEvents, TtsEngine, VadStream } from '../speech/types.ts';
 import type { Timers } from '../timers.ts';
 import type { PacerWakeups } from './agent/pacer.ts';
-import type { LatencyStats } from './latency.ts';
+import type { VoiceChoice } from './provider-chains.ts';
+import type { CallProviders, FallbackReason, ProviderChain } from './providers.ts';
 import type { AgentBrain } from './model/model-turn.ts';
 import type { CallRecorder } from './recorder.ts';
 import type { ColdTransfer } from './transfer/transfer-flow.ts';
@@ -15,8 +16,16 @@ import type { CallTransport } from './transport.ts';
 
 export interface SessionEngines {
   openVad(): Promise<VadStream>;
+  /** Opens the recogniser serving now. */
   openStt(events: SttStreamEvents): Promise<SttStream>;
+  /** The recogniser serving failed: true when the next one now serves, false when none is left (providers.ts). */
+  sttFailed?(reason: FallbackReason): boolean;
+  /** How long the recogniser serving may take over a turn's final text; null: as long as it takes. */
+  sttFinalDeadlineMs?(): number | null;
+  /** The agent's own voice; with `voices`, the first of them. */
   tts: TtsEngine;
+  /** The agent's voices in order, when it has more than its own to move to. */
+  voices?: ProviderChain<VoiceChoice> | undefined;
 }
 
 export interface SessionResult {
@@ -26,7 +35,7 @@ export interface SessionResult {
   endTimestamp: number;
   transcript: TranscriptMessage[];
   transcriptWithToolCalls: TranscriptItem[];
-  latency: Partial<Record<'e2e' | 'asr' | 'llm' | 'llm_speakable' | 'tts' | 'tool', LatencyStats>> | null;
+  latency: CallRecord['latency'];
   userTurns: number;
   /** Where the caller was transferred, and when the destination answered (wall ms). */
   transfer: { destination: string; at: number } | null;
@@ -60,6 +69,8 @@ export interface SessionOptions {
   warmTransfer?: WarmTransferCarrier | undefined;
   /** An outbound call that looks for an answering machine, and what to do on one. */
   voicemail?: VoicemailHandling | null | undefined;
+  /** The providers the call's chains use (providers.ts): which served each turn goes into latency.providers. */
+  providers?: CallProviders | undefined;
   /** Each answered turn's latency parts, for observers in the process (the bench's per-turn breakdown). */
   onTurnLatency?: ((parts: TurnLatency) => void) | undefined;
   onEnd(result: SessionResult): void;

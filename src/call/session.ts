@@ -12,10 +12,16 @@
 // teardown (teardown.ts). Interruption, end of turn, tools and the ending are events the parts
 // report; the handlers below say who reacts, in order.
 import { AGENT_DEFAULTS } from '../agents/schema.ts';
-import { FRAME_MS, INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
+import { INTERNAL_SAMPLE_RATE } from '../audio/pcm.ts';
 import type { DisconnectionReason } from '../records/record.ts';
 import { publicLlmFailure } from '../llm/errors.ts';
-import { agentVoiceOn, unheardVoiceEvents, type AgentVoice, type AgentVoiceEvents } from './agent/agent-voice.ts';
+import {
+  agentVoiceOn,
+  singleVoice,
+  unheardVoiceEvents,
+  type AgentVoice,
+  type AgentVoiceEvents,
+} from './agent/agent-voice.ts';
 import type { Utterance } from './agent/utterance.ts';
 import { CallClock } from './call-clock.ts';
 import { CallTimers, type CallTimerEvents } from './call-timers.ts';
@@ -31,7 +37,7 @@ import { ChatHistory } from './model/history.ts';
 import { ModelTurn, type ModelTurnEvents } from './model/model-turn.ts';
 import type { ReplyOutcome } from './model/reply.ts';
 import { Reminder } from './reminder.ts';
-import type { SessionOptions } from './session-options.ts';
+import type { SessionOptions, SessionResult } from './session-options.ts';
 import { CallTeardown } from './teardown.ts';
 import { Transcript } from './transcript.ts';
 import { askTransferSummary } from './transfer/summary.ts';
@@ -126,8 +132,7 @@ export class CallSession {
         ? null
         : this.teardown.add(new KeypadInput(keypad, o.timers, CallSession.keypadReactions(this)));
     const voiceOf = {
-      tts: o.engines.tts,
-      voice: o.agent.voice,
+      voices: o.engines.voices ?? singleVoice(o.agent.voice, o.engines.tts),
       timers: o.timers,
       clock: this.clock,
       pacerWakeups: o.pacerWakeups,
@@ -330,8 +335,6 @@ export class CallSession {
     return {
       audio(frame) {
         s.caller.audio(frame);
-        const at = s.clock.sinceStart() - FRAME_MS;
-        for (const flow of s.flows) flow.audio?.(frame, at);
         if (s.listeners?.active) s.listeners.caller(frame);
       },
       mark(name) {
@@ -357,6 +360,9 @@ export class CallSession {
       speechEnded(at) {
         for (const flow of s.flows) flow.speechEnded?.(at * 1000);
       },
+      judged(frame, at) {
+        for (const flow of s.flows) flow.audio?.(frame, at * 1000);
+      },
       interruption() {
         // Until the caller's words are known, what was cut may yet be resumed.
         s.cutShort = s
@@ -371,6 +377,7 @@ export class CallSession {
       },
       recognised(ms) {
         s.latency.recognised(ms);
+        s.o.providers?.served('stt', null, 'asr', ms);
       },
       userTurn(turn) {
         s.onUserTurn(turn);
@@ -444,6 +451,7 @@ export class CallSession {
     this.reminder.callerSpoke();
     this.userTurns++;
     this.transcript.addUser(turn.text, turn.startAt, turn.endAt, keypad);
+    if (!keypad) this.o.providers?.served('stt', this.userTurns);
     this.notify({ type: 'transcript', role: 'user', text: turn.text, final: true, turn: this.userTurns });
     if (!keypad) for (const flow of this.flows) flow.words?.(turn.text, this.clock.sinceStart());
     // A turn while a flow has the line (a machine's greeting, a caller being transferred) is kept, never answered.
@@ -496,6 +504,7 @@ export class CallSession {
       },
       firstAudio(ms) {
         s.latency.tts(ms);
+        s.o.providers?.served('voice', s.userTurns, 'tts', ms);
       },
       failed(error) {
         s.o.log.error({ err: error }, 'speech synthesis failed');
@@ -509,6 +518,14 @@ export class CallSession {
     return {
       llmTiming(timing, turn) {
         s.latency.model(timing, turn);
+        const providers = s.o.providers;
+        if (providers) {
+          providers.served('llm', turn);
+          if (timing.firstTokenAt !== null)
+            providers.served('llm', null, 'llm', timing.firstTokenAt - timing.requestSentAt);
+          if (timing.firstChunkAt !== null)
+            providers.served('llm', null, 'llm_speakable', timing.firstChunkAt - timing.requestSentAt);
+        }
       },
       toolStarted(call) {
         s.o.log.debug({ tool: call.name }, 'tool started');
@@ -608,6 +625,14 @@ export class CallSession {
     if (this.listeners?.active) this.listeners.notice(notice);
   }
 
+  /** Each stage's latency, and which provider served which turns (none without providers). */
+  private latencyWithProviders(): SessionResult['latency'] {
+    const stages = this.latency.summary();
+    const providers = this.o.providers?.summary(this.clock.startWall) ?? null;
+    if (!providers) return stages;
+    return { ...stages, providers };
+  }
+
   private finalize(): void {
     if (this.phase === 'ended') return;
     this.phase = 'ended';
@@ -625,7 +650,7 @@ export class CallSession {
       endTimestamp: now,
       transcript: this.transcript.messages,
       transcriptWithToolCalls: this.transcript.items,
-      latency: this.latency.summary(),
+      latency: this.latencyWithProviders(),
       userTurns: this.userTurns,
       transfer: this.transferred,
     });

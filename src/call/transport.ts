@@ -34,6 +34,11 @@ export interface CallTransport {
    * its 8 kHz: the engines take it as it is, instead of through a 8→16→8 kHz resampling round trip.
    */
   readonly sampleRate?: MediaRate;
+  /**
+   * How the caller's audio came over the wire before it was decoded to the frames given here: a
+   * recogniser that takes μ-law is sent the phone's μ-law as it was. linear16 when absent.
+   */
+  readonly lineEncoding?: 'mulaw' | 'linear16';
   /** The carrier's id of the call this connection carries (Twilio's CallSid); absent for a browser. */
   readonly carrierCallId?: string | undefined;
   /** Where inbound audio and control go; set once by the session. */

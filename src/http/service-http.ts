@@ -15,6 +15,7 @@ import type { Carriers } from '../carriers/carriers.ts';
 import type { CallOutcomes } from '../carriers/outcomes.ts';
 import type { Clock, RandomHex } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { ProviderCredentialService } from '../credentials/service.ts';
 import { demoRoutes } from '../demo/routes.ts';
 import type { IdempotencyStore } from '../store/idempotency.ts';
 import type { RateWindowStore } from '../store/rate-windows.ts';
@@ -30,6 +31,7 @@ import { agentRoutes } from './routes/agents.ts';
 import { callRoutes } from './routes/calls.ts';
 import { listenRoute } from './routes/listen.ts';
 import { metricsRoute } from './routes/metrics.ts';
+import { providerCredentialRoutes } from './routes/provider-credentials.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import type { WebhookRepository } from '../webhooks/repository.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
@@ -48,6 +50,7 @@ export interface ServiceHttpDeps {
   calls: CallRuntime;
   campaigns: CampaignService;
   agentTests: AgentTestService;
+  providerCredentials: ProviderCredentialService;
   outcomes: CallOutcomes;
   /** Their webhooks and media routes are mounted here. */
   carriers: Pick<Carriers, 'mount'>;
@@ -119,6 +122,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   });
   if (config.metrics && deps.metrics) metricsRoute(app, deps.metrics, config.metrics);
   agentRoutes(app, deps.agents, deps.random);
+  providerCredentialRoutes(app, deps.providerCredentials);
   callRoutes(app, calls.service, calls.control, (callId) => calls.manager.recordingPath(callId));
   listenRoute(app, calls.control, forward);
   campaignRoutes(app, deps.campaigns);

@@ -68,9 +68,20 @@ export function createMetrics(deps: {
     registers: [register],
   });
 
+  const fallbacks = new Counter({
+    name: 'voicecall_provider_fallbacks_total',
+    help: "Calls moved from a failed provider to the next one (docs/fallbacks.md), by kind (stt, voice, llm), from and to (stt and voice: the engine; llm: the model's place, primary or fallback_N, as model names are the organizations' own) and reason (connect, timeout, error)",
+    labelNames: ['kind', 'from', 'to', 'reason'] as const,
+    registers: [register],
+  });
   const framesDropped = new Counter({
     name: 'voicecall_outbound_frames_dropped_total',
     help: "Agent audio frames that could not be sent because the caller's socket had closed",
+    registers: [register],
+  });
+  const mcpUnreachable = new Counter({
+    name: 'voicecall_mcp_servers_unreachable_total',
+    help: 'MCP servers that could not be listed when a call started (the call went on without their tools)',
     registers: [register],
   });
   const webhookAttempts = new Counter({
@@ -100,9 +111,22 @@ export function createMetrics(deps: {
     }
   };
   const onTool = ({ ms }: CallEventMap['tool'][0]) => turnLatency.observe({ stage: 'tool' }, ms / 1000);
+  const onFallback = ({ change }: CallEventMap['fallback'][0]) => {
+    const place = (position: number) => (position === 0 ? 'primary' : `fallback_${position}`);
+    const llm = change.kind === 'llm';
+    fallbacks.inc({
+      kind: change.kind,
+      from: llm ? place(change.fromPosition) : change.from,
+      to: llm ? place(change.toPosition) : change.to,
+      reason: change.reason,
+    });
+  };
   deps.events.on('ended', onEnded);
+  deps.events.on('fallback', onFallback);
   deps.events.on('turn', onTurn);
   deps.events.on('tool', onTool);
+  const onMcpUnreachable = () => mcpUnreachable.inc();
+  deps.events.on('mcp_unreachable', onMcpUnreachable);
 
   return {
     contentType: register.contentType,
@@ -113,6 +137,8 @@ export function createMetrics(deps: {
       deps.events.off('ended', onEnded);
       deps.events.off('turn', onTurn);
       deps.events.off('tool', onTool);
+      deps.events.off('mcp_unreachable', onMcpUnreachable);
+      deps.events.off('fallback', onFallback);
     },
   };
 }

@@ -213,10 +213,13 @@ export class EgressPolicy {
   literalRefusal(url: string): string | null {
     let parsed: URL;
     try {
-      parsed = new URL(url);
+      // A provider's ws: or wss: address is judged as the http: or https: URL of the same place (websocket.ts).
+      parsed = new URL(/^wss?:/i.test(url) ? url.replace(/^ws/i, 'http') : url);
     } catch {
       return null;
     }
+    // A WebSocket address is judged as the HTTP address of the same place, as net/websocket.ts opens it.
+    if (parsed.protocol === 'ws:' || parsed.protocol === 'wss:') parsed = new URL(url.replace(/^ws/i, 'http'));
     const byRequest = this.requestRefusal(parsed);
     if (byRequest) return byRequest;
     const host = unbracket(parsed.hostname);

@@ -58,6 +58,7 @@ async function openWebSocket(policy: EgressPolicy, raw: string, options: Outboun
   });
   return new Promise<WebSocket>((resolve, reject) => {
     const onAbort = () => {
+      socket.on('error', () => undefined);
       socket.terminate();
       reject(options.signal?.reason instanceof Error ? options.signal.reason : new Error('aborted'));
     };
@@ -69,7 +70,12 @@ async function openWebSocket(policy: EgressPolicy, raw: string, options: Outboun
     };
     const onOpen = () => {
       settle();
+      // A provider may greet in the very packet that completes the upgrade (AssemblyAI's Begin): held until the
+      // caller, resumed by this resolve, has attached its listeners — its continuation runs before the next
+      // turn of the event loop.
+      socket.pause();
       resolve(socket);
+      setImmediate(() => socket.resume());
     };
     const onError = (error: Error) => {
       settle();
@@ -79,6 +85,8 @@ async function openWebSocket(policy: EgressPolicy, raw: string, options: Outboun
     // body is not read, only its status reported.
     const onRefused = (_request: unknown, response: { statusCode?: number; statusMessage?: string }) => {
       settle();
+      // Aborting a handshake emits 'error' on the next tick: heard here, or it would be thrown as uncaught.
+      socket.on('error', () => undefined);
       socket.terminate();
       reject(new UpstreamError(response.statusCode ?? 0, response.statusMessage ?? 'upgrade refused'));
     };

@@ -3,7 +3,7 @@
 // calls, stream deadlines and the agent-test runner listen; benches read each turn's latency
 // parts. (Webhooks do not: their events are written with the record's change, in the store.)
 import { EventEmitter } from 'node:events';
-import type { CallRecord } from './record.ts';
+import type { CallRecord, FallbackReason, ProviderKind } from './record.ts';
 
 /** One answered turn's latency parts in ms (null: not measured in that turn). */
 export interface TurnLatency {
@@ -27,6 +27,23 @@ export interface CallEventMap {
   turn: [{ orgId: string; callId: string; parts: TurnLatency }];
   /** An HTTP tool's request was answered or failed: request → response in ms. */
   tool: [{ orgId: string; callId: string; name: string; ms: number; ok: boolean }];
+  /** One of the agent's MCP servers could not be listed when the call started: its tools were left out. */
+  mcp_unreachable: [{ orgId: string; callId: string }];
+  /** A provider failed and the call moved to the next one of its kind (call/providers.ts). */
+  fallback: [
+    {
+      orgId: string;
+      callId: string;
+      change: {
+        kind: ProviderKind;
+        from: string;
+        to: string;
+        fromPosition: number;
+        toPosition: number;
+        reason: FallbackReason;
+      };
+    },
+  ];
 }
 
 export class CallEvents extends EventEmitter<CallEventMap> {}

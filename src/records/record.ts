@@ -66,6 +66,47 @@ export const LatencyStatsSchema = z.object({
 
 export const LATENCY_KEYS = ['e2e', 'asr', 'llm', 'llm_speakable', 'tts', 'tool'] as const;
 
+const PROVIDER_KINDS = ['stt', 'voice', 'llm'] as const;
+/** Why a call left a provider: it could not connect, missed its first-result deadline, or failed otherwise. */
+const FALLBACK_REASONS = ['connect', 'timeout', 'error'] as const;
+
+/** One provider a call used (docs/fallbacks.md): which turns it served, and its own stage latencies. */
+const ProviderUseSchema = z.object({
+  kind: z.enum(PROVIDER_KINDS),
+  name: z.string().describe('stt and voice: the engine; llm: the model'),
+  position: z
+    .int()
+    .describe("0: the agent's own; 1, 2, …: its fallback list in order; one past the list: the embedded last resort"),
+  switched_at: z
+    .number()
+    .nullable()
+    .describe("seconds from start_timestamp when the call moved to it; null for the agent's own"),
+  reason: z.enum(FALLBACK_REASONS).nullable().describe('why the provider before it was left; null for the first'),
+  first_turn: z
+    .int()
+    .nullable()
+    .describe('the first caller turn it served (0: before the caller first spoke); null: none'),
+  last_turn: z.int().nullable(),
+  asr: LatencyStatsSchema.optional(),
+  llm: LatencyStatsSchema.optional(),
+  llm_speakable: LatencyStatsSchema.optional(),
+  tts: LatencyStatsSchema.optional(),
+});
+
+/** The record's `latency`: each stage over the whole call, and the providers that served it. */
+const CallLatencySchema = z.object({
+  e2e: LatencyStatsSchema.optional(),
+  asr: LatencyStatsSchema.optional(),
+  llm: LatencyStatsSchema.optional(),
+  llm_speakable: LatencyStatsSchema.optional(),
+  tts: LatencyStatsSchema.optional(),
+  tool: LatencyStatsSchema.optional(),
+  providers: z
+    .array(ProviderUseSchema)
+    .optional()
+    .describe('each recogniser, voice and model the call used, in the order it used them (docs/fallbacks.md)'),
+});
+
 export const CallRecordSchema = z.object({
   call_id: z.string(),
   agent_id: z.string(),
@@ -97,7 +138,7 @@ export const CallRecordSchema = z.object({
     })
     .nullable(),
   opt_out_sensitive_data_storage: z.boolean(),
-  latency: z.partialRecord(z.enum(LATENCY_KEYS), LatencyStatsSchema).nullable(),
+  latency: CallLatencySchema.nullable(),
   /** The model's token counts summed over the call's requests that reported them; null when none did. */
   llm_token_usage: z
     .object({
@@ -119,6 +160,9 @@ export const CallRecordSchema = z.object({
 export type CallRecord = z.infer<typeof CallRecordSchema>;
 export type TranscriptMessage = z.infer<typeof TranscriptMessageSchema>;
 export type TranscriptItem = z.infer<typeof TranscriptItemSchema>;
+export type ProviderUse = z.infer<typeof ProviderUseSchema>;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+export type FallbackReason = (typeof FALLBACK_REASONS)[number];
 
 /** A new record as registration writes it: nothing has happened yet. */
 export function registeredRecord(fields: {

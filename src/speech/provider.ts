@@ -1,5 +1,6 @@
 // The embedded offline engines every call shares: Silero VAD, pocketsphinx (or an
-// OpenAI-compatible recogniser) and flite/espeak-ng (or an OpenAI-compatible voice).
+// OpenAI-compatible recogniser, or a streaming one: Deepgram, AssemblyAI) and flite/espeak-ng (or an
+// OpenAI-compatible or a streaming voice).
 // Engines are made once per distinct configuration and leased to calls; each call opens its own
 // stream. Idle engines beyond ENGINE_CACHE_BOUND per kind are closed, least recently used first.
 import { createHash } from 'node:crypto';
@@ -60,7 +61,9 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions): Spe
   const embeddedStts = new Set<SttEngine>();
   const ttss = new EngineCache<TtsEngine>(ENGINE_CACHE_BOUND);
   const tts = (config: AgentConfig['voice']) =>
-    ttss.lease(engineCacheKey(config), () => createTtsEngine(config, { dispatcher: options.dispatcher }));
+    ttss.lease(engineCacheKey(config), () =>
+      createTtsEngine(config, { dispatcher: options.dispatcher, openWebSocket: options.openWebSocket }),
+    );
   if (options.warm) {
     // Released at once: the warm engine stays cached (most recently used) for the first call.
     const warmup = tts(VoiceConfigSchema.parse({}));
@@ -72,12 +75,13 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions): Spe
     stt(config: AgentConfig['stt']) {
       // Phrases are per stream, not per engine: one engine serves every agent with these settings.
       const { phrases: _phrases, ...shared } = config;
-      if (shared.engine !== 'openai') {
-        const engine = createSttEngine(config, { dispatcher: options.dispatcher });
+      const factory = { dispatcher: options.dispatcher, openWebSocket: options.openWebSocket };
+      if (shared.engine === 'pocketsphinx' || shared.engine === 'moonshine') {
+        const engine = createSttEngine(config, factory);
         embeddedStts.add(engine);
         return { engine, release: () => undefined };
       }
-      return stts.lease(engineCacheKey(shared), () => createSttEngine(config, { dispatcher: options.dispatcher }));
+      return stts.lease(engineCacheKey(shared), () => createSttEngine(config, factory));
     },
     tts,
     async close() {

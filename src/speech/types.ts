@@ -1,7 +1,7 @@
 // The small interfaces the call engine uses to talk to speech engines. An embedded offline
 // engine and a self-hosted or cloud engine implement the same shapes, so an agent can pick
 // either per call. Audio inside the runtime is PCM16 mono; 16 kHz unless a stream says otherwise.
-import type { PcmChunk } from '../audio/pcm.ts';
+import type { MediaRate, PcmChunk } from '../audio/pcm.ts';
 import type { AgentConfig } from '../agents/schema.ts';
 
 export type { PcmChunk };
@@ -19,9 +19,21 @@ export interface SttResult {
   words?: WordTiming[];
 }
 
+/**
+ * The recogniser's own sense that the caller's turn is over (a streaming provider's endpointing or
+ * turn model): one more input to the call's end-of-turn policy, which weighs it with the pause and
+ * the words.
+ */
+export interface SttTurnEnd {
+  /** How sure the provider is, 0..1; null where it gives no figure (a silence-based endpoint). */
+  confidence: number | null;
+}
+
 export interface SttStreamEvents {
   partial?: (result: SttResult) => void;
   final?: (result: SttResult) => void;
+  /** The recogniser judged the turn over; follows the partial that carries the turn's words. */
+  endOfTurn?: (signal: SttTurnEnd) => void;
   /** The engine failed (e.g. STT_ENGINE_CRASHED); the stream is dead and the call should end. */
   error?: (err: Error & { code: string }) => void;
 }
@@ -46,6 +58,12 @@ export interface SttStream {
 
 export interface SttStreamOptions {
   sampleRate: number;
+  /**
+   * How the line carried the audio (pushed here decoded to PCM16): a recogniser that takes μ-law
+   * sends a μ-law line's audio as μ-law, byte for byte what came (G.711 decodes and re-encodes
+   * exactly). linear16 when absent.
+   */
+  lineEncoding?: 'mulaw' | 'linear16';
   language: string;
   /** Phrases that bias recognition; out-of-vocabulary speech still comes out as heard. */
   phrases?: string[];
@@ -70,10 +88,46 @@ export interface TtsSynthesisOptions {
   trimLeadIn?: boolean;
 }
 
+/** One utterance spoken by a streaming voice: its text goes in as it comes, its audio comes out as it is made. */
+export interface TtsUtteranceStream {
+  /** More of the utterance's text (as the voice should say it), as the model streams it. */
+  write(text: string): void;
+  /** No more text: the voice says what it holds, then the audio ends. */
+  end(): void;
+  /** Barge-in or hang-up: the voice drops what it still had to say; the audio ends at once. */
+  cancel(): void;
+  /**
+   * The audio at the session's rate, in order; read once. Ends after end() once all is said, or at
+   * cancel(); throws a coded SpeechError when the provider fails.
+   */
+  audio(): AsyncIterable<PcmChunk>;
+  /**
+   * The words the voice has timed so far (its spoken text), seconds from this utterance's first
+   * sample; null for a voice that does not time words.
+   */
+  readonly words: readonly WordTiming[] | null;
+}
+
+export interface TtsSessionOptions {
+  /** The line's rate: 8 kHz asks the provider for μ-law (a phone line's own coding), 16 kHz for PCM16. */
+  sampleRate: MediaRate;
+}
+
+/**
+ * One call's voice over one provider connection: opened when the call first speaks, reused by every
+ * utterance of the call, closed with it. Utterances are spoken one after another.
+ */
+export interface TtsSession {
+  utterance(): TtsUtteranceStream;
+  close(): Promise<void>;
+}
+
 export interface TtsEngine {
   readonly name: string;
   /** Text chunk in, PCM out as soon as it exists; stops promptly when the signal aborts. */
   synthesize(text: string, options: TtsSynthesisOptions): AsyncIterable<PcmChunk>;
+  /** A streaming voice's per-call session; a call uses it instead of synthesize() when present. */
+  openSession?(options: TtsSessionOptions): TtsSession;
   /** Release processes and connections the engine keeps warm. */
   close(): Promise<void>;
 }

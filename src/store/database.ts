@@ -284,6 +284,23 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE calls ADD COLUMN owner_epoch TEXT;
     `,
   },
+  {
+    version: 21,
+    name: 'provider credentials',
+    // The credential is a JSON document (the API's shape, its api_key sealed); a name is the organization's once.
+    sql: `
+      CREATE TABLE provider_credentials (
+        credential_id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        credential TEXT NOT NULL,
+        UNIQUE (org_id, name)
+      ) STRICT;
+      CREATE INDEX provider_credentials_by_org ON provider_credentials (org_id, created_at, credential_id);
+    `,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

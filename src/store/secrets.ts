@@ -3,6 +3,7 @@
 // once, so a node given the wrong SECRETS_KEY stops at start with SecretKeyError, not at a call.
 import { AGENT_TEST_SECRETS } from '../agent-tests/schema.ts';
 import { AGENT_SECRETS } from '../agents/schema.ts';
+import { CREDENTIAL_SECRETS } from '../credentials/schema.ts';
 import type { SecretFields } from '../secrets/fields.ts';
 import type { SecretBox } from '../secrets/sealed.ts';
 
@@ -10,6 +11,7 @@ import type { SecretBox } from '../secrets/sealed.ts';
 export const SECRET_DOCUMENTS: readonly { table: string; column: string; fields: SecretFields }[] = [
   { table: 'agent_versions', column: 'config', fields: AGENT_SECRETS },
   { table: 'agent_tests', column: 'test', fields: AGENT_TEST_SECRETS },
+  { table: 'provider_credentials', column: 'credential', fields: CREDENTIAL_SECRETS },
 ];
 
 /**

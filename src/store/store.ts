@@ -11,6 +11,7 @@ import { SqliteCreditRepository } from './credits.ts';
 import { openDatabase, type Db } from './database.ts';
 import { SqliteIdempotencyStore } from './idempotency.ts';
 import { SqliteNodeLeases } from './nodes.ts';
+import { SqliteProviderCredentialRepository } from './provider-credentials.ts';
 import { SqliteRateWindowStore, type RateWindowStore } from './rate-windows.ts';
 import { SqliteWebCallTokens } from './web-tokens.ts';
 import { SqliteWebhookRepository } from './webhooks.ts';
@@ -23,6 +24,7 @@ import type { CallRepository } from '../records/repository.ts';
 import type { WebCallTokenRepository } from '../records/web-tokens.ts';
 import type { CampaignRepository } from '../campaigns/repository.ts';
 import type { CarrierCallRepository } from '../carriers/carrier-calls.ts';
+import type { ProviderCredentialRepository } from '../credentials/repository.ts';
 import type { WebhookRepository } from '../webhooks/repository.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import { promised } from './promised.ts';
@@ -64,6 +66,7 @@ export interface Store {
   credits: CreditRepository;
   idempotency: IdempotencyStore;
   nodes: NodeLeases;
+  providerCredentials: ProviderCredentialRepository;
   rateWindows: RateWindowStore;
   webCallTokens: WebCallTokenRepository;
   webhooks: WebhookRepository;
@@ -119,6 +122,7 @@ export function openStore(
     credits: promised(new SqliteCreditRepository(db)),
     idempotency: promised(new SqliteIdempotencyStore(db)),
     nodes: promised(new SqliteNodeLeases(db)),
+    providerCredentials: promised(new SqliteProviderCredentialRepository(db, box)),
     rateWindows: promised(new SqliteRateWindowStore(db)),
     webCallTokens: promised(new SqliteWebCallTokens(db)),
     sealStoredSecrets: async () => sealSqliteSecrets(db, box),

@@ -1,14 +1,18 @@
-// Runs an agent's HTTP (API) tools for the model. Every failure — invalid arguments, timeout,
-// refused connection, a 4xx/5xx answer — becomes an unsuccessful result the model is told
-// about, so the call goes on. Built-in tools that act on the call (press_digits) are validated and
-// reported here, done by the call; end_call and transfer_call are the session's, never run here.
+// Runs an agent's HTTP (API) tools and its MCP servers' tools (mcp/) for the model. Every failure —
+// invalid arguments, timeout, refused connection, a 4xx/5xx answer, an MCP tool's error — becomes an
+// unsuccessful result the model is told about, so the call goes on. Built-in tools that act on the
+// call (press_digits) are validated and reported here, done by the call; end_call and transfer_call
+// are the session's, never run here.
 import { AGENT_DEFAULTS, type AgentTool, type ApiTool } from '../agents/schema.ts';
 import type { ChatTool, ToolCallRequest } from '../llm/types.ts';
 import { cutUtf8, readBodyCapped, sendRequest, type Dispatcher, type HttpResponse } from '../net/http.ts';
 import { errorBodyMessage } from '../net/upstream-error.ts';
 import { Watchdog } from '../net/watchdog.ts';
 import { realTimers, type Timers } from '../timers.ts';
-import { toolDefinitions } from './definitions.ts';
+import { ownTools, toolDefinitions, type CallableTool } from './definitions.ts';
+import type { McpCallTools, McpOfferedTool } from './mcp/call-tools.ts';
+import { mcpFailureOf } from './mcp/connection.ts';
+import { mcpResultText } from './mcp/result.ts';
 import { roundSeconds, type ToolCallInvocationItem, type ToolCallResultItem } from './transcript.ts';
 import { compileArgumentsValidator, type ArgumentsCheck, type ArgumentsValidator } from './validate.ts';
 
@@ -19,7 +23,15 @@ export const TOOL_DEFAULTS = {
   maxContentBytes: 16 * 1024,
 } as const;
 
-export type ToolFailure = 'invalid_arguments' | 'timeout' | 'network' | 'http_status' | 'aborted' | 'not_done';
+export type ToolFailure =
+  | 'invalid_arguments'
+  | 'timeout'
+  | 'network'
+  | 'http_status'
+  /** An MCP tool answered with an error (isError, or a JSON-RPC error). */
+  | 'tool_error'
+  | 'aborted'
+  | 'not_done';
 
 export interface ToolRun {
   invocation: ToolCallInvocationItem;
@@ -40,6 +52,8 @@ export interface ToolExecutorOptions {
   /** The service's egress-guarded pool (net/http.ts OutboundHttp). */
   dispatcher: Dispatcher;
   maxResponseBytes?: number;
+  /** The MCP tools of the call, listed when it started: offered beside the agent's own. */
+  mcp?: McpCallTools | undefined;
 }
 
 function queryUrl(base: string, args: Record<string, unknown>): string {
@@ -55,16 +69,26 @@ function queryUrl(base: string, args: Record<string, unknown>): string {
 export class ToolExecutor {
   /** The `tools` the model sees. */
   readonly definitions: ChatTool[];
-  private readonly byName = new Map<string, AgentTool>();
+  private readonly byName = new Map<string, CallableTool>();
   private readonly validators = new Map<string, ArgumentsValidator>();
-  private readonly o: Required<ToolExecutorOptions>;
+  private readonly mcp: McpCallTools | undefined;
+  private readonly o: Required<Omit<ToolExecutorOptions, 'mcp'>>;
 
+  /** `tools`: the agent's; its MCP servers' tools are those `options.mcp` offers. */
   constructor(tools: readonly AgentTool[], options: ToolExecutorOptions) {
-    this.definitions = toolDefinitions(tools);
-    for (const tool of tools) this.byName.set(tool.name, tool);
+    const callable: CallableTool[] = [...ownTools(tools), ...(options.mcp?.offered ?? [])];
+    this.definitions = toolDefinitions(callable);
+    for (const tool of callable) this.byName.set(tool.name, tool);
     this.definitions.forEach((d) =>
-      this.validators.set(d.function.name, compileArgumentsValidator(d.function.parameters)),
+      this.validators.set(
+        d.function.name,
+        compileArgumentsValidator(
+          d.function.parameters,
+          this.byName.get(d.function.name)?.type === 'mcp' ? 'objects' : 'refuse',
+        ),
+      ),
     );
+    this.mcp = options.mcp;
     this.o = {
       clock: options.clock,
       now: options.now ?? Date.now,
@@ -79,7 +103,7 @@ export class ToolExecutor {
     return roundSeconds(this.o.clock());
   }
 
-  find(name: string): AgentTool | undefined {
+  find(name: string): CallableTool | undefined {
     return this.byName.get(name);
   }
 
@@ -88,7 +112,10 @@ export class ToolExecutor {
     return validator ? validator(argumentsText) : { ok: false, error: `unknown tool ${name}` };
   }
 
-  /** Validates and runs one API tool call. Never throws. `invoked`: its invocation item, the moment it starts. */
+  /**
+   * Validates and runs one call of an API or MCP tool. Never throws. `invoked`: its invocation item, the moment it
+   * starts.
+   */
   async run(
     call: ToolCallRequest,
     signal?: AbortSignal,
@@ -96,13 +123,14 @@ export class ToolExecutor {
   ): Promise<ToolRun> {
     const invocation = this.invoke(call, invoked);
     const tool = this.byName.get(call.name);
-    if (!tool || tool.type !== 'api') {
+    if (!tool || (tool.type !== 'api' && tool.type !== 'mcp')) {
       return this.finish(invocation, `Tool ${call.name} is not an HTTP tool of this agent.`, 'invalid_arguments', null);
     }
     const check = this.validate(call.name, call.arguments);
     if (!check.ok) {
       return this.finish(invocation, `Invalid arguments for ${call.name}: ${check.error}`, 'invalid_arguments', null);
     }
+    if (tool.type === 'mcp') return this.callMcp(tool, check.args, invocation, signal);
     return this.send(tool, check.args, invocation, signal);
   }
 
@@ -182,6 +210,49 @@ export class ToolExecutor {
     } finally {
       deadline.close();
       if (res && !res.body.destroyed) res.body.destroy();
+    }
+  }
+
+  /** One tools/call under the server's timeout and the turn's `signal`, told to the model as an HTTP tool's answer. */
+  private async callMcp(
+    tool: McpOfferedTool,
+    args: Record<string, unknown>,
+    invocation: ToolCallInvocationItem,
+    signal?: AbortSignal,
+  ): Promise<ToolRun> {
+    const sentAt = this.o.now();
+    const seconds = Math.min(tool.server.timeout, AGENT_DEFAULTS.toolTimeoutMaxSeconds);
+    const deadline = new Watchdog(this.o.timers, signal);
+    deadline.arm(seconds * 1000);
+    try {
+      if (!this.mcp) throw new Error('no MCP tools on this call');
+      const result = await this.mcp.call(tool, args, deadline.signal);
+      const latency = this.o.now() - sentAt;
+      const content = mcpResultText(result, TOOL_DEFAULTS.maxContentBytes);
+      if (!result.isError) return this.finish(invocation, content, null, latency);
+      return this.finish(
+        invocation,
+        content,
+        'tool_error',
+        latency,
+        `Tool ${tool.name} failed: ${content.slice(0, 300)}`,
+      );
+    } catch (err) {
+      const latency = this.o.now() - sentAt;
+      const { failure, message } = mcpFailureOf(err);
+      // The client reports any abort as a request timeout: whose it was is read from the signals.
+      const timedOut = `Tool ${tool.name} timed out after ${seconds} s.`;
+      if (deadline.expired) return this.finish(invocation, timedOut, 'timeout', latency);
+      if (signal?.aborted) return this.finish(invocation, `Tool ${tool.name} was cancelled.`, 'aborted', latency);
+      if (failure === 'timeout') return this.finish(invocation, timedOut, 'timeout', latency);
+      if (failure === 'tool_error' && message !== null) {
+        const said = cutUtf8(Buffer.from(message, 'utf8'), TOOL_DEFAULTS.maxContentBytes);
+        return this.finish(invocation, said, 'tool_error', latency, `Tool ${tool.name} failed: ${said.slice(0, 300)}`);
+      }
+      // As for an HTTP tool: never the socket's error or the egress policy's reason.
+      return this.finish(invocation, `Tool ${tool.name} could not be reached.`, 'network', latency);
+    } finally {
+      deadline.close();
     }
   }
 

@@ -1,7 +1,7 @@
 // Checks a tool call's arguments against the tool's OpenAPI 3.0 object schema. Ajv knows
 // `nullable`; other OpenAPI-only keywords (example, format names like int32, x-*) are ignored
 // rather than rejected, since they say nothing about validity here.
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 
 const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false, logger: false });
 
@@ -9,13 +9,21 @@ export type ArgumentsCheck = { ok: true; args: Record<string, unknown> } | { ok:
 
 export type ArgumentsValidator = (argumentsText: string) => ArgumentsCheck;
 
-export function compileArgumentsValidator(parameters: Record<string, unknown>): ArgumentsValidator {
-  let validate: ValidateFunction;
+/**
+ * `uncompiled`: what a schema that cannot be compiled means — every call refused (an agent's own tool: its author
+ * fixes it), or only JSON objects checked (an MCP server's: the server checks its own arguments).
+ */
+export function compileArgumentsValidator(
+  parameters: Record<string, unknown>,
+  uncompiled: 'refuse' | 'objects' = 'refuse',
+): ArgumentsValidator {
+  let validate: ((value: unknown) => boolean) & { errors?: ErrorObject[] | null | undefined };
   try {
     validate = ajv.compile(parameters);
   } catch (err) {
     const reason = `the tool's parameters schema is invalid: ${err instanceof Error ? err.message : String(err)}`;
-    return () => ({ ok: false, error: reason });
+    if (uncompiled === 'refuse') return () => ({ ok: false, error: reason });
+    validate = () => true;
   }
   return (text) => {
     let value: unknown;

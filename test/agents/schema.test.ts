@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { AgentConfigSchema, MOONSHINE_MODELS } from '../../src/agents/schema.ts';
+import {
+  AGENT_SECRETS,
+  AGENT_URL_FIELDS,
+  AgentConfigSchema,
+  MAX_FALLBACKS,
+  MOONSHINE_MODELS,
+} from '../../src/agents/schema.ts';
 import { MOONSHINE_SIZE_NAMES } from '../../src/speech/stt/moonshine/recogniser.ts';
 
 const minimal = { agent_name: 'Front desk', llm: { base_url: 'http://127.0.0.1:9/v1', model: 'demo' } };
@@ -80,5 +86,81 @@ describe('agent configuration', () => {
     ).toBe('whisper-1');
     // The schema names the models the recogniser has (it does not import the speech room).
     expect([...MOONSHINE_MODELS]).toEqual(MOONSHINE_SIZE_NAMES);
+  });
+});
+
+describe('fallback lists', () => {
+  it('take whole configs of their section, defaults filled as for the section itself', () => {
+    const agent = AgentConfigSchema.parse({
+      ...minimal,
+      llm: { ...minimal.llm, fallback: [{ base_url: 'http://127.0.0.1:8/v1', model: 'backup' }] },
+      stt: { engine: 'openai', base_url: 'http://127.0.0.1:7/v1', fallback: [{}, { engine: 'pocketsphinx' }] },
+      voice: { engine: 'openai', base_url: 'http://127.0.0.1:6/v1', fallback: [{ engine: 'espeak' }] },
+    });
+    expect(agent.llm.fallback).toEqual([
+      { base_url: 'http://127.0.0.1:8/v1', model: 'backup', temperature: 1, stream: true },
+    ]);
+    expect(agent.stt.fallback).toEqual([
+      { engine: 'moonshine', language: 'en-US' },
+      { engine: 'pocketsphinx', language: 'en-US' },
+    ]);
+    expect(agent.voice.fallback).toEqual([{ engine: 'espeak', voice_id: 'slt', speed: 1 }]);
+  });
+
+  it('refuse a fallback of a fallback, an empty list, more than the limit, and an entry its section would refuse', () => {
+    const issues = (fields: Record<string, unknown>) => {
+      const parsed = AgentConfigSchema.safeParse({ ...minimal, ...fields });
+      return parsed.success ? [] : parsed.error.issues.map((i) => i.path.join('.'));
+    };
+    expect(issues({ stt: { fallback: [{ fallback: [{}] }] } })).toEqual(['stt.fallback.0']);
+    expect(issues({ voice: { fallback: [] } })).toEqual(['voice.fallback']);
+    expect(issues({ voice: { fallback: Array.from({ length: MAX_FALLBACKS + 1 }, () => ({})) } })).toEqual([
+      'voice.fallback',
+    ]);
+    expect(issues({ stt: { fallback: [{ engine: 'moonshine', model: 'huge' }] } })).toEqual(['stt.fallback.0.model']);
+    expect(issues({ llm: { ...minimal.llm, fallback: [{ model: 'no-url' }] } })).toEqual(['llm.fallback.0.base_url']);
+  });
+
+  it('keep their keys write-only and their addresses under the egress check, as the section’s own', () => {
+    const paths = (list: readonly (readonly string[])[]) => list.map((p) => p.join('.'));
+    expect(paths(AGENT_SECRETS.paths)).toEqual(
+      expect.arrayContaining(['llm.fallback.*.api_key', 'stt.fallback.*.api_key', 'voice.fallback.*.api_key']),
+    );
+    expect(paths(AGENT_URL_FIELDS)).toEqual(
+      expect.arrayContaining(['llm.fallback.*.base_url', 'stt.fallback.*.base_url', 'voice.fallback.*.base_url']),
+    );
+  });
+});
+
+describe('llm.engine', () => {
+  const realtime = { engine: 'openai-realtime', base_url: 'wss://api.openai.com/v1/realtime', model: 'gpt-realtime' };
+
+  it('a speech-to-speech model takes a ws(s) address and a chat-completions model an http(s) one, never the other way round', () => {
+    const agent = AgentConfigSchema.parse({ ...minimal, llm: { ...realtime, voice: 'marin' } });
+    expect(agent.llm).toMatchObject({ engine: 'openai-realtime', voice: 'marin' });
+    expect(
+      AgentConfigSchema.safeParse({ ...minimal, llm: { ...realtime, base_url: 'ws://127.0.0.1:9000/v1/realtime' } })
+        .success,
+    ).toBe(true);
+    expect(
+      AgentConfigSchema.safeParse({ ...minimal, llm: { ...realtime, base_url: 'https://api.openai.com/v1' } }).success,
+    ).toBe(false);
+    expect(
+      AgentConfigSchema.safeParse({ ...minimal, llm: { ...minimal.llm, base_url: 'wss://api.openai.com/v1' } }).success,
+    ).toBe(false);
+    const gemini = {
+      engine: 'gemini-live',
+      base_url:
+        'wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent',
+      model: 'gemini-live-2.5-flash-preview',
+    };
+    expect(AgentConfigSchema.safeParse({ ...minimal, llm: gemini }).success).toBe(true);
+    expect(
+      AgentConfigSchema.safeParse({
+        ...minimal,
+        llm: { ...gemini, base_url: 'https://generativelanguage.googleapis.com/v1beta' },
+      }).success,
+    ).toBe(false);
+    expect(AgentConfigSchema.safeParse({ ...minimal, llm: { ...realtime, engine: 'gemini-pro' } }).success).toBe(false);
   });
 });

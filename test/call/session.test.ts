@@ -529,6 +529,47 @@ describe('CallSession', () => {
       expect(r.message).toBe('An answering machine answered (found by its long greeting); no message was left.');
     });
 
+    it("decides on the VAD's clock: a greeting with a short breath is no person's hello, however far the VAD runs behind the line", async () => {
+      /** A VAD taking two frames' time over each frame, as on a loaded machine: it falls ever further behind. */
+      class SlowVad extends EnergyVad {
+        timers: ManualTimers | null = null;
+        override async push(samples: Int16Array) {
+          const events = await super.push(samples);
+          await new Promise<void>((resolve) => this.timers!.setTimeout(resolve, 30));
+          return events;
+        }
+      }
+      const vad = new SlowVad(16000);
+      const s = setup({ agent: { begin_message: '' }, voicemail: LEAVE, vad, heard: ['Hi, this is Sam.', 'Sam.'] });
+      vad.timers = s.timers;
+      await s.session.start();
+      // 1 s of greeting, a 0.5 s breath, 2 s more, then the beep. The VAD reports the breath 1.7 s after the greeting
+      // began, by the line's clock, and the greeting going on only 2.1 s later: a detector that measured the silence
+      // by the line's clock took it for a person who said hello and waited.
+      await s.feed(300, 0);
+      await s.feed(1000, SPEECH);
+      await s.feed(500, 0);
+      await s.feed(2000, SPEECH);
+      await s.feed(400, 0);
+      for (let n = 0; n < 25; n++) {
+        s.timers.advance(20);
+        s.transport.handlers.audio(beepFrame(n, 16000));
+        await settle();
+      }
+      const beepEnd = 0.3 + 1 + 0.5 + 2 + 0.4 + 0.5;
+      await s.feed(6000, 0);
+      await s.wait(3000);
+      const r = s.result()!;
+      expect(r.reason).toBe('voicemail_reached');
+      expect(r.message).toBe(
+        'An answering machine answered (found by its long greeting); the voicemail message was left.',
+      );
+      const message = r.transcript.at(-1)!;
+      expect(message.content).toBe(LEAVE.message);
+      // Left once the VAD had judged the beep: late by its lag, never before the beep ended.
+      expect(message.start_at).toBeGreaterThanOrEqual(beepEnd);
+    });
+
     it('talks to a person who says hello exactly as without detection: the same reply at the same moment', async () => {
       const run = async (voicemail: typeof LEAVE | undefined) => {
         const s = setup({

@@ -129,7 +129,8 @@ describe('secrets', () => {
     const testSchema = JSON.stringify(
       doc.paths['/v2/agents/{agent_id}/tests']!.post!.requestBody!.content['application/json']!.schema,
     );
-    expect(agentSchema.match(/"writeOnly":true/g)).toHaveLength(4);
+    // llm, stt and voice api_key, each again in its section's fallback entries, and the API and MCP tools' headers.
+    expect(agentSchema.match(/"writeOnly":true/g)).toHaveLength(8);
     expect(testSchema.match(/"writeOnly":true/g)).toHaveLength(2);
   });
 

@@ -40,6 +40,23 @@ describe('openWebSocket', () => {
     expect(upgrades).toBe(0);
   });
 
+  it('keeps a message sent with the upgrade for the listener attached once the socket is given', async () => {
+    server = createServer();
+    const sockets = new WebSocketServer({ noServer: true });
+    server.on('upgrade', (request, socket, head) =>
+      sockets.handleUpgrade(request, socket, head, (ws) => ws.send('Begin')),
+    );
+    await new Promise<void>((done) => server!.listen(0, '127.0.0.1', done));
+    const port = (server.address() as AddressInfo).port;
+    const open = webSocketOpener(EgressPolicy.fromEnv(`127.0.0.1:${port}`));
+    for (let i = 0; i < 5; i++) {
+      const socket = await open(`ws://127.0.0.1:${port}/`);
+      const first = await new Promise<string>((done) => socket.once('message', (data) => done(String(data))));
+      expect(first).toBe('Begin');
+      socket.close();
+    }
+  });
+
   it('refuses a URL that is not ws or wss', async () => {
     const open = webSocketOpener(EgressPolicy.fromEnv('127.0.0.1:1'));
     await expect(open('http://127.0.0.1:1/')).rejects.toMatchObject({ code: 'EGRESS_REFUSED' });

@@ -23,11 +23,14 @@ describe('write-only secret fields', () => {
     expect(new SecretFields(schema).paths).toEqual([['key'], ['items', '*', 'headers'], ['nested', 'deep', 'token']]);
   });
 
-  it("marks every secret an agent or an agent test takes: model, voice and recogniser keys, tool headers, the caller's and judge's keys", () => {
+  it("marks every secret an agent or an agent test takes: model, voice and recogniser keys (and their fallbacks'), HTTP and MCP tools' headers, the caller's and judge's keys", () => {
     expect(AGENT_SECRETS.paths).toEqual([
       ['llm', 'api_key'],
+      ['llm', 'fallback', '*', 'api_key'],
       ['voice', 'api_key'],
+      ['voice', 'fallback', '*', 'api_key'],
       ['stt', 'api_key'],
+      ['stt', 'fallback', '*', 'api_key'],
       ['tools', '*', 'headers'],
     ]);
     expect(AGENT_TEST_SECRETS.paths).toEqual([

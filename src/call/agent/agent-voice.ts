@@ -6,12 +6,14 @@ import { dtmfTones } from '../../audio/dtmf.ts';
 import { Framer } from '../../audio/framer.ts';
 import { INTERNAL_SAMPLE_RATE } from '../../audio/pcm.ts';
 import { spokenTextFor } from '../../speech/tts/spoken-text.ts';
-import type { TtsEngine } from '../../speech/types.ts';
+import type { TtsEngine, TtsSession, TtsUtteranceStream } from '../../speech/types.ts';
 import type { Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
+import type { VoiceChoice } from '../provider-chains.ts';
+import { FALLBACK_DEFAULTS, ProviderChain, providerDeadline, type FallbackReason } from '../providers.ts';
 import type { CallTransport } from '../transport.ts';
 import { OutboundPacer, type PacerListener, type PacerWakeups } from './pacer.ts';
-import { Utterance, utteranceMark } from './utterance.ts';
+import { Utterance, utteranceMark, type VoiceTiming } from './utterance.ts';
 
 export interface AgentVoiceEvents {
   /** A new utterance was queued: the agent takes the floor. */
@@ -41,13 +43,13 @@ export interface AgentVoiceOptions {
   transport: CallTransport;
   /** Rate of the frames out: the line's. */
   rate: number;
-  tts: TtsEngine;
-  voiceId: string;
-  speed: number;
   /**
-   * Each piece's text as the voice should say it (numbers, dates, an agent's pronunciations); as written when absent.
+   * The agent's voices in order (provider-chains.ts): the one serving says each piece; when it fails, the next says
+   * the piece again and every piece after it.
    */
-  spoken?: ((text: string) => string) | undefined;
+  voices: ProviderChain<VoiceChoice>;
+  /** A voice with another after it that gives no audio this long after being asked has failed (providers.ts). */
+  firstAudioDeadlineMs?: number | undefined;
   timers: Timers;
   clock: CallClock;
   /** Shared by the calls on this event loop, so the inbound path can send frames that fell due. */
@@ -68,6 +70,12 @@ export class AgentVoice {
   /** All audio of every utterance begun so far is queued: a new one's audio follows it, never interleaves. */
   private lastQueued: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** Each voice's text for speech (numbers, dates, its pronunciations), made once. */
+  private readonly spokenBy = new Map<VoiceChoice, (text: string) => string>();
+  /** Each streaming voice's session for this line, opened at its first words (null: the voice has none). */
+  private readonly sessions = new Map<VoiceChoice, TtsSession | null>();
+  /** Utterances a speech-to-speech model streams its audio into, with their framer and their one piece. */
+  private readonly streams = new WeakMap<Utterance, { framer: Framer; piece: { text: string; audioMs: number } }>();
 
   constructor(private readonly o: AgentVoiceOptions) {
     const voice = this;
@@ -108,6 +116,12 @@ export class AgentVoice {
   /** Synthesizes one more piece of `u`'s text after the pieces before it, straight into the pacer. */
   say(u: Utterance, text: string): void {
     u.text = u.text ? `${u.text} ${text}` : text;
+    const voice = this.o.voices.current;
+    const session = this.voiceSession(voice);
+    if (session) {
+      this.stream(u, voice, session, text);
+      return;
+    }
     u.synthesis = u.synthesis.then(() => this.synthesize(u, text));
   }
 
@@ -116,6 +130,13 @@ export class AgentVoice {
     if (u.closed) return;
     u.closed = true;
     if (this.open === u) this.open = null;
+    u.voice?.end();
+    const stream = this.streams.get(u);
+    if (stream)
+      u.synthesis = u.synthesis.then(() => {
+        const last = stream.framer.flush();
+        if (last && !u.interrupted && !this.stopped) this.queueFrame(u, last);
+      });
     void u.synthesis.then(() => {
       u.audioQueued();
       if (u.interrupted) return;
@@ -125,6 +146,36 @@ export class AgentVoice {
       }
       this.pacer.enqueueMark(utteranceMark.end(u.id));
     });
+  }
+
+  /**
+   * A speech-to-speech model's audio for `u`, at the line's rate, played after what `u` queued before; its words come
+   * apart (streamWords), and the words heard of it are estimated from the audio each piece of text came with.
+   */
+  streamAudio(u: Utterance, samples: Int16Array): void {
+    const stream = this.streamOf(u);
+    u.synthesis = u.synthesis.then(() => {
+      if (u.interrupted || this.stopped) return;
+      for (const frame of stream.framer.push(samples)) this.queueFrame(u, frame);
+      stream.piece.audioMs += (samples.length / this.o.rate) * 1000;
+    });
+  }
+
+  /** The words a speech-to-speech model says in `u`, as its transcript streams (deltas keep their own spaces). */
+  streamWords(u: Utterance, delta: string): void {
+    const stream = this.streamOf(u);
+    stream.piece.text += delta;
+    u.text = stream.piece.text.trim();
+  }
+
+  private streamOf(u: Utterance): { framer: Framer; piece: { text: string; audioMs: number } } {
+    let stream = this.streams.get(u);
+    if (!stream) {
+      stream = { framer: Framer.forRate(this.o.rate), piece: { text: '', audioMs: 0 } };
+      this.streams.set(u, stream);
+      u.pieces.push(stream.piece);
+    }
+    return stream;
   }
 
   /** Words said in one go (greeting, reminder, apology). */
@@ -178,6 +229,7 @@ export class AgentVoice {
     this.stopped = true;
     this.cutAll(this.o.timers.now());
     this.pacer.stop();
+    for (const session of this.sessions.values()) void session?.close();
   }
 
   /** Resolves once everything queued has played, or after `timeoutMs`. */
@@ -208,38 +260,203 @@ export class AgentVoice {
     this.o.events.started(u, now);
   }
 
+  /**
+   * Says one piece of `u` with the voice serving. A voice that fails on it (no connection, no first audio by the
+   * deadline while another voice is left, an error mid-piece) hands the call to the next voice, which says the piece
+   * again from its start: the pieces before it were already queued and stay as they were.
+   */
   private async synthesize(u: Utterance, text: string): Promise<void> {
-    if (u.interrupted || this.stopped) return;
-    const signal = this.o.replySignal();
+    for (;;) {
+      if (u.interrupted || this.stopped) return;
+      const voice = this.o.voices.current;
+      const result = await this.synthesizeWith(voice, u, text);
+      if (result === 'done') return;
+      if (this.o.voices.fail(result.reason, voice)) continue;
+      this.o.events.failed(result.error);
+      return;
+    }
+  }
+
+  private async synthesizeWith(
+    voice: VoiceChoice,
+    u: Utterance,
+    text: string,
+  ): Promise<'done' | { reason: FallbackReason; error: unknown }> {
+    const replySignal = this.o.replySignal();
     const requested = this.o.timers.now();
     let first = true;
     let samples = 0;
     const framer = Framer.forRate(this.o.rate);
+    // The first-audio deadline (only while another voice is left) stops the synthesis through its own signal, so the
+    // voice ends quietly.
+    const deadline = new AbortController();
+    const hasDeadline = this.o.voices.hasNext;
+    const signal = !hasDeadline
+      ? replySignal
+      : replySignal
+        ? AbortSignal.any([replySignal, deadline.signal])
+        : deadline.signal;
+    const timer = hasDeadline
+      ? providerDeadline(this.o.timers, this.o.firstAudioDeadlineMs ?? FALLBACK_DEFAULTS.voiceFirstAudioMs, () =>
+          deadline.abort(),
+        )
+      : null;
+    const missed = (): { reason: FallbackReason; error: Error } => ({
+      reason: 'timeout',
+      error: new Error(`the ${voice.config.engine} voice gave no audio in time`),
+    });
     try {
-      for await (const chunk of this.o.tts.synthesize(this.o.spoken ? this.o.spoken(text) : text, {
+      let engine: TtsEngine;
+      try {
+        engine = voice.engine();
+      } catch (error) {
+        return { reason: 'connect', error };
+      }
+      for await (const chunk of engine.synthesize(this.spokenText(voice, text), {
         sampleRate: this.o.rate,
-        voiceId: this.o.voiceId,
-        speed: this.o.speed,
+        voiceId: voice.config.voice_id,
+        speed: voice.config.speed,
         // The first piece of an utterance follows a pause: its silent lead-in would only delay the voice.
         trimLeadIn: u.pieces.length === 0,
         ...(signal ? { signal } : {}),
       })) {
-        if (u.interrupted || this.stopped) return;
+        if (u.interrupted || this.stopped || replySignal?.aborted) return 'done';
+        if (deadline.signal.aborted) return missed();
         if (first) {
+          timer?.clear();
           this.o.events.firstAudio(this.o.timers.now() - requested);
           first = false;
         }
         samples += chunk.samples.length;
         for (const frame of framer.push(chunk.samples)) this.queueFrame(u, frame);
       }
+      if (deadline.signal.aborted && first && !u.interrupted && !replySignal?.aborted && !this.stopped) return missed();
       const last = framer.flush();
       if (last && !u.interrupted) this.queueFrame(u, last);
     } catch (error) {
-      if (u.interrupted || signal?.aborted || this.stopped) return;
-      this.o.events.failed(error);
-      return;
+      if (u.interrupted || replySignal?.aborted || this.stopped) return 'done';
+      if (deadline.signal.aborted && first) return missed();
+      // Nothing came: the voice could not be reached; audio then an error: it broke off.
+      return { reason: first ? 'connect' : 'error', error };
+    } finally {
+      timer?.clear();
     }
     u.pieces.push({ text, audioMs: (samples / this.o.rate) * 1000 });
+    return 'done';
+  }
+
+  private spokenText(voice: VoiceChoice, text: string): string {
+    let spoken = this.spokenBy.get(voice);
+    if (!spoken) this.spokenBy.set(voice, (spoken = spokenTextFor(voice.config) ?? ((t: string) => t)));
+    return spoken(text);
+  }
+
+  /** The voice's session on this line, when it is a streaming voice (one connection for the call). */
+  private voiceSession(voice: VoiceChoice): TtsSession | null {
+    let session = this.sessions.get(voice);
+    if (session !== undefined) return session;
+    const rate = this.o.rate;
+    let engine: TtsEngine;
+    try {
+      engine = voice.engine();
+    } catch {
+      // Not made: the piece goes the synthesize way, which reports the failure and hands over.
+      return null;
+    }
+    session = engine.openSession && (rate === 8000 || rate === 16000) ? engine.openSession({ sampleRate: rate }) : null;
+    this.sessions.set(voice, session);
+    return session;
+  }
+
+  /**
+   * One more piece of `u`'s text to the streaming voice, at once (the voice holds it until the utterance
+   * before has all its audio); the first piece also starts playing `u`'s audio after that utterance's.
+   */
+  private stream(u: Utterance, voice: VoiceChoice, session: TtsSession, text: string): void {
+    if (u.interrupted || this.stopped) return;
+    const spoken = this.spokenText(voice, text);
+    if (!u.voice || !u.voiceTiming) {
+      const stream = session.utterance();
+      const timing: VoiceTiming = { pieces: [], words: () => stream.words, audioMs: 0 };
+      u.voice = stream;
+      u.voiceTiming = timing;
+      u.synthesis = u.synthesis.then(() => this.playVoice(u, voice, stream, timing));
+    }
+    u.voiceTiming.pieces.push({ text, spoken });
+    u.voice.write(spoken);
+  }
+
+  /**
+   * A streaming voice's audio of `u`, straight into the pacer. A voice that fails on it (an error, a dropped
+   * connection, no first audio by the deadline while another voice is left) hands the call to the next voice, which
+   * says the utterance's pieces again from their start.
+   */
+  private async playVoice(u: Utterance, voice: VoiceChoice, stream: TtsUtteranceStream, timing: VoiceTiming) {
+    const result = await this.playStream(u, stream, timing);
+    if (result === 'done') return;
+    if (u.voice === stream) {
+      u.voice = null;
+      u.voiceTiming = null;
+    }
+    if (!this.o.voices.fail(result.reason, voice)) {
+      this.o.events.failed(result.error);
+      return;
+    }
+    for (const piece of timing.pieces) await this.synthesize(u, piece.text);
+  }
+
+  private async playStream(
+    u: Utterance,
+    stream: TtsUtteranceStream,
+    timing: VoiceTiming,
+  ): Promise<'done' | { reason: FallbackReason; error: unknown }> {
+    if (u.interrupted || this.stopped) {
+      stream.cancel();
+      return 'done';
+    }
+    const signal = this.o.replySignal();
+    const cut = (): void => stream.cancel();
+    if (signal?.aborted) cut();
+    signal?.addEventListener('abort', cut, { once: true });
+    let missed = false;
+    const timer = this.o.voices.hasNext
+      ? providerDeadline(this.o.timers, this.o.firstAudioDeadlineMs ?? FALLBACK_DEFAULTS.voiceFirstAudioMs, () => {
+          missed = true;
+          stream.cancel();
+        })
+      : null;
+    const requested = this.o.timers.now();
+    let first = true;
+    let samples = 0;
+    const framer = Framer.forRate(this.o.rate);
+    try {
+      for await (const chunk of stream.audio()) {
+        if (u.interrupted || this.stopped) {
+          stream.cancel();
+          return 'done';
+        }
+        if (first) {
+          timer?.clear();
+          this.o.events.firstAudio(this.o.timers.now() - requested);
+          first = false;
+        }
+        samples += chunk.samples.length;
+        timing.audioMs = (samples / this.o.rate) * 1000;
+        for (const frame of framer.push(chunk.samples)) this.queueFrame(u, frame);
+      }
+      if (missed && first && !u.interrupted && !signal?.aborted && !this.stopped)
+        return { reason: 'timeout', error: new Error('the streaming voice gave no audio in time') };
+      const last = framer.flush();
+      if (last && !u.interrupted) this.queueFrame(u, last);
+      return 'done';
+    } catch (error) {
+      if (u.interrupted || signal?.aborted || this.stopped) return 'done';
+      if (missed && first) return { reason: 'timeout', error };
+      return { reason: first ? 'connect' : 'error', error };
+    } finally {
+      timer?.clear();
+      signal?.removeEventListener('abort', cut);
+    }
   }
 
   /** The first frame of an utterance is preceded by its start mark. */
@@ -267,6 +484,7 @@ export class AgentVoice {
   private cutAll(now: number): Utterance[] {
     const cut = this.pending.splice(0);
     for (const u of cut) {
+      u.voice?.cancel();
       const from = u.interrupt(now);
       this.o.events.ended(u, from ?? now, now);
     }
@@ -274,10 +492,9 @@ export class AgentVoice {
   }
 }
 
-/** What every voice of one call shares: the agent's voice settings, the engine, the clocks. */
+/** What every voice of one call shares: the agent's voices in order, the clocks. */
 export interface CallVoiceSettings {
-  tts: TtsEngine;
-  voice: AgentConfig['voice'];
+  voices: ProviderChain<VoiceChoice>;
   timers: Timers;
   clock: CallClock;
   pacerWakeups?: PacerWakeups | undefined;
@@ -294,10 +511,7 @@ export function agentVoiceOn(
   return new AgentVoice({
     transport: line,
     rate: line.sampleRate ?? INTERNAL_SAMPLE_RATE,
-    tts: settings.tts,
-    voiceId: settings.voice.voice_id,
-    speed: settings.voice.speed,
-    spoken: spokenTextFor(settings.voice),
+    voices: settings.voices,
     timers: settings.timers,
     clock: settings.clock,
     pacerWakeups: settings.pacerWakeups,
@@ -305,6 +519,11 @@ export function agentVoiceOn(
     recording,
     events,
   });
+}
+
+/** One voice and no other: a call whose voice has no fallback to move to (the session's tests, a bare engine). */
+export function singleVoice(voice: AgentConfig['voice'], tts: TtsEngine): ProviderChain<VoiceChoice> {
+  return new ProviderChain('voice', [{ name: voice.engine, provider: { config: voice, engine: () => tts } }]);
 }
 
 /** Events of a voice whose words are nobody's record (a warm transfer's second leg): only a failure is told. */

@@ -4,6 +4,8 @@
 // text then being the words played); `done` resolves once it is heard or interrupted. One that may
 // not be interrupted (hold music, last words) is cut only when the call or the flow that said it ends.
 
+import type { TtsUtteranceStream, WordTiming } from '../../speech/types.ts';
+
 export type UtteranceState = 'queued' | 'speaking' | 'heard' | 'interrupted';
 
 /**
@@ -20,12 +22,75 @@ export const utteranceMark = {
   },
 };
 
+/** A streaming voice's account of an utterance: what it was given to say, the words it timed, the audio so far. */
+export interface VoiceTiming {
+  /** Each piece as written (the transcript's words) and as given to the voice (numbers as words, …). */
+  readonly pieces: { text: string; spoken: string }[];
+  /** The voice's timed words (spoken form), seconds from the utterance's first sample; null where it times none. */
+  words(): readonly WordTiming[] | null;
+  /** Audio queued so far. */
+  audioMs: number;
+}
+
+const wordsOf = (text: string): string[] => text.split(/\s+/).filter(Boolean);
+
+/**
+ * The written words the caller heard `playedMs` into an utterance, by the voice's own word times: a word
+ * counts once its start has played (as in the estimate). The timed words are the spoken form; each piece
+ * maps back to its written words in proportion (a number said as three words is one written word). A
+ * voice that times no words: the estimate from the audio length over the whole utterance.
+ */
+export function wordsHeard(timing: VoiceTiming, playedMs: number): string {
+  const timed = timing.words();
+  if (timed === null)
+    return estimateWordsPlayed(
+      [{ text: timing.pieces.map((p) => p.text).join(' '), audioMs: timing.audioMs }],
+      playedMs,
+    );
+  let heard = 0;
+  while (heard < timed.length && timed[heard]!.start * 1000 < playedMs) heard++;
+  const words: string[] = [];
+  for (const piece of timing.pieces) {
+    const written = wordsOf(piece.text);
+    const spoken = wordsOf(piece.spoken).length;
+    if (heard >= spoken) {
+      words.push(...written);
+      heard -= spoken;
+      continue;
+    }
+    if (heard > 0) words.push(...written.slice(0, Math.ceil((heard * written.length) / spoken)));
+    break;
+  }
+  return words.join(' ');
+}
+
+/** The words that had played `playedMs` into a run of pieces, estimated from each piece's audio length. */
+function estimateWordsPlayed(pieces: readonly { text: string; audioMs: number }[], playedMs: number): string {
+  const words: string[] = [];
+  let offset = 0;
+  for (const piece of pieces) {
+    const pieceWords = wordsOf(piece.text);
+    const chars = pieceWords.reduce((n, w) => n + w.length + 1, 0) || 1;
+    let at = offset;
+    for (const word of pieceWords) {
+      if (at >= playedMs) return words.join(' ');
+      words.push(word);
+      at += (piece.audioMs * (word.length + 1)) / chars;
+    }
+    offset += piece.audioMs;
+  }
+  return words.join(' ');
+}
+
 export class Utterance {
   state: UtteranceState = 'queued';
   /** What it says; once interrupted, only the words the caller heard. */
   text = '';
   /** Each synthesized piece: its text and audio length, in order. */
   readonly pieces: { text: string; audioMs: number }[] = [];
+  /** Spoken by a streaming voice (a call's voice session): that voice's stream and its account of the words. */
+  voice: TtsUtteranceStream | null = null;
+  voiceTiming: VoiceTiming | null = null;
   framesQueued = 0;
   /** Wall ms its first frame started playing: the far side's confirmation, or the pacer's estimate. */
   startedAt: number | null = null;
@@ -90,21 +155,21 @@ export class Utterance {
     return started;
   }
 
-  /** The words that had played `playedMs` into the utterance, estimated from each piece's audio length. */
+  /** How much of its audio had played by `now` (ms): from its start to now, at most all its audio so far. */
+  playedMs(now: number): number {
+    const started = this.startedAt ?? this.estimatedStart;
+    if (started === null || started > now) return 0;
+    return Math.min(
+      now - started,
+      this.voiceTiming ? this.voiceTiming.audioMs : this.pieces.reduce((ms, piece) => ms + piece.audioMs, 0),
+    );
+  }
+
+  /**
+   * The words that had played `playedMs` into the utterance: by the streaming voice's word times where it
+   * spoke it, else estimated from each piece's audio length.
+   */
   wordsPlayed(playedMs: number): string {
-    const words: string[] = [];
-    let offset = 0;
-    for (const piece of this.pieces) {
-      const pieceWords = piece.text.split(/\s+/).filter(Boolean);
-      const chars = pieceWords.reduce((n, w) => n + w.length + 1, 0) || 1;
-      let at = offset;
-      for (const word of pieceWords) {
-        if (at >= playedMs) return words.join(' ');
-        words.push(word);
-        at += (piece.audioMs * (word.length + 1)) / chars;
-      }
-      offset += piece.audioMs;
-    }
-    return words.join(' ');
+    return this.voiceTiming ? wordsHeard(this.voiceTiming, playedMs) : estimateWordsPlayed(this.pieces, playedMs);
   }
 }

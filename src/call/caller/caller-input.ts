@@ -6,9 +6,10 @@ import type { Logger } from 'pino';
 import { FRAME_MS } from '../../audio/pcm.ts';
 import { Resampler } from '../../audio/resampler.ts';
 import { openRnnoise, type RnnoiseDenoiser } from '../../speech/denoise/rnnoise.ts';
-import type { SttResult, SttStream, SttStreamEvents, VadEvent, VadStream } from '../../speech/types.ts';
+import type { SttResult, SttStream, SttStreamEvents, SttTurnEnd, VadEvent, VadStream } from '../../speech/types.ts';
 import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
+import { providerDeadline, type FallbackReason } from '../providers.ts';
 import type { EndOfTurnPolicy } from './end-of-turn.ts';
 import { FrameHistory } from './frame-history.ts';
 import { VadFeed } from './vad-feed.ts';
@@ -23,7 +24,10 @@ export const CALLER_DEFAULTS = {
    * and a caller who speaks meanwhile must still be heard.
    */
   heldWhileOpeningMs: 30_000,
-  /** After the recogniser fails, the waits before each try at opening another (the last one repeats). */
+  /**
+   * After the recogniser fails with none left to move to, the waits before each try at opening another of the same
+   * (the last one repeats). With a fallback after it, the next recogniser is opened at once instead.
+   */
   reopenDelaysMs: [0, 1_000, 5_000],
   /**
    * Speech over the agent reached the interruption threshold before any reading of it: the longest the cut waits for
@@ -63,6 +67,12 @@ export interface CallerEvents {
   userTurn(turn: CallerTurn): void;
   /** Sound that made no turn: a backchannel under the agent, or noise with no words in it. */
   noTurn(): void;
+  /**
+   * One caller frame as the line sent it (before noise suppression), beginning at `at`, once the VAD
+   * has judged it: after that frame's speechStarted/speechEnded, so a listener timing silences by
+   * them hears the audio on the VAD's clock, however far the VAD runs behind.
+   */
+  judged(frame: Int16Array, at: number): void;
   /** The VAD failed: the call cannot hear the caller any more. */
   failed(message: string): void;
   /**
@@ -74,7 +84,12 @@ export interface CallerEvents {
 
 export interface CallerEngines {
   openVad(): Promise<VadStream>;
+  /** Opens the recogniser serving now. */
   openStt(events: SttStreamEvents): Promise<SttStream>;
+  /** The recogniser serving failed: true when the next one now serves, false when none is left. */
+  sttFailed?(reason: FallbackReason): boolean;
+  /** How long the recogniser serving may take over a turn's final text; null: as long as it takes. */
+  sttFinalDeadlineMs?(): number | null;
 }
 
 export interface CallerInputOptions {
@@ -98,6 +113,17 @@ export interface CallerInputOptions {
   log: Logger;
 }
 
+/** A frame as the line sent it, and when it ended (seconds on the call's clock). */
+interface LineFrame {
+  raw: Int16Array;
+  endAt: number;
+}
+
+/** A frame held for the VAD: as the VAD hears it (after noise suppression), and as the line sent it. */
+interface HeldFrame extends LineFrame {
+  frame: Int16Array;
+}
+
 /** The caller's current stretch of speech, on the call's clock (seconds). */
 interface Speech {
   startAt: number;
@@ -117,12 +143,17 @@ interface Speech {
   acknowledging: boolean;
   /** At the threshold no reading was there yet: one was asked for, and the cut waits for it (ackReadWaitMs). */
   readAsked: boolean;
+  /**
+   * The recogniser's own verdict that the turn is over, with the reading it came with: words read
+   * after it (the caller went on) withdraw it.
+   */
+  recogniserEnded: (SttTurnEnd & { words: string }) | null;
 }
 
 export class CallerInput {
   private vad: VadStream | null = null;
   private stt: SttStream | null = null;
-  private feed: VadFeed | null = null;
+  private feed: VadFeed<LineFrame> | null = null;
   private denoiser: RnnoiseDenoiser | null = null;
   private stopped = false;
   private inboundSamples = 0;
@@ -136,7 +167,7 @@ export class CallerInput {
    * it, so a caller who spoke during a slow start is heard whole. null once caught up: frames then
    * go on as they arrive and the VAD follows a frame behind.
    */
-  private backlog: { frame: Int16Array; endAt: number }[] | null = [];
+  private backlog: HeldFrame[] | null = [];
   private backlogSamples = 0;
   private readonly recent: FrameHistory;
   private readonly sttResampler: Resampler | null;
@@ -166,7 +197,7 @@ export class CallerInput {
   async open(): Promise<void> {
     const [vad, stt, denoiser] = await Promise.all([
       this.o.engines.openVad(),
-      this.openRecogniser(),
+      this.openFirstRecogniser(),
       this.o.noiseSuppression === 'rnnoise' ? openRnnoise(this.o.rate) : null,
     ]);
     this.vad = vad;
@@ -179,7 +210,7 @@ export class CallerInput {
     }
     this.feed = new VadFeed(
       vad,
-      (events) => this.onVadEvents(events),
+      (events, line) => this.onVadEvents(events, line),
       (error) => {
         this.o.log.error({ err: error }, 'voice activity detection failed');
         this.o.events.failed('Voice activity detection failed.');
@@ -188,7 +219,19 @@ export class CallerInput {
     // The VAD starts with what came meanwhile, and its clock at that audio's first sample.
     this.vadStartSample = this.inboundSamples - this.backlogSamples;
     if (!this.backlog?.length) this.backlog = null;
-    for (const held of this.backlog ?? []) this.feed.push(held.frame);
+    for (const held of this.backlog ?? []) this.feed.push(held.frame, held);
+  }
+
+  /** The first recogniser that opens: one that cannot hands the call to the next, while there is one. */
+  private async openFirstRecogniser(): Promise<SttStream> {
+    for (;;) {
+      try {
+        return await this.openRecogniser();
+      } catch (error) {
+        if (this.stopped || !this.o.engines.sttFailed?.('connect')) throw error;
+        this.o.log.warn({ err: error }, 'speech recogniser could not be opened; opening the next one');
+      }
+    }
   }
 
   private openRecogniser(): Promise<SttStream> {
@@ -196,6 +239,9 @@ export class CallerInput {
     const opening = this.o.engines.openStt({
       partial: (result) => {
         if (stream === this.stt) this.onPartial(result);
+      },
+      endOfTurn: (signal) => {
+        if (stream === this.stt) this.onRecogniserEnded(signal);
       },
       // A recogniser that dies (a worker, the machine's recogniser process) costs the turn it was
       // hearing, not the call: another one is opened.
@@ -206,10 +252,14 @@ export class CallerInput {
     return opening.then((opened) => (stream = opened));
   }
 
-  /** The recogniser failed: the turn it was hearing is lost, and another recogniser is opened. */
-  private recogniserFailed(error: unknown): void {
+  /**
+   * The recogniser failed: the turn it was hearing is lost, and another recogniser is opened: the next one of the
+   * agent's at once, or, with none left, the same kind again after a wait.
+   */
+  private recogniserFailed(error: unknown, reason: FallbackReason = 'error'): void {
     if (this.stopped) return;
     this.o.log.warn({ err: error }, 'speech recogniser failed; the turn it was hearing is lost, opening another');
+    if (this.o.engines.sttFailed?.(reason)) this.recogniserFailures = 0;
     const failed = this.stt;
     this.stt = null;
     if (failed) void failed.close().catch(() => undefined);
@@ -234,6 +284,8 @@ export class CallerInput {
         },
         (error: unknown) => {
           this.o.log.warn({ err: error }, 'no recogniser could be opened; trying again');
+          // The next recogniser, if there is one, is tried at once.
+          if (this.o.engines.sttFailed?.('connect')) this.recogniserFailures = 0;
           this.scheduleReopen();
         },
       );
@@ -251,15 +303,17 @@ export class CallerInput {
       this.audioOffset + (this.inboundSamples + frame.length) / this.o.rate - this.o.clock.sinceStart() / 1000;
     if (ahead > 1e-6) this.audioOffset -= ahead;
     this.o.recording?.callerAudio(frame, this.audioNow() * 1000);
+    const raw = frame;
     // The same number of samples back, a fixed ~20 ms behind: the VAD's clock reads that much late.
     if (this.denoiser) frame = this.denoiser.process(frame);
     this.inboundSamples += frame.length;
     if (this.backlog) {
-      this.holdForVad(this.backlog, frame);
+      this.holdForVad(this.backlog, frame, raw);
       return;
     }
-    this.hear(frame, this.audioNow());
-    this.feed?.push(frame);
+    const endAt = this.audioNow();
+    this.hear(frame, endAt);
+    this.feed?.push(frame, { raw, endAt });
   }
 
   /** While the caller speaks, the recogniser hears every frame; between turns only the onset is kept. */
@@ -272,11 +326,12 @@ export class CallerInput {
    * A copy (the transport may reuse its buffer), for the VAD to judge first; before the engines open, at most
    * heldWhileOpeningMs.
    */
-  private holdForVad(backlog: { frame: Int16Array; endAt: number }[], frame: Int16Array): void {
-    const held = { frame: frame.slice(), endAt: this.audioNow() };
+  private holdForVad(backlog: HeldFrame[], frame: Int16Array, raw: Int16Array): void {
+    const copy = frame.slice();
+    const held = { frame: copy, raw: raw === frame ? copy : raw.slice(), endAt: this.audioNow() };
     backlog.push(held);
     if (this.feed) {
-      this.feed.push(held.frame);
+      this.feed.push(held.frame, held);
       return;
     }
     this.backlogSamples += frame.length;
@@ -328,14 +383,16 @@ export class CallerInput {
     this.stt?.push(this.sttResampler ? this.sttResampler.push(frame) : frame);
   }
 
-  /** What the VAD found in one frame; a frame it judged from the backlog goes on now. */
-  private onVadEvents(events: VadEvent[]): void {
+  /** What the VAD found in one frame; the frame goes to whoever listens, and from the backlog on to the recogniser. */
+  private onVadEvents(events: VadEvent[], line: LineFrame): void {
     for (const event of events) {
       if (this.stopped) return;
       const at = this.audioOffset + this.vadStartSample / this.o.rate + event.at;
       if (event.type === 'speech_start') this.onSpeechStart(at);
       else this.onSpeechEnd(at);
     }
+    if (this.stopped) return;
+    this.o.events.judged(line.raw, line.endAt - line.raw.length / this.o.rate);
     const backlog = this.backlog;
     if (!backlog) return;
     const judged = backlog.shift();
@@ -352,6 +409,7 @@ export class CallerInput {
       this.speech.endAt = null;
       this.speech.pauseWords = null;
       this.speech.wordsPending = false;
+      this.speech.recogniserEnded = null;
       return;
     }
     this.speech = {
@@ -363,6 +421,7 @@ export class CallerInput {
       words: null,
       acknowledging: false,
       readAsked: false,
+      recogniserEnded: null,
     };
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
@@ -475,12 +534,18 @@ export class CallerInput {
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
     const silentMs = (this.audioNow() - speech.endAt) * 1000;
-    const wait = this.o.endOfTurn.waitMs({ silentMs, words: speech.pauseWords, wordsPending: speech.wordsPending });
+    const wait = this.o.endOfTurn.waitMs({
+      silentMs,
+      words: speech.pauseWords,
+      wordsPending: speech.wordsPending,
+      recogniserEnded: speech.recogniserEnded,
+    });
     this.o.log.debug(
       {
         silent_ms: Math.round(silentMs),
         words: speech.pauseWords,
         words_pending: speech.wordsPending,
+        recogniser_ended: speech.recogniserEnded !== null,
         wait_ms: Math.round(wait),
       },
       'end of turn: waiting',
@@ -508,6 +573,8 @@ export class CallerInput {
     if (!speech) return;
     speech.words = result.text;
     if (!speech.confirmed && !this.acknowledgementDecided(speech, result.text)) return;
+    // New words after the recogniser's verdict: the caller went on, the verdict no longer holds.
+    if (speech.recogniserEnded && speech.recogniserEnded.words !== result.text) speech.recogniserEnded = null;
     if (result.text) this.o.events.partial(result.text);
     // A reading that came after the pause began covers all the caller said: the policy may now
     // decide on the words (none, too: then the words do not tell).
@@ -542,6 +609,40 @@ export class CallerInput {
     return false;
   }
 
+  /** The turn's final text, or FinalTextLate past the recogniser's deadline (when another is left to move to). */
+  private finalizeInTime(stt: SttStream): Promise<SttResult> {
+    const deadlineMs = this.o.engines.sttFinalDeadlineMs?.() ?? null;
+    const final = stt.finalize();
+    if (deadlineMs === null) return final;
+    return new Promise((resolve, reject) => {
+      const timer = providerDeadline(this.o.timers, deadlineMs, () => {
+        stt.cancel();
+        reject(new FinalTextLate(deadlineMs));
+      });
+      final.then(
+        (result) => {
+          timer.clear();
+          resolve(result);
+        },
+        (error: unknown) => {
+          timer.clear();
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      );
+    });
+  }
+
+  /**
+   * The recogniser judged the turn over: one more input to the end-of-turn policy, asked again if
+   * the caller has paused (the VAD's pause is still what starts an end of turn).
+   */
+  private onRecogniserEnded(signal: SttTurnEnd): void {
+    const speech = this.speech;
+    if (!speech?.confirmed) return;
+    speech.recogniserEnded = { confidence: signal.confidence, words: speech.words ?? '' };
+    if (speech.endAt !== null && this.endpointTimer !== undefined) this.decideEndOfTurn(speech);
+  }
+
   private async endTurn(): Promise<void> {
     const speech = this.speech;
     const stt = this.stt;
@@ -560,11 +661,11 @@ export class CallerInput {
     const speechEndWall = this.o.clock.startWall + speech.endAt * 1000;
     let result: SttResult;
     try {
-      result = await stt.finalize();
+      result = await this.finalizeInTime(stt);
     } catch (error) {
       if (this.stopped) return;
       // Its error event may have come first and opened another already.
-      if (stt === this.stt) this.recogniserFailed(error);
+      if (stt === this.stt) this.recogniserFailed(error, sttFailureReason(error));
       this.o.events.unheard();
       return;
     }
@@ -579,4 +680,18 @@ export class CallerInput {
     }
     this.o.events.userTurn({ text, startAt: speech.startAt, endAt: speech.endAt, speechEndWall });
   }
+}
+
+/** The recogniser gave no final text by its deadline. */
+class FinalTextLate extends Error {
+  constructor(ms: number) {
+    super(`the recogniser gave no final text within ${ms} ms`);
+    this.name = 'FinalTextLate';
+  }
+}
+
+/** A recogniser's failure as the fallbacks count it: late, unreachable (its request never got an answer), or other. */
+function sttFailureReason(error: unknown): FallbackReason {
+  if (error instanceof FinalTextLate) return 'timeout';
+  return (error as { code?: unknown } | null)?.code === 'STT_HTTP_FAILED' ? 'connect' : 'error';
 }

@@ -17,6 +17,11 @@ export interface CallerPause {
    * the turn ended before its words were known.
    */
   wordsPending?: boolean | undefined;
+  /**
+   * The recogniser's own verdict that the turn is over (Deepgram's speech_final or UtteranceEnd,
+   * AssemblyAI's end_of_turn), with its confidence where it gives one; absent or null when it has not said so.
+   */
+  recogniserEnded?: { confidence: number | null } | null | undefined;
 }
 
 export interface EndOfTurnPolicy {
@@ -150,6 +155,12 @@ export interface SemanticEndOfTurnOptions {
   unsureMs: number;
 }
 
+/**
+ * How sure a recogniser must be of its own end of turn for the policy to count it. A verdict
+ * without a figure (a silence-based endpoint) counts: the recogniser heard the pause too.
+ */
+const RECOGNISER_END_CONFIDENCE = 0.5;
+
 /** After a trailing comma: between the unsure wait and the unfinished one. */
 const pausingMs = (o: SemanticEndOfTurnOptions): number => Math.round((o.unsureMs + o.maxMs) / 2);
 
@@ -160,14 +171,24 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
     // The words are on their way: wait for them (they decide again when they come), at most max_ms.
     if (pause.words === null && pause.wordsPending) return this.o.maxMs - pause.silentMs;
     const shape = pause.words === null ? 'unsure' : turnShape(pause.words);
+    // The recogniser's own verdict is one more voice, weighed with the words: where they do not
+    // tell (unsure, a trailing comma) it settles the turn as finished. Where they say more is coming
+    // (a trailing "and" or "is", digits half read) they win: a provider's endpoint is mostly a
+    // pause it heard, and a caller mid-sentence pauses too. It never ends a turn the VAD has not
+    // heard pause.
+    const ended = pause.recogniserEnded;
+    const recogniserSure =
+      ended != null && (ended.confidence === null || ended.confidence >= RECOGNISER_END_CONFIDENCE);
     const target =
       shape === 'finished'
         ? this.o.minMs
         : shape === 'unfinished'
           ? this.o.maxMs
-          : shape === 'pausing'
-            ? pausingMs(this.o)
-            : this.o.unsureMs;
+          : recogniserSure
+            ? this.o.minMs
+            : shape === 'pausing'
+              ? pausingMs(this.o)
+              : this.o.unsureMs;
     return target - pause.silentMs;
   }
 }

@@ -41,6 +41,9 @@ export interface ReplyVoice {
   close(u: Utterance): void;
   /** Keypad tones of `keys`, played after what is queued; no words of the transcript. */
   pressKeys(keys: string): Utterance;
+  /** A speech-to-speech model's audio and words into an utterance (a voice that speaks only text has none). */
+  streamAudio?(u: Utterance, samples: Int16Array): void;
+  streamWords?(u: Utterance, delta: string): void;
 }
 
 export interface ModelTurnOptions {
@@ -89,6 +92,15 @@ export class ModelTurn {
     const { signal } = reply.controller;
     /** Tool calls whose invocation went into the record. */
     const written = new Set<string>();
+    const openOf = (): Utterance => {
+      let u = voice.openUtterance;
+      if (!u) {
+        u = voice.begin();
+        reply.utterances.push(u);
+      }
+      return u;
+    };
+    const clock = this.o.clock;
     // Method shorthand, not arrows: see the note on handlers in session.ts.
     const hooks: ReplyHooks = {
       onChunk(text) {
@@ -99,6 +111,22 @@ export class ModelTurn {
           reply.utterances.push(u);
         }
         voice.say(u, text);
+      },
+      onAudio(samples) {
+        if (signal.aborted) return;
+        voice.streamAudio?.(openOf(), samples);
+      },
+      onWords(delta) {
+        if (signal.aborted) return;
+        voice.streamWords?.(openOf(), delta);
+      },
+      closeSpeech() {
+        const u = voice.openUtterance;
+        if (u && reply.utterances.includes(u)) voice.close(u);
+      },
+      playedMs() {
+        const now = clock.now();
+        return reply.utterances.at(-1)?.playedMs(now) ?? 0;
       },
       onLlmTiming(timing) {
         events.llmTiming(timing, turn);

@@ -11,6 +11,7 @@ import type { ChatMessage, LlmRequestMetadata, LlmTiming, LlmUsage, ToolCallRequ
 import type { ToolExecutor, ToolRun } from '../../tools/executor.ts';
 import type { ToolTranscriptItem } from '../../tools/transcript.ts';
 import { realTimers, type TimerHandle, type Timers } from '../../timers.ts';
+import { FALLBACK_DEFAULTS, type FallbackReason, type ProviderChain } from '../providers.ts';
 import { toolAction, type ToolRound } from './tool-handlers.ts';
 
 export const REPLY_DEFAULTS = {
@@ -37,6 +38,13 @@ export type FlowErrorCode =
 export interface ReplyHooks {
   /** A piece of the reply is ready for speech (trimmed; join pieces with a space). */
   onChunk?(text: string): void;
+  /** A speech-to-speech model's audio at the line's rate, and the words it says, as they stream. */
+  onAudio?(samples: Int16Array): void;
+  onWords?(delta: string): void;
+  /** The model's speech so far is one utterance: what comes next starts another. */
+  closeSpeech?(): void;
+  /** How much of the reply's last utterance has played (ms): what the caller heard of it when they cut in. */
+  playedMs?(): number;
   /** Timing of each model request; `firstChunkAt` gives latency.llm_speakable. */
   onLlmTiming?(timing: LlmTiming & { firstChunkAt: number | null }): void;
   /** Token counts of one model request, when the server reported them. */
@@ -65,6 +73,12 @@ export interface ReplyHooks {
 
 export interface ReplyInput {
   llm: LlmConfig;
+  /**
+   * The agent's models in order (providers.ts), `llm` being the first: a request the model serving fails before its
+   * first token (no connection, an error answer, no token by the deadline) is sent again to the next, which serves
+   * the rest of the call.
+   */
+  models?: ProviderChain<LlmConfig> | undefined;
   /** The conversation so far, system prompt first, ending with the user's turn. */
   messages: readonly ChatMessage[];
   metadata: LlmRequestMetadata;
@@ -136,6 +150,27 @@ interface Reply {
   calls: ToolCallRequest[];
 }
 
+/** Why a failed model request moves the call to the next model; null: it does not (the turn was given up). */
+function fallbackReasonOf(error: unknown): FallbackReason | null {
+  if (!(error instanceof LlmError)) return 'error';
+  switch (error.code) {
+    case 'LLM_ABORTED':
+      return null;
+    case 'LLM_CONNECT_TIMEOUT':
+    case 'LLM_NETWORK':
+      return 'connect';
+    case 'LLM_FIRST_TOKEN_TIMEOUT':
+      return 'timeout';
+    default:
+      return 'error';
+  }
+}
+
+/**
+ * One model request of the turn, by the model serving. One with another after it gets no retry and a shorter
+ * first-token deadline: the next model is the retry. A failure before anything came moves the call to the next model,
+ * which is asked the same; a failure mid-reply moves it too, but the words already spoken stand as the reply.
+ */
 async function modelReply(
   input: ReplyInput,
   signal: AbortSignal,
@@ -143,15 +178,44 @@ async function modelReply(
   lastRound: boolean,
   progress: { text: string },
 ): Promise<Reply> {
+  for (;;) {
+    const models = input.models;
+    const llm = models?.current ?? input.llm;
+    const state = { started: false };
+    try {
+      return await modelReplyBy(llm, models?.hasNext ?? false, input, signal, history, lastRound, progress, state);
+    } catch (error) {
+      // Once the reply has started, whatever broke it is a failure mid-call.
+      const reason = signal.aborted ? null : state.started ? 'error' : fallbackReasonOf(error);
+      if (!models?.hasNext || reason === null || !models.fail(reason, llm)) throw error;
+      if (state.started) return { text: progress.text, calls: [] };
+    }
+  }
+}
+
+async function modelReplyBy(
+  llm: LlmConfig,
+  hasNext: boolean,
+  input: ReplyInput,
+  signal: AbortSignal,
+  history: ChatMessage[],
+  lastRound: boolean,
+  progress: { text: string },
+  state: { started: boolean },
+): Promise<Reply> {
   const hasTools = input.tools.definitions.length > 0;
+  const firstTokenTimeoutMs = Math.min(
+    input.client.firstTokenTimeoutMs ?? FALLBACK_DEFAULTS.llmFirstTokenMs,
+    FALLBACK_DEFAULTS.llmFirstTokenMs,
+  );
   const events = streamChat(
-    input.llm,
+    llm,
     {
       messages: history,
       metadata: input.metadata,
       ...(hasTools ? { tools: input.tools.definitions, tool_choice: lastRound ? 'none' : 'auto' } : {}),
     },
-    { ...input.client, signal },
+    hasNext ? { ...input.client, signal, maxRetries: 0, firstTokenTimeoutMs } : { ...input.client, signal },
   );
   const now = input.client.now ?? Date.now;
   const chunker = new SpeakableChunker(input.chunking);
@@ -164,6 +228,7 @@ async function modelReply(
     input.hooks.onChunk?.(chunk);
   };
   for await (const ev of events) {
+    if (ev.type !== 'done') state.started = true;
     if (ev.type === 'token') {
       text += ev.text;
       progress.text = text;

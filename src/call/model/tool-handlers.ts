@@ -1,8 +1,8 @@
 // What a reply's round does with each kind of tool the model called, one handler per kind: an HTTP
-// tool runs (and counts toward the line said while tools work), keys are pressed one call after
+// or MCP tool runs (and counts toward the line said while tools work), keys are pressed one call after
 // another, end_call and transfer_call end the turn for the session to act on (a transfer the line
 // cannot make is answered like a tool that failed). A new kind of tool is one more entry here.
-import type { AgentTool } from '../../agents/schema.ts';
+import type { CallableTool } from '../../tools/definitions.ts';
 import type { ChatMessage, ToolCallRequest } from '../../llm/types.ts';
 import type { ToolExecutor, ToolRun } from '../../tools/executor.ts';
 import type { ToolTranscriptItem } from '../../tools/transcript.ts';
@@ -35,8 +35,8 @@ export type ToolAction =
   /** Ends the turn once the round's other tools ran; the session acts on the outcome. */
   | { kind: 'terminal'; outcome(messages: ChatMessage[]): ReplyOutcome };
 
-type ToolHandler<T extends AgentTool> = (call: ToolCallRequest, tool: T, round: ToolRound) => ToolAction;
-type ToolHandlers = { [K in AgentTool['type']]: ToolHandler<Extract<AgentTool, { type: K }>> };
+type ToolHandler<T extends CallableTool> = (call: ToolCallRequest, tool: T, round: ToolRound) => ToolAction;
+type ToolHandlers = { [K in CallableTool['type']]: ToolHandler<Extract<CallableTool, { type: K }>> };
 
 export const TOOL_HANDLERS: ToolHandlers = {
   api(call, tool, round) {
@@ -45,6 +45,16 @@ export const TOOL_HANDLERS: ToolHandlers = {
       kind: 'run',
       slow: true,
       announce,
+      run(invoked) {
+        round.hooks.onToolStarted?.(call);
+        return round.tools.run(call, round.signal, invoked);
+      },
+    };
+  },
+  mcp(call, _tool, round) {
+    return {
+      kind: 'run',
+      slow: true,
       run(invoked) {
         round.hooks.onToolStarted?.(call);
         return round.tools.run(call, round.signal, invoked);
@@ -83,7 +93,7 @@ export const TOOL_HANDLERS: ToolHandlers = {
 export function toolAction(call: ToolCallRequest, round: ToolRound): ToolAction | null {
   const tool = round.tools.find(call.name);
   if (!tool) return null;
-  const handler = TOOL_HANDLERS[tool.type] as ToolHandler<AgentTool>;
+  const handler = TOOL_HANDLERS[tool.type] as ToolHandler<CallableTool>;
   return handler(call, tool, round);
 }
 

@@ -58,7 +58,7 @@ export class TransferFlow implements LineFlow {
    * the call ends.
    */
   start(name: string, to: string): void {
-    const tool = this.o.tools.find((t) => t.name === name);
+    const tool = this.o.tools.find((t) => 'name' in t && t.name === name);
     const settings = tool?.type === 'transfer_call' ? tool : undefined;
     if (settings?.mode === 'warm' && this.o.warm) void this.startWarm(to, this.o.warm, settings.transfer_message);
     else if (this.o.cold) void this.startCold(to, this.o.cold, settings?.transfer_message);

@@ -23,6 +23,7 @@ const RATE = 8000;
 export class TwilioTransport implements CallTransport {
   readonly kind = 'twilio' as const;
   readonly sampleRate = RATE;
+  readonly lineEncoding = 'mulaw' as const;
   private handlers: TransportHandlers | null = null;
   private readonly inbound = new CarrierAudioIn({ carrierRate: RATE, internalRate: RATE });
   /** μ-law of one outbound frame, reused: base64 copies it out at once. */

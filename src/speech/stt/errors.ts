@@ -21,11 +21,22 @@ export type SttErrorCode =
   | 'STT_BAD_RESPONSE'
   /** A transcription request failed on the network or timed out. */
   | 'STT_HTTP_FAILED'
+  /** A streaming provider could not be reached (network, egress policy, handshake timeout). */
+  | 'STT_PROVIDER_UNREACHABLE'
+  /**
+   * A streaming provider refused the stream at the upgrade (a wrong key, an unknown model): `status` holds its HTTP
+   * status.
+   */
+  | 'STT_PROVIDER_REFUSED'
+  /** A streaming provider ended the stream with an error, or it closed unasked. */
+  | 'STT_PROVIDER_ERROR'
+  /** A streaming provider did not answer in time (its session start, or a final result). */
+  | 'STT_PROVIDER_TIMEOUT'
   /** The stream's AbortSignal fired or cancel() dropped the pending utterance. */
   | 'STT_ABORTED';
 
 export class SttError extends CodedError<SttErrorCode> {
-  /** HTTP status for STT_HTTP_STATUS. */
+  /** HTTP status for STT_HTTP_STATUS and STT_PROVIDER_REFUSED. */
   readonly status: number | undefined;
   constructor(code: SttErrorCode, message: string, options: { cause?: unknown; status?: number } = {}) {
     super(code, message, options);

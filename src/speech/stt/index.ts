@@ -2,11 +2,14 @@
 import type { z } from 'zod';
 import type { SttConfigSchema } from '../../agents/schema.ts';
 import type { Dispatcher } from '../../net/http.ts';
+import type { OpenWebSocket } from '../../net/websocket.ts';
 import type { SttEngine } from '../types.ts';
 import { SttError } from './errors.ts';
 import { MOONSHINE_DEFAULTS, MoonshineEngine, type MoonshineEngineOptions } from './moonshine/engine.ts';
 import { machineReader, usesMachineRecogniser } from './moonshine/machine-pool.ts';
 import { MOONSHINE_SIZE_NAMES, type MoonshineSize } from './moonshine/recogniser.ts';
+import { AssemblyAiSttEngine } from './assemblyai/engine.ts';
+import { DeepgramSttEngine } from './deepgram/engine.ts';
 import { OpenAiSttEngine } from './openai/engine.ts';
 import { PocketsphinxEngine, type PocketsphinxEngineOptions } from './pocketsphinx/engine.ts';
 
@@ -22,6 +25,8 @@ export interface SttFactoryOptions {
   moonshineOptions?: MoonshineEngineOptions;
   /** Where an HTTP recogniser's requests go: the service's egress-guarded pool (net/http.ts OutboundHttp). */
   dispatcher: Dispatcher;
+  /** Where a streaming recogniser's socket opens: the egress policy's opener (net/websocket.ts). */
+  openWebSocket?: OpenWebSocket | undefined;
 }
 
 let sharedPocketsphinx: PocketsphinxEngine | undefined;
@@ -65,6 +70,20 @@ export function createSttEngine(config: SttConfig, options: SttFactoryOptions): 
         ...(config.api_key ? { apiKey: config.api_key } : {}),
         ...(config.model ? { model: config.model } : {}),
         dispatcher: options.dispatcher,
+      });
+    case 'deepgram':
+      return new DeepgramSttEngine({
+        apiKey: config.api_key,
+        baseUrl: config.base_url,
+        model: config.model,
+        openWebSocket: options.openWebSocket,
+      });
+    case 'assemblyai':
+      return new AssemblyAiSttEngine({
+        apiKey: config.api_key,
+        baseUrl: config.base_url,
+        model: config.model,
+        openWebSocket: options.openWebSocket,
       });
   }
 }

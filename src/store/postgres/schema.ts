@@ -183,4 +183,20 @@ export const PG_MIGRATIONS: Migration[] = [
       ALTER TABLE calls ADD COLUMN owner_epoch TEXT;
     `,
   },
+  {
+    version: 4,
+    name: 'provider credentials (SQLite migration 21)',
+    sql: `
+      CREATE TABLE provider_credentials (
+        credential_id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        credential TEXT NOT NULL,
+        UNIQUE (org_id, name)
+      );
+      CREATE INDEX provider_credentials_by_org ON provider_credentials (org_id, created_at, credential_id);
+    `,
+  },
 ];

@@ -7,6 +7,7 @@ import { PgAgentRepository } from './agents.ts';
 import { PgCallRepository } from './calls.ts';
 import { PgCampaignRepository } from './campaigns.ts';
 import { migratePg, PgDb } from './db.ts';
+import { PgProviderCredentialRepository } from './provider-credentials.ts';
 import { PG_MIGRATIONS } from './schema.ts';
 import {
   PgCarrierCallRepository,
@@ -66,6 +67,7 @@ export async function openPgStore(
     idempotency: new PgIdempotencyStore(db),
     rateWindows: new PgRateWindowStore(db),
     nodes: new PgNodeLeases(db),
+    providerCredentials: new PgProviderCredentialRepository(db, options.secrets),
     webCallTokens: new PgWebCallTokens(db),
     webhooks,
     sealStoredSecrets: () => sealPgSecrets(db, options.secrets),

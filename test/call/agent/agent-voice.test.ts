@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { AgentVoice } from '../../../src/call/agent/agent-voice.ts';
+import { AgentVoice, singleVoice } from '../../../src/call/agent/agent-voice.ts';
+import type { VoiceChoice } from '../../../src/call/provider-chains.ts';
+import { ProviderChain } from '../../../src/call/providers.ts';
 import type { Utterance } from '../../../src/call/agent/utterance.ts';
 import { CallClock } from '../../../src/call/call-clock.ts';
-import { spokenTextFor } from '../../../src/speech/tts/spoken-text.ts';
+import type { VoiceConfig } from '../../../src/speech/tts/index.ts';
 import type { PcmChunk, TtsEngine, TtsSynthesisOptions } from '../../../src/speech/types.ts';
 import { ManualTimers } from '../../../src/timers.ts';
 import { FakeTransport, WordTts, settle } from '../../helpers/session-fakes.ts';
@@ -10,7 +12,13 @@ import { FakeTransport, WordTts, settle } from '../../helpers/session-fakes.ts';
 const T0 = 1_700_000_000_000;
 
 function setup(
-  options: { tts?: TtsEngine; signal?: () => AbortSignal | undefined; spoken?: (text: string) => string } = {},
+  options: {
+    tts?: TtsEngine;
+    signal?: () => AbortSignal | undefined;
+    voice?: Partial<VoiceConfig>;
+    /** The voices in order, when more than one. */
+    voices?: ProviderChain<VoiceChoice>;
+  } = {},
 ) {
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
@@ -22,10 +30,10 @@ function setup(
   const voice = new AgentVoice({
     transport,
     rate: 8000,
-    tts,
-    voiceId: 'slt',
-    speed: 1,
-    spoken: options.spoken,
+    // The words as written unless a test asks for the spoken form.
+    voices:
+      options.voices ??
+      singleVoice({ engine: 'flite', voice_id: 'slt', speed: 1, normalize_for_speech: false, ...options.voice }, tts),
     timers,
     clock,
     replySignal: options.signal ?? (() => undefined),
@@ -147,7 +155,10 @@ describe('AgentVoice', () => {
       },
       close: async () => undefined,
     };
-    const s = setup({ tts, spoken: spokenTextFor({ pronunciation: [{ word: 'Acme', replacement: 'ack me' }] }) });
+    const s = setup({
+      tts,
+      voice: { normalize_for_speech: true, pronunciation: [{ word: 'Acme', replacement: 'ack me' }] },
+    });
     const u = s.voice.sayAll('Acme charges $12.50.');
     await s.wait(1_000);
     expect(asked).toEqual(['ack me charges twelve dollars and fifty cents.']);
@@ -231,5 +242,175 @@ describe('AgentVoice', () => {
     const before = s.log.length;
     s.voice.mark('u1:end');
     expect(s.log).toHaveLength(before);
+  });
+});
+
+/** A voice config of `engine` with the defaults, words as written. */
+function voiceConfig(engine: VoiceConfig['engine']): VoiceConfig {
+  return { engine, voice_id: 'slt', speed: 1, normalize_for_speech: false };
+}
+
+/** Voices in order; `moves` collects each move with its reason. */
+function chainOf(engines: TtsEngine[], moves: string[]): ProviderChain<VoiceChoice> {
+  return new ProviderChain(
+    'voice',
+    engines.map((engine, i) => ({
+      name: engine.name,
+      provider: { config: voiceConfig(i === engines.length - 1 ? 'flite' : 'openai'), engine: () => engine },
+    })),
+    (from, to, reason) => moves.push(`${from}->${to} ${reason}`),
+  );
+}
+
+/** A voice that cannot be reached: it fails before any audio. */
+class RefusedTts implements TtsEngine {
+  readonly name = 'refused';
+  asked = 0;
+  async *synthesize(): AsyncIterable<PcmChunk> {
+    this.asked++;
+    await Promise.resolve();
+    throw new Error('connect ECONNREFUSED');
+  }
+  async close() {}
+}
+
+/** A voice that never answers, until the call gives up on it. */
+class MuteTts implements TtsEngine {
+  readonly name = 'mute';
+  async *synthesize(_text: string, o: TtsSynthesisOptions): AsyncIterable<PcmChunk> {
+    await new Promise<void>((resolve) => o.signal?.addEventListener('abort', () => resolve(), { once: true }));
+  }
+  async close() {}
+}
+
+/** A streaming voice (one session per line) whose connection drops after `chunks` of an utterance's audio. */
+class DroppingStreamingTts implements TtsEngine {
+  readonly name = 'dropping-stream';
+  readonly written: string[] = [];
+  sessions = 0;
+  constructor(private readonly chunks: number) {}
+  async *synthesize(): AsyncIterable<PcmChunk> {
+    throw new Error('a streaming voice of a call speaks through its session');
+  }
+  openSession(options: { sampleRate: number }) {
+    this.sessions++;
+    const engine = this;
+    return {
+      utterance() {
+        let cancelled = false;
+        return {
+          words: null,
+          write: (text: string) => engine.written.push(text),
+          end: () => undefined,
+          cancel: () => (cancelled = true),
+          async *audio(): AsyncIterable<PcmChunk> {
+            for (let i = 0; i < engine.chunks && !cancelled; i++) {
+              await Promise.resolve();
+              yield { samples: new Int16Array(options.sampleRate / 50).fill(800), sampleRate: options.sampleRate };
+            }
+            throw Object.assign(new Error('the provider closed the connection'), { code: 'TTS_PROVIDER_DISCONNECTED' });
+          },
+        };
+      },
+      async close() {},
+    };
+  }
+  async close() {}
+}
+
+describe('AgentVoice with fallback voices', () => {
+  it('a streaming voice whose connection drops mid-utterance hands the utterance to the next voice, which says it from its start', async () => {
+    const moves: string[] = [];
+    const streaming = new DroppingStreamingTts(3);
+    const next = new WordTts();
+    const s = setup({ voices: chainOf([streaming, next], moves) });
+    const u = s.voice.begin();
+    s.voice.say(u, 'Hello there.');
+    s.voice.say(u, 'How can I help?');
+    s.voice.close(u);
+    await s.wait(2_000);
+    expect(streaming.sessions).toBe(1);
+    expect(streaming.written).toEqual(['Hello there.', 'How can I help?']);
+    expect(moves).toEqual(['0->1 error']);
+    expect(next.spoken).toEqual(['Hello there.', 'How can I help?']);
+    expect(s.log.filter((l) => l.startsWith('failed'))).toEqual([]);
+    s.voice.sayAll('Anything else?');
+    await s.wait(1_000);
+    expect(next.spoken.at(-1)).toBe('Anything else?');
+    expect(streaming.written).toHaveLength(2);
+  });
+
+  it('a voice that cannot be reached hands the piece to the next voice, which says it; later pieces stay with the next voice', async () => {
+    const moves: string[] = [];
+    const refused = new RefusedTts();
+    const next = new WordTts();
+    const s = setup({ voices: chainOf([refused, next], moves) });
+    s.voice.sayAll('Hello there.');
+    await s.wait(1_000);
+    s.voice.sayAll('Still here.');
+    await s.wait(1_000);
+    expect(moves).toEqual(['0->1 connect']);
+    expect(refused.asked).toBe(1);
+    expect(next.spoken).toEqual(['Hello there.', 'Still here.']);
+    expect(s.log.filter((l) => l.startsWith('failed'))).toEqual([]);
+    expect(s.log.filter((l) => l.startsWith('ended'))).toEqual([
+      expect.stringMatching(/^ended 1 heard "Hello there\."/),
+      expect.stringMatching(/^ended 2 heard "Still here\."/),
+    ]);
+  });
+
+  it('a voice with another after it that gives no audio by the first-audio deadline is left for the next', async () => {
+    const moves: string[] = [];
+    const next = new WordTts();
+    const s = setup({ voices: chainOf([new MuteTts(), next], moves) });
+    s.voice.sayAll('Hello.');
+    await s.wait(1_900);
+    expect(next.spoken).toEqual([]);
+    await s.wait(200);
+    expect(moves).toEqual(['0->1 timeout']);
+    expect(next.spoken).toEqual(['Hello.']);
+    await s.wait(500);
+    expect(s.log.some((l) => l.startsWith('ended 1 heard "Hello."'))).toBe(true);
+  });
+
+  it('the last voice failing is the call’s failure, as with one voice', async () => {
+    const moves: string[] = [];
+    const s = setup({ voices: chainOf([new RefusedTts(), new RefusedTts()], moves) });
+    s.voice.sayAll('Hello.');
+    await s.wait(100);
+    expect(moves).toEqual(['0->1 connect']);
+    expect(s.log).toContain('failed connect ECONNREFUSED');
+  });
+});
+
+describe("AgentVoice with a speech-to-speech model's audio", () => {
+  it('plays streamed audio in 20 ms frames with the streamed words as its text, heard in full once its end mark comes back', async () => {
+    const s = setup();
+    const u = s.voice.begin();
+    s.voice.streamWords(u, 'Good');
+    s.voice.streamAudio(u, new Int16Array(1000).fill(500));
+    s.voice.streamWords(u, ' morning');
+    s.voice.streamAudio(u, new Int16Array(1400).fill(500));
+    s.voice.close(u);
+    await s.wait(600);
+    // 2400 samples at 8 kHz: 300 ms, the last frame padded by the framer's flush.
+    expect(s.transport.framesSent).toBe(15);
+    expect(s.log.filter((l) => l.startsWith('ended'))).toEqual(['ended 1 heard "Good morning" 300-300']);
+    expect(await u.done).toBe(true);
+  });
+
+  it('cut by barge-in, it keeps the words whose audio played, and tells how much audio played', async () => {
+    const s = setup();
+    const u = s.voice.begin();
+    // Four words over 800 ms of audio, the transcript ahead of the audio as a model sends it.
+    s.voice.streamWords(u, 'one two three four');
+    s.voice.streamAudio(u, new Int16Array(6400).fill(500));
+    await s.wait(300);
+    const now = s.timers.now();
+    expect(u.playedMs(now)).toBeGreaterThanOrEqual(280);
+    expect(u.playedMs(now)).toBeLessThanOrEqual(320);
+    s.voice.interrupt();
+    expect(u.text).toBe('one two');
+    expect(await u.done).toBe(false);
   });
 });

@@ -19,13 +19,23 @@ function setup(
     vad?: EnergyVad;
     vadOpens?: Promise<void>;
     noiseSuppression?: 'rnnoise';
+    /** The first recogniser, when not one that reads `heard`. */
+    first?: ReadingStt;
+    /** Recognisers left to move to after the first, and the deadline of one with another after it. */
+    fallback?: { left: number; deadlineMs: number };
+    /** The first try at opening a recogniser is refused. */
+    refuseFirstOpen?: boolean;
   } = {},
 ) {
   const rate = options.rate ?? 16000;
   const timers = new ManualTimers(T0);
   const clock = new CallClock(timers);
   clock.connect();
-  const stt = new ReadingStt(options.heard ?? []);
+  const stt = options.first ?? new ReadingStt(options.heard ?? []);
+  /** Each move to the next recogniser, with its reason. */
+  const moves: string[] = [];
+  const fallback = options.fallback ? { ...options.fallback } : null;
+  let refused = false;
   /** Every recogniser the caller opened, in order: a failed one is replaced. */
   const stts: ReadingStt[] = [];
   const vad = options.vad ?? new EnergyVad(rate);
@@ -33,6 +43,9 @@ function setup(
   const turns: (CallerTurn & { at: number })[] = [];
   const recorded: number[] = [];
   const recordedAudio: Int16Array[] = [];
+  /** Speech starts as reported; each frame handed on once judged, with its start and the starts reported before it. */
+  const starts: number[] = [];
+  const judged: { at: number; frame: Int16Array; startsBefore: number }[] = [];
   const state = { agentBusy: false };
   const sttEvents: { current: SttStreamEvents | null } = { current: null };
   const caller = new CallerInput({
@@ -43,11 +56,26 @@ function setup(
     engines: {
       openVad: async () => (await options.vadOpens, vad),
       openStt: async (events) => {
+        if (options.refuseFirstOpen && !refused) {
+          refused = true;
+          throw new Error('connection refused');
+        }
         sttEvents.current = events;
         const opened = stts.length === 0 ? stt : new ReadingStt(options.heardAfterReopen ?? []);
         stts.push(opened);
         return opened;
       },
+      ...(fallback
+        ? {
+            sttFailed: (reason) => {
+              if (fallback.left === 0) return false;
+              fallback.left--;
+              moves.push(reason);
+              return true;
+            },
+            sttFinalDeadlineMs: () => (fallback.left > 0 ? fallback.deadlineMs : null),
+          }
+        : {}),
     },
     endOfTurn: options.policy ?? new SilenceEndOfTurn(500),
     interruptionThresholdMs: 600,
@@ -61,8 +89,12 @@ function setup(
     },
     noiseSuppression: options.noiseSuppression,
     events: {
-      speechStarted: () => log.push('speechStarted'),
+      speechStarted: (at) => {
+        starts.push(at);
+        log.push('speechStarted');
+      },
       speechEnded: () => undefined,
+      judged: (frame, at) => judged.push({ at, frame, startsBefore: starts.length }),
       interruption: () => log.push('interruption'),
       partial: (text) => log.push(`partial:${text}`),
       recognised: () => log.push('recognised'),
@@ -99,10 +131,20 @@ function setup(
     turns,
     recorded,
     recordedAudio,
+    starts,
+    judged,
     state,
     feed,
     partial,
+    moves,
   };
+}
+
+/** A recogniser that never gives a turn's final text. */
+class SilentStt extends ReadingStt {
+  override finalize(): Promise<{ text: string }> {
+    return new Promise(() => undefined);
+  }
 }
 
 describe('CallerInput', () => {
@@ -174,6 +216,30 @@ describe('CallerInput', () => {
     await s.feed(60, 0);
     // min_ms after the speech ended, not the 500 ms of no words
     expect(s.turns.map((t) => Math.round(t.at))).toEqual([1040]);
+  });
+
+  it("weighs the recogniser's own end of turn: words that do not tell end min_ms after the pause once it says the turn is over, and words read after it withdraw it", async () => {
+    const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
+    const ended = setup({ heard: ['my name is john smith'], policy });
+    ended.stt.onReadNow = () => ended.partial('my name is john smith');
+    await ended.caller.open();
+    await ended.feed(400, 0);
+    await ended.feed(400, SPEECH);
+    ended.partial('my name is john smith');
+    ended.sttEvents.current?.endOfTurn?.({ confidence: null }); // a streaming provider's endpoint
+    await ended.feed(300, 0);
+    expect(ended.turns.map((t) => Math.round(t.at))).toEqual([1040]); // min_ms, not the unsure 500
+
+    const withdrawn = setup({ heard: ['my name is john smith'], policy });
+    withdrawn.stt.onReadNow = () => withdrawn.partial('my name is john smith');
+    await withdrawn.caller.open();
+    await withdrawn.feed(400, 0);
+    await withdrawn.feed(400, SPEECH);
+    withdrawn.partial('my name');
+    withdrawn.sttEvents.current?.endOfTurn?.({ confidence: 0.9 });
+    withdrawn.partial('my name is john smith'); // the caller went on after the provider's verdict
+    await withdrawn.feed(600, 0);
+    expect(withdrawn.turns.map((t) => Math.round(t.at))).toEqual([1300]); // the unsure 500: no verdict left
   });
 
   it('waits past the unsure wait for the reading it asked for (a slow recogniser), then decides on its words', async () => {
@@ -372,6 +438,68 @@ describe('CallerInput', () => {
     expect(s.log.filter((l) => l.startsWith('failed'))).toEqual([]);
   });
 
+  it('with recognisers left to move to, each failed one is replaced by the next at once, not after the reopening waits', async () => {
+    const s = setup({ heard: ['x'], heardAfterReopen: ['my name is ann'], fallback: { left: 2, deadlineMs: 3_000 } });
+    s.stt.failNext = true;
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.stts).toHaveLength(2);
+    s.stts[1]!.failNext = true;
+    await s.feed(400, SPEECH);
+    await s.feed(600, 0);
+    await settle();
+    // Without a fallback, a second failure in a row waits a second before another opens.
+    expect(s.stts).toHaveLength(3);
+    expect(s.moves).toEqual(['error', 'error']);
+    expect(s.log).toEqual(['speechStarted', 'unheard', 'speechStarted', 'unheard']);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.turns.map((t) => t.text)).toEqual(['my name is ann']);
+  });
+
+  it('a recogniser with another after it that gives no final text by its deadline is left for the next; the turn is asked again', async () => {
+    const s = setup({
+      first: new SilentStt([]),
+      heardAfterReopen: ['yes please'],
+      fallback: { left: 1, deadlineMs: 3_000 },
+    });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(500, 0);
+    expect(s.log).toEqual(['speechStarted']);
+    await s.feed(3_100, 0);
+    expect(s.moves).toEqual(['timeout']);
+    expect(s.log).toEqual(['speechStarted', 'unheard']);
+    expect(s.stts).toHaveLength(2);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.turns.map((t) => t.text)).toEqual(['yes please']);
+  });
+
+  it('the last recogniser has no deadline: a slow final text is waited for', async () => {
+    const s = setup({ first: new SilentStt([]), fallback: { left: 0, deadlineMs: 3_000 } });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(10_000, 0);
+    expect(s.moves).toEqual([]);
+    expect(s.log).toEqual(['speechStarted']);
+    expect(s.stts).toHaveLength(1);
+  });
+
+  it('a first recogniser that cannot be opened hands the call to the next before the call starts listening', async () => {
+    const s = setup({ heard: ['yes please'], refuseFirstOpen: true, fallback: { left: 1, deadlineMs: 3_000 } });
+    await s.caller.open();
+    expect(s.moves).toEqual(['connect']);
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.turns.map((t) => t.text)).toEqual(['yes please']);
+  });
+
   it('keeps trying to open a recogniser while none opens, and never ends the call for it', async () => {
     const timers = new ManualTimers(T0);
     const clock = new CallClock(timers);
@@ -400,6 +528,7 @@ describe('CallerInput', () => {
       events: {
         speechStarted: () => undefined,
         speechEnded: () => undefined,
+        judged: () => undefined,
         interruption: () => undefined,
         partial: () => undefined,
         recognised: () => undefined,
@@ -565,6 +694,28 @@ describe('CallerInput', () => {
     // The last half second: RNNoise has learned the hiss and takes it out for the listeners, not the recording.
     expect(level(s.recordedAudio)).toBeGreaterThan(700);
     expect(level(heardByVad)).toBeLessThan(level(s.recordedAudio) / 3);
+    // Listeners to judged frames (the beep detector) hear them as they came, too.
+    expect(s.judged.map((j) => j.frame)).toEqual(s.recordedAudio);
     s.caller.close();
+  });
+
+  it("hands each frame on only once the VAD has judged it, after that frame's speech start, at the time it began on the inbound clock", async () => {
+    let opened!: () => void;
+    const s = setup({ heard: ['hello'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
+    const opening = s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(600, SPEECH);
+    // Wall time went on a second; the VAD has judged nothing yet, so nothing is handed on.
+    expect(s.judged).toEqual([]);
+    opened();
+    await opening;
+    await s.feed(400, 0);
+    expect(s.judged.map((j) => Math.round(j.at * 1000))).toEqual(Array.from({ length: 70 }, (_, i) => i * 20));
+    expect(s.starts).toEqual([0.4]);
+    // The first loud frame (at 0.4 s) comes after the start the VAD found in it, the quiet before it without one.
+    const loud = s.judged.findIndex((j) => j.frame[0] === SPEECH);
+    expect(s.judged[loud]!.at).toBeCloseTo(0.4, 9);
+    expect(s.judged[loud]!.startsBefore).toBe(1);
+    expect(s.judged[loud - 1]!.startsBefore).toBe(0);
   });
 });

@@ -88,3 +88,43 @@ describe('SemanticEndOfTurn', () => {
     expect(policy.waitMs({ silentMs: 700, words: '', wordsPending: false })).toBe(-200);
   });
 });
+
+describe("SemanticEndOfTurn with the recogniser's own end of turn", () => {
+  const policy = new SemanticEndOfTurn({ minMs: 250, maxMs: 2000, unsureMs: 500 });
+
+  it('a sure verdict ends a turn the words leave open (unsure or a trailing comma) after the short wait', () => {
+    for (const words of ['my name is john smith', 'My name is John Smith,']) {
+      expect(policy.waitMs({ silentMs: 0, words, recogniserEnded: { confidence: 0.8 } })).toBe(250);
+      // A silence-based endpoint gives no figure, and counts.
+      expect(policy.waitMs({ silentMs: 0, words, recogniserEnded: { confidence: null } })).toBe(250);
+    }
+  });
+
+  it('words that say more is coming outweigh it: a caller mid-sentence ("my name is", a trailing "and") keeps the longest wait', () => {
+    for (const words of ['I want to book a table and', 'my name is']) {
+      expect(policy.waitMs({ silentMs: 0, words, recogniserEnded: { confidence: 0.99 } })).toBe(2000);
+      expect(policy.waitMs({ silentMs: 0, words, recogniserEnded: { confidence: null } })).toBe(2000);
+    }
+  });
+
+  it('an unsure verdict (under the confidence the policy counts) changes nothing', () => {
+    const words = 'my name is john smith';
+    expect(policy.waitMs({ silentMs: 0, words, recogniserEnded: { confidence: 0.2 } })).toBe(
+      policy.waitMs({ silentMs: 0, words }),
+    );
+    expect(policy.waitMs({ silentMs: 0, words: 'I need eggs, milk, and', recogniserEnded: { confidence: 0.2 } })).toBe(
+      2000,
+    );
+  });
+
+  it('finished words keep the short wait whatever the recogniser says, and pending words are still waited for', () => {
+    expect(policy.waitMs({ silentMs: 100, words: 'That works for me.', recogniserEnded: null })).toBe(150);
+    expect(policy.waitMs({ silentMs: 0, words: null, wordsPending: true, recogniserEnded: { confidence: 1 } })).toBe(
+      2000,
+    );
+  });
+
+  it('the silence rule (endpointing mode silence) ignores the verdict', () => {
+    expect(new SilenceEndOfTurn(500).waitMs({ silentMs: 0, words: 'x', recogniserEnded: { confidence: 1 } })).toBe(500);
+  });
+});

@@ -23,14 +23,18 @@ describe('VadFeed', () => {
   it('hands the VAD one frame at a time, in order, and passes on what each push found', async () => {
     const vad = new HeldVad();
     const seen: VadEvent[] = [];
-    const feed = new VadFeed(
+    const notes: string[] = [];
+    const feed = new VadFeed<string>(
       vad,
-      (events) => seen.push(...events),
+      (events, note) => {
+        seen.push(...events);
+        notes.push(note);
+      },
       () => undefined,
     );
-    feed.push(frame(1));
-    feed.push(frame(2));
-    feed.push(frame(3));
+    feed.push(frame(1), 'one');
+    feed.push(frame(2), 'two');
+    feed.push(frame(3), 'three');
     expect(vad.pushed).toEqual([1]);
     vad.waiting.shift()!.resolve([{ type: 'speech_start', at: 0.02 }]);
     await settle();
@@ -41,6 +45,8 @@ describe('VadFeed', () => {
     await settle();
     expect(vad.pushed).toEqual([1, 2, 3]);
     expect(seen.map((e) => e.type)).toEqual(['speech_start', 'speech_end']);
+    // Each frame's note comes back with what the VAD found in that frame.
+    expect(notes).toEqual(['one', 'two', 'three']);
   });
 
   it('reports a failure once and feeds the VAD nothing more', async () => {
@@ -51,11 +57,11 @@ describe('VadFeed', () => {
       () => undefined,
       (error) => failures.push(error),
     );
-    feed.push(frame(1));
-    feed.push(frame(2));
+    feed.push(frame(1), 1);
+    feed.push(frame(2), 2);
     vad.waiting.shift()!.reject(new Error('inference failed'));
     await settle();
-    feed.push(frame(3));
+    feed.push(frame(3), 3);
     await settle();
     expect(failures).toHaveLength(1);
     expect(vad.pushed).toEqual([1]);
@@ -69,8 +75,8 @@ describe('VadFeed', () => {
       (events) => seen.push(...events),
       () => undefined,
     );
-    feed.push(frame(1));
-    feed.push(frame(2));
+    feed.push(frame(1), 1);
+    feed.push(frame(2), 2);
     feed.stop();
     vad.waiting.shift()!.resolve([{ type: 'speech_start', at: 0 }]);
     await settle();

@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentTool, LlmConfig } from '../../../src/agents/schema.ts';
 import { runReply, type ReplyHooks, type ReplyInput } from '../../../src/call/model/reply.ts';
+import { ProviderChain } from '../../../src/call/providers.ts';
 import type { ChatMessage } from '../../../src/llm/types.ts';
 import { ToolExecutor } from '../../../src/tools/executor.ts';
 import type { ToolTranscriptItem } from '../../../src/tools/transcript.ts';
-import { replyStream, sseHeaders, startServer, type TestServer } from '../../support/http-server.ts';
+import { chunk, replyStream, sseHeaders, startServer, type TestServer } from '../../support/http-server.ts';
 import { testDispatcher } from '../../support/outbound.ts';
 
 type Step = string | { text?: string; calls?: { id: string; name: string; arguments: string }[] } | 'hang';
@@ -472,3 +473,108 @@ describe('turn runner', () => {
     expect(outcome.kind).toBe('reply');
   });
 });
+
+describe('turn runner with fallback models', () => {
+  let backup: TestServer | undefined;
+  afterEach(async () => {
+    await backup?.close();
+    backup = undefined;
+  });
+
+  /** The agent's model (`primary`'s server), then a backup that answers every request with `text`. */
+  async function models(primary: LlmConfig, text = 'The backup here.') {
+    backup = await startServer((_req, res) => {
+      sseHeaders(res);
+      res.end(replyStream(text));
+    });
+    const moves: string[] = [];
+    const chain = new ProviderChain(
+      'llm',
+      [
+        { name: 'primary', provider: primary },
+        { name: 'backup', provider: { ...primary, base_url: backup.url, model: 'backup' } },
+      ],
+      (from, to, reason) => moves.push(`${from}->${to} ${reason}`),
+    );
+    return { chain, moves };
+  }
+
+  it('a model that answers an error status before its first token: the turn is asked of the next, which serves the rest of the call', async () => {
+    model = await startServer((_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{}');
+    });
+    const primary: LlmConfig = { base_url: model.url, model: 'primary', temperature: 1, stream: true };
+    const { chain, moves } = await models(primary);
+    const { tools } = await setupTools();
+    const h = hooks();
+    expect(await runReply(input(primary, tools, h, { llm: chain.current, models: chain }))).toMatchObject({
+      kind: 'reply',
+      messages: [{ role: 'assistant', content: 'The backup here.' }],
+    });
+    // No retry on the failed model: the next one is the retry.
+    expect(model.requests).toHaveLength(1);
+    expect(moves).toEqual(['0->1 error']);
+    await runReply(input(primary, tools, hooks(), { llm: chain.current, models: chain }));
+    expect(model.requests).toHaveLength(1);
+    expect(backup!.requests).toHaveLength(2);
+    expect(JSON.parse(backup!.requests[0]!.body)).toMatchObject({ model: 'backup', messages: history });
+  });
+
+  it('a refused connection moves on as connect, a missing first token as timeout', async () => {
+    const gone = await startServer(() => undefined);
+    await gone.close();
+    const refused: LlmConfig = { base_url: gone.url, model: 'primary', temperature: 1, stream: true };
+    const first = await models(refused);
+    const { tools } = await setupTools();
+    expect(await runReply(input(refused, tools, hooks(), { models: first.chain }))).toMatchObject({ kind: 'reply' });
+    expect(first.moves).toEqual(['0->1 connect']);
+    await backup?.close();
+
+    model = await startServer((_req, res) => sseHeaders(res));
+    const silent: LlmConfig = { base_url: model.url, model: 'primary', temperature: 1, stream: true };
+    const second = await models(silent);
+    const outcome = await runReply(
+      input(silent, tools, hooks(), {
+        models: second.chain,
+        client: { dispatcher: testDispatcher, firstTokenTimeoutMs: 100 },
+      }),
+    );
+    expect(outcome).toMatchObject({ kind: 'reply' });
+    expect(second.moves).toEqual(['0->1 timeout']);
+  });
+
+  it('a model that breaks off mid-reply moves the call on; the words already spoken stand as the reply', async () => {
+    model = await startServer((_req, res) => {
+      sseHeaders(res);
+      res.write(chunk({ content: 'We open ' }));
+      setTimeout(() => res.destroy(), 50);
+    });
+    const primary: LlmConfig = { base_url: model.url, model: 'primary', temperature: 1, stream: true };
+    const { chain, moves } = await models(primary);
+    const { tools } = await setupTools();
+    const h = hooks();
+    const outcome = await runReply(input(primary, tools, h, { models: chain }));
+    expect(outcome).toMatchObject({ kind: 'reply', messages: [{ role: 'assistant', content: 'We open ' }] });
+    expect(moves).toEqual(['0->1 error']);
+    expect(backup!.requests).toHaveLength(0);
+  });
+
+  it('the last model fails the turn as one model does', async () => {
+    model = await startServer((_req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json' }).end('{}');
+    });
+    const only: LlmConfig = { base_url: model.url, model: 'only', temperature: 1, stream: true };
+    const chain = new ProviderChain('llm', [{ name: 'only', provider: only }]);
+    const { tools } = await setupTools();
+    expect(await runReply(input(only, tools, hooks(), { models: chain }))).toMatchObject({ kind: 'llm_error' });
+  });
+});
+
+/** The tools of setup(), without its model server. */
+async function setupTools(): Promise<{ tools: ToolExecutor }> {
+  const saved = model;
+  const { tools } = await setup([]);
+  await model?.close();
+  model = saved;
+  return { tools };
+}

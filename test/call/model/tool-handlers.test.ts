@@ -21,6 +21,7 @@ const tools = AgentConfigSchema.parse({
     { type: 'press_digits' },
     { type: 'transfer_call', transfer_to: '+14155550123' },
     { type: 'end_call' },
+    { type: 'mcp', url: 'http://127.0.0.1:9/mcp' },
   ],
 }).tools;
 
