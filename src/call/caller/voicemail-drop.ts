@@ -52,7 +52,10 @@ export class VoicemailDrop implements LineFlow {
   } | null = null;
   /** The begin message still to say once the callee is heard; null once said, given up, or not held. */
   private greeting: string | null;
-  private calleeSpoke = false;
+  /** The callee's first stretch of speech (ms on the call's audio clock, as the VAD heard it). */
+  private calleeSpeech: { fromMs: number; toMs: number | null } | null = null;
+  /** The end of the last caller frame heard (ms on the call's audio clock). */
+  private heardMs = 0;
 
   constructor(private readonly o: VoicemailDropOptions) {
     this.greeting = o.handling && o.greeting ? o.greeting : null;
@@ -70,7 +73,7 @@ export class VoicemailDrop implements LineFlow {
               'answering machine detection',
             );
             if (answerer.by === 'machine') drop.found(answerer.evidence);
-            else drop.greet(false);
+            else drop.greet('detector', answerer.atMs);
           },
           beep() {
             drop.leave();
@@ -89,21 +92,25 @@ export class VoicemailDrop implements LineFlow {
   }
 
   audio(frame: Int16Array, atMs: number): void {
+    this.heardMs = atMs + (frame.length / this.o.rate) * 1000;
     if (this.detector?.listening) this.detector.audio(frame, atMs);
-    if (this.greeting !== null && !this.calleeSpoke && atMs >= VOICEMAIL_DROP_DEFAULTS.quietAnswerMs) this.greet(false);
+    if (this.greeting !== null && !this.calleeSpeech && atMs >= VOICEMAIL_DROP_DEFAULTS.quietAnswerMs) {
+      this.greet('quiet', atMs);
+    }
   }
 
   speechStarted(atMs: number): void {
-    this.calleeSpoke = true;
+    this.calleeSpeech ??= { fromMs: atMs, toMs: null };
     this.detector?.speechStarted(atMs);
     if (this.wait) this.o.timers.clearTimeout(this.wait.timer);
   }
 
   speechEnded(atMs: number): void {
     this.detector?.speechEnded(atMs);
+    if (this.calleeSpeech && this.calleeSpeech.toMs === null) this.calleeSpeech.toMs = atMs;
     if (this.wait) this.awaitGreetingEnd();
     // The callee's first words paused ("Hello?"): greeted now, while the detector goes on listening.
-    else this.greet(true);
+    else this.greet('pause', this.heardMs);
   }
 
   words(text: string, atMs: number): void {
@@ -123,11 +130,24 @@ export class VoicemailDrop implements LineFlow {
     this.o.timers.clearTimeout(this.wait.deadline);
   }
 
-  /** The held begin message, said once; `answering`: it answers the callee's words under way. */
-  private greet(answering: boolean): void {
+  /**
+   * The held begin message, said once: at the pause after the callee's first words (it answers them), after a quiet
+   * answer, or once the detector heard a person; `atMs`: the caller's audio heard by then, on the call's audio clock.
+   */
+  private greet(after: 'pause' | 'quiet' | 'detector', atMs: number): void {
     const text = this.greeting;
     this.greeting = null;
-    if (text && this.o.host.live) this.o.host.act({ kind: 'greet', text, answering });
+    if (!text || !this.o.host.live) return;
+    this.o.log.info(
+      {
+        after,
+        at_ms: Math.round(atMs),
+        callee_from_ms: this.calleeSpeech && Math.round(this.calleeSpeech.fromMs),
+        callee_to_ms: this.calleeSpeech?.toMs == null ? null : Math.round(this.calleeSpeech.toMs),
+      },
+      'greeting the callee',
+    );
+    this.o.host.act({ kind: 'greet', text, answering: after === 'pause' });
   }
 
   /** A machine answered: hang up, or stop talking and wait for the beep to leave the message. */
