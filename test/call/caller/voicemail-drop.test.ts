@@ -1,3 +1,4 @@
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { VoicemailHandling } from '../../../src/agents/schema.ts';
 import { VOICEMAIL_DROP_DEFAULTS, VoicemailDrop } from '../../../src/call/caller/voicemail-drop.ts';
@@ -15,7 +16,7 @@ const GREETING = 'Hi, you have reached Sam. Please leave a message after the ton
 /**
  * A drop on a fake session that records the intents it is given; `speaking`: the far side's speech as the VAD hears it.
  */
-function setup(handling: VoicemailHandling | null, greeting?: string) {
+function setup(handling: VoicemailHandling | null, greeting?: string, log = silentLog) {
   const timers = new ManualTimers(0);
   const intents: FlowIntent[] = [];
   const host = { live: true, act: (intent: FlowIntent) => intents.push(intent) };
@@ -27,7 +28,7 @@ function setup(handling: VoicemailHandling | null, greeting?: string) {
     host,
     callerSpeaking: () => speaking,
     greeting,
-    log: silentLog,
+    log,
   });
   const speech = (on: boolean, atMs: number) => {
     speaking = on;
@@ -59,6 +60,34 @@ describe('VoicemailDrop', () => {
       s.speech(false, 1_500);
       quiet(s.drop, 1_500, 3_100);
       expect(s.intents).toHaveLength(1);
+    });
+
+    it('logs why it was said then and when, on the audio clock the VAD and the detector use', () => {
+      const lines: Record<string, unknown>[] = [];
+      const log = pino(
+        { level: 'info' },
+        { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+      );
+      const paused = setup(LEAVE, 'Hello.', log);
+      quiet(paused.drop, 0, 300);
+      paused.speech(true, 300);
+      quiet(paused.drop, 300, 1_000);
+      paused.speech(false, 800);
+      const quietLines: Record<string, unknown>[] = [];
+      const quietLog = pino(
+        { level: 'info' },
+        { write: (line: string) => quietLines.push(JSON.parse(line) as Record<string, unknown>) },
+      );
+      const silent = setup(LEAVE, 'Hello.', quietLog);
+      quiet(silent.drop, 0, VOICEMAIL_DROP_DEFAULTS.quietAnswerMs + 20);
+      const said = (l: Record<string, unknown>[]) => l.find((line) => line.msg === 'greeting the callee');
+      expect(said(lines)).toMatchObject({ after: 'pause', at_ms: 1_000, callee_from_ms: 300, callee_to_ms: 800 });
+      expect(said(quietLines)).toMatchObject({
+        after: 'quiet',
+        at_ms: VOICEMAIL_DROP_DEFAULTS.quietAnswerMs,
+        callee_from_ms: null,
+        callee_to_ms: null,
+      });
     });
 
     it('is said to a callee who stays quiet once quietAnswerMs have passed, answering nothing', () => {
