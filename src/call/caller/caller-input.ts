@@ -30,12 +30,10 @@ export const CALLER_DEFAULTS = {
    */
   reopenDelaysMs: [0, 1_000, 5_000],
   /**
-   * Speech over the agent reached the interruption threshold before any reading of it: the cut waits for the reading
-   * asked for (an acknowledgement being said must not stop the agent), however long the recogniser takes on a busy
-   * machine; this long at most, for one that gives none while the caller goes on (Moonshine drops a reading that more
-   * speech overtakes, and reads again at the next pause).
+   * Speech over the agent reached the interruption threshold before any reading of it: the longest the cut waits for
+   * one, so that an acknowledgement being said does not stop the agent.
    */
-  ackReadWaitMs: 2_000,
+  ackReadWaitMs: 300,
   /** An acknowledgement over the agent paused: the longest its last words are waited for before it is let go. */
   ackSettleMs: 2_000,
 } as const;
@@ -143,7 +141,7 @@ interface Speech {
    * not acknowledgements stop it then; at its pause, its last reading says whether it was a turn.
    */
   acknowledging: boolean;
-  /** At the threshold no reading was there yet: one was asked for, and the cut waits for it (at most ackReadWaitMs). */
+  /** At the threshold no reading was there yet: one was asked for, and the cut waits for it (ackReadWaitMs). */
   readAsked: boolean;
   /**
    * The recogniser's own verdict that the turn is over, with the reading it came with: words read
@@ -442,7 +440,7 @@ export class CallerInput {
 
   /**
    * Speech over the agent lasted the threshold: it stops the agent, unless what the recogniser has read of it so far is
-   * only acknowledgements. With no reading yet, one is asked for and the cut waits for it: the first reading decides.
+   * only acknowledgements. With no reading yet, one is asked for and waited for a moment (ackReadWaitMs).
    */
   private thresholdReached(speech: Speech): void {
     if (!this.o.agentBusy()) {

@@ -382,30 +382,6 @@ describe('CallerInput', () => {
       await unread.feed(60, SPEECH);
       expect(unread.log).toEqual(['speechStarted', 'interruption']);
     });
-
-    it('a slow recogniser (a busy machine) decides as a fast one: the reading asked for at the threshold, a second late, says whether the agent stops', async () => {
-      const slow = 1_000;
-      const ack = setup({ heard: ['right okay yeah'] });
-      await ack.caller.open();
-      ack.state.agentBusy = true;
-      await ack.feed(300, 0);
-      await ack.feed(600 + slow, SPEECH);
-      expect(ack.stt.readsNow).toBe(1);
-      ack.partial('Right, okay,');
-      await ack.feed(300, SPEECH);
-      await ack.feed(1000, 0);
-      ack.partial('Right, okay, yeah.');
-      expect(ack.log).toEqual(['speechStarted', 'noTurn']);
-
-      const words = setup({ heard: ['wait stop'] });
-      await words.caller.open();
-      words.state.agentBusy = true;
-      await words.feed(300, 0);
-      await words.feed(600 + slow, SPEECH);
-      expect(words.log).toEqual(['speechStarted']);
-      words.partial('Wait, stop.');
-      expect(words.log).toEqual(['speechStarted', 'interruption', 'partial:Wait, stop.']);
-    });
   });
 
   it('over the agent, takes speech shorter than the threshold as a backchannel: no turn, the recogniser drops it', async () => {
