@@ -1,4 +1,5 @@
-// npm run bench:turns [-- --calls 4 --modes silence,semantic --hints "um,uh" --stt-model base --log]
+// npm run bench:turns [-- --calls 4 --modes silence,semantic --stt embedded,pocketsphinx,deepgram,assemblyai
+//   --hints "um,uh" --stt-model base --log]
 // Turn-taking on the phone path: 60 caller turns spoken by flite voices — 36 finished (questions,
 // statements, short answers, times) and 24 unfinished, each with a pause of 0.6-1.5 s inside
 // (digits being read out, a trailing "and", "um", an open list) — played over Twilio Media
@@ -6,6 +7,16 @@
 // mode. For each mode: premature cut-offs (the agent's voice arrived before the caller's last
 // word was sent) and the response gap after finished turns (the caller's last speech frame sent →
 // the agent's first frame received: the silence the caller hears, engines included).
+//
+// With --stt, the same turns per recogniser: "embedded" (the agent's default, Moonshine),
+// "pocketsphinx", and the streaming providers through their stand-ins (test/speech/stt/*/
+// stand-in.ts, started here on 127.0.0.1, no added delay; they read the audio with pocketsphinx)
+// — "deepgram" (speech_final after the engine's endpointing, UtteranceEnd after utterance_end_ms),
+// "assemblyai" (its turn model confident at every pause: end_of_turn after
+// min_end_of_turn_silence_when_confident) and "assemblyai-unsure" (never confident: end_of_turn
+// after max_turn_silence). The provider's signal is one input to the end-of-turn policy; the
+// service logs at each turn's end whether it decided (`end of turn`, recogniser_decided), and the
+// bench counts, per turn, whether the end that brought the agent's answer was one it decided.
 // Writes JSON (with what the agent heard in each call) and Markdown under artifacts/bench/.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -21,9 +32,20 @@ import { loadConfig } from '../src/config.ts';
 import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
 import { placeInboundCall } from '../test/helpers/phone.ts';
 import { TEST_TWILIO_TOKEN } from '../test/helpers/service.ts';
+import { startAssemblyAiStandIn } from '../test/speech/stt/assemblyai/stand-in.ts';
+import { startDeepgramStandIn } from '../test/speech/stt/deepgram/stand-in.ts';
+import { StandInEar } from '../test/speech/stt/stand-in-ear.ts';
 import { loudBounds } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
 import { spawnInstantModel } from './stub-engines.ts';
+
+const RECOGNISERS = ['embedded', 'pocketsphinx', 'deepgram', 'assemblyai', 'assemblyai-unsure'] as const;
+type Recogniser = (typeof RECOGNISERS)[number];
+/**
+ * The AssemblyAI stand-in's fixed turn-model confidence: above the documented default
+ * end_of_turn_confidence_threshold (0.4) and the policy's own bar (0.5), or under both.
+ */
+const ASSEMBLYAI_CONFIDENCE = { assemblyai: 0.8, 'assemblyai-unsure': 0.2 } as const;
 
 const Args = z.object({
   calls: z.coerce.number().int().min(1).max(12).default(4),
@@ -31,6 +53,11 @@ const Args = z.object({
     .string()
     .default('silence,semantic')
     .transform((s) => s.split(',').map((m) => z.enum(['silence', 'semantic']).parse(m.trim()))),
+  /** The recognisers to hear the turns with, comma-separated (each with every mode). */
+  stt: z
+    .string()
+    .default('embedded')
+    .transform((s) => s.split(',').map((r) => z.enum(RECOGNISERS).parse(r.trim()))),
   /** Phrase hints for the agents' recogniser (stt.phrases), comma-separated. */
   hints: z
     .string()
@@ -61,6 +88,7 @@ const { values } = parseArgs({
   options: {
     calls: { type: 'string' },
     modes: { type: 'string' },
+    stt: { type: 'string' },
     hints: { type: 'string' },
     'stt-model': { type: 'string' },
     log: { type: 'boolean' },
@@ -192,6 +220,24 @@ interface TurnResult {
   gapMs: number | null;
   /** Milliseconds into the pause inside an unfinished turn at which the agent's voice arrived, when it cut in there. */
   cutAtMs?: number;
+  /**
+   * The recogniser's own end-of-turn verdict decided the end that brought the agent's answer (it shortened the wait the
+   * words and silence set); null when no answer came, or no end was logged for it.
+   */
+  recogniserDecided: boolean | null;
+}
+
+/** The service's `end of turn` log lines: when (performance.now()) and whether the recogniser's verdict decided. */
+const turnEnds = new Map<string, { at: number; recogniserDecided: boolean }[]>();
+/**
+ * Calls that left the recogniser under test for the next in the agent's chain (a stand-in too slow for the
+ * fallback deadline on a busy machine moves the call to pocketsphinx): their later turns are not its.
+ */
+const movedOff = new Set<string>();
+/** The end that brought an answer: the last one logged in the call after the turn began and before the answer came. */
+function endBefore(callId: string, from: number, answerAt: number): boolean | null {
+  const end = (turnEnds.get(callId) ?? []).filter((e) => e.at >= from && e.at <= answerAt).at(-1);
+  return end?.recogniserDecided ?? null;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -231,6 +277,7 @@ async function runCall(url: string, number: string, turns: Turn[]): Promise<{ ca
       premature,
       gapMs: first === 0 ? null : first - lastSpeechAt,
       ...(premature && pauseAt !== null ? { cutAtMs: Math.round(first - pauseAt) } : {}),
+      recogniserDecided: first === 0 ? null : endBefore(callId, startedAt, first),
     });
     // Longer than the longest end-of-turn wait, so a late answer is never taken for the next turn's.
     await quiet(2_500);
@@ -297,77 +344,143 @@ const config = loadConfig({
 });
 const artifacts = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(artifacts, { recursive: true });
-const logger = args.log
-  ? pino({ level: 'debug' }, pino.destination({ dest: join(artifacts, 'turns-log.jsonl'), sync: true }))
-  : pino({ level: 'error' });
+/**
+ * Every log line goes to the file with --log; the `end of turn` lines are also kept, by call, to count what the
+ * recogniser's verdict decided (the service logs at debug for them).
+ */
+const logFile = args.log ? pino.destination({ dest: join(artifacts, 'turns-log.jsonl'), sync: true }) : null;
+const logger = pino(
+  { level: 'debug' },
+  {
+    write(line: string) {
+      logFile?.write(line);
+      if (line.includes('"msg":"provider failed; the call moved to the next one"') && line.includes('"kind":"stt"'))
+        movedOff.add(z.object({ call_id: z.string() }).parse(JSON.parse(line)).call_id);
+      if (!line.includes('"msg":"end of turn"')) return;
+      const entry = z.object({ call_id: z.string(), recogniser_decided: z.boolean() }).parse(JSON.parse(line));
+      const ends = turnEnds.get(entry.call_id) ?? [];
+      ends.push({ at: performance.now(), recogniserDecided: entry.recogniser_decided });
+      turnEnds.set(entry.call_id, ends);
+    },
+  },
+);
 const service = await startService({ config, logger });
+const providerKey = 'bench-provider-key';
+const deepgram = args.stt.includes('deepgram') ? await startDeepgramStandIn(providerKey) : null;
+const assemblyAi = Object.fromEntries(
+  await Promise.all(
+    (['assemblyai', 'assemblyai-unsure'] as const)
+      .filter((r) => args.stt.includes(r))
+      .map(
+        async (r) =>
+          [r, await startAssemblyAiStandIn(providerKey, { endOfTurnConfidence: ASSEMBLYAI_CONFIDENCE[r] })] as const,
+      ),
+  ),
+);
+if (deepgram || Object.keys(assemblyAi).length > 0) {
+  // The stand-ins' recogniser loads its model once: before the calls, not during their first turn.
+  const ear = await StandInEar.open(RATE, { guess: () => undefined, pause: () => undefined });
+  ear.hear(new Int16Array(RATE / 10));
+  await ear.settle();
+  await ear.close();
+}
+
+/** The agent's stt section for a recogniser. */
+function sttFor(recogniser: Recogniser): Record<string, unknown> | undefined {
+  const phrases = args.hints.length > 0 ? { phrases: args.hints } : {};
+  if (recogniser === 'embedded')
+    return args.hints.length > 0 || args['stt-model']
+      ? { ...phrases, ...(args['stt-model'] ? { model: args['stt-model'] } : {}) }
+      : undefined;
+  if (recogniser === 'pocketsphinx') return { engine: 'pocketsphinx', ...phrases };
+  const standIn = recogniser === 'deepgram' ? deepgram : assemblyAi[recogniser];
+  return {
+    engine: recogniser === 'deepgram' ? 'deepgram' : 'assemblyai',
+    base_url: standIn!.url,
+    api_key: providerKey,
+    language: 'en-US',
+    ...phrases,
+  };
+}
+
+const runs = args.stt.flatMap((recogniser) => args.modes.map((mode) => ({ recogniser, mode })));
 console.error(
-  `bench:turns: ${turns.length} turns (${turns.filter((t) => t.kind === 'unfinished').length} unfinished) over ${args.calls} calls per mode: ${args.modes.join(', ')}`,
+  `bench:turns: ${turns.length} turns (${turns.filter((t) => t.kind === 'unfinished').length} unfinished) over ${args.calls} calls per run: ${runs.map((r) => `${r.recogniser} ${r.mode}`).join(', ')}`,
 );
 
-const byMode: Record<string, TurnResult[]> = {};
-const heardByMode: Record<string, string[][]> = {};
-for (const [m, mode] of args.modes.entries()) {
+const byRun: Record<string, TurnResult[]> = {};
+const heardByRun: Record<string, string[][]> = {};
+const movedByRun: Record<string, number> = {};
+for (const [m, { recogniser, mode }] of runs.entries()) {
+  const name = `${recogniser} ${mode}`;
   const number = `+1555010${String(9000 + m)}`;
+  const stt = sttFor(recogniser);
   const res = await fetch(`${service.url}/v2/agents`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({
-      agent_id: `turns-${mode}`,
-      agent_name: `turns ${mode}`,
+      agent_id: `turns-${recogniser}-${mode}`,
+      agent_name: `turns ${name}`,
       llm: { base_url: model.url, model: 'stub' },
       begin_message: 'Hello.',
       inbound_numbers: [number],
       endpointing: { mode },
-      ...(args.hints.length > 0 || args['stt-model']
-        ? {
-            stt: {
-              ...(args.hints.length > 0 ? { phrases: args.hints } : {}),
-              ...(args['stt-model'] ? { model: args['stt-model'] } : {}),
-            },
-          }
-        : {}),
+      ...(stt ? { stt } : {}),
       inactivity_timeout_ms: 600_000,
     }),
   });
   if (res.status !== 201) throw new Error(`agent: ${res.status} ${await res.text()}`);
   const shares = Array.from({ length: args.calls }, (_, c) => turns.filter((_t, i) => i % args.calls === c));
   const calls = await Promise.all(shares.map((share) => runCall(service.url, number, share)));
-  byMode[mode] = calls.flatMap((c) => c.results);
-  heardByMode[mode] = await Promise.all(calls.map((c) => heardIn(service.url, c.callId)));
+  byRun[name] = calls.flatMap((c) => c.results);
+  heardByRun[name] = await Promise.all(calls.map((c) => heardIn(service.url, c.callId)));
+  movedByRun[name] = calls.filter((c) => movedOff.has(c.callId)).length;
+  console.error(`bench:turns: ${name} done`);
 }
 await service.close();
 await model.close();
+await Promise.all([deepgram?.close(), ...Object.values(assemblyAi).map((a) => a.close())]);
 rmSync(dataDir, { recursive: true, force: true });
 
-const rows = Object.entries(byMode).map(([mode, results]) => {
+/** How many of these turns' answers came from an end the recogniser's verdict decided, of those with one logged. */
+const decidedOf = (results: TurnResult[]): string => {
+  const logged = results.filter((r) => r.recogniserDecided !== null);
+  return `${logged.filter((r) => r.recogniserDecided).length} / ${logged.length}`;
+};
+const rows = Object.entries(byRun).map(([name, results]) => {
   const unfinished = results.filter((r) => r.kind === 'unfinished');
   const finished = results.filter((r) => r.kind === 'finished');
-  const cut = results.filter((r) => r.premature).length;
+  const cut = results.filter((r) => r.premature);
   const gaps = stats(finished.flatMap((r) => (r.gapMs === null || r.premature ? [] : [r.gapMs])));
+  const [recogniser, mode] = name.split(' ');
   return {
-    mode,
+    recogniser: recogniser!,
+    mode: mode!,
     turns: results.length,
-    'premature cut-offs': `${cut} (${((cut / results.length) * 100).toFixed(1)}%)`,
+    'premature cut-offs': `${cut.length} (${((cut.length / results.length) * 100).toFixed(1)}%)`,
     'of unfinished turns cut': `${unfinished.filter((r) => r.premature).length} / ${unfinished.length}`,
     'gap after finished turns p50 (ms)': gaps?.p50 ?? 'n/a',
     'p90 (ms)': gaps?.p90 ?? 'n/a',
     unanswered: results.filter((r) => r.gapMs === null).length,
+    'signal decided: cut-offs': decidedOf(cut),
+    'finished answers': decidedOf(finished.filter((r) => !r.premature)),
+    'calls moved to the fallback': movedByRun[name] ?? 0,
   };
 });
 const md = [
-  `# bench:turns — ${turns.length} caller turns per mode, ${args.calls} calls at once, embedded engines${args['stt-model'] ? ` (moonshine ${args['stt-model']})` : ''}, instant model, word ends ${args.ends}`,
+  `# bench:turns — ${turns.length} caller turns per run, ${args.calls} calls at once, embedded VAD and voice${args['stt-model'] ? ` (moonshine ${args['stt-model']})` : ''}, instant model, word ends ${args.ends}`,
   '',
   markdownTable(rows),
   '',
-  `Cut turns: ${Object.entries(byMode)
+  `Cut turns: ${Object.entries(byRun)
     .map(
-      ([mode, r]) =>
-        `${mode}: ${
+      ([name, r]) =>
+        `${name}: ${
           r
             .filter((x) => x.premature)
             .map(
-              (x) => `${JSON.stringify(x.text)}${x.cutAtMs === undefined ? '' : ` (${x.cutAtMs} ms into the pause)`}`,
+              (x) =>
+                `${JSON.stringify(x.text)}${x.cutAtMs === undefined ? '' : ` (${x.cutAtMs} ms into the pause)`}${x.recogniserDecided ? ' [signal]' : ''}`,
             )
             .join(', ') || 'none'
         }`,
@@ -380,7 +493,7 @@ const md = [
 ].join('\n');
 writeFileSync(
   join(artifacts, 'turns.json'),
-  `${JSON.stringify({ when: new Date().toISOString(), args, rows, byMode, heard: heardByMode }, null, 2)}\n`,
+  `${JSON.stringify({ when: new Date().toISOString(), args, rows, byRun, heard: heardByRun }, null, 2)}\n`,
 );
 writeFileSync(join(artifacts, 'turns.md'), `${md}\n`);
 console.log(md);

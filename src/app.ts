@@ -10,6 +10,8 @@ import { AgentService } from './agents/service.ts';
 import { createAuthenticator } from './auth/api-keys.ts';
 import type { CredentialLookup } from './agents/credentials.ts';
 import { ProviderCredentialService } from './credentials/service.ts';
+import { CarrierAccountService } from './carrier-accounts/service.ts';
+import { twilioAccountCheck } from './carriers/twilio/account-check.ts';
 import type { CallManager } from './call/manager.ts';
 import type { CallRegistry } from './call/registry.ts';
 import { createCallRuntime } from './call/runtime.ts';
@@ -138,12 +140,21 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     refusal: (url) => outbound.policy.literalRefusal(url),
     agentsNaming: (orgId, name) => agents.namingCredential(orgId, name),
   });
+  // Organizations' own carrier accounts; Twilio's are tried at Twilio before they are kept.
+  const carrierAccounts = new CarrierAccountService({
+    repo: store.carrierAccounts,
+    clock,
+    random,
+    checks: { twilio: twilioAccountCheck({ apiBase: config.twilioApiBase, dispatcher: outbound.dispatcher() }) },
+  });
   const carriers = await createCarriers(config, {
     publicUrl,
     peerUrl: () => address.peer,
     carrierCalls: store.carrierCalls,
+    carrierAccounts: store.carrierAccounts,
     clock,
     logger,
+    dispatcher: outbound.dispatcher(),
     dialer: options.dialer,
   });
   const calls = createCallRuntime(config, {
@@ -215,6 +226,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     campaigns: campaigns.service,
     agentTests,
     providerCredentials,
+    carrierAccounts,
     outcomes,
     carriers,
     carrierCalls: store.carrierCalls,

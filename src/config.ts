@@ -62,6 +62,7 @@ export const ConfigSchema = z.object({
     .regex(/^AC[0-9a-zA-Z]{32}$/, 'AC followed by 32 characters')
     .optional(),
   TWILIO_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.twilio.com'),
+  TELNYX_API_BASE: z.url({ protocol: /^https?$/ }).default('https://api.telnyx.com'),
   RING_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   SIM_NUMBERS: z.string().optional(),
   SIM_ANSWER_DELAY_MS: z.coerce.number().int().min(0).default(1_000),
@@ -146,6 +147,10 @@ export interface Config {
   peer: { host: string; port: number; address: string };
   /** Set when both TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN are: outbound calls go through Twilio. */
   twilio: { accountSid: string; authToken: string; apiBase: string } | undefined;
+  /** TWILIO_API_BASE: Twilio's REST API for every Twilio account, the service-wide one and organizations' own. */
+  twilioApiBase: string;
+  /** TELNYX_API_BASE: Telnyx's REST API for organizations' own Telnyx accounts. */
+  telnyxApiBase: string;
   ringTimeoutMs: number;
   /** Simulated phones: "+1555…=answer:script,…" or the path of a JSON file with the same map. */
   simNumbers: string | undefined;
@@ -256,6 +261,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             apiBase: raw.TWILIO_API_BASE.replace(/\/+$/, ''),
           }
         : undefined,
+    twilioApiBase: raw.TWILIO_API_BASE.replace(/\/+$/, ''),
+    telnyxApiBase: raw.TELNYX_API_BASE.replace(/\/+$/, ''),
     ringTimeoutMs: raw.RING_TIMEOUT_MS,
     simNumbers: raw.SIM_NUMBERS,
     simAnswerDelayMs: raw.SIM_ANSWER_DELAY_MS,

@@ -17,6 +17,20 @@ export const REDACT_PATHS = [
   '*.secret',
   'token',
   '*.token',
+  // Carrier accounts' credentials (carrier-accounts/schema.ts): the object whole, and each secret by its name.
+  'credentials',
+  '*.credentials',
+  '*.*.credentials',
+  'auth_token',
+  '*.auth_token',
+  'api_token',
+  '*.api_token',
+  'private_key',
+  '*.private_key',
+  'signature_secret',
+  '*.signature_secret',
+  'signing_key',
+  '*.signing_key',
 ];
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {

@@ -12,6 +12,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['net', 'secrets'],
   ['credentials'],
   ['agents', 'auth'],
+  ['carrier-accounts'],
   ['speech', 'llm'],
   ['tools'],
   ['analysis'],

@@ -192,6 +192,12 @@ export const LlmConfigSchema = z.strictObject({
     ),
   api_key: writeOnlySecret('sent as a bearer token; write-only: never returned').optional(),
   credential: credentialName(),
+  turn_detection: z
+    .enum(['service', 'model'])
+    .optional()
+    .describe(
+      "openai-realtime, gemini-live: who ends the caller's turn; service (default): the service's VAD and end-of-turn policy; model: the model's own turn detection (docs/providers/openai-realtime.md)",
+    ),
   temperature: z
     .number()
     .min(0)
@@ -373,6 +379,13 @@ export const AgentConfigSchema = z.strictObject({
       {
         message: 'base_url is ws(s) for a speech-to-speech engine and http(s) otherwise',
         path: ['base_url'],
+      },
+    )
+    .refine(
+      (llm) => llm.turn_detection !== 'model' || llm.engine === 'openai-realtime' || llm.engine === 'gemini-live',
+      {
+        message: 'turn_detection "model" needs a speech-to-speech engine (openai-realtime, gemini-live)',
+        path: ['turn_detection'],
       },
     )
     .describe('the language model that writes the replies, or a speech-to-speech model that also speaks them'),

@@ -5,7 +5,8 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { AgentConfig } from '../agents/schema.ts';
-import { completeChat, type LlmClientOptions } from '../llm/client.ts';
+import { chatModelsOf, firstAnswer } from '../llm/chat-models.ts';
+import type { LlmClientOptions } from '../llm/client.ts';
 import type { ChatMessage, LlmRequestMetadata } from '../llm/types.ts';
 
 export const USER_SENTIMENTS = ['positive', 'neutral', 'negative', 'unknown'] as const;
@@ -113,22 +114,30 @@ export async function analyzeCall(input: AnalyzeCallInput): Promise<CallAnalysis
     log.info({ reason: 'empty transcript' }, 'call analysis skipped');
     return emptyAnalysis(agent.analysis.custom_fields);
   }
-  try {
-    const result = await completeChat(
-      { ...agent.llm, stream: false, temperature: 0 },
-      { messages: buildAnalysisMessages(agent, input.transcript), metadata: input.metadata },
-      input.client,
-    );
-    const analysis = parseAnalysisReply(result.content, agent);
-    if ('error' in analysis) {
-      log.warn({ reason: analysis.error }, 'call analysis fell back to unknown');
-      return emptyAnalysis(agent.analysis.custom_fields);
-    }
-    return analysis;
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    const code = (err as { code?: unknown } | null)?.code;
-    log.warn({ reason, code }, 'call analysis fell back to unknown');
+  // The agent's text models in its order: a model that fails hands the analysis to the next, as it would a turn.
+  // A speech-to-speech model reads no chat request, so an agent with only those has none.
+  const models = chatModelsOf(agent.llm);
+  if (models.length === 0) {
+    log.info({ reason: 'no chat-completions model among llm and llm.fallback' }, 'call analysis skipped');
     return emptyAnalysis(agent.analysis.custom_fields);
   }
+  const result = await firstAnswer(
+    models.map((model) => ({ ...model, stream: false, temperature: 0 })),
+    { messages: buildAnalysisMessages(agent, input.transcript), metadata: input.metadata },
+    input.client,
+    (model, err, next) => {
+      const reason = err instanceof Error ? err.message : String(err);
+      const code = (err as { code?: unknown } | null)?.code;
+      if (next)
+        log.warn({ reason, code, model: model.model, next: next.model }, 'call analysis moves to the next model');
+      else log.warn({ reason, code, model: model.model }, 'call analysis fell back to unknown');
+    },
+  );
+  if (!result) return emptyAnalysis(agent.analysis.custom_fields);
+  const analysis = parseAnalysisReply(result.content, agent);
+  if ('error' in analysis) {
+    log.warn({ reason: analysis.error, model: result.answeredBy.model }, 'call analysis fell back to unknown');
+    return emptyAnalysis(agent.analysis.custom_fields);
+  }
+  return analysis;
 }

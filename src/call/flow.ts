@@ -40,8 +40,10 @@ export interface FlowHost {
 export interface LineFlow {
   /** The flow has the line: what the caller says is not the model's to answer. */
   readonly holdsLine: boolean;
-  /** One 20 ms caller frame that began at `atMs`, once the VAD has judged it (after its speech events). */
+  /** One 20 ms caller frame that began at `atMs` on the inbound clock, as it arrives. */
   audio?(frame: Int16Array, atMs: number): void;
+  /** The VAD has judged the caller's audio up to `atMs` (after its speech events): silences are timed to here. */
+  judged?(atMs: number): void;
   speechStarted?(atMs: number): void;
   speechEnded?(atMs: number): void;
   /** Words recognised so far (a partial reading or a whole spoken turn). */

@@ -218,6 +218,7 @@ export class CallManager {
         },
         providers,
         brain: model.brain,
+        modelTurns: model.turnTaking,
         recorder,
         log,
         transfer: carrier.cold,

@@ -36,6 +36,7 @@ import { CallListeners, type CallListener } from './listeners.ts';
 import { ChatHistory } from './model/history.ts';
 import { ModelTurn, type ModelTurnEvents } from './model/model-turn.ts';
 import type { ReplyOutcome } from './model/reply.ts';
+import type { ModelTurnTaking } from './realtime/realtime-brain.ts';
 import { Reminder } from './reminder.ts';
 import type { SessionOptions, SessionResult } from './session-options.ts';
 import { CallTeardown } from './teardown.ts';
@@ -85,6 +86,8 @@ export class CallSession {
   private cutShort = '';
   /** The greeting said at the callee's first pause: it answers the turn under way, which the model does not. */
   private greetedTurn: Utterance | null = null;
+  /** The model answered by itself (its own turn detection) and the caller's words are being read. */
+  private modelAnswered = false;
   private endReason: { reason: DisconnectionReason; message: string | null } | null = null;
   private finishedResolve!: () => void;
   /** Resolves once onEnd has run. */
@@ -108,7 +111,8 @@ export class CallSession {
         timers: o.timers,
         engines: o.engines,
         endOfTurn: endOfTurnPolicy(o.agent),
-        interruptionThresholdMs: interruptionThresholdMs(o.agent.interruption_sensitivity),
+        // With the model's own turn detection its speech start is the barge-in (modelTurnReactions), not the VAD's.
+        interruptionThresholdMs: o.modelTurns ? null : interruptionThresholdMs(o.agent.interruption_sensitivity),
         agentBusy() {
           return session.agentCuttable;
         },
@@ -204,6 +208,7 @@ export class CallSession {
       log: o.log,
     });
     this.flows = [this.voicemail, this.transfer];
+    o.modelTurns?.listen(CallSession.modelTurnReactions(this));
     for (const flow of this.flows) this.teardown.add(flow);
   }
 
@@ -360,8 +365,11 @@ export class CallSession {
       speechEnded(at) {
         for (const flow of s.flows) flow.speechEnded?.(at * 1000);
       },
-      judged(frame, at) {
+      heard(frame, at) {
         for (const flow of s.flows) flow.audio?.(frame, at * 1000);
+      },
+      judged(at) {
+        for (const flow of s.flows) flow.judged?.(at * 1000);
       },
       interruption() {
         // Until the caller's words are known, what was cut may yet be resumed.
@@ -384,6 +392,8 @@ export class CallSession {
       },
       noTurn() {
         s.greetedTurn = null;
+        // The model answered speech the recogniser read no words in: its answer is heard all the same.
+        if (s.takeModelAnswer()) return;
         // The sound that stopped the agent held no words (a cough, a door): it goes on where it stopped.
         if (s.resumeCutShort()) return;
         s.armInactivityIfQuiet();
@@ -424,6 +434,38 @@ export class CallSession {
     };
   }
 
+  /**
+   * A speech-to-speech model's own turn detection: the caller's speech it heard over the agent is a barge-in, as the
+   * session's own; its answering ends the caller's turn (the recogniser reads its words, then the reply takes the
+   * model's answer), or, with no turn heard here, is the reply at once.
+   */
+  private static modelTurnReactions(s: CallSession): ModelTurnTaking {
+    return {
+      callerStarted() {
+        if (s.phase !== 'live') return;
+        s.timers.disarmInactivity();
+        s.modelAnswered = false;
+        s.caller.confirmSpeech();
+        if (s.agentCuttable) s.interrupt();
+      },
+      answering() {
+        if (s.phase !== 'live' || s.flows.some((flow) => flow.holdsLine)) return;
+        s.modelAnswered = true;
+        if (!s.caller.endTurnNow()) s.takeModelAnswer();
+      },
+    };
+  }
+
+  /** The model's own answer, taken as the reply when no caller turn will be; false when there is none. */
+  private takeModelAnswer(): boolean {
+    if (!this.modelAnswered || this.phase !== 'live') return false;
+    this.modelAnswered = false;
+    this.cutShort = '';
+    this.model.cancel();
+    this.model.answer(this.history.messages, this.userTurns);
+    return true;
+  }
+
   /** Barge-in: stop the model and the voice, drop queued audio, keep only what was heard. */
   private interrupt(): Utterance[] {
     this.latency.answerAbandoned();
@@ -458,14 +500,21 @@ export class CallSession {
     const greeted = keypad ? null : this.greetedTurn;
     this.greetedTurn = null;
     if (this.flows.some((flow) => flow.holdsLine) || this.phase !== 'live') return;
+    this.modelAnswered = false;
     if (greeted) {
       // The callee's "Hello?" that the greeting answered: the model sees it before the greeting and does not answer it.
       this.history.user(turn.text, greeted);
       return;
     }
     this.history.user(keypad ? KEYPAD_TURN_PREFIX + turn.text : turn.text);
-    // Only an acknowledgement stopped the agent: it finishes what it was saying instead of answering it.
-    if (!keypad && this.cutShort && isBackchannel(turn.text, this.o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS)) {
+    // Only an acknowledgement stopped the agent: it finishes what it was saying instead of answering it (unless the
+    // model's own turn detection took it for a turn: it answers it).
+    if (
+      !keypad &&
+      !this.o.modelTurns &&
+      this.cutShort &&
+      isBackchannel(turn.text, this.o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS)
+    ) {
       this.resumeCutShort();
       return;
     }

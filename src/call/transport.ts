@@ -28,7 +28,7 @@ export type SessionNotice =
   | { type: 'call_ended'; disconnection_reason: DisconnectionReason };
 
 export interface CallTransport {
-  readonly kind: 'twilio' | 'web';
+  readonly kind: 'twilio' | 'telnyx' | 'web';
   /**
    * Rate of the 20 ms frames both ways; INTERNAL_SAMPLE_RATE when absent. A phone line stays at
    * its 8 kHz: the engines take it as it is, instead of through a 8→16→8 kHz resampling round trip.

@@ -13,6 +13,8 @@ import type { CallRepository } from '../records/repository.ts';
 import type { CallService } from '../records/service.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { Dispatcher } from '../net/http.ts';
+import type { CarrierAccountRepository } from '../carrier-accounts/repository.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
 import type { CallOutcomes } from './outcomes.ts';
 import type { PendingStreams } from './pending-streams.ts';
@@ -50,18 +52,25 @@ export interface CarrierSetup {
   /** Where this process is reached by its peers and its own simulated phones (known once it listens). */
   peerUrl: () => string;
   carrierCalls: CarrierCallRepository;
+  /** The organizations' own carrier accounts, found by number or id (carrier-accounts/). */
+  carrierAccounts: CarrierAccountLookup;
   /** Where carrier reports land; set once the calls room exists (it needs the dialers first). */
   outcomes: () => CallOutcomes;
   /** The live calls, likewise set once the calls room exists. */
   registry: () => CallRegistry | undefined;
   clock: Clock;
   logger: Logger;
+  /** The outbound layer's guarded pool for carriers' REST requests (net/http.ts); absent in tests that send none. */
+  dispatcher: Dispatcher | undefined;
   /**
    * The carriers registered after this one, as one dialer (or one that refuses every call): a
    * carrier that serves only some numbers passes the others on to it.
    */
   next: Dialer;
 }
+
+/** What a carrier reads of the organizations' carrier accounts. */
+export type CarrierAccountLookup = Pick<CarrierAccountRepository, 'byNumber' | 'find'>;
 
 /** What the http room gives each carrier's routes. */
 export interface CarrierHttp {

@@ -11,7 +11,8 @@ import type { CallEvents } from '../records/events.ts';
 import type { CallService } from '../records/service.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { Carrier, CarrierDefinition, CarrierHttp } from './carrier.ts';
+import type { Dispatcher } from '../net/http.ts';
+import type { Carrier, CarrierAccountLookup, CarrierDefinition, CarrierHttp } from './carrier.ts';
 import type { CarrierCallRepository } from './carrier-calls.ts';
 import { CallOutcomes } from './outcomes.ts';
 import { CARRIERS } from './registry.ts';
@@ -49,8 +50,11 @@ export interface CarrierDeps {
   /** Where this process is reached by its peers and its own simulated phones (known once it listens). */
   peerUrl: () => string;
   carrierCalls: CarrierCallRepository;
+  carrierAccounts: CarrierAccountLookup;
   clock: Clock;
   logger: Logger;
+  /** The guarded pool carriers send their REST requests through (net/http.ts). */
+  dispatcher?: Dispatcher | undefined;
   /** A dialer of the caller's (tests); the configured carriers' otherwise. */
   dialer?: Dialer | undefined;
   /** The carriers to build, in order (tests); registry.ts's otherwise. */
@@ -69,10 +73,12 @@ export async function createCarriers(config: Config, deps: CarrierDeps): Promise
       publicUrl: deps.publicUrl,
       peerUrl: deps.peerUrl,
       carrierCalls: deps.carrierCalls,
+      carrierAccounts: deps.carrierAccounts,
       outcomes: () => outcomes!,
       registry: () => liveCalls,
       clock: deps.clock,
       logger: deps.logger,
+      dispatcher: deps.dispatcher,
       next: chain,
     });
     if (!carrier) continue;

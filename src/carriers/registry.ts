@@ -2,6 +2,7 @@
 // those after it: one that serves only some numbers (the simulated phones) passes the rest on.
 import type { CarrierDefinition } from './carrier.ts';
 import { simCarrier } from './sim/carrier.ts';
+import { telnyxCarrier } from './telnyx/carrier.ts';
 import { twilioCarrier } from './twilio/carrier.ts';
 
-export const CARRIERS: readonly CarrierDefinition[] = [simCarrier, twilioCarrier];
+export const CARRIERS: readonly CarrierDefinition[] = [simCarrier, telnyxCarrier, twilioCarrier];

@@ -5,11 +5,20 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Agent, request as send } from 'undici';
 import WebSocket from 'ws';
+import { rawBodyOf } from '../carriers/raw-bodies.ts';
 
 export const FORWARDED_BY_HEADER = 'x-voicecall-forwarded-by';
 
 /** Request headers the owner needs to answer as this node would: the key, the carrier's signature, idempotency. */
-const PASSED_HEADERS = ['authorization', 'content-type', 'x-twilio-signature', 'idempotency-key', 'user-agent'];
+const PASSED_HEADERS = [
+  'authorization',
+  'content-type',
+  'x-twilio-signature',
+  'telnyx-signature-ed25519',
+  'telnyx-timestamp',
+  'idempotency-key',
+  'user-agent',
+];
 /** Response headers worth passing back. */
 const RETURNED_HEADERS = ['content-type', 'retry-after'];
 
@@ -72,13 +81,14 @@ export function keepReceivedJson(request: FastifyRequest, text: string): void {
 /**
  * The body as it came, so the owner answers what it would have answered had the request reached it
  * first: none when the client sent none (a body without a content type is 415 there), the JSON text
- * as received, or a carrier's form.
+ * as received (or a signing carrier's body as received), or a carrier's form.
  */
 function bodyOf(request: FastifyRequest): string | undefined {
   const type = request.headers['content-type'];
   if (request.method === 'GET' || request.method === 'HEAD' || type === undefined || request.body === undefined)
     return undefined;
-  const json = receivedJson.get(request);
+  // A carrier that signs its bodies' bytes kept them as they came (carriers/raw-bodies.ts).
+  const json = receivedJson.get(request) ?? rawBodyOf(request);
   if (json !== undefined) return json;
   if (type.startsWith('application/x-www-form-urlencoded'))
     return new URLSearchParams(request.body as Record<string, string>).toString();

@@ -16,6 +16,7 @@ import type { CallOutcomes } from '../carriers/outcomes.ts';
 import type { Clock, RandomHex } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { ProviderCredentialService } from '../credentials/service.ts';
+import type { CarrierAccountService } from '../carrier-accounts/service.ts';
 import { demoRoutes } from '../demo/routes.ts';
 import type { IdempotencyStore } from '../store/idempotency.ts';
 import type { RateWindowStore } from '../store/rate-windows.ts';
@@ -32,6 +33,7 @@ import { callRoutes } from './routes/calls.ts';
 import { listenRoute } from './routes/listen.ts';
 import { metricsRoute } from './routes/metrics.ts';
 import { providerCredentialRoutes } from './routes/provider-credentials.ts';
+import { carrierAccountRoutes } from './routes/carrier-accounts.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import type { WebhookRepository } from '../webhooks/repository.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
@@ -51,6 +53,7 @@ export interface ServiceHttpDeps {
   campaigns: CampaignService;
   agentTests: AgentTestService;
   providerCredentials: ProviderCredentialService;
+  carrierAccounts: CarrierAccountService;
   outcomes: CallOutcomes;
   /** Their webhooks and media routes are mounted here. */
   carriers: Pick<Carriers, 'mount'>;
@@ -123,6 +126,7 @@ export async function createServiceHttp(config: Config, deps: ServiceHttpDeps): 
   if (config.metrics && deps.metrics) metricsRoute(app, deps.metrics, config.metrics);
   agentRoutes(app, deps.agents, deps.random);
   providerCredentialRoutes(app, deps.providerCredentials);
+  carrierAccountRoutes(app, deps.carrierAccounts);
   callRoutes(app, calls.service, calls.control, (callId) => calls.manager.recordingPath(callId));
   listenRoute(app, calls.control, forward);
   campaignRoutes(app, deps.campaigns);

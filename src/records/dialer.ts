@@ -14,6 +14,12 @@ export interface DialRequest {
   streamSecret: string;
 }
 
+/**
+ * No carrier can transfer this call: its line came in with no account to redirect it through (a Twilio stream where
+ * neither the organization nor the service has API credentials). The call ends as a line without transfers does.
+ */
+export class NoTransferError extends Error {}
+
 export type DialResult =
   | { status: 'dialing'; carrierCallId: string }
   | { status: 'failed'; reason: Extract<DisconnectionReason, 'dial_failed' | 'dial_no_answer'>; message: string };

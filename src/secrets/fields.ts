@@ -7,10 +7,12 @@ import { isSealed, SEALED_PREFIX, type SecretBox } from './sealed.ts';
 const notSealed = (value: string) => !isSealed(value);
 
 /** A secret string the API takes and never gives back (an API key, a password). */
-export function writeOnlySecret(description = 'write-only: never returned') {
-  return z
-    .string()
-    .min(1)
+export function writeOnlySecret(
+  description = 'write-only: never returned',
+  format?: { pattern: RegExp; message: string; max?: number },
+) {
+  const text = z.string().min(1);
+  return (format ? text.max(format.max ?? 10_000).regex(format.pattern, format.message) : text)
     .refine(notSealed, `must not start with ${SEALED_PREFIX}`)
     .meta({ writeOnly: true, description });
 }

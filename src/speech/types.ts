@@ -48,6 +48,12 @@ export interface SttStream {
    * For recognisers that read at pauses; the end of turn decides on it sooner than on their own ear.
    */
   readNow?(): void;
+  /**
+   * A recogniser that reads as the audio comes (a streaming provider's interim results): the longest it may hear the
+   * caller speak without giving any result (a partial, a verdict, a final) before the call counts it as failed.
+   * Absent for one that reads only when asked.
+   */
+  readonly firstResultWithinMs?: number;
   /** End of the user's turn: resolves with the final transcript of what was pushed since the last finalize. */
   finalize(): Promise<SttResult>;
   /** Drop the current utterance without a result (barge-in, hangup). */

@@ -4,6 +4,7 @@ import type { SecretBox } from '../secrets/sealed.ts';
 import type Database from 'better-sqlite3';
 import { NumberTakenError } from '../agents/repository.ts';
 import type { Db } from './database.ts';
+import { RELEASE_UNLISTED_NUMBERS_SQLITE } from './numbers.ts';
 
 export interface AgentRow {
   org_id: string;
@@ -146,14 +147,11 @@ export class SqliteAgentRepository {
     )?.org_id;
   }
 
-  /** Numbers the organization holds that neither the newest nor the published version of any of its agents lists. */
+  /**
+   * Numbers the organization holds that neither the newest nor the published version of any of its agents lists,
+   * nor any of its carrier accounts.
+   */
   private releaseUnlisted(orgId: string): void {
-    this.prepare(
-      `DELETE FROM number_owners WHERE org_id = ? AND number NOT IN (
-           SELECT j.value FROM agent_versions a, json_each(a.config, '$.inbound_numbers') j
-           WHERE a.org_id = ? AND (
-             a.version = (SELECT max(version) FROM agent_versions WHERE org_id = a.org_id AND agent_id = a.agent_id)
-             OR a.version = (SELECT max(version) FROM agent_versions WHERE org_id = a.org_id AND agent_id = a.agent_id AND is_published = 1)))`,
-    ).run(orgId, orgId);
+    this.prepare(RELEASE_UNLISTED_NUMBERS_SQLITE).run(orgId, orgId, orgId);
   }
 }

@@ -301,6 +301,31 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX provider_credentials_by_org ON provider_credentials (org_id, created_at, credential_id);
     `,
   },
+  {
+    version: 22,
+    name: 'carrier accounts',
+    // The account is a JSON document (the API's shape, its credentials sealed). Its numbers are claimed in
+    // number_owners like agents' and listed here too, one account each; a call records the account it went through.
+    sql: `
+      CREATE TABLE carrier_accounts (
+        carrier_account_id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        carrier TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        account TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX carrier_accounts_by_org ON carrier_accounts (org_id, created_at, carrier_account_id);
+      CREATE TABLE carrier_account_numbers (
+        number TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        carrier_account_id TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX carrier_account_numbers_by_account ON carrier_account_numbers (carrier_account_id);
+      ALTER TABLE carrier_calls ADD COLUMN carrier_account_id TEXT;
+      CREATE INDEX carrier_calls_by_account ON carrier_calls (carrier_account_id);
+    `,
+  },
 ];
 
 export function openDatabase(file: string, migrations: Migration[] = MIGRATIONS): Db {

@@ -4,6 +4,7 @@
 import { AGENT_TEST_SECRETS } from '../agent-tests/schema.ts';
 import { AGENT_SECRETS } from '../agents/schema.ts';
 import { CREDENTIAL_SECRETS } from '../credentials/schema.ts';
+import { CARRIER_ACCOUNT_SECRETS } from '../carrier-accounts/schema.ts';
 import type { SecretFields } from '../secrets/fields.ts';
 import type { SecretBox } from '../secrets/sealed.ts';
 
@@ -12,6 +13,7 @@ export const SECRET_DOCUMENTS: readonly { table: string; column: string; fields:
   { table: 'agent_versions', column: 'config', fields: AGENT_SECRETS },
   { table: 'agent_tests', column: 'test', fields: AGENT_TEST_SECRETS },
   { table: 'provider_credentials', column: 'credential', fields: CREDENTIAL_SECRETS },
+  { table: 'carrier_accounts', column: 'account', fields: CARRIER_ACCOUNT_SECRETS },
 ];
 
 /**

@@ -12,6 +12,7 @@ import { openDatabase, type Db } from './database.ts';
 import { SqliteIdempotencyStore } from './idempotency.ts';
 import { SqliteNodeLeases } from './nodes.ts';
 import { SqliteProviderCredentialRepository } from './provider-credentials.ts';
+import { SqliteCarrierAccountRepository } from './carrier-accounts.ts';
 import { SqliteRateWindowStore, type RateWindowStore } from './rate-windows.ts';
 import { SqliteWebCallTokens } from './web-tokens.ts';
 import { SqliteWebhookRepository } from './webhooks.ts';
@@ -25,6 +26,7 @@ import type { WebCallTokenRepository } from '../records/web-tokens.ts';
 import type { CampaignRepository } from '../campaigns/repository.ts';
 import type { CarrierCallRepository } from '../carriers/carrier-calls.ts';
 import type { ProviderCredentialRepository } from '../credentials/repository.ts';
+import type { CarrierAccountRepository } from '../carrier-accounts/repository.ts';
 import type { WebhookRepository } from '../webhooks/repository.ts';
 import type { IdempotencyStore } from './idempotency.ts';
 import { promised } from './promised.ts';
@@ -67,6 +69,7 @@ export interface Store {
   idempotency: IdempotencyStore;
   nodes: NodeLeases;
   providerCredentials: ProviderCredentialRepository;
+  carrierAccounts: CarrierAccountRepository;
   rateWindows: RateWindowStore;
   webCallTokens: WebCallTokenRepository;
   webhooks: WebhookRepository;
@@ -123,6 +126,7 @@ export function openStore(
     idempotency: promised(new SqliteIdempotencyStore(db)),
     nodes: promised(new SqliteNodeLeases(db)),
     providerCredentials: promised(new SqliteProviderCredentialRepository(db, box)),
+    carrierAccounts: promised(new SqliteCarrierAccountRepository(db, box)),
     rateWindows: promised(new SqliteRateWindowStore(db)),
     webCallTokens: promised(new SqliteWebCallTokens(db)),
     sealStoredSecrets: async () => sealSqliteSecrets(db, box),

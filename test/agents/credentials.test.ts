@@ -2,7 +2,12 @@
 // the credential's key wins over the section's own, its address too when it has one; OpenAI's own address where
 // neither gives one; a credential gone or of another provider is a coded error, not a call with the wrong key.
 import { describe, expect, it } from 'vitest';
-import { CredentialUnavailableError, withCredentials, type CredentialLookup } from '../../src/agents/credentials.ts';
+import {
+  checkCredentials,
+  CredentialUnavailableError,
+  withCredentials,
+  type CredentialLookup,
+} from '../../src/agents/credentials.ts';
 import { AgentConfigSchema } from '../../src/agents/schema.ts';
 import { credentialProviderOf, type ProviderCredential } from '../../src/credentials/schema.ts';
 
@@ -86,6 +91,60 @@ describe('withCredentials', () => {
     await expect(misfit).rejects.toMatchObject({
       code: 'CREDENTIAL_MISMATCH',
       message: 'stt.credential: "stt" is for deepgram; stt.engine openai takes only openai credentials',
+    });
+  });
+
+  describe('in fallbacks', () => {
+    const withFallbacks = AgentConfigSchema.parse({
+      agent_name: 'F',
+      llm: {
+        base_url: 'http://m.local/v1',
+        model: 'm',
+        fallback: [{ base_url: 'http://m2.local/v1', model: 'm2', credential: 'backup-model' }],
+      },
+      voice: {
+        engine: 'elevenlabs',
+        credential: 'el',
+        fallback: [{ engine: 'cartesia', credential: 'cart' }, { engine: 'flite' }],
+      },
+    });
+    const all = [
+      credential('backup-model'),
+      credential('el', { provider: 'elevenlabs' }),
+      credential('cart', { provider: 'cartesia', base_url: 'https://cartesia.example.com' }),
+    ];
+
+    it('fills each fallback entry from the credential it names, as its own section would be, and leaves the agent given as it was', async () => {
+      const before = structuredClone(withFallbacks);
+      const resolved = await withCredentials('acme', withFallbacks, lookupOf('acme', ...all));
+      expect(resolved.voice).toMatchObject({ engine: 'elevenlabs', api_key: 'key-el' });
+      expect(resolved.voice.fallback).toEqual([
+        expect.objectContaining({ engine: 'cartesia', api_key: 'key-cart', base_url: 'wss://cartesia.example.com' }),
+        expect.objectContaining({ engine: 'flite' }),
+      ]);
+      expect(resolved.voice.fallback![1]).not.toHaveProperty('api_key');
+      expect(resolved.llm.api_key).toBeUndefined();
+      expect(resolved.llm.fallback![0]).toMatchObject({ api_key: 'key-backup-model', base_url: 'http://m2.local/v1' });
+      expect(withFallbacks).toEqual(before);
+    });
+
+    it("names the fallback entry's field when its credential is gone or of another provider, at save and at call start", async () => {
+      const noCart = lookupOf('acme', all[0]!, all[1]!);
+      await expect(withCredentials('acme', withFallbacks, noCart)).rejects.toMatchObject({
+        code: 'CREDENTIAL_NOT_FOUND',
+        message: expect.stringMatching(/^voice\.fallback\[0\]\.credential names the provider credential "cart"/),
+      });
+      const wrong = lookupOf('acme', all[0]!, all[1]!, credential('cart', { provider: 'deepgram' }));
+      await expect(withCredentials('acme', withFallbacks, wrong)).rejects.toMatchObject({
+        code: 'CREDENTIAL_MISMATCH',
+        message:
+          'voice.fallback[0].credential: "cart" is for deepgram; voice.fallback[0].engine cartesia takes only cartesia credentials',
+      });
+      await expect(checkCredentials('acme', withFallbacks, noCart)).rejects.toMatchObject({
+        details: expect.stringContaining(
+          'body.voice.fallback[0].credential: the organization has no provider credential named "cart"',
+        ),
+      });
     });
   });
 });

@@ -163,4 +163,20 @@ describe('llm.engine', () => {
     ).toBe(false);
     expect(AgentConfigSchema.safeParse({ ...minimal, llm: { ...realtime, engine: 'gemini-pro' } }).success).toBe(false);
   });
+
+  it('turn_detection "model" is taken by a speech-to-speech engine and refused, with its path, by a chat-completions one', () => {
+    expect(AgentConfigSchema.parse({ ...minimal, llm: { ...realtime, turn_detection: 'model' } }).llm).toMatchObject({
+      turn_detection: 'model',
+    });
+    expect(AgentConfigSchema.parse({ ...minimal, llm: realtime }).llm.turn_detection).toBeUndefined();
+    const refused = AgentConfigSchema.safeParse({ ...minimal, llm: { ...minimal.llm, turn_detection: 'model' } });
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues[0]).toMatchObject({
+      path: ['llm', 'turn_detection'],
+      message: expect.stringContaining('speech-to-speech'),
+    });
+    expect(AgentConfigSchema.safeParse({ ...minimal, llm: { ...realtime, turn_detection: 'vad' } }).success).toBe(
+      false,
+    );
+  });
 });

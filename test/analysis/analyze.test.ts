@@ -154,4 +154,58 @@ describe('post-call analysis', () => {
       summary: 's',
     });
   });
+
+  it("moves to the agent's next text model when one fails, and skips speech-to-speech models, which read no chat request", async () => {
+    server = await startServer((_req, res) => {
+      res.writeHead(503);
+      res.end('down');
+    });
+    const backup = await startServer(completionWith('{"summary":"Cancel.","user_sentiment":"Neutral"}'));
+    try {
+      const agent = AgentConfigSchema.parse({
+        agent_name: 'a',
+        llm: {
+          base_url: server.url,
+          model: 'primary',
+          fallback: [
+            { engine: 'openai-realtime', base_url: 'ws://127.0.0.1:9/v1/realtime', model: 'rt' },
+            { base_url: backup.url, model: 'backup', api_key: 'k2' },
+          ],
+        },
+      });
+      const { logger, lines } = capture();
+      const analysis = await analyzeCall({
+        agent,
+        transcript,
+        metadata,
+        logger,
+        client: { dispatcher: testDispatcher, maxRetries: 0 },
+      });
+      expect(analysis).toMatchObject({ summary: 'Cancel.', user_sentiment: 'neutral' });
+      expect(server.requests).toHaveLength(1);
+      expect(backup.requests).toHaveLength(1);
+      expect(backup.requests[0]?.headers.authorization).toBe('Bearer k2');
+      expect(lines[0]).toMatchObject({
+        msg: 'call analysis moves to the next model',
+        model: 'primary',
+        next: 'backup',
+      });
+    } finally {
+      await backup.close();
+    }
+  });
+
+  it('is skipped, saying why, for an agent whose only models are speech-to-speech', async () => {
+    const agent = AgentConfigSchema.parse({
+      agent_name: 'a',
+      llm: { engine: 'openai-realtime', base_url: 'ws://127.0.0.1:9/v1/realtime', model: 'rt' },
+    });
+    const { logger, lines } = capture();
+    const analysis = await analyzeCall({ agent, transcript, metadata, logger, client: { dispatcher: testDispatcher } });
+    expect(analysis).toEqual({ summary: '', user_sentiment: 'unknown', custom_analysis_data: [] });
+    expect(lines[0]).toMatchObject({
+      msg: 'call analysis skipped',
+      reason: expect.stringMatching(/no chat-completions model/),
+    });
+  });
 });

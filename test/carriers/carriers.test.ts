@@ -14,7 +14,9 @@ const deps = {
     record: async () => undefined,
     carrierCallId: async () => undefined,
     callIdOf: async () => undefined,
+    carrierAccountOf: async () => undefined,
   },
+  carrierAccounts: { byNumber: async () => undefined, find: async () => undefined },
   clock: { now: () => 0 },
   logger: pino({ level: 'silent' }),
 };
@@ -62,7 +64,14 @@ describe('carriers from the registry', () => {
 
   it('a carrier that config leaves off is skipped: without SIM_NUMBERS or Twilio credentials no call is placed', async () => {
     const carriers = await createCarriers(config, deps);
-    expect(carriers.dialer.name).toBe('none');
+    // Twilio's dialer is always there (an organization may bring its own account); a call from a number no
+    // account holds goes on past it, and fails with the reason.
+    expect(carriers.dialer.name).toBe('twilio');
+    expect(carriers.dialer.showsCallerId('+15550002')).toBe(false);
+    expect(await carriers.dialer.dial({ ...request('+15550002'), orgId: 'org_a', from: '+15550003' })).toMatchObject({
+      status: 'failed',
+      message: expect.stringMatching(/No carrier is configured/),
+    });
     const withSim = await createCarriers(
       loadConfig({
         API_KEYS: 'org_a:0123456789abcdef0123456789abcdef',

@@ -5,6 +5,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import type { TestService } from '../helpers/service.ts';
 
 /** The phone scripts every driver's answering phones can run, by name. */
 export const SCRIPTS = {
@@ -45,6 +46,10 @@ export interface CarrierDriver {
   close(): Promise<void>;
   /** What the service is configured with to use this carrier (merged with the other drivers'). */
   env(): Record<string, string>;
+  /** What the carrier needs of the running service before calls (an organization's carrier account). */
+  setUp?(service: TestService): Promise<void>;
+  /** The number its outbound calls come from; the suite's default (Twilio's inbound number) when absent. */
+  readonly from?: string;
   /** A phone that answers and runs `script`. */
   answering(script: ScriptName): string;
   /** A phone that is busy, and one that rings out. */

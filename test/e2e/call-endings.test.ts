@@ -5,13 +5,18 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { muLawEncode } from '../../src/audio/g711.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { replyStream, sseHeaders, startServer, type TestServer } from '../support/http-server.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+
+// Each case is its own call on its own agent; most of a call is waiting (for the caller, for a silence to run out,
+// for the maximum duration): two at a time, as test/e2e/carrier-conformance.test.ts runs them (more, on a small
+// machine, starve the recogniser).
+vi.setConfig({ maxConcurrency: 2 });
 
 let t: TestService;
 let model: TestServer;
@@ -134,7 +139,7 @@ async function callAndSay(number: string, phrase = '04-yes-please') {
   return placed;
 }
 
-describe('how a connected call ends', () => {
+describe.concurrent('how a connected call ends', () => {
   it('agent_hangup: end_call ends the call after its last words have played', async () => {
     const { caller, callId } = await callAndSay(NUMBERS.goodbye);
     await caller.waitForClose();
@@ -229,7 +234,7 @@ describe('how a connected call ends', () => {
   }, 60_000);
 });
 
-describe('false interruptions', () => {
+describe.concurrent('false interruptions', () => {
   it('an "okay, okay" that stopped the greeting is heard as listening: the greeting goes on from the word where it stopped', async () => {
     // Spoken by flite, long enough (about a second) to pass the interruption threshold.
     const wav = join(mkdtempSync(join(tmpdir(), 'backchannel-')), 'okay.wav');
@@ -255,7 +260,7 @@ describe('false interruptions', () => {
   }, 60_000);
 });
 
-describe('organization limits', () => {
+describe.concurrent('organization limits', () => {
   it('concurrency_limit_reached: a call over the organization’s limit is recorded and not connected', async () => {
     const first = await placeInboundCall(t.url, NUMBERS.limited);
     await agentFinished(first.caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });

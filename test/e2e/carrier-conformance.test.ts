@@ -20,8 +20,8 @@ let scriptsDir: string;
 const greeting = 'Hello, you have reached the front desk. How can I help you today?';
 /** The demo model says goodbye and hangs up to any answer to this (src/demo/script.ts). */
 const LAST_QUESTION = 'Hello, you have reached the front desk. Is there anything else I can help you with?';
-/** The number outbound calls come from: the Twilio agent's own, which Twilio shows the callee. */
-const FROM = DRIVERS.find((d) => d.inbound)?.inbound?.number ?? '+14155550100';
+/** Where outbound calls come from unless a driver names its own: Twilio's agent's number, shown to the callee. */
+const FROM = DRIVERS.find((d) => d.carrier === 'twilio')?.inbound?.number ?? '+14155550100';
 
 beforeAll(async () => {
   scriptsDir = writeScripts();
@@ -32,6 +32,7 @@ beforeAll(async () => {
     RING_TIMEOUT_MS: '3000',
     RATE_LIMIT_PER_MINUTE: '100000',
   });
+  for (const driver of DRIVERS) await driver.setUp?.(t);
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   for (const driver of DRIVERS) {
@@ -58,7 +59,9 @@ afterAll(async () => {
 
 async function dial(driver: CarrierDriver, to: string, agent: 'conf' | 'conf-bye' = 'conf'): Promise<string> {
   const agentId = agent === 'conf' ? `conf-${driver.carrier}` : `conf-${driver.carrier}-bye`;
-  const res = await t.request('POST', '/v2/calls', { body: { call_from: FROM, call_to: to, agent_id: agentId } });
+  const res = await t.request('POST', '/v2/calls', {
+    body: { call_from: driver.from ?? FROM, call_to: to, agent_id: agentId },
+  });
   expect(res.status, res.text).toBe(201);
   return (res.body as { call_id: string }).call_id;
 }

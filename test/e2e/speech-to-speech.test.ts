@@ -7,7 +7,10 @@
 // through Gemini Live (llm.engine "gemini-live", its stand-in hearing each activity with pocketsphinx
 // and answering as 24 kHz PCM): the greeting, a barge-in whose words heard are told to the model as a
 // note (the protocol has no truncate), and the words that cut in answered through a function call that
-// is one of the agent's MCP server's tools (a real MCP server from the official SDK).
+// is one of the agent's MCP server's tools (a real MCP server from the official SDK). Then both engines
+// with the model's own turn detection (llm.turn_detection "model"), one short call each, side by side: the
+// stand-ins end the caller's turns themselves and answer, the model's speech start over its answer is a
+// barge-in that truncates (OpenAI) or is told as a note (Gemini), and the transcript keeps both sides with times.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wer } from '../../bench/wer.ts';
 import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
@@ -21,6 +24,8 @@ import { OpenAiRealtimeStandIn, type StandInScript } from '../llm/realtime/opena
 
 const NUMBER = '+15550100041';
 const GEMINI_NUMBER = '+15550100042';
+const MODEL_TURNS_NUMBER = '+15550100043';
+const GEMINI_MODEL_TURNS_NUMBER = '+15550100044';
 const LONG_ANSWER =
   'the office is open on saturday from nine in the morning until five in the evening and on sunday from ten until four and on public holidays it stays closed all day long';
 
@@ -94,6 +99,30 @@ beforeAll(async () => {
     },
   });
   expect(geminiAgent.status, JSON.stringify(geminiAgent.body)).toBe(201);
+  for (const [agent_id, number, llm] of [
+    [
+      'realtime-own-turns',
+      MODEL_TURNS_NUMBER,
+      { engine: 'openai-realtime', base_url: standIn.url, model: 'gpt-realtime', turn_detection: 'model' },
+    ],
+    [
+      'gemini-own-turns',
+      GEMINI_MODEL_TURNS_NUMBER,
+      { engine: 'gemini-live', base_url: gemini.url, model: 'gemini-live-2.5-flash-preview', turn_detection: 'model' },
+    ],
+  ] as const) {
+    const own = await t.request('POST', '/v2/agents', {
+      body: {
+        agent_id,
+        agent_name: agent_id,
+        inbound_numbers: [number],
+        stt: { engine: 'pocketsphinx', language: 'en-US' },
+        system_prompt: 'You answer the phone for a shop.',
+        llm,
+      },
+    });
+    expect(own.status, JSON.stringify(own.body)).toBe(201);
+  }
 }, 30_000);
 afterAll(async () => {
   await t?.stop();
@@ -242,6 +271,82 @@ describe('a call through Gemini Live', () => {
     });
     expect(gemini.received.find((m) => m.kind === 'toolResponse')).toMatchObject({
       functionResponses: [{ name: 'cancel_order', response: { output: expect.stringContaining('Order cancelled') } }],
+    });
+  }, 120_000);
+});
+
+/** The caller asks about the office, cuts the long answer after about a second, and hears the answer to that. */
+async function cutInCall(number: string): Promise<CallRecord> {
+  const { caller, callId } = await placeInboundCall(t.url, number);
+  await caller.pause(300);
+  const before = caller.played.length;
+  await caller.speak(fixtureUlaw('13-is-the-office-open'));
+  for (let i = 0; i < 900 && caller.played.length < before + 50; i++) await caller.pause(50);
+  await caller.speak(fixtureUlaw('08-goodbye'));
+  for (let i = 0; i < 900 && !(await answered(callId, 2)); i++) await caller.pause(50);
+  await caller.hangUp();
+  return finalRecord(callId);
+}
+
+/** Both sides in the transcript, each with its times, in order; the cut answer a prefix of the long one. */
+function expectBothSidesTimed(record: CallRecord): string[] {
+  expect(record.disconnection_reason).toBe('user_hangup');
+  const transcript = record.transcript ?? [];
+  expect(transcript.map((m) => m.role)).toEqual(['user', 'agent', 'user', 'agent']);
+  let last = 0;
+  for (const m of transcript) {
+    expect(m.start_at).toBeGreaterThanOrEqual(last);
+    expect(m.end_at).toBeGreaterThanOrEqual(m.start_at);
+    last = m.start_at;
+  }
+  const agents = transcript.filter((m) => m.role === 'agent').map((m) => m.content);
+  const cut = agents[0]!;
+  expect(cut.split(' ').length).toBeLessThan(LONG_ANSWER.split(' ').length);
+  expect(LONG_ANSWER.startsWith(cut)).toBe(true);
+  expect(agents[1]).toBe('you said goodbye');
+  expect(record.latency?.e2e?.num).toBeGreaterThanOrEqual(1);
+  return agents;
+}
+
+describe('the model’s own turn detection (llm.turn_detection "model")', () => {
+  it('the model ends the caller’s turns and answers by itself, its speech start over the agent is a barge-in, and the transcript keeps both sides with times', async () => {
+    const openAiFrom = standIn.received.length;
+    const truncationsFrom = standIn.truncations.length;
+    const geminiFrom = gemini.received.length;
+    const [openAi, viaGemini] = await Promise.all([
+      cutInCall(MODEL_TURNS_NUMBER),
+      cutInCall(GEMINI_MODEL_TURNS_NUMBER),
+    ]);
+
+    expectBothSidesTimed(openAi);
+    // The session asked for server_vad, never committed nor asked for a response: the model did both.
+    const sent = standIn.received.slice(openAiFrom);
+    expect(sent[0]).toMatchObject({
+      type: 'session.update',
+      session: { audio: { input: { turn_detection: { type: 'server_vad' } } } },
+    });
+    const types = sent.map((e) => e.type);
+    expect(types).not.toContain('invalid');
+    expect(types).not.toContain('input_audio_buffer.commit');
+    expect(types).not.toContain('response.create');
+    // The barge-in truncated the model's audio item to what was played.
+    const truncations = standIn.truncations.slice(truncationsFrom);
+    expect(truncations).toHaveLength(1);
+    expect(truncations[0]!.audio_end_ms).toBeLessThan(truncations[0]!.item_ms);
+
+    const cut = expectBothSidesTimed(viaGemini)[0]!;
+    const received = gemini.received.slice(geminiFrom);
+    expect(received[0]).toMatchObject({
+      kind: 'setup',
+      setup: { realtimeInputConfig: { automaticActivityDetection: { disabled: false } } },
+    });
+    const kinds = received.map((m) => m.kind);
+    expect(kinds).not.toContain('invalid');
+    expect(kinds).not.toContain('activityStart');
+    expect(kinds).not.toContain('activityEnd');
+    expect(gemini.told).toContainEqual({
+      role: 'user',
+      text: `[system note] The caller cut your last reply short; they heard only: "${cut}"`,
     });
   }, 120_000);
 });

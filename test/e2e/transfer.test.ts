@@ -10,6 +10,11 @@ import { agentFinished, fixtureUlaw } from '../helpers/phone.ts';
 import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 import { TwilioStandIn } from '../helpers/twilio-standin.ts';
 
+// Calls are real time and wait on the line most of it: the two cold cases (one call each, each to its own phone)
+// run side by side, two calls at a time as test/e2e/carrier-conformance.test.ts runs them (more, on a small machine,
+// starve the recogniser); the warm case, two calls and a second leg, runs alone.
+vi.setConfig({ maxConcurrency: 2 });
+
 let twilio: TwilioStandIn;
 let t: TestService;
 const DESK_ANSWERS = '+14155557001';
@@ -113,7 +118,7 @@ describe('warm transfer on a Twilio line', () => {
   }, 90_000);
 });
 
-describe('cold transfer on a Twilio line', () => {
+describe.concurrent('cold transfer on a Twilio line', () => {
   it('redirects the call to a <Dial> after the agent spoke its line; the destination answering ends the call call_transfer with where and when', async () => {
     twilio.behaviors.set('+15550007101', { kind: 'answer', talk: asksForTransfer });
     const callId = await place('+15550007101', 'desk-answers');

@@ -1,7 +1,7 @@
 // An inbound phone call end to end: Twilio's webhook, the media stream over a real
 // WebSocket, recorded caller phrases through the real VAD and recogniser, the demo model
 // over HTTP with its booking tool, flite speaking back, and the call record after it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { wer } from '../../bench/wer.ts';
 import { readFileSync } from 'node:fs';
@@ -13,6 +13,10 @@ import { decodeOggOpus } from '../helpers/ogg-opus.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { telephone, voice } from '../speech/stt/helpers.ts';
+
+// Calls are real time and wait on the line most of it: two at a time, as test/e2e/carrier-conformance.test.ts
+// runs them (more, on a small machine, starve the recogniser).
+vi.setConfig({ maxConcurrency: 2 });
 
 let t: TestService;
 const NUMBER = '+15550100001';
@@ -91,7 +95,7 @@ function expectConsistentTimestamps(record: CallRecord) {
   for (const m of record.transcript ?? []) expect(m.end_at).toBeLessThanOrEqual(durationS + 0.05);
 }
 
-describe('inbound Twilio call with the embedded engines', () => {
+describe.concurrent('inbound Twilio call with the embedded engines', () => {
   it('greets, hears the caller, books through the tool, and ends with user_hangup when the caller hangs up', async () => {
     const { caller, callId, twiml } = await placeInboundCall(t.url, NUMBER);
     expect(twiml).toContain('<Parameter name="secret"');

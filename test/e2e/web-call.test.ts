@@ -1,7 +1,7 @@
 // A browser call over /media/web with the embedded engines and the demo model.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decodeWav } from '../../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { CreateWebCallResponse } from '../../src/http/routes/web-calls.ts';
@@ -11,6 +11,10 @@ import { rms } from '../../src/audio/pcm.ts';
 import { decodeOggOpus, envelopeCorrelation } from '../helpers/ogg-opus.ts';
 import { WEB_TRANSFER_REFUSAL } from '../../src/call/model/prompts.ts';
 import { DEMO_NO_TRANSFER } from '../../src/demo/script.ts';
+
+// Calls are real time and wait on the line most of it: two at a time, as test/e2e/carrier-conformance.test.ts
+// runs them (more, on a small machine, starve the recogniser).
+vi.setConfig({ maxConcurrency: 2 });
 
 let t: TestService;
 beforeAll(async () => {
@@ -48,7 +52,7 @@ async function webCall() {
   return CreateWebCallResponse.parse(res.body);
 }
 
-describe('browser calls', () => {
+describe.concurrent('browser calls', () => {
   it('runs a call from a single-use token: greeting, the caller’s words, the reply, live events, keypad digits, and user_hangup', async () => {
     const { call_id, access_token, websocket_url } = await webCall();
     expect(websocket_url).toBe(`${t.service.publicUrl.replace('http', 'ws')}/media/web`);

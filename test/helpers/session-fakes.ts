@@ -16,10 +16,30 @@ import type {
   VadEvent,
   VadStream,
 } from '../../src/speech/types.ts';
+import type { CallerEvents } from '../../src/call/caller/caller-input.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../src/call/transport.ts';
 import type { DisconnectionReason } from '../../src/records/record.ts';
 
 export const silentLog = pino({ level: 'silent' });
+
+/** Caller-input events that do nothing, but those a test listens to. */
+export function quietCallerEvents(listen: Partial<CallerEvents> = {}): CallerEvents {
+  const none = (): void => undefined;
+  return {
+    speechStarted: none,
+    speechEnded: none,
+    heard: none,
+    judged: none,
+    interruption: none,
+    partial: none,
+    recognised: none,
+    userTurn: none,
+    noTurn: none,
+    failed: none,
+    unheard: none,
+    ...listen,
+  };
+}
 
 export const SPEECH = 8000;
 export const frame = (amplitude: number, rate = 16000) => new Int16Array(rate / 50).fill(amplitude);

@@ -4,7 +4,10 @@
 // the TwiML names, with its <Parameter>s, the way Twilio would (TwilioStreamCaller). A live call
 // updated with <Dial> TwiML (a cold transfer) loses its stream, its destination behaves as
 // `behaviors` says (answer, busy, no-answer, failed), and the <Dial action>'s answer is followed:
-// <Connect><Stream> opens the caller's stream back to the service.
+// <Connect><Stream> opens the caller's stream back to the service. It holds several accounts
+// (addAccount): each request is answered for the account its basic auth opens, under that
+// account's SID in the path (GET Accounts/{sid}.json reads the account, as a credentials check
+// does), and each call's callbacks are signed with the token of the account that placed it.
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,6 +32,8 @@ export type Behavior =
 
 export interface CreatedCall {
   sid: string;
+  /** The account that placed it. */
+  accountSid: string;
   form: FormParams;
   /** Status callbacks sent, in order, with the service's answer. */
   callbacks: { status: string; answeredBy?: string; httpStatus: number }[];
@@ -50,6 +55,8 @@ export class TwilioStandIn {
   readonly calls: CreatedCall[] = [];
   readonly hangups: string[] = [];
   readonly behaviors = new Map<string, Behavior>();
+  /** Every account's auth token by SID, the first one's among them. */
+  private readonly tokens = new Map<string, string>([[this.accountSid, this.authToken]]);
   /** How long a phone "rings" before the callback that ends the ringing. */
   ringMs = 30;
   url = '';
@@ -61,6 +68,13 @@ export class TwilioStandIn {
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;
+  }
+
+  /** One more account on this stand-in (an organization's own): its SID and auth token. */
+  addAccount(): { accountSid: string; authToken: string } {
+    const account = { accountSid: `AC${hex(16)}`, authToken: hex(16) };
+    this.tokens.set(account.accountSid, account.authToken);
+    return account;
   }
 
   async close(): Promise<void> {
@@ -80,20 +94,24 @@ export class TwilioStandIn {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if (
-      req.headers.authorization !== `Basic ${Buffer.from(`${this.accountSid}:${this.authToken}`).toString('base64')}`
-    ) {
+    const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const [account = '', token] = Buffer.from(basic ?? '', 'base64')
+      .toString()
+      .split(':');
+    if (token === undefined || this.tokens.get(account) !== token) {
       return reply(401, { code: 20003, message: 'Authenticate', status: 401 });
     }
-    const base = `/2010-04-01/Accounts/${this.accountSid}/Calls`;
-    if (req.method === 'POST' && req.url === `${base}.json`) return this.create(form, reply);
+    if (req.method === 'GET' && req.url === `/2010-04-01/Accounts/${account}.json`)
+      return reply(200, { sid: account, friendly_name: 'stand-in', status: 'active', type: 'Full' });
+    const base = `/2010-04-01/Accounts/${account}/Calls`;
+    if (req.method === 'POST' && req.url === `${base}.json`) return this.create(account, form, reply);
     const hangup =
       req.method === 'POST' && req.url?.startsWith(`${base}/`)
         ? req.url.slice(base.length + 1, -'.json'.length)
         : undefined;
     if (hangup && typeof form.Twiml === 'string' && form.Twiml.includes('<Conference')) {
       // A warm transfer's bridge: the call leaves the service's stream for the conference.
-      const call = this.live.get(hangup);
+      const call = this.liveOf(account, hangup);
       if (!call)
         return reply(404, { code: 20404, message: `The requested resource ${req.url} was not found`, status: 404 });
       call.conference = /<Conference[^>]*>([^<]+)<\/Conference>/.exec(form.Twiml)?.[1] ?? '';
@@ -102,7 +120,7 @@ export class TwilioStandIn {
       return;
     }
     if (hangup && typeof form.Twiml === 'string' && form.Twiml.includes('<Dial')) {
-      const call = this.live.get(hangup);
+      const call = this.liveOf(account, hangup);
       if (!call)
         return reply(404, { code: 20404, message: `The requested resource ${req.url} was not found`, status: 404 });
       reply(200, { sid: hangup, status: 'in-progress' });
@@ -115,7 +133,7 @@ export class TwilioStandIn {
     }
     if (hangup && form.Status === 'completed') {
       this.hangups.push(hangup);
-      const call = this.live.get(hangup);
+      const call = this.liveOf(account, hangup);
       if (!call)
         return reply(404, { code: 20404, message: `The requested resource ${req.url} was not found`, status: 404 });
       void call.stream?.hangUp();
@@ -124,7 +142,13 @@ export class TwilioStandIn {
     reply(404, { code: 20404, message: 'not found', status: 404 });
   }
 
-  private create(form: FormParams, reply: (status: number, body: unknown) => void): void {
+  /** A live call of that account: another account's call is not found, as on Twilio. */
+  private liveOf(accountSid: string, sid: string): CreatedCall | undefined {
+    const call = this.live.get(sid);
+    return call?.accountSid === accountSid ? call : undefined;
+  }
+
+  private create(accountSid: string, form: FormParams, reply: (status: number, body: unknown) => void): void {
     const to = String(form.To);
     const behavior = this.behaviors.get(to) ?? { kind: 'no-answer' };
     if (behavior.kind === 'refuse')
@@ -132,19 +156,19 @@ export class TwilioStandIn {
     if (behavior.kind === 'server-error')
       return reply(503, { code: 20500, message: 'Service unavailable', status: 503 });
     const sid = `CA${hex(16)}`;
-    const call: CreatedCall = { sid, form, callbacks: [], transfers: [], done: Promise.resolve() };
+    const call: CreatedCall = { sid, accountSid, form, callbacks: [], transfers: [], done: Promise.resolve() };
     this.calls.push(call);
     this.live.set(sid, call);
     reply(201, {
       sid,
-      account_sid: this.accountSid,
+      account_sid: accountSid,
       to,
       from: form.From,
       status: 'queued',
       direction: 'outbound-api',
       api_version: '2010-04-01',
       date_created: new Date().toUTCString(),
-      uri: `/2010-04-01/Accounts/${this.accountSid}/Calls/${sid}.json`,
+      uri: `/2010-04-01/Accounts/${accountSid}/Calls/${sid}.json`,
     });
     call.done = this.play(call, behavior).finally(() => this.live.delete(sid));
     // Played in the background: close() waits for it; a service already gone is not the test's failure.
@@ -184,7 +208,7 @@ export class TwilioStandIn {
     const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1] ?? '';
     const customParameters: Record<string, string> = {};
     for (const m of twiml.matchAll(/<Parameter name="([^"]+)" value="([^"]*)"\/>/g)) customParameters[m[1]!] = m[2]!;
-    const stream = new TwilioStreamCaller({ url, customParameters, accountSid: this.accountSid, callSid: call.sid });
+    const stream = new TwilioStreamCaller({ url, customParameters, accountSid: call.accountSid, callSid: call.sid });
     call.stream = stream;
     try {
       await stream.connect();
@@ -211,7 +235,7 @@ export class TwilioStandIn {
         ? destination.kind
         : 'failed';
     if (destination.kind === 'answer') {
-      await this.signedPost(answered, {
+      await this.signedPost(call.accountSid, answered, {
         CallSid: childSid,
         ParentCallSid: call.sid,
         CallStatus: 'in-progress',
@@ -220,7 +244,7 @@ export class TwilioStandIn {
       await sleep(this.ringMs);
       dialStatus = 'completed';
     }
-    const twimlBack = await this.signedPost(action, {
+    const twimlBack = await this.signedPost(call.accountSid, action, {
       CallSid: call.sid,
       DialCallSid: childSid,
       DialCallStatus: dialStatus,
@@ -232,13 +256,13 @@ export class TwilioStandIn {
   }
 
   /** A signed form POST to the service, as Twilio sends its webhooks; resolves with the answer's body. */
-  private async signedPost(url: string, params: FormParams): Promise<string> {
-    const full: FormParams = { AccountSid: this.accountSid, ApiVersion: '2010-04-01', ...params };
+  private async signedPost(accountSid: string, url: string, params: FormParams): Promise<string> {
+    const full: FormParams = { AccountSid: accountSid, ApiVersion: '2010-04-01', ...params };
     const res = await fetch(url, {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': twilioSignature(this.authToken, url, full),
+        'x-twilio-signature': twilioSignature(this.tokens.get(accountSid)!, url, full),
       },
       body: new URLSearchParams(full as Record<string, string>).toString(),
     });
@@ -249,7 +273,7 @@ export class TwilioStandIn {
   async callback(call: CreatedCall, status: string, answeredBy?: string): Promise<number> {
     const url = String(call.form.StatusCallback);
     const params: FormParams = {
-      AccountSid: this.accountSid,
+      AccountSid: call.accountSid,
       ApiVersion: '2010-04-01',
       CallSid: call.sid,
       CallStatus: status,
@@ -267,7 +291,7 @@ export class TwilioStandIn {
       method: 'POST',
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
-        'x-twilio-signature': twilioSignature(this.authToken, url, params),
+        'x-twilio-signature': twilioSignature(this.tokens.get(call.accountSid)!, url, params),
       },
       body: new URLSearchParams(params as Record<string, string>).toString(),
     }).catch(() => null);

@@ -166,6 +166,8 @@ export async function detect(
           detector.words(words, atMs);
         }
       }
+      // The VAD has judged this frame, as a call then tells the detector.
+      detector.judged(((i + FRAME) / RATE) * 1000);
     }
   } finally {
     vad.close();

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
+import { TelnyxTransport } from '../../src/carriers/telnyx/transport.ts';
 import { TwilioTransport } from '../../src/carriers/twilio/transport.ts';
 import { WebTransport } from '../../src/transports/web/transport.ts';
 
@@ -26,17 +27,22 @@ describe('outbound frames on a closed socket', () => {
       (socket: WebSocket, onFrameDropped: () => void) =>
         new TwilioTransport(socket, 'MZ1', 'CA1', log, { onFrameDropped }),
     ],
+    [
+      'Telnyx',
+      (socket: WebSocket, onFrameDropped: () => void) =>
+        new TelnyxTransport(socket, 'stream-1', 'v3:1', log, { onFrameDropped }),
+    ],
     ['web', (socket: WebSocket, onFrameDropped: () => void) => new WebTransport(socket, log, { onFrameDropped })],
   ] as const) {
     it(`${name}: a frame is sent while the socket is open, and counted as dropped, not sent, once it has closed`, () => {
       const socket = new FakeSocket();
       let dropped = 0;
       const transport = make(socket as unknown as WebSocket, () => dropped++);
-      transport.sendAudio(new Int16Array(name === 'Twilio' ? 160 : 320));
+      transport.sendAudio(new Int16Array(name === 'web' ? 320 : 160));
       expect([socket.sent, dropped]).toEqual([1, 0]);
       socket.close();
-      transport.sendAudio(new Int16Array(name === 'Twilio' ? 160 : 320));
-      transport.sendAudio(new Int16Array(name === 'Twilio' ? 160 : 320));
+      transport.sendAudio(new Int16Array(name === 'web' ? 320 : 160));
+      transport.sendAudio(new Int16Array(name === 'web' ? 320 : 160));
       expect([socket.sent, dropped]).toEqual([1, 2]);
     });
   }

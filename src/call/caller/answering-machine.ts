@@ -73,16 +73,21 @@ export class AnsweringMachineDetector {
     return !this.stopped && (this.decision === null || this.decision.by === 'machine');
   }
 
-  /** One 20 ms caller frame that began at `atMs`. */
+  /** One 20 ms caller frame that began at `atMs`, as it arrives: its beep is heard at once, whatever the VAD's lag. */
   audio(frame: Int16Array, atMs: number): void {
     if (!this.listening) return;
     const beep = this.beeps.push(frame, atMs);
-    if (beep) {
-      if (!this.decision) this.decide({ by: 'machine', evidence: 'beep', atMs: beep.endMs });
-      this.events.beep(beep.endMs);
-      return;
-    }
-    if (this.decision) return;
+    if (!beep) return;
+    if (!this.decision) this.decide({ by: 'machine', evidence: 'beep', atMs: beep.endMs });
+    this.events.beep(beep.endMs);
+  }
+
+  /**
+   * The VAD has judged the audio up to `atMs` (its speechStarted/speechEnded before it are in): a greeting's length
+   * and a person's silence are measured to here, on the VAD's own clock.
+   */
+  judged(atMs: number): void {
+    if (this.decision || this.stopped) return;
     const stretch = this.stretch;
     if (stretch && stretch.endMs === null && atMs - stretch.startMs >= MACHINE_DETECTION.longGreetingMs) {
       this.decide({ by: 'machine', evidence: 'long_greeting', atMs });

@@ -10,7 +10,7 @@ import type { SttResult, SttStream, SttStreamEvents, SttTurnEnd, VadEvent, VadSt
 import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
 import { providerDeadline, type FallbackReason } from '../providers.ts';
-import type { EndOfTurnPolicy } from './end-of-turn.ts';
+import { recogniserDecides, type EndOfTurnPolicy } from './end-of-turn.ts';
 import { FrameHistory } from './frame-history.ts';
 import { VadFeed } from './vad-feed.ts';
 
@@ -68,11 +68,16 @@ export interface CallerEvents {
   /** Sound that made no turn: a backchannel under the agent, or noise with no words in it. */
   noTurn(): void;
   /**
-   * One caller frame as the line sent it (before noise suppression), beginning at `at`, once the VAD
-   * has judged it: after that frame's speechStarted/speechEnded, so a listener timing silences by
-   * them hears the audio on the VAD's clock, however far the VAD runs behind.
+   * One caller frame as the line sent it (before noise suppression), as it arrives, beginning at `at` on the inbound
+   * clock: for what needs the sound itself at once (a machine's beep).
    */
-  judged(frame: Int16Array, at: number): void;
+  heard(frame: Int16Array, at: number): void;
+  /**
+   * The VAD has judged the caller's audio up to `at`, after reporting that audio's speechStarted/speechEnded: a
+   * listener that times silences by those events measures them to here, on the VAD's clock, however far behind the
+   * line it runs (on a loaded machine, seconds).
+   */
+  judged(at: number): void;
   /** The VAD failed: the call cannot hear the caller any more. */
   failed(message: string): void;
   /**
@@ -88,7 +93,10 @@ export interface CallerEngines {
   openStt(events: SttStreamEvents): Promise<SttStream>;
   /** The recogniser serving failed: true when the next one now serves, false when none is left. */
   sttFailed?(reason: FallbackReason): boolean;
-  /** How long the recogniser serving may take over a turn's final text; null: as long as it takes. */
+  /**
+   * How long the recogniser serving may take over a turn's final text; null: as long as it takes, and no first-result
+   * deadline either (the last recogniser).
+   */
   sttFinalDeadlineMs?(): number | null;
 }
 
@@ -101,7 +109,11 @@ export interface CallerInputOptions {
   timers: Timers;
   engines: CallerEngines;
   endOfTurn: EndOfTurnPolicy;
-  interruptionThresholdMs: number;
+  /**
+   * null: speech over the agent never interrupts it by itself, only once confirmSpeech() says so (the model's own
+   * turn detection heard it); unconfirmed at its end, it is no turn.
+   */
+  interruptionThresholdMs: number | null;
   /** Whether the agent holds the floor (speaking or answering): speech must then pass the threshold to interrupt. */
   agentBusy(): boolean;
   /** Words that only acknowledge ("uh-huh", "right"): speech over the agent read as these never stops it. */
@@ -113,15 +125,10 @@ export interface CallerInputOptions {
   log: Logger;
 }
 
-/** A frame as the line sent it, and when it ended (seconds on the call's clock). */
-interface LineFrame {
-  raw: Int16Array;
-  endAt: number;
-}
-
-/** A frame held for the VAD: as the VAD hears it (after noise suppression), and as the line sent it. */
-interface HeldFrame extends LineFrame {
+/** A frame held for the VAD, and when it ended (seconds on the call's clock). */
+interface HeldFrame {
   frame: Int16Array;
+  endAt: number;
 }
 
 /** The caller's current stretch of speech, on the call's clock (seconds). */
@@ -134,8 +141,6 @@ interface Speech {
   pauseWords: string | null;
   /** That reading was asked for and has not come yet. */
   wordsPending: boolean;
-  /** The recogniser's latest reading of this speech (while it is said too); null until one comes. */
-  words: string | null;
   /**
    * Over the agent, past the threshold, read so far as acknowledgements only: the agent was not stopped. Words that are
    * not acknowledgements stop it then; at its pause, its last reading says whether it was a turn.
@@ -145,15 +150,23 @@ interface Speech {
   readAsked: boolean;
   /**
    * The recogniser's own verdict that the turn is over, with the reading it came with: words read
-   * after it (the caller went on) withdraw it.
+   * after it (the caller went on) withdraw it; the same words written again do not.
    */
-  recogniserEnded: (SttTurnEnd & { words: string }) | null;
+  recogniserEnded: (SttTurnEnd & { reading: SttResult }) | null;
+  /** The recogniser's latest reading of this speech (while it is said too); null until one comes. */
+  lastReading: SttResult | null;
+  /** The model's own turn detection ended the turn: it ends at the VAD's pause, without waiting. */
+  endedByModel: boolean;
+  /** At the latest decision, the recogniser's verdict made the wait shorter than the words and silence alone. */
+  recogniserDecides: boolean;
+  /** The recogniser has given a result (a partial, a verdict) since this speech began. */
+  resultHeard: boolean;
 }
 
 export class CallerInput {
   private vad: VadStream | null = null;
   private stt: SttStream | null = null;
-  private feed: VadFeed<LineFrame> | null = null;
+  private feed: VadFeed<number> | null = null;
   private denoiser: RnnoiseDenoiser | null = null;
   private stopped = false;
   private inboundSamples = 0;
@@ -177,8 +190,12 @@ export class CallerInput {
   /** Consecutive failed recognisers (reset once one reads a turn): sets the wait before the next. */
   private recogniserFailures = 0;
   private reopenTimer: TimerHandle | undefined;
+  /** A turn that ended is being read (its final text not in yet). */
+  private reading = false;
   private endpointTimer: TimerHandle | undefined;
   private bargeTimer: TimerHandle | undefined;
+  /** The streaming recogniser's first-result deadline, running while the caller speaks and it has given nothing. */
+  private firstResultDeadline: { clear(): void } | null = null;
 
   constructor(private readonly o: CallerInputOptions) {
     this.recent = new FrameHistory(CALLER_DEFAULTS.historyMs / FRAME_MS, (o.rate * FRAME_MS) / 1000);
@@ -210,7 +227,7 @@ export class CallerInput {
     }
     this.feed = new VadFeed(
       vad,
-      (events, line) => this.onVadEvents(events, line),
+      (events, endAt) => this.onVadEvents(events, endAt),
       (error) => {
         this.o.log.error({ err: error }, 'voice activity detection failed');
         this.o.events.failed('Voice activity detection failed.');
@@ -219,7 +236,7 @@ export class CallerInput {
     // The VAD starts with what came meanwhile, and its clock at that audio's first sample.
     this.vadStartSample = this.inboundSamples - this.backlogSamples;
     if (!this.backlog?.length) this.backlog = null;
-    for (const held of this.backlog ?? []) this.feed.push(held.frame, held);
+    for (const held of this.backlog ?? []) this.feed.push(held.frame, held.endAt);
   }
 
   /** The first recogniser that opens: one that cannot hands the call to the next, while there is one. */
@@ -238,10 +255,14 @@ export class CallerInput {
     let stream: SttStream | null = null;
     const opening = this.o.engines.openStt({
       partial: (result) => {
-        if (stream === this.stt) this.onPartial(result);
+        if (stream !== this.stt) return;
+        this.heardResult();
+        this.onPartial(result);
       },
       endOfTurn: (signal) => {
-        if (stream === this.stt) this.onRecogniserEnded(signal);
+        if (stream !== this.stt) return;
+        this.heardResult();
+        this.onRecogniserEnded(signal);
       },
       // A recogniser that dies (a worker, the machine's recogniser process) costs the turn it was
       // hearing, not the call: another one is opened.
@@ -260,6 +281,7 @@ export class CallerInput {
     if (this.stopped) return;
     this.o.log.warn({ err: error }, 'speech recogniser failed; the turn it was hearing is lost, opening another');
     if (this.o.engines.sttFailed?.(reason)) this.recogniserFailures = 0;
+    this.clearFirstResultDeadline();
     const failed = this.stt;
     this.stt = null;
     if (failed) void failed.close().catch(() => undefined);
@@ -303,17 +325,17 @@ export class CallerInput {
       this.audioOffset + (this.inboundSamples + frame.length) / this.o.rate - this.o.clock.sinceStart() / 1000;
     if (ahead > 1e-6) this.audioOffset -= ahead;
     this.o.recording?.callerAudio(frame, this.audioNow() * 1000);
-    const raw = frame;
+    this.o.events.heard(frame, this.audioNow());
     // The same number of samples back, a fixed ~20 ms behind: the VAD's clock reads that much late.
     if (this.denoiser) frame = this.denoiser.process(frame);
     this.inboundSamples += frame.length;
     if (this.backlog) {
-      this.holdForVad(this.backlog, frame, raw);
+      this.holdForVad(this.backlog, frame);
       return;
     }
     const endAt = this.audioNow();
     this.hear(frame, endAt);
-    this.feed?.push(frame, { raw, endAt });
+    this.feed?.push(frame, endAt);
   }
 
   /** While the caller speaks, the recogniser hears every frame; between turns only the onset is kept. */
@@ -326,12 +348,11 @@ export class CallerInput {
    * A copy (the transport may reuse its buffer), for the VAD to judge first; before the engines open, at most
    * heldWhileOpeningMs.
    */
-  private holdForVad(backlog: HeldFrame[], frame: Int16Array, raw: Int16Array): void {
-    const copy = frame.slice();
-    const held = { frame: copy, raw: raw === frame ? copy : raw.slice(), endAt: this.audioNow() };
+  private holdForVad(backlog: HeldFrame[], frame: Int16Array): void {
+    const held = { frame: frame.slice(), endAt: this.audioNow() };
     backlog.push(held);
     if (this.feed) {
-      this.feed.push(held.frame, held);
+      this.feed.push(held.frame, held.endAt);
       return;
     }
     this.backlogSamples += frame.length;
@@ -358,6 +379,7 @@ export class CallerInput {
     this.o.timers.clearTimeout(this.endpointTimer);
     this.o.timers.clearTimeout(this.bargeTimer);
     this.o.timers.clearTimeout(this.reopenTimer);
+    this.clearFirstResultDeadline();
     this.endpointTimer = undefined;
     this.bargeTimer = undefined;
     this.reopenTimer = undefined;
@@ -383,8 +405,8 @@ export class CallerInput {
     this.stt?.push(this.sttResampler ? this.sttResampler.push(frame) : frame);
   }
 
-  /** What the VAD found in one frame; the frame goes to whoever listens, and from the backlog on to the recogniser. */
-  private onVadEvents(events: VadEvent[], line: LineFrame): void {
+  /** What the VAD found in one frame, then how far it has judged; a frame it judged from the backlog goes on now. */
+  private onVadEvents(events: VadEvent[], endAt: number): void {
     for (const event of events) {
       if (this.stopped) return;
       const at = this.audioOffset + this.vadStartSample / this.o.rate + event.at;
@@ -392,7 +414,7 @@ export class CallerInput {
       else this.onSpeechEnd(at);
     }
     if (this.stopped) return;
-    this.o.events.judged(line.raw, line.endAt - line.raw.length / this.o.rate);
+    this.o.events.judged(endAt);
     const backlog = this.backlog;
     if (!backlog) return;
     const judged = backlog.shift();
@@ -410,6 +432,7 @@ export class CallerInput {
       this.speech.pauseWords = null;
       this.speech.wordsPending = false;
       this.speech.recogniserEnded = null;
+      this.armFirstResultDeadline(this.speech);
       return;
     }
     this.speech = {
@@ -418,11 +441,15 @@ export class CallerInput {
       confirmed: false,
       pauseWords: null,
       wordsPending: false,
-      words: null,
       acknowledging: false,
       readAsked: false,
       recogniserEnded: null,
+      lastReading: null,
+      endedByModel: false,
+      recogniserDecides: false,
+      resultHeard: false,
     };
+    this.armFirstResultDeadline(this.speech);
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
     this.recent.drain(at - CALLER_DEFAULTS.prerollMs / 1000, (frame) => this.pushStt(frame));
     if (!this.o.agentBusy()) {
@@ -430,6 +457,7 @@ export class CallerInput {
       return;
     }
     // Talking over the agent: only speech longer than the threshold interrupts it.
+    if (this.o.interruptionThresholdMs === null) return;
     const heardMs = (this.audioNow() - at) * 1000;
     const wait = Math.max(0, this.o.interruptionThresholdMs - heardMs);
     this.bargeTimer = this.o.timers.setTimeout(() => {
@@ -447,7 +475,7 @@ export class CallerInput {
       speech.confirmed = true;
       return;
     }
-    const words = speech.words?.trim() ?? null;
+    const words = speech.lastReading?.text.trim() ?? null;
     if (words && this.o.isAcknowledgement(words)) {
       speech.acknowledging = true;
       return;
@@ -476,7 +504,7 @@ export class CallerInput {
   private settleUnread(speech: Speech): void {
     this.endpointTimer = undefined;
     if (this.speech !== speech || this.stopped) return;
-    const words = speech.words?.trim() ?? '';
+    const words = speech.lastReading?.text.trim() ?? '';
     if (words && this.o.isAcknowledgement(words)) {
       this.letGo();
       return;
@@ -500,6 +528,8 @@ export class CallerInput {
   private onSpeechEnd(at: number): void {
     const speech = this.speech;
     if (!speech) return;
+    // From the pause on, the turn's final text has its own deadline.
+    this.clearFirstResultDeadline();
     this.o.events.speechEnded(at);
     if (!speech.confirmed && (speech.acknowledging || speech.readAsked) && this.stt?.readNow) {
       // Over the agent, past the threshold, and not (yet) read as more than acknowledgements: the reading of all of it
@@ -520,6 +550,10 @@ export class CallerInput {
       return;
     }
     speech.endAt = at;
+    if (speech.endedByModel) {
+      void this.endTurn();
+      return;
+    }
     // The recogniser reads the turn so far now rather than at its own, later, sense of a pause
     // (or gives the reading it has): the words come back into decideEndOfTurn through onPartial,
     // and the end of turn waits for them.
@@ -528,18 +562,53 @@ export class CallerInput {
     this.stt?.readNow?.();
   }
 
+  /**
+   * The model's own turn detection heard the caller speak: the speech under way is a turn (or an interruption the
+   * model already acted on), not a backchannel to dismiss.
+   */
+  confirmSpeech(): void {
+    const speech = this.speech;
+    if (!speech || speech.confirmed || this.stopped) return;
+    this.o.timers.clearTimeout(this.bargeTimer);
+    this.bargeTimer = undefined;
+    speech.confirmed = true;
+    speech.acknowledging = false;
+  }
+
+  /**
+   * The model's own turn detection ended the caller's turn (it started answering): the turn under way ends now, or
+   * at the VAD's pause if the VAD still hears speech, and its words are read as usual. False when no turn is under
+   * way nor being read (the VAD heard nothing the model did).
+   */
+  endTurnNow(): boolean {
+    const speech = this.speech;
+    if (this.stopped) return false;
+    if (!speech) return this.reading;
+    this.confirmSpeech();
+    if (speech.endAt === null) {
+      speech.endedByModel = true;
+      return true;
+    }
+    this.o.timers.clearTimeout(this.endpointTimer);
+    this.endpointTimer = undefined;
+    void this.endTurn();
+    return true;
+  }
+
   /** Asks the end-of-turn policy how much longer to wait, at the pause and again when its words arrive. */
   private decideEndOfTurn(speech: Speech): void {
     if (speech.endAt === null) return;
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
     const silentMs = (this.audioNow() - speech.endAt) * 1000;
-    const wait = this.o.endOfTurn.waitMs({
+    const pause = {
       silentMs,
       words: speech.pauseWords,
       wordsPending: speech.wordsPending,
       recogniserEnded: speech.recogniserEnded,
-    });
+    };
+    const wait = this.o.endOfTurn.waitMs(pause);
+    speech.recogniserDecides = recogniserDecides(this.o.endOfTurn, pause);
     this.o.log.debug(
       {
         silent_ms: Math.round(silentMs),
@@ -571,10 +640,10 @@ export class CallerInput {
   private onPartial(result: SttResult): void {
     const speech = this.speech;
     if (!speech) return;
-    speech.words = result.text;
+    speech.lastReading = result;
     if (!speech.confirmed && !this.acknowledgementDecided(speech, result.text)) return;
     // New words after the recogniser's verdict: the caller went on, the verdict no longer holds.
-    if (speech.recogniserEnded && speech.recogniserEnded.words !== result.text) speech.recogniserEnded = null;
+    if (speech.recogniserEnded && saysMore(speech.recogniserEnded.reading, result)) speech.recogniserEnded = null;
     if (result.text) this.o.events.partial(result.text);
     // A reading that came after the pause began covers all the caller said: the policy may now
     // decide on the words (none, too: then the words do not tell).
@@ -609,6 +678,33 @@ export class CallerInput {
     return false;
   }
 
+  /**
+   * A streaming recogniser that hears the caller speak for its firstResultWithinMs without giving any result is failed
+   * as one late with the turn's final text is (finalizeInTime): only while another is left to move to.
+   */
+  private armFirstResultDeadline(speech: Speech): void {
+    this.clearFirstResultDeadline();
+    const stt = this.stt;
+    const ms = stt?.firstResultWithinMs;
+    if (!stt || ms === undefined || speech.resultHeard) return;
+    if ((this.o.engines.sttFinalDeadlineMs?.() ?? null) === null) return;
+    this.firstResultDeadline = providerDeadline(this.o.timers, ms, () => {
+      this.firstResultDeadline = null;
+      if (stt === this.stt && !this.stopped) this.recogniserFailed(new FirstResultLate(ms), 'timeout');
+    });
+  }
+
+  private clearFirstResultDeadline(): void {
+    this.firstResultDeadline?.clear();
+    this.firstResultDeadline = null;
+  }
+
+  /** The recogniser gave a result: it is reading what the caller says. */
+  private heardResult(): void {
+    this.clearFirstResultDeadline();
+    if (this.speech) this.speech.resultHeard = true;
+  }
+
   /** The turn's final text, or FinalTextLate past the recogniser's deadline (when another is left to move to). */
   private finalizeInTime(stt: SttStream): Promise<SttResult> {
     const deadlineMs = this.o.engines.sttFinalDeadlineMs?.() ?? null;
@@ -639,7 +735,7 @@ export class CallerInput {
   private onRecogniserEnded(signal: SttTurnEnd): void {
     const speech = this.speech;
     if (!speech?.confirmed) return;
-    speech.recogniserEnded = { confidence: signal.confidence, words: speech.words ?? '' };
+    speech.recogniserEnded = { confidence: signal.confidence, reading: speech.lastReading ?? { text: '' } };
     if (speech.endAt !== null && this.endpointTimer !== undefined) this.decideEndOfTurn(speech);
   }
 
@@ -657,18 +753,22 @@ export class CallerInput {
       if (!alreadyAsked) this.o.events.unheard();
       return;
     }
+    this.o.log.debug({ recogniser_decided: speech.recogniserDecides }, 'end of turn');
     const decidedAt = this.o.timers.now();
     const speechEndWall = this.o.clock.startWall + speech.endAt * 1000;
     let result: SttResult;
+    this.reading = true;
     try {
       result = await this.finalizeInTime(stt);
     } catch (error) {
+      this.reading = false;
       if (this.stopped) return;
       // Its error event may have come first and opened another already.
       if (stt === this.stt) this.recogniserFailed(error, sttFailureReason(error));
       this.o.events.unheard();
       return;
     }
+    this.reading = false;
     if (this.stopped) return;
     this.recogniserFailures = 0;
     this.o.events.recognised(this.o.timers.now() - decidedAt);
@@ -682,11 +782,38 @@ export class CallerInput {
   }
 }
 
+/** Letters and digits only, lower case: a reading as said, not as written. */
+const spoken = (text: string): string =>
+  text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+
+/**
+ * Whether `later` holds words the caller said after `earlier`. Not a recogniser writing the same words again
+ * (AssemblyAI's formatted copy of an ended turn: punctuation, casing, "nine four one oh seven" as "94107"): with word
+ * times, only a word ending later is more; without, only other words as said.
+ */
+function saysMore(earlier: SttResult, later: SttResult): boolean {
+  const endOf = (r: SttResult) => r.words?.at(-1)?.end;
+  const [before, after] = [endOf(earlier), endOf(later)];
+  if (before !== undefined && after !== undefined) return after > before + 1e-3;
+  return spoken(earlier.text) !== spoken(later.text);
+}
+
 /** The recogniser gave no final text by its deadline. */
 class FinalTextLate extends Error {
   constructor(ms: number) {
     super(`the recogniser gave no final text within ${ms} ms`);
     this.name = 'FinalTextLate';
+  }
+}
+
+/** A streaming recogniser heard the caller speak past its first-result deadline and gave nothing. */
+class FirstResultLate extends Error {
+  constructor(ms: number) {
+    super(`the recogniser gave no result within ${ms} ms of the caller speaking`);
+    this.name = 'FirstResultLate';
   }
 }
 

@@ -193,8 +193,28 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
   }
 }
 
+/**
+ * Whether the recogniser's own verdict is what ends the turn sooner at this pause: the policy's
+ * wait with it is shorter than without it (a wait under 1 ms is "now"). For the end-of-turn
+ * log, so a run can count how often a provider's signal decided (bench/turns.ts).
+ */
+export function recogniserDecides(policy: EndOfTurnPolicy, pause: CallerPause): boolean {
+  if (pause.recogniserEnded == null) return false;
+  const now = (ms: number) => (ms < 1 ? 0 : ms);
+  return now(policy.waitMs(pause)) < now(policy.waitMs({ ...pause, recogniserEnded: null }));
+}
+
 /** The agent's end-of-turn rule: its `endpointing` setting, else the default mode. */
-export function endOfTurnPolicy(agent: Pick<AgentConfig, 'endpointing' | 'endpointing_ms'>): EndOfTurnPolicy {
+/**
+ * With the model's own turn detection (llm.turn_detection "model") the model's answer ends the caller's turn
+ * (CallerInput.endTurnNow); this silence ends it only where the model let a turn go by (its VAD heard no speech).
+ */
+export const MODEL_TURN_FALLBACK_MS = 3000;
+
+export function endOfTurnPolicy(
+  agent: Pick<AgentConfig, 'endpointing' | 'endpointing_ms'> & { llm?: Pick<AgentConfig['llm'], 'turn_detection'> },
+): EndOfTurnPolicy {
+  if (agent.llm?.turn_detection === 'model') return new SilenceEndOfTurn(MODEL_TURN_FALLBACK_MS);
   const e = agent.endpointing ?? {
     mode: AGENT_DEFAULTS.endpointingMode,
     min_ms: AGENT_DEFAULTS.endpointingMinMs,

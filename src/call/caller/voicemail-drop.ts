@@ -54,8 +54,11 @@ export class VoicemailDrop implements LineFlow {
   private greeting: string | null;
   /** The callee's first stretch of speech (ms on the call's audio clock, as the VAD heard it). */
   private calleeSpeech: { fromMs: number; toMs: number | null } | null = null;
-  /** The end of the last caller frame heard (ms on the call's audio clock). */
-  private heardMs = 0;
+  /**
+   * How far the VAD has judged the callee's audio (ms on the call's audio clock): a speech event it reports is no later
+   * than the frame after this.
+   */
+  private judgedMs = 0;
 
   constructor(private readonly o: VoicemailDropOptions) {
     this.greeting = o.handling && o.greeting ? o.greeting : null;
@@ -92,8 +95,13 @@ export class VoicemailDrop implements LineFlow {
   }
 
   audio(frame: Int16Array, atMs: number): void {
-    this.heardMs = atMs + (frame.length / this.o.rate) * 1000;
     if (this.detector?.listening) this.detector.audio(frame, atMs);
+  }
+
+  /** The VAD has judged the callee's audio up to `atMs`: a quiet answer is timed on its clock, not the line's. */
+  judged(atMs: number): void {
+    this.judgedMs = atMs;
+    this.detector?.judged(atMs);
     if (this.greeting !== null && !this.calleeSpeech && atMs >= VOICEMAIL_DROP_DEFAULTS.quietAnswerMs) {
       this.greet('quiet', atMs);
     }
@@ -110,7 +118,7 @@ export class VoicemailDrop implements LineFlow {
     if (this.calleeSpeech && this.calleeSpeech.toMs === null) this.calleeSpeech.toMs = atMs;
     if (this.wait) this.awaitGreetingEnd();
     // The callee's first words paused ("Hello?"): greeted now, while the detector goes on listening.
-    else this.greet('pause', this.heardMs);
+    else this.greet('pause', this.judgedMs);
   }
 
   words(text: string, atMs: number): void {

@@ -18,6 +18,12 @@ export interface AgentBrain {
     signal: AbortSignal,
     clock: () => number,
   ): Promise<ReplyOutcome>;
+  /**
+   * Text for the service's own use (a warm transfer's summary): the answer to `messages`, which end with the request,
+   * written outside the conversation (nothing spoken, no tools, the model's conversation unchanged); '' when the model
+   * cannot write one. Absent: respond writes it, unspoken (a chat-completions model).
+   */
+  writeAside?(messages: readonly ChatMessage[], signal: AbortSignal): Promise<string>;
 }
 
 /** `turn`: the user turn a reply answers, so a late report of a cancelled reply is told apart. */

@@ -5,11 +5,13 @@ import { createAgentBrain, type AgentBrainOptions, type CountedBrain } from '../
 import type { OpenWebSocket } from '../../net/websocket.ts';
 import type { Timers } from '../../timers.ts';
 import type { CallTransport, TransportHandlers } from '../transport.ts';
-import { createRealtimeBrain } from './realtime-brain.ts';
+import { createRealtimeBrain, type ModelTurnTaking } from './realtime-brain.ts';
 
 interface AgentModel extends CountedBrain {
   /** The line as the session should see it: a speech-to-speech model hears every caller frame too. */
   line(transport: CallTransport): CallTransport;
+  /** With the model's own turn detection (llm.turn_detection "model"), what it decides; absent otherwise. */
+  turnTaking?: { listen(listener: ModelTurnTaking): void } | undefined;
 }
 
 interface AgentModelOptions extends AgentBrainOptions {
@@ -29,6 +31,7 @@ export function agentModelOf(o: AgentModelOptions): AgentModel {
   const realtime = createRealtimeBrain({
     agent: o.agent,
     instructions: o.instructions,
+    metadata: o.metadata,
     openWebSocket: o.openWebSocket,
     outbound: o.outbound,
     transportKind: o.transportKind,
@@ -42,6 +45,7 @@ export function agentModelOf(o: AgentModelOptions): AgentModel {
     brain: realtime.brain,
     usage: () => realtime.usage(),
     line: (transport) => hearingLine(transport, (frame) => realtime.hear(frame)),
+    ...(realtime.turnTaking ? { turnTaking: realtime.turnTaking } : {}),
     close: async () => realtime.close(),
   };
 }

@@ -9,6 +9,7 @@ import type { AgentConfig } from '../../agents/schema.ts';
 import type { Timers, TimerHandle } from '../../timers.ts';
 import type { AgentVoice } from '../agent/agent-voice.ts';
 import type { FlowHost, LineFlow } from '../flow.ts';
+import { NoTransferError } from '../../records/dialer.ts';
 import { transferFailedNote } from '../model/prompts.ts';
 import type { CallTransport } from '../transport.ts';
 import { WarmTransfer, type WarmTransferCarrier } from './warm-transfer.ts';
@@ -149,6 +150,11 @@ export class TransferFlow implements LineFlow {
       await cold(to);
       this.o.log.info({ to }, 'transfer started');
     } catch (error) {
+      if (error instanceof NoTransferError) {
+        // As on a line without transfers (start): the call ends, and the caller is the destination's to reach.
+        this.o.host.act({ kind: 'end', reason: 'call_transfer', message: `Transferred to ${to}.` });
+        return;
+      }
       this.o.log.warn({ err: error, to }, 'the carrier could not start the transfer');
       if (this.transferring) this.transferring.failed = 'the phone line could not start it';
       this.resume();

@@ -2,7 +2,8 @@
 // start first, then 20 ms μ-law media frames in real time with sequenceNumber, chunk and
 // timestamp; outbound audio is "played" in real time, marks are echoed once the audio before
 // them has played, and `clear` drops queued audio and echoes every pending mark at once.
-// Used by simulated phones, the load harness and the end-to-end tests.
+// Used by simulated phones, the load harness and the end-to-end tests; a carrier whose stream
+// differs only in its words (Telnyx's) is spoken with its own StreamDialect.
 import { EventEmitter } from 'node:events';
 import WebSocket from 'ws';
 
@@ -29,9 +30,78 @@ function base64Frames(mulaw: Uint8Array): string[] {
   return frames;
 }
 
+/**
+ * How a carrier's stream words what the phone sends; Twilio's by default. Another carrier whose stream is Twilio's in
+ * all but its words (Telnyx's stand-in, under test/helpers/) gives its own.
+ */
+export interface StreamDialect {
+  connected(): Record<string, unknown>;
+  start(o: {
+    sequence: number;
+    streamSid: string;
+    callSid: string;
+    accountSid: string;
+    customParameters: Record<string, string>;
+  }): Record<string, unknown>;
+  /** One 20 ms frame, as the text sent. */
+  media(o: { sequence: number; chunk: number; timestampMs: number; payload: string; streamSid: string }): string;
+  dtmf(o: { sequence: number; streamSid: string; digit: string }): Record<string, unknown>;
+  stop(o: { sequence: number; streamSid: string; callSid: string; accountSid: string }): Record<string, unknown>;
+  /** A mark echoed once the audio before it played. */
+  mark(o: { sequence: number; streamSid: string; name: string }): Record<string, unknown>;
+}
+
+/** JSON of the last stream id a media frame named: a load run sends thousands of frames a second. */
+let lastSid = '';
+let lastSidJson = '""';
+const sidJson = (sid: string): string => {
+  if (sid !== lastSid) {
+    lastSid = sid;
+    lastSidJson = JSON.stringify(sid);
+  }
+  return lastSidJson;
+};
+
+export const TWILIO_DIALECT: StreamDialect = {
+  connected: () => ({ event: 'connected', protocol: 'Call', version: '1.0.0' }),
+  start: (o) => ({
+    event: 'start',
+    sequenceNumber: String(o.sequence),
+    start: {
+      accountSid: o.accountSid,
+      streamSid: o.streamSid,
+      callSid: o.callSid,
+      tracks: ['inbound'],
+      mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+      customParameters: o.customParameters,
+    },
+    streamSid: o.streamSid,
+  }),
+  // Built by concatenation: the same JSON as stringify gives, key order kept, at a fraction of the cost.
+  media: (o) =>
+    `{"event":"media","sequenceNumber":"${o.sequence}","media":{"track":"inbound","chunk":"${o.chunk}","timestamp":"${o.timestampMs}","payload":"${o.payload}"},"streamSid":${sidJson(o.streamSid)}}`,
+  dtmf: (o) => ({
+    event: 'dtmf',
+    streamSid: o.streamSid,
+    sequenceNumber: String(o.sequence),
+    dtmf: { track: 'inbound_track', digit: o.digit },
+  }),
+  stop: (o) => ({
+    event: 'stop',
+    sequenceNumber: String(o.sequence),
+    stop: { accountSid: o.accountSid, callSid: o.callSid },
+    streamSid: o.streamSid,
+  }),
+  mark: (o) => ({ event: 'mark', sequenceNumber: String(o.sequence), streamSid: o.streamSid, mark: { name: o.name } }),
+};
+
 export interface TwilioStreamOptions {
   /** ws:// or wss:// address of the media endpoint. */
   url: string;
+  /** The carrier's words for the stream's messages; Twilio's by default. */
+  dialect?: StreamDialect;
+  /** Every second media frame leaves after the one behind it (a network that reorders packets). */
+  swapFramePairs?: boolean;
   customParameters: Record<string, string>;
   accountSid?: string;
   callSid?: string;
@@ -85,7 +155,9 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
   closeCode: number | undefined;
 
   private readonly history: boolean;
-  private readonly streamSidJson: string;
+  private readonly dialect: StreamDialect;
+  /** A media frame held back to leave after the next (swapFramePairs). */
+  private heldFrame: string | undefined;
 
   constructor(private readonly options: TwilioStreamOptions) {
     super();
@@ -94,7 +166,7 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
     this.accountSid = options.accountSid ?? `AC${hex(32)}`;
     this.callSid = options.callSid ?? `CA${hex(32)}`;
     this.streamSid = options.streamSid ?? `MZ${hex(32)}`;
-    this.streamSidJson = JSON.stringify(this.streamSid);
+    this.dialect = options.dialect ?? TWILIO_DIALECT;
   }
 
   /** Media frames sent so far (the next frame's index). */
@@ -130,20 +202,16 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
       this.emit('close', code, reason.toString());
     });
     ws.on('error', () => undefined);
-    this.send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-    this.send({
-      event: 'start',
-      sequenceNumber: String(++this.sequence),
-      start: {
-        accountSid: this.accountSid,
+    this.send(this.dialect.connected());
+    this.send(
+      this.dialect.start({
+        sequence: ++this.sequence,
         streamSid: this.streamSid,
         callSid: this.callSid,
-        tracks: ['inbound'],
-        mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+        accountSid: this.accountSid,
         customParameters: this.options.customParameters,
-      },
-      streamSid: this.streamSid,
-    });
+      }),
+    );
     this.startSending();
   }
 
@@ -161,12 +229,7 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
   }
 
   sendDtmf(digit: string): void {
-    this.send({
-      event: 'dtmf',
-      streamSid: this.streamSid,
-      sequenceNumber: String(++this.sequence),
-      dtmf: { track: 'inbound_track', digit },
-    });
+    this.send(this.dialect.dtmf({ sequence: ++this.sequence, streamSid: this.streamSid, digit }));
   }
 
   /** Sends anything on the socket (tests of malformed frames). */
@@ -177,12 +240,14 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
   /** The caller hangs up: stop, then the carrier closes the socket. */
   async hangUp(): Promise<void> {
     if (this.closed || !this.ws) return;
-    this.send({
-      event: 'stop',
-      sequenceNumber: String(++this.sequence),
-      stop: { accountSid: this.accountSid, callSid: this.callSid },
-      streamSid: this.streamSid,
-    });
+    this.send(
+      this.dialect.stop({
+        sequence: ++this.sequence,
+        streamSid: this.streamSid,
+        callSid: this.callSid,
+        accountSid: this.accountSid,
+      }),
+    );
     this.ws.close(1000, 'call ended');
     await this.waitForClose();
   }
@@ -222,11 +287,21 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
       const payload = this.sendQueue.shift() ?? SILENCE_BASE64;
       this.chunk++;
       const sequence = ++this.sequence;
-      // Built by concatenation: the same JSON as stringify gives, key order kept, at a fraction of the cost.
       if (this.ws?.readyState === WebSocket.OPEN) {
-        this.ws.send(
-          `{"event":"media","sequenceNumber":"${sequence}","media":{"track":"inbound","chunk":"${this.chunk}","timestamp":"${this.sentFrames * FRAME_MS}","payload":"${payload}"},"streamSid":${this.streamSidJson}}`,
-        );
+        const text = this.dialect.media({
+          sequence,
+          chunk: this.chunk,
+          timestampMs: this.sentFrames * FRAME_MS,
+          payload,
+          streamSid: this.streamSid,
+        });
+        if (!this.options.swapFramePairs) this.ws.send(text);
+        else if (this.heldFrame === undefined) this.heldFrame = text;
+        else {
+          this.ws.send(text);
+          this.ws.send(this.heldFrame);
+          this.heldFrame = undefined;
+        }
       }
       this.sendTimes[this.sentFrames % SEND_TIMES_KEPT] = performance.now();
       this.sentFrames++;
@@ -267,7 +342,7 @@ export class TwilioStreamCaller extends EventEmitter<TwilioStreamEvents> {
   }
 
   private echoMark(name: string): void {
-    this.send({ event: 'mark', sequenceNumber: String(++this.sequence), streamSid: this.streamSid, mark: { name } });
+    this.send(this.dialect.mark({ sequence: ++this.sequence, streamSid: this.streamSid, name }));
     this.emit('mark', name);
   }
 

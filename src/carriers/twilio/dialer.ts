@@ -1,16 +1,29 @@
 // Outbound calls through Twilio's REST API (docs/twilio.md): the call is created with inline
 // TwiML that connects its audio to our /media/twilio stream, carrying call_id and the per-call
 // secret as <Parameter>s (Twilio refuses query strings in a stream url). Progress comes back on
-// the status callback, which names the call_id in its own query string.
+// the status callback, which names the call_id in its own query string. A call from a number of an
+// organization's own Twilio account is placed through that account, and recorded with it, so its
+// hang-up and transfers go through it too (accounts.ts); a number no account holds goes through the
+// service-wide account, or, without one, on to the carriers after Twilio.
 import { voicemailHandling } from '../../agents/schema.ts';
 import type { Clock } from '../../clock.ts';
-import type { ConsultRequest, DialRequest, DialResult, Dialer, TransferRequest } from '../../records/dialer.ts';
+import {
+  NoTransferError,
+  type ConsultRequest,
+  type DialRequest,
+  type DialResult,
+  type Dialer,
+  type TransferRequest,
+} from '../../records/dialer.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
+import type { TwilioAccounts, TwilioKeys } from './accounts.ts';
 import { conferenceTwiml, connectStreamTwiml, dialTwiml } from './twiml.ts';
 
 export interface TwilioDialerOptions {
-  accountSid: string;
-  authToken: string;
+  /** The service-wide account and the organizations' own. */
+  accounts: TwilioAccounts;
+  /** Where a call no Twilio account places goes (the carriers after this one). */
+  next: Dialer;
   /** https://api.twilio.com, or a stand-in in tests. */
   apiBase: string;
   /** The service's public address, known only once it listens. */
@@ -42,8 +55,12 @@ export class TwilioApiError extends Error {
 export class TwilioDialer implements Dialer {
   readonly name = 'twilio';
 
-  showsCallerId(): boolean {
-    return true;
+  /**
+   * Through the service-wide account, yes. Without one a call goes through Twilio only from a number of the
+   * organization's own account (already its number), and any other is the next carrier's to judge.
+   */
+  showsCallerId(to: string): boolean {
+    return this.o.accounts.serviceWide !== undefined || this.o.next.showsCallerId(to);
   }
   private readonly fetch: typeof fetch;
 
@@ -52,6 +69,17 @@ export class TwilioDialer implements Dialer {
   }
 
   async dial(request: DialRequest): Promise<DialResult> {
+    const from = request.presentationNumber ?? request.from;
+    const route = await this.o.accounts.forOutbound(request.orgId, from);
+    if (route.kind === 'other-carrier') {
+      return {
+        status: 'failed',
+        reason: 'dial_failed',
+        message: `${from} is on the organization's ${route.account.carrier} account ${JSON.stringify(route.account.name)}, and calls through ${route.account.carrier} are not placed yet; call from a number of a Twilio account.`,
+      };
+    }
+    const keys = route.kind === 'account' ? route.keys : this.o.accounts.serviceWide;
+    if (!keys) return this.o.next.dial(request);
     const form = this.streamedCallForm(
       request.callId,
       request.to,
@@ -63,12 +91,12 @@ export class TwilioDialer implements Dialer {
     // Twilio's own detection is one more input beside the service's, which hears the audio itself.
     if (voicemailHandling(request.agent.config)) form.set('MachineDetection', 'Enable');
 
-    const res = await this.post(`Calls.json`, form);
+    const res = await this.post(keys, `Calls.json`, form);
     const body = await this.json(res);
     if (res.status === 201 || res.status === 200) {
       const sid = typeof body.sid === 'string' ? body.sid : undefined;
       if (!sid) throw new TwilioApiError('Twilio accepted the call but its answer had no sid', res.status);
-      await this.o.carrierCalls.record(request.callId, this.name, sid, this.o.clock.now());
+      await this.o.carrierCalls.record(request.callId, this.name, sid, this.o.clock.now(), keys.carrierAccountId);
       return { status: 'dialing', carrierCallId: sid };
     }
     if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 429) {
@@ -86,9 +114,20 @@ export class TwilioDialer implements Dialer {
     );
   }
 
-  /** POST Calls/{sid}.json Status=completed; a call Twilio no longer knows (404, code 20404) has ended already. */
-  async hangUp(carrierCallId: string): Promise<void> {
-    await this.updateCall(carrierCallId, { Status: 'completed' }, 'a hang-up', true);
+  /**
+   * POST Calls/{sid}.json Status=completed, through `keys`' account (the service-wide one by default); a call Twilio no
+   * longer knows (404, code 20404) has ended already.
+   */
+  async hangUp(carrierCallId: string, keys = this.o.accounts.serviceWide): Promise<void> {
+    if (!keys) throw new TwilioApiError('no Twilio account to hang the call up through', undefined);
+    await this.updateCall(keys, carrierCallId, { Status: 'completed' }, 'a hang-up', true);
+  }
+
+  /** The keys of the account the call went through. */
+  private async keysOf(callId: string): Promise<TwilioKeys> {
+    const keys = await this.o.accounts.forCall(callId);
+    if (!keys) throw new TwilioApiError(`no Twilio account is known for call ${callId}`, undefined);
+    return keys;
   }
 
   /** Redirects the live call to a <Dial> of the destination: Twilio ends our media stream and dials it. */
@@ -101,7 +140,12 @@ export class TwilioDialer implements Dialer {
       action: back,
       answered: `${back}&leg=answered`,
     });
-    await this.updateCall(request.carrierCallId, { Twiml: twiml }, 'a transfer');
+    const keys = await this.o.accounts.forCall(request.callId);
+    if (!keys) {
+      if (this.o.next.transfer) return this.o.next.transfer(request);
+      throw new NoTransferError(`no Twilio account is known for call ${request.callId} to redirect it through`);
+    }
+    await this.updateCall(keys, request.carrierCallId, { Twiml: twiml }, 'a transfer');
   }
 
   /**
@@ -113,7 +157,7 @@ export class TwilioDialer implements Dialer {
       'answered',
       'completed',
     ]);
-    const res = await this.post('Calls.json', form);
+    const res = await this.post(await this.keysOf(request.callId), 'Calls.json', form);
     const body = await this.json(res);
     if ((res.status === 201 || res.status === 200) && typeof body.sid === 'string') return { carrierCallId: body.sid };
     throw new TwilioApiError(
@@ -128,8 +172,9 @@ export class TwilioDialer implements Dialer {
    */
   async bridge(request: { callId: string; carrierCallId: string; consultCarrierCallId: string }): Promise<void> {
     const twiml = conferenceTwiml(`transfer-${request.callId}`);
+    const keys = await this.keysOf(request.callId);
     for (const sid of [request.consultCarrierCallId, request.carrierCallId])
-      await this.updateCall(sid, { Twiml: twiml }, "a transfer's bridge");
+      await this.updateCall(keys, sid, { Twiml: twiml }, "a transfer's bridge");
   }
 
   /**
@@ -160,8 +205,14 @@ export class TwilioDialer implements Dialer {
   }
 
   /** POST Calls/{sid}.json: changes a live call; `goneIsOk`: a call Twilio no longer knows (404) has ended already. */
-  private async updateCall(sid: string, params: Record<string, string>, what: string, goneIsOk = false): Promise<void> {
-    const res = await this.post(`Calls/${encodeURIComponent(sid)}.json`, new URLSearchParams(params));
+  private async updateCall(
+    keys: TwilioKeys,
+    sid: string,
+    params: Record<string, string>,
+    what: string,
+    goneIsOk = false,
+  ): Promise<void> {
+    const res = await this.post(keys, `Calls/${encodeURIComponent(sid)}.json`, new URLSearchParams(params));
     if (res.ok || (goneIsOk && res.status === 404)) {
       await res.body?.cancel();
       return;
@@ -175,16 +226,17 @@ export class TwilioDialer implements Dialer {
 
   async hangUpCall(callId: string): Promise<void> {
     const sid = await this.o.carrierCalls.carrierCallId(callId);
-    if (sid) await this.hangUp(sid);
+    if (sid) await this.hangUp(sid, await this.keysOf(callId));
   }
 
-  private async post(resource: string, form: URLSearchParams): Promise<Response> {
-    const url = `${this.o.apiBase}/2010-04-01/Accounts/${this.o.accountSid}/${resource}`;
+  /** A request of the account's: its SID in the path, its token for auth. */
+  private async post(keys: TwilioKeys, resource: string, form: URLSearchParams): Promise<Response> {
+    const url = `${this.o.apiBase}/2010-04-01/Accounts/${keys.accountSid}/${resource}`;
     try {
       return await this.fetch(url, {
         method: 'POST',
         headers: {
-          authorization: `Basic ${Buffer.from(`${this.o.accountSid}:${this.o.authToken}`).toString('base64')}`,
+          authorization: `Basic ${Buffer.from(`${keys.accountSid}:${keys.authToken}`).toString('base64')}`,
           'content-type': 'application/x-www-form-urlencoded',
           accept: 'application/json',
         },

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import type { CallOutcomes } from '../outcomes.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import { connectStreamTwiml, HANG_UP_TWIML } from './twiml.ts';
-import { addFormParser, verifyTwilioRequest, type WebhookSignature } from './form-webhook.ts';
+import type { TwilioAccounts } from './accounts.ts';
+import { addFormParser, verifyTwilioRequest } from './form-webhook.ts';
 
 // Twilio adds fields over time; only the ones we act on are checked.
 const StatusForm = z.looseObject({
@@ -45,7 +46,8 @@ const CONNECTED = new Set(['answered', 'completed', 'in-progress']);
 export interface TwilioStatusDeps {
   outcomes: CallOutcomes;
   carrierCalls: CarrierCallRepository;
-  signing: WebhookSignature;
+  /** A callback is checked with the token of the account its call went through. */
+  accounts: TwilioAccounts;
   publicUrl: () => string;
   /**
    * The call a request is about, as its route's `callOf` finds it (looked up once per request; the http room's
@@ -55,6 +57,16 @@ export interface TwilioStatusDeps {
 }
 
 export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps): void {
+  /**
+   * The call whose account's token checks a callback, read before the form is validated (or trusted): the call_id
+   * the service put in the callback's address, else the call Twilio's CallSid was recorded for.
+   */
+  const callToSign = async (request: FastifyRequest): Promise<string | undefined> => {
+    const callId = (request.query as Record<string, unknown> | undefined)?.call_id;
+    if (typeof callId === 'string') return callId;
+    const sid = (request.body as Record<string, unknown> | undefined)?.CallSid;
+    return typeof sid === 'string' ? deps.carrierCalls.callIdOf('twilio', sid) : undefined;
+  };
   void app.register(async (scope) => {
     addFormParser(scope);
     const r = scope.withTypeProvider<ZodTypeProvider>();
@@ -74,7 +86,8 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
         },
       },
       // The signature is checked before the form is trusted: preValidation runs ahead of the schema.
-      preValidation: async (request) => verifyTwilioRequest(request, deps.signing, deps.publicUrl()),
+      preValidation: async (request) =>
+        verifyTwilioRequest(request, await deps.accounts.signingForCall(await callToSign(request)), deps.publicUrl()),
       schema: { body: StatusForm, querystring: StatusQuery },
       handler: async (request, reply) => {
         const form = request.body;
@@ -118,7 +131,8 @@ export function twilioStatusRoutes(app: FastifyInstance, deps: TwilioStatusDeps)
         },
         callOf: (request) => (request.query as z.infer<typeof TransferQuery>).call_id,
       },
-      preValidation: async (request) => verifyTwilioRequest(request, deps.signing, deps.publicUrl()),
+      preValidation: async (request) =>
+        verifyTwilioRequest(request, await deps.accounts.signingForCall(await callToSign(request)), deps.publicUrl()),
       schema: { body: TransferForm, querystring: TransferQuery },
       handler: async (request, reply) => {
         const { call_id: callId, leg } = request.query;

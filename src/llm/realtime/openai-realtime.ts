@@ -9,9 +9,22 @@
 //      "tools":[{"type":"function","name":"…","description":"…","parameters":{…}}],"tool_choice":"auto"}}
 //       formats: {"type":"audio/pcmu"} (G.711 μ-law, 8 kHz) or {"type":"audio/pcm","rate":24000} (24 kHz only);
 //       "To clear a field like turn_detection, pass null."
+//       the model's own turn detection instead (llm.turn_detection "model"):
+//       "turn_detection":{"type":"server_vad","create_response":true,"interrupt_response":true}
+//       the server then commits the buffer itself when the caller stops and creates the response; on speech
+//       it cancels a response under way. The client only appends (and still truncates what was not heard).
 //     {"type":"input_audio_buffer.append","audio":"<base64>"}
 //     {"type":"input_audio_buffer.commit"}
 //     {"type":"response.create"}            {"type":"response.cancel"}
+//     an out-of-band text answer for the service's own use (a warm transfer's summary):
+//     {"type":"response.create","response":{"conversation":"none","output_modalities":["text"],
+//      "instructions":"…","metadata":{"aside":"true"}}}
+//       conversation: "Set this to none to create an out-of-band response which will not add items to default
+//       conversation"; input absent: the response reads the default conversation ("Using this field creates a
+//       new context for this Response instead of using the default conversation"); output_modalities ["text"]:
+//       "Setting the output to mode text will disable audio output from the model". Its response.created and
+//       response.done carry the metadata back (and conversation_id null), which tells them from the call's own;
+//       its words are the output items' {"type":"output_text","text":"…"} in response.done.
 //     {"type":"conversation.item.truncate","item_id":"…","content_index":0,"audio_end_ms":1500}
 //       "If the audio_end_ms is greater than the actual audio duration, the server will respond with an error."
 //     {"type":"conversation.item.create","item":{"type":"function_call_output","call_id":"…","output":"…"}}
@@ -29,6 +42,14 @@
 //     response.done {"response":{"id","status":"completed"|"cancelled"|"failed"|"incomplete","output":[…]}}
 //     conversation.item.input_audio_transcription.completed {"item_id","transcript":"…"}
 //     conversation.item.truncated {"item_id","content_index","audio_end_ms"}
+//     with server_vad only:
+//     input_audio_buffer.speech_started {"audio_start_ms":1000,"item_id":"…"}
+//       "Milliseconds from the start of all audio written to the buffer during the session when speech was
+//        first detected" (includes prefix_padding_ms); "The client may want to use this event to interrupt
+//        audio playback".
+//     input_audio_buffer.speech_stopped {"audio_end_ms":2000,"item_id":"…"}
+//     input_audio_buffer.committed {"previous_item_id":"…","item_id":"…"}, then response.created of the
+//       server's own response.
 //
 // The official SDK is not used: it opens its own socket, which would bypass the egress policy that
 // every provider socket here opens under (net/websocket.ts).
@@ -53,8 +74,20 @@ interface RealtimeSessionConfig {
   voice?: string | undefined;
   format: RealtimeAudioFormat;
   tools: RealtimeFunction[];
-  /** null: the client commits the caller's audio and asks for each response itself. */
-  turnDetection: null | { type: 'server_vad' };
+  /** null: the client commits the caller's audio and asks for each response itself; else the model's own VAD. */
+  turnDetection: null | ServerVad;
+}
+
+/** The model's own turn detection: it commits the caller's audio, answers, and cancels an answer talked over. */
+interface ServerVad {
+  type: 'server_vad';
+  create_response: true;
+  interrupt_response: true;
+}
+
+/** turn_detection for who ends the caller's turn (llm.turn_detection). */
+export function turnDetectionOf(who: 'service' | 'model'): null | ServerVad {
+  return who === 'model' ? { type: 'server_vad', create_response: true, interrupt_response: true } : null;
 }
 
 interface RealtimeUsage {
@@ -73,8 +106,23 @@ export type RealtimeEvent =
   | { kind: 'response_done'; responseId: string; status: string; usage: RealtimeUsage | null }
   | { kind: 'caller_words'; itemId: string; transcript: string }
   | { kind: 'truncated'; itemId: string; audioEndMs: number }
+  /** The model's VAD heard the caller start (ms of all audio appended in the session; null where not given). */
+  | { kind: 'speech_started'; audioStartMs: number | null }
+  | { kind: 'speech_stopped'; audioEndMs: number | null }
+  /** The caller's audio so far became a conversation item (the model's VAD or our commit). */
+  | { kind: 'committed' }
+  /**
+   * The model withdrew function calls it had asked for (Gemini's toolCallCancellation, or calls a resumed session
+   * never made): no output goes back for them, and the ones still running are aborted.
+   */
+  | { kind: 'function_calls_cancelled'; callIds: string[] }
   | { kind: 'error'; code: string | null; message: string }
+  /** An out-of-band text answer (writeAside) is done: its words, and how it ended. */
+  | { kind: 'aside_done'; status: string; text: string }
   | { kind: 'other'; type: string };
+
+/** Marks the service's out-of-band responses: the server gives it back on their response.created and response.done. */
+const ASIDE_METADATA = { aside: 'true' } as const;
 
 const Delta = z.looseObject({ item_id: z.string(), delta: z.string() });
 const FunctionCallDone = z.looseObject({
@@ -87,11 +135,22 @@ const Response = z.looseObject({
   response: z.looseObject({
     id: z.string(),
     status: z.string().optional(),
+    // Read only to tell the service's own out-of-band answers (asideRequest): anything else here is no reason to fail.
+    metadata: z.unknown().optional(),
     usage: z.looseObject({ input_tokens: z.number(), output_tokens: z.number(), total_tokens: z.number() }).nullish(),
   }),
 });
+/** The words of an out-of-band answer's response.done; a part of another kind, or without text, is skipped. */
+const AsideOutput = z.looseObject({
+  response: z.looseObject({
+    output: z.array(z.looseObject({ content: z.array(z.unknown()).nullish() })).nullish(),
+  }),
+});
+const TextPart = z.looseObject({ type: z.enum(['output_text', 'text']), text: z.string() });
 const CallerTranscript = z.looseObject({ item_id: z.string(), transcript: z.string() });
 const Truncated = z.looseObject({ item_id: z.string(), audio_end_ms: z.number() });
+const SpeechStarted = z.looseObject({ audio_start_ms: z.number().optional() });
+const SpeechStopped = z.looseObject({ audio_end_ms: z.number().optional() });
 const ServerError = z.looseObject({
   error: z.looseObject({ code: z.string().nullish(), message: z.string().nullish(), type: z.string().nullish() }),
 });
@@ -116,8 +175,12 @@ export function parseRealtimeEvent(text: string): RealtimeEvent {
     case 'session.created':
     case 'session.updated':
       return { kind: 'session', type };
-    case 'response.created':
-      return { kind: 'response_started', responseId: parse(Response).response.id };
+    case 'response.created': {
+      const e = parse(Response);
+      // The service's own out-of-band answer is none of the call's responses.
+      if (isAside(e.response.metadata)) return { kind: 'other', type };
+      return { kind: 'response_started', responseId: e.response.id };
+    }
     case 'response.output_audio.delta':
     case 'response.audio.delta': {
       const e = parse(Delta);
@@ -134,6 +197,14 @@ export function parseRealtimeEvent(text: string): RealtimeEvent {
     }
     case 'response.done': {
       const e = parse(Response);
+      if (isAside(e.response.metadata)) {
+        const parts = (parse(AsideOutput).response.output ?? []).flatMap((item) => item.content ?? []);
+        const text = parts.flatMap((part) => {
+          const read = TextPart.safeParse(part);
+          return read.success ? [read.data.text] : [];
+        });
+        return { kind: 'aside_done', status: e.response.status ?? 'completed', text: text.join(' ').trim() };
+      }
       const usage = e.response.usage;
       return {
         kind: 'response_done',
@@ -152,6 +223,12 @@ export function parseRealtimeEvent(text: string): RealtimeEvent {
       const e = parse(Truncated);
       return { kind: 'truncated', itemId: e.item_id, audioEndMs: e.audio_end_ms };
     }
+    case 'input_audio_buffer.speech_started':
+      return { kind: 'speech_started', audioStartMs: parse(SpeechStarted).audio_start_ms ?? null };
+    case 'input_audio_buffer.speech_stopped':
+      return { kind: 'speech_stopped', audioEndMs: parse(SpeechStopped).audio_end_ms ?? null };
+    case 'input_audio_buffer.committed':
+      return { kind: 'committed' };
     case 'error': {
       const e = parse(ServerError).error;
       return { kind: 'error', code: e.code ?? e.type ?? null, message: e.message ?? 'error' };
@@ -159,6 +236,18 @@ export function parseRealtimeEvent(text: string): RealtimeEvent {
     default:
       return { kind: 'other', type };
   }
+}
+
+function isAside(metadata: unknown): boolean {
+  return z.looseObject({ aside: z.literal(ASIDE_METADATA.aside) }).safeParse(metadata).success;
+}
+
+/** The response.create of an out-of-band text answer, read against the conversation so far and added to none. */
+export function asideRequest(instructions: string): Record<string, unknown> {
+  return {
+    type: 'response.create',
+    response: { conversation: 'none', output_modalities: ['text'], instructions, metadata: ASIDE_METADATA },
+  };
 }
 
 /** The session.update event for `config`. */
@@ -267,6 +356,35 @@ export class OpenAiRealtimeSocket implements SpeechToSpeechSocket {
 
   cancelResponse(): void {
     this.send({ type: 'response.cancel' });
+  }
+
+  /**
+   * The model's text answer to `instructions` about the conversation so far, out of band: nothing is spoken and the
+   * conversation is left as it was. Rejects when the socket closes or the response does not complete.
+   */
+  writeAside(instructions: string): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const done = (): void => {
+        stop();
+        stopClose();
+      };
+      const stop = this.on((event) => {
+        if (event.kind !== 'aside_done') return;
+        done();
+        if (event.status === 'completed') resolve(event.text);
+        else reject(new LlmError('LLM_STREAM_ERROR', `the out-of-band response ended ${event.status}`));
+      });
+      const stopClose = this.onClose((error) => {
+        done();
+        reject(error);
+      });
+      if (this.closedWith) {
+        done();
+        reject(this.closedWith);
+        return;
+      }
+      this.send(asideRequest(instructions));
+    });
   }
 
   /** The model's audio item `itemId` was heard only up to `audioEndMs`: the server forgets the rest, words too. */

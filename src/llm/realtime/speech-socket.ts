@@ -24,6 +24,11 @@ export interface SpeechToSpeechSocket {
   /** Asks for the model's next response; its events start with a `response_started`. */
   createResponse(): void;
   cancelResponse(): void;
+  /**
+   * The model's text answer to `instructions` about the conversation so far, out of band (nothing spoken, the
+   * conversation unchanged); absent where the protocol has no such answer (Gemini Live: gemini-live.ts).
+   */
+  writeAside?(instructions: string): Promise<string>;
   /** The caller heard only `audioEndMs` of the model's audio item `itemId` (a no-op where the protocol cannot). */
   truncate(itemId: string, audioEndMs: number): void;
   /** The caller heard only `words` of the model's last reply (for a protocol that cannot truncate; else a no-op). */

@@ -18,6 +18,13 @@ export const STREAMING_STT_DEFAULTS = {
   finalGraceMs: 2_000,
   /** The longest finalize() waits for a provider that keeps sending but never settles. */
   finalMaxMs: 10_000,
+  /**
+   * The longest a stream may hear the caller speak without sending any result (SttStream.firstResultWithinMs).
+   * Deepgram's interim results come about once a second of audio (its documented example: 0–1.1 s, 0–2.1 s, 0–3.1 s…)
+   * and AssemblyAI's turns come as the words are read, a few hundred ms apart. Three seconds of speech with nothing
+   * back is three of Deepgram's beats missed: a stream that is connected but not reading.
+   */
+  firstResultMs: 3_000,
 } as const;
 
 export interface StreamingStreamSettings {
@@ -43,6 +50,7 @@ const joinText = (parts: readonly string[]): string =>
     .join(' ');
 
 export abstract class StreamingSttStream implements SttStream {
+  readonly firstResultWithinMs: number = STREAMING_STT_DEFAULTS.firstResultMs;
   protected readonly socket: WebSocket;
   protected readonly options: SttStreamOptions;
   private readonly provider: StreamingProvider;
@@ -217,6 +225,12 @@ export abstract class StreamingSttStream implements SttStream {
   protected flushAudio(): void {}
 
   /**
+   * The utterance under way was taken (its final given, or dropped): what the provider still sends about its words
+   * belongs to no utterance (AssemblyAI's late formatted copy of a turn).
+   */
+  protected utteranceTaken(): void {}
+
+  /**
    * The text message that asks the provider to settle what it has heard now (Deepgram's Finalize, AssemblyAI's
    * ForceEndpoint).
    */
@@ -238,6 +252,7 @@ export abstract class StreamingSttStream implements SttStream {
     const result = this.reading();
     this.settled = [];
     this.guess = null;
+    this.utteranceTaken();
     return result;
   }
 

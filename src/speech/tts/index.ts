@@ -66,7 +66,7 @@ export function createTtsEngine(config: VoiceConfig, options: TtsFactoryOptions)
     case 'elevenlabs':
       return new ElevenLabsTtsEngine({ ...streamingVoice(config, options), speed: config.speed });
     case 'cartesia':
-      return new CartesiaTtsEngine(streamingVoice(config, options));
+      return new CartesiaTtsEngine({ ...streamingVoice(config, options), speed: config.speed });
     case 'deepgram': {
       // An Aura model names its voice: model, else voice_id, else Aura's default.
       const { voiceId, model, ...rest } = streamingVoice(config, options);

@@ -4,6 +4,7 @@ import { NumberTakenError, type AgentRepository } from '../../agents/repository.
 import type { AgentConfig, AgentVersion } from '../../agents/schema.ts';
 import { storedConfig, toVersion, type AgentRow } from '../agents.ts';
 import type { SecretBox } from '../../secrets/sealed.ts';
+import { RELEASE_UNLISTED_NUMBERS_PG } from '../numbers.ts';
 import { lockFor, type PgDb, type Queryable } from './db.ts';
 
 type PgAgentRow = Omit<AgentRow, 'is_published'> & { is_published: boolean };
@@ -120,15 +121,11 @@ export class PgAgentRepository implements AgentRepository {
     return (await q.row<{ org_id: string }>('SELECT org_id FROM number_owners WHERE number = ?', [number]))?.org_id;
   }
 
-  /** Numbers the organization holds that neither the newest nor the published version of any of its agents lists. */
+  /**
+   * Numbers the organization holds that neither the newest nor the published version of any of its agents lists,
+   * nor any of its carrier accounts.
+   */
   private async releaseUnlisted(tx: Queryable, orgId: string): Promise<void> {
-    await tx.run(
-      `DELETE FROM number_owners WHERE org_id = ? AND number NOT IN (
-         SELECT j.value FROM agent_versions a, jsonb_array_elements_text(a.config::jsonb -> 'inbound_numbers') j(value)
-         WHERE a.org_id = ? AND (
-           a.version = (SELECT max(version) FROM agent_versions WHERE org_id = a.org_id AND agent_id = a.agent_id)
-           OR a.version = (SELECT max(version) FROM agent_versions WHERE org_id = a.org_id AND agent_id = a.agent_id AND is_published)))`,
-      [orgId, orgId],
-    );
+    await tx.run(RELEASE_UNLISTED_NUMBERS_PG, [orgId, orgId, orgId]);
   }
 }

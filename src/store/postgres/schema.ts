@@ -199,4 +199,27 @@ export const PG_MIGRATIONS: Migration[] = [
       CREATE INDEX provider_credentials_by_org ON provider_credentials (org_id, created_at, credential_id);
     `,
   },
+  {
+    version: 5,
+    name: 'carrier accounts (SQLite migration 22)',
+    sql: `
+      CREATE TABLE carrier_accounts (
+        carrier_account_id TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        carrier TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        account TEXT NOT NULL
+      );
+      CREATE INDEX carrier_accounts_by_org ON carrier_accounts (org_id, created_at, carrier_account_id);
+      CREATE TABLE carrier_account_numbers (
+        number TEXT PRIMARY KEY,
+        org_id TEXT NOT NULL,
+        carrier_account_id TEXT NOT NULL
+      );
+      CREATE INDEX carrier_account_numbers_by_account ON carrier_account_numbers (carrier_account_id);
+      ALTER TABLE carrier_calls ADD COLUMN carrier_account_id TEXT;
+      CREATE INDEX carrier_calls_by_account ON carrier_calls (carrier_account_id);
+    `,
+  },
 ];

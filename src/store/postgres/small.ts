@@ -18,10 +18,27 @@ import type { PgDb } from './db.ts';
 export class PgCarrierCallRepository implements CarrierCallRepository {
   constructor(private readonly db: PgDb) {}
 
-  async record(callId: string, carrier: string, carrierCallId: string, at: number): Promise<void> {
+  async record(
+    callId: string,
+    carrier: string,
+    carrierCallId: string,
+    at: number,
+    carrierAccountId?: string,
+  ): Promise<void> {
     await this.db.run(
-      'INSERT INTO carrier_calls (call_id, carrier, carrier_call_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (call_id) DO UPDATE SET carrier_call_id = excluded.carrier_call_id',
-      [callId, carrier, carrierCallId, at],
+      'INSERT INTO carrier_calls (call_id, carrier, carrier_call_id, created_at, carrier_account_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (call_id) DO UPDATE SET carrier_call_id = excluded.carrier_call_id, carrier_account_id = excluded.carrier_account_id',
+      [callId, carrier, carrierCallId, at, carrierAccountId ?? null],
+    );
+  }
+
+  async carrierAccountOf(callId: string): Promise<string | undefined> {
+    return (
+      (
+        await this.db.row<{ carrier_account_id: string | null }>(
+          'SELECT carrier_account_id FROM carrier_calls WHERE call_id = ?',
+          [callId],
+        )
+      )?.carrier_account_id ?? undefined
     );
   }
 

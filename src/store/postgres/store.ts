@@ -8,6 +8,7 @@ import { PgCallRepository } from './calls.ts';
 import { PgCampaignRepository } from './campaigns.ts';
 import { migratePg, PgDb } from './db.ts';
 import { PgProviderCredentialRepository } from './provider-credentials.ts';
+import { PgCarrierAccountRepository } from './carrier-accounts.ts';
 import { PG_MIGRATIONS } from './schema.ts';
 import {
   PgCarrierCallRepository,
@@ -68,6 +69,7 @@ export async function openPgStore(
     rateWindows: new PgRateWindowStore(db),
     nodes: new PgNodeLeases(db),
     providerCredentials: new PgProviderCredentialRepository(db, options.secrets),
+    carrierAccounts: new PgCarrierAccountRepository(db, options.secrets),
     webCallTokens: new PgWebCallTokens(db),
     webhooks,
     sealStoredSecrets: () => sealPgSecrets(db, options.secrets),

@@ -29,6 +29,7 @@ function run(script: {
     }
     for (const [text, when] of script.words ?? []) if (when === at) d.words(text, at);
     d.audio(FRAME, at);
+    d.judged(at);
   }
   return decided;
 }

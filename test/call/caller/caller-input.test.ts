@@ -1,3 +1,4 @@
+import pino, { type Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { CallClock } from '../../../src/call/call-clock.ts';
 import { isBackchannel } from '../../../src/call/caller/backchannel.ts';
@@ -5,7 +6,16 @@ import { CALLER_DEFAULTS, CallerInput, type CallerTurn } from '../../../src/call
 import { SemanticEndOfTurn, SilenceEndOfTurn, type EndOfTurnPolicy } from '../../../src/call/caller/end-of-turn.ts';
 import type { SttStreamEvents } from '../../../src/speech/types.ts';
 import { ManualTimers } from '../../../src/timers.ts';
-import { EnergyVad, FailingVad, ReadingStt, SPEECH, frame, settle, silentLog } from '../../helpers/session-fakes.ts';
+import {
+  EnergyVad,
+  FailingVad,
+  ReadingStt,
+  SPEECH,
+  frame,
+  quietCallerEvents,
+  settle,
+  silentLog,
+} from '../../helpers/session-fakes.ts';
 
 const T0 = 1_700_000_000_000;
 
@@ -25,6 +35,7 @@ function setup(
     fallback?: { left: number; deadlineMs: number };
     /** The first try at opening a recogniser is refused. */
     refuseFirstOpen?: boolean;
+    log?: Logger;
   } = {},
 ) {
   const rate = options.rate ?? 16000;
@@ -43,9 +54,10 @@ function setup(
   const turns: (CallerTurn & { at: number })[] = [];
   const recorded: number[] = [];
   const recordedAudio: Int16Array[] = [];
-  /** Speech starts as reported; each frame handed on once judged, with its start and the starts reported before it. */
+  /** Speech starts as reported; each frame as heard (start, audio); each judged time, with the starts before it. */
   const starts: number[] = [];
-  const judged: { at: number; frame: Int16Array; startsBefore: number }[] = [];
+  const heard: { at: number; frame: Int16Array }[] = [];
+  const judged: { at: number; startsBefore: number }[] = [];
   const state = { agentBusy: false };
   const sttEvents: { current: SttStreamEvents | null } = { current: null };
   const caller = new CallerInput({
@@ -94,7 +106,8 @@ function setup(
         log.push('speechStarted');
       },
       speechEnded: () => undefined,
-      judged: (frame, at) => judged.push({ at, frame, startsBefore: starts.length }),
+      heard: (frame, at) => heard.push({ at, frame: frame.slice() }),
+      judged: (at) => judged.push({ at, startsBefore: starts.length }),
       interruption: () => log.push('interruption'),
       partial: (text) => log.push(`partial:${text}`),
       recognised: () => log.push('recognised'),
@@ -106,7 +119,7 @@ function setup(
       failed: (message) => log.push(`failed:${message}`),
       unheard: () => log.push('unheard'),
     },
-    log: silentLog,
+    log: options.log ?? silentLog,
   });
   /** `ms` of caller audio, a frame once its 20 ms have been captured. */
   const feed = async (ms: number, amplitude: number) => {
@@ -132,6 +145,7 @@ function setup(
     recorded,
     recordedAudio,
     starts,
+    heard,
     judged,
     state,
     feed,
@@ -145,6 +159,11 @@ class SilentStt extends ReadingStt {
   override finalize(): Promise<{ text: string }> {
     return new Promise(() => undefined);
   }
+}
+
+/** A recogniser that reads as the audio comes (a streaming provider): it owes a result within 3 s of speech. */
+class StreamingStt extends ReadingStt {
+  readonly firstResultWithinMs = 3_000;
 }
 
 describe('CallerInput', () => {
@@ -240,6 +259,39 @@ describe('CallerInput', () => {
     withdrawn.partial('my name is john smith'); // the caller went on after the provider's verdict
     await withdrawn.feed(600, 0);
     expect(withdrawn.turns.map((t) => Math.round(t.at))).toEqual([1300]); // the unsure 500: no verdict left
+  });
+
+  it("logs at each turn's end whether the recogniser's verdict decided it (shortened the wait the words and silence set)", async () => {
+    const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
+    const ends: unknown[] = [];
+    const log = pino(
+      { level: 'debug' },
+      {
+        write: (line: string) => {
+          const entry = JSON.parse(line) as { msg: string; recogniser_decided?: boolean };
+          if (entry.msg === 'end of turn') ends.push(entry.recogniser_decided);
+        },
+      },
+    );
+    const s = setup({ heard: ['my name is john smith', 'that works for me.'], policy, log });
+    let reading = '';
+    s.stt.onReadNow = () => s.partial(reading);
+    await s.caller.open();
+    await s.feed(400, 0);
+    // Words that do not tell, and the provider's endpoint: its verdict ends the turn at min_ms.
+    await s.feed(400, SPEECH);
+    reading = 'my name is john smith';
+    s.partial(reading);
+    s.sttEvents.current?.endOfTurn?.({ confidence: null });
+    await s.feed(600, 0);
+    // A finished sentence ends at min_ms with or without the verdict: the words decided.
+    await s.feed(400, SPEECH);
+    reading = 'That works for me.';
+    s.partial(reading);
+    s.sttEvents.current?.endOfTurn?.({ confidence: null });
+    await s.feed(600, 0);
+    expect(s.turns).toHaveLength(2);
+    expect(ends).toEqual([true, false]);
   });
 
   it('waits past the unsure wait for the reading it asked for (a slow recogniser), then decides on its words', async () => {
@@ -397,6 +449,46 @@ describe('CallerInput', () => {
     expect(s.caller.speaking).toBe(false);
   });
 
+  it('the model’s own turn detection ends a paused turn at once, without the policy’s wait', async () => {
+    const s = setup({ heard: ['what time is it'], policy: new SilenceEndOfTurn(3000) });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(600, SPEECH);
+    await s.feed(300, 0);
+    expect(s.turns).toEqual([]);
+    expect(s.caller.endTurnNow()).toBe(true);
+    await settle();
+    expect(s.log).toEqual(['speechStarted', 'recognised', 'userTurn']);
+    expect(s.turns.map(({ startAt, endAt }) => [startAt, endAt])).toEqual([[0.4, 1]]);
+  });
+
+  it('the model’s own turn detection ending a turn the VAD still hears ends it at the VAD’s pause; with no turn under way or being read it is refused', async () => {
+    const s = setup({ heard: ['hello there'], policy: new SilenceEndOfTurn(3000) });
+    await s.caller.open();
+    expect(s.caller.endTurnNow()).toBe(false);
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    expect(s.caller.endTurnNow()).toBe(true);
+    await s.feed(200, SPEECH);
+    expect(s.turns).toEqual([]);
+    await s.feed(200, 0);
+    expect(s.log).toEqual(['speechStarted', 'recognised', 'userTurn']);
+    expect(s.turns.map(({ startAt, endAt }) => [startAt, endAt])).toEqual([[0.4, 1]]);
+    expect(s.caller.endTurnNow()).toBe(false);
+  });
+
+  it('speech under the agent the model heard is a turn, not a backchannel', async () => {
+    const s = setup({ heard: ['wait'], policy: new SilenceEndOfTurn(500) });
+    await s.caller.open();
+    s.state.agentBusy = true;
+    await s.feed(300, 0);
+    await s.feed(200, SPEECH);
+    s.caller.confirmSpeech();
+    await s.feed(1000, 0);
+    expect(s.log).toEqual(['speechStarted', 'recognised', 'userTurn']);
+    expect(s.turns.map((t) => t.text)).toEqual(['wait']);
+  });
+
   it('makes no turn of noise the recogniser hears no words in', async () => {
     const s = setup({ heard: ['  '] });
     await s.caller.open();
@@ -490,6 +582,71 @@ describe('CallerInput', () => {
     expect(s.stts).toHaveLength(1);
   });
 
+  it('a streaming recogniser with another after it that gives no result while the caller speaks past its first-result deadline is left for the next, as a late final text is', async () => {
+    const s = setup({
+      first: new StreamingStt(['never read']),
+      heardAfterReopen: ['yes please'],
+      fallback: { left: 1, deadlineMs: 3_000 },
+    });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(2_900, SPEECH); // the speech start was heard at 420 ms: 2.88 s of speech, nothing back
+    expect(s.moves).toEqual([]);
+    await s.feed(200, SPEECH);
+    expect(s.moves).toEqual(['timeout']);
+    expect(s.log).toEqual(['speechStarted', 'unheard']);
+    expect(s.stts).toHaveLength(2);
+    // The speech it lost makes no turn; the next is heard by the next recogniser.
+    await s.feed(1_000, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(1_000, 0);
+    expect(s.turns.map((t) => t.text)).toEqual(['yes please']);
+    expect(s.moves).toEqual(['timeout']);
+  });
+
+  it('a streaming recogniser that gives results in time is kept however long the caller speaks, and its first-result deadline does not run while the caller is silent', async () => {
+    const s = setup({ first: new StreamingStt(['a long story']), fallback: { left: 1, deadlineMs: 3_000 } });
+    await s.caller.open();
+    await s.feed(10_000, 0);
+    await s.feed(2_000, SPEECH);
+    s.partial('a long');
+    await s.feed(6_000, SPEECH);
+    await s.feed(1_000, 0);
+    expect(s.moves).toEqual([]);
+    expect(s.stts).toHaveLength(1);
+    expect(s.turns.map((t) => t.text)).toEqual(['a long story']);
+  });
+
+  it('the first-result deadline counts speech only: pauses inside a turn start it again, and a caller who says nothing never trips it', async () => {
+    const s = setup({ first: new StreamingStt(['one two three']), fallback: { left: 1, deadlineMs: 3_000 } });
+    await s.caller.open();
+    await s.feed(20_000, 0);
+    expect(s.moves).toEqual([]);
+    // 2.5 s of speech, a 300 ms pause (shorter than the end of turn), 2.5 s more: no 3 s of speech at a stretch.
+    await s.feed(2_500, SPEECH);
+    await s.feed(300, 0);
+    await s.feed(2_500, SPEECH);
+    await s.feed(1_000, 0);
+    expect(s.moves).toEqual([]);
+    expect(s.turns.map((t) => t.text)).toEqual(['one two three']);
+  });
+
+  it('the last recogniser, and a recogniser that reads only when asked, have no first-result deadline', async () => {
+    const last = setup({ first: new StreamingStt(['x']), fallback: { left: 0, deadlineMs: 3_000 } });
+    await last.caller.open();
+    await last.feed(400, 0);
+    await last.feed(6_000, SPEECH);
+    expect(last.stts).toHaveLength(1);
+    expect(last.log).toEqual(['speechStarted']);
+
+    const asked = setup({ first: new ReadingStt(['y']), fallback: { left: 1, deadlineMs: 3_000 } });
+    await asked.caller.open();
+    await asked.feed(400, 0);
+    await asked.feed(6_000, SPEECH);
+    expect(asked.moves).toEqual([]);
+    expect(asked.log).toEqual(['speechStarted']);
+  });
+
   it('a first recogniser that cannot be opened hands the call to the next before the call starts listening', async () => {
     const s = setup({ heard: ['yes please'], refuseFirstOpen: true, fallback: { left: 1, deadlineMs: 3_000 } });
     await s.caller.open();
@@ -525,18 +682,11 @@ describe('CallerInput', () => {
       interruptionThresholdMs: 600,
       agentBusy: () => false,
       isAcknowledgement: () => false,
-      events: {
-        speechStarted: () => undefined,
-        speechEnded: () => undefined,
-        judged: () => undefined,
-        interruption: () => undefined,
-        partial: () => undefined,
-        recognised: () => undefined,
+      events: quietCallerEvents({
         userTurn: () => log.push('userTurn'),
-        noTurn: () => undefined,
         failed: (message) => log.push(`failed:${message}`),
         unheard: () => log.push('unheard'),
-      },
+      }),
       log: silentLog,
     });
     await caller.open();
@@ -694,27 +844,28 @@ describe('CallerInput', () => {
     // The last half second: RNNoise has learned the hiss and takes it out for the listeners, not the recording.
     expect(level(s.recordedAudio)).toBeGreaterThan(700);
     expect(level(heardByVad)).toBeLessThan(level(s.recordedAudio) / 3);
-    // Listeners to judged frames (the beep detector) hear them as they came, too.
-    expect(s.judged.map((j) => j.frame)).toEqual(s.recordedAudio);
+    // Listeners to the line's frames (the beep detector) hear them as they came, too.
+    expect(s.heard.map((j) => j.frame)).toEqual(s.recordedAudio);
     s.caller.close();
   });
 
-  it("hands each frame on only once the VAD has judged it, after that frame's speech start, at the time it began on the inbound clock", async () => {
+  it("hands each frame on as it arrives, and says how far the VAD has judged only once it has, after that audio's speech start", async () => {
     let opened!: () => void;
     const s = setup({ heard: ['hello'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
     const opening = s.caller.open();
     await s.feed(400, 0);
     await s.feed(600, SPEECH);
-    // Wall time went on a second; the VAD has judged nothing yet, so nothing is handed on.
+    // Wall time went on a second: every frame was heard at its time on the inbound clock, none judged yet.
+    expect(s.heard.map((h) => Math.round(h.at * 1000))).toEqual(Array.from({ length: 50 }, (_, i) => i * 20));
     expect(s.judged).toEqual([]);
     opened();
     await opening;
     await s.feed(400, 0);
-    expect(s.judged.map((j) => Math.round(j.at * 1000))).toEqual(Array.from({ length: 70 }, (_, i) => i * 20));
+    // Each frame's end, in order, once the VAD judged it.
+    expect(s.judged.map((j) => Math.round(j.at * 1000))).toEqual(Array.from({ length: 70 }, (_, i) => (i + 1) * 20));
     expect(s.starts).toEqual([0.4]);
-    // The first loud frame (at 0.4 s) comes after the start the VAD found in it, the quiet before it without one.
-    const loud = s.judged.findIndex((j) => j.frame[0] === SPEECH);
-    expect(s.judged[loud]!.at).toBeCloseTo(0.4, 9);
+    // The first loud frame (0.40-0.42 s) is judged after the start the VAD found in it, the quiet before without one.
+    const loud = s.judged.findIndex((j) => Math.abs(j.at - 0.42) < 1e-9);
     expect(s.judged[loud]!.startsBefore).toBe(1);
     expect(s.judged[loud - 1]!.startsBefore).toBe(0);
   });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { SemanticEndOfTurn, SilenceEndOfTurn, turnShape } from '../../../src/call/caller/end-of-turn.ts';
+import {
+  endOfTurnPolicy,
+  MODEL_TURN_FALLBACK_MS,
+  recogniserDecides,
+  SemanticEndOfTurn,
+  SilenceEndOfTurn,
+  turnShape,
+} from '../../../src/call/caller/end-of-turn.ts';
 
 describe('SilenceEndOfTurn', () => {
   it('waits endpointing_ms from the speech end, less the silence the VAD already took to report it', () => {
@@ -10,6 +17,16 @@ describe('SilenceEndOfTurn', () => {
 
   it('ends the turn at once when the VAD reported the pause after more silence than endpointing_ms', () => {
     expect(new SilenceEndOfTurn(500).waitMs({ silentMs: 550, words: null })).toBeLessThan(1);
+  });
+});
+
+describe('endOfTurnPolicy', () => {
+  it('with the model’s own turn detection, silence ends a turn only as the fallback for one the model let go by', () => {
+    const policy = endOfTurnPolicy({ endpointing_ms: 500, llm: { turn_detection: 'model' } });
+    expect(policy.waitMs({ silentMs: 0, words: 'What time do you open?' })).toBe(MODEL_TURN_FALLBACK_MS);
+    expect(endOfTurnPolicy({ endpointing_ms: 500, llm: { turn_detection: 'service' } })).toBeInstanceOf(
+      SemanticEndOfTurn,
+    );
   });
 });
 
@@ -126,5 +143,39 @@ describe("SemanticEndOfTurn with the recogniser's own end of turn", () => {
 
   it('the silence rule (endpointing mode silence) ignores the verdict', () => {
     expect(new SilenceEndOfTurn(500).waitMs({ silentMs: 0, words: 'x', recogniserEnded: { confidence: 1 } })).toBe(500);
+  });
+});
+
+describe('recogniserDecides', () => {
+  const policy = new SemanticEndOfTurn({ minMs: 250, maxMs: 2000, unsureMs: 500 });
+
+  it("is true only when the recogniser's verdict makes the wait shorter than the words and the silence alone", () => {
+    const sure = { confidence: null };
+    // Words that do not tell: the verdict turns the unsure 500 ms into min_ms.
+    expect(recogniserDecides(policy, { silentMs: 0, words: 'my name is john smith', recogniserEnded: sure })).toBe(
+      true,
+    );
+    // Finished words answer after min_ms anyway; unfinished ones keep max_ms; no verdict decides nothing.
+    expect(recogniserDecides(policy, { silentMs: 0, words: 'That works for me.', recogniserEnded: sure })).toBe(false);
+    expect(recogniserDecides(policy, { silentMs: 0, words: 'I want to book and', recogniserEnded: sure })).toBe(false);
+    expect(recogniserDecides(policy, { silentMs: 0, words: 'my name is john smith', recogniserEnded: null })).toBe(
+      false,
+    );
+    // A verdict under the confidence the policy counts changes nothing.
+    expect(
+      recogniserDecides(policy, { silentMs: 0, words: 'my name is john smith', recogniserEnded: { confidence: 0.2 } }),
+    ).toBe(false);
+  });
+
+  it('is false when the silence already covered both waits: the turn ends now either way', () => {
+    expect(
+      recogniserDecides(policy, { silentMs: 600, words: 'my name is john smith', recogniserEnded: { confidence: 1 } }),
+    ).toBe(false);
+  });
+
+  it('is false under the silence rule, which ignores the verdict', () => {
+    expect(
+      recogniserDecides(new SilenceEndOfTurn(500), { silentMs: 0, words: 'x', recogniserEnded: { confidence: 1 } }),
+    ).toBe(false);
   });
 });

@@ -38,9 +38,12 @@ function setup(handling: VoicemailHandling | null, greeting?: string, log = sile
   return { timers, intents, host, drop, speech };
 }
 
-/** 20 ms frames of silence from `fromMs` to `toMs`, as the line delivers them. */
+/** 20 ms frames of silence from `fromMs` to `toMs`, as the line delivers them, each judged by the VAD as it comes. */
 function quiet(drop: VoicemailDrop, fromMs: number, toMs: number) {
-  for (let at = fromMs; at < toMs; at += 20) drop.audio(new Int16Array(160), at);
+  for (let at = fromMs; at < toMs; at += 20) {
+    drop.audio(new Int16Array(160), at);
+    drop.judged(at + 20);
+  }
 }
 
 describe('VoicemailDrop', () => {
@@ -92,10 +95,23 @@ describe('VoicemailDrop', () => {
 
     it('is said to a callee who stays quiet once quietAnswerMs have passed, answering nothing', () => {
       const s = setup(LEAVE, 'Hello.');
-      quiet(s.drop, 0, VOICEMAIL_DROP_DEFAULTS.quietAnswerMs);
+      // Judged quiet to 20 ms short of it: not yet; the frame that reaches it: now.
+      quiet(s.drop, 0, VOICEMAIL_DROP_DEFAULTS.quietAnswerMs - 20);
       expect(s.intents).toEqual([]);
-      quiet(s.drop, VOICEMAIL_DROP_DEFAULTS.quietAnswerMs, VOICEMAIL_DROP_DEFAULTS.quietAnswerMs + 20);
+      quiet(s.drop, VOICEMAIL_DROP_DEFAULTS.quietAnswerMs - 20, VOICEMAIL_DROP_DEFAULTS.quietAnswerMs);
       expect(s.intents).toEqual([{ kind: 'greet', text: 'Hello.', answering: false }]);
+    });
+
+    it("waits for the VAD's judgement, not the line: audio it has not judged yet (it may be speech) is no quiet answer", () => {
+      const s = setup(LEAVE, 'Hello.');
+      for (let at = 0; at < 3_000; at += 20) s.drop.audio(new Int16Array(160), at);
+      s.drop.judged(1_000);
+      expect(s.intents).toEqual([]);
+      // The VAD, catching up, heard the callee begin at 1.2 s: their words, not the clock, decide.
+      s.drop.judged(1_200);
+      s.speech(true, 1_200);
+      s.drop.judged(3_000);
+      expect(s.intents).toEqual([]);
     });
 
     it('is never said to a machine known before the pause; one known after it cuts the agent as one known earlier does', () => {

@@ -5,6 +5,7 @@ import type { Utterance } from '../../../src/call/agent/utterance.ts';
 import type { FlowIntent } from '../../../src/call/flow.ts';
 import { TRANSFER_DEFAULTS, TransferFlow, type ColdTransfer } from '../../../src/call/transfer/transfer-flow.ts';
 import type { WarmTransferCarrier } from '../../../src/call/transfer/warm-transfer.ts';
+import { NoTransferError } from '../../../src/records/dialer.ts';
 import { ManualTimers } from '../../../src/timers.ts';
 import { settle, silentLog } from '../../helpers/session-fakes.ts';
 
@@ -111,6 +112,13 @@ describe('TransferFlow', () => {
     s.flow.start('transfer_call', TO);
     expect(s.intents).toEqual([{ kind: 'end', reason: 'call_transfer', message: `Transferred to ${TO}.` }]);
     expect(s.flow.answered()).toBeUndefined();
+  });
+
+  it('a line no carrier can redirect (no account to transfer it through) ends call_transfer after the line, as one without transfers does', async () => {
+    const s = setup({ cold: async () => Promise.reject(new NoTransferError('no Twilio account')) });
+    s.flow.start('transfer_call', TO);
+    await settle();
+    expect(s.intents.at(-1)).toEqual({ kind: 'end', reason: 'call_transfer', message: `Transferred to ${TO}.` });
   });
 
   it('a warm transfer holds the caller with music they cannot cut; a second leg that does not connect cuts the music with force and gives the turn back', async () => {

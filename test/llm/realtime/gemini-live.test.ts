@@ -78,8 +78,37 @@ describe('server messages as the API reference shows them', () => {
         realtimeInputConfig: { automaticActivityDetection: { disabled: true } },
         inputAudioTranscription: {},
         outputAudioTranscription: {},
+        sessionResumption: {},
       },
     });
+  });
+
+  it('the setup asks for session resumption, with the saved handle when it resumes a session', () => {
+    const setup = (handle?: string) =>
+      geminiSetup({ model: 'm', instructions: '', tools: [] }, handle).setup as Record<string, unknown>;
+    expect(setup().sessionResumption).toEqual({});
+    expect(setup('session_7').sessionResumption).toEqual({ handle: 'session_7' });
+  });
+
+  it('sessionResumptionUpdate, goAway and toolCallCancellation parse as the API reference shows them', () => {
+    const m = parseGeminiMessage(
+      JSON.stringify({
+        sessionResumptionUpdate: { newHandle: 'h1', resumable: true },
+        goAway: { timeLeft: '10s' },
+        toolCallCancellation: { ids: ['fc_1', 'fc_2'] },
+      }),
+    );
+    expect(m.sessionResumptionUpdate).toEqual({ newHandle: 'h1', resumable: true });
+    expect(m.goAway?.timeLeft).toBe('10s');
+    expect(m.toolCallCancellation?.ids).toEqual(['fc_1', 'fc_2']);
+  });
+
+  it('with the model’s own turn detection the setup leaves automatic activity detection on', () => {
+    const setup = (turns: 'service' | 'model' | undefined) =>
+      geminiSetup({ model: 'm', instructions: '', tools: [], turns }).setup as Record<string, unknown>;
+    expect(setup('model').realtimeInputConfig).toEqual({ automaticActivityDetection: { disabled: false } });
+    expect(setup('service').realtimeInputConfig).toEqual({ automaticActivityDetection: { disabled: true } });
+    expect(setup(undefined).realtimeInputConfig).toEqual({ automaticActivityDetection: { disabled: true } });
   });
 
   it("a function's output goes back as the response object's output, parsed when it is JSON", () => {
@@ -112,6 +141,11 @@ describe('the client against a server speaking the protocol', () => {
   async function until(events: RealtimeEvent[], done: (e: RealtimeEvent) => boolean, n = 1): Promise<void> {
     for (let i = 0; i < 750 && events.filter(done).length < n; i++) await new Promise((r) => setTimeout(r, 20));
     if (events.filter(done).length < n) throw new Error('the event never came');
+  }
+
+  async function waitFor(done: () => boolean): Promise<void> {
+    for (let i = 0; i < 750 && !done(); i++) await new Promise((r) => setTimeout(r, 20));
+    if (!done()) throw new Error('it never happened');
   }
 
   function speech16k(name: string): Uint8Array {
@@ -199,6 +233,135 @@ describe('the client against a server speaking the protocol', () => {
       { role: 'user', text: '[system note] The caller cut your last reply short; they heard only: "you said"' },
     ]);
   }, 20_000);
+
+  it('with the model’s own turn detection, audio alone is answered as a response the client did not ask for, speech over the answer is the caller starting, and notes go as text turns', async () => {
+    const socket = await GeminiLiveSocket.connect(open, {
+      baseUrl: standIn.url,
+      model: 'gemini-live-2.5-flash-preview',
+      instructions: 'Echo.',
+      tools: [],
+      turns: 'model',
+    });
+    const from = standIn.received.length;
+    const events = collect(socket);
+    socket.append(speech16k('01-my-name-is-john'));
+    socket.append(new Uint8Array(16000 * 2 * 0.6));
+    await until(events, (e) => e.kind === 'response_started');
+    // The model speaks: a note now would cut it off, so it waits for turnComplete.
+    socket.addText('system', 'The caller is on a mobile phone.');
+    await until(events, (e) => e.kind === 'response_done');
+    // Talking while the answer would still be playing interrupts it.
+    socket.append(speech16k('08-goodbye'));
+    await until(events, (e) => e.kind === 'speech_started');
+    socket.close();
+    const kinds = events.map((e) => e.kind).filter((k) => k !== 'audio' && k !== 'words' && k !== 'caller_words');
+    expect(kinds.slice(0, 3)).toEqual(['response_started', 'response_done', 'speech_started']);
+    expect(events.find((e) => e.kind === 'response_done')).toMatchObject({ status: 'completed' });
+    expect(events.flatMap((e) => (e.kind === 'words' ? [e.delta] : [])).join('')).toMatch(/^you said/);
+    const sent = standIn.received.slice(from).map((m) => m.kind);
+    expect(sent).not.toContain('activityStart');
+    expect(sent).not.toContain('activityEnd');
+    expect(sent.filter((k) => k !== 'audio')).toEqual(['clientContent']);
+    expect(standIn.told.at(-1)).toEqual({ role: 'user', text: '[system note] The caller is on a mobile phone.' });
+  }, 30_000);
+
+  /** The setups the stand-in received since `from`, as their sessionResumption. */
+  const resumptions = (from: number) =>
+    standIn.received
+      .slice(from)
+      .filter((m) => m.kind === 'setup')
+      .map((m) => (m.setup as { sessionResumption?: unknown }).sessionResumption);
+
+  it('on goAway the call moves to a new socket that resumes the session with the saved handle, and the next answer comes on it', async () => {
+    const from = standIn.received.length;
+    const socket = await connect();
+    const events = collect(socket);
+    const closes: Error[] = [];
+    socket.onClose((e) => closes.push(e));
+    socket.append(speech16k('01-my-name-is-john'));
+    socket.commit();
+    socket.createResponse();
+    await until(events, (e) => e.kind === 'response_done');
+    const handle = standIn.handles.at(-1);
+    const outside = standIn.outsideActivityBytes;
+    standIn.resumeDelayMs = 300;
+    standIn.goAway(1500);
+    await waitFor(() => resumptions(from).length === 2);
+    const resumedAt = standIn.received.length;
+    // What the call sends while the new socket is set up (its setupComplete not there yet) is queued for it.
+    socket.append(speech16k('08-goodbye'));
+    socket.commit();
+    socket.createResponse();
+    await until(events, (e) => e.kind === 'response_done', 2);
+    standIn.resumeDelayMs = 0;
+    expect(resumptions(from)).toEqual([{}, { handle }]);
+    expect(standIn.openSockets()).toBe(1);
+    expect(
+      standIn.received
+        .slice(resumedAt)
+        .map((m) => m.kind)
+        .filter((k) => k !== 'audio'),
+    ).toEqual(['activityStart', 'activityEnd']);
+    expect(standIn.outsideActivityBytes).toBe(outside);
+    const second = events.slice(events.findIndex((e) => e.kind === 'response_done') + 1);
+    expect(second.filter((e) => e.kind === 'words').length).toBeGreaterThan(0);
+    expect(second.find((e) => e.kind === 'response_done')).toMatchObject({ status: 'completed' });
+    // The old socket's time running out is not the call's failure.
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(closes).toEqual([]);
+    expect(socket.failure).toBeNull();
+    socket.close();
+  }, 30_000);
+
+  it('a socket the server closes unexpectedly is resumed once with the saved handle; a resume refused is the failure', async () => {
+    const from = standIn.received.length;
+    const socket = await connect();
+    const events = collect(socket);
+    const closes: Error[] = [];
+    socket.onClose((e) => closes.push(e));
+    const handle = standIn.handles.at(-1);
+    standIn.drop();
+    await waitFor(() => resumptions(from).length === 2);
+    socket.append(speech16k('01-my-name-is-john'));
+    socket.commit();
+    socket.createResponse();
+    await until(events, (e) => e.kind === 'response_done');
+    expect(resumptions(from)).toEqual([{}, { handle }]);
+    expect(closes).toEqual([]);
+    expect(standIn.openSockets()).toBe(1);
+    // A handle the server no longer knows: the one resume is refused and the close is reported.
+    standIn.forgetHandles();
+    standIn.drop();
+    await waitFor(() => closes.length > 0);
+    expect(closes).toHaveLength(1);
+    expect(isLlmError(socket.failure, 'LLM_NETWORK')).toBe(true);
+    expect(resumptions(from)).toHaveLength(3);
+    socket.close();
+  }, 30_000);
+
+  it('a function call the server cancels gets no toolResponse, and the call side is told', async () => {
+    const from = standIn.received.length;
+    const socket = await connect();
+    const events = collect(socket);
+    socket.append(speech16k('09-i-want-to-cancel'));
+    socket.commit();
+    socket.createResponse();
+    await until(events, (e) => e.kind === 'function_call');
+    const call = events.find((e) => e.kind === 'function_call');
+    if (call?.kind !== 'function_call') throw new Error('no call');
+    standIn.cancelToolCall();
+    await until(events, (e) => e.kind === 'function_calls_cancelled');
+    expect(events.find((e) => e.kind === 'function_calls_cancelled')).toEqual({
+      kind: 'function_calls_cancelled',
+      callIds: [call.callId],
+    });
+    // An output that comes for it anyway is not sent.
+    socket.functionOutput(call.callId, '{"cancelled":true}');
+    socket.createResponse();
+    await until(events, (e) => e.kind === 'response_done', 2);
+    socket.close();
+    expect(standIn.received.slice(from).filter((m) => m.kind === 'toolResponse')).toEqual([]);
+  }, 30_000);
 
   it('a socket the egress policy refuses never opens: the failure is a coded model error', async () => {
     const closed = webSocketOpener(EgressPolicy.fromEnv(''));

@@ -5,9 +5,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { muLawDecode, muLawEncode } from '../../../src/audio/g711.ts';
 import {
+  asideRequest,
   OpenAiRealtimeSocket,
   parseRealtimeEvent,
   sessionUpdate,
+  turnDetectionOf,
   type RealtimeEvent,
 } from '../../../src/llm/realtime/openai-realtime.ts';
 import { EgressPolicy } from '../../../src/net/egress.ts';
@@ -97,6 +99,49 @@ describe('server events as the API reference shows them', () => {
     ).toEqual({ kind: 'error', code: 'invalid_event', message: 'The event broke.' });
   });
 
+  it('an out-of-band text answer is asked with conversation "none" and text only; its response.created is none of the call\'s responses, and its response.done gives its text', () => {
+    expect(asideRequest('Sum it up.')).toEqual({
+      type: 'response.create',
+      response: {
+        conversation: 'none',
+        output_modalities: ['text'],
+        instructions: 'Sum it up.',
+        metadata: { aside: 'true' },
+      },
+    });
+    const response = { id: 'resp_9', object: 'realtime.response', conversation_id: null, metadata: { aside: 'true' } };
+    expect(
+      parseRealtimeEvent(
+        JSON.stringify({ type: 'response.created', response: { ...response, status: 'in_progress' } }),
+      ),
+    ).toEqual({ kind: 'other', type: 'response.created' });
+    const output = [
+      { id: 'item_1', type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'A caller.' }] },
+    ];
+    expect(
+      parseRealtimeEvent(
+        JSON.stringify({ type: 'response.done', response: { ...response, status: 'completed', output } }),
+      ),
+    ).toEqual({ kind: 'aside_done', status: 'completed', text: 'A caller.' });
+    // The call's own responses are read as before, whatever their output and metadata hold.
+    const own = {
+      id: 'resp_10',
+      status: 'completed',
+      metadata: null,
+      output: [{ content: [{ type: 'output_audio', transcript: 'Hi', text: null }] }],
+    };
+    expect(parseRealtimeEvent(JSON.stringify({ type: 'response.created', response: own }))).toEqual({
+      kind: 'response_started',
+      responseId: 'resp_10',
+    });
+    expect(parseRealtimeEvent(JSON.stringify({ type: 'response.done', response: own }))).toEqual({
+      kind: 'response_done',
+      responseId: 'resp_10',
+      status: 'completed',
+      usage: null,
+    });
+  });
+
   it('an event that is not JSON, or breaks its documented shape, is a coded error', () => {
     expect(() => parseRealtimeEvent('{nope')).toThrow(expect.objectContaining({ code: 'LLM_BAD_CHUNK' }));
     expect(() => parseRealtimeEvent(JSON.stringify({ type: 'response.output_audio.delta', delta: 1 }))).toThrow(
@@ -126,6 +171,53 @@ describe('server events as the API reference shows them', () => {
         tool_choice: 'auto',
       },
     });
+  });
+});
+
+describe('the model’s own turn detection (llm.turn_detection "model")', () => {
+  it('"service" clears turn_detection with null; "model" asks for server_vad that answers and cancels by itself', () => {
+    expect(turnDetectionOf('service')).toBeNull();
+    const update = sessionUpdate({
+      instructions: '',
+      format: { type: 'audio/pcmu' },
+      tools: [],
+      turnDetection: turnDetectionOf('model'),
+    });
+    expect(update).toMatchObject({
+      session: {
+        audio: {
+          input: {
+            turn_detection: { type: 'server_vad', create_response: true, interrupt_response: true },
+          },
+        },
+      },
+    });
+  });
+
+  it('speech_started, speech_stopped and committed parse with their audio times', () => {
+    expect(
+      parseRealtimeEvent(
+        JSON.stringify({
+          event_id: 'event_1516',
+          type: 'input_audio_buffer.speech_started',
+          audio_start_ms: 1000,
+          item_id: 'msg_003',
+        }),
+      ),
+    ).toEqual({ kind: 'speech_started', audioStartMs: 1000 });
+    expect(
+      parseRealtimeEvent(
+        JSON.stringify({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: 2000, item_id: 'msg_003' }),
+      ),
+    ).toEqual({ kind: 'speech_stopped', audioEndMs: 2000 });
+    expect(
+      parseRealtimeEvent(
+        JSON.stringify({ type: 'input_audio_buffer.committed', previous_item_id: 'msg_001', item_id: 'msg_002' }),
+      ),
+    ).toEqual({ kind: 'committed' });
+    expect(() =>
+      parseRealtimeEvent(JSON.stringify({ type: 'input_audio_buffer.speech_started', audio_start_ms: 'soon' })),
+    ).toThrow(expect.objectContaining({ code: 'LLM_BAD_CHUNK' }));
   });
 });
 
@@ -174,6 +266,45 @@ describe('the client against a server speaking the protocol', () => {
     expect(pcm.length / 8000).toBeGreaterThan(0.8);
     expect(Math.max(...pcm.map((s) => Math.abs(s)))).toBeGreaterThan(2000);
     expect(events.some((e) => e.kind === 'error')).toBe(false);
+  }, 20_000);
+
+  it('with server_vad, audio only appended is heard: the server reports the speech with its times, commits and answers by itself', async () => {
+    const socket = await OpenAiRealtimeSocket.connect(open, { baseUrl: standIn.url, model: 'gpt-realtime' });
+    const events = collect(socket);
+    socket.configure({
+      instructions: 'Echo.',
+      format: { type: 'audio/pcmu' },
+      tools: [],
+      turnDetection: turnDetectionOf('model'),
+    });
+    const speech = fixtureUlaw('01-my-name-is-john');
+    // Half a second of silence first, then the words, then the silence that ends the turn.
+    socket.append(concatBytes([muLawEncode(new Int16Array(4000)), speech, muLawEncode(new Int16Array(8000))]));
+    await until(events, (e) => e.kind === 'response_done');
+    socket.close();
+    const kinds = events.map((e) => e.kind).filter((k) => k !== 'audio' && k !== 'words' && k !== 'other');
+    expect(kinds).toEqual([
+      'session',
+      'session',
+      'speech_started',
+      'speech_stopped',
+      'committed',
+      'caller_words',
+      'response_started',
+      'response_done',
+    ]);
+    const started = events.find((e) => e.kind === 'speech_started');
+    const stopped = events.find((e) => e.kind === 'speech_stopped');
+    const speechMs = speech.length / 8;
+    // The times are ms of all the audio appended: the words start after the half second of silence.
+    expect(started).toMatchObject({ audioStartMs: expect.any(Number) });
+    expect(stopped).toMatchObject({ audioEndMs: expect.any(Number) });
+    if (started?.kind !== 'speech_started' || stopped?.kind !== 'speech_stopped') throw new Error('no speech times');
+    expect(started.audioStartMs).toBeGreaterThanOrEqual(0);
+    expect(started.audioStartMs).toBeLessThan(500 + speechMs / 2);
+    expect(stopped.audioEndMs).toBeGreaterThan(500 + speechMs / 2);
+    expect(stopped.audioEndMs).toBeLessThanOrEqual(500 + speechMs + 20);
+    expect(standIn.types().slice(-1)).toEqual(['session.update']);
   }, 20_000);
 
   it('a truncation within the audio is confirmed; one past the audio is refused with an error event', async () => {

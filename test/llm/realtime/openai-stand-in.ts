@@ -3,7 +3,11 @@
 // embedded recogniser (pocketsphinx) at each commit, a small script answers what it heard (echo it,
 // or call a function on a keyword, or speak a function's output), and the embedded flite voice says
 // the answer in the session's own audio format, with its transcript as deltas. Client events that
-// break the documented shapes are answered with an error event, as the server does.
+// break the documented shapes are answered with an error event, as the server does. A session that asks
+// for the model's own turn detection (turn_detection {"type":"server_vad"}) is answered as the server does
+// then: a simple energy gate (EnergyTurns) hears the caller start and stop in the appended audio, sends
+// input_audio_buffer.speech_started / speech_stopped with their audio ms, commits the buffer itself
+// (input_audio_buffer.committed) and answers after the silence with a response of its own.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -55,7 +59,17 @@ const ClientEvent = z.discriminatedUnion('type', [
   SessionUpdate,
   z.strictObject({ type: z.literal('input_audio_buffer.append'), audio: z.base64() }),
   z.strictObject({ type: z.literal('input_audio_buffer.commit') }),
-  z.strictObject({ type: z.literal('response.create') }),
+  z.strictObject({
+    type: z.literal('response.create'),
+    response: z
+      .strictObject({
+        conversation: z.enum(['auto', 'none']).optional(),
+        output_modalities: z.union([z.tuple([z.literal('audio')]), z.tuple([z.literal('text')])]).optional(),
+        instructions: z.string().optional(),
+        metadata: z.record(z.string().max(64), z.string().max(512)).optional(),
+      })
+      .optional(),
+  }),
   z.strictObject({ type: z.literal('response.cancel') }),
   z.strictObject({
     type: z.literal('conversation.item.truncate'),
@@ -79,6 +93,8 @@ type ClientEvent = z.infer<typeof ClientEvent>;
 
 export interface StandInOptions {
   script?: StandInScript;
+  /** The text of an out-of-band text-only response (conversation "none"), from its instructions; null: no answer. */
+  aside?: (instructions: string) => string | null;
   /** Audio per audio delta (ms). */
   chunkMs?: number;
 }
@@ -101,6 +117,49 @@ interface Connection {
   cancelled: Set<string>;
   queue: Promise<void>;
   gate: SoundGate;
+  /** The session asked for the model's own turn detection: the stand-in's energy gate ends the caller's turns. */
+  turns: EnergyTurns | null;
+  /** The item the caller's speech under way becomes. */
+  speechItem: string | null;
+}
+
+/**
+ * The stand-ins' own turn detection (a test double's, not a model's): 20 ms pieces louder than a gate are
+ * speech; three in a row start it (reported from 300 ms before, the padding the server counts in), and
+ * `silenceMs` without one stop it (reported at the end of the last loud piece). Times are ms of all audio given.
+ */
+export class EnergyTurns {
+  private ms = 0;
+  private speaking = false;
+  private loudRun = 0;
+  private lastLoudEnd = 0;
+
+  constructor(private readonly silenceMs = 500) {}
+
+  push(pcm: Int16Array, rate: number): { type: 'start' | 'stop'; atMs: number }[] {
+    const size = (rate * 20) / 1000;
+    const out: { type: 'start' | 'stop'; atMs: number }[] = [];
+    for (let i = 0; i < pcm.length; i += size) {
+      const piece = pcm.subarray(i, i + size);
+      const pieceMs = (piece.length * 1000) / rate;
+      if (rmsOf(piece) > 300) {
+        this.loudRun++;
+        this.lastLoudEnd = this.ms + pieceMs;
+        if (!this.speaking && this.loudRun >= 3) {
+          this.speaking = true;
+          out.push({ type: 'start', atMs: Math.max(0, Math.round(this.ms - 2 * 20 - 300)) });
+        }
+      } else {
+        this.loudRun = 0;
+        if (this.speaking && this.ms + pieceMs - this.lastLoudEnd >= this.silenceMs) {
+          this.speaking = false;
+          out.push({ type: 'stop', atMs: Math.round(this.lastLoudEnd) });
+        }
+      }
+      this.ms += pieceMs;
+    }
+    return out;
+  }
 }
 
 /**
@@ -138,6 +197,8 @@ export class OpenAiRealtimeStandIn {
   /** Every client event received, in order (audio as its byte count). */
   readonly received: Record<string, unknown>[] = [];
   readonly responses: StandInResponse[] = [];
+  /** The instructions of each out-of-band text-only response asked for. */
+  readonly asides: string[] = [];
   readonly truncations: { item_id: string; audio_end_ms: number; item_ms: number }[] = [];
   /** The request line's query and headers of each connection. */
   readonly upgrades: { url: string; authorization: string | undefined }[] = [];
@@ -194,6 +255,8 @@ export class OpenAiRealtimeStandIn {
       cancelled: new Set(),
       queue: Promise.resolve(),
       gate: new SoundGate(),
+      turns: null,
+      speechItem: null,
     };
     this.send(c, { type: 'session.created', session: { id: `sess_${++this.seq}`, type: 'realtime' } });
     ws.on('message', (data: Buffer) => {
@@ -220,6 +283,8 @@ export class OpenAiRealtimeStandIn {
     switch (event.type) {
       case 'session.update': {
         c.format = event.session.audio.input.format.type === 'audio/pcmu' ? 'pcmu' : 'pcm';
+        c.turns =
+          event.session.audio.input.turn_detection?.type === 'server_vad' ? (c.turns ?? new EnergyTurns()) : null;
         const rate = c.format === 'pcmu' ? 8000 : 16000;
         c.stt ??= this.stt.open({ sampleRate: rate, language: 'en-US' });
         this.send(c, { type: 'session.updated', session: event.session });
@@ -231,22 +296,32 @@ export class OpenAiRealtimeStandIn {
         const stream = await c.stt;
         const pcm = c.format === 'pcmu' ? muLawDecode(bytes) : resample(pcmOf(bytes), 24000, 16000);
         for (const part of c.gate.pass(pcm)) stream.push(part);
+        for (const turn of c.turns?.push(pcm, c.format === 'pcmu' ? 8000 : 16000) ?? []) {
+          if (turn.type === 'start') {
+            c.speechItem = `item_${++this.seq}`;
+            this.send(c, {
+              type: 'input_audio_buffer.speech_started',
+              audio_start_ms: turn.atMs,
+              item_id: c.speechItem,
+            });
+            continue;
+          }
+          const item = c.speechItem ?? `item_${++this.seq}`;
+          c.speechItem = null;
+          this.send(c, { type: 'input_audio_buffer.speech_stopped', audio_end_ms: turn.atMs, item_id: item });
+          await this.commit(c, item);
+          await this.respond(c);
+        }
         return;
       }
       case 'input_audio_buffer.commit': {
         if (!c.stt) return this.error(c, 'invalid_request_error', 'no_session', 'no session.update yet');
-        const item = `item_${++this.seq}`;
-        c.heard = (await (await c.stt).finalize()).text;
-        this.send(c, { type: 'input_audio_buffer.committed', previous_item_id: null, item_id: item });
-        this.send(c, {
-          type: 'conversation.item.input_audio_transcription.completed',
-          item_id: item,
-          content_index: 0,
-          transcript: c.heard,
-        });
+        await this.commit(c, `item_${++this.seq}`);
         return;
       }
       case 'response.create':
+        if (event.response?.conversation === 'none' && event.response.output_modalities?.[0] === 'text')
+          return this.writeAside(c, event.response.instructions ?? '', event.response.metadata ?? {});
         await this.respond(c);
         return;
       case 'response.cancel':
@@ -268,6 +343,18 @@ export class OpenAiRealtimeStandIn {
         if (event.item.type === 'function_call_output') c.output = event.item.output;
         this.send(c, { type: 'conversation.item.created', item: { id: `item_${++this.seq}`, ...event.item } });
     }
+  }
+
+  /** The buffer so far as the caller's item `item`, read by the recogniser. */
+  private async commit(c: Connection, item: string): Promise<void> {
+    c.heard = (await (await c.stt!).finalize()).text;
+    this.send(c, { type: 'input_audio_buffer.committed', previous_item_id: null, item_id: item });
+    this.send(c, {
+      type: 'conversation.item.input_audio_transcription.completed',
+      item_id: item,
+      content_index: 0,
+      transcript: c.heard,
+    });
   }
 
   private async respond(c: Connection): Promise<void> {
@@ -340,6 +427,30 @@ export class OpenAiRealtimeStandIn {
         status: 'completed',
         output,
         usage: { total_tokens: 30, input_tokens: 20, output_tokens: 10 },
+      },
+    });
+  }
+
+  /** An out-of-band text response: text events only, added to no conversation, its metadata given back. */
+  private writeAside(c: Connection, instructions: string, metadata: Record<string, string>): void {
+    this.asides.push(instructions);
+    const text = this.o.aside ? this.o.aside(instructions) : 'A caller for you.';
+    if (text === null) return;
+    const id = `resp_${++this.seq}`;
+    const item = `item_${++this.seq}`;
+    const response = { id, object: 'realtime.response', conversation_id: null, metadata };
+    this.send(c, { type: 'response.created', response: { ...response, status: 'in_progress', output: [] } });
+    const where = { response_id: id, item_id: item, output_index: 0, content_index: 0 };
+    for (const [i, word] of text.split(' ').entries())
+      this.send(c, { type: 'response.output_text.delta', ...where, delta: i === 0 ? word : ` ${word}` });
+    this.send(c, { type: 'response.output_text.done', ...where, text });
+    this.send(c, {
+      type: 'response.done',
+      response: {
+        ...response,
+        status: 'completed',
+        output: [{ id: item, type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] }],
+        usage: { total_tokens: 30, input_tokens: 25, output_tokens: 5 },
       },
     });
   }

@@ -119,6 +119,36 @@ describe('AssemblyAI streaming', () => {
     await expect.poll(() => connection.controls.map((c) => c.type), { timeout: 10_000 }).toEqual(['Terminate']);
   }, 60_000);
 
+  it("the turn detection's documented timing: a confident turn model ends the turn after min_end_of_turn_silence_when_confident (400 ms), an unsure one after max_turn_silence (1280 ms), its confidence passed on either way", async () => {
+    const unsure = await startAssemblyAiStandIn(KEY, { endOfTurnConfidence: 0.2 });
+    try {
+      for (const [server, confidence, silentMs] of [
+        [standIn, 0.8, 400],
+        [unsure, 0.2, 1280],
+      ] as const) {
+        const turnEnds: SttTurnEnd[] = [];
+        const stream = await new AssemblyAiSttEngine({
+          apiKey: KEY,
+          baseUrl: server.url,
+          openWebSocket,
+          finalGraceMs: 15_000,
+        }).open({
+          sampleRate: 8000,
+          lineEncoding: 'mulaw',
+          language: 'en-US',
+          events: { endOfTurn: (s) => turnEnds.push(s) },
+        });
+        say((f) => stream.push(f), telephone(voice('what time do you open')).samples, 8000, 1500);
+        await expect.poll(() => turnEnds.length, { timeout: 45_000 }).toBe(1);
+        expect(turnEnds[0]!.confidence).toBe(confidence);
+        expect(server.connections.at(-1)!.turnEnds).toEqual([{ silentMs, confidence }]);
+        await stream.close();
+      }
+    } finally {
+      await unsure.close();
+    }
+  }, 90_000);
+
   it('a browser line is sent as pcm_s16le at 16 kHz; finalize mid-turn forces the endpoint', async () => {
     const stream = await engine().open({ sampleRate: 16000, language: 'en-US' });
     const clip = voice('what time do you open on saturday');
@@ -129,6 +159,19 @@ describe('AssemblyAI streaming', () => {
     const connection = standIn.connections.at(-1)!;
     expect(connection.url.searchParams.get('encoding')).toBe('pcm_s16le');
     expect(connection.controls.map((c) => c.type)).toContain('ForceEndpoint');
+  }, 60_000);
+
+  it('an utterance after one the ForceEndpoint ended is asked for again: its words are its own final, not an empty one with them read into the next', async () => {
+    const stream = await engine().open({ sampleRate: 16000, language: 'en-US' });
+    say((f) => stream.push(f), voice('what time do you open on saturday').samples, 16000, 100);
+    expect((await stream.finalize()).text.toLowerCase()).toMatch(/open|saturday|time/);
+    // Pushed at once and finalized at once, before any partial of it came back.
+    say((f) => stream.push(f), voice('please transfer me to a human agent').samples, 16000, 100);
+    const second = await stream.finalize();
+    expect(second.text.toLowerCase()).toMatch(/transfer|human|agent/);
+    expect(second.text.toLowerCase()).not.toMatch(/saturday/);
+    await stream.close();
+    expect(standIn.connections.at(-1)!.controls.filter((c) => c.type === 'ForceEndpoint')).toHaveLength(2);
   }, 60_000);
 
   it('a wrong key is refused at the upgrade: STT_PROVIDER_REFUSED with the status', async () => {

@@ -86,18 +86,26 @@ describe('moonshine engine', () => {
   }, 120_000);
 
   // bench:speech: base 6.0% on these against tiny's 15.8%, and 7.2% against 10.6% on the human set.
-  it('stt.model base reads the telephone fixtures better than tiny: WER at most 10% where tiny is held to 20%', async () => {
+  // Half of them (every other group of four fixtures, three per voice): base reads 6.3% of these,
+  // tiny 23.8%, so the 10% bar still tells the two apart.
+  it('stt.model base reads the telephone fixtures better than tiny: WER at most 10% on 12 of them where tiny is held to 20%', async () => {
     const base = new MoonshineEngine({ model: 'base', workers: 1 });
     try {
       expect(base.model).toBe('base');
-      expect(await corpus(await fixtureClips('mulaw'), base)).toBeLessThanOrEqual(0.1);
+      const clips = (await fixtureClips('mulaw')).filter((_, i) => Math.floor(i / 4) % 2 === 1);
+      expect(await corpus(clips, base)).toBeLessThanOrEqual(0.1);
     } finally {
       await base.close();
     }
   }, 120_000);
 
+  // Sampled among the prompts of at most 20 words: one 73 s prompt once outweighed the other 39 in
+  // words (6.1% over 389 words, half the reading time); long audio is the window test's. These 40
+  // (72 s, 149 words) read 13.6%; read at the wrong rate or as silence, 100% and more.
   it('hears recorded human telephone prompts: WER on 40 of them stays within 25% (pocketsphinx: ~50%)', async () => {
-    const prompts = asteriskPrompts().sort((a, b) => a.id.localeCompare(b.id));
+    const prompts = asteriskPrompts()
+      .filter((p) => p.text.split(/\s+/).length <= 20)
+      .sort((a, b) => a.id.localeCompare(b.id));
     expect(prompts.length).toBeGreaterThan(100);
     const step = Math.floor(prompts.length / 40);
     const sample = prompts.filter((_, i) => i % step === 0).slice(0, 40);
@@ -169,7 +177,7 @@ describe('moonshine engine', () => {
     }
     const plain = voice(PHRASES[0] ?? '', 'slt');
     expect(await read(plain, hints)).toBe(await read(plain, []));
-  });
+  }, 60_000);
 
   it('trimming keeps the speech with its margins and leaves nothing of pure silence', () => {
     const samples = new Int16Array(16000 * 3);
@@ -376,7 +384,7 @@ describe('moonshine engine', () => {
 });
 
 describe('moonshine engine close', () => {
-  it('closing the engine while utterances are being read never aborts the process: workers finish, release the model and exit', () => {
+  it('closing the engine while utterances are being read or the model loads never aborts the process: workers finish, release the model and exit, never terminated', () => {
     // In a process of its own: an abort would take the test runner with it.
     const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/speech/stt/children/moonshine-close.ts', '3'], {
       encoding: 'utf8',
@@ -384,6 +392,6 @@ describe('moonshine engine close', () => {
     });
     expect(child.signal, child.stderr).toBeNull();
     expect(child.status, child.stderr).toBe(0);
-    expect(child.stdout).toContain('closed every round');
+    expect(child.stdout).toContain('closed every round; workers terminated: 0');
   }, 150_000);
 });

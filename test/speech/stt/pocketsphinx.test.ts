@@ -38,13 +38,26 @@ async function transcripts(
   );
 }
 
+/**
+ * The 16 kHz fixture phrases as the default engine hears them, per voice, decoded once for the file:
+ * the WER bar and the narrowband-switch test judge the same transcripts.
+ */
+let widebandHeard: Promise<{ reference: string; hypothesis: string }[][]> | undefined;
+const wideband = async () =>
+  (widebandHeard ??= fixtureClips('pcm16').then((clips) => transcripts(engine, clips, 16000)));
+/** One voice's share of `wideband()` (transcripts() groups the voices in order of their first clip). */
+async function widebandOf(who: string, clips: Clip[]) {
+  const voices = [...new Set(clips.map((c) => c.voice ?? ''))];
+  return (await wideband())[voices.indexOf(who)] ?? [];
+}
+
 describe('pocketsphinx engine', () => {
   // The bars are 10% (16 kHz) and 20% (8 kHz μ-law). Measured on the fixtures (bench/speech.ts):
   // 12.8% at 16 kHz, the narrowband voice kal switched to the telephone variant (the 16 kHz guard
   // is today's level, not the bar), and 13.5% with the telephone variant's channel transform
   // (media/models/en-us-telephone.mllr), so the 8 kHz guard is the bar itself.
   it('general LM: WER on the 16 kHz fixture phrases does not regress above 14% (bar 10%, not met)', async () => {
-    expect(await corpus(await fixtureClips('pcm16'), 16000)).toBeLessThanOrEqual(0.14);
+    expect(corpusWer((await wideband()).flat())).toBeLessThanOrEqual(0.14);
   }, 120_000);
 
   it('a 16 kHz caller whose speech is narrowband is heard by the telephone variant, a wideband caller by the general model', async () => {
@@ -61,10 +74,11 @@ describe('pocketsphinx engine', () => {
             16000,
           )
         ).flat();
-      const kal = await heard(engine, 'kal');
+      const kal = await widebandOf('kal', clips);
+      expect(kal.length).toBeGreaterThan(0);
       expect(kal).toEqual(await heard(telephoneOnly, 'kal'));
       expect(kal).not.toEqual(await heard(generalOnly, 'kal'));
-      expect(await heard(engine, 'rms')).toEqual(await heard(generalOnly, 'rms'));
+      expect(await widebandOf('rms', clips)).toEqual(await heard(generalOnly, 'rms'));
     } finally {
       await Promise.all([telephoneOnly.close(), generalOnly.close()]);
     }
@@ -74,10 +88,12 @@ describe('pocketsphinx engine', () => {
     expect(await corpus(await fixtureClips('mulaw'), 8000)).toBeLessThanOrEqual(0.2);
   }, 120_000);
 
-  it("every call starts from the model's channel mean: each 8 kHz phrase as a new caller's first sentence stays within 20% WER", async () => {
+  it("every call starts from the model's channel mean: 12 of the 8 kHz phrases, each as a new caller's first sentence, stay within 20% WER", async () => {
     // Decoders are pooled across calls; a caller's first sentence must not depend on who called
     // before, nor be decoded with the wideband prior (that once turned "my name is john smith" into "what").
-    const clips = await fixtureClips('mulaw');
+    // Every other group of four fixtures (three calls per voice, one after another on the pooled
+    // decoders): 12.9% here (15.8% on all 24); first sentences heard with the wideband model read 80%.
+    const clips = (await fixtureClips('mulaw')).filter((_, i) => Math.floor(i / 4) % 2 === 0);
     const voices = [...new Set(clips.map((c) => c.voice))];
     const byVoice = await Promise.all(
       voices.map(async (v) => {

@@ -8,6 +8,19 @@
 // go to the call's end-of-turn policy as one more input, never as the decision. stt.phrases are
 // its keyterms_prompt.
 //
+// With format_turns on, an ended turn comes twice. AssemblyAI's message sequence: "Once the turn
+// ends, if formatting is enabled there will be an additional message where "turn_is_formatted":True
+// comes back. This will format the final message." format_turns gives "formatted final transcripts
+// with punctuation, casing, and inverse text normalization (e.g. dates, times, phone numbers)", so
+// the copy's words may differ ("nine four one oh seven" as one "94107"); its API reference shows it as
+//   {"type": "Turn", "turn_order": 0, "turn_is_formatted": true, "end_of_turn": true,
+//    "transcript": "Hello world.", "end_of_turn_confidence": 0.98, "words": [{"text": "Hello",
+//    "start": 0, "end": 500, "confidence": 0.99}, {"text": "world.", "start": 500, "end": 1000, …}]}
+// (same turn_order as the first, no word_is_final). So one ended turn gives one verdict (the first
+// copy's) and one final text: the formatted one when it comes before the turn's final is taken
+// (finalize()'s grace), else the first copy's words, and a copy that comes after is dropped, never
+// read into the next turn.
+//
 // AssemblyAI's own SDK is not used: it makes its sockets with a module-level factory over its own
 // `ws` import, with no way to hand it an opened socket, so the egress policy could not hold; and
 // it is not a dependency. The protocol is small: ws + the zod schemas in protocol.ts.
@@ -71,6 +84,10 @@ class AssemblyAiStream extends StreamingSttStream {
   private turnOpen = false;
   /** AssemblyAI ended a turn of this utterance itself (finalize() then need not ask, unless words came since). */
   private turnEnded = false;
+  /** The turn_order whose end came unformatted: its formatted copy is still to come. */
+  private awaitingCopy: number | null = null;
+  /** The turn_order whose formatted copy is still to come but whose words were already taken: it is dropped. */
+  private spentCopy: number | null = null;
 
   constructor(settings: StreamingStreamSettings) {
     super(settings);
@@ -107,6 +124,17 @@ class AssemblyAiStream extends StreamingSttStream {
     super.cancel();
   }
 
+  /**
+   * The utterance's words were taken: a turn AssemblyAI ended is spent with them, so the next finalize() asks for its
+   * own words (ForceEndpoint) rather than returning at once, before AssemblyAI has read them. And a turn taken
+   * without its formatted copy: the copy adds nothing when it comes.
+   */
+  protected override utteranceTaken(): void {
+    this.turnEnded = false;
+    this.spentCopy = this.awaitingCopy;
+    this.awaitingCopy = null;
+  }
+
   protected settleMessage(): string {
     return JSON.stringify({ type: 'ForceEndpoint' });
   }
@@ -141,10 +169,17 @@ class AssemblyAiStream extends StreamingSttStream {
     }
     if (!turn.turn_is_formatted) {
       // The turn model's verdict comes first; its formatted text follows.
+      this.turnOpen = false;
+      this.awaitingCopy = turn.turn_order;
       this.heardGuess({ text: turn.transcript, words });
       this.heardTurnEnd(turn.end_of_turn_confidence);
       return;
     }
+    if (turn.turn_order === this.spentCopy) {
+      this.spentCopy = null;
+      return;
+    }
+    this.awaitingCopy = null;
     this.turnOpen = false;
     this.turnEnded = true;
     this.heardSettled(words.length > 0 ? { text: turn.transcript, words } : { text: turn.transcript });

@@ -15,7 +15,8 @@
 //    "confidence": 0.87, "word_is_final": true}, …], "utterance": "", "type": "Turn"}
 //      transcript: the turn's finalized words so far; words also holds the guesses (word_is_final
 //      false); times in ms of the audio sent. end_of_turn: the turn model ended the turn (with
-//      end_of_turn_confidence); with format_turns the ended turn comes again, turn_is_formatted true.
+//      end_of_turn_confidence); with format_turns the ended turn comes again, turn_is_formatted true
+//      (the same turn_order; its API reference shows that copy's words without word_is_final).
 //   {"type": "Termination", "audio_duration_seconds": 10, "session_duration_seconds": 10}
 //   {"type": "Error", "error_code": 3008, "error": "Session Expired: Maximum session duration exceeded"}
 //      sent just before the server closes the socket with that code.
@@ -32,7 +33,7 @@ const AssemblyAiWordSchema = z.object({
   end: z.number(),
   text: z.string(),
   confidence: z.number().optional(),
-  word_is_final: z.boolean(),
+  word_is_final: z.boolean().optional(),
 });
 
 const AssemblyAiTurnSchema = z.object({

@@ -7,11 +7,6 @@ import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
 import type { UtteranceReader } from './reader.ts';
 import type { MoonshineSize } from './recogniser.ts';
 
-export const MOONSHINE_POOL_DEFAULTS = {
-  /** How long a closing worker may take to finish its utterance and release the model. */
-  closeTimeoutMs: 10_000,
-} as const;
-
 export interface MoonshineThreadPoolOptions {
   model: MoonshineSize;
   modelDir: string;
@@ -37,16 +32,17 @@ interface WorkerSlot {
 }
 
 /**
- * Asks a worker to finish its utterance, release the model and exit; terminates it only if it has
- * not within closeTimeoutMs (terminating one inside an onnxruntime call can abort the process).
+ * Asks a worker to finish what it is doing (loading the model or reading an utterance, both
+ * bounded), release the model and exit, and resolves once it has. It is never terminated:
+ * terminating a thread inside an onnxruntime call aborts the whole process (its binding throws a
+ * C++ exception it cannot deliver while the thread's environment is torn down), and a worker
+ * still loading the model on a loaded machine can be inside one for many seconds.
  */
 function stopWorker(worker: Worker): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => void worker.terminate(), MOONSHINE_POOL_DEFAULTS.closeTimeoutMs);
-    worker.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
+    worker.once('exit', () => resolve());
+    // Held until then: an unref'd worker still loading when the process ends is torn down inside onnxruntime as well.
+    worker.ref();
     const close: ToMoonshineWorker = { type: 'close' };
     worker.postMessage(close);
   });

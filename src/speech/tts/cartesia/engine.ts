@@ -16,6 +16,8 @@
 //        {"type": "flush_done", …}, {"type": "phoneme_timestamps", …}   not used
 //        {"type": "error", "done": true, "title": "…", "message": "…", "error_code": "model_not_found",
 //         "status_code": 400, "context_id": "c1"}   (older versions: "error": "…")
+//   speed (its "Volume, Speed, and Emotion" guide): {"generation_config": {"speed": 1.2}}, "ranging from 0.6 to 1.5",
+//        "only for sonic-3 and have no effect on earlier models"; sent only when the agent's speed is not 1
 // Encodings: pcm_mulaw at 8 kHz for a phone line, pcm_s16le at 16 kHz otherwise. Word times are seconds
 // from the start of the context's audio.
 import { z } from 'zod';
@@ -73,8 +75,13 @@ interface CartesiaOptions {
   voiceId?: string | undefined;
   model?: string | undefined;
   language?: string | undefined;
+  /** The agent's voice speed (1: the voice's own pace); Cartesia takes 0.6-1.5. */
+  speed?: number | undefined;
   openWebSocket: OpenWebSocket;
 }
+
+/** Cartesia's range for generation_config.speed. */
+const CARTESIA_SPEED = { min: 0.6, max: 1.5 } as const;
 
 export class CartesiaWire implements VoiceWire {
   readonly provider = 'cartesia';
@@ -98,6 +105,9 @@ export class CartesiaWire implements VoiceWire {
         sample_rate: rate,
       },
       add_timestamps: true,
+      ...(o.speed !== undefined && o.speed !== 1
+        ? { generation_config: { speed: Math.min(CARTESIA_SPEED.max, Math.max(CARTESIA_SPEED.min, o.speed)) } }
+        : {}),
     };
   }
 

@@ -4,8 +4,17 @@
 // `Authorization: <key>` header: a wrong key is refused with 401 at the upgrade, and each audio
 // message between 50 and 1000 ms, else an Error 3007 and a close), sends Begin, Turn messages
 // while the caller speaks (end_of_turn false, the guesses as words not final), and ends a turn
-// after min_end_of_turn_silence_when_confident of silence or on ForceEndpoint: end_of_turn true
-// with an end_of_turn_confidence, then the formatted turn. Terminate: Termination, then close.
+// (end_of_turn true with an end_of_turn_confidence, then the formatted turn) as AssemblyAI's turn
+// detection does, with its documented defaults unless the query sets them: once the silence after
+// speech reaches min_end_of_turn_silence_when_confident (400 ms) when the turn model's confidence
+// passes end_of_turn_confidence_threshold (0.4), else once it reaches max_turn_silence (1280 ms);
+// and at once on ForceEndpoint (confidence 1). Terminate: Termination, then close.
+//
+// The turn model is AssemblyAI's own neural network, which a stand-in cannot have: its confidence
+// here is one fixed figure per stand-in (`endOfTurnConfidence`, 0.8 unless given), the same at
+// every pause whatever was said. So the stand-in gives AssemblyAI's end-of-turn signal with its
+// documented timing (0.8: always at the short silence; under the threshold: always at the long
+// one), never its accuracy: what it measures is what the call does with a signal of that timing.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -22,6 +31,8 @@ export interface AssemblyAiStandInConnection {
   audioBytes: number;
   /** Length of each audio message, ms. */
   chunkMs: number[];
+  /** Each end of turn the stand-in's turn detection sent: after how much silence, with what confidence. */
+  turnEnds: { silentMs: number; confidence: number }[];
 }
 
 export interface AssemblyAiStandIn {
@@ -37,13 +48,26 @@ export interface AssemblyAiStandIn {
   close(): Promise<void>;
 }
 
-/** The turn silence AssemblyAI waits for when confident, by default (ms). */
-const MIN_END_OF_TURN_SILENCE_MS = 400;
+/** AssemblyAI's turn detection defaults, for a query that does not set them. */
+const TURN_DEFAULTS = {
+  end_of_turn_confidence_threshold: 0.4,
+  min_end_of_turn_silence_when_confident: 400,
+  max_turn_silence: 1280,
+} as const;
+
+export interface AssemblyAiStandInOptions {
+  /** The stand-in turn model's confidence at every pause (it has no model of its own); 0.8 unless given. */
+  endOfTurnConfidence?: number;
+}
 
 const formatted = (text: string): string =>
   text ? `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.?!]$/.test(text) ? '' : '.'}` : '';
 
-export async function startAssemblyAiStandIn(apiKey: string): Promise<AssemblyAiStandIn> {
+export async function startAssemblyAiStandIn(
+  apiKey: string,
+  options: AssemblyAiStandInOptions = {},
+): Promise<AssemblyAiStandIn> {
+  const confidence = options.endOfTurnConfidence ?? 0.8;
   const server: Server = createServer((_req, res) => res.writeHead(404).end());
   const sockets = new Set<WebSocket>();
   const connections: AssemblyAiStandInConnection[] = [];
@@ -65,9 +89,10 @@ export async function startAssemblyAiStandIn(apiKey: string): Promise<AssemblyAi
       controls: [],
       audioBytes: 0,
       chunkMs: [],
+      turnEnds: [],
     };
     connections.push(connection);
-    void serve(socket, connection, finalsSentAt).finally(() => sockets.delete(socket));
+    void serve(socket, connection, finalsSentAt, confidence).finally(() => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -92,8 +117,15 @@ async function serve(
   socket: WebSocket,
   connection: AssemblyAiStandInConnection,
   finalsSentAt: number[],
+  modelConfidence: number,
 ): Promise<void> {
   const q = connection.url.searchParams;
+  const setting = (name: keyof typeof TURN_DEFAULTS) => (q.has(name) ? Number(q.get(name)) : TURN_DEFAULTS[name]);
+  const confident = modelConfidence > setting('end_of_turn_confidence_threshold');
+  // The silence after which the turn detection ends a turn: the short one when its model is confident.
+  // (The ear hears silence in steps of 10 ms.)
+  const endAfterMs =
+    Math.ceil(setting(confident ? 'min_end_of_turn_silence_when_confident' : 'max_turn_silence') / 10) * 10;
   const rate = Number(q.get('sample_rate'));
   const encoding = q.get('encoding') ?? 'pcm_s16le';
   const formatTurns = q.get('format_turns') === 'true';
@@ -130,17 +162,37 @@ async function serve(
     })),
     utterance: flags.end ? text : '',
   });
-  /** Ends the turn under way (if words were heard): end_of_turn, then its formatted copy. */
+  /** The latest guess at the turn under way, as words. */
+  let guessed: { text: string; words: NonNullable<SttResult['words']> } | null = null;
+  /**
+   * Ends the turn under way (if words were heard): end_of_turn, then its formatted copy. The turn
+   * detection's own end goes out when the silence is reached, with the words guessed so far, as
+   * AssemblyAI's does (its words are final by then; this stand-in's reading takes about a second
+   * more): the formatted copy follows with the words read. A ForceEndpoint is answered once read.
+   */
   const endTurn = async (confidence: number, forced: boolean) => {
     if (!ear?.heardSpeech) return;
+    const order = turnOrder++;
+    const early = !forced && guessed ? guessed : null;
+    guessed = null;
+    if (early)
+      send({
+        ...turn(early.text, early.words, { end: true, formatted: false, final: true }, confidence),
+        turn_order: order,
+      });
     const result = await ear.settle();
     turnStart = ear.seconds;
-    const text = result.text.toLowerCase();
-    send(turn(text, result.words, { end: true, formatted: false, final: true }, confidence));
+    if (!early)
+      send({
+        ...turn(result.text.toLowerCase(), result.words, { end: true, formatted: false, final: true }, confidence),
+        turn_order: order,
+      });
     if (formatTurns)
-      send(turn(formatted(result.text), result.words, { end: true, formatted: true, final: true }, confidence));
+      send({
+        ...turn(formatted(result.text), result.words, { end: true, formatted: true, final: true }, confidence),
+        turn_order: order,
+      });
     if (forced) finalsSentAt.push(performance.now());
-    turnOrder++;
   };
   const opening = StandInEar.open(
     rate,
@@ -151,10 +203,13 @@ async function serve(
         const said = text.split(/\s+/);
         const span = (ear.seconds - turnStart) / said.length;
         const words = said.map((word, i) => ({ word, start: turnStart + i * span, end: turnStart + (i + 1) * span }));
+        guessed = { text: text.toLowerCase(), words };
         send(turn(text, words, { end: false, formatted: false, final: false }, 0.01));
       },
       pause: (silentMs) => {
-        if (silentMs === MIN_END_OF_TURN_SILENCE_MS) void endTurn(0.8, false);
+        if (silentMs !== endAfterMs || !ear?.heardSpeech) return;
+        connection.turnEnds.push({ silentMs, confidence: modelConfidence });
+        void endTurn(modelConfidence, false);
       },
     },
     keyterms,

@@ -24,6 +24,17 @@ describe('Cartesia wire', () => {
     expect(new CartesiaWire({ apiKey: 'k' }, 16000).text('c', 'x')[0]).toContain('"pcm_s16le"');
   });
 
+  it("asks the agent's speed as generation_config.speed within Cartesia's 0.6-1.5, and nothing at the voice's own pace", () => {
+    const speedOf = (speed: number | undefined) =>
+      CartesiaRequestSchema.parse(JSON.parse(new CartesiaWire({ apiKey: 'k', speed }, 8000).text('c', 'Hi')[0]!))
+        .generation_config;
+    expect(speedOf(1.2)).toEqual({ speed: 1.2 });
+    expect(speedOf(2)).toEqual({ speed: 1.5 });
+    expect(speedOf(0.5)).toEqual({ speed: 0.6 });
+    expect(speedOf(1)).toBeUndefined();
+    expect(speedOf(undefined)).toBeUndefined();
+  });
+
   it("turns Cartesia's error message into TTS_PROVIDER_ERROR with its code and status, not its text", async () => {
     const standIn = await startCartesiaStandIn('k');
     try {

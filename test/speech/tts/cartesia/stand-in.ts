@@ -27,6 +27,13 @@ export const CartesiaRequestSchema = z.strictObject({
   }),
   add_timestamps: z.boolean().optional(),
   continue: z.boolean().optional(),
+  generation_config: z
+    .strictObject({
+      speed: z.number().min(0.6).max(1.5).optional(),
+      volume: z.number().min(0.5).max(2).optional(),
+      emotion: z.string().optional(),
+    })
+    .optional(),
 });
 export const CartesiaCancelSchema = z.strictObject({ context_id: z.string().min(1), cancel: z.literal(true) });
 const ClientMessageSchema = z.union([CartesiaCancelSchema, CartesiaRequestSchema]);

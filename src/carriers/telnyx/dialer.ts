@@ -1,0 +1,253 @@
+// Outbound calls, hang-up and cold transfer through Telnyx's REST API (TELNYX_API_BASE,
+// https://api.telnyx.com by default), sent through the outbound layer (net/http.ts) with the
+// account's API key as a bearer token. The requests relied on, as Telnyx documents them:
+//
+//   POST /v2/texml/calls/{connection_id}   JSON {From, To, Texml (inline instructions), …}
+//        → {call_sid (the call_control_id), from, to, status: "queued"} (flat, no data wrapper).
+//        The TeXML call parameters StatusCallback, StatusCallbackMethod, StatusCallbackEvent,
+//        Timeout and MachineDetection ride along; progress comes back to StatusCallback as a
+//        signed form (CallSid, CallStatus initiated|ringing|in-progress|completed|busy|no-answer|
+//        failed|canceled, AnsweredBy) — or to the TeXML application's own status callback.
+//   POST /v2/calls/{call_control_id}/actions/hangup            JSON {}
+//   POST /v2/calls/{call_control_id}/actions/transfer          JSON {to, from, timeout_secs, webhook_url}
+//        → the call leaves our stream; the new leg's events (call.initiated, call.bridged,
+//          call.answered or call.hangup with hangup_cause) go to webhook_url (status-webhooks.ts).
+//   POST /v2/calls/{call_control_id}/actions/streaming_start   JSON {stream_url, stream_track,
+//        stream_bidirectional_mode: "rtp", stream_bidirectional_codec: "PCMU",
+//        custom_parameters: [{name, value}]}
+//   errors: 4xx {errors: [{code, title, detail}]}; 404/422 on a call that has ended.
+//
+// A TeXML call's CallSid is its call_control_id, so the Call Control actions take the id the
+// create answered and the stream's start names. Like Twilio's, the stream TeXML goes inline with
+// the call, its secret as a <Parameter>. Telnyx is reached only through an organization's own
+// account: a call from a number no Telnyx account of the organization holds goes on to the
+// carriers after Telnyx.
+import { voicemailHandling } from '../../agents/schema.ts';
+import type { Clock } from '../../clock.ts';
+import { readTextCapped, sendRequest, type Dispatcher } from '../../net/http.ts';
+import {
+  NoTransferError,
+  type ConsultRequest,
+  type DialRequest,
+  type DialResult,
+  type Dialer,
+  type TransferRequest,
+} from '../../records/dialer.ts';
+import type { CarrierCallRepository } from '../carrier-calls.ts';
+import type { TelnyxAccounts, TelnyxKeys } from './accounts.ts';
+import { connectStreamTexml, telnyxMediaUrl } from './texml.ts';
+
+export interface TelnyxDialerOptions {
+  accounts: TelnyxAccounts;
+  /** Where a call no Telnyx account places goes (the carriers after this one). */
+  next: Dialer;
+  /** TELNYX_API_BASE, without a trailing slash. */
+  apiBase: string;
+  dispatcher: Dispatcher;
+  /** The service's public address, known only once it listens. */
+  publicUrl: () => string;
+  ringTimeoutMs: number;
+  carrierCalls: CarrierCallRepository;
+  clock: Clock;
+}
+
+export const STATUS_CALLBACK_PATH = '/telephony/telnyx/status';
+/** Where a cold transfer's new leg reports (Call Control events). */
+export const TRANSFER_CALLBACK_PATH = '/telephony/telnyx/transfer';
+
+const ANSWER_BYTES = 64 * 1024;
+const REQUEST_TIMEOUT_MS = 15_000;
+
+/** Telnyx could not be reached or failed on its side: the call ends with error_service. */
+export class TelnyxApiError extends Error {
+  override name = 'TelnyxApiError';
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+interface TelnyxAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export class TelnyxDialer implements Dialer {
+  readonly name = 'telnyx';
+
+  constructor(private readonly o: TelnyxDialerOptions) {}
+
+  /** A Telnyx call goes only from a number of the organization's own account: others are the next carrier's. */
+  showsCallerId(to: string): boolean {
+    return this.o.next.showsCallerId(to);
+  }
+
+  async dial(request: DialRequest): Promise<DialResult> {
+    const from = request.presentationNumber ?? request.from;
+    const keys = await this.o.accounts.forOutbound(request.orgId, from);
+    if (!keys) return this.o.next.dial(request);
+    const publicUrl = this.o.publicUrl();
+    const callId = encodeURIComponent(request.callId);
+    const body: Record<string, string | number> = {
+      To: request.to,
+      From: from,
+      Texml: connectStreamTexml(publicUrl, request.callId, request.streamSecret),
+      StatusCallback: `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${callId}`,
+      StatusCallbackMethod: 'POST',
+      StatusCallbackEvent: 'initiated ringing answered completed',
+      Timeout: Math.max(1, Math.round(this.o.ringTimeoutMs / 1000)),
+    };
+    // Telnyx's own detection is one more input beside the service's, which hears the audio itself.
+    if (voicemailHandling(request.agent.config)) body.MachineDetection = 'Enable';
+    // The account first: Telnyx may call back before its answer is read, and a callback is checked with its key.
+    await this.o.carrierCalls.record(request.callId, this.name, '', this.o.clock.now(), keys.carrierAccountId);
+    const answer = await this.post(keys, `/v2/texml/calls/${encodeURIComponent(keys.connectionId)}`, body);
+    if (answer.status === 200 || answer.status === 201) {
+      const sid = callSidOf(answer.body);
+      if (!sid) throw new TelnyxApiError('Telnyx accepted the call but its answer had no call_sid', answer.status);
+      await this.o.carrierCalls.record(request.callId, this.name, sid, this.o.clock.now(), keys.carrierAccountId);
+      return { status: 'dialing', carrierCallId: sid };
+    }
+    if (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
+      return {
+        status: 'failed',
+        reason: 'dial_failed',
+        message: `Telnyx refused the call: ${errorOf(answer) || `HTTP ${answer.status}`}`,
+      };
+    }
+    throw new TelnyxApiError(
+      `Telnyx answered HTTP ${answer.status} to a call request: ${errorOf(answer)}`,
+      answer.status,
+    );
+  }
+
+  async hangUpCall(callId: string): Promise<void> {
+    const keys = await this.o.accounts.forCall(callId);
+    if (!keys) return this.o.next.hangUpCall?.(callId);
+    const sid = await this.o.carrierCalls.carrierCallId(callId);
+    if (sid) await this.action(keys, sid, 'hangup', {}, 'a hang-up', true);
+  }
+
+  /** Moves the live call to `to`: Telnyx ends our stream and dials it; how it went comes to the transfer callback. */
+  async transfer(request: TransferRequest): Promise<void> {
+    const keys = await this.o.accounts.forCall(request.callId);
+    if (!keys) {
+      if (this.o.next.transfer) return this.o.next.transfer(request);
+      throw new NoTransferError(`no carrier account is known for call ${request.callId} to transfer it through`);
+    }
+    const body: Record<string, string | number> = {
+      to: request.to,
+      timeout_secs: Math.max(5, Math.round(this.o.ringTimeoutMs / 1000)),
+      webhook_url: `${this.o.publicUrl()}${TRANSFER_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}`,
+    };
+    if (request.from) body.from = request.from;
+    await this.action(keys, request.carrierCallId, 'transfer', body, 'a transfer');
+  }
+
+  /** The caller whose transfer failed comes back to the agent on a new stream, which presents `secret`. */
+  async restream(callId: string, secret: string): Promise<void> {
+    const keys = await this.o.accounts.forCall(callId);
+    const sid = await this.o.carrierCalls.carrierCallId(callId);
+    if (!keys || !sid) throw new TelnyxApiError(`no Telnyx call is known for call ${callId} to stream back`, undefined);
+    await this.action(
+      keys,
+      sid,
+      'streaming_start',
+      {
+        stream_url: telnyxMediaUrl(this.o.publicUrl()),
+        stream_track: 'inbound_track',
+        stream_bidirectional_mode: 'rtp',
+        stream_bidirectional_codec: 'PCMU',
+        custom_parameters: [
+          { name: 'call_id', value: callId },
+          { name: 'secret', value: secret },
+        ],
+      },
+      "a failed transfer's stream back",
+    );
+  }
+
+  /** Warm transfers are not bridged on Telnyx yet: a call of the carriers after it may be. */
+  async consult(request: ConsultRequest): Promise<{ carrierCallId: string }> {
+    if ((await this.o.accounts.forCall(request.callId)) || !this.o.next.consult)
+      throw new NoTransferError('a warm transfer is not offered on Telnyx calls yet; use a cold transfer');
+    return this.o.next.consult(request);
+  }
+
+  async bridge(request: { callId: string; carrierCallId: string; consultCarrierCallId: string }): Promise<void> {
+    if ((await this.o.accounts.forCall(request.callId)) || !this.o.next.bridge)
+      throw new NoTransferError('a warm transfer is not offered on Telnyx calls yet; use a cold transfer');
+    return this.o.next.bridge(request);
+  }
+
+  /** POST /v2/calls/{id}/actions/{action}; `goneIsOk`: a call Telnyx no longer knows (404, 422) has ended already. */
+  private async action(
+    keys: TelnyxKeys,
+    callControlId: string,
+    action: string,
+    body: Record<string, unknown>,
+    what: string,
+    goneIsOk = false,
+  ): Promise<void> {
+    const answer = await this.post(keys, `/v2/calls/${encodeURIComponent(callControlId)}/actions/${action}`, body);
+    if (answer.status >= 200 && answer.status < 300) return;
+    if (goneIsOk && (answer.status === 404 || answer.status === 422)) return;
+    throw new TelnyxApiError(`Telnyx answered HTTP ${answer.status} to ${what}: ${errorOf(answer)}`, answer.status);
+  }
+
+  private async post(keys: TelnyxKeys, path: string, body: Record<string, unknown>): Promise<TelnyxAnswer> {
+    try {
+      const res = await sendRequest(`${this.o.apiBase}${path}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${keys.apiKey}`,
+          'content-type': 'application/json',
+          accept: 'application/json',
+        },
+        body: JSON.stringify(body),
+        dispatcher: this.o.dispatcher,
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      const text = await readTextCapped(res.body, ANSWER_BYTES);
+      return { status: res.statusCode, body: parsed(text) };
+    } catch (error) {
+      throw new TelnyxApiError(`Telnyx could not be reached: ${(error as Error).message}`, undefined, { cause: error });
+    }
+  }
+}
+
+function parsed(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** The placed call's call_sid: flat in the answer (an older answer wrapped it in data). */
+function callSidOf(body: Record<string, unknown>): string | undefined {
+  for (const holder of [body, isRecord(body.data) ? body.data : {}]) {
+    const value = holder.call_sid;
+    if (typeof value === 'string' && value !== '') return value;
+  }
+  return undefined;
+}
+
+/** Telnyx's errors: [{code, title, detail}], as one line. */
+function errorOf(answer: TelnyxAnswer): string {
+  const errors = answer.body.errors;
+  if (!Array.isArray(errors)) return '';
+  return errors
+    .filter(isRecord)
+    .map((e) =>
+      [e.code, e.title, e.detail].filter((part) => typeof part === 'string' || typeof part === 'number').join(' '),
+    )
+    .join('; ')
+    .slice(0, 300);
+}
