@@ -428,6 +428,13 @@ export class CallerInput {
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
     this.o.events.speechStarted(at);
+    const paused = this.speech;
+    if (paused && paused.endAt !== null && !paused.confirmed && this.acknowledged(paused)) {
+      // An acknowledgement over the agent paused, and the caller speaks again: it made no turn, and the new words are
+      // speech of their own. Kept as one, a reading of the acknowledgement coming late (after the new words' pause)
+      // would let both go, and the new words with it.
+      this.letGo();
+    }
     if (this.speech && this.speech.endAt !== null) {
       // The caller went on after a pause shorter than the end of turn: the same turn continues.
       this.speech.endAt = null;
@@ -493,6 +500,12 @@ export class CallerInput {
       return;
     }
     this.cut(speech);
+  }
+
+  /** Whether the latest reading of speech over the agent is only acknowledgements. */
+  private acknowledged(speech: Speech): boolean {
+    const words = speech.lastReading?.text.trim() ?? '';
+    return speech.acknowledging && words !== '' && this.o.isAcknowledgement(words);
   }
 
   /** The caller's speech stops the agent: it is a turn from here on. */

@@ -373,6 +373,24 @@ describe('CallerInput', () => {
       expect(s.caller.speaking).toBe(false);
     });
 
+    it('words after an acknowledgement paused are speech of their own: a late reading of the acknowledgement never drops them', async () => {
+      const s = setup({ heard: ['wait stop'] });
+      await s.caller.open();
+      s.state.agentBusy = true;
+      await s.feed(300, 0);
+      await s.feed(400, SPEECH);
+      s.partial('Right,');
+      await s.feed(600, SPEECH); // past the threshold, read as an acknowledgement: the agent goes on
+      await s.feed(300, 0); // its pause: the reading of all of it is asked for, and is slow
+      s.state.agentBusy = false; // the agent finished meanwhile
+      await s.feed(800, SPEECH);
+      await s.feed(300, 0);
+      s.partial('Right, okay,'); // the slow reading of the acknowledgement, after the new words' pause
+      await s.feed(2000, 0);
+      expect(s.log.filter((e) => e === 'interruption')).toEqual([]);
+      expect(s.turns.map((t) => t.text)).toEqual(['wait stop']);
+    });
+
     it('words that are not acknowledgements stop the agent at the threshold when read by then', async () => {
       const s = setup({ heard: ['wait stop'] });
       await s.caller.open();
