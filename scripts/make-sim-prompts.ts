@@ -3,7 +3,7 @@
 // voices as 8 kHz μ-law WAV made with our own resampler and G.711 codec. flite gives the same audio
 // for the same run, but a prompt may come out a few samples different after another voice was
 // loaded first: regenerate only what changed, and keep the files the tests were measured on.
-// Run: node --import tsx scripts/make-sim-prompts.ts
+// Run: node --import tsx scripts/make-sim-prompts.ts [prompt-file …] (only those, e.g. hello-kal)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { concatPcm } from '../src/audio/pcm.ts';
@@ -21,6 +21,15 @@ const PROMPTS = [
     voice: 'slt',
     text: "Hi, you've reached Sam. I can't take your call right now. Please leave a message after the tone.",
   },
+  // A person answering an outbound call and waiting (bench:amd, test/e2e/voicemail.test.ts).
+  { file: 'hello-kal', voice: 'kal', text: 'Hello?' },
+  { file: 'hello-rms', voice: 'rms', text: 'Hello?' },
+  { file: 'hello-slt', voice: 'slt', text: 'Hello?' },
+  { file: 'hello-awb', voice: 'awb', text: 'Hello?' },
+  // A caller acknowledging over the agent, and one cutting in (test/e2e/twilio-call.test.ts). Moonshine reads flite's
+  // "Uh-huh" as "Of a"; slt's "Right, okay, yeah." it reads as said, at every length.
+  { file: 'right-okay-yeah-slt', voice: 'slt', text: 'Right, okay, yeah.' },
+  { file: 'wait-stop-kal', voice: 'kal', text: 'Wait, stop.' },
 ] as const;
 
 /** An answering machine's beep: 1 kHz for half a second. */
@@ -28,9 +37,12 @@ const BEEP = { file: 'beep-1000hz', hz: 1000, ms: 500, level: 0.3 } as const;
 
 const outDir = join(import.meta.dirname, '..', 'media', 'sim-scripts', 'prompts');
 mkdirSync(outDir, { recursive: true });
+// Named on the command line: only those prompts are made (the others keep the audio the tests were measured on).
+const only = process.argv.slice(2);
 const engine = new FliteTtsEngine();
 try {
   for (const prompt of PROMPTS) {
+    if (only.length > 0 && !only.includes(prompt.file)) continue;
     const chunks: Int16Array[] = [];
     for await (const chunk of engine.synthesize(prompt.text, { sampleRate: 16000, voiceId: prompt.voice }))
       chunks.push(chunk.samples);

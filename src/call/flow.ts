@@ -13,6 +13,11 @@ export type FlowIntent =
   | { kind: 'take_turn'; cut: boolean }
   /** Words said without the model; the model's history keeps what is heard of them. */
   | { kind: 'say'; text: string }
+  /**
+   * The agent's first words (its begin message), held until the callee was heard; `answering`: they answer the callee's
+   * words under way ("Hello?"), which are then kept, not answered again by the model.
+   */
+  | { kind: 'greet'; text: string; answering: boolean }
   /** The turn is the model's again: it is told `note`, and answers. */
   | { kind: 'give_back'; note: string }
   /** The call ends with `reason`; `say`: last words first; `transferred`: where the caller went, and when. */

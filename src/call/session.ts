@@ -84,6 +84,8 @@ export class CallSession {
   private transferred: { destination: string; at: number } | null = null;
   /** Words of the agent's the caller's last interruption cut off, until its words show whether it meant it. */
   private cutShort = '';
+  /** The greeting said at the callee's first pause: it answers the turn under way, which the model does not. */
+  private greetedTurn: Utterance | null = null;
   /** The model answered by itself (its own turn detection) and the caller's words are being read. */
   private modelAnswered = false;
   private endReason: { reason: DisconnectionReason; message: string | null } | null = null;
@@ -113,6 +115,9 @@ export class CallSession {
         interruptionThresholdMs: o.modelTurns ? null : interruptionThresholdMs(o.agent.interruption_sensitivity),
         agentBusy() {
           return session.agentCuttable;
+        },
+        isAcknowledgement(text) {
+          return isBackchannel(text, o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS);
         },
         recording: o.recorder,
         noiseSuppression: o.agent.noise_suppression,
@@ -182,6 +187,7 @@ export class CallSession {
       timers: o.timers,
       host,
       callerSpeaking,
+      greeting: o.agent.begin_message.trim(),
       log: o.log,
     });
     this.transfer = new TransferFlow({
@@ -220,9 +226,10 @@ export class CallSession {
     this.o.transport.attach(CallSession.lineReactions(this));
     this.phase = 'live';
     this.timers.start();
-    // The greeting starts while the recogniser loads: the caller hears the agent at once.
+    // The greeting starts while the recogniser loads: the caller hears the agent at once. On an outbound call that
+    // looks for a machine it waits for the callee's "Hello?" instead (caller/voicemail-drop.ts).
     const begin = this.o.agent.begin_message.trim();
-    if (begin) this.say(begin);
+    if (begin && !this.voicemail.holdsGreeting) this.say(begin);
     try {
       await this.caller.open();
     } catch (error) {
@@ -303,6 +310,12 @@ export class CallSession {
       case 'say':
         this.say(intent.text);
         return;
+      case 'greet': {
+        const greeting = this.voice.sayAll(intent.text);
+        this.history.said(greeting, intent.text);
+        this.greetedTurn = intent.answering && this.caller.speaking ? greeting : null;
+        return;
+      }
       case 'give_back':
         // The caller's audio while the flow had the line is caught up first: their next words start a turn.
         this.caller.catchUp();
@@ -378,6 +391,7 @@ export class CallSession {
         s.onUserTurn(turn);
       },
       noTurn() {
+        s.greetedTurn = null;
         // The model answered speech the recogniser read no words in: its answer is heard all the same.
         if (s.takeModelAnswer()) return;
         // The sound that stopped the agent held no words (a cough, a door): it goes on where it stopped.
@@ -385,6 +399,7 @@ export class CallSession {
         s.armInactivityIfQuiet();
       },
       unheard() {
+        s.greetedTurn = null;
         if (s.phase !== 'live' || s.flows.some((flow) => flow.holdsLine)) return;
         s.say(SESSION_DEFAULTS.unheardText);
       },
@@ -482,9 +497,16 @@ export class CallSession {
     this.notify({ type: 'transcript', role: 'user', text: turn.text, final: true, turn: this.userTurns });
     if (!keypad) for (const flow of this.flows) flow.words?.(turn.text, this.clock.sinceStart());
     // A turn while a flow has the line (a machine's greeting, a caller being transferred) is kept, never answered.
+    const greeted = keypad ? null : this.greetedTurn;
+    this.greetedTurn = null;
     if (this.flows.some((flow) => flow.holdsLine) || this.phase !== 'live') return;
-    this.history.user(keypad ? KEYPAD_TURN_PREFIX + turn.text : turn.text);
     this.modelAnswered = false;
+    if (greeted) {
+      // The callee's "Hello?" that the greeting answered: the model sees it before the greeting and does not answer it.
+      this.history.user(turn.text, greeted);
+      return;
+    }
+    this.history.user(keypad ? KEYPAD_TURN_PREFIX + turn.text : turn.text);
     // Only an acknowledgement stopped the agent: it finishes what it was saying instead of answering it (unless the
     // model's own turn detection took it for a turn: it answers it).
     if (

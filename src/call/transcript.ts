@@ -19,7 +19,8 @@ export class Transcript {
 
   /** `keypad`: the turn was keyed (its text the digits), not spoken. */
   addUser(text: string, startAt: number, endAt: number, keypad = false): TranscriptMessage {
-    const message = this.add('user', text, startAt, endAt);
+    const message =
+      startAt < this.lastStartAt ? this.insert(text, startAt, endAt) : this.add('user', text, startAt, endAt);
     if (keypad) message.input = 'keypad';
     this.committed?.(this);
     return message;
@@ -67,6 +68,26 @@ export class Transcript {
     this.lastStartAt = start;
     this.messages.push(message);
     this.items.push(message);
+    return message;
+  }
+
+  /**
+   * A caller's turn that began before messages already kept (the agent greeted the callee's "Hello?" before its words
+   * were read): it goes where it began, so start times still never go backwards.
+   */
+  private insert(content: string, startAt: number, endAt: number): TranscriptMessage {
+    const message: TranscriptMessage = {
+      role: 'user',
+      content,
+      start_at: round3(startAt),
+      end_at: round3(Math.max(endAt, startAt)),
+    };
+    const after = (list: readonly { start_at: number }[]) => {
+      const i = list.findIndex((m) => m.start_at > message.start_at);
+      return i === -1 ? list.length : i;
+    };
+    this.messages.splice(after(this.messages), 0, message);
+    this.items.splice(after(this.items), 0, message);
     return message;
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AgentConfigSchema } from '../../src/agents/schema.ts';
 import { interruptionThresholdMs } from '../../src/call/caller/caller-input.ts';
+import { VOICEMAIL_DROP_DEFAULTS } from '../../src/call/caller/voicemail-drop.ts';
 import { CallSession, SESSION_DEFAULTS, type SessionOptions, type SessionResult } from '../../src/call/session.ts';
 import { ManualTimers } from '../../src/timers.ts';
 import type { TurnLatency } from '../../src/records/events.ts';
@@ -412,10 +413,90 @@ describe('CallSession', () => {
         'An answering machine answered (found by its greeting words); the voicemail message was left.',
       );
       expect(s.brain.calls).toHaveLength(0);
-      expect(r.transcript.map((m) => `${m.role}: ${m.content}`).slice(-2)).toEqual([
+      // The greeting waited for the machine's pause (as for a person's "Hello?"); its words came after.
+      expect(r.transcript.map((m) => `${m.role}: ${m.content}`)).toEqual([
         'user: Hi, you have reached Sam. Please leave a message after the tone.',
+        'agent: Hello there.',
         `agent: ${LEAVE.message}`,
       ]);
+    });
+
+    it('greets a person as soon as their "Hello?" pauses, not at the start: the model does not answer the hello, and sees it before the greeting', async () => {
+      const s = setup({
+        agent: { begin_message: 'Hello there.' },
+        voicemail: LEAVE,
+        heard: ['Hello?', 'my name is ann'],
+        steps: [say('Nice to meet you.')],
+      });
+      await s.session.start();
+      await s.feed(300, 0);
+      await s.feed(600, SPEECH);
+      await s.feed(2000, 0);
+      await s.feed(800, SPEECH);
+      await s.feed(1500, 0);
+      s.transport.handlers.hangup();
+      await s.wait(20);
+      const r = s.result()!;
+      expect(r.reason).toBe('user_hangup');
+      expect(r.transcript.map((m) => `${m.role}: ${m.content}`)).toEqual([
+        'user: Hello?',
+        'agent: Hello there.',
+        'user: my name is ann',
+        'agent: Nice to meet you.',
+      ]);
+      const [hello, greeting] = r.transcript;
+      expect(hello).toMatchObject({ start_at: 0.3, end_at: 0.9 });
+      // At the VAD's pause, before the words are read or the turn is over.
+      expect(greeting!.start_at).toBeGreaterThan(0.9);
+      expect(greeting!.start_at - 0.9).toBeLessThanOrEqual(0.3);
+      expect(s.brain.calls).toHaveLength(1);
+      expect(s.brain.calls[0]!.map((m) => `${m.role}: ${String(m.content)}`)).toEqual([
+        'system: You are a test.',
+        'user: Hello?',
+        'assistant: Hello there.',
+        'user: my name is ann',
+      ]);
+    });
+
+    it('greets a callee who says nothing once the answer has been quiet for quietAnswerMs', async () => {
+      const s = setup({ agent: { begin_message: 'Hello there.' }, voicemail: LEAVE });
+      await s.session.start();
+      await s.feed(VOICEMAIL_DROP_DEFAULTS.quietAnswerMs - 100, 0);
+      expect(s.tts.spoken).toEqual([]);
+      await s.feed(1000, 0);
+      s.transport.handlers.hangup();
+      await s.wait(20);
+      const [greeting] = s.result()!.transcript;
+      expect(greeting).toMatchObject({ role: 'agent', content: 'Hello there.' });
+      expect(greeting!.start_at).toBeCloseTo(VOICEMAIL_DROP_DEFAULTS.quietAnswerMs / 1000, 1);
+    });
+
+    it('a machine known after the greeting began cuts it at once, and the message is left once its greeting is over', async () => {
+      const s = setup({
+        agent: { begin_message: `${LONG} ${LONG}` },
+        voicemail: LEAVE,
+        heard: ['Hi, it is Sam, I cannot take your call.'],
+        steps: [say('Should never be said.')],
+      });
+      await s.session.start();
+      await s.feed(300, 0);
+      await s.feed(1000, SPEECH);
+      await s.feed(400, 0); // the machine's first pause: the agent greets it
+      await s.feed(3000, SPEECH); // its greeting goes on: 3.5 s of it without a pause for an answer
+      await s.feed(3000, 0);
+      await s.wait(3000);
+      const r = s.result()!;
+      expect(r.reason).toBe('voicemail_reached');
+      expect(r.message).toMatch(/found by its long greeting/);
+      expect(s.transport.clears).toBeGreaterThanOrEqual(1);
+      expect(s.brain.calls).toHaveLength(0);
+      const agents = agentMessages(r);
+      expect(agents).toHaveLength(2);
+      // Cut when the machine was known: 3.5 s after its greeting began at 0.3 s.
+      expect(agents[0]!.content.length).toBeLessThan(2 * LONG.length);
+      expect(agents[0]!.end_at).toBeCloseTo(3.8, 1);
+      expect(agents[1]).toMatchObject({ content: LEAVE.message });
+      expect(agents[1]!.start_at).toBeGreaterThan(4.7);
     });
 
     it('knows a machine by its beep and leaves the message right after it', async () => {

@@ -33,6 +33,18 @@ describe('Transcript', () => {
     expect(t.messages[1]!.end_at).toBe(2);
   });
 
+  it("puts a caller's turn that began before messages already kept where it began (a greeting said at their pause)", () => {
+    const t = new Transcript();
+    t.agentStarted(1, 'Hello there.', 1.2);
+    t.agentEnded(1, 'Hello there.', 1.2, 2);
+    t.addUser('Hello?', 0.3, 0.9);
+    expect(t.messages.map((m) => [m.role, m.start_at, m.end_at])).toEqual([
+      ['user', 0.3, 0.9],
+      ['agent', 1.2, 2],
+    ]);
+    expect(t.items).toEqual(t.messages);
+  });
+
   it('rounds times to milliseconds', () => {
     const t = new Transcript();
     t.addUser('hi', 1.00049, 1.23456);

@@ -235,28 +235,25 @@ describe.concurrent('how a connected call ends', () => {
 });
 
 describe.concurrent('false interruptions', () => {
-  it('an "okay, okay" that stopped the greeting is heard as listening: the greeting goes on from the word where it stopped', async () => {
-    // Spoken by flite, long enough (about a second) to pass the interruption threshold.
+  it('an "okay, okay" over the greeting is heard as listening: every word of the greeting is said once, and nothing answers it', async () => {
+    // Spoken by flite, long enough (about a second) to pass the interruption threshold. An acknowledgement the
+    // recogniser has read by then does not stop the agent (caller/caller-input.ts); one it had not read in time stops
+    // it, and the greeting goes on from the word where it stopped (session.ts): either way, as here.
     const wav = join(mkdtempSync(join(tmpdir(), 'backchannel-')), 'okay.wav');
     execFileSync('flite', ['-voice', 'rms', '-t', 'okay, okay, okay', '-o', wav]);
     const okay = muLawEncode(decodeWav(readFileSync(wav), 8000).samples);
     const { caller, callId } = await placeInboundCall(t.url, NUMBERS.talker);
-    const cleared = new Promise<void>((resolve) => caller.once('clear', () => resolve()));
     while (caller.played.length < 50) await new Promise((r) => setTimeout(r, 20));
     await caller.speak(okay);
-    await cleared;
     await agentFinished(caller, { quietMs: 1_500, timeoutMs: 30_000 });
     await caller.hangUp();
     const r = await record(callId);
     const lines = r.transcript!.map((m) => `${m.role}: ${m.content}`);
-    expect(
-      lines.map((l) => l.split(':')[0]),
-      JSON.stringify(lines),
-    ).toEqual(['agent', 'user', 'agent']);
-    const [cut, said, resumed] = r.transcript!;
-    expect(said!.content.toLowerCase()).toMatch(/^(okay|ok)\b/);
-    // Every word of the greeting was said once: what was heard, then the rest.
-    expect(`${cut!.content} ${resumed!.content}`).toBe(LONG_GREETING);
+    const agent = r.transcript!.filter((m) => m.role === 'agent').map((m) => m.content);
+    // Every word of the greeting was said once (what was heard, then the rest, if it was stopped), and no more.
+    expect(agent.join(' '), JSON.stringify(lines)).toBe(LONG_GREETING);
+    for (const m of r.transcript!.filter((m) => m.role === 'user'))
+      expect(m.content.toLowerCase()).toMatch(/^(okay|ok)\b/);
   }, 60_000);
 });
 

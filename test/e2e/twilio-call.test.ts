@@ -4,7 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { wer } from '../../bench/wer.ts';
+import { readFileSync } from 'node:fs';
 import { muLawDecode, muLawEncode } from '../../src/audio/g711.ts';
+import { decodeWav } from '../../src/audio/wav.ts';
 import { concatPcm, rms } from '../../src/audio/pcm.ts';
 import { LEAD_IN } from '../../src/speech/tts/output.ts';
 import { decodeOggOpus } from '../helpers/ogg-opus.ts';
@@ -20,6 +22,10 @@ let t: TestService;
 const NUMBER = '+15550100001';
 const MOONSHINE_NUMBER = '+15550100002';
 const HINTS_NUMBER = '+15550100003';
+const LISTENS_NUMBER = '+15550100004';
+/** Long enough to be talked over: about 7 s in flite's voice. */
+const LONG_GREETING =
+  'Thanks for calling the demo front desk. I can book an appointment for you on any weekday, in the morning or in the afternoon.';
 
 beforeAll(async () => {
   t = await startTestService();
@@ -51,6 +57,18 @@ beforeAll(async () => {
   expect(hinted.status).toBe(201);
   // Phrase hints no longer move an agent off the default recogniser.
   expect((hinted.body as { stt: { engine: string } }).stt.engine).toBe('moonshine');
+  const listens = await t.request('POST', '/v2/agents', {
+    body: {
+      ...config,
+      agent_id: 'phone-listens',
+      begin_message: LONG_GREETING,
+      inbound_numbers: [LISTENS_NUMBER],
+      // A second of talking over it before the agent stops: the recogniser has read "Right," by then even when the
+      // machine is busy (the rule holds at any threshold; the test must not depend on speed).
+      interruption_sensitivity: 0,
+    },
+  });
+  expect(listens.status).toBe(201);
 }, 60_000);
 afterAll(async () => t?.stop());
 
@@ -201,6 +219,49 @@ describe.concurrent('inbound Twilio call with the embedded engines', () => {
     const heard = record.transcript!.filter((m) => m.role === 'user').map((m) => m.content);
     expect(heard).toHaveLength(1);
     expect(heard[0]).toContain('Okonkwo');
+  }, 90_000);
+
+  it('talked over with acknowledgements ("Right, okay, yeah.", 1.9 s) the agent says its whole sentence; words that are not ("Wait, stop.") stop it', async () => {
+    const prompt = (name: string) =>
+      muLawEncode(
+        decodeWav(readFileSync(new URL(`../../media/sim-scripts/prompts/${name}.8k-ulaw.wav`, import.meta.url)), 8000)
+          .samples,
+      );
+    /** Talks `phrase` over the greeting a second into it; with `then`, says that once the greeting is over. */
+    const talkOver = async (phrase: string, then?: string) => {
+      const { caller, callId } = await placeInboundCall(t.url, LISTENS_NUMBER);
+      let clears = 0;
+      caller.on('clear', () => clears++);
+      while (caller.played.length < 50) await caller.pause(50); // a second of the greeting
+      await caller.speak(prompt(phrase));
+      await agentFinished(caller, { after: caller.played.length, timeoutMs: 30_000 });
+      const clearsOverGreeting = clears;
+      if (then) {
+        // Heard as a turn: the line was heard all along (an acknowledgement not heard at all would prove nothing).
+        const before = caller.played.length;
+        await caller.speak(prompt(then));
+        await agentFinished(caller, { after: before, timeoutMs: 30_000 });
+      }
+      await caller.hangUp();
+      return { transcript: (await finalRecord(callId)).transcript!, clearsOverGreeting };
+    };
+    const stopped = await talkOver('wait-stop-kal');
+    expect(stopped.clearsOverGreeting).toBeGreaterThanOrEqual(1);
+    const [cut, said] = stopped.transcript;
+    expect(cut!.role).toBe('agent');
+    // Stopped before its end: how far it got depends on how fast the machine reads the words, not on the rule.
+    expect(LONG_GREETING.startsWith(cut!.content)).toBe(true);
+    expect(cut!.content.length).toBeLessThan(LONG_GREETING.length);
+    expect(said).toMatchObject({ role: 'user' });
+    expect(said!.content).toMatch(/wait/i);
+
+    const acknowledged = await talkOver('right-okay-yeah-slt', 'wait-stop-kal');
+    expect(acknowledged.clearsOverGreeting).toBe(0);
+    expect(acknowledged.transcript.slice(0, 2).map((m) => m.role)).toEqual(['agent', 'user']);
+    expect(acknowledged.transcript[0]!.content).toBe(LONG_GREETING);
+    // The acknowledgement made no turn; the words after the greeting did.
+    expect(acknowledged.transcript[1]!.content).toMatch(/wait/i);
+    expect(acknowledged.transcript.filter((m) => m.role === 'user')).toHaveLength(1);
   }, 90_000);
 
   it('answers a number no agent serves with TwiML that says so and hangs up', async () => {

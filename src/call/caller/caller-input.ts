@@ -29,6 +29,15 @@ export const CALLER_DEFAULTS = {
    * (the last one repeats). With a fallback after it, the next recogniser is opened at once instead.
    */
   reopenDelaysMs: [0, 1_000, 5_000],
+  /**
+   * Speech over the agent reached the interruption threshold before any reading of it: the longest the cut waits for
+   * the one asked for, so that an acknowledgement being said does not stop the agent. A reading of a second of speech
+   * took Moonshine 0.3-0.7 s on this project's 2-core machine under load (300 ms cut "Right, okay," before it was
+   * read); a cut-in still stops the agent within threshold + this, inside the 2 s test/e2e/call-endings.test.ts holds.
+   */
+  ackReadWaitMs: 1_000,
+  /** An acknowledgement over the agent paused: the longest its last words are waited for before it is let go. */
+  ackSettleMs: 2_000,
 } as const;
 
 /** interruption_sensitivity 0..1 → how long the caller must talk over the agent to interrupt it. */
@@ -109,6 +118,8 @@ export interface CallerInputOptions {
   interruptionThresholdMs: number | null;
   /** Whether the agent holds the floor (speaking or answering): speech must then pass the threshold to interrupt. */
   agentBusy(): boolean;
+  /** Words that only acknowledge ("uh-huh", "right"): speech over the agent read as these never stops it. */
+  isAcknowledgement(text: string): boolean;
   recording?: { callerAudio(frame: Int16Array, offsetMs: number): void } | undefined;
   /** RNNoise on the caller's audio before the VAD and the recogniser (the recording keeps it as it came). */
   noiseSuppression?: 'off' | 'rnnoise' | undefined;
@@ -133,12 +144,19 @@ interface Speech {
   /** That reading was asked for and has not come yet. */
   wordsPending: boolean;
   /**
+   * Over the agent, past the threshold, read so far as acknowledgements only: the agent was not stopped. Words that are
+   * not acknowledgements stop it then; at its pause, its last reading says whether it was a turn.
+   */
+  acknowledging: boolean;
+  /** At the threshold no reading was there yet: one was asked for, and the cut waits for it (ackReadWaitMs). */
+  readAsked: boolean;
+  /**
    * The recogniser's own verdict that the turn is over, with the reading it came with: words read
    * after it (the caller went on) withdraw it; the same words written again do not.
    */
   recogniserEnded: (SttTurnEnd & { reading: SttResult }) | null;
-  /** The recogniser's latest reading of this turn. */
-  lastReading: SttResult;
+  /** The recogniser's latest reading of this speech (while it is said too); null until one comes. */
+  lastReading: SttResult | null;
   /** The model's own turn detection ended the turn: it ends at the VAD's pause, without waiting. */
   endedByModel: boolean;
   /** At the latest decision, the recogniser's verdict made the wait shorter than the words and silence alone. */
@@ -410,6 +428,13 @@ export class CallerInput {
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
     this.o.events.speechStarted(at);
+    const paused = this.speech;
+    if (paused && paused.endAt !== null && !paused.confirmed && this.acknowledged(paused)) {
+      // An acknowledgement over the agent paused, and the caller speaks again: it made no turn, and the new words are
+      // speech of their own. Kept as one, a reading of the acknowledgement coming late (after the new words' pause)
+      // would let both go, and the new words with it.
+      this.letGo();
+    }
     if (this.speech && this.speech.endAt !== null) {
       // The caller went on after a pause shorter than the end of turn: the same turn continues.
       this.speech.endAt = null;
@@ -425,8 +450,10 @@ export class CallerInput {
       confirmed: false,
       pauseWords: null,
       wordsPending: false,
+      acknowledging: false,
+      readAsked: false,
       recogniserEnded: null,
-      lastReading: { text: '' },
+      lastReading: null,
       endedByModel: false,
       recogniserDecides: false,
       resultHeard: false,
@@ -444,10 +471,73 @@ export class CallerInput {
     const wait = Math.max(0, this.o.interruptionThresholdMs - heardMs);
     this.bargeTimer = this.o.timers.setTimeout(() => {
       this.bargeTimer = undefined;
-      if (!this.speech || this.stopped) return;
-      this.speech.confirmed = true;
-      if (this.o.agentBusy()) this.o.events.interruption();
+      if (this.speech && !this.stopped) this.thresholdReached(this.speech);
     }, wait);
+  }
+
+  /**
+   * Speech over the agent lasted the threshold: it stops the agent, unless what the recogniser has read of it so far is
+   * only acknowledgements. With no reading yet, one is asked for and waited for a moment (ackReadWaitMs).
+   */
+  private thresholdReached(speech: Speech): void {
+    if (!this.o.agentBusy()) {
+      speech.confirmed = true;
+      return;
+    }
+    const words = speech.lastReading?.text.trim() ?? null;
+    if (words && this.o.isAcknowledgement(words)) {
+      speech.acknowledging = true;
+      return;
+    }
+    if (words === null && !speech.readAsked && this.stt?.readNow) {
+      speech.readAsked = true;
+      this.bargeTimer = this.o.timers.setTimeout(() => {
+        this.bargeTimer = undefined;
+        if (this.speech === speech && !this.stopped && !speech.confirmed && !speech.acknowledging) this.cut(speech);
+      }, CALLER_DEFAULTS.ackReadWaitMs);
+      // It may come at once (a reading already made): onPartial then decides.
+      this.stt.readNow();
+      return;
+    }
+    this.cut(speech);
+  }
+
+  /** Whether the latest reading of speech over the agent is only acknowledgements. */
+  private acknowledged(speech: Speech): boolean {
+    const words = speech.lastReading?.text.trim() ?? '';
+    return speech.acknowledging && words !== '' && this.o.isAcknowledgement(words);
+  }
+
+  /** The caller's speech stops the agent: it is a turn from here on. */
+  private cut(speech: Speech): void {
+    speech.confirmed = true;
+    speech.acknowledging = false;
+    if (this.o.agentBusy()) this.o.events.interruption();
+  }
+
+  /** No reading of speech over the agent came in time: acknowledgements so far are let go, anything else is a turn. */
+  private settleUnread(speech: Speech): void {
+    this.endpointTimer = undefined;
+    if (this.speech !== speech || this.stopped) return;
+    const words = speech.lastReading?.text.trim() ?? '';
+    if (words && this.o.isAcknowledgement(words)) {
+      this.letGo();
+      return;
+    }
+    this.cut(speech);
+    speech.wordsPending = false;
+    this.decideEndOfTurn(speech);
+  }
+
+  /** Speech under the agent that was no turn (a short sound, an acknowledgement): forgotten, the agent goes on. */
+  private letGo(): void {
+    this.o.timers.clearTimeout(this.bargeTimer);
+    this.o.timers.clearTimeout(this.endpointTimer);
+    this.bargeTimer = undefined;
+    this.endpointTimer = undefined;
+    this.stt?.cancel();
+    this.speech = null;
+    this.o.events.noTurn();
   }
 
   private onSpeechEnd(at: number): void {
@@ -456,13 +546,22 @@ export class CallerInput {
     // From the pause on, the turn's final text has its own deadline.
     this.clearFirstResultDeadline();
     this.o.events.speechEnded(at);
-    if (!speech.confirmed) {
-      // A backchannel or a noise under the agent: not a turn, not an interruption.
+    if (!speech.confirmed && (speech.acknowledging || speech.readAsked) && this.stt?.readNow) {
+      // Over the agent, past the threshold, and not (yet) read as more than acknowledgements: the reading of all of it
+      // says whether it was a turn (onPartial).
       this.o.timers.clearTimeout(this.bargeTimer);
       this.bargeTimer = undefined;
-      this.stt?.cancel();
-      this.speech = null;
-      this.o.events.noTurn();
+      speech.acknowledging = true;
+      speech.endAt = at;
+      speech.wordsPending = true;
+      this.o.timers.clearTimeout(this.endpointTimer);
+      this.endpointTimer = this.o.timers.setTimeout(() => this.settleUnread(speech), CALLER_DEFAULTS.ackSettleMs);
+      this.stt.readNow();
+      return;
+    }
+    if (!speech.confirmed) {
+      // A backchannel or a noise under the agent: not a turn, not an interruption.
+      this.letGo();
       return;
     }
     speech.endAt = at;
@@ -488,6 +587,7 @@ export class CallerInput {
     this.o.timers.clearTimeout(this.bargeTimer);
     this.bargeTimer = undefined;
     speech.confirmed = true;
+    speech.acknowledging = false;
   }
 
   /**
@@ -554,8 +654,9 @@ export class CallerInput {
 
   private onPartial(result: SttResult): void {
     const speech = this.speech;
-    if (!speech?.confirmed) return;
+    if (!speech) return;
     speech.lastReading = result;
+    if (!speech.confirmed && !this.acknowledgementDecided(speech, result.text)) return;
     // New words after the recogniser's verdict: the caller went on, the verdict no longer holds.
     if (speech.recogniserEnded && saysMore(speech.recogniserEnded.reading, result)) speech.recogniserEnded = null;
     if (result.text) this.o.events.partial(result.text);
@@ -566,6 +667,30 @@ export class CallerInput {
       speech.wordsPending = false;
       this.decideEndOfTurn(speech);
     }
+  }
+
+  /**
+   * A reading of speech over the agent that has not stopped it: an acknowledgement keeps the agent talking (and, at its
+   * pause, is let go); other words stop it now. Returns whether the speech is a turn now.
+   */
+  private acknowledgementDecided(speech: Speech, text: string): boolean {
+    const acknowledges = text.trim() !== '' && this.o.isAcknowledgement(text);
+    if (speech.acknowledging) {
+      if (acknowledges) {
+        if (speech.endAt !== null) this.letGo();
+        return false;
+      }
+      this.cut(speech);
+      return true;
+    }
+    if (speech.readAsked && this.bargeTimer !== undefined) {
+      // The reading asked for at the threshold.
+      this.o.timers.clearTimeout(this.bargeTimer);
+      this.bargeTimer = undefined;
+      this.thresholdReached(speech);
+      return speech.confirmed;
+    }
+    return false;
   }
 
   /**
@@ -625,7 +750,7 @@ export class CallerInput {
   private onRecogniserEnded(signal: SttTurnEnd): void {
     const speech = this.speech;
     if (!speech?.confirmed) return;
-    speech.recogniserEnded = { confidence: signal.confidence, reading: speech.lastReading };
+    speech.recogniserEnded = { confidence: signal.confidence, reading: speech.lastReading ?? { text: '' } };
     if (speech.endAt !== null && this.endpointTimer !== undefined) this.decideEndOfTurn(speech);
   }
 

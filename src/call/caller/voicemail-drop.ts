@@ -2,6 +2,9 @@
 // answered, the agent stops talking and the flow has the line; the message is left once the beep
 // has gone (or the greeting has ended, or waiting took too long), and the call ends
 // voicemail_reached. Without a message, a machine ends the call at once.
+// The agent's greeting waits for the callee, not for the detector: it is said as soon as the
+// callee's first words pause (a person's "Hello?"), or after a quiet answer, while the detector
+// goes on listening; a machine known later cuts it at once, as one known earlier does.
 import type { Logger } from 'pino';
 import type { VoicemailHandling } from '../../agents/schema.ts';
 import type { TimerHandle, Timers } from '../../timers.ts';
@@ -13,6 +16,8 @@ export const VOICEMAIL_DROP_DEFAULTS = {
   greetingEndMs: 1_500,
   /** Longest wait, once a machine was found, for its beep or the end of its greeting. */
   beepWaitMs: 10_000,
+  /** A callee who says nothing this long after answering is greeted anyway. */
+  quietAnswerMs: 2_000,
 } as const;
 
 const EVIDENCE_WORDS: Record<MachineEvidence, string> = {
@@ -31,6 +36,8 @@ export interface VoicemailDropOptions {
   host: FlowHost;
   /** The caller's side is speaking now (a greeting still under way). */
   callerSpeaking(): boolean;
+  /** The agent's begin message: with detection on, held until the callee is heard. Empty: none. */
+  greeting?: string | undefined;
   log: Logger;
 }
 
@@ -43,8 +50,18 @@ export class VoicemailDrop implements LineFlow {
     timer: TimerHandle | undefined;
     deadline: TimerHandle;
   } | null = null;
+  /** The begin message still to say once the callee is heard; null once said, given up, or not held. */
+  private greeting: string | null;
+  /** The callee's first stretch of speech (ms on the call's audio clock, as the VAD heard it). */
+  private calleeSpeech: { fromMs: number; toMs: number | null } | null = null;
+  /**
+   * How far the VAD has judged the callee's audio (ms on the call's audio clock): a speech event it reports is no later
+   * than the frame after this.
+   */
+  private judgedMs = 0;
 
   constructor(private readonly o: VoicemailDropOptions) {
+    this.greeting = o.handling && o.greeting ? o.greeting : null;
     const drop = this;
     // Method shorthand, not arrows: see the note on handlers in session.ts.
     this.detector = o.handling
@@ -59,6 +76,7 @@ export class VoicemailDrop implements LineFlow {
               'answering machine detection',
             );
             if (answerer.by === 'machine') drop.found(answerer.evidence);
+            else drop.greet('detector', answerer.atMs);
           },
           beep() {
             drop.leave();
@@ -71,22 +89,36 @@ export class VoicemailDrop implements LineFlow {
     return this.wait !== null;
   }
 
+  /** The begin message waits for the callee (the session does not say it at the start). */
+  get holdsGreeting(): boolean {
+    return this.greeting !== null;
+  }
+
   audio(frame: Int16Array, atMs: number): void {
     if (this.detector?.listening) this.detector.audio(frame, atMs);
   }
 
+  /** The VAD has judged the callee's audio up to `atMs`: a quiet answer is timed on its clock, not the line's. */
   judged(atMs: number): void {
+    this.judgedMs = atMs;
     this.detector?.judged(atMs);
+    if (this.greeting !== null && !this.calleeSpeech && atMs >= VOICEMAIL_DROP_DEFAULTS.quietAnswerMs) {
+      this.greet('quiet', atMs);
+    }
   }
 
   speechStarted(atMs: number): void {
+    this.calleeSpeech ??= { fromMs: atMs, toMs: null };
     this.detector?.speechStarted(atMs);
     if (this.wait) this.o.timers.clearTimeout(this.wait.timer);
   }
 
   speechEnded(atMs: number): void {
     this.detector?.speechEnded(atMs);
+    if (this.calleeSpeech && this.calleeSpeech.toMs === null) this.calleeSpeech.toMs = atMs;
     if (this.wait) this.awaitGreetingEnd();
+    // The callee's first words paused ("Hello?"): greeted now, while the detector goes on listening.
+    else this.greet('pause', this.judgedMs);
   }
 
   words(text: string, atMs: number): void {
@@ -106,8 +138,30 @@ export class VoicemailDrop implements LineFlow {
     this.o.timers.clearTimeout(this.wait.deadline);
   }
 
+  /**
+   * The held begin message, said once: at the pause after the callee's first words (it answers them), after a quiet
+   * answer, or once the detector heard a person; `atMs`: the caller's audio heard by then, on the call's audio clock.
+   */
+  private greet(after: 'pause' | 'quiet' | 'detector', atMs: number): void {
+    const text = this.greeting;
+    this.greeting = null;
+    if (!text || !this.o.host.live) return;
+    this.o.log.info(
+      {
+        after,
+        at_ms: Math.round(atMs),
+        callee_from_ms: this.calleeSpeech && Math.round(this.calleeSpeech.fromMs),
+        callee_to_ms: this.calleeSpeech?.toMs == null ? null : Math.round(this.calleeSpeech.toMs),
+      },
+      'greeting the callee',
+    );
+    this.o.host.act({ kind: 'greet', text, answering: after === 'pause' });
+  }
+
   /** A machine answered: hang up, or stop talking and wait for the beep to leave the message. */
   private found(evidence: MachineEvidence): void {
+    // A machine is not greeted; a greeting already under way is cut (take_turn).
+    this.greeting = null;
     if (!this.o.host.live) return;
     const message = this.o.handling?.message;
     if (!message) {

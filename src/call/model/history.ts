@@ -30,8 +30,12 @@ export class ChatHistory {
     if (!u.text) this.messages.splice(this.messages.indexOf(entry), 1);
   }
 
-  user(text: string): void {
-    this.messages.push({ role: 'user', content: text });
+  /** `before`: words of the session's own that answered this turn (a greeting said at the callee's "Hello?"). */
+  user(text: string, before?: Utterance): void {
+    const entry = before && this.ownWords.get(before);
+    const at = entry ? this.messages.indexOf(entry) : -1;
+    if (at === -1) this.messages.push({ role: 'user', content: text });
+    else this.messages.splice(at, 0, { role: 'user', content: text });
   }
 
   /** Context from outside the conversation (the API): a system message from here on. */

@@ -125,6 +125,7 @@ async function setup() {
     endOfTurn: new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 }),
     interruptionThresholdMs: 600,
     agentBusy: () => false,
+    isAcknowledgement: () => false,
     events: quietCallerEvents({ userTurn: (t) => turns.push({ ...t, at: clock.sinceStart() }) }),
     log,
   });

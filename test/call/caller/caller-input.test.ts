@@ -1,7 +1,8 @@
 import pino, { type Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { CallClock } from '../../../src/call/call-clock.ts';
-import { CallerInput, type CallerTurn } from '../../../src/call/caller/caller-input.ts';
+import { isBackchannel } from '../../../src/call/caller/backchannel.ts';
+import { CALLER_DEFAULTS, CallerInput, type CallerTurn } from '../../../src/call/caller/caller-input.ts';
 import { SemanticEndOfTurn, SilenceEndOfTurn, type EndOfTurnPolicy } from '../../../src/call/caller/end-of-turn.ts';
 import type { SttStreamEvents } from '../../../src/speech/types.ts';
 import { ManualTimers } from '../../../src/timers.ts';
@@ -91,6 +92,7 @@ function setup(
     endOfTurn: options.policy ?? new SilenceEndOfTurn(500),
     interruptionThresholdMs: 600,
     agentBusy: () => state.agentBusy,
+    isAcknowledgement: (text) => isBackchannel(text),
     recording: {
       callerAudio: (frame, offsetMs) => {
         recorded.push(offsetMs);
@@ -343,13 +345,113 @@ describe('CallerInput', () => {
 
   it('over the agent, interrupts only once the caller has talked past the threshold', async () => {
     const s = setup({ heard: ['stop please'] });
+    s.stt.onReadNow = () => s.partial('stop please');
     await s.caller.open();
     s.state.agentBusy = true;
     await s.feed(300, 0);
     await s.feed(500, SPEECH);
     expect(s.log).toEqual(['speechStarted']);
     await s.feed(200, SPEECH);
-    expect(s.log).toEqual(['speechStarted', 'interruption']);
+    expect(s.log).toEqual(['speechStarted', 'interruption', 'partial:stop please']);
+  });
+
+  describe('acknowledgements over the agent', () => {
+    it('speech read as acknowledgements while it is said never stops the agent, whatever its length, and is no turn', async () => {
+      const s = setup({ heard: ['uh-huh right right'] });
+      s.stt.onReadNow = () => s.partial('Uh-huh, right, right.');
+      await s.caller.open();
+      s.state.agentBusy = true;
+      await s.feed(300, 0);
+      await s.feed(400, SPEECH);
+      s.partial('Uh-huh,');
+      await s.feed(2000, SPEECH); // far past the 600 ms threshold
+      s.partial('Uh-huh, right,');
+      await s.feed(1000, 0);
+      expect(s.log).toEqual(['speechStarted', 'noTurn']);
+      expect(s.stt.cancels).toBe(1);
+      expect(s.turns).toEqual([]);
+      expect(s.caller.speaking).toBe(false);
+    });
+
+    it('words after an acknowledgement paused are speech of their own: a late reading of the acknowledgement never drops them', async () => {
+      const s = setup({ heard: ['wait stop'] });
+      await s.caller.open();
+      s.state.agentBusy = true;
+      await s.feed(300, 0);
+      await s.feed(400, SPEECH);
+      s.partial('Right,');
+      await s.feed(600, SPEECH); // past the threshold, read as an acknowledgement: the agent goes on
+      await s.feed(300, 0); // its pause: the reading of all of it is asked for, and is slow
+      s.state.agentBusy = false; // the agent finished meanwhile
+      await s.feed(800, SPEECH);
+      await s.feed(300, 0);
+      s.partial('Right, okay,'); // the slow reading of the acknowledgement, after the new words' pause
+      await s.feed(2000, 0);
+      expect(s.log.filter((e) => e === 'interruption')).toEqual([]);
+      expect(s.turns.map((t) => t.text)).toEqual(['wait stop']);
+    });
+
+    it('words that are not acknowledgements stop the agent at the threshold when read by then', async () => {
+      const s = setup({ heard: ['wait stop'] });
+      await s.caller.open();
+      s.state.agentBusy = true;
+      await s.feed(300, 0);
+      await s.feed(400, SPEECH);
+      s.partial('Wait,');
+      await s.feed(200, SPEECH);
+      expect(s.log).toEqual(['speechStarted', 'interruption']);
+      expect(s.stt.readsNow).toBe(0);
+    });
+
+    it('an acknowledgement that goes on into other words stops the agent as soon as a reading says so, and is a turn', async () => {
+      const s = setup({ heard: ['okay but when do you open'] });
+      await s.caller.open();
+      s.state.agentBusy = true;
+      await s.feed(300, 0);
+      await s.feed(400, SPEECH);
+      s.partial('Okay,');
+      await s.feed(1000, SPEECH);
+      expect(s.log).toEqual(['speechStarted']);
+      s.partial('Okay, but when do you open');
+      expect(s.log).toEqual(['speechStarted', 'interruption', 'partial:Okay, but when do you open']);
+      await s.feed(1000, 0);
+      expect(s.turns.map((t) => t.text)).toEqual(['okay but when do you open']);
+    });
+
+    it('an acknowledgement whose last reading at its pause holds more words is a turn, and stops the agent then', async () => {
+      const s = setup({ heard: ['uh-huh what time'] });
+      s.stt.onReadNow = () => s.partial('Uh-huh, what time?');
+      await s.caller.open();
+      s.state.agentBusy = true;
+      await s.feed(300, 0);
+      await s.feed(300, SPEECH);
+      s.partial('Uh-huh,');
+      await s.feed(900, SPEECH);
+      expect(s.log).toEqual(['speechStarted']);
+      await s.feed(1000, 0);
+      expect(s.log.slice(0, 2)).toEqual(['speechStarted', 'interruption']);
+      expect(s.turns.map((t) => t.text)).toEqual(['uh-huh what time']);
+    });
+
+    it('with no reading yet at the threshold, asks for one and cuts on it; none within ackReadWaitMs cuts as before', async () => {
+      const read = setup({ heard: ['stop'] });
+      read.stt.onReadNow = () => queueMicrotask(() => read.partial('Stop.'));
+      await read.caller.open();
+      read.state.agentBusy = true;
+      await read.feed(300, 0);
+      await read.feed(700, SPEECH);
+      expect(read.stt.readsNow).toBe(1);
+      expect(read.log).toEqual(['speechStarted', 'interruption', 'partial:Stop.']);
+
+      const unread = setup({ heard: ['stop'] });
+      await unread.caller.open();
+      unread.state.agentBusy = true;
+      await unread.feed(300, 0);
+      await unread.feed(600 + CALLER_DEFAULTS.ackReadWaitMs - 40, SPEECH);
+      expect(unread.log).toEqual(['speechStarted']);
+      await unread.feed(60, SPEECH);
+      expect(unread.log).toEqual(['speechStarted', 'interruption']);
+    });
   });
 
   it('over the agent, takes speech shorter than the threshold as a backchannel: no turn, the recogniser drops it', async () => {
@@ -597,6 +699,7 @@ describe('CallerInput', () => {
       endOfTurn: new SilenceEndOfTurn(500),
       interruptionThresholdMs: 600,
       agentBusy: () => false,
+      isAcknowledgement: () => false,
       events: quietCallerEvents({
         userTurn: () => log.push('userTurn'),
         failed: (message) => log.push(`failed:${message}`),

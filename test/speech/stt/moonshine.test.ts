@@ -266,6 +266,26 @@ describe('moonshine engine', () => {
     await stream.close();
   }, 60_000);
 
+  it('a reading asked for is given even when the caller speaks on after it: the words up to where it was asked', async () => {
+    const first = speechOf(voice('right okay'));
+    const then = speechOf(voice('where is your office'));
+    const partials: string[] = [];
+    const stream = await engine.open({
+      sampleRate: 16000,
+      language: 'en-US',
+      events: { partial: (r) => partials.push(r.text) },
+    });
+    if (!stream.readNow) throw new Error('a Moonshine stream reads on request');
+    for (const f of frames(first.samples, 16000)) stream.push(f);
+    stream.readNow();
+    // The caller goes on at once, before the reading can be done, and no pause follows.
+    for (const f of frames(then.samples, 16000)) stream.push(f);
+    await vi.waitFor(() => expect(partials).toHaveLength(1), { timeout: 20_000 });
+    expect(wer(first.text, partials[0]!)).toBeLessThanOrEqual(0.5);
+    expect(partials[0]).not.toMatch(/office/i);
+    await stream.close();
+  }, 60_000);
+
   it('speech after a pause replaces the reading started there: the final holds the words on both sides', async () => {
     const clips = (await fixtureClips('pcm16')).filter((c) => c.voice === 'rms').slice(0, 2);
     const stream = await engine.open({ sampleRate: 16000, language: 'en-US' });

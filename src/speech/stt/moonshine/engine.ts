@@ -96,6 +96,8 @@ interface Reading {
   done: string | null;
   /** Stops this reading alone (a guess that speech went on after). */
   controller: AbortController;
+  /** readNow() asked for it: speech after it does not drop it, it is given as the words so far. */
+  asked: boolean;
 }
 
 class MoonshineStream implements SttStream {
@@ -107,6 +109,12 @@ class MoonshineStream implements SttStream {
   private pieces: Reading[] = [];
   /** A reading of the audio since the last piece, started at a pause: the answer if the caller said nothing more. */
   private guess: Reading | null = null;
+  /**
+   * A guess readNow() asked for that the caller spoke on after: no longer the answer, but still given, once read, as the
+   * words so far. Dropped like any guess, it would never come while the caller talks on, and the call, which asked
+   * for it to tell an acknowledgement over the agent from a cut-in, would wait in vain (caller/caller-input.ts).
+   */
+  private asked: Reading | null = null;
   /** The stream's speech (ms) when the guess was read: speech after it makes the guess stale. */
   private guessAtSpeechMs = 0;
   /** Aborts every reading of the utterance under way. */
@@ -144,6 +152,7 @@ class MoonshineStream implements SttStream {
   readNow(): void {
     if (this.closed) return;
     this.readAtPause(false);
+    if (this.guess) this.guess.asked = true;
     // Asked for: given once read (at once if the stream glanced at this pause already), even if
     // an earlier reading said the same.
     this.partialWanted = true;
@@ -235,6 +244,8 @@ class MoonshineStream implements SttStream {
 
   private startUtterance(): void {
     this.dropGuess();
+    this.asked?.controller.abort();
+    this.asked = null;
     this.pieces = [];
     this.partialText = '';
     this.partialWanted = false;
@@ -244,8 +255,16 @@ class MoonshineStream implements SttStream {
   }
 
   private dropGuess(): void {
-    this.guess?.controller.abort();
+    const guess = this.guess;
     this.guess = null;
+    if (!guess) return;
+    if (guess.asked && guess.done === null) {
+      // Asked for and not read yet: it is still given (emitAsked).
+      this.asked?.controller.abort();
+      this.asked = guess;
+      return;
+    }
+    guess.controller.abort();
   }
 
   /** Hands audio to the engine, in windows if it is long. */
@@ -264,16 +283,31 @@ class MoonshineStream implements SttStream {
       ).then((texts) => texts.filter(Boolean).join(' ')),
       done: null,
       controller,
+      asked: false,
     };
     reading.text.then(
       (text) => {
         reading.done = text;
-        this.emitPartial();
+        if (reading === this.asked) this.emitAsked(reading);
+        else this.emitPartial();
       },
       // Seen by finalize(); an abandoned reading has no one waiting.
       () => undefined,
     );
     return reading;
+  }
+
+  /** A reading asked for that the caller spoke on after: the words up to where it was asked, as a partial result. */
+  private emitAsked(reading: Reading): void {
+    this.asked = null;
+    const texts: string[] = [];
+    for (const r of [...this.pieces, reading]) {
+      if (r.done === null) return;
+      texts.push(r.done);
+    }
+    this.partialWanted = false;
+    this.partialText = texts.filter(Boolean).join(' ');
+    this.options.events?.partial?.({ text: this.partialText });
   }
 
   /** The text of the utterance so far, once every reading of it is done, as a partial result. */
