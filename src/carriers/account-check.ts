@@ -6,7 +6,8 @@
 import type { CarrierAccountCheck } from '../carrier-accounts/service.ts';
 import type { CarrierCredentials } from '../carrier-accounts/schema.ts';
 import { ApiError } from '../errors.ts';
-import { readTextCapped, sendRequest, type Dispatcher } from '../net/http.ts';
+import type { Dispatcher } from '../net/http.ts';
+import { sendCarrierRequest } from './carrier-rest.ts';
 
 export interface AccountCheckOptions {
   /** The carrier's API base setting (TWILIO_API_BASE, TELNYX_API_BASE, …). */
@@ -39,23 +40,21 @@ export function accountCheck<C extends CarrierCredentials>(
   return async (given) => {
     const p = await probe(given as C, o.apiBase);
     let status: number;
-    let text: string;
+    let answer: Record<string, unknown>;
     try {
-      const res = await sendRequest(p.url, {
-        method: 'GET',
-        headers: { ...p.headers, accept: 'application/json' },
-        dispatcher: o.dispatcher,
-        signal: AbortSignal.timeout(o.timeoutMs ?? 10_000),
-      });
-      status = res.statusCode;
-      text = await readTextCapped(res.body, ANSWER_BYTES);
+      ({ status, body: answer } = await sendCarrierRequest(
+        p.carrier,
+        { method: 'GET', url: p.url, headers: p.headers, timeoutMs: o.timeoutMs ?? 10_000 },
+        o.dispatcher,
+        ANSWER_BYTES,
+      ));
     } catch (error) {
+      const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
       throw new ApiError(
         'CARRIER_UNREACHABLE',
-        `${p.carrier} could not be reached to check the credentials (${(error as Error).message}); nothing was stored, try again`,
+        `${p.carrier} could not be reached to check the credentials (${cause}); nothing was stored, try again`,
       );
     }
-    const answer = parsed(text);
     const detail = detailOf(answer);
     if (status === 401 || status === 403)
       throw new ApiError('BAD_REQUEST', `${p.refused(status, detail)}; nothing was stored`);
@@ -69,15 +68,6 @@ export function accountCheck<C extends CarrierCredentials>(
     const unusable = p.unusable?.(answer);
     if (unusable) throw new ApiError('BAD_REQUEST', `${unusable}; nothing was stored`);
   };
-}
-
-function parsed(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
 }
 
 /**

@@ -20,7 +20,8 @@
 // from a number no Plivo account of the organization holds goes on to the carriers after it.
 import { voicemailHandling } from '../../agents/schema.ts';
 import type { Clock } from '../../clock.ts';
-import { readTextCapped, sendRequest, type Dispatcher } from '../../net/http.ts';
+import type { Dispatcher } from '../../net/http.ts';
+import { CarrierApiError, sendCarrierRequest, type CarrierAnswer } from '../carrier-rest.ts';
 import {
   NoTransferError,
   type ConsultRequest,
@@ -53,26 +54,6 @@ export const PLIVO_STATUS_PATH = '/telephony/plivo/status';
 export const PLIVO_MACHINE_PATH = '/telephony/plivo/machine';
 /** aleg_url of a cold transfer: answers the <Dial>. */
 export const PLIVO_TRANSFER_PATH = '/telephony/plivo/transfer';
-
-const ANSWER_BYTES = 64 * 1024;
-const REQUEST_TIMEOUT_MS = 15_000;
-
-/** Plivo could not be reached or failed on its side: the call ends with error_service. */
-export class PlivoApiError extends Error {
-  override name = 'PlivoApiError';
-  constructor(
-    message: string,
-    readonly status: number | undefined,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-interface PlivoAnswer {
-  status: number;
-  body: Record<string, unknown>;
-}
 
 const query = (params: Record<string, string>) => new URLSearchParams(params).toString();
 
@@ -115,7 +96,7 @@ export class PlivoDialer implements Dialer {
     if (answer.status === 200 || answer.status === 201) {
       const requestUuid = answer.body.request_uuid;
       if (typeof requestUuid !== 'string' || requestUuid === '')
-        throw new PlivoApiError('Plivo accepted the call but its answer had no request_uuid', answer.status);
+        throw new CarrierApiError('Plivo accepted the call but its answer had no request_uuid', answer.status);
       // Until the answer URL names the CallUUID, the request is what a hang-up cancels.
       await this.o.carrierCalls.record(
         request.callId,
@@ -133,7 +114,7 @@ export class PlivoDialer implements Dialer {
         message: `Plivo refused the call: ${errorOf(answer) || `HTTP ${answer.status}`}`,
       };
     }
-    throw new PlivoApiError(
+    throw new CarrierApiError(
       `Plivo answered HTTP ${answer.status} to a call request: ${errorOf(answer)}`,
       answer.status,
     );
@@ -148,11 +129,11 @@ export class PlivoDialer implements Dialer {
     const call = await this.send(keys, 'DELETE', `/Call/${id}/`);
     if (call.status < 300) return;
     if (call.status !== 404)
-      throw new PlivoApiError(`Plivo answered HTTP ${call.status} to a hang-up: ${errorOf(call)}`, call.status);
+      throw new CarrierApiError(`Plivo answered HTTP ${call.status} to a hang-up: ${errorOf(call)}`, call.status);
     // No such call: the id may still be the request's (not answered yet), or the call is over.
     const pending = await this.send(keys, 'DELETE', `/Request/${id}/`);
     if (pending.status < 300 || pending.status === 404) return;
-    throw new PlivoApiError(`Plivo answered HTTP ${pending.status} to a cancel: ${errorOf(pending)}`, pending.status);
+    throw new CarrierApiError(`Plivo answered HTTP ${pending.status} to a cancel: ${errorOf(pending)}`, pending.status);
   }
 
   /** Moves the live call to `to`: Plivo ends our stream and runs the <Dial> the transfer route answers. */
@@ -173,7 +154,7 @@ export class PlivoDialer implements Dialer {
       aleg_method: 'POST',
     });
     if (answer.status >= 200 && answer.status < 300) return;
-    throw new PlivoApiError(`Plivo answered HTTP ${answer.status} to a transfer: ${errorOf(answer)}`, answer.status);
+    throw new CarrierApiError(`Plivo answered HTTP ${answer.status} to a transfer: ${errorOf(answer)}`, answer.status);
   }
 
   /** Warm transfers are not bridged on Plivo yet: a call of the carriers after it may be. */
@@ -190,44 +171,20 @@ export class PlivoDialer implements Dialer {
   }
 
   /** One request to /v1/Account/{auth_id}{path}. */
-  private async send(
+  private send(
     keys: PlivoKeys,
     method: 'POST' | 'DELETE',
     path: string,
     body?: Record<string, unknown>,
-  ): Promise<PlivoAnswer> {
+  ): Promise<CarrierAnswer> {
     const url = `${this.o.apiBase}/v1/Account/${encodeURIComponent(keys.authId)}${path}`;
-    try {
-      const res = await sendRequest(url, {
-        method,
-        headers: {
-          authorization: `Basic ${Buffer.from(`${keys.authId}:${keys.authToken}`).toString('base64')}`,
-          accept: 'application/json',
-          ...(body ? { 'content-type': 'application/json' } : {}),
-        },
-        body: body ? JSON.stringify(body) : undefined,
-        dispatcher: this.o.dispatcher,
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
-      const text = await readTextCapped(res.body, ANSWER_BYTES);
-      return { status: res.statusCode, body: parsed(text) };
-    } catch (error) {
-      throw new PlivoApiError(`Plivo could not be reached: ${(error as Error).message}`, undefined, { cause: error });
-    }
-  }
-}
-
-function parsed(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
+    const authorization = `Basic ${Buffer.from(`${keys.authId}:${keys.authToken}`).toString('base64')}`;
+    return sendCarrierRequest('Plivo', { method, url, headers: { authorization }, json: body }, this.o.dispatcher);
   }
 }
 
 /** Plivo's error: a string, or an object of messages per field, as one line. */
-function errorOf(answer: PlivoAnswer): string {
+function errorOf(answer: CarrierAnswer): string {
   const error = answer.body.error;
   if (typeof error === 'string') return error.slice(0, 300);
   if (error && typeof error === 'object') return JSON.stringify(error).slice(0, 300);

@@ -24,7 +24,8 @@
 // carriers after Telnyx.
 import { voicemailHandling } from '../../agents/schema.ts';
 import type { Clock } from '../../clock.ts';
-import { readTextCapped, sendRequest, type Dispatcher } from '../../net/http.ts';
+import type { Dispatcher } from '../../net/http.ts';
+import { CarrierApiError, sendCarrierRequest, type CarrierAnswer } from '../carrier-rest.ts';
 import {
   NoTransferError,
   type ConsultRequest,
@@ -54,26 +55,6 @@ export interface TelnyxDialerOptions {
 export const STATUS_CALLBACK_PATH = '/telephony/telnyx/status';
 /** Where a cold transfer's new leg reports (Call Control events). */
 export const TRANSFER_CALLBACK_PATH = '/telephony/telnyx/transfer';
-
-const ANSWER_BYTES = 64 * 1024;
-const REQUEST_TIMEOUT_MS = 15_000;
-
-/** Telnyx could not be reached or failed on its side: the call ends with error_service. */
-export class TelnyxApiError extends Error {
-  override name = 'TelnyxApiError';
-  constructor(
-    message: string,
-    readonly status: number | undefined,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-interface TelnyxAnswer {
-  status: number;
-  body: Record<string, unknown>;
-}
 
 export class TelnyxDialer implements Dialer {
   readonly name = 'telnyx';
@@ -107,7 +88,7 @@ export class TelnyxDialer implements Dialer {
     const answer = await this.post(keys, `/v2/texml/calls/${encodeURIComponent(keys.connectionId)}`, body);
     if (answer.status === 200 || answer.status === 201) {
       const sid = callSidOf(answer.body);
-      if (!sid) throw new TelnyxApiError('Telnyx accepted the call but its answer had no call_sid', answer.status);
+      if (!sid) throw new CarrierApiError('Telnyx accepted the call but its answer had no call_sid', answer.status);
       await this.o.carrierCalls.record(request.callId, this.name, sid, this.o.clock.now(), keys.carrierAccountId);
       return { status: 'dialing', carrierCallId: sid };
     }
@@ -118,7 +99,7 @@ export class TelnyxDialer implements Dialer {
         message: `Telnyx refused the call: ${errorOf(answer) || `HTTP ${answer.status}`}`,
       };
     }
-    throw new TelnyxApiError(
+    throw new CarrierApiError(
       `Telnyx answered HTTP ${answer.status} to a call request: ${errorOf(answer)}`,
       answer.status,
     );
@@ -151,7 +132,8 @@ export class TelnyxDialer implements Dialer {
   async restream(callId: string, secret: string): Promise<void> {
     const keys = await this.o.accounts.forCall(callId);
     const sid = await this.o.carrierCalls.carrierCallId(callId);
-    if (!keys || !sid) throw new TelnyxApiError(`no Telnyx call is known for call ${callId} to stream back`, undefined);
+    if (!keys || !sid)
+      throw new CarrierApiError(`no Telnyx call is known for call ${callId} to stream back`, undefined);
     await this.action(
       keys,
       sid,
@@ -195,36 +177,20 @@ export class TelnyxDialer implements Dialer {
     const answer = await this.post(keys, `/v2/calls/${encodeURIComponent(callControlId)}/actions/${action}`, body);
     if (answer.status >= 200 && answer.status < 300) return;
     if (goneIsOk && (answer.status === 404 || answer.status === 422)) return;
-    throw new TelnyxApiError(`Telnyx answered HTTP ${answer.status} to ${what}: ${errorOf(answer)}`, answer.status);
+    throw new CarrierApiError(`Telnyx answered HTTP ${answer.status} to ${what}: ${errorOf(answer)}`, answer.status);
   }
 
-  private async post(keys: TelnyxKeys, path: string, body: Record<string, unknown>): Promise<TelnyxAnswer> {
-    try {
-      const res = await sendRequest(`${this.o.apiBase}${path}`, {
+  private post(keys: TelnyxKeys, path: string, body: Record<string, unknown>): Promise<CarrierAnswer> {
+    return sendCarrierRequest(
+      'Telnyx',
+      {
         method: 'POST',
-        headers: {
-          authorization: `Bearer ${keys.apiKey}`,
-          'content-type': 'application/json',
-          accept: 'application/json',
-        },
-        body: JSON.stringify(body),
-        dispatcher: this.o.dispatcher,
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
-      const text = await readTextCapped(res.body, ANSWER_BYTES);
-      return { status: res.statusCode, body: parsed(text) };
-    } catch (error) {
-      throw new TelnyxApiError(`Telnyx could not be reached: ${(error as Error).message}`, undefined, { cause: error });
-    }
-  }
-}
-
-function parsed(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
+        url: `${this.o.apiBase}${path}`,
+        headers: { authorization: `Bearer ${keys.apiKey}` },
+        json: body,
+      },
+      this.o.dispatcher,
+    );
   }
 }
 
@@ -240,7 +206,7 @@ function callSidOf(body: Record<string, unknown>): string | undefined {
 }
 
 /** Telnyx's errors: [{code, title, detail}], as one line. */
-function errorOf(answer: TelnyxAnswer): string {
+function errorOf(answer: CarrierAnswer): string {
   const errors = answer.body.errors;
   if (!Array.isArray(errors)) return '';
   return errors

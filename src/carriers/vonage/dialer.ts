@@ -17,7 +17,8 @@
 import { createPrivateKey, randomUUID, type KeyObject } from 'node:crypto';
 import { voicemailHandling } from '../../agents/schema.ts';
 import type { Clock } from '../../clock.ts';
-import { readTextCapped, sendRequest, type Dispatcher } from '../../net/http.ts';
+import type { Dispatcher } from '../../net/http.ts';
+import { CarrierApiError, sendCarrierRequest, type CarrierAnswer } from '../carrier-rest.ts';
 import {
   NoTransferError,
   type ConsultRequest,
@@ -49,26 +50,6 @@ export interface VonageDialerOptions {
 
 /** Where a cold transfer's new leg reports (its connect action's eventUrl). */
 export const TRANSFER_CALLBACK_PATH = '/telephony/vonage/transfer';
-
-const ANSWER_BYTES = 64 * 1024;
-const REQUEST_TIMEOUT_MS = 15_000;
-
-/** Vonage could not be reached or failed on its side: the call ends with error_service. */
-export class VonageApiError extends Error {
-  override name = 'VonageApiError';
-  constructor(
-    message: string,
-    readonly status: number | undefined,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-interface VonageAnswer {
-  status: number;
-  body: Record<string, unknown>;
-}
 
 export class VonageDialer implements Dialer {
   readonly name = 'vonage';
@@ -102,7 +83,7 @@ export class VonageDialer implements Dialer {
     const answer = await this.send(keys, 'POST', '/v1/calls', body);
     if (answer.status === 200 || answer.status === 201) {
       const uuid = typeof answer.body.uuid === 'string' ? answer.body.uuid : '';
-      if (!uuid) throw new VonageApiError('Vonage accepted the call but its answer had no uuid', answer.status);
+      if (!uuid) throw new CarrierApiError('Vonage accepted the call but its answer had no uuid', answer.status);
       await this.o.carrierCalls.record(request.callId, this.name, uuid, this.o.clock.now(), keys.carrierAccountId);
       return { status: 'dialing', carrierCallId: uuid };
     }
@@ -113,7 +94,7 @@ export class VonageDialer implements Dialer {
         message: `Vonage refused the call: ${errorOf(answer) || `HTTP ${answer.status}`}`,
       };
     }
-    throw new VonageApiError(
+    throw new CarrierApiError(
       `Vonage answered HTTP ${answer.status} to a call request: ${errorOf(answer)}`,
       answer.status,
     );
@@ -168,7 +149,7 @@ export class VonageDialer implements Dialer {
     const answer = await this.send(keys, 'PUT', `/v1/calls/${encodeURIComponent(uuid)}`, body);
     if (answer.status >= 200 && answer.status < 300) return;
     if (goneIsOk && answer.status === 404) return;
-    throw new VonageApiError(`Vonage answered HTTP ${answer.status} to ${what}: ${errorOf(answer)}`, answer.status);
+    throw new CarrierApiError(`Vonage answered HTTP ${answer.status} to ${what}: ${errorOf(answer)}`, answer.status);
   }
 
   /** The bearer token for one request: the application's, signed with its private key. */
@@ -186,38 +167,18 @@ export class VonageDialer implements Dialer {
     method: 'POST' | 'PUT',
     path: string,
     body: Record<string, unknown>,
-  ): Promise<VonageAnswer> {
-    try {
-      const res = await sendRequest(`${this.o.apiBase}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${await this.token(keys)}`,
-          'content-type': 'application/json',
-          accept: 'application/json',
-        },
-        body: JSON.stringify(body),
-        dispatcher: this.o.dispatcher,
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
-      const text = await readTextCapped(res.body, ANSWER_BYTES);
-      return { status: res.statusCode, body: parsed(text) };
-    } catch (error) {
-      throw new VonageApiError(`Vonage could not be reached: ${(error as Error).message}`, undefined, { cause: error });
-    }
-  }
-}
-
-function parsed(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
+  ): Promise<CarrierAnswer> {
+    const authorization = `Bearer ${await this.token(keys)}`;
+    return sendCarrierRequest(
+      'Vonage',
+      { method, url: `${this.o.apiBase}${path}`, headers: { authorization }, json: body },
+      this.o.dispatcher,
+    );
   }
 }
 
 /** Vonage's error answer, {type, title, detail}, as one line. */
-function errorOf(answer: VonageAnswer): string {
+function errorOf(answer: CarrierAnswer): string {
   const { title, detail } = answer.body;
   return [title, detail]
     .filter((part): part is string => typeof part === 'string')
