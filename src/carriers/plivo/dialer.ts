@@ -21,7 +21,7 @@
 import { voicemailHandling } from '../../agents/schema.ts';
 import type { Clock } from '../../clock.ts';
 import type { Dispatcher } from '../../net/http.ts';
-import { CarrierApiError, sendCarrierRequest, type CarrierAnswer } from '../carrier-rest.ts';
+import { CarrierApiError, placeCarrierCall, sendCarrierRequest, type CarrierAnswer } from '../carrier-rest.ts';
 import {
   NoTransferError,
   type ConsultRequest,
@@ -90,34 +90,20 @@ export class PlivoDialer implements Dialer {
       body.machine_detection_url = `${publicUrl}${PLIVO_MACHINE_PATH}?${query({ call_id: request.callId })}`;
       body.machine_detection_method = 'POST';
     }
-    // The account first: Plivo may call back before its answer is read, and a callback is checked with its token.
-    await this.o.carrierCalls.record(request.callId, this.name, '', this.o.clock.now(), keys.carrierAccountId);
-    const answer = await this.send(keys, 'POST', '/Call/', body);
-    if (answer.status === 200 || answer.status === 201) {
-      const requestUuid = answer.body.request_uuid;
-      if (typeof requestUuid !== 'string' || requestUuid === '')
-        throw new CarrierApiError('Plivo accepted the call but its answer had no request_uuid', answer.status);
-      // Until the answer URL names the CallUUID, the request is what a hang-up cancels.
-      await this.o.carrierCalls.record(
-        request.callId,
-        this.name,
-        requestUuid,
-        this.o.clock.now(),
-        keys.carrierAccountId,
-      );
-      return { status: 'dialing', carrierCallId: requestUuid };
-    }
-    if (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
-      return {
-        status: 'failed',
-        reason: 'dial_failed',
-        message: `Plivo refused the call: ${errorOf(answer) || `HTTP ${answer.status}`}`,
-      };
-    }
-    throw new CarrierApiError(
-      `Plivo answered HTTP ${answer.status} to a call request: ${errorOf(answer)}`,
-      answer.status,
-    );
+    // Until the answer URL names the CallUUID, the request is what a hang-up cancels.
+    return placeCarrierCall({
+      carrier: 'Plivo',
+      dialer: this.name,
+      callId: request.callId,
+      carrierAccountId: keys.carrierAccountId,
+      carrierCalls: this.o.carrierCalls,
+      clock: this.o.clock,
+      send: () => this.send(keys, 'POST', '/Call/', body),
+      idOf: (answer) =>
+        typeof answer.request_uuid === 'string' && answer.request_uuid !== '' ? answer.request_uuid : undefined,
+      idName: 'request_uuid',
+      errorOf,
+    });
   }
 
   async hangUpCall(callId: string): Promise<void> {

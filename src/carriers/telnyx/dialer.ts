@@ -25,7 +25,7 @@
 import { voicemailHandling } from '../../agents/schema.ts';
 import type { Clock } from '../../clock.ts';
 import type { Dispatcher } from '../../net/http.ts';
-import { CarrierApiError, sendCarrierRequest, type CarrierAnswer } from '../carrier-rest.ts';
+import { CarrierApiError, placeCarrierCall, sendCarrierRequest, type CarrierAnswer } from '../carrier-rest.ts';
 import {
   NoTransferError,
   type ConsultRequest,
@@ -83,26 +83,18 @@ export class TelnyxDialer implements Dialer {
     };
     // Telnyx's own detection is one more input beside the service's, which hears the audio itself.
     if (voicemailHandling(request.agent.config)) body.MachineDetection = 'Enable';
-    // The account first: Telnyx may call back before its answer is read, and a callback is checked with its key.
-    await this.o.carrierCalls.record(request.callId, this.name, '', this.o.clock.now(), keys.carrierAccountId);
-    const answer = await this.post(keys, `/v2/texml/calls/${encodeURIComponent(keys.connectionId)}`, body);
-    if (answer.status === 200 || answer.status === 201) {
-      const sid = callSidOf(answer.body);
-      if (!sid) throw new CarrierApiError('Telnyx accepted the call but its answer had no call_sid', answer.status);
-      await this.o.carrierCalls.record(request.callId, this.name, sid, this.o.clock.now(), keys.carrierAccountId);
-      return { status: 'dialing', carrierCallId: sid };
-    }
-    if (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
-      return {
-        status: 'failed',
-        reason: 'dial_failed',
-        message: `Telnyx refused the call: ${errorOf(answer) || `HTTP ${answer.status}`}`,
-      };
-    }
-    throw new CarrierApiError(
-      `Telnyx answered HTTP ${answer.status} to a call request: ${errorOf(answer)}`,
-      answer.status,
-    );
+    return placeCarrierCall({
+      carrier: 'Telnyx',
+      dialer: this.name,
+      callId: request.callId,
+      carrierAccountId: keys.carrierAccountId,
+      carrierCalls: this.o.carrierCalls,
+      clock: this.o.clock,
+      send: () => this.post(keys, `/v2/texml/calls/${encodeURIComponent(keys.connectionId)}`, body),
+      idOf: callSidOf,
+      idName: 'call_sid',
+      errorOf,
+    });
   }
 
   async hangUpCall(callId: string): Promise<void> {

@@ -18,7 +18,7 @@ import { createPrivateKey, randomUUID, type KeyObject } from 'node:crypto';
 import { voicemailHandling } from '../../agents/schema.ts';
 import type { Clock } from '../../clock.ts';
 import type { Dispatcher } from '../../net/http.ts';
-import { CarrierApiError, sendCarrierRequest, type CarrierAnswer } from '../carrier-rest.ts';
+import { CarrierApiError, placeCarrierCall, sendCarrierRequest, type CarrierAnswer } from '../carrier-rest.ts';
 import {
   NoTransferError,
   type ConsultRequest,
@@ -78,26 +78,18 @@ export class VonageDialer implements Dialer {
     };
     // Vonage's own detection is one more input beside the service's, which hears the audio itself.
     if (voicemailHandling(request.agent.config)) body.machine_detection = 'continue';
-    // The account first: Vonage may send events before its answer is read, and an event is checked with its secret.
-    await this.o.carrierCalls.record(request.callId, this.name, '', this.o.clock.now(), keys.carrierAccountId);
-    const answer = await this.send(keys, 'POST', '/v1/calls', body);
-    if (answer.status === 200 || answer.status === 201) {
-      const uuid = typeof answer.body.uuid === 'string' ? answer.body.uuid : '';
-      if (!uuid) throw new CarrierApiError('Vonage accepted the call but its answer had no uuid', answer.status);
-      await this.o.carrierCalls.record(request.callId, this.name, uuid, this.o.clock.now(), keys.carrierAccountId);
-      return { status: 'dialing', carrierCallId: uuid };
-    }
-    if (answer.status >= 400 && answer.status < 500 && answer.status !== 401 && answer.status !== 429) {
-      return {
-        status: 'failed',
-        reason: 'dial_failed',
-        message: `Vonage refused the call: ${errorOf(answer) || `HTTP ${answer.status}`}`,
-      };
-    }
-    throw new CarrierApiError(
-      `Vonage answered HTTP ${answer.status} to a call request: ${errorOf(answer)}`,
-      answer.status,
-    );
+    return placeCarrierCall({
+      carrier: 'Vonage',
+      dialer: this.name,
+      callId: request.callId,
+      carrierAccountId: keys.carrierAccountId,
+      carrierCalls: this.o.carrierCalls,
+      clock: this.o.clock,
+      send: () => this.send(keys, 'POST', '/v1/calls', body),
+      idOf: (answer) => (typeof answer.uuid === 'string' && answer.uuid !== '' ? answer.uuid : undefined),
+      idName: 'uuid',
+      errorOf,
+    });
   }
 
   async hangUpCall(callId: string): Promise<void> {
