@@ -118,3 +118,28 @@ export interface CarrierAnswers {
   finish(namespace: string, key: string, answer: { status: number; body: string }): Promise<void>;
   release(namespace: string, key: string): Promise<void>;
 }
+
+/** What every carrier's inbound voice webhook takes of the http room (beside its own accounts). */
+export function inboundRouteDeps(http: CarrierHttp) {
+  return {
+    agents: http.agents,
+    calls: http.calls,
+    carrierCalls: http.carrierCalls,
+    publicUrl: http.publicUrl,
+    answers: http.answers,
+    clock: http.clock,
+    onRegistered: http.awaitStream,
+  };
+}
+
+/** What every carrier's media stream route takes of the http room. */
+export function mediaRouteDeps(http: CarrierHttp) {
+  return {
+    calls: http.callRepo,
+    manager: http.manager,
+    log: http.log,
+    accepting: http.accepting,
+    pending: http.pending,
+    onFrameDropped: http.onFrameDropped,
+  };
+}

@@ -4,7 +4,7 @@
 // transferred over its REST API (dialer.ts), and every request Plivo sends is checked with the
 // account's Auth Token (webhook.ts, signature.ts). It sits in front of Twilio: a call from a
 // number of no Plivo account goes on to the carriers after it.
-import type { CarrierDefinition } from '../carrier.ts';
+import { inboundRouteDeps, mediaRouteDeps, type CarrierDefinition } from '../carrier.ts';
 import { PlivoAccounts } from './accounts.ts';
 import { PlivoDialer } from './dialer.ts';
 import { plivoMediaRoute } from './media-route.ts';
@@ -33,14 +33,8 @@ export const plivoCarrier: CarrierDefinition = {
       dialer,
       mount(app, http) {
         plivoVoiceRoutes(app, {
-          agents: http.agents,
-          calls: http.calls,
+          ...inboundRouteDeps(http),
           accounts,
-          carrierCalls: http.carrierCalls,
-          publicUrl: http.publicUrl,
-          answers: http.answers,
-          clock: http.clock,
-          onRegistered: http.awaitStream,
         });
         plivoStatusRoutes(app, {
           outcomes: http.outcomes,
@@ -51,12 +45,7 @@ export const plivoCarrier: CarrierDefinition = {
           ringTimeoutMs: config.ringTimeoutMs,
         });
         plivoMediaRoute(app, {
-          calls: http.callRepo,
-          manager: http.manager,
-          log: http.log,
-          accepting: http.accepting,
-          pending: http.pending,
-          onFrameDropped: http.onFrameDropped,
+          ...mediaRouteDeps(http),
         });
       },
     };

@@ -8,7 +8,7 @@
 // account's signing key. It sits in front of Twilio: a call from a number of no SignalWire account
 // goes on to it.
 import { fetchThrough } from '../../net/fetch.ts';
-import type { CarrierDefinition } from '../carrier.ts';
+import { inboundRouteDeps, mediaRouteDeps, type CarrierDefinition } from '../carrier.ts';
 import { TwilioDialer } from '../twilio/dialer.ts';
 import { twilioMediaRoute } from '../twilio/media-route.ts';
 import { twilioStatusRoutes } from '../twilio/status-webhooks.ts';
@@ -57,26 +57,15 @@ export const signalwireCarrier: CarrierDefinition = {
         twilioVoiceRoutes(
           app,
           {
-            agents: http.agents,
-            calls: http.calls,
+            ...inboundRouteDeps(http),
             accounts,
-            carrierCalls: http.carrierCalls,
-            publicUrl: http.publicUrl,
-            answers: http.answers,
-            clock: http.clock,
-            onRegistered: http.awaitStream,
           },
           SIGNALWIRE_FLAVOR,
         );
         twilioMediaRoute(
           app,
           {
-            calls: http.callRepo,
-            manager: http.manager,
-            log: http.log,
-            accepting: http.accepting,
-            pending: http.pending,
-            onFrameDropped: http.onFrameDropped,
+            ...mediaRouteDeps(http),
           },
           SIGNALWIRE_FLAVOR,
         );

@@ -3,7 +3,7 @@
 // (voice-webhook.ts, texml.ts), calls are placed, hung up and transferred over its REST API
 // (dialer.ts), and every webhook is checked with the account's ed25519 key (webhook.ts). It sits in
 // front of Twilio: a call from a number of no Telnyx account goes on to it.
-import type { CarrierDefinition } from '../carrier.ts';
+import { inboundRouteDeps, mediaRouteDeps, type CarrierDefinition } from '../carrier.ts';
 import { TelnyxAccounts } from './accounts.ts';
 import { TelnyxDialer } from './dialer.ts';
 import { telnyxMediaRoute } from './media-route.ts';
@@ -32,14 +32,8 @@ export const telnyxCarrier: CarrierDefinition = {
       dialer,
       mount(app, http) {
         telnyxVoiceRoutes(app, {
-          agents: http.agents,
-          calls: http.calls,
+          ...inboundRouteDeps(http),
           accounts,
-          carrierCalls: http.carrierCalls,
-          publicUrl: http.publicUrl,
-          answers: http.answers,
-          clock: http.clock,
-          onRegistered: http.awaitStream,
         });
         telnyxStatusRoutes(app, {
           outcomes: http.outcomes,
@@ -52,12 +46,7 @@ export const telnyxCarrier: CarrierDefinition = {
           },
         });
         telnyxMediaRoute(app, {
-          calls: http.callRepo,
-          manager: http.manager,
-          log: http.log,
-          accepting: http.accepting,
-          pending: http.pending,
-          onFrameDropped: http.onFrameDropped,
+          ...mediaRouteDeps(http),
         });
       },
     };

@@ -3,7 +3,7 @@
 // webhook is signed (form-webhook.ts). The service-wide account (TWILIO_*) is every organization's
 // default; an organization's own Twilio account serves the numbers it holds (accounts.ts). Its
 // routes are mounted whether or not it places calls: an inbound-only number needs no API credentials.
-import type { CarrierDefinition } from '../carrier.ts';
+import { inboundRouteDeps, mediaRouteDeps, type CarrierDefinition } from '../carrier.ts';
 import { TwilioAccounts } from './accounts.ts';
 import { TwilioDialer } from './dialer.ts';
 import { twilioMediaRoute } from './media-route.ts';
@@ -46,22 +46,11 @@ export const twilioCarrier: CarrierDefinition = {
           callOf: http.callOf,
         });
         twilioVoiceRoutes(app, {
-          agents: http.agents,
-          calls: http.calls,
+          ...inboundRouteDeps(http),
           accounts,
-          carrierCalls: http.carrierCalls,
-          publicUrl: http.publicUrl,
-          answers: http.answers,
-          clock: http.clock,
-          onRegistered: http.awaitStream,
         });
         twilioMediaRoute(app, {
-          calls: http.callRepo,
-          manager: http.manager,
-          log: http.log,
-          accepting: http.accepting,
-          pending: http.pending,
-          onFrameDropped: http.onFrameDropped,
+          ...mediaRouteDeps(http),
         });
       },
     };

@@ -4,7 +4,7 @@
 // placed, hung up and transferred over its Voice API (dialer.ts), and every webhook is checked
 // with the account's signature secret (webhook.ts). It sits in front of Twilio: a call from a
 // number of no Vonage account goes on to it.
-import type { CarrierDefinition } from '../carrier.ts';
+import { inboundRouteDeps, type CarrierDefinition } from '../carrier.ts';
 import { VonageAccounts } from './accounts.ts';
 import { VonageDialer } from './dialer.ts';
 import { vonageEventRoutes } from './event-webhooks.ts';
@@ -33,14 +33,8 @@ export const vonageCarrier: CarrierDefinition = {
       dialer,
       mount(app, http) {
         vonageVoiceRoutes(app, {
-          agents: http.agents,
-          calls: http.calls,
+          ...inboundRouteDeps(http),
           accounts,
-          carrierCalls: http.carrierCalls,
-          publicUrl: http.publicUrl,
-          answers: http.answers,
-          clock: http.clock,
-          onRegistered: http.awaitStream,
         });
         vonageEventRoutes(app, {
           outcomes: http.outcomes,
