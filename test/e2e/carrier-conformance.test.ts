@@ -90,6 +90,9 @@ describe.each(DRIVERS.map((driver) => [driver.carrier, driver] as const))('%s', 
       expect(lines(record)[1]).toMatch(/^user: No,? thank you/i);
       expect(lines(record).at(-1)).toMatch(/^agent: .*Goodbye!$/);
       await driver.hungUpByService?.(callId);
+      // Voice to voice on each carrier's path, all in one run (issue 40's comparison): the agent's answer to the
+      // callee's words, as the service measured it.
+      console.log(`[carrier v2v] ${driver.carrier}: latency.e2e ${JSON.stringify(record.latency?.e2e ?? null)}`);
     },
     90_000,
   );
