@@ -51,7 +51,10 @@ const HELLO_VOICES = ['kal', 'rms', 'slt', 'awb'] as const;
 const helloNumber = (i: number) => `+1555000997${i}`;
 const MACHINE_NUMBER = '+15550009969';
 const scripts = join(import.meta.dirname, '..', 'media', 'sim-scripts');
-/** Where each callee's "Hello?" ends on the call's clock: its script waits 300 ms, then says it (flite's trailing quiet not counted). */
+/**
+ * Where each callee's "Hello?" ends on the call's clock: its script waits 300 ms, then says it (flite's trailing quiet
+ * not counted).
+ */
 const helloEndS = HELLO_VOICES.map((voice) => {
   const wav = decodeWav(readFileSync(join(scripts, 'prompts', `hello-${voice}.8k-ulaw.wav`)), 8000);
   return 0.3 + loudBounds(wav.samples, 300).to / 8000;

@@ -110,8 +110,8 @@ class MoonshineStream implements SttStream {
   /** A reading of the audio since the last piece, started at a pause: the answer if the caller said nothing more. */
   private guess: Reading | null = null;
   /**
-   * A guess readNow() asked for that the caller spoke on after: no longer the answer, but still given, once read, as the
-   * words so far. Dropped like any guess, it would never come while the caller talks on, and the call, which asked
+   * A guess readNow() asked for that the caller spoke on after: no longer the answer, but still given, once read, as
+   * the words so far. Dropped like any guess, it would never come while the caller talks on, and the call, which asked
    * for it to tell an acknowledgement over the agent from a cut-in, would wait in vain (caller/caller-input.ts).
    */
   private asked: Reading | null = null;
