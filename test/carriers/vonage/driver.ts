@@ -11,9 +11,9 @@ import { VonageStandIn } from '../../helpers/vonage-standin.ts';
 import { SCRIPTS, type CarrierDriver, type ScriptName } from '../conformance.ts';
 
 const PHONES = Object.fromEntries(
-  Object.keys(SCRIPTS).map((name, i) => [name, `+1415555${String(9300 + i)}`]),
+  Object.keys(SCRIPTS).map((name, i) => [name, `+1415555${String(9500 + i)}`]),
 ) as Record<ScriptName, string>;
-const NUMBER = '+14155559400';
+const NUMBER = '+14155559600';
 const log = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -30,9 +30,9 @@ async function runScript(line: TwilioStreamCaller, script: ScriptName): Promise<
 
 export const vonageDriver: CarrierDriver = {
   carrier: 'vonage',
-  busy: '+14155559401',
-  noAnswer: '+14155559402',
-  desk: '+14155559403',
+  busy: '+14155559601',
+  noAnswer: '+14155559602',
+  desk: '+14155559603',
   from: NUMBER,
   async start(scriptsDir) {
     for (const name of Object.keys(SCRIPTS) as ScriptName[]) scripts.set(name, await loadSimScript(scriptsDir, name));
