@@ -4,7 +4,7 @@
 // Engines are made once per distinct configuration and leased to calls; each call opens its own
 // stream. Idle engines beyond ENGINE_CACHE_BOUND per kind are closed, least recently used first.
 import { createHash } from 'node:crypto';
-import { SttConfigSchema, VoiceConfigSchema, type AgentConfig } from '../agents/schema.ts';
+import { VoiceConfigSchema, type AgentConfig } from '../agents/schema.ts';
 import type { Dispatcher } from '../net/http.ts';
 import type { OpenWebSocket } from '../net/websocket.ts';
 import { EngineCache } from './engine-cache.ts';
@@ -22,10 +22,9 @@ export const ENGINE_CACHE_BOUND = 32;
 
 export interface EmbeddedSpeechOptions {
   /**
-   * Make the default agent voice's and recogniser's engines now and warm them, so the first call's
-   * greeting does not wait for the voice (flite's worker threads take a few hundred ms to start) and
-   * its caller is heard at once (the default recogniser's model takes seconds to load, and a caller's
-   * audio waits for it). Off in tests, where most services never speak.
+   * Make the default agent voice's engine now and warm it, so the first call's greeting does not
+   * wait for it (flite's worker threads take a few hundred ms to start). Off in tests, where most
+   * services never speak.
    */
   warm?: boolean;
   /**
@@ -71,7 +70,7 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions): Spe
     if (canWarm(warmup.engine)) warmup.engine.warm();
     warmup.release();
   }
-  const provider: SpeechEngineProvider = {
+  return {
     vad,
     stt(config: AgentConfig['stt']) {
       // Phrases are per stream, not per engine: one engine serves every agent with these settings.
@@ -94,14 +93,4 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions): Spe
       ]);
     },
   };
-  if (options.warm) {
-    // The default recogniser loads its model on a stream's open: one opened and closed now. A model that
-    // does not load fails the first call's open as it would have, with its own error; nothing to say here.
-    const { engine } = provider.stt(SttConfigSchema.parse({}));
-    void engine
-      .open({ sampleRate: 8000, language: 'en-US' })
-      .then((stream) => stream.close())
-      .catch(() => undefined);
-  }
-  return provider;
 }
