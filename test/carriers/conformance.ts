@@ -20,6 +20,15 @@ export const SCRIPTS = {
   ],
   /** Presses 1 after the greeting, hears the answer, hangs up. */
   'conf-keypad': [{ wait_for_agent: true }, { digits: '1' }, { wait_for_agent: true }, { hangup: true }],
+  /** A caller's whole call: says "yes please" after the greeting, hears the answer, presses 1, hears it, hangs up. */
+  'conf-caller': [
+    { wait_for_agent: true },
+    { say: '04-yes-please-kal.8k-ulaw.wav' },
+    { wait_for_agent: true },
+    { digits: '1' },
+    { wait_for_agent: true },
+    { hangup: true },
+  ],
   /** Talks over the greeting half a second into it, then hears the goodbye. */
   'conf-barges-in': [{ barge_in_after_ms: 500 }, { say: '05-no-thank-you-rms.8k-ulaw.wav' }, { wait_for_agent: true }],
   /** Asks for a person after the greeting and stays on while it is put through. */
@@ -62,6 +71,12 @@ export interface CarrierDriver {
    * a carrier needs.
    */
   hungUpByService?(callId: string): Promise<void>;
+  /**
+   * Set when the carrier runs another carrier's media and REST code (SignalWire runs Twilio's,
+   * carriers/twilio/flavor.ts): the cases that only that shared code decides (talking over the greeting, the cold transfer) run on that carrier
+   * alone, and this one runs what its own settings change: words both ways in its codec, dial outcomes, signatures.
+   */
+  readonly sharesCallCodeWith?: string;
   /** The carrier's inbound calls; absent when it places calls only (the simulated phones). */
   readonly inbound?: {
     /** The number the suite's agent answers. */

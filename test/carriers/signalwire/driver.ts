@@ -29,6 +29,7 @@ async function runScript(line: TwilioStreamCaller, script: ScriptName): Promise<
 
 export const signalwireDriver: CarrierDriver = {
   carrier: 'signalwire',
+  sharesCallCodeWith: 'twilio',
   busy: '+14155557201',
   noAnswer: '+14155557202',
   desk: '+14155557203',
