@@ -73,8 +73,9 @@ export interface CarrierDriver {
   hungUpByService?(callId: string): Promise<void>;
   /**
    * Set when the carrier runs another carrier's media and REST code (SignalWire runs Twilio's,
-   * carriers/twilio/flavor.ts): the cases that only that shared code decides (talking over the greeting, the cold transfer) run on that carrier
-   * alone, and this one runs what its own settings change: words both ways in its codec, dial outcomes, signatures.
+   * carriers/twilio/flavor.ts): the cases that only that shared code decides (talking over the
+   * greeting, the cold transfer) run on that carrier alone, and this one runs what its own settings
+   * change: words both ways in its codec, dial outcomes, signatures.
    */
   readonly sharesCallCodeWith?: string;
   /** The carrier's inbound calls; absent when it places calls only (the simulated phones). */
