@@ -89,10 +89,20 @@ function aptStep() {
 }
 
 // Build native addons from source against local headers only; never download them.
+function onPath(command) {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
 function buildEnv() {
   const env = { ...process.env, npm_config_build_from_source: 'true' };
   const prefix = dirname(dirname(process.execPath));
   if (existsSync(join(prefix, 'include', 'node', 'node.h'))) env.npm_config_nodedir = prefix;
+  // Through the compiler cache (setup.d/10-build-cache.mjs) unless the caller chose compilers: paths under
+  // the checkout are hashed relative to it, and the build directory is left out of the hash, so that a
+  // new clone's identical sources hit.
+  if (onPath('ccache') && env.CC === undefined && env.CXX === undefined) {
+    Object.assign(env, { CC: 'ccache gcc', CXX: 'ccache g++', CCACHE_BASEDIR: root, CCACHE_NOHASHDIR: 'true' });
+  }
   return env;
 }
 
