@@ -4,10 +4,15 @@
 // hangs up when its audio ends (a BYE): the call record is `inbound` with the caller's number, the greeting, the
 // caller's words, and user_hangup. A call to a number the trunk does not hold is refused 403 (SIPp) and leaves no
 // record. docs/sip-notes.md says how baresip is set up.
+//
+// Outbound, through the trunk's outbound side (SIPp as the callee on the far side of the trunk): an answered call
+// whose callee speaks and hangs up ends user_hangup with the greeting and the callee's words; a busy callee (486)
+// ends dial_failed saying busy with the SIP status; a callee that only rings is CANCELled at RING_TIMEOUT_MS (short
+// here) and ends dial_no_answer. A trunk number whose trunk has no outbound side is refused 400 with no record.
 import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +26,10 @@ import { testDispatcher } from '../support/outbound.ts';
 const HOST = '127.0.0.1';
 const TRUNK_NUMBER = '+15550700001';
 const CALLER = '+15557000099';
+const OUTBOUND_NUMBER = '+15550700002';
+const INBOUND_ONLY_NUMBER = '+15550700003';
+const CALLEE = '+15557000088';
+const RING_TIMEOUT_MS = 1500;
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
 
 async function freeUdpPort(): Promise<number> {
@@ -38,7 +47,11 @@ const dir = mkdtempSync(join(tmpdir(), 'sip-e2e-'));
 
 beforeAll(async () => {
   sipPort = await freeUdpPort();
-  t = await startTestService({ SIP_LISTEN: `udp:${HOST}:${sipPort}`, RTP_PORTS: '47900-47999' });
+  t = await startTestService({
+    SIP_LISTEN: `udp:${HOST}:${sipPort}`,
+    RTP_PORTS: '47900-47999',
+    RING_TIMEOUT_MS: String(RING_TIMEOUT_MS),
+  });
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   const agent = await t.request('POST', '/v2/agents', {
@@ -207,4 +220,135 @@ describe('a call over a SIP trunk', () => {
     expect(run.code, run.output).toBe(0);
     expect((await listCalls()).length).toBe(before);
   }, 30_000);
+});
+
+/** SIPp as the callee behind a trunk: it listens on a port of its own and runs `scenario` for one call. */
+async function sippCallee(scenario: string) {
+  const port = await freeUdpPort();
+  const child = spawn(
+    'sipp',
+    [
+      '-sf',
+      join(import.meta.dirname, '..', 'carriers', 'sip', 'sipp', scenario),
+      '-m',
+      '1',
+      '-i',
+      HOST,
+      '-p',
+      String(port),
+      '-mp',
+      String(await freeUdpPort()),
+      '-nostdin',
+      '-timeout',
+      '20s',
+      '-timeout_error',
+    ],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit') as Promise<[number | null]>;
+  cleanupsAfter.push(() => child.kill());
+  // SIPp binds its port before it reads the scenario's first message; a moment lets it.
+  await new Promise((r) => setTimeout(r, 300));
+  return { port, done: async () => ({ code: (await exited)[0], output: output.slice(-2000) }) };
+}
+
+const cleanupsAfter: (() => unknown)[] = [];
+afterAll(() => {
+  for (const cleanup of cleanupsAfter) cleanup();
+});
+
+/** Points the outbound trunk at `port` and places a call from its number; returns the call id. */
+async function dialThroughTrunk(trunkId: string, port: number): Promise<string> {
+  const patched = await t.request('PATCH', `/v2/sip-trunks/${trunkId}`, {
+    body: { outbound: { address: `${HOST}:${port}`, transport: 'udp' } },
+  });
+  expect(patched.status, patched.text).toBe(200);
+  const placed = await t.request('POST', '/v2/calls', {
+    body: { call_from: OUTBOUND_NUMBER, call_to: CALLEE, agent_id: 'sip-desk' },
+  });
+  expect(placed.status, placed.text).toBe(201);
+  return (placed.body as { call_id: string }).call_id;
+}
+
+async function finished(callId: string): Promise<CallRecord> {
+  for (let i = 0; i < 300; i++) {
+    const record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
+    if (record.end_timestamp !== null) return record;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the SIP call never ended');
+}
+
+describe('a call placed through a SIP trunk', () => {
+  let trunkId: string;
+  beforeAll(async () => {
+    const trunk = await t.request('POST', '/v2/sip-trunks', {
+      body: {
+        name: 'loopback carrier',
+        numbers: [OUTBOUND_NUMBER],
+        inbound: { allowed_addresses: [`${HOST}/32`] },
+        outbound: { address: `${HOST}:5060`, transport: 'udp' },
+      },
+    });
+    expect(trunk.status, trunk.text).toBe(201);
+    trunkId = (trunk.body as { sip_trunk_id: string }).sip_trunk_id;
+    const file = readdirSync(fixtures).find((f) => f.startsWith('01-my-name-is-john') && f.endsWith('.8k-ulaw.wav'))!;
+    copyFileSync(join(fixtures, file), join(dir, 'callee.wav'));
+  });
+
+  it('is answered by the callee: outbound, the agent greets, the callee’s words reach the transcript, and the callee’s BYE ends it user_hangup', async () => {
+    const callee = await sippCallee('answer.xml');
+    const callId = await dialThroughTrunk(trunkId, callee.port);
+    const record = await finished(callId);
+    const run = await callee.done();
+    expect(run.code, run.output).toBe(0);
+    expect(record).toMatchObject({
+      call_type: 'outbound',
+      call_status: 'ended',
+      call_from: OUTBOUND_NUMBER,
+      call_to: CALLEE,
+      disconnection_reason: 'user_hangup',
+    });
+    const transcript = record.transcript ?? [];
+    expect(transcript[0]).toMatchObject({ role: 'agent' });
+    expect(transcript[0]!.content).toMatch(/thanks for calling/i);
+    expect(transcript.some((m) => m.role === 'user' && /john/i.test(m.content))).toBe(true);
+  }, 30_000);
+
+  it('ends a call the callee answers 486 Busy Here as dial_failed, saying busy and the SIP status', async () => {
+    const callee = await sippCallee('busy.xml');
+    const record = await finished(await dialThroughTrunk(trunkId, callee.port));
+    const run = await callee.done();
+    expect(run.code, run.output).toBe(0);
+    expect(record).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_failed' });
+    expect(record.disconnection_message).toMatch(/busy.*SIP 486/i);
+  }, 20_000);
+
+  it('CANCELs a callee that only rings once RING_TIMEOUT_MS passes, and ends the call dial_no_answer', async () => {
+    const callee = await sippCallee('ring.xml');
+    const started = Date.now();
+    const record = await finished(await dialThroughTrunk(trunkId, callee.port));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(RING_TIMEOUT_MS);
+    // SIPp's scenario passes only if the CANCEL came (and the 487 was ACKed).
+    const run = await callee.done();
+    expect(run.code, run.output).toBe(0);
+    expect(record).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_no_answer' });
+  }, 20_000);
+
+  it('refuses a call from a trunk number whose trunk has no outbound side with 400, leaving no record', async () => {
+    const trunk = await t.request('POST', '/v2/sip-trunks', {
+      body: { name: 'inbound only', numbers: [INBOUND_ONLY_NUMBER], inbound: { allowed_addresses: [`${HOST}/32`] } },
+    });
+    expect(trunk.status, trunk.text).toBe(201);
+    const before = (await listCalls()).length;
+    const placed = await t.request('POST', '/v2/calls', {
+      body: { call_from: INBOUND_ONLY_NUMBER, call_to: CALLEE, agent_id: 'sip-desk' },
+    });
+    expect(placed.status, placed.text).toBe(400);
+    expect(placed.body).toMatchObject({ code: 'BAD_REQUEST', details: expect.stringMatching(/no outbound side/) });
+    expect((await listCalls()).length).toBe(before);
+  });
 });
