@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -222,6 +222,32 @@ describe('a call over a SIP trunk', () => {
   }, 30_000);
 });
 
+/**
+ * The callee's words for SIPp's rtp_stream: the phrase as 8 kHz mu-law, then 3 s of mu-law silence (0xff) so the
+ * recogniser hears the turn end before SIPp's RTP stops; a plain 44-byte header (format 7), which SIPp reads.
+ */
+function calleeWav(path: string): void {
+  const file = readdirSync(fixtures).find((f) => f.startsWith('01-my-name-is-john') && f.endsWith('.8k-ulaw.wav'))!;
+  const source = readFileSync(join(fixtures, file));
+  const at = source.indexOf('data');
+  const phrase = source.subarray(at + 8, at + 8 + source.readUInt32LE(at + 4));
+  const data = Buffer.concat([phrase, Buffer.alloc(3 * 8000, 0xff)]);
+  const head = Buffer.alloc(44);
+  head.write('RIFF', 0);
+  head.writeUInt32LE(36 + data.length, 4);
+  head.write('WAVEfmt ', 8);
+  head.writeUInt32LE(16, 16);
+  head.writeUInt16LE(7, 20);
+  head.writeUInt16LE(1, 22);
+  head.writeUInt32LE(8000, 24);
+  head.writeUInt32LE(8000, 28);
+  head.writeUInt16LE(1, 32);
+  head.writeUInt16LE(8, 34);
+  head.write('data', 36);
+  head.writeUInt32LE(data.length, 40);
+  writeFileSync(path, Buffer.concat([head, data]));
+}
+
 /** SIPp as the callee behind a trunk: it listens on a port of its own and runs `scenario` for one call. */
 async function sippCallee(scenario: string) {
   const port = await freeUdpPort();
@@ -295,8 +321,7 @@ describe('a call placed through a SIP trunk', () => {
     });
     expect(trunk.status, trunk.text).toBe(201);
     trunkId = (trunk.body as { sip_trunk_id: string }).sip_trunk_id;
-    const file = readdirSync(fixtures).find((f) => f.startsWith('01-my-name-is-john') && f.endsWith('.8k-ulaw.wav'))!;
-    copyFileSync(join(fixtures, file), join(dir, 'callee.wav'));
+    calleeWav(join(dir, 'callee.wav'));
   });
 
   it('is answered by the callee: outbound, the agent greets, the callee’s words reach the transcript, and the callee’s BYE ends it user_hangup', async () => {
@@ -315,6 +340,13 @@ describe('a call placed through a SIP trunk', () => {
     const transcript = record.transcript ?? [];
     expect(transcript[0]).toMatchObject({ role: 'agent' });
     expect(transcript[0]!.content).toMatch(/thanks for calling/i);
+    const wav = await fetch(`${t.url}/v2/calls/${record.call_id}/recording`, {
+      headers: { authorization: `Bearer ${t.keyOf('acme')}` },
+    });
+    const bytes = Buffer.from(await wav.arrayBuffer());
+    let callerPeak = 0;
+    for (let at = 44; at + 4 <= bytes.length; at += 4)
+      callerPeak = Math.max(callerPeak, Math.abs(bytes.readInt16LE(at)));
     expect(transcript.some((m) => m.role === 'user' && /john/i.test(m.content))).toBe(true);
   }, 30_000);
 
