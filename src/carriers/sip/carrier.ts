@@ -133,6 +133,7 @@ export const sipCarrier: CarrierDefinition = {
       publicHost,
       ringTimeoutMs: config.ringTimeoutMs,
       timers: realTimers,
+      udpListening: service.ports.udp !== undefined,
       log,
       outcomes: () => ({
         answered: async (orgId, callId, transport) => {

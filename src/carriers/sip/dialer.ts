@@ -35,7 +35,10 @@ export interface SipDialOutcomes {
 /** How a dial that did not connect ends the call. */
 export type DialEnding = { kind: 'no_answer' } | { kind: 'failed'; message: string };
 
-/** The ending of a dial that was not answered; `rangOut`: this side cancelled it when the ring timeout passed. */
+/**
+ * The ending of a dial that was not answered; `rangOut`: this side cancelled it when the ring timeout passed, after
+ * the far side had answered provisionally (a trunk that never answered at all is a failure, not a callee's silence).
+ */
 export function dialEnding(result: Exclude<SipDialResult, { outcome: 'answered' }>, rangOut: boolean): DialEnding {
   if (rangOut) return { kind: 'no_answer' };
   if (result.outcome === 'timeout') return { kind: 'failed', message: 'The SIP trunk never answered the INVITE.' };
@@ -64,6 +67,8 @@ export interface SipDialerOptions {
   timers: Timers;
   outcomes: () => SipDialOutcomes;
   log: Logger;
+  /** Whether SIP_LISTEN has a UDP listener, which a UDP trunk's INVITE is sent from. */
+  udpListening: boolean;
   /** Resolves a trunk's host name; DNS by default. */
   resolveHost?: (host: string) => Promise<string>;
 }
@@ -105,6 +110,12 @@ export class SipDialer implements Dialer {
         reason: 'dial_failed',
         message: `SIP trunk ${held.trunk.sip_trunk_id} has no outbound side to place the call through.`,
       };
+    if (outbound.transport === 'udp' && !this.o.udpListening)
+      return {
+        status: 'failed',
+        reason: 'dial_failed',
+        message: `SIP trunk ${held.trunk.sip_trunk_id} sends over UDP, but SIP_LISTEN has no udp: entry to send from.`,
+      };
     const peer = await this.peerOf(outbound);
     if (!peer)
       return {
@@ -113,6 +124,7 @@ export class SipDialer implements Dialer {
         message: `The address of SIP trunk ${held.trunk.sip_trunk_id} (${outbound.address}) could not be resolved.`,
       };
     const caller = request.presentationNumber ?? request.from;
+    let heard = false;
     const dial = this.o.dial({
       uri: `sip:${request.to}@${outbound.address}`,
       from: `sip:${caller}@${this.o.publicHost}`,
@@ -122,6 +134,7 @@ export class SipDialer implements Dialer {
           ? { username: outbound.username, password: outbound.password }
           : undefined,
       onProgress: (status) => {
+        heard = true;
         if (status === 180 || status === 183)
           this.o.log.info({ call_id: request.callId, sip_call_id: dial.callId, status }, 'SIP callee ringing');
       },
@@ -143,7 +156,7 @@ export class SipDialer implements Dialer {
           return this.o.outcomes().answered(request.orgId, request.callId, result.call.transport);
         }
         this.placed.delete(request.callId);
-        const ending = dialEnding(result, rangOut);
+        const ending = dialEnding(result, rangOut && heard);
         this.o.log.info(
           { call_id: request.callId, sip_call_id: dial.callId, result, rang_out: rangOut },
           'SIP call not answered',

@@ -100,6 +100,7 @@ async function dialer(o: { credentials?: { username: string; password: string };
     publicHost: '127.0.0.1',
     ringTimeoutMs: RING_TIMEOUT_MS,
     timers,
+    udpListening: true,
     outcomes: () => outcomes,
     log: pino({ level: 'silent' }),
   });
@@ -221,6 +222,18 @@ describe('SIP dialer', () => {
     expect(ended.noAnswer).toEqual(['call_1']);
     expect(ended.failed).toEqual([]);
     expect(ports.used).toBe(0);
+  });
+
+  it('ends a dial the trunk never answers at all as dial_failed, not dial_no_answer, once the INVITE times out', async () => {
+    const { sip, far, timers, ended } = await dialer();
+    await sip.dial(request());
+    await until(() => far.received.length === 1, 'the INVITE');
+    timers.advance(RING_TIMEOUT_MS);
+    timers.advance(32_000);
+    await until(() => ended.failed.length === 1, 'the ending');
+    expect(ended.failed).toEqual([['call_1', 'The SIP trunk never answered the INVITE.']]);
+    expect(ended.noAnswer).toEqual([]);
+    expect(far.received.some((m) => m.kind === 'request' && m.method === 'CANCEL')).toBe(false);
   });
 
   it('ends a call the callee answers 486 as dial_failed saying busy', async () => {
