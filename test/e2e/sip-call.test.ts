@@ -324,7 +324,7 @@ describe('a call placed through a SIP trunk', () => {
     calleeWav(join(dir, 'callee.wav'));
   });
 
-  it('is answered by the callee: outbound, the agent greets, the callee’s words reach the transcript, and the callee’s BYE ends it user_hangup', async () => {
+  it('is answered by the callee: outbound, the agent greets, the callee’s audio is recorded and its words reach the transcript, and the callee’s BYE ends it user_hangup', async () => {
     const callee = await sippCallee('answer.xml');
     const callId = await dialThroughTrunk(trunkId, callee.port);
     const record = await finished(callId);
@@ -343,10 +343,13 @@ describe('a call placed through a SIP trunk', () => {
     const wav = await fetch(`${t.url}/v2/calls/${record.call_id}/recording`, {
       headers: { authorization: `Bearer ${t.keyOf('acme')}` },
     });
+    expect(wav.status).toBe(200);
+    // The callee's RTP reached the call: the recording's far-side channel (left) carries its phrase.
     const bytes = Buffer.from(await wav.arrayBuffer());
-    let callerPeak = 0;
+    let calleePeak = 0;
     for (let at = 44; at + 4 <= bytes.length; at += 4)
-      callerPeak = Math.max(callerPeak, Math.abs(bytes.readInt16LE(at)));
+      calleePeak = Math.max(calleePeak, Math.abs(bytes.readInt16LE(at)));
+    expect(calleePeak).toBeGreaterThan(5000);
     expect(transcript.some((m) => m.role === 'user' && /john/i.test(m.content))).toBe(true);
   }, 30_000);
 
