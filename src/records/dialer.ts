@@ -33,6 +33,11 @@ export interface Dialer {
    */
   showsCallerId(to: string): boolean;
   /**
+   * Refuses, before anything is written, a call from `from` this dialer serves but cannot place (a SIP trunk number
+   * whose trunk has no outbound side): throws an ApiError naming the field. Absent when every number it serves can.
+   */
+  checkFrom?(orgId: string, from: string): Promise<void>;
+  /**
    * Ends the carrier side of a call this dialer placed (after agent_hangup, say). A call that has
    * already ended is not an error. Absent when the carrier ends calls only by closing the stream.
    */

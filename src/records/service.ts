@@ -221,6 +221,8 @@ export class CallService {
    * holds, or any organization could call in another's name. Simulated phones and no carrier take anything.
    */
   async checkCallerId(orgId: string, to: string, from: string, presentationNumber: string | null): Promise<void> {
+    // A number the dialer serves but cannot call from (a SIP trunk with no outbound side) is refused the same way.
+    await this.dialer.checkFrom?.(orgId, from);
     if (!this.dialer.showsCallerId(to)) return;
     const named: [string, string | null][] = [
       ['call_from', from],

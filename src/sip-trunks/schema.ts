@@ -65,7 +65,7 @@ const Outbound = z
     password: Password.optional(),
   })
   .refine(bothOrNeither, CREDENTIAL_PAIR)
-  .describe('where and how calls out through the trunk go (not used yet: outbound SIP calls are still to come)');
+  .describe("where and how calls from the trunk's numbers go out: POST /v2/calls with call_from one of them dials through it");
 
 const TrunkName = z.string().min(1).max(100).describe('what the organization calls the trunk');
 const Numbers = z

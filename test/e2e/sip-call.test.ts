@@ -4,6 +4,11 @@
 // hangs up when its audio ends (a BYE): the call record is `inbound` with the caller's number, the greeting, the
 // caller's words, and user_hangup. A call to a number the trunk does not hold is refused 403 (SIPp) and leaves no
 // record. docs/sip-notes.md says how baresip is set up.
+//
+// Outbound, through the trunk's outbound side (SIPp as the callee on the far side of the trunk): an answered call
+// whose callee speaks and hangs up ends user_hangup with the greeting and the callee's words; a busy callee (486)
+// ends dial_failed saying busy with the SIP status; a callee that only rings is CANCELled at RING_TIMEOUT_MS (short
+// here) and ends dial_no_answer. A trunk number whose trunk has no outbound side is refused 400 with no record.
 import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
@@ -21,6 +26,10 @@ import { testDispatcher } from '../support/outbound.ts';
 const HOST = '127.0.0.1';
 const TRUNK_NUMBER = '+15550700001';
 const CALLER = '+15557000099';
+const OUTBOUND_NUMBER = '+15550700002';
+const INBOUND_ONLY_NUMBER = '+15550700003';
+const CALLEE = '+15557000088';
+const RING_TIMEOUT_MS = 1500;
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
 
 async function freeUdpPort(): Promise<number> {
@@ -38,7 +47,11 @@ const dir = mkdtempSync(join(tmpdir(), 'sip-e2e-'));
 
 beforeAll(async () => {
   sipPort = await freeUdpPort();
-  t = await startTestService({ SIP_LISTEN: `udp:${HOST}:${sipPort}`, RTP_PORTS: '47900-47999' });
+  t = await startTestService({
+    SIP_LISTEN: `udp:${HOST}:${sipPort}`,
+    RTP_PORTS: '47900-47999',
+    RING_TIMEOUT_MS: String(RING_TIMEOUT_MS),
+  });
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   const agent = await t.request('POST', '/v2/agents', {
@@ -207,4 +220,170 @@ describe('a call over a SIP trunk', () => {
     expect(run.code, run.output).toBe(0);
     expect((await listCalls()).length).toBe(before);
   }, 30_000);
+});
+
+/**
+ * The callee's words for SIPp's rtp_stream: the phrase as 8 kHz mu-law, then 3 s of mu-law silence (0xff) so the
+ * recogniser hears the turn end before SIPp's RTP stops; a plain 44-byte header (format 7), which SIPp reads.
+ */
+function calleeWav(path: string): void {
+  const file = readdirSync(fixtures).find((f) => f.startsWith('01-my-name-is-john') && f.endsWith('.8k-ulaw.wav'))!;
+  const source = readFileSync(join(fixtures, file));
+  const at = source.indexOf('data');
+  const phrase = source.subarray(at + 8, at + 8 + source.readUInt32LE(at + 4));
+  const data = Buffer.concat([phrase, Buffer.alloc(3 * 8000, 0xff)]);
+  const head = Buffer.alloc(44);
+  head.write('RIFF', 0);
+  head.writeUInt32LE(36 + data.length, 4);
+  head.write('WAVEfmt ', 8);
+  head.writeUInt32LE(16, 16);
+  head.writeUInt16LE(7, 20);
+  head.writeUInt16LE(1, 22);
+  head.writeUInt32LE(8000, 24);
+  head.writeUInt32LE(8000, 28);
+  head.writeUInt16LE(1, 32);
+  head.writeUInt16LE(8, 34);
+  head.write('data', 36);
+  head.writeUInt32LE(data.length, 40);
+  writeFileSync(path, Buffer.concat([head, data]));
+}
+
+/** SIPp as the callee behind a trunk: it listens on a port of its own and runs `scenario` for one call. */
+async function sippCallee(scenario: string) {
+  const port = await freeUdpPort();
+  const child = spawn(
+    'sipp',
+    [
+      '-sf',
+      join(import.meta.dirname, '..', 'carriers', 'sip', 'sipp', scenario),
+      '-m',
+      '1',
+      '-i',
+      HOST,
+      '-p',
+      String(port),
+      '-mp',
+      String(await freeUdpPort()),
+      '-nostdin',
+      '-timeout',
+      '20s',
+      '-timeout_error',
+    ],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit') as Promise<[number | null]>;
+  cleanupsAfter.push(() => child.kill());
+  // SIPp binds its port before it reads the scenario's first message; a moment lets it.
+  await new Promise((r) => setTimeout(r, 300));
+  return { port, done: async () => ({ code: (await exited)[0], output: output.slice(-2000) }) };
+}
+
+const cleanupsAfter: (() => unknown)[] = [];
+afterAll(() => {
+  for (const cleanup of cleanupsAfter) cleanup();
+});
+
+/** Points the outbound trunk at `port` and places a call from its number; returns the call id. */
+async function dialThroughTrunk(trunkId: string, port: number): Promise<string> {
+  const patched = await t.request('PATCH', `/v2/sip-trunks/${trunkId}`, {
+    body: { outbound: { address: `${HOST}:${port}`, transport: 'udp' } },
+  });
+  expect(patched.status, patched.text).toBe(200);
+  const placed = await t.request('POST', '/v2/calls', {
+    body: { call_from: OUTBOUND_NUMBER, call_to: CALLEE, agent_id: 'sip-desk' },
+  });
+  expect(placed.status, placed.text).toBe(201);
+  return (placed.body as { call_id: string }).call_id;
+}
+
+async function finished(callId: string): Promise<CallRecord> {
+  for (let i = 0; i < 300; i++) {
+    const record = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
+    if (record.end_timestamp !== null) return record;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the SIP call never ended');
+}
+
+describe('a call placed through a SIP trunk', () => {
+  let trunkId: string;
+  beforeAll(async () => {
+    const trunk = await t.request('POST', '/v2/sip-trunks', {
+      body: {
+        name: 'loopback carrier',
+        numbers: [OUTBOUND_NUMBER],
+        inbound: { allowed_addresses: [`${HOST}/32`] },
+        outbound: { address: `${HOST}:5060`, transport: 'udp' },
+      },
+    });
+    expect(trunk.status, trunk.text).toBe(201);
+    trunkId = (trunk.body as { sip_trunk_id: string }).sip_trunk_id;
+    calleeWav(join(dir, 'callee.wav'));
+  });
+
+  it('is answered by the callee: outbound, the agent greets, the callee’s audio is recorded and its words reach the transcript, and the callee’s BYE ends it user_hangup', async () => {
+    const callee = await sippCallee('answer.xml');
+    const callId = await dialThroughTrunk(trunkId, callee.port);
+    const record = await finished(callId);
+    const run = await callee.done();
+    expect(run.code, run.output).toBe(0);
+    expect(record).toMatchObject({
+      call_type: 'outbound',
+      call_status: 'ended',
+      call_from: OUTBOUND_NUMBER,
+      call_to: CALLEE,
+      disconnection_reason: 'user_hangup',
+    });
+    const transcript = record.transcript ?? [];
+    expect(transcript[0]).toMatchObject({ role: 'agent' });
+    expect(transcript[0]!.content).toMatch(/thanks for calling/i);
+    const wav = await fetch(`${t.url}/v2/calls/${record.call_id}/recording`, {
+      headers: { authorization: `Bearer ${t.keyOf('acme')}` },
+    });
+    expect(wav.status).toBe(200);
+    // The callee's RTP reached the call: the recording's far-side channel (left) carries its phrase.
+    const bytes = Buffer.from(await wav.arrayBuffer());
+    let calleePeak = 0;
+    for (let at = 44; at + 4 <= bytes.length; at += 4)
+      calleePeak = Math.max(calleePeak, Math.abs(bytes.readInt16LE(at)));
+    expect(calleePeak).toBeGreaterThan(5000);
+    expect(transcript.some((m) => m.role === 'user' && /john/i.test(m.content))).toBe(true);
+  }, 30_000);
+
+  it('ends a call the callee answers 486 Busy Here as dial_failed, saying busy and the SIP status', async () => {
+    const callee = await sippCallee('busy.xml');
+    const record = await finished(await dialThroughTrunk(trunkId, callee.port));
+    const run = await callee.done();
+    expect(run.code, run.output).toBe(0);
+    expect(record).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_failed' });
+    expect(record.disconnection_message).toMatch(/busy.*SIP 486/i);
+  }, 20_000);
+
+  it('CANCELs a callee that only rings once RING_TIMEOUT_MS passes, and ends the call dial_no_answer', async () => {
+    const callee = await sippCallee('ring.xml');
+    const started = Date.now();
+    const record = await finished(await dialThroughTrunk(trunkId, callee.port));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(RING_TIMEOUT_MS);
+    // SIPp's scenario passes only if the CANCEL came (and the 487 was ACKed).
+    const run = await callee.done();
+    expect(run.code, run.output).toBe(0);
+    expect(record).toMatchObject({ call_status: 'not_connected', disconnection_reason: 'dial_no_answer' });
+  }, 20_000);
+
+  it('refuses a call from a trunk number whose trunk has no outbound side with 400, leaving no record', async () => {
+    const trunk = await t.request('POST', '/v2/sip-trunks', {
+      body: { name: 'inbound only', numbers: [INBOUND_ONLY_NUMBER], inbound: { allowed_addresses: [`${HOST}/32`] } },
+    });
+    expect(trunk.status, trunk.text).toBe(201);
+    const before = (await listCalls()).length;
+    const placed = await t.request('POST', '/v2/calls', {
+      body: { call_from: INBOUND_ONLY_NUMBER, call_to: CALLEE, agent_id: 'sip-desk' },
+    });
+    expect(placed.status, placed.text).toBe(400);
+    expect(placed.body).toMatchObject({ code: 'BAD_REQUEST', details: expect.stringMatching(/no outbound side/) });
+    expect((await listCalls()).length).toBe(before);
+  });
 });

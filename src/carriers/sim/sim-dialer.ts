@@ -56,6 +56,11 @@ export class SimDialer implements Dialer {
     return this.o.phones.has(to) ? false : this.o.fallback.showsCallerId(to);
   }
 
+  /** The calling number is the fallback carrier's to check: a simulated phone takes any. */
+  async checkFrom(orgId: string, from: string): Promise<void> {
+    return this.o.fallback.checkFrom?.(orgId, from);
+  }
+
   async dial(request: DialRequest): Promise<DialResult> {
     const phone = this.o.phones.get(request.to);
     if (!phone) return this.o.fallback.dial(request);

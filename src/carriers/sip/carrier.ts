@@ -5,7 +5,8 @@
 // the same 403, before any port is bound or record made. An admitted call is answered (180, 200 with SDP), recorded
 // `inbound` with the From user part as call_from, and its SipTransport handed to the call manager as a media
 // stream's transport is (carriers/media-route.ts). A BYE from the caller ends the call as the caller's hang-up; the
-// agent's hang-up sends BYE. Outbound calls through trunks are not placed yet: the carrier has no dialer.
+// agent's hang-up sends BYE. A call placed from one of an organization's trunk numbers goes out through that trunk's
+// outbound side (dialer.ts); every other number goes on to the carriers after this one.
 import { randomBytes } from 'node:crypto';
 import type { AgentVersion } from '../../agents/schema.ts';
 import { cryptoRandomHex } from '../../clock.ts';
@@ -15,6 +16,7 @@ import type { CarrierDefinition, CarrierHttp } from '../carrier.ts';
 import { calledNumberOf, InboundAdmission, type InboundTrunk } from './admission.ts';
 import { parseSipUri, uriOf } from './dialog.ts';
 import { DigestServer } from './digest.ts';
+import { SipDialer } from './dialer.ts';
 import { InviteFloodGuard } from './flood.ts';
 import { publicHostFor, startSipService, type SipService } from './listen.ts';
 import type { SipRequest } from './message.ts';
@@ -47,7 +49,7 @@ export function callerOf(from: string): string {
 
 export const sipCarrier: CarrierDefinition = {
   name: 'sip',
-  async create({ config, sipTrunks, clock, logger }) {
+  async create({ config, sipTrunks, clock, logger, outcomes, next }) {
     const sip = config.sip;
     if (!sip) return undefined;
     const log = logger.child({ carrier: 'sip' });
@@ -124,8 +126,27 @@ export const sipCarrier: CarrierDefinition = {
       onError: (error) => log.warn({ err: error }, 'SIP listener error'),
     });
     log.info({ ports: service.ports, public_host: publicHost }, 'SIP listening');
+    const dialer = new SipDialer({
+      trunks: sipTrunks,
+      next,
+      dial: (o) => service.ua.dial(o),
+      publicHost,
+      ringTimeoutMs: config.ringTimeoutMs,
+      timers: realTimers,
+      udpListening: service.ports.udp !== undefined,
+      log,
+      outcomes: () => ({
+        answered: async (orgId, callId, transport) => {
+          if (!http) return transport.close('error_service');
+          await http.manager.connect(orgId, callId, transport);
+        },
+        noAnswer: (callId) => outcomes().noAnswer(callId),
+        failed: (callId, message) => outcomes().failed(callId, message),
+      }),
+    });
     return {
       name: 'sip',
+      dialer,
       mount(_app, carrierHttp) {
         http = carrierHttp;
       },

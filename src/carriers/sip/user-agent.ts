@@ -165,6 +165,8 @@ export interface DialOptions {
 }
 
 export interface OutboundDial {
+  /** The call's Call-ID, known as soon as the dial starts (the carrier's id of the call). */
+  callId: string;
   result: Promise<DialResult>;
   /** Gives up before the answer: CANCEL as soon as the far side has answered provisionally. */
   cancel(): void;
@@ -407,6 +409,7 @@ export class SipUserAgent<T> {
   dial(o: DialOptions): OutboundDial {
     let tx: InviteClientTransaction | undefined;
     let cancelled = false;
+    const callId = `${this.o.random(16)}@${this.publicHost}`;
     const result = (async (): Promise<DialResult> => {
       const port = await this.o.ports.bind();
       const transport = o.peer.transport;
@@ -420,7 +423,7 @@ export class SipUserAgent<T> {
           { name: 'max-forwards', value: '70' },
           { name: 'from', value: `<${o.from}>;tag=${this.o.random(8)}` },
           { name: 'to', value: `<${o.uri}>` },
-          { name: 'call-id', value: `${this.o.random(16)}@${this.publicHost}` },
+          { name: 'call-id', value: callId },
           { name: 'cseq', value: '1 INVITE' },
           { name: 'contact', value: this.contact(transport) },
           { name: 'allow', value: ALLOW },
@@ -507,6 +510,7 @@ export class SipUserAgent<T> {
       });
     })();
     return {
+      callId,
       result,
       cancel: () => {
         cancelled = true;
