@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { muLawDecode, muLawEncode } from '../../src/audio/g711.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
 import { concatPcm, rms } from '../../src/audio/pcm.ts';
-import { LEAD_IN } from '../../src/speech/tts/output.ts';
+import { carriesVoice } from '../../src/audio/lead-in.ts';
 import { decodeOggOpus } from '../helpers/ogg-opus.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -107,7 +107,7 @@ describe.concurrent('inbound Twilio call with the embedded engines', () => {
     await agentFinished(caller, { after: turn1Start, timeoutMs: 20_000 });
     // The greeting and the answer each start with the voice, not with the voice's silent lead-in.
     for (const first of [caller.played[0]!, caller.played[turn1Start]!]) {
-      expect(Math.max(...muLawDecode(first.payload).map((s) => Math.abs(s)))).toBeGreaterThan(LEAD_IN.threshold);
+      expect(carriesVoice(muLawDecode(first.payload), 8000)).toBe(true);
     }
     const turn2Start = caller.played.length;
     await caller.speak(fixtureUlaw('14-next-monday-morning'));
