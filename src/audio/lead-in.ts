@@ -23,6 +23,12 @@ export const LEAD_IN = {
   floor: 58,
   /** The voice's loudest window before any of it was heard (−10 dBFS: flite's voices at 8 kHz). */
   defaultLevel: 10_362,
+  /**
+   * From the window that reaches the level, the start walks back over the windows just before it that are
+   * within this many dB more (a soft "s" or "sh" rises slowly), at most `riseMs`.
+   */
+  riseDb: 8,
+  riseMs: 25,
   /** Kept before the onset of a reply's first synthesis. */
   preRollMs: 10,
   /** The kept pre-roll rises from zero over this long. */
@@ -55,6 +61,23 @@ export function voiceOnset(samples: Int16Array, window: number, threshold: numbe
   return -1;
 }
 
+/**
+ * Where the voice starts, rise included: from the first window at `from` or after that reaches the onset threshold
+ * of a voice at `level`, back over the windows before it (not before `earliest`) that reach the threshold less
+ * `riseDb`, at most `riseMs`; -1 when no window reaches the onset threshold.
+ */
+export function voiceStart(samples: Int16Array, rate: number, level: number, from = 0, earliest = 0): number {
+  const window = samplesFor(rate, LEAD_IN.windowMs);
+  const threshold = onsetThreshold(level);
+  const onset = voiceOnset(samples, window, threshold, from);
+  if (onset === -1) return -1;
+  const rising = Math.max(LEAD_IN.floor, threshold * 10 ** (-LEAD_IN.riseDb / 20));
+  const limit = Math.max(earliest, onset - samplesFor(rate, LEAD_IN.riseMs));
+  let start = onset;
+  while (start - window >= limit && rms(samples, start - window, start) >= rising) start -= window;
+  return start;
+}
+
 /** `samples` with its first `fade` samples ramped up linearly from zero (a copy). */
 export function fadedIn(samples: Int16Array, fade: number): Int16Array {
   const out = samples.slice();
@@ -68,7 +91,7 @@ export function fadedIn(samples: Int16Array, fade: number): Int16Array {
  * in when anything was cut). Audio that never reaches the threshold comes back whole.
  */
 export function trimLeadIn(samples: Int16Array, rate: number, keep: number, level: number = LEAD_IN.defaultLevel) {
-  const onset = voiceOnset(samples, samplesFor(rate, LEAD_IN.windowMs), onsetThreshold(level));
+  const onset = voiceStart(samples, rate, level);
   if (onset === -1 || onset <= keep) return samples;
   return fadedIn(samples.subarray(onset - keep), samplesFor(rate, LEAD_IN.fadeInMs));
 }
@@ -83,6 +106,7 @@ export class LeadInTrimmer {
   private readonly window: number;
   private readonly fade: number;
   private readonly keep: number;
+  private readonly rise: number;
   private readonly level: number;
   private loudest = 0;
   private leading = true;
@@ -105,6 +129,7 @@ export class LeadInTrimmer {
     this.window = samplesFor(sampleRate, LEAD_IN.windowMs);
     this.fade = samplesFor(sampleRate, LEAD_IN.fadeInMs);
     this.keep = samplesFor(sampleRate, options.first ? LEAD_IN.preRollMs : LEAD_IN.pieceGapMs);
+    this.rise = samplesFor(sampleRate, LEAD_IN.riseMs);
     this.level = options.level ?? LEAD_IN.defaultLevel;
   }
 
@@ -128,11 +153,12 @@ export class LeadInTrimmer {
     const joined = new Int16Array(this.held.length + samples.length);
     joined.set(this.held);
     joined.set(samples, this.held.length);
-    const onset = voiceOnset(joined, this.window, onsetThreshold(this.level), this.scanned);
+    const onset = voiceStart(joined, this.sampleRate, this.level, this.scanned);
     if (onset === -1) {
-      // Keep what may still be kept, and the part of a window not yet whole; drop whole windows only.
+      // Keep what may still be kept or be the voice's rise, and the part of a window not yet whole; drop whole
+      // windows only, so that windows stay where they would be in the whole audio.
       const whole = this.scanned + Math.floor((joined.length - this.scanned) / this.window) * this.window;
-      const drop = Math.floor(Math.max(0, whole - this.keep) / this.window) * this.window;
+      const drop = Math.floor(Math.max(0, whole - this.keep - this.rise) / this.window) * this.window;
       this.held = joined.slice(drop);
       this.scanned = whole - drop;
       this.dropped += drop;

@@ -7,6 +7,7 @@ import {
   onsetThreshold,
   trimLeadIn,
   voiceOnset,
+  voiceStart,
 } from '../../src/audio/lead-in.ts';
 
 const RATE = 8000;
@@ -55,6 +56,23 @@ describe('lead-in', () => {
     expect(onsetThreshold(100)).toBe(LEAD_IN.floor);
     expect(voiceOnset(voiceAfter(50, 50, 57), WINDOW, onsetThreshold(100))).toBe(-1);
     expect(voiceOnset(voiceAfter(50, 50, 58), WINDOW, onsetThreshold(100))).toBe(400);
+  });
+
+  it('takes in the rise before the onset (a soft "sh" within 8 dB of it), back 25 ms at most', () => {
+    /** 180 ms of lead-in noise ending in `softMs` of a ±80 square (RMS 80: under the onset, above its rise), then voice. */
+    const softStart = (softMs: number) => {
+      const audio = voiceAfter(180);
+      audio.fill(80, 1440 - 8 * softMs, 1440);
+      for (let i = 1440 - 8 * softMs; i < 1440; i += 2) audio[i] = -80;
+      return audio;
+    };
+    expect(LEAD_IN.riseMs).toBe(25);
+    expect(voiceStart(softStart(20), RATE, LEAD_IN.defaultLevel)).toBe(1440 - 160);
+    expect(voiceStart(softStart(50), RATE, LEAD_IN.defaultLevel)).toBe(1440 - 200);
+    expect(voiceStart(voiceAfter(180), RATE, LEAD_IN.defaultLevel)).toBe(1440);
+    const audio = softStart(20);
+    expect(streamed(new LeadInTrimmer(RATE, { first: true }), audio, 7)).toEqual(trimLeadIn(audio, RATE, PRE_ROLL));
+    expect(trimLeadIn(audio, RATE, PRE_ROLL)).toHaveLength(PRE_ROLL + 160 + 800);
   });
 
   it("cuts a reply's lead-in to the 10 ms pre-roll before the onset, faded in from zero", () => {
