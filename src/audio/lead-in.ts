@@ -4,9 +4,10 @@
 // per-sample threshold stops in the noise), a provider's first chunk may be all silence. The onset
 // here is the first 5 ms window whose RMS comes within `relativeDb` of the voice's own level (its
 // loudest window), never under an absolute floor: a quiet voice is not cut into, a loud one's
-// noise is not taken for speech. Engine-independent: it works on any PCM16 stream in chunks.
+// noise is not taken for speech; the start then walks back over a soft first sound's rise. Engine-
+// independent: it works on any PCM16 stream, whole or in chunks of any size, with the same result.
 //
-// What is kept before the onset depends on what the caller heard before it (LeadInTrimmer.begin):
+// What is kept before the start depends on what the caller heard before it (LeadInTrimmer's `first`):
 // - the first synthesis of a reply follows the caller's turn: any silence there is dead air, so
 //   only `preRollMs` is kept (a soft "h" or "f" starts before the window that reaches the level),
 //   faded in over `fadeInMs` so the cut makes no click;
@@ -24,8 +25,8 @@ export const LEAD_IN = {
   /** The voice's loudest window before any of it was heard (−10 dBFS: flite's voices at 8 kHz). */
   defaultLevel: 10_362,
   /**
-   * From the window that reaches the level, the start walks back over the windows just before it that are
-   * within this many dB more (a soft "s" or "sh" rises slowly), at most `riseMs`.
+   * From the window that reaches the onset threshold, the start walks back over the windows just before it no more
+   * than this many dB under that threshold (a soft "s" or "sh" rises slowly), at most `riseMs`.
    */
   riseDb: 8,
   riseMs: 25,

@@ -59,7 +59,7 @@ describe('lead-in', () => {
   });
 
   it('takes in the rise before the onset (a soft "sh" within 8 dB of it), back 25 ms at most', () => {
-    /** 180 ms of lead-in noise ending in `softMs` of a ±80 square (RMS 80: under the onset, above its rise), then voice. */
+    /** 180 ms of lead-in noise ending in `softMs` of a ±80 square (RMS 80: under the onset, over its rise). */
     const softStart = (softMs: number) => {
       const audio = voiceAfter(180);
       audio.fill(80, 1440 - 8 * softMs, 1440);
