@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { z } from 'zod';
 import { startService, type RunningService } from '../src/app.ts';
-import { muLawDecodeSample, muLawEncode } from '../src/audio/g711.ts';
-import { LEAD_IN } from '../src/speech/tts/output.ts';
+import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
+import { carriesVoice } from '../src/audio/lead-in.ts';
 import { decodeWav } from '../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../src/records/record.ts';
 import { loadConfig } from '../src/config.ts';
@@ -386,7 +386,7 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     error: null,
   };
   const arrivals: number[] = [];
-  /** Arrival times of the agent frames louder than the voices' lead-in (speech/tts/output.ts). */
+  /** Arrival times of the agent frames that carry a voice, not its lead-in (audio/lead-in.ts carriesVoice). */
   const voicedArrivals: number[] = [];
   let rnd = script.seed;
   const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
@@ -418,7 +418,7 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
         const at = performance.now();
         arrivals.push(at);
         const payload = Buffer.from((m.media as { payload?: string } | undefined)?.payload ?? '', 'base64');
-        if (payload.some((code) => Math.abs(muLawDecodeSample(code)) > LEAD_IN.threshold)) voicedArrivals.push(at);
+        if (carriesVoice(muLawDecode(payload), 8000)) voicedArrivals.push(at);
       } else if (m.event === 'mark') marksSent++;
     });
     caller.on('clear', () => result.clears++);

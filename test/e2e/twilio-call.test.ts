@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { muLawDecode, muLawEncode } from '../../src/audio/g711.ts';
 import { decodeWav } from '../../src/audio/wav.ts';
 import { concatPcm, rms } from '../../src/audio/pcm.ts';
-import { LEAD_IN } from '../../src/speech/tts/output.ts';
+import { LEAD_IN, onsetThreshold, voiceOnset } from '../../src/audio/lead-in.ts';
 import { decodeOggOpus } from '../helpers/ogg-opus.ts';
 import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../helpers/phone.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -105,9 +105,14 @@ describe.concurrent('inbound Twilio call with the embedded engines', () => {
     const turn1Start = caller.played.length;
     await caller.speak(fixtureUlaw('01-my-name-is-john'));
     await agentFinished(caller, { after: turn1Start, timeoutMs: 20_000 });
-    // The greeting and the answer each start with the voice, not with the voice's silent lead-in.
-    for (const first of [caller.played[0]!, caller.played[turn1Start]!]) {
-      expect(Math.max(...muLawDecode(first.payload).map((s) => Math.abs(s)))).toBeGreaterThan(LEAD_IN.threshold);
+    // The greeting and the answer each start with the voice, not with the voice's silent lead-in: the voice is heard
+    // within the first 40 ms the caller gets (10 ms kept before it, and a soft first sound's rise).
+    for (const at of [0, turn1Start]) {
+      const heard = muLawDecode(Buffer.concat(caller.played.slice(at, at + 10).map((m) => m.payload)));
+      expect(heard).toHaveLength(1600);
+      const leadInMs = voiceOnset(heard, 40, onsetThreshold(LEAD_IN.defaultLevel)) / 8;
+      expect(leadInMs, 'ms of the first audio heard before the voice').toBeGreaterThanOrEqual(0);
+      expect(leadInMs, 'ms of the first audio heard before the voice').toBeLessThan(40);
     }
     const turn2Start = caller.played.length;
     await caller.speak(fixtureUlaw('14-next-monday-morning'));

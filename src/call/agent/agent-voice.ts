@@ -4,6 +4,7 @@
 import type { AgentConfig } from '../../agents/schema.ts';
 import { dtmfTones } from '../../audio/dtmf.ts';
 import { Framer } from '../../audio/framer.ts';
+import { LeadInTrimmer } from '../../audio/lead-in.ts';
 import { INTERNAL_SAMPLE_RATE } from '../../audio/pcm.ts';
 import { spokenTextFor } from '../../speech/tts/spoken-text.ts';
 import type { TtsEngine, TtsSession, TtsUtteranceStream } from '../../speech/types.ts';
@@ -74,6 +75,8 @@ export class AgentVoice {
   private readonly spokenBy = new Map<VoiceChoice, (text: string) => string>();
   /** Each streaming voice's session for this line, opened at its first words (null: the voice has none). */
   private readonly sessions = new Map<VoiceChoice, TtsSession | null>();
+  /** Each voice's level as heard so far on this call: its lead-in is measured against it (audio/lead-in.ts). */
+  private readonly voiceLevels = new Map<VoiceChoice, number>();
   /** Utterances a speech-to-speech model streams its audio into, with their framer and their one piece. */
   private readonly streams = new WeakMap<Utterance, { framer: Framer; piece: { text: string; audioMs: number } }>();
 
@@ -287,6 +290,9 @@ export class AgentVoice {
     let first = true;
     let samples = 0;
     const framer = Framer.forRate(this.o.rate);
+    // Each synthesis's lead-in is cut (audio/lead-in.ts): all of it on the first piece of an utterance, which follows
+    // the caller's turn or a pause, down to a short natural gap on the sentences after it.
+    const leadIn = new LeadInTrimmer(this.o.rate, { first: u.pieces.length === 0, level: this.voiceLevels.get(voice) });
     // The first-audio deadline (only while another voice is left) stops the synthesis through its own signal, so the
     // voice ends quietly.
     const deadline = new AbortController();
@@ -316,21 +322,25 @@ export class AgentVoice {
         sampleRate: this.o.rate,
         voiceId: voice.config.voice_id,
         speed: voice.config.speed,
-        // The first piece of an utterance follows a pause: its silent lead-in would only delay the voice.
-        trimLeadIn: u.pieces.length === 0,
         ...(signal ? { signal } : {}),
       })) {
         if (u.interrupted || this.stopped || replySignal?.aborted) return 'done';
         if (deadline.signal.aborted) return missed();
+        const audio = leadIn.push(chunk.samples);
+        if (audio.length === 0) continue;
         if (first) {
           timer?.clear();
           this.o.events.firstAudio(this.o.timers.now() - requested);
           first = false;
         }
-        samples += chunk.samples.length;
-        for (const frame of framer.push(chunk.samples)) this.queueFrame(u, frame);
+        samples += audio.length;
+        for (const frame of framer.push(audio)) this.queueFrame(u, frame);
       }
       if (deadline.signal.aborted && first && !u.interrupted && !replySignal?.aborted && !this.stopped) return missed();
+      this.voiceLevels.set(voice, leadIn.voiceLevel);
+      const rest = leadIn.end();
+      samples += rest.length;
+      for (const frame of framer.push(rest)) this.queueFrame(u, frame);
       const last = framer.flush();
       if (last && !u.interrupted) this.queueFrame(u, last);
     } catch (error) {
@@ -377,7 +387,7 @@ export class AgentVoice {
     const spoken = this.spokenText(voice, text);
     if (!u.voice || !u.voiceTiming) {
       const stream = session.utterance();
-      const timing: VoiceTiming = { pieces: [], words: () => stream.words, audioMs: 0 };
+      const timing: VoiceTiming = { pieces: [], words: () => stream.words, audioMs: 0, leadInCutMs: 0 };
       u.voice = stream;
       u.voiceTiming = timing;
       u.synthesis = u.synthesis.then(() => this.playVoice(u, voice, stream, timing));
@@ -392,7 +402,7 @@ export class AgentVoice {
    * says the utterance's pieces again from their start.
    */
   private async playVoice(u: Utterance, voice: VoiceChoice, stream: TtsUtteranceStream, timing: VoiceTiming) {
-    const result = await this.playStream(u, stream, timing);
+    const result = await this.playStream(u, voice, stream, timing);
     if (result === 'done') return;
     if (u.voice === stream) {
       u.voice = null;
@@ -407,6 +417,7 @@ export class AgentVoice {
 
   private async playStream(
     u: Utterance,
+    voice: VoiceChoice,
     stream: TtsUtteranceStream,
     timing: VoiceTiming,
   ): Promise<'done' | { reason: FallbackReason; error: unknown }> {
@@ -429,23 +440,34 @@ export class AgentVoice {
     let first = true;
     let samples = 0;
     const framer = Framer.forRate(this.o.rate);
+    // One provider utterance says the whole reply: only its start is a lead-in (its pauses between sentences are the
+    // voice's own). A first chunk that is all silence gives nothing, and the first-audio deadline still runs.
+    const leadIn = new LeadInTrimmer(this.o.rate, { first: true, level: this.voiceLevels.get(voice) });
     try {
       for await (const chunk of stream.audio()) {
         if (u.interrupted || this.stopped) {
           stream.cancel();
           return 'done';
         }
+        const audio = leadIn.push(chunk.samples);
+        if (audio.length === 0) continue;
         if (first) {
           timer?.clear();
           this.o.events.firstAudio(this.o.timers.now() - requested);
           first = false;
+          timing.leadInCutMs = (leadIn.cut / this.o.rate) * 1000;
         }
-        samples += chunk.samples.length;
+        samples += audio.length;
         timing.audioMs = (samples / this.o.rate) * 1000;
-        for (const frame of framer.push(chunk.samples)) this.queueFrame(u, frame);
+        for (const frame of framer.push(audio)) this.queueFrame(u, frame);
       }
       if (missed && first && !u.interrupted && !signal?.aborted && !this.stopped)
         return { reason: 'timeout', error: new Error('the streaming voice gave no audio in time') };
+      this.voiceLevels.set(voice, leadIn.voiceLevel);
+      const rest = leadIn.end();
+      samples += rest.length;
+      timing.audioMs = (samples / this.o.rate) * 1000;
+      for (const frame of framer.push(rest)) this.queueFrame(u, frame);
       const last = framer.flush();
       if (last && !u.interrupted) this.queueFrame(u, last);
       return 'done';

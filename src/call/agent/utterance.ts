@@ -30,6 +30,8 @@ export interface VoiceTiming {
   words(): readonly WordTiming[] | null;
   /** Audio queued so far. */
   audioMs: number;
+  /** The voice's lead-in cut before its first queued sample (audio/lead-in.ts): its words play that much sooner. */
+  leadInCutMs: number;
 }
 
 const wordsOf = (text: string): string[] => text.split(/\s+/).filter(Boolean);
@@ -48,7 +50,7 @@ export function wordsHeard(timing: VoiceTiming, playedMs: number): string {
       playedMs,
     );
   let heard = 0;
-  while (heard < timed.length && timed[heard]!.start * 1000 < playedMs) heard++;
+  while (heard < timed.length && timed[heard]!.start * 1000 - timing.leadInCutMs < playedMs) heard++;
   const words: string[] = [];
   for (const piece of timing.pieces) {
     const written = wordsOf(piece.text);

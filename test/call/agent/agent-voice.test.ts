@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentVoice, singleVoice } from '../../../src/call/agent/agent-voice.ts';
 import type { VoiceChoice } from '../../../src/call/provider-chains.ts';
 import { ProviderChain } from '../../../src/call/providers.ts';
+import { carriesVoice } from '../../../src/audio/lead-in.ts';
 import type { Utterance } from '../../../src/call/agent/utterance.ts';
 import { CallClock } from '../../../src/call/call-clock.ts';
 import type { VoiceConfig } from '../../../src/speech/tts/index.ts';
@@ -26,7 +27,7 @@ function setup(
   const transport = new FakeTransport(timers, 8000);
   const tts = options.tts ?? new WordTts();
   const log: string[] = [];
-  const recording = { frames: [] as number[], cleared: [] as number[] };
+  const recording = { frames: [] as number[], cleared: [] as number[], audio: [] as Int16Array[] };
   const voice = new AgentVoice({
     transport,
     rate: 8000,
@@ -37,7 +38,13 @@ function setup(
     timers,
     clock,
     replySignal: options.signal ?? (() => undefined),
-    recording: { agentAudio: (_f, ms) => recording.frames.push(ms), agentCleared: (ms) => recording.cleared.push(ms) },
+    recording: {
+      agentAudio: (frame, ms) => {
+        recording.frames.push(ms);
+        recording.audio.push(frame.slice());
+      },
+      agentCleared: (ms) => recording.cleared.push(ms),
+    },
     events: {
       queued: (u) => log.push(`queued ${u.id}`),
       started: (u, at) => log.push(`started ${u.id} @${at - T0}`),
@@ -242,6 +249,78 @@ describe('AgentVoice', () => {
     const before = s.log.length;
     s.voice.mark('u1:end');
     expect(s.log).toHaveLength(before);
+  });
+});
+
+/** 20 ms chunks at 8 kHz: `silentMs` of digital silence, then `voiceMs` of a ±4000 square wave. */
+function* leadInThenVoice(silentMs: number, voiceMs: number): Generator<PcmChunk> {
+  for (let ms = 0; ms < silentMs; ms += 20) yield { samples: new Int16Array(160), sampleRate: 8000 };
+  for (let ms = 0; ms < voiceMs; ms += 20)
+    yield { samples: Int16Array.from({ length: 160 }, (_, i) => (i % 2 === 0 ? 4000 : -4000)), sampleRate: 8000 };
+}
+
+/** A voice that starts each synthesis with 160 ms of silence before 100 ms of voice. */
+class LeadInTts implements TtsEngine {
+  readonly name = 'lead-in';
+  async *synthesize(): AsyncIterable<PcmChunk> {
+    await Promise.resolve();
+    yield* leadInThenVoice(160, 100);
+  }
+  async close() {}
+}
+
+/** A streaming voice whose utterance starts with 160 ms of silence (its first chunks) before 100 ms of voice. */
+class LeadInStreamingTts implements TtsEngine {
+  readonly name = 'lead-in-stream';
+  async *synthesize(): AsyncIterable<PcmChunk> {
+    throw new Error('a streaming voice of a call speaks through its session');
+  }
+  openSession() {
+    return {
+      utterance() {
+        return {
+          words: null,
+          write: () => undefined,
+          end: () => undefined,
+          cancel: () => undefined,
+          async *audio(): AsyncIterable<PcmChunk> {
+            for (const chunk of leadInThenVoice(160, 100)) {
+              await Promise.resolve();
+              yield chunk;
+            }
+          },
+        };
+      },
+      async close() {},
+    };
+  }
+  async close() {}
+}
+
+const voiced = (frame: Int16Array) => carriesVoice(frame, 8000);
+
+describe("AgentVoice and the voices' lead-in", () => {
+  it("starts a reply with its voice: a synthesis's leading silence is cut to 10 ms, a later sentence keeps a 100 ms gap", async () => {
+    const s = setup({ tts: new LeadInTts() });
+    const u = s.voice.begin();
+    s.voice.say(u, 'One.');
+    s.voice.say(u, 'Two.');
+    s.voice.close(u);
+    await s.wait(600);
+    // First sentence: 10 ms + 100 ms of voice = 880 samples, 6 frames (the last padded); the second
+    // keeps 100 ms of its 160 ms lead-in: 1,600 samples, 10 frames. Uncut it would be 13 + 13 frames.
+    expect(s.recording.audio).toHaveLength(16);
+    expect(voiced(s.recording.audio[0]!)).toBe(true);
+    expect(s.recording.audio.slice(6, 11).map(voiced)).toEqual([false, false, false, false, false]);
+    expect(voiced(s.recording.audio[11]!)).toBe(true);
+  });
+
+  it("starts a streaming voice's reply with its voice when its first chunks are all silence", async () => {
+    const s = setup({ voices: singleVoice(voiceConfig('cartesia'), new LeadInStreamingTts()) });
+    s.voice.sayAll('Hello.');
+    await s.wait(400);
+    expect(s.recording.audio).toHaveLength(6);
+    expect(voiced(s.recording.audio[0]!)).toBe(true);
   });
 });
 

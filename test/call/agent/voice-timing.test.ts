@@ -11,11 +11,30 @@ import type { WordTiming } from '../../../src/speech/types.ts';
 const json = (message: object) => Buffer.from(JSON.stringify(message));
 const wordsIn = (events: WireEvent[]): WordTiming[] => events.flatMap((e) => (e.type === 'words' ? e.words : []));
 
-function timing(pieces: { text: string; spoken?: string }[], words: WordTiming[] | null, audioMs = 0): VoiceTiming {
-  return { pieces: pieces.map((p) => ({ text: p.text, spoken: p.spoken ?? p.text })), words: () => words, audioMs };
+function timing(
+  pieces: { text: string; spoken?: string }[],
+  words: WordTiming[] | null,
+  audioMs = 0,
+  leadInCutMs = 0,
+): VoiceTiming {
+  return {
+    pieces: pieces.map((p) => ({ text: p.text, spoken: p.spoken ?? p.text })),
+    words: () => words,
+    audioMs,
+    leadInCutMs,
+  };
 }
 
 describe('words heard, by the voice’s own times', () => {
+  it("counts the voice's times from its first sample: a cut lead-in makes each word play that much sooner", () => {
+    const words = [
+      { word: 'Hello', start: 0.2, end: 0.5 },
+      { word: 'there', start: 0.6, end: 0.9 },
+    ];
+    expect(wordsHeard(timing([{ text: 'Hello there' }], words), 450)).toBe('Hello');
+    expect(wordsHeard(timing([{ text: 'Hello there' }], words, 0, 190), 450)).toBe('Hello there');
+  });
+
   it('ElevenLabs: character times relative to each audio message are offset by the audio before it, and a word split across messages is one word', () => {
     const wire = new ElevenLabsWire({ apiKey: 'k' }, 8000);
     wire.text('c1', 'Hello there friend.', true);

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { LEAD_IN, PcmOutput } from '../../../src/speech/tts/output.ts';
+import { LEAD_IN } from '../../../src/audio/lead-in.ts';
+import { PcmOutput } from '../../../src/speech/tts/output.ts';
 import { joined } from './collect.ts';
 
-/** `quietMs` of near-silence (below the threshold), then a loud tone, at 8 kHz. */
+/** `quietMs` of near-silence (±40, far under the voice's level), then a loud tone, at 8 kHz. */
 function voiceAfter(quietMs: number, loudMs = 100): Int16Array {
   const quiet = (8000 * quietMs) / 1000;
   const out = new Int16Array(quiet + (8000 * loudMs) / 1000);
@@ -11,7 +12,7 @@ function voiceAfter(quietMs: number, loudMs = 100): Int16Array {
   return out;
 }
 
-const firstLoud = (samples: Int16Array) => samples.findIndex((s) => Math.abs(s) > LEAD_IN.threshold);
+const firstLoud = (samples: Int16Array) => samples.findIndex((s) => Math.abs(s) > 500);
 
 describe('PcmOutput', () => {
   it("drops the voice's silent lead-in, keeping only the pre-roll before the first loud sample", () => {
