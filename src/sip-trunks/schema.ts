@@ -65,7 +65,9 @@ const Outbound = z
     password: Password.optional(),
   })
   .refine(bothOrNeither, CREDENTIAL_PAIR)
-  .describe("where and how calls from the trunk's numbers go out: POST /v2/calls with call_from one of them dials through it");
+  .describe(
+    "where and how calls from the trunk's numbers go out: POST /v2/calls with call_from one of them dials through it",
+  );
 
 const TrunkName = z.string().min(1).max(100).describe('what the organization calls the trunk');
 const Numbers = z

@@ -43,7 +43,8 @@ export function dialEnding(result: Exclude<SipDialResult, { outcome: 'answered' 
   if (rangOut) return { kind: 'no_answer' };
   if (result.outcome === 'timeout') return { kind: 'failed', message: 'The SIP trunk never answered the INVITE.' };
   const status = `SIP ${result.status}${result.reason ? ` ${result.reason}` : ''}`;
-  if (result.status === 486 || result.status === 600) return { kind: 'failed', message: `The callee was busy (${status}).` };
+  if (result.status === 486 || result.status === 600)
+    return { kind: 'failed', message: `The callee was busy (${status}).` };
   return { kind: 'failed', message: `The SIP trunk refused the call (${status}).` };
 }
 

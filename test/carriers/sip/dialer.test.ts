@@ -248,7 +248,11 @@ describe('SIP dialer', () => {
   it('passes a number that is not on one of the organization’s trunks to the carriers after it', async () => {
     const { sip, far } = await dialer();
     const other = await sip.dial(request({ orgId: 'other-org' }));
-    expect(other).toMatchObject({ status: 'failed', reason: 'dial_failed', message: expect.stringMatching(/No carrier/) });
+    expect(other).toMatchObject({
+      status: 'failed',
+      reason: 'dial_failed',
+      message: expect.stringMatching(/No carrier/),
+    });
     const notTrunk = await sip.dial(request({ from: '+15550100777' }));
     expect(notTrunk).toMatchObject({ status: 'failed', message: expect.stringMatching(/No carrier/) });
     await new Promise((r) => setTimeout(r, 30));
