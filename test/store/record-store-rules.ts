@@ -118,7 +118,7 @@ export interface RecordKind<R, Repo extends OwnedRecords<R> = OwnedRecords<R>> {
   readonly stored: { table: string; column: string; idColumn: string };
   /** The record's secrets in plain text: none may be in its stored row. */
   readonly secretsOf: (record: R) => string[];
-  /** The i-th of five records of the paging rule, id `id` (created at NOW + i % 3; what the filter picks may vary with i). */
+  /** The i-th of the paging rule's five records, id `id`, created at NOW + i % 3 (the filter may pick by i). */
   readonly pagingRecord: (id: string, i: number) => R;
   /** One page of `orgId`'s records: ascending by created_at, `limit` long, from `pagination_key`. */
   readonly page: (repo: Repo, orgId: string, limit: number, pagination_key: string | null) => Promise<RecordPage>;
