@@ -19,9 +19,6 @@ import { postgresBinaries, startPostgres, type PostgresServer } from '../helpers
 import { testSecretBox } from '../helpers/secrets.ts';
 
 export const NOW = 1_800_000_000_000;
-let ids = 0;
-const random = (bytes: number) => (++ids).toString(16).padStart(bytes * 2, '0');
-const options = { random, now: () => NOW, secrets: testSecretBox() };
 
 /** One store opened for a suite: another node on the same data (with another key if given) and raw SQL on it. */
 export interface OpenedStore {
@@ -30,53 +27,64 @@ export interface OpenedStore {
   sql: (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
 }
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-function openSqlite(dirPrefix: string): OpenedStore {
-  const dir = mkdtempSync(join(tmpdir(), dirPrefix));
-  const store = openStore(dir, options);
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  cleanups.push(() => store.close());
-  return {
-    store,
-    peer: async (secrets = options.secrets) => {
-      const peer = openStore(dir, { ...options, secrets });
-      cleanups.push(() => peer.close());
-      return peer;
-    },
-    sql: async (text, params = []) => store.sqlite!.prepare(text).all(...params) as Record<string, unknown>[],
-  };
-}
-
 const found = postgresBinaries();
-let server: PostgresServer | undefined;
-async function openPostgres(): Promise<OpenedStore> {
-  server ??= await startPostgres().then((started) => {
-    cleanups.unshift(() => started.stop());
-    return started;
+
+/**
+ * How one test file opens its stores: all it opens (a PostgreSQL server too) is closed in the file's afterAll. The
+ * state lives here, not in this module: unit files share their worker's modules (vitest.config.ts).
+ */
+function storeOpeners(dirPrefix: string): { sqlite: () => Promise<OpenedStore>; postgres: () => Promise<OpenedStore> } {
+  let ids = 0;
+  const random = (bytes: number) => (++ids).toString(16).padStart(bytes * 2, '0');
+  const options = { random, now: () => NOW, secrets: testSecretBox() };
+  const cleanups: (() => Promise<void> | void)[] = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
-  const url = await server!.database();
-  const store = await openPgStore(url, options);
-  cleanups.push(() => store.close());
-  return {
-    store,
-    peer: async (secrets = options.secrets) => {
-      const peer = await openPgStore(url, { ...options, secrets });
-      cleanups.push(() => peer.close());
-      return peer;
-    },
-    sql: async (text, params = []) => {
-      const db = new PgDb(url, { max: 1 });
-      try {
-        return await db.rows<Record<string, unknown>>(text, params as never);
-      } finally {
-        await db.close();
-      }
-    },
+
+  const sqlite = async (): Promise<OpenedStore> => {
+    const dir = mkdtempSync(join(tmpdir(), dirPrefix));
+    const store = openStore(dir, options);
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    cleanups.push(() => store.close());
+    return {
+      store,
+      peer: async (secrets = options.secrets) => {
+        const peer = openStore(dir, { ...options, secrets });
+        cleanups.push(() => peer.close());
+        return peer;
+      },
+      sql: async (text, params = []) => store.sqlite!.prepare(text).all(...params) as Record<string, unknown>[],
+    };
   };
+
+  let server: Promise<PostgresServer> | undefined;
+  const postgres = async (): Promise<OpenedStore> => {
+    server ??= startPostgres().then((started) => {
+      cleanups.unshift(() => started.stop());
+      return started;
+    });
+    const url = await (await server).database();
+    const store = await openPgStore(url, options);
+    cleanups.push(() => store.close());
+    return {
+      store,
+      peer: async (secrets = options.secrets) => {
+        const peer = await openPgStore(url, { ...options, secrets });
+        cleanups.push(() => peer.close());
+        return peer;
+      },
+      sql: async (text, params = []) => {
+        const db = new PgDb(url, { max: 1 });
+        try {
+          return await db.rows<Record<string, unknown>>(text, params as never);
+        } finally {
+          await db.close();
+        }
+      },
+    };
+  };
+  return { sqlite, postgres };
 }
 
 /** An agent that answers `numbers`, to claim them beside a record kind's. */
@@ -143,9 +151,10 @@ export function describeRecordStore<R, Repo extends OwnedRecords<R>>(
   own: (opened: () => OpenedStore) => void,
 ): void {
   if ('missing' in found) console.warn(`PostgreSQL ${kind.title} store suite skipped: ${found.missing}`);
+  const open = storeOpeners(kind.dirPrefix);
   describe.each([
-    { name: 'SQLite', open: async () => openSqlite(kind.dirPrefix) },
-    ...('missing' in found ? [] : [{ name: 'PostgreSQL', open: openPostgres }]),
+    { name: 'SQLite', open: open.sqlite },
+    ...('missing' in found ? [] : [{ name: 'PostgreSQL', open: open.postgres }]),
   ])(`${kind.title} in the $name store`, ({ open }) => {
     let opened: OpenedStore;
     beforeAll(async () => {
