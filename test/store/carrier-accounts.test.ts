@@ -34,25 +34,15 @@ const CARRIER_ACCOUNTS: RecordKind<CarrierAccount, CarrierAccountRepository> = {
   stored: { table: 'carrier_accounts', column: 'account', idColumn: 'carrier_account_id' },
   secretsOf: (a) => Object.values(a.credentials),
   pagingRecord: (id, i) => account(id, [], { created_at: NOW + (i % 3), carrier: i < 2 ? 'twilio' : 'plivo' }),
-  page: async (repo, orgId, limit, pagination_key) => {
-    const page = await repo.list(
-      orgId,
-      ListCarrierAccountsBody.parse({ sort_order: 'ascending', limit, pagination_key }),
-    );
+  list: async (repo, orgId, body) => {
+    const page = await repo.list(orgId, ListCarrierAccountsBody.parse(body));
     return {
       ids: page.accounts.map((a) => a.carrier_account_id),
       totalCount: page.totalCount,
       nextCursor: page.nextCursor,
     };
   },
-  filtered: async (repo, orgId) => {
-    const page = await repo.list(orgId, ListCarrierAccountsBody.parse({ filter_criteria: { carrier: ['twilio'] } }));
-    return {
-      ids: page.accounts.map((a) => a.carrier_account_id),
-      totalCount: page.totalCount,
-      nextCursor: page.nextCursor,
-    };
-  },
+  filter: { carrier: ['twilio'] },
   filteredPaging: [1, 0],
   numbers: {
     byNumber: (store, number) => store.carrierAccounts.byNumber(number),

@@ -31,22 +31,15 @@ const PROVIDER_CREDENTIALS: RecordKind<ProviderCredential, ProviderCredentialRep
   secretsOf: (c) => [c.api_key],
   pagingRecord: (id, i) =>
     credential(id, `p${i}`, { created_at: NOW + (i % 3), provider: i < 2 ? 'openai' : 'cartesia' }),
-  page: async (repo, orgId, limit, pagination_key) => {
-    const page = await repo.list(orgId, ListCredentialsBody.parse({ sort_order: 'ascending', limit, pagination_key }));
+  list: async (repo, orgId, body) => {
+    const page = await repo.list(orgId, ListCredentialsBody.parse(body));
     return {
       ids: page.credentials.map((c) => c.provider_credential_id),
       totalCount: page.totalCount,
       nextCursor: page.nextCursor,
     };
   },
-  filtered: async (repo, orgId) => {
-    const page = await repo.list(orgId, ListCredentialsBody.parse({ filter_criteria: { provider: ['openai'] } }));
-    return {
-      ids: page.credentials.map((c) => c.provider_credential_id),
-      totalCount: page.totalCount,
-      nextCursor: page.nextCursor,
-    };
-  },
+  filter: { provider: ['openai'] },
   filteredPaging: [1, 0],
 };
 

@@ -128,10 +128,10 @@ export interface RecordKind<R, Repo extends OwnedRecords<R> = OwnedRecords<R>> {
   readonly secretsOf: (record: R) => string[];
   /** The i-th of the paging rule's five records, id `id`, created at NOW + i % 3 (the filter may pick by i). */
   readonly pagingRecord: (id: string, i: number) => R;
-  /** One page of `orgId`'s records: ascending by created_at, `limit` long, from `pagination_key`. */
-  readonly page: (repo: Repo, orgId: string, limit: number, pagination_key: string | null) => Promise<RecordPage>;
-  /** A filter's page of `orgId`'s records, and which of the paging records it gives back (newest first). */
-  readonly filtered: (repo: Repo, orgId: string) => Promise<RecordPage>;
+  /** One page of `orgId`'s records for a list request's body (parsed by the kind's own schema). */
+  readonly list: (repo: Repo, orgId: string, body: Record<string, unknown>) => Promise<RecordPage>;
+  /** A filter_criteria, and which of the paging records it gives back (newest first). */
+  readonly filter: Record<string, unknown>;
   readonly filteredPaging: number[];
   /** For kinds that hold numbers: how a number is found, and the error for a second record of one organization. */
   readonly numbers?: {
@@ -211,17 +211,21 @@ function recordStoreRules<R, Repo extends OwnedRecords<R>>(kind: RecordKind<R, R
     const seen: string[] = [];
     let pagination_key: string | null = null;
     do {
-      const page: RecordPage = await kind.page(repo, 'paging', 2, pagination_key);
+      const page: RecordPage = await kind.list(repo, 'paging', {
+        sort_order: 'ascending',
+        limit: 2,
+        pagination_key,
+      });
       expect(page.totalCount).toBe(5);
       expect(page.ids.length).toBeLessThanOrEqual(2);
       seen.push(...page.ids);
       pagination_key = page.nextCursor;
     } while (pagination_key);
     expect(seen).toEqual([0, 3, 1, 4, 2].map((i) => idOf(`p${i}`)));
-    const filtered = await kind.filtered(repo, 'paging');
+    const filtered = await kind.list(repo, 'paging', { filter_criteria: kind.filter });
     expect(filtered.ids).toEqual(kind.filteredPaging.map((i) => idOf(`p${i}`)));
     expect(filtered.totalCount).toBe(kind.filteredPaging.length);
-    expect((await kind.page(repo, 'nobody', 2, null)).totalCount).toBe(0);
+    expect((await kind.list(repo, 'nobody', {})).totalCount).toBe(0);
   });
 
   const numbers = kind.numbers;

@@ -29,14 +29,11 @@ const SIP_TRUNKS: RecordKind<SipTrunk, SipTrunkRepository> = {
   stored: { table: 'sip_trunks', column: 'trunk', idColumn: 'sip_trunk_id' },
   secretsOf: (t) => [t.inbound.password, t.outbound?.password].filter((s): s is string => s !== undefined),
   pagingRecord: (id, i) => trunk(id, [`+1555040005${i}`], { created_at: NOW + (i % 3) }),
-  page: async (repo, orgId, limit, pagination_key) => {
-    const page = await repo.list(orgId, ListSipTrunksBody.parse({ sort_order: 'ascending', limit, pagination_key }));
+  list: async (repo, orgId, body) => {
+    const page = await repo.list(orgId, ListSipTrunksBody.parse(body));
     return { ids: page.trunks.map((t) => t.sip_trunk_id), totalCount: page.totalCount, nextCursor: page.nextCursor };
   },
-  filtered: async (repo, orgId) => {
-    const page = await repo.list(orgId, ListSipTrunksBody.parse({ filter_criteria: { name: ['siptrunk_p4'] } }));
-    return { ids: page.trunks.map((t) => t.sip_trunk_id), totalCount: page.totalCount, nextCursor: page.nextCursor };
-  },
+  filter: { name: ['siptrunk_p4'] },
   filteredPaging: [4],
   numbers: {
     byNumber: (store, number) => store.sipTrunks.byNumber(number),
