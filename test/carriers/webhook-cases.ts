@@ -4,12 +4,12 @@
 // stream to the carrier's media route carrying the call's id and secret, and the same answer when sent again; and
 // a cold transfer to a busy destination brings the caller back to the agent. Each carrier's webhook test file gives
 // its own WebhookCarrier (how it sends, signs and reads its answer) and keeps the cases that are its own.
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TwilioStreamCaller } from '../../src/carriers/sim/twilio-stream.ts';
 import type { CallRecord } from '../../src/records/record.ts';
 import { DEMO_TRANSFER_FAILED } from '../../src/demo/script.ts';
 import { agentFinished, fixtureUlaw } from '../helpers/phone.ts';
-import { callEnded, type TestService } from '../helpers/service.ts';
+import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 
 /** A webhook's parameters: a form's fields or a JSON object's, all strings. */
 export type WebhookBody = Record<string, string>;
@@ -179,38 +179,71 @@ export async function coldTransferToBusy(
   return { callId, record };
 }
 
+/** A carrier's stand-in as a webhook test file starts and closes it. */
+interface StandIn {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** The service and stand-in a carrier's webhook test file runs against, once its beforeAll has run. */
+export interface CarrierDesk<S> {
+  readonly t: () => TestService;
+  readonly standIn: () => S;
+  /** What a cold transfer from the desk needs but the carrier's own words (see TransferCarrier). */
+  readonly transfer: Pick<TransferCarrier, 'service' | 'from' | 'agentId' | 'busyDesk'>;
+}
+
 /**
- * Starts the service with `env`, gives it the carrier account holding `number`, and the desk agent `agentId`: the
- * demo agent with a short greeting (each call's time is mostly audio played in real time), answering `number` and
- * `elsewhere`, whose transfer_call tool goes to `busyDesk`. Resolves with the account's creation answer too.
+ * Registers the file's beforeAll and afterAll: starts the stand-in and the service configured with `env`, gives it
+ * the carrier account holding `number`, and the desk agent `agentId`: the demo agent with a short greeting (each
+ * call's time is mostly audio played in real time), answering `number` and `elsewhere`, whose transfer_call tool
+ * goes to `busyDesk` (a busy phone). `created` is handed the account's creation answer.
  */
-export async function startCarrierDesk(
-  start: () => Promise<TestService>,
-  o: {
-    carrier: string;
-    credentials: Record<string, string>;
-    number: string;
-    elsewhere: string;
-    agentId: string;
-    busyDesk: string;
-  },
-): Promise<{ t: TestService; accountText: string }> {
-  const t = await start();
-  const account = await t.request('POST', '/v2/carrier-accounts', {
-    body: { carrier: o.carrier, name: 'main line', numbers: [o.number], credentials: o.credentials },
+export function carrierDesk<S extends StandIn>(o: {
+  carrier: string;
+  start: () => Promise<S>;
+  env: (standIn: S) => Record<string, string>;
+  credentials: (standIn: S) => Record<string, string>;
+  /** Makes `phone` busy on the stand-in. */
+  busy: (standIn: S, phone: string) => void;
+  number: string;
+  elsewhere: string;
+  agentId: string;
+  busyDesk: string;
+  created?: (accountText: string) => void;
+}): CarrierDesk<S> {
+  let t: TestService | undefined;
+  let standIn: S | undefined;
+  beforeAll(async () => {
+    standIn = await o.start();
+    t = await startTestService(o.env(standIn));
+    const account = await t.request('POST', '/v2/carrier-accounts', {
+      body: { carrier: o.carrier, name: 'main line', numbers: [o.number], credentials: o.credentials(standIn) },
+    });
+    expect(account.status, account.text).toBe(201);
+    o.created?.(account.text);
+    const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
+    const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
+    const agent = await t.request('POST', '/v2/agents', {
+      body: {
+        ...config,
+        agent_id: o.agentId,
+        begin_message: 'Hi.',
+        inbound_numbers: [o.number, o.elsewhere],
+        tools: [...demo.tools, { type: 'transfer_call', transfer_to: o.busyDesk }],
+      },
+    });
+    expect(agent.status, agent.text).toBe(201);
+    o.busy(standIn, o.busyDesk);
+  }, 60_000);
+  afterAll(async () => {
+    await t?.stop();
+    await standIn?.close();
   });
-  expect(account.status, account.text).toBe(201);
-  const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
-  const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-  const agent = await t.request('POST', '/v2/agents', {
-    body: {
-      ...config,
-      agent_id: o.agentId,
-      begin_message: 'Hi.',
-      inbound_numbers: [o.number, o.elsewhere],
-      tools: [...demo.tools, { type: 'transfer_call', transfer_to: o.busyDesk }],
-    },
-  });
-  expect(agent.status, agent.text).toBe(201);
-  return { t, accountText: account.text };
+  const service = () => t!;
+  return {
+    t: service,
+    standIn: () => standIn!,
+    transfer: { service, from: o.number, agentId: o.agentId, busyDesk: o.busyDesk },
+  };
 }

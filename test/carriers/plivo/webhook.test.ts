@@ -4,11 +4,11 @@
 // callbacks take the same signature, a stream without its secret is closed 1008, and a cold transfer whose
 // destination is busy brings the caller back to the agent on the stream the <Dial>'s action answers.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { PlivoStandIn, streamOfXml } from '../../helpers/plivo-standin.ts';
-import { startTestService, type TestService } from '../../helpers/service.ts';
-import { coldTransferToBusy, startCarrierDesk, webhookCases, type WebhookBody } from '../webhook-cases.ts';
+import type { TestService } from '../../helpers/service.ts';
+import { coldTransferToBusy, carrierDesk, webhookCases, type WebhookBody } from '../webhook-cases.ts';
 
 const NUMBER = '+15550700001';
 const ELSEWHERE = '+15550700002';
@@ -17,21 +17,20 @@ const AGENT = 'plivo-desk';
 let t: TestService;
 let plivo: PlivoStandIn;
 
-beforeAll(async () => {
-  plivo = await new PlivoStandIn().start();
-  ({ t } = await startCarrierDesk(() => startTestService({ PLIVO_API_BASE: plivo.url }), {
-    carrier: 'plivo',
-    credentials: { auth_id: plivo.authId, auth_token: plivo.authToken },
-    number: NUMBER,
-    elsewhere: ELSEWHERE,
-    agentId: AGENT,
-    busyDesk: DESK_BUSY,
-  }));
-  plivo.behaviors.set(DESK_BUSY, { kind: 'busy' });
-}, 60_000);
-afterAll(async () => {
-  await t?.stop();
-  await plivo?.close();
+const desk = carrierDesk({
+  carrier: 'plivo',
+  start: () => new PlivoStandIn().start(),
+  env: (plivo) => ({ PLIVO_API_BASE: plivo.url }),
+  credentials: (plivo) => ({ auth_id: plivo.authId, auth_token: plivo.authToken }),
+  busy: (plivo, phone) => plivo.behaviors.set(phone, { kind: 'busy' }),
+  number: NUMBER,
+  elsewhere: ELSEWHERE,
+  agentId: AGENT,
+  busyDesk: DESK_BUSY,
+});
+beforeAll(() => {
+  t = desk.t();
+  plivo = desk.standIn();
 });
 
 const voiceUrl = () => `${t.url}/telephony/plivo/voice`;
@@ -131,10 +130,7 @@ describe('Plivo answer URL', () => {
   it('a cold transfer to a busy destination brings the caller back to the agent, who says it could not put them through', async () => {
     await coldTransferToBusy(
       {
-        service: () => t,
-        from: NUMBER,
-        agentId: AGENT,
-        busyDesk: DESK_BUSY,
+        ...desk.transfer,
         busy: 'busy',
         answer: (phone, talk, afterTransfer) => plivo.behaviors.set(phone, { kind: 'answer', talk, afterTransfer }),
         transfersOf: (phone) => plivo.calls.find((c) => c.body.to === phone.slice(1))!.transfers,

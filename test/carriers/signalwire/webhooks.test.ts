@@ -6,12 +6,12 @@
 // signed, to SignalWire's own status route; a cold transfer to a busy destination brings the caller back on a
 // wideband stream.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { twilioSignature } from '../../../src/carriers/twilio/signature.ts';
 import { agentFinished, fixtureUlaw } from '../../helpers/phone.ts';
-import { callEnded, startTestService, type TestService } from '../../helpers/service.ts';
+import { callEnded, type TestService } from '../../helpers/service.ts';
 import { SignalWireStandIn } from '../../helpers/signalwire-standin.ts';
-import { coldTransferToBusy, startCarrierDesk, webhookCases, type WebhookBody } from '../webhook-cases.ts';
+import { coldTransferToBusy, carrierDesk, webhookCases, type WebhookBody } from '../webhook-cases.ts';
 
 const NUMBER = '+15550700001';
 const ELSEWHERE = '+15550700002';
@@ -21,21 +21,23 @@ let t: TestService;
 let signalwire: SignalWireStandIn;
 let accountText: string;
 
-beforeAll(async () => {
-  signalwire = await new SignalWireStandIn().start();
-  ({ t, accountText } = await startCarrierDesk(() => startTestService({ SIGNALWIRE_API_BASE: signalwire.url }), {
-    carrier: 'signalwire',
-    credentials: signalwire.credentials(),
-    number: NUMBER,
-    elsewhere: ELSEWHERE,
-    agentId: AGENT,
-    busyDesk: DESK_BUSY,
-  }));
-  signalwire.behaviors.set(DESK_BUSY, { kind: 'busy' });
-}, 60_000);
-afterAll(async () => {
-  await t?.stop();
-  await signalwire?.close();
+const desk = carrierDesk({
+  carrier: 'signalwire',
+  start: () => new SignalWireStandIn().start(),
+  env: (signalwire) => ({ SIGNALWIRE_API_BASE: signalwire.url }),
+  credentials: (signalwire) => signalwire.credentials(),
+  busy: (signalwire, phone) => signalwire.behaviors.set(phone, { kind: 'busy' }),
+  number: NUMBER,
+  elsewhere: ELSEWHERE,
+  agentId: AGENT,
+  busyDesk: DESK_BUSY,
+  created: (text) => {
+    accountText = text;
+  },
+});
+beforeAll(() => {
+  t = desk.t();
+  signalwire = desk.standIn();
 });
 
 const params = (to: string) => ({
@@ -139,10 +141,7 @@ describe('SignalWire outbound', () => {
     const phone = '+15550700010';
     const { callId } = await coldTransferToBusy(
       {
-        service: () => t,
-        from: NUMBER,
-        agentId: AGENT,
-        busyDesk: DESK_BUSY,
+        ...desk.transfer,
         busy: 'busy',
         answer: (to, talk, afterTransfer) => signalwire.behaviors.set(to, { kind: 'answer', talk, afterTransfer }),
         transfersOf: (to) =>

@@ -4,10 +4,10 @@
 // Control's JSON events under the same signature, and a cold transfer whose destination is busy brings the caller
 // back to the agent on a stream Telnyx opens with streaming_start.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { streamOfTexml, TelnyxStandIn } from '../../helpers/telnyx-standin.ts';
-import { startTestService, type TestService } from '../../helpers/service.ts';
-import { coldTransferToBusy, startCarrierDesk, webhookCases, type WebhookBody } from '../webhook-cases.ts';
+import type { TestService } from '../../helpers/service.ts';
+import { coldTransferToBusy, carrierDesk, webhookCases, type WebhookBody } from '../webhook-cases.ts';
 
 const NUMBER = '+15550600001';
 const ELSEWHERE = '+15550600002';
@@ -16,21 +16,24 @@ const AGENT = 'telnyx-desk';
 let t: TestService;
 let telnyx: TelnyxStandIn;
 
-beforeAll(async () => {
-  telnyx = await new TelnyxStandIn().start();
-  ({ t } = await startCarrierDesk(() => startTestService({ TELNYX_API_BASE: telnyx.url }), {
-    carrier: 'telnyx',
-    credentials: { api_key: telnyx.apiKey, public_key: telnyx.publicKey, connection_id: telnyx.connectionId },
-    number: NUMBER,
-    elsewhere: ELSEWHERE,
-    agentId: AGENT,
-    busyDesk: DESK_BUSY,
-  }));
-  telnyx.behaviors.set(DESK_BUSY, { kind: 'busy' });
-}, 60_000);
-afterAll(async () => {
-  await t?.stop();
-  await telnyx?.close();
+const desk = carrierDesk({
+  carrier: 'telnyx',
+  start: () => new TelnyxStandIn().start(),
+  env: (telnyx) => ({ TELNYX_API_BASE: telnyx.url }),
+  credentials: (telnyx) => ({
+    api_key: telnyx.apiKey,
+    public_key: telnyx.publicKey,
+    connection_id: telnyx.connectionId,
+  }),
+  busy: (telnyx, phone) => telnyx.behaviors.set(phone, { kind: 'busy' }),
+  number: NUMBER,
+  elsewhere: ELSEWHERE,
+  agentId: AGENT,
+  busyDesk: DESK_BUSY,
+});
+beforeAll(() => {
+  t = desk.t();
+  telnyx = desk.standIn();
 });
 
 const formText = (body: WebhookBody) => new URLSearchParams(body).toString();
@@ -99,10 +102,7 @@ describe('Telnyx webhooks', () => {
   it('a cold transfer to a busy destination brings the caller back to the agent, who says it could not put them through', async () => {
     await coldTransferToBusy(
       {
-        service: () => t,
-        from: NUMBER,
-        agentId: AGENT,
-        busyDesk: DESK_BUSY,
+        ...desk.transfer,
         busy: 'user_busy',
         answer: (phone, talk, afterTransfer) => telnyx.behaviors.set(phone, { kind: 'answer', talk, afterTransfer }),
         transfersOf: (phone) => telnyx.calls.find((c) => c.body.To === phone)!.transfers,

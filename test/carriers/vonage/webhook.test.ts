@@ -4,10 +4,10 @@
 // do, and a cold transfer whose destination is busy brings the caller back to the agent through the NCCO the
 // synchronous connect's event URL answers.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callEnded, startTestService, type TestService } from '../../helpers/service.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { callEnded, type TestService } from '../../helpers/service.ts';
 import { VonageStandIn, websocketOfNcco } from '../../helpers/vonage-standin.ts';
-import { coldTransferToBusy, startCarrierDesk, webhookCases } from '../webhook-cases.ts';
+import { coldTransferToBusy, carrierDesk, webhookCases } from '../webhook-cases.ts';
 
 const NUMBER = '+15550700001';
 const ELSEWHERE = '+15550700002';
@@ -16,25 +16,24 @@ const AGENT = 'vonage-desk';
 let t: TestService;
 let vonage: VonageStandIn;
 
-beforeAll(async () => {
-  vonage = await new VonageStandIn().start();
-  ({ t } = await startCarrierDesk(() => startTestService({ VONAGE_API_BASE: vonage.url }), {
-    carrier: 'vonage',
-    credentials: {
-      application_id: vonage.applicationId,
-      private_key: vonage.privateKey,
-      signature_secret: vonage.signatureSecret,
-    },
-    number: NUMBER,
-    elsewhere: ELSEWHERE,
-    agentId: AGENT,
-    busyDesk: DESK_BUSY,
-  }));
-  vonage.behaviors.set(DESK_BUSY, { kind: 'busy' });
-}, 60_000);
-afterAll(async () => {
-  await t?.stop();
-  await vonage?.close();
+const desk = carrierDesk({
+  carrier: 'vonage',
+  start: () => new VonageStandIn().start(),
+  env: (vonage) => ({ VONAGE_API_BASE: vonage.url }),
+  credentials: (vonage) => ({
+    application_id: vonage.applicationId,
+    private_key: vonage.privateKey,
+    signature_secret: vonage.signatureSecret,
+  }),
+  busy: (vonage, phone) => vonage.behaviors.set(phone, { kind: 'busy' }),
+  number: NUMBER,
+  elsewhere: ELSEWHERE,
+  agentId: AGENT,
+  busyDesk: DESK_BUSY,
+});
+beforeAll(() => {
+  t = desk.t();
+  vonage = desk.standIn();
 });
 
 // Vonage sends numbers without "+".
@@ -151,10 +150,7 @@ describe('Vonage event URL', () => {
   it('a cold transfer to a busy destination brings the caller back to the agent, who says it could not put them through', async () => {
     await coldTransferToBusy(
       {
-        service: () => t,
-        from: NUMBER,
-        agentId: AGENT,
-        busyDesk: DESK_BUSY,
+        ...desk.transfer,
         busy: 'busy',
         answer: (phone, talk, afterTransfer) => vonage.behaviors.set(phone, { kind: 'answer', talk, afterTransfer }),
         transfersOf: (phone) =>
