@@ -88,11 +88,18 @@ describe('SignalWire voice webhook', () => {
     expect((await t.request('POST', '/v2/calls/list', { body: {} })).text).not.toContain(body.CallSid);
   });
 
-  it('signed with the Signing Key under the X-Twilio-Signature alias, it answers the same cXML', async () => {
+  it('signed with the Signing Key under the X-Twilio-Signature alias, it answers the same cXML and registers the call', async () => {
     const body = params(NUMBER);
     const res = await voice(body, signed(body, signalwire.signingKey, 'x-twilio-signature'));
     expect(res.status).toBe(200);
-    expect(await res.text()).toMatch(CXML);
+    const cxml = await res.text();
+    expect(cxml).toMatch(CXML);
+    const callId = /name="call_id" value="([^"]+)"/.exec(cxml)![1]!;
+    expect((await t.request('GET', `/v2/calls/${callId}`)).body).toMatchObject({
+      call_type: 'inbound',
+      agent_id: AGENT,
+      metadata: { signalwire_call_sid: body.CallSid },
+    });
   });
 
   it("the stream carries 16 kHz L16 both ways: the agent's frames are 640 bytes and the caller's words are understood", async () => {
