@@ -2,7 +2,7 @@
 // per script, a busy one, one that rings out and the transfer desk. They open Twilio's media route.
 import type { CarrierDriver, ScriptName } from '../conformance.ts';
 import { SCRIPTS } from '../conformance.ts';
-import { TwilioStreamCaller } from '../../../src/carriers/sim/twilio-stream.ts';
+import { twilioStreamWithoutSecret } from '../stand-in-driver.ts';
 
 const PHONES = Object.fromEntries(
   Object.keys(SCRIPTS).map((name, i) => [name, `+1555009${String(i).padStart(4, '0')}`]),
@@ -25,13 +25,5 @@ export const simDriver: CarrierDriver = {
     return { SIM_NUMBERS: phones.join(','), SIM_ANSWER_DELAY_MS: '200' };
   },
   answering: (script) => PHONES[script],
-  async streamWithoutSecret(serviceUrl, callId) {
-    const stream = new TwilioStreamCaller({
-      url: `${serviceUrl.replace('http', 'ws')}/media/twilio`,
-      customParameters: { call_id: callId },
-    });
-    await stream.connect();
-    await stream.waitForClose();
-    return stream.closeCode ?? 0;
-  },
+  streamWithoutSecret: (serviceUrl, callId) => twilioStreamWithoutSecret(serviceUrl, '/media/twilio', callId),
 };

@@ -1,119 +1,99 @@
-// Vonage's webhooks against the real service: only what the called number's (or the call's) Vonage
-// account signed is taken, GET or POST; a uuid sent again gets the first answer; call events map to
-// the outcomes Twilio's do; a cold transfer whose destination is busy brings the caller back to the
-// agent through the NCCO the synchronous connect's event URL answers.
+// Vonage's webhooks against the real service: the answer URL's shared cases (test/carriers/webhook-cases.ts: only
+// what the called number's Vonage account signed is taken, a uuid sent again gets the first answer) with Vonage's
+// signed JWT and NCCO; here, a GET is signed and answered as a POST is, call events map to the outcomes Twilio's
+// do, and a cold transfer whose destination is busy brings the caller back to the agent through the NCCO the
+// synchronous connect's event URL answers.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TwilioStreamCaller } from '../../../src/carriers/sim/twilio-stream.ts';
-import { DEMO_TRANSFER_FAILED } from '../../../src/demo/script.ts';
-import { agentFinished, fixtureUlaw } from '../../helpers/phone.ts';
-import { callEnded, startTestService, type TestService } from '../../helpers/service.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { callEnded, type TestService } from '../../helpers/service.ts';
 import { VonageStandIn, websocketOfNcco } from '../../helpers/vonage-standin.ts';
+import { coldTransferToBusy, carrierDesk, webhookCases } from '../webhook-cases.ts';
 
 const NUMBER = '+15550700001';
 const ELSEWHERE = '+15550700002';
 const DESK_BUSY = '+15550700020';
+const AGENT = 'vonage-desk';
 let t: TestService;
 let vonage: VonageStandIn;
 
-beforeAll(async () => {
-  vonage = await new VonageStandIn().start();
-  t = await startTestService({ VONAGE_API_BASE: vonage.url });
-  const account = await t.request('POST', '/v2/carrier-accounts', {
-    body: {
-      carrier: 'vonage',
-      name: 'main line',
-      numbers: [NUMBER],
-      credentials: {
-        application_id: vonage.applicationId,
-        private_key: vonage.privateKey,
-        signature_secret: vonage.signatureSecret,
-      },
-    },
-  });
-  expect(account.status, account.text).toBe(201);
-  const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
-  const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
-  const agent = await t.request('POST', '/v2/agents', {
-    body: { ...config, agent_id: 'vonage-desk', begin_message: 'Hi.', inbound_numbers: [NUMBER, ELSEWHERE] },
-  });
-  expect(agent.status, agent.text).toBe(201);
-  const busy = await t.request('POST', '/v2/agents', {
-    body: {
-      ...config,
-      agent_id: 'vonage-busy-desk',
-      tools: [...demo.tools, { type: 'transfer_call', transfer_to: DESK_BUSY }],
-    },
-  });
-  expect(busy.status, busy.text).toBe(201);
-  vonage.behaviors.set(DESK_BUSY, { kind: 'busy' });
-}, 60_000);
-afterAll(async () => {
-  await t?.stop();
-  await vonage?.close();
+const desk = carrierDesk({
+  carrier: 'vonage',
+  start: () => new VonageStandIn().start(),
+  env: (vonage) => ({ VONAGE_API_BASE: vonage.url }),
+  credentials: (vonage) => ({
+    application_id: vonage.applicationId,
+    private_key: vonage.privateKey,
+    signature_secret: vonage.signatureSecret,
+  }),
+  busy: (vonage, phone) => vonage.behaviors.set(phone, { kind: 'busy' }),
+  number: NUMBER,
+  elsewhere: ELSEWHERE,
+  agentId: AGENT,
+  busyDesk: DESK_BUSY,
+});
+beforeAll(() => {
+  t = desk.t();
+  vonage = desk.standIn();
 });
 
-const callCount = async () =>
-  ((await t.request('POST', '/v2/calls/list', { body: {} })).body as { total_count: number }).total_count;
-const answerBody = (to = NUMBER) => ({
+// Vonage sends numbers without "+".
+const answerBody = (to: string) => ({
   uuid: randomUUID(),
   conversation_uuid: `CON-${randomUUID()}`,
   from: '14155550100',
   to: to.slice(1),
 });
-const postAnswer = async (body: Record<string, unknown>, authorization?: string, raw = JSON.stringify(body)) =>
-  fetch(`${t.url}/telephony/vonage/voice`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
-    body: raw,
-  });
 
-describe('Vonage answer URL', () => {
-  it('is refused 403, with no call: unsigned, signed with another secret, body changed, or a number on no Vonage account', async () => {
-    const before = await callCount();
-    const body = answerBody();
-    const text = JSON.stringify(body);
-    expect((await postAnswer(body)).status).toBe(403);
-    expect((await postAnswer(body, await vonage.signature(text, 'another-secret-entirely'))).status).toBe(403);
-    const changed = JSON.stringify({ ...body, from: '14155550199' });
-    expect((await postAnswer(body, await vonage.signature(text), changed)).status).toBe(403);
-    expect(
-      (await vonage.answer(t.url, { to: NUMBER, from: '+14155550100', uuid: randomUUID() }, 'x'.repeat(20))).status,
-    ).toBe(403);
-    const elsewhere = await vonage.answer(t.url, { to: ELSEWHERE, from: '+14155550100', uuid: randomUUID() });
-    expect(elsewhere.status).toBe(403);
-    expect(await elsewhere.json()).toMatchObject({ code: 'FORBIDDEN' });
-    expect(await callCount()).toBe(before);
-  });
-
-  it('a signed GET registers one inbound call and answers a websocket connect with its call_id and secret; sent again, the same answer', async () => {
-    const before = await callCount();
-    const call = { to: NUMBER, from: '+14155550100', uuid: randomUUID() };
-    const first = await vonage.answer(t.url, call);
-    expect(first.status).toBe(200);
-    expect(first.headers.get('content-type')).toMatch(/^application\/json/);
-    const ncco = await first.text();
+webhookCases({
+  name: 'Vonage',
+  mediaPath: '/media/vonage',
+  service: () => t,
+  number: NUMBER,
+  elsewhere: ELSEWHERE,
+  agentId: AGENT,
+  body: answerBody,
+  changed: (body) => ({ ...body, from: '14155550199' }),
+  send: (body, headers) =>
+    fetch(`${t.url}/telephony/vonage/voice`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    }),
+  sign: async (body, key) => ({
+    authorization: await vonage.signature(
+      JSON.stringify(body),
+      key === 'account' ? undefined : 'another-secret-entirely',
+    ),
+  }),
+  streamOf: (ncco, res) => {
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const endpoint = websocketOfNcco(JSON.parse(ncco));
-    expect(endpoint?.uri).toMatch(/^ws:\/\/.+\/media\/vonage$/);
+    expect(endpoint?.uri).toMatch(/^ws:\/\//);
     expect(endpoint?.contentType).toBe('audio/l16;rate=16000');
     expect(Object.keys(endpoint?.headers ?? {}).sort()).toEqual(['call_id', 'secret']);
+    return {
+      path: new URL(endpoint!.uri).pathname,
+      callId: endpoint!.headers.call_id!,
+      secret: endpoint!.headers.secret!,
+    };
+  },
+  recordOf: (body) => ({ metadata: { vonage_call_uuid: body.uuid } }),
+});
+
+describe('Vonage answer URL', () => {
+  it('a signed GET registers the call and is answered as a POST is; sent again, the same answer; a GET signed with another secret is refused', async () => {
+    const call = { to: NUMBER, from: '+14155550100', uuid: randomUUID() };
+    expect((await vonage.answer(t.url, { ...call, uuid: randomUUID() }, 'x'.repeat(20))).status).toBe(403);
+    const first = await vonage.answer(t.url, call);
+    expect(first.status).toBe(200);
+    const ncco = await first.text();
+    const callId = websocketOfNcco(JSON.parse(ncco))?.headers.call_id;
+    expect(callId).toMatch(/.+/);
     expect(await (await vonage.answer(t.url, call)).text()).toBe(ncco);
-    expect(await callCount()).toBe(before + 1);
-    const record = (await t.request('GET', `/v2/calls/${endpoint!.headers.call_id}`)).body;
-    expect(record).toMatchObject({
+    expect((await t.request('GET', `/v2/calls/${callId}`)).body).toMatchObject({
       call_type: 'inbound',
-      call_to: NUMBER,
-      call_from: '+14155550100',
-      agent_id: 'vonage-desk',
       metadata: { vonage_call_uuid: call.uuid },
     });
-  });
-
-  it('a signed POST is answered the same way', async () => {
-    const body = answerBody();
-    const res = await postAnswer(body, await vonage.signature(JSON.stringify(body)));
-    expect(res.status).toBe(200);
-    expect(websocketOfNcco(await res.json())?.headers.call_id).toMatch(/.+/);
   });
 });
 
@@ -154,7 +134,7 @@ describe('Vonage event URL', () => {
     vonage.behaviors.set('+15550700032', { kind: 'timeout' });
     const dial = async (to: string) => {
       const res = await t.request('POST', '/v2/calls', {
-        body: { call_from: NUMBER, call_to: to, agent_id: 'vonage-desk' },
+        body: { call_from: NUMBER, call_to: to, agent_id: AGENT },
       });
       expect(res.status, res.text).toBe(201);
       return callEnded(t, (res.body as { call_id: string }).call_id);
@@ -168,35 +148,15 @@ describe('Vonage event URL', () => {
   });
 
   it('a cold transfer to a busy destination brings the caller back to the agent, who says it could not put them through', async () => {
-    const phone = '+15550700010';
-    let heardBack = false;
-    vonage.behaviors.set(phone, {
-      kind: 'answer',
-      talk: async (line: TwilioStreamCaller) => {
-        await agentFinished(line, { after: 0, timeoutMs: 30_000 });
-        await line.speak(fixtureUlaw('11-can-i-speak-to'));
-        await line.waitForClose();
+    await coldTransferToBusy(
+      {
+        ...desk.transfer,
+        busy: 'busy',
+        answer: (phone, talk, afterTransfer) => vonage.behaviors.set(phone, { kind: 'answer', talk, afterTransfer }),
+        transfersOf: (phone) =>
+          vonage.calls.find((c) => (c.body.to as { number: string }[])[0]!.number === phone.slice(1))!.transfers,
       },
-      afterTransfer: async (line: TwilioStreamCaller) => {
-        await agentFinished(line, { after: 0, timeoutMs: 30_000 });
-        heardBack = true;
-        await line.hangUp();
-      },
-    });
-    const res = await t.request('POST', '/v2/calls', {
-      body: { call_from: NUMBER, call_to: phone, agent_id: 'vonage-busy-desk' },
-    });
-    expect(res.status, res.text).toBe(201);
-    const record = await callEnded(t, (res.body as { call_id: string }).call_id, 60_000);
-    const placed = vonage.calls.find((c) => (c.body.to as { number: string }[])[0]!.number === phone.slice(1))!;
-    expect(placed.transfers).toEqual([{ to: DESK_BUSY, outcome: 'busy' }]);
-    expect(heardBack).toBe(true);
-    expect(record).toMatchObject({
-      call_status: 'ended',
-      disconnection_reason: 'user_hangup',
-      transfer_destination: null,
-    });
-    const agent = record.transcript!.filter((m) => m.role === 'agent').map((m) => m.content);
-    expect(agent.slice(-2)).toEqual(['Let me transfer you.', DEMO_TRANSFER_FAILED]);
+      '+15550700010',
+    );
   }, 90_000);
 });
