@@ -172,6 +172,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     clock,
     logger,
     dispatcher: outbound.dispatcher(),
+    egress: outbound.policy,
     dialer: options.dialer,
   });
   const calls = createCallRuntime(config, {

@@ -3,6 +3,7 @@
 // call control — and exporting one CarrierDefinition; registry.ts lists the definitions, one line
 // each. What carriers share (pacing of inbound audio, waiting streams, the outcomes a carrier
 // reports, the carrier call ids) stays in this folder, beside this file.
+import type { EgressPolicy } from '../net/egress.ts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { AgentRepository } from '../agents/repository.ts';
@@ -65,6 +66,11 @@ export interface CarrierSetup {
   logger: Logger;
   /** The outbound layer's guarded pool for carriers' REST requests (net/http.ts); absent in tests that send none. */
   dispatcher: Dispatcher | undefined;
+  /**
+   * The egress policy (net/egress.ts) for what carriers reach other than through `dispatcher`: a SIP trunk's address
+   * is an organization's setting like a tool's URL. Absent: internal addresses are refused, as with no EGRESS_ALLOW.
+   */
+  egress: EgressPolicy | undefined;
   /**
    * The carriers registered after this one, as one dialer (or one that refuses every call): a
    * carrier that serves only some numbers passes the others on to it.

@@ -3,6 +3,7 @@
 // behind them no carrier (every outbound call fails with a reason a person can act on). Carrier reports (no answer,
 // failure, machine) reach calls through
 // CallOutcomes, and endings the carrier did not cause hang the carrier leg up too.
+import type { EgressPolicy } from '../net/egress.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { CallRegistry } from '../call/registry.ts';
@@ -56,6 +57,8 @@ export interface CarrierDeps {
   logger: Logger;
   /** The guarded pool carriers send their REST requests through (net/http.ts). */
   dispatcher?: Dispatcher | undefined;
+  /** The egress policy that pool holds to, for what carriers reach without it (SIP trunks' addresses). */
+  egress?: EgressPolicy | undefined;
   /** A dialer of the caller's (tests); the configured carriers' otherwise. */
   dialer?: Dialer | undefined;
   /** The carriers to build, in order (tests); registry.ts's otherwise. */
@@ -81,6 +84,7 @@ export async function createCarriers(config: Config, deps: CarrierDeps): Promise
       clock: deps.clock,
       logger: deps.logger,
       dispatcher: deps.dispatcher,
+      egress: deps.egress,
       next: chain,
     });
     if (!carrier) continue;

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { AgentVersion } from '../../agents/schema.ts';
 import { cryptoRandomHex } from '../../clock.ts';
 import type { SipTrunk } from '../../sip-trunks/schema.ts';
+import { EgressPolicy } from '../../net/egress.ts';
 import { realTimers } from '../../timers.ts';
 import type { CarrierDefinition, CarrierHttp } from '../carrier.ts';
 import { calledNumberOf, InboundAdmission, type InboundTrunk } from './admission.ts';
@@ -49,7 +50,7 @@ export function callerOf(from: string): string {
 
 export const sipCarrier: CarrierDefinition = {
   name: 'sip',
-  async create({ config, sipTrunks, clock, logger, outcomes, next }) {
+  async create({ config, sipTrunks, clock, logger, outcomes, next, egress }) {
     const sip = config.sip;
     if (!sip) return undefined;
     const log = logger.child({ carrier: 'sip' });
@@ -134,6 +135,7 @@ export const sipCarrier: CarrierDefinition = {
       ringTimeoutMs: config.ringTimeoutMs,
       timers: realTimers,
       udpListening: service.ports.udp !== undefined,
+      egress: egress ?? new EgressPolicy(),
       log,
       outcomes: () => ({
         answered: async (orgId, callId, transport) => {

@@ -14,6 +14,7 @@
 // is written (checkFrom), so POST /v2/calls answers 400.
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import type { EgressPolicy } from '../../net/egress.ts';
 import type { Logger } from 'pino';
 import { ApiError } from '../../errors.ts';
 import type { DialRequest, DialResult, Dialer } from '../../records/dialer.ts';
@@ -72,6 +73,11 @@ export interface SipDialerOptions {
   udpListening: boolean;
   /** Resolves a trunk's host name; DNS by default. */
   resolveHost?: (host: string) => Promise<string>;
+  /**
+   * The egress policy (net/egress.ts): a trunk's address is an organization's setting, so the address it resolves to is
+   * judged as a tool's or a model's is; a PBX on a private network is opened with EGRESS_ALLOW.
+   */
+  egress: Pick<EgressPolicy, 'addressRefusal'>;
 }
 
 interface PlacedSipCall {
@@ -124,6 +130,15 @@ export class SipDialer implements Dialer {
         reason: 'dial_failed',
         message: `The address of SIP trunk ${held.trunk.sip_trunk_id} (${outbound.address}) could not be resolved.`,
       };
+    const refused = this.o.egress.addressRefusal(hostPortOf(outbound.address).host, peer.address, peer.port);
+    if (refused !== null) {
+      this.o.log.warn({ sip_trunk_id: held.trunk.sip_trunk_id, reason: refused }, 'SIP trunk address refused');
+      return {
+        status: 'failed',
+        reason: 'dial_failed',
+        message: `The address of SIP trunk ${held.trunk.sip_trunk_id} (${outbound.address}) is not reachable from this service: ${refused} (EGRESS_ALLOW opens it).`,
+      };
+    }
     const caller = request.presentationNumber ?? request.from;
     let heard = false;
     const dial = this.o.dial({

@@ -1,3 +1,4 @@
+import { EgressPolicy } from '../../../src/net/egress.ts';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NoCarrierDialer } from '../../../src/carriers/carriers.ts';
@@ -51,7 +52,9 @@ function trunk(outbound: SipTrunk['outbound']): SipTrunk {
 let rtpLow = 47300;
 
 /** The SIP dialer over a real user agent on loopback UDP; the trunk's far side is a scripted peer. */
-async function dialer(o: { credentials?: { username: string; password: string }; outbound?: false } = {}) {
+async function dialer(
+  o: { credentials?: { username: string; password: string }; outbound?: false; egressAllow?: string[] } = {},
+) {
   const timers = new ManualTimers(0);
   const ports = new RtpPortPool({ low: rtpLow, high: rtpLow + 9 }, '127.0.0.1');
   rtpLow += 10;
@@ -101,6 +104,8 @@ async function dialer(o: { credentials?: { username: string; password: string };
     ringTimeoutMs: RING_TIMEOUT_MS,
     timers,
     udpListening: true,
+    // The far side is on loopback, opened as a PBX on the operator's own network would be.
+    egress: new EgressPolicy(o.egressAllow ?? ['127.0.0.0/8']),
     outcomes: () => outcomes,
     log: pino({ level: 'silent' }),
   });
@@ -243,6 +248,19 @@ describe('SIP dialer', () => {
     far.send(responseTo(far.received[0] as SipRequest, 486, 'Busy Here', { toTag: 'b' }));
     await until(() => ended.failed.length === 1, 'the ending');
     expect(ended.failed).toEqual([['call_1', 'The callee was busy (SIP 486 Busy Here).']]);
+  });
+
+  it('refuses a trunk at an internal address EGRESS_ALLOW does not open, as a tool’s URL is: dial_failed, no INVITE', async () => {
+    const { sip, far } = await dialer({ egressAllow: [] });
+    expect(await sip.dial(request())).toEqual({
+      status: 'failed',
+      reason: 'dial_failed',
+      message: expect.stringMatching(
+        /^The address of SIP trunk .* is not reachable from this service: an internal address \(EGRESS_ALLOW opens it\)\.$/,
+      ),
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(far.received).toEqual([]);
   });
 
   it('passes a number that is not on one of the organization’s trunks to the carriers after it', async () => {
