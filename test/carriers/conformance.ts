@@ -84,9 +84,18 @@ export interface CarrierDriver {
     readonly number: string;
     /** A call to `number` from a phone that runs `script`: the call's id, once the service answered it. */
     call(serviceUrl: string, script: ScriptName): Promise<string>;
-    /** The carrier's inbound webhook with a signature that does not match: the service's answer. */
-    badlySigned(serviceUrl: string): Promise<Response>;
+    /**
+     * The carrier's inbound webhook with a signature that does not match: the service's answer. A SIP trunk has no
+     * webhook: its equivalent is an INVITE that no trunk admits.
+     */
+    badlySigned(serviceUrl: string): Promise<{ status: number }>;
   };
-  /** Opens the carrier's media stream for `callId` without its secret: resolves with the close code. */
-  streamWithoutSecret(serviceUrl: string, callId: string): Promise<number>;
+  /**
+   * Opens the carrier's media stream for `callId` without its secret: resolves with the close code. Absent where the
+   * media is no stream the service serves (SIP's is RTP on the call's own port, heard only from the negotiated
+   * address: carriers/sip/rtp-endpoint.ts), so the case does not run there.
+   */
+  streamWithoutSecret?(serviceUrl: string, callId: string): Promise<number>;
+  /** False where the carrier's cold transfer is not implemented: SIP's (REFER) is not yet, issue 37. */
+  readonly transfers?: false;
 }

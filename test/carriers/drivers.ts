@@ -3,6 +3,7 @@ import type { CarrierDriver } from './conformance.ts';
 import { signalwireDriver } from './signalwire/driver.ts';
 import { plivoDriver } from './plivo/driver.ts';
 import { simDriver } from './sim/driver.ts';
+import { sipDriver } from './sip/driver.ts';
 import { telnyxDriver } from './telnyx/driver.ts';
 import { twilioDriver } from './twilio/driver.ts';
 import { vonageDriver } from './vonage/driver.ts';
@@ -14,4 +15,5 @@ export const DRIVERS: readonly CarrierDriver[] = [
   plivoDriver,
   vonageDriver,
   twilioDriver,
+  sipDriver,
 ];

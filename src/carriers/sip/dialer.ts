@@ -89,7 +89,37 @@ export class SipDialer implements Dialer {
   readonly name = 'sip';
   private readonly placed = new Map<string, PlacedSipCall>();
 
-  constructor(private readonly o: SipDialerOptions) {}
+  // The carriers after this one keep their transfers and keys for their own calls (the call manager offers a transfer
+  // only where the dialer has one, so dropping them here took them from every call once SIP listened). A call placed
+  // through a trunk has none of them yet: REFER is not implemented (issue 37).
+  readonly transfer: Dialer['transfer'];
+  readonly consult: Dialer['consult'];
+  readonly bridge: Dialer['bridge'];
+  readonly sendDigits: Dialer['sendDigits'];
+
+  constructor(private readonly o: SipDialerOptions) {
+    const { next } = o;
+    const transfer = next.transfer?.bind(next);
+    const consult = next.consult?.bind(next);
+    const bridge = next.bridge?.bind(next);
+    const sendDigits = next.sendDigits?.bind(next);
+    this.transfer =
+      transfer &&
+      (async (request) => transfer(this.notPlacedHere(request, 'transferred yet (REFER is not implemented)')));
+    this.consult =
+      consult &&
+      (async (request) => consult(this.notPlacedHere(request, 'transferred yet (REFER is not implemented)')));
+    this.bridge =
+      bridge && (async (request) => bridge(this.notPlacedHere(request, 'transferred yet (REFER is not implemented)')));
+    this.sendDigits =
+      sendDigits && (async (request) => sendDigits(this.notPlacedHere(request, 'sent keys by its carrier')));
+  }
+
+  /** `request` as it came, for the next carrier; throws for a call this dialer placed. */
+  private notPlacedHere<R extends { callId: string }>(request: R, what: string): R {
+    if (this.placed.has(request.callId)) throw new Error(`A call placed through a SIP trunk cannot be ${what}.`);
+    return request;
+  }
 
   /** A trunk number is checked against the organization's trunks itself (trunkOf): others are the next carrier's. */
   showsCallerId(to: string): boolean {

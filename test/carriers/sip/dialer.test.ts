@@ -10,7 +10,7 @@ import type { SipTransport } from '../../../src/carriers/sip/transport.ts';
 import { SipUserAgent } from '../../../src/carriers/sip/user-agent.ts';
 import { SipSocketWire } from '../../../src/carriers/sip/wire.ts';
 import { ApiError } from '../../../src/errors.ts';
-import type { DialRequest } from '../../../src/records/dialer.ts';
+import type { DialRequest, Dialer, TransferRequest } from '../../../src/records/dialer.ts';
 import type { OwnedSipTrunk } from '../../../src/sip-trunks/repository.ts';
 import type { SipTrunk } from '../../../src/sip-trunks/schema.ts';
 import { ManualTimers } from '../../../src/timers.ts';
@@ -53,7 +53,12 @@ let rtpLow = 47300;
 
 /** The SIP dialer over a real user agent on loopback UDP; the trunk's far side is a scripted peer. */
 async function dialer(
-  o: { credentials?: { username: string; password: string }; outbound?: false; egressAllow?: string[] } = {},
+  o: {
+    credentials?: { username: string; password: string };
+    outbound?: false;
+    next?: Dialer;
+    egressAllow?: string[];
+  } = {},
 ) {
   const timers = new ManualTimers(0);
   const ports = new RtpPortPool({ low: rtpLow, high: rtpLow + 9 }, '127.0.0.1');
@@ -98,7 +103,7 @@ async function dialer(
       byNumber: async (number) => (held.trunk.numbers.includes(number) ? held : undefined),
       anyWithCredentials: async () => false,
     },
-    next: new NoCarrierDialer(),
+    next: o.next ?? new NoCarrierDialer(),
     dial: (d) => ua!.dial(d),
     publicHost: '127.0.0.1',
     ringTimeoutMs: RING_TIMEOUT_MS,
@@ -283,5 +288,33 @@ describe('SIP dialer', () => {
     expect(refused).toBeInstanceOf(ApiError);
     expect(refused).toMatchObject({ code: 'BAD_REQUEST', details: expect.stringMatching(/no outbound side/) });
     await expect(sip.checkFrom('other-org', TRUNK_NUMBER)).resolves.toBeUndefined();
+  });
+
+  it('leaves the carriers after it their cold and warm transfers for their own calls, and refuses them for a call it placed', async () => {
+    const handed: string[] = [];
+    class TransferringCarrier extends NoCarrierDialer {
+      async transfer(r: TransferRequest): Promise<void> {
+        handed.push(`transfer ${r.callId}`);
+      }
+      async consult(r: { callId: string }): Promise<{ carrierCallId: string }> {
+        handed.push(`consult ${r.callId}`);
+        return { carrierCallId: 'CA-leg' };
+      }
+      async bridge(r: { callId: string }): Promise<void> {
+        handed.push(`bridge ${r.callId}`);
+      }
+    }
+    const { sip, far } = await dialer({ next: new TransferringCarrier() });
+    const other = { callId: 'twilio_call', carrierCallId: 'CA1', to: CALLEE, from: null };
+    await sip.transfer!(other);
+    await sip.consult!({ callId: 'twilio_call', to: CALLEE, from: null, streamSecret: 's' });
+    await sip.bridge!({ callId: 'twilio_call', carrierCallId: 'CA1', consultCarrierCallId: 'CA-leg' });
+    expect(handed).toEqual(['transfer twilio_call', 'consult twilio_call', 'bridge twilio_call']);
+    await sip.dial(request());
+    await until(() => far.received.length === 1, 'the INVITE');
+    await expect(sip.transfer!({ ...other, callId: 'call_1' })).rejects.toThrow(/REFER is not implemented/);
+    expect(handed).toHaveLength(3);
+    // A chain whose carriers cannot transfer has no transfer here either: the call manager offers none.
+    expect((await dialer()).sip.transfer).toBeUndefined();
   });
 });
