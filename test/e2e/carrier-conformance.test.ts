@@ -23,6 +23,12 @@ let scriptsDir: string;
 const greeting = 'Hello, you have reached the front desk. How can I help you today?';
 /** The demo model says goodbye and hangs up to any answer to this (src/demo/script.ts). */
 const LAST_QUESTION = 'Hello, you have reached the front desk. Is there anything else I can help you with?';
+/**
+ * The greeting the caller talks over: long enough that the cut lands inside it even when a loaded machine reads the
+ * cut-in late (with the short greeting, a fresh-clone run once heard it whole), and cut, so the call stays short.
+ */
+const LONG_GREETING =
+  'Hello, you have reached the front desk of the demo clinic. We are open from eight in the morning until six in the evening, Monday to Friday. How can I help you today?';
 /** Where outbound calls come from unless a driver names its own: Twilio's agent's number, shown to the callee. */
 const FROM = DRIVERS.find((d) => d.carrier === 'twilio')?.inbound?.number ?? '+14155550100';
 
@@ -52,6 +58,10 @@ beforeAll(async () => {
       body: { ...config, begin_message: LAST_QUESTION, agent_id: `conf-${driver.carrier}-bye` },
     });
     expect(closing.status, closing.text).toBe(201);
+    const talkedOver = await t.request('POST', '/v2/agents', {
+      body: { ...config, begin_message: LONG_GREETING, agent_id: `conf-${driver.carrier}-long` },
+    });
+    expect(talkedOver.status, talkedOver.text).toBe(201);
   }
 }, 60_000);
 afterAll(async () => {
@@ -60,8 +70,8 @@ afterAll(async () => {
   rmSync(scriptsDir, { recursive: true, force: true });
 });
 
-async function dial(driver: CarrierDriver, to: string, agent: 'conf' | 'conf-bye' = 'conf'): Promise<string> {
-  const agentId = agent === 'conf' ? `conf-${driver.carrier}` : `conf-${driver.carrier}-bye`;
+async function dial(driver: CarrierDriver, to: string, agent: '' | '-bye' | '-long' = ''): Promise<string> {
+  const agentId = `conf-${driver.carrier}${agent}`;
   const res = await t.request('POST', '/v2/calls', {
     body: { call_from: driver.from ?? FROM, call_to: to, agent_id: agentId },
   });
@@ -85,7 +95,7 @@ describe.each(DRIVERS.map((driver) => [driver.carrier, driver] as const))('%s', 
   it.concurrent(
     'an answered call carries words both ways; the agent ending it hangs the carrier leg up',
     async () => {
-      const callId = await dial(driver, driver.answering('conf-no-thanks'), 'conf-bye');
+      const callId = await dial(driver, driver.answering('conf-no-thanks'), '-bye');
       const record = await callEnded(t, callId, 60_000);
       expect(record, JSON.stringify(lines(record))).toMatchObject({
         call_type: 'outbound',
@@ -128,11 +138,11 @@ describe.each(DRIVERS.map((driver) => [driver.carrier, driver] as const))('%s', 
     it.concurrent(
       'talking over the greeting cuts it: the message keeps only what was heard',
       async () => {
-        const record = await call(driver, 'conf-barges-in');
+        const record = await callEnded(t, await dial(driver, driver.answering('conf-barges-in'), '-long'), 60_000);
         const first = record.transcript![0]!;
         expect(first.role).toBe('agent');
         expect(
-          greeting.startsWith(first.content) && first.content.length < greeting.length,
+          LONG_GREETING.startsWith(first.content) && first.content.length < LONG_GREETING.length,
           JSON.stringify(lines(record)),
         ).toBe(true);
         expect(lines(record)[1]).toMatch(/^user: No,? thank you/i);

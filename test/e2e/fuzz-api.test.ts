@@ -923,7 +923,7 @@ describe('fuzz of the forwarded live-call routes with WORKERS=2 (a request lands
     await web.opened;
     web.send({ type: 'start', access_token });
     await web.waitFor((e) => e.type === 'call_started', 20_000);
-  }, 60_000);
+  }, 120_000);
 
   afterAll(() => {
     web?.send({ type: 'hangup' });

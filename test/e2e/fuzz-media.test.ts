@@ -769,7 +769,7 @@ describe('fuzz of the media refusals with WORKERS=2 (a socket lands on either wo
       return { callId: body.call_id, token: body.access_token };
     };
     web = { a: await webCall(KEY_A, 'acme-phone'), b: await webCall(KEY_B, 'globex-phone') };
-  }, 60_000);
+  }, 120_000);
 
   afterAll(() => {
     for (const child of started.splice(0)) child.kill('SIGKILL');
