@@ -33,7 +33,10 @@ const found = postgresBinaries();
  * How one test file opens its stores: all it opens (a PostgreSQL server too) is closed in the file's afterAll. The
  * state lives here, not in this module: unit files share their worker's modules (vitest.config.ts).
  */
-function storeOpeners(dirPrefix: string): { sqlite: () => Promise<OpenedStore>; postgres: () => Promise<OpenedStore> } {
+export function storeOpeners(dirPrefix: string): {
+  sqlite: () => Promise<OpenedStore>;
+  postgres: () => Promise<OpenedStore>;
+} {
   let ids = 0;
   const random = (bytes: number) => (++ids).toString(16).padStart(bytes * 2, '0');
   const options = { random, now: () => NOW, secrets: testSecretBox() };
@@ -54,7 +57,14 @@ function storeOpeners(dirPrefix: string): { sqlite: () => Promise<OpenedStore>; 
         cleanups.push(() => peer.close());
         return peer;
       },
-      sql: async (text, params = []) => store.sqlite!.prepare(text).all(...params) as Record<string, unknown>[],
+      sql: async (text, params = []) => {
+        const statement = store.sqlite!.prepare(text);
+        if (!statement.reader) {
+          statement.run(...params);
+          return [];
+        }
+        return statement.all(...params) as Record<string, unknown>[];
+      },
     };
   };
 

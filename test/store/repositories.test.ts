@@ -2,98 +2,29 @@
 // one and PostgreSQL (a real server from Debian's packages, started here in a temporary directory).
 // Each rule is checked the same way on both, including the ones that matter with several nodes:
 // slots and claims taken by two stores at once on one database.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { NumberTakenError } from '../../src/agents/repository.ts';
 import { AgentConfigSchema, type AgentConfig } from '../../src/agents/schema.ts';
 import { registeredRecord, type CallRecord } from '../../src/records/record.ts';
-import { PgDb } from '../../src/store/postgres/db.ts';
-import { openPgStore } from '../../src/store/postgres/store.ts';
 import { SecretBox, SecretKeyError } from '../../src/secrets/sealed.ts';
-import { openStore, type Store } from '../../src/store/store.ts';
-import { testSecretBox } from '../helpers/secrets.ts';
-import { postgresBinaries, startPostgres, type PostgresServer } from '../helpers/postgres.ts';
-
-const NOW = 1_800_000_000_000;
-let ids = 0;
-const random = (bytes: number) => (++ids).toString(16).padStart(bytes * 2, '0');
-const options = { random, now: () => NOW, secrets: testSecretBox() };
+import type { Store } from '../../src/store/store.ts';
+import { postgresBinaries } from '../helpers/postgres.ts';
+import { NOW, storeOpeners, type OpenedStore } from './record-store-rules.ts';
 
 interface Backend {
   name: string;
   /**
    * A new empty store, a second store on the same database (another node, or one given `secrets`), and raw SQL on it.
    */
-  open(): Promise<{
-    store: Store;
-    peer: (secrets?: SecretBox) => Promise<Store>;
-    sql: (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
-  }>;
+  open(): Promise<OpenedStore>;
 }
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-const sqlite: Backend = {
-  name: 'SQLite',
-  async open() {
-    const dir = mkdtempSync(join(tmpdir(), 'store-suite-'));
-    const store = openStore(dir, options);
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    cleanups.push(() => store.close());
-    return {
-      store,
-      peer: async (secrets = options.secrets) => {
-        const peer = openStore(dir, { ...options, secrets });
-        cleanups.push(() => peer.close());
-        return peer;
-      },
-      sql: async (text, params = []) => {
-        const statement = store.sqlite!.prepare(text);
-        if (!statement.reader) {
-          statement.run(...params);
-          return [];
-        }
-        return statement.all(...params) as Record<string, unknown>[];
-      },
-    };
-  },
-};
+// The same openers as the record kinds' rules (record-store-rules.ts): everything opened is closed in afterAll.
+const openers = storeOpeners('store-suite-');
+const sqlite: Backend = { name: 'SQLite', open: openers.sqlite };
+const postgres: Backend = { name: 'PostgreSQL', open: openers.postgres };
 
 const found = postgresBinaries();
-let server: PostgresServer | undefined;
-const postgres: Backend = {
-  name: 'PostgreSQL',
-  async open() {
-    server ??= await startPostgres().then((started) => {
-      cleanups.unshift(() => started.stop());
-      return started;
-    });
-    const url = await server!.database();
-    const store = await openPgStore(url, options);
-    cleanups.push(() => store.close());
-    return {
-      store,
-      peer: async (secrets = options.secrets) => {
-        const peer = await openPgStore(url, { ...options, secrets });
-        cleanups.push(() => peer.close());
-        return peer;
-      },
-      sql: async (text, params = []) => {
-        const db = new PgDb(url, { max: 1 });
-        try {
-          return await db.rows<Record<string, unknown>>(text, params as never);
-        } finally {
-          await db.close();
-        }
-      },
-    };
-  },
-};
 if ('missing' in found) console.warn(`PostgreSQL store suite skipped: ${found.missing}`);
 
 const agentConfig = (extra: Partial<AgentConfig> = {}): AgentConfig =>
