@@ -10,7 +10,6 @@
 // ends dial_failed saying busy with the SIP status; a callee that only rings is CANCELled at RING_TIMEOUT_MS (short
 // here) and ends dial_no_answer. A trunk number whose trunk has no outbound side is refused 400 with no record.
 import { spawn } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +20,8 @@ import { decodeWav, encodeWav } from '../../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { createSttEngine } from '../../src/speech/stt/index.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { freeUdpPort } from '../helpers/net.ts';
+import { startSipp, type SippRun } from '../carriers/sip/sipp-run.ts';
 import { testDispatcher } from '../support/outbound.ts';
 
 const HOST = '127.0.0.1';
@@ -31,15 +32,6 @@ const INBOUND_ONLY_NUMBER = '+15550700003';
 const CALLEE = '+15557000088';
 const RING_TIMEOUT_MS = 1500;
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
-
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  socket.bind(0, HOST);
-  await once(socket, 'listening');
-  const { port } = socket.address();
-  socket.close();
-  return port;
-}
 
 let t: TestService;
 let sipPort: number;
@@ -133,34 +125,8 @@ async function baresipCall(uri: string, user: string) {
 }
 
 async function sippRefused(number: string): Promise<{ code: number | null; output: string }> {
-  const child = spawn(
-    'sipp',
-    [
-      '-sf',
-      join(import.meta.dirname, '..', 'carriers', 'sip', 'sipp', 'refused.xml'),
-      '-s',
-      number,
-      `${HOST}:${sipPort}`,
-      '-m',
-      '1',
-      '-i',
-      HOST,
-      '-p',
-      String(await freeUdpPort()),
-      '-mp',
-      String(await freeUdpPort()),
-      '-nostdin',
-      '-timeout',
-      '10s',
-      '-timeout_error',
-    ],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, output: output.slice(-2000) };
+  const refused = join(import.meta.dirname, '..', 'carriers', 'sip', 'sipp', 'refused.xml');
+  return (await startSipp(['-sf', refused, '-s', number, `${HOST}:${sipPort}`], { dir, timeoutS: 10 })).done();
 }
 
 async function listCalls(): Promise<CallRecord[]> {
@@ -249,36 +215,14 @@ function calleeWav(path: string): void {
 }
 
 /** SIPp as the callee behind a trunk: it listens on a port of its own and runs `scenario` for one call. */
-async function sippCallee(scenario: string) {
-  const port = await freeUdpPort();
-  const child = spawn(
-    'sipp',
-    [
-      '-sf',
-      join(import.meta.dirname, '..', 'carriers', 'sip', 'sipp', scenario),
-      '-m',
-      '1',
-      '-i',
-      HOST,
-      '-p',
-      String(port),
-      '-mp',
-      String(await freeUdpPort()),
-      '-nostdin',
-      '-timeout',
-      '20s',
-      '-timeout_error',
-    ],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = once(child, 'exit') as Promise<[number | null]>;
-  cleanupsAfter.push(() => child.kill());
+async function sippCallee(scenario: string): Promise<SippRun> {
+  const callee = await startSipp(['-sf', join(import.meta.dirname, '..', 'carriers', 'sip', 'sipp', scenario)], {
+    dir,
+  });
+  cleanupsAfter.push(() => callee.stop());
   // SIPp binds its port before it reads the scenario's first message; a moment lets it.
   await new Promise((r) => setTimeout(r, 300));
-  return { port, done: async () => ({ code: (await exited)[0], output: output.slice(-2000) }) };
+  return callee;
 }
 
 const cleanupsAfter: (() => unknown)[] = [];

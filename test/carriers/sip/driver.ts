@@ -10,7 +10,6 @@
 // Not here: media-stream secrets (SIP carries media on RTP, not a WebSocket) and cold transfer (REFER is not
 // implemented yet, issue 37); conformance.ts's CarrierDriver says so where the cases are chosen.
 import { randomUUID } from 'node:crypto';
-import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +27,7 @@ import { SipUserAgent, type SipCall } from '../../../src/carriers/sip/user-agent
 import { SipSocketWire, type SipPeer } from '../../../src/carriers/sip/wire.ts';
 import { realTimers } from '../../../src/timers.ts';
 import type { TestService } from '../../helpers/service.ts';
+import { freeUdpPort } from '../../helpers/net.ts';
 import { SCRIPTS, type CarrierDriver, type ScriptName } from '../conformance.ts';
 
 const HOST = '127.0.0.1';
@@ -53,15 +53,6 @@ const DESK_MS = 10_000;
 
 const log = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  socket.bind(0, HOST);
-  await once(socket, 'listening');
-  const { port } = socket.address();
-  socket.close();
-  return port;
-}
 
 /** The user part of a SIP URI (`sip:+14155559700@host:port` → `+14155559700`). */
 const userOf = (uri: string): string => /^sips?:([^@;]+)@/.exec(uri)?.[1] ?? '';

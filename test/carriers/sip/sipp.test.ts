@@ -1,10 +1,7 @@
 // SIPp (Debian's sip-tester, installed by scripts/setup.d/60-sip.mjs) against the user agent on
 // loopback UDP: SIP software nobody here wrote, so the transaction and dialog code is checked
 // against another reading of RFC 3261, not only against its own. Each run is one short call.
-import { spawn } from 'node:child_process';
-import { createSocket } from 'node:dgram';
-import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,20 +12,12 @@ import { SipUserAgent, type SipCall } from '../../../src/carriers/sip/user-agent
 import { SipSocketWire } from '../../../src/carriers/sip/wire.ts';
 import { cryptoRandomHex } from '../../../src/clock.ts';
 import { realTimers } from '../../../src/timers.ts';
+import { startSipp } from './sipp-run.ts';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  socket.bind(0, '127.0.0.1');
-  await once(socket, 'listening');
-  const port = socket.address().port;
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
 
 let rtpLow = 47700;
 
@@ -70,36 +59,7 @@ async function service(trunk: InboundTrunk<string>, algorithms?: readonly Digest
 async function sipp(args: string[]): Promise<{ code: number | null; output: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'sipp-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const child = spawn(
-    'sipp',
-    [
-      ...args,
-      '-m',
-      '1',
-      '-i',
-      '127.0.0.1',
-      '-p',
-      String(await freeUdpPort()),
-      '-mp',
-      String(await freeUdpPort()),
-      '-nostdin',
-      '-timeout',
-      '20s',
-      '-timeout_error',
-      '-trace_err',
-    ],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  // SIPp's own error log (-trace_err) says why a call failed; the screen output only counts it.
-  const errors = readdirSync(dir)
-    .filter((f) => f.endsWith('_errors.log'))
-    .map((f) => readFileSync(join(dir, f), 'utf8'))
-    .join('\n');
-  return { code, output: `${errors.slice(-3000)}\n${output.slice(-1000)}` };
+  return (await startSipp(args, { dir })).done();
 }
 
 const scenario = (name: string) => join(import.meta.dirname, 'sipp', name);
