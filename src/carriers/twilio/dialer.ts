@@ -18,6 +18,7 @@ import {
   type TransferRequest,
 } from '../../records/dialer.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
+import { CarrierApiError } from '../carrier-rest.ts';
 import type { TwilioAccountBook, TwilioKeys } from './accounts.ts';
 import { statusPath, transferPath, TWILIO_FLAVOR, type TwilioFlavor } from './flavor.ts';
 import { conferenceTwiml, connectStreamTwiml, dialTwiml } from './twiml.ts';
@@ -41,15 +42,8 @@ export interface TwilioDialerOptions {
 }
 
 /** Thrown when Twilio could not be reached or failed on its side: the call ends with error_service. */
-export class TwilioApiError extends Error {
+export class TwilioApiError extends CarrierApiError {
   override name = 'TwilioApiError';
-  constructor(
-    message: string,
-    readonly status: number | undefined,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 export class TwilioDialer implements Dialer {
