@@ -54,6 +54,8 @@ export const SESSION_DEFAULTS = {
   flowErrorText: "I'm sorry, I can't continue this call. Goodbye.",
   /** Longest wait for last words (apology, goodbye) to play before the call ends anyway. */
   lastWordsTimeoutMs: 15_000,
+  /** How long a caller's hang-up waits for the words they said just before it to be read. */
+  callerLastWordsMs: 3_000,
 } as const;
 
 type Phase = 'created' | 'live' | 'ending' | 'ended';
@@ -89,6 +91,8 @@ export class CallSession {
   /** The model answered by itself (its own turn detection) and the caller's words are being read. */
   private modelAnswered = false;
   private endReason: { reason: DisconnectionReason; message: string | null } | null = null;
+  /** When the caller hung up (the end of the call), while their last words are still read. */
+  private hungUpAt: number | null = null;
   private finishedResolve!: () => void;
   /** Resolves once onEnd has run. */
   readonly finished: Promise<void>;
@@ -250,8 +254,18 @@ export class CallSession {
     const wasLive = this.phase === 'live';
     this.phase = 'ending';
     this.endReason = { reason, message: options.message ?? null };
+    if (reason === 'user_hangup' && wasLive) {
+      // Nobody is listening any more: the agent stops where playback stood, but what the caller said just before
+      // hanging up is still read into the transcript (never answered).
+      this.hungUpAt = this.o.timers.now();
+      const lastWords = this.caller.lastWords(SESSION_DEFAULTS.callerLastWordsMs);
+      this.teardown.stop();
+      this.voice.stop();
+      void lastWords.then(() => this.finalize());
+      return;
+    }
     this.teardown.stop();
-    if (reason === 'user_hangup' || !wasLive || options.now) {
+    if (!wasLive || options.now) {
       // Nobody is listening any more (or must not be served any more): what was still to play is cut where playback
       // stood.
       this.finalize();
@@ -685,7 +699,8 @@ export class CallSession {
   private finalize(): void {
     if (this.phase === 'ended') return;
     this.phase = 'ended';
-    const now = this.o.timers.now();
+    // A caller's hang-up ends the call when it came, however long their last words took to read.
+    const now = this.hungUpAt ?? this.o.timers.now();
     this.teardown.close();
     const reason = this.endReason ?? { reason: 'error_service' as const, message: null };
     this.o.transport.notify({ type: 'call_ended', disconnection_reason: reason.reason });

@@ -45,12 +45,14 @@ function setup(
     onTranscript?: SessionOptions['onTranscript'];
     voicemail?: SessionOptions['voicemail'];
     transfer?: SessionOptions['transfer'];
+    /** The recogniser, when the test drives it (else a ScriptedStt reading `heard`). */
+    stt?: ScriptedStt;
   } = {},
 ) {
   const rate = options.rate ?? 16000;
   const timers = new ManualTimers(1_700_000_000_000);
   const transport = new FakeTransport(timers, rate);
-  const stt = new ScriptedStt(options.heard ?? []);
+  const stt = options.stt ?? new ScriptedStt(options.heard ?? []);
   const tts = new WordTts();
   const brain = new ScriptedBrain(options.steps ?? [], options.fallback);
   let result: SessionResult | undefined;
@@ -606,6 +608,69 @@ describe('CallSession', () => {
     expect(r.transcript).toEqual([
       { role: 'agent', content: 'alpha bravo charm delta eagle', start_at: 0, end_at: 0.5 },
     ]);
+  });
+
+  describe("a caller's last words before hanging up", () => {
+    /** A recogniser whose final text comes only when the test releases it. */
+    class HeldStt extends ScriptedStt {
+      release: (() => void) | null = null;
+      override async finalize() {
+        await new Promise<void>((resolve) => (this.release = resolve));
+        return super.finalize();
+      }
+    }
+    /** The greeting, then `speechMs` of the caller's words 1 s in and `quietMs` of quiet, then the hang-up. */
+    const hangUpAfter = async (s: ReturnType<typeof setup>, speechMs: number, quietMs: number) => {
+      await s.session.start();
+      await s.feed(1000, 0);
+      await s.feed(speechMs, SPEECH);
+      if (quietMs) await s.feed(quietMs, 0);
+      const at = s.timers.now();
+      s.transport.handlers.hangup();
+      return at;
+    };
+
+    it.each([
+      ['while still speaking', 0],
+      ['in the pause before the end of their turn', 200],
+    ])('are kept in the transcript, never answered, when the caller hangs up %s', async (_when, quietMs) => {
+      const s = setup({ heard: ['thanks, bye'], fallback: say('You are welcome.') });
+      const hungUpAt = await hangUpAfter(s, 800, quietMs);
+      await s.wait(20);
+      const r = s.result()!;
+      expect(r.reason).toBe('user_hangup');
+      expect(r.endTimestamp).toBe(hungUpAt);
+      expect(r.transcript.map((m) => `${m.role}: ${m.content}`)).toEqual(['agent: Hello there.', 'user: thanks, bye']);
+      expect(r.transcript[1]!.start_at).toBeCloseTo(1.0, 1);
+      expect(r.transcript[1]!.end_at).toBeGreaterThan(1.7);
+      expect(r.transcript[1]!.end_at).toBeLessThanOrEqual((hungUpAt - r.startTimestamp) / 1000);
+      expect(s.brain.calls).toHaveLength(0);
+    });
+
+    it('wait for a reading under way, and the call still ends when the caller hung up', async () => {
+      const stt = new HeldStt(['see you']);
+      const s = setup({ stt });
+      const hungUpAt = await hangUpAfter(s, 800, 100);
+      await s.wait(500);
+      expect(s.result()).toBeUndefined();
+      stt.release!();
+      await s.wait(20);
+      const r = s.result()!;
+      expect(r.endTimestamp).toBe(hungUpAt);
+      expect(r.transcript.at(-1)).toMatchObject({ role: 'user', content: 'see you' });
+    });
+
+    it(`are given up after ${SESSION_DEFAULTS.callerLastWordsMs} ms when the recogniser gives nothing`, async () => {
+      const s = setup({ stt: new HeldStt(['lost']) });
+      const hungUpAt = await hangUpAfter(s, 800, 100);
+      await s.wait(SESSION_DEFAULTS.callerLastWordsMs - 100, 100);
+      expect(s.result()).toBeUndefined();
+      await s.wait(200, 100);
+      const r = s.result()!;
+      expect(r.reason).toBe('user_hangup');
+      expect(r.endTimestamp).toBe(hungUpAt);
+      expect(r.transcript.map((m) => m.role)).toEqual(['agent']);
+    });
   });
 
   it('ends with agent_hangup only after the goodbye has played', async () => {

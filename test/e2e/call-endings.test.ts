@@ -205,13 +205,17 @@ describe.concurrent('how a connected call ends', () => {
     expect(r.duration_ms).toBeLessThan(12_000);
   }, 60_000);
 
-  it('user_hangup: the carrier closes the socket without a stop message', async () => {
+  it('user_hangup: the carrier closes the socket without a stop message; what the caller said just before is kept', async () => {
     const { caller, callId } = await placeInboundCall(t.url, NUMBERS.quiet);
     await agentFinished(caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });
-    // Close the socket the hard way, as a dropped connection would.
+    // The caller's last words, then the socket closed the hard way, as a dropped connection would, before the end of
+    // their turn.
+    await caller.speak(fixtureUlaw('04-yes-please'));
     (caller as unknown as { ws: { terminate(): void } }).ws.terminate();
     const r = await record(callId);
     expect(r).toMatchObject({ call_status: 'ended', disconnection_reason: 'user_hangup' });
+    expect(r.transcript!.at(-1)).toMatchObject({ role: 'user', content: expect.stringMatching(/yes/i) });
+    expect(r.transcript!.at(-1)!.end_at * 1000).toBeLessThanOrEqual(r.duration_ms!);
   }, 60_000);
 
   it('barge-in: the caller talks over the greeting; queued audio is cleared and the message keeps only what was heard', async () => {

@@ -194,6 +194,10 @@ export class CallerInput {
   private reopenTimer: TimerHandle | undefined;
   /** A turn that ended is being read (its final text not in yet). */
   private reading = false;
+  /** That reading, while it runs: a caller who hangs up meanwhile still has it in the transcript (lastWords). */
+  private readingTurn: Promise<void> | null = null;
+  /** The caller hung up during a turn: its reading is still given as a turn once the input has stopped. */
+  private readAfterHangUp = false;
   private endpointTimer: TimerHandle | undefined;
   private bargeTimer: TimerHandle | undefined;
   /** The streaming recogniser's first-result deadline, running while the caller speaks and it has given nothing. */
@@ -371,6 +375,31 @@ export class CallerInput {
     const frameS = FRAME_MS / 1000;
     while (!this.stopped && this.inboundSamples > 0 && this.audioNow() + frameS <= this.o.clock.sinceStart() / 1000)
       this.audio(frame);
+  }
+
+  /**
+   * The caller hung up: the turn they were still saying, or that was still being read, is read to its end and given as
+   * a last userTurn (kept in the transcript, never answered). Resolves once it is, or after `deadlineMs`; at once when
+   * there is none. Called before stop(), which then ends everything else.
+   */
+  lastWords(deadlineMs: number): Promise<void> {
+    const speech = this.speech;
+    if (!this.readingTurn && !this.stopped && speech?.confirmed && speech !== this.lostSpeech && this.stt) {
+      this.o.timers.clearTimeout(this.endpointTimer);
+      this.endpointTimer = undefined;
+      speech.endAt ??= this.audioNow();
+      this.readTurn();
+    }
+    const reading = this.readingTurn;
+    if (!reading) return Promise.resolve();
+    this.readAfterHangUp = true;
+    return new Promise((resolve) => {
+      const timer = this.o.timers.setTimeout(resolve, deadlineMs);
+      void reading.finally(() => {
+        this.o.timers.clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** The call is ending: nothing more is heard or decided. */
@@ -566,7 +595,7 @@ export class CallerInput {
     }
     speech.endAt = at;
     if (speech.endedByModel) {
-      void this.endTurn();
+      this.readTurn();
       return;
     }
     // The recogniser reads the turn so far now rather than at its own, later, sense of a pause
@@ -606,7 +635,7 @@ export class CallerInput {
     }
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
-    void this.endTurn();
+    this.readTurn();
     return true;
   }
 
@@ -649,7 +678,15 @@ export class CallerInput {
 
   private turnEnded(): void {
     this.endpointTimer = undefined;
-    void this.endTurn();
+    this.readTurn();
+  }
+
+  /** Ends the turn under way and reads it, keeping the reading where a hang-up can wait for it. */
+  private readTurn(): void {
+    const reading = this.endTurn().finally(() => {
+      if (this.readingTurn === reading) this.readingTurn = null;
+    });
+    this.readingTurn = reading;
   }
 
   private onPartial(result: SttResult): void {
@@ -784,7 +821,13 @@ export class CallerInput {
       return;
     }
     this.reading = false;
-    if (this.stopped) return;
+    if (this.stopped) {
+      // The caller hung up while it was read: their last words still go into the transcript.
+      const text = result.text.trim();
+      if (this.readAfterHangUp && text)
+        this.o.events.userTurn({ text, startAt: speech.startAt, endAt: speech.endAt, speechEndWall });
+      return;
+    }
     this.recogniserFailures = 0;
     this.o.events.recognised(this.o.timers.now() - decidedAt);
     const text = result.text.trim();
