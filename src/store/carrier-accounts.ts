@@ -1,6 +1,5 @@
-// Carrier accounts on SQLite: each a JSON document (its credentials sealed) under the columns it is found by. Its
-// numbers are claimed for the organization in number_owners (as agents' are) and listed in carrier_account_numbers,
-// one account each, in the same transaction as the account itself.
+// Carrier accounts on SQLite: each a JSON document (its credentials sealed) whose numbers are its own
+// (numbered-documents.ts).
 import {
   NumberOnAnotherAccountError,
   type CarrierAccountPage,
@@ -13,154 +12,82 @@ import {
 } from '../carrier-accounts/schema.ts';
 import type { SecretBox } from '../secrets/sealed.ts';
 import type { Db } from './database.ts';
-import { claimNumberSqlite, RELEASE_UNLISTED_NUMBERS_SQLITE } from './numbers.ts';
-import { keysetPage, ListWhere, queryFingerprint } from './paging.ts';
+import {
+  SqliteNumberedDocuments,
+  type NumberedDocumentKind,
+  type NumberedDocumentPage,
+  type OwnedDocument,
+} from './numbered-documents.ts';
 
-export interface CarrierAccountRow {
-  carrier_account_id: string;
-  created_at: number;
-  account: string;
-}
-
-/** The account column: its credentials sealed. */
-export const storedAccount = (account: CarrierAccount, box: SecretBox): string =>
-  JSON.stringify(CARRIER_ACCOUNT_SECRETS.seal(account, box));
-
-/** A stored account as the carriers use it: its credentials opened. */
-export const openedAccount = (text: string, box: SecretBox): CarrierAccount =>
-  CARRIER_ACCOUNT_SECRETS.open(JSON.parse(text) as CarrierAccount, box);
-
-/** A page of an organization's accounts as both stores fetch it: the WHERE, the keyset and the cursor. */
-export function carrierAccountListPage(orgId: string, query: ListCarrierAccountsQuery) {
-  const filter = query.filter_criteria ?? {};
-  const where = new ListWhere('org_id = ?', orgId).anyOf('carrier', filter.carrier).anyOf('name', filter.name);
-  return {
-    where: where.sql,
-    params: where.params,
-    order: query.sort_order,
-    sortColumn: 'created_at',
-    idColumn: 'carrier_account_id',
-    limit: query.limit,
-    paginationKey: query.pagination_key,
-    fingerprint: queryFingerprint(['carrier_accounts', filter, query.sort_order]),
-    cursorOf: (row: CarrierAccountRow) => ({ sortKey: row.created_at, id: row.carrier_account_id }),
-  };
-}
+/** Carrier accounts: found by organization, carrier and name; numbers in carrier_account_numbers. */
+export const CARRIER_ACCOUNTS: NumberedDocumentKind<CarrierAccount, CarrierAccountFilter> = {
+  table: 'carrier_accounts',
+  idColumn: 'carrier_account_id',
+  documentColumn: 'account',
+  numbersTable: 'carrier_account_numbers',
+  columns: ['carrier'],
+  secrets: CARRIER_ACCOUNT_SECRETS,
+  id: (a) => a.carrier_account_id,
+  columnValues: (a) => [a.carrier],
+  filter: (where, f) => where.anyOf('carrier', f.carrier).anyOf('name', f.name),
+  heldElsewhere: (number, holderId) => new NumberOnAnotherAccountError(number, holderId),
+};
+type CarrierAccountFilter = NonNullable<ListCarrierAccountsQuery['filter_criteria']>;
 
 /** Calls through an account that have not ended, as both stores ask for them. */
 export const LIVE_CALLS_SQL = `SELECT cc.call_id FROM carrier_calls cc JOIN calls c ON c.call_id = cc.call_id
   WHERE cc.carrier_account_id = ? AND c.org_id = ? AND c.call_status IN ('registered', 'ongoing') ORDER BY cc.call_id`;
 
+/** A page of documents as the carrier accounts' API pages them. */
+export const accountPage = (page: NumberedDocumentPage<CarrierAccount>): CarrierAccountPage => ({
+  accounts: page.documents,
+  nextCursor: page.nextCursor,
+  totalCount: page.totalCount,
+});
+
+/** An owned document as the carriers find it. */
+export const ownedAccount = (owned: OwnedDocument<CarrierAccount> | undefined): OwnedCarrierAccount | undefined =>
+  owned && { orgId: owned.orgId, account: owned.document };
+
 export class SqliteCarrierAccountRepository {
+  private readonly accounts: SqliteNumberedDocuments<CarrierAccount, CarrierAccountFilter>;
+
   constructor(
     private readonly db: Db,
-    private readonly box: SecretBox,
-  ) {}
+    box: SecretBox,
+  ) {
+    this.accounts = new SqliteNumberedDocuments(db, box, CARRIER_ACCOUNTS);
+  }
 
   insert(orgId: string, a: CarrierAccount): void {
-    this.db
-      .transaction(() => {
-        this.claimNumbers(orgId, a);
-        this.db
-          .prepare(
-            'INSERT INTO carrier_accounts (carrier_account_id, org_id, carrier, name, created_at, account) VALUES (?, ?, ?, ?, ?, ?)',
-          )
-          .run(a.carrier_account_id, orgId, a.carrier, a.name, a.created_at, storedAccount(a, this.box));
-      })
-      .immediate();
+    this.accounts.insert(orgId, a);
   }
 
   get(orgId: string, id: string): CarrierAccount | undefined {
-    const row = this.db
-      .prepare('SELECT account FROM carrier_accounts WHERE org_id = ? AND carrier_account_id = ?')
-      .get(orgId, id) as { account: string } | undefined;
-    return row ? openedAccount(row.account, this.box) : undefined;
+    return this.accounts.get(orgId, id);
   }
 
   update(orgId: string, a: CarrierAccount): boolean {
-    return this.db
-      .transaction(() => {
-        const changed = this.db
-          .prepare('UPDATE carrier_accounts SET name = ?, account = ? WHERE org_id = ? AND carrier_account_id = ?')
-          .run(a.name, storedAccount(a, this.box), orgId, a.carrier_account_id).changes;
-        if (changed !== 1) return false;
-        this.claimNumbers(orgId, a);
-        return true;
-      })
-      .immediate();
+    return this.accounts.update(orgId, a);
   }
 
   delete(orgId: string, id: string): boolean {
-    return this.db
-      .transaction(() => {
-        const deleted = this.db
-          .prepare('DELETE FROM carrier_accounts WHERE org_id = ? AND carrier_account_id = ?')
-          .run(orgId, id).changes;
-        if (deleted !== 1) return false;
-        this.db.prepare('DELETE FROM carrier_account_numbers WHERE carrier_account_id = ?').run(id);
-        this.db.prepare(RELEASE_UNLISTED_NUMBERS_SQLITE).run(orgId, orgId, orgId, orgId);
-        return true;
-      })
-      .immediate();
+    return this.accounts.delete(orgId, id);
   }
 
   list(orgId: string, query: ListCarrierAccountsQuery): CarrierAccountPage {
-    const options = carrierAccountListPage(orgId, query);
-    const total = this.db
-      .prepare(`SELECT count(*) AS n FROM carrier_accounts WHERE ${options.where}`)
-      .get(...options.params) as { n: number };
-    const page = keysetPage({
-      ...options,
-      fetch: (where, all, order, limit) =>
-        this.db
-          .prepare(
-            `SELECT carrier_account_id, created_at, account FROM carrier_accounts WHERE ${where} ${order} LIMIT ?`,
-          )
-          .all(...all, limit) as CarrierAccountRow[],
-    });
-    return {
-      accounts: page.rows.map((row) => openedAccount(row.account, this.box)),
-      nextCursor: page.nextCursor,
-      totalCount: total.n,
-    };
+    return accountPage(this.accounts.list(orgId, query));
   }
 
   byNumber(number: string): OwnedCarrierAccount | undefined {
-    const row = this.db
-      .prepare(
-        `SELECT a.org_id, a.account FROM carrier_account_numbers n
-           JOIN carrier_accounts a ON a.carrier_account_id = n.carrier_account_id WHERE n.number = ?`,
-      )
-      .get(number) as { org_id: string; account: string } | undefined;
-    return row ? { orgId: row.org_id, account: openedAccount(row.account, this.box) } : undefined;
+    return ownedAccount(this.accounts.byNumber(number));
   }
 
   find(id: string): OwnedCarrierAccount | undefined {
-    const row = this.db.prepare('SELECT org_id, account FROM carrier_accounts WHERE carrier_account_id = ?').get(id) as
-      { org_id: string; account: string } | undefined;
-    return row ? { orgId: row.org_id, account: openedAccount(row.account, this.box) } : undefined;
+    return ownedAccount(this.accounts.find(id));
   }
 
   liveCalls(orgId: string, id: string): string[] {
     return (this.db.prepare(LIVE_CALLS_SQL).all(id, orgId) as { call_id: string }[]).map((r) => r.call_id);
-  }
-
-  /** Inside the caller's transaction: the account's numbers become its own (and the organization's), the rest go. */
-  private claimNumbers(orgId: string, a: CarrierAccount): void {
-    const now = a.updated_at;
-    for (const number of a.numbers) {
-      claimNumberSqlite(this.db, number, orgId, now);
-      const holder = this.db
-        .prepare('SELECT carrier_account_id FROM carrier_account_numbers WHERE number = ?')
-        .get(number) as { carrier_account_id: string } | undefined;
-      if (holder && holder.carrier_account_id !== a.carrier_account_id)
-        throw new NumberOnAnotherAccountError(number, holder.carrier_account_id);
-    }
-    this.db.prepare('DELETE FROM carrier_account_numbers WHERE carrier_account_id = ?').run(a.carrier_account_id);
-    const add = this.db.prepare(
-      'INSERT INTO carrier_account_numbers (number, org_id, carrier_account_id) VALUES (?, ?, ?)',
-    );
-    for (const number of a.numbers) add.run(number, orgId, a.carrier_account_id);
-    this.db.prepare(RELEASE_UNLISTED_NUMBERS_SQLITE).run(orgId, orgId, orgId, orgId);
   }
 }
