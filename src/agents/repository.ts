@@ -9,6 +9,17 @@ export class NumberTakenError extends CodedError<'NUMBER_TAKEN'> {
   }
 }
 
+/** A number another record of the same organization (a carrier account, a SIP trunk) already holds. */
+export class NumberHeldElsewhereError extends CodedError<'NUMBER_TAKEN'> {
+  constructor(
+    readonly number: string,
+    /** What holds it, as a person reads it: "carrier account ca_…". */
+    readonly holder: string,
+  ) {
+    super('NUMBER_TAKEN', `${number} is on ${holder}`);
+  }
+}
+
 export interface AgentRepository {
   /**
    * Creates a new version; `version` must be one past the newest (checked in the transaction).

@@ -2,7 +2,7 @@
 import { ApiError, notFound } from '../errors.ts';
 import type { Clock } from '../clock.ts';
 import { checkCredentials, credentialsNamed, type CredentialLookup } from './credentials.ts';
-import { NumberTakenError, type AgentRepository } from './repository.ts';
+import { NumberHeldElsewhereError, NumberTakenError, type AgentRepository } from './repository.ts';
 import { refuseUrlFields } from '../schema-fields.ts';
 import { AGENT_SECRETS, AGENT_URL_FIELDS, AgentConfigSchema, type AgentConfig, type AgentVersion } from './schema.ts';
 
@@ -128,18 +128,31 @@ export class AgentService {
     return (await this.repo.numberOwner(number)) === orgId;
   }
 
-  private async insert(orgId: string, agentId: string, config: AgentConfig, published: boolean): Promise<AgentVersion> {
-    try {
-      return await this.repo.insertVersion(orgId, agentId, config, { published, at: this.clock.now() });
-    } catch (error) {
-      if (error instanceof NumberTakenError) {
-        throw new ApiError(
-          'NUMBER_TAKEN',
-          `body.inbound_numbers: ${error.number} belongs to another organization; a number can answer for one organization only`,
-        );
-      }
-      throw error;
+  private insert(orgId: string, agentId: string, config: AgentConfig, published: boolean): Promise<AgentVersion> {
+    return claimingNumbers('body.inbound_numbers', () =>
+      this.repo.insertVersion(orgId, agentId, config, { published, at: this.clock.now() }),
+    );
+  }
+}
+
+/** A write that claims numbers (listed in `field` of the request), its refusals as the API's 409 NUMBER_TAKEN. */
+export async function claimingNumbers<T>(field: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof NumberTakenError) {
+      throw new ApiError(
+        'NUMBER_TAKEN',
+        `${field}: ${error.number} belongs to another organization; a number can answer for one organization only`,
+      );
     }
+    if (error instanceof NumberHeldElsewhereError) {
+      throw new ApiError(
+        'NUMBER_TAKEN',
+        `${field}: ${error.number} is already on ${error.holder} of this organization; take it off there first`,
+      );
+    }
+    throw error;
   }
 }
 

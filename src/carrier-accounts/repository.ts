@@ -1,18 +1,7 @@
 // Where an organization's carrier accounts are kept; the store implements it (SQLite and PostgreSQL). An account's
 // numbers are claimed in the same table agents' inbound numbers are (number_owners), so a number belongs to one
 // organization whether an agent or an account holds it, and to one account within it.
-import { CodedError } from '../errors.ts';
 import type { CarrierAccount, ListCarrierAccountsQuery } from './schema.ts';
-
-/** A number another carrier account of the same organization already holds. */
-export class NumberOnAnotherAccountError extends CodedError<'NUMBER_TAKEN'> {
-  constructor(
-    readonly number: string,
-    readonly carrierAccountId: string,
-  ) {
-    super('NUMBER_TAKEN', `${number} is on carrier account ${carrierAccountId}`);
-  }
-}
 
 export interface CarrierAccountPage {
   accounts: CarrierAccount[];
@@ -28,8 +17,8 @@ export interface OwnedCarrierAccount {
 
 export interface CarrierAccountRepository {
   /**
-   * Its numbers become the organization's in the same transaction: NumberTakenError (agents/repository.ts) when
-   * another organization holds one, NumberOnAnotherAccountError when another account of this one does.
+   * Its numbers become the organization's in the same transaction: NumberTakenError (agents/repository.ts) when another
+   * organization holds one, NumberHeldElsewhereError when another account of this one does.
    */
   insert(orgId: string, account: CarrierAccount): Promise<void>;
   get(orgId: string, id: string): Promise<CarrierAccount | undefined>;

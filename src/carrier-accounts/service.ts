@@ -4,9 +4,9 @@
 // under way cannot be deleted (409 naming the calls): that call's hang-up, transfer and callbacks need its keys.
 import type { z } from 'zod';
 import { newId, type Clock, type RandomHex } from '../clock.ts';
-import { NumberTakenError } from '../agents/repository.ts';
+import { claimingNumbers } from '../agents/service.ts';
 import { ApiError, notFound } from '../errors.ts';
-import { NumberOnAnotherAccountError, type CarrierAccountPage, type CarrierAccountRepository } from './repository.ts';
+import { type CarrierAccountPage, type CarrierAccountRepository } from './repository.ts';
 import {
   CARRIER_CREDENTIALS,
   type CarrierAccount,
@@ -43,7 +43,7 @@ export class CarrierAccountService {
       created_at: now,
       updated_at: now,
     };
-    await this.claiming(() => this.d.repo.insert(orgId, account));
+    await claimingNumbers('body.numbers', () => this.d.repo.insert(orgId, account));
     return account;
   }
 
@@ -68,7 +68,7 @@ export class CarrierAccountService {
       credentials,
       updated_at: this.d.clock.now(),
     };
-    const updated = await this.claiming(() => this.d.repo.update(orgId, next));
+    const updated = await claimingNumbers('body.numbers', () => this.d.repo.update(orgId, next));
     if (!updated) throw notFound('carrier account', id);
     return next;
   }
@@ -100,25 +100,5 @@ export class CarrierAccountService {
         .concat(`(the account is a ${carrier} account: give its ${carrier} credentials, all of them)`)
         .join('; '),
     );
-  }
-
-  private async claiming<T>(write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (error) {
-      if (error instanceof NumberTakenError) {
-        throw new ApiError(
-          'NUMBER_TAKEN',
-          `body.numbers: ${error.number} belongs to another organization; a number can answer for one organization only`,
-        );
-      }
-      if (error instanceof NumberOnAnotherAccountError) {
-        throw new ApiError(
-          'NUMBER_TAKEN',
-          `body.numbers: ${error.number} is already on carrier account ${error.carrierAccountId} of this organization; take it off there first`,
-        );
-      }
-      throw error;
-    }
   }
 }

@@ -1,18 +1,7 @@
 // Where an organization's SIP trunks are kept; the store implements it (SQLite and PostgreSQL). A trunk's numbers
 // are claimed in the same table agents' inbound numbers and carrier accounts' numbers are (number_owners), so a
 // number belongs to one organization whichever holds it, and to one trunk within it.
-import { CodedError } from '../errors.ts';
 import type { ListSipTrunksQuery, SipTrunk } from './schema.ts';
-
-/** A number another trunk of the same organization already holds. */
-export class NumberOnAnotherTrunkError extends CodedError<'NUMBER_TAKEN'> {
-  constructor(
-    readonly number: string,
-    readonly sipTrunkId: string,
-  ) {
-    super('NUMBER_TAKEN', `${number} is on SIP trunk ${sipTrunkId}`);
-  }
-}
 
 export interface SipTrunkPage {
   trunks: SipTrunk[];
@@ -28,8 +17,8 @@ export interface OwnedSipTrunk {
 
 export interface SipTrunkRepository {
   /**
-   * Its numbers become the organization's in the same transaction: NumberTakenError (agents/repository.ts) when
-   * another organization holds one, NumberOnAnotherTrunkError when another trunk of this one does.
+   * Its numbers become the organization's in the same transaction: NumberTakenError (agents/repository.ts) when another
+   * organization holds one, NumberHeldElsewhereError when another trunk of this one does.
    */
   insert(orgId: string, trunk: SipTrunk): Promise<void>;
   get(orgId: string, id: string): Promise<SipTrunk | undefined>;

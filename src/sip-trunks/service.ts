@@ -1,9 +1,9 @@
 // SIP trunks through the API: created, read, changed, deleted and listed within one organization. A number taken
 // elsewhere is a 409 NUMBER_TAKEN naming it, as for agents and carrier accounts.
 import { newId, type Clock, type RandomHex } from '../clock.ts';
-import { NumberTakenError } from '../agents/repository.ts';
-import { ApiError, notFound } from '../errors.ts';
-import { NumberOnAnotherTrunkError, type SipTrunkPage, type SipTrunkRepository } from './repository.ts';
+import { claimingNumbers } from '../agents/service.ts';
+import { notFound } from '../errors.ts';
+import { type SipTrunkPage, type SipTrunkRepository } from './repository.ts';
 import type { CreateSipTrunk, ListSipTrunksQuery, PatchSipTrunk, SipTrunk } from './schema.ts';
 
 export interface SipTrunkServiceDeps {
@@ -26,7 +26,7 @@ export class SipTrunkService {
       created_at: now,
       updated_at: now,
     };
-    await this.claiming(() => this.d.repo.insert(orgId, trunk));
+    await claimingNumbers('body.numbers', () => this.d.repo.insert(orgId, trunk));
     return trunk;
   }
 
@@ -47,7 +47,7 @@ export class SipTrunkService {
       ...(outbound ? { outbound } : {}),
       updated_at: this.d.clock.now(),
     };
-    const updated = await this.claiming(() => this.d.repo.update(orgId, next));
+    const updated = await claimingNumbers('body.numbers', () => this.d.repo.update(orgId, next));
     if (!updated) throw notFound('SIP trunk', id);
     return next;
   }
@@ -58,25 +58,5 @@ export class SipTrunkService {
 
   list(orgId: string, query: ListSipTrunksQuery): Promise<SipTrunkPage> {
     return this.d.repo.list(orgId, query);
-  }
-
-  private async claiming<T>(write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (error) {
-      if (error instanceof NumberTakenError) {
-        throw new ApiError(
-          'NUMBER_TAKEN',
-          `body.numbers: ${error.number} belongs to another organization; a number can answer for one organization only`,
-        );
-      }
-      if (error instanceof NumberOnAnotherTrunkError) {
-        throw new ApiError(
-          'NUMBER_TAKEN',
-          `body.numbers: ${error.number} is already on SIP trunk ${error.sipTrunkId} of this organization; take it off there first`,
-        );
-      }
-      throw error;
-    }
   }
 }

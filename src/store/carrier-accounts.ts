@@ -1,10 +1,6 @@
 // Carrier accounts on SQLite: each a JSON document (its credentials sealed) whose numbers are its own
 // (numbered-documents.ts).
-import {
-  NumberOnAnotherAccountError,
-  type CarrierAccountPage,
-  type OwnedCarrierAccount,
-} from '../carrier-accounts/repository.ts';
+import type { CarrierAccountPage, OwnedCarrierAccount } from '../carrier-accounts/repository.ts';
 import {
   CARRIER_ACCOUNT_SECRETS,
   type CarrierAccount,
@@ -30,7 +26,7 @@ export const CARRIER_ACCOUNTS: NumberedDocumentKind<CarrierAccount, CarrierAccou
   id: (a) => a.carrier_account_id,
   columnValues: (a) => [a.carrier],
   filter: (where, f) => where.anyOf('carrier', f.carrier).anyOf('name', f.name),
-  heldElsewhere: (number, holderId) => new NumberOnAnotherAccountError(number, holderId),
+  holder: 'carrier account',
 };
 type CarrierAccountFilter = NonNullable<ListCarrierAccountsQuery['filter_criteria']>;
 

@@ -3,6 +3,7 @@
 // number_owners (as agents' are: numbers.ts) and listed in its own numbers table, one record each, in the same
 // transaction as the record itself. The statements are written once here; each store runs them (SQLite synchronously,
 // PostgreSQL with each number claimed under its own lock, so two nodes cannot both take one).
+import { NumberHeldElsewhereError } from '../agents/repository.ts';
 import type { SecretFields } from '../secrets/fields.ts';
 import type { SecretBox } from '../secrets/sealed.ts';
 import type { Db } from './database.ts';
@@ -41,8 +42,8 @@ export interface NumberedDocumentKind<T extends NumberedDocument, F> {
   columnValues(document: T): string[];
   /** The list filter's WHERE beyond the organization. */
   filter(where: ListWhere, criteria: F): ListWhere;
-  /** The number is another record's of the same organization. */
-  heldElsewhere(number: string, holderId: string): Error;
+  /** What one is called, in the error that says a number is on another of the organization's. */
+  readonly holder: string;
 }
 
 export interface NumberedDocumentPage<T> {
@@ -211,7 +212,8 @@ export class SqliteNumberedDocuments<T extends NumberedDocument, F> {
     for (const number of d.numbers) {
       claimNumberSqlite(this.db, number, orgId, d.updated_at);
       const holder = this.db.prepare(this.sql.holder).get(number) as { id: string } | undefined;
-      if (holder && holder.id !== id) throw this.sql.kind.heldElsewhere(number, holder.id);
+      if (holder && holder.id !== id)
+        throw new NumberHeldElsewhereError(number, `${this.sql.kind.holder} ${holder.id}`);
     }
     this.db.prepare(this.sql.deleteNumbers).run(id);
     const add = this.db.prepare(this.sql.addNumber);

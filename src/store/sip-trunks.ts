@@ -1,5 +1,5 @@
 // SIP trunks on SQLite: each a JSON document (its passwords sealed) whose numbers are its own (numbered-documents.ts).
-import { NumberOnAnotherTrunkError, type OwnedSipTrunk, type SipTrunkPage } from '../sip-trunks/repository.ts';
+import type { OwnedSipTrunk, SipTrunkPage } from '../sip-trunks/repository.ts';
 import { SIP_TRUNK_SECRETS, type ListSipTrunksQuery, type SipTrunk } from '../sip-trunks/schema.ts';
 import type { SecretBox } from '../secrets/sealed.ts';
 import type { Db } from './database.ts';
@@ -21,7 +21,7 @@ export const SIP_TRUNKS: NumberedDocumentKind<SipTrunk, SipTrunkFilter> = {
   id: (t) => t.sip_trunk_id,
   columnValues: () => [],
   filter: (where, f) => where.anyOf('name', f.name),
-  heldElsewhere: (number, holderId) => new NumberOnAnotherTrunkError(number, holderId),
+  holder: 'SIP trunk',
 };
 type SipTrunkFilter = NonNullable<ListSipTrunksQuery['filter_criteria']>;
 

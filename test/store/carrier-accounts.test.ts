@@ -3,7 +3,8 @@
 // nodes at once); here what is an account's own: found by number and by id with its organization, a number an
 // account holds kept when an agent drops it, calls recorded with their account, the carrier filter.
 import { expect, it } from 'vitest';
-import { NumberOnAnotherAccountError, type CarrierAccountRepository } from '../../src/carrier-accounts/repository.ts';
+import { NumberHeldElsewhereError } from '../../src/agents/repository.ts';
+import { type CarrierAccountRepository } from '../../src/carrier-accounts/repository.ts';
 import { ListCarrierAccountsBody, type CarrierAccount } from '../../src/carrier-accounts/schema.ts';
 import { agentWith, describeRecordStore, NOW, type RecordKind } from './record-store-rules.ts';
 
@@ -46,7 +47,7 @@ const CARRIER_ACCOUNTS: RecordKind<CarrierAccount, CarrierAccountRepository> = {
   filteredPaging: [1, 0],
   numbers: {
     byNumber: (store, number) => store.carrierAccounts.byNumber(number),
-    onAnotherRecord: NumberOnAnotherAccountError,
+    onAnotherRecord: NumberHeldElsewhereError,
     base: '+155503000',
   },
 };

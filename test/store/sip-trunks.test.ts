@@ -3,8 +3,8 @@
 // once); here what is a trunk's own: found by number with its organization, numbers claimed beside carrier accounts',
 // and whether any trunk holds credentials.
 import { expect, it } from 'vitest';
-import { NumberTakenError } from '../../src/agents/repository.ts';
-import { NumberOnAnotherTrunkError, type SipTrunkRepository } from '../../src/sip-trunks/repository.ts';
+import { NumberHeldElsewhereError, NumberTakenError } from '../../src/agents/repository.ts';
+import { type SipTrunkRepository } from '../../src/sip-trunks/repository.ts';
 import { ListSipTrunksBody, type SipTrunk } from '../../src/sip-trunks/schema.ts';
 import { describeRecordStore, NOW, type RecordKind } from './record-store-rules.ts';
 
@@ -37,7 +37,7 @@ const SIP_TRUNKS: RecordKind<SipTrunk, SipTrunkRepository> = {
   filteredPaging: [4],
   numbers: {
     byNumber: (store, number) => store.sipTrunks.byNumber(number),
-    onAnotherRecord: NumberOnAnotherTrunkError,
+    onAnotherRecord: NumberHeldElsewhereError,
     base: '+155504000',
   },
 };

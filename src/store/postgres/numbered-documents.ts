@@ -1,5 +1,6 @@
 // Carrier accounts and SIP trunks on PostgreSQL: the statements of store/numbered-documents.ts, each number claimed
 // under its own lock (store/numbers.ts), so two nodes cannot both take one.
+import { NumberHeldElsewhereError } from '../../agents/repository.ts';
 import type { SecretBox } from '../../secrets/sealed.ts';
 import {
   NumberedDocumentSql,
@@ -83,7 +84,8 @@ export class PgNumberedDocuments<T extends NumberedDocument, F> {
     for (const number of d.numbers) {
       await claimNumberPg(tx, number, orgId, d.updated_at);
       const holder = await tx.row<{ id: string }>(this.sql.holder, [number]);
-      if (holder && holder.id !== id) throw this.sql.kind.heldElsewhere(number, holder.id);
+      if (holder && holder.id !== id)
+        throw new NumberHeldElsewhereError(number, `${this.sql.kind.holder} ${holder.id}`);
     }
     await tx.run(this.sql.deleteNumbers, [id]);
     for (const number of d.numbers) await tx.run(this.sql.addNumber, [number, orgId, id]);
