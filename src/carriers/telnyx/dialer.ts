@@ -24,7 +24,8 @@
 // that leg (the media route takes a live call's second stream through the transfer's secret), and
 // whose StatusCallback is marked leg=consult (status-webhooks.ts: a busy or unanswered leg ends the
 // hold; its completion is not the call's). The bridge is Call Control's own: the caller's leg is
-// bridged with the second leg's call_control_id, and Telnyx takes both off our streams. Chosen over
+// bridged with the second leg's call_control_id, and both streams to us end (checked against the
+// tests' stand-in; docs/carriers/telnyx.md says what a live account has yet to confirm). Chosen over
 // updating both calls' TeXML to one <Dial><Conference> (Twilio's way, dialer.ts of twilio/) because
 // that update is addressed by /v2/texml/Accounts/{account_sid}/Calls/{call_sid}, and an account here
 // holds no account_sid; the bridge needs only the two call_control_ids we already hold, in one request.
@@ -184,7 +185,7 @@ export class TelnyxDialer implements Dialer {
     const sid = answer.status >= 200 && answer.status < 300 ? callSidOf(answer.body) : undefined;
     if (sid) return { carrierCallId: sid };
     throw new CarrierApiError(
-      `Telnyx answered HTTP ${answer.status} to a transfer's call${sid === undefined && answer.status < 300 ? ' with no call_sid' : ''}: ${errorOf(answer)}`,
+      `Telnyx answered HTTP ${answer.status} to a transfer's call${answer.status < 300 ? ' with no call_sid' : ''}: ${errorOf(answer)}`,
       answer.status,
     );
   }
