@@ -1,7 +1,7 @@
 // A local stand-in for Telnyx on 127.0.0.1, speaking what src/carriers/telnyx/ relies on from
 // Telnyx's documentation: its REST API (POST /v2/texml/calls/{connection_id} with inline TeXML,
-// answered {call_sid, from, to, status}; the Call Control actions hangup, transfer and
-// streaming_start on /v2/calls/{call_control_id}/actions/…; 401 without the account's bearer API
+// answered {call_sid, from, to, status}; the Call Control actions hangup, transfer, streaming_start
+// and bridge on /v2/calls/{call_control_id}/actions/…; 401 without the account's bearer API
 // key), its webhooks signed with a generated ed25519 key (telnyx-signature-ed25519 over
 // `${telnyx-timestamp}|${body}`: TeXML's form-encoded voice webhook and status callbacks, Call
 // Control's JSON events), and its media stream (TELNYX_DIALECT: connected, start with stream_id,
@@ -9,7 +9,8 @@
 // mark echoes, stop), where every second media frame may arrive before the one ahead of it.
 // A placed call plays its life back as `behaviors` say for the number called; a transfer ends the
 // stream, and its destination answers (call.answered, call.bridged) or hangs up with a cause, after
-// which the service's streaming_start brings the caller back.
+// which the service's streaming_start brings the caller back. A bridge ({call_control_id} of another
+// live call) joins the two calls: both streams stop, and each call names the other in `bridgedWith`.
 import { generateKeyPairSync, randomBytes, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -75,6 +76,8 @@ export interface TelnyxPlacedCall {
   redirect?: Promise<void>;
   /** The caller's stream back after a failed transfer, until it has ended. */
   back?: Promise<void>;
+  /** The call a bridge joined this one to (its callSid). */
+  bridgedWith?: string;
 }
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -262,6 +265,15 @@ export class TelnyxStandIn {
       case 'streaming_start':
         ok();
         return void (await this.streamBack(call, body));
+      case 'bridge': {
+        const other = this.live.get(String(body.call_control_id ?? ''));
+        if (!other || other === call) return error(422, '90018', 'Call has already ended');
+        ok();
+        // The two calls hear each other now: neither streams to the service any more.
+        call.bridgedWith = other.callSid;
+        other.bridgedWith = call.callSid;
+        return void (await Promise.all([call.stream?.hangUp(), other.stream?.hangUp()]));
+      }
       default:
         return error(404, '10005', 'Resource not found');
     }

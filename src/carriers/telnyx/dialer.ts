@@ -1,4 +1,4 @@
-// Outbound calls, hang-up and cold transfer through Telnyx's REST API (TELNYX_API_BASE,
+// Outbound calls, hang-up, cold and warm transfer through Telnyx's REST API (TELNYX_API_BASE,
 // https://api.telnyx.com by default), sent through the outbound layer (net/http.ts) with the
 // account's API key as a bearer token. The requests relied on, as Telnyx documents them:
 //
@@ -15,7 +15,20 @@
 //   POST /v2/calls/{call_control_id}/actions/streaming_start   JSON {stream_url, stream_track,
 //        stream_bidirectional_mode: "rtp", stream_bidirectional_codec: "PCMU",
 //        custom_parameters: [{name, value}]}
+//   POST /v2/calls/{call_control_id}/actions/bridge            JSON {call_control_id (the other call)}
+//        → {data: {result: "ok"}}; both calls then hear call.bridged, and their audio is each other's.
 //   errors: 4xx {errors: [{code, title, detail}]}; 404/422 on a call that has ended.
+//
+// A warm transfer's second leg (consult) is one more TeXML call, to the destination, whose inline
+// TeXML streams to /media/telnyx like a placed call's, with the call's call_id and a secret made for
+// that leg (the media route takes a live call's second stream through the transfer's secret), and
+// whose StatusCallback is marked leg=consult (status-webhooks.ts: a busy or unanswered leg ends the
+// hold; its completion is not the call's). The bridge is Call Control's own: the caller's leg is
+// bridged with the second leg's call_control_id, and both streams to us end (checked against the
+// tests' stand-in; docs/carriers/telnyx.md says what a live account has yet to confirm). Chosen over
+// updating both calls' TeXML to one <Dial><Conference> (Twilio's way, dialer.ts of twilio/) because
+// that update is addressed by /v2/texml/Accounts/{account_sid}/Calls/{call_sid}, and an account here
+// holds no account_sid; the bridge needs only the two call_control_ids we already hold, in one request.
 //
 // A TeXML call's CallSid is its call_control_id, so the Call Control actions take the id the
 // create answered and the stream's start names. Like Twilio's, the stream TeXML goes inline with
@@ -144,17 +157,53 @@ export class TelnyxDialer implements Dialer {
     );
   }
 
-  /** Warm transfers are not bridged on Telnyx yet: a call of the carriers after it may be. */
+  /**
+   * Places the warm transfer's second leg through the call's account: a TeXML call to `to` whose media comes to our
+   * stream with the leg's secret, its progress to the status callback marked leg=consult.
+   */
   async consult(request: ConsultRequest): Promise<{ carrierCallId: string }> {
-    if ((await this.o.accounts.forCall(request.callId)) || !this.o.next.consult)
-      throw new NoTransferError('a warm transfer is not offered on Telnyx calls yet; use a cold transfer');
-    return this.o.next.consult(request);
+    const keys = await this.o.accounts.forCall(request.callId);
+    if (!keys) {
+      if (this.o.next.consult) return this.o.next.consult(request);
+      throw new NoTransferError(`no carrier account is known for call ${request.callId} to transfer it through`);
+    }
+    if (!request.from)
+      throw new CarrierApiError(
+        `call ${request.callId} has no number of its own to call the destination from`,
+        undefined,
+      );
+    const publicUrl = this.o.publicUrl();
+    const answer = await this.post(keys, `/v2/texml/calls/${encodeURIComponent(keys.connectionId)}`, {
+      To: request.to,
+      From: request.from,
+      Texml: connectStreamTexml(publicUrl, request.callId, request.streamSecret),
+      StatusCallback: `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}&leg=consult`,
+      StatusCallbackMethod: 'POST',
+      StatusCallbackEvent: 'answered completed',
+      Timeout: Math.max(1, Math.round(this.o.ringTimeoutMs / 1000)),
+    });
+    const sid = answer.status >= 200 && answer.status < 300 ? callSidOf(answer.body) : undefined;
+    if (sid) return { carrierCallId: sid };
+    throw new CarrierApiError(
+      `Telnyx answered HTTP ${answer.status} to a transfer's call${answer.status < 300 ? ' with no call_sid' : ''}: ${errorOf(answer)}`,
+      answer.status,
+    );
   }
 
+  /** Bridges the caller's leg with the second leg (Call Control's bridge): Telnyx takes both off our streams. */
   async bridge(request: { callId: string; carrierCallId: string; consultCarrierCallId: string }): Promise<void> {
-    if ((await this.o.accounts.forCall(request.callId)) || !this.o.next.bridge)
-      throw new NoTransferError('a warm transfer is not offered on Telnyx calls yet; use a cold transfer');
-    return this.o.next.bridge(request);
+    const keys = await this.o.accounts.forCall(request.callId);
+    if (!keys) {
+      if (this.o.next.bridge) return this.o.next.bridge(request);
+      throw new NoTransferError(`no carrier account is known for call ${request.callId} to bridge it through`);
+    }
+    await this.action(
+      keys,
+      request.carrierCallId,
+      'bridge',
+      { call_control_id: request.consultCarrierCallId },
+      "a transfer's bridge",
+    );
   }
 
   /** POST /v2/calls/{id}/actions/{action}; `goneIsOk`: a call Telnyx no longer knows (404, 422) has ended already. */

@@ -2,7 +2,8 @@
 // fields CallSid, CallStatus initiated|ringing|in-progress|completed|busy|no-answer|failed|canceled,
 // AnsweredBy with machine detection), mapped to the same outcomes as Twilio's. The call is the
 // call_id the service put in the callback's address, or, when the TeXML application's own status
-// callback points here, the call its CallSid was recorded for.
+// callback points here, the call its CallSid was recorded for. A warm transfer's second leg reports
+// here too, marked leg=consult: busy, no-answer, failed or canceled ends the caller's hold.
 // POST /telephony/telnyx/transfer: the Call Control events of a cold transfer's new leg, JSON
 // {"data":{"event_type":"call.answered"|"call.bridged"|"call.hangup"|…,"payload":{"call_control_id",
 // "hangup_cause":"normal_clearing"|"busy"|"timeout"|"no_answer"|"call_rejected"|…}}}: answered moves
@@ -25,7 +26,12 @@ const StatusForm = z.looseObject({
   AnsweredBy: z.string().optional(),
   SipResponseCode: z.string().optional(),
 });
-const CallQuery = z.strictObject({ call_id: z.string().min(1).max(200).optional() });
+const CallQuery = z.strictObject({
+  call_id: z.string().min(1).max(200).optional(),
+  leg: z.literal('consult').optional(),
+});
+/** How a warm transfer's second leg ends without connecting: the caller's hold ends. */
+const CONSULT_FAILURES = new Set(['busy', 'no-answer', 'failed', 'canceled']);
 
 const TransferEvent = z.looseObject({
   data: z.looseObject({
@@ -86,6 +92,12 @@ export function telnyxStatusRoutes(app: FastifyInstance, deps: TelnyxStatusDeps)
         if (!callId || !form.success)
           throw new ApiError('BAD_REQUEST', 'not a TeXML status callback of a call placed here');
         const { CallStatus: status, AnsweredBy: answeredBy } = form.data;
+        if (CallQuery.safeParse(request.query).data?.leg === 'consult') {
+          // A warm transfer's second leg: only a dial that never connected matters to the call.
+          request.log.info({ call_id: callId, call_sid: form.data.CallSid, status }, 'telnyx status of a transfer leg');
+          if (CONSULT_FAILURES.has(status)) deps.outcomes.consultFailed(callId, status);
+          return reply.code(204).send();
+        }
         request.log.info(
           { call_id: callId, call_sid: form.data.CallSid, status, answered_by: answeredBy },
           'telnyx status',

@@ -1,7 +1,7 @@
 // Telnyx under the carrier conformance suite, through its stand-in (test/helpers/telnyx-standin.ts):
 // an organization's own Telnyx account holds the suite's inbound number (calls go out from it too),
 // its answering phones and inbound callers run the suite's scripts (test/carriers/stand-in-driver.ts)
-// on Telnyx's media stream, whose frames arrive in swapped pairs.
+// on Telnyx's media stream, whose frames arrive in swapped pairs. Its warm transfer's legs are bridged.
 import { TELNYX_DIALECT, TelnyxStandIn } from '../../helpers/telnyx-standin.ts';
 import { standInDriver, twilioStreamWithoutSecret } from '../stand-in-driver.ts';
 
@@ -25,4 +25,9 @@ export const telnyxDriver = standInDriver<TelnyxStandIn>({
   badlySigned: (telnyx, serviceUrl, to, from) => telnyx.badlySignedVoiceWebhook(serviceUrl, to, from),
   streamWithoutSecret: (_telnyx, serviceUrl, callId) =>
     twilioStreamWithoutSecret(serviceUrl, '/media/telnyx', callId, TELNYX_DIALECT),
+  // The caller's leg and the second one (both stream with the call's call_id) were bridged to each other.
+  joined: (telnyx, callId) => {
+    const legs = telnyx.calls.filter((c) => c.callId === callId);
+    return legs.length === 2 && legs[0]!.bridgedWith === legs[1]!.callSid && legs[1]!.bridgedWith === legs[0]!.callSid;
+  },
 });

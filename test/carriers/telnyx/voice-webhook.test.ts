@@ -2,9 +2,13 @@
 // only what the called number's Telnyx account signed is taken, a CallSid sent again gets the first answer) with
 // Telnyx's Ed25519 signature and TeXML; here, a signature too old is refused, the transfer route reads Call
 // Control's JSON events under the same signature, and a cold transfer whose destination is busy brings the caller
-// back to the agent on a stream Telnyx opens with streaming_start.
+// back to the agent on a stream Telnyx opens with streaming_start; a warm transfer whose second leg is busy (its
+// status marked leg=consult) ends the caller's hold, and the caller stays with the agent.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { DEMO_TRANSFER_FAILED } from '../../../src/demo/script.ts';
+import { callEnded } from '../../helpers/service.ts';
+import { agentFinished, fixtureUlaw } from '../../helpers/phone.ts';
 import { streamOfTexml, TelnyxStandIn } from '../../helpers/telnyx-standin.ts';
 import type { TestService } from '../../helpers/service.ts';
 import { coldTransferToBusy, carrierDesk, webhookCases, type WebhookBody } from '../webhook-cases.ts';
@@ -109,5 +113,52 @@ describe('Telnyx webhooks', () => {
       },
       '+15550600010',
     );
+  }, 90_000);
+
+  it('a warm transfer whose second leg is busy ends the hold: the caller stays with the agent, who says it could not put them through', async () => {
+    const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
+    const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
+    const agent = await t.request('POST', '/v2/agents', {
+      body: {
+        ...config,
+        agent_id: 'telnyx-warm',
+        begin_message: 'Front desk, how can I help?',
+        tools: [...demo.tools, { type: 'transfer_call', transfer_to: DESK_BUSY, mode: 'warm' }],
+      },
+    });
+    expect(agent.status, agent.text).toBe(201);
+    const phone = '+15550600011';
+    telnyx.behaviors.set(phone, {
+      kind: 'answer',
+      talk: async (line) => {
+        await agentFinished(line, { after: 0, timeoutMs: 30_000 });
+        await line.speak(fixtureUlaw('11-can-i-speak-to'));
+        await line.waitForClose();
+      },
+    });
+    const res = await t.request('POST', '/v2/calls', {
+      body: { call_from: NUMBER, call_to: phone, agent_id: 'telnyx-warm' },
+    });
+    expect(res.status, res.text).toBe(201);
+    const callId = (res.body as { call_id: string }).call_id;
+    await vi.waitFor(
+      async () => {
+        const r = (await t.request('GET', `/v2/calls/${callId}`)).body as { transcript: { content: string }[] };
+        expect(r.transcript.map((m) => m.content)).toContain(DEMO_TRANSFER_FAILED);
+      },
+      { timeout: 45_000, interval: 200 },
+    );
+    const [placed, leg] = telnyx.calls.filter((c) => c.callId === callId);
+    // The second leg rang the desk, which was busy; its status reached the service marked as the transfer's leg.
+    expect(leg!.body).toMatchObject({ To: DESK_BUSY, From: NUMBER });
+    expect(String(leg!.body.StatusCallback)).toContain('leg=consult');
+    expect(leg!.callbacks.at(-1)).toEqual({ status: 'busy', httpStatus: 204 });
+    expect(placed!.bridgedWith).toBeUndefined();
+    await placed!.stream!.hangUp();
+    expect(await callEnded(t, callId)).toMatchObject({
+      call_status: 'ended',
+      disconnection_reason: 'user_hangup',
+      transfer_destination: null,
+    });
   }, 90_000);
 });

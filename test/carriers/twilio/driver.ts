@@ -1,7 +1,7 @@
 // Twilio under the carrier conformance suite, through the REST stand-in (test/helpers/twilio-standin.ts):
 // the service's own settings hold the account (no organization's account), and its answering phones
 // and inbound callers run the suite's scripts (test/carriers/stand-in-driver.ts) on the media stream,
-// as a simulated phone runs them on the same protocol.
+// as a simulated phone runs them on the same protocol. Its warm transfer's legs meet in a conference.
 import { randomBytes } from 'node:crypto';
 import { placeInboundCall, voiceWebhook } from '../../helpers/phone.ts';
 import { TwilioStandIn } from '../../helpers/twilio-standin.ts';
@@ -33,4 +33,9 @@ export const twilioDriver = standInDriver<TwilioStandIn>({
       'not-the-auth-token',
     ),
   streamWithoutSecret: (_twilio, serviceUrl, callId) => twilioStreamWithoutSecret(serviceUrl, '/media/twilio', callId),
+  // The bridge moves the caller's leg and the second one (leg=consult) into the call's conference.
+  joined: (twilio, callId) => {
+    const legs = twilio.calls.filter((c) => String(c.form.StatusCallback).includes(`call_id=${callId}`));
+    return legs.length === 2 && legs.every((c) => c.conference === `transfer-${callId}`);
+  },
 });
