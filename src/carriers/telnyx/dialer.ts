@@ -123,10 +123,7 @@ export class TelnyxDialer implements Dialer {
       webhook_url: `${this.o.publicUrl()}${TRANSFER_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}`,
     };
     if (request.from) body.from = request.from;
-    await this.action(
-      () => this.client(keys.apiKey).calls.actions.transfer(request.carrierCallId, body),
-      'a transfer',
-    );
+    await this.action(() => this.client(keys.apiKey).calls.actions.transfer(request.carrierCallId, body), 'a transfer');
   }
 
   /** The caller whose transfer failed comes back to the agent on a new stream, which presents `secret`. */
@@ -168,11 +165,7 @@ export class TelnyxDialer implements Dialer {
    * A Call Control action (POST /v2/calls/{id}/actions/…) sent through the SDK; `goneIsOk`: a call Telnyx no longer
    * knows (404, 422) has ended already.
    */
-  private async action(
-    send: () => Parameters<typeof telnyxAnswer>[0],
-    what: string,
-    goneIsOk = false,
-  ): Promise<void> {
+  private async action(send: () => Parameters<typeof telnyxAnswer>[0], what: string, goneIsOk = false): Promise<void> {
     const answer = await telnyxAnswer(send());
     if (answer.status >= 200 && answer.status < 300) return;
     if (goneIsOk && (answer.status === 404 || answer.status === 422)) return;
