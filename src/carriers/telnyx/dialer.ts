@@ -37,7 +37,7 @@ import {
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import type { TelnyxAccounts } from './accounts.ts';
 import { telnyxAnswer, telnyxClients, type TexmlCallParams, type TransferParams } from './rest.ts';
-import { connectStreamTexml, telnyxMediaUrl } from './texml.ts';
+import { connectStreamTexml, streamCodecFor, telnyxMediaUrl } from './texml.ts';
 
 export interface TelnyxDialerOptions {
   accounts: TelnyxAccounts;
@@ -81,7 +81,7 @@ export class TelnyxDialer implements Dialer {
     const body: TexmlCallParams = {
       To: request.to,
       From: from,
-      Texml: connectStreamTexml(publicUrl, request.callId, request.streamSecret),
+      Texml: connectStreamTexml(publicUrl, request.callId, request.streamSecret, streamCodecFor(request.to)),
       StatusCallback: `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${callId}`,
       StatusCallbackMethod: 'POST',
       StatusCallbackEvent: 'initiated ringing answered completed',

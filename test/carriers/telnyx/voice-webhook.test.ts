@@ -1,12 +1,14 @@
 // Telnyx's webhooks against the real service: the inbound webhook's shared cases (test/carriers/webhook-cases.ts:
 // only what the called number's Telnyx account signed is taken, a CallSid sent again gets the first answer) with
 // Telnyx's Ed25519 signature and TeXML; here, a signature too old is refused, the transfer route reads Call
-// Control's JSON events under the same signature, and a cold transfer whose destination is busy brings the caller
-// back to the agent on a stream Telnyx opens with streaming_start.
+// Control's JSON events under the same signature, a cold transfer whose destination is busy brings the caller
+// back to the agent on a stream Telnyx opens with streaming_start, and a caller on a G.722 leg is asked for G.722
+// both ways and runs at 16 kHz.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { muLawDecode } from '../../../src/audio/g711.ts';
 import { streamOfTexml, TelnyxStandIn } from '../../helpers/telnyx-standin.ts';
-import type { TestService } from '../../helpers/service.ts';
+import { callEnded, type TestService } from '../../helpers/service.ts';
 import { coldTransferToBusy, carrierDesk, webhookCases, type WebhookBody } from '../webhook-cases.ts';
 
 const NUMBER = '+15550600001';
@@ -110,4 +112,29 @@ describe('Telnyx webhooks', () => {
       '+15550600010',
     );
   }, 90_000);
+
+  it("a caller on a G.722 leg (a SIP address) is asked for G.722 both ways: the call's line runs at 16 kHz and the agent is heard", async () => {
+    const sipCaller = 'sip:alice@pbx.example.com';
+    telnyx.g722Legs.add(sipCaller);
+    const { caller, callId, texml } = await telnyx.placeInboundCall(t.url, NUMBER, sipCaller);
+    expect(texml).toContain(
+      'codec="G722" bidirectionalMode="rtp" bidirectionalCodec="G722" bidirectionalSamplingRate="16000"',
+    );
+    const played: Buffer[] = [];
+    caller.on('played', (frame) => played.push(frame.payload));
+    await caller.waitFor((message) => message.event === 'media', 20_000);
+    while (played.length < 25) await new Promise((resolve) => setTimeout(resolve, 20));
+    await caller.hangUp();
+    // The greeting reached the caller through G.722: decoded on its phone, half a second of it is not silence.
+    const heard = muLawDecode(Buffer.concat(played));
+    expect(Math.max(...heard.map(Math.abs))).toBeGreaterThan(1000);
+    const record = await callEnded(t, callId);
+    expect(record.disconnection_reason).toBe('user_hangup');
+    // The line's rate is the recording's: 16 kHz, as the recogniser heard the caller.
+    const wav = await fetch(`${t.url}/v2/calls/${callId}/recording`, {
+      headers: { authorization: `Bearer ${t.keyOf('acme')}` },
+    });
+    expect(wav.status).toBe(200);
+    expect(Buffer.from(await wav.arrayBuffer()).readUInt32LE(24)).toBe(16000);
+  }, 60_000);
 });
