@@ -12,7 +12,8 @@ import { accountCheck, type AccountCheckOptions } from '../account-check.ts';
 import { telnyxAnswer, telnyxClients } from './rest.ts';
 
 export function telnyxAccountCheck(o: AccountCheckOptions): CarrierAccountCheck {
-  const client = telnyxClients({ apiBase: o.apiBase, dispatcher: o.dispatcher });
+  // A credentials check reads a short answer, as every carrier's does (carriers/account-check.ts).
+  const client = telnyxClients({ apiBase: o.apiBase, dispatcher: o.dispatcher, answerBytes: 16 * 1024 });
   return accountCheck<CredentialsOf<'telnyx'>>(o, ({ api_key: key, connection_id: id }) => ({
     carrier: 'Telnyx',
     send: (timeout) => telnyxAnswer(client(key).texmlApplications.retrieve(id, { timeout })),

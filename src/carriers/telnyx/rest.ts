@@ -24,11 +24,13 @@ export interface TelnyxRestOptions {
   apiBase: string;
   dispatcher: Dispatcher;
   timeoutMs?: number;
+  /** The longest answer read; TELNYX_REST_DEFAULTS.answerBytes by default. */
+  answerBytes?: number;
 }
 
 /** Builds Telnyx clients for accounts' keys, every one sending through `o.dispatcher`. */
 export function telnyxClients(o: TelnyxRestOptions): (apiKey: string) => Telnyx {
-  const through = fetchThrough(o.dispatcher, { maxBodyBytes: TELNYX_REST_DEFAULTS.answerBytes });
+  const through = fetchThrough(o.dispatcher, { maxBodyBytes: o.answerBytes ?? TELNYX_REST_DEFAULTS.answerBytes });
   const fetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     // The SDK sends a URL and its init; a Request would carry what the outbound layer does not see.
     if (input instanceof Request) return Promise.reject(new TypeError('a Request object is not sent through here'));
