@@ -7,7 +7,7 @@ import type { CarrierAccountCheck } from '../carrier-accounts/service.ts';
 import type { CarrierCredentials } from '../carrier-accounts/schema.ts';
 import { ApiError } from '../errors.ts';
 import type { Dispatcher } from '../net/http.ts';
-import { sendCarrierRequest } from './carrier-rest.ts';
+import { sendCarrierRequest, type CarrierAnswer } from './carrier-rest.ts';
 
 export interface AccountCheckOptions {
   /** The carrier's API base setting (TWILIO_API_BASE, TELNYX_API_BASE, …). */
@@ -16,12 +16,16 @@ export interface AccountCheckOptions {
   timeoutMs?: number;
 }
 
-/** One carrier's probe of given credentials. */
-export interface CredentialsProbe {
+/**
+ * One carrier's probe of given credentials: a GET of `url` with `headers`, or its own `send` (a carrier whose SDK
+ * sends it, through the outbound layer too), answering as sendCarrierRequest does.
+ */
+export type CredentialsProbe = ProbeWords &
+  ({ url: string; headers: Record<string, string> } | { send: (timeoutMs: number) => Promise<CarrierAnswer> });
+
+interface ProbeWords {
   /** The carrier's name as users know it, for the messages. */
   carrier: string;
-  url: string;
-  headers: Record<string, string>;
   /** What a 401/403 says, naming the field (the carrier's own message, if any, is `detail`). */
   refused: (status: number, detail: string) => string;
   /** What a 404 says, naming the field. */
@@ -41,13 +45,17 @@ export function accountCheck<C extends CarrierCredentials>(
     const p = await probe(given as C, o.apiBase);
     let status: number;
     let answer: Record<string, unknown>;
+    const timeoutMs = o.timeoutMs ?? 10_000;
     try {
-      ({ status, body: answer } = await sendCarrierRequest(
-        p.carrier,
-        { method: 'GET', url: p.url, headers: p.headers, timeoutMs: o.timeoutMs ?? 10_000 },
-        o.dispatcher,
-        ANSWER_BYTES,
-      ));
+      ({ status, body: answer } =
+        'send' in p
+          ? await p.send(timeoutMs)
+          : await sendCarrierRequest(
+              p.carrier,
+              { method: 'GET', url: p.url, headers: p.headers, timeoutMs },
+              o.dispatcher,
+              ANSWER_BYTES,
+            ));
     } catch (error) {
       const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
       throw new ApiError(

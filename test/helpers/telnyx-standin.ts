@@ -7,6 +7,9 @@
 // Control's JSON events), and its media stream (TELNYX_DIALECT: connected, start with stream_id,
 // call_control_id, media_format and custom_parameters, media with sequence_number and chunk, dtmf,
 // mark echoes, stop), where every second media frame may arrive before the one ahead of it.
+// A party in `g722Legs` is on a G.722 leg (a SIP or WebRTC phone): its stream carries G.722 at
+// 16 kHz whatever the <Stream> asked, as Telnyx transcodes only between PCMU and PCMA; every other
+// leg streams PCMU.
 // A placed call plays its life back as `behaviors` say for the number called; a transfer ends the
 // stream, and its destination answers (call.answered, call.bridged) or hangs up with a cause, after
 // which the service's streaming_start brings the caller back. A bridge ({call_control_id} of another
@@ -14,10 +17,11 @@
 import { generateKeyPairSync, randomBytes, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { LineFormat } from '../../src/audio/line-format.ts';
 import { TwilioStreamCaller, type StreamDialect } from '../../src/carriers/sim/twilio-stream.ts';
 
-/** Telnyx's media stream, in the words Telnyx documents. */
-export const TELNYX_DIALECT: StreamDialect = {
+/** Telnyx's media stream, in the words Telnyx documents, its start announcing `encoding` at `sample_rate`. */
+export const telnyxDialect = (encoding: 'PCMU' | 'G722', sample_rate: 8000 | 16000): StreamDialect => ({
   connected: () => ({ event: 'connected', version: '1.0.0' }),
   start: (o) => ({
     event: 'start',
@@ -26,7 +30,7 @@ export const TELNYX_DIALECT: StreamDialect = {
       user_id: o.accountSid,
       call_control_id: o.callSid,
       client_state: null,
-      media_format: { encoding: 'PCMU', sample_rate: 8000, channels: 1 },
+      media_format: { encoding, sample_rate, channels: 1 },
       custom_parameters: o.customParameters,
     },
     stream_id: o.streamSid,
@@ -47,7 +51,12 @@ export const TELNYX_DIALECT: StreamDialect = {
     stream_id: o.streamSid,
   }),
   mark: (o) => ({ event: 'mark', sequence_number: String(o.sequence), stream_id: o.streamSid, mark: { name: o.name } }),
-};
+});
+
+/** A phone network leg's stream: PCMU at 8 kHz. */
+export const TELNYX_DIALECT = telnyxDialect('PCMU', 8000);
+const G722_DIALECT = telnyxDialect('G722', 16000);
+const G722_LINE: LineFormat = { codec: 'g722', rate: 16000 };
 
 export type TelnyxBehavior =
   | {
@@ -108,6 +117,8 @@ export class TelnyxStandIn {
   readonly calls: TelnyxPlacedCall[] = [];
   readonly hangups: string[] = [];
   readonly behaviors = new Map<string, TelnyxBehavior>();
+  /** Parties (a caller's From, a called To) whose leg speaks G.722. */
+  readonly g722Legs = new Set<string>();
   /** Media frames leave in swapped pairs (Telnyx does not promise their order). */
   swapFramePairs = true;
   ringMs = 30;
@@ -165,12 +176,14 @@ export class TelnyxStandIn {
     return res?.status ?? 0;
   }
 
-  /** Opens the stream a TeXML document or streaming_start names, as a phone on the line. */
-  line(url: string, parameters: Record<string, string>, callSid: string): TwilioStreamCaller {
+  /** Opens the stream a TeXML document or streaming_start names, as a phone on the line of `party`. */
+  line(url: string, parameters: Record<string, string>, callSid: string, party = ''): TwilioStreamCaller {
+    const g722 = this.g722Legs.has(party);
     return new TwilioStreamCaller({
       url,
       customParameters: parameters,
-      dialect: TELNYX_DIALECT,
+      dialect: g722 ? G722_DIALECT : TELNYX_DIALECT,
+      ...(g722 ? { line: G722_LINE } : {}),
       swapFramePairs: this.swapFramePairs,
       callSid,
       streamSid: randomUUID(),
@@ -186,16 +199,16 @@ export class TelnyxStandIn {
     serviceUrl: string,
     to: string,
     from: string,
-  ): Promise<{ caller: TwilioStreamCaller; callId: string }> {
+  ): Promise<{ caller: TwilioStreamCaller; callId: string; texml: string }> {
     const callSid = `v3:${hex(20)}`;
     const res = await this.postForm(`${serviceUrl}/telephony/telnyx/voice`, this.voiceParams(callSid, from, to));
     const texml = await res.text();
     const stream = streamOfTexml(texml);
     if (res.status !== 200 || !stream?.parameters.call_id)
       throw new Error(`voice webhook answered ${res.status}: ${texml}`);
-    const caller = this.line(stream.url, stream.parameters, callSid);
+    const caller = this.line(stream.url, stream.parameters, callSid, from);
     await caller.connect();
-    return { caller, callId: stream.parameters.call_id };
+    return { caller, callId: stream.parameters.call_id, texml };
   }
 
   /** The voice webhook for `to`, signed with a key that is not the account's. */
@@ -314,7 +327,12 @@ export class TelnyxStandIn {
     if (behavior.kind !== 'answer') return void (await this.callback(call, behavior.kind));
     await this.callback(call, 'in-progress');
     const stream = streamOfTexml(String(call.body.Texml));
-    if (stream) await this.onLine(call, this.line(stream.url, stream.parameters, call.callSid), behavior.talk);
+    if (stream)
+      await this.onLine(
+        call,
+        this.line(stream.url, stream.parameters, call.callSid, String(call.body.To)),
+        behavior.talk,
+      );
     // A transfer under way keeps the call until the caller's stream back is over.
     if (call.redirect) await call.redirect;
     await this.callback(call, 'completed');
@@ -377,7 +395,8 @@ export class TelnyxStandIn {
     }
     const behavior = this.behaviors.get(String(call.body.To));
     const talk = behavior?.kind === 'answer' ? behavior.afterTransfer : undefined;
-    call.back = this.onLine(call, this.line(String(body.stream_url ?? ''), parameters, call.callSid), talk);
+    const line = this.line(String(body.stream_url ?? ''), parameters, call.callSid, String(call.body.To));
+    call.back = this.onLine(call, line, talk);
   }
 
   /** One signed status callback, as the TeXML call's StatusCallback hears it. */

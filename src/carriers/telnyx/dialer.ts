@@ -1,6 +1,6 @@
 // Outbound calls, hang-up, cold and warm transfer through Telnyx's REST API (TELNYX_API_BASE,
-// https://api.telnyx.com by default), sent through the outbound layer (net/http.ts) with the
-// account's API key as a bearer token. The requests relied on, as Telnyx documents them:
+// https://api.telnyx.com by default), sent with Telnyx's SDK through the outbound layer (rest.ts)
+// with the account's API key as a bearer token. The requests relied on, as Telnyx documents them:
 //
 //   POST /v2/texml/calls/{connection_id}   JSON {From, To, Texml (inline instructions), …}
 //        → {call_sid (the call_control_id), from, to, status: "queued"} (flat, no data wrapper).
@@ -38,7 +38,7 @@
 import { voicemailHandling } from '../../agents/schema.ts';
 import type { Clock } from '../../clock.ts';
 import type { Dispatcher } from '../../net/http.ts';
-import { CarrierApiError, placeCarrierCall, sendCarrierRequest, type CarrierAnswer } from '../carrier-rest.ts';
+import { CarrierApiError, placeCarrierCall, type CarrierAnswer } from '../carrier-rest.ts';
 import {
   NoTransferError,
   type ConsultRequest,
@@ -48,8 +48,9 @@ import {
   type TransferRequest,
 } from '../../records/dialer.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
-import type { TelnyxAccounts, TelnyxKeys } from './accounts.ts';
-import { connectStreamTexml, telnyxMediaUrl } from './texml.ts';
+import type { TelnyxAccounts } from './accounts.ts';
+import { telnyxAnswer, telnyxClients, type TexmlCallParams, type TransferParams } from './rest.ts';
+import { connectStreamTexml, streamCodecFor, telnyxMediaUrl } from './texml.ts';
 
 export interface TelnyxDialerOptions {
   accounts: TelnyxAccounts;
@@ -72,7 +73,12 @@ export const TRANSFER_CALLBACK_PATH = '/telephony/telnyx/transfer';
 export class TelnyxDialer implements Dialer {
   readonly name = 'telnyx';
 
-  constructor(private readonly o: TelnyxDialerOptions) {}
+  /** The SDK's client for an account's key, sending through the outbound layer. */
+  private readonly client: ReturnType<typeof telnyxClients>;
+
+  constructor(private readonly o: TelnyxDialerOptions) {
+    this.client = telnyxClients({ apiBase: o.apiBase, dispatcher: o.dispatcher });
+  }
 
   /** A Telnyx call goes only from a number of the organization's own account: others are the next carrier's. */
   showsCallerId(to: string): boolean {
@@ -85,10 +91,10 @@ export class TelnyxDialer implements Dialer {
     if (!keys) return this.o.next.dial(request);
     const publicUrl = this.o.publicUrl();
     const callId = encodeURIComponent(request.callId);
-    const body: Record<string, string | number> = {
+    const body: TexmlCallParams = {
       To: request.to,
       From: from,
-      Texml: connectStreamTexml(publicUrl, request.callId, request.streamSecret),
+      Texml: connectStreamTexml(publicUrl, request.callId, request.streamSecret, streamCodecFor(request.to)),
       StatusCallback: `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${callId}`,
       StatusCallbackMethod: 'POST',
       StatusCallbackEvent: 'initiated ringing answered completed',
@@ -103,7 +109,7 @@ export class TelnyxDialer implements Dialer {
       carrierAccountId: keys.carrierAccountId,
       carrierCalls: this.o.carrierCalls,
       clock: this.o.clock,
-      send: () => this.post(keys, `/v2/texml/calls/${encodeURIComponent(keys.connectionId)}`, body),
+      send: () => telnyxAnswer(this.client(keys.apiKey).texml.calls.create(keys.connectionId, body)),
       idOf: callSidOf,
       idName: 'call_sid',
       errorOf,
@@ -114,7 +120,7 @@ export class TelnyxDialer implements Dialer {
     const keys = await this.o.accounts.forCall(callId);
     if (!keys) return this.o.next.hangUpCall?.(callId);
     const sid = await this.o.carrierCalls.carrierCallId(callId);
-    if (sid) await this.action(keys, sid, 'hangup', {}, 'a hang-up', true);
+    if (sid) await this.action(() => this.client(keys.apiKey).calls.actions.hangup(sid, {}), 'a hang-up', true);
   }
 
   /** Moves the live call to `to`: Telnyx ends our stream and dials it; how it went comes to the transfer callback. */
@@ -124,13 +130,13 @@ export class TelnyxDialer implements Dialer {
       if (this.o.next.transfer) return this.o.next.transfer(request);
       throw new NoTransferError(`no carrier account is known for call ${request.callId} to transfer it through`);
     }
-    const body: Record<string, string | number> = {
+    const body: TransferParams = {
       to: request.to,
       timeout_secs: Math.max(5, Math.round(this.o.ringTimeoutMs / 1000)),
       webhook_url: `${this.o.publicUrl()}${TRANSFER_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}`,
     };
     if (request.from) body.from = request.from;
-    await this.action(keys, request.carrierCallId, 'transfer', body, 'a transfer');
+    await this.action(() => this.client(keys.apiKey).calls.actions.transfer(request.carrierCallId, body), 'a transfer');
   }
 
   /** The caller whose transfer failed comes back to the agent on a new stream, which presents `secret`. */
@@ -140,19 +146,17 @@ export class TelnyxDialer implements Dialer {
     if (!keys || !sid)
       throw new CarrierApiError(`no Telnyx call is known for call ${callId} to stream back`, undefined);
     await this.action(
-      keys,
-      sid,
-      'streaming_start',
-      {
-        stream_url: telnyxMediaUrl(this.o.publicUrl()),
-        stream_track: 'inbound_track',
-        stream_bidirectional_mode: 'rtp',
-        stream_bidirectional_codec: 'PCMU',
-        custom_parameters: [
-          { name: 'call_id', value: callId },
-          { name: 'secret', value: secret },
-        ],
-      },
+      () =>
+        this.client(keys.apiKey).calls.actions.startStreaming(sid, {
+          stream_url: telnyxMediaUrl(this.o.publicUrl()),
+          stream_track: 'inbound_track',
+          stream_bidirectional_mode: 'rtp',
+          stream_bidirectional_codec: 'PCMU',
+          custom_parameters: [
+            { name: 'call_id', value: callId },
+            { name: 'secret', value: secret },
+          ],
+        }),
       "a failed transfer's stream back",
     );
   }
@@ -173,15 +177,16 @@ export class TelnyxDialer implements Dialer {
         undefined,
       );
     const publicUrl = this.o.publicUrl();
-    const answer = await this.post(keys, `/v2/texml/calls/${encodeURIComponent(keys.connectionId)}`, {
+    const body: TexmlCallParams = {
       To: request.to,
       From: request.from,
-      Texml: connectStreamTexml(publicUrl, request.callId, request.streamSecret),
+      Texml: connectStreamTexml(publicUrl, request.callId, request.streamSecret, streamCodecFor(request.to)),
       StatusCallback: `${publicUrl}${STATUS_CALLBACK_PATH}?call_id=${encodeURIComponent(request.callId)}&leg=consult`,
       StatusCallbackMethod: 'POST',
       StatusCallbackEvent: 'answered completed',
       Timeout: Math.max(1, Math.round(this.o.ringTimeoutMs / 1000)),
-    });
+    };
+    const answer = await telnyxAnswer(this.client(keys.apiKey).texml.calls.create(keys.connectionId, body));
     const sid = answer.status >= 200 && answer.status < 300 ? callSidOf(answer.body) : undefined;
     if (sid) return { carrierCallId: sid };
     throw new CarrierApiError(
@@ -198,40 +203,23 @@ export class TelnyxDialer implements Dialer {
       throw new NoTransferError(`no carrier account is known for call ${request.callId} to bridge it through`);
     }
     await this.action(
-      keys,
-      request.carrierCallId,
-      'bridge',
-      { call_control_id: request.consultCarrierCallId },
+      () =>
+        this.client(keys.apiKey).calls.actions.bridge(request.carrierCallId, {
+          call_control_id_to_bridge_with: request.consultCarrierCallId,
+        }),
       "a transfer's bridge",
     );
   }
 
-  /** POST /v2/calls/{id}/actions/{action}; `goneIsOk`: a call Telnyx no longer knows (404, 422) has ended already. */
-  private async action(
-    keys: TelnyxKeys,
-    callControlId: string,
-    action: string,
-    body: Record<string, unknown>,
-    what: string,
-    goneIsOk = false,
-  ): Promise<void> {
-    const answer = await this.post(keys, `/v2/calls/${encodeURIComponent(callControlId)}/actions/${action}`, body);
+  /**
+   * A Call Control action (POST /v2/calls/{id}/actions/…) sent through the SDK; `goneIsOk`: a call Telnyx no longer
+   * knows (404, 422) has ended already.
+   */
+  private async action(send: () => Parameters<typeof telnyxAnswer>[0], what: string, goneIsOk = false): Promise<void> {
+    const answer = await telnyxAnswer(send());
     if (answer.status >= 200 && answer.status < 300) return;
     if (goneIsOk && (answer.status === 404 || answer.status === 422)) return;
     throw new CarrierApiError(`Telnyx answered HTTP ${answer.status} to ${what}: ${errorOf(answer)}`, answer.status);
-  }
-
-  private post(keys: TelnyxKeys, path: string, body: Record<string, unknown>): Promise<CarrierAnswer> {
-    return sendCarrierRequest(
-      'Telnyx',
-      {
-        method: 'POST',
-        url: `${this.o.apiBase}${path}`,
-        headers: { authorization: `Bearer ${keys.apiKey}` },
-        json: body,
-      },
-      this.o.dispatcher,
-    );
   }
 }
 

@@ -19,7 +19,15 @@
 //
 // Telnyx does not promise media frames in order ("use media.chunk, media.timestamp and
 // sequence_number to order frames"): MediaReorder puts them back in chunk order.
+//
+// The start's media_format is what the stream carries: the codec the <Stream> asked for, or "when
+// set to 'default' or when transcoding is not possible, the codec from the call" (transcoding is
+// "only supported between PCMU and PCMA"), so a G.722 leg streams G.722 whatever was asked. The
+// encodings read (telnyxLineFormat): PCMU and PCMA at 8 kHz, G722 (16 kHz audio; RTP names its
+// clock 8000, so either rate announced is 16 kHz), L16 at 8 or 16 kHz (RTP's L16, big-endian).
+// OPUS and AMR-WB, which Telnyx also streams, are not decoded here.
 import { z } from 'zod';
+import { MULAW_8K, type LineFormat } from '../../audio/line-format.ts';
 
 const Digits = z.string().regex(/^\d+$/);
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -75,6 +83,29 @@ export const TelnyxInbound = z.discriminatedUnion('event', [
   TelnyxStop,
 ]);
 export type TelnyxInbound = z.infer<typeof TelnyxInbound>;
+
+/**
+ * The line format a start's media_format announces: μ-law 8 kHz when it names none (as Telnyx's first streams did);
+ * undefined for one the service does not decode.
+ */
+export function telnyxLineFormat(start: TelnyxStart): LineFormat | undefined {
+  const format = start.start.media_format;
+  if (!format) return MULAW_8K;
+  if (format.channels !== undefined && format.channels !== 1) return undefined;
+  const rate = format.sample_rate;
+  switch (format.encoding.toUpperCase()) {
+    case 'PCMU':
+      return rate === 8000 ? MULAW_8K : undefined;
+    case 'PCMA':
+      return rate === 8000 ? { codec: 'alaw', rate: 8000 } : undefined;
+    case 'G722':
+      return rate === 8000 || rate === 16000 ? { codec: 'g722', rate: 16000 } : undefined;
+    case 'L16':
+      return rate === 8000 || rate === 16000 ? { codec: 'l16be', rate } : undefined;
+    default:
+      return undefined;
+  }
+}
 
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const optionalDigits = (x: unknown): x is string | undefined =>

@@ -2,12 +2,13 @@
 // custom_parameters, the call_id and per-call secret this service gave the carrier (<Parameter>s of
 // the TeXML <Stream>, or a streaming_start's custom_parameters); anything else — a wrong or missing
 // secret, or a malformed message before start — is closed with 1008 (policy violation) and leaves
-// no record.
+// no record. A stream whose start announces audio the service does not decode (media-protocol.ts:
+// OPUS, AMR-WB) is closed with 1003 (unsupported data) rather than heard as noise.
 import type { FastifyInstance } from 'fastify';
 import { streamSecretMatches } from '../../records/stream-secret.ts';
 import type { CallRepository } from '../../records/repository.ts';
 import { mediaStreamRoute, type MediaRouteDeps, type MediaStream } from '../media-route.ts';
-import { parseTelnyxMessage, type TelnyxStart } from './media-protocol.ts';
+import { parseTelnyxMessage, telnyxLineFormat, type TelnyxStart } from './media-protocol.ts';
 import { TELNYX_MEDIA_PATH } from './texml.ts';
 import { TelnyxTransport } from './transport.ts';
 
@@ -35,12 +36,22 @@ export function telnyxMediaRoute(app: FastifyInstance, deps: MediaRouteDeps & { 
         (!streamSecretMatches(secret, found.streamSecretHash) || found.record.call_status !== 'registered'))
     )
       return refuse();
+    const format = telnyxLineFormat(start);
+    if (!format) {
+      log.warn(
+        { call_id: callId, media_format: start.start.media_format },
+        'media stream refused: its audio format is not one the service decodes',
+      );
+      socket.close(1003, 'unsupported media format');
+      return;
+    }
     const transport = new TelnyxTransport(
       socket,
       start.stream_id,
       start.start.call_control_id,
       log.child({ call_id: callId }),
       { onFrameDropped: deps.onFrameDropped },
+      format,
     );
     stream.open((text) => transport.receive(text));
     if (returning) {

@@ -2,7 +2,9 @@
 // base64 signature of `${telnyx-timestamp}|${raw body}`, `telnyx-timestamp` the Unix time in
 // seconds it was sent; the account's public key (Mission Control → Keys & Credentials → Public Key)
 // is the base64 of the raw 32-byte ed25519 key. A signature older or newer than the tolerance is
-// refused too, so a captured webhook cannot be replayed later.
+// refused too, so a captured webhook cannot be replayed later. Telnyx's SDK (rest.ts) verifies the
+// same way and takes the key per call, but reads the wall clock itself with a fixed tolerance: kept
+// here so the check runs on the service's injected clock (tests sign at any time they choose).
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 
 /** DER prefix of an ed25519 SubjectPublicKeyInfo: node takes the raw key inside one. */

@@ -1,9 +1,13 @@
-// Telnyx media streaming ↔ session frames: PCMU 8 kHz on the wire both ways (the <Stream>'s
-// bidirectionalCodec, texml.ts), PCM16 8 kHz 20 ms frames to and from the session. Media frames
-// are put back in chunk order before they are decoded (media-protocol.ts); decoding, pacing and
-// hang-up are every phone stream's (phone-stream-transport.ts).
+// Telnyx media streaming ↔ session frames: on the wire, the codec the start's media_format
+// announces (media-protocol.ts: PCMU or PCMA at 8 kHz, G.722 at 16 kHz, L16 at 8 or 16 kHz) both
+// ways — the agent answers in the codec the caller is heard in, which the <Stream>'s
+// bidirectionalCodec asks for (texml.ts) — and PCM16 20 ms frames at the line's rate to and from
+// the session, so a G.722 leg gives the recogniser 16 kHz. Media frames are put back in chunk order
+// before they are decoded; decoding, pacing and hang-up are every phone stream's
+// (phone-stream-transport.ts).
 import type { Logger } from 'pino';
 import type WebSocket from 'ws';
+import { MULAW_8K, type LineFormat } from '../../audio/line-format.ts';
 import { PhoneStreamTransport } from '../phone-stream-transport.ts';
 import type { TransportOptions } from '../options.ts';
 import {
@@ -27,8 +31,10 @@ export class TelnyxTransport extends PhoneStreamTransport {
     callControlId: string,
     log: Logger,
     options: TransportOptions = {},
+    /** What the start's media_format announced (telnyxLineFormat). */
+    format: LineFormat = MULAW_8K,
   ) {
-    super(socket, callControlId, log, options);
+    super(socket, callControlId, log, options, format);
   }
 
   /** Media frames dropped for arriving after their place was given up. */

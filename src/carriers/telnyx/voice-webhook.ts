@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { type InboundCallDeps, takeInboundCall } from '../inbound-call.ts';
 import type { TelnyxAccounts } from './accounts.ts';
-import { connectStreamTexml, sayAndHangUpTexml } from './texml.ts';
+import { connectStreamTexml, sayAndHangUpTexml, streamCodecFor } from './texml.ts';
 import { addSignedBodyParsers, bodyField, verifyTelnyxRequest } from './webhook.ts';
 
 /** Not a valid organization id, so carrier answers never share keys with an organization's. */
@@ -41,7 +41,12 @@ export function telnyxVoiceRoutes(app: FastifyInstance, deps: TelnyxVoiceDeps): 
         if (!form.success || !held) return reply.code(400).send(sayAndHangUpTexml('This call could not be handled.'));
         return takeInboundCall(
           deps,
-          { sayAndHangUp: sayAndHangUpTexml, connectStream: connectStreamTexml },
+          {
+            sayAndHangUp: sayAndHangUpTexml,
+            // A caller on a SIP or WebRTC leg may speak G.722: their stream is asked for it (texml.ts).
+            connectStream: (publicUrl, callId, secret) =>
+              connectStreamTexml(publicUrl, callId, secret, streamCodecFor(form.data.From)),
+          },
           {
             carrier: 'telnyx',
             namespace: CARRIER_NAMESPACE,

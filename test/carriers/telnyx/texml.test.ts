@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { connectStreamTexml, sayAndHangUpTexml, telnyxMediaUrl } from '../../../src/carriers/telnyx/texml.ts';
+import {
+  connectStreamTexml,
+  sayAndHangUpTexml,
+  streamCodecFor,
+  telnyxMediaUrl,
+} from '../../../src/carriers/telnyx/texml.ts';
 import { streamOfTexml } from '../../helpers/telnyx-standin.ts';
 
 describe('TeXML the service answers with', () => {
@@ -20,5 +25,15 @@ describe('TeXML the service answers with', () => {
     expect(texml).toContain('value="s&apos;"');
     expect(streamOfTexml(texml)?.parameters).toEqual({ call_id: 'a"b<c>&', secret: "s'" });
     expect(sayAndHangUpTexml('<Hangup/>')).toContain('<Say>&lt;Hangup/&gt;</Say><Hangup/>');
+  });
+
+  it('a party at a SIP address (a SIP or WebRTC leg) is asked for G.722 at 16 kHz both ways; a phone number for PCMU', () => {
+    expect(streamCodecFor('sip:alice@pbx.example.com')).toBe('G722');
+    expect(streamCodecFor('SIPS:bob@example.com')).toBe('G722');
+    expect(streamCodecFor('+14155550100')).toBe('PCMU');
+    const texml = connectStreamTexml('https://voice.example.com', 'call_1', 'secret-1', 'G722');
+    expect(texml).toContain(
+      '<Stream url="wss://voice.example.com/media/telnyx" track="inbound_track" codec="G722" bidirectionalMode="rtp" bidirectionalCodec="G722" bidirectionalSamplingRate="16000">',
+    );
   });
 });

@@ -1,16 +1,19 @@
 // Telnyx's webhooks against the real service: the inbound webhook's shared cases (test/carriers/webhook-cases.ts:
 // only what the called number's Telnyx account signed is taken, a CallSid sent again gets the first answer) with
 // Telnyx's Ed25519 signature and TeXML; here, a signature too old is refused, the transfer route reads Call
-// Control's JSON events under the same signature, and a cold transfer whose destination is busy brings the caller
-// back to the agent on a stream Telnyx opens with streaming_start; a warm transfer whose second leg is busy (its
-// status marked leg=consult) ends the caller's hold, and the caller stays with the agent.
+// Control's JSON events under the same signature, a cold transfer whose destination is busy brings the caller
+// back to the agent on a stream Telnyx opens with streaming_start, a warm transfer whose second leg is busy (its
+// status marked leg=consult) ends the caller's hold and the caller stays with the agent, and a caller on a G.722 leg
+// is asked for G.722 both ways and runs at 16 kHz.
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { muLawDecode } from '../../../src/audio/g711.ts';
 import { DEMO_TRANSFER_FAILED } from '../../../src/demo/script.ts';
-import { callEnded } from '../../helpers/service.ts';
 import { agentFinished, fixtureUlaw } from '../../helpers/phone.ts';
 import { streamOfTexml, TelnyxStandIn } from '../../helpers/telnyx-standin.ts';
-import type { TestService } from '../../helpers/service.ts';
+import { callEnded, type TestService } from '../../helpers/service.ts';
 import { coldTransferToBusy, carrierDesk, webhookCases, type WebhookBody } from '../webhook-cases.ts';
 
 const NUMBER = '+15550600001';
@@ -161,4 +164,26 @@ describe('Telnyx webhooks', () => {
       transfer_destination: null,
     });
   }, 90_000);
+
+  it("a caller on a G.722 leg (a SIP address) is asked for G.722 both ways: the call's line runs at 16 kHz and the agent is heard", async () => {
+    const sipCaller = 'sip:alice@pbx.example.com';
+    telnyx.g722Legs.add(sipCaller);
+    const { caller, callId, texml } = await telnyx.placeInboundCall(t.url, NUMBER, sipCaller);
+    expect(texml).toContain(
+      'codec="G722" bidirectionalMode="rtp" bidirectionalCodec="G722" bidirectionalSamplingRate="16000"',
+    );
+    const played: Buffer[] = [];
+    caller.on('played', (frame) => played.push(frame.payload));
+    await caller.waitFor((message) => message.event === 'media', 20_000);
+    while (played.length < 25) await new Promise((resolve) => setTimeout(resolve, 20));
+    await caller.hangUp();
+    // The greeting reached the caller through G.722: decoded on its phone, half a second of it is not silence.
+    const heard = muLawDecode(Buffer.concat(played));
+    expect(Math.max(...heard.map(Math.abs))).toBeGreaterThan(1000);
+    const record = await callEnded(t, callId);
+    expect(record.disconnection_reason).toBe('user_hangup');
+    // The call ran at the line's rate: the recording on disk is kept at it (the API serves every one at 16 kHz).
+    const wav = readFileSync(join(t.dataDir, 'recordings', `${callId}.wav`));
+    expect(wav.readUInt32LE(24)).toBe(16000);
+  }, 60_000);
 });
