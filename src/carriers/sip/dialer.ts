@@ -46,7 +46,7 @@ import type { DigestClientCredentials } from './digest.ts';
 import type { DialOptions, DialResult as SipDialResult, OutboundDial, SipCall } from './user-agent.ts';
 import type { SipPeer } from './wire.ts';
 
-/** What the service does with the end of a dial, and with a transfer's reports: the calls room's, as set once it exists. */
+/** What the service does with the end of a dial and a transfer's reports: the calls room's, set once it exists. */
 export interface SipDialOutcomes {
   /** The callee answered: the call runs on its line. */
   answered(orgId: string, callId: string, line: CallTransport): Promise<void>;
@@ -54,9 +54,9 @@ export interface SipDialOutcomes {
   failed(callId: string, message: string): Promise<void>;
   /** A cold transfer's destination answered: the call ends call_transfer. */
   transferAnswered(callId: string): void;
-  /** A cold transfer did not connect (`status`: busy, no-answer, failed): the secret the caller's line comes back with. */
+  /** A cold transfer did not connect (`status`: busy, no-answer, failed): the secret for the caller's line back. */
   transferFailed(callId: string, status: string): string | null;
-  /** A line for a call under way (the caller back, or a warm transfer's second leg), with its secret; false if refused. */
+  /** A line for a call under way (the caller back, a warm transfer's second leg), with its secret; false if refused. */
   returnStream(callId: string, secret: string, line: CallTransport): boolean;
   /** A warm transfer's second leg did not connect (`status` as for transferFailed). */
   consultFailed(callId: string, status: string): void;
@@ -111,7 +111,7 @@ export interface SipDialerOptions {
   egress: Pick<EgressPolicy, 'addressRefusal'>;
 }
 
-/** How long after a REFER is accepted its final report may take beyond the ring timeout (the far side's dial rings too). */
+/** How much longer than the ring timeout a REFER's final report may take (the far side's dial rings too). */
 export const REFER_GRACE_MS = 5_000;
 
 /** A trunk's outbound side and the address it resolved to. */
@@ -233,7 +233,7 @@ export class SipDialer implements Dialer {
     return line;
   }
 
-  /** The service ended the call: CANCEL while it rings, BYE once answered (a call already over, or bridged, is left). */
+  /** The service ended the call: CANCEL while it rings, BYE once answered (a call over, or bridged, is left). */
   async hangUpCall(callId: string): Promise<void> {
     const ringing = this.placed.get(callId);
     if (ringing) return ringing.cancel();
@@ -264,7 +264,9 @@ export class SipDialer implements Dialer {
     });
     const answer = await referral.answer;
     if (!answer.accepted)
-      throw new Error(`The far side refused the transfer (SIP ${answer.status}${answer.reason ? ` ${answer.reason}` : ''}).`);
+      throw new Error(
+        `The far side refused the transfer (SIP ${answer.status}${answer.reason ? ` ${answer.reason}` : ''}).`,
+      );
     const timer = this.o.timers.setTimeout(
       () => referral.giveUp('no final report within the ring timeout'),
       this.o.ringTimeoutMs + REFER_GRACE_MS,
@@ -335,7 +337,12 @@ export class SipDialer implements Dialer {
   }
 
   /** Dials `to` through a trunk from `caller`: CANCEL once the ring timeout passes. */
-  private ring(route: TrunkRoute, to: string, caller: string, callId: string): { dial: OutboundDial; ended: Promise<RingEnd> } {
+  private ring(
+    route: TrunkRoute,
+    to: string,
+    caller: string,
+    callId: string,
+  ): { dial: OutboundDial; ended: Promise<RingEnd> } {
     let heard = false;
     const dial = this.o.dial({
       uri: `sip:${to}@${route.outbound.address}`,
@@ -381,7 +388,9 @@ export class SipDialer implements Dialer {
   }
 
   /** The call's trunk, which must have an outbound side: a trunk without one has nowhere to send a transfer. */
-  private async transferTrunkOf(held: HeldSipCall): Promise<{ trunk: SipTrunk; outbound: NonNullable<SipTrunk['outbound']> }> {
+  private async transferTrunkOf(
+    held: HeldSipCall,
+  ): Promise<{ trunk: SipTrunk; outbound: NonNullable<SipTrunk['outbound']> }> {
     const trunk = await this.trunkOf(held);
     if (!trunk?.outbound)
       throw new NoTransferError(

@@ -28,8 +28,7 @@ import type { ClientTransactionHandlers } from './transactions.ts';
 /** How the far side answered the REFER itself. */
 export type ReferAnswer =
   /** 2xx; `subscribed`: NOTIFYs will follow (false after `Refer-Sub: false`). */
-  | { accepted: true; subscribed: boolean }
-  | { accepted: false; status: number; reason: string };
+  { accepted: true; subscribed: boolean } | { accepted: false; status: number; reason: string };
 
 /** How the referenced call went. */
 export type ReferResult =
@@ -107,9 +106,9 @@ export class ReferTransfer {
     this.finish({ outcome: 'ended' });
   }
 
-  /** No final report in time: the transfer is taken as failed, and later NOTIFYs are answered 481. */
+  /** No final report in time: the transfer is taken as unanswered (408), and later NOTIFYs are answered 481. */
   giveUp(reason: string): void {
-    this.finish({ outcome: 'failed', status: undefined, reason });
+    this.finish({ outcome: 'failed', status: 408, reason });
   }
 
   private finish(result: ReferResult): void {
