@@ -96,6 +96,6 @@ export interface CarrierDriver {
    * address: carriers/sip/rtp-endpoint.ts), so the case does not run there.
    */
   streamWithoutSecret?(serviceUrl: string, callId: string): Promise<number>;
-  /** False where the carrier's cold transfer is not implemented: SIP's (REFER) is not yet, issue 37. */
+  /** False where the carrier's cold transfer is not implemented (every registered carrier's is now). */
   readonly transfers?: false;
 }

@@ -5,7 +5,7 @@
 // one phrase) and run two at a time. A carrier with inbound calls hears its caller's words, keypad and
 // hang-up in one inbound call; a carrier that runs another's code (SignalWire runs Twilio's) leaves the
 // cases only that code decides to the other. SIP trunks' far side is a SIP phone on the project's own user agent;
-// they have no media stream to open without its secret, and no cold transfer yet (CarrierDriver says which).
+// they have no media stream to open without its secret (CarrierDriver says which); their cold transfer is REFER.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CallRecord } from '../../src/records/record.ts';
