@@ -211,15 +211,13 @@ function transferee(tx: NonInviteServerTransaction): void {
   };
   notify('SIP/2.0 100 Trying', false);
   const uri = uriOf(header(tx.request, 'refer-to')!);
-  void ua
-    .dial({ uri, from: `sip:${held.number}@${HOST}`, peer: peerOf(target) })
-    .result.then((result) => {
-      if (result.outcome === 'answered') {
-        answered.push({ number: target.user ?? '', call: result.call });
-        notify('SIP/2.0 200 OK', true);
-      } else if (result.outcome === 'rejected') notify(`SIP/2.0 ${result.status} ${result.reason}`, true);
-      else notify('SIP/2.0 408 Request Timeout', true);
-    });
+  void ua.dial({ uri, from: `sip:${held.number}@${HOST}`, peer: peerOf(target) }).result.then((result) => {
+    if (result.outcome === 'answered') {
+      answered.push({ number: target.user ?? '', call: result.call });
+      notify('SIP/2.0 200 OK', true);
+    } else if (result.outcome === 'rejected') notify(`SIP/2.0 ${result.status} ${result.reason}`, true);
+    else notify('SIP/2.0 408 Request Timeout', true);
+  });
 }
 
 export const sipDriver: CarrierDriver = {
