@@ -13,7 +13,7 @@ import { header, responseTo, type SipRequest, type SipResponse } from '../../../
 import { sipfragStatus } from '../../../src/carriers/sip/refer.ts';
 import { parseRtp, writeRtp } from '../../../src/carriers/sip/rtp-packet.ts';
 import { RtpPortPool } from '../../../src/carriers/sip/rtp-ports.ts';
-import { SipUserAgent } from '../../../src/carriers/sip/user-agent.ts';
+import { SipUserAgent, type SipCall } from '../../../src/carriers/sip/user-agent.ts';
 import { SipSocketWire } from '../../../src/carriers/sip/wire.ts';
 import { EgressPolicy } from '../../../src/net/egress.ts';
 import { NoTransferError } from '../../../src/records/dialer.ts';
@@ -52,26 +52,33 @@ const responses = (far: FarPeer, method: string) =>
   far.received.filter((m): m is SipResponse => m.kind === 'response' && header(m, 'cseq')?.endsWith(method) === true);
 
 /** The SIP dialer over a real user agent, a call it placed answered by the far peer; reports as outcomes get them. */
-async function answeredCall(o: { credentials?: { username: string; password: string }; rtpPort?: number } = {}) {
+async function answeredCall(
+  o: {
+    credentials?: { username: string; password: string };
+    rtpPort?: number;
+    /** Inbound calls the user agent answers land here (it refuses them when absent). */
+    inbound?: SipCall[];
+  } = {},
+) {
   const timers = new ManualTimers(0);
   const ports = new RtpPortPool({ low: rtpLow, high: rtpLow + 9 }, '127.0.0.1');
   rtpLow += 10;
-  let ua: SipUserAgent<never> | undefined;
+  let ua: SipUserAgent<string> | undefined;
   const wire = await SipSocketWire.listen({
     udp: { host: '127.0.0.1', port: 0 },
     onMessage: (message, from) => ua!.receive(message, from),
   });
   cleanups.push(() => wire.close());
   let n = 0;
-  ua = new SipUserAgent<never>({
+  ua = new SipUserAgent<string>({
     wire,
     timers,
     random: (bytes) => (n++).toString(16).padStart(bytes * 2, '0'),
     publicHost: '127.0.0.1',
     sentBy: () => `127.0.0.1:${wire.address().udp}`,
     ports,
-    admit: () => ({ verdict: 'refuse' }),
-    onCall: () => {},
+    admit: () => (o.inbound ? { verdict: 'accept', value: 'trunk_1' } : { verdict: 'refuse' }),
+    onCall: (call) => o.inbound?.push(call),
   });
   const far = await udpPeer(() => wire.address().udp!);
   cleanups.push(() => far.close());
@@ -173,7 +180,7 @@ async function answeredCall(o: { credentials?: { username: string; password: str
       ],
       `${frag}\r\n`,
     );
-  return { sip, far, timers, seen, held, invite, inDialog, notify, ports };
+  return { sip, far, timers, seen, held, invite, inDialog, notify, ports, sipPort: wire.address().udp! };
 }
 
 const transferRequest = { callId: 'call_1', carrierCallId: 'x', to: DESK, from: TRUNK_NUMBER };
@@ -296,11 +303,75 @@ describe('SIP cold transfer (REFER)', () => {
     expect(requests(far, 'REFER')).toEqual([]);
   });
 
-  it('answers a NOTIFY with no REFER under way 481', async () => {
-    const { far, notify } = await answeredCall();
+  it('answers a NOTIFY with no REFER under way 481, and one of another event package 489', async () => {
+    const { sip, far, notify, inDialog } = await answeredCall();
     notify('SIP/2.0 200 OK', 'terminated');
     await until(() => responses(far, 'NOTIFY').length === 1, 'the NOTIFY’s answer');
     expect(responses(far, 'NOTIFY')[0]!.status).toBe(481);
+    const started = sip.transfer(transferRequest);
+    await until(() => requests(far, 'REFER').length === 1, 'the REFER');
+    far.send(responseTo(requests(far, 'REFER')[0]!, 202, 'Accepted'));
+    await started;
+    inDialog('NOTIFY', ['Event: presence', 'Subscription-State: active'], '');
+    await until(() => responses(far, 'NOTIFY').length === 2, 'the second NOTIFY’s answer');
+    expect(responses(far, 'NOTIFY')[1]!.status).toBe(489);
+  });
+
+  it('takes the far side’s BYE as the transfer going through when it accepted the REFER with Refer-Sub: false', async () => {
+    const { sip, far, seen, inDialog } = await answeredCall();
+    const started = sip.transfer(transferRequest);
+    await until(() => requests(far, 'REFER').length === 1, 'the REFER');
+    far.send(responseTo(requests(far, 'REFER')[0]!, 200, 'OK', { headers: [{ name: 'refer-sub', value: 'false' }] }));
+    await started;
+    inDialog('BYE', []);
+    await until(() => seen.reports.length === 1, 'the report');
+    expect(seen.reports).toEqual(['answered call_1']);
+  });
+
+  it('transfers an inbound call the dialer adopted through the trunk it came in on, REFER to the caller’s Contact', async () => {
+    const inbound: SipCall[] = [];
+    const { sip, far, seen, sipPort } = await answeredCall({ inbound });
+    far.send(
+      requestText({
+        method: 'INVITE',
+        uri: `sip:${TRUNK_NUMBER}@127.0.0.1:${sipPort}`,
+        branch: 'z9hG4bKinbound',
+        viaPort: far.port,
+        callId: 'inbound-1@far',
+        fromTag: 'caller',
+        to: `<sip:${TRUNK_NUMBER}@127.0.0.1>`,
+        extra: [`Contact: <sip:caller@127.0.0.1:${far.port}>`, 'Content-Type: application/sdp'],
+        body: sdp(40040),
+      }),
+    );
+    await until(() => inbound.length === 1, 'the inbound call');
+    const line = sip.adopt('call_in', 'acme', TRUNK_NUMBER, inbound[0]!);
+    cleanups.push(() => line.close('agent_hangup'));
+    expect(line.carrierCallId).toBe('inbound-1@far');
+    const started = sip.transfer({ ...transferRequest, callId: 'call_in' });
+    await until(() => requests(far, 'REFER').length === 1, 'the REFER');
+    const refer = requests(far, 'REFER')[0]!;
+    expect(refer.uri).toBe(`sip:caller@127.0.0.1:${far.port}`);
+    expect(header(refer, 'call-id')).toBe('inbound-1@far');
+    expect(header(refer, 'to')).toMatch(/;tag=caller$/);
+    expect(header(refer, 'refer-to')).toBe(`<sip:${DESK}@127.0.0.1:${far.port}>`);
+    far.send(responseTo(refer, 202, 'Accepted'));
+    await started;
+    far.send(
+      requestText({
+        method: 'NOTIFY',
+        uri: `sip:127.0.0.1:${sipPort}`,
+        branch: 'z9hG4bKinnotify',
+        viaPort: far.port,
+        callId: 'inbound-1@far',
+        cseq: 2,
+        fromTag: 'caller',
+        to: header(refer, 'from')!,
+        extra: ['Event: refer', 'Subscription-State: terminated', 'Content-Type: message/sipfrag'],
+        body: 'SIP/2.0 200 OK\r\n',
+      }),
+    );
+    await until(() => seen.reports.includes('answered call_in'), 'the report');
   });
 });
 
