@@ -160,7 +160,10 @@ export const sipCarrier: CarrierDefinition = {
       mount(_app, carrierHttp) {
         http = carrierHttp;
       },
-      close: () => service.close(),
+      close: () => {
+        dialer.closeBridges();
+        return service.close();
+      },
     };
   },
 };

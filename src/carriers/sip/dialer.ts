@@ -336,6 +336,12 @@ export class SipDialer implements Dialer {
     );
   }
 
+  /** The service stops: the transfers bridged here (whose media only this service relays) are hung up with BYE. */
+  closeBridges(): void {
+    const lines = [...[...this.held.values()].map((h) => h.line), ...this.legs.values()];
+    for (const line of lines) if (line.bridged) line.take().close('call_transfer');
+  }
+
   /** Dials `to` through a trunk from `caller`: CANCEL once the ring timeout passes. */
   private ring(
     route: TrunkRoute,

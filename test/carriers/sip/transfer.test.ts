@@ -459,6 +459,35 @@ describe('SIP warm transfer (a second INVITE, bridged in the service)', () => {
     expect(seen.reports).toEqual([]);
   });
 
+  it('hangs both bridged legs up with BYE when the service stops, freeing their ports', async () => {
+    const { sip, far, seen, invite, ports } = await answeredCall();
+    const { carrierCallId } = await sip.consult({
+      callId: 'call_1',
+      to: DESK,
+      from: TRUNK_NUMBER,
+      streamSecret: 'leg-secret',
+    });
+    await until(() => requests(far, 'INVITE').length === 2, 'the second INVITE');
+    const second = requests(far, 'INVITE')[1]!;
+    far.send(
+      responseTo(second, 200, 'OK', {
+        toTag: 'desk',
+        headers: [{ name: 'contact', value: `<sip:desk@127.0.0.1:${far.port}>` }],
+        body: sdp(40050),
+      }),
+    );
+    await until(() => seen.returned.length === 1, 'the second leg’s line');
+    await sip.bridge({ callId: 'call_1', carrierCallId: 'x', consultCarrierCallId: carrierCallId });
+    sip.closeBridges();
+    await until(() => requests(far, 'BYE').length === 2, 'both BYEs');
+    expect(
+      requests(far, 'BYE')
+        .map((bye) => header(bye, 'call-id'))
+        .sort(),
+    ).toEqual([header(invite, 'call-id'), carrierCallId].sort());
+    expect(ports.used).toBe(0);
+  });
+
   it('reports a second leg the destination answers busy as the consult failing: the caller stays with the agent', async () => {
     const { sip, far, seen } = await answeredCall();
     await sip.consult({ callId: 'call_1', to: DESK, from: TRUNK_NUMBER, streamSecret: 'leg-secret' });
