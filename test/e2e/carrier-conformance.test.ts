@@ -5,7 +5,7 @@
 // one phrase) and run two at a time. A carrier with inbound calls hears its caller's words, keypad and
 // hang-up in one inbound call; a carrier that runs another's code (SignalWire runs Twilio's) leaves the
 // cases only that code decides to the other. SIP trunks' far side is a SIP phone on the project's own user agent;
-// they have no media stream to open without its secret, and no cold transfer yet (CarrierDriver says which). A
+// they have no media stream to open without its secret (CarrierDriver says which); their cold transfer is REFER. A
 // carrier that can join two calls also runs a warm transfer (CarrierDriver.warmTransfer).
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -191,8 +191,7 @@ describe.each(DRIVERS.map((driver) => [driver.carrier, driver] as const))('%s', 
     90_000,
   );
 
-  // Where the carrier's transfer is not implemented (CarrierDriver.transfers), the case does not run.
-  if (ownCallCode && driver.transfers !== false)
+  if (ownCallCode)
     it.concurrent(
       'a cold transfer to a destination that answers moves the caller on: call_transfer',
       async () => {

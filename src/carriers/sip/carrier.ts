@@ -5,7 +5,8 @@
 // the same 403, before any port is bound or record made. An admitted call is answered (180, 200 with SDP), recorded
 // `inbound` with the From user part as call_from, and its SipTransport handed to the call manager as a media
 // stream's transport is (carriers/media-route.ts). A BYE from the caller ends the call as the caller's hang-up; the
-// agent's hang-up sends BYE. A call placed from one of an organization's trunk numbers goes out through that trunk's
+// agent's hang-up sends BYE. Either kind is transferred through its trunk (dialer.ts: REFER cold, a second INVITE
+// bridged in the service warm). A call placed from one of an organization's trunk numbers goes out through that trunk's
 // outbound side (dialer.ts); every other number goes on to the carriers after this one.
 import { randomBytes } from 'node:crypto';
 import type { AgentVersion } from '../../agents/schema.ts';
@@ -107,7 +108,9 @@ export const sipCarrier: CarrierDefinition = {
           call_to: admitted.calledNumber,
           metadata: { sip_call_id: call.dialog.callId, sip_trunk_id: admitted.trunkId },
         });
-        await h.manager.connect(admitted.orgId, record.call_id, call.transport);
+        // Held by the dialer, which transfers it through the trunk it came in on.
+        const line = dialer.adopt(record.call_id, admitted.orgId, admitted.calledNumber, call);
+        await h.manager.connect(admitted.orgId, record.call_id, line);
       })().catch((error: unknown) => {
         log.error({ err: error, sip_call_id: call.dialog.callId }, 'SIP call failed to start');
         call.transport.close('error_service');
@@ -138,12 +141,17 @@ export const sipCarrier: CarrierDefinition = {
       egress: egress ?? new EgressPolicy(),
       log,
       outcomes: () => ({
-        answered: async (orgId, callId, transport) => {
-          if (!http) return transport.close('error_service');
-          await http.manager.connect(orgId, callId, transport);
+        answered: async (orgId, callId, line) => {
+          if (!http) return line.close('error_service');
+          await http.manager.connect(orgId, callId, line);
         },
         noAnswer: (callId) => outcomes().noAnswer(callId),
         failed: (callId, message) => outcomes().failed(callId, message),
+        transferAnswered: (callId) => outcomes().transferAnswered(callId),
+        transferFailed: (callId, status) => outcomes().transferFailed(callId, status),
+        returnStream: (callId, secret, line) => http?.manager.returnStream(callId, secret, line) ?? false,
+        consultFailed: (callId, status) => outcomes().consultFailed(callId, status),
+        carrierEnded: (callId) => outcomes().completed(callId),
       }),
     });
     return {
@@ -152,7 +160,10 @@ export const sipCarrier: CarrierDefinition = {
       mount(_app, carrierHttp) {
         http = carrierHttp;
       },
-      close: () => service.close(),
+      close: () => {
+        dialer.closeBridges();
+        return service.close();
+      },
     };
   },
 };

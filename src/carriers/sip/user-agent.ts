@@ -6,7 +6,8 @@
 // INFO, and sends BYE when the session ends or the media times out. Outbound, it sends an INVITE
 // with an SDP offer, answers a digest challenge once, ACKs the 2xx end-to-end and can CANCEL
 // while the far side rings. It never relays anything: nothing received makes it send a request
-// anywhere but back into a call that exists.
+// anywhere but back into a call that exists. A call can be transferred cold with REFER (refer.ts):
+// the NOTIFYs that report on it are answered here.
 import type { RandomHex } from '../../clock.ts';
 import type { Timers } from '../../timers.ts';
 import { answerDigestChallenge, type DigestClientCredentials } from './digest.ts';
@@ -15,12 +16,14 @@ import { SipError } from './errors.ts';
 import type { InviteFloodGuard } from './flood.ts';
 import { header, headerFields, type SipHeader, type SipRequest, type SipResponse } from './message.ts';
 import type { BoundRtpPort, RtpPortPool } from './rtp-ports.ts';
+import { ReferTransfer, type ReferOptions } from './refer.ts';
 import { answerOffer, createOffer, readAnswer, type NegotiatedMedia } from './sdp.ts';
 import {
   cseqOf,
   InviteServerTransaction,
   SipTransactionLayer,
   tagOf,
+  type ClientTransactionHandlers,
   type InviteClientTransaction,
   type SipServerTransaction,
   type SipTimerValues,
@@ -28,7 +31,7 @@ import {
 import { SipTransport } from './transport.ts';
 import type { SipPeer, SipTransportName, SipWire } from './wire.ts';
 
-const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO';
+const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO, NOTIFY';
 
 /** What `admit` decides for an INVITE, before anything is allocated for it. */
 export type InviteAdmission<T> =
@@ -76,6 +79,8 @@ export class SipCall {
   onEnded: ((how: SipCallEnd) => void) | undefined;
   private sessionVersion = 1;
   private localSdp: string;
+  /** The REFER under way in this call (a cold transfer), whose NOTIFYs come into the dialog. */
+  private referral: ReferTransfer | undefined;
 
   constructor(
     private readonly ua: SipUserAgent<unknown>,
@@ -110,6 +115,27 @@ export class SipCall {
     this.transport.hangup();
   }
 
+  /** Sends REFER in the call's dialog: the far side is asked to call `o.referTo` in this side's place. */
+  refer(o: ReferOptions): ReferTransfer {
+    const hop = this.dialog.nextHop();
+    const referral = new ReferTransfer(
+      this.dialog,
+      (request, handlers) => {
+        if (hop) this.ua.requestInDialog(request, hop, handlers);
+        else handlers.onTimeout();
+      },
+      () => this.ua.cnonce(),
+      o,
+    );
+    this.referral = referral;
+    return referral;
+  }
+
+  /** @internal a NOTIFY in the dialog: the status to answer it with. */
+  notified(request: SipRequest): [number, string] {
+    return this.referral?.notified(request) ?? [481, 'Subscription Does Not Exist'];
+  }
+
   /** An offer inside the call (re-INVITE, UPDATE): the answer from the same port, the transport updated. */
   answerReOffer(offer: string): string {
     const { answer, media } = answerOffer(offer, {
@@ -140,6 +166,7 @@ export class SipCall {
   private end(how: SipCallEnd): void {
     this.ended = how;
     this.ua.forget(this);
+    this.referral?.callEnded(how === 'remote_bye' ? 'remote' : 'local');
     this.onEnded?.(how);
   }
 }
@@ -217,6 +244,16 @@ export class SipUserAgent<T> {
   /** @internal */
   forget(call: SipCall): void {
     this.calls.delete(call.key);
+  }
+
+  /** @internal a request inside a call whose answer matters (REFER), in its own client transaction. */
+  requestInDialog(request: SipRequest, to: SipPeer, handlers: ClientTransactionHandlers): void {
+    this.layer.sendRequest(request, to, handlers);
+  }
+
+  /** @internal a client nonce for a digest answer. */
+  cnonce(): string {
+    return this.o.random(8);
   }
 
   /** @internal a request inside a call, in its own client transaction. */
@@ -375,6 +412,10 @@ export class SipUserAgent<T> {
       }
       case 'OPTIONS':
         return tx.respond(200, 'OK', { headers: [{ name: 'allow', value: ALLOW }] });
+      case 'NOTIFY': {
+        const [status, reason] = call.notified(request);
+        return tx.respond(status, reason);
+      }
       case 'INFO': {
         const key = infoKey(header(request, 'content-type'), request.body);
         if (key) call.transport.keyPressed(key);

@@ -6,11 +6,11 @@ import { DigestServer } from '../../../src/carriers/sip/digest.ts';
 import { dialEnding, hostPortOf, SipDialer, type SipDialOutcomes } from '../../../src/carriers/sip/dialer.ts';
 import { header, responseTo, type SipRequest } from '../../../src/carriers/sip/message.ts';
 import { RtpPortPool } from '../../../src/carriers/sip/rtp-ports.ts';
-import type { SipTransport } from '../../../src/carriers/sip/transport.ts';
+import type { CallTransport } from '../../../src/call/transport.ts';
 import { SipUserAgent } from '../../../src/carriers/sip/user-agent.ts';
 import { SipSocketWire } from '../../../src/carriers/sip/wire.ts';
 import { ApiError } from '../../../src/errors.ts';
-import type { DialRequest, Dialer, TransferRequest } from '../../../src/records/dialer.ts';
+import { NoTransferError, type DialRequest, type Dialer, type TransferRequest } from '../../../src/records/dialer.ts';
 import type { OwnedSipTrunk } from '../../../src/sip-trunks/repository.ts';
 import type { SipTrunk } from '../../../src/sip-trunks/schema.ts';
 import { ManualTimers } from '../../../src/timers.ts';
@@ -88,15 +88,30 @@ async function dialer(
       o.outbound === false ? undefined : { address: `127.0.0.1:${far.port}`, transport: 'udp', ...o.credentials },
     ),
   };
-  const ended: { answered: SipTransport[]; noAnswer: string[]; failed: [string, string][] } = {
-    answered: [],
-    noAnswer: [],
-    failed: [],
+  const ended = {
+    answered: [] as CallTransport[],
+    noAnswer: [] as string[],
+    failed: [] as [string, string][],
+    /** Transfer reports, in order, as the call outcomes get them. */
+    reports: [] as string[],
+    /** Lines handed back with a secret: the caller's after a failed transfer, or a second leg. */
+    returned: [] as { secret: string; line: CallTransport }[],
   };
   const outcomes: SipDialOutcomes = {
     answered: async (_org, _call, transport) => void ended.answered.push(transport),
     noAnswer: async (callId) => void ended.noAnswer.push(callId),
     failed: async (callId, message) => void ended.failed.push([callId, message]),
+    transferAnswered: (callId) => void ended.reports.push(`answered ${callId}`),
+    transferFailed: (callId, status) => {
+      ended.reports.push(`failed ${callId} ${status}`);
+      return 'back-secret';
+    },
+    returnStream: (_callId, secret, line) => {
+      ended.returned.push({ secret, line });
+      return true;
+    },
+    consultFailed: (callId, status) => void ended.reports.push(`consult failed ${callId} ${status}`),
+    carrierEnded: async (callId) => void ended.reports.push(`ended ${callId}`),
   };
   const sip = new SipDialer({
     trunks: {
@@ -117,7 +132,10 @@ async function dialer(
   cleanups.push(() => {
     for (const transport of ended.answered) transport.close('agent_hangup');
   });
-  return { sip, far, timers, ports, ended };
+  cleanups.push(() => {
+    for (const { line } of ended.returned) line.close('agent_hangup');
+  });
+  return { sip, far, timers, ports, ended, held };
 }
 
 const request = (o: Partial<DialRequest> = {}): DialRequest => ({
@@ -290,7 +308,7 @@ describe('SIP dialer', () => {
     await expect(sip.checkFrom('other-org', TRUNK_NUMBER)).resolves.toBeUndefined();
   });
 
-  it('leaves the carriers after it their cold and warm transfers for their own calls, and refuses them for a call it placed', async () => {
+  it('leaves the carriers after it their cold and warm transfers for their own calls, and refuses them for a call still ringing', async () => {
     const handed: string[] = [];
     class TransferringCarrier extends NoCarrierDialer {
       async transfer(r: TransferRequest): Promise<void> {
@@ -306,15 +324,15 @@ describe('SIP dialer', () => {
     }
     const { sip, far } = await dialer({ next: new TransferringCarrier() });
     const other = { callId: 'twilio_call', carrierCallId: 'CA1', to: CALLEE, from: null };
-    await sip.transfer!(other);
-    await sip.consult!({ callId: 'twilio_call', to: CALLEE, from: null, streamSecret: 's' });
-    await sip.bridge!({ callId: 'twilio_call', carrierCallId: 'CA1', consultCarrierCallId: 'CA-leg' });
+    await sip.transfer(other);
+    await sip.consult({ callId: 'twilio_call', to: CALLEE, from: null, streamSecret: 's' });
+    await sip.bridge({ callId: 'twilio_call', carrierCallId: 'CA1', consultCarrierCallId: 'CA-leg' });
     expect(handed).toEqual(['transfer twilio_call', 'consult twilio_call', 'bridge twilio_call']);
     await sip.dial(request());
     await until(() => far.received.length === 1, 'the INVITE');
-    await expect(sip.transfer!({ ...other, callId: 'call_1' })).rejects.toThrow(/REFER is not implemented/);
+    await expect(sip.transfer({ ...other, callId: 'call_1' })).rejects.toThrow(/before it is answered/);
     expect(handed).toHaveLength(3);
-    // A chain whose carriers cannot transfer has no transfer here either: the call manager offers none.
-    expect((await dialer()).sip.transfer).toBeUndefined();
+    // A call of a chain whose other carriers cannot transfer ends as a line without transfers does.
+    await expect((await dialer()).sip.transfer(other)).rejects.toBeInstanceOf(NoTransferError);
   });
 });

@@ -7,8 +7,11 @@
 // starts at the first loud frame and ends after a stretch of quiet, which is what wait_for_agent listens for.
 // The busy number is answered 486 and the unanswered one only rings (180) until the service CANCELs, both on a
 // transaction layer of their own beside the user agent (which answers every INVITE it admits).
-// Not here: media-stream secrets (SIP carries media on RTP, not a WebSocket) and cold transfer (REFER is not
-// implemented yet, issue 37); conformance.ts's CarrierDriver says so where the cases are chosen.
+// A cold transfer is the service's REFER in the phone's call: the phone answers 202, NOTIFYs 100 Trying, calls the
+// Refer-To URI (the trunk's outbound address, so its own desk phone answers), NOTIFYs how that went, and after a
+// 200 hangs its leg with the service up, as a phone that transferred its caller does. Not here: media-stream
+// secrets (SIP carries media on RTP, not a WebSocket); conformance.ts's CarrierDriver says so where the cases are
+// chosen.
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -20,9 +23,15 @@ import { cryptoRandomHex } from '../../../src/clock.ts';
 import { SimCallee } from '../../../src/carriers/sim/callee.ts';
 import { loadSimScript, type SimScript } from '../../../src/carriers/sim/script.ts';
 import { TwilioStreamCaller } from '../../../src/carriers/sim/twilio-stream.ts';
+import { parseSipUri, peerOf, uriOf } from '../../../src/carriers/sip/dialog.ts';
 import { header, type SipMessage } from '../../../src/carriers/sip/message.ts';
 import { RtpPortPool } from '../../../src/carriers/sip/rtp-ports.ts';
-import { InviteServerTransaction, SipTransactionLayer, tagOf } from '../../../src/carriers/sip/transactions.ts';
+import {
+  InviteServerTransaction,
+  SipTransactionLayer,
+  tagOf,
+  type NonInviteServerTransaction,
+} from '../../../src/carriers/sip/transactions.ts';
 import { SipUserAgent, type SipCall } from '../../../src/carriers/sip/user-agent.ts';
 import { SipSocketWire, type SipPeer } from '../../../src/carriers/sip/wire.ts';
 import { realTimers } from '../../../src/timers.ts';
@@ -171,13 +180,52 @@ function talk(call: SipCall, script: ScriptName | undefined): void {
 
 const servicePeer = (): SipPeer => ({ transport: 'udp', address: HOST, port: sipPort });
 
+/**
+ * The phone takes the service's REFER (RFC 3515): 202, then NOTIFYs (Event: refer, message/sipfrag) of its call to
+ * the Refer-To URI, 100 Trying first and the final status last; after a 200 it hangs its leg with the service up.
+ */
+function transferee(tx: NonInviteServerTransaction): void {
+  const callId = header(tx.request, 'call-id');
+  const held = answered.find((a) => a.call.dialog.callId === callId && !a.call.ended);
+  const target = parseSipUri(uriOf(header(tx.request, 'refer-to') ?? ''));
+  if (!held) return tx.respond(481, 'Call/Transaction Does Not Exist');
+  if (!target) return tx.respond(400, 'Bad Refer-To');
+  tx.respond(202, 'Accepted');
+  const call = held.call;
+  const notify = (frag: string, final: boolean): void => {
+    const request = call.dialog.request('NOTIFY', {
+      headers: [
+        { name: 'event', value: `refer;id=${header(tx.request, 'cseq')?.split(' ')[0] ?? ''}` },
+        { name: 'subscription-state', value: final ? 'terminated;reason=noresource' : 'active;expires=60' },
+      ],
+      contentType: 'message/sipfrag;version=2.0',
+      body: `${frag}\r\n`,
+    });
+    ua.requestInDialog(request, call.dialog.nextHop()!, {
+      onTimeout: () => undefined,
+      // The caller is the desk's now: the phone leaves the service once it has heard the 200's NOTIFY was taken.
+      onResponse: (response) => {
+        if (final && frag.startsWith('SIP/2.0 2') && response.status >= 200) call.transport.close('user_hangup');
+      },
+    });
+  };
+  notify('SIP/2.0 100 Trying', false);
+  const uri = uriOf(header(tx.request, 'refer-to')!);
+  void ua.dial({ uri, from: `sip:${held.number}@${HOST}`, peer: peerOf(target) }).result.then((result) => {
+    if (result.outcome === 'answered') {
+      answered.push({ number: target.user ?? '', call: result.call });
+      notify('SIP/2.0 200 OK', true);
+    } else if (result.outcome === 'rejected') notify(`SIP/2.0 ${result.status} ${result.reason}`, true);
+    else notify('SIP/2.0 408 Request Timeout', true);
+  });
+}
+
 export const sipDriver: CarrierDriver = {
   carrier: 'sip',
   busy: BUSY,
   noAnswer: NO_ANSWER,
   desk: DESK,
   from: NUMBER,
-  transfers: false,
   async start(scriptsDir) {
     for (const name of Object.keys(SCRIPTS) as ScriptName[]) scripts.set(name, await loadSimScript(scriptsDir, name));
     sipPort = await freeUdpPort();
@@ -191,6 +239,8 @@ export const sipDriver: CarrierDriver = {
     const refused = new Set<string>();
     let refusals: SipTransactionLayer | undefined;
     const route = (message: SipMessage, from: SipPeer): void => {
+      // The service's REFERs are the phone's to act on (transferee), on the layer beside the user agent.
+      if (message.kind === 'request' && message.method === 'REFER') return refusals!.receive(message, from);
       const callId = header(message, 'call-id') ?? '';
       const number = message.kind === 'request' ? userOf(message.uri) : '';
       if (message.kind === 'request' && message.method === 'INVITE' && tagOf(header(message, 'to')) === undefined)
@@ -205,7 +255,10 @@ export const sipDriver: CarrierDriver = {
       random: cryptoRandomHex,
       sentBy,
       onRequest: (tx) => {
-        if (!(tx instanceof InviteServerTransaction)) return tx.respond(481, 'Call/Transaction Does Not Exist');
+        if (!(tx instanceof InviteServerTransaction)) {
+          if (tx.request.method === 'REFER') return transferee(tx);
+          return tx.respond(481, 'Call/Transaction Does Not Exist');
+        }
         // The unanswered phone rings until the service CANCELs (the layer answers 487).
         if (userOf(tx.request.uri) === BUSY) tx.respond(486, 'Busy Here');
         else tx.respond(180, 'Ringing');
