@@ -98,4 +98,9 @@ export interface CarrierDriver {
   streamWithoutSecret?(serviceUrl: string, callId: string): Promise<number>;
   /** False where the carrier's cold transfer is not implemented: SIP's (REFER) is not yet, issue 37. */
   readonly transfers?: false;
+  /**
+   * Where the carrier's warm transfer is implemented (a second leg to `desk`, told a summary, then joined to the
+   * caller's): whether the two legs of `callId` were joined on the carrier. Absent: the warm case does not run.
+   */
+  readonly warmTransfer?: { joined(callId: string): Promise<boolean> | boolean };
 }

@@ -5,7 +5,8 @@
 // one phrase) and run two at a time. A carrier with inbound calls hears its caller's words, keypad and
 // hang-up in one inbound call; a carrier that runs another's code (SignalWire runs Twilio's) leaves the
 // cases only that code decides to the other. SIP trunks' far side is a SIP phone on the project's own user agent;
-// they have no media stream to open without its secret, and no cold transfer yet (CarrierDriver says which).
+// they have no media stream to open without its secret, and no cold transfer yet (CarrierDriver says which). A
+// carrier that can join two calls also runs a warm transfer (CarrierDriver.warmTransfer).
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CallRecord } from '../../src/records/record.ts';
@@ -29,6 +30,8 @@ const LAST_QUESTION = 'Hello, you have reached the front desk. Is there anything
  */
 const LONG_GREETING =
   'Hello, you have reached the front desk of the demo clinic. We are open from eight in the morning until six in the evening, Monday to Friday. How can I help you today?';
+/** The warm transfer's greeting: short, as the summary the desk hears takes seconds of the call. */
+const SHORT_GREETING = 'Front desk, how can I help?';
 /** Where outbound calls come from unless a driver names its own: Twilio's agent's number, shown to the callee. */
 const FROM = DRIVERS.find((d) => d.carrier === 'twilio')?.inbound?.number ?? '+14155550100';
 
@@ -62,6 +65,17 @@ beforeAll(async () => {
       body: { ...config, begin_message: LONG_GREETING, agent_id: `conf-${driver.carrier}-long` },
     });
     expect(talkedOver.status, talkedOver.text).toBe(201);
+    if (driver.warmTransfer) {
+      const warm = await t.request('POST', '/v2/agents', {
+        body: {
+          ...config,
+          begin_message: SHORT_GREETING,
+          agent_id: `conf-${driver.carrier}-warm`,
+          tools: [...demo.tools, { type: 'transfer_call', transfer_to: driver.desk, mode: 'warm' }],
+        },
+      });
+      expect(warm.status, warm.text).toBe(201);
+    }
   }
 }, 60_000);
 afterAll(async () => {
@@ -70,7 +84,7 @@ afterAll(async () => {
   rmSync(scriptsDir, { recursive: true, force: true });
 });
 
-async function dial(driver: CarrierDriver, to: string, agent: '' | '-bye' | '-long' = ''): Promise<string> {
+async function dial(driver: CarrierDriver, to: string, agent: '' | '-bye' | '-long' | '-warm' = ''): Promise<string> {
   const agentId = `conf-${driver.carrier}${agent}`;
   const res = await t.request('POST', '/v2/calls', {
     body: { call_from: driver.from ?? FROM, call_to: to, agent_id: agentId },
@@ -189,6 +203,28 @@ describe.each(DRIVERS.map((driver) => [driver.carrier, driver] as const))('%s', 
           transfer_destination: driver.desk,
         });
         expect(lines(record).at(-1)).toBe('agent: Let me transfer you.');
+      },
+      90_000,
+    );
+
+  // Where the carrier can join two calls (CarrierDriver.warmTransfer): one call, whose desk only listens.
+  const warmTransfer = driver.warmTransfer;
+  if (ownCallCode && warmTransfer)
+    it.concurrent(
+      'a warm transfer tells the desk that answers a summary, then joins it to the caller: call_transfer',
+      async () => {
+        const callId = await dial(driver, driver.answering('conf-transfer-me'), '-warm');
+        const record = await callEnded(t, callId, 60_000);
+        expect(record, JSON.stringify(lines(record))).toMatchObject({
+          call_status: 'ended',
+          disconnection_reason: 'call_transfer',
+          transfer_destination: driver.desk,
+        });
+        // The demo model's summary (src/demo/script.ts), said in full on the desk's leg before the join.
+        expect(record.disconnection_message).toMatch(
+          /after telling them: Hi, this is the demo front desk\. I have a caller who asked to speak with a person\.$/,
+        );
+        expect(await warmTransfer.joined(callId)).toBe(true);
       },
       90_000,
     );
