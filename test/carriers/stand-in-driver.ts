@@ -2,7 +2,7 @@
 // its answering phones (one a script, in the carrier's own block of numbers) run the suite's scripts as a simulated
 // phone does and stay on until the line closes; a busy phone, one that rings out and an answering desk; the
 // organization's carrier account holding the inbound number; waiting for the service to hang the carrier's leg up;
-// inbound calls whose callers run a script. Each driver says only what is its carrier's own: how its stand-in
+// inbound calls whose callers run a script; where the stand-in joins calls, whether a warm transfer's legs were. Each driver says only what is its carrier's own: how its stand-in
 // starts, is configured, names a placed call, and what its media stream and webhooks look like.
 import pino from 'pino';
 import { SimCallee } from '../../src/carriers/sim/callee.ts';
@@ -48,6 +48,8 @@ export interface StandInCarrier<S extends { close(): Promise<void>; readonly han
   ): Promise<{ caller: TwilioStreamCaller; callId: string }>;
   badlySigned(standIn: S, serviceUrl: string, to: string, from: string): Promise<Response>;
   streamWithoutSecret(standIn: S, serviceUrl: string, callId: string): Promise<number>;
+  /** Whether the stand-in joined the caller's leg of `callId` and its warm transfer's second leg; absent: it cannot. */
+  joined?(standIn: S, callId: string): boolean;
 }
 
 /** A conformance driver for `spec`'s stand-in carrier. */
@@ -72,6 +74,7 @@ export function standInDriver<S extends { close(): Promise<void>; readonly hangu
       await Promise.race([line.waitForClose(), sleep(loaded.maxMs)]);
   };
   const credentials = spec.credentials;
+  const joined = spec.joined?.bind(spec);
 
   return {
     carrier: spec.carrier,
@@ -129,6 +132,7 @@ export function standInDriver<S extends { close(): Promise<void>; readonly hangu
       badlySigned: (serviceUrl) => spec.badlySigned(running(), serviceUrl, spec.number, CALLER),
     },
     streamWithoutSecret: (serviceUrl, callId) => spec.streamWithoutSecret(running(), serviceUrl, callId),
+    ...(joined ? { warmTransfer: { joined: (callId: string) => joined(running(), callId) } } : {}),
   };
 }
 
