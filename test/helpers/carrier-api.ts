@@ -2,6 +2,7 @@
 // path, JSON body, Authorization) and answers as the test says; one organization's carrier account holding a number;
 // and the carrier call ids the dialer records, in memory, as the store keeps them.
 import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import type { CarrierAccount } from '../../src/carrier-accounts/schema.ts';
 import type { CarrierCallRepository } from '../../src/carriers/carrier-calls.ts';
@@ -50,6 +51,37 @@ export class CarrierApi {
   async close(): Promise<void> {
     await new Promise((resolve) => this.server?.close(resolve));
   }
+}
+
+/**
+ * A started CarrierApi for the file's tests: its requests cleared, and its answers set back to `answer`, before each.
+ */
+export function carrierApiForTests(answer: CarrierApi['answer']): () => CarrierApi {
+  const api = new CarrierApi(answer);
+  beforeAll(() => api.start());
+  afterAll(() => api.close());
+  beforeEach(() => {
+    api.requests.length = 0;
+    api.answer = answer;
+  });
+  return () => api;
+}
+
+/** An organization's account at `carrier` holding `number`, with `credentials`. */
+export function accountHolding(
+  carrier: CarrierAccount['carrier'],
+  number: string,
+  credentials: Record<string, string>,
+): CarrierAccount {
+  return {
+    carrier_account_id: `acct_${carrier}`,
+    carrier,
+    name: 'main line',
+    numbers: [number],
+    created_at: 0,
+    updated_at: 0,
+    credentials: credentials as CarrierAccount['credentials'],
+  };
 }
 
 /** The lookup of one organization's `account`, which holds its numbers. */

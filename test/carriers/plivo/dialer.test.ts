@@ -2,42 +2,32 @@
 // hangup URLs name the call and say leg=consult (the answer URL with the leg's stream secret); the bridge moves the
 // leg (by the CallUUID its answer URL brought) and then the caller's call, each with the Transfer API, to the call's
 // conference; a call of no Plivo account is the next carrier's to transfer, or cannot be.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { CarrierAccount } from '../../../src/carrier-accounts/schema.ts';
+import { describe, expect, it } from 'vitest';
 import { CarrierApiError } from '../../../src/carriers/carrier-rest.ts';
 import { PlivoAccounts } from '../../../src/carriers/plivo/accounts.ts';
 import { PlivoConsultLegs } from '../../../src/carriers/plivo/consult-legs.ts';
 import { PlivoDialer } from '../../../src/carriers/plivo/dialer.ts';
 import { NoTransferError, type Dialer } from '../../../src/records/dialer.ts';
-import { CarrierApi, carrierCallsInMemory, oneAccount, transferringNext } from '../../helpers/carrier-api.ts';
+import {
+  accountHolding,
+  carrierApiForTests,
+  carrierCallsInMemory,
+  oneAccount,
+  transferringNext,
+} from '../../helpers/carrier-api.ts';
 import { testDispatcher } from '../../support/outbound.ts';
 
 const NUMBER = '+14155550100';
 const DESK = '+14155550177';
 const PUBLIC = 'https://voice.example.com';
-const account: CarrierAccount = {
-  carrier_account_id: 'acct_plivo',
-  carrier: 'plivo',
-  name: 'main line',
-  numbers: [NUMBER],
-  created_at: 0,
-  updated_at: 0,
-  credentials: { auth_id: 'MAPLIVOAUTHID', auth_token: 'plivo-token' },
-};
+const account = accountHolding('plivo', NUMBER, { auth_id: 'MAPLIVOAUTHID', auth_token: 'plivo-token' });
 const BASIC = `Basic ${Buffer.from('MAPLIVOAUTHID:plivo-token').toString('base64')}`;
 
-let api: CarrierApi;
-beforeAll(async () => {
-  api = await new CarrierApi().start();
-});
-afterAll(() => api.close());
-beforeEach(() => {
-  api.requests.length = 0;
-  api.answer = (request) =>
-    request.path.endsWith('/Call/') && request.method === 'POST'
-      ? { status: 201, body: { message: 'call fired', request_uuid: 'req-desk', api_id: 'a1' } }
-      : { status: 202, body: { message: 'call transferred', api_id: 'a2' } };
-});
+const carrierApi = carrierApiForTests((request) =>
+  request.path.endsWith('/Call/') && request.method === 'POST'
+    ? { status: 201, body: { message: 'call fired', request_uuid: 'req-desk', api_id: 'a1' } }
+    : { status: 202, body: { message: 'call transferred', api_id: 'a2' } },
+);
 
 /** A Plivo dialer whose call `call_1` went through the organization's account (its CallUUID caller-uuid). */
 async function dialer(next: Dialer = transferringNext([])) {
@@ -47,7 +37,7 @@ async function dialer(next: Dialer = transferringNext([])) {
   const plivo = new PlivoDialer({
     accounts: new PlivoAccounts(oneAccount('acme', account), carrierCalls),
     next,
-    apiBase: api.url,
+    apiBase: carrierApi().url,
     dispatcher: testDispatcher,
     publicUrl: () => PUBLIC,
     ringTimeoutMs: 20_000,
@@ -63,7 +53,7 @@ describe('Plivo warm transfer', () => {
     const { plivo } = await dialer();
     const leg = await plivo.consult({ callId: 'call_1', to: DESK, from: NUMBER, streamSecret: 's3cret' });
     expect(leg).toEqual({ carrierCallId: 'req-desk' });
-    expect(api.requests).toEqual([
+    expect(carrierApi().requests).toEqual([
       {
         method: 'POST',
         path: '/v1/Account/MAPLIVOAUTHID/Call/',
@@ -82,12 +72,12 @@ describe('Plivo warm transfer', () => {
   });
 
   it('a second leg Plivo refuses fails the consult with its error, and places nothing else', async () => {
-    api.answer = () => ({ status: 400, body: { api_id: 'a3', error: 'invalid to' } });
+    carrierApi().answer = () => ({ status: 400, body: { api_id: 'a3', error: 'invalid to' } });
     const { plivo } = await dialer();
     await expect(plivo.consult({ callId: 'call_1', to: DESK, from: NUMBER, streamSecret: 's' })).rejects.toThrow(
       /HTTP 400 to a transfer's call: invalid to/,
     );
-    expect(api.requests).toHaveLength(1);
+    expect(carrierApi().requests).toHaveLength(1);
   });
 
   it("bridges by moving the answered leg, then the caller's call, to the call's conference", async () => {
@@ -95,7 +85,7 @@ describe('Plivo warm transfer', () => {
     consultLegs.answered('req-desk', 'desk-uuid');
     await plivo.bridge({ callId: 'call_1', carrierCallId: 'caller-uuid', consultCarrierCallId: 'req-desk' });
     const move = { legs: 'aleg', aleg_url: `${PUBLIC}/telephony/plivo/conference?call_id=call_1`, aleg_method: 'POST' };
-    expect(api.requests.map((r) => [r.method, r.path, r.body])).toEqual([
+    expect(carrierApi().requests.map((r) => [r.method, r.path, r.body])).toEqual([
       ['POST', '/v1/Account/MAPLIVOAUTHID/Call/desk-uuid/', move],
       ['POST', '/v1/Account/MAPLIVOAUTHID/Call/caller-uuid/', move],
     ]);
@@ -106,7 +96,7 @@ describe('Plivo warm transfer', () => {
     await expect(
       plivo.bridge({ callId: 'call_1', carrierCallId: 'caller-uuid', consultCarrierCallId: 'req-desk' }),
     ).rejects.toBeInstanceOf(CarrierApiError);
-    expect(api.requests).toEqual([]);
+    expect(carrierApi().requests).toEqual([]);
   });
 
   it('a call of no Plivo account is the next carrier’s to warm-transfer, or cannot be where it has none', async () => {
@@ -118,6 +108,6 @@ describe('Plivo warm transfer', () => {
     expect(asked).toEqual(['consult call_elsewhere', 'bridge call_elsewhere']);
     const alone = (await dialer({ name: 'none', showsCallerId: () => false, dial: transferringNext([]).dial })).plivo;
     await expect(alone.consult(request)).rejects.toBeInstanceOf(NoTransferError);
-    expect(api.requests).toEqual([]);
+    expect(carrierApi().requests).toEqual([]);
   });
 });

@@ -4,45 +4,35 @@
 // call of no Vonage account is the next carrier's to transfer, or cannot be.
 import { generateKeyPairSync } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { CarrierAccount } from '../../../src/carrier-accounts/schema.ts';
+import { describe, expect, it } from 'vitest';
 import { VonageAccounts } from '../../../src/carriers/vonage/accounts.ts';
 import { VonageDialer } from '../../../src/carriers/vonage/dialer.ts';
 import { NoTransferError, type Dialer } from '../../../src/records/dialer.ts';
-import { CarrierApi, carrierCallsInMemory, oneAccount, transferringNext } from '../../helpers/carrier-api.ts';
+import {
+  accountHolding,
+  carrierApiForTests,
+  carrierCallsInMemory,
+  oneAccount,
+  transferringNext,
+} from '../../helpers/carrier-api.ts';
 import { testDispatcher } from '../../support/outbound.ts';
 
 const NUMBER = '+14155550100';
 const DESK = '+14155550177';
 const PUBLIC = 'https://voice.example.com';
-const account: CarrierAccount = {
-  carrier_account_id: 'acct_vonage',
-  carrier: 'vonage',
-  name: 'main line',
-  numbers: [NUMBER],
-  created_at: 0,
-  updated_at: 0,
-  credentials: {
-    application_id: 'app-1',
-    private_key: generateKeyPairSync('rsa', { modulusLength: 2048 })
-      .privateKey.export({ format: 'pem', type: 'pkcs8' })
-      .toString(),
-    signature_secret: 'sig',
-  },
-};
+const account = accountHolding('vonage', NUMBER, {
+  application_id: 'app-1',
+  private_key: generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ format: 'pem', type: 'pkcs8' })
+    .toString(),
+  signature_secret: 'sig',
+});
 
-let api: CarrierApi;
-beforeAll(async () => {
-  api = await new CarrierApi().start();
-});
-afterAll(() => api.close());
-beforeEach(() => {
-  api.requests.length = 0;
-  api.answer = (request) =>
-    request.method === 'POST'
-      ? { status: 201, body: { uuid: 'desk-uuid', status: 'started', direction: 'outbound' } }
-      : { status: 204 };
-});
+const carrierApi = carrierApiForTests((request) =>
+  request.method === 'POST'
+    ? { status: 201, body: { uuid: 'desk-uuid', status: 'started', direction: 'outbound' } }
+    : { status: 204 },
+);
 
 /** A Vonage dialer whose call `call_1` went through the organization's account (its uuid caller-uuid). */
 async function dialer(next: Dialer = transferringNext([])) {
@@ -51,7 +41,7 @@ async function dialer(next: Dialer = transferringNext([])) {
   return new VonageDialer({
     accounts: new VonageAccounts({ accounts: oneAccount('acme', account), carrierCalls }),
     next,
-    apiBase: api.url,
+    apiBase: carrierApi().url,
     dispatcher: testDispatcher,
     publicUrl: () => PUBLIC,
     ringTimeoutMs: 20_000,
@@ -67,8 +57,8 @@ describe('Vonage warm transfer', () => {
     expect(await vonage.consult({ callId: 'call_1', to: DESK, from: NUMBER, streamSecret: 's3cret' })).toEqual({
       carrierCallId: 'desk-uuid',
     });
-    const [create] = api.requests;
-    expect(api.requests).toHaveLength(1);
+    const [create] = carrierApi().requests;
+    expect(carrierApi().requests).toHaveLength(1);
     expect(create).toMatchObject({ method: 'POST', path: '/v1/calls' });
     expect(decodeJwt(create!.authorization!.replace(/^Bearer /, ''))).toMatchObject({ application_id: 'app-1' });
     expect(create!.body).toEqual({
@@ -97,8 +87,8 @@ describe('Vonage warm transfer', () => {
   it("a call with no number of its own places the leg from one of the application's (random_from_number)", async () => {
     const vonage = await dialer();
     await vonage.consult({ callId: 'call_1', to: DESK, from: null, streamSecret: 's' });
-    expect(api.requests[0]!.body).toMatchObject({ random_from_number: true });
-    expect(api.requests[0]!.body).not.toHaveProperty('from');
+    expect(carrierApi().requests[0]!.body).toMatchObject({ random_from_number: true });
+    expect(carrierApi().requests[0]!.body).not.toHaveProperty('from');
   });
 
   it("bridges by transferring the second leg, then the caller's call, to the call's conversation", async () => {
@@ -112,19 +102,22 @@ describe('Vonage warm transfer', () => {
         ncco: [{ action: 'conversation', name: 'transfer-call_1', startOnEnter: true, endOnExit: true }],
       },
     };
-    expect(api.requests.map((r) => [r.method, r.path, r.body])).toEqual([
+    expect(carrierApi().requests.map((r) => [r.method, r.path, r.body])).toEqual([
       ['PUT', '/v1/calls/desk-uuid', transfer],
       ['PUT', '/v1/calls/caller-uuid', transfer],
     ]);
   });
 
   it('a bridge Vonage refuses fails with its error after the first leg', async () => {
-    api.answer = () => ({ status: 404, body: { title: 'Not Found', detail: 'The call was not found or has ended.' } });
+    carrierApi().answer = () => ({
+      status: 404,
+      body: { title: 'Not Found', detail: 'The call was not found or has ended.' },
+    });
     const vonage = await dialer();
     await expect(
       vonage.bridge({ callId: 'call_1', carrierCallId: 'caller-uuid', consultCarrierCallId: 'desk-uuid' }),
     ).rejects.toThrow(/HTTP 404 to a transfer's bridge: Not Found: The call was not found/);
-    expect(api.requests).toHaveLength(1);
+    expect(carrierApi().requests).toHaveLength(1);
   });
 
   it('a call of no Vonage account is the next carrier’s to warm-transfer, or cannot be where it has none', async () => {
@@ -136,6 +129,6 @@ describe('Vonage warm transfer', () => {
     expect(asked).toEqual(['consult call_elsewhere', 'bridge call_elsewhere']);
     const alone = await dialer({ name: 'none', showsCallerId: () => false, dial: transferringNext([]).dial });
     await expect(alone.consult(request)).rejects.toBeInstanceOf(NoTransferError);
-    expect(api.requests).toEqual([]);
+    expect(carrierApi().requests).toEqual([]);
   });
 });
