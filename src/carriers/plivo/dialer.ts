@@ -71,7 +71,7 @@ export const PLIVO_TRANSFER_PATH = '/telephony/plivo/transfer';
 /** aleg_url of both legs of a warm transfer's bridge: answers the call's <Conference>. */
 export const PLIVO_CONFERENCE_PATH = '/telephony/plivo/conference';
 /** The mark, in its answer and hangup URLs, of a warm transfer's second leg. */
-export const CONSULT_LEG = { leg: 'consult' } as const;
+const CONSULT_LEG = { leg: 'consult' } as const;
 
 const query = (params: Record<string, string>) => new URLSearchParams(params).toString();
 
