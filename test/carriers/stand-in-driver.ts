@@ -2,8 +2,9 @@
 // its answering phones (one a script, in the carrier's own block of numbers) run the suite's scripts as a simulated
 // phone does and stay on until the line closes; a busy phone, one that rings out and an answering desk; the
 // organization's carrier account holding the inbound number; waiting for the service to hang the carrier's leg up;
-// inbound calls whose callers run a script; where the stand-in joins calls, whether a warm transfer's legs were. Each driver says only what is its carrier's own: how its stand-in
-// starts, is configured, names a placed call, and what its media stream and webhooks look like.
+// inbound calls whose callers run a script; where the stand-in joins calls, whether a warm transfer's legs were.
+// Each driver says only what is its carrier's own: how its stand-in starts, is configured, names a placed call, and
+// what its media stream and webhooks look like.
 import pino from 'pino';
 import { SimCallee } from '../../src/carriers/sim/callee.ts';
 import { loadSimScript, type SimScript } from '../../src/carriers/sim/script.ts';
