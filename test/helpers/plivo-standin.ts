@@ -8,7 +8,9 @@
 // as the <Stream>'s contentType asked, L16 16 kHz by default), media (base64 little-endian L16,
 // numeric sequenceNumber and chunk), dtmf; playAudio, checkpoint and clearAudio taken, checkpoints
 // answered playedStream once the audio before them played, clearAudio answered clearedAudio (and
-// the checkpoints it dropped never answered). The stream ends by its socket closing.
+// the checkpoints it dropped never answered). The stream ends by its socket closing. A call the
+// Transfer request moves to an aleg_url answering <Conference> leaves its stream and is recorded in
+// that room (a warm transfer's bridge); its answer URL names ALegRequestUUID and RequestUUID.
 // The phone on each line is a Twilio-stream phone (carriers/sim/twilio-stream.ts, μ-law 8 kHz, so
 // the simulated callee runs its scripts on it unchanged); the stand-in carries its audio between
 // that and Plivo's stream, resampled, as Plivo's media servers sit between a phone and the stream.
@@ -44,6 +46,8 @@ export interface PlivoPlacedCall {
   callbacks: { status: string; httpStatus: number }[];
   line?: PlivoLine;
   transfers: { to: string; outcome: string }[];
+  /** The <Conference> room a Transfer request moved the call into. */
+  conference?: string;
   done: Promise<void>;
   redirect?: Promise<void>;
 }
@@ -443,6 +447,7 @@ export class PlivoStandIn {
     }
     const res = await this.postForm(String(call.body.answer_url), {
       ...this.answerParams(call.callUuid, String(call.body.from), String(call.body.to), 'outbound'),
+      ALegRequestUUID: call.requestUuid,
       RequestUUID: call.requestUuid,
     }).catch(() => null);
     const stream = res?.ok ? streamOfXml(await res.text()) : undefined;
@@ -470,7 +475,10 @@ export class PlivoStandIn {
     }
   }
 
-  /** A cold transfer: the stream ends, the aleg_url's <Dial> rings its number, its callbacks and action follow. */
+  /**
+   * A transfer: the stream ends and the call runs the aleg_url's XML. A <Conference> puts it in that room; a <Dial>
+   * (a cold transfer) rings its number, its callbacks and action following.
+   */
   private async transfer(call: PlivoPlacedCall, alegUrl: string): Promise<void> {
     call.line?.endStream();
     const base = {
@@ -482,7 +490,13 @@ export class PlivoStandIn {
     const res = await this.postForm(alegUrl, { ...base, CallStatus: 'in-progress', Event: 'Transfer' }).catch(
       () => null,
     );
-    const dial = res?.ok ? dialOfXml(await res.text()) : undefined;
+    const xml = res?.ok ? await res.text() : '';
+    const room = /<Conference[^>]*>([^<]+)<\/Conference>/.exec(xml)?.[1];
+    if (room) {
+      call.conference = unescapeXml(room);
+      return;
+    }
+    const dial = dialOfXml(xml);
     if (!dial) return;
     const to = `+${dial.number}`;
     const bLeg = randomUUID();

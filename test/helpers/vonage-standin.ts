@@ -8,7 +8,9 @@
 // call and transfer events as JSON POSTs), and its media WebSocket (websocket:connected with the
 // endpoint's content-type and headers, then binary 16-bit little-endian L16 frames of 20 ms both
 // ways, websocket:dtmf, clear answered by websocket:cleared, notify answered by websocket:notify
-// with its payload once the audio before it has played).
+// with its payload once the audio before it has played). A call transferred to an NCCO whose first
+// action is a conversation leaves its websocket and is recorded in that conversation (a warm
+// transfer's bridge).
 // The phone on the line is a simulated phone on Twilio's stream words (src/carriers/sim/), as the
 // other carriers' stand-ins use: the stand-in is the carrier between it and the service, turning
 // its μ-law 8 kHz into Vonage's L16 at the rate the NCCO asked for and back, its marks into notifies.
@@ -42,6 +44,8 @@ export interface VonagePlacedCall {
   events: { status: string; httpStatus: number }[];
   line?: VonageLine;
   transfers: { to: string; outcome: string }[];
+  /** The conversation a transfer moved the call into. */
+  conversation?: string;
   done: Promise<void>;
   /** A transfer under way, until the caller's stream back (if any) has ended. */
   redirect?: Promise<void>;
@@ -473,9 +477,17 @@ export class VonageStandIn {
     }
   }
 
-  /** A cold transfer: the websocket leg ends, the destination rings, and its events go to the connect's eventUrl. */
+  /**
+   * A transfer: the websocket leg ends. To a conversation, the call joins it; to a connect (a cold transfer), the
+   * destination rings, and its events go to the connect's eventUrl.
+   */
   private async transfer(call: VonagePlacedCall, ncco: unknown): Promise<void> {
     const connect = Array.isArray(ncco) && isRecord(ncco[0]) ? ncco[0] : {};
+    if (connect.action === 'conversation' && typeof connect.name === 'string') {
+      call.line?.end();
+      call.conversation = connect.name;
+      return;
+    }
     const endpoint = Array.isArray(connect.endpoint) && isRecord(connect.endpoint[0]) ? connect.endpoint[0] : {};
     const to = `+${String(endpoint.number ?? '')}`;
     const eventUrl = Array.isArray(connect.eventUrl) ? String(connect.eventUrl[0] ?? '') : '';

@@ -1,4 +1,4 @@
-// Outbound calls, hang-up and cold transfer through Plivo's REST API (PLIVO_API_BASE,
+// Outbound calls, hang-up, cold and warm transfer through Plivo's REST API (PLIVO_API_BASE,
 // https://api.plivo.com by default), sent through the outbound layer (net/http.ts) with HTTP basic
 // auth auth_id:auth_token. The requests relied on, as Plivo documents them:
 //
@@ -6,13 +6,23 @@
 //          answer_method, ring_url, ring_method, hangup_url, hangup_method, ring_timeout (s),
 //          machine_detection ("true"), machine_detection_url}
 //          → 201 {"message":"call fired","request_uuid":"…","api_id":"…"}; the call's CallUUID comes
-//          with the answer_url request once it is answered, and with the hangup_url one.
+//          with the answer_url request once it is answered (beside RequestUUID), and with the hangup_url one.
 //   DELETE /v1/Account/{auth_id}/Call/{call_uuid}/  → 204; 404 once the call is over
 //   DELETE /v1/Account/{auth_id}/Request/{request_uuid}/ → 204: a call not yet answered, cancelled
 //   POST   /v1/Account/{auth_id}/Call/{call_uuid}/  JSON {legs: "aleg", aleg_url, aleg_method}
 //          → 202 {"message":"call transferred","api_id":"…"}: the call leaves our stream and runs the
-//          XML aleg_url answers (status-webhooks.ts: a <Dial> of the transfer number).
+//          XML aleg_url answers (status-webhooks.ts: a <Dial> of the transfer number, or a <Conference>).
 //   errors: 4xx {"api_id":"…","error":"…"} (the error may be a string or an object of field messages).
+//
+// A warm transfer is two of these. Its second leg is a call create like a placed call's, whose
+// answer_url and hangup_url say leg=consult: its answer is the <Stream> with the secret it was
+// placed with (voice-webhook.ts; the CallUUID it brings is kept for the bridge, consult-legs.ts),
+// and a hangup_url of a leg never answered (busy, failed, timeout, no-answer) ends the hold
+// (status-webhooks.ts). The bridge moves the second leg, then the caller's, with the Transfer
+// request above to an aleg_url whose XML is one <Conference> named after the call, which ends when
+// either leaves: our two streams end and the two people talk. Plivo's legs "both" moves a call and
+// the leg its own <Dial> bridged, which the second leg is not (it is a call of its own), and its
+// multiparty-call warm transfer belongs to PHLO flows built in its console: hence one conference.
 //
 // The official `plivo` SDK takes neither a base address nor an HTTP client of ours (it sends
 // through its own axios to api.plivo.com), so the egress policy could not hold for it: the few
@@ -31,7 +41,9 @@ import {
   type TransferRequest,
 } from '../../records/dialer.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
+import { passOn } from '../pass-on.ts';
 import type { PlivoAccounts, PlivoKeys } from './accounts.ts';
+import type { PlivoConsultLegs } from './consult-legs.ts';
 import { PLIVO_ANSWER_PATH } from './voice-webhook.ts';
 import { plivoNumber } from './xml.ts';
 
@@ -47,6 +59,8 @@ export interface PlivoDialerOptions {
   ringTimeoutMs: number;
   carrierCalls: CarrierCallRepository;
   clock: Clock;
+  /** The answered second legs of warm transfers, as their answer URL requests named them. */
+  consultLegs: PlivoConsultLegs;
 }
 
 /** ring_url and hangup_url of the calls placed here (and the application's hangup URL for inbound ones). */
@@ -54,6 +68,10 @@ export const PLIVO_STATUS_PATH = '/telephony/plivo/status';
 export const PLIVO_MACHINE_PATH = '/telephony/plivo/machine';
 /** aleg_url of a cold transfer: answers the <Dial>. */
 export const PLIVO_TRANSFER_PATH = '/telephony/plivo/transfer';
+/** aleg_url of both legs of a warm transfer's bridge: answers the call's <Conference>. */
+export const PLIVO_CONFERENCE_PATH = '/telephony/plivo/conference';
+/** The mark, in its answer and hangup URLs, of a warm transfer's second leg. */
+const CONSULT_LEG = { leg: 'consult' } as const;
 
 const query = (params: Record<string, string>) => new URLSearchParams(params).toString();
 
@@ -71,23 +89,13 @@ export class PlivoDialer implements Dialer {
     const from = request.presentationNumber ?? request.from;
     const keys = await this.o.accounts.forOutbound(request.orgId, from);
     if (!keys) return this.o.next.dial(request);
-    const publicUrl = this.o.publicUrl();
-    const status = `${publicUrl}${PLIVO_STATUS_PATH}?${query({ call_id: request.callId })}`;
-    const body: Record<string, string | number> = {
-      from: plivoNumber(from),
-      to: plivoNumber(request.to),
-      answer_url: `${publicUrl}${PLIVO_ANSWER_PATH}?${query({ call_id: request.callId, secret: request.streamSecret })}`,
-      answer_method: 'POST',
-      ring_url: status,
-      ring_method: 'POST',
-      hangup_url: status,
-      hangup_method: 'POST',
-      ring_timeout: Math.max(1, Math.round(this.o.ringTimeoutMs / 1000)),
-    };
+    const body = this.streamedCall(request.callId, request.to, from, request.streamSecret, {});
+    body.ring_url = body.hangup_url!;
+    body.ring_method = 'POST';
     // Plivo's own detection is one more input beside the service's, which hears the audio itself.
     if (voicemailHandling(request.agent.config)) {
       body.machine_detection = 'true';
-      body.machine_detection_url = `${publicUrl}${PLIVO_MACHINE_PATH}?${query({ call_id: request.callId })}`;
+      body.machine_detection_url = `${this.o.publicUrl()}${PLIVO_MACHINE_PATH}?${query({ call_id: request.callId })}`;
       body.machine_detection_method = 'POST';
     }
     // Until the answer URL names the CallUUID, the request is what a hang-up cancels.
@@ -99,8 +107,7 @@ export class PlivoDialer implements Dialer {
       carrierCalls: this.o.carrierCalls,
       clock: this.o.clock,
       send: () => this.send(keys, 'POST', '/Call/', body),
-      idOf: (answer) =>
-        typeof answer.request_uuid === 'string' && answer.request_uuid !== '' ? answer.request_uuid : undefined,
+      idOf: requestUuidOf,
       idName: 'request_uuid',
       errorOf,
     });
@@ -125,35 +132,78 @@ export class PlivoDialer implements Dialer {
   /** Moves the live call to `to`: Plivo ends our stream and runs the <Dial> the transfer route answers. */
   async transfer(request: TransferRequest): Promise<void> {
     const keys = await this.o.accounts.forCall(request.callId);
-    if (!keys) {
-      if (this.o.next.transfer) return this.o.next.transfer(request);
-      throw new NoTransferError(`no carrier account is known for call ${request.callId} to transfer it through`);
-    }
+    if (!keys) return passOn(this.o.next.transfer?.bind(this.o.next), request, 'transfer it');
     // The <Dial> rings a <Number>: anything else would leave the caller with an XML Plivo cannot run.
     if (!/^\+?[0-9]{3,20}$/.test(request.to))
       throw new NoTransferError(`a Plivo call can be transferred to a phone number only, not ${request.to}`);
     const params: Record<string, string> = { call_id: request.callId, to: request.to };
     if (request.from) params.from = request.from;
-    const answer = await this.send(keys, 'POST', `/Call/${encodeURIComponent(request.carrierCallId)}/`, {
+    await this.move(keys, request.carrierCallId, `${PLIVO_TRANSFER_PATH}?${query(params)}`, 'a transfer');
+  }
+
+  /**
+   * Places a warm transfer's second leg: answered, it streams to the service with `streamSecret`; one never answered
+   * is reported to the status route (leg=consult). Resolves with its request_uuid.
+   */
+  async consult(request: ConsultRequest): Promise<{ carrierCallId: string }> {
+    const keys = await this.o.accounts.forCall(request.callId);
+    if (!keys) return passOn(this.o.next.consult?.bind(this.o.next), request, 'place a transfer call');
+    // Plivo places no call without a caller id: the call's own number (the organization's) is it.
+    if (!request.from) throw new NoTransferError('a Plivo transfer call needs the number to call from');
+    const body = this.streamedCall(request.callId, request.to, request.from, request.streamSecret, CONSULT_LEG);
+    const answer = await this.send(keys, 'POST', '/Call/', body);
+    const requestUuid = answer.status === 200 || answer.status === 201 ? requestUuidOf(answer.body) : undefined;
+    if (requestUuid) return { carrierCallId: requestUuid };
+    throw new CarrierApiError(
+      `Plivo answered HTTP ${answer.status} to a transfer's call: ${errorOf(answer)}`,
+      answer.status,
+    );
+  }
+
+  /** Moves the second leg, then the caller's, into the call's conference: Plivo ends both our streams. */
+  async bridge(request: { callId: string; carrierCallId: string; consultCarrierCallId: string }): Promise<void> {
+    const keys = await this.o.accounts.forCall(request.callId);
+    if (!keys) return passOn(this.o.next.bridge?.bind(this.o.next), request, 'bridge its transfer');
+    const consultUuid = this.o.consultLegs.take(request.consultCarrierCallId);
+    if (!consultUuid)
+      throw new CarrierApiError(`Plivo never answered the transfer call of call ${request.callId}`, undefined);
+    const conference = `${PLIVO_CONFERENCE_PATH}?${query({ call_id: request.callId })}`;
+    for (const uuid of [consultUuid, request.carrierCallId])
+      await this.move(keys, uuid, conference, "a transfer's bridge");
+  }
+
+  /**
+   * The create request of a call whose answer streams to the service (call_id and `secret` in the answer URL's query,
+   * with `mark`), its hang-up reported to the status route (with `mark`).
+   */
+  private streamedCall(
+    callId: string,
+    to: string,
+    from: string,
+    secret: string,
+    mark: Record<string, string>,
+  ): Record<string, string | number> {
+    const publicUrl = this.o.publicUrl();
+    return {
+      from: plivoNumber(from),
+      to: plivoNumber(to),
+      answer_url: `${publicUrl}${PLIVO_ANSWER_PATH}?${query({ call_id: callId, secret, ...mark })}`,
+      answer_method: 'POST',
+      hangup_url: `${publicUrl}${PLIVO_STATUS_PATH}?${query({ call_id: callId, ...mark })}`,
+      hangup_method: 'POST',
+      ring_timeout: Math.max(1, Math.round(this.o.ringTimeoutMs / 1000)),
+    };
+  }
+
+  /** Transfers the live call `uuid` to the XML the service answers at `path` (with its query). */
+  private async move(keys: PlivoKeys, uuid: string, path: string, what: string): Promise<void> {
+    const answer = await this.send(keys, 'POST', `/Call/${encodeURIComponent(uuid)}/`, {
       legs: 'aleg',
-      aleg_url: `${this.o.publicUrl()}${PLIVO_TRANSFER_PATH}?${query(params)}`,
+      aleg_url: `${this.o.publicUrl()}${path}`,
       aleg_method: 'POST',
     });
     if (answer.status >= 200 && answer.status < 300) return;
-    throw new CarrierApiError(`Plivo answered HTTP ${answer.status} to a transfer: ${errorOf(answer)}`, answer.status);
-  }
-
-  /** Warm transfers are not bridged on Plivo yet: a call of the carriers after it may be. */
-  async consult(request: ConsultRequest): Promise<{ carrierCallId: string }> {
-    if ((await this.o.accounts.forCall(request.callId)) || !this.o.next.consult)
-      throw new NoTransferError('a warm transfer is not offered on Plivo calls yet; use a cold transfer');
-    return this.o.next.consult(request);
-  }
-
-  async bridge(request: { callId: string; carrierCallId: string; consultCarrierCallId: string }): Promise<void> {
-    if ((await this.o.accounts.forCall(request.callId)) || !this.o.next.bridge)
-      throw new NoTransferError('a warm transfer is not offered on Plivo calls yet; use a cold transfer');
-    return this.o.next.bridge(request);
+    throw new CarrierApiError(`Plivo answered HTTP ${answer.status} to ${what}: ${errorOf(answer)}`, answer.status);
   }
 
   /** One request to /v1/Account/{auth_id}{path}. */
@@ -167,6 +217,11 @@ export class PlivoDialer implements Dialer {
     const authorization = `Basic ${Buffer.from(`${keys.authId}:${keys.authToken}`).toString('base64')}`;
     return sendCarrierRequest('Plivo', { method, url, headers: { authorization }, json: body }, this.o.dispatcher);
   }
+}
+
+/** The create's request_uuid. */
+function requestUuidOf(body: Record<string, unknown>): string | undefined {
+  return typeof body.request_uuid === 'string' && body.request_uuid !== '' ? body.request_uuid : undefined;
 }
 
 /** Plivo's error: a string, or an object of messages per field, as one line. */

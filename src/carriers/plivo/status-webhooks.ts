@@ -4,7 +4,10 @@
 //
 //   POST /telephony/plivo/status    ring_url and hangup_url: CallUUID, CallStatus (ringing | in-progress
 //        | completed | busy | failed | timeout | no-answer | cancel), HangupCause, HangupCauseName —
-//        mapped to the same outcomes as Twilio's (outcomes.ts).
+//        mapped to the same outcomes as Twilio's (outcomes.ts). The hangup_url of a warm transfer's
+//        second leg says leg=consult: one never answered (busy | failed | timeout | no-answer | cancel)
+//        ends the hold, the caller back with the agent; its end after an answer is the bridge's or the
+//        stream's to tell, and changes nothing here.
 //   POST /telephony/plivo/machine   machine_detection_url: Machine=true when a machine answered.
 //   POST /telephony/plivo/transfer  a cold transfer's aleg_url (dialer.ts): answers a <Dial> of the
 //        number in its address (xml.ts), whose callbackUrl and action come back here:
@@ -13,6 +16,8 @@
 //   POST /telephony/plivo/transfer/done      DialStatus (completed | busy | failed | timeout |
 //        no-answer) once the dial is over: one that never connected brings the caller back to the
 //        agent — the answer is a new <Stream> with the secret the session gives for it.
+//   POST /telephony/plivo/conference  the aleg_url both legs of a warm transfer's bridge are moved to
+//        (dialer.ts): a <Conference> of the call's own room (xml.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
@@ -20,9 +25,10 @@ import { ApiError } from '../../errors.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import type { CallOutcomes } from '../outcomes.ts';
 import type { PlivoAccounts } from './accounts.ts';
-import { PLIVO_MACHINE_PATH, PLIVO_STATUS_PATH, PLIVO_TRANSFER_PATH } from './dialer.ts';
-import { addPlivoFormParser, plivoParam, plivoParams, verifyPlivoRequest } from './webhook.ts';
-import { connectStreamXml, dialXml, hangUpXml } from './xml.ts';
+import type { PlivoConsultLegs } from './consult-legs.ts';
+import { PLIVO_CONFERENCE_PATH, PLIVO_MACHINE_PATH, PLIVO_STATUS_PATH, PLIVO_TRANSFER_PATH } from './dialer.ts';
+import { addPlivoFormParser, plivoParam, plivoParams, requestUuidOf, verifyPlivoRequest } from './webhook.ts';
+import { conferenceXml, connectStreamXml, dialXml, hangUpXml } from './xml.ts';
 
 export const PLIVO_TRANSFER_PROGRESS_PATH = `${PLIVO_TRANSFER_PATH}/progress`;
 export const PLIVO_TRANSFER_DONE_PATH = `${PLIVO_TRANSFER_PATH}/done`;
@@ -33,7 +39,10 @@ const StatusForm = z.looseObject({
   HangupCause: z.string().optional(),
   HangupCauseName: z.string().optional(),
 });
-const CallQuery = z.looseObject({ call_id: z.string().min(1).max(200).optional() });
+const CallQuery = z.looseObject({
+  call_id: z.string().min(1).max(200).optional(),
+  leg: z.literal('consult').optional(),
+});
 const TransferQuery = z.looseObject({
   call_id: z.string().min(1).max(200),
   to: z.string().regex(/^\+?[0-9]{3,20}$/),
@@ -56,6 +65,7 @@ export interface PlivoStatusDeps {
   clock: Clock;
   publicUrl: () => string;
   ringTimeoutMs: number;
+  consultLegs: PlivoConsultLegs;
 }
 
 export function plivoStatusRoutes(app: FastifyInstance, deps: PlivoStatusDeps): void {
@@ -86,6 +96,14 @@ export function plivoStatusRoutes(app: FastifyInstance, deps: PlivoStatusDeps): 
         const form = StatusForm.safeParse(plivoParams(request));
         if (!callId || !form.success) throw new ApiError('BAD_REQUEST', 'not a Plivo callback of a call made here');
         const { CallStatus: status, HangupCause: cause } = form.data;
+        if (CallQuery.safeParse(request.query).data?.leg === 'consult') {
+          request.log.info({ call_id: callId, call_uuid: form.data.CallUUID, status, cause }, 'plivo transfer call');
+          const placed = requestUuidOf(request);
+          if (placed) deps.consultLegs.forget(placed);
+          if (status !== 'completed' && status !== 'ringing' && status !== 'in-progress')
+            deps.outcomes.consultFailed(callId, dialStatusOf(status));
+          return reply.code(204).send();
+        }
         request.log.info({ call_id: callId, call_uuid: form.data.CallUUID, status, cause }, 'plivo status');
         if (status === 'completed') await deps.outcomes.completed(callId);
         else if (status === 'no-answer' || status === 'timeout') await deps.outcomes.noAnswer(callId);
@@ -127,6 +145,17 @@ export function plivoStatusRoutes(app: FastifyInstance, deps: PlivoStatusDeps): 
             callbackUrl: `${publicUrl}${PLIVO_TRANSFER_PROGRESS_PATH}?${back}`,
           }),
         );
+      },
+    );
+
+    scope.post(
+      PLIVO_CONFERENCE_PATH,
+      { config: config("A warm transfer's conference XML for Plivo (signed)") },
+      async (request, reply) => {
+        const callId = await checked(request);
+        if (!callId) throw new ApiError('BAD_REQUEST', 'not a transfer made here');
+        request.log.info({ call_id: callId, call_uuid: plivoParam(request, 'CallUUID') }, 'plivo transfer bridged');
+        return reply.type('text/xml').send(conferenceXml(`transfer-${callId}`));
       },
     );
 

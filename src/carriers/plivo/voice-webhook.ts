@@ -5,18 +5,21 @@
 // (carriers/inbound-call.ts), recorded with the account, and answered with a <Stream> (xml.ts).
 // /telephony/plivo/answer is the answer_url of each call the service places (dialer.ts): its
 // address names the call and its stream secret, Plivo signs it with the account's token, and its
-// CallUUID is recorded (hang-up and transfer use it) before the stream is asked for.
+// CallUUID is recorded (hang-up and transfer use it) before the stream is asked for. A warm
+// transfer's second leg (leg=consult in the address) is no call of its own: its CallUUID is kept,
+// by its RequestUUID, for the bridge (consult-legs.ts), and the call's stays as it was.
 //
 // The parameters relied on, as Plivo documents its answer URL request: CallUUID, From, To (digits
-// with the country code, no "+"), Direction (inbound | outbound), CallStatus; besides them
-// RequestUUID on a call placed through the API.
+// with the country code, no "+"), Direction (inbound | outbound), CallStatus; besides them, on a
+// call placed through the API, ALegRequestUUID (the create's request_uuid; RequestUUID as well).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from '../../errors.ts';
 import type { CarrierCallRepository } from '../carrier-calls.ts';
 import { type InboundCallDeps, takeInboundCall } from '../inbound-call.ts';
 import { e164, type PlivoAccounts } from './accounts.ts';
-import { addPlivoFormParser, plivoParam, plivoParams, verifyPlivoRequest } from './webhook.ts';
+import type { PlivoConsultLegs } from './consult-legs.ts';
+import { addPlivoFormParser, plivoParam, plivoParams, requestUuidOf, verifyPlivoRequest } from './webhook.ts';
 import { connectStreamXml, sayAndHangUpXml } from './xml.ts';
 
 /** Not a valid organization id, so carrier answers never share keys with an organization's. */
@@ -30,11 +33,16 @@ const AnswerRequest = z.looseObject({
   From: z.string().default(''),
   To: z.string().min(1),
 });
-const AnswerQuery = z.looseObject({ call_id: z.string().min(1).max(200), secret: z.string().min(1).max(500) });
+const AnswerQuery = z.looseObject({
+  call_id: z.string().min(1).max(200),
+  secret: z.string().min(1).max(500),
+  leg: z.literal('consult').optional(),
+});
 
 export interface PlivoVoiceDeps extends InboundCallDeps {
   accounts: PlivoAccounts;
   carrierCalls: CarrierCallRepository;
+  consultLegs: PlivoConsultLegs;
 }
 
 export function plivoVoiceRoutes(app: FastifyInstance, deps: PlivoVoiceDeps): void {
@@ -83,13 +91,18 @@ export function plivoVoiceRoutes(app: FastifyInstance, deps: PlivoVoiceDeps): vo
         const form = AnswerRequest.safeParse(plivoParams(request));
         if (!query.success || !form.success || !keys)
           throw new ApiError('BAD_REQUEST', 'not the answer of a call placed here');
-        await deps.carrierCalls.record(
-          query.data.call_id,
-          'plivo',
-          form.data.CallUUID,
-          deps.clock.now(),
-          keys.carrierAccountId,
-        );
+        if (query.data.leg === 'consult') {
+          const placed = requestUuidOf(request);
+          if (!placed) throw new ApiError('BAD_REQUEST', 'a transfer call answered without its request uuid');
+          deps.consultLegs.answered(placed, form.data.CallUUID);
+        } else
+          await deps.carrierCalls.record(
+            query.data.call_id,
+            'plivo',
+            form.data.CallUUID,
+            deps.clock.now(),
+            keys.carrierAccountId,
+          );
         return reply.type('text/xml').send(connectStreamXml(deps.publicUrl(), query.data.call_id, query.data.secret));
       },
     );

@@ -36,6 +36,11 @@ export function plivoParam(request: FastifyRequest, name: string): string | unde
   return typeof value === 'string' ? value : undefined;
 }
 
+/** The request_uuid of the API call a request is about: ALegRequestUUID, as documented, or RequestUUID. */
+export function requestUuidOf(request: FastifyRequest): string | undefined {
+  return plivoParam(request, 'ALegRequestUUID') || plivoParam(request, 'RequestUUID') || undefined;
+}
+
 /** 403 unless the request is signed with `authToken` (undefined: nobody's token can check it). */
 export function verifyPlivoRequest(request: FastifyRequest, authToken: string | undefined, publicUrl: string): void {
   if (!authToken) {

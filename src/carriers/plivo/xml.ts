@@ -8,7 +8,10 @@
 // address as the element's text. A cold transfer's leg gets <Dial action callbackUrl callerId
 // timeout><Number>…</Number></Dial>: Plivo requests callbackUrl as the new leg is answered
 // (DialAction=answer) or hung up, and action once the dial is over (DialStatus=completed | busy |
-// failed | timeout | no-answer).
+// failed | timeout | no-answer). A warm transfer's two legs each get <Conference
+// startConferenceOnEnter endConferenceOnExit>room</Conference>: callers of the same room name (within
+// the account) talk together; the room starts as a member enters, and ends as one with
+// endConferenceOnExit leaves (both here: either hanging up ends the other's call too).
 import type { LineFormat } from '../../audio/line-format.ts';
 
 const escapeXml = (s: string) =>
@@ -75,5 +78,13 @@ export function dialXml(o: DialXml): string {
     '<?xml version="1.0" encoding="UTF-8"?><Response>' +
     `<Dial action="${escapeXml(o.action)}" method="POST" callbackUrl="${escapeXml(o.callbackUrl)}" callbackMethod="POST"${callerId} timeout="${o.timeoutS}">` +
     `<Number>${escapeXml(plivoNumber(o.to))}</Number></Dial></Response>`
+  );
+}
+
+/** A warm transfer's bridge: the leg joins room `name`, which ends when either of its two members leaves. */
+export function conferenceXml(name: string): string {
+  return (
+    '<?xml version="1.0" encoding="UTF-8"?><Response>' +
+    `<Conference startConferenceOnEnter="true" endConferenceOnExit="true">${escapeXml(name)}</Conference></Response>`
   );
 }

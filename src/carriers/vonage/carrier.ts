@@ -1,9 +1,9 @@
 // Vonage, through organizations' own accounts (carrier-accounts/; there is no service-wide one):
 // the Voice application's answer URL takes inbound calls with an NCCO connecting them to a
 // WebSocket at /media/vonage, wideband L16 (voice-webhook.ts, ncco.ts, media-route.ts), calls are
-// placed, hung up and transferred over its Voice API (dialer.ts), and every webhook is checked
-// with the account's signature secret (webhook.ts). It sits in front of Twilio: a call from a
-// number of no Vonage account goes on to it.
+// placed, hung up and transferred (cold, or warm through a conversation) over its Voice API
+// (dialer.ts), and every webhook is checked with the account's signature secret (webhook.ts). It
+// sits in front of Twilio: a call from a number of no Vonage account goes on to it.
 import { inboundRouteDeps, type CarrierDefinition } from '../carrier.ts';
 import { VonageAccounts } from './accounts.ts';
 import { VonageDialer } from './dialer.ts';

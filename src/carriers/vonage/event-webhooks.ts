@@ -7,7 +7,10 @@
 // mapped to the same outcomes as Twilio's (carriers/outcomes.ts): busy, rejected, failed and
 // cancelled end a call not yet connected as dial_failed; timeout and unanswered as dial_no_answer;
 // machine is an answering machine; completed is the carrier call over. An event about another leg
-// of the call (the websocket's own) is not the call's and changes nothing.
+// of the call (the websocket's own) is not the call's and changes nothing. The events of a warm
+// transfer's second leg say leg=consult: one that ends unanswered (busy, timeout, unanswered,
+// rejected, failed, cancelled) ends the hold, the caller back with the agent; the others change
+// nothing (the leg's stream, then the bridge, carry the rest).
 // POST /telephony/vonage/transfer: the events of a cold transfer's new leg (its connect action's
 // eventUrl, synchronous): answered moves the caller on (call_transfer); a leg that ends unanswered
 // is answered with an NCCO that brings the caller back to the agent on a new stream.
@@ -29,7 +32,10 @@ const CallEvent = z.looseObject({
   status: z.string().min(1).max(50),
   detail: z.string().max(200).optional(),
 });
-const CallQuery = z.strictObject({ call_id: z.string().min(1).max(200).optional() });
+const CallQuery = z.strictObject({
+  call_id: z.string().min(1).max(200).optional(),
+  leg: z.literal('consult').optional(),
+});
 
 /** A Vonage leg status as the dial status outcomes.ts words for the agent; undefined: not a failed dial. */
 export function dialStatusOf(status: string): 'busy' | 'no-answer' | 'failed' | 'canceled' | undefined {
@@ -89,6 +95,12 @@ export function vonageEventRoutes(app: FastifyInstance, deps: VonageEventDeps): 
       },
       async (request, reply) => {
         const { callId, event } = await checked(request);
+        if (CallQuery.safeParse(request.query).data?.leg === 'consult') {
+          request.log.info({ call_id: callId, uuid: event.uuid, status: event.status }, 'vonage transfer call');
+          const failed = dialStatusOf(event.status);
+          if (failed) deps.outcomes.consultFailed(callId, failed);
+          return reply.code(204).send();
+        }
         const recorded = await deps.carrierCalls.carrierCallId(callId);
         const ours = !recorded || recorded === event.uuid;
         request.log.info({ call_id: callId, uuid: event.uuid, status: event.status, ours }, 'vonage event');

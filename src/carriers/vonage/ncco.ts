@@ -1,7 +1,7 @@
 // The NCCOs (Call Control Objects, JSON arrays of actions) the service gives Vonage: on an inbound
 // call's answer URL (voice-webhook.ts), inline with each call it places and each cold transfer
-// (dialer.ts), and to bring a caller back after a transfer that failed (event-webhooks.ts). The
-// actions relied on, as Vonage documents them:
+// (dialer.ts), to bring a caller back after a transfer that failed (event-webhooks.ts), and to join
+// a warm transfer's two legs (dialer.ts). The actions relied on, as Vonage documents them:
 //
 //   {"action":"talk","text":"…"}                                   speaks, then the NCCO goes on (or ends the call)
 //   {"action":"connect","eventUrl":["https://…"],"endpoint":[{"type":"websocket","uri":"wss://…",
@@ -11,6 +11,9 @@
 //        "endpoint":[{"type":"phone","number":"447700900002"}]}     dials a phone; with eventType synchronous the
 //        NCCO waits on the eventUrl, whose answer to a leg that ended unanswered (busy, timeout, rejected, …)
 //        may be a new NCCO the call goes on with
+//   {"action":"conversation","name":"…","startOnEnter":true,"endOnExit":true}
+//                                                                   joins the named conversation (an audio room
+//        the legs that join it share); endOnExit: the conversation ends when this leg leaves it
 //
 // The stream is wideband, 16-bit linear PCM at 16 kHz (little-endian, Vonage's L16); call_id and
 // the per-call secret travel as its headers. Numbers go without their "+".
@@ -66,6 +69,11 @@ export function transferNcco(o: { to: string; from: string | null; timeoutS: num
       endpoint: [{ type: 'phone', number: vonageNumberOf(o.to) }],
     },
   ];
+}
+
+/** A warm transfer's bridge: the leg joins conversation `name`, which ends when either of its two legs leaves. */
+export function conversationNcco(name: string): NccoAction[] {
+  return [{ action: 'conversation', name, startOnEnter: true, endOnExit: true }];
 }
 
 /** The answer markup for carriers/inbound-call.ts: NCCOs as JSON text. */

@@ -1,12 +1,16 @@
 // Plivo's requests against the real service: the inbound webhook's shared cases (test/carriers/webhook-cases.ts:
 // only what the called number's Plivo account signed is taken, a CallUUID sent again gets the first answer) with
 // Plivo's V3 signature and XML; here, a nonce changed is refused, a GET is signed and answered as a POST is, the
-// callbacks take the same signature, a stream without its secret is closed 1008, and a cold transfer whose
-// destination is busy brings the caller back to the agent on the stream the <Dial>'s action answers.
+// callbacks take the same signature, a stream without its secret is closed 1008, a cold transfer whose
+// destination is busy brings the caller back to the agent on the stream the <Dial>'s action answers, and a warm
+// transfer's second leg (leg=consult) is streamed with its own secret without becoming the call, ends the hold when it
+// hangs up unanswered, and its conference XML names the call's room.
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { SqliteCarrierCallRepository } from '../../../src/store/carrier-calls.ts';
 import { PlivoStandIn, streamOfXml } from '../../helpers/plivo-standin.ts';
+import { reportsOf } from '../../helpers/reporting-call.ts';
 import type { TestService } from '../../helpers/service.ts';
 import { coldTransferToBusy, carrierDesk, webhookCases, type WebhookBody } from '../webhook-cases.ts';
 
@@ -125,6 +129,42 @@ describe('Plivo answer URL', () => {
     expect((await post(url, body, {})).status).toBe(403);
     expect((await post(url, body, plivo.signatureHeaders('POST', url, body, 'another-token'))).status).toBe(403);
     expect((await plivo.postForm(url, body)).status).toBe(204);
+  });
+
+  it("a warm transfer's second leg streams with its own secret and leaves the call's CallUUID as it was; hung up unanswered it ends the hold, answered and over it changes nothing", async () => {
+    const callUuid = randomUUID();
+    const answered = streamOfXml(
+      await (await plivo.postForm(voiceUrl(), { ...params(NUMBER), CallUUID: callUuid })).text(),
+    )!;
+    const callId = new URL(answered.url).searchParams.get('call_id')!;
+    const leg = (status: string) => ({ CallUUID: 'desk-uuid', ALegRequestUUID: 'req-desk', CallStatus: status });
+    const answer = await plivo.postForm(
+      `${t.url}/telephony/plivo/answer?call_id=${callId}&secret=leg-secret&leg=consult`,
+      {
+        ...leg('in-progress'),
+        From: '15550700001',
+        To: '14155550177',
+        Direction: 'outbound',
+      },
+    );
+    expect(answer.status).toBe(200);
+    const stream = new URL(streamOfXml(await answer.text())!.url);
+    expect(Object.fromEntries(stream.searchParams)).toEqual({ call_id: callId, secret: 'leg-secret' });
+    expect(new SqliteCarrierCallRepository(t.service.db!).carrierCallId(callId)).toBe(callUuid);
+    const status = `${t.url}/telephony/plivo/status?call_id=${callId}&leg=consult`;
+    const reports = await reportsOf(t.service.registry, callId, async () => {
+      for (const s of ['busy', 'timeout', 'completed']) expect((await plivo.postForm(status, leg(s))).status).toBe(204);
+    });
+    expect(reports).toEqual(['second leg failed: the line was busy', 'second leg failed: nobody answered']);
+    const conference = await plivo.postForm(
+      `${t.url}/telephony/plivo/conference?call_id=${callId}`,
+      leg('in-progress'),
+    );
+    expect(await conference.text()).toMatch(
+      new RegExp(
+        `<Conference startConferenceOnEnter="true" endConferenceOnExit="true">transfer-${callId}</Conference>`,
+      ),
+    );
   });
 
   it('a cold transfer to a busy destination brings the caller back to the agent, who says it could not put them through', async () => {

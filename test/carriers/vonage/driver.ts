@@ -2,7 +2,8 @@
 // an organization's own Vonage account holds the suite's inbound number (calls go out from it too),
 // its answering phones and inbound callers run the suite's scripts (test/carriers/stand-in-driver.ts),
 // and the stand-in carries their audio to the service as Vonage does: binary L16 at 16 kHz on its
-// media WebSocket. A phone that rings out is Vonage's "timeout".
+// media WebSocket. A phone that rings out is Vonage's "timeout". Its warm transfer's legs meet in a
+// conversation.
 import WebSocket from 'ws';
 import { VonageStandIn } from '../../helpers/vonage-standin.ts';
 import { standInDriver } from '../stand-in-driver.ts';
@@ -24,6 +25,11 @@ export const vonageDriver = standInDriver<VonageStandIn>({
     signature_secret: vonage.signatureSecret,
   }),
   placedCallOf: (vonage, callId) => vonage.calls.find((c) => c.callId === callId)?.uuid,
+  // The bridge moves the caller's call and the second one (placed for the same call_id) into the call's conversation.
+  joined: (vonage, callId) => {
+    const legs = vonage.calls.filter((c) => c.callId === callId);
+    return legs.length === 2 && legs.every((c) => c.conversation === `transfer-${callId}`);
+  },
   placeInboundCall: (vonage, serviceUrl, to, from) => vonage.placeInboundCall(serviceUrl, to, from),
   badlySigned: (vonage, serviceUrl, to, from) =>
     vonage.answer(serviceUrl, { to, from, uuid: crypto.randomUUID() }, 'not-the-signature-secret'),

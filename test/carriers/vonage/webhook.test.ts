@@ -1,10 +1,12 @@
 // Vonage's webhooks against the real service: the answer URL's shared cases (test/carriers/webhook-cases.ts: only
 // what the called number's Vonage account signed is taken, a uuid sent again gets the first answer) with Vonage's
 // signed JWT and NCCO; here, a GET is signed and answered as a POST is, call events map to the outcomes Twilio's
-// do, and a cold transfer whose destination is busy brings the caller back to the agent through the NCCO the
-// synchronous connect's event URL answers.
+// do, a cold transfer whose destination is busy brings the caller back to the agent through the NCCO the
+// synchronous connect's event URL answers, and a warm transfer's second leg (leg=consult) that ends unanswered ends
+// the hold while its other events change nothing.
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { reportsOf } from '../../helpers/reporting-call.ts';
 import { callEnded, type TestService } from '../../helpers/service.ts';
 import { VonageStandIn, websocketOfNcco } from '../../helpers/vonage-standin.ts';
 import { coldTransferToBusy, carrierDesk, webhookCases } from '../webhook-cases.ts';
@@ -127,6 +129,18 @@ describe('Vonage event URL', () => {
     const done = await vonage.postJson(`${t.url}/telephony/vonage/event`, { uuid, status: 'completed' });
     expect(done.status).toBe(204);
     expect(await callEnded(t, callId)).toMatchObject({ call_status: 'error', disconnection_reason: 'error_service' });
+  });
+
+  it("a warm transfer's second leg that ends unanswered ends the hold; its other events are not the call's", async () => {
+    const res = await vonage.answer(t.url, { to: NUMBER, from: '+14155550100', uuid: randomUUID() });
+    const callId = websocketOfNcco(await res.json())!.headers.call_id!;
+    const url = `${t.url}/telephony/vonage/event?call_id=${callId}&leg=consult`;
+    const reports = await reportsOf(t.service.registry, callId, async () => {
+      for (const status of ['ringing', 'busy', 'unanswered', 'answered', 'completed'])
+        expect((await vonage.postJson(url, { uuid: 'desk-uuid', status })).status).toBe(204);
+    });
+    expect(reports).toEqual(['second leg failed: the line was busy', 'second leg failed: nobody answered']);
+    expect((await t.request('GET', `/v2/calls/${callId}`)).body).toMatchObject({ call_status: 'registered' });
   });
 
   it('a rejected call ends dial_failed, an unanswered one dial_no_answer', async () => {
