@@ -289,6 +289,8 @@ interface PathRun {
   emitted: number;
   elapsedS: number;
   stalls: number;
+  /** This process's CPU (service, callers and phones together) while the calls ran, µs. */
+  cpuUs: number;
 }
 
 /** N concurrent calls of one path: ramped, held at a barrier after their greetings, then run together. */
@@ -321,10 +323,12 @@ async function runPath(
   await sleep(500);
   const emittedBefore = target.stub!.ttsEngine.framesEmitted;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   stalls.start();
   release();
   const results = await all;
   stalls.stop();
+  const cpu = process.cpuUsage(cpu0);
   // Packets still in flight after a hang-up land within a few ms.
   await sleep(200);
   return {
@@ -332,6 +336,7 @@ async function runPath(
     emitted: target.stub!.ttsEngine.framesEmitted - emittedBefore,
     elapsedS: (performance.now() - t0) / 1000,
     stalls: stalls.count,
+    cpuUs: cpu.user + cpu.system,
   };
 }
 
@@ -409,6 +414,7 @@ const summarize = (run: PathRun) => {
     callersLoopStalls: run.stalls,
     errors: run.results.filter((r) => r.error).map((r) => r.error),
     elapsedS: Math.round(run.elapsedS * 10) / 10,
+    cpuMsPerCallPerSecond: Math.round((run.cpuUs / 1000 / args.calls / run.elapsedS) * 100) / 100,
   };
 };
 const paths = { twilio: summarize(twilio), sip: summarize(sip) };
@@ -440,6 +446,7 @@ const md = [
       'dropped frames': paths[path].droppedFrames,
       'frames received': paths[path].framesReceived,
       "callers' loop stalls": paths[path].callersLoopStalls,
+      'CPU ms per call per s (service + callers)': paths[path].cpuMsPerCallPerSecond,
       errors: paths[path].errors.length,
     })),
   ),
