@@ -1,6 +1,7 @@
 // npm run bench:calls -- --calls N --duration S [--llm-url URL --model M] [--engines stub|embedded]
 //   [--transport twilio|sim|web] (sim: calls to a simulated phone through the API, bench/sim-calls.ts;
-//   web: browser-protocol callers beside phone callers in one run, bench/web-calls.ts)
+//   web: browser-protocol callers beside phone callers in one run, bench/web-calls.ts;
+//   sip: SIP phones (INVITE, RTP both ways) beside Twilio callers in one run, bench/sip-calls.ts)
 //   [--stt pocketsphinx|moonshine] [--stt-model tiny|base] (the recogniser of an embedded run and its model; the
 // agent's defaults otherwise)
 //   [--endpointing semantic|silence] (an embedded run's end of turn: silence at 500 ms measures the
@@ -50,7 +51,7 @@ const Args = z.object({
   'stats-url': z.url().optional(),
   /** Calls opened per second while ramping up. */
   ramp: z.coerce.number().positive().default(100),
-  transport: z.enum(['twilio', 'sim', 'web']).default('twilio'),
+  transport: z.enum(['twilio', 'sim', 'web', 'sip']).default('twilio'),
 });
 const { values } = parseArgs({
   options: Object.fromEntries(
@@ -76,6 +77,7 @@ const { values } = parseArgs({
 // The simulated-phone path is its own run (it exits when done).
 if (values.transport === 'sim') await import('./sim-calls.ts');
 if (values.transport === 'web') await import('./web-calls.ts');
+if (values.transport === 'sip') await import('./sip-calls.ts');
 const args = Args.parse(values);
 const sttLabel = [args.stt, args['stt-model'], args.endpointing ? `${args.endpointing} end of turn` : undefined]
   .filter(Boolean)

@@ -347,7 +347,7 @@ export class LoopStalls {
 }
 
 /** Frames received per agent reply: jitter once 5 frames (80 ms lead + 1) are out, and underruns. */
-function pacing(
+export function pacing(
   arrivals: readonly number[],
   from: number,
   to: number,
