@@ -1,5 +1,6 @@
-// A SIP call's media as the session sees it (call/transport.ts): 8 kHz 20 ms frames both ways over
-// RTP. In: the endpoint hears the negotiated address only, the receiver reorders and conceals and
+// A SIP call's media as the session sees it (call/transport.ts): 20 ms frames both ways over RTP,
+// at the negotiated codec's rate (8 kHz for G.711, 16 kHz for G.722, which the engines take as it
+// is; a re-INVITE keeps the codec, so the rate holds for the call). In: the endpoint hears the negotiated address only, the receiver reorders and conceals and
 // finds keypad digits. Out: each frame leaves as one packet when the session's pacer hands it
 // over (the pacer already keeps real time, call/agent/pacer.ts). A phone keeps no queue of ours,
 // so a mark is echoed when the audio sent before it has played out at the far side's clock, and
@@ -15,7 +16,6 @@ import { RtpReceiver } from './rtp-receiver.ts';
 import { RtpSender } from './rtp-sender.ts';
 import type { NegotiatedMedia } from './sdp.ts';
 
-const RATE = 8000;
 const FRAME_MS = 20;
 /** A key press sent to the far side: tone, then the gap before the next key. */
 const KEY_TONE_MS = 100;
@@ -39,7 +39,7 @@ export interface SipTransportOptions {
 
 export class SipTransport implements CallTransport {
   readonly kind = 'sip' as const;
-  readonly sampleRate = RATE;
+  readonly sampleRate: 8000 | 16000;
   readonly lineEncoding: 'mulaw' | 'linear16';
   readonly carrierCallId: string;
   private handlers: TransportHandlers | null = null;
@@ -56,7 +56,8 @@ export class SipTransport implements CallTransport {
 
   constructor(private readonly o: SipTransportOptions) {
     this.carrierCallId = o.carrierCallId;
-    // The phone's own μ-law goes to a recogniser that takes μ-law as it came; A-law is decoded.
+    this.sampleRate = o.media.codec.sampleRate;
+    // The phone's own μ-law goes to a recogniser that takes μ-law as it came; A-law and G.722 are decoded.
     this.lineEncoding = o.media.codec.name === 'PCMU' ? 'mulaw' : 'linear16';
     this.receiver = this.newReceiver(o.media);
     this.sender = this.newSender(o.media);
@@ -96,7 +97,7 @@ export class SipTransport implements CallTransport {
     if (!packet) return this.o.onFrameDropped?.();
     this.endpoint.send(packet);
     const now = this.o.timers.now();
-    this.playedOutAt = Math.max(this.playedOutAt, now) + (frame.length / RATE) * 1000;
+    this.playedOutAt = Math.max(this.playedOutAt, now) + (frame.length / this.sampleRate) * 1000;
   }
 
   sendMark(name: string): void {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { TransportHandlers } from '../../../src/call/transport.ts';
 import { parseRtp, type RtpPacket } from '../../../src/carriers/sip/rtp-packet.ts';
 import { RtpPortPool } from '../../../src/carriers/sip/rtp-ports.ts';
-import { PCMA, PCMU, RtpSender } from '../../../src/carriers/sip/rtp-sender.ts';
+import { G722, PCMA, PCMU, RtpSender } from '../../../src/carriers/sip/rtp-sender.ts';
 import type { NegotiatedMedia } from '../../../src/carriers/sip/sdp.ts';
 import { parseTelephoneEvent } from '../../../src/carriers/sip/telephone-event.ts';
 import { SipTransport } from '../../../src/carriers/sip/transport.ts';
@@ -104,6 +104,29 @@ describe('SIP media transport', () => {
     toAgent(farSender.audio(frame(3000))!);
     await until(() => log.frames.length === 1);
     expect(log.frames[0]![0]).toBe(PCMA.decode(PCMA.encode(frame(3000)))[0]);
+  });
+
+  it('runs a G.722 call at 16 kHz: 320-sample frames from the caller’s packets, and each agent frame one 160-byte packet of type 9', async () => {
+    const { log, far, farSender, toAgent, transport, timers } = await setUp({ codec: G722, payloadType: 9 });
+    expect(transport.sampleRate).toBe(16000);
+    expect(transport.lineEncoding).toBe('linear16');
+    const wide = Int16Array.from({ length: 320 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 5000 * i) / 16000)));
+    for (let i = 0; i < 5; i++) {
+      toAgent(farSender.audio(wide)!);
+      timers.advance(20);
+    }
+    await until(() => log.frames.length === 5);
+    expect(log.frames.map((f) => f.length)).toEqual([320, 320, 320, 320, 320]);
+    // A 5 kHz tone only a 16 kHz line carries comes through (G.722's delay settles by the last frame).
+    expect(Math.max(...log.frames[4]!.map(Math.abs))).toBeGreaterThan(3000);
+    transport.sendAudio(wide);
+    transport.sendAudio(wide);
+    await until(() => far.received.length === 2);
+    expect(far.received.map((p) => [p.payloadType, p.payload.length])).toEqual([
+      [9, 160],
+      [9, 160],
+    ]);
+    expect(far.received[1]!.timestamp - far.received[0]!.timestamp).toBe(160);
   });
 
   it('sends each agent frame as one packet to the negotiated address, from its own port', async () => {
