@@ -122,6 +122,7 @@ export const sipCarrier: CarrierDefinition = {
       timers: realTimers,
       random: cryptoRandomHex,
       floodGuard: new InviteFloodGuard(clock),
+      mediaTimeoutMs: sip.mediaTimeoutMs,
       admit,
       onCall,
       onError: (error) => log.warn({ err: error }, 'SIP listener error'),

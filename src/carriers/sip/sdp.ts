@@ -230,10 +230,7 @@ export function readAnswer(answerText: string, local: Pick<LocalMedia, 'codecs'>
   throw new SipError('SIP_NO_COMMON_CODEC', 'the answer accepted no audio codec this side offered');
 }
 
-function pickCodec(
-  m: MediaDescription,
-  codecs: readonly RtpCodec[],
-): { codec: RtpCodec; payloadType: number } | null {
+function pickCodec(m: MediaDescription, codecs: readonly RtpCodec[]): { codec: RtpCodec; payloadType: number } | null {
   const carried: { codec: RtpCodec; payloadType: number }[] = [];
   for (const format of m.formats) {
     const type = Number(format);

@@ -10,6 +10,7 @@ import type { RandomHex } from '../../clock.ts';
 import type { DisconnectionReason } from '../../records/record.ts';
 import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
+import { MEDIA_TIMEOUT_MS } from './media-timeout.ts';
 import { RtpEndpoint } from './rtp-endpoint.ts';
 import type { BoundRtpPort } from './rtp-ports.ts';
 import { RtpReceiver } from './rtp-receiver.ts';
@@ -53,6 +54,7 @@ export class SipTransport implements CallTransport {
   private closed = false;
   /** The far side hung up or its media timed out before the session attached. */
   private farEndGone = false;
+  private farEndMessage: string | undefined;
 
   constructor(private readonly o: SipTransportOptions) {
     this.carrierCallId = o.carrierCallId;
@@ -68,7 +70,9 @@ export class SipTransport implements CallTransport {
       onPacket: (packet) => this.receiver.receive(packet),
       onMediaTimeout: () => {
         o.onMediaTimeout();
-        this.farEnd();
+        this.farEnd(
+          `No RTP from the far side for ${(o.mediaTimeoutMs ?? MEDIA_TIMEOUT_MS) / 1000} s: the media stopped.`,
+        );
       },
     });
     this.endpoint.setRemote(o.media.remote);
@@ -85,7 +89,7 @@ export class SipTransport implements CallTransport {
 
   attach(handlers: TransportHandlers): void {
     this.handlers = handlers;
-    if (this.farEndGone) queueMicrotask(() => handlers.hangup());
+    if (this.farEndGone) queueMicrotask(() => handlers.hangup(this.farEndMessage));
   }
 
   sendAudio(frame: Int16Array): void {
@@ -190,10 +194,11 @@ export class SipTransport implements CallTransport {
     if (byUs) this.o.onClose(reason);
   }
 
-  private farEnd(): void {
+  private farEnd(message?: string): void {
     if (this.farEndGone || this.closed) return;
     this.farEndGone = true;
-    this.handlers?.hangup();
+    this.farEndMessage = message;
+    this.handlers?.hangup(message);
   }
 
   private release(): void {

@@ -79,7 +79,9 @@ describe('SDP', () => {
   it('prefers G.722 wherever the offer lists it, and otherwise answers the first G.711 of the offer’s order', () => {
     const g722Last = softphoneOffer.replace('RTP/AVP 96 9 8 0 101', 'RTP/AVP 0 8 9 101');
     expect(answerOffer(g722Last, local).media).toMatchObject({ codec: G722, payloadType: 9 });
-    const bareG722 = softphoneOffer.replace('RTP/AVP 96 9 8 0 101', 'RTP/AVP 0 9').replace('a=rtpmap:9 G722/8000\r\n', '');
+    const bareG722 = softphoneOffer
+      .replace('RTP/AVP 96 9 8 0 101', 'RTP/AVP 0 9')
+      .replace('a=rtpmap:9 G722/8000\r\n', '');
     expect(answerOffer(bareG722, local).media).toMatchObject({ codec: G722, payloadType: 9 });
     const narrowband = softphoneOffer.replace('RTP/AVP 96 9 8 0 101', 'RTP/AVP 96 8 0 101');
     expect(answerOffer(narrowband, local).media).toMatchObject({ codec: PCMA, payloadType: 8 });

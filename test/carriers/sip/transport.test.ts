@@ -39,7 +39,13 @@ async function setUp(media: Partial<NegotiatedMedia> = {}) {
   const far = await phone();
   const port = await pool.bind();
   const timers = new ManualTimers(1000);
-  const log = { frames: [] as Int16Array[], digits: [] as string[], marks: [] as string[], hangups: 0 };
+  const log = {
+    frames: [] as Int16Array[],
+    digits: [] as string[],
+    marks: [] as string[],
+    hangups: 0,
+    messages: [] as string[],
+  };
   const events = { closed: [] as string[], timeouts: 0, dropped: 0 };
   const negotiated: NegotiatedMedia = {
     codec: PCMU,
@@ -66,7 +72,10 @@ async function setUp(media: Partial<NegotiatedMedia> = {}) {
     audio: (frame) => log.frames.push(Int16Array.from(frame)),
     mark: (name) => log.marks.push(name),
     dtmf: (digit) => log.digits.push(digit),
-    hangup: () => log.hangups++,
+    hangup: (message) => {
+      log.hangups++;
+      if (message !== undefined) log.messages.push(message);
+    },
   };
   transport.attach(handlers);
   const farSender = new RtpSender({
@@ -110,7 +119,9 @@ describe('SIP media transport', () => {
     const { log, far, farSender, toAgent, transport, timers } = await setUp({ codec: G722, payloadType: 9 });
     expect(transport.sampleRate).toBe(16000);
     expect(transport.lineEncoding).toBe('linear16');
-    const wide = Int16Array.from({ length: 320 }, (_, i) => Math.round(6000 * Math.sin((2 * Math.PI * 5000 * i) / 16000)));
+    const wide = Int16Array.from({ length: 320 }, (_, i) =>
+      Math.round(6000 * Math.sin((2 * Math.PI * 5000 * i) / 16000)),
+    );
     for (let i = 0; i < 5; i++) {
       toAgent(farSender.audio(wide)!);
       timers.advance(20);
@@ -197,11 +208,12 @@ describe('SIP media transport', () => {
     expect(far.received).toHaveLength(1);
   });
 
-  it('on media timeout tells the signalling and hangs the session up, and sends no BYE on the close that follows', async () => {
+  it('on media timeout tells the signalling and hangs the session up saying the media stopped, and sends no BYE on the close that follows', async () => {
     const { timers, transport, events, log } = await setUp();
     timers.advance(1000);
     expect(events.timeouts).toBe(1);
     expect(log.hangups).toBe(1);
+    expect(log.messages).toEqual(['No RTP from the far side for 1 s: the media stopped.']);
     transport.close('user_hangup');
     expect(events.closed).toEqual([]);
   });
