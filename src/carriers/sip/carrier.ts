@@ -139,6 +139,12 @@ export const sipCarrier: CarrierDefinition = {
       egress: egress ?? new EgressPolicy(),
       log,
       outcomes: () => ({
+        dialing: async (orgId, callId, metadata) => {
+          await http?.callRepo.update(orgId, callId, (record) => ({
+            ...record,
+            metadata: { ...record.metadata, ...metadata },
+          }));
+        },
         answered: async (orgId, callId, transport) => {
           if (!http) return transport.close('error_service');
           await http.manager.connect(orgId, callId, transport);

@@ -27,6 +27,8 @@ import type { SipPeer } from './wire.ts';
 
 /** What the service does with the end of a dial: the calls room's outcomes and manager, as set once it exists. */
 export interface SipDialOutcomes {
+  /** The INVITE is out: the record's metadata gains the SIP Call-ID and the trunk, as an inbound SIP call's carries them. */
+  dialing(orgId: string, callId: string, metadata: { sip_call_id: string; sip_trunk_id: string }): Promise<void>;
   /** The callee answered: the call runs on its transport. */
   answered(orgId: string, callId: string, transport: SipTransport): Promise<void>;
   noAnswer(callId: string): Promise<void>;
@@ -187,6 +189,13 @@ export class SipDialer implements Dialer {
     });
     const placed: PlacedSipCall = { dial };
     this.placed.set(request.callId, placed);
+    // Asked before any outcome of the dial, so the record's later updates keep it.
+    await this.o
+      .outcomes()
+      .dialing(request.orgId, request.callId, { sip_call_id: dial.callId, sip_trunk_id: held.trunk.sip_trunk_id })
+      .catch((error: unknown) =>
+        this.o.log.warn({ err: error, call_id: request.callId }, 'SIP Call-ID not written to the record'),
+      );
     let rangOut = false;
     const ring = this.o.timers.setTimeout(() => {
       rangOut = true;
