@@ -21,7 +21,7 @@ import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { createSttEngine } from '../../src/speech/stt/index.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { freeUdpPort } from '../helpers/net.ts';
-import { startSipp, type SippRun } from '../carriers/sip/sipp-run.ts';
+import { startSipp, writeSippWav, type SippRun } from '../carriers/sip/sipp-run.ts';
 import { testDispatcher } from '../support/outbound.ts';
 
 const HOST = '127.0.0.1';
@@ -188,32 +188,6 @@ describe('a call over a SIP trunk', () => {
   }, 30_000);
 });
 
-/**
- * The callee's words for SIPp's rtp_stream: the phrase as 8 kHz mu-law, then 3 s of mu-law silence (0xff) so the
- * recogniser hears the turn end before SIPp's RTP stops; a plain 44-byte header (format 7), which SIPp reads.
- */
-function calleeWav(path: string): void {
-  const file = readdirSync(fixtures).find((f) => f.startsWith('01-my-name-is-john') && f.endsWith('.8k-ulaw.wav'))!;
-  const source = readFileSync(join(fixtures, file));
-  const at = source.indexOf('data');
-  const phrase = source.subarray(at + 8, at + 8 + source.readUInt32LE(at + 4));
-  const data = Buffer.concat([phrase, Buffer.alloc(3 * 8000, 0xff)]);
-  const head = Buffer.alloc(44);
-  head.write('RIFF', 0);
-  head.writeUInt32LE(36 + data.length, 4);
-  head.write('WAVEfmt ', 8);
-  head.writeUInt32LE(16, 16);
-  head.writeUInt16LE(7, 20);
-  head.writeUInt16LE(1, 22);
-  head.writeUInt32LE(8000, 24);
-  head.writeUInt32LE(8000, 28);
-  head.writeUInt16LE(1, 32);
-  head.writeUInt16LE(8, 34);
-  head.write('data', 36);
-  head.writeUInt32LE(data.length, 40);
-  writeFileSync(path, Buffer.concat([head, data]));
-}
-
 /** SIPp as the callee behind a trunk: it listens on a port of its own and runs `scenario` for one call. */
 async function sippCallee(scenario: string): Promise<SippRun> {
   const callee = await startSipp(['-sf', join(import.meta.dirname, '..', 'carriers', 'sip', 'sipp', scenario)], {
@@ -265,7 +239,7 @@ describe('a call placed through a SIP trunk', () => {
     });
     expect(trunk.status, trunk.text).toBe(201);
     trunkId = (trunk.body as { sip_trunk_id: string }).sip_trunk_id;
-    calleeWav(join(dir, 'callee.wav'));
+    writeSippWav(join(dir, 'callee.wav'));
   });
 
   it('is answered by the callee: outbound, the agent greets, the callee’s audio is recorded and its words reach the transcript, and the callee’s BYE ends it user_hangup', async () => {
