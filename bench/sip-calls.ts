@@ -19,7 +19,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
+import { muLawDecode } from '../src/audio/g711.ts';
 import { carriesVoice } from '../src/audio/lead-in.ts';
 import { cryptoRandomHex } from '../src/clock.ts';
 import { parseRtp } from '../src/carriers/sip/rtp-packet.ts';
@@ -52,8 +52,14 @@ const { values } = parseArgs({
     ['transport', 'calls', 'duration', 'ramp', 'engines'].map((k) => [k, { type: 'string' as const }]),
   ),
 });
-if (values.engines !== undefined && values.engines !== 'stub') throw new Error('--transport sip runs stub engines only');
-const args = Args.parse({ transport: values.transport, calls: values.calls, duration: values.duration, ramp: values.ramp });
+if (values.engines !== undefined && values.engines !== 'stub')
+  throw new Error('--transport sip runs stub engines only');
+const args = Args.parse({
+  transport: values.transport,
+  calls: values.calls,
+  duration: values.duration,
+  ramp: values.ramp,
+});
 
 const HOST = '127.0.0.1';
 /** The service's media ports and the phones' (two ports a call each). */
@@ -87,7 +93,12 @@ class SipPhoneLine {
       this.arrivals.push(at);
       if (carriesVoice(muLawDecode(packet.payload), 8000)) this.voicedArrivals.push(at);
     });
-    call.transport.attach({ audio: () => undefined, mark: () => undefined, dtmf: () => undefined, hangup: () => this.stop() });
+    call.transport.attach({
+      audio: () => undefined,
+      mark: () => undefined,
+      dtmf: () => undefined,
+      hangup: () => this.stop(),
+    });
   }
 
   get framesSent(): number {
@@ -156,7 +167,10 @@ interface Phones {
 }
 
 async function startPhones(): Promise<Phones> {
-  const wire = await SipSocketWire.listen({ udp: { host: HOST, port: 0 }, onMessage: (m, from) => ua.receive(m, from) });
+  const wire = await SipSocketWire.listen({
+    udp: { host: HOST, port: 0 },
+    onMessage: (m, from) => ua.receive(m, from),
+  });
   const pool = new RtpPortPool(PHONE_RTP, HOST);
   const bind = pool.bind.bind(pool);
   let last: Promise<BoundRtpPort> = Promise.reject(new Error('no dial yet'));
@@ -294,10 +308,7 @@ interface PathRun {
 }
 
 /** N concurrent calls of one path: ramped, held at a barrier after their greetings, then run together. */
-async function runPath(
-  target: Target,
-  place: (script: SipScript) => Promise<CallResult>,
-): Promise<PathRun> {
+async function runPath(target: Target, place: (script: SipScript) => Promise<CallResult>): Promise<PathRun> {
   let idle = 0;
   let release!: () => void;
   const barrier = new Promise<void>((r) => (release = r));
@@ -360,8 +371,11 @@ const created = await fetch(`${target.url}/v2/sip-trunks`, {
     outbound: { address: `${HOST}:${phones.wire.address().udp}`, transport: 'udp' },
   }),
 });
-if (created.status !== 201) throw new Error(`creating the SIP trunk answered ${created.status}: ${await created.text()}`);
-console.error(`bench:calls --transport sip: ${args.calls} calls × ${args.duration} s per path, stub engines, SIP on ${HOST}:${sipPort}`);
+if (created.status !== 201)
+  throw new Error(`creating the SIP trunk answered ${created.status}: ${await created.text()}`);
+console.error(
+  `bench:calls --transport sip: ${args.calls} calls × ${args.duration} s per path, stub engines, SIP on ${HOST}:${sipPort}`,
+);
 
 // One call of each path first, so JIT, pools and lazily built state are not charged to the measured calls.
 const warmScript = {
@@ -379,9 +393,7 @@ const warmSip = await sipCall(target, phones, sipPort, warmScript);
 if (warmSip.error) throw new Error(`SIP warm-up call failed: ${warmSip.error}`);
 
 const loadTwilio = loadavg();
-const twilio = await runPath(target, (s) =>
-  runCall(target, { ...s, hangoverFrames: STUB_ENDPOINT_MS / FRAME_MS }),
-);
+const twilio = await runPath(target, (s) => runCall(target, { ...s, hangoverFrames: STUB_ENDPOINT_MS / FRAME_MS }));
 const loadSip = loadavg();
 const sip = await runPath(target, (s) => sipCall(target, phones, sipPort, s));
 const loadEnd = loadavg();

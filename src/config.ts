@@ -96,6 +96,8 @@ export const ConfigSchema = z.object({
     .regex(/^[A-Za-z0-9.:_-]{1,253}$/, 'a host name or address, without brackets')
     .optional(),
   RTP_PORTS: z.string().default(DEFAULT_RTP_PORTS),
+  // No RTP from a live SIP call's far side for this long ends the call (its network or trunk is gone).
+  SIP_MEDIA_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
 });
 
 const OrgLimitSchema = z.strictObject({
@@ -198,9 +200,12 @@ export interface Config {
   secretsKey: Buffer | undefined;
   /**
    * SIP trunks: set when SIP_LISTEN is. `publicHost` is SIP_PUBLIC_HOST (undefined: derived from the
-   * listeners at start); `rtpPorts` the even/odd pairs calls take their media port from.
+   * listeners at start); `rtpPorts` the even/odd pairs calls take their media port from;
+   * `mediaTimeoutMs` (SIP_MEDIA_TIMEOUT_MS) how long a live call may go without RTP before it ends.
    */
-  sip: { listen: SipListenEntry[]; publicHost: string | undefined; rtpPorts: PortRange } | undefined;
+  sip:
+    | { listen: SipListenEntry[]; publicHost: string | undefined; rtpPorts: PortRange; mediaTimeoutMs: number }
+    | undefined;
 }
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
@@ -321,7 +326,12 @@ function sipConfig(raw: RawConfig): Config['sip'] {
   // RTP_PORTS is checked even without SIP_LISTEN, so a typo shows before SIP is turned on.
   const rtpPorts = parseRtpPorts(raw.RTP_PORTS);
   if (raw.SIP_LISTEN === undefined) return undefined;
-  return { listen: parseSipListen(raw.SIP_LISTEN), publicHost: raw.SIP_PUBLIC_HOST, rtpPorts };
+  return {
+    listen: parseSipListen(raw.SIP_LISTEN),
+    publicHost: raw.SIP_PUBLIC_HOST,
+    rtpPorts,
+    mediaTimeoutMs: raw.SIP_MEDIA_TIMEOUT_MS,
+  };
 }
 
 /** SIP_LISTEN: comma-separated `udp:HOST:PORT` / `tcp:HOST:PORT`, an IPv6 host in brackets, one per transport. */

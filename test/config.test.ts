@@ -62,7 +62,7 @@ describe('configuration', () => {
 });
 
 describe('SIP settings', () => {
-  it('binds nothing for SIP without SIP_LISTEN, and reads the listeners, public host and RTP range with it', () => {
+  it('binds nothing for SIP without SIP_LISTEN, and reads the listeners, public host, RTP range and media timeout with it', () => {
     expect(loadConfig({}).sip).toBeUndefined();
     expect(
       loadConfig({ SIP_LISTEN: 'udp:0.0.0.0:5060', SIP_PUBLIC_HOST: 'sip.example.com', RTP_PORTS: '30000-30099' }).sip,
@@ -70,8 +70,13 @@ describe('SIP settings', () => {
       listen: [{ transport: 'udp', host: '0.0.0.0', port: 5060 }],
       publicHost: 'sip.example.com',
       rtpPorts: { low: 30000, high: 30099 },
+      mediaTimeoutMs: 30_000,
     });
     expect(loadConfig({ SIP_LISTEN: 'tcp:127.0.0.1:5060' }).sip?.rtpPorts).toEqual({ low: 20000, high: 29999 });
+    expect(loadConfig({ SIP_LISTEN: 'tcp:127.0.0.1:5060', SIP_MEDIA_TIMEOUT_MS: '1500' }).sip?.mediaTimeoutMs).toBe(
+      1500,
+    );
+    expect(() => loadConfig({ SIP_MEDIA_TIMEOUT_MS: '0' })).toThrow(/SIP_MEDIA_TIMEOUT_MS/);
   });
 
   it('stops at start on a bad SIP_LISTEN, SIP_PUBLIC_HOST or RTP_PORTS, naming the variable', () => {

@@ -90,8 +90,8 @@ export class CallLine implements CallTransport {
       dtmf(digit) {
         if (line.current === connection) handlers.dtmf(digit);
       },
-      hangup() {
-        if (line.current === connection && !line.released) handlers.hangup();
+      hangup(message) {
+        if (line.current === connection && !line.released) handlers.hangup(message);
       },
     });
   }

@@ -363,8 +363,8 @@ export class CallSession {
         if (s.keypad && s.phase === 'live') s.keypad.press(digit);
         else s.o.log.debug({ digit }, 'keypad digit ignored');
       },
-      hangup() {
-        s.end('user_hangup');
+      hangup(message) {
+        s.end('user_hangup', message === undefined ? {} : { message });
       },
     };
   }

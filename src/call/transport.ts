@@ -12,8 +12,11 @@ export interface TransportHandlers {
   /** The far side played everything queued before this mark. */
   mark(name: string): void;
   dtmf(digit: string): void;
-  /** The far side ended the call (carrier stop, browser hangup, socket closed). */
-  hangup(): void;
+  /**
+   * The far side ended the call (carrier stop, browser hangup, socket closed); `message` says how
+   * when the carrier could only tell it was gone (no media), and becomes the record's message.
+   */
+  hangup(message?: string): void;
 }
 
 /** Events a transport may show the far side (the browser does; a phone cannot). */

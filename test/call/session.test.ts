@@ -131,6 +131,17 @@ describe('CallSession', () => {
     expect(r.transcript).toEqual([{ role: 'agent', content: 'Hello there.', start_at: 0, end_at: 0.2 }]);
   });
 
+  it('ends user_hangup with the message the line gives when it could only tell the far side was gone', async () => {
+    const s = setup();
+    await s.session.start();
+    s.transport.handlers.hangup('No RTP from the far side for 30 s: the media stopped.');
+    await s.wait(20);
+    expect(s.result()).toMatchObject({
+      reason: 'user_hangup',
+      message: 'No RTP from the far side for 30 s: the media stopped.',
+    });
+  });
+
   it("hands each answered turn's latency parts to onTurnLatency once: e2e as recorded, the model's timing, the first TTS audio", async () => {
     const turns: TurnLatency[] = [];
     const timed: BrainStep = async (_m, hooks) => {

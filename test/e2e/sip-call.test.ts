@@ -1,5 +1,5 @@
 // A SIP trunk end to end on the real service: SIP_LISTEN on loopback, a trunk created over the API allowing
-// 127.0.0.1, and Debian's baresip calling in with real audio (a recorded phrase as its microphone, flite's voice).
+// 127.0.0.1, and Debian's baresip calling in over G.722 with real audio (a recorded phrase as its microphone).
 // The agent greets, the caller's phrase reaches the call (its recording) and its words the transcript, and baresip
 // hangs up when its audio ends (a BYE): the call record is `inbound` with the caller's number, the greeting, the
 // caller's words, and user_hangup. A call to a number the trunk does not hold is refused 403 (SIPp) and leaves no
@@ -21,7 +21,7 @@ import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { createSttEngine } from '../../src/speech/stt/index.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { freeUdpPort } from '../helpers/net.ts';
-import { startSipp, type SippRun } from '../carriers/sip/sipp-run.ts';
+import { startSipp, writeSippWav, type SippRun } from '../carriers/sip/sipp-run.ts';
 import { testDispatcher } from '../support/outbound.ts';
 
 const HOST = '127.0.0.1';
@@ -72,15 +72,21 @@ afterAll(async () => {
 
 /**
  * The caller's microphone: silence while the session starts and greets, the phrase, then silence while its words are
- * read and the agent answers; 8 kHz mono 16-bit.
+ * read and the agent answers; 16 kHz mono 16-bit (baresip's G.722 takes 16 kHz; the phrase is the 8 kHz recording
+ * doubled by linear interpolation).
  */
 function callerWav(path: string): void {
   const file = readdirSync(fixtures).find((f) => f.startsWith('01-my-name-is-john') && f.endsWith('.8k-ulaw.wav'))!;
-  const phrase = decodeWav(readFileSync(join(fixtures, file)), 8000).samples;
-  const before = 6 * 8000;
-  const samples = new Int16Array(before + phrase.length + 5 * 8000);
+  const narrow = decodeWav(readFileSync(join(fixtures, file)), 8000).samples;
+  const phrase = new Int16Array(narrow.length * 2);
+  for (let i = 0; i < narrow.length; i++) {
+    phrase[2 * i] = narrow[i]!;
+    phrase[2 * i + 1] = Math.round((narrow[i]! + (narrow[i + 1] ?? narrow[i]!)) / 2);
+  }
+  const before = 6 * 16000;
+  const samples = new Int16Array(before + phrase.length + 5 * 16000);
   samples.set(phrase, before);
-  writeFileSync(path, encodeWav({ samples, sampleRate: 8000 }));
+  writeFileSync(path, encodeWav({ samples, sampleRate: 16000 }));
 }
 
 /** baresip calls `uri` from `user`, plays the WAV, and hangs up (BYE) when the WAV ends; it quits by 15 s. */
@@ -100,13 +106,14 @@ async function baresipCall(uri: string, user: string) {
       ['audio_player', 'alsa,null'],
       ['audio_source', `aufile,${wav}`],
       ['audio_alert', 'alsa,null'],
-      ['ausrc_srate', '8000'],
-      ['auplay_srate', '8000'],
+      ['ausrc_srate', '16000'],
+      ['auplay_srate', '16000'],
       ['ausrc_channels', '1'],
       ['auplay_channels', '1'],
       ['rtp_ports', '47800-47899'],
       ['module_path', '/usr/lib/baresip/modules'],
       ['module', 'g711.so'],
+      ['module', 'g722.so'],
       ['module', 'aufile.so'],
       ['module', 'alsa.so'],
       ['module_app', 'account.so'],
@@ -115,7 +122,7 @@ async function baresipCall(uri: string, user: string) {
       .map((entry) => entry.join('\t'))
       .join('\n') + '\n',
   );
-  writeFileSync(join(home, 'accounts'), `<sip:${user}@${HOST}:${port}>;regint=0;audio_codecs=PCMU,PCMA\n`);
+  writeFileSync(join(home, 'accounts'), `<sip:${user}@${HOST}:${port}>;regint=0;audio_codecs=G722,PCMU\n`);
   writeFileSync(join(home, 'contacts'), '');
   const child = spawn('baresip', ['-f', home, '-e', `/dial ${uri}`, '-t', '25'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const run = { output: '', exited: once(child, 'exit'), stop: () => child.kill() };
@@ -144,7 +151,7 @@ async function ended(callId: string): Promise<CallRecord> {
 }
 
 describe('a call over a SIP trunk', () => {
-  it('is answered by the agent of the trunk’s number: recorded inbound with the caller’s number, the greeting said, the caller’s audio recorded and its words in the transcript, user_hangup on the caller’s BYE', async () => {
+  it('is answered by the agent of the trunk’s number over G.722 (16 kHz) when the phone offers it: recorded inbound with the caller’s number, the greeting said, the caller’s audio recorded and its words in the transcript, user_hangup on the caller’s BYE', async () => {
     // The Request-URI's user part without its +: trunks send both forms.
     const caller = await baresipCall(`sip:${TRUNK_NUMBER.slice(1)}@${HOST}:${sipPort}`, CALLER);
     let calls: CallRecord[] = [];
@@ -174,6 +181,8 @@ describe('a call over a SIP trunk', () => {
     });
     expect(wav.status).toBe(200);
     const bytes = Buffer.from(await wav.arrayBuffer());
+    // The call ran at G.722's 16 kHz: the recording is at the line's rate.
+    expect(bytes.readUInt32LE(24)).toBe(16000);
     let callerPeak = 0;
     for (let at = 44; at + 4 <= bytes.length; at += 4)
       callerPeak = Math.max(callerPeak, Math.abs(bytes.readInt16LE(at)));
@@ -187,32 +196,6 @@ describe('a call over a SIP trunk', () => {
     expect((await listCalls()).length).toBe(before);
   }, 30_000);
 });
-
-/**
- * The callee's words for SIPp's rtp_stream: the phrase as 8 kHz mu-law, then 3 s of mu-law silence (0xff) so the
- * recogniser hears the turn end before SIPp's RTP stops; a plain 44-byte header (format 7), which SIPp reads.
- */
-function calleeWav(path: string): void {
-  const file = readdirSync(fixtures).find((f) => f.startsWith('01-my-name-is-john') && f.endsWith('.8k-ulaw.wav'))!;
-  const source = readFileSync(join(fixtures, file));
-  const at = source.indexOf('data');
-  const phrase = source.subarray(at + 8, at + 8 + source.readUInt32LE(at + 4));
-  const data = Buffer.concat([phrase, Buffer.alloc(3 * 8000, 0xff)]);
-  const head = Buffer.alloc(44);
-  head.write('RIFF', 0);
-  head.writeUInt32LE(36 + data.length, 4);
-  head.write('WAVEfmt ', 8);
-  head.writeUInt32LE(16, 16);
-  head.writeUInt16LE(7, 20);
-  head.writeUInt16LE(1, 22);
-  head.writeUInt32LE(8000, 24);
-  head.writeUInt32LE(8000, 28);
-  head.writeUInt16LE(1, 32);
-  head.writeUInt16LE(8, 34);
-  head.write('data', 36);
-  head.writeUInt32LE(data.length, 40);
-  writeFileSync(path, Buffer.concat([head, data]));
-}
 
 /** SIPp as the callee behind a trunk: it listens on a port of its own and runs `scenario` for one call. */
 async function sippCallee(scenario: string): Promise<SippRun> {
@@ -265,7 +248,7 @@ describe('a call placed through a SIP trunk', () => {
     });
     expect(trunk.status, trunk.text).toBe(201);
     trunkId = (trunk.body as { sip_trunk_id: string }).sip_trunk_id;
-    calleeWav(join(dir, 'callee.wav'));
+    writeSippWav(join(dir, 'callee.wav'));
   });
 
   it('is answered by the callee: outbound, the agent greets, the callee’s audio is recorded and its words reach the transcript, and the callee’s BYE ends it user_hangup', async () => {
@@ -280,6 +263,7 @@ describe('a call placed through a SIP trunk', () => {
       call_from: OUTBOUND_NUMBER,
       call_to: CALLEE,
       disconnection_reason: 'user_hangup',
+      metadata: { sip_call_id: expect.stringMatching(/@127\.0\.0\.1$/), sip_trunk_id: trunkId },
     });
     const transcript = record.transcript ?? [];
     expect(transcript[0]).toMatchObject({ role: 'agent' });

@@ -77,7 +77,7 @@ describe('createEmbeddedSpeechEngines', () => {
     await stream.close();
   }, 30_000);
 
-  it("warming at start readies the default voice and the default recogniser: the first caller waits for neither", () => {
+  it('warming at start readies the default voice and the default recogniser: the first caller waits for neither', () => {
     const voiceWarmed = vi.spyOn(FliteTtsEngine.prototype, 'warm').mockImplementation(() => undefined);
     const recogniserWarmed = vi.spyOn(MoonshineEngine.prototype, 'warm').mockImplementation(() => undefined);
     try {

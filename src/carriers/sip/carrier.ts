@@ -125,6 +125,7 @@ export const sipCarrier: CarrierDefinition = {
       timers: realTimers,
       random: cryptoRandomHex,
       floodGuard: new InviteFloodGuard(clock),
+      mediaTimeoutMs: sip.mediaTimeoutMs,
       admit,
       onCall,
       onError: (error) => log.warn({ err: error }, 'SIP listener error'),
@@ -141,6 +142,12 @@ export const sipCarrier: CarrierDefinition = {
       egress: egress ?? new EgressPolicy(),
       log,
       outcomes: () => ({
+        dialing: async (orgId, callId, metadata) => {
+          await http?.callRepo.update(orgId, callId, (record) => ({
+            ...record,
+            metadata: { ...record.metadata, ...metadata },
+          }));
+        },
         answered: async (orgId, callId, line) => {
           if (!http) return line.close('error_service');
           await http.manager.connect(orgId, callId, line);

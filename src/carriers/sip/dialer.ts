@@ -48,6 +48,8 @@ import type { SipPeer } from './wire.ts';
 
 /** What the service does with the end of a dial and a transfer's reports: the calls room's, set once it exists. */
 export interface SipDialOutcomes {
+  /** The INVITE is out: the record's metadata gains the SIP Call-ID and the trunk, as an inbound SIP call's has. */
+  dialing(orgId: string, callId: string, metadata: { sip_call_id: string; sip_trunk_id: string }): Promise<void>;
   /** The callee answered: the call runs on its line. */
   answered(orgId: string, callId: string, line: CallTransport): Promise<void>;
   noAnswer(callId: string): Promise<void>;
@@ -191,6 +193,16 @@ export class SipDialer implements Dialer {
     if (typeof route === 'string') return { status: 'failed', reason: 'dial_failed', message: route };
     const ringing = this.ring(route, request.to, request.presentationNumber ?? request.from, request.callId);
     this.placed.set(request.callId, ringing.dial);
+    // Asked before any outcome of the dial, so the record's later updates keep it.
+    await this.o
+      .outcomes()
+      .dialing(request.orgId, request.callId, {
+        sip_call_id: ringing.dial.callId,
+        sip_trunk_id: held.trunk.sip_trunk_id,
+      })
+      .catch((error: unknown) =>
+        this.o.log.warn({ err: error, call_id: request.callId }, 'SIP Call-ID not written to the record'),
+      );
     void ringing.ended
       .then(async (end) => {
         this.placed.delete(request.callId);

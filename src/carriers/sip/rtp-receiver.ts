@@ -8,37 +8,41 @@ import { Framer } from '../../audio/framer.ts';
 import type { Timers } from '../../timers.ts';
 import { JitterBuffer, type JitterBufferOptions } from './jitter-buffer.ts';
 import type { RtpPacket } from './rtp-packet.ts';
-import { PACKET_SAMPLES, type G711Codec } from './rtp-sender.ts';
+import type { RtpCodec, RtpCoder } from './rtp-sender.ts';
 import { TelephoneEventReceiver } from './telephone-event.ts';
 
 export interface RtpReceiverOptions {
-  codec: G711Codec;
+  codec: RtpCodec;
   payloadType?: number | undefined;
   telephoneEventType?: number | undefined;
   timers: Timers;
   jitter?: Omit<JitterBufferOptions, 'timers'>;
-  /** One 20 ms frame at 8 kHz, in order; `concealed` when made up for a lost packet. */
+  /** One 20 ms frame at the codec's sample rate, in order; `concealed` when made up for a lost packet. */
   onFrame: (frame: Int16Array, concealed: boolean) => void;
   onDigit: (key: string) => void;
 }
 
-/** The longest payload decoded (60 ms of G.711); anything longer is not a phone's packet. */
+/** The longest payload decoded (60 ms of G.711 or G.722); anything longer is not a phone's packet. */
 const MAX_PAYLOAD = 480;
 
 export class RtpReceiver {
   private readonly buffer: JitterBuffer;
-  private readonly framer = new Framer(PACKET_SAMPLES);
+  private readonly framer: Framer;
   private readonly events = new TelephoneEventReceiver();
   private readonly payloadType: number;
+  private readonly coder: RtpCoder;
   private ssrc: number | null = null;
 
   constructor(private readonly o: RtpReceiverOptions) {
     this.payloadType = o.payloadType ?? o.codec.payloadType;
+    this.coder = o.codec.coder();
+    const frameSamples = o.codec.sampleRate / 50;
+    this.framer = new Framer(frameSamples);
     this.buffer = new JitterBuffer(
       (frame, concealed) => {
         for (const out of this.framer.push(frame)) o.onFrame(out, concealed);
       },
-      { ...o.jitter, timers: o.timers },
+      { frameSamples, ...o.jitter, timers: o.timers },
     );
   }
 
@@ -52,7 +56,7 @@ export class RtpReceiver {
       this.ssrc = packet.ssrc;
     }
     if (packet.payloadType === this.payloadType && packet.payload.length <= MAX_PAYLOAD) {
-      this.buffer.push(packet.sequence, this.o.codec.decode(packet.payload));
+      this.buffer.push(packet.sequence, this.coder.decode(packet.payload));
       return;
     }
     if (packet.payloadType === this.o.telephoneEventType) {

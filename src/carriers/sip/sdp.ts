@@ -1,21 +1,26 @@
 // SDP offer/answer (RFC 4566 for the text, RFC 3264 for the exchange), for the one thing a phone
-// call needs: one audio stream of RTP/AVP with PCMU or PCMA at 20 ms, plus telephone-event for
-// keypad digits. Only the lines that decide that are read (o, c, m, a=rtpmap/fmtp/ptime and the
-// direction); the rest are skipped. G.722 is not offered or accepted: there is no G.722 codec
-// here yet.
+// call needs: one audio stream of RTP/AVP with G.722, PCMU or PCMA at 20 ms, plus telephone-event
+// for keypad digits. Only the lines that decide that are read (o, c, m, a=rtpmap/fmtp/ptime and
+// the direction); the rest are skipped. G.722 is written `G722/8000` though its audio is 16 kHz:
+// the RTP profile keeps the clock rate its first version wrote (rtp-sender.ts says more).
 //
 // An answer keeps the offer's m-lines in order (RFC 3264 §6): the first audio stream this side
-// can carry is answered with one codec (the first of the offer's order that is supported, so the
-// caller's preference wins) and telephone-event if offered; every other stream gets port 0.
+// can carry is answered with one codec and telephone-event if offered; every other stream gets
+// port 0. The codec is G.722 whenever the offer has it, wherever it stands in the offer's order,
+// and otherwise the first G.711 of the offer's order (the caller's preference). G.722 jumps the
+// queue because wideband is the point of it: the recogniser reads 16 kHz speech better, and
+// phones commonly list PCMU first only to suit narrowband networks, though both ends do G.722
+// (the answerer may choose any offered codec, §6.1). The same rule reads an answer to this
+// side's offer, which lists G.722 first.
 import { isIPv6 } from 'node:net';
 import { SipError } from './errors.ts';
-import { PCMA, PCMU, type G711Codec } from './rtp-sender.ts';
+import { RTP_CODECS, type RtpCodec } from './rtp-sender.ts';
 
 /** An SDP body longer than this is refused (a phone's is well under 2 KiB). */
 export const MAX_SDP_BYTES = 16 * 1024;
 /** The payload type this side offers telephone-event on (any dynamic one works; 101 is the custom). */
 export const TELEPHONE_EVENT_PAYLOAD_TYPE = 101;
-const SUPPORTED: readonly G711Codec[] = [PCMU, PCMA];
+const SUPPORTED = RTP_CODECS;
 
 export type Direction = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
 
@@ -136,7 +141,7 @@ function readAttribute(m: MediaDescription, value: string): void {
 
 /** What both sides agreed for the call's audio stream. */
 export interface NegotiatedMedia {
-  codec: G711Codec;
+  codec: RtpCodec;
   /** The codec's payload type on this stream (its static one unless the offer mapped another). */
   payloadType: number;
   /** telephone-event's payload type, or undefined when the far side takes none. */
@@ -158,8 +163,8 @@ export interface LocalMedia {
   /** o= session id and version: the version goes up by one with each new description of the session. */
   sessionId: string;
   sessionVersion: number;
-  /** Codecs in this side's order of preference; PCMU and PCMA when absent. */
-  codecs?: readonly G711Codec[];
+  /** Codecs this side takes (a wideband one is preferred, see above); G.722, PCMU and PCMA when absent. */
+  codecs?: readonly RtpCodec[];
 }
 
 const ANSWER_DIRECTION: Record<Direction, Direction> = {
@@ -171,7 +176,7 @@ const ANSWER_DIRECTION: Record<Direction, Direction> = {
 
 /**
  * The answer to an offer, and what it agreed. SIP_BAD_SDP for an unreadable offer;
- * SIP_NO_COMMON_CODEC when no audio stream offers PCMU or PCMA over RTP/AVP (answered 488).
+ * SIP_NO_COMMON_CODEC when no audio stream offers G722, PCMU or PCMA over RTP/AVP (answered 488).
  */
 export function answerOffer(offerText: string, local: LocalMedia): { answer: string; media: NegotiatedMedia } {
   const offer = parseSdp(offerText);
@@ -184,7 +189,7 @@ export function answerOffer(offerText: string, local: LocalMedia): { answer: str
     chosen = { index, media: negotiated(m, pick, telephoneEventOf(m), ANSWER_DIRECTION[m.direction]) };
   }
   if (!chosen)
-    throw new SipError('SIP_NO_COMMON_CODEC', 'no audio stream of the offer carries PCMU or PCMA over RTP/AVP');
+    throw new SipError('SIP_NO_COMMON_CODEC', 'no audio stream of the offer carries G722, PCMU or PCMA over RTP/AVP');
   const lines = sessionLines(local);
   for (const [index, m] of offer.media.entries()) {
     if (index === chosen.index) lines.push(...audioLines(local.port, chosen.media));
@@ -211,8 +216,8 @@ export function createOffer(local: LocalMedia): string {
 }
 
 /**
- * What an answer to this side's offer agreed: the first audio stream with a port, and its first
- * codec that this side offered. SIP_NO_COMMON_CODEC when it accepted none.
+ * What an answer to this side's offer agreed: the first audio stream with a port, and its G.722
+ * or else its first codec that this side offered. SIP_NO_COMMON_CODEC when it accepted none.
  */
 export function readAnswer(answerText: string, local: Pick<LocalMedia, 'codecs'> = {}): NegotiatedMedia {
   const answer = parseSdp(answerText);
@@ -225,10 +230,8 @@ export function readAnswer(answerText: string, local: Pick<LocalMedia, 'codecs'>
   throw new SipError('SIP_NO_COMMON_CODEC', 'the answer accepted no audio codec this side offered');
 }
 
-function pickCodec(
-  m: MediaDescription,
-  codecs: readonly G711Codec[],
-): { codec: G711Codec; payloadType: number } | null {
+function pickCodec(m: MediaDescription, codecs: readonly RtpCodec[]): { codec: RtpCodec; payloadType: number } | null {
+  const carried: { codec: RtpCodec; payloadType: number }[] = [];
   for (const format of m.formats) {
     const type = Number(format);
     if (!Number.isInteger(type)) continue;
@@ -236,9 +239,9 @@ function pickCodec(
     const codec = map
       ? codecs.find((c) => c.name === map.encoding.toUpperCase() && c.clockRate === map.clockRate)
       : codecs.find((c) => c.payloadType === type);
-    if (codec) return { codec, payloadType: type };
+    if (codec) carried.push({ codec, payloadType: type });
   }
-  return null;
+  return carried.find((c) => c.codec.sampleRate > 8000) ?? carried[0] ?? null;
 }
 
 function telephoneEventOf(m: MediaDescription): number | undefined {
@@ -251,7 +254,7 @@ function telephoneEventOf(m: MediaDescription): number | undefined {
 
 function negotiated(
   m: MediaDescription,
-  pick: { codec: G711Codec; payloadType: number },
+  pick: { codec: RtpCodec; payloadType: number },
   telephoneEventType: number | undefined,
   direction: Direction,
 ): NegotiatedMedia {

@@ -1,21 +1,23 @@
-// A SIP call's media as the session sees it (call/transport.ts): 8 kHz 20 ms frames both ways over
-// RTP. In: the endpoint hears the negotiated address only, the receiver reorders and conceals and
-// finds keypad digits. Out: each frame leaves as one packet when the session's pacer hands it
-// over (the pacer already keeps real time, call/agent/pacer.ts). A phone keeps no queue of ours,
-// so a mark is echoed when the audio sent before it has played out at the far side's clock, and
-// clear() echoes the pending marks at once. The dialog (BYE, re-INVITE) stays with the signalling:
-// it hands in hangups and holds, and is told when the session closes or the media times out.
+// A SIP call's media as the session sees it (call/transport.ts): 20 ms frames both ways over RTP,
+// at the negotiated codec's rate (8 kHz for G.711, 16 kHz for G.722, which the engines take as it
+// is; a re-INVITE keeps the codec, so the rate holds for the call). In: the endpoint hears the
+// negotiated address only, the receiver reorders and conceals and finds keypad digits. Out: each
+// frame leaves as one packet when the session's pacer hands it over (the pacer already keeps real
+// time, call/agent/pacer.ts). A phone keeps no queue of ours, so a mark is echoed when the audio
+// sent before it has played out at the far side's clock, and clear() echoes the pending marks at
+// once. The dialog (BYE, re-INVITE) stays with the signalling: it hands in hangups and holds, and
+// is told when the session closes or the media times out.
 import type { RandomHex } from '../../clock.ts';
 import type { DisconnectionReason } from '../../records/record.ts';
 import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallTransport, SessionNotice, TransportHandlers } from '../../call/transport.ts';
+import { MEDIA_TIMEOUT_MS } from './media-timeout.ts';
 import { RtpEndpoint } from './rtp-endpoint.ts';
 import type { BoundRtpPort } from './rtp-ports.ts';
 import { RtpReceiver } from './rtp-receiver.ts';
 import { RtpSender } from './rtp-sender.ts';
 import type { NegotiatedMedia } from './sdp.ts';
 
-const RATE = 8000;
 const FRAME_MS = 20;
 /** A key press sent to the far side: tone, then the gap before the next key. */
 const KEY_TONE_MS = 100;
@@ -39,7 +41,7 @@ export interface SipTransportOptions {
 
 export class SipTransport implements CallTransport {
   readonly kind = 'sip' as const;
-  readonly sampleRate = RATE;
+  readonly sampleRate: 8000 | 16000;
   readonly lineEncoding: 'mulaw' | 'linear16';
   readonly carrierCallId: string;
   private handlers: TransportHandlers | null = null;
@@ -53,10 +55,12 @@ export class SipTransport implements CallTransport {
   private closed = false;
   /** The far side hung up or its media timed out before the session attached. */
   private farEndGone = false;
+  private farEndMessage: string | undefined;
 
   constructor(private readonly o: SipTransportOptions) {
     this.carrierCallId = o.carrierCallId;
-    // The phone's own μ-law goes to a recogniser that takes μ-law as it came; A-law is decoded.
+    this.sampleRate = o.media.codec.sampleRate;
+    // The phone's own μ-law goes to a recogniser that takes μ-law as it came; A-law and G.722 are decoded.
     this.lineEncoding = o.media.codec.name === 'PCMU' ? 'mulaw' : 'linear16';
     this.receiver = this.newReceiver(o.media);
     this.sender = this.newSender(o.media);
@@ -67,7 +71,9 @@ export class SipTransport implements CallTransport {
       onPacket: (packet) => this.receiver.receive(packet),
       onMediaTimeout: () => {
         o.onMediaTimeout();
-        this.farEnd();
+        this.farEnd(
+          `No RTP from the far side for ${(o.mediaTimeoutMs ?? MEDIA_TIMEOUT_MS) / 1000} s: the media stopped.`,
+        );
       },
     });
     this.endpoint.setRemote(o.media.remote);
@@ -84,7 +90,7 @@ export class SipTransport implements CallTransport {
 
   attach(handlers: TransportHandlers): void {
     this.handlers = handlers;
-    if (this.farEndGone) queueMicrotask(() => handlers.hangup());
+    if (this.farEndGone) queueMicrotask(() => handlers.hangup(this.farEndMessage));
   }
 
   sendAudio(frame: Int16Array): void {
@@ -96,7 +102,7 @@ export class SipTransport implements CallTransport {
     if (!packet) return this.o.onFrameDropped?.();
     this.endpoint.send(packet);
     const now = this.o.timers.now();
-    this.playedOutAt = Math.max(this.playedOutAt, now) + (frame.length / RATE) * 1000;
+    this.playedOutAt = Math.max(this.playedOutAt, now) + (frame.length / this.sampleRate) * 1000;
   }
 
   sendMark(name: string): void {
@@ -189,10 +195,11 @@ export class SipTransport implements CallTransport {
     if (byUs) this.o.onClose(reason);
   }
 
-  private farEnd(): void {
+  private farEnd(message?: string): void {
     if (this.farEndGone || this.closed) return;
     this.farEndGone = true;
-    this.handlers?.hangup();
+    this.farEndMessage = message;
+    this.handlers?.hangup(message);
   }
 
   private release(): void {

@@ -89,6 +89,7 @@ async function dialer(
     ),
   };
   const ended = {
+    dialing: [] as [string, Record<string, string>][],
     answered: [] as CallTransport[],
     noAnswer: [] as string[],
     failed: [] as [string, string][],
@@ -98,6 +99,7 @@ async function dialer(
     returned: [] as { secret: string; line: CallTransport }[],
   };
   const outcomes: SipDialOutcomes = {
+    dialing: async (_org, callId, metadata) => void ended.dialing.push([callId, metadata]),
     answered: async (_org, _call, transport) => void ended.answered.push(transport),
     noAnswer: async (callId) => void ended.noAnswer.push(callId),
     failed: async (callId, message) => void ended.failed.push([callId, message]),
@@ -190,7 +192,7 @@ describe('a trunk outbound address', () => {
 });
 
 describe('SIP dialer', () => {
-  it('INVITEs sip:<call_to>@<outbound address> from the trunk number, answers an MD5 digest challenge with the trunk’s credentials, and hands the answered call’s transport over', async () => {
+  it('INVITEs sip:<call_to>@<outbound address> from the trunk number, puts its Call-ID and the trunk in the record’s metadata, answers an MD5 digest challenge with the trunk’s credentials, and hands the answered call’s transport over', async () => {
     const digest = new DigestServer({
       algorithms: ['MD5'],
       key: Buffer.alloc(32, 3),
@@ -198,11 +200,14 @@ describe('SIP dialer', () => {
       clock: { now: () => 1_000 },
       random: (bytes) => 'ab'.repeat(bytes),
     });
-    const { sip, far, ended } = await dialer({ credentials: { username: 'acct', password: 'trunk-secret' } });
+    const { sip, far, ended, held } = await dialer({ credentials: { username: 'acct', password: 'trunk-secret' } });
     const placed = await sip.dial(request());
     await until(() => far.received.length === 1, 'the INVITE');
     const invite = far.received[0] as SipRequest;
     expect(placed).toEqual({ status: 'dialing', carrierCallId: header(invite, 'call-id') });
+    expect(ended.dialing).toEqual([
+      [request().callId, { sip_call_id: header(invite, 'call-id'), sip_trunk_id: held.trunk.sip_trunk_id }],
+    ]);
     expect(invite.uri).toBe(`sip:${CALLEE}@127.0.0.1:${far.port}`);
     expect(header(invite, 'from')).toMatch(new RegExp(`^<sip:\\${TRUNK_NUMBER}@127\\.0\\.0\\.1>;tag=`));
     far.send(

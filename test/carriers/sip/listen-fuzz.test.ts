@@ -121,7 +121,7 @@ const message: fc.Arbitrary<Buffer> = fc.oneof(
   },
 );
 
-/** What one generated step sends: a datagram, or a TCP stream of messages in chunks (closed at the end or left open). */
+/** What one generated step sends: a datagram, or a TCP stream of messages in chunks (closed at the end, or open). */
 type SendStep = { kind: 'udp'; datagram: Buffer } | { kind: 'tcp'; messages: Buffer[]; chunk: number; end: boolean };
 const send: fc.Arbitrary<SendStep> = fc.oneof(
   message.map((datagram) => ({ kind: 'udp' as const, datagram })),

@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { muLawDecode } from '../../../src/audio/g711.ts';
 import { parseRtp } from '../../../src/carriers/sip/rtp-packet.ts';
 import { RtpReceiver } from '../../../src/carriers/sip/rtp-receiver.ts';
-import { PCMA, PCMU, RtpSender } from '../../../src/carriers/sip/rtp-sender.ts';
+import { G722, PCMA, PCMU, RtpSender, type RtpCodec } from '../../../src/carriers/sip/rtp-sender.ts';
 import { parseTelephoneEvent } from '../../../src/carriers/sip/telephone-event.ts';
 import { ManualTimers } from '../../../src/timers.ts';
 
 const tone = (n = 160) =>
   Int16Array.from({ length: n }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000)));
 
-function sender(options: { telephoneEventType?: number; codec?: typeof PCMU } = {}) {
+function sender(options: { telephoneEventType?: number; codec?: RtpCodec } = {}) {
   const timers = new ManualTimers(1000);
   const rtp = new RtpSender({
     codec: options.codec ?? PCMU,
@@ -36,6 +36,20 @@ describe('RTP sender', () => {
     expect(packets.map((p) => p.marker)).toEqual([true, false, false]);
     expect(packets.every((p) => p.payloadType === 0 && p.ssrc === 0x1234 && p.payload.length === 160)).toBe(true);
     expect([...muLawDecode(packets[0]!.payload)]).toEqual([...PCMU.decode(PCMU.encode(frame))]);
+  });
+
+  it('packs a 20 ms G.722 frame (320 samples at 16 kHz) as 160 bytes of payload type 9, its timestamp advancing 160 per packet (the 8000 clock of the profile)', () => {
+    const { rtp, timers } = sender({ codec: G722 });
+    const packets = [0, 1, 2].map(() => {
+      const p = parseRtp(rtp.audio(tone(320))!)!;
+      timers.advance(20);
+      return p;
+    });
+    expect(packets.map((p) => p.timestamp)).toEqual([4294967200, 64, 224]);
+    expect(packets.every((p) => p.payloadType === 9 && p.payload.length === 160)).toBe(true);
+    // After a 100 ms pause the clock jumps by five packets' worth of 160, as G.711's does.
+    timers.advance(100);
+    expect(parseRtp(rtp.audio(tone(320))!)!).toMatchObject({ timestamp: 224 + 160 + 5 * 160, marker: true });
   });
 
   it('uses payload type 8 for A-law', () => {

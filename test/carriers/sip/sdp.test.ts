@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SipError } from '../../../src/carriers/sip/errors.ts';
-import { PCMA, PCMU } from '../../../src/carriers/sip/rtp-sender.ts';
+import { G722, PCMA, PCMU } from '../../../src/carriers/sip/rtp-sender.ts';
 import { answerOffer, createOffer, parseSdp, readAnswer } from '../../../src/carriers/sip/sdp.ts';
 import { FUZZ_SEED, runs } from '../../helpers/fuzz.ts';
 
@@ -48,11 +48,11 @@ describe('SDP', () => {
     expect(m.direction).toBe('sendrecv');
   });
 
-  it('answers with the first G.711 codec in the offer’s order, and telephone-event on the offer’s type', () => {
+  it('answers G.722 when the offer has it, written G722/8000 (the profile’s clock rate), and telephone-event on the offer’s type', () => {
     const { answer, media } = answerOffer(softphoneOffer, local);
     expect(media).toMatchObject({
-      codec: PCMA,
-      payloadType: 8,
+      codec: G722,
+      payloadType: 9,
       telephoneEventType: 101,
       remote: { address: '192.0.2.10', port: 40002 },
       direction: 'sendrecv',
@@ -65,8 +65,8 @@ describe('SDP', () => {
         's=-',
         'c=IN IP4 198.51.100.7',
         't=0 0',
-        'm=audio 20000 RTP/AVP 8 101',
-        'a=rtpmap:8 PCMA/8000',
+        'm=audio 20000 RTP/AVP 9 101',
+        'a=rtpmap:9 G722/8000',
         'a=rtpmap:101 telephone-event/8000',
         'a=fmtp:101 0-16',
         'a=ptime:20',
@@ -74,6 +74,20 @@ describe('SDP', () => {
         '',
       ].join('\r\n'),
     );
+  });
+
+  it('prefers G.722 wherever the offer lists it, and otherwise answers the first G.711 of the offer’s order', () => {
+    const g722Last = softphoneOffer.replace('RTP/AVP 96 9 8 0 101', 'RTP/AVP 0 8 9 101');
+    expect(answerOffer(g722Last, local).media).toMatchObject({ codec: G722, payloadType: 9 });
+    const bareG722 = softphoneOffer
+      .replace('RTP/AVP 96 9 8 0 101', 'RTP/AVP 0 9')
+      .replace('a=rtpmap:9 G722/8000\r\n', '');
+    expect(answerOffer(bareG722, local).media).toMatchObject({ codec: G722, payloadType: 9 });
+    const narrowband = softphoneOffer.replace('RTP/AVP 96 9 8 0 101', 'RTP/AVP 96 8 0 101');
+    expect(answerOffer(narrowband, local).media).toMatchObject({ codec: PCMA, payloadType: 8 });
+    // A G.722 the offer writes at 16000 is not the profile's G722/8000, so it is not taken as G.722.
+    const misclocked = softphoneOffer.replace('G722/8000', 'G722/16000');
+    expect(answerOffer(misclocked, local).media).toMatchObject({ codec: PCMA });
   });
 
   it('takes a static payload type without an rtpmap, and a G.711 codec mapped to a dynamic type', () => {
@@ -91,7 +105,7 @@ describe('SDP', () => {
     const offer = softphoneOffer.replace('m=audio', 'm=video 40004 RTP/AVP 96\r\nm=audio');
     const { answer } = answerOffer(offer, local);
     const mLines = answer.split('\r\n').filter((l) => l.startsWith('m='));
-    expect(mLines).toEqual(['m=video 0 RTP/AVP 96', 'm=audio 20000 RTP/AVP 8 101']);
+    expect(mLines).toEqual(['m=video 0 RTP/AVP 96', 'm=audio 20000 RTP/AVP 9 101']);
   });
 
   it('answers a hold (sendonly, inactive, or the old c=0.0.0.0) with the mirror direction and says it is held', () => {
@@ -103,8 +117,8 @@ describe('SDP', () => {
     expect(zero.media).toMatchObject({ direction: 'inactive', onHold: true });
   });
 
-  it('refuses an offer with no G.711 over RTP/AVP (SIP_NO_COMMON_CODEC, answered 488)', () => {
-    const opusOnly = softphoneOffer.replace('RTP/AVP 96 9 8 0 101', 'RTP/AVP 96 9');
+  it('refuses an offer with no G.722 or G.711 over RTP/AVP (SIP_NO_COMMON_CODEC, answered 488)', () => {
+    const opusOnly = softphoneOffer.replace('RTP/AVP 96 9 8 0 101', 'RTP/AVP 96 18');
     expect(codeOf(() => answerOffer(opusOnly, local))).toBe('SIP_NO_COMMON_CODEC');
     const srtp = softphoneOffer.replace('RTP/AVP', 'RTP/SAVP');
     expect(codeOf(() => answerOffer(srtp, local))).toBe('SIP_NO_COMMON_CODEC');
@@ -138,14 +152,22 @@ describe('SDP', () => {
     );
   });
 
-  it('offers PCMU, PCMA and telephone-event, and reads the answer back', () => {
+  it('offers G.722 first, then PCMU, PCMA and telephone-event, and reads the answer back', () => {
     const offer = createOffer({ ...local, address: '2001:db8::7' });
     expect(offer).toContain('c=IN IP6 2001:db8::7\r\n');
-    expect(offer).toContain('m=audio 20000 RTP/AVP 0 8 101\r\n');
+    expect(offer).toContain('m=audio 20000 RTP/AVP 9 0 8 101\r\na=rtpmap:9 G722/8000\r\na=rtpmap:0 PCMU/8000\r\n');
+    const narrowband = answerOffer(offer, {
+      address: '192.0.2.99',
+      port: 30000,
+      sessionId: '9',
+      sessionVersion: 1,
+      codecs: [PCMU, PCMA],
+    });
+    expect(readAnswer(narrowband.answer).codec).toBe(PCMU);
     const { answer } = answerOffer(offer, { address: '192.0.2.99', port: 30000, sessionId: '9', sessionVersion: 1 });
     expect(readAnswer(answer)).toMatchObject({
-      codec: PCMU,
-      payloadType: 0,
+      codec: G722,
+      payloadType: 9,
       telephoneEventType: 101,
       remote: { address: '192.0.2.99', port: 30000 },
       direction: 'sendrecv',

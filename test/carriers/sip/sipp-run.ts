@@ -3,9 +3,11 @@
 // (-trace_err, one file per run) says why one failed, so both come back with the exit code.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freeUdpPort } from '../../helpers/net.ts';
+
+const fixtures = join(import.meta.dirname, '..', '..', '..', 'media', 'fixtures');
 
 export interface SippRun {
   /** The port SIPp's SIP side listens on. */
@@ -54,4 +56,30 @@ export async function startSipp(args: string[], o: { dir: string; timeoutS?: num
     },
     stop: () => child.kill(),
   };
+}
+
+/**
+ * The callee's words for SIPp's rtp_stream: the phrase as 8 kHz mu-law, then 3 s of mu-law silence (0xff) so the
+ * recogniser hears the turn end before SIPp's RTP stops; a plain 44-byte header (format 7), which SIPp reads.
+ */
+export function writeSippWav(path: string): void {
+  const file = readdirSync(fixtures).find((f) => f.startsWith('01-my-name-is-john') && f.endsWith('.8k-ulaw.wav'))!;
+  const source = readFileSync(join(fixtures, file));
+  const at = source.indexOf('data');
+  const phrase = source.subarray(at + 8, at + 8 + source.readUInt32LE(at + 4));
+  const data = Buffer.concat([phrase, Buffer.alloc(3 * 8000, 0xff)]);
+  const head = Buffer.alloc(44);
+  head.write('RIFF', 0);
+  head.writeUInt32LE(36 + data.length, 4);
+  head.write('WAVEfmt ', 8);
+  head.writeUInt32LE(16, 16);
+  head.writeUInt16LE(7, 20);
+  head.writeUInt16LE(1, 22);
+  head.writeUInt32LE(8000, 24);
+  head.writeUInt32LE(8000, 28);
+  head.writeUInt16LE(1, 32);
+  head.writeUInt16LE(8, 34);
+  head.write('data', 36);
+  head.writeUInt32LE(data.length, 40);
+  writeFileSync(path, Buffer.concat([head, data]));
 }

@@ -100,6 +100,7 @@ async function answeredCall(
     returned: [] as { secret: string; line: CallTransport }[],
   };
   const outcomes: SipDialOutcomes = {
+    dialing: async () => undefined,
     answered: async (_org, _call, line) => void seen.answered.push(line),
     noAnswer: async (callId) => void seen.reports.push(`no answer ${callId}`),
     failed: async (callId, message) => void seen.reports.push(`dial failed ${callId}: ${message}`),

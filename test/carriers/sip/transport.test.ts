@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { TransportHandlers } from '../../../src/call/transport.ts';
 import { parseRtp, type RtpPacket } from '../../../src/carriers/sip/rtp-packet.ts';
 import { RtpPortPool } from '../../../src/carriers/sip/rtp-ports.ts';
-import { PCMA, PCMU, RtpSender } from '../../../src/carriers/sip/rtp-sender.ts';
+import { G722, PCMA, PCMU, RtpSender } from '../../../src/carriers/sip/rtp-sender.ts';
 import type { NegotiatedMedia } from '../../../src/carriers/sip/sdp.ts';
 import { parseTelephoneEvent } from '../../../src/carriers/sip/telephone-event.ts';
 import { SipTransport } from '../../../src/carriers/sip/transport.ts';
@@ -39,7 +39,13 @@ async function setUp(media: Partial<NegotiatedMedia> = {}) {
   const far = await phone();
   const port = await pool.bind();
   const timers = new ManualTimers(1000);
-  const log = { frames: [] as Int16Array[], digits: [] as string[], marks: [] as string[], hangups: 0 };
+  const log = {
+    frames: [] as Int16Array[],
+    digits: [] as string[],
+    marks: [] as string[],
+    hangups: 0,
+    messages: [] as string[],
+  };
   const events = { closed: [] as string[], timeouts: 0, dropped: 0 };
   const negotiated: NegotiatedMedia = {
     codec: PCMU,
@@ -66,7 +72,10 @@ async function setUp(media: Partial<NegotiatedMedia> = {}) {
     audio: (frame) => log.frames.push(Int16Array.from(frame)),
     mark: (name) => log.marks.push(name),
     dtmf: (digit) => log.digits.push(digit),
-    hangup: () => log.hangups++,
+    hangup: (message) => {
+      log.hangups++;
+      if (message !== undefined) log.messages.push(message);
+    },
   };
   transport.attach(handlers);
   const farSender = new RtpSender({
@@ -104,6 +113,31 @@ describe('SIP media transport', () => {
     toAgent(farSender.audio(frame(3000))!);
     await until(() => log.frames.length === 1);
     expect(log.frames[0]![0]).toBe(PCMA.decode(PCMA.encode(frame(3000)))[0]);
+  });
+
+  it('runs a G.722 call at 16 kHz: 320-sample frames from the caller’s packets, and each agent frame one 160-byte packet of type 9', async () => {
+    const { log, far, farSender, toAgent, transport, timers } = await setUp({ codec: G722, payloadType: 9 });
+    expect(transport.sampleRate).toBe(16000);
+    expect(transport.lineEncoding).toBe('linear16');
+    const wide = Int16Array.from({ length: 320 }, (_, i) =>
+      Math.round(6000 * Math.sin((2 * Math.PI * 5000 * i) / 16000)),
+    );
+    for (let i = 0; i < 5; i++) {
+      toAgent(farSender.audio(wide)!);
+      timers.advance(20);
+    }
+    await until(() => log.frames.length === 5);
+    expect(log.frames.map((f) => f.length)).toEqual([320, 320, 320, 320, 320]);
+    // A 5 kHz tone only a 16 kHz line carries comes through (G.722's delay settles by the last frame).
+    expect(Math.max(...log.frames[4]!.map(Math.abs))).toBeGreaterThan(3000);
+    transport.sendAudio(wide);
+    transport.sendAudio(wide);
+    await until(() => far.received.length === 2);
+    expect(far.received.map((p) => [p.payloadType, p.payload.length])).toEqual([
+      [9, 160],
+      [9, 160],
+    ]);
+    expect(far.received[1]!.timestamp - far.received[0]!.timestamp).toBe(160);
   });
 
   it('sends each agent frame as one packet to the negotiated address, from its own port', async () => {
@@ -174,11 +208,12 @@ describe('SIP media transport', () => {
     expect(far.received).toHaveLength(1);
   });
 
-  it('on media timeout tells the signalling and hangs the session up, and sends no BYE on the close that follows', async () => {
+  it('on media timeout tells the signalling and hangs the session up saying the media stopped, and sends no BYE on the close that follows', async () => {
     const { timers, transport, events, log } = await setUp();
     timers.advance(1000);
     expect(events.timeouts).toBe(1);
     expect(log.hangups).toBe(1);
+    expect(log.messages).toEqual(['No RTP from the far side for 1 s: the media stopped.']);
     transport.close('user_hangup');
     expect(events.closed).toEqual([]);
   });

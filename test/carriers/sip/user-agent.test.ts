@@ -209,7 +209,7 @@ describe('SIP user agent, inbound', () => {
 
   it('answers an offer with no common codec 488 and gives the port back', async () => {
     const { far, ports, calls } = await agent(accept);
-    far.send(inviteFrom(far, { body: offer({ codecs: '9' }) }));
+    far.send(inviteFrom(far, { body: offer({ codecs: '18' }) }));
     await until(() => far.received.length === 3);
     expect(statuses(far.received)).toEqual([100, 180, 488]);
     expect(ports.used).toBe(0);
@@ -399,9 +399,9 @@ describe('SIP user agent, outbound', () => {
 
   const answer = offer({ port: 40010, codecs: '8 101' });
 
-  it('offers PCMU, PCMA and telephone-event, reports ringing, and ACKs the 2xx end-to-end with its own branch', async () => {
+  it('offers G.722, PCMU, PCMA and telephone-event, reports ringing, and ACKs the 2xx end-to-end with its own branch', async () => {
     const { far, invite, progress, result } = await dialling();
-    expect(parseSdp(invite.body).media[0]!.formats).toEqual(['0', '8', '101']);
+    expect(parseSdp(invite.body).media[0]!.formats).toEqual(['9', '0', '8', '101']);
     far.send(responseTo(invite, 180, 'Ringing', { toTag: 'callee' }));
     await until(() => progress.length === 1);
     expect(progress).toEqual([180]);
