@@ -10,6 +10,10 @@ import {
   SipStreamFramer,
   type SipMessage,
 } from '../../src/carriers/sip/message.ts';
+import { RtpPortPool } from '../../src/carriers/sip/rtp-ports.ts';
+import { SipUserAgent, type SipUserAgentOptions } from '../../src/carriers/sip/user-agent.ts';
+import { SipSocketWire } from '../../src/carriers/sip/wire.ts';
+import { ManualTimers } from '../../src/timers.ts';
 
 export async function until(done: () => boolean, what = 'the condition'): Promise<void> {
   for (let i = 0; i < 1000 && !done(); i++) await new Promise((r) => setTimeout(r, 5));
@@ -95,4 +99,37 @@ export function requestText(o: {
     '',
     body,
   ].join('\r\n');
+}
+
+/**
+ * The service's own user agent on a loopback UDP wire, for tests that drive it from a far peer: manual timers, RTP
+ * ports from `rtpPorts` (a range no other test file binds: they run in parallel), tags counted up so they are exact.
+ * What closes the wire goes on `cleanups`.
+ */
+export async function loopbackUserAgent<T>(o: {
+  rtpPorts: { low: number; high: number };
+  admit: SipUserAgentOptions<T>['admit'];
+  onCall: SipUserAgentOptions<T>['onCall'];
+  cleanups: (() => unknown)[];
+}): Promise<{ ua: SipUserAgent<T>; wire: SipSocketWire; timers: ManualTimers; ports: RtpPortPool }> {
+  const timers = new ManualTimers(0);
+  const ports = new RtpPortPool(o.rtpPorts, '127.0.0.1');
+  let ua: SipUserAgent<T> | undefined;
+  const wire = await SipSocketWire.listen({
+    udp: { host: '127.0.0.1', port: 0 },
+    onMessage: (message, from) => ua!.receive(message, from),
+  });
+  o.cleanups.push(() => wire.close());
+  let n = 0;
+  ua = new SipUserAgent<T>({
+    wire,
+    timers,
+    random: (bytes) => (n++).toString(16).padStart(bytes * 2, '0'),
+    publicHost: '127.0.0.1',
+    sentBy: () => `127.0.0.1:${wire.address().udp}`,
+    ports,
+    admit: o.admit,
+    onCall: o.onCall,
+  });
+  return { ua, wire, timers, ports };
 }

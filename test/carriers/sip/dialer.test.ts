@@ -5,16 +5,12 @@ import { NoCarrierDialer } from '../../../src/carriers/carriers.ts';
 import { DigestServer } from '../../../src/carriers/sip/digest.ts';
 import { dialEnding, hostPortOf, SipDialer, type SipDialOutcomes } from '../../../src/carriers/sip/dialer.ts';
 import { header, responseTo, type SipRequest } from '../../../src/carriers/sip/message.ts';
-import { RtpPortPool } from '../../../src/carriers/sip/rtp-ports.ts';
 import type { CallTransport } from '../../../src/call/transport.ts';
-import { SipUserAgent } from '../../../src/carriers/sip/user-agent.ts';
-import { SipSocketWire } from '../../../src/carriers/sip/wire.ts';
 import { ApiError } from '../../../src/errors.ts';
 import { NoTransferError, type DialRequest, type Dialer, type TransferRequest } from '../../../src/records/dialer.ts';
 import type { OwnedSipTrunk } from '../../../src/sip-trunks/repository.ts';
 import type { SipTrunk } from '../../../src/sip-trunks/schema.ts';
-import { ManualTimers } from '../../../src/timers.ts';
-import { udpPeer, until } from '../../helpers/sip-peer.ts';
+import { loopbackUserAgent, udpPeer, until } from '../../helpers/sip-peer.ts';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -60,26 +56,13 @@ async function dialer(
     egressAllow?: string[];
   } = {},
 ) {
-  const timers = new ManualTimers(0);
-  const ports = new RtpPortPool({ low: rtpLow, high: rtpLow + 9 }, '127.0.0.1');
-  rtpLow += 10;
-  let ua: SipUserAgent<never> | undefined;
-  const wire = await SipSocketWire.listen({
-    udp: { host: '127.0.0.1', port: 0 },
-    onMessage: (message, from) => ua!.receive(message, from),
-  });
-  cleanups.push(() => wire.close());
-  let n = 0;
-  ua = new SipUserAgent<never>({
-    wire,
-    timers,
-    random: (bytes) => (n++).toString(16).padStart(bytes * 2, '0'),
-    publicHost: '127.0.0.1',
-    sentBy: () => `127.0.0.1:${wire.address().udp}`,
-    ports,
+  const { ua, wire, timers, ports } = await loopbackUserAgent<never>({
+    rtpPorts: { low: rtpLow, high: rtpLow + 9 },
     admit: () => ({ verdict: 'refuse' }),
     onCall: () => {},
+    cleanups,
   });
+  rtpLow += 10;
   const far = await udpPeer(() => wire.address().udp!);
   cleanups.push(() => far.close());
   const held: OwnedSipTrunk = {

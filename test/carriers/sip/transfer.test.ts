@@ -12,14 +12,11 @@ import { REFER_GRACE_MS, SipDialer, type SipDialOutcomes } from '../../../src/ca
 import { header, responseTo, type SipRequest, type SipResponse } from '../../../src/carriers/sip/message.ts';
 import { sipfragStatus } from '../../../src/carriers/sip/refer.ts';
 import { parseRtp, writeRtp } from '../../../src/carriers/sip/rtp-packet.ts';
-import { RtpPortPool } from '../../../src/carriers/sip/rtp-ports.ts';
-import { SipUserAgent, type SipCall } from '../../../src/carriers/sip/user-agent.ts';
-import { SipSocketWire } from '../../../src/carriers/sip/wire.ts';
+import type { SipCall } from '../../../src/carriers/sip/user-agent.ts';
 import { EgressPolicy } from '../../../src/net/egress.ts';
 import { NoTransferError } from '../../../src/records/dialer.ts';
 import type { OwnedSipTrunk } from '../../../src/sip-trunks/repository.ts';
-import { ManualTimers } from '../../../src/timers.ts';
-import { requestText, udpPeer, until, type FarPeer } from '../../helpers/sip-peer.ts';
+import { loopbackUserAgent, requestText, udpPeer, until, type FarPeer } from '../../helpers/sip-peer.ts';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -60,26 +57,13 @@ async function answeredCall(
     inbound?: SipCall[];
   } = {},
 ) {
-  const timers = new ManualTimers(0);
-  const ports = new RtpPortPool({ low: rtpLow, high: rtpLow + 9 }, '127.0.0.1');
-  rtpLow += 10;
-  let ua: SipUserAgent<string> | undefined;
-  const wire = await SipSocketWire.listen({
-    udp: { host: '127.0.0.1', port: 0 },
-    onMessage: (message, from) => ua!.receive(message, from),
-  });
-  cleanups.push(() => wire.close());
-  let n = 0;
-  ua = new SipUserAgent<string>({
-    wire,
-    timers,
-    random: (bytes) => (n++).toString(16).padStart(bytes * 2, '0'),
-    publicHost: '127.0.0.1',
-    sentBy: () => `127.0.0.1:${wire.address().udp}`,
-    ports,
+  const { ua, wire, timers, ports } = await loopbackUserAgent<string>({
+    rtpPorts: { low: rtpLow, high: rtpLow + 9 },
     admit: () => (o.inbound ? { verdict: 'accept', value: 'trunk_1' } : { verdict: 'refuse' }),
     onCall: (call) => o.inbound?.push(call),
+    cleanups,
   });
+  rtpLow += 10;
   const far = await udpPeer(() => wire.address().udp!);
   cleanups.push(() => far.close());
   const held: OwnedSipTrunk = {
