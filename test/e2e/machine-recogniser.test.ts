@@ -16,7 +16,6 @@ import {
   childProcessesOf,
   demoAgentsFile,
   startServiceProcess,
-  workerProcessesOf,
 } from '../helpers/service-process.ts';
 
 const KEY = 'machine-stt-key-0123456789-01234567';
@@ -29,7 +28,8 @@ const api = apiAs(KEY);
 
 const recognisers = (primary: number) =>
   childProcessesOf(primary).filter((c) => c.cmdline.includes('recogniser-process'));
-const workers = workerProcessesOf;
+const workers = (primary: number) =>
+  childProcessesOf(primary).filter((c) => c.env.some((e) => e.startsWith('NODE_ID=')));
 
 /** A call that says its name once greeted and waits for the answer. */
 async function sayName(url: string): Promise<PlacedCall> {

@@ -17,7 +17,7 @@ import { agentFinished, placeInboundCall, type PlacedCall } from '../helpers/pho
 import {
   apiAs,
   callOwners,
-  workerProcessesOf,
+  childProcessesOf,
   demoAgentsFile,
   startServiceProcess,
 } from '../helpers/service-process.ts';
@@ -87,7 +87,7 @@ function listenBriefly(url: string, callId: string): Promise<{ audioFrames: numb
 /** The worker processes of a primary, by the NODE_ID each was given. */
 function workersOf(primary: ChildProcess): Map<string, number> {
   const found = new Map<string, number>();
-  for (const child of workerProcessesOf(primary.pid!)) {
+  for (const child of childProcessesOf(primary.pid!)) {
     const nodeId = child.env.find((e) => e.startsWith('NODE_ID='))?.slice('NODE_ID='.length);
     if (nodeId) found.set(nodeId, child.pid);
   }

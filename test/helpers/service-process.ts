@@ -106,16 +106,6 @@ export function childProcessesOf(pid: number): { pid: number; cmdline: string; e
   });
 }
 
-/**
- * A primary's service workers: its children given a NODE_ID, but for the machine's recogniser process, which the
- * primary starts at once (the workers warm the recogniser at start) with its own environment.
- */
-export function workerProcessesOf(primary: number): { pid: number; cmdline: string; env: string[] }[] {
-  return childProcessesOf(primary).filter(
-    (c) => c.env.some((e) => e.startsWith('NODE_ID=')) && !c.cmdline.includes('recogniser-process'),
-  );
-}
-
 /** An API request to a service process as `key`'s organization; a body is sent as JSON. */
 export function apiAs(key: string): (url: string, method: string, path: string, body?: unknown) => Promise<Response> {
   return (url, method, path, body) =>
