@@ -4,13 +4,13 @@
 // Engines are made once per distinct configuration and leased to calls; each call opens its own
 // stream. Idle engines beyond ENGINE_CACHE_BOUND per kind are closed, least recently used first.
 import { createHash } from 'node:crypto';
-import { SttConfigSchema, VoiceConfigSchema, type AgentConfig } from '../agents/schema.ts';
+import { VoiceConfigSchema, type AgentConfig } from '../agents/schema.ts';
 import type { Dispatcher } from '../net/http.ts';
 import type { OpenWebSocket } from '../net/websocket.ts';
 import { EngineCache } from './engine-cache.ts';
 import { createSttEngine } from './stt/index.ts';
 import { createTtsEngine } from './tts/index.ts';
-import type { EngineLease, SpeechEngineProvider, SttEngine, TtsEngine } from './types.ts';
+import type { SpeechEngineProvider, SttEngine, TtsEngine } from './types.ts';
 import { SileroVadEngine } from './vad/silero.ts';
 
 /**
@@ -50,7 +50,7 @@ export function engineCacheKey(config: { api_key?: string | undefined }): string
   );
 }
 
-function canWarm<E extends object>(engine: E): engine is E & { warm(): void } {
+function canWarm(engine: TtsEngine): engine is TtsEngine & { warm(): void } {
   return typeof Reflect.get(engine, 'warm') === 'function';
 }
 
@@ -64,30 +64,25 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions): Spe
     ttss.lease(engineCacheKey(config), () =>
       createTtsEngine(config, { dispatcher: options.dispatcher, openWebSocket: options.openWebSocket }),
     );
-  const stt = (config: AgentConfig['stt']): EngineLease<SttEngine> => {
-    // Phrases are per stream, not per engine: one engine serves every agent with these settings.
-    const { phrases: _phrases, ...shared } = config;
-    const factory = { dispatcher: options.dispatcher, openWebSocket: options.openWebSocket };
-    if (shared.engine === 'pocketsphinx' || shared.engine === 'moonshine') {
-      const engine = createSttEngine(config, factory);
-      embeddedStts.add(engine);
-      return { engine, release: () => undefined };
-    }
-    return stts.lease(engineCacheKey(shared), () => createSttEngine(config, factory));
-  };
   if (options.warm) {
-    // Released at once: the warm engines stay cached (most recently used) for the first call, whose greeting then does
-    // not wait for the voice's threads, nor its words for the recogniser's model.
-    const voice = tts(VoiceConfigSchema.parse({}));
-    if (canWarm(voice.engine)) voice.engine.warm();
-    voice.release();
-    const recogniser = stt(SttConfigSchema.parse({}));
-    if (canWarm(recogniser.engine)) recogniser.engine.warm();
-    recogniser.release();
+    // Released at once: the warm engine stays cached (most recently used) for the first call.
+    const warmup = tts(VoiceConfigSchema.parse({}));
+    if (canWarm(warmup.engine)) warmup.engine.warm();
+    warmup.release();
   }
   return {
     vad,
-    stt,
+    stt(config: AgentConfig['stt']) {
+      // Phrases are per stream, not per engine: one engine serves every agent with these settings.
+      const { phrases: _phrases, ...shared } = config;
+      const factory = { dispatcher: options.dispatcher, openWebSocket: options.openWebSocket };
+      if (shared.engine === 'pocketsphinx' || shared.engine === 'moonshine') {
+        const engine = createSttEngine(config, factory);
+        embeddedStts.add(engine);
+        return { engine, release: () => undefined };
+      }
+      return stts.lease(engineCacheKey(shared), () => createSttEngine(config, factory));
+    },
     tts,
     async close() {
       await Promise.allSettled([

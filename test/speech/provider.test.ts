@@ -2,8 +2,6 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SttConfigSchema, VoiceConfigSchema } from '../../src/agents/schema.ts';
 import { createEmbeddedSpeechEngines, ENGINE_CACHE_BOUND, engineCacheKey } from '../../src/speech/provider.ts';
 import { PocketsphinxEngine } from '../../src/speech/stt/index.ts';
-import { MoonshineEngine } from '../../src/speech/stt/moonshine/engine.ts';
-import { FliteTtsEngine } from '../../src/speech/tts/flite.ts';
 import type { SpeechEngineProvider } from '../../src/speech/types.ts';
 import { testDispatcher } from '../support/outbound.ts';
 
@@ -76,19 +74,4 @@ describe('createEmbeddedSpeechEngines', () => {
     const stream = await again.engine.open({ sampleRate: 16000, language: 'en-US' });
     await stream.close();
   }, 30_000);
-
-  it('warming at start readies the default voice and the default recogniser: the first caller waits for neither', () => {
-    const voiceWarmed = vi.spyOn(FliteTtsEngine.prototype, 'warm').mockImplementation(() => undefined);
-    const recogniserWarmed = vi.spyOn(MoonshineEngine.prototype, 'warm').mockImplementation(() => undefined);
-    try {
-      provider = createEmbeddedSpeechEngines({ dispatcher: testDispatcher, warm: true });
-      expect(voiceWarmed).toHaveBeenCalledTimes(1);
-      expect(recogniserWarmed).toHaveBeenCalledTimes(1);
-      // The warmed ones are the engines the first call gets.
-      expect(recogniserWarmed.mock.contexts[0]).toBe(provider.stt(SttConfigSchema.parse({})).engine);
-    } finally {
-      voiceWarmed.mockRestore();
-      recogniserWarmed.mockRestore();
-    }
-  });
 });

@@ -355,14 +355,6 @@ export class MoonshineEngine implements SttEngine {
     return new MoonshineStream(this, options);
   }
 
-  /**
-   * Starts loading the model now, so the first caller's words are not held while it loads. A model that fails to load
-   * fails the first call's open(), as it would have without this.
-   */
-  warm(): void {
-    this.reader.ready().catch(() => undefined);
-  }
-
   /** Text of one utterance, biased toward `phrases`; rejects with STT_ABORTED as soon as `signal` fires. */
   transcribe(
     samples: Int16Array,
