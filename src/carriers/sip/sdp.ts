@@ -164,7 +164,7 @@ export interface LocalMedia {
   sessionId: string;
   sessionVersion: number;
   /** Codecs this side takes (a wideband one is preferred, see above); G.722, PCMU and PCMA when absent. */
-  codecs?: readonly RtpCodec[];
+  codecs?: readonly RtpCodec[] | undefined;
 }
 
 const ANSWER_DIRECTION: Record<Direction, Direction> = {

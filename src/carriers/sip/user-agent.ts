@@ -18,6 +18,7 @@ import { header, headerFields, type SipHeader, type SipRequest, type SipResponse
 import type { BoundRtpPort, RtpPortPool } from './rtp-ports.ts';
 import { ReferTransfer, type ReferOptions } from './refer.ts';
 import { answerOffer, createOffer, readAnswer, type NegotiatedMedia } from './sdp.ts';
+import type { RtpCodec } from './rtp-sender.ts';
 import {
   cseqOf,
   InviteServerTransaction,
@@ -55,6 +56,8 @@ export interface SipUserAgentOptions<T> {
   /** Bounds new INVITEs per source address (503 with Retry-After beyond it); none when absent. */
   floodGuard?: InviteFloodGuard | undefined;
   /** An inbound call was answered (200 sent); its transport is ready for the session. */
+  /** The codecs offered and accepted, preferred first; RTP_CODECS (G.722 where built, PCMU, PCMA) when absent. */
+  codecs?: readonly RtpCodec[] | undefined;
   onCall: (call: SipCall, admitted: T) => void;
   mediaTimeoutMs?: number;
   timerValues?: SipTimerValues;
@@ -335,7 +338,13 @@ export class SipUserAgent<T> {
     const sessionId = String(parseInt(this.o.random(4), 16));
     let answered: ReturnType<typeof answerOffer>;
     try {
-      answered = answerOffer(invite.body, { address: this.publicHost, port: port.port, sessionId, sessionVersion: 1 });
+      answered = answerOffer(invite.body, {
+        address: this.publicHost,
+        port: port.port,
+        sessionId,
+        sessionVersion: 1,
+        codecs: this.o.codecs,
+      });
     } catch (error) {
       port.release();
       if (error instanceof SipError && error.code === 'SIP_NO_COMMON_CODEC')
@@ -455,7 +464,13 @@ export class SipUserAgent<T> {
       const port = await this.o.ports.bind();
       const transport = o.peer.transport;
       const sessionId = String(parseInt(this.o.random(4), 16));
-      const offer = createOffer({ address: this.publicHost, port: port.port, sessionId, sessionVersion: 1 });
+      const offer = createOffer({
+        address: this.publicHost,
+        port: port.port,
+        sessionId,
+        sessionVersion: 1,
+        codecs: this.o.codecs,
+      });
       const base: SipRequest = {
         kind: 'request',
         method: 'INVITE',
@@ -500,7 +515,7 @@ export class SipUserAgent<T> {
                 this.layer.sendAck(dialog.ack(cseqOf(sent)!.number), hop);
                 let media: NegotiatedMedia;
                 try {
-                  media = readAnswer(response.body);
+                  media = readAnswer(response.body, { codecs: this.o.codecs });
                 } catch (error) {
                   if (!(error instanceof SipError)) throw error;
                   this.sendInDialog(dialog.request('BYE'), hop);

@@ -32,6 +32,7 @@ import {
   tagOf,
   type NonInviteServerTransaction,
 } from '../../../src/carriers/sip/transactions.ts';
+import { PCMU } from '../../../src/carriers/sip/rtp-sender.ts';
 import { SipUserAgent, type SipCall } from '../../../src/carriers/sip/user-agent.ts';
 import { SipSocketWire, type SipPeer } from '../../../src/carriers/sip/wire.ts';
 import { realTimers } from '../../../src/timers.ts';
@@ -271,6 +272,9 @@ export const sipDriver: CarrierDriver = {
       publicHost: HOST,
       sentBy,
       ports: new RtpPortPool(PHONE_RTP_PORTS, HOST),
+      // Phones from the phone network, as every other carrier's in this suite: μ-law, the scripts' own recordings
+      // (a G.722 caller is sip-call.test.ts's baresip, with 16 kHz audio to carry).
+      codecs: [PCMU],
       admit: (invite) => ({ verdict: 'accept', value: userOf(invite.uri) }),
       onCall: (call, number) => {
         answered.push({ number, call });
