@@ -367,8 +367,9 @@ export function pacing(
   }
 }
 
-export async function runCall(target: Target, script: CallScript): Promise<CallResult> {
-  const result: CallResult = {
+/** A call's result before anything was heard: every series empty, every count zero (runCall's and the SIP bench's). */
+export function emptyCallResult(): CallResult {
+  return {
     callId: '',
     v2v: [],
     v2vVoiced: [],
@@ -385,11 +386,20 @@ export async function runCall(target: Target, script: CallScript): Promise<CallR
     sendLagMs: null,
     error: null,
   };
+}
+
+/** The callers' pauses and phrase choices, repeatable from a call's seed (a linear congruential generator). */
+export function seededRandom(seed: number): () => number {
+  let rnd = seed;
+  return () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+}
+
+export async function runCall(target: Target, script: CallScript): Promise<CallResult> {
+  const result = emptyCallResult();
   const arrivals: number[] = [];
   /** Arrival times of the agent frames that carry a voice, not its lead-in (audio/lead-in.ts carriesVoice). */
   const voicedArrivals: number[] = [];
-  let rnd = script.seed;
-  const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const random = seededRandom(script.seed);
   const waitFor = async (cond: () => boolean, timeoutMs: number) => {
     const until = performance.now() + timeoutMs;
     while (!cond()) {

@@ -29,10 +29,12 @@ import { SipSocketWire } from '../src/carriers/sip/wire.ts';
 import { realTimers } from '../src/timers.ts';
 import { freeUdpPort } from '../test/helpers/net.ts';
 import {
+  emptyCallResult,
   LoopStalls,
   loadPhrases,
   pacing,
   runCall,
+  seededRandom,
   startTarget,
   STUB_ENDPOINT_MS,
   type CallResult,
@@ -201,25 +203,8 @@ interface SipScript {
 
 /** One SIP call, timed as runCall times a Twilio one. */
 async function sipCall(target: Target, phones: Phones, sipPort: number, script: SipScript): Promise<CallResult> {
-  const result: CallResult = {
-    callId: '',
-    v2v: [],
-    v2vVoiced: [],
-    answeredAt: [],
-    fromHangoverEnd: [],
-    jitter: [],
-    jitterCallersOnTime: [],
-    late: 0,
-    framesReceived: 0,
-    clears: 0,
-    turnsMissed: 0,
-    record: null,
-    finalizeMs: null,
-    sendLagMs: null,
-    error: null,
-  };
-  let rnd = script.seed;
-  const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const result = emptyCallResult();
+  const random = seededRandom(script.seed);
   const waitFor = async (cond: () => boolean, timeoutMs: number) => {
     const until = performance.now() + timeoutMs;
     while (!cond()) {
