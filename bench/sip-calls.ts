@@ -24,6 +24,7 @@ import { carriesVoice } from '../src/audio/lead-in.ts';
 import { cryptoRandomHex } from '../src/clock.ts';
 import { parseRtp } from '../src/carriers/sip/rtp-packet.ts';
 import { RtpPortPool, type BoundRtpPort } from '../src/carriers/sip/rtp-ports.ts';
+import { PCMU } from '../src/carriers/sip/rtp-sender.ts';
 import { SipUserAgent, type SipCall } from '../src/carriers/sip/user-agent.ts';
 import { SipSocketWire } from '../src/carriers/sip/wire.ts';
 import { realTimers } from '../src/timers.ts';
@@ -185,6 +186,9 @@ async function startPhones(): Promise<Phones> {
     publicHost: HOST,
     sentBy: () => `${HOST}:${wire.address().udp}`,
     ports: pool,
+    // The phones send and time 20 ms μ-law packets (PACKET_BYTES), as phones from the phone network do: offered
+    // G.722, the service would answer in it.
+    codecs: [PCMU],
     admit: () => ({ verdict: 'refuse' }),
     onCall: () => undefined,
   });
