@@ -45,7 +45,7 @@ describe('the service process and calls under way', () => {
   it('SIGTERM: stops accepting, lets the call run for the drain time, then ends it with error_service and exits 0', async () => {
     const { dataDir, port, first } = await serviceWithPhoneAgent();
     const { caller, callId } = await placeInboundCall(first.url, NUMBER);
-    await agentFinished(caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });
+    await agentFinished(caller, { after: 0, timeoutMs: 20_000 });
     first.child.kill('SIGTERM');
     await caller.waitForClose();
     expect(await first.exited).toBe(0);
@@ -70,7 +70,7 @@ describe('the service process and calls under way', () => {
         .status,
     ).toBe(200);
     const { caller, callId } = await placeInboundCall(first.url, NUMBER);
-    await agentFinished(caller, { after: 0, timeoutMs: 20_000, quietMs: 200 });
+    await agentFinished(caller, { after: 0, timeoutMs: 20_000 });
     await caller.speak(fixtureUlaw('04-yes-please'));
     // The caller's words are in the record as soon as they are recognised.
     await vi.waitFor(

@@ -8,6 +8,9 @@ import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 
+/** How long stop() waits for the service to close before it fails, saying what was still running. */
+const STOP_WITHIN_MS = 45_000;
+
 export interface TestService {
   service: RunningService;
   url: string;
@@ -105,7 +108,17 @@ export async function startTestService(
       return { status: res.status, headers: res.headers, body: parsed, text };
     },
     async stop() {
-      await service.close().catch(() => undefined);
+      // A close that hangs would only say "hook timed out": this says which calls were still live and what the
+      // service last logged, well inside the hook's 60 s.
+      let timer: NodeJS.Timeout | undefined;
+      const stuck = new Promise<'stuck'>((resolve) => (timer = setTimeout(() => resolve('stuck'), STOP_WITHIN_MS)));
+      const live = service.registry.all().map((call) => call.callId);
+      const outcome = await Promise.race([service.close().catch(() => undefined), stuck]);
+      clearTimeout(timer);
+      if (outcome === 'stuck')
+        throw new Error(
+          `the service did not close within ${STOP_WITHIN_MS} ms; live at stop: ${JSON.stringify(live)}, still: ${JSON.stringify(service.registry.all().map((call) => call.callId))}; last logs:\n${logs.slice(-40).join('\n')}`,
+        );
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
