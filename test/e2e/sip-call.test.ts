@@ -11,10 +11,12 @@
 // here) and ends dial_no_answer. A trunk number whose trunk has no outbound side is refused 400 with no record.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SttConfigSchema } from '../../src/agents/schema.ts';
 import { decodeWav, encodeWav } from '../../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
@@ -31,11 +33,17 @@ const OUTBOUND_NUMBER = '+15550700002';
 const INBOUND_ONLY_NUMBER = '+15550700003';
 const CALLEE = '+15557000088';
 const RING_TIMEOUT_MS = 1500;
+const METRICS_TOKEN = 'sip-metrics-token-0123456789abcdef';
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
 
 let t: TestService;
+let recogniser: ReturnType<typeof createSttEngine>;
 let sipPort: number;
 const dir = mkdtempSync(join(tmpdir(), 'sip-e2e-'));
+const cleanupsAfter: (() => unknown)[] = [];
+afterAll(() => {
+  for (const cleanup of cleanupsAfter) cleanup();
+});
 
 beforeAll(async () => {
   sipPort = await freeUdpPort();
@@ -43,6 +51,7 @@ beforeAll(async () => {
     SIP_LISTEN: `udp:${HOST}:${sipPort}`,
     RTP_PORTS: '47900-47999',
     RING_TIMEOUT_MS: String(RING_TIMEOUT_MS),
+    METRICS_TOKEN,
   });
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
@@ -62,7 +71,7 @@ beforeAll(async () => {
   // baresip talks on its WAV's clock and hangs up when it ends, whatever the call is doing: the recogniser's first
   // load (the process's one shared engine, 6-18 s on this machine) is done before it dials, so the phrase is read
   // before the BYE however busy the machine is.
-  const recogniser = createSttEngine(SttConfigSchema.parse(config['stt'] ?? {}), { dispatcher: testDispatcher });
+  recogniser = createSttEngine(SttConfigSchema.parse(config['stt'] ?? {}), { dispatcher: testDispatcher });
   await (await recogniser.open({ sampleRate: 8000, language: 'en-US' })).close();
 }, 60_000);
 afterAll(async () => {
@@ -96,6 +105,7 @@ async function baresipCall(uri: string, user: string) {
   const wav = join(dir, 'caller.wav');
   callerWav(wav);
   const port = await freeUdpPort();
+  const dumps = mkdtempSync(join(dir, 'heard-'));
   writeFileSync(
     join(home, 'config'),
     [
@@ -116,6 +126,9 @@ async function baresipCall(uri: string, user: string) {
       ['module', 'g722.so'],
       ['module', 'aufile.so'],
       ['module', 'alsa.so'],
+      // Dumps each call's audio both ways as WAV files in snd_path: the -dec file is what baresip heard.
+      ['module', 'sndfile.so'],
+      ['snd_path', dumps],
       ['module_app', 'account.so'],
       ['module_app', 'menu.so'],
     ]
@@ -125,10 +138,26 @@ async function baresipCall(uri: string, user: string) {
   writeFileSync(join(home, 'accounts'), `<sip:${user}@${HOST}:${port}>;regint=0;audio_codecs=G722,PCMU\n`);
   writeFileSync(join(home, 'contacts'), '');
   const child = spawn('baresip', ['-f', home, '-e', `/dial ${uri}`, '-t', '25'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const run = { output: '', exited: once(child, 'exit'), stop: () => child.kill() };
+  const run = { output: '', exited: once(child, 'exit'), stop: () => child.kill(), dumps };
   child.stdout.on('data', (chunk: Buffer) => (run.output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (run.output += chunk.toString()));
   return run;
+}
+
+/** What baresip heard on its call: the decoded direction of sndfile's dump, read by the recogniser. */
+async function heardByBaresip(dumps: string): Promise<{ text: string; sampleRate: number; files: string[] }> {
+  const files = readdirSync(dumps);
+  const heard = files.find((f) => f.endsWith('-dec.wav'));
+  if (heard === undefined) return { text: '', sampleRate: 0, files };
+  const bytes = readFileSync(join(dumps, heard));
+  const sampleRate = bytes.readUInt32LE(24);
+  const { samples } = decodeWav(bytes, sampleRate);
+  const stream = await recogniser.open({ sampleRate, language: 'en-US' });
+  const frame = sampleRate / 50;
+  for (let at = 0; at + frame <= samples.length; at += frame) stream.push(samples.subarray(at, at + frame));
+  const { text } = await stream.finalize();
+  await stream.close();
+  return { text, sampleRate, files };
 }
 
 async function sippRefused(number: string): Promise<{ code: number | null; output: string }> {
@@ -151,7 +180,24 @@ async function ended(callId: string): Promise<CallRecord> {
 }
 
 describe('a call over a SIP trunk', () => {
-  it('is answered by the agent of the trunk’s number over G.722 (16 kHz) when the phone offers it: recorded inbound with the caller’s number, the greeting said, the caller’s audio recorded and its words in the transcript, user_hangup on the caller’s BYE', async () => {
+  it('is answered by the agent of the trunk’s number over G.722 (16 kHz) when the phone offers it: recorded inbound with the caller’s number, the greeting said and heard by the phone, the caller’s audio recorded and its words in the transcript, user_hangup on the caller’s BYE, the org’s webhooks told and the call counted in /metrics', async () => {
+    const hooks: { event: string; callId: string }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        const message = JSON.parse(body) as { event: string; call?: { call_id: string } };
+        hooks.push({ event: message.event, callId: message.call?.call_id ?? '' });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, HOST, resolve));
+    cleanupsAfter.push(() => receiver.close());
+    const hookPort = (receiver.address() as AddressInfo).port;
+    const settings = await t.request('PUT', '/v2/webhook-settings', {
+      body: { webhook_url: `http://${HOST}:${hookPort}/hooks` },
+    });
+    expect(settings.status, settings.text).toBe(200);
     // The Request-URI's user part without its +: trunks send both forms.
     const caller = await baresipCall(`sip:${TRUNK_NUMBER.slice(1)}@${HOST}:${sipPort}`, CALLER);
     let calls: CallRecord[] = [];
@@ -187,6 +233,25 @@ describe('a call over a SIP trunk', () => {
     for (let at = 44; at + 4 <= bytes.length; at += 4)
       callerPeak = Math.max(callerPeak, Math.abs(bytes.readInt16LE(at)));
     expect(callerPeak).toBeGreaterThan(5000);
+    // baresip heard the agent: the greeting is in the audio it decoded, at G.722's 16 kHz.
+    const heard = await heardByBaresip(caller.dumps);
+    // Measured: sndfile writes the decoder's output at 8 kHz (its header says so and the words read right at it).
+    expect(heard.sampleRate, heard.files.join(', ')).toBe(8000);
+    expect(heard.text).toMatch(/thanks for calling/i);
+    // The org's webhook heard the SIP call start and end (and its analysis, which comes after the end).
+    await vi.waitFor(
+      () => {
+        const events = hooks.filter((h) => h.callId === record.call_id).map((h) => h.event);
+        expect(events).toEqual(expect.arrayContaining(['call_started', 'call_ended', 'call_analyzed']));
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    expect(hooks.filter((h) => h.callId === record.call_id && h.event === 'call_started')).toHaveLength(1);
+    // /metrics counts the ended SIP call by its reason.
+    const metrics = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    expect(metrics.status).toBe(200);
+    const counted = /^voicecall_calls_total\{disconnection_reason="user_hangup"\} (\d+)$/m.exec(await metrics.text());
+    expect(Number(counted?.[1])).toBeGreaterThanOrEqual(1);
   }, 60_000);
 
   it('refuses a number the trunk does not hold with 403, leaving no record', async () => {
@@ -207,11 +272,6 @@ async function sippCallee(scenario: string): Promise<SippRun> {
   await new Promise((r) => setTimeout(r, 300));
   return callee;
 }
-
-const cleanupsAfter: (() => unknown)[] = [];
-afterAll(() => {
-  for (const cleanup of cleanupsAfter) cleanup();
-});
 
 /** Points the outbound trunk at `port` and places a call from its number; returns the call id. */
 async function dialThroughTrunk(trunkId: string, port: number): Promise<string> {
