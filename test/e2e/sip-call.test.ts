@@ -23,7 +23,7 @@ import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { createSttEngine } from '../../src/speech/stt/index.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { freeUdpPort } from '../helpers/net.ts';
-import { startSipp, writeSippWav, type SippRun } from '../carriers/sip/sipp-run.ts';
+import { startSipp, writeMachineWav, writeSippWav, type SippRun } from '../carriers/sip/sipp-run.ts';
 import { testDispatcher } from '../support/outbound.ts';
 
 const HOST = '127.0.0.1';
@@ -33,6 +33,7 @@ const OUTBOUND_NUMBER = '+15550700002';
 const INBOUND_ONLY_NUMBER = '+15550700003';
 const CALLEE = '+15557000088';
 const RING_TIMEOUT_MS = 1500;
+const VOICEMAIL_MESSAGE = 'This is the clinic. Please call us back.';
 const METRICS_TOKEN = 'sip-metrics-token-0123456789abcdef';
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
 
@@ -64,6 +65,15 @@ beforeAll(async () => {
     },
   });
   expect(agent.status, agent.text).toBe(201);
+  const machineAgent = await t.request('POST', '/v2/agents', {
+    body: {
+      ...config,
+      agent_id: 'sip-vm',
+      begin_message: 'Hello, thanks for calling.',
+      voicemail: { detect: true, action: 'leave_message', message: VOICEMAIL_MESSAGE },
+    },
+  });
+  expect(machineAgent.status, machineAgent.text).toBe(201);
   const trunk = await t.request('POST', '/v2/sip-trunks', {
     body: { name: 'loopback pbx', numbers: [TRUNK_NUMBER], inbound: { allowed_addresses: [`${HOST}/32`] } },
   });
@@ -274,13 +284,13 @@ async function sippCallee(scenario: string): Promise<SippRun> {
 }
 
 /** Points the outbound trunk at `port` and places a call from its number; returns the call id. */
-async function dialThroughTrunk(trunkId: string, port: number): Promise<string> {
+async function dialThroughTrunk(trunkId: string, port: number, agentId = 'sip-desk'): Promise<string> {
   const patched = await t.request('PATCH', `/v2/sip-trunks/${trunkId}`, {
     body: { outbound: { address: `${HOST}:${port}`, transport: 'udp' } },
   });
   expect(patched.status, patched.text).toBe(200);
   const placed = await t.request('POST', '/v2/calls', {
-    body: { call_from: OUTBOUND_NUMBER, call_to: CALLEE, agent_id: 'sip-desk' },
+    body: { call_from: OUTBOUND_NUMBER, call_to: CALLEE, agent_id: agentId },
   });
   expect(placed.status, placed.text).toBe(201);
   return (placed.body as { call_id: string }).call_id;
@@ -309,6 +319,7 @@ describe('a call placed through a SIP trunk', () => {
     expect(trunk.status, trunk.text).toBe(201);
     trunkId = (trunk.body as { sip_trunk_id: string }).sip_trunk_id;
     writeSippWav(join(dir, 'callee.wav'));
+    writeMachineWav(join(dir, 'machine.wav'));
   });
 
   it('is answered by the callee: outbound, the agent greets, the callee’s audio is recorded and its words reach the transcript, and the callee’s BYE ends it user_hangup', async () => {
@@ -339,6 +350,25 @@ describe('a call placed through a SIP trunk', () => {
       calleePeak = Math.max(calleePeak, Math.abs(bytes.readInt16LE(at)));
     expect(calleePeak).toBeGreaterThan(5000);
     expect(transcript.some((m) => m.role === 'user' && /john/i.test(m.content))).toBe(true);
+  }, 30_000);
+
+  it('knows an answering machine on the far side from its greeting and beep, leaves the voicemail message after the beep, and ends voicemail_reached with the message the last thing said', async () => {
+    const callee = await sippCallee('voicemail.xml');
+    const record = await finished(await dialThroughTrunk(trunkId, callee.port, 'sip-vm'));
+    // SIPp's scenario passes only if the service hung up with a BYE.
+    const run = await callee.done();
+    expect(run.code, run.output).toBe(0);
+    expect(record).toMatchObject({
+      call_type: 'outbound',
+      call_status: 'ended',
+      disconnection_reason: 'voicemail_reached',
+    });
+    expect(record.disconnection_message).toMatch(/answering machine answered.*the voicemail message was left/);
+    const message = record.transcript!.at(-1)!;
+    expect(message).toMatchObject({ role: 'agent', content: VOICEMAIL_MESSAGE });
+    // The machine's beep ends 0.3 + 6.4 (greeting) + 0.4 + 0.5 s after the answer; the message starts after it.
+    expect(message.start_at).toBeGreaterThanOrEqual(7.6 - 0.1);
+    expect(message.start_at).toBeLessThanOrEqual(7.6 + 3);
   }, 30_000);
 
   it('ends a call the callee answers 486 Busy Here as dial_failed, saying busy and the SIP status', async () => {

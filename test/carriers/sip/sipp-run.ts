@@ -64,10 +64,35 @@ export async function startSipp(args: string[], o: { dir: string; timeoutS?: num
  */
 export function writeSippWav(path: string): void {
   const file = readdirSync(fixtures).find((f) => f.startsWith('01-my-name-is-john') && f.endsWith('.8k-ulaw.wav'))!;
-  const source = readFileSync(join(fixtures, file));
+  writeUlawWav(path, Buffer.concat([ulawData(join(fixtures, file)), Buffer.alloc(3 * 8000, 0xff)]));
+}
+
+/**
+ * An answering machine for SIPp's rtp_stream, as media/sim-scripts/voicemail.json plays it: its greeting, 0.4 s of
+ * quiet, the beep, then quiet while the message is left.
+ */
+export function writeMachineWav(path: string): void {
+  const prompts = join(import.meta.dirname, '..', '..', '..', 'media', 'sim-scripts', 'prompts');
+  writeUlawWav(
+    path,
+    Buffer.concat([
+      ulawData(join(prompts, 'voicemail-greeting-slt.8k-ulaw.wav')),
+      Buffer.alloc(0.4 * 8000, 0xff),
+      ulawData(join(prompts, 'beep-1000hz.8k-ulaw.wav')),
+      Buffer.alloc(6 * 8000, 0xff),
+    ]),
+  );
+}
+
+/** The μ-law bytes of an 8 kHz μ-law WAV file. */
+function ulawData(file: string): Buffer {
+  const source = readFileSync(file);
   const at = source.indexOf('data');
-  const phrase = source.subarray(at + 8, at + 8 + source.readUInt32LE(at + 4));
-  const data = Buffer.concat([phrase, Buffer.alloc(3 * 8000, 0xff)]);
+  return source.subarray(at + 8, at + 8 + source.readUInt32LE(at + 4));
+}
+
+/** Writes 8 kHz mono μ-law bytes as a WAV file (format 7). */
+function writeUlawWav(path: string, data: Buffer): void {
   const head = Buffer.alloc(44);
   head.write('RIFF', 0);
   head.writeUInt32LE(36 + data.length, 4);
