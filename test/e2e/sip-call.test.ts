@@ -34,6 +34,7 @@ const INBOUND_ONLY_NUMBER = '+15550700003';
 const CALLEE = '+15557000088';
 const RING_TIMEOUT_MS = 1500;
 const VOICEMAIL_MESSAGE = 'This is the clinic. Please call us back.';
+const LIVE_LINE = 'Please hold the line.';
 const METRICS_TOKEN = 'sip-metrics-token-0123456789abcdef';
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
 
@@ -108,8 +109,11 @@ function callerWav(path: string): void {
   writeFileSync(path, encodeWav({ samples, sampleRate: 16000 }));
 }
 
-/** baresip calls `uri` from `user`, plays the WAV, and hangs up (BYE) when the WAV ends; it quits by 15 s. */
-async function baresipCall(uri: string, user: string) {
+/**
+ * baresip as `user`: it calls `dial` (or, without it, answers the first call to it at once), plays the WAV, and hangs
+ * up (BYE) when the WAV ends; it quits by 25 s.
+ */
+async function baresipPhone(user: string, dial?: string) {
   const home = join(dir, 'baresip');
   mkdirSync(home, { recursive: true });
   const wav = join(dir, 'caller.wav');
@@ -145,10 +149,15 @@ async function baresipCall(uri: string, user: string) {
       .map((entry) => entry.join('\t'))
       .join('\n') + '\n',
   );
-  writeFileSync(join(home, 'accounts'), `<sip:${user}@${HOST}:${port}>;regint=0;audio_codecs=G722,PCMU\n`);
+  writeFileSync(
+    join(home, 'accounts'),
+    `<sip:${user}@${HOST}:${port}>;regint=0;answermode=auto;audio_codecs=G722,PCMU\n`,
+  );
   writeFileSync(join(home, 'contacts'), '');
-  const child = spawn('baresip', ['-f', home, '-e', `/dial ${uri}`, '-t', '25'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const run = { output: '', exited: once(child, 'exit'), stop: () => child.kill(), dumps };
+  const child = spawn('baresip', ['-f', home, ...(dial ? ['-e', `/dial ${dial}`] : []), '-t', '25'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const run = { output: '', exited: once(child, 'exit'), stop: () => child.kill(), dumps, port };
   child.stdout.on('data', (chunk: Buffer) => (run.output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (run.output += chunk.toString()));
   return run;
@@ -209,7 +218,7 @@ describe('a call over a SIP trunk', () => {
     });
     expect(settings.status, settings.text).toBe(200);
     // The Request-URI's user part without its +: trunks send both forms.
-    const caller = await baresipCall(`sip:${TRUNK_NUMBER.slice(1)}@${HOST}:${sipPort}`, CALLER);
+    const caller = await baresipPhone(CALLER, `sip:${TRUNK_NUMBER.slice(1)}@${HOST}:${sipPort}`);
     let calls: CallRecord[] = [];
     for (let i = 0; i < 100 && calls.length === 0; i++) {
       await new Promise((r) => setTimeout(r, 100));
@@ -370,6 +379,37 @@ describe('a call placed through a SIP trunk', () => {
     expect(message.start_at).toBeGreaterThanOrEqual(7.6 - 0.1);
     expect(message.start_at).toBeLessThanOrEqual(7.6 + 3);
   }, 30_000);
+
+  it('is answered by a phone (baresip, auto-answer): outbound, the phone hears the greeting and a line said over the live-call API, which the transcript holds as the agent’s, and the callee’s words and BYE end it user_hangup', async () => {
+    const phone = await baresipPhone(CALLEE);
+    cleanupsAfter.push(() => phone.stop());
+    const callId = await dialThroughTrunk(trunkId, phone.port);
+    // Once the greeting is under way, a line from outside the call.
+    await vi.waitFor(
+      async () => {
+        const live = CallRecordSchema.parse((await t.request('GET', `/v2/calls/${callId}`)).body);
+        expect(live.transcript?.some((m) => m.role === 'agent')).toBe(true);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    const said = await t.request('POST', `/v2/calls/${callId}/say`, { body: { text: LIVE_LINE } });
+    expect(said.status, said.text).toBe(202);
+    const record = await finished(callId);
+    phone.stop();
+    await phone.exited;
+    expect(record, phone.output.slice(-2000)).toMatchObject({
+      call_type: 'outbound',
+      call_to: CALLEE,
+      disconnection_reason: 'user_hangup',
+    });
+    const transcript = record.transcript ?? [];
+    expect(transcript[0]!.content).toMatch(/thanks for calling/i);
+    expect(transcript.some((m) => m.role === 'agent' && m.content === LIVE_LINE)).toBe(true);
+    expect(transcript.some((m) => m.role === 'user' && /john/i.test(m.content))).toBe(true);
+    const heard = await heardByBaresip(phone.dumps);
+    expect(heard.text).toMatch(/thanks for calling/i);
+    expect(heard.text).toMatch(/hold the line/i);
+  }, 40_000);
 
   it('ends a call the callee answers 486 Busy Here as dial_failed, saying busy and the SIP status', async () => {
     const callee = await sippCallee('busy.xml');
