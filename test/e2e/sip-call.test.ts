@@ -3,12 +3,17 @@
 // The agent greets, the caller's phrase reaches the call (its recording) and its words the transcript, and baresip
 // hangs up when its audio ends (a BYE): the call record is `inbound` with the caller's number, the greeting, the
 // caller's words, and user_hangup. A call to a number the trunk does not hold is refused 403 (SIPp) and leaves no
-// record. docs/sip-notes.md says how baresip is set up.
+// record. docs/sip-notes.md says how baresip is set up. baresip's sndfile module dumps what it heard, which the
+// recogniser reads back: the phone heard the greeting. The org's webhook receiver gets call_started, call_ended and
+// call_analyzed for the SIP call, and /metrics counts it.
 //
 // Outbound, through the trunk's outbound side (SIPp as the callee on the far side of the trunk): an answered call
 // whose callee speaks and hangs up ends user_hangup with the greeting and the callee's words; a busy callee (486)
 // ends dial_failed saying busy with the SIP status; a callee that only rings is CANCELled at RING_TIMEOUT_MS (short
-// here) and ends dial_no_answer. A trunk number whose trunk has no outbound side is refused 400 with no record.
+// here) and ends dial_no_answer. An answering machine (SIPp playing a greeting and a beep) is found and the voicemail
+// message left after the beep (voicemail_reached). baresip, auto-answering, is called too: it hears the greeting and a
+// line said over the live-call API (POST /v2/calls/{id}/say), which the transcript holds. A trunk number whose
+// trunk has no outbound side is refused 400 with no record.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
