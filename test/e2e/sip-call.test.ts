@@ -5,7 +5,8 @@
 // caller's words, and user_hangup. A call to a number the trunk does not hold is refused 403 (SIPp) and leaves no
 // record. docs/sip-notes.md says how baresip is set up. baresip's sndfile module dumps what it heard, which the
 // recogniser reads back: the phone heard the greeting. The org's webhook receiver gets call_started, call_ended and
-// call_analyzed for the SIP call, and /metrics counts it.
+// call_analyzed for the SIP call, and /metrics counts it. The recorded call, replayed as an agent test against its
+// agent version, says the same turn by turn.
 //
 // Outbound, through the trunk's outbound side (SIPp as the callee on the far side of the trunk): an answered call
 // whose callee speaks and hangs up ends user_hangup with the greeting and the callee's words; a busy callee (486)
@@ -23,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SttConfigSchema } from '../../src/agents/schema.ts';
+import { AgentTestSchema, TestRunSchema } from '../../src/agent-tests/schema.ts';
 import { decodeWav, encodeWav } from '../../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { createSttEngine } from '../../src/speech/stt/index.ts';
@@ -44,6 +46,8 @@ const METRICS_TOKEN = 'sip-metrics-token-0123456789abcdef';
 const fixtures = join(import.meta.dirname, '..', '..', 'media', 'fixtures');
 
 let t: TestService;
+/** The inbound baresip call, once over: replayed as an agent test. */
+let inboundCall: CallRecord | undefined;
 let recogniser: ReturnType<typeof createSttEngine>;
 let sipPort: number;
 const dir = mkdtempSync(join(tmpdir(), 'sip-e2e-'));
@@ -231,6 +235,7 @@ describe('a call over a SIP trunk', () => {
     }
     expect(calls, caller.output.slice(-2000)).toHaveLength(1);
     const record = await ended(calls[0]!.call_id);
+    inboundCall = record;
     caller.stop();
     await caller.exited;
     expect(record).toMatchObject({
@@ -257,7 +262,7 @@ describe('a call over a SIP trunk', () => {
     for (let at = 44; at + 4 <= bytes.length; at += 4)
       callerPeak = Math.max(callerPeak, Math.abs(bytes.readInt16LE(at)));
     expect(callerPeak).toBeGreaterThan(5000);
-    // baresip heard the agent: the greeting is in the audio it decoded, at G.722's 16 kHz.
+    // baresip heard the agent: the greeting is in the audio it decoded.
     const heard = await heardByBaresip(caller.dumps);
     // Measured: sndfile writes the decoder's output at 8 kHz (its header says so and the words read right at it).
     expect(heard.sampleRate, heard.files.join(', ')).toBe(8000);
@@ -277,6 +282,30 @@ describe('a call over a SIP trunk', () => {
     const counted = /^voicecall_calls_total\{disconnection_reason="user_hangup"\} (\d+)$/m.exec(await metrics.text());
     expect(Number(counted?.[1])).toBeGreaterThanOrEqual(1);
   }, 60_000);
+
+  it('is an agent test: the recorded SIP call replayed against its agent version says the same, turn by turn', async () => {
+    const original = inboundCall!;
+    const created = await t.request('POST', '/v2/agents/sip-desk/tests', {
+      body: {
+        name: 'replay of a SIP call',
+        caller: { replay: { call_id: original.call_id } },
+        expect: { transcript_contains: [{ regex: 'john', role: 'user' }] },
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const started = await t.request('POST', '/v2/agents/sip-desk/test-runs', {
+      body: { agent_version: original.agent_version, test_ids: [AgentTestSchema.parse(created.body).test_id] },
+    });
+    expect(started.status, started.text).toBe(201);
+    let run = TestRunSchema.parse(started.body);
+    for (let i = 0; i < 600 && run.status === 'running'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      run = TestRunSchema.parse((await t.request('GET', `/v2/test-runs/${run.run_id}`)).body);
+    }
+    const result = run.results[0]!;
+    expect(result.assertions.filter((a) => !a.passed)).toEqual([]);
+    expect(result.original!.turns.filter((turn) => !turn.same)).toEqual([]);
+  }, 90_000);
 
   it('refuses a number the trunk does not hold with 403, leaving no record', async () => {
     const before = (await listCalls()).length;
