@@ -7,7 +7,7 @@
 //   [--endpointing semantic|silence] (an embedded run's end of turn: silence at 500 ms measures the
 //   engines' capacity without semantic waits after digits, which set the p95 of the default)
 //   [--log FILE] (an in-process service's debug log: each end-of-turn decision with its words)
-//   [--url http://… --key KEY [--stats-url URL]]
+//   [--url http://… --key KEY [--stats-url URL]] (with --transport sip also --sip udp:127.0.0.1:PORT)
 // N concurrent simulated carrier calls over the Twilio Media Streams protocol, each a scripted
 // conversation of recorded phrases with pauses; per-turn voice-to-voice latency, the record's
 // latency parts, outbound pacing jitter, late/dropped frames, CPU and memory per call. With
@@ -71,6 +71,8 @@ const { values } = parseArgs({
       'ramp',
       'transport',
       'script',
+      // --transport sip: the SIP address bench:serve-stub -- --sip prints (bench/sip-calls.ts reads it).
+      'sip',
     ].map((k) => [k, { type: 'string' as const }]),
   ),
 });

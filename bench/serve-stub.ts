@@ -20,15 +20,21 @@ import pino from 'pino';
 import { z } from 'zod';
 import { startService } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
+import { freeUdpPort } from '../test/helpers/net.ts';
 import { TEST_TWILIO_TOKEN } from '../test/helpers/service.ts';
 import { ServiceStatsSchema, type ServiceStats } from './harness.ts';
 import { stubSpeechEngines } from './stub-engines.ts';
 
-const { values } = parseArgs({ options: { port: { type: 'string' }, workers: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { port: { type: 'string' }, workers: { type: 'string' }, sip: { type: 'boolean' } },
+});
 const port = z.coerce.number().int().min(0).max(65535).default(0).parse(values.port);
 const workers = z.coerce.number().int().min(1).max(16).default(1).parse(values.workers);
 const key = 'bench-key-0123456789-0123456789-0123';
 const DATA_DIR_ENV = 'BENCH_STUB_DATA_DIR';
+// --sip: also SIP on UDP at 127.0.0.1 (bench:calls --transport sip --sip … dials it; it makes its own trunk).
+const sipListen = values.sip ? `udp:127.0.0.1:${await freeUdpPort()}` : undefined;
+const sipEnv = sipListen ? { SIP_LISTEN: sipListen, RTP_PORTS: '52000-52999' } : {};
 
 const StatsRequest = z.object({ type: z.literal('bench:stats'), id: z.number(), gc: z.boolean(), reset: z.boolean() });
 const StatsAnswer = z.object({ type: z.literal('bench:stats-answer'), id: z.number(), stats: ServiceStatsSchema });
@@ -62,6 +68,7 @@ async function runService(dataDir: string, setup: boolean, nodeId: string | unde
     EGRESS_ALLOW: '127.0.0.0/8',
     TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN,
     ...(nodeId ? { NODE_ID: nodeId } : {}),
+    ...sipEnv,
   });
   const speech = stubSpeechEngines();
   const service = await startService({ config, logger: pino({ level: 'error' }), speech, setup });
@@ -131,6 +138,7 @@ function combine(all: ServiceStats[]): ServiceStats {
   };
 }
 
+if (sipListen && workers > 1) throw new Error('--sip runs one service process (no --workers)');
 if (workers > 1 && cluster.isPrimary) {
   // Every bench call leaves a recording here (~2 MB per 20 s call): removed when the service stops.
   const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
@@ -195,7 +203,7 @@ if (workers > 1 && cluster.isPrimary) {
   const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
   const { service, stats } = await runService(dataDir, true, undefined);
   const server = await serveStats(async (o) => stats(o));
-  console.log(JSON.stringify({ url: service.url, key, stats: server.url }));
+  console.log(JSON.stringify({ url: service.url, key, stats: server.url, ...(sipListen ? { sip: sipListen } : {}) }));
   // No forced GC here: a full collection every 5 s stalled every call's pacing for 30–75 ms.
   setInterval(() => {
     const s = stats({ gc: false, reset: false });

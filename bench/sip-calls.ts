@@ -17,6 +17,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { muLawDecode } from '../src/audio/g711.ts';
@@ -36,9 +37,11 @@ import {
   pacing,
   runCall,
   seededRandom,
+  serviceStats,
   startTarget,
   STUB_ENDPOINT_MS,
   type CallResult,
+  type ServiceStats,
   type Target,
 } from './harness.ts';
 import { markdownTable, stats, type SeriesStats } from './report.ts';
@@ -49,10 +52,21 @@ const Args = z.object({
   duration: z.coerce.number().positive().max(3600).default(20),
   /** Calls opened per second while ramping up (the SIP calls also wait out 503s). */
   ramp: z.coerce.number().positive().default(100),
+  /** Out of process: bench:serve-stub -- --sip prints these (url, key, stats, sip). */
+  url: z.url().optional(),
+  key: z.string().optional(),
+  'stats-url': z.url().optional(),
+  sip: z
+    .string()
+    .regex(/^udp:127\.0\.0\.1:\d+$/)
+    .optional(),
 });
 const { values } = parseArgs({
   options: Object.fromEntries(
-    ['transport', 'calls', 'duration', 'ramp', 'engines'].map((k) => [k, { type: 'string' as const }]),
+    ['transport', 'calls', 'duration', 'ramp', 'engines', 'url', 'key', 'stats-url', 'sip'].map((k) => [
+      k,
+      { type: 'string' as const },
+    ]),
   ),
 });
 if (values.engines !== undefined && values.engines !== 'stub')
@@ -62,7 +76,14 @@ const args = Args.parse({
   calls: values.calls,
   duration: values.duration,
   ramp: values.ramp,
+  url: values.url,
+  key: values.key,
+  'stats-url': values['stats-url'],
+  sip: values.sip,
 });
+if (args.url !== undefined && (args.sip === undefined || args['stats-url'] === undefined))
+  throw new Error('--url needs --sip and --stats-url (bench:serve-stub -- --sip prints them)');
+const statsUrl = args['stats-url'];
 
 const HOST = '127.0.0.1';
 /** The service's media ports and the phones' (two ports a call each). */
@@ -292,6 +313,10 @@ interface PathRun {
   emitted: number;
   elapsedS: number;
   stalls: number;
+  /** Out of process (--stats-url): the service's own CPU (µs), memory and event-loop delay while the calls ran. */
+  service: { cpuUs: number; rssMb: number; loopDelayMs: ServiceStats['loopDelayMs'] } | null;
+  /** This process's event-loop delay while the calls ran (callers and phones; the service too in process). */
+  callersLoopDelayMs: { p50: number; p99: number; max: number };
   /** This process's CPU (service, callers and phones together) while the calls ran, µs. */
   cpuUs: number;
 }
@@ -321,19 +346,42 @@ async function runPath(target: Target, place: (script: SipScript) => Promise<Cal
   const all = Promise.all(running);
   while (idle < args.calls) await Promise.race([sleep(20), all]);
   await sleep(500);
-  const emittedBefore = target.stub!.ttsEngine.framesEmitted;
+  const framesEmitted = async () =>
+    statsUrl ? (await serviceStats(statsUrl)).framesEmitted : target.stub!.ttsEngine.framesEmitted;
+  if (statsUrl) await serviceStats(statsUrl, { reset: true });
+  const svc0 = statsUrl ? await serviceStats(statsUrl) : null;
+  const emittedBefore = await framesEmitted();
+  const callersLoop = monitorEventLoopDelay({ resolution: 5 });
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
+  callersLoop.enable();
   stalls.start();
   release();
   const results = await all;
   stalls.stop();
+  callersLoop.disable();
   const cpu = process.cpuUsage(cpu0);
   // Packets still in flight after a hang-up land within a few ms.
   await sleep(200);
+  const svc1 = statsUrl ? await serviceStats(statsUrl) : null;
+  // The histogram holds whole 5 ms intervals: the delay is what exceeds them (as bench:serve-stub reports its own).
+  const late = (ns: number) => Math.round(Math.max(0, ns / 1e6 - 5) * 100) / 100;
   return {
     results,
-    emitted: target.stub!.ttsEngine.framesEmitted - emittedBefore,
+    service:
+      svc0 && svc1
+        ? {
+            cpuUs: svc1.cpuUserUs + svc1.cpuSystemUs - svc0.cpuUserUs - svc0.cpuSystemUs,
+            rssMb: Math.round(svc1.rss / 1e6),
+            loopDelayMs: svc1.loopDelayMs,
+          }
+        : null,
+    callersLoopDelayMs: {
+      p50: late(callersLoop.percentile(50)),
+      p99: late(callersLoop.percentile(99)),
+      max: late(callersLoop.max),
+    },
+    emitted: (svc1 ? svc1.framesEmitted : await framesEmitted()) - emittedBefore,
     elapsedS: (performance.now() - t0) / 1000,
     stalls: stalls.count,
     cpuUs: cpu.user + cpu.system,
@@ -341,9 +389,11 @@ async function runPath(target: Target, place: (script: SipScript) => Promise<Cal
 }
 
 const loadStart = loadavg();
-const sipPort = await freeUdpPort();
+const sipPort = args.sip ? Number(args.sip.split(':')[2]) : await freeUdpPort();
 const target = await startTarget({
   engines: 'stub',
+  url: args.url,
+  key: args.key,
   env: {
     SIP_LISTEN: `udp:${HOST}:${sipPort}`,
     RTP_PORTS: `${SERVICE_RTP.low}-${SERVICE_RTP.high}`,
@@ -416,13 +466,21 @@ const summarize = (run: PathRun) => {
     errors: run.results.filter((r) => r.error).map((r) => r.error),
     elapsedS: Math.round(run.elapsedS * 10) / 10,
     cpuMsPerCallPerSecond: Math.round((run.cpuUs / 1000 / args.calls / run.elapsedS) * 100) / 100,
+    serviceCpuMsPerCallPerSecond: run.service
+      ? Math.round((run.service.cpuUs / 1000 / args.calls / run.elapsedS) * 100) / 100
+      : null,
+    serviceRssMb: run.service?.rssMb ?? null,
+    serviceLoopDelayMs: run.service?.loopDelayMs ?? null,
+    callersLoopDelayMs: run.callersLoopDelayMs,
   };
 };
 const paths = { twilio: summarize(twilio), sip: summarize(sip) };
 const summary = {
   when: new Date().toISOString(),
   args,
-  note: 'shared 2-core machine; the phones and callers run in the same process as the service; Twilio calls first, then SIP calls',
+  note: args.url
+    ? `shared 2-core machine; service in another process (${args.url}); Twilio calls first, then SIP calls`
+    : 'shared 2-core machine; the phones and callers run in the same process as the service; Twilio calls first, then SIP calls',
   loadAverage: { start: loadStart, twilio: loadTwilio, sip: loadSip, end: loadEnd },
   paths,
 };
@@ -447,7 +505,18 @@ const md = [
       'dropped frames': paths[path].droppedFrames,
       'frames received': paths[path].framesReceived,
       "callers' loop stalls": paths[path].callersLoopStalls,
-      'CPU ms per call per s (service + callers)': paths[path].cpuMsPerCallPerSecond,
+      [args.url ? 'CPU ms per call per s (callers)' : 'CPU ms per call per s (service + callers)']:
+        paths[path].cpuMsPerCallPerSecond,
+      ...(args.url
+        ? {
+            'service CPU ms per call per s': paths[path].serviceCpuMsPerCallPerSecond ?? '',
+            'service RSS MB': paths[path].serviceRssMb ?? '',
+            'service loop delay p99/max ms': paths[path].serviceLoopDelayMs
+              ? `${paths[path].serviceLoopDelayMs!.p99.toFixed(1)} / ${paths[path].serviceLoopDelayMs!.max.toFixed(1)}`
+              : '',
+          }
+        : {}),
+      "callers' loop delay p99/max ms": `${paths[path].callersLoopDelayMs.p99} / ${paths[path].callersLoopDelayMs.max}`,
       errors: paths[path].errors.length,
     })),
   ),
