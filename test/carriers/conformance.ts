@@ -29,8 +29,13 @@ export const SCRIPTS = {
     { wait_for_agent: true },
     { hangup: true },
   ],
-  /** Talks over the greeting half a second into it, then hears the goodbye. */
-  'conf-barges-in': [{ barge_in_after_ms: 500 }, { say: '05-no-thank-you-rms.8k-ulaw.wav' }, { wait_for_agent: true }],
+  /** Talks over the greeting half a second into it, hears the answer, hangs up (not waiting out the script's max_ms). */
+  'conf-barges-in': [
+    { barge_in_after_ms: 500 },
+    { say: '05-no-thank-you-rms.8k-ulaw.wav' },
+    { wait_for_agent: true },
+    { hangup: true },
+  ],
   /** Asks for a person after the greeting and stays on while it is put through. */
   'conf-transfer-me': [{ wait_for_agent: true }, { say: '11-can-i-speak-to-awb.8k-ulaw.wav' }, { wait_ms: 10_000 }],
 } as const;

@@ -304,7 +304,9 @@ describe('a call over a SIP trunk', () => {
     }
     const result = run.results[0]!;
     expect(result.assertions.filter((a) => !a.passed)).toEqual([]);
-    expect(result.original!.turns.filter((turn) => !turn.same)).toEqual([]);
+    // Turn by turn as far as the original went: baresip hangs up on its WAV's clock, which may cut the original's
+    // answer to the caller's words before it was said, while the replay hears it out.
+    expect(result.original!.turns.filter((turn) => turn.original !== null && !turn.same)).toEqual([]);
   }, 90_000);
 
   it('refuses a number the trunk does not hold with 403, leaving no record', async () => {
