@@ -1,5 +1,7 @@
-// npm run bench:calls -- --transport sip [--calls 50] [--duration 20]
-// The SIP path beside the Twilio path, in one run, stub engines: an in-process service listening on SIP_LISTEN at
+// npm run bench:calls -- --transport sip [--calls 50] [--duration 20] [--engines stub|embedded]
+// The SIP path beside the Twilio path, in one run, stub engines (or, in process, the embedded ones: then the figure
+// is each path's voice to voice, the caller's last speech frame to the agent's first packet and first voiced one):
+// an in-process service listening on SIP_LISTEN at
 // 127.0.0.1 with a trunk whose allowed address is 127.0.0.1 takes N concurrent Twilio-protocol calls (runCall, as
 // bench:calls does), then N concurrent SIP calls. Each SIP caller is a phone on the project's own user agent
 // (src/carriers/sip/user-agent.ts, as test/carriers/sip/driver.ts's phones are): INVITE, then its own 20 ms μ-law
@@ -48,6 +50,7 @@ import { markdownTable, stats, type SeriesStats } from './report.ts';
 
 const Args = z.object({
   transport: z.literal('sip'),
+  engines: z.enum(['stub', 'embedded']).default('stub'),
   calls: z.coerce.number().int().min(1).max(400).default(50),
   duration: z.coerce.number().positive().max(3600).default(20),
   /** Calls opened per second while ramping up (the SIP calls also wait out 503s). */
@@ -69,10 +72,9 @@ const { values } = parseArgs({
     ]),
   ),
 });
-if (values.engines !== undefined && values.engines !== 'stub')
-  throw new Error('--transport sip runs stub engines only');
 const args = Args.parse({
   transport: values.transport,
+  engines: values.engines,
   calls: values.calls,
   duration: values.duration,
   ramp: values.ramp,
@@ -83,7 +85,10 @@ const args = Args.parse({
 });
 if (args.url !== undefined && (args.sip === undefined || args['stats-url'] === undefined))
   throw new Error('--url needs --sip and --stats-url (bench:serve-stub -- --sip prints them)');
+if (args.url !== undefined && args.engines !== 'stub')
+  throw new Error('--url drives bench:serve-stub, whose engines are the stubs: the embedded engines run in process');
 const statsUrl = args['stats-url'];
+const stub = args.engines === 'stub';
 
 const HOST = '127.0.0.1';
 /** The service's media ports and the phones' (two ports a call each). */
@@ -291,7 +296,7 @@ async function sipCall(target: Target, phones: Phones, sipPort: number, script: 
       const voiced = voicedAt();
       if (voiced !== undefined) result.v2vVoiced.push(voiced - sentAt);
       result.answeredAt.push(performance.timeOrigin + first);
-      const hangoverEnd = l.frameSentAt(lastSpeechFrame + STUB_ENDPOINT_MS / FRAME_MS);
+      const hangoverEnd = stub ? l.frameSentAt(lastSpeechFrame + STUB_ENDPOINT_MS / FRAME_MS) : undefined;
       if (hangoverEnd !== undefined && hangoverEnd <= first) result.fromHangoverEnd.push(first - hangoverEnd);
       await waitFor(() => l.playedAfter(before) || l.ended, 30_000);
       pacing(l.arrivals, before, l.arrivals.length, result, script.stalls);
@@ -346,8 +351,9 @@ async function runPath(target: Target, place: (script: SipScript) => Promise<Cal
   const all = Promise.all(running);
   while (idle < args.calls) await Promise.race([sleep(20), all]);
   await sleep(500);
+  // The embedded voice keeps no count of the frames it made: dropped frames are the stub's figure only.
   const framesEmitted = async () =>
-    statsUrl ? (await serviceStats(statsUrl)).framesEmitted : target.stub!.ttsEngine.framesEmitted;
+    statsUrl ? (await serviceStats(statsUrl)).framesEmitted : (target.stub?.ttsEngine.framesEmitted ?? 0);
   if (statsUrl) await serviceStats(statsUrl, { reset: true });
   const svc0 = statsUrl ? await serviceStats(statsUrl) : null;
   const emittedBefore = await framesEmitted();
@@ -391,7 +397,7 @@ async function runPath(target: Target, place: (script: SipScript) => Promise<Cal
 const loadStart = loadavg();
 const sipPort = args.sip ? Number(args.sip.split(':')[2]) : await freeUdpPort();
 const target = await startTarget({
-  engines: 'stub',
+  engines: args.engines,
   url: args.url,
   key: args.key,
   env: {
@@ -413,7 +419,7 @@ const created = await fetch(`${target.url}/v2/sip-trunks`, {
 if (created.status !== 201)
   throw new Error(`creating the SIP trunk answered ${created.status}: ${await created.text()}`);
 console.error(
-  `bench:calls --transport sip: ${args.calls} calls × ${args.duration} s per path, stub engines, SIP on ${HOST}:${sipPort}`,
+  `bench:calls --transport sip: ${args.calls} calls × ${args.duration} s per path, ${args.engines} engines, SIP on ${HOST}:${sipPort}`,
 );
 
 // One call of each path first, so JIT, pools and lazily built state are not charged to the measured calls.
@@ -432,7 +438,9 @@ const warmSip = await sipCall(target, phones, sipPort, warmScript);
 if (warmSip.error) throw new Error(`SIP warm-up call failed: ${warmSip.error}`);
 
 const loadTwilio = loadavg();
-const twilio = await runPath(target, (s) => runCall(target, { ...s, hangoverFrames: STUB_ENDPOINT_MS / FRAME_MS }));
+const twilio = await runPath(target, (s) =>
+  runCall(target, stub ? { ...s, hangoverFrames: STUB_ENDPOINT_MS / FRAME_MS } : s),
+);
 const loadSip = loadavg();
 const sip = await runPath(target, (s) => sipCall(target, phones, sipPort, s));
 const loadEnd = loadavg();
@@ -440,14 +448,21 @@ await phones.wire.close();
 await target.close();
 
 const summarize = (run: PathRun) => {
-  const all = <K extends 'v2v' | 'fromHangoverEnd' | 'jitter' | 'jitterCallersOnTime'>(k: K) =>
+  const all = <K extends 'v2v' | 'v2vVoiced' | 'fromHangoverEnd' | 'jitter' | 'jitterCallersOnTime'>(k: K) =>
     run.results.flatMap((r) => r[k]);
   const received = run.results.reduce((n, r) => n + r.framesReceived, 0);
   const series: Record<string, SeriesStats | null> = {
-    [`runtime overhead per turn (v2v − ${STUB_ENDPOINT_MS} ms stub hangover)`]: stats(
-      all('v2v').map((v) => v - STUB_ENDPOINT_MS),
-    ),
-    "runtime overhead per turn, from the caller's frame that ends the hangover": stats(all('fromHangoverEnd')),
+    ...(stub
+      ? {
+          [`runtime overhead per turn (v2v − ${STUB_ENDPOINT_MS} ms stub hangover)`]: stats(
+            all('v2v').map((v) => v - STUB_ENDPOINT_MS),
+          ),
+          "runtime overhead per turn, from the caller's frame that ends the hangover": stats(all('fromHangoverEnd')),
+        }
+      : {
+          "voice to voice per turn (the caller's last speech frame → the agent's first packet)": stats(all('v2v')),
+          "voice to voice to the agent's first voiced packet": stats(all('v2vVoiced')),
+        }),
     'send jitter |gap − 20 ms| at the receiving phone, every gap': stats(all('jitter')),
     "send jitter, gaps no callers' loop stall touched": stats(all('jitterCallersOnTime')),
     'caller audio behind real time at hang-up': stats(
@@ -461,7 +476,7 @@ const summarize = (run: PathRun) => {
     lateFrames: run.results.reduce((n, r) => n + r.late, 0),
     framesReceived: received,
     framesEmittedByStubTts: run.emitted,
-    droppedFrames: Math.max(0, run.emitted - received),
+    droppedFrames: stub ? Math.max(0, run.emitted - received) : null,
     callersLoopStalls: run.stalls,
     errors: run.results.filter((r) => r.error).map((r) => r.error),
     elapsedS: Math.round(run.elapsedS * 10) / 10,
@@ -492,7 +507,7 @@ const rows = Object.keys(paths.twilio.series).flatMap((metric) =>
 );
 const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
 const md = [
-  `# bench:calls --transport sip — ${args.calls} calls × ${args.duration} s per path, stub engines`,
+  `# bench:calls --transport sip — ${args.calls} calls × ${args.duration} s per path, ${args.engines} engines`,
   '',
   markdownTable(rows),
   '',
@@ -502,7 +517,7 @@ const md = [
       turns: paths[path].turns,
       'turns missed': paths[path].turnsMissed,
       'late frames': paths[path].lateFrames,
-      'dropped frames': paths[path].droppedFrames,
+      'dropped frames': paths[path].droppedFrames ?? '',
       'frames received': paths[path].framesReceived,
       "callers' loop stalls": paths[path].callersLoopStalls,
       [args.url ? 'CPU ms per call per s (callers)' : 'CPU ms per call per s (service + callers)']:
@@ -525,7 +540,7 @@ const md = [
 ].join('\n');
 const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
 mkdirSync(dir, { recursive: true });
-const base = join(dir, `calls-sip-${args.calls}x${args.duration}s`);
+const base = join(dir, `calls-sip-${args.engines}-${args.calls}x${args.duration}s`);
 writeFileSync(`${base}.json`, `${JSON.stringify(summary, null, 2)}\n`);
 writeFileSync(`${base}.md`, `${md}\n`);
 console.log(md);
