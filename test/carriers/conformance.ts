@@ -29,7 +29,7 @@ export const SCRIPTS = {
     { wait_for_agent: true },
     { hangup: true },
   ],
-  /** Talks over the greeting half a second into it, hears the answer, hangs up (not waiting out the script's max_ms). */
+  /** Talks over the greeting half a second into it, hears the answer, hangs up (not waiting out its max_ms). */
   'conf-barges-in': [
     { barge_in_after_ms: 500 },
     { say: '05-no-thank-you-rms.8k-ulaw.wav' },
