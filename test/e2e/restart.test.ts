@@ -2,12 +2,12 @@
 // error_service; kill -9 during a call leaves it for the next start to finalize, and an agent
 // test run under way ends as an error.
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../helpers/net.ts';
+import { webhookReceiver } from '../helpers/webhook-receiver.ts';
 import { apiAs, startServiceProcess } from '../helpers/service-process.ts';
 import { z } from 'zod';
 import { AgentTestSchema, TestRunSchema } from '../../src/agent-tests/schema.ts';
@@ -88,17 +88,8 @@ describe('the service process and calls under way', () => {
     await first.exited;
     writeFileSync(join(dataDir, 'recordings', 'call_nobody.wav'), 'left by nobody');
 
-    const hooks: { event: string; callId: string }[] = [];
-    const receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (d: Buffer) => (body += d.toString()));
-      req.on('end', () => {
-        const message = JSON.parse(body) as { event: string; call?: { call_id: string } };
-        hooks.push({ event: message.event, callId: message.call?.call_id ?? '' });
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(hookPort, '127.0.0.1', resolve));
+    const receiver = await webhookReceiver(hookPort);
+    const hooks = receiver.hooks;
     const second = await startProcess(dataDir, port);
     const record = CallRecordSchema.parse(await (await api(second.url, 'GET', `/v2/calls/${callId}`)).json());
     expect(record).toMatchObject({
@@ -124,7 +115,7 @@ describe('the service process and calls under way', () => {
         expect(hooks.filter((h) => h.callId === callId).map((h) => h.event)).toEqual(['call_started', 'call_ended']),
       { timeout: 20_000, interval: 100 },
     );
-    receiver.close();
+    await receiver.close();
     // Finalized once: a third start changes nothing.
     second.child.kill('SIGTERM');
     await second.exited;

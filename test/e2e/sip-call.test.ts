@@ -17,8 +17,6 @@
 // trunk has no outbound side is refused 400 with no record.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +28,7 @@ import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { createSttEngine } from '../../src/speech/stt/index.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { freeUdpPort } from '../helpers/net.ts';
+import { webhookReceiver } from '../helpers/webhook-receiver.ts';
 import { startSipp, writeMachineWav, writeSippWav, type SippRun } from '../carriers/sip/sipp-run.ts';
 import { testDispatcher } from '../support/outbound.ts';
 
@@ -209,21 +208,11 @@ async function ended(callId: string): Promise<CallRecord> {
 
 describe('a call over a SIP trunk', () => {
   it('is answered by the agent of the trunk’s number over G.722 (16 kHz) when the phone offers it: recorded inbound with the caller’s number, the greeting said and heard by the phone, the caller’s audio recorded and its words in the transcript, user_hangup on the caller’s BYE, the org’s webhooks told and the call counted in /metrics', async () => {
-    const hooks: { event: string; callId: string }[] = [];
-    const receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (d: Buffer) => (body += d.toString()));
-      req.on('end', () => {
-        const message = JSON.parse(body) as { event: string; call?: { call_id: string } };
-        hooks.push({ event: message.event, callId: message.call?.call_id ?? '' });
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, HOST, resolve));
+    const receiver = await webhookReceiver();
     cleanupsAfter.push(() => receiver.close());
-    const hookPort = (receiver.address() as AddressInfo).port;
+    const hooks = receiver.hooks;
     const settings = await t.request('PUT', '/v2/webhook-settings', {
-      body: { webhook_url: `http://${HOST}:${hookPort}/hooks` },
+      body: { webhook_url: receiver.url },
     });
     expect(settings.status, settings.text).toBe(200);
     // The Request-URI's user part without its +: trunks send both forms.
