@@ -294,8 +294,12 @@ describe('a call over a SIP trunk', () => {
     const result = run.results[0]!;
     expect(result.assertions.filter((a) => !a.passed)).toEqual([]);
     // Turn by turn as far as the original went: baresip hangs up on its WAV's clock, which may cut the original's
-    // answer to the caller's words before it was said, while the replay hears it out.
-    expect(result.original!.turns.filter((turn) => turn.original !== null && !turn.same)).toEqual([]);
+    // last answer short or before it was said, while the replay hears it out. Every turn before the last is the same;
+    // the last one the original has is the same or the start of the replay's.
+    const turns = result.original!.turns.filter((turn) => turn.original !== null);
+    expect(turns.slice(0, -1).filter((turn) => !turn.same)).toEqual([]);
+    const last = turns.at(-1)!;
+    expect(last.same || (last.replay ?? '').startsWith(last.original!), JSON.stringify(last)).toBe(true);
   }, 90_000);
 
   it('refuses a number the trunk does not hold with 403, leaving no record', async () => {
