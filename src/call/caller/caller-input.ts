@@ -575,6 +575,20 @@ export class CallerInput {
     // From the pause on, the turn's final text has its own deadline.
     this.clearFirstResultDeadline();
     this.o.events.speechEnded(at);
+    const threshold = this.o.interruptionThresholdMs;
+    if (
+      !speech.confirmed &&
+      this.bargeTimer !== undefined &&
+      !speech.readAsked &&
+      threshold !== null &&
+      (at - speech.startAt) * 1000 >= threshold
+    ) {
+      // The speech lasted the threshold on the audio's clock, but its timer runs on the wall's: frames that came
+      // together (a stream stalled, then catching up) bring the pause before the timer fires. Not a backchannel.
+      this.o.timers.clearTimeout(this.bargeTimer);
+      this.bargeTimer = undefined;
+      this.thresholdReached(speech);
+    }
     if (!speech.confirmed && (speech.acknowledging || speech.readAsked) && this.stt?.readNow) {
       // Over the agent, past the threshold, and not (yet) read as more than acknowledgements: the reading of all of it
       // says whether it was a turn (onPartial).

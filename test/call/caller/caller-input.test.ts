@@ -454,6 +454,23 @@ describe('CallerInput', () => {
     });
   });
 
+  it('over the agent, speech that lasted past the threshold on the audio clock interrupts even when it all arrives at once (a stalled stream catching up)', async () => {
+    const s = setup({ heard: ['goodbye'] });
+    s.stt.onReadNow = () => s.partial('Goodbye.');
+    await s.caller.open();
+    s.state.agentBusy = true;
+    await s.feed(300, 0);
+    // The stream stalls for a second and a half, then its frames come together: 0.9 s of speech and its pause.
+    s.timers.advance(1500);
+    for (let i = 0; i < 45; i++) s.caller.audio(frame(i < 5 ? 0 : SPEECH, 16000));
+    await settle();
+    for (let i = 0; i < 15; i++) s.caller.audio(frame(0, 16000));
+    await settle();
+    await s.feed(1000, 0);
+    expect(s.log.slice(0, 2)).toEqual(['speechStarted', 'interruption']);
+    expect(s.turns.map((t) => t.text)).toEqual(['goodbye']);
+  });
+
   it('over the agent, takes speech shorter than the threshold as a backchannel: no turn, the recogniser drops it', async () => {
     const s = setup({ heard: ['uh huh'] });
     await s.caller.open();
