@@ -68,7 +68,8 @@ export async function startServiceProcess(options: {
   throw new Error(`the service was not healthy within ${START_TIMEOUT_MS / 1000} s:\n${stderr}`);
 }
 
-const START_TIMEOUT_MS = 60_000;
+/** How long a service process may take to be healthy (a cold start through tsx, beside other files' work). */
+export const START_TIMEOUT_MS = 60_000;
 
 /**
  * The shipped demo agent answering `number`, as an agents file in `dataDir` for service processes
