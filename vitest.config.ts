@@ -1,14 +1,42 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // Three groups, one after the other. Unit files first, two workers beside the type check. Then the
-// end-to-end files, two at a time: starting them only after the unit files keeps the type check and
-// the unit workers from crowding their first calls (a caller's words were once lost there, at load
-// 10 on two cores). Three at a time used the idle third of the machine (their calls play audio in
-// real time) and took ~940 s instead of ~1,200, but at load 9 callers' words went unheard and a
-// service process missed its start timeout. Last, the files that compare latencies between paths
-// measured in the same run, alone, so another file's engines never skew one path and not the other.
+// end-to-end files, three at a time: their calls play audio in real time and leave much of the machine idle, so a third
+// file cuts the suite by a fifth; starting them only after the unit files keeps the type check and the unit workers
+// from crowding their first calls (at load 10 on two cores a caller's words were once lost there). Last, the files that
+// compare latencies between paths measured in the same run, alone, so another file's engines never skew one path and
+// not the other.
 const RUN_ALONE = ['test/e2e/sim-call.test.ts'];
 const END_TO_END = ['test/e2e/**'];
+/**
+ * The longest end-to-end files (60-110 s each), started first so none of them is the last to finish. Vitest orders by
+ * the last run's durations where it has them, but a fresh clone (CI) has none and would order by file size.
+ */
+const LONGEST_FIRST = [
+  'test/e2e/agent-tests.test.ts',
+  'test/e2e/carrier-conformance-twilio.test.ts',
+  'test/e2e/carrier-conformance-vonage-sip.test.ts',
+  'test/e2e/carrier-conformance-telnyx-plivo.test.ts',
+  'test/e2e/sip-call.test.ts',
+  'test/e2e/machine-recogniser.test.ts',
+];
+
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (file: TestSpecification) => {
+      const at = LONGEST_FIRST.findIndex((path) => file.moduleId.endsWith(path));
+      return at < 0 ? LONGEST_FIRST.length : at;
+    };
+    const group = (file: TestSpecification) => file.project.config.sequence.groupOrder;
+    // Stable: only the listed files move, to the front of their group.
+    return sorted
+      .map((file, at) => ({ file, at }))
+      .sort((a, b) => group(a.file) - group(b.file) || rank(a.file) - rank(b.file) || a.at - b.at)
+      .map(({ file }) => file);
+  }
+}
 
 export default defineConfig({
   test: {
@@ -16,6 +44,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     reporters: ['default', './test/helpers/summary-reporter.ts'],
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
@@ -39,7 +68,7 @@ export default defineConfig({
           name: 'e2e',
           include: END_TO_END,
           exclude: RUN_ALONE,
-          maxWorkers: 2,
+          maxWorkers: 3,
           sequence: { groupOrder: 1 },
         },
       },

@@ -1,4 +1,4 @@
-// What the carrier conformance suite (test/e2e/carrier-conformance.test.ts) needs of each carrier:
+// What the carrier conformance suite (test/carriers/conformance-suite.ts) needs of each carrier:
 // a small driver, kept in the carrier's own test folder (test/carriers/<name>/driver.ts) and listed
 // in drivers.ts. The phones of every carrier run the same scripts (the simulated phones' own
 // script language, carriers/sim/script.ts), so one case reads the same whichever carrier runs it.

@@ -17,3 +17,14 @@ export const DRIVERS: readonly CarrierDriver[] = [
   twilioDriver,
   sipDriver,
 ];
+
+/**
+ * The conformance suite's files (test/e2e/carrier-conformance-*.test.ts), each its carriers against one service, so the
+ * carriers run side by side (all in one file took ~200 s, the longest file by far). The simulated phones and Twilio
+ * share the suite's default from-number; SignalWire runs Twilio's code.
+ */
+export const CONFORMANCE_GROUPS = {
+  twilio: [simDriver, twilioDriver, signalwireDriver],
+  telnyxPlivo: [telnyxDriver, plivoDriver],
+  vonageSip: [vonageDriver, sipDriver],
+} as const satisfies Record<string, readonly CarrierDriver[]>;

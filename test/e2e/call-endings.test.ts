@@ -14,7 +14,7 @@ import { agentFinished, fixtureUlaw, placeInboundCall } from '../helpers/phone.t
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 // Each case is its own call on its own agent; most of a call is waiting (for the caller, for a silence to run out,
-// for the maximum duration): two at a time, as test/e2e/carrier-conformance.test.ts runs them (more, on a small
+// for the maximum duration): two at a time, as test/carriers/conformance-suite.ts runs them (more, on a small
 // machine, starve the recogniser).
 vi.setConfig({ maxConcurrency: 2 });
 

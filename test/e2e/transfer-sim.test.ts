@@ -2,14 +2,14 @@
 // agent transfers it to another simulated phone. A busy one sends the caller back on a new stream of
 // the same call, where the caller's script goes on and hears the agent say it could not put them
 // through; a warm transfer holds the caller while the destination hears a summary. (A cold transfer
-// to one that answers is test/e2e/carrier-conformance.test.ts's, for every carrier.)
+// to one that answers is test/carriers/conformance-suite.ts's, for every carrier.)
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CallRecord } from '../../src/records/record.ts';
 import { DEMO_TRANSFER_FAILED } from '../../src/demo/script.ts';
 import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
 
 // One call each (a warm one with the leg to its destination): two at a time, as
-// test/e2e/carrier-conformance.test.ts runs them (more, on a small machine, starve the recogniser).
+// test/carriers/conformance-suite.ts runs them (more, on a small machine, starve the recogniser).
 vi.setConfig({ maxConcurrency: 2 });
 
 let t: TestService;

@@ -11,7 +11,7 @@ import { callEnded, startTestService, type TestService } from '../helpers/servic
 import { TwilioStandIn } from '../helpers/twilio-standin.ts';
 
 // Calls are real time and wait on the line most of it: the two cold cases (one call each, each to its own phone)
-// run side by side, two calls at a time as test/e2e/carrier-conformance.test.ts runs them (more, on a small machine,
+// run side by side, two calls at a time as test/carriers/conformance-suite.ts runs them (more, on a small machine,
 // starve the recogniser); the warm case, two calls and a second leg, runs alone.
 vi.setConfig({ maxConcurrency: 2 });
 

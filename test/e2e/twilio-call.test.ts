@@ -14,7 +14,7 @@ import { agentFinished, fixtureUlaw, placeInboundCall, voiceWebhook } from '../h
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { telephone, voice } from '../speech/stt/helpers.ts';
 
-// Calls are real time and wait on the line most of it: two at a time, as test/e2e/carrier-conformance.test.ts
+// Calls are real time and wait on the line most of it: two at a time, as test/carriers/conformance-suite.ts
 // runs them (more, on a small machine, starve the recogniser).
 vi.setConfig({ maxConcurrency: 2 });
 

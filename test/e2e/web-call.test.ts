@@ -12,7 +12,7 @@ import { decodeOggOpus, envelopeCorrelation } from '../helpers/ogg-opus.ts';
 import { WEB_TRANSFER_REFUSAL } from '../../src/call/model/prompts.ts';
 import { DEMO_NO_TRANSFER } from '../../src/demo/script.ts';
 
-// Calls are real time and wait on the line most of it: two at a time, as test/e2e/carrier-conformance.test.ts
+// Calls are real time and wait on the line most of it: two at a time, as test/carriers/conformance-suite.ts
 // runs them (more, on a small machine, starve the recogniser).
 vi.setConfig({ maxConcurrency: 2 });
 
