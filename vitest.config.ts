@@ -10,16 +10,22 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const RUN_ALONE = ['test/e2e/sim-call.test.ts'];
 const END_TO_END = ['test/e2e/**'];
 /**
- * The longest end-to-end files (60-110 s each), started first so none of them is the last to finish. Vitest orders by
- * the last run's durations where it has them, but a fresh clone (CI) has none and would order by file size.
+ * The longest end-to-end files (40-110 s each, longest first), started before the rest so none of them is the last to
+ * finish (keypad's 41 s, started last, once was). Vitest orders by the last run's durations where it has them, but a
+ * fresh clone (CI) has none and would order by file size.
  */
 const LONGEST_FIRST = [
   'test/e2e/agent-tests.test.ts',
   'test/e2e/carrier-conformance-twilio.test.ts',
-  'test/e2e/carrier-conformance-vonage-sip.test.ts',
   'test/e2e/carrier-conformance-telnyx-plivo.test.ts',
+  'test/e2e/carrier-conformance-vonage-sip.test.ts',
   'test/e2e/sip-call.test.ts',
   'test/e2e/machine-recogniser.test.ts',
+  'test/e2e/twilio-call.test.ts',
+  'test/e2e/restart.test.ts',
+  'test/e2e/nodes-campaign.test.ts',
+  'test/e2e/keypad.test.ts',
+  'test/e2e/transfer-sim.test.ts',
 ];
 
 class LongestFirst extends BaseSequencer {
