@@ -107,7 +107,7 @@ const target = await startTarget({
 const localTurns: TurnParts[] = [];
 target.service?.events.on('turn', ({ callId, parts }) => localTurns.push({ callId, ...parts }));
 const inProcess = target.service !== null;
-const phrases = loadPhrases();
+const phrases = loadPhrases({ oneStubTurn: args.engines === 'stub' });
 console.error(
   `bench:calls ${args.calls} calls × ${args.duration} s, engines ${args.engines}${sttLabel ? ` (stt ${sttLabel})` : ''}, target ${target.url}${inProcess ? ' (in-process)' : ''}`,
 );

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { startService, type RunningService } from '../src/app.ts';
 import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { carriesVoice } from '../src/audio/lead-in.ts';
+import { FRAME_MS } from '../src/audio/pcm.ts';
 import { decodeWav } from '../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../src/records/record.ts';
 import { loadConfig } from '../src/config.ts';
@@ -227,26 +228,54 @@ export function trimQuiet(samples: Int16Array, floor: number): Int16Array {
   return samples.slice(from, to);
 }
 
-/** The 8 kHz fixture phrases as μ-law, trailing quiet cut so the last frame sent is speech. */
-export function loadPhrases(): Uint8Array[] {
+/**
+ * The 8 kHz fixture phrases as μ-law, trailing quiet cut so the last frame sent is speech; with `oneStubTurn`, only
+ * those the stub VAD hears as one turn (longestInnerPauseMs).
+ */
+export function loadPhrases(options: { oneStubTurn?: boolean } = {}): Uint8Array[] {
   const dir = join(import.meta.dirname, '..', 'media', 'fixtures');
   return readdirSync(dir)
     .filter((f) => f.endsWith('.8k-ulaw.wav'))
     .sort()
-    .map((f) => {
-      const pcm = decodeWav(readFileSync(join(dir, f)), 8000).samples;
+    .map((f) => decodeWav(readFileSync(join(dir, f)), 8000).samples)
+    .filter((pcm) => !options.oneStubTurn || longestInnerPauseMs(pcm) < STUB.silenceMs)
+    .map((pcm) => {
       let end = pcm.length;
       for (let at = Math.floor(pcm.length / 160) * 160; at >= 0; at -= 160) {
         const frame = pcm.subarray(at, at + 160);
-        let sum = 0;
-        for (const s of frame) sum += s * s;
-        if (frame.length > 0 && Math.sqrt(sum / frame.length) > STUB.speechRms * 2) {
+        if (frame.length > 0 && frameRms(frame) > STUB.speechRms * 2) {
           end = at + frame.length;
           break;
         }
       }
       return muLawEncode(pcm.subarray(0, end));
     });
+}
+
+function frameRms(frame: Int16Array): number {
+  let sum = 0;
+  for (const s of frame) sum += s * s;
+  return Math.sqrt(sum / frame.length);
+}
+
+/**
+ * The longest run of 20 ms frames the stub VAD hears as quiet between two it hears as speech. A phrase with a pause of
+ * the stub's end of turn or more is several turns to it ("next … monday morning … works" is three, the last said over
+ * the answer to the second and no turn at all): a bench that waits for one answer per phrase either misses it or takes
+ * the tail of the previous answer for it (a voice to voice of a few ms).
+ */
+function longestInnerPauseMs(pcm: Int16Array): number {
+  let longest = 0;
+  let quiet = 0;
+  let heard = false;
+  for (let at = 0; at + 160 <= pcm.length; at += 160) {
+    if (frameRms(pcm.subarray(at, at + 160)) > STUB.speechRms) {
+      if (heard) longest = Math.max(longest, quiet);
+      heard = true;
+      quiet = 0;
+    } else quiet++;
+  }
+  return longest * FRAME_MS;
 }
 
 export interface CallResult {

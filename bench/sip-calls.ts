@@ -333,7 +333,7 @@ async function runPath(target: Target, place: (script: SipScript) => Promise<Cal
   const barrier = new Promise<void>((r) => (release = r));
   const stalls = new LoopStalls();
   const running: Promise<CallResult>[] = [];
-  const phrases = loadPhrases();
+  const phrases = loadPhrases({ oneStubTurn: stub });
   for (let i = 0; i < args.calls; i++) {
     running.push(
       place({
@@ -424,7 +424,7 @@ console.error(
 
 // One call of each path first, so JIT, pools and lazily built state are not charged to the measured calls.
 const warmScript = {
-  phrases: loadPhrases(),
+  phrases: loadPhrases({ oneStubTurn: stub }),
   durationMs: 0,
   pauseMs: [400, 400] as [number, number],
   barrier: Promise.resolve(),

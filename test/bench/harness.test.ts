@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ownOverhead, type TurnParts } from '../../bench/harness.ts';
+import { loadPhrases, ownOverhead, type TurnParts } from '../../bench/harness.ts';
 
 const part = (callId: string, at: number, p: Partial<TurnParts> = {}): TurnParts => ({
   callId,
@@ -28,5 +28,15 @@ describe('bench harness: the runtime’s own overhead per turn', () => {
   it('leaves out a turn with no service turn of its call within the window (never pairs across calls)', () => {
     const results = [{ callId: 'a', v2v: [210], answeredAt: [10_000] }];
     expect(ownOverhead(results, [part('a', 10_300), part('a', 9_000), part('b', 9_999)], 200, 200)).toEqual([]);
+  });
+});
+
+describe('bench harness: the phrases', () => {
+  it('with oneStubTurn, leaves out the phrases whose pauses the stub VAD would end a turn in (next … monday morning … works)', () => {
+    const all = loadPhrases();
+    const oneTurn = loadPhrases({ oneStubTurn: true });
+    expect(all).toHaveLength(24);
+    // 03 (a 200 ms pause), 06 (280 ms) and 14 (two of 220-240 ms): media/fixtures/*.8k-ulaw.wav.
+    expect(oneTurn).toHaveLength(21);
   });
 });
