@@ -584,7 +584,8 @@ export class CallerInput {
       (at - speech.startAt) * 1000 >= threshold
     ) {
       // The speech lasted the threshold on the audio's clock, but its timer runs on the wall's: frames that came
-      // together (a stream stalled, then catching up) bring the pause before the timer fires. Not a backchannel.
+      // together (a stream stalled, then catching up) bring the pause before the timer fires. It is judged as at the
+      // threshold (an acknowledgement still lets the agent go on), not let go as a short sound.
       this.o.timers.clearTimeout(this.bargeTimer);
       this.bargeTimer = undefined;
       this.thresholdReached(speech);
