@@ -14,7 +14,7 @@ import { twilioSignature } from '../../src/carriers/twilio/signature.ts';
 import { FUZZ_SEED, runs } from '../helpers/fuzz.ts';
 import { freePort } from '../helpers/net.ts';
 import { KEYS, TEST_TWILIO_TOKEN } from '../helpers/service.ts';
-import { START_TIMEOUT_MS } from '../helpers/service-process.ts';
+import { untilHealthy } from '../helpers/service-process.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const NUMBER = '+15550190009';
@@ -57,16 +57,8 @@ async function startProcess(): Promise<Running> {
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );
   const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < until) {
-    const ok = await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return { url, exited, stderr: () => stderr, child };
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`the service was not healthy within ${START_TIMEOUT_MS / 1000} s: ${stderr}`);
+  await untilHealthy(url, child, () => stderr);
+  return { url, exited, stderr: () => stderr, child };
 }
 
 /** One inbound call as Twilio places it: the signed voice webhook, then the stream with its parameters. */
@@ -177,5 +169,5 @@ describe('fuzz of a stop under short calls (the service as a process)', () => {
       ),
       { numRuns: runs(2), seed: FUZZ_SEED, endOnFailure: true },
     );
-  }, 150_000); // two runs, each with a start allowed START_TIMEOUT_MS on a loaded machine (one took over 15 s)
+  }, 150_000); // two runs, each start allowed 60 s on a loaded machine (untilHealthy; one took over 15 s)
 });

@@ -42,34 +42,38 @@ export async function startServiceProcess(options: {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   options.started.push(child);
-  let exitCode: number | null | undefined;
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      exitCode = code;
-      resolve(code);
-    }),
-  );
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   // The last of what it wrote, for the error: a process that dies at start says why.
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2_000)));
   const url = `http://127.0.0.1:${options.port}`;
+  await untilHealthy(url, child, () => stderr);
+  return { child, url, exited };
+}
+
+/** How long a service process may take to be healthy (a cold start through tsx, beside other files' work). */
+const START_TIMEOUT_MS = 60_000;
+
+/**
+ * Resolves once the service process `child` at `url` answers /healthz. Fails at once if it exits first, or after
+ * START_TIMEOUT_MS, with the end of what it wrote (`stderr`).
+ */
+export async function untilHealthy(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
   // A cold start compiles the whole tree through tsx in each of its processes (three with WORKERS=2): at the start of
   // the suite, beside the type check and other files' services, that took over 20 s on two cores.
   const until = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < until) {
-    if (exitCode !== undefined) throw new Error(`the service exited (${exitCode}) before it was healthy:\n${stderr}`);
+    const ended = child.exitCode ?? child.signalCode;
+    if (ended !== null) throw new Error(`the service exited (${ended}) before it was healthy:\n${stderr()}`);
     const ok = await fetch(`${url}/healthz`).then(
       (r) => r.ok,
       () => false,
     );
-    if (ok) return { child, url, exited };
+    if (ok) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`the service was not healthy within ${START_TIMEOUT_MS / 1000} s:\n${stderr}`);
+  throw new Error(`the service was not healthy within ${START_TIMEOUT_MS / 1000} s:\n${stderr()}`);
 }
-
-/** How long a service process may take to be healthy (a cold start through tsx, beside other files' work). */
-export const START_TIMEOUT_MS = 60_000;
 
 /**
  * The shipped demo agent answering `number`, as an agents file in `dataDir` for service processes
