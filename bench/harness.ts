@@ -15,7 +15,7 @@ import { CallRecordSchema, type CallRecord } from '../src/records/record.ts';
 import { loadConfig } from '../src/config.ts';
 import { placeInboundCall } from '../test/helpers/phone.ts';
 import { TEST_TWILIO_TOKEN } from '../test/helpers/service.ts';
-import { spawnInstantModel, STUB, stubSpeechEngines, type StubSpeech } from './stub-engines.ts';
+import { frameRms, spawnInstantModel, STUB, stubSpeechEngines, type StubSpeech } from './stub-engines.ts';
 
 export interface TargetOptions {
   url?: string | undefined;
@@ -250,12 +250,6 @@ export function loadPhrases(options: { oneStubTurn?: boolean } = {}): Uint8Array
       }
       return muLawEncode(pcm.subarray(0, end));
     });
-}
-
-function frameRms(frame: Int16Array): number {
-  let sum = 0;
-  for (const s of frame) sum += s * s;
-  return Math.sqrt(sum / frame.length);
 }
 
 /**

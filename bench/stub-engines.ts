@@ -29,7 +29,8 @@ export const STUB = {
   reply: 'Sure, that works.',
 } as const;
 
-function frameRms(samples: Int16Array): number {
+/** Root mean square of one frame of 16-bit PCM: what the stub VAD compares with STUB.speechRms. */
+export function frameRms(samples: Int16Array): number {
   let sum = 0;
   for (let i = 0; i < samples.length; i++) sum += samples[i]! * samples[i]!;
   return Math.sqrt(sum / Math.max(1, samples.length));
