@@ -13,65 +13,10 @@ import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { turnShape } from '../src/call/caller/end-of-turn.ts';
 import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
 import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
+import { FINISHED, OTHER_UNFINISHED, TRAILING_AND, VOICES } from './sets/turn-words-phrases.ts';
 
 const { values } = parseArgs({ options: { 'stt-model': { type: 'string' } } });
 const model = z.enum(['tiny', 'base']).default('tiny').parse(values['stt-model']);
-
-const TRAILING_AND = [
-  'I need a new filter and',
-  'Can you check my balance and',
-  'I want to pay my bill and',
-  'Please send the invoice and',
-  'We have two kids and',
-  'My wife called yesterday and',
-  'I ordered a blue jacket and',
-  'The delivery was late and',
-  'I would like a haircut and',
-  'She booked a table for four and',
-  'My car makes a noise and',
-  'I moved last month and',
-  'The printer is broken and',
-  'I lost my card and',
-  'Book me for Friday and',
-  'I tried to log in and',
-];
-const OTHER_UNFINISHED = [
-  'I am calling because',
-  'The problem is that',
-  'Can I book it for',
-  'I would like to speak with',
-  'My email address is',
-  'I was hoping to',
-  'Could you send it to my',
-  'The appointment is on',
-  'I think the',
-  'We live near the',
-  'It started when',
-  'I need to change the',
-  'So basically um',
-  'I was wondering if',
-  'Is there a way to',
-  'The reason I called is',
-];
-const FINISHED = [
-  'I would like to cancel my subscription.',
-  'Can you tell me your opening hours?',
-  'My order number is on the receipt.',
-  'That sounds good to me.',
-  'I will call back tomorrow.',
-  'Do you deliver on weekends?',
-  'Please put me through to billing.',
-  'The package never arrived.',
-  'I need a plumber today.',
-  'How long will it take?',
-  'Thank you very much.',
-  'I paid with my credit card.',
-  'Is the store open until the end?',
-  'My son hurt his hand.',
-  'We want the second one.',
-  'No, that is everything.',
-];
-const VOICES = ['slt', 'rms', 'awb', 'kal'];
 
 const tts = new FliteTtsEngine();
 const stt = new MoonshineEngine({ model, workers: 2 });

@@ -1,0 +1,58 @@
+// The phrases of bench:turn-words, held out from bench:turns: 16 ending in a trailing "and", 16 in
+// another word that says more is coming, 16 finished. bench:turn-voice hears flite say them too.
+
+export const TRAILING_AND = [
+  'I need a new filter and',
+  'Can you check my balance and',
+  'I want to pay my bill and',
+  'Please send the invoice and',
+  'We have two kids and',
+  'My wife called yesterday and',
+  'I ordered a blue jacket and',
+  'The delivery was late and',
+  'I would like a haircut and',
+  'She booked a table for four and',
+  'My car makes a noise and',
+  'I moved last month and',
+  'The printer is broken and',
+  'I lost my card and',
+  'Book me for Friday and',
+  'I tried to log in and',
+];
+export const OTHER_UNFINISHED = [
+  'I am calling because',
+  'The problem is that',
+  'Can I book it for',
+  'I would like to speak with',
+  'My email address is',
+  'I was hoping to',
+  'Could you send it to my',
+  'The appointment is on',
+  'I think the',
+  'We live near the',
+  'It started when',
+  'I need to change the',
+  'So basically um',
+  'I was wondering if',
+  'Is there a way to',
+  'The reason I called is',
+];
+export const FINISHED = [
+  'I would like to cancel my subscription.',
+  'Can you tell me your opening hours?',
+  'My order number is on the receipt.',
+  'That sounds good to me.',
+  'I will call back tomorrow.',
+  'Do you deliver on weekends?',
+  'Please put me through to billing.',
+  'The package never arrived.',
+  'I need a plumber today.',
+  'How long will it take?',
+  'Thank you very much.',
+  'I paid with my credit card.',
+  'Is the store open until the end?',
+  'My son hurt his hand.',
+  'We want the second one.',
+  'No, that is everything.',
+];
+export const VOICES = ['slt', 'rms', 'awb', 'kal'] as const;
