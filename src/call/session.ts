@@ -123,6 +123,9 @@ export class CallSession {
         isAcknowledgement(text) {
           return isBackchannel(text, o.agent.backchannel_words ?? DEFAULT_BACKCHANNELS);
         },
+        lastAgentWords() {
+          return session.transcript.lastAgentWords();
+        },
         recording: o.recorder,
         noiseSuppression: o.agent.noise_suppression,
         events: CallSession.callerReactions(this),

@@ -26,6 +26,13 @@ export class Transcript {
     return message;
   }
 
+  /** What the agent said last (as far as it was heard), or null before it spoke: what the caller is answering. */
+  lastAgentWords(): string | null {
+    for (let i = this.messages.length - 1; i >= 0; i--)
+      if (this.messages[i]!.role === 'agent') return this.messages[i]!.content;
+    return null;
+  }
+
   /** Playback of agent utterance `id` began at `at` (seconds). */
   agentStarted(id: number, text: string, at: number): void {
     this.playing.set(id, this.add('agent', text, at, at));

@@ -2,6 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { Transcript } from '../../src/call/transcript.ts';
 
 describe('Transcript', () => {
+  it("gives the agent's last words, the user's after them aside, and none before the agent spoke", () => {
+    const t = new Transcript();
+    expect(t.lastAgentWords()).toBeNull();
+    t.agentStarted(1, 'Hi! What is your zip code?', 0);
+    expect(t.lastAgentWords()).toBe('Hi! What is your zip code?');
+    t.agentEnded(1, 'Hi! What is your zip', 0, 1);
+    t.addUser('nine four one', 1.5, 2);
+    expect(t.lastAgentWords()).toBe('Hi! What is your zip');
+  });
+
   it('opens an agent message when playback starts and ends it with the words heard', () => {
     const t = new Transcript();
     t.agentStarted(1, 'Hello there.', 0);

@@ -23,6 +23,8 @@ const NUMBER = '+15550100001';
 const MOONSHINE_NUMBER = '+15550100002';
 const HINTS_NUMBER = '+15550100003';
 const LISTENS_NUMBER = '+15550100004';
+const ASKS_DIGITS_NUMBER = '+15550100005';
+const GREETS_NUMBER = '+15550100006';
 /** Long enough to be talked over: about 7 s in flite's voice. */
 const LONG_GREETING =
   'Thanks for calling the demo front desk. I can book an appointment for you on any weekday, in the morning or in the afternoon.';
@@ -69,6 +71,15 @@ beforeAll(async () => {
     },
   });
   expect(listens.status).toBe(201);
+  for (const [agentId, number, greeting] of [
+    ['phone-asks-digits', ASKS_DIGITS_NUMBER, 'Hello. Could you read me the last four digits of the card?'],
+    ['phone-greets', GREETS_NUMBER, 'Hello, how can I help?'],
+  ]) {
+    const created = await t.request('POST', '/v2/agents', {
+      body: { ...config, agent_id: agentId, begin_message: greeting, inbound_numbers: [number] },
+    });
+    expect(created.status).toBe(201);
+  }
 }, 60_000);
 afterAll(async () => t?.stop());
 
@@ -268,6 +279,28 @@ describe.concurrent('inbound Twilio call with the embedded engines', () => {
     expect(acknowledged.transcript[1]!.content).toMatch(/wait/i);
     expect(acknowledged.transcript.filter((m) => m.role === 'user')).toHaveLength(1);
   }, 90_000);
+
+  it('digits the agent asked for are answered once whole: the last four of a card end the turn at the pause, the same digits unasked are waited on', async () => {
+    const digits = muLawEncode(telephone(voice('six six one two.', 'rms')).samples);
+    /** The caller's digits after the greeting: what was heard, and the silence from their end to the reply (s). */
+    const answer = async (number: string) => {
+      const { caller, callId } = await placeInboundCall(t.url, number);
+      await agentFinished(caller, { timeoutMs: 30_000 });
+      const before = caller.played.length;
+      await caller.speak(digits);
+      await agentFinished(caller, { after: before, timeoutMs: 30_000 });
+      await caller.hangUp();
+      const transcript = (await finalRecord(callId)).transcript!;
+      const at = transcript.findIndex((m) => m.role === 'user');
+      return { heard: transcript[at]!.content, gap: transcript[at + 1]!.start_at - transcript[at]!.end_at, transcript };
+    };
+    const asked = await answer(ASKS_DIGITS_NUMBER);
+    const unasked = await answer(GREETS_NUMBER);
+    for (const call of [asked, unasked]) expect(call.heard, JSON.stringify(call.transcript)).toMatch(/6|six/i);
+    // Asked, the turn ends min_ms (250) after the pause; unasked, four digits may be the start of a longer number and
+    // wait max_ms (2 s). What the model and the voice add is the same in both calls.
+    expect(unasked.gap - asked.gap, JSON.stringify({ asked, unasked })).toBeGreaterThan(1.2);
+  });
 
   it('answers a number no agent serves with TwiML that says so and hangs up', async () => {
     const res = await voiceWebhook(t.url, { CallSid: 'CA1', From: '+14155550100', To: '+15559999999' });

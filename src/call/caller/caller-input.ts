@@ -120,6 +120,8 @@ export interface CallerInputOptions {
   agentBusy(): boolean;
   /** Words that only acknowledge ("uh-huh", "right"): speech over the agent read as these never stops it. */
   isAcknowledgement(text: string): boolean;
+  /** The agent's last words so far (what the caller is answering); null before it spoke. */
+  lastAgentWords?(): string | null;
   recording?: { callerAudio(frame: Int16Array, offsetMs: number): void } | undefined;
   /** RNNoise on the caller's audio before the VAD and the recogniser (the recording keeps it as it came). */
   noiseSuppression?: 'off' | 'rnnoise' | undefined;
@@ -665,6 +667,7 @@ export class CallerInput {
       words: speech.pauseWords,
       wordsPending: speech.wordsPending,
       recogniserEnded: speech.recogniserEnded,
+      asked: this.o.lastAgentWords?.() ?? null,
     };
     const wait = this.o.endOfTurn.waitMs(pause);
     speech.recogniserDecides = recogniserDecides(this.o.endOfTurn, pause);

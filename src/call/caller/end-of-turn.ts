@@ -22,6 +22,8 @@ export interface CallerPause {
    * AssemblyAI's end_of_turn), with its confidence where it gives one; absent or null when it has not said so.
    */
   recogniserEnded?: { confidence: number | null } | null | undefined;
+  /** The agent's last words before this turn (its question, as far as the caller heard it); null before it spoke. */
+  asked?: string | null | undefined;
 }
 
 export interface EndOfTurnPolicy {
@@ -82,6 +84,11 @@ const SHORT_ANSWERS = new Set(
   ),
 );
 const NUMBER_WORDS = new Set('zero oh one two three four five six seven eight nine ten eleven twelve'.split(' '));
+/**
+ * How a recogniser writes a digit it misheard as a word ("four, seven to nine"): a digit only between digits, where
+ * the words themselves would not stand.
+ */
+const DIGIT_SOUNDALIKES = new Set('to too for fore free won ate'.split(' '));
 /** Where digits are read out in pieces: the next piece is likely coming. */
 const NUMBER_CONTEXT =
   /\b(number|card|phone|account|code|zip|postcode|digits|pin|reference|order|extension|policy|id)\b/;
@@ -90,36 +97,114 @@ const NUMBER_CONTEXT =
 const DIGIT_GROUPS = /^\d+(?:[-./]\d+)*$/;
 const isNumeric = (w: string): boolean => DIGIT_GROUPS.test(w) || NUMBER_WORDS.has(w);
 
-/** Where the kind of number is named, how many digits make it whole: until then more is coming. */
-const WHOLE_NUMBER_DIGITS: [RegExp, readonly number[]][] = [
-  [/\b(phone|mobile|cell|telephone)\b/, [7, 10, 11]],
+/** A kind of number, by the words that name it, and how many digits make it whole. */
+export type NumberKind = readonly [name: RegExp, digits: readonly number[]];
+
+/** Where the kind of number is named, how many digits make it whole: until then more is coming. First match wins. */
+const NUMBER_KINDS: readonly NumberKind[] = [
+  [/\blast (?:four|4)\b/, [4]],
+  [/\b(?:security code|cvv|cvc)\b/, [3, 4]],
+  [/\b(?:social security|ssn)\b/, [9]],
+  [
+    /\b(?:phone|mobile|cell|telephone|callback|call back|call you back|call me|reach (?:me|you)|contact number)\b/,
+    [7, 10, 11],
+  ],
   [/\bcard\b/, [15, 16]],
-  [/\b(zip|postcode)\b/, [5]],
+  [/\b(?:zip|postcode|postal code)\b/, [5]],
   [/\bpin\b/, [4, 6]],
 ];
 
-const TWO_DIGIT_WORDS = new Set(['ten', 'eleven', 'twelve']);
+const COUNTS: Record<string, number> = Object.fromEntries(
+  'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty'
+    .split(' ')
+    .map((w, i) => [w, i + 1]),
+);
+const COUNT = String.raw`(\d{1,2}|${Object.keys(COUNTS).join('|')})`;
+const countOf = (w: string): number => COUNTS[w] ?? Number(w);
+/** "a 6-digit code", "six digit order number": the length said outright. */
+const SAID_LENGTH = new RegExp(String.raw`\b${COUNT}[- ]digits?\b`);
 
-/** Digits in the number the words end with ("five five five 0123" is 7; "ten" counts 2). */
+/**
+ * Lengths the agent's prompt gives its numbers: "order numbers have 6 digits", "a six-digit member ID". Each names a
+ * kind by the word before "number", "code" or "ID" (or that word itself), so the caller's or the agent's mention of it
+ * is known to be whole at that length.
+ */
+export function promptNumberKinds(prompt: string): NumberKind[] {
+  const text = prompt.toLowerCase();
+  const kinds: NumberKind[] = [];
+  const add = (word: string | undefined, count: string) => {
+    const digits = countOf(count);
+    if (word && digits > 0) kinds.push([new RegExp(String.raw`\b${word}\b`), [digits]]);
+  };
+  const noun = String.raw`(?:number|code|id|pin|reference)s?`;
+  for (const m of text.matchAll(new RegExp(String.raw`\b${COUNT}[- ]digits? (?:([a-z]+) )?${noun}\b`, 'g')))
+    add(m[2] ?? /([a-z]+)s?$/.exec(m[0])?.[1], m[1]!);
+  for (const m of text.matchAll(
+    new RegExp(
+      String.raw`\b([a-z]+) ${noun} (?:are|is|has|have|contain|contains) (?:always |exactly )?${COUNT} digits?\b`,
+      'g',
+    ),
+  ))
+    add(m[1], m[2]!);
+  return kinds;
+}
+
+/** How many digits make the number named in `words` whole: said outright, the prompt's kinds, then the usual ones. */
+function wholeDigits(words: string, promptKinds: readonly NumberKind[]): readonly number[] | undefined {
+  const said = SAID_LENGTH.exec(words);
+  if (said) return [countOf(said[1]!)];
+  return [...promptKinds, ...NUMBER_KINDS].find(([name]) => name.test(words))?.[1];
+}
+
+const TWO_DIGIT_WORDS = new Set(['ten', 'eleven', 'twelve']);
+/** A number of this many digits is whole even unnamed: a North American phone number, with or without its leading 1. */
+const PHONE_DIGITS = [10, 11];
+/** A number this long is being read out, whatever the words around it ("5551234", not "2024"). */
+const LONG_NUMBER_DIGITS = 7;
+
+/** Digits in the number the words end with ("five five five 0123" is 7; "ten" counts 2; "four seven to nine" 4). */
 function trailingDigits(words: string[]): number {
+  let start = words.length;
+  while (start > 0 && (isNumeric(words[start - 1]!) || DIGIT_SOUNDALIKES.has(words[start - 1]!))) start--;
+  // A sound-alike counts only between digits: "call me back at to 5" is not a digit "to".
+  while (start < words.length && DIGIT_SOUNDALIKES.has(words[start]!)) start++;
   let n = 0;
-  for (let i = words.length - 1; i >= 0 && isNumeric(words[i]!); i--)
-    n += DIGIT_GROUPS.test(words[i]!) ? words[i]!.replace(/\D/g, '').length : TWO_DIGIT_WORDS.has(words[i]!) ? 2 : 1;
+  for (const w of words.slice(start))
+    n += DIGIT_GROUPS.test(w) ? w.replace(/\D/g, '').length : TWO_DIGIT_WORDS.has(w) ? 2 : 1;
   return n;
 }
+
+/** What a turn is read against besides its words. */
+export interface TurnContext {
+  /** The agent's last words before the turn: a number it asked for names the kind the caller's digits are. */
+  asked?: string | null | undefined;
+  /** Number kinds with the lengths the agent's prompt gives them (promptNumberKinds). */
+  promptKinds?: readonly NumberKind[] | undefined;
+}
+
+/** The agent's question ("We take any card. What is your zip code?"): its last one, else its last sentence. */
+function lastQuestion(text: string): string {
+  const sentences = text.split(/(?<=[.?!])\s+/);
+  return normalWords(sentences.findLast((s) => s.includes('?')) ?? sentences.at(-1) ?? '').join(' ');
+}
+
+/** Lower-case words without their punctuation; digits written as hyphenated words ("six-six-one-two") one each. */
+const normalWords = (text: string): string[] =>
+  text
+    .toLowerCase()
+    .replace(/[’]/g, "'")
+    .split(/\s+/)
+    .map((w) => w.replace(/^[^\p{L}\p{N}']+|[^\p{L}\p{N}']+$/gu, ''))
+    .flatMap((w) => (w.includes('-') && w.split('-').every((p) => NUMBER_WORDS.has(p)) ? w.split('-') : [w]))
+    .filter(Boolean);
 
 /**
  * Whether the words so far read as a finished turn. Transparent on purpose: each rule is one line
  * a person can check against a transcript.
  */
-export function turnShape(text: string): TurnShape {
+export function turnShape(text: string, context: TurnContext = {}): TurnShape {
   const trimmed = text.trim();
-  const words = trimmed
-    .toLowerCase()
-    .replace(/[’]/g, "'")
-    .split(/\s+/)
-    .map((w) => w.replace(/^[^\p{L}\p{N}']+|[^\p{L}\p{N}']+$/gu, ''))
-    .filter(Boolean);
+  const words = normalWords(trimmed);
   if (words.length === 0) return 'unsure';
   const lastToken = words.at(-1)!;
   // A recogniser sometimes hyphenates a conjunction or filler onto the word before ("a cleaning-and.");
@@ -132,12 +217,23 @@ export function turnShape(text: string): TurnShape {
   const before = gluedOn ? pieces.at(-2) : words.at(-2);
   if (SOUNDS_LIKE_AND.has(last) && !OWNERS.has(before ?? '')) return 'unfinished';
   if (ending.includes('…') || ending.endsWith('-')) return 'unfinished';
-  // Digits being read out: more may follow after a breath, unless the number named is whole.
+  // Digits being read out: more may follow after a breath, unless the number is whole: the length of the kind the
+  // caller names, or else of the kind the agent asked for ("the last four digits", "your phone number"), or a phone
+  // number's where neither gives one. A whole number is the answer given, whatever the recogniser's punctuation. A
+  // question that only mentions a number ("tell me the number of guests") leaves a short answer ("Four.") alone.
   const said = words.join(' ');
-  if (isNumeric(last) && (NUMBER_CONTEXT.test(said) || words.slice(-4).filter(isNumeric).length >= 2)) {
-    const whole = WHOLE_NUMBER_DIGITS.find(([kind]) => kind.test(said))?.[1];
-    if (!whole?.includes(trailingDigits(words))) return 'unfinished';
-  }
+  const promptKinds = context.promptKinds ?? [];
+  const saidWhole = wholeDigits(said, promptKinds);
+  const askedWhole = context.asked ? wholeDigits(lastQuestion(context.asked), promptKinds) : undefined;
+  const digits = isNumeric(last) ? trailingDigits(words) : 0;
+  const readingNumber =
+    NUMBER_CONTEXT.test(said) ||
+    saidWhole ||
+    askedWhole ||
+    digits >= LONG_NUMBER_DIGITS ||
+    words.slice(-4).filter(isNumeric).length >= 2;
+  if (digits > 0 && readingNumber)
+    return (saidWhole ?? askedWhole ?? PHONE_DIGITS).includes(digits) ? 'finished' : 'unfinished';
   if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'finished';
   if (WANTS_MORE.some((rule) => rule.test(said))) return 'unfinished';
   if (ending.includes('?') || ending.includes('.') || ending.includes('!')) return 'finished';
@@ -153,6 +249,8 @@ export interface SemanticEndOfTurnOptions {
   maxMs: number;
   /** Silence when the words do not tell, or before the recogniser has read them (the silence rule's endpointing_ms). */
   unsureMs: number;
+  /** The lengths the agent's prompt gives its numbers (promptNumberKinds). */
+  promptKinds?: readonly NumberKind[] | undefined;
 }
 
 /**
@@ -170,7 +268,8 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
   waitMs(pause: CallerPause): number {
     // The words are on their way: wait for them (they decide again when they come), at most max_ms.
     if (pause.words === null && pause.wordsPending) return this.o.maxMs - pause.silentMs;
-    const shape = pause.words === null ? 'unsure' : turnShape(pause.words);
+    const shape =
+      pause.words === null ? 'unsure' : turnShape(pause.words, { asked: pause.asked, promptKinds: this.o.promptKinds });
     // The recogniser's own verdict is one more voice, weighed with the words: where they do not
     // tell (unsure, a trailing comma) it settles the turn as finished. Where they say more is coming
     // (a trailing "and" or "is", digits half read) they win: a provider's endpoint is mostly a
@@ -212,7 +311,10 @@ export function recogniserDecides(policy: EndOfTurnPolicy, pause: CallerPause): 
 export const MODEL_TURN_FALLBACK_MS = 3000;
 
 export function endOfTurnPolicy(
-  agent: Pick<AgentConfig, 'endpointing' | 'endpointing_ms'> & { llm?: Pick<AgentConfig['llm'], 'turn_detection'> },
+  agent: Pick<AgentConfig, 'endpointing' | 'endpointing_ms'> & {
+    llm?: Pick<AgentConfig['llm'], 'turn_detection'>;
+    system_prompt?: string | undefined;
+  },
 ): EndOfTurnPolicy {
   if (agent.llm?.turn_detection === 'model') return new SilenceEndOfTurn(MODEL_TURN_FALLBACK_MS);
   const e = agent.endpointing ?? {
@@ -225,5 +327,6 @@ export function endOfTurnPolicy(
     minMs: e.min_ms,
     maxMs: e.max_ms,
     unsureMs: Math.max(e.min_ms, Math.min(agent.endpointing_ms, e.max_ms)),
+    promptKinds: promptNumberKinds(agent.system_prompt ?? ''),
   });
 }

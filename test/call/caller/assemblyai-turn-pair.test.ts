@@ -151,11 +151,11 @@ describe("AssemblyAI's ended turn and its formatted copy", () => {
     s.socket.says(turn(0, SAID, { end: true, formatted: false }, 0.9));
     s.socket.says(turn(0, FORMATTED, { end: true, formatted: true }, 0.9));
     await s.feed(500, 0);
-    // The VAD's pause at 1.56 s; the verdict stands with words that do not tell: min_ms (240), not unsure (500).
+    // The VAD's pause at 1.56 s; the verdict stands, and a whole zip code ends the turn after min_ms (240) by itself.
     expect(s.turns.map((t) => [t.text, Math.round(t.at)])).toEqual([['My zip code is 94107', 1800]]);
     expect(s.verdicts).toEqual([0.9]);
     expect(s.finals.map((f) => f.text)).toEqual(['My zip code is 94107']);
-    expect(s.decided).toEqual([true]);
+    expect(s.decided).toEqual([false]);
     // AssemblyAI ended the turn itself: nothing was left to ask it to settle.
     expect(s.socket.controls).toEqual([]);
   });
@@ -168,7 +168,8 @@ describe("AssemblyAI's ended turn and its formatted copy", () => {
     s.socket.says(turn(0, SAID, { end: true, formatted: false }, 0.9));
     await s.feed(3000, 0);
     expect(s.verdicts).toEqual([0.9]);
-    expect(s.decided).toEqual([true]);
+    // The words are a whole zip code: they end the turn as soon as the verdict would.
+    expect(s.decided).toEqual([false]);
     expect(s.finals.map((f) => f.text)).toEqual(['my zip code is nine four one oh seven']);
     expect(s.turns.map((t) => t.text)).toEqual(['my zip code is nine four one oh seven']);
   });

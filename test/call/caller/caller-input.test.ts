@@ -36,6 +36,8 @@ function setup(
     /** The first try at opening a recogniser is refused. */
     refuseFirstOpen?: boolean;
     log?: Logger;
+    /** The agent's last words, as the session gives them. */
+    asked?: string;
   } = {},
 ) {
   const rate = options.rate ?? 16000;
@@ -93,6 +95,7 @@ function setup(
     interruptionThresholdMs: 600,
     agentBusy: () => state.agentBusy,
     isAcknowledgement: (text) => isBackchannel(text),
+    lastAgentWords: () => options.asked ?? null,
     recording: {
       callerAudio: (frame, offsetMs) => {
         recorded.push(offsetMs);
@@ -219,6 +222,22 @@ describe('CallerInput', () => {
     expect(unfinished.turns).toEqual([]); // still waiting for the rest
     await unfinished.feed(200, 0);
     expect(unfinished.turns.map((t) => Math.round(t.at))).toEqual([2800]); // 2000 ms after the speech ended
+  });
+
+  it("reads digits against the agent's question: the last four digits of a card end the turn min_ms after the pause, the same digits unasked wait max_ms", async () => {
+    const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
+    const answered = async (asked?: string) => {
+      const s = setup({ heard: ['six six one two'], policy, ...(asked ? { asked } : {}) });
+      await s.caller.open();
+      await s.feed(400, 0);
+      await s.feed(400, SPEECH);
+      await s.feed(200, 0);
+      s.partial('Six, six, one, two.');
+      await s.feed(2_000, 0);
+      return s.turns.map((t) => Math.round(t.at));
+    };
+    expect(await answered('Thanks. Could you read me the last four digits of the card?')).toEqual([1040]);
+    expect(await answered()).toEqual([2800]);
   });
 
   it("tells the recogniser of the VAD's pause, and decides at once on the reading it gives back", async () => {

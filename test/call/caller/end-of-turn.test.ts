@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   endOfTurnPolicy,
+  promptNumberKinds,
   MODEL_TURN_FALLBACK_MS,
   recogniserDecides,
   SemanticEndOfTurn,
@@ -43,7 +44,7 @@ describe('turnShape', () => {
     ['My phone number is 415.', 'unfinished'],
     ['My phone number is 5550123.', 'finished'], // a whole local number
     ['My phone number is five five five, zero one two three.', 'finished'],
-    ['my phone number is 415 555 0123', 'unsure'], // whole, but no full stop: the silence decides
+    ['my phone number is 415 555 0123', 'finished'], // whole: the answer given, full stop or not
     ['My phone number is 415 555 01', 'unfinished'],
     ['My card number is 4152 7789.', 'unfinished'], // eight of sixteen
     ['The zip code is 9 4 1 0 7.', 'finished'],
@@ -81,8 +82,67 @@ describe('turnShape', () => {
     ['Can you help me?', 'finished'],
     ["That's all I need.", 'finished'],
     ["Don't ask me.", 'finished'],
+    // Ten digits are a phone number's whole length where no kind is named; other lengths wait.
+    ['It is 555 123 4567', 'finished'],
+    ['It is five five five, one two three, four five', 'unfinished'],
+    // Digits the recogniser wrote as words that sound alike, between digits.
+    ['My pin is four, seven to nine.', 'finished'],
+    ['The code is six-six-one.', 'unfinished'], // digits hyphenated as words are digits
+    ['The last four or six, six, one, two.', 'finished'],
+    ['My 6-digit code is 1 2 3 4 5 6', 'finished'],
+    ['My six digit code is 1 2 3 4', 'unfinished'],
+    // A callback number is a phone number.
+    ['You can reach me at 555-123-4567', 'finished'],
+    ['My callback number is two zero six, five five five', 'unfinished'],
   ])('%j reads as %s', (words, shape) => {
     expect(turnShape(words)).toBe(shape);
+  });
+
+  describe("against the agent's question", () => {
+    it.each([
+      ['What is the best number to reach you?', 'five five five, one two three, four five six seven.', 'finished'],
+      ['What is the best number to reach you?', 'five five five, one two three.', 'unfinished'],
+      ['Could you read me the last four digits of the card?', 'six six one two', 'finished'],
+      ['We take any card. And your zip code?', '9 4 1 0 7', 'finished'],
+      ['What is your account number?', '4 2 7 9.', 'unfinished'], // no length known for an account: wait
+      // A question that only mentions a number leaves a short answer alone.
+      ['How many people, what number should I book for?', 'Four.', 'finished'],
+    ])('after %j, %j reads as %s', (asked, words, shape) => {
+      expect(turnShape(words, { asked })).toBe(shape);
+    });
+
+    it("the caller's own words name the kind first", () => {
+      expect(turnShape('My zip code is 9 4 1 0 7.', { asked: 'What is your phone number?' })).toBe('finished');
+    });
+  });
+
+  describe("with the lengths the agent's prompt gives", () => {
+    const promptKinds = promptNumberKinds(
+      "You book repairs. Order numbers have 6 digits. Ask for the caller's eight-digit member ID. A 4 digit code unlocks the door.",
+    );
+
+    it.each([
+      ['My order number is four five six.', 'unfinished'],
+      ['My order number is four five six, one two three.', 'finished'],
+      ['Member ID 1234 5678', 'finished'],
+      ['The code is 1 2 3 4', 'finished'],
+    ])('%j reads as %s', (words, shape) => {
+      expect(turnShape(words, { promptKinds })).toBe(shape);
+    });
+
+    it('names the kind by the word before "number", "code" or "ID"', () => {
+      expect(promptKinds.map(([name, digits]) => [name.source, digits])).toEqual([
+        ['\\bmember\\b', [8]],
+        ['\\bcode\\b', [4]],
+        ['\\border\\b', [6]],
+      ]);
+    });
+
+    it('the question names the kind, the prompt its length', () => {
+      expect(turnShape('one two three four five six', { asked: 'What is your order number?', promptKinds })).toBe(
+        'finished',
+      );
+    });
   });
 });
 
