@@ -25,14 +25,13 @@ import { asteriskPrompts } from '../test/support/test-sets.ts';
 import { markdownTable } from './report.ts';
 import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
 import { gameVoices } from './sets/game-voices.ts';
+import { oneSentence, speechPauses } from './sets/held-out-turns.ts';
 import { FINISHED, OTHER_UNFINISHED, TRAILING_AND, VOICES } from './sets/turn-words-phrases.ts';
 
 const { values } = parseArgs({ options: { fit: { type: 'boolean' } } });
 
 const RATE = 8000;
 const FRAME = RATE / 100;
-/** A 10 ms frame this many dB under the utterance's loudest is quiet. */
-const QUIET_DB = 35;
 const MIN_PAUSE_MS = 200;
 /** What the service hands the analyser at a pause: the speech before it. */
 const CONTEXT_MS = 1500;
@@ -47,39 +46,14 @@ interface Ending {
 const phone = (samples: Int16Array, rate: number): Int16Array =>
   muLawDecode(muLawEncode(rate === RATE ? samples : resample(samples, rate, RATE)));
 
-/** Sample offsets where speech stops: at each pause of MIN_PAUSE_MS or more inside, and at the last speech. */
-function speechEnds(samples: Int16Array): { pauses: number[]; end: number } | null {
-  const frames = Math.floor(samples.length / FRAME);
-  const db = Array.from({ length: frames }, (_, f) => {
-    let e = 0;
-    for (let i = f * FRAME; i < (f + 1) * FRAME; i++) e += (samples[i]! / 32768) ** 2;
-    return 10 * Math.log10(e / FRAME + 1e-12);
-  });
-  const loudest = Math.max(...db);
-  const loud = db.map((d) => d >= loudest - QUIET_DB);
-  const first = loud.indexOf(true);
-  const last = loud.lastIndexOf(true);
-  if (first < 0) return null;
-  const pauses: number[] = [];
-  let quietFrom = -1;
-  for (let f = first; f <= last; f++) {
-    if (!loud[f]) {
-      if (quietFrom < 0) quietFrom = f;
-    } else {
-      if (quietFrom >= 0 && (f - quietFrom) * 10 >= MIN_PAUSE_MS) pauses.push(quietFrom * FRAME);
-      quietFrom = -1;
-    }
-  }
-  return { pauses, end: (last + 1) * FRAME };
-}
-
 function endingsOf(
   samples: Int16Array,
   analyser: ProsodyAnalyser,
   floor: number | null,
 ): { finished: boolean; cues: VoiceEnding }[] {
-  const ends = speechEnds(samples);
-  if (!ends) return [];
+  const speech = speechPauses(samples, RATE, MIN_PAUSE_MS);
+  if (!speech) return [];
+  const ends = { pauses: speech.pauses.map((p) => p.from), end: speech.end };
   const before = (at: number) =>
     analyser.ending(samples.subarray(Math.max(0, at - (CONTEXT_MS * RATE) / 1000), at + FRAME * 5), floor);
   return [
@@ -130,10 +104,6 @@ async function referenceAgreement(
     gross: best.filter(([a, b]) => Math.abs(a / b - 1) > 0.2).length / best.length,
   };
 }
-
-/** No sentence ends before the last word ("Mr." and "..." aside). */
-const oneSentence = (text: string): boolean =>
-  !/(?<!\b(?:mr|mrs|dr|st))[.?!]+\s+\S/i.test(text.replace(/\.\.\./g, ','));
 
 /** The chance a finished ending scores higher than an unfinished one (ties count half). */
 function auc(endings: readonly Ending[], score: (e: VoiceEnding) => number | null): { auc: number; n: number } {
@@ -257,7 +227,7 @@ async function main(): Promise<void> {
       endingsOf(u.samples, analyser, ranges.get(u.speaker)!.floor()).map((e) => ({ ...e, set: u.set, id: u.id })),
     );
   for (const f of flite) {
-    const end = speechEnds(f.samples)?.end;
+    const end = speechPauses(f.samples, RATE, MIN_PAUSE_MS)?.end;
     if (end === undefined) continue;
     const cues = analyser.ending(
       f.samples.subarray(Math.max(0, end - (CONTEXT_MS * RATE) / 1000), end + FRAME * 5),

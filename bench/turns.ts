@@ -1,5 +1,5 @@
 // npm run bench:turns [-- --calls 4 --modes silence,semantic --stt embedded,pocketsphinx,deepgram,assemblyai
-//   --hints "um,uh" --stt-model base --log]
+//   --hints "um,uh" --stt-model base --log --set held-out]
 // Turn-taking on the phone path: 60 caller turns spoken by flite voices — 36 finished (questions,
 // statements, short answers, times) and 24 unfinished, each with a pause of 0.6-1.5 s inside
 // (digits being read out, a trailing "and", "um", an open list) — played over Twilio Media
@@ -28,6 +28,7 @@ import { startService } from '../src/app.ts';
 import { muLawEncode } from '../src/audio/g711.ts';
 import { FRAME_MS } from '../src/audio/pcm.ts';
 import { TwilioStreamCaller } from '../src/carriers/sim/twilio-stream.ts';
+import { readWavFile } from '../src/audio/wav.ts';
 import { loadConfig } from '../src/config.ts';
 import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
 import { placeInboundCall } from '../test/helpers/phone.ts';
@@ -37,6 +38,15 @@ import { startDeepgramStandIn } from '../test/speech/stt/deepgram/stand-in.ts';
 import { StandInEar } from '../test/speech/stt/stand-in-ear.ts';
 import { loudBounds } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
+import { gameVoices } from './sets/game-voices.ts';
+import {
+  HELD_OUT_DIGITS,
+  HELD_OUT_FINISHED,
+  HELD_OUT_PAUSES_MS,
+  HELD_OUT_UNFINISHED,
+  oneSentence,
+  speechPauses,
+} from './sets/held-out-turns.ts';
 import { spawnInstantModel } from './stub-engines.ts';
 
 const RECOGNISERS = ['embedded', 'pocketsphinx', 'deepgram', 'assemblyai', 'assemblyai-unsure'] as const;
@@ -83,6 +93,11 @@ const Args = z.object({
    * pause inside an unfinished turn is measured between such samples.
    */
   ends: z.enum(['whole', 'chop']).default('whole'),
+  /**
+   * The turns: "turns", the 60 the end of turn was built on; "held-out", the turns of bench/sets/held-out-turns.ts no
+   * rule was tuned on — flite's phrases and turns cut from the game voices' human lines.
+   */
+  set: z.enum(['turns', 'held-out']).default('turns'),
 });
 const { values } = parseArgs({
   options: {
@@ -93,6 +108,7 @@ const { values } = parseArgs({
     'stt-model': { type: 'string' },
     log: { type: 'boolean' },
     ends: { type: 'string' },
+    set: { type: 'string' },
   },
 });
 const args = Args.parse(values);
@@ -145,6 +161,8 @@ interface Part {
 
 interface Turn {
   kind: 'finished' | 'unfinished';
+  /** What the figures are reported by: "flite finished", "human unfinished", … */
+  category: string;
   parts: Part[];
   /** Between the last loud sample of the first part and the first of the second. */
   pauseMs: number;
@@ -156,7 +174,7 @@ const LOUD_SAMPLE = 400;
 const RATE = 8000;
 const FRAME_SAMPLES = RATE / 50;
 
-/** flite at 8 kHz, its ends kept whole or chopped at LOUD_SAMPLE (--ends). */
+/** flite at 8 kHz, as a part of a turn. */
 async function speak(tts: FliteTtsEngine, text: string, voice: string): Promise<Part> {
   const chunks: Int16Array[] = [];
   for await (const chunk of tts.synthesize(text, { sampleRate: RATE, voiceId: voice })) chunks.push(chunk.samples);
@@ -166,6 +184,11 @@ async function speak(tts: FliteTtsEngine, text: string, voice: string): Promise<
     all.set(c, at);
     at += c.length;
   }
+  return partOf(all);
+}
+
+/** 8 kHz speech as a part of a turn, its ends kept whole or chopped at LOUD_SAMPLE (--ends). */
+function partOf(all: Int16Array): Part {
   const { from, to } = loudBounds(all, LOUD_SAMPLE);
   if (args.ends === 'chop') return { mulaw: muLawEncode(all.slice(from, to)), leadMs: 0, tailMs: 0 };
   const lead = from;
@@ -187,6 +210,7 @@ async function buildTurns(): Promise<Turn[]> {
     for (const k of [0, 1])
       turns.push({
         kind: 'finished',
+        category: 'finished',
         parts: [await speak(tts, text, VOICES[(i + k * 2) % VOICES.length]!)],
         pauseMs: 0,
         text,
@@ -197,6 +221,7 @@ async function buildTurns(): Promise<Turn[]> {
       const voice = VOICES[(i + k) % VOICES.length]!;
       turns.push({
         kind: 'unfinished',
+        category: 'unfinished',
         parts: [await speak(tts, a, voice), await speak(tts, b, voice)],
         pauseMs: PAUSES[(i * 2 + k) % PAUSES.length]!,
         text: `${a} … ${b}`,
@@ -204,15 +229,85 @@ async function buildTurns(): Promise<Turn[]> {
     }
   }
   await tts.close();
-  // Interleaved so every call gets both kinds.
-  return turns
+  return interleaved(turns);
+}
+
+/** Interleaved so every call gets every kind. */
+const interleaved = (turns: Turn[]): Turn[] =>
+  turns
     .map((t, i) => ({ t, key: (i * 7919) % turns.length }))
     .sort((a, b) => a.key - b.key)
     .map((x) => x.t);
+
+/** Human turns of the held-out set: one-sentence game lines of at most this long. */
+const HUMAN_MAX_S = 5;
+/** Of each: whole lines (no pause inside of HUMAN_PAUSE_MS) and lines split at their one pause inside. */
+const HUMAN_TURNS = 16;
+/** A pause inside a human line this long is where it is split (shorter ones stay: a breath between words). */
+const HUMAN_PAUSE_MS = 200;
+
+/**
+ * The held-out set: flite's four voices say the finished phrases, the answers ending in digits and the unfinished
+ * turns (one voice per phrase, in turn); the game's actors give whole lines (finished) and lines split at the one
+ * pause inside them, the pause lengthened to HELD_OUT_PAUSES_MS (unfinished).
+ */
+async function buildHeldOut(): Promise<Turn[]> {
+  const tts = new FliteTtsEngine();
+  const turns: Turn[] = [];
+  const voiceOf = (i: number) => VOICES[i % VOICES.length]!;
+  for (const [i, text] of HELD_OUT_FINISHED.entries())
+    turns.push({
+      kind: 'finished',
+      category: 'flite finished',
+      parts: [await speak(tts, text, voiceOf(i))],
+      pauseMs: 0,
+      text,
+    });
+  for (const [i, text] of HELD_OUT_DIGITS.entries())
+    turns.push({
+      kind: 'finished',
+      category: 'flite digits',
+      parts: [await speak(tts, text, voiceOf(i + 1))],
+      pauseMs: 0,
+      text,
+    });
+  for (const [i, [a, b]] of HELD_OUT_UNFINISHED.entries())
+    turns.push({
+      kind: 'unfinished',
+      category: 'flite unfinished',
+      parts: [await speak(tts, a, voiceOf(i + 2)), await speak(tts, b, voiceOf(i + 2))],
+      pauseMs: HELD_OUT_PAUSES_MS[i % HELD_OUT_PAUSES_MS.length]!,
+      text: `${a} … ${b}`,
+    });
+  await tts.close();
+  const lines = [];
+  for (const line of await gameVoices()) {
+    if (!oneSentence(line.text) || line.seconds > HUMAN_MAX_S) continue;
+    const wav = await readWavFile(line.path, RATE);
+    const speech = speechPauses(wav.samples, RATE, HUMAN_PAUSE_MS);
+    if (speech) lines.push({ line, samples: wav.samples, speech });
+  }
+  // Spread over the actors: every k-th line of each kind, by id.
+  const pick = <T>(xs: T[]): T[] =>
+    xs.filter((_, i) => i % Math.max(1, Math.floor(xs.length / HUMAN_TURNS)) === 0).slice(0, HUMAN_TURNS);
+  for (const { line, samples } of pick(lines.filter((l) => l.speech.pauses.length === 0)))
+    turns.push({ kind: 'finished', category: 'human finished', parts: [partOf(samples)], pauseMs: 0, text: line.text });
+  for (const [i, { line, samples, speech }] of pick(lines.filter((l) => l.speech.pauses.length === 1)).entries()) {
+    const pause = speech.pauses[0]!;
+    turns.push({
+      kind: 'unfinished',
+      category: 'human unfinished',
+      parts: [partOf(samples.slice(0, pause.from)), partOf(samples.slice(pause.to))],
+      pauseMs: HELD_OUT_PAUSES_MS[i % HELD_OUT_PAUSES_MS.length]!,
+      text: line.text,
+    });
+  }
+  return interleaved(turns);
 }
 
 interface TurnResult {
   kind: Turn['kind'];
+  category: string;
   text: string;
   /** The agent's first frame arrived before the caller's last speech frame was sent. */
   premature: boolean;
@@ -273,6 +368,7 @@ async function runCall(url: string, number: string, turns: Turn[]): Promise<{ ca
     const premature = first !== 0 && first < lastSpeechAt;
     results.push({
       kind: turn.kind,
+      category: turn.category,
       text: turn.text,
       premature,
       gapMs: first === 0 ? null : first - lastSpeechAt,
@@ -327,7 +423,7 @@ async function speakTurn(
 }
 
 const loadStart = loadavg();
-const turns = await buildTurns();
+const turns = args.set === 'held-out' ? await buildHeldOut() : await buildTurns();
 const model = await spawnInstantModel();
 const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-turns-'));
 const key = 'bench-key-0123456789-0123456789-0123';
@@ -343,6 +439,7 @@ const config = loadConfig({
   TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN,
 });
 const artifacts = join(import.meta.dirname, '..', 'artifacts', 'bench');
+const outName = args.set === 'held-out' ? 'turns-held-out' : 'turns';
 mkdirSync(artifacts, { recursive: true });
 /**
  * Every log line goes to the file with --log; the `end of turn` lines are also kept, by call, to count what the
@@ -467,11 +564,28 @@ const rows = Object.entries(byRun).map(([name, results]) => {
     'calls moved to the fallback': movedByRun[name] ?? 0,
   };
 });
+/** Per category: the cut-offs among its turns, and the gap after those answered in time. */
+const categoryRows = Object.entries(byRun).flatMap(([name, results]) =>
+  [...new Set(results.map((r) => r.category))].sort().map((category) => {
+    const of = results.filter((r) => r.category === category);
+    const gaps = stats(of.flatMap((r) => (r.gapMs === null || r.premature ? [] : [r.gapMs])));
+    return {
+      run: name,
+      category,
+      turns: of.length,
+      'cut off': `${of.filter((r) => r.premature).length} (${((of.filter((r) => r.premature).length / of.length) * 100).toFixed(1)}%)`,
+      'gap p50 (ms)': gaps?.p50 ?? 'n/a',
+      'gap p90 (ms)': gaps?.p90 ?? 'n/a',
+      unanswered: of.filter((r) => r.gapMs === null).length,
+    };
+  }),
+);
 const md = [
-  `# bench:turns — ${turns.length} caller turns per run, ${args.calls} calls at once, embedded VAD and voice${args['stt-model'] ? ` (moonshine ${args['stt-model']})` : ''}, instant model, word ends ${args.ends}`,
+  `# bench:turns${args.set === 'held-out' ? ' --set held-out' : ''} — ${turns.length} caller turns per run, ${args.calls} calls at once, embedded VAD and voice${args['stt-model'] ? ` (moonshine ${args['stt-model']})` : ''}, instant model, word ends ${args.ends}`,
   '',
   markdownTable(rows),
   '',
+  ...(args.set === 'held-out' ? ['By category:', '', markdownTable(categoryRows), ''] : []),
   `Cut turns: ${Object.entries(byRun)
     .map(
       ([name, r]) =>
@@ -492,9 +606,9 @@ const md = [
     .join(' ')} at the end`,
 ].join('\n');
 writeFileSync(
-  join(artifacts, 'turns.json'),
-  `${JSON.stringify({ when: new Date().toISOString(), args, rows, byRun, heard: heardByRun }, null, 2)}\n`,
+  join(artifacts, `${outName}.json`),
+  `${JSON.stringify({ when: new Date().toISOString(), args, rows, categoryRows, byRun, heard: heardByRun }, null, 2)}\n`,
 );
-writeFileSync(join(artifacts, 'turns.md'), `${md}\n`);
+writeFileSync(join(artifacts, `${outName}.md`), `${md}\n`);
 console.log(md);
 process.exit(0);
