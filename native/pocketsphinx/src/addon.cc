@@ -1,10 +1,14 @@
-// Thin synchronous binding over Debian's pocketsphinx 5prealpha. Every call blocks, so the
-// runtime only uses it inside worker threads (end_utt alone can take ~200 ms).
+// Thin synchronous binding over Debian's pocketsphinx 5prealpha. Every Decoder call blocks, so the
+// runtime only uses decoders inside worker threads (end_utt alone can take ~200 ms). A
+// LanguageModel reads the package's n-gram model once (a memory-mapped trie, tens of ms) and then
+// answers in microseconds, so the end of turn asks it on the main thread.
 #include <napi.h>
 #include <pocketsphinx.h>
 #include <sphinxbase/cmn.h>
 #include <sphinxbase/err.h>
 #include <sphinxbase/feat.h>
+#include <sphinxbase/logmath.h>
+#include <sphinxbase/ngram_model.h>
 #include <string>
 #include <vector>
 
@@ -282,6 +286,75 @@ class Decoder : public Napi::ObjectWrap<Decoder> {
   }
 };
 
+// new LanguageModel(path): an n-gram model (ARPA, DMP or trie binary, as pocketsphinx reads them).
+class LanguageModel : public Napi::ObjectWrap<LanguageModel> {
+ public:
+  static Napi::Object Init(Napi::Env env, Napi::Object exports) {
+    Napi::Function ctor = DefineClass(env, "LanguageModel", {
+      InstanceMethod("endProbability", &LanguageModel::EndProbability),
+      InstanceMethod("close", &LanguageModel::Close),
+    });
+    exports.Set("LanguageModel", ctor);
+    return exports;
+  }
+
+  explicit LanguageModel(const Napi::CallbackInfo& info) : Napi::ObjectWrap<LanguageModel>(info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsString()) {
+      ThrowTypeError(env, "LanguageModel(path: string)");
+      return;
+    }
+    std::string path = info[0].As<Napi::String>().Utf8Value();
+    // The base pocketsphinx itself uses for its scores: probabilities come back through the same table.
+    lmath_ = logmath_init(1.0001, 0, 0);
+    model_ = ngram_model_read(nullptr, path.c_str(), NGRAM_AUTO, lmath_);
+    if (model_ == nullptr) ThrowError(env, "pocketsphinx: ngram_model_read failed for " + path);
+  }
+
+  ~LanguageModel() override { Free(); }
+
+ private:
+  logmath_t* lmath_ = nullptr;
+  ngram_model_t* model_ = nullptr;
+
+  void Free() {
+    if (model_ != nullptr) ngram_model_free(model_);
+    if (lmath_ != nullptr) logmath_free(lmath_);
+    model_ = nullptr;
+    lmath_ = nullptr;
+  }
+
+  // endProbability(words: string[]): P(</s> | the last words), the chance a sentence ends after
+  // them; with no words, the chance one ends at once. Words the model lacks are its <UNK>.
+  Napi::Value EndProbability(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (model_ == nullptr) {
+      ThrowError(env, "pocketsphinx: language model closed");
+      return env.Undefined();
+    }
+    if (info.Length() < 1 || !info[0].IsArray()) {
+      ThrowTypeError(env, "endProbability(words: string[])");
+      return env.Undefined();
+    }
+    Napi::Array arr = info[0].As<Napi::Array>();
+    // Newest first, as ngram_prob wants them: </s>, then the history back to the model's order.
+    int32 order = ngram_model_get_size(model_);
+    std::vector<std::string> store{"</s>"};
+    for (int32 i = static_cast<int32>(arr.Length()) - 1; i >= 0 && static_cast<int32>(store.size()) < order; i--)
+      store.push_back(arr.Get(i).As<Napi::String>().Utf8Value());
+    if (static_cast<int32>(store.size()) < order) store.push_back("<s>");
+    std::vector<const char*> words;
+    for (const auto& w : store) words.push_back(w.c_str());
+    int32 lp = ngram_prob(model_, words.data(), static_cast<int32>(words.size()));
+    return Napi::Number::New(env, logmath_exp(lmath_, lp));
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    Free();
+    return info.Env().Undefined();
+  }
+};
+
 // pocketsphinx logs to stderr by default; the runtime has its own logger. Its log target is one
 // global for every thread: "-logfn" makes each new decoder fclose() the FILE that decoders in
 // other worker threads may be writing to at that moment (a crash, or a hang on the freed FILE's
@@ -290,7 +363,8 @@ void DropLog(void*, err_lvl_t, const char*, ...) {}
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   err_set_callback(DropLog, nullptr);
-  return Decoder::Init(env, exports);
+  Decoder::Init(env, exports);
+  return LanguageModel::Init(env, exports);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // out it waits up to a couple of seconds for the rest.
 
 import { AGENT_DEFAULTS, type AgentConfig } from '../../agents/schema.ts';
+import { englishSentenceEnds, type SentenceEnds } from '../../speech/stt/pocketsphinx/sentence-ends.ts';
 
 export interface CallerPause {
   /** How long the caller has already been silent (the VAD reports a pause after the fact), ms. */
@@ -180,7 +181,22 @@ export interface TurnContext {
   asked?: string | null | undefined;
   /** Number kinds with the lengths the agent's prompt gives them (promptNumberKinds). */
   promptKinds?: readonly NumberKind[] | undefined;
+  /** A language model's chance that a sentence ends after the words: endings no rule names. */
+  sentenceEnds?: SentenceEnds | null | undefined;
 }
+
+/**
+ * Under this chance of a sentence ending after its last words, a turn the rules leave open is unfinished: set between
+ * the unfinished first parts of bench:turns and bench:turn-words (the most likely 0.040, "the appointment is on") and
+ * their finished phrases (the least likely question 0.055, "how long will it take"), digits aside.
+ */
+const SENTENCE_END_UNLIKELY = 0.05;
+/**
+ * An answer that leaves its verb out ("No, I don't.", "Yes, I would.", "It's not."): a written language model rarely
+ * ends a sentence there, a caller often does.
+ */
+const ELLIPTICAL_ANSWER =
+  /^(?:(?:yes|yeah|yep|no|nope|well|oh|sure|okay|ok|um|uh) )*(?:i|you|he|she|it|we|they|that|there) (?:am|is|are|was|were|do|does|did|have|has|had|will|would|can|could|should|shall|may|might|must|don't|doesn't|didn't|haven't|hasn't|hadn't|won't|wouldn't|can't|couldn't|shouldn't|isn't|aren't|wasn't|weren't)(?: not)?$|^(?:(?:yes|yeah|no|nope|well|oh) )*(?:i'm|it's|that's|he's|she's|we're|they're|you're|there's|i've|we've|they've|i'll|we'll|they'll|i'd|we'd|they'd) not$/;
 
 /** The agent's question ("We take any card. What is your zip code?"): its last one, else its last sentence. */
 function lastQuestion(text: string): string {
@@ -236,6 +252,16 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
     return (saidWhole ?? askedWhole ?? PHONE_DIGITS).includes(digits) ? 'finished' : 'unfinished';
   if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'finished';
   if (WANTS_MORE.some((rule) => rule.test(said))) return 'unfinished';
+  // An ending the rules do not name, which a sentence seldom has ("The room was very", "Tell me how"). A question the
+  // recogniser heard as one, a single word and an elliptical answer are left to the rules below.
+  if (
+    context.sentenceEnds &&
+    words.length >= 2 &&
+    !ending.includes('?') &&
+    !ELLIPTICAL_ANSWER.test(said) &&
+    context.sentenceEnds.probability(words) < SENTENCE_END_UNLIKELY
+  )
+    return 'unfinished';
   if (ending.includes('?') || ending.includes('.') || ending.includes('!')) return 'finished';
   // An open list ("eggs, milk,") goes on; a single trailing comma may.
   if (ending.startsWith(',')) return trimmed.slice(0, -ending.length).includes(',') ? 'unfinished' : 'pausing';
@@ -251,6 +277,8 @@ export interface SemanticEndOfTurnOptions {
   unsureMs: number;
   /** The lengths the agent's prompt gives its numbers (promptNumberKinds). */
   promptKinds?: readonly NumberKind[] | undefined;
+  /** A language model of the caller's language (TurnContext.sentenceEnds); none reads the words by the rules alone. */
+  sentenceEnds?: SentenceEnds | null | undefined;
 }
 
 /**
@@ -269,7 +297,13 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
     // The words are on their way: wait for them (they decide again when they come), at most max_ms.
     if (pause.words === null && pause.wordsPending) return this.o.maxMs - pause.silentMs;
     const shape =
-      pause.words === null ? 'unsure' : turnShape(pause.words, { asked: pause.asked, promptKinds: this.o.promptKinds });
+      pause.words === null
+        ? 'unsure'
+        : turnShape(pause.words, {
+            asked: pause.asked,
+            promptKinds: this.o.promptKinds,
+            sentenceEnds: this.o.sentenceEnds,
+          });
     // The recogniser's own verdict is one more voice, weighed with the words: where they do not
     // tell (unsure, a trailing comma) it settles the turn as finished. Where they say more is coming
     // (a trailing "and" or "is", digits half read) they win: a provider's endpoint is mostly a
@@ -314,7 +348,9 @@ export function endOfTurnPolicy(
   agent: Pick<AgentConfig, 'endpointing' | 'endpointing_ms'> & {
     llm?: Pick<AgentConfig['llm'], 'turn_detection'>;
     system_prompt?: string | undefined;
+    stt?: Pick<AgentConfig['stt'], 'language'> | undefined;
   },
+  sentenceEnds: (language: string) => SentenceEnds | null = englishSentenceModel,
 ): EndOfTurnPolicy {
   if (agent.llm?.turn_detection === 'model') return new SilenceEndOfTurn(MODEL_TURN_FALLBACK_MS);
   const e = agent.endpointing ?? {
@@ -328,5 +364,11 @@ export function endOfTurnPolicy(
     maxMs: e.max_ms,
     unsureMs: Math.max(e.min_ms, Math.min(agent.endpointing_ms, e.max_ms)),
     promptKinds: promptNumberKinds(agent.system_prompt ?? ''),
+    sentenceEnds: sentenceEnds(agent.stt?.language ?? AGENT_DEFAULTS.language),
   });
+}
+
+/** The model for the caller's language: English's for English, none for another. */
+function englishSentenceModel(language: string): SentenceEnds | null {
+  return /^en\b/i.test(language) ? englishSentenceEnds() : null;
 }

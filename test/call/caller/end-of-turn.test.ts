@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AGENT_DEFAULTS } from '../../../src/agents/schema.ts';
 import {
   endOfTurnPolicy,
   promptNumberKinds,
@@ -28,6 +29,25 @@ describe('endOfTurnPolicy', () => {
     expect(endOfTurnPolicy({ endpointing_ms: 500, llm: { turn_detection: 'service' } })).toBeInstanceOf(
       SemanticEndOfTurn,
     );
+  });
+
+  it("asks for the language model of the caller's language, and reads the prompt's number lengths", () => {
+    const asked: string[] = [];
+    const model = { probability: () => 0.01 };
+    const policy = endOfTurnPolicy(
+      { endpointing_ms: 500, stt: { language: 'en-GB' }, system_prompt: 'Order numbers have 6 digits.' },
+      (language) => (asked.push(language), model),
+    );
+    expect(asked).toEqual(['en-GB']);
+    expect(policy.waitMs({ silentMs: 0, words: 'The room was very.' })).toBe(AGENT_DEFAULTS.endpointingMaxMs);
+    expect(policy.waitMs({ silentMs: 0, words: 'My order number is 1 2 3 4 5 6' })).toBe(
+      AGENT_DEFAULTS.endpointingMinMs,
+    );
+  });
+
+  it('gives no English model to a caller of another language', () => {
+    const policy = endOfTurnPolicy({ endpointing_ms: 500, stt: { language: 'de-DE' } });
+    expect(policy.waitMs({ silentMs: 0, words: 'The room was very.' })).toBe(AGENT_DEFAULTS.endpointingMinMs);
   });
 });
 
@@ -146,8 +166,47 @@ describe('turnShape', () => {
   });
 });
 
+describe('turnShape with a language model', () => {
+  /** A model that finds a sentence ending on these words unlikely, and on any other likely. */
+  const unlikelyAfter = (...last: string[]) => ({
+    probability: (w: readonly string[]) => (last.includes(w.at(-1)!) ? 0.01 : 0.3),
+  });
+  const sentenceEnds = unlikelyAfter('very', 'how', 'would', "don't", 'what');
+
+  it.each([
+    ['The room was very.', 'unfinished'], // an ending no rule names, which a sentence seldom has
+    ['Tell me how', 'unfinished'],
+    ['My sister would.', 'unfinished'],
+    ['My daughter has a fever.', 'finished'],
+    ['Tell me how?', 'finished'], // a question the recogniser heard as one
+    ["No, I don't.", 'finished'], // an elliptical answer
+    ['Yes, I would.', 'finished'],
+    ['What?', 'finished'],
+    ['Very.', 'finished'], // a single word is left to the rules
+  ])('%j reads as %s', (words, shape) => {
+    expect(turnShape(words, { sentenceEnds })).toBe(shape);
+  });
+
+  it('rules that decide come first: a whole number, a short answer', () => {
+    const never = { probability: () => 0 };
+    expect(turnShape('My zip code is 9 4 1 0 7.', { sentenceEnds: never })).toBe('finished');
+    expect(turnShape('Yes please.', { sentenceEnds: never })).toBe('finished');
+  });
+});
+
 describe('SemanticEndOfTurn', () => {
   const policy = new SemanticEndOfTurn({ minMs: 250, maxMs: 2000, unsureMs: 500 });
+
+  it('waits max_ms after an ending its language model finds unlikely', () => {
+    const withModel = new SemanticEndOfTurn({
+      minMs: 250,
+      maxMs: 2000,
+      unsureMs: 500,
+      sentenceEnds: { probability: (w) => (w.at(-1) === 'very' ? 0.01 : 0.3) },
+    });
+    expect(withModel.waitMs({ silentMs: 200, words: 'The room was very.' })).toBe(1800);
+    expect(withModel.waitMs({ silentMs: 200, words: 'The room was cold.' })).toBe(50);
+  });
 
   it('answers a finished sentence after min_ms, waits max_ms after an unfinished one, endpointing_ms when the words do not tell', () => {
     expect(policy.waitMs({ silentMs: 200, words: 'What time do you open?' })).toBe(50);

@@ -1,5 +1,5 @@
-// Typed face of the native pocketsphinx addon (native/pocketsphinx). Its calls block, so only
-// worker threads load it.
+// Typed face of the native pocketsphinx addon (native/pocketsphinx). Its decoders' calls block, so
+// only worker threads make decoders; its language model answers in microseconds on any thread.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -53,20 +53,39 @@ export interface NativeDecoder {
 
 export type NativeDecoderConstructor = new (args: string[]) => NativeDecoder;
 
+export interface NativeLanguageModel {
+  /** P(end of sentence | the last words), 0–1. */
+  endProbability(words: string[]): number;
+  close(): void;
+}
+
+export type NativeLanguageModelConstructor = new (path: string) => NativeLanguageModel;
+
 export const ADDON_PATH = join(PROJECT_ROOT, 'build', 'native', 'pocketsphinx.node');
+
+/** A class the addon exports; throws STT_ADDON_MISSING when set-up has not built it. */
+function loadClass(path: string, name: 'Decoder' | 'LanguageModel'): unknown {
+  if (!existsSync(path)) {
+    throw new SttError('STT_ADDON_MISSING', `pocketsphinx addon not built at ${path}: run npm run setup`);
+  }
+  const mod: unknown = createRequire(import.meta.url)(path);
+  if (typeof mod !== 'object' || mod === null || !(name in mod)) {
+    throw new SttError('STT_ADDON_MISSING', `${path} does not export ${name}`);
+  }
+  const cls: unknown = (mod as Record<string, unknown>)[name];
+  if (typeof cls !== 'function') throw new SttError('STT_ADDON_MISSING', `${path} does not export ${name}`);
+  return cls;
+}
 
 let loaded: NativeDecoderConstructor | undefined;
 
 /** The Decoder class of the addon; throws STT_ADDON_MISSING when set-up has not built it. */
 export function loadDecoderClass(path: string = ADDON_PATH): NativeDecoderConstructor {
-  if (loaded) return loaded;
-  if (!existsSync(path)) {
-    throw new SttError('STT_ADDON_MISSING', `pocketsphinx addon not built at ${path}: run npm run setup`);
-  }
-  const mod: unknown = createRequire(import.meta.url)(path);
-  if (typeof mod !== 'object' || mod === null || !('Decoder' in mod) || typeof mod.Decoder !== 'function') {
-    throw new SttError('STT_ADDON_MISSING', `${path} does not export Decoder`);
-  }
-  loaded = mod.Decoder as NativeDecoderConstructor;
+  loaded ??= loadClass(path, 'Decoder') as NativeDecoderConstructor;
   return loaded;
+}
+
+/** The LanguageModel class of the addon; throws STT_ADDON_MISSING when set-up has not built it. */
+export function loadLanguageModelClass(path: string = ADDON_PATH): NativeLanguageModelConstructor {
+  return loadClass(path, 'LanguageModel') as NativeLanguageModelConstructor;
 }
