@@ -166,7 +166,7 @@ interface Speech {
   recogniserDecides: boolean;
   /** The recogniser has given a result (a partial, a verdict) since this speech began. */
   resultHeard: boolean;
-  /** At the latest decision the policy was ready to end the turn short of its longest wait (EndOfTurnPolicy.inDoubt). */
+  /** At the latest decision the policy would have ended the turn short of its longest wait (its inDoubt). */
   inDoubt: boolean;
 }
 

@@ -50,7 +50,8 @@ export class SilenceEndOfTurn implements EndOfTurnPolicy {
 
 /**
  * `whole`: an answer whose form shows it is complete (a short answer, a number of the length asked for): finished
- * whatever this caller's pace. `pausing`: a trailing comma, the recogniser hearing a voice that did not fall at the end.
+ * whatever this caller's pace. `pausing`: a trailing comma, the recogniser hearing a voice that did not fall at the
+ * end.
  */
 export type TurnShape = 'whole' | 'finished' | 'unfinished' | 'pausing' | 'unsure';
 
