@@ -323,16 +323,17 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
     const ended = pause.recogniserEnded;
     const recogniserSure =
       ended != null && (ended.confidence === null || ended.confidence >= RECOGNISER_END_CONFIDENCE);
-    // A caller who pauses mid-turn is given their own pause and a margin wherever the words leave the turn open to
-    // doubt, never beyond max_ms.
+    // A caller who pauses mid-turn is given their own pause and a margin where the words do not tell, never beyond
+    // max_ms. Not after a finished sentence: given there too, a caller's one long pause held every answer after it
+    // (bench:turns --set held-out: the gap after finished turns, p50 356 → 1,385 ms; bench/README.md).
     const paced = (ms: number) => Math.min(this.o.maxMs, Math.max(ms, pause.paceMs ?? 0));
     const target =
-      shape === 'whole'
+      shape === 'finished' || shape === 'whole'
         ? this.o.minMs
         : shape === 'unfinished'
           ? this.o.maxMs
-          : shape === 'finished' || recogniserSure
-            ? paced(this.o.minMs)
+          : recogniserSure
+            ? this.o.minMs
             : shape === 'pausing'
               ? paced(pausingMs(this.o))
               : paced(this.o.unsureMs);

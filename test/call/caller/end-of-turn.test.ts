@@ -215,12 +215,13 @@ describe('SemanticEndOfTurn', () => {
     expect(policy.waitMs({ silentMs: 200, words: 'My name is John Smith,' })).toBe(1050); // halfway to max_ms
   });
 
-  it('gives a caller who pauses mid-turn their own pause wherever the words leave the turn in doubt, up to max_ms', () => {
+  it('gives a caller who pauses mid-turn their own pause where the words do not tell, up to max_ms', () => {
     const paceMs = 1200;
-    expect(policy.waitMs({ silentMs: 200, words: 'What time do you open?', paceMs })).toBe(1000);
     expect(policy.waitMs({ silentMs: 200, words: 'my name is john smith', paceMs })).toBe(1000);
-    expect(policy.waitMs({ silentMs: 200, words: 'What time do you open?', paceMs: 5000 })).toBe(1800);
-    // A whole answer is not in doubt; a pace shorter than the wait changes nothing.
+    expect(policy.waitMs({ silentMs: 200, words: 'My name is John Smith,', paceMs: 1500 })).toBe(1300); // over 1,250
+    expect(policy.waitMs({ silentMs: 200, words: 'my name is john smith', paceMs: 5000 })).toBe(1800);
+    // A finished sentence and a whole answer keep min_ms; a pace shorter than the wait changes nothing.
+    expect(policy.waitMs({ silentMs: 200, words: 'What time do you open?', paceMs })).toBe(50);
     expect(policy.waitMs({ silentMs: 200, words: 'Yes.', paceMs })).toBe(50);
     expect(policy.waitMs({ silentMs: 200, words: 'my name is john smith', paceMs: 300 })).toBe(300);
   });
