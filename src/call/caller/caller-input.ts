@@ -11,6 +11,7 @@ import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
 import { providerDeadline, type FallbackReason } from '../providers.ts';
 import { recogniserDecides, type EndOfTurnPolicy } from './end-of-turn.ts';
+import { CALLER_PACE, CallerPace } from './caller-pace.ts';
 import { FrameHistory } from './frame-history.ts';
 import { VadFeed } from './vad-feed.ts';
 
@@ -165,6 +166,8 @@ interface Speech {
   recogniserDecides: boolean;
   /** The recogniser has given a result (a partial, a verdict) since this speech began. */
   resultHeard: boolean;
+  /** At the latest decision the policy would have ended the turn short of its longest wait (its inDoubt). */
+  inDoubt: boolean;
 }
 
 export class CallerInput {
@@ -204,6 +207,10 @@ export class CallerInput {
   private bargeTimer: TimerHandle | undefined;
   /** The streaming recogniser's first-result deadline, running while the caller speaks and it has given nothing. */
   private firstResultDeadline: { clear(): void } | null = null;
+  /** How long this caller pauses within a turn. */
+  private readonly pace = new CallerPace();
+  /** When the caller's last turn ended (audio seconds), until the agent's answer to it is talked over or they speak. */
+  private lastTurnEndAt: number | null = null;
 
   constructor(private readonly o: CallerInputOptions) {
     this.recent = new FrameHistory(CALLER_DEFAULTS.historyMs / FRAME_MS, (o.rate * FRAME_MS) / 1000);
@@ -468,6 +475,7 @@ export class CallerInput {
     }
     if (this.speech && this.speech.endAt !== null) {
       // The caller went on after a pause shorter than the end of turn: the same turn continues.
+      if (this.speech.confirmed && this.speech.inDoubt) this.pace.paused((at - this.speech.endAt) * 1000);
       this.speech.endAt = null;
       this.speech.pauseWords = null;
       this.speech.wordsPending = false;
@@ -488,6 +496,7 @@ export class CallerInput {
       endedByModel: false,
       recogniserDecides: false,
       resultHeard: false,
+      inDoubt: false,
     };
     this.armFirstResultDeadline(this.speech);
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
@@ -543,7 +552,12 @@ export class CallerInput {
   private cut(speech: Speech): void {
     speech.confirmed = true;
     speech.acknowledging = false;
-    if (this.o.agentBusy()) this.o.events.interruption();
+    if (!this.o.agentBusy()) return;
+    // Talked over the answer to their last turn soon after it: that turn was not over, and its pause was theirs.
+    const sinceTurn = this.lastTurnEndAt === null ? null : (speech.startAt - this.lastTurnEndAt) * 1000;
+    if (sinceTurn !== null && sinceTurn <= CALLER_PACE.cutInWithinMs) this.pace.paused(sinceTurn);
+    this.lastTurnEndAt = null;
+    this.o.events.interruption();
   }
 
   /** No reading of speech over the agent came in time: acknowledgements so far are let go, anything else is a turn. */
@@ -668,8 +682,10 @@ export class CallerInput {
       wordsPending: speech.wordsPending,
       recogniserEnded: speech.recogniserEnded,
       asked: this.o.lastAgentWords?.() ?? null,
+      paceMs: this.pace.waitMs(),
     };
     const wait = this.o.endOfTurn.waitMs(pause);
+    speech.inDoubt = this.o.endOfTurn.inDoubt?.(pause) ?? false;
     speech.recogniserDecides = recogniserDecides(this.o.endOfTurn, pause);
     this.o.log.debug(
       {
@@ -677,6 +693,7 @@ export class CallerInput {
         words: speech.pauseWords,
         words_pending: speech.wordsPending,
         recogniser_ended: speech.recogniserEnded !== null,
+        pace_ms: pause.paceMs,
         wait_ms: Math.round(wait),
       },
       'end of turn: waiting',
@@ -854,6 +871,7 @@ export class CallerInput {
       this.o.events.noTurn();
       return;
     }
+    this.lastTurnEndAt = speech.endAt;
     this.o.events.userTurn({ text, startAt: speech.startAt, endAt: speech.endAt, speechEndWall });
   }
 }

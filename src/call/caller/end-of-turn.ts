@@ -25,11 +25,18 @@ export interface CallerPause {
   recogniserEnded?: { confidence: number | null } | null | undefined;
   /** The agent's last words before this turn (its question, as far as the caller heard it); null before it spoke. */
   asked?: string | null | undefined;
+  /** The silence that covers this caller's own pauses within a turn (CallerPace); null until one was heard. */
+  paceMs?: number | null | undefined;
 }
 
 export interface EndOfTurnPolicy {
   /** Milliseconds still to wait from now; under 1 ends the turn at once. Speech in the meantime resumes the turn. */
   waitMs(pause: CallerPause): number;
+  /**
+   * Whether the policy would end the turn at this pause before its longest wait: the words looked finished or did not
+   * tell. A caller who speaks on from such a pause shows their pace (CallerPace). Absent: the policy keeps no pace.
+   */
+  inDoubt?(pause: CallerPause): boolean;
 }
 
 /** The agent's `endpointing_ms` of silence ends the turn. */
@@ -41,8 +48,12 @@ export class SilenceEndOfTurn implements EndOfTurnPolicy {
   }
 }
 
-/** `pausing`: a trailing comma, the recogniser hearing a voice that did not fall at the end. */
-export type TurnShape = 'finished' | 'unfinished' | 'pausing' | 'unsure';
+/**
+ * `whole`: an answer whose form shows it is complete (a short answer, a number of the length asked for): finished
+ * whatever this caller's pace. `pausing`: a trailing comma, the recogniser hearing a voice that did not fall at the
+ * end.
+ */
+export type TurnShape = 'whole' | 'finished' | 'unfinished' | 'pausing' | 'unsure';
 
 /**
  * Words after which a person has not finished: conjunctions, fillers, articles, prepositions, a subject waiting for its
@@ -249,8 +260,8 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
     digits >= LONG_NUMBER_DIGITS ||
     words.slice(-4).filter(isNumeric).length >= 2;
   if (digits > 0 && readingNumber)
-    return (saidWhole ?? askedWhole ?? PHONE_DIGITS).includes(digits) ? 'finished' : 'unfinished';
-  if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'finished';
+    return (saidWhole ?? askedWhole ?? PHONE_DIGITS).includes(digits) ? 'whole' : 'unfinished';
+  if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'whole';
   if (WANTS_MORE.some((rule) => rule.test(said))) return 'unfinished';
   // An ending the rules do not name, which a sentence seldom has ("The room was very", "Tell me how"). A question the
   // recogniser heard as one, a single word and an elliptical answer are left to the rules below.
@@ -312,17 +323,25 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
     const ended = pause.recogniserEnded;
     const recogniserSure =
       ended != null && (ended.confidence === null || ended.confidence >= RECOGNISER_END_CONFIDENCE);
+    // A caller who pauses mid-turn is given their own pause and a margin where the words do not tell, never beyond
+    // max_ms. Not after a finished sentence: given there too, a caller's one long pause held every answer after it
+    // (bench:turns --set held-out: the gap after finished turns, p50 356 → 1,385 ms; bench/README.md).
+    const paced = (ms: number) => Math.min(this.o.maxMs, Math.max(ms, pause.paceMs ?? 0));
     const target =
-      shape === 'finished'
+      shape === 'finished' || shape === 'whole'
         ? this.o.minMs
         : shape === 'unfinished'
           ? this.o.maxMs
           : recogniserSure
             ? this.o.minMs
             : shape === 'pausing'
-              ? pausingMs(this.o)
-              : this.o.unsureMs;
+              ? paced(pausingMs(this.o))
+              : paced(this.o.unsureMs);
     return target - pause.silentMs;
+  }
+
+  inDoubt(pause: CallerPause): boolean {
+    return this.waitMs(pause) + pause.silentMs < this.o.maxMs;
   }
 }
 

@@ -240,6 +240,62 @@ describe('CallerInput', () => {
     expect(await answered()).toEqual([2800]);
   });
 
+  it('learns the caller\'s pace from a pause in doubt they spoke on from: their next words that do not tell wait that long, a pause after "and" teaches nothing', async () => {
+    const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
+    /** A turn that pauses 400 ms after `first`, goes on, and ends on a finished sentence; when that turn ended. */
+    const turnAfterPause = async (first: string) => {
+      const s = setup({ heard: ['I need a plumber today.', 'That is all.'], policy });
+      await s.caller.open();
+      await s.feed(400, 0);
+      await s.feed(400, SPEECH);
+      await s.feed(200, 0);
+      s.partial(first);
+      await s.feed(200, 0); // 400 ms of pause, then the caller goes on
+      await s.feed(400, SPEECH);
+      await s.feed(200, 0);
+      s.partial('I need a plumber today.');
+      await s.feed(1_000, 0);
+      expect(s.turns).toHaveLength(1);
+      // The second turn: a finished sentence.
+      await s.feed(400, SPEECH);
+      await s.feed(200, 0);
+      s.partial('that is all');
+      await s.feed(1_000, 0);
+      return s.turns.map((t) => Math.round(t.at));
+    };
+    // "i need a plumber" was in doubt (words that do not tell, 500 ms): the 400 ms pause sets the pace, 400 + 250 ms.
+    const paced = await turnAfterPause('i need a plumber');
+    // After "and" the policy waited its longest anyway: no pace, and the next words that do not tell wait 500 ms.
+    const unpaced = await turnAfterPause('I need a plumber and');
+    // The VAD hears the pause to within a frame or two (20 ms each).
+    expect(paced[1]! - unpaced[1]!).toBeGreaterThanOrEqual(650 - 500);
+    expect(paced[1]! - unpaced[1]!).toBeLessThanOrEqual(650 - 500 + 40);
+  });
+
+  it("learns the caller's pace from talking over the answer to a turn that was not over: the pause they made is theirs", async () => {
+    const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
+    const s = setup({ heard: ['i need a plumber', 'for the kitchen sink', 'That is all.'], policy });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH); // speech ends at 800 ms
+    await s.feed(200, 0);
+    s.partial('i need a plumber');
+    await s.feed(600, 0); // the turn ends 500 ms after the speech, and the agent answers
+    expect(s.turns).toHaveLength(1);
+    s.state.agentBusy = true;
+    s.stt.onReadNow = () => s.partial('for the kitchen sink');
+    await s.feed(1_000, SPEECH); // the caller goes on 800 ms after their last word, over the answer
+    expect(s.log).toContain('interruption');
+    s.state.agentBusy = false;
+    s.stt.onReadNow = null;
+    await s.feed(200, 0);
+    s.partial('for the kitchen sink');
+    await s.feed(2_000, 0);
+    // Words that do not tell now wait the caller's 800 ms pause and the margin, not 500 ms (to within a VAD frame).
+    const second = s.turns[1]!;
+    expect(Math.abs(second.at - second.endAt * 1000 - (800 + 250))).toBeLessThanOrEqual(20);
+  });
+
   it("tells the recogniser of the VAD's pause, and decides at once on the reading it gives back", async () => {
     const s = setup({
       heard: ['what time do you open?'],
