@@ -51,7 +51,7 @@ for (const [label, phrases, finished] of [
     for (const text of phrases) {
       const heard = await read(text, voice);
       const shape = turnShape(heard);
-      const ok = finished ? shape === 'finished' || shape === 'whole' : shape === 'unfinished' || shape === 'pausing';
+      const ok = finished ? shape === 'finished' : shape === 'unfinished' || shape === 'pausing';
       total++;
       if (ok) right++;
       else wrong.push(`  ${label}, ${voice}: "${text}" heard as ${JSON.stringify(heard)} → ${shape}`);

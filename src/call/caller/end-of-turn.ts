@@ -2,7 +2,9 @@
 // words. Silence alone waits the agent's endpointing_ms every time; the semantic policy also
 // reads the words so far (the recogniser's reading at the pause): after a finished sentence or
 // question it answers after a short pause, after a trailing "and", an "um" or digits being read
-// out it waits up to a couple of seconds for the rest.
+// out it waits up to a couple of seconds for the rest. A number is whole at the length the caller,
+// the agent's question or its prompt gives it; a language model tells endings no rule names; and
+// where the words do not tell, the wait covers this caller's own pauses (caller-pace.ts).
 
 import { AGENT_DEFAULTS, type AgentConfig } from '../../agents/schema.ts';
 import { englishSentenceEnds, type SentenceEnds } from '../../speech/stt/pocketsphinx/sentence-ends.ts';
@@ -48,12 +50,8 @@ export class SilenceEndOfTurn implements EndOfTurnPolicy {
   }
 }
 
-/**
- * `whole`: an answer whose form shows it is complete (a short answer, a number of the length asked for): finished
- * whatever this caller's pace. `pausing`: a trailing comma, the recogniser hearing a voice that did not fall at the
- * end.
- */
-export type TurnShape = 'whole' | 'finished' | 'unfinished' | 'pausing' | 'unsure';
+/** `pausing`: a trailing comma, the recogniser hearing a voice that did not fall at the end. */
+export type TurnShape = 'finished' | 'unfinished' | 'pausing' | 'unsure';
 
 /**
  * Words after which a person has not finished: conjunctions, fillers, articles, prepositions, a subject waiting for its
@@ -260,8 +258,8 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
     digits >= LONG_NUMBER_DIGITS ||
     words.slice(-4).filter(isNumeric).length >= 2;
   if (digits > 0 && readingNumber)
-    return (saidWhole ?? askedWhole ?? PHONE_DIGITS).includes(digits) ? 'whole' : 'unfinished';
-  if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'whole';
+    return (saidWhole ?? askedWhole ?? PHONE_DIGITS).includes(digits) ? 'finished' : 'unfinished';
+  if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'finished';
   if (WANTS_MORE.some((rule) => rule.test(said))) return 'unfinished';
   // An ending the rules do not name, which a sentence seldom has ("The room was very", "Tell me how"). A question the
   // recogniser heard as one, a single word and an elliptical answer are left to the rules below.
@@ -328,7 +326,7 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
     // (bench:turns --set held-out: the gap after finished turns, p50 356 → 1,385 ms; bench/README.md).
     const paced = (ms: number) => Math.min(this.o.maxMs, Math.max(ms, pause.paceMs ?? 0));
     const target =
-      shape === 'finished' || shape === 'whole'
+      shape === 'finished'
         ? this.o.minMs
         : shape === 'unfinished'
           ? this.o.maxMs

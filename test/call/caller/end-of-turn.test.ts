@@ -55,19 +55,19 @@ describe('turnShape', () => {
   it.each([
     ['What time do you open?', 'finished'],
     ['I would like to book an appointment.', 'finished'],
-    ['Yes', 'whole'],
-    ['no thanks', 'whole'],
+    ['Yes', 'finished'],
+    ['no thanks', 'finished'],
     ['I want to book a table and', 'unfinished'],
     ['Um,', 'unfinished'],
     ['So I was thinking, uh', 'unfinished'],
     ['My card number is 4 1 5 2', 'unfinished'],
     ['My phone number is 415.', 'unfinished'],
-    ['My phone number is 5550123.', 'whole'], // a whole local number
-    ['My phone number is five five five, zero one two three.', 'whole'],
-    ['my phone number is 415 555 0123', 'whole'], // whole: the answer given, full stop or not
+    ['My phone number is 5550123.', 'finished'], // a whole local number
+    ['My phone number is five five five, zero one two three.', 'finished'],
+    ['my phone number is 415 555 0123', 'finished'], // whole: the answer given, full stop or not
     ['My phone number is 415 555 01', 'unfinished'],
     ['My card number is 4152 7789.', 'unfinished'], // eight of sixteen
-    ['The zip code is 9 4 1 0 7.', 'whole'],
+    ['The zip code is 9 4 1 0 7.', 'finished'],
     ['My account number is 4279.', 'unfinished'], // no length known for an account: wait for more
     ['four one five five', 'unfinished'],
     ['I need eggs, milk, and', 'unfinished'],
@@ -79,7 +79,7 @@ describe('turnShape', () => {
     ['', 'unsure'],
     // Digits as a recogniser may group them.
     ['My card number is 415-27789', 'unfinished'], // eight of sixteen
-    ['My phone number is 555-0123.', 'whole'], // a whole local number
+    ['My phone number is 555-0123.', 'finished'], // a whole local number
     ['My account number is 2-2.', 'unfinished'],
     // A short word glued onto the last one by a hyphen is still the last word.
     ['I want to book a cleaning-and.', 'unfinished'],
@@ -103,16 +103,16 @@ describe('turnShape', () => {
     ["That's all I need.", 'finished'],
     ["Don't ask me.", 'finished'],
     // Ten digits are a phone number's whole length where no kind is named; other lengths wait.
-    ['It is 555 123 4567', 'whole'],
+    ['It is 555 123 4567', 'finished'],
     ['It is five five five, one two three, four five', 'unfinished'],
     // Digits the recogniser wrote as words that sound alike, between digits.
-    ['My pin is four, seven to nine.', 'whole'],
+    ['My pin is four, seven to nine.', 'finished'],
     ['The code is six-six-one.', 'unfinished'], // digits hyphenated as words are digits
-    ['The last four or six, six, one, two.', 'whole'],
-    ['My 6-digit code is 1 2 3 4 5 6', 'whole'],
+    ['The last four or six, six, one, two.', 'finished'],
+    ['My 6-digit code is 1 2 3 4 5 6', 'finished'],
     ['My six digit code is 1 2 3 4', 'unfinished'],
     // A callback number is a phone number.
-    ['You can reach me at 555-123-4567', 'whole'],
+    ['You can reach me at 555-123-4567', 'finished'],
     ['My callback number is two zero six, five five five', 'unfinished'],
   ])('%j reads as %s', (words, shape) => {
     expect(turnShape(words)).toBe(shape);
@@ -120,10 +120,10 @@ describe('turnShape', () => {
 
   describe("against the agent's question", () => {
     it.each([
-      ['What is the best number to reach you?', 'five five five, one two three, four five six seven.', 'whole'],
+      ['What is the best number to reach you?', 'five five five, one two three, four five six seven.', 'finished'],
       ['What is the best number to reach you?', 'five five five, one two three.', 'unfinished'],
-      ['Could you read me the last four digits of the card?', 'six six one two', 'whole'],
-      ['We take any card. And your zip code?', '9 4 1 0 7', 'whole'],
+      ['Could you read me the last four digits of the card?', 'six six one two', 'finished'],
+      ['We take any card. And your zip code?', '9 4 1 0 7', 'finished'],
       ['What is your account number?', '4 2 7 9.', 'unfinished'], // no length known for an account: wait
       // A question that only mentions a number leaves a short answer alone.
       ['How many people, what number should I book for?', 'Four.', 'finished'],
@@ -132,7 +132,7 @@ describe('turnShape', () => {
     });
 
     it("the caller's own words name the kind first", () => {
-      expect(turnShape('My zip code is 9 4 1 0 7.', { asked: 'What is your phone number?' })).toBe('whole');
+      expect(turnShape('My zip code is 9 4 1 0 7.', { asked: 'What is your phone number?' })).toBe('finished');
     });
   });
 
@@ -143,9 +143,9 @@ describe('turnShape', () => {
 
     it.each([
       ['My order number is four five six.', 'unfinished'],
-      ['My order number is four five six, one two three.', 'whole'],
-      ['Member ID 1234 5678', 'whole'],
-      ['The code is 1 2 3 4', 'whole'],
+      ['My order number is four five six, one two three.', 'finished'],
+      ['Member ID 1234 5678', 'finished'],
+      ['The code is 1 2 3 4', 'finished'],
     ])('%j reads as %s', (words, shape) => {
       expect(turnShape(words, { promptKinds })).toBe(shape);
     });
@@ -160,7 +160,7 @@ describe('turnShape', () => {
 
     it('the question names the kind, the prompt its length', () => {
       expect(turnShape('one two three four five six', { asked: 'What is your order number?', promptKinds })).toBe(
-        'whole',
+        'finished',
       );
     });
   });
@@ -189,8 +189,8 @@ describe('turnShape with a language model', () => {
 
   it('rules that decide come first: a whole number, a short answer', () => {
     const never = { probability: () => 0 };
-    expect(turnShape('My zip code is 9 4 1 0 7.', { sentenceEnds: never })).toBe('whole');
-    expect(turnShape('Yes please.', { sentenceEnds: never })).toBe('whole');
+    expect(turnShape('My zip code is 9 4 1 0 7.', { sentenceEnds: never })).toBe('finished');
+    expect(turnShape('Yes please.', { sentenceEnds: never })).toBe('finished');
   });
 });
 
@@ -220,7 +220,7 @@ describe('SemanticEndOfTurn', () => {
     expect(policy.waitMs({ silentMs: 200, words: 'my name is john smith', paceMs })).toBe(1000);
     expect(policy.waitMs({ silentMs: 200, words: 'My name is John Smith,', paceMs: 1500 })).toBe(1300); // over 1,250
     expect(policy.waitMs({ silentMs: 200, words: 'my name is john smith', paceMs: 5000 })).toBe(1800);
-    // A finished sentence and a whole answer keep min_ms; a pace shorter than the wait changes nothing.
+    // A finished sentence and a short answer keep min_ms; a pace shorter than the wait changes nothing.
     expect(policy.waitMs({ silentMs: 200, words: 'What time do you open?', paceMs })).toBe(50);
     expect(policy.waitMs({ silentMs: 200, words: 'Yes.', paceMs })).toBe(50);
     expect(policy.waitMs({ silentMs: 200, words: 'my name is john smith', paceMs: 300 })).toBe(300);
