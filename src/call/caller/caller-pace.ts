@@ -1,6 +1,7 @@
-// How long this caller pauses in the middle of a turn, learnt as the call goes (issue 38, item 3): a
-// caller who stops for a second to think should not be answered in that second, however finished
-// the words so far look. Two kinds of pause teach it:
+// How long this caller pauses in the middle of a turn, learnt as the call goes: a caller who stops
+// for a second to think should not be answered in that second where their words do not tell
+// whether they are done (end-of-turn.ts; after a finished sentence the agent still answers at
+// once). Two kinds of pause teach it:
 // - a pause the caller spoke on from, where the end of turn was ready to answer short of max_ms
 //   (the words looked finished, or did not tell): a pause that put the turn in doubt. Pauses after
 //   "and" or half a number were waited on anyway and teach nothing; breaths under `doubtMs` neither;
