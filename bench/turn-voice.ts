@@ -17,13 +17,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
+import { concatPcm } from '../src/audio/pcm.ts';
 import { PROSODY, ProsodyAnalyser, SpeakerRange, type VoiceEnding } from '../src/audio/prosody.ts';
-import { resample } from '../src/audio/resampler.ts';
 import { readWavFile, writeWavFile } from '../src/audio/wav.ts';
+import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
+import { telephone } from '../test/speech/stt/helpers.ts';
 import { asteriskPrompts } from '../test/support/test-sets.ts';
 import { markdownTable } from './report.ts';
-import { FliteTtsEngine } from '../src/speech/tts/flite.ts';
 import { gameVoices } from './sets/game-voices.ts';
 import { oneSentence, speechPauses } from './sets/held-out-turns.ts';
 import { FINISHED, OTHER_UNFINISHED, TRAILING_AND, VOICES } from './sets/turn-words-phrases.ts';
@@ -43,8 +43,9 @@ interface Ending {
   id: string;
 }
 
-const phone = (samples: Int16Array, rate: number): Int16Array =>
-  muLawDecode(muLawEncode(rate === RATE ? samples : resample(samples, rate, RATE)));
+/** A recording as a phone call hears it (test/speech/stt/helpers.ts telephone: 8 kHz, μ-law both ways). */
+const phone = (samples: Int16Array, sampleRate: number): Int16Array =>
+  telephone({ text: '', samples, sampleRate }).samples;
 
 function endingsOf(
   samples: Int16Array,
@@ -203,9 +204,7 @@ async function main(): Promise<void> {
       for (const text of phrases) {
         const chunks: Int16Array[] = [];
         for await (const c of tts.synthesize(text, { sampleRate: RATE, voiceId: voice })) chunks.push(c.samples);
-        const all = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
-        chunks.reduce((at, c) => (all.set(c, at), at + c.length), 0);
-        flite.push({ samples: phone(all, RATE), finished, voice, id: `${voice}: ${text}` });
+        flite.push({ samples: phone(concatPcm(chunks), RATE), finished, voice, id: `${voice}: ${text}` });
       }
   await tts.close();
   // Each speaker's range from all their lines, as a call learns its caller's from the turns so far.

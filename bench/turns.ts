@@ -26,7 +26,7 @@ import pino from 'pino';
 import { z } from 'zod';
 import { startService } from '../src/app.ts';
 import { muLawEncode } from '../src/audio/g711.ts';
-import { FRAME_MS } from '../src/audio/pcm.ts';
+import { concatPcm, FRAME_MS } from '../src/audio/pcm.ts';
 import { TwilioStreamCaller } from '../src/carriers/sim/twilio-stream.ts';
 import { readWavFile } from '../src/audio/wav.ts';
 import { loadConfig } from '../src/config.ts';
@@ -178,13 +178,7 @@ const FRAME_SAMPLES = RATE / 50;
 async function speak(tts: FliteTtsEngine, text: string, voice: string): Promise<Part> {
   const chunks: Int16Array[] = [];
   for await (const chunk of tts.synthesize(text, { sampleRate: RATE, voiceId: voice })) chunks.push(chunk.samples);
-  const all = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.length;
-  }
-  return partOf(all);
+  return partOf(concatPcm(chunks));
 }
 
 /** 8 kHz speech as a part of a turn, its ends kept whole or chopped at LOUD_SAMPLE (--ends). */

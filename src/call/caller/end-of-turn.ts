@@ -247,18 +247,19 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
   // number's where neither gives one. A whole number is the answer given, whatever the recogniser's punctuation. A
   // question that only mentions a number ("tell me the number of guests") leaves a short answer ("Four.") alone.
   const said = words.join(' ');
-  const promptKinds = context.promptKinds ?? [];
-  const saidWhole = wholeDigits(said, promptKinds);
-  const askedWhole = context.asked ? wholeDigits(lastQuestion(context.asked), promptKinds) : undefined;
-  const digits = isNumeric(last) ? trailingDigits(words) : 0;
-  const readingNumber =
-    NUMBER_CONTEXT.test(said) ||
-    saidWhole ||
-    askedWhole ||
-    digits >= LONG_NUMBER_DIGITS ||
-    words.slice(-4).filter(isNumeric).length >= 2;
-  if (digits > 0 && readingNumber)
-    return (saidWhole ?? askedWhole ?? PHONE_DIGITS).includes(digits) ? 'finished' : 'unfinished';
+  if (isNumeric(last)) {
+    const promptKinds = context.promptKinds ?? [];
+    const saidWhole = wholeDigits(said, promptKinds);
+    const askedWhole = context.asked ? wholeDigits(lastQuestion(context.asked), promptKinds) : undefined;
+    const digits = trailingDigits(words);
+    const readingNumber =
+      NUMBER_CONTEXT.test(said) ||
+      saidWhole ||
+      askedWhole ||
+      digits >= LONG_NUMBER_DIGITS ||
+      words.slice(-4).filter(isNumeric).length >= 2;
+    if (readingNumber) return (saidWhole ?? askedWhole ?? PHONE_DIGITS).includes(digits) ? 'finished' : 'unfinished';
+  }
   if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'finished';
   if (WANTS_MORE.some((rule) => rule.test(said))) return 'unfinished';
   // An ending the rules do not name, which a sentence seldom has ("The room was very", "Tell me how"). A question the

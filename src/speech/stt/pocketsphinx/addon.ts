@@ -69,10 +69,7 @@ function loadClass(path: string, name: 'Decoder' | 'LanguageModel'): unknown {
     throw new SttError('STT_ADDON_MISSING', `pocketsphinx addon not built at ${path}: run npm run setup`);
   }
   const mod: unknown = createRequire(import.meta.url)(path);
-  if (typeof mod !== 'object' || mod === null || !(name in mod)) {
-    throw new SttError('STT_ADDON_MISSING', `${path} does not export ${name}`);
-  }
-  const cls: unknown = (mod as Record<string, unknown>)[name];
+  const cls = typeof mod === 'object' && mod !== null ? (mod as Record<string, unknown>)[name] : undefined;
   if (typeof cls !== 'function') throw new SttError('STT_ADDON_MISSING', `${path} does not export ${name}`);
   return cls;
 }
