@@ -53,6 +53,34 @@ export const HELD_OUT_UNFINISHED: [string, string][] = [
   ['We need a table', 'by the window.'],
 ];
 
+/**
+ * A second held-out set of numbers, written on November 28 (session 12) before any run of it and before the end of
+ * turn's rules for numbers of no known length changed: finished answers ending in a number, and numbers broken off
+ * by a pause. `--set numbers` plays them; never to be tuned on.
+ */
+export const NUMBERS_FINISHED = [
+  'My account number is four four seven nine two one.',
+  'The code on the letter is eight one five three.',
+  'Please call me back on six five oh, three three one, two two nine eight.',
+  'My extension is two one four.',
+  'The policy number is five oh oh eight three seven two.',
+  'It ends in six two six one.',
+  'The confirmation code is nine seven three three one.',
+  'My member ID is three one one eight four.',
+  'The tracking number is one two seven, seven four four, nine zero.',
+  'The card ends in four four one two.',
+];
+
+/** Numbers broken off by a pause: the digits before it, and the rest. */
+export const NUMBERS_UNFINISHED: [string, string][] = [
+  ['My account number is four four', 'seven nine two one.'],
+  ['The code is eight one', 'five three.'],
+  ['My mobile is nine one seven', 'five five five, zero one four two.'],
+  ['The tracking number is one two seven', 'seven four four nine zero.'],
+  ['My member ID is three one', 'one eight four.'],
+  ['The policy number is five oh oh', 'eight three seven two.'],
+];
+
 /** The pauses inside held-out unfinished turns, in turn: as long as a caller thinking mid-sentence. */
 export const HELD_OUT_PAUSES_MS = [800, 1000, 1200, 1400];
 
