@@ -1,5 +1,5 @@
 // npm run bench:turns [-- --calls 4 --modes silence,semantic --stt embedded,pocketsphinx,deepgram,assemblyai
-//   --hints "um,uh" --stt-model base --log --set held-out]
+//   --hints "um,uh" --stt-model base --log --set held-out|numbers]
 // Turn-taking on the phone path: 60 caller turns spoken by flite voices — 36 finished (questions,
 // statements, short answers, times) and 24 unfinished, each with a pause of 0.6-1.5 s inside
 // (digits being read out, a trailing "and", "um", an open list) — played over Twilio Media
@@ -44,6 +44,8 @@ import {
   HELD_OUT_FINISHED,
   HELD_OUT_PAUSES_MS,
   HELD_OUT_UNFINISHED,
+  NUMBERS_FINISHED,
+  NUMBERS_UNFINISHED,
   oneSentence,
   speechPauses,
 } from './sets/held-out-turns.ts';
@@ -95,9 +97,10 @@ const Args = z.object({
   ends: z.enum(['whole', 'chop']).default('whole'),
   /**
    * The turns: "turns", the 60 the end of turn was built on; "held-out", the turns of bench/sets/held-out-turns.ts no
-   * rule was tuned on — flite's phrases and turns cut from the game voices' human lines.
+   * rule was tuned on — flite's phrases and turns cut from the game voices' human lines; "numbers", that file's
+   * second set of numbers.
    */
-  set: z.enum(['turns', 'held-out']).default('turns'),
+  set: z.enum(['turns', 'held-out', 'numbers']).default('turns'),
 });
 const { values } = parseArgs({
   options: {
@@ -232,6 +235,31 @@ const interleaved = (turns: Turn[]): Turn[] =>
     .map((t, i) => ({ t, key: (i * 7919) % turns.length }))
     .sort((a, b) => a.key - b.key)
     .map((x) => x.t);
+
+/** The second held-out set of numbers: finished answers and numbers broken off by a pause, flite's voices in turn. */
+async function buildNumbers(): Promise<Turn[]> {
+  const tts = new FliteTtsEngine();
+  const turns: Turn[] = [];
+  const voiceOf = (i: number) => VOICES[i % VOICES.length]!;
+  for (const [i, text] of NUMBERS_FINISHED.entries())
+    turns.push({
+      kind: 'finished',
+      category: 'numbers finished',
+      parts: [await speak(tts, text, voiceOf(i))],
+      pauseMs: 0,
+      text,
+    });
+  for (const [i, [a, b]] of NUMBERS_UNFINISHED.entries())
+    turns.push({
+      kind: 'unfinished',
+      category: 'numbers unfinished',
+      parts: [await speak(tts, a, voiceOf(i + 1)), await speak(tts, b, voiceOf(i + 1))],
+      pauseMs: HELD_OUT_PAUSES_MS[i % HELD_OUT_PAUSES_MS.length]!,
+      text: `${a} … ${b}`,
+    });
+  await tts.close();
+  return interleaved(turns);
+}
 
 /** Human turns of the held-out set: one-sentence game lines of at most this long. */
 const HUMAN_MAX_S = 5;
@@ -417,7 +445,8 @@ async function speakTurn(
 }
 
 const loadStart = loadavg();
-const turns = args.set === 'held-out' ? await buildHeldOut() : await buildTurns();
+const turns =
+  args.set === 'held-out' ? await buildHeldOut() : args.set === 'numbers' ? await buildNumbers() : await buildTurns();
 const model = await spawnInstantModel();
 const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-turns-'));
 const key = 'bench-key-0123456789-0123456789-0123';
@@ -433,7 +462,7 @@ const config = loadConfig({
   TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN,
 });
 const artifacts = join(import.meta.dirname, '..', 'artifacts', 'bench');
-const outName = args.set === 'held-out' ? 'turns-held-out' : 'turns';
+const outName = args.set === 'turns' ? 'turns' : `turns-${args.set}`;
 mkdirSync(artifacts, { recursive: true });
 /**
  * Every log line goes to the file with --log; the `end of turn` lines are also kept, by call, to count what the
@@ -575,11 +604,11 @@ const categoryRows = Object.entries(byRun).flatMap(([name, results]) =>
   }),
 );
 const md = [
-  `# bench:turns${args.set === 'held-out' ? ' --set held-out' : ''} — ${turns.length} caller turns per run, ${args.calls} calls at once, embedded VAD and voice${args['stt-model'] ? ` (moonshine ${args['stt-model']})` : ''}, instant model, word ends ${args.ends}`,
+  `# bench:turns${args.set === 'turns' ? '' : ` --set ${args.set}`} — ${turns.length} caller turns per run, ${args.calls} calls at once, embedded VAD and voice${args['stt-model'] ? ` (moonshine ${args['stt-model']})` : ''}, instant model, word ends ${args.ends}`,
   '',
   markdownTable(rows),
   '',
-  ...(args.set === 'held-out' ? ['By category:', '', markdownTable(categoryRows), ''] : []),
+  ...(args.set !== 'turns' ? ['By category:', '', markdownTable(categoryRows), ''] : []),
   `Cut turns: ${Object.entries(byRun)
     .map(
       ([name, r]) =>
