@@ -224,6 +224,7 @@ export class CallManager {
         transfer: carrier.cold,
         // Never awaited here: a stream that hangs up before the session attaches would go unheard.
         warmTransfer: carrier.warm,
+        outbound: record.call_type === 'outbound',
         // Only a call the agent placed can reach an answering machine.
         voicemail: record.call_type === 'outbound' ? filledVoicemail(voicemailHandling(agent), variables) : null,
         ...(guard ? { guard } : {}),

@@ -70,6 +70,8 @@ export interface SessionOptions {
   transfer?: ColdTransfer | undefined;
   /** What the carrier does for a warm transfer; absent: a warm transfer_call is done cold. */
   warmTransfer?: WarmTransferCarrier | undefined;
+  /** A call the agent placed: the callee's first words, before the agent spoke, are how they picked up. */
+  outbound?: boolean | undefined;
   /** An outbound call that looks for an answering machine, and what to do on one. */
   voicemail?: VoicemailHandling | null | undefined;
   /** The providers the call's chains use (providers.ts): which served each turn goes into latency.providers. */

@@ -126,6 +126,7 @@ export class CallSession {
         lastAgentWords() {
           return session.transcript.lastAgentWords();
         },
+        outbound: o.outbound ?? false,
         recording: o.recorder,
         noiseSuppression: o.agent.noise_suppression,
         events: CallSession.callerReactions(this),

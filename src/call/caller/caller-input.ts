@@ -123,6 +123,8 @@ export interface CallerInputOptions {
   isAcknowledgement(text: string): boolean;
   /** The agent's last words so far (what the caller is answering); null before it spoke. */
   lastAgentWords?(): string | null;
+  /** A call the agent placed: words before the agent spoke are the callee picking up (CallerPause.pickedUp). */
+  outbound?: boolean | undefined;
   recording?: { callerAudio(frame: Int16Array, offsetMs: number): void } | undefined;
   /** RNNoise on the caller's audio before the VAD and the recogniser (the recording keeps it as it came). */
   noiseSuppression?: 'off' | 'rnnoise' | undefined;
@@ -676,13 +678,15 @@ export class CallerInput {
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
     const silentMs = (this.audioNow() - speech.endAt) * 1000;
+    const asked = this.o.lastAgentWords?.() ?? null;
     const pause = {
       silentMs,
       words: speech.pauseWords,
       wordsPending: speech.wordsPending,
       recogniserEnded: speech.recogniserEnded,
-      asked: this.o.lastAgentWords?.() ?? null,
+      asked,
       paceMs: this.pace.waitMs(),
+      pickedUp: this.o.outbound === true && asked === null,
     };
     const wait = this.o.endOfTurn.waitMs(pause);
     speech.inDoubt = this.o.endOfTurn.inDoubt?.(pause) ?? false;

@@ -29,6 +29,8 @@ export interface CallerPause {
   asked?: string | null | undefined;
   /** The silence that covers this caller's own pauses within a turn (CallerPace); null until one was heard. */
   paceMs?: number | null | undefined;
+  /** The callee of an outbound call speaking before the agent said anything: how they answered the phone. */
+  pickedUp?: boolean | undefined;
 }
 
 export interface EndOfTurnPolicy {
@@ -297,6 +299,18 @@ export interface SemanticEndOfTurnOptions {
  */
 const RECOGNISER_END_CONFIDENCE = 0.5;
 
+/**
+ * A callee who picks up says a few words ("Hello?", "Yes, hello,") and waits for the caller: where those words do not
+ * say more is coming, they are the whole turn, however the recogniser heard them ("To the loaf," for one voice's
+ * "Hello?" in bench:amd waited the trailing comma's 1,250 ms).
+ */
+const PICKUP_WORDS = 3;
+/** A few words, and some: a pause with no words heard is no greeting. */
+const isPickUp = (text: string): boolean => {
+  const n = normalWords(text).length;
+  return n >= 1 && n <= PICKUP_WORDS;
+};
+
 /** After a trailing comma: between the unsure wait and the unfinished one. */
 const pausingMs = (o: SemanticEndOfTurnOptions): number => Math.round((o.unsureMs + o.maxMs) / 2);
 
@@ -326,8 +340,9 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
     // max_ms. Not after a finished sentence: given there too, a caller's one long pause held every answer after it
     // (bench:turns --set held-out: the gap after finished turns, p50 356 → 1,385 ms; bench/README.md).
     const paced = (ms: number) => Math.min(this.o.maxMs, Math.max(ms, pause.paceMs ?? 0));
+    const pickUp = pause.pickedUp === true && pause.words !== null && isPickUp(pause.words);
     const target =
-      shape === 'finished'
+      shape === 'finished' || (pickUp && shape !== 'unfinished')
         ? this.o.minMs
         : shape === 'unfinished'
           ? this.o.maxMs

@@ -38,6 +38,7 @@ function setup(
     log?: Logger;
     /** The agent's last words, as the session gives them. */
     asked?: string;
+    outbound?: boolean;
   } = {},
 ) {
   const rate = options.rate ?? 16000;
@@ -96,6 +97,7 @@ function setup(
     agentBusy: () => state.agentBusy,
     isAcknowledgement: (text) => isBackchannel(text),
     lastAgentWords: () => options.asked ?? null,
+    outbound: options.outbound,
     recording: {
       callerAudio: (frame, offsetMs) => {
         recorded.push(offsetMs);
@@ -367,6 +369,24 @@ describe('CallerInput', () => {
     await s.feed(600, 0);
     expect(s.turns).toHaveLength(2);
     expect(ends).toEqual([true, false]);
+  });
+
+  it("takes a callee's few words before the agent spoke on an outbound call as how they picked up: min_ms, whatever the recogniser's punctuation", async () => {
+    const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
+    const answered = async (options: { outbound: boolean; asked?: string }) => {
+      const s = setup({ heard: ['to the loaf'], policy, ...options });
+      await s.caller.open();
+      await s.feed(400, 0);
+      await s.feed(400, SPEECH);
+      await s.feed(200, 0);
+      s.partial('To the loaf,'); // one flite voice's "Hello?", with a comma
+      await s.feed(1_400, 0);
+      return s.turns.map((t) => Math.round(t.at));
+    };
+    expect(await answered({ outbound: true })).toEqual([1040]);
+    // A trailing comma waits halfway to max_ms (1,250 ms): on an inbound call, or once the agent has spoken.
+    for (const other of [{ outbound: false }, { outbound: true, asked: 'Hi, this is Sam from the clinic.' }])
+      expect((await answered(other))[0]).toBeGreaterThan(2000);
   });
 
   it('waits past the unsure wait for the reading it asked for (a slow recogniser), then decides on its words', async () => {

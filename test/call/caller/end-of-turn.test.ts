@@ -226,6 +226,16 @@ describe('SemanticEndOfTurn', () => {
     expect(policy.waitMs({ silentMs: 200, words: 'my name is john smith', paceMs: 300 })).toBe(300);
   });
 
+  it("takes a callee's first few words as picking up the phone, unless they say more is coming", () => {
+    const pickedUp = true;
+    expect(policy.waitMs({ silentMs: 200, words: 'Smith residence,', pickedUp })).toBe(50);
+    expect(policy.waitMs({ silentMs: 200, words: 'to the loaf', pickedUp })).toBe(50); // a "Hello?" misheard
+    expect(policy.waitMs({ silentMs: 200, words: 'Smith residence,' })).toBe(1050); // not picking up: a trailing comma
+    expect(policy.waitMs({ silentMs: 200, words: 'Hello, this is Maria', pickedUp })).toBe(300); // more than a hello
+    expect(policy.waitMs({ silentMs: 200, words: 'Hello, um', pickedUp })).toBe(1800);
+    expect(policy.waitMs({ silentMs: 200, words: '', pickedUp })).toBe(300); // no words: no greeting
+  });
+
   it('is in doubt where it would end the turn short of max_ms', () => {
     expect(policy.inDoubt({ silentMs: 200, words: 'What time do you open?' })).toBe(true);
     expect(policy.inDoubt({ silentMs: 200, words: 'my name is john smith' })).toBe(true);
