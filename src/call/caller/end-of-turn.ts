@@ -1,10 +1,11 @@
 // When the caller's turn is over. At each pause the policy says how much longer to wait for more
 // words. Silence alone waits the agent's endpointing_ms every time; the semantic policy also
 // reads the words so far (the recogniser's reading at the pause): after a finished sentence or
-// question it answers after a short pause, after a trailing "and", an "um" or digits being read
+// question it answers after a short pause, after a trailing "and", an "um" or a number half read
 // out it waits up to a couple of seconds for the rest. A number is whole at the length the caller,
 // the agent's question or its prompt gives it; a language model tells endings no rule names; and
-// where the words do not tell, the wait covers this caller's own pauses (caller-pace.ts).
+// where the words do not tell (a number of no known length among them), the wait covers this
+// caller's own pauses (caller-pace.ts).
 
 import { AGENT_DEFAULTS, type AgentConfig } from '../../agents/schema.ts';
 import { englishSentenceEnds, type SentenceEnds } from '../../speech/stt/pocketsphinx/sentence-ends.ts';
@@ -114,11 +115,13 @@ export type NumberKind = readonly [name: RegExp, digits: readonly number[]];
 
 /** Where the kind of number is named, how many digits make it whole: until then more is coming. First match wins. */
 const NUMBER_KINDS: readonly NumberKind[] = [
-  [/\blast (?:four|4)\b/, [4]],
+  // A card or account "ends in" its last four.
+  [/\b(?:last (?:four|4)|(?:ends|ending) (?:in|with))\b/, [4]],
   [/\b(?:security code|cvv|cvc)\b/, [3, 4]],
   [/\b(?:social security|ssn)\b/, [9]],
   [
-    /\b(?:phone|mobile|cell|telephone|callback|call back|call you back|call me|reach (?:me|you)|contact number)\b/,
+    // "My number" alone is the caller's phone number.
+    /\b(?:phone|mobile|cell|telephone|callback|call back|call you back|call me|reach (?:me|you)|(?:contact|my|your|own) number)\b/,
     [7, 10, 11],
   ],
   [/\bcard\b/, [15, 16]],
@@ -173,6 +176,8 @@ const TWO_DIGIT_WORDS = new Set(['ten', 'eleven', 'twelve']);
 const PHONE_DIGITS = [10, 11];
 /** A number this long is being read out, whatever the words around it ("5551234", not "2024"). */
 const LONG_NUMBER_DIGITS = 7;
+/** An account, order or reference number is at least this long: fewer digits after its name are a start. */
+const IDENTIFIER_DIGITS = 3;
 
 /** Digits in the number the words end with ("five five five 0123" is 7; "ten" counts 2; "four seven to nine" 4). */
 function trailingDigits(words: string[]): number {
@@ -260,7 +265,18 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
       askedWhole ||
       digits >= LONG_NUMBER_DIGITS ||
       words.slice(-4).filter(isNumeric).length >= 2;
-    if (readingNumber) return (saidWhole ?? askedWhole ?? PHONE_DIGITS).includes(digits) ? 'finished' : 'unfinished';
+    if (readingNumber) {
+      const whole = saidWhole ?? askedWhole;
+      if (whole) return whole.includes(digits) ? 'finished' : 'unfinished';
+      if (PHONE_DIGITS.includes(digits)) return 'finished';
+      // A number of no known length may be whole: wait as long as this caller's own pauses between groups (the
+      // pace of an unsure turn), not max_ms. Under an identifier's length after its name, it has only begun.
+      // Unnamed, between a local number's length and a full one's, it is a phone number half read.
+      const named = NUMBER_CONTEXT.test(said);
+      if (named ? digits < IDENTIFIER_DIGITS : digits > LONG_NUMBER_DIGITS && digits < PHONE_DIGITS[0]!)
+        return 'unfinished';
+      return 'unsure';
+    }
   }
   if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'finished';
   if (WANTS_MORE.some((rule) => rule.test(said))) return 'unfinished';

@@ -226,7 +226,7 @@ describe('CallerInput', () => {
     expect(unfinished.turns.map((t) => Math.round(t.at))).toEqual([2800]); // 2000 ms after the speech ended
   });
 
-  it("reads digits against the agent's question: the last four digits of a card end the turn min_ms after the pause, the same digits unasked wait max_ms", async () => {
+  it("reads digits against the agent's question: the last four digits of a card end the turn min_ms after the pause, as a phone number's start they wait max_ms, unasked the unsure wait", async () => {
     const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
     const answered = async (asked?: string) => {
       const s = setup({ heard: ['six six one two'], policy, ...(asked ? { asked } : {}) });
@@ -239,7 +239,8 @@ describe('CallerInput', () => {
       return s.turns.map((t) => Math.round(t.at));
     };
     expect(await answered('Thanks. Could you read me the last four digits of the card?')).toEqual([1040]);
-    expect(await answered()).toEqual([2800]);
+    expect(await answered('And what number can I call you back on?')).toEqual([2800]);
+    expect(await answered()).toEqual([1300]); // a number of no known length: the words do not tell
   });
 
   it('learns the caller\'s pace from a pause in doubt they spoke on from: their next words that do not tell wait that long, a pause after "and" teaches nothing', async () => {

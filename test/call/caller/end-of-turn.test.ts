@@ -68,8 +68,10 @@ describe('turnShape', () => {
     ['My phone number is 415 555 01', 'unfinished'],
     ['My card number is 4152 7789.', 'unfinished'], // eight of sixteen
     ['The zip code is 9 4 1 0 7.', 'finished'],
-    ['My account number is 4279.', 'unfinished'], // no length known for an account: wait for more
-    ['four one five five', 'unfinished'],
+    // A number of no known length may be whole: the words do not tell (the wait is this caller's own pause).
+    ['My account number is 4279.', 'unsure'],
+    ['four one five five', 'unsure'],
+    ['My order number is 2 7.', 'unfinished'], // shorter than any account, order or reference number
     ['I need eggs, milk, and', 'unfinished'],
     ['I would like to…', 'unfinished'],
     ['My name is John Smith,', 'pausing'],
@@ -104,14 +106,21 @@ describe('turnShape', () => {
     ["Don't ask me.", 'finished'],
     // Ten digits are a phone number's whole length where no kind is named; other lengths wait.
     ['It is 555 123 4567', 'finished'],
-    ['It is five five five, one two three, four five', 'unfinished'],
+    ['It is five five five, one two three, four five', 'unfinished'], // between a local and a full phone number
+    ['The tracking number is 1 2 7 7 4 4 9 0.', 'unsure'], // named, and of no known length
     // Digits the recogniser wrote as words that sound alike, between digits.
     ['My pin is four, seven to nine.', 'finished'],
-    ['The code is six-six-one.', 'unfinished'], // digits hyphenated as words are digits
+    ['The code is six-six-one.', 'unsure'], // digits hyphenated as words are digits: a number of no known length
     ['The last four or six, six, one, two.', 'finished'],
+    // A card "ends in" its last four.
+    ['The card ends in four four one two.', 'finished'],
+    ['The card ends in four four', 'unfinished'],
     ['My 6-digit code is 1 2 3 4 5 6', 'finished'],
     ['My six digit code is 1 2 3 4', 'unfinished'],
-    // A callback number is a phone number.
+    // A callback number is a phone number, and so is "my number" alone.
+    ['My own number is five, five, five.', 'unfinished'],
+    ['My number is 555 123 4567.', 'finished'],
+    ['My order number is 1 2 3.', 'unsure'],
     ['You can reach me at 555-123-4567', 'finished'],
     ['My callback number is two zero six, five five five', 'unfinished'],
   ])('%j reads as %s', (words, shape) => {
@@ -124,7 +133,7 @@ describe('turnShape', () => {
       ['What is the best number to reach you?', 'five five five, one two three.', 'unfinished'],
       ['Could you read me the last four digits of the card?', 'six six one two', 'finished'],
       ['We take any card. And your zip code?', '9 4 1 0 7', 'finished'],
-      ['What is your account number?', '4 2 7 9.', 'unfinished'], // no length known for an account: wait
+      ['What is your account number?', '4 2 7 9.', 'unsure'], // no length known for an account
       // A question that only mentions a number leaves a short answer alone.
       ['How many people, what number should I book for?', 'Four.', 'finished'],
     ])('after %j, %j reads as %s', (asked, words, shape) => {
@@ -142,7 +151,7 @@ describe('turnShape', () => {
     );
 
     it.each([
-      ['My order number is four five six.', 'unfinished'],
+      ['My order number is four five six.', 'unfinished'], // three of the prompt's six
       ['My order number is four five six, one two three.', 'finished'],
       ['Member ID 1234 5678', 'finished'],
       ['The code is 1 2 3 4', 'finished'],
@@ -234,6 +243,14 @@ describe('SemanticEndOfTurn', () => {
     expect(policy.waitMs({ silentMs: 200, words: 'Hello, this is Maria', pickedUp })).toBe(300); // more than a hello
     expect(policy.waitMs({ silentMs: 200, words: 'Hello, um', pickedUp })).toBe(1800);
     expect(policy.waitMs({ silentMs: 200, words: '', pickedUp })).toBe(300); // no words: no greeting
+  });
+
+  it("waits as long as this caller's own pauses after a number of no known length, max_ms after half a known one", () => {
+    const account = 'My account number is 4 2 7 9.';
+    expect(policy.waitMs({ silentMs: 200, words: account })).toBe(300); // the unsure wait
+    expect(policy.waitMs({ silentMs: 200, words: account, paceMs: 900 })).toBe(700);
+    expect(policy.inDoubt({ silentMs: 200, words: account })).toBe(true); // a caller who reads on teaches the pace
+    expect(policy.waitMs({ silentMs: 200, words: 'My phone number is 4 2 7 9.', paceMs: 900 })).toBe(1800);
   });
 
   it('is in doubt where it would end the turn short of max_ms', () => {
