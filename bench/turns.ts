@@ -236,27 +236,48 @@ const interleaved = (turns: Turn[]): Turn[] =>
     .sort((a, b) => a.key - b.key)
     .map((x) => x.t);
 
-/** The second held-out set of numbers: finished answers and numbers broken off by a pause, flite's voices in turn. */
-async function buildNumbers(): Promise<Turn[]> {
-  const tts = new FliteTtsEngine();
+/** flite says each finished phrase, the voices in turn from `voice`. */
+async function fliteFinished(tts: FliteTtsEngine, texts: string[], category: string, voice: number): Promise<Turn[]> {
   const turns: Turn[] = [];
-  const voiceOf = (i: number) => VOICES[i % VOICES.length]!;
-  for (const [i, text] of NUMBERS_FINISHED.entries())
+  for (const [i, text] of texts.entries())
     turns.push({
       kind: 'finished',
-      category: 'numbers finished',
-      parts: [await speak(tts, text, voiceOf(i))],
+      category,
+      parts: [await speak(tts, text, VOICES[(i + voice) % VOICES.length]!)],
       pauseMs: 0,
       text,
     });
-  for (const [i, [a, b]] of NUMBERS_UNFINISHED.entries())
+  return turns;
+}
+
+/** flite says each unfinished turn in one voice (in turn from `voice`), its pause one of HELD_OUT_PAUSES_MS in turn. */
+async function fliteUnfinished(
+  tts: FliteTtsEngine,
+  pairs: [string, string][],
+  category: string,
+  voice: number,
+): Promise<Turn[]> {
+  const turns: Turn[] = [];
+  for (const [i, [a, b]] of pairs.entries()) {
+    const v = VOICES[(i + voice) % VOICES.length]!;
     turns.push({
       kind: 'unfinished',
-      category: 'numbers unfinished',
-      parts: [await speak(tts, a, voiceOf(i + 1)), await speak(tts, b, voiceOf(i + 1))],
+      category,
+      parts: [await speak(tts, a, v), await speak(tts, b, v)],
       pauseMs: HELD_OUT_PAUSES_MS[i % HELD_OUT_PAUSES_MS.length]!,
       text: `${a} … ${b}`,
     });
+  }
+  return turns;
+}
+
+/** The second held-out set of numbers: finished answers and numbers broken off by a pause, flite's voices in turn. */
+async function buildNumbers(): Promise<Turn[]> {
+  const tts = new FliteTtsEngine();
+  const turns = [
+    ...(await fliteFinished(tts, NUMBERS_FINISHED, 'numbers finished', 0)),
+    ...(await fliteUnfinished(tts, NUMBERS_UNFINISHED, 'numbers unfinished', 1)),
+  ];
   await tts.close();
   return interleaved(turns);
 }
@@ -275,32 +296,11 @@ const HUMAN_PAUSE_MS = 200;
  */
 async function buildHeldOut(): Promise<Turn[]> {
   const tts = new FliteTtsEngine();
-  const turns: Turn[] = [];
-  const voiceOf = (i: number) => VOICES[i % VOICES.length]!;
-  for (const [i, text] of HELD_OUT_FINISHED.entries())
-    turns.push({
-      kind: 'finished',
-      category: 'flite finished',
-      parts: [await speak(tts, text, voiceOf(i))],
-      pauseMs: 0,
-      text,
-    });
-  for (const [i, text] of HELD_OUT_DIGITS.entries())
-    turns.push({
-      kind: 'finished',
-      category: 'flite digits',
-      parts: [await speak(tts, text, voiceOf(i + 1))],
-      pauseMs: 0,
-      text,
-    });
-  for (const [i, [a, b]] of HELD_OUT_UNFINISHED.entries())
-    turns.push({
-      kind: 'unfinished',
-      category: 'flite unfinished',
-      parts: [await speak(tts, a, voiceOf(i + 2)), await speak(tts, b, voiceOf(i + 2))],
-      pauseMs: HELD_OUT_PAUSES_MS[i % HELD_OUT_PAUSES_MS.length]!,
-      text: `${a} … ${b}`,
-    });
+  const turns = [
+    ...(await fliteFinished(tts, HELD_OUT_FINISHED, 'flite finished', 0)),
+    ...(await fliteFinished(tts, HELD_OUT_DIGITS, 'flite digits', 1)),
+    ...(await fliteUnfinished(tts, HELD_OUT_UNFINISHED, 'flite unfinished', 2)),
+  ];
   await tts.close();
   const lines = [];
   for (const line of await gameVoices()) {
