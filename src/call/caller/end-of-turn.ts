@@ -278,7 +278,10 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
       return 'unsure';
     }
   }
-  if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return 'finished';
+  // The recogniser's last mark is what it heard last: a comma after "Great" or "Wow!" is the voice going on. In three
+  // runs of bench:turns it never wrote one after a whole short answer ("Yes.", "Sure.", "No thank you.").
+  const goesOn = ending.endsWith(',');
+  if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return goesOn ? 'pausing' : 'finished';
   if (WANTS_MORE.some((rule) => rule.test(said))) return 'unfinished';
   // An ending the rules do not name, which a sentence seldom has ("The room was very", "Tell me how"). A question the
   // recogniser heard as one, a single word and an elliptical answer are left to the rules below.
@@ -290,9 +293,10 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
     context.sentenceEnds.probability(words) < SENTENCE_END_UNLIKELY
   )
     return 'unfinished';
-  if (ending.includes('?') || ending.includes('.') || ending.includes('!')) return 'finished';
+  if (!goesOn && /[?.!]/.test(ending)) return 'finished';
   // An open list ("eggs, milk,") goes on; a single trailing comma may.
-  if (ending.startsWith(',')) return trimmed.slice(0, -ending.length).includes(',') ? 'unfinished' : 'pausing';
+  if (goesOn || ending.startsWith(','))
+    return trimmed.slice(0, -ending.length).includes(',') ? 'unfinished' : 'pausing';
   return 'unsure';
 }
 

@@ -75,6 +75,12 @@ describe('turnShape', () => {
     ['I need eggs, milk, and', 'unfinished'],
     ['I would like to…', 'unfinished'],
     ['My name is John Smith,', 'pausing'],
+    // The last mark decides: a comma after a short answer or an exclamation is the voice going on.
+    ['Great,', 'pausing'],
+    ['Okay, thanks,', 'pausing'],
+    ['Wow!,', 'pausing'],
+    ['Great.', 'finished'],
+    ['Wow!', 'finished'],
     ['No thank you.', 'finished'],
     ['That works for me.', 'finished'],
     ['my name is john smith', 'unsure'],
