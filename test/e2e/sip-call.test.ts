@@ -253,7 +253,9 @@ describe('a call over a SIP trunk', () => {
     const heard = await heardByBaresip(caller.dumps);
     // Measured: sndfile writes the decoder's output at 8 kHz (its header says so and the words read right at it).
     expect(heard.sampleRate, heard.files.join(', ')).toBe(8000);
-    expect(heard.text).toMatch(/thanks for calling/i);
+    // "for calling" only comes from the greeting. Its first words can be read wrong: a fresh clone's suite, three e2e
+    // files at once, heard "Hello, thanks for calling." as "Swillo, Hank for calling" in what baresip played out.
+    expect(heard.text).toMatch(/for calling/i);
     // The org's webhook heard the SIP call start and end (and its analysis, which comes after the end).
     await vi.waitFor(
       () => {
@@ -440,7 +442,7 @@ describe('a call placed through a SIP trunk', () => {
       JSON.stringify(transcript),
     ).toBe(true);
     const heard = await heardByBaresip(phone.dumps);
-    expect(heard.text).toMatch(/thanks for calling/i);
+    expect(heard.text).toMatch(/for calling/i); // as above: the greeting's first words may be read wrong
     expect(heard.text).toMatch(/hold the line/i);
   }, 40_000);
 
