@@ -259,12 +259,9 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
     const saidWhole = wholeDigits(said, promptKinds);
     const askedWhole = context.asked ? wholeDigits(lastQuestion(context.asked), promptKinds) : undefined;
     const digits = trailingDigits(words);
+    const named = NUMBER_CONTEXT.test(said);
     const readingNumber =
-      NUMBER_CONTEXT.test(said) ||
-      saidWhole ||
-      askedWhole ||
-      digits >= LONG_NUMBER_DIGITS ||
-      words.slice(-4).filter(isNumeric).length >= 2;
+      named || saidWhole || askedWhole || digits >= LONG_NUMBER_DIGITS || words.slice(-4).filter(isNumeric).length >= 2;
     if (readingNumber) {
       const whole = saidWhole ?? askedWhole;
       if (whole) return whole.includes(digits) ? 'finished' : 'unfinished';
@@ -272,7 +269,6 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
       // A number of no known length may be whole: wait as long as this caller's own pauses between groups (the
       // pace of an unsure turn), not max_ms. Under an identifier's length after its name, it has only begun.
       // Unnamed, between a local number's length and a full one's, it is a phone number half read.
-      const named = NUMBER_CONTEXT.test(said);
       if (named ? digits < IDENTIFIER_DIGITS : digits > LONG_NUMBER_DIGITS && digits < PHONE_DIGITS[0]!)
         return 'unfinished';
       return 'unsure';
