@@ -6,7 +6,8 @@
 // Streams into the service with the embedded engines and an instant model, once per end-of-turn
 // mode. For each mode: premature cut-offs (the agent's voice arrived before the caller's last
 // word was sent) and the response gap after finished turns (the caller's last speech frame sent →
-// the agent's first frame received: the silence the caller hears, engines included).
+// the agent's first frame received: the silence the caller hears, engines included), and the same gap at
+// every turn's end (an unfinished turn the agent waited through included, at its real end).
 //
 // With --stt, the same turns per recogniser: "embedded" (the agent's default, Moonshine),
 // "pocketsphinx", and the streaming providers through their stand-ins (test/speech/stt/*/
@@ -571,7 +572,10 @@ const rows = Object.entries(byRun).map(([name, results]) => {
   const unfinished = results.filter((r) => r.kind === 'unfinished');
   const finished = results.filter((r) => r.kind === 'finished');
   const cut = results.filter((r) => r.premature);
-  const gaps = stats(finished.flatMap((r) => (r.gapMs === null || r.premature ? [] : [r.gapMs])));
+  const answered = (of: TurnResult[]) => of.flatMap((r) => (r.gapMs === null || r.premature ? [] : [r.gapMs]));
+  const gaps = stats(answered(finished));
+  // An unfinished turn the agent waited through is finished at its real end: the caller hears that gap too.
+  const endGaps = stats(answered(results));
   const [recogniser, mode] = name.split(' ');
   return {
     recogniser: recogniser!,
@@ -581,6 +585,7 @@ const rows = Object.entries(byRun).map(([name, results]) => {
     'of unfinished turns cut': `${unfinished.filter((r) => r.premature).length} / ${unfinished.length}`,
     'gap after finished turns p50 (ms)': gaps?.p50 ?? 'n/a',
     'p90 (ms)': gaps?.p90 ?? 'n/a',
+    "gap at every turn's end p50 / p90 (ms)": endGaps ? `${endGaps.p50} / ${endGaps.p90}` : 'n/a',
     unanswered: results.filter((r) => r.gapMs === null).length,
     'signal decided: cut-offs': decidedOf(cut),
     'finished answers': decidedOf(finished.filter((r) => !r.premature)),
