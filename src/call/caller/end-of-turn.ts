@@ -136,6 +136,8 @@ const COUNTS: Record<string, number> = Object.fromEntries(
 );
 const COUNT = String.raw`(\d{1,2}|${Object.keys(COUNTS).join('|')})`;
 const countOf = (w: string): number => COUNTS[w] ?? Number(w);
+/** A number said as a count or written in digits: "six", "fifteen", "6". */
+const isCount = (w: string): boolean => isNumeric(w) || w in COUNTS;
 /** "a 6-digit code", "six digit order number": the length said outright. */
 const SAID_LENGTH = new RegExp(String.raw`\b${COUNT}[- ]digits?\b`);
 
@@ -207,6 +209,13 @@ export interface TurnContext {
  * their finished phrases (the least likely question 0.055, "how long will it take"), digits aside.
  */
 const SENTENCE_END_UNLIKELY = 0.05;
+/**
+ * Before a number that ends a turn, words that make it a time, a count or a value ("a table for six", "at three", "the
+ * apartment is four"): a caller often stops there, but in written English a number is mostly followed by its noun, so
+ * the language model finds such endings unlikely (0.02–0.07, under SENTENCE_END_UNLIKELY) and the turn waited max_ms.
+ * A count that wants its noun ("there are three", "I have two") is left to the model.
+ */
+const VALUE_BEFORE = new Set('at for by around until till before after about past of from to is was be'.split(' '));
 /**
  * An answer that leaves its verb out ("No, I don't.", "Yes, I would.", "It's not."): a written language model rarely
  * ends a sentence there, a caller often does.
@@ -286,6 +295,7 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
     words.length >= 2 &&
     !ending.includes('?') &&
     !ELLIPTICAL_ANSWER.test(said) &&
+    !(isCount(last) && VALUE_BEFORE.has(before ?? '')) &&
     context.sentenceEnds.probability(words) < SENTENCE_END_UNLIKELY
   )
     return 'unfinished';

@@ -202,6 +202,20 @@ describe('turnShape with a language model', () => {
     expect(turnShape(words, { sentenceEnds })).toBe(shape);
   });
 
+  const afterNumbers = unlikelyAfter(...'two three four six fifteen 6'.split(' '));
+  it.each([
+    ['We would like a table for six.', 'finished'], // a count after a preposition: the model is not asked
+    ['I have an appointment at three.', 'finished'], // a time
+    ['The apartment is four.', 'finished'], // a value
+    ['Can we make it for fifteen?', 'finished'],
+    ['A table for 6.', 'finished'],
+    ['A table for two,', 'pausing'], // the recogniser's mark still decides
+    ['There are three.', 'unfinished'], // a count that wants its noun ("of us") is the model's to read
+    ['I have two.', 'unfinished'],
+  ])('%j reads as %s: a number after a preposition or "is" is a time, a count or a value', (words, shape) => {
+    expect(turnShape(words, { sentenceEnds: afterNumbers })).toBe(shape);
+  });
+
   it('rules that decide come first: a whole number, a short answer', () => {
     const never = { probability: () => 0 };
     expect(turnShape('My zip code is 9 4 1 0 7.', { sentenceEnds: never })).toBe('finished');
