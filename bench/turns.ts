@@ -7,7 +7,8 @@
 // mode. For each mode: premature cut-offs (the agent's voice arrived before the caller's last
 // word was sent) and the response gap after finished turns (the caller's last speech frame sent →
 // the agent's first frame received: the silence the caller hears, engines included), and the same gap at
-// every turn's end (an unfinished turn the agent waited through included, at its real end).
+// every turn's end (an unfinished turn the agent waited through included, at its real end); where the agent cut
+// in, how long its voice still came once the caller went on (talk-over).
 //
 // With --stt, the same turns per recogniser: "embedded" (the agent's default, Moonshine),
 // "pocketsphinx", and the streaming providers through their stand-ins (test/speech/stt/*/
@@ -339,6 +340,11 @@ interface TurnResult {
   /** Milliseconds into the pause inside an unfinished turn at which the agent's voice arrived, when it cut in there. */
   cutAtMs?: number;
   /**
+   * When it cut in there: how long its voice still came once the caller went on (the last frame of that answer, less
+   * the caller's first word after the pause; the far side plays a frame up to the pacer's 80 ms lead after it came).
+   */
+  talkOverMs?: number;
+  /**
    * The recogniser's own end-of-turn verdict decided the end that brought the agent's answer (it shortened the wait the
    * words and silence set); null when no answer came, or no end was logged for it.
    */
@@ -359,6 +365,8 @@ function endBefore(callId: string, from: number, answerAt: number): boolean | nu
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A gap between the agent's frames longer than this ends its voice (the pacer sends one every 20 ms). */
+const TALK_OVER_GAP_MS = 100;
 
 /** One call speaking its turns one after another, each once the agent has answered and gone quiet. */
 async function runCall(url: string, number: string, turns: Turn[]): Promise<{ callId: string; results: TurnResult[] }> {
@@ -372,6 +380,16 @@ async function runCall(url: string, number: string, turns: Turn[]): Promise<{ ca
     }
   });
   const firstAgentFrameSince = (since: number) => arrivals.find((a) => a >= since) ?? 0;
+  /** How long the agent's voice under way at `at` went on coming after it: 0 when none was (the answer was over). */
+  const voiceGoingOnAt = (at: number) => {
+    let last: number | null = null;
+    for (const a of arrivals) {
+      if (a < at - TALK_OVER_GAP_MS) continue;
+      if (last === null ? a > at + TALK_OVER_GAP_MS : a - last > TALK_OVER_GAP_MS) break;
+      last = a;
+    }
+    return last === null ? 0 : Math.max(0, last + FRAME_MS - at);
+  };
   const quiet = async (ms: number, timeoutMs = 20_000) => {
     const started = performance.now();
     while (performance.now() - Math.max(lastAgentFrame, started) < ms && performance.now() - started < timeoutMs)
@@ -383,7 +401,7 @@ async function runCall(url: string, number: string, turns: Turn[]): Promise<{ ca
     if (caller.closed) break;
     await caller.pause(400);
     const startedAt = performance.now();
-    const { pauseAt, lastSpeechAt } = await speakTurn(caller, turn);
+    const { pauseAt, resumedAt, lastSpeechAt } = await speakTurn(caller, turn);
     // The answer (or an answer already under way) and its end.
     const deadline = performance.now() + 6_000;
     while (firstAgentFrameSince(startedAt) === 0 && performance.now() < deadline) await sleep(10);
@@ -396,6 +414,7 @@ async function runCall(url: string, number: string, turns: Turn[]): Promise<{ ca
       premature,
       gapMs: first === 0 ? null : first - lastSpeechAt,
       ...(premature && pauseAt !== null ? { cutAtMs: Math.round(first - pauseAt) } : {}),
+      ...(premature && resumedAt !== null ? { talkOverMs: Math.round(voiceGoingOnAt(resumedAt)) } : {}),
       recogniserDecided: first === 0 ? null : endBefore(callId, startedAt, first),
     });
     // Longer than the longest end-of-turn wait, so a late answer is never taken for the next turn's.
@@ -427,22 +446,26 @@ function speechEndOf(caller: TwilioStreamCaller, part: Part): number {
 
 /**
  * Speaks the turn's parts with its pause between their speech; when the caller's speech paused
- * inside it (null for a turn in one part) and when it ended.
+ * inside it and went on after that pause (null for a turn in one part), and when it ended.
  */
 async function speakTurn(
   caller: TwilioStreamCaller,
   turn: Turn,
-): Promise<{ pauseAt: number | null; lastSpeechAt: number }> {
+): Promise<{ pauseAt: number | null; resumedAt: number | null; lastSpeechAt: number }> {
   let pauseAt: number | null = null;
+  let resumedAt: number | null = null;
   for (const [i, part] of turn.parts.entries()) {
     if (i > 0) {
       const before = turn.parts[i - 1]!;
       pauseAt = speechEndOf(caller, before);
       await caller.pause(Math.max(0, turn.pauseMs - before.tailMs - part.leadMs));
     }
+    // The part's first frame with speech in it, past its lead-in.
+    const firstFrame = caller.framesSent + Math.floor(part.leadMs / FRAME_MS);
     await caller.speak(part.mulaw);
+    if (i > 0) resumedAt ??= caller.frameSentAt(firstFrame) ?? null;
   }
-  return { pauseAt, lastSpeechAt: speechEndOf(caller, turn.parts.at(-1)!) };
+  return { pauseAt, resumedAt, lastSpeechAt: speechEndOf(caller, turn.parts.at(-1)!) };
 }
 
 const loadStart = loadavg();
@@ -576,6 +599,7 @@ const rows = Object.entries(byRun).map(([name, results]) => {
   const gaps = stats(answered(finished));
   // An unfinished turn the agent waited through is finished at its real end: the caller hears that gap too.
   const endGaps = stats(answered(results));
+  const talkOver = stats(cut.flatMap((r) => (r.talkOverMs === undefined ? [] : [r.talkOverMs])));
   const [recogniser, mode] = name.split(' ');
   return {
     recogniser: recogniser!,
@@ -586,6 +610,8 @@ const rows = Object.entries(byRun).map(([name, results]) => {
     'gap after finished turns p50 (ms)': gaps?.p50 ?? 'n/a',
     'p90 (ms)': gaps?.p90 ?? 'n/a',
     "gap at every turn's end p50 / p90 (ms)": endGaps ? `${endGaps.p50} / ${endGaps.p90}` : 'n/a',
+    // Once cut in on, how long the caller who went on still heard the agent.
+    'talk-over when cut p50 / max (ms)': talkOver ? `${talkOver.p50} / ${talkOver.max}` : 'n/a',
     unanswered: results.filter((r) => r.gapMs === null).length,
     'signal decided: cut-offs': decidedOf(cut),
     'finished answers': decidedOf(finished.filter((r) => !r.premature)),
@@ -622,7 +648,7 @@ const md = [
             .filter((x) => x.premature)
             .map(
               (x) =>
-                `${JSON.stringify(x.text)}${x.cutAtMs === undefined ? '' : ` (${x.cutAtMs} ms into the pause)`}${x.recogniserDecided ? ' [signal]' : ''}`,
+                `${JSON.stringify(x.text)}${x.cutAtMs === undefined ? '' : ` (${x.cutAtMs} ms into the pause${x.talkOverMs === undefined ? '' : `, ${x.talkOverMs} ms over the caller`})`}${x.recogniserDecided ? ' [signal]' : ''}`,
             )
             .join(', ') || 'none'
         }`,
