@@ -497,7 +497,7 @@ export const AgentConfigSchema = z.strictObject({
     .max(1)
     .default(AGENT_DEFAULTS.interruptionSensitivity)
     .describe(
-      "how readily the caller's speech stops the agent: the speech it takes is 1000 ms at 0, 200 ms at 1 (600 ms at the default)",
+      "how readily the caller's speech stops the agent: the speech it takes is 1000 ms at 0, 200 ms at 1 (600 ms at the default); speech begun within 2 s of the agent taking the turn (the caller going on) takes 200 ms at any setting",
     ),
   noise_suppression: z
     .enum(['off', 'rnnoise'])

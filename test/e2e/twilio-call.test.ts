@@ -25,6 +25,7 @@ const HINTS_NUMBER = '+15550100003';
 const LISTENS_NUMBER = '+15550100004';
 const ASKS_DIGITS_NUMBER = '+15550100005';
 const ASKS_PHONE_NUMBER = '+15550100006';
+const GOES_ON_NUMBER = '+15550100007';
 /** Long enough to be talked over: about 7 s in flite's voice. */
 const LONG_GREETING =
   'Thanks for calling the demo front desk. I can book an appointment for you on any weekday, in the morning or in the afternoon.';
@@ -71,6 +72,18 @@ beforeAll(async () => {
     },
   });
   expect(listens.status).toBe(201);
+  const goesOn = await t.request('POST', '/v2/agents', {
+    body: {
+      ...config,
+      agent_id: 'phone-goes-on',
+      begin_message: 'Hello.',
+      inbound_numbers: [GOES_ON_NUMBER],
+      // A second of talking over an answer before it stops: a caller's one word after the agent took the turn is far
+      // shorter, so only the rule for going on can stop the agent for it.
+      interruption_sensitivity: 0,
+    },
+  });
+  expect(goesOn.status).toBe(201);
   for (const [agentId, number, greeting] of [
     ['phone-asks-digits', ASKS_DIGITS_NUMBER, 'Hello. Could you read me the last four digits of the card?'],
     ['phone-asks-callback', ASKS_PHONE_NUMBER, 'Hello. What number can I call you back on?'],
@@ -283,9 +296,33 @@ describe.concurrent('inbound Twilio call with the embedded engines', () => {
     expect(acknowledged.clearsOverGreeting).toBe(0);
     expect(acknowledged.transcript.slice(0, 2).map((m) => m.role)).toEqual(['agent', 'user']);
     expect(acknowledged.transcript[0]!.content).toBe(LONG_GREETING);
-    // The acknowledgement made no turn; the words after the greeting did.
+    // The acknowledgement made no turn: every turn began after the greeting ("Wait, stop." may be two, the agent
+    // taking "Wait." for a whole turn and the caller going on).
     expect(acknowledged.transcript[1]!.content).toMatch(/wait/i);
-    expect(acknowledged.transcript.filter((m) => m.role === 'user')).toHaveLength(1);
+    const greetingEnd = acknowledged.transcript[0]!.end_at;
+    const turns = acknowledged.transcript.filter((m) => m.role === 'user');
+    expect(
+      turns.every((m) => m.start_at >= greetingEnd),
+      JSON.stringify(acknowledged.transcript),
+    ).toBe(true);
+  }, 90_000);
+
+  it('a caller who goes on as the agent takes the turn ("…an appointment." … "Tomorrow.") stops its answer, and the word is heard', async () => {
+    const said = (text: string) => muLawEncode(telephone(voice(text, 'rms')).samples);
+    const { caller, callId } = await placeInboundCall(t.url, GOES_ON_NUMBER);
+    let clears = 0;
+    caller.on('clear', () => clears++);
+    await agentFinished(caller, { timeoutMs: 30_000 }); // "Hello."
+    const greeted = caller.played.length;
+    await caller.speak(said('I would like to book an appointment.'));
+    // The answer begins: the caller goes on at once, with one word.
+    while (caller.played.length === greeted) await caller.pause(20);
+    await caller.speak(said('Tomorrow.'));
+    await agentFinished(caller, { after: caller.played.length, timeoutMs: 30_000 });
+    await caller.hangUp();
+    const transcript = (await finalRecord(callId)).transcript!;
+    expect(clears, JSON.stringify(transcript)).toBeGreaterThanOrEqual(1);
+    expect(transcript.filter((m) => m.role === 'user').at(-1)?.content, JSON.stringify(transcript)).toMatch(/morrow/i);
   }, 90_000);
 
   it("digits are read against the agent's question: the last four of a card end the turn at the pause, the same digits as the start of a callback number are waited on", async () => {

@@ -39,6 +39,17 @@ export const CALLER_DEFAULTS = {
   ackReadWaitMs: 1_000,
   /** An acknowledgement over the agent paused: the longest its last words are waited for before it is let go. */
   ackSettleMs: 2_000,
+  /**
+   * Speech over the agent's answer that begins within goingOnWithinMs of the agent taking the turn: the caller going on
+   * with a turn the agent took for over, or both starting at once. It stops the agent once it lasts this long (a word's
+   * onset, not a click), not the interruption threshold, and without waiting for a reading: at the threshold and the
+   * reading's wait, the agent talked over the rest of the caller's sentence for 0.6-1.6 s, and a word shorter than the
+   * threshold ("…a taxi" … "today.") was let go as a backchannel and lost. Acknowledgements this early in an answer
+   * are rare; one that stops the agent here is read as one, and the agent says the rest of what it was saying.
+   */
+  goingOnMs: 200,
+  /** How soon after the agent took the turn speech over its answer counts as going on (goingOnMs). */
+  goingOnWithinMs: 2_000,
 } as const;
 
 /** interruption_sensitivity 0..1 → how long the caller must talk over the agent to interrupt it. */
@@ -170,6 +181,8 @@ interface Speech {
   resultHeard: boolean;
   /** At the latest decision the policy would have ended the turn short of its longest wait (its inDoubt). */
   inDoubt: boolean;
+  /** Begun over the agent's answer soon after it took the turn: the caller going on (CALLER_DEFAULTS.goingOnMs). */
+  goingOn: boolean;
 }
 
 export class CallerInput {
@@ -213,6 +226,8 @@ export class CallerInput {
   private readonly pace = new CallerPace();
   /** When the caller's last turn ended (audio seconds), until the agent's answer to it is talked over or they speak. */
   private lastTurnEndAt: number | null = null;
+  /** When the agent took the turn (audio seconds: the caller's last turn was read and handed on), until talked over. */
+  private turnTakenAt: number | null = null;
 
   constructor(private readonly o: CallerInputOptions) {
     this.recent = new FrameHistory(CALLER_DEFAULTS.historyMs / FRAME_MS, (o.rate * FRAME_MS) / 1000);
@@ -499,6 +514,7 @@ export class CallerInput {
       recogniserDecides: false,
       resultHeard: false,
       inDoubt: false,
+      goingOn: false,
     };
     this.armFirstResultDeadline(this.speech);
     // VAD may report the start late (it runs behind the audio): hand over from just before it.
@@ -509,8 +525,10 @@ export class CallerInput {
     }
     // Talking over the agent: only speech longer than the threshold interrupts it.
     if (this.o.interruptionThresholdMs === null) return;
+    this.speech.goingOn =
+      this.turnTakenAt !== null && (at - this.turnTakenAt) * 1000 <= CALLER_DEFAULTS.goingOnWithinMs;
     const heardMs = (this.audioNow() - at) * 1000;
-    const wait = Math.max(0, this.o.interruptionThresholdMs - heardMs);
+    const wait = Math.max(0, this.thresholdOf(this.speech) - heardMs);
     this.bargeTimer = this.o.timers.setTimeout(() => {
       this.bargeTimer = undefined;
       if (this.speech && !this.stopped) this.thresholdReached(this.speech);
@@ -531,7 +549,7 @@ export class CallerInput {
       speech.acknowledging = true;
       return;
     }
-    if (words === null && !speech.readAsked && this.stt?.readNow) {
+    if (words === null && !speech.goingOn && !speech.readAsked && this.stt?.readNow) {
       speech.readAsked = true;
       this.bargeTimer = this.o.timers.setTimeout(() => {
         this.bargeTimer = undefined;
@@ -542,6 +560,12 @@ export class CallerInput {
       return;
     }
     this.cut(speech);
+  }
+
+  /** How long this speech over the agent must last to stop it (null: it never does). */
+  private thresholdOf(speech: Speech): number {
+    const threshold = this.o.interruptionThresholdMs ?? Infinity;
+    return speech.goingOn ? Math.min(threshold, CALLER_DEFAULTS.goingOnMs) : threshold;
   }
 
   /** Whether the latest reading of speech over the agent is only acknowledgements. */
@@ -559,6 +583,7 @@ export class CallerInput {
     const sinceTurn = this.lastTurnEndAt === null ? null : (speech.startAt - this.lastTurnEndAt) * 1000;
     if (sinceTurn !== null && sinceTurn <= CALLER_PACE.cutInWithinMs) this.pace.paused(sinceTurn);
     this.lastTurnEndAt = null;
+    this.turnTakenAt = null;
     this.o.events.interruption();
   }
 
@@ -593,13 +618,11 @@ export class CallerInput {
     // From the pause on, the turn's final text has its own deadline.
     this.clearFirstResultDeadline();
     this.o.events.speechEnded(at);
-    const threshold = this.o.interruptionThresholdMs;
     if (
       !speech.confirmed &&
       this.bargeTimer !== undefined &&
       !speech.readAsked &&
-      threshold !== null &&
-      (at - speech.startAt) * 1000 >= threshold
+      (at - speech.startAt) * 1000 >= this.thresholdOf(speech)
     ) {
       // The speech lasted the threshold on the audio's clock, but its timer runs on the wall's: frames that came
       // together (a stream stalled, then catching up) bring the pause before the timer fires. It is judged as at the
@@ -876,6 +899,7 @@ export class CallerInput {
       return;
     }
     this.lastTurnEndAt = speech.endAt;
+    this.turnTakenAt = this.audioNow();
     this.o.events.userTurn({ text, startAt: speech.startAt, endAt: speech.endAt, speechEndWall });
   }
 }

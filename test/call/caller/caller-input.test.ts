@@ -299,6 +299,52 @@ describe('CallerInput', () => {
     expect(Math.abs(second.at - second.endAt * 1000 - (800 + 250))).toBeLessThanOrEqual(20);
   });
 
+  describe('going on over the answer to their own turn', () => {
+    /** A turn ended and answered; the agent is still talking when the test goes on. */
+    const answered = async (heard: string[]) => {
+      const s = setup({ heard });
+      await s.caller.open();
+      await s.feed(400, 0);
+      await s.feed(400, SPEECH); // speech ends at 800 ms
+      await s.feed(200, 0);
+      s.partial(heard[0]!);
+      await s.feed(400, 0); // the turn ends 500 ms after the speech, and the agent answers
+      expect(s.turns).toHaveLength(1);
+      s.state.agentBusy = true;
+      return s;
+    };
+
+    it('begun within goingOnWithinMs of the agent taking the turn, their speech stops the agent after goingOnMs, not the threshold, without waiting for a reading', async () => {
+      const s = await answered(['i need her', 'to call me back']);
+      await s.feed(200, 0); // they go on 700 ms after their last word, 200 ms into the answer
+      const [before, reads] = [s.log.length, s.stt.readsNow];
+      await s.feed(CALLER_DEFAULTS.goingOnMs - 20, SPEECH);
+      expect(s.log.slice(before)).toEqual(['speechStarted']);
+      await s.feed(40, SPEECH); // the VAD hears the start a frame in
+      expect(s.log.slice(before)).toEqual(['speechStarted', 'interruption']);
+      expect(s.stt.readsNow).toBe(reads);
+    });
+
+    it('an acknowledgement read by then does not stop the agent', async () => {
+      const s = await answered(['i need her', 'okay']);
+      await s.feed(200, 0);
+      const before = s.log.length;
+      await s.feed(100, SPEECH);
+      s.partial('Okay.');
+      await s.feed(400, SPEECH);
+      expect(s.log.slice(before)).toEqual(['speechStarted']);
+    });
+
+    it('later, speech over the answer is an interruption as any other: the threshold, then a reading', async () => {
+      const s = await answered(['i need her', 'stop']);
+      await s.feed(CALLER_DEFAULTS.goingOnWithinMs, 0);
+      const [before, reads] = [s.log.length, s.stt.readsNow];
+      await s.feed(600, SPEECH);
+      expect(s.log.slice(before)).toEqual(['speechStarted']);
+      expect(s.stt.readsNow).toBe(reads + 1); // asked at the threshold; the cut waits for it (ackReadWaitMs)
+    });
+  });
+
   it("tells the recogniser of the VAD's pause, and decides at once on the reading it gives back", async () => {
     const s = setup({
       heard: ['what time do you open?'],
