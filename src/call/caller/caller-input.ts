@@ -44,8 +44,9 @@ export const CALLER_DEFAULTS = {
    * with a turn the agent took for over, or both starting at once. It stops the agent once it lasts this long (a word's
    * onset, not a click), not the interruption threshold, and without waiting for a reading: at the threshold and the
    * reading's wait, the agent talked over the rest of the caller's sentence for 0.6-1.6 s, and a word shorter than the
-   * threshold ("…a taxi" … "today.") was let go as a backchannel and lost. Acknowledgements this early in an answer
-   * are rare; one that stops the agent here is read as one, and the agent says the rest of what it was saying.
+   * threshold ("…an appointment." … "Tomorrow.") was let go as a backchannel and lost. Acknowledgements this early in
+   * an answer are rare; one that stops the agent here is read as one, and the agent says the rest of what it was
+   * saying.
    */
   goingOnMs: 200,
   /** How soon after the agent took the turn speech over its answer counts as going on (goingOnMs). */
@@ -562,7 +563,7 @@ export class CallerInput {
     this.cut(speech);
   }
 
-  /** How long this speech over the agent must last to stop it (null: it never does). */
+  /** How long this speech over the agent must last to stop it (Infinity: it never does). */
   private thresholdOf(speech: Speech): number {
     const threshold = this.o.interruptionThresholdMs ?? Infinity;
     return speech.goingOn ? Math.min(threshold, CALLER_DEFAULTS.goingOnMs) : threshold;

@@ -137,7 +137,7 @@ const COUNTS: Record<string, number> = Object.fromEntries(
 const COUNT = String.raw`(\d{1,2}|${Object.keys(COUNTS).join('|')})`;
 const countOf = (w: string): number => COUNTS[w] ?? Number(w);
 /** A number said as a count or written in digits: "six", "fifteen", "6". */
-const isCount = (w: string): boolean => isNumeric(w) || w in COUNTS;
+const isCount = (w: string): boolean => isNumeric(w) || Object.hasOwn(COUNTS, w);
 /** "a 6-digit code", "six digit order number": the length said outright. */
 const SAID_LENGTH = new RegExp(String.raw`\b${COUNT}[- ]digits?\b`);
 
@@ -212,8 +212,8 @@ const SENTENCE_END_UNLIKELY = 0.05;
 /**
  * Before a number that ends a turn, words that make it a time, a count or a value ("a table for six", "at three", "the
  * apartment is four"): a caller often stops there, but in written English a number is mostly followed by its noun, so
- * the language model finds such endings unlikely (0.02–0.07, under SENTENCE_END_UNLIKELY) and the turn waited max_ms.
- * A count that wants its noun ("there are three", "I have two") is left to the model.
+ * the language model finds such endings unlikely (0.02–0.08; under SENTENCE_END_UNLIKELY the turn waited max_ms). A
+ * count that wants its noun ("there are three", "I have two") is left to the model.
  */
 const VALUE_BEFORE = new Set('at for by around until till before after about past of from to is was be'.split(' '));
 /**
