@@ -10,7 +10,7 @@ import type { SttResult, SttStream, SttStreamEvents, SttTurnEnd, VadEvent, VadSt
 import type { TimerHandle, Timers } from '../../timers.ts';
 import type { CallClock } from '../call-clock.ts';
 import { providerDeadline, type FallbackReason } from '../providers.ts';
-import { recogniserDecides, type EndOfTurnPolicy } from './end-of-turn.ts';
+import { endsInDigit, recogniserDecides, type EndOfTurnPolicy } from './end-of-turn.ts';
 import { CALLER_PACE, CallerPace } from './caller-pace.ts';
 import { FrameHistory } from './frame-history.ts';
 import { VadFeed } from './vad-feed.ts';
@@ -225,6 +225,13 @@ export class CallerInput {
   private firstResultDeadline: { clear(): void } | null = null;
   /** How long this caller pauses within a turn. */
   private readonly pace = new CallerPace();
+  /**
+   * How long this caller pauses between groups of digits, apart: a caller who stops for a second to think mid-sentence
+   * may read a number out with short breaths, and a number of no known length should not wait out their thinking.
+   */
+  private readonly numberPace = new CallerPace();
+  /** The caller's last turn ended in a digit (its pause, talked over, was one between groups). */
+  private lastTurnInDigits = false;
   /** When the caller's last turn ended (audio seconds), until the agent's answer to it is talked over or they speak. */
   private lastTurnEndAt: number | null = null;
   /** When the agent took the turn (audio seconds: the caller's last turn was read and handed on), until talked over. */
@@ -493,7 +500,11 @@ export class CallerInput {
     }
     if (this.speech && this.speech.endAt !== null) {
       // The caller went on after a pause shorter than the end of turn: the same turn continues.
-      if (this.speech.confirmed && this.speech.inDoubt) this.pace.paused((at - this.speech.endAt) * 1000);
+      const pausedMs = (at - this.speech.endAt) * 1000;
+      if (this.speech.confirmed && this.speech.inDoubt) this.pace.paused(pausedMs);
+      // After digits, in doubt or waited on as half a number: a pause between groups either way.
+      const words = this.speech.pauseWords ?? this.speech.lastReading?.text;
+      if (this.speech.confirmed && words && endsInDigit(words)) this.numberPace.paused(pausedMs);
       this.speech.endAt = null;
       this.speech.pauseWords = null;
       this.speech.wordsPending = false;
@@ -582,7 +593,10 @@ export class CallerInput {
     if (!this.o.agentBusy()) return;
     // Talked over the answer to their last turn soon after it: that turn was not over, and its pause was theirs.
     const sinceTurn = this.lastTurnEndAt === null ? null : (speech.startAt - this.lastTurnEndAt) * 1000;
-    if (sinceTurn !== null && sinceTurn <= CALLER_PACE.cutInWithinMs) this.pace.paused(sinceTurn);
+    if (sinceTurn !== null && sinceTurn <= CALLER_PACE.cutInWithinMs) {
+      this.pace.paused(sinceTurn);
+      if (this.lastTurnInDigits) this.numberPace.paused(sinceTurn);
+    }
     this.lastTurnEndAt = null;
     this.turnTakenAt = null;
     this.o.events.interruption();
@@ -710,6 +724,7 @@ export class CallerInput {
       recogniserEnded: speech.recogniserEnded,
       asked,
       paceMs: this.pace.waitMs(),
+      numberPaceMs: this.numberPace.waitMs(),
       pickedUp: this.o.outbound === true && asked === null,
     };
     const wait = this.o.endOfTurn.waitMs(pause);
@@ -722,6 +737,7 @@ export class CallerInput {
         words_pending: speech.wordsPending,
         recogniser_ended: speech.recogniserEnded !== null,
         pace_ms: pause.paceMs,
+        number_pace_ms: pause.numberPaceMs,
         wait_ms: Math.round(wait),
       },
       'end of turn: waiting',
@@ -900,6 +916,7 @@ export class CallerInput {
       return;
     }
     this.lastTurnEndAt = speech.endAt;
+    this.lastTurnInDigits = endsInDigit(text);
     this.turnTakenAt = this.audioNow();
     this.o.events.userTurn({ text, startAt: speech.startAt, endAt: speech.endAt, speechEndWall });
   }

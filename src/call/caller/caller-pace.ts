@@ -8,6 +8,8 @@
 // - a pause the agent answered into, when the caller then talked over the answer's start: the turn
 //   was not over.
 // The estimate is a moving average of those pauses, so a caller's latest habit counts most.
+// CallerInput keeps a second one over the pauses after digits alone, in doubt or not: the pauses
+// between groups of a number being read, which a number of no known length waits for.
 
 export const CALLER_PACE = {
   /** A pause shorter than this is a breath between words: the VAD reports pauses from 200 ms. */

@@ -4,8 +4,8 @@
 // question it answers after a short pause, after a trailing "and", an "um" or a number half read
 // out it waits up to a couple of seconds for the rest. A number is whole at the length the caller,
 // the agent's question or its prompt gives it; a language model tells endings no rule names; and
-// where the words do not tell (a number of no known length among them), the wait covers this
-// caller's own pauses (caller-pace.ts).
+// where the words do not tell, the wait covers this caller's own pauses (caller-pace.ts): after a
+// number of no known length, their pauses between groups of digits.
 
 import { AGENT_DEFAULTS, type AgentConfig } from '../../agents/schema.ts';
 import { englishSentenceEnds, type SentenceEnds } from '../../speech/stt/pocketsphinx/sentence-ends.ts';
@@ -30,6 +30,11 @@ export interface CallerPause {
   asked?: string | null | undefined;
   /** The silence that covers this caller's own pauses within a turn (CallerPace); null until one was heard. */
   paceMs?: number | null | undefined;
+  /**
+   * The silence that covers this caller's pauses between groups of digits (CallerPace over those pauses alone); null
+   * until one was heard. A number of no known length waits this, not their pauses to think.
+   */
+  numberPaceMs?: number | null | undefined;
   /** The callee of an outbound call speaking before the agent said anything: how they answered the phone. */
   pickedUp?: boolean | undefined;
 }
@@ -53,8 +58,11 @@ export class SilenceEndOfTurn implements EndOfTurnPolicy {
   }
 }
 
-/** `pausing`: a trailing comma, the recogniser hearing a voice that did not fall at the end. */
-export type TurnShape = 'finished' | 'unfinished' | 'pausing' | 'unsure';
+/**
+ * `pausing`: a trailing comma, the recogniser hearing a voice that did not fall at the end. `number`: digits of a
+ * number of no known length, which may be whole or one group of more.
+ */
+export type TurnShape = 'finished' | 'unfinished' | 'pausing' | 'unsure' | 'number';
 
 /**
  * Words after which a person has not finished: conjunctions, fillers, articles, prepositions, a subject waiting for its
@@ -239,6 +247,12 @@ const normalWords = (text: string): string[] =>
     .flatMap((w) => (w.includes('-') && w.split('-').every((p) => NUMBER_WORDS.has(p)) ? w.split('-') : [w]))
     .filter(Boolean);
 
+/** Whether the words end in a digit, said or written ("…four four", "…4279."): a number being read, maybe. */
+export const endsInDigit = (text: string): boolean => {
+  const last = normalWords(text).at(-1);
+  return last !== undefined && isNumeric(last);
+};
+
 /**
  * Whether the words so far read as a finished turn. Transparent on purpose: each rule is one line
  * a person can check against a transcript.
@@ -275,12 +289,12 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
       const whole = saidWhole ?? askedWhole;
       if (whole) return whole.includes(digits) ? 'finished' : 'unfinished';
       if (PHONE_DIGITS.includes(digits)) return 'finished';
-      // A number of no known length may be whole: wait as long as this caller's own pauses between groups (the
-      // pace of an unsure turn), not max_ms. Under an identifier's length after its name, it has only begun.
-      // Unnamed, between a local number's length and a full one's, it is a phone number half read.
+      // A number of no known length may be whole: wait as long as this caller's own pauses between groups, not
+      // max_ms. Under an identifier's length after its name, it has only begun. Unnamed, between a local number's
+      // length and a full one's, it is a phone number half read.
       if (named ? digits < IDENTIFIER_DIGITS : digits > LONG_NUMBER_DIGITS && digits < PHONE_DIGITS[0]!)
         return 'unfinished';
-      return 'unsure';
+      return 'number';
     }
   }
   // The recogniser's last mark is what it heard last: a comma after "Great" or "Wow!" is the voice going on. In three
@@ -363,9 +377,10 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
     const recogniserSure =
       ended != null && (ended.confidence === null || ended.confidence >= RECOGNISER_END_CONFIDENCE);
     // A caller who pauses mid-turn is given their own pause and a margin where the words do not tell, never beyond
-    // max_ms. Not after a finished sentence: given there too, a caller's one long pause held every answer after it
-    // (bench:turns --set held-out: the gap after finished turns, p50 356 → 1,385 ms; bench/README.md).
-    const paced = (ms: number) => Math.min(this.o.maxMs, Math.max(ms, pause.paceMs ?? 0));
+    // max_ms; after a number of no known length, their pause between groups of digits. Not after a finished sentence:
+    // given there too, a caller's one long pause held every answer after it (bench:turns --set held-out: the gap after
+    // finished turns, p50 356 → 1,385 ms; bench/README.md).
+    const paced = (ms: number, paceMs: number | null | undefined) => Math.min(this.o.maxMs, Math.max(ms, paceMs ?? 0));
     const pickUp = pause.pickedUp === true && pause.words !== null && isPickUp(pause.words);
     const target =
       shape === 'finished' || (pickUp && shape !== 'unfinished')
@@ -375,8 +390,10 @@ export class SemanticEndOfTurn implements EndOfTurnPolicy {
           : recogniserSure
             ? this.o.minMs
             : shape === 'pausing'
-              ? paced(pausingMs(this.o))
-              : paced(this.o.unsureMs);
+              ? paced(pausingMs(this.o), pause.paceMs)
+              : shape === 'number'
+                ? paced(this.o.unsureMs, pause.numberPaceMs)
+                : paced(this.o.unsureMs, pause.paceMs);
     return target - pause.silentMs;
   }
 

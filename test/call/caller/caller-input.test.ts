@@ -275,6 +275,31 @@ describe('CallerInput', () => {
     expect(paced[1]! - unpaced[1]!).toBeLessThanOrEqual(650 - 500 + 40);
   });
 
+  it('learns the pauses between groups of digits apart from other pauses: a number of no known length waits the first, not the second', async () => {
+    const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
+    const heard = ['I need a plumber today.', 'My account number is 4 2 7 9.', 'My order number is 5 5 1 8.'];
+    const s = setup({ heard: [...heard], policy });
+    await s.caller.open();
+    await s.feed(400, 0);
+    /** Speech, a pause read as `words`, `pauseMs` of it in all. */
+    const say = async (words: string, pauseMs: number) => {
+      await s.feed(400, SPEECH);
+      await s.feed(200, 0);
+      s.partial(words);
+      await s.feed(pauseMs - 200, 0);
+    };
+    await say('i need a plumber', 400); // a pause to think, in doubt (the unsure wait): the caller's pace is 650 ms
+    await say(heard[0]!, 1_000);
+    await say(heard[1]!, 2_000);
+    await say('My order number is 5 5', 700); // half a named number, waited on: a pause between groups
+    await say(heard[2]!, 2_000);
+    const waits = s.turns.map((t) => Math.round(t.at - t.endAt * 1000));
+    expect(s.turns.map((t) => t.text)).toEqual(heard);
+    // The VAD hears a pause to within a frame (20 ms).
+    expect(Math.abs(waits[1]! - 500)).toBeLessThanOrEqual(20); // no pause between groups yet: the unsure wait
+    expect(Math.abs(waits[2]! - (700 + 250))).toBeLessThanOrEqual(20); // that pause and the margin
+  });
+
   it("learns the caller's pace from talking over the answer to a turn that was not over: the pause they made is theirs", async () => {
     const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
     const s = setup({ heard: ['i need a plumber', 'for the kitchen sink', 'That is all.'], policy });

@@ -69,8 +69,8 @@ describe('turnShape', () => {
     ['My card number is 4152 7789.', 'unfinished'], // eight of sixteen
     ['The zip code is 9 4 1 0 7.', 'finished'],
     // A number of no known length may be whole: the words do not tell (the wait is this caller's own pause).
-    ['My account number is 4279.', 'unsure'],
-    ['four one five five', 'unsure'],
+    ['My account number is 4279.', 'number'],
+    ['four one five five', 'number'],
     ['My order number is 2 7.', 'unfinished'], // shorter than any account, order or reference number
     ['I need eggs, milk, and', 'unfinished'],
     ['I would like to…', 'unfinished'],
@@ -113,10 +113,10 @@ describe('turnShape', () => {
     // Ten digits are a phone number's whole length where no kind is named; other lengths wait.
     ['It is 555 123 4567', 'finished'],
     ['It is five five five, one two three, four five', 'unfinished'], // between a local and a full phone number
-    ['The tracking number is 1 2 7 7 4 4 9 0.', 'unsure'], // named, and of no known length
+    ['The tracking number is 1 2 7 7 4 4 9 0.', 'number'], // named, and of no known length
     // Digits the recogniser wrote as words that sound alike, between digits.
     ['My pin is four, seven to nine.', 'finished'],
-    ['The code is six-six-one.', 'unsure'], // digits hyphenated as words are digits: a number of no known length
+    ['The code is six-six-one.', 'number'], // digits hyphenated as words are digits: a number of no known length
     ['The last four or six, six, one, two.', 'finished'],
     // A card "ends in" its last four.
     ['The card ends in four four one two.', 'finished'],
@@ -126,7 +126,7 @@ describe('turnShape', () => {
     // A callback number is a phone number, and so is "my number" alone.
     ['My own number is five, five, five.', 'unfinished'],
     ['My number is 555 123 4567.', 'finished'],
-    ['My order number is 1 2 3.', 'unsure'],
+    ['My order number is 1 2 3.', 'number'],
     ['You can reach me at 555-123-4567', 'finished'],
     ['My callback number is two zero six, five five five', 'unfinished'],
   ])('%j reads as %s', (words, shape) => {
@@ -139,7 +139,7 @@ describe('turnShape', () => {
       ['What is the best number to reach you?', 'five five five, one two three.', 'unfinished'],
       ['Could you read me the last four digits of the card?', 'six six one two', 'finished'],
       ['We take any card. And your zip code?', '9 4 1 0 7', 'finished'],
-      ['What is your account number?', '4 2 7 9.', 'unsure'], // no length known for an account
+      ['What is your account number?', '4 2 7 9.', 'number'], // no length known for an account
       // A question that only mentions a number leaves a short answer alone.
       ['How many people, what number should I book for?', 'Four.', 'finished'],
     ])('after %j, %j reads as %s', (asked, words, shape) => {
@@ -265,12 +265,17 @@ describe('SemanticEndOfTurn', () => {
     expect(policy.waitMs({ silentMs: 200, words: '', pickedUp })).toBe(300); // no words: no greeting
   });
 
-  it("waits as long as this caller's own pauses after a number of no known length, max_ms after half a known one", () => {
+  it("waits as long as this caller's own pauses between groups of digits after a number of no known length, max_ms after half a known one", () => {
     const account = 'My account number is 4 2 7 9.';
     expect(policy.waitMs({ silentMs: 200, words: account })).toBe(300); // the unsure wait
-    expect(policy.waitMs({ silentMs: 200, words: account, paceMs: 900 })).toBe(700);
-    expect(policy.inDoubt({ silentMs: 200, words: account })).toBe(true); // a caller who reads on teaches the pace
-    expect(policy.waitMs({ silentMs: 200, words: 'My phone number is 4 2 7 9.', paceMs: 900 })).toBe(1800);
+    expect(policy.waitMs({ silentMs: 200, words: account, numberPaceMs: 900 })).toBe(700);
+    // Their pauses to think are not their pauses between groups.
+    expect(policy.waitMs({ silentMs: 200, words: account, paceMs: 1500 })).toBe(300);
+    expect(policy.waitMs({ silentMs: 200, words: 'my name is john smith', paceMs: 1500, numberPaceMs: 900 })).toBe(
+      1300,
+    );
+    expect(policy.inDoubt({ silentMs: 200, words: account })).toBe(true);
+    expect(policy.waitMs({ silentMs: 200, words: 'My phone number is 4 2 7 9.', numberPaceMs: 900 })).toBe(1800);
   });
 
   it('is in doubt where it would end the turn short of max_ms', () => {
