@@ -586,6 +586,8 @@ await model.close();
 await Promise.all([deepgram?.close(), ...Object.values(assemblyAi).map((a) => a.close())]);
 rmSync(dataDir, { recursive: true, force: true });
 
+/** The gaps of the turns the agent answered in time (not cut into, not left unanswered). */
+const answered = (of: TurnResult[]): number[] => of.flatMap((r) => (r.gapMs === null || r.premature ? [] : [r.gapMs]));
 /** How many of these turns' answers came from an end the recogniser's verdict decided, of those with one logged. */
 const decidedOf = (results: TurnResult[]): string => {
   const logged = results.filter((r) => r.recogniserDecided !== null);
@@ -595,7 +597,6 @@ const rows = Object.entries(byRun).map(([name, results]) => {
   const unfinished = results.filter((r) => r.kind === 'unfinished');
   const finished = results.filter((r) => r.kind === 'finished');
   const cut = results.filter((r) => r.premature);
-  const answered = (of: TurnResult[]) => of.flatMap((r) => (r.gapMs === null || r.premature ? [] : [r.gapMs]));
   const gaps = stats(answered(finished));
   // An unfinished turn the agent waited through is finished at its real end: the caller hears that gap too.
   const endGaps = stats(answered(results));
@@ -622,7 +623,7 @@ const rows = Object.entries(byRun).map(([name, results]) => {
 const categoryRows = Object.entries(byRun).flatMap(([name, results]) =>
   [...new Set(results.map((r) => r.category))].sort().map((category) => {
     const of = results.filter((r) => r.category === category);
-    const gaps = stats(of.flatMap((r) => (r.gapMs === null || r.premature ? [] : [r.gapMs])));
+    const gaps = stats(answered(of));
     return {
       run: name,
       category,
