@@ -230,12 +230,12 @@ export class CallerInput {
    * may read a number out with short breaths, and a number of no known length should not wait out their thinking.
    */
   private readonly numberPace = new CallerPace();
-  /** The caller's last turn ended in a digit (its pause, talked over, was one between groups). */
-  private lastTurnInDigits = false;
-  /** When the caller's last turn ended (audio seconds), until the agent's answer to it is talked over or they speak. */
-  private lastTurnEndAt: number | null = null;
-  /** When the agent took the turn (audio seconds: the caller's last turn was read and handed on), until talked over. */
-  private turnTakenAt: number | null = null;
+  /**
+   * The caller's last turn, which the agent is answering, until that answer is talked over: when it ended and when the
+   * agent took it (read and handed on), in audio seconds, and whether it ended in a digit (its pause, talked over, was
+   * one between groups).
+   */
+  private answering: { endAt: number; takenAt: number; inDigits: boolean } | null = null;
 
   constructor(private readonly o: CallerInputOptions) {
     this.recent = new FrameHistory(CALLER_DEFAULTS.historyMs / FRAME_MS, (o.rate * FRAME_MS) / 1000);
@@ -538,7 +538,7 @@ export class CallerInput {
     // Talking over the agent: only speech longer than the threshold interrupts it.
     if (this.o.interruptionThresholdMs === null) return;
     this.speech.goingOn =
-      this.turnTakenAt !== null && (at - this.turnTakenAt) * 1000 <= CALLER_DEFAULTS.goingOnWithinMs;
+      this.answering !== null && (at - this.answering.takenAt) * 1000 <= CALLER_DEFAULTS.goingOnWithinMs;
     const heardMs = (this.audioNow() - at) * 1000;
     const wait = Math.max(0, this.thresholdOf(this.speech) - heardMs);
     this.bargeTimer = this.o.timers.setTimeout(() => {
@@ -592,13 +592,13 @@ export class CallerInput {
     speech.acknowledging = false;
     if (!this.o.agentBusy()) return;
     // Talked over the answer to their last turn soon after it: that turn was not over, and its pause was theirs.
-    const sinceTurn = this.lastTurnEndAt === null ? null : (speech.startAt - this.lastTurnEndAt) * 1000;
+    const answering = this.answering;
+    const sinceTurn = answering === null ? null : (speech.startAt - answering.endAt) * 1000;
     if (sinceTurn !== null && sinceTurn <= CALLER_PACE.cutInWithinMs) {
       this.pace.paused(sinceTurn);
-      if (this.lastTurnInDigits) this.numberPace.paused(sinceTurn);
+      if (answering?.inDigits) this.numberPace.paused(sinceTurn);
     }
-    this.lastTurnEndAt = null;
-    this.turnTakenAt = null;
+    this.answering = null;
     this.o.events.interruption();
   }
 
@@ -915,9 +915,7 @@ export class CallerInput {
       this.o.events.noTurn();
       return;
     }
-    this.lastTurnEndAt = speech.endAt;
-    this.lastTurnInDigits = endsInDigit(text);
-    this.turnTakenAt = this.audioNow();
+    this.answering = { endAt: speech.endAt, takenAt: this.audioNow(), inDigits: endsInDigit(text) };
     this.o.events.userTurn({ text, startAt: speech.startAt, endAt: speech.endAt, speechEndWall });
   }
 }
