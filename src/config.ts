@@ -326,8 +326,15 @@ function sipConfig(raw: RawConfig): Config['sip'] {
   // RTP_PORTS is checked even without SIP_LISTEN, so a typo shows before SIP is turned on.
   const rtpPorts = parseRtpPorts(raw.RTP_PORTS);
   if (raw.SIP_LISTEN === undefined) return undefined;
+  const listen = parseSipListen(raw.SIP_LISTEN);
+  // With WORKERS > 1, worker i listens on each port + i (sipListenOfWorker): the last worker's must exist.
+  for (const e of listen)
+    if (e.port !== 0 && e.port + raw.WORKERS - 1 > 65535)
+      throw new ConfigError(
+        `SIP_LISTEN: with WORKERS=${raw.WORKERS}, ${e.transport} port ${e.port} leaves no port for worker ${raw.WORKERS - 1} (port + worker index)`,
+      );
   return {
-    listen: parseSipListen(raw.SIP_LISTEN),
+    listen,
     publicHost: raw.SIP_PUBLIC_HOST,
     rtpPorts,
     mediaTimeoutMs: raw.SIP_MEDIA_TIMEOUT_MS,
@@ -352,6 +359,16 @@ export function parseSipListen(text: string): SipListenEntry[] {
   }
   if (entries.length === 0) throw new ConfigError('SIP_LISTEN: names no listener');
   return entries;
+}
+
+/**
+ * SIP_LISTEN for worker `index` of WORKERS: each port moved up by the index (port 0 stays "any"), so every service
+ * process has SIP sockets of its own. Two processes sharing one UDP port would each get half of a dialog's requests.
+ */
+export function sipListenOfWorker(entries: SipListenEntry[], index: number): string {
+  return entries
+    .map((e) => `${e.transport}:${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port === 0 ? 0 : e.port + index}`)
+    .join(',');
 }
 
 /** RTP_PORTS: `LOW-HIGH` with 1024 ≤ LOW < HIGH ≤ 65535, holding at least one even/odd pair. */

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseApiKeys, parseRtpPorts, parseSipListen } from '../src/config.ts';
+import {
+  ConfigError,
+  loadConfig,
+  parseApiKeys,
+  parseRtpPorts,
+  parseSipListen,
+  sipListenOfWorker,
+} from '../src/config.ts';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -90,6 +97,18 @@ describe('SIP settings', () => {
       { transport: 'udp', host: '0.0.0.0', port: 5060 },
       { transport: 'tcp', host: '::1', port: 5061 },
     ]);
+  });
+
+  it('gives worker i of WORKERS each SIP_LISTEN port + i (port 0 stays any port), and refuses a port that leaves the last worker none', () => {
+    const listen = parseSipListen('udp:0.0.0.0:5060,tcp:[::1]:0');
+    expect(sipListenOfWorker(listen, 0)).toBe('udp:0.0.0.0:5060,tcp:[::1]:0');
+    expect(sipListenOfWorker(listen, 2)).toBe('udp:0.0.0.0:5062,tcp:[::1]:0');
+    expect(parseSipListen(sipListenOfWorker(listen, 2))).toEqual([
+      { transport: 'udp', host: '0.0.0.0', port: 5062 },
+      { transport: 'tcp', host: '::1', port: 0 },
+    ]);
+    expect(loadConfig({ SIP_LISTEN: 'udp:127.0.0.1:65534', WORKERS: '2' }).sip?.listen[0]?.port).toBe(65534);
+    expect(() => loadConfig({ SIP_LISTEN: 'udp:127.0.0.1:65534', WORKERS: '3' })).toThrow(/SIP_LISTEN.*WORKERS=3/);
   });
 
   it('refuses in SIP_LISTEN another transport, a host that is not an address, a bad port, a transport twice, and nothing', () => {

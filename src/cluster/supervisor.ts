@@ -9,7 +9,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { Config } from '../config.ts';
+import { sipListenOfWorker, type Config } from '../config.ts';
 import { serveClusterMetrics } from '../metrics/cluster.ts';
 import { MACHINE_RECOGNISER_ENV, relayMachineRecogniser } from '../speech/stt/moonshine/machine-pool.ts';
 
@@ -68,6 +68,8 @@ export function superviseWorkers(config: Config, logger: Logger): void {
     NODE_ID: `${config.nodeId}-w${index}`,
     // A fixed peer port is the first worker's; the others take the ports after it.
     PEER_PORT: String(config.peer.port === 0 ? 0 : config.peer.port + index),
+    // Likewise SIP: a dialog's requests must all reach the process that holds it.
+    ...(config.sip ? { SIP_LISTEN: sipListenOfWorker(config.sip.listen, index) } : {}),
     ...(recogniser ? { [MACHINE_RECOGNISER_ENV]: '1' } : {}),
   });
 

@@ -5,10 +5,8 @@
 // worker's calls go on and the killed one is started again.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { CallRecordSchema } from '../../src/records/record.ts';
@@ -19,7 +17,9 @@ import {
   callOwners,
   childProcessesOf,
   demoAgentsFile,
+  freshRequest,
   startServiceProcess,
+  untilNodesListen,
 } from '../helpers/service-process.ts';
 import { WebCallClient } from '../helpers/web-client.ts';
 
@@ -33,36 +33,6 @@ afterEach(() => {
 const api = apiAs(KEY);
 const recordOf = async (url: string, callId: string) =>
   CallRecordSchema.parse(await (await api(url, 'GET', `/v2/calls/${callId}`)).json());
-
-/** A request on a connection of its own: the cluster hands each new connection to the next worker. */
-function freshRequest(
-  url: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      `${url}${path}`,
-      {
-        method,
-        agent: false,
-        headers: {
-          authorization: `Bearer ${KEY}`,
-          connection: 'close',
-          ...(body ? { 'content-type': 'application/json' } : {}),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body ? JSON.stringify(body) : undefined);
-  });
-}
 
 /** Opens the call's listener socket and resolves with how many audio frames it got in its first 1.5 s. */
 function listenBriefly(url: string, callId: string): Promise<{ audioFrames: number; closeCode: number | null }> {
@@ -107,17 +77,7 @@ describe('WORKERS=2', () => {
     });
     // Both workers hold a lease once both listen.
     await vi.waitFor(() => expect(workersOf(service.child).size).toBe(2), { timeout: 30_000, interval: 200 });
-    await vi.waitFor(
-      () => {
-        const db = new Database(join(dataDir, 'voicecall.db'), { readonly: true });
-        const nodes = db.prepare('SELECT count(*) AS n FROM service_nodes WHERE url IS NOT NULL').get() as {
-          n: number;
-        };
-        db.close();
-        expect(nodes.n).toBe(2);
-      },
-      { timeout: 30_000, interval: 200 },
-    );
+    await untilNodesListen({ dataDir }, 2);
 
     const calls: PlacedCall[] = [];
     for (let i = 0; i < 4; i++) calls.push(await placeInboundCall(service.url, NUMBER));
@@ -126,7 +86,7 @@ describe('WORKERS=2', () => {
     expect(new Set(calls.map((c) => owned.get(c.callId)))).toEqual(new Set(['box-w0', 'box-w1']));
     // A scrape reaching either worker counts the calls of both.
     for (let i = 0; i < 2; i++) {
-      const metrics = await freshRequest(service.url, 'GET', '/metrics');
+      const metrics = await freshRequest(KEY, service.url, 'GET', '/metrics');
       expect(metrics.body).toMatch(/^voicecall_active_calls\{call_type="inbound"\} 4$/m);
     }
 
@@ -135,7 +95,7 @@ describe('WORKERS=2', () => {
     await Promise.all(
       calls.map(async ({ callId }) => {
         for (let i = 0; i < 2; i++) {
-          const context = await freshRequest(service.url, 'POST', `/v2/calls/${callId}/context`, {
+          const context = await freshRequest(KEY, service.url, 'POST', `/v2/calls/${callId}/context`, {
             content: `note ${i}`,
           });
           expect(context.status, context.body).toBe(202);
@@ -143,19 +103,21 @@ describe('WORKERS=2', () => {
         // Two listeners (one on each worker, by turns) hear the line a third request has the agent say.
         const listening = Promise.all([listenBriefly(service.url, callId), listenBriefly(service.url, callId)]);
         await new Promise((r) => setTimeout(r, 200));
-        const say = await freshRequest(service.url, 'POST', `/v2/calls/${callId}/say`, { text: 'One moment please.' });
+        const say = await freshRequest(KEY, service.url, 'POST', `/v2/calls/${callId}/say`, {
+          text: 'One moment please.',
+        });
         expect(say.status, say.body).toBe(202);
         for (const heard of await listening) expect(heard.audioFrames).toBeGreaterThan(0);
       }),
     );
     // An unknown call is 404 from either worker: there is no owner to pass the request to.
-    const unknown = await freshRequest(service.url, 'POST', `/v2/calls/call_nope/end`);
+    const unknown = await freshRequest(KEY, service.url, 'POST', `/v2/calls/call_nope/end`);
     expect(unknown.status).toBe(404);
 
     // Browser calls: the token is issued by one worker, the socket lands on either.
     const web: WebCallClient[] = [];
     for (let i = 0; i < 2; i++) {
-      const created = await freshRequest(service.url, 'POST', '/v2/web-calls', { agent_id: 'demo' });
+      const created = await freshRequest(KEY, service.url, 'POST', '/v2/web-calls', { agent_id: 'demo' });
       expect(created.status, created.body).toBe(201);
       const { websocket_url, access_token } = JSON.parse(created.body) as {
         websocket_url: string;

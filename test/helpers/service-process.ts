@@ -2,6 +2,7 @@
 // restarts, crashes, and several processes sharing one store.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -121,6 +122,37 @@ export function apiAs(key: string): (url: string, method: string, path: string, 
     });
 }
 
+/** A request on a connection of its own: the cluster hands each new connection to the next worker. */
+export function freshRequest(
+  key: string,
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${url}${path}`,
+      {
+        method,
+        agent: false,
+        headers: {
+          authorization: `Bearer ${key}`,
+          connection: 'close',
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body ? JSON.stringify(body) : undefined);
+  });
+}
+
 /** Where the processes of a test keep their store: a SQLite file under their DATA_DIR, or a PostgreSQL database. */
 export type SharedStore = { dataDir: string } | { databaseUrl: string };
 
@@ -146,6 +178,20 @@ export async function queryStore<R>(where: SharedStore, sql: string, params: (st
     return db.prepare(sql).all(...params) as R[];
   } finally {
     db.close();
+  }
+}
+
+/** Resolves once `n` service processes sharing the store hold a lease with a peer address: all of them listen. */
+export async function untilNodesListen(where: SharedStore, n: number, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const [row] = await queryStore<{ n: number }>(
+      where,
+      'SELECT count(*) AS n FROM service_nodes WHERE url IS NOT NULL',
+    );
+    if (Number(row?.n) >= n) return;
+    if (Date.now() > until) throw new Error(`${row?.n ?? 0} of ${n} service processes listen after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 

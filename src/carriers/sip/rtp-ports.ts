@@ -71,7 +71,8 @@ export class RtpPortPool {
         resolve(null);
       };
       socket.once('error', failed);
-      socket.bind(port, this.host, () => {
+      // Exclusive: in a cluster worker a shared bind succeeds on a port another worker's call holds.
+      socket.bind({ port, address: this.host, exclusive: true }, () => {
         socket.off('error', failed);
         resolve(socket);
       });

@@ -80,13 +80,14 @@ export class SipSocketWire implements SipWire {
         wire.receive(datagram, { transport: 'udp', address: normalize(info.address), port: info.port }),
       );
       socket.on('error', () => {});
-      socket.bind(o.udp.port, o.udp.host);
+      // Exclusive: in a cluster worker a shared bind would hand this port's datagrams to other processes too.
+      socket.bind({ port: o.udp.port, address: o.udp.host, exclusive: true });
       await once(socket, 'listening');
       wire.udp = socket;
     }
     if (o.tcp) {
       const server = createServer((connection) => wire.adopt(connection));
-      server.listen(o.tcp.port, o.tcp.host);
+      server.listen({ port: o.tcp.port, host: o.tcp.host, exclusive: true });
       await once(server, 'listening');
       wire.tcp = server;
     }
