@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { z } from 'zod';
 import { startService } from '../src/app.ts';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig, parseSipListen, sipListenOfWorker } from '../src/config.ts';
 import { freeUdpPort } from '../test/helpers/net.ts';
 import { TEST_TWILIO_TOKEN } from '../test/helpers/service.ts';
 import { ServiceStatsSchema, type ServiceStats } from './harness.ts';
@@ -32,9 +32,20 @@ const port = z.coerce.number().int().min(0).max(65535).default(0).parse(values.p
 const workers = z.coerce.number().int().min(1).max(16).default(1).parse(values.workers);
 const key = 'bench-key-0123456789-0123456789-0123';
 const DATA_DIR_ENV = 'BENCH_STUB_DATA_DIR';
-// --sip: also SIP on UDP at 127.0.0.1 (bench:calls --transport sip --sip … dials it; it makes its own trunk).
-const sipListen = values.sip ? `udp:127.0.0.1:${await freeUdpPort()}` : undefined;
-const sipEnv = sipListen ? { SIP_LISTEN: sipListen, RTP_PORTS: '52000-52999' } : {};
+// --sip: also SIP on UDP at 127.0.0.1 (bench:calls --transport sip --sip … dials it; it makes its own trunk). With
+// --workers, worker i listens on that port + i, as WORKERS does (src/cluster/supervisor.ts): the workers are passed
+// the first port, and --sip is given every worker's.
+const SIP_ENV = 'BENCH_STUB_SIP';
+const WORKER_ENV = 'BENCH_STUB_WORKER';
+const sipListen = values.sip ? (process.env[SIP_ENV] ?? `udp:127.0.0.1:${await freeUdpPort()}`) : undefined;
+const workerIndex = cluster.isWorker ? Number(process.env[WORKER_ENV]) : 0;
+const sipEnv = sipListen
+  ? { SIP_LISTEN: sipListenOfWorker(parseSipListen(sipListen), workerIndex), RTP_PORTS: '52000-52999' }
+  : {};
+/** What bench:calls --sip takes: every service process's SIP address. */
+const sipAll = sipListen
+  ? Array.from({ length: workers }, (_, i) => sipListenOfWorker(parseSipListen(sipListen), i)).join(',')
+  : undefined;
 
 const StatsRequest = z.object({ type: z.literal('bench:stats'), id: z.number(), gc: z.boolean(), reset: z.boolean() });
 const StatsAnswer = z.object({ type: z.literal('bench:stats-answer'), id: z.number(), stats: ServiceStatsSchema });
@@ -138,7 +149,6 @@ function combine(all: ServiceStats[]): ServiceStats {
   };
 }
 
-if (sipListen && workers > 1) throw new Error('--sip runs one service process (no --workers)');
 if (workers > 1 && cluster.isPrimary) {
   // Every bench call leaves a recording here (~2 MB per 20 s call): removed when the service stops.
   const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
@@ -147,7 +157,11 @@ if (workers > 1 && cluster.isPrimary) {
   const waiting = new Map<number, { answers: ServiceStats[]; resolve: (stats: ServiceStats) => void }>();
   const ready = (index: number) =>
     new Promise<string>((resolve) => {
-      const worker = cluster.fork({ [DATA_DIR_ENV]: dataDir, BENCH_STUB_WORKER: String(index) });
+      const worker = cluster.fork({
+        [DATA_DIR_ENV]: dataDir,
+        [WORKER_ENV]: String(index),
+        ...(sipListen ? { [SIP_ENV]: sipListen } : {}),
+      });
       forked[index] = worker;
       worker.on('message', (message: unknown) => {
         const up = Ready.safeParse(message);
@@ -174,7 +188,7 @@ if (workers > 1 && cluster.isPrimary) {
         for (const worker of forked) worker?.send({ type: 'bench:stats', id, ...o });
       }),
   );
-  console.log(JSON.stringify({ url, key, stats: stats.url, workers }));
+  console.log(JSON.stringify({ url, key, stats: stats.url, workers, ...(sipAll ? { sip: sipAll } : {}) }));
   const stop = (): void => {
     stats.close();
     let left = workers;
@@ -190,8 +204,11 @@ if (workers > 1 && cluster.isPrimary) {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 } else if (cluster.isWorker) {
-  const index = Number(process.env.BENCH_STUB_WORKER);
-  const { service, stats } = await runService(process.env[DATA_DIR_ENV]!, index === 0, `bench-stub-w${index}`);
+  const { service, stats } = await runService(
+    process.env[DATA_DIR_ENV]!,
+    workerIndex === 0,
+    `bench-stub-w${workerIndex}`,
+  );
   process.on('message', (message: unknown) => {
     const request = StatsRequest.safeParse(message);
     if (request.success)
@@ -203,7 +220,7 @@ if (workers > 1 && cluster.isPrimary) {
   const dataDir = mkdtempSync(join(tmpdir(), 'voicecall-bench-'));
   const { service, stats } = await runService(dataDir, true, undefined);
   const server = await serveStats(async (o) => stats(o));
-  console.log(JSON.stringify({ url: service.url, key, stats: server.url, ...(sipListen ? { sip: sipListen } : {}) }));
+  console.log(JSON.stringify({ url: service.url, key, stats: server.url, ...(sipAll ? { sip: sipAll } : {}) }));
   // No forced GC here: a full collection every 5 s stalled every call's pacing for 30–75 ms.
   setInterval(() => {
     const s = stats({ gc: false, reset: false });

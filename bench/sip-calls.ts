@@ -11,7 +11,9 @@
 // sending. A SIP phone has no marks: the agent's utterance has played once no packet came for QUIET_END_MS (the
 // service sends nothing while silent, src/carriers/sip/rtp-sender.ts). The service answers at most 20 INVITEs at
 // once and 10 a second from one address (src/carriers/sip/flood.ts): an INVITE answered 503 is tried again after a
-// second, so the calls ramp up at that pace and wait for each other at a barrier.
+// second, so the calls ramp up at that pace and wait for each other at a barrier. Against bench:serve-stub
+// --workers N --sip, --sip names every worker's address and the phones take them in turn (one origination URI per
+// worker, as a trunk would have).
 // Per path: runtime overhead per turn (v2v − the stub's 200 ms hangover, and from the caller's frame that ends it),
 // send jitter |gap − 20 ms| after the first 5 frames of each reply (all gaps, and those no stall of the callers' loop
 // touched), late frames, dropped frames (stub TTS frames made − frames received), errors. JSON and Markdown under
@@ -59,9 +61,10 @@ const Args = z.object({
   url: z.url().optional(),
   key: z.string().optional(),
   'stats-url': z.url().optional(),
+  /** One address per service process (serve-stub --workers prints them comma-separated): phones take them in turn. */
   sip: z
     .string()
-    .regex(/^udp:127\.0\.0\.1:\d+$/)
+    .regex(/^udp:127\.0\.0\.1:\d+(,udp:127\.0\.0\.1:\d+)*$/)
     .optional(),
 });
 const { values } = parseArgs({
@@ -232,7 +235,8 @@ interface SipScript {
 }
 
 /** One SIP call, timed as runCall times a Twilio one. */
-async function sipCall(target: Target, phones: Phones, sipPort: number, script: SipScript): Promise<CallResult> {
+async function sipCall(target: Target, phones: Phones, sipPorts: number[], script: SipScript): Promise<CallResult> {
+  const sipPort = sipPorts[script.seed % sipPorts.length]!;
   const result = emptyCallResult();
   const random = seededRandom(script.seed);
   const waitFor = async (cond: () => boolean, timeoutMs: number) => {
@@ -395,13 +399,13 @@ async function runPath(target: Target, place: (script: SipScript) => Promise<Cal
 }
 
 const loadStart = loadavg();
-const sipPort = args.sip ? Number(args.sip.split(':')[2]) : await freeUdpPort();
+const sipPorts = args.sip ? args.sip.split(',').map((a) => Number(a.split(':')[2])) : [await freeUdpPort()];
 const target = await startTarget({
   engines: args.engines,
   url: args.url,
   key: args.key,
   env: {
-    SIP_LISTEN: `udp:${HOST}:${sipPort}`,
+    SIP_LISTEN: `udp:${HOST}:${sipPorts[0]}`,
     RTP_PORTS: `${SERVICE_RTP.low}-${SERVICE_RTP.high}`,
   },
 });
@@ -419,7 +423,7 @@ const created = await fetch(`${target.url}/v2/sip-trunks`, {
 if (created.status !== 201)
   throw new Error(`creating the SIP trunk answered ${created.status}: ${await created.text()}`);
 console.error(
-  `bench:calls --transport sip: ${args.calls} calls × ${args.duration} s per path, ${args.engines} engines, SIP on ${HOST}:${sipPort}`,
+  `bench:calls --transport sip: ${args.calls} calls × ${args.duration} s per path, ${args.engines} engines, SIP on ${HOST}:${sipPorts.join(', ')}`,
 );
 
 // One call of each path first, so JIT, pools and lazily built state are not charged to the measured calls.
@@ -434,7 +438,7 @@ const warmScript = {
 };
 const warmTwilio = await runCall(target, warmScript);
 if (warmTwilio.error) throw new Error(`Twilio warm-up call failed: ${warmTwilio.error}`);
-const warmSip = await sipCall(target, phones, sipPort, warmScript);
+const warmSip = await sipCall(target, phones, sipPorts, warmScript);
 if (warmSip.error) throw new Error(`SIP warm-up call failed: ${warmSip.error}`);
 
 const loadTwilio = loadavg();
@@ -442,7 +446,7 @@ const twilio = await runPath(target, (s) =>
   runCall(target, stub ? { ...s, hangoverFrames: STUB_ENDPOINT_MS / FRAME_MS } : s),
 );
 const loadSip = loadavg();
-const sip = await runPath(target, (s) => sipCall(target, phones, sipPort, s));
+const sip = await runPath(target, (s) => sipCall(target, phones, sipPorts, s));
 const loadEnd = loadavg();
 await phones.wire.close();
 await target.close();
