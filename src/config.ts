@@ -326,15 +326,8 @@ function sipConfig(raw: RawConfig): Config['sip'] {
   // RTP_PORTS is checked even without SIP_LISTEN, so a typo shows before SIP is turned on.
   const rtpPorts = parseRtpPorts(raw.RTP_PORTS);
   if (raw.SIP_LISTEN === undefined) return undefined;
-  const listen = parseSipListen(raw.SIP_LISTEN);
-  // With WORKERS > 1, worker i listens on each port + i (sipListenOfWorker): the last worker's must exist.
-  for (const e of listen)
-    if (e.port !== 0 && e.port + raw.WORKERS - 1 > 65535)
-      throw new ConfigError(
-        `SIP_LISTEN: with WORKERS=${raw.WORKERS}, ${e.transport} port ${e.port} leaves no port for worker ${raw.WORKERS - 1} (port + worker index)`,
-      );
   return {
-    listen,
+    listen: parseSipListen(raw.SIP_LISTEN),
     publicHost: raw.SIP_PUBLIC_HOST,
     rtpPorts,
     mediaTimeoutMs: raw.SIP_MEDIA_TIMEOUT_MS,
@@ -367,7 +360,14 @@ export function parseSipListen(text: string): SipListenEntry[] {
  */
 export function sipListenOfWorker(entries: SipListenEntry[], index: number): string {
   return entries
-    .map((e) => `${e.transport}:${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port === 0 ? 0 : e.port + index}`)
+    .map((e) => {
+      const port = e.port === 0 ? 0 : e.port + index;
+      if (port > 65535)
+        throw new ConfigError(
+          `SIP_LISTEN: ${e.transport} port ${e.port} leaves worker ${index} no port (each worker listens on port + its index)`,
+        );
+      return `${e.transport}:${e.host.includes(':') ? `[${e.host}]` : e.host}:${port}`;
+    })
     .join(',');
 }
 

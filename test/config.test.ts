@@ -107,8 +107,10 @@ describe('SIP settings', () => {
       { transport: 'udp', host: '0.0.0.0', port: 5062 },
       { transport: 'tcp', host: '::1', port: 0 },
     ]);
-    expect(loadConfig({ SIP_LISTEN: 'udp:127.0.0.1:65534', WORKERS: '2' }).sip?.listen[0]?.port).toBe(65534);
-    expect(() => loadConfig({ SIP_LISTEN: 'udp:127.0.0.1:65534', WORKERS: '3' })).toThrow(/SIP_LISTEN.*WORKERS=3/);
+    const high = parseSipListen('udp:127.0.0.1:65534');
+    expect(sipListenOfWorker(high, 1)).toBe('udp:127.0.0.1:65535');
+    expect(() => sipListenOfWorker(high, 2)).toThrow(ConfigError);
+    expect(() => sipListenOfWorker(high, 2)).toThrow(/SIP_LISTEN.*worker 2/);
   });
 
   it('refuses in SIP_LISTEN another transport, a host that is not an address, a bad port, a transport twice, and nothing', () => {

@@ -52,6 +52,9 @@ export function superviseWorkers(config: Config, logger: Logger): void {
     startedAt: 0,
     delayMs: SUPERVISOR_DEFAULTS.restartDelayMs,
   }));
+  // Worked out before any worker starts, so a port range that does not fit stops the start (a ConfigError).
+  const sip = config.sip;
+  const sipListen = sip ? slots.map((slot) => sipListenOfWorker(sip.listen, slot.index)) : undefined;
   let stopping = false;
   let firstReady = false;
   // Audio for the machine's recogniser crosses to it as typed arrays, not JSON.
@@ -69,7 +72,7 @@ export function superviseWorkers(config: Config, logger: Logger): void {
     // A fixed peer port is the first worker's; the others take the ports after it.
     PEER_PORT: String(config.peer.port === 0 ? 0 : config.peer.port + index),
     // Likewise SIP: a dialog's requests must all reach the process that holds it.
-    ...(config.sip ? { SIP_LISTEN: sipListenOfWorker(config.sip.listen, index) } : {}),
+    ...(sipListen ? { SIP_LISTEN: sipListen[index]! } : {}),
     ...(recogniser ? { [MACHINE_RECOGNISER_ENV]: '1' } : {}),
   });
 
