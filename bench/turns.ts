@@ -1,5 +1,5 @@
 // npm run bench:turns [-- --calls 4 --modes silence,semantic --stt embedded,pocketsphinx,deepgram,assemblyai
-//   --hints "um,uh" --stt-model base --log --set held-out|numbers]
+//   --hints "um,uh" --stt-model base --log --set held-out|numbers --unfinished alone|whole]
 // Turn-taking on the phone path: 60 caller turns spoken by flite voices — 36 finished (questions,
 // statements, short answers, times) and 24 unfinished, each with a pause of 0.6-1.5 s inside
 // (digits being read out, a trailing "and", "um", an open list) — played over Twilio Media
@@ -20,6 +20,7 @@
 // service logs at each turn's end whether it decided (`end of turn`, recogniser_decided), and the
 // bench counts, per turn, whether the end that brought the agent's answer was one it decided.
 // Writes JSON (with what the agent heard in each call) and Markdown under artifacts/bench/.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,6 +104,13 @@ const Args = z.object({
    * second set of numbers.
    */
   set: z.enum(['turns', 'held-out', 'numbers']).default('turns'),
+  /**
+   * How flite says an unfinished turn of the held-out and numbers sets: "alone", each part as a sentence of its own
+   * (the first then ends with a finished sentence's fall: "I need her." … "to call me back."); "whole", the turn said
+   * as one sentence and cut where its first part ends (flite's own phone timings, splitAtWord), so the voice before
+   * the pause is the voice inside a sentence, as a caller who stops to think keeps it.
+   */
+  unfinished: z.enum(['alone', 'whole']).default('alone'),
 });
 const { values } = parseArgs({
   options: {
@@ -114,6 +122,7 @@ const { values } = parseArgs({
     log: { type: 'boolean' },
     ends: { type: 'string' },
     set: { type: 'string' },
+    unfinished: { type: 'string' },
   },
 });
 const args = Args.parse(values);
@@ -265,12 +274,50 @@ async function fliteUnfinished(
     turns.push({
       kind: 'unfinished',
       category,
-      parts: [await speak(tts, a, v), await speak(tts, b, v)],
+      parts:
+        args.unfinished === 'whole'
+          ? await splitAtWord(tts, a, b, v)
+          : [await speak(tts, a, v), await speak(tts, b, v)],
       pauseMs: HELD_OUT_PAUSES_MS[i % HELD_OUT_PAUSES_MS.length]!,
       text: `${a} … ${b}`,
     });
   }
   return turns;
+}
+
+/**
+ * flite's phones and the time each ends, seconds: its CLI's -psdur, with the duration stretch the addon sets at normal
+ * speed (1; kal's own default is longer), so the times are those of the addon's audio.
+ */
+function phoneEnds(text: string, voice: string): { phone: string; end: number }[] {
+  const out = execFileSync('flite', ['-voice', voice, '--setf', 'duration_stretch=1', '-psdur', '-t', text, 'none'], {
+    encoding: 'utf8',
+  });
+  return out
+    .trim()
+    .split(/\s+/)
+    .map((item) => {
+      const at = item.lastIndexOf(':');
+      return { phone: item.slice(0, at), end: Number(item.slice(at + 1)) };
+    })
+    .filter((p) => p.phone !== 'pau');
+}
+
+/**
+ * `a b` said by flite as one sentence, cut where `a` ends: after as many phones as `a` alone has, when the sentence
+ * begins with exactly those phones (it does unless a word's sound changes at the join; then this throws).
+ */
+async function splitAtWord(tts: FliteTtsEngine, a: string, b: string, voice: string): Promise<[Part, Part]> {
+  const whole = `${a} ${b}`;
+  const first = phoneEnds(a, voice);
+  const all = phoneEnds(whole, voice);
+  const same = first.every((p, i) => all[i]?.phone === p.phone);
+  if (!same || all.length <= first.length) throw new Error(`flite's phones for "${a}" do not begin "${whole}"`);
+  const chunks: Int16Array[] = [];
+  for await (const chunk of tts.synthesize(whole, { sampleRate: RATE, voiceId: voice })) chunks.push(chunk.samples);
+  const samples = concatPcm(chunks);
+  const cut = Math.round(all[first.length - 1]!.end * RATE);
+  return [partOf(samples.slice(0, cut)), partOf(samples.slice(cut))];
 }
 
 /** The second held-out set of numbers: finished answers and numbers broken off by a pause, flite's voices in turn. */
