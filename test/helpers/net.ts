@@ -20,3 +20,18 @@ export async function freeUdpPort(): Promise<number> {
   await new Promise<void>((resolve) => socket.close(() => resolve()));
   return port;
 }
+
+/** Two UDP ports free on 127.0.0.1 now, one after the other: the first, for a service whose worker i takes it + i. */
+export async function freeUdpPortPair(): Promise<number> {
+  for (;;) {
+    const port = await freeUdpPort();
+    if (port >= 65535) continue;
+    const next = createSocket('udp4');
+    const bound = await new Promise<boolean>((resolve) => {
+      next.once('error', () => resolve(false));
+      next.bind(port + 1, '127.0.0.1', () => resolve(true));
+    });
+    await new Promise<void>((resolve) => next.close(() => resolve()));
+    if (bound) return port;
+  }
+}
