@@ -193,7 +193,9 @@ describe.concurrent('how a connected call ends', () => {
     const [hi, first, second] = r.transcript!;
     expect(first!.start_at - hi!.end_at).toBeGreaterThanOrEqual(1.5);
     expect(second!.start_at - first!.end_at).toBeGreaterThanOrEqual(1.5);
-    expect(r.duration_ms! / 1000 - second!.end_at).toBeGreaterThanOrEqual(1.5);
+    // duration_ms is whole milliseconds between the start and end timestamps, and the transcript's times are the
+    // call's own clock rounded to the millisecond: the two may disagree by a millisecond (1.499 was seen once).
+    expect(r.duration_ms! / 1000 - second!.end_at).toBeGreaterThanOrEqual(1.5 - 0.001);
   }, 60_000);
 
   it('max_duration_reached: the call ends at the agent’s maximum duration', async () => {
