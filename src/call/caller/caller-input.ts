@@ -223,13 +223,13 @@ export class CallerInput {
   private bargeTimer: TimerHandle | undefined;
   /** The streaming recogniser's first-result deadline, running while the caller speaks and it has given nothing. */
   private firstResultDeadline: { clear(): void } | null = null;
-  /** How long this caller pauses within a turn. */
-  private readonly pace = new CallerPace();
+  /** How long this caller pauses within a turn: all of their latest pauses, waited after words in doubt. */
+  private readonly pace = new CallerPace('longest');
   /**
    * How long this caller pauses between groups of digits, apart: a caller who stops for a second to think mid-sentence
    * may read a number out with short breaths, and a number of no known length should not wait out their thinking.
    */
-  private readonly numberPace = new CallerPace();
+  private readonly numberPace = new CallerPace('usual');
   /**
    * The caller's last turn, which the agent is answering, until that answer is talked over: when it ended and when the
    * agent took it (read and handed on), in audio seconds, and whether it ended in a digit (its pause, talked over, was
