@@ -303,23 +303,28 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ...(generatedKey ? { generatedKey } : {}),
     beginShutdown: http.beginShutdown,
     close() {
+      // Each step is logged as it starts: a shutdown that hangs says where.
+      const step = async (name: string, run: () => unknown): Promise<void> => {
+        logger.info({ step: name }, 'shutdown step');
+        await run();
+      };
       closing ??= (async () => {
         http.beginShutdown();
         campaigns.scheduler.halt();
-        await testRunner.close();
-        await calls.drain(config.shutdownDrainMs);
-        await calls.leave();
-        await carriers.close();
-        await http.close();
-        await webhookSender.stop();
-        await tracing?.close();
+        await step('agent test runs', () => testRunner.close());
+        await step('calls drained', () => calls.drain(config.shutdownDrainMs));
+        await step('node lease left', () => calls.leave());
+        await step('carriers', () => carriers.close());
+        await step('http', () => http.close());
+        await step('webhooks', () => webhookSender.stop());
+        await step('tracing', () => tracing?.close());
         metrics?.close();
-        await campaigns.scheduler.stop();
+        await step('scheduler', () => campaigns.scheduler.stop());
         // No timer may touch the store once it is closed.
         calls.streams.close();
-        if (!options.speech) await speech.close();
-        await outbound.close();
-        await store.close();
+        if (!options.speech) await step('speech engines', () => speech.close());
+        await step('outbound requests', () => outbound.close());
+        await step('store', () => store.close());
       })();
       return closing;
     },
