@@ -39,12 +39,11 @@ const SIP_ENV = 'BENCH_STUB_SIP';
 const WORKER_ENV = 'BENCH_STUB_WORKER';
 const sipListen = values.sip ? (process.env[SIP_ENV] ?? `udp:127.0.0.1:${await freeUdpPort()}`) : undefined;
 const workerIndex = cluster.isWorker ? Number(process.env[WORKER_ENV]) : 0;
-const sipEnv = sipListen
-  ? { SIP_LISTEN: sipListenOfWorker(parseSipListen(sipListen), workerIndex), RTP_PORTS: '52000-52999' }
-  : {};
+const sipEntries = sipListen ? parseSipListen(sipListen) : undefined;
+const sipEnv = sipEntries ? { SIP_LISTEN: sipListenOfWorker(sipEntries, workerIndex), RTP_PORTS: '52000-52999' } : {};
 /** What bench:calls --sip takes: every service process's SIP address. */
-const sipAll = sipListen
-  ? Array.from({ length: workers }, (_, i) => sipListenOfWorker(parseSipListen(sipListen), i)).join(',')
+const sipAll = sipEntries
+  ? Array.from({ length: workers }, (_, i) => sipListenOfWorker(sipEntries, i)).join(',')
   : undefined;
 
 const StatsRequest = z.object({ type: z.literal('bench:stats'), id: z.number(), gc: z.boolean(), reset: z.boolean() });
