@@ -14,7 +14,8 @@
 // second, so the calls ramp up at that pace and wait for each other at a barrier. Against bench:serve-stub
 // --workers N --sip, --sip names every worker's address and the phones take them in turn (one origination URI per
 // worker, as a trunk would have).
-// Per path: runtime overhead per turn (v2v − the stub's 200 ms hangover, and from the caller's frame that ends it),
+// Per path: runtime overhead per turn (v2v − the stub's 200 ms hangover, and from the caller's frame that ends it;
+// and the runtime's own, less the STT, model and TTS parts the service measured in that turn, as bench:calls reports),
 // send jitter |gap − 20 ms| after the first 5 frames of each reply (all gaps, and those no stall of the callers' loop
 // touched), late frames, dropped frames (stub TTS frames made − frames received), errors. JSON and Markdown under
 // artifacts/bench/.
@@ -38,15 +39,18 @@ import {
   emptyCallResult,
   LoopStalls,
   loadPhrases,
+  ownOverhead,
   pacing,
   runCall,
   seededRandom,
   serviceStats,
   startTarget,
   STUB_ENDPOINT_MS,
+  targetApi,
   type CallResult,
   type ServiceStats,
   type Target,
+  type TurnParts,
 } from './harness.ts';
 import { markdownTable, stats, type SeriesStats } from './report.ts';
 
@@ -328,6 +332,8 @@ interface PathRun {
   callersLoopDelayMs: { p50: number; p99: number; max: number };
   /** This process's CPU (service, callers and phones together) while the calls ran, µs. */
   cpuUs: number;
+  /** Out of process: the turns the service answered while the calls ran, with its measured parts. */
+  serviceTurns: TurnParts[];
 }
 
 /** N concurrent calls of one path: ramped, held at a barrier after their greetings, then run together. */
@@ -395,7 +401,31 @@ async function runPath(target: Target, place: (script: SipScript) => Promise<Cal
     elapsedS: (performance.now() - t0) / 1000,
     stalls: stalls.count,
     cpuUs: cpu.user + cpu.system,
+    serviceTurns: svc1?.turns ?? [],
   };
+}
+
+/**
+ * The service's call_id of each SIP call by its SIP Call-ID (the record's metadata.sip_call_id): a phone knows
+ * only its dialog, and the service's turn parts name the call_id.
+ */
+async function callIdsBySipCallId(target: Target): Promise<Map<string, string>> {
+  const api = targetApi(target);
+  const Page = z.object({
+    calls: z.array(z.object({ call_id: z.string(), metadata: z.record(z.string(), z.unknown()).optional() })),
+    next_cursor: z.string().nullable(),
+  });
+  const ids = new Map<string, string>();
+  let cursor: string | null = null;
+  do {
+    const page = Page.parse(await api('POST', '/v2/calls/list', { limit: 500, pagination_key: cursor }));
+    for (const c of page.calls) {
+      const sip = c.metadata?.['sip_call_id'];
+      if (typeof sip === 'string') ids.set(sip, c.call_id);
+    }
+    cursor = page.next_cursor;
+  } while (cursor);
+  return ids;
 }
 
 const loadStart = loadavg();
@@ -436,6 +466,9 @@ const warmScript = {
   stalls: new LoopStalls(),
   seed: 9999,
 };
+// In process: the service's own latency parts per turn, from its events (out of process: serve-stub's stats).
+const localTurns: TurnParts[] = [];
+target.service?.events.on('turn', ({ callId, parts }) => localTurns.push({ callId, ...parts }));
 const warmTwilio = await runCall(target, warmScript);
 if (warmTwilio.error) throw new Error(`Twilio warm-up call failed: ${warmTwilio.error}`);
 const warmSip = await sipCall(target, phones, sipPorts, warmScript);
@@ -448,9 +481,15 @@ const twilio = await runPath(target, (s) =>
 const loadSip = loadavg();
 const sip = await runPath(target, (s) => sipCall(target, phones, sipPorts, s));
 const loadEnd = loadavg();
+if (stub) {
+  const ids = await callIdsBySipCallId(target);
+  for (const r of sip.results) r.callId = ids.get(r.callId) ?? r.callId;
+}
 await phones.wire.close();
 await target.close();
 
+const OWN_OVERHEAD =
+  "runtime's own overhead per turn (v2v − hangover − the turn's STT final, model request → first speakable chunk and TTS first audio, as the service measured them)";
 const summarize = (run: PathRun) => {
   const all = <K extends 'v2v' | 'v2vVoiced' | 'fromHangoverEnd' | 'jitter' | 'jitterCallersOnTime'>(k: K) =>
     run.results.flatMap((r) => r[k]);
@@ -462,6 +501,7 @@ const summarize = (run: PathRun) => {
             all('v2v').map((v) => v - STUB_ENDPOINT_MS),
           ),
           "runtime overhead per turn, from the caller's frame that ends the hangover": stats(all('fromHangoverEnd')),
+          [OWN_OVERHEAD]: stats(ownOverhead(run.results, statsUrl ? run.serviceTurns : localTurns, STUB_ENDPOINT_MS)),
         }
       : {
           "voice to voice per turn (the caller's last speech frame → the agent's first packet)": stats(all('v2v')),
