@@ -158,6 +158,8 @@ interface Speech {
   confirmed: boolean;
   /** The recogniser's reading of everything up to the pause under way; null until one arrives after the pause began. */
   pauseWords: string | null;
+  /** The reading at the latest pause of this turn the caller spoke on from; null before their first such pause. */
+  resumedWords: string | null;
   /** That reading was asked for and has not come yet. */
   wordsPending: boolean;
   /**
@@ -505,6 +507,7 @@ export class CallerInput {
       // After digits, in doubt or waited on as half a number: a pause between groups either way.
       const words = this.speech.pauseWords ?? this.speech.lastReading?.text;
       if (this.speech.confirmed && words && endsInDigit(words)) this.numberPace.paused(pausedMs);
+      this.speech.resumedWords = words ?? null;
       this.speech.endAt = null;
       this.speech.pauseWords = null;
       this.speech.wordsPending = false;
@@ -517,6 +520,7 @@ export class CallerInput {
       endAt: null,
       confirmed: false,
       pauseWords: null,
+      resumedWords: null,
       wordsPending: false,
       acknowledging: false,
       readAsked: false,
@@ -722,6 +726,7 @@ export class CallerInput {
       words: speech.pauseWords,
       wordsPending: speech.wordsPending,
       recogniserEnded: speech.recogniserEnded,
+      earlierWords: speech.resumedWords,
       asked,
       paceMs: this.pace.waitMs(),
       numberPaceMs: this.numberPace.waitMs(),

@@ -226,7 +226,7 @@ describe('CallerInput', () => {
     expect(unfinished.turns.map((t) => Math.round(t.at))).toEqual([2800]); // 2000 ms after the speech ended
   });
 
-  it("reads digits against the agent's question: the last four digits of a card end the turn min_ms after the pause, as a phone number's start they wait max_ms, unasked the unsure wait", async () => {
+  it("reads digits against the agent's question: the last four digits of a card end the turn min_ms after the pause, as a phone number's start they wait max_ms, unasked they are whole as read in one run", async () => {
     const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
     const answered = async (asked?: string) => {
       const s = setup({ heard: ['six six one two'], policy, ...(asked ? { asked } : {}) });
@@ -240,7 +240,7 @@ describe('CallerInput', () => {
     };
     expect(await answered('Thanks. Could you read me the last four digits of the card?')).toEqual([1040]);
     expect(await answered('And what number can I call you back on?')).toEqual([2800]);
-    expect(await answered()).toEqual([1300]); // a number of no known length: the words do not tell
+    expect(await answered()).toEqual([1040]); // of no known length, but four digits with no pause: whole
   });
 
   it('learns the caller\'s pace from a pause in doubt they spoke on from: their next words that do not tell wait that long, a pause after "and" teaches nothing', async () => {
@@ -277,7 +277,7 @@ describe('CallerInput', () => {
 
   it('learns the pauses between groups of digits apart from other pauses: a number of no known length waits the first, not the second', async () => {
     const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
-    const heard = ['I need a plumber today.', 'My account number is 4 2 7 9.', 'My order number is 5 5 1 8.'];
+    const heard = ['I need a plumber today.', 'My account number is 4 2 7.', 'My order number is 5 5 1.'];
     const s = setup({ heard: [...heard], policy });
     await s.caller.open();
     await s.feed(400, 0);
@@ -298,6 +298,30 @@ describe('CallerInput', () => {
     // The VAD hears a pause to within a frame (20 ms).
     expect(Math.abs(waits[1]! - 500)).toBeLessThanOrEqual(20); // no pause between groups yet: the unsure wait
     expect(Math.abs(waits[2]! - (700 + 250))).toBeLessThanOrEqual(20); // that pause and the margin
+  });
+
+  it('answers a number read in one run of four digits since the pause before at min_ms, a shorter run at the pace between groups', async () => {
+    const policy = new SemanticEndOfTurn({ minMs: 240, maxMs: 2000, unsureMs: 500 });
+    const heard = ['The policy number is 5 0 0 8 3 7 2.', 'My order number is 4 4 1.'];
+    const s = setup({ heard: [...heard], policy });
+    await s.caller.open();
+    await s.feed(400, 0);
+    const say = async (words: string, pauseMs: number) => {
+      await s.feed(400, SPEECH);
+      await s.feed(200, 0);
+      s.partial(words);
+      await s.feed(pauseMs - 200, 0);
+    };
+    await say('The policy number is 5 0 0', 400); // a first group, and a pause between groups
+    await say(heard[0]!, 2_000); // four digits in one run since that pause
+    await say('My order number is 4 4', 400);
+    await say(heard[1]!, 2_000); // one digit since the pause: a group of a number still being read, maybe
+    const waits = s.turns.map((t) => Math.round(t.at - t.endAt * 1000));
+    expect(s.turns.map((t) => t.text)).toEqual(heard);
+    // The VAD hears a pause to within a frame (20 ms).
+    expect(Math.abs(waits[0]! - 240)).toBeLessThanOrEqual(20);
+    // The caller's pause between groups, and the margin.
+    expect(Math.abs(waits[1]! - (400 + 250))).toBeLessThanOrEqual(20);
   });
 
   it("learns the caller's pace from talking over the answer to a turn that was not over: the pause they made is theirs", async () => {

@@ -151,6 +151,33 @@ describe('turnShape', () => {
     });
   });
 
+  describe('a number of no known length, by the digits read since the pause before', () => {
+    it.each([
+      // No pause before in this turn: the run is all of it.
+      ['My member ID is three one one eight four.', null, 'finished'],
+      ['The code on the letter is eight one five three.', null, 'finished'],
+      ['My order number is 1 2 3.', null, 'number'], // three digits may be a first group
+      // A pause after the first group: the run is what came after it.
+      ['The policy number is five oh oh eight three seven two.', 'The policy number is five oh oh.', 'finished'],
+      ['The tracking number is one two seven, seven four four.', 'The tracking number is one two seven.', 'number'],
+      ['My account number is 4 4 7 9.', 'My account number is 4 4.', 'number'],
+      // A pause after words, not digits: every digit is of the run.
+      ['Room 2 0 4 1.', 'Um, it is', 'finished'],
+      // The two readings disagree on the digits: no run is known.
+      ['The code is 8 1 5 3.', 'The code is 8 1 5 3 9 9.', 'number'],
+    ])('%j after a pause at %j reads as %s', (words, earlierWords, shape) => {
+      expect(turnShape(words, { earlierWords })).toBe(shape);
+    });
+
+    it('where the pauses are not known, a run of digits is no evidence', () => {
+      expect(turnShape('My member ID is three one one eight four.')).toBe('number');
+    });
+
+    it('a named length still wins over the run', () => {
+      expect(turnShape('My phone number is 5 5 5 1.', { earlierWords: null })).toBe('unfinished');
+    });
+  });
+
   describe("with the lengths the agent's prompt gives", () => {
     const promptKinds = promptNumberKinds(
       "You book repairs. Order numbers have 6 digits. Ask for the caller's eight-digit member ID. A 4 digit code unlocks the door.",
