@@ -110,6 +110,17 @@ const SHORT_ANSWERS = new Set(
     ' ',
   ),
 );
+/**
+ * After a statement of the agent's, words that only open a sentence (opensOnly): a word that leads into what follows, a
+ * determiner with the one word after it, a clause that hangs on another.
+ */
+const LEADS_IN = new Set(
+  'besides now well anyway anyways actually honestly basically look listen however meanwhile otherwise also'.split(' '),
+);
+const DETERMINERS = new Set('the a an my your his her our their'.split(' '));
+/** "My pleasure.", "Your welcome." (as a recogniser may write it): a determiner and a word that are a whole turn. */
+const WHOLE_AFTER_DETERMINER = new Set('pleasure bad apologies goodness gosh god welcome end best'.split(' '));
+const SUBORDINATORS = new Set('if when whenever because although unless while whereas'.split(' '));
 const NUMBER_WORDS = new Set('zero oh one two three four five six seven eight nine ten eleven twelve'.split(' '));
 /**
  * How a recogniser writes a digit it misheard as a word ("four, seven to nine"): a digit only between digits, where
@@ -258,6 +269,27 @@ const VALUE_BEFORE = new Set('at for by around until till before after about pas
 const ELLIPTICAL_ANSWER =
   /^(?:(?:yes|yeah|yep|no|nope|well|oh|sure|okay|ok|um|uh) )*(?:i|you|he|she|it|we|they|that|there) (?:am|is|are|was|were|do|does|did|have|has|had|will|would|can|could|should|shall|may|might|must|don't|doesn't|didn't|haven't|hasn't|hadn't|won't|wouldn't|can't|couldn't|shouldn't|isn't|aren't|wasn't|weren't)(?: not)?$|^(?:(?:yes|yeah|no|nope|well|oh) )*(?:i'm|it's|that's|he's|she's|we're|they're|you're|there's|i've|we've|they've|i'll|we'll|they'll|i'd|we'd|they'd) not$/;
 
+/**
+ * Words that only open a sentence: "Besides,", "My neighbor.", "Now, if you don't mind,". After a question they may
+ * be the answer ("My neighbor." to "Who saw it?"), so the caller checks that the agent did not ask one.
+ */
+function opensOnly(trimmed: string, words: string[]): boolean {
+  if (words.length === 1) return LEADS_IN.has(words[0]!);
+  if (words.length === 2)
+    return DETERMINERS.has(words[0]!) && !isCount(words[1]!) && !WHOLE_AFTER_DETERMINER.has(words[1]!);
+  // A subordinate clause with its subject and verb, after nothing but words leading into it ("Now,", "Okay,"): no
+  // main clause before it or after it.
+  const leadsIn = (w: string) => LEADS_IN.has(w) || SHORT_ANSWERS.has(w);
+  const clauses = trimmed
+    .split(',')
+    .map(normalWords)
+    .filter((c) => c.length > 0);
+  const first = clauses.findIndex((c) => !c.every(leadsIn));
+  const clause = clauses[first] ?? [];
+  const start = clause.findIndex((w) => !leadsIn(w));
+  return first === clauses.length - 1 && clause.length - start >= 3 && SUBORDINATORS.has(clause[start]!);
+}
+
 /** The agent's question ("We take any card. What is your zip code?"): its last one, else its last sentence. */
 function lastQuestion(text: string): string {
   const sentences = text.split(/(?<=[.?!])\s+/);
@@ -330,6 +362,7 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
   const goesOn = ending.endsWith(',');
   if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return goesOn ? 'pausing' : 'finished';
   if (WANTS_MORE.some((rule) => rule.test(said))) return 'unfinished';
+  if (!context.asked?.includes('?') && !ending.includes('?') && opensOnly(trimmed, words)) return 'unfinished';
   // An ending the rules do not name, which a sentence seldom has ("The room was very", "Tell me how"). A question the
   // recogniser heard as one, a single word and an elliptical answer are left to the rules below.
   if (

@@ -151,6 +151,37 @@ describe('turnShape', () => {
     });
   });
 
+  describe('words that only open a sentence, after a statement of the agent', () => {
+    const asked = 'Sure, that works.';
+    it.each([
+      ['Besides,', 'unfinished'], // a word that leads into what follows
+      ['Now.', 'unfinished'],
+      ['My neighbor.', 'unfinished'], // a determiner and its noun: a subject waiting for its verb
+      ['The invoice.', 'unfinished'],
+      ["If you know what's good for you,", 'unfinished'], // a subordinate clause with no main clause
+      ["Now, if you don't mind,", 'unfinished'],
+      ['Okay, because I am moving.', 'unfinished'],
+      // Whole turns.
+      ['My pleasure.', 'finished'],
+      ['Your welcome.', 'finished'],
+      ['I paid, although it was late.', 'finished'], // the main clause came first
+      ['If so, please do.', 'finished'], // a main clause after it
+      ['Sure.', 'finished'],
+      ['Look at this.', 'finished'],
+    ])('%j reads as %s', (words, shape) => {
+      expect(turnShape(words, { asked })).toBe(shape);
+    });
+
+    it('after a question they may be the answer', () => {
+      expect(turnShape('My neighbor.', { asked: 'Who saw it happen?' })).toBe('finished');
+      expect(turnShape('Because I am moving.', { asked: 'Why do you want to cancel?' })).toBe('finished');
+    });
+
+    it("a question of the caller's own is whole", () => {
+      expect(turnShape('Now?', { asked })).toBe('finished');
+    });
+  });
+
   describe('a number of no known length, by the digits read since the pause before', () => {
     it.each([
       // No pause before in this turn: the run is all of it.
