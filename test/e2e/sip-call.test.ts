@@ -130,9 +130,10 @@ async function baresipPhone(user: string, dial?: string) {
       ['sip_listen', `${HOST}:${port}`],
       // Without it baresip writes the machine's first address into its SDP, not the one it sends from.
       ['net_interface', HOST],
-      ['audio_player', 'alsa,null'],
+      // Not ALSA's null device: baresip's player thread spins on it, a whole core for the call.
+      ['audio_player', 'aubridge,phone'],
       ['audio_source', `aufile,${wav}`],
-      ['audio_alert', 'alsa,null'],
+      ['audio_alert', 'aubridge,phone'],
       ['ausrc_srate', '16000'],
       ['auplay_srate', '16000'],
       ['ausrc_channels', '1'],
@@ -142,7 +143,7 @@ async function baresipPhone(user: string, dial?: string) {
       ['module', 'g711.so'],
       ['module', 'g722.so'],
       ['module', 'aufile.so'],
-      ['module', 'alsa.so'],
+      ['module', 'aubridge.so'],
       // Dumps each call's audio both ways as WAV files in snd_path: the -dec file is what baresip heard.
       ['module', 'sndfile.so'],
       ['snd_path', dumps],
