@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { muLawDecode } from '../src/audio/g711.ts';
 import { encodeWav } from '../src/audio/wav.ts';
+import { writeBaresipHome } from '../test/helpers/baresip.ts';
 import { freeUdpPort } from '../test/helpers/net.ts';
 import { loadPhrases, runCall, startTarget, targetApi, type TurnParts } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
@@ -43,7 +44,7 @@ const PHONE_RTP = { low: 53100, high: 53199 };
 const GREETING_MS = 5_000;
 /** After each phrase: the recogniser reads it, the agent answers and its answer plays. */
 const ANSWER_MS = 6_000;
-const RATE = 8000;
+const RATE = 8000 as const;
 
 const which = spawn('sh', ['-c', 'command -v baresip'], { stdio: 'ignore' });
 const [found] = (await once(which, 'exit')) as [number];
@@ -86,32 +87,16 @@ async function baresipCall(user: string, phrases: Uint8Array[]): Promise<string>
   const wav = join(home, 'microphone.wav');
   microphone(wav, phrases);
   const port = await freeUdpPort();
-  writeFileSync(
-    join(home, 'config'),
-    [
-      ['poll_method', 'epoll'],
-      ['sip_listen', `${HOST}:${port}`],
-      ['net_interface', HOST],
-      ['audio_player', 'aubridge,bench'],
-      ['audio_source', `aufile,${wav}`],
-      ['audio_alert', 'aubridge,bench'],
-      ['ausrc_srate', String(RATE)],
-      ['auplay_srate', String(RATE)],
-      ['ausrc_channels', '1'],
-      ['auplay_channels', '1'],
-      ['rtp_ports', `${PHONE_RTP.low}-${PHONE_RTP.high}`],
-      ['module_path', '/usr/lib/baresip/modules'],
-      ['module', 'g711.so'],
-      ['module', 'aufile.so'],
-      ['module', 'aubridge.so'],
-      ['module_app', 'account.so'],
-      ['module_app', 'menu.so'],
-    ]
-      .map((entry) => entry.join('\t'))
-      .join('\n') + '\n',
-  );
-  writeFileSync(join(home, 'accounts'), `<sip:${user}@${HOST}:${port}>;regint=0;audio_codecs=PCMU\n`);
-  writeFileSync(join(home, 'contacts'), '');
+  writeBaresipHome({
+    home,
+    host: HOST,
+    port,
+    microphone: wav,
+    sampleRate: RATE,
+    rtpPorts: `${PHONE_RTP.low}-${PHONE_RTP.high}`,
+    codecs: ['PCMU'],
+    user,
+  });
   const wavMs = GREETING_MS + phrases.reduce((n, p) => n + (p.length / RATE) * 1000 + ANSWER_MS, 0);
   const child = spawn(
     'baresip',

@@ -28,6 +28,7 @@ import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { createSttEngine } from '../../src/speech/stt/index.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { freeUdpPort } from '../helpers/net.ts';
+import { writeBaresipHome } from '../helpers/baresip.ts';
 import { webhookReceiver } from '../helpers/webhook-receiver.ts';
 import { startSipp, writeMachineWav, writeSippWav, type SippRun } from '../carriers/sip/sipp-run.ts';
 import { testDispatcher } from '../support/outbound.ts';
@@ -123,41 +124,18 @@ async function baresipPhone(user: string, dial?: string) {
   callerWav(wav);
   const port = await freeUdpPort();
   const dumps = mkdtempSync(join(dir, 'heard-'));
-  writeFileSync(
-    join(home, 'config'),
-    [
-      ['poll_method', 'epoll'],
-      ['sip_listen', `${HOST}:${port}`],
-      // Without it baresip writes the machine's first address into its SDP, not the one it sends from.
-      ['net_interface', HOST],
-      // Not ALSA's null device: baresip's player thread spins on it, a whole core for the call.
-      ['audio_player', 'aubridge,phone'],
-      ['audio_source', `aufile,${wav}`],
-      ['audio_alert', 'aubridge,phone'],
-      ['ausrc_srate', '16000'],
-      ['auplay_srate', '16000'],
-      ['ausrc_channels', '1'],
-      ['auplay_channels', '1'],
-      ['rtp_ports', '47800-47899'],
-      ['module_path', '/usr/lib/baresip/modules'],
-      ['module', 'g711.so'],
-      ['module', 'g722.so'],
-      ['module', 'aufile.so'],
-      ['module', 'aubridge.so'],
-      // Dumps each call's audio both ways as WAV files in snd_path: the -dec file is what baresip heard.
-      ['module', 'sndfile.so'],
-      ['snd_path', dumps],
-      ['module_app', 'account.so'],
-      ['module_app', 'menu.so'],
-    ]
-      .map((entry) => entry.join('\t'))
-      .join('\n') + '\n',
-  );
-  writeFileSync(
-    join(home, 'accounts'),
-    `<sip:${user}@${HOST}:${port}>;regint=0;answermode=auto;audio_codecs=G722,PCMU\n`,
-  );
-  writeFileSync(join(home, 'contacts'), '');
+  writeBaresipHome({
+    home,
+    host: HOST,
+    port,
+    microphone: wav,
+    sampleRate: 16000,
+    rtpPorts: '47800-47899',
+    codecs: ['G722', 'PCMU'],
+    user,
+    autoAnswer: true,
+    dumps,
+  });
   const child = spawn('baresip', ['-f', home, ...(dial ? ['-e', `/dial ${dial}`] : []), '-t', '25'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -159,6 +159,14 @@ function setup(
   };
 }
 
+/** Speech (400 ms), then a pause the recogniser reads as `words`, `pauseMs` of it in all. */
+const speaker = (s: ReturnType<typeof setup>) => async (words: string, pauseMs: number) => {
+  await s.feed(400, SPEECH);
+  await s.feed(200, 0);
+  s.partial(words);
+  await s.feed(pauseMs - 200, 0);
+};
+
 /** A recogniser that never gives a turn's final text. */
 class SilentStt extends ReadingStt {
   override finalize(): Promise<{ text: string }> {
@@ -281,13 +289,7 @@ describe('CallerInput', () => {
     const s = setup({ heard: [...heard], policy });
     await s.caller.open();
     await s.feed(400, 0);
-    /** Speech, a pause read as `words`, `pauseMs` of it in all. */
-    const say = async (words: string, pauseMs: number) => {
-      await s.feed(400, SPEECH);
-      await s.feed(200, 0);
-      s.partial(words);
-      await s.feed(pauseMs - 200, 0);
-    };
+    const say = speaker(s);
     await say('i need a plumber', 400); // a pause to think, in doubt (the unsure wait): the caller's pace is 650 ms
     await say(heard[0]!, 1_000);
     await say(heard[1]!, 2_000);
@@ -306,12 +308,7 @@ describe('CallerInput', () => {
     const s = setup({ heard: [...heard], policy });
     await s.caller.open();
     await s.feed(400, 0);
-    const say = async (words: string, pauseMs: number) => {
-      await s.feed(400, SPEECH);
-      await s.feed(200, 0);
-      s.partial(words);
-      await s.feed(pauseMs - 200, 0);
-    };
+    const say = speaker(s);
     await say('The policy number is 5 0 0', 400); // a first group, and a pause between groups
     await say(heard[0]!, 2_000); // four digits in one run since that pause
     await say('My order number is 4 4', 400);
