@@ -208,8 +208,8 @@ const IDENTIFIER_DIGITS = 3;
 /**
  * Digits read in one run, with no pause, that make a number of no known length whole: people read a long number in
  * groups of two to four and pause between them, so a run this long is the whole number or its last group (a phone
- * number's last four). Its first group said alone before a pause was 2 or 3 digits in every number of bench:turns'
- * sets ("five five five …", "four four …", "one two seven …").
+ * number's last four). In every number of bench:turns' sets that the caller broke off at a pause, the part before
+ * the pause was 2 or 3 digits ("five five five …", "four four …", "one two seven …").
  */
 const WHOLE_RUN_DIGITS = 4;
 
@@ -270,8 +270,9 @@ const ELLIPTICAL_ANSWER =
   /^(?:(?:yes|yeah|yep|no|nope|well|oh|sure|okay|ok|um|uh) )*(?:i|you|he|she|it|we|they|that|there) (?:am|is|are|was|were|do|does|did|have|has|had|will|would|can|could|should|shall|may|might|must|don't|doesn't|didn't|haven't|hasn't|hadn't|won't|wouldn't|can't|couldn't|shouldn't|isn't|aren't|wasn't|weren't)(?: not)?$|^(?:(?:yes|yeah|no|nope|well|oh) )*(?:i'm|it's|that's|he's|she's|we're|they're|you're|there's|i've|we've|they've|i'll|we'll|they'll|i'd|we'd|they'd) not$/;
 
 /**
- * Words that only open a sentence: "Besides,", "My neighbor.", "Now, if you don't mind,". After a question they may
- * be the answer ("My neighbor." to "Who saw it?"), so the caller checks that the agent did not ask one.
+ * Words that only open a sentence: "Besides,", "My neighbor.", "Now, if you don't mind,". turnShape reads them so only
+ * after a statement of the agent's: after a question they may be the answer ("My neighbor." to "Who saw it?"), and
+ * before the agent said anything they may be how the callee answered the phone ("The Smiths.").
  */
 function opensOnly(trimmed: string, words: string[]): boolean {
   if (words.length === 1) return LEADS_IN.has(words[0]!);
@@ -362,7 +363,8 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
   const goesOn = ending.endsWith(',');
   if (words.length <= 2 && words.every((w) => SHORT_ANSWERS.has(w))) return goesOn ? 'pausing' : 'finished';
   if (WANTS_MORE.some((rule) => rule.test(said))) return 'unfinished';
-  if (!context.asked?.includes('?') && !ending.includes('?') && opensOnly(trimmed, words)) return 'unfinished';
+  const afterStatement = context.asked != null && !context.asked.includes('?');
+  if (afterStatement && !ending.includes('?') && opensOnly(trimmed, words)) return 'unfinished';
   // An ending the rules do not name, which a sentence seldom has ("The room was very", "Tell me how"). A question the
   // recogniser heard as one, a single word and an elliptical answer are left to the rules below.
   if (

@@ -177,6 +177,11 @@ describe('turnShape', () => {
       expect(turnShape('Because I am moving.', { asked: 'Why do you want to cancel?' })).toBe('finished');
     });
 
+    it('before the agent said anything they may be how the callee answered the phone', () => {
+      expect(turnShape('The Smiths.', { asked: null })).toBe('finished');
+      expect(turnShape('Well,')).toBe('pausing');
+    });
+
     it("a question of the caller's own is whole", () => {
       expect(turnShape('Now?', { asked })).toBe('finished');
     });
