@@ -56,7 +56,11 @@ export const KEYS: Record<string, string> = {
 
 export async function startTestService(
   env: Record<string, string> = {},
-  options: Omit<ServiceOptions, 'config'> & { dataDir?: string } = {},
+  options: Omit<ServiceOptions, 'config'> & {
+    dataDir?: string;
+    /** `debug` keeps each end-of-turn decision in `logs`, for a test that prints them when it fails. */
+    logLevel?: 'info' | 'debug';
+  } = {},
 ): Promise<TestService> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'voicecall-test-'));
   const logs: string[] = [];
@@ -79,7 +83,11 @@ export async function startTestService(
     TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN,
     ...env,
   });
-  const service = await startService({ ...options, config, logger: options.logger ?? createLogger('info', sink) });
+  const service = await startService({
+    ...options,
+    config,
+    logger: options.logger ?? createLogger(options.logLevel ?? 'info', sink),
+  });
   const defaultKey = KEYS.acme!;
   return {
     service,
