@@ -6,7 +6,7 @@
 // - baresip (a softphone nobody here wrote; test/e2e/sip-call.test.ts sets it up the same way) dials the agent's
 //   number in PCMU and plays a WAV as its microphone: silence while the agent greets, then each phrase with 6 s of
 //   silence after it for the answer; it hangs up when the WAV ends;
-// - the Twilio-protocol caller (harness.ts runCall) says the same phrases, each once the agent's answer has played.
+// - Twilio-protocol callers (harness.ts runCall) say the same phrases, one call per phrase, after the greeting.
 // Both are timed by the service the same way: each answered turn's `turn` event, the caller's speech end (the VAD's)
 // → the agent's first audio out (src/records/events.ts TurnLatency.e2e). The Twilio caller also times each turn at
 // the phone (its last speech frame sent → the agent's first frame received), printed beside it. baresip writes what it
