@@ -114,6 +114,32 @@ export function targetApi(
   };
 }
 
+/** What a bench reads of each record in the target's call list. */
+const ListedCallsPage = z.object({
+  calls: z.array(
+    z.object({
+      call_id: z.string(),
+      call_from: z.string().nullable().optional(),
+      metadata: z.record(z.string(), z.unknown()).optional(),
+    }),
+  ),
+  next_cursor: z.string().nullable(),
+});
+export type ListedCall = z.infer<typeof ListedCallsPage>['calls'][number];
+
+/** Every call record of the run's organization, page by page. */
+export async function listCalls(target: Pick<Target, 'url' | 'key'>): Promise<ListedCall[]> {
+  const api = targetApi(target);
+  const all: ListedCall[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = ListedCallsPage.parse(await api('POST', '/v2/calls/list', { limit: 500, pagination_key: cursor }));
+    all.push(...page.calls);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return all;
+}
+
 /** Places an outbound call through the API and returns its record once the call is over. */
 export async function outboundCallRecord(
   api: ReturnType<typeof targetApi>,

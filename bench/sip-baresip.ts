@@ -24,7 +24,7 @@ import { muLawDecode } from '../src/audio/g711.ts';
 import { encodeWav } from '../src/audio/wav.ts';
 import { writeBaresipHome } from '../test/helpers/baresip.ts';
 import { freeUdpPort } from '../test/helpers/net.ts';
-import { loadPhrases, runCall, startTarget, targetApi, type TurnParts } from './harness.ts';
+import { listCalls, loadPhrases, runCall, startTarget, targetApi, type TurnParts } from './harness.ts';
 import { markdownTable, stats } from './report.ts';
 
 const Args = z.object({
@@ -68,8 +68,8 @@ const all = loadPhrases();
 const phrasesOf = (round: number) =>
   Array.from({ length: args.phrases }, (_, i) => all[(round * args.phrases + i) % all.length]!);
 
-/** The microphone: silence while the agent greets, then each phrase and the silence its answer takes. */
-function microphone(path: string, phrases: Uint8Array[]): void {
+/** The microphone: silence while the agent greets, then each phrase and the silence after it. Its length, ms. */
+function microphone(path: string, phrases: Uint8Array[]): number {
   const samples = (ms: number) => Math.round((ms / 1000) * RATE);
   const length = samples(GREETING_MS) + phrases.reduce((n, p) => n + p.length + samples(ANSWER_MS), 0);
   const pcm = new Int16Array(length);
@@ -79,13 +79,14 @@ function microphone(path: string, phrases: Uint8Array[]): void {
     at += phrase.length + samples(ANSWER_MS);
   }
   writeFileSync(path, encodeWav({ samples: pcm, sampleRate: RATE }));
+  return (length / RATE) * 1000;
 }
 
 /** One baresip call from `user`: it dials the agent's number, plays its WAV and hangs up at its end. */
 async function baresipCall(user: string, phrases: Uint8Array[]): Promise<string> {
   const home = mkdtempSync(join(dir, 'phone-'));
   const wav = join(home, 'microphone.wav');
-  microphone(wav, phrases);
+  const wavMs = microphone(wav, phrases);
   const port = await freeUdpPort();
   writeBaresipHome({
     home,
@@ -97,7 +98,6 @@ async function baresipCall(user: string, phrases: Uint8Array[]): Promise<string>
     codecs: ['PCMU'],
     user,
   });
-  const wavMs = GREETING_MS + phrases.reduce((n, p) => n + (p.length / RATE) * 1000 + ANSWER_MS, 0);
   const child = spawn(
     'baresip',
     ['-f', home, '-e', `/dial sip:${target.number}@${HOST}:${sipPort}`, '-t', String(Math.ceil(wavMs / 1000) + 10)],
@@ -105,10 +105,8 @@ async function baresipCall(user: string, phrases: Uint8Array[]): Promise<string>
   );
   await once(child, 'exit');
   // The service finishes the record a moment after the BYE.
-  const Calls = z.object({ calls: z.array(z.object({ call_id: z.string(), call_from: z.string().nullable() })) });
   for (let i = 0; i < 50; i++) {
-    const { calls } = Calls.parse(await api('POST', '/v2/calls/list', { limit: 500 }));
-    const mine = calls.find((c) => c.call_from === user);
+    const mine = (await listCalls(target)).find((c) => c.call_from === user);
     if (mine) return mine.call_id;
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -44,9 +44,9 @@ import {
   runCall,
   seededRandom,
   serviceStats,
+  listCalls,
   startTarget,
   STUB_ENDPOINT_MS,
-  targetApi,
   type CallResult,
   type ServiceStats,
   type Target,
@@ -410,21 +410,11 @@ async function runPath(target: Target, place: (script: SipScript) => Promise<Cal
  * only its dialog, and the service's turn parts name the call_id.
  */
 async function callIdsBySipCallId(target: Target): Promise<Map<string, string>> {
-  const api = targetApi(target);
-  const Page = z.object({
-    calls: z.array(z.object({ call_id: z.string(), metadata: z.record(z.string(), z.unknown()).optional() })),
-    next_cursor: z.string().nullable(),
-  });
   const ids = new Map<string, string>();
-  let cursor: string | null = null;
-  do {
-    const page = Page.parse(await api('POST', '/v2/calls/list', { limit: 500, pagination_key: cursor }));
-    for (const c of page.calls) {
-      const sip = c.metadata?.['sip_call_id'];
-      if (typeof sip === 'string') ids.set(sip, c.call_id);
-    }
-    cursor = page.next_cursor;
-  } while (cursor);
+  for (const c of await listCalls(target)) {
+    const sip = c.metadata?.['sip_call_id'];
+    if (typeof sip === 'string') ids.set(sip, c.call_id);
+  }
   return ids;
 }
 
