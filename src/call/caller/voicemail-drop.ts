@@ -78,7 +78,8 @@ export class VoicemailDrop implements LineFlow {
             if (answerer.by === 'machine') drop.found(answerer.evidence);
             else drop.greet('detector', answerer.atMs);
           },
-          beep() {
+          beep(endMs) {
+            o.log.info({ end_ms: Math.round(endMs) }, 'answering machine beep');
             drop.leave();
           },
         })
