@@ -515,7 +515,8 @@ export class CallSession {
     this.notify({ type: 'transcript', role: 'user', text: turn.text, final: true, turn: this.userTurns });
     if (!keypad) for (const flow of this.flows) flow.words?.(turn.text, this.clock.sinceStart());
     // A turn while a flow has the line (a machine's greeting, a caller being transferred) is kept, never answered.
-    const greeted = keypad ? null : this.greetedTurn;
+    // A greeting the callee talked over answered none of it: the model answers the turn (a menu read out on).
+    const greeted = keypad || this.greetedTurn?.interrupted ? null : this.greetedTurn;
     this.greetedTurn = null;
     if (this.flows.some((flow) => flow.holdsLine) || this.phase !== 'live') return;
     this.modelAnswered = false;

@@ -357,6 +357,19 @@ export function menuKey(heard: string): string | null {
   return options.find((o) => OUR_OPTION.test(o.label))?.key ?? null;
 }
 
+/**
+ * What the callee has said since the agent last pressed keys: a menu read out over several turns (one answered by the
+ * greeting, say) is one menu.
+ */
+function menuHeard(messages: DemoMessage[]): string {
+  const pressed = messages.findLastIndex((m) => m.tool_calls?.some((c) => c.function.name === DEMO_PRESS_DIGITS));
+  return messages
+    .slice(pressed + 1)
+    .filter((m) => m.role === 'user' && !text(m).startsWith(KEYPAD_TURN_PREFIX))
+    .map(text)
+    .join(' ');
+}
+
 const YES = /\b(yes|yeah|yep|yup|sure|correct|right|please|ok|okay|perfect|great|go ahead|sounds good|do it)\b/;
 const NO = /\b(no|nope|not|don't|dont|wrong|wait|change|actually)\b/;
 // The recogniser writes it several ways: "goodbye", "good bye", "good-bye", "good-by".
@@ -542,7 +555,7 @@ function scriptedReply(req: DemoChatRequest): DemoReply {
   const keyed = heard.startsWith(KEYPAD_TURN_PREFIX) ? heard.slice(KEYPAD_TURN_PREFIX.length) : null;
   // On the keypad, 1 is yes and 2 is no.
   const words = keyed === null ? wordsOf(heard).join(' ') : keyed === '1' ? 'yes' : keyed === '2' ? 'no' : '';
-  const key = keyed === null && mayCall(DEMO_PRESS_DIGITS) ? menuKey(heard) : null;
+  const key = keyed === null && mayCall(DEMO_PRESS_DIGITS) ? menuKey(menuHeard(messages)) : null;
   if (key !== null)
     return { text: '', calls: [{ id: id(0), name: DEMO_PRESS_DIGITS, arguments: JSON.stringify({ digits: key }) }] };
   if (asked.includes(ASK_ANYTHING_ELSE)) return goodbye();

@@ -397,6 +397,35 @@ describe('CallSession', () => {
     expect(s.result()!.transcript.map((m) => m.role)).toEqual(['user']);
   });
 
+  it('plays the keys in full while the far side talks over them: a menu reads on as it listens for them', async () => {
+    let pressed: boolean | undefined;
+    const press: BrainStep = async (_m, hooks) => {
+      pressed = await hooks.pressDigits!('123');
+      return { kind: 'reply', messages: [] };
+    };
+    const s = setup({
+      agent: { begin_message: '' },
+      heard: ['for sales press one', 'for billing press two'],
+      steps: [press],
+      fallback: say('Sorry?'),
+    });
+    await s.session.start();
+    await s.feed(500, 0);
+    await s.feed(800, SPEECH);
+    const before = s.transport.framesSent;
+    // The answer's keys start in the pause, and the menu reads on over them for longer than any threshold.
+    await s.feed(700, 0);
+    expect(s.transport.framesSent).toBeGreaterThan(before);
+    await s.feed(1200, SPEECH);
+    await s.feed(2000, 0);
+    s.transport.handlers.hangup();
+    await s.wait(20);
+    expect(pressed).toBe(true);
+    expect(s.transport.clears).toBe(0);
+    // Three keys of 100 ms tone and 100 ms gap (30 frames), then "Sorry?" to the menu's next words (5).
+    expect(s.transport.framesSent - before).toBe(30 + 5);
+  });
+
   describe('on an outbound call that looks for an answering machine', () => {
     const LEAVE = {
       action: 'leave_message' as const,
@@ -471,6 +500,56 @@ describe('CallSession', () => {
       ]);
     });
 
+    it('answers a callee who talked over the greeting: a greeting cut short answered nothing of what they said', async () => {
+      const s = setup({
+        agent: { begin_message: LONG },
+        voicemail: LEAVE,
+        heard: ['For appointments press one.', 'For billing press two.'],
+        steps: [say('Pressing one.')],
+      });
+      await s.session.start();
+      await s.feed(300, 0);
+      await s.feed(1200, SPEECH);
+      await s.feed(400, 0); // the callee's first pause: the agent greets
+      await s.feed(1200, SPEECH); // a menu goes on over the greeting
+      await s.feed(2500, 0);
+      s.transport.handlers.hangup();
+      await s.wait(20);
+      const r = s.result()!;
+      expect(r.reason).toBe('user_hangup');
+      // Cut at the interruption threshold (600 ms) after the menu went on at 1.9 s.
+      const cut = 'alpha bravo charm delta eagle fable giant hotel';
+      expect(r.transcript.map((m) => `${m.role}: ${m.content}`)).toEqual([
+        'user: For appointments press one.',
+        `agent: ${cut}`,
+        'agent: Pressing one.',
+      ]);
+      expect(r.transcript[1]).toMatchObject({ start_at: 1.7, end_at: 2.5 });
+      expect(s.brain.calls.map((call) => call.map((m) => `${m.role}: ${String(m.content)}`))).toEqual([
+        ['system: You are a test.', `assistant: ${cut}`, 'user: For appointments press one.'],
+      ]);
+    });
+
+    it('a callee going on over the greeting for less than the threshold ("uh-huh") lets it go on, and nothing answers the turn', async () => {
+      const s = setup({
+        agent: { begin_message: LONG },
+        voicemail: LEAVE,
+        heard: ['Hello? Uh-huh.'],
+        steps: [say('Should never be said.')],
+      });
+      await s.session.start();
+      await s.feed(300, 0);
+      await s.feed(600, SPEECH);
+      await s.feed(400, 0);
+      await s.feed(300, SPEECH);
+      await s.feed(2500, 0);
+      s.transport.handlers.hangup();
+      await s.wait(20);
+      const r = s.result()!;
+      expect(r.transcript.map((m) => `${m.role}: ${m.content}`)).toEqual(['user: Hello? Uh-huh.', `agent: ${LONG}`]);
+      expect(s.brain.calls).toHaveLength(0);
+    });
+
     it('greets a callee who says nothing once the answer has been quiet for quietAnswerMs', async () => {
       const s = setup({ agent: { begin_message: 'Hello there.' }, voicemail: LEAVE });
       await s.session.start();
@@ -484,7 +563,7 @@ describe('CallSession', () => {
       expect(greeting!.start_at).toBeCloseTo(VOICEMAIL_DROP_DEFAULTS.quietAnswerMs / 1000, 1);
     });
 
-    it('a machine known after the greeting began cuts it at once, and the message is left once its greeting is over', async () => {
+    it('a machine talking on over the greeting cuts it at once, and the message is left once its greeting is over', async () => {
       const s = setup({
         agent: { begin_message: `${LONG} ${LONG}` },
         voicemail: LEAVE,
@@ -505,9 +584,10 @@ describe('CallSession', () => {
       expect(s.brain.calls).toHaveLength(0);
       const agents = agentMessages(r);
       expect(agents).toHaveLength(2);
-      // Cut when the machine was known: 3.5 s after its greeting began at 0.3 s.
-      expect(agents[0]!.content.length).toBeLessThan(2 * LONG.length);
-      expect(agents[0]!.end_at).toBeCloseTo(3.8, 1);
+      // Cut at the interruption threshold (600 ms) after the machine went on at 1.7 s, as a person's words would,
+      // before the machine was known: it is never answered.
+      expect(agents[0]!.content.length).toBeLessThan(LONG.length);
+      expect(agents[0]!.end_at).toBeCloseTo(2.3, 1);
       expect(agents[1]).toMatchObject({ content: LEAVE.message });
       expect(agents[1]!.start_at).toBeGreaterThan(4.7);
     });
@@ -530,6 +610,35 @@ describe('CallSession', () => {
       expect(message.content).toBe(LEAVE.message);
       // Said at once: within a frame or two of the beep's end.
       expect(message.start_at * 1000 - (beepEnd - r.startTimestamp)).toBeLessThanOrEqual(100);
+    });
+
+    it('a machine known after the greeting began (its beep) cuts it at once, and the message is left right after', async () => {
+      const s = setup({
+        agent: { begin_message: `${LONG} ${LONG}` },
+        voicemail: LEAVE,
+        heard: ['Sam here.'],
+        steps: [say('Should never be said.')],
+      });
+      await s.session.start();
+      await s.feed(300, 0);
+      await s.feed(1000, SPEECH);
+      await s.feed(600, 0); // its pause: the agent greets it
+      for (let n = 0; n < 25; n++) {
+        s.timers.advance(20);
+        s.transport.handlers.audio(beepFrame(n, 16000));
+      }
+      const beepEnd = s.timers.now();
+      await s.feed(3000, 0);
+      await s.wait(1000);
+      const r = s.result()!;
+      expect(r.reason).toBe('voicemail_reached');
+      expect(r.message).toMatch(/found by its beep/);
+      expect(s.brain.calls).toHaveLength(0);
+      const [greeting, message] = agentMessages(r);
+      expect(greeting!.content.length).toBeLessThan(LONG.length);
+      expect(greeting!.end_at * 1000).toBeLessThanOrEqual(beepEnd - r.startTimestamp + 40);
+      expect(message).toMatchObject({ content: LEAVE.message });
+      expect(message!.start_at * 1000 - (beepEnd - r.startTimestamp)).toBeLessThanOrEqual(100);
     });
 
     it('knows a machine by a long greeting without a pause, and hangs up at once when told to', async () => {

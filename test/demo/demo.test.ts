@@ -200,6 +200,19 @@ describe('demo model server', () => {
     expect(history.at(-1)).toMatchObject({ role: 'tool', content: 'Keypad tones cannot be played on this call.' });
   });
 
+  it('reads a menu heard over turns as one: the option named in a turn the greeting answered is pressed at the next', async () => {
+    const { history, turn } = conversation();
+    // The callee's first words, which the greeting (history's begin message) answered, came before it.
+    history.splice(1, 0, { role: 'user', content: 'For appointments, press one.' });
+    const menu = await turn('For billing, press two.');
+    expect(menu.outcome.messages[0]).toMatchObject({
+      tool_calls: [{ function: { name: 'press_digits', arguments: '{"digits":"1"}' } }],
+    });
+    // Once pressed, what the menu said before is spent: its next words name no option to press.
+    const next = await turn('For billing, press two.');
+    expect(next.outcome.messages[0]).not.toHaveProperty('tool_calls');
+  });
+
   it("plays an agent test's simulated caller from its persona and goal: name and time when asked, yes to the read-back, goodbye and hang up when offered more", () => {
     const system = {
       role: 'system' as const,

@@ -191,10 +191,11 @@ export class AgentVoice {
 
   /**
    * Keypad tones of `keys` (DTMF, in-band: any line carries them), after everything queued. An
-   * utterance without words: the transcript keeps none, barge-in cuts it like speech.
+   * utterance without words: the transcript keeps none. Barge-in does not cut it: a key pressed
+   * is pressed, and a phone menu reads on over the tones it listens for.
    */
   pressKeys(keys: string): Utterance {
-    return this.play(dtmfTones(keys, this.o.rate));
+    return this.play(dtmfTones(keys, this.o.rate), { interruptible: false });
   }
 
   /** Audio without words at the line's rate (keypad tones, hold music), after everything queued. */

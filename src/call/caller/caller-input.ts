@@ -513,6 +513,7 @@ export class CallerInput {
       this.speech.wordsPending = false;
       this.speech.recogniserEnded = null;
       this.armFirstResultDeadline(this.speech);
+      if (this.o.agentBusy()) this.goOnOverAgent(this.speech, at);
       return;
     }
     this.speech = {
@@ -549,6 +550,25 @@ export class CallerInput {
       this.bargeTimer = undefined;
       if (this.speech && !this.stopped) this.thresholdReached(this.speech);
     }, wait);
+  }
+
+  /**
+   * The agent took the floor in the caller's pause (a greeting said at a callee's first pause), and the caller goes on
+   * with their turn from `at`: that stops it once it lasts the interruption threshold, as new speech over the agent
+   * does. Shorter ("uh-huh" to the greeting) lets it go on.
+   */
+  private goOnOverAgent(speech: Speech, at: number): void {
+    const threshold = this.o.interruptionThresholdMs;
+    if (threshold === null) return;
+    const heardMs = (this.audioNow() - at) * 1000;
+    this.o.timers.clearTimeout(this.bargeTimer);
+    this.bargeTimer = this.o.timers.setTimeout(
+      () => {
+        this.bargeTimer = undefined;
+        if (this.speech === speech && speech.endAt === null && !this.stopped) this.cut(speech);
+      },
+      Math.max(0, threshold - heardMs),
+    );
   }
 
   /**
