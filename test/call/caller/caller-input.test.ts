@@ -473,11 +473,12 @@ describe('CallerInput', () => {
       await s.feed(400, SPEECH);
       await s.feed(200, 0);
       s.partial('To the loaf,'); // one flite voice's "Hello?", with a comma
-      await s.feed(1_400, 0);
+      await s.feed(1_700, 0);
       return s.turns.map((t) => Math.round(t.at));
     };
     expect(await answered({ outbound: true })).toEqual([1040]);
-    // A trailing comma waits halfway to max_ms (1,250 ms): on an inbound call, or once the agent has spoken.
+    // A trailing comma waits three quarters of the way to max_ms (1,625 ms): on an inbound call, or once the agent has
+    // spoken.
     for (const other of [{ outbound: false }, { outbound: true, asked: 'Hi, this is Sam from the clinic.' }])
       expect((await answered(other))[0]).toBeGreaterThan(2000);
   });

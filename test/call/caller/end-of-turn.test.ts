@@ -304,13 +304,13 @@ describe('SemanticEndOfTurn', () => {
     expect(policy.waitMs({ silentMs: 200, words: 'What time do you open?' })).toBe(50);
     expect(policy.waitMs({ silentMs: 200, words: 'I would like to book and' })).toBe(1800);
     expect(policy.waitMs({ silentMs: 200, words: 'my name is john smith' })).toBe(300);
-    expect(policy.waitMs({ silentMs: 200, words: 'My name is John Smith,' })).toBe(1050); // halfway to max_ms
+    expect(policy.waitMs({ silentMs: 200, words: 'My name is John Smith,' })).toBe(1425); // 3/4 of the way to max_ms
   });
 
   it('gives a caller who pauses mid-turn their own pause where the words do not tell, up to max_ms', () => {
     const paceMs = 1200;
     expect(policy.waitMs({ silentMs: 200, words: 'my name is john smith', paceMs })).toBe(1000);
-    expect(policy.waitMs({ silentMs: 200, words: 'My name is John Smith,', paceMs: 1500 })).toBe(1300); // over 1,250
+    expect(policy.waitMs({ silentMs: 200, words: 'My name is John Smith,', paceMs: 1800 })).toBe(1600); // over 1,625
     expect(policy.waitMs({ silentMs: 200, words: 'my name is john smith', paceMs: 5000 })).toBe(1800);
     // A finished sentence and a short answer keep min_ms; a pace shorter than the wait changes nothing.
     expect(policy.waitMs({ silentMs: 200, words: 'What time do you open?', paceMs })).toBe(50);
@@ -322,7 +322,7 @@ describe('SemanticEndOfTurn', () => {
     const pickedUp = true;
     expect(policy.waitMs({ silentMs: 200, words: 'Smith residence,', pickedUp })).toBe(50);
     expect(policy.waitMs({ silentMs: 200, words: 'to the loaf', pickedUp })).toBe(50); // a "Hello?" misheard
-    expect(policy.waitMs({ silentMs: 200, words: 'Smith residence,' })).toBe(1050); // not picking up: a trailing comma
+    expect(policy.waitMs({ silentMs: 200, words: 'Smith residence,' })).toBe(1425); // not picking up: a trailing comma
     expect(policy.waitMs({ silentMs: 200, words: 'Hello, this is Maria', pickedUp })).toBe(300); // more than a hello
     expect(policy.waitMs({ silentMs: 200, words: 'Hello, um', pickedUp })).toBe(1800);
     expect(policy.waitMs({ silentMs: 200, words: '', pickedUp })).toBe(300); // no words: no greeting
