@@ -9,7 +9,7 @@
 // from the end of their "Hello?" to the agent's voice; and simulated machines (voicemail.json)
 // called by the first, which must still end voicemail_reached with the message after the beep.
 // Writes JSON and Markdown under artifacts/bench/.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,7 +20,7 @@ import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { detect, machineGreetingSet, type Detection } from '../test/support/machine-greetings.ts';
 import { loudBounds, outboundCallRecord, startTarget, targetApi } from './harness.ts';
-import { markdownTable, stats } from './report.ts';
+import { markdownTable, stats, writeArtifacts } from './report.ts';
 
 const { values } = parseArgs({ options: { calls: { type: 'string' } } });
 const calls = z.coerce.number().int().min(1).max(20).default(3).parse(values.calls);
@@ -190,9 +190,6 @@ const md = [
   '',
   `${calls} people called with detection and ${calls} without, side by side in-process; ${summary.people.detecting.endedAsVoicemail} taken for a machine. Load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${summary.loadAverage.end.map((x) => x.toFixed(2)).join(' ')} at the end.`,
 ].join('\n');
-const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
-mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, 'amd.json'), `${JSON.stringify(summary, null, 2)}\n`);
-writeFileSync(join(dir, 'amd.md'), `${md}\n`);
+writeArtifacts('amd', summary, md);
 console.log(md);
 process.exit(0);

@@ -10,14 +10,14 @@
 // page on PCM (default: what the page picks, Opus in Chromium); the socket's audio bytes each way
 // are counted from the browser's own WebSocket frames.
 // Writes JSON and Markdown under artifacts/bench/.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeWav } from '../src/audio/wav.ts';
 import { CallRecordSchema } from '../src/records/record.ts';
 import { launchChromium, writeWav } from '../test/helpers/browser.ts';
 import { startTarget } from './harness.ts';
-import { markdownTable, stats } from './report.ts';
+import { markdownTable, stats, writeArtifacts } from './report.ts';
 
 const RATE = 16000;
 const codecArg = process.argv.indexOf('--codec');
@@ -141,12 +141,10 @@ const md = [
     .map((x) => x.toFixed(2))
     .join(' ')} at the end`,
 ].join('\n');
-const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
-mkdirSync(dir, { recursive: true });
-writeFileSync(
-  join(dir, 'browser-v2v.json'),
-  `${JSON.stringify({ when: new Date().toISOString(), codec, v2v, e2e, outputLatency: tapped.outputLatency, audioBytes, liveSeconds }, null, 2)}\n`,
+writeArtifacts(
+  'browser-v2v',
+  { when: new Date().toISOString(), codec, v2v, e2e, outputLatency: tapped.outputLatency, audioBytes, liveSeconds },
+  md,
 );
-writeFileSync(join(dir, 'browser-v2v.md'), `${md}\n`);
 console.log(md);
 process.exit(0);

@@ -15,9 +15,8 @@
 // the service process's own; the callers' event-loop delay is reported beside them, so a reader
 // can tell the service's pacing from the harness's lag.
 // Writes JSON, Markdown and SVG under artifacts/bench/.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -33,7 +32,7 @@ import {
   type CallResult,
   type TurnParts,
 } from './harness.ts';
-import { markdownTable, stats, svgChart, type SeriesStats } from './report.ts';
+import { markdownTable, type SeriesStats, stats, svgChart, writeArtifacts } from './report.ts';
 
 const Args = z.object({
   calls: z.coerce.number().int().min(1).max(1000).default(10),
@@ -363,14 +362,11 @@ const md = [
   '',
   `${summary.note}; load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${summary.loadAverage.end.map((x) => x.toFixed(2)).join(' ')} at the end`,
 ].join('\n');
-const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
-mkdirSync(dir, { recursive: true });
-const base = join(
-  dir,
+const base = writeArtifacts(
   `calls-${args.engines}${sttLabel ? `-${sttLabel.replaceAll(' ', '-')}` : ''}-${args.calls}x${args.duration}s${inProcess ? '' : '-external'}`,
+  summary,
+  md,
 );
-writeFileSync(`${base}.json`, `${JSON.stringify(summary, null, 2)}\n`);
-writeFileSync(`${base}.md`, `${md}\n`);
 writeFileSync(
   `${base}.svg`,
   svgChart(

@@ -10,9 +10,7 @@
 // BENCH_ASTERISK=N sets the prompt sample (default 100). BENCH_NOISE_SET=game reads the game voices
 // instead (bench/sets/game-voices.ts: ten voice actors, every other line of the 198, 99).
 // Writes artifacts/bench/noise[-game].{json,md}.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { concatPcm, rms } from '../src/audio/pcm.ts';
 import { resample } from '../src/audio/resampler.ts';
@@ -23,7 +21,7 @@ import { corpusWer } from './wer.ts';
 import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { energyLabels, framesInSegments, segmentsOf } from '../test/speech/vad/measure.ts';
 import { asteriskPrompts, fixtures, musicOnHoldFiles } from '../test/support/test-sets.ts';
-import { markdownTable } from './report.ts';
+import { markdownTable, writeArtifacts } from './report.ts';
 import { gameVoices } from './sets/game-voices.ts';
 
 const RATE = 8000;
@@ -252,13 +250,7 @@ const md = [
     .map((x) => x.toFixed(2))
     .join(' ')} at the end, ${availableParallelism()} cores`,
 ].join('\n');
-const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
-mkdirSync(dir, { recursive: true });
 const suffix = setName === 'game' ? '-game' : '';
-writeFileSync(
-  join(dir, `noise${suffix}.json`),
-  `${JSON.stringify({ when: new Date().toISOString(), rows, vadRows, costRows }, null, 2)}\n`,
-);
-writeFileSync(join(dir, `noise${suffix}.md`), `${md}\n`);
+writeArtifacts(`noise${suffix}`, { when: new Date().toISOString(), rows, vadRows, costRows }, md);
 console.log(md);
 process.exit(0);

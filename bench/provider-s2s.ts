@@ -6,14 +6,12 @@
 // the caller's socket; that is everything the service adds (parse, decode, frame, pace, send), the
 // model's own time left out. Median and p90 over the turns, with the load average.
 // Writes JSON and Markdown under artifacts/bench/.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { agentFinished, fixtureUlaw, placeInboundCall } from '../test/helpers/phone.ts';
 import { startTestService } from '../test/helpers/service.ts';
 import { GeminiLiveStandIn } from '../test/llm/realtime/gemini-stand-in.ts';
 import { OpenAiRealtimeStandIn, type StandInResponse } from '../test/llm/realtime/openai-stand-in.ts';
-import { markdownTable } from './report.ts';
+import { markdownTable, writeArtifacts } from './report.ts';
 
 const TURNS = Number(process.env.S2S_TURNS ?? 12);
 const PHRASES = ['01-my-name-is-john', '04-yes-please', '08-goodbye', '09-i-want-to-cancel'];
@@ -100,12 +98,7 @@ await t.stop();
 
 const load = `load average ${loadStart.map((l) => l.toFixed(2)).join(' ')} → ${loadEnd.map((l) => l.toFixed(2)).join(' ')}`;
 const markdown = `${markdownTable(rows)}\n\n${load}\n`;
-mkdirSync(join('artifacts', 'bench'), { recursive: true });
-writeFileSync(
-  join('artifacts', 'bench', 'provider-s2s.json'),
-  JSON.stringify({ rows, perTurn, loadStart, loadEnd }, null, 2),
-);
-writeFileSync(join('artifacts', 'bench', 'provider-s2s.md'), markdown);
+writeArtifacts('provider-s2s', { rows, perTurn, loadStart, loadEnd }, markdown);
 process.stdout.write(
   `${markdown}\n${Object.entries(perTurn)
     .map(([name, added]) => `${name} per turn: ${added.join(', ')}`)

@@ -1,6 +1,21 @@
 // Shared formatting for the benches: tinybench rows with ops/s and p99, Markdown tables and a
-// small SVG bar chart for the load harness. Pure functions, unit-tested in test/bench/.
+// small SVG bar chart for the load harness (pure functions, unit-tested in test/bench/), and the
+// one writer of a bench's results under artifacts/bench.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Bench, Task } from 'tinybench';
+
+/** Where the benches leave their results. */
+const ARTIFACTS_DIR = join(import.meta.dirname, '..', 'artifacts', 'bench');
+
+/** Writes a bench's results as `<name>.json` and `<name>.md` under ARTIFACTS_DIR; returns the path before `.json`. */
+export function writeArtifacts(name: string, summary: unknown, md: string): string {
+  mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  const base = join(ARTIFACTS_DIR, name);
+  writeFileSync(`${base}.json`, `${JSON.stringify(summary, null, 2)}\n`);
+  writeFileSync(`${base}.md`, `${md.trimEnd()}\n`);
+  return base;
+}
 
 export interface TaskRow {
   task: string;

@@ -5,14 +5,13 @@
 // the record's latency.e2e), and whether each conversation came out as its script meant: ended by
 // the agent, nobody talking over anybody, the booking the caller gave.
 // Writes JSON and Markdown under artifacts/bench/.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { CallRecord } from '../src/records/record.ts';
 import { outboundCallRecord, startTarget, targetApi, type TurnParts } from './harness.ts';
-import { markdownTable, stats } from './report.ts';
+import { markdownTable, stats, writeArtifacts } from './report.ts';
 
 const Args = z.object({
   transport: z.literal('sim'),
@@ -116,11 +115,7 @@ const md = [
   '',
   `in-process (service and simulated phones share the event loop); load average ${loadStart.map((x) => x.toFixed(2)).join(' ')} at the start, ${summary.loadAverage.end.map((x) => x.toFixed(2)).join(' ')} at the end`,
 ].join('\n');
-const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
-mkdirSync(dir, { recursive: true });
-const base = join(dir, `calls-sim-${args.script}-${args.calls}`);
-writeFileSync(`${base}.json`, `${JSON.stringify(summary, null, 2)}\n`);
-writeFileSync(`${base}.md`, `${md}\n`);
+const base = writeArtifacts(`calls-sim-${args.script}-${args.calls}`, summary, md);
 console.log(md);
 console.error(`written: ${base}.{json,md}`);
 process.exit(0);

@@ -15,7 +15,7 @@
 // artifacts/bench/.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,7 +25,7 @@ import { encodeWav } from '../src/audio/wav.ts';
 import { writeBaresipHome } from '../test/helpers/baresip.ts';
 import { freeUdpPort } from '../test/helpers/net.ts';
 import { listCalls, loadPhrases, runCall, startTarget, targetApi, type TurnParts } from './harness.ts';
-import { markdownTable, stats } from './report.ts';
+import { markdownTable, stats, writeArtifacts } from './report.ts';
 
 const Args = z.object({
   rounds: z.coerce.number().int().min(1).max(20).default(3),
@@ -172,9 +172,6 @@ const md = [
   '',
   `Load average ${loadStart.map((l) => l.toFixed(2)).join(' ')} at the start, ${loadEnd.map((l) => l.toFixed(2)).join(' ')} at the end.`,
 ].join('\n');
-const out = join(import.meta.dirname, '..', 'artifacts', 'bench');
-mkdirSync(out, { recursive: true });
-writeFileSync(join(out, 'baresip.json'), `${JSON.stringify(summary, null, 2)}\n`);
-writeFileSync(join(out, 'baresip.md'), `${md}\n`);
+writeArtifacts('baresip', summary, md);
 console.log(md);
 process.exit(0);

@@ -19,9 +19,7 @@
 // send jitter |gap − 20 ms| after the first 5 frames of each reply (all gaps, and those no stall of the callers' loop
 // touched), late frames, dropped frames (stub TTS frames made − frames received), errors. JSON and Markdown under
 // artifacts/bench/.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -52,7 +50,7 @@ import {
   type Target,
   type TurnParts,
 } from './harness.ts';
-import { markdownTable, stats, type SeriesStats } from './report.ts';
+import { markdownTable, type SeriesStats, stats, writeArtifacts } from './report.ts';
 
 const Args = z.object({
   transport: z.literal('sip'),
@@ -572,11 +570,7 @@ const md = [
   '',
   `${summary.note}; load average ${load(loadStart)} at the start, ${load(loadTwilio)} before the Twilio calls, ${load(loadSip)} before the SIP calls, ${load(loadEnd)} at the end`,
 ].join('\n');
-const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
-mkdirSync(dir, { recursive: true });
-const base = join(dir, `calls-sip-${args.engines}-${args.calls}x${args.duration}s`);
-writeFileSync(`${base}.json`, `${JSON.stringify(summary, null, 2)}\n`);
-writeFileSync(`${base}.md`, `${md}\n`);
+const base = writeArtifacts(`calls-sip-${args.engines}-${args.calls}x${args.duration}s`, summary, md);
 console.log(md);
 for (const path of ['twilio', 'sip'] as const)
   for (const e of new Set(paths[path].errors)) console.error(`${path} error: ${e}`);

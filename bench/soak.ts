@@ -1,12 +1,10 @@
 // npm run bench:soak -- [--calls 1000] [--max-minutes M] [--url … --key …]
 // Short calls one after another against stub engines (in-process unless --url): RSS and open
 // handles sampled as it goes; RSS after the first 100 calls against RSS after all of them.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { loadPhrases, runCall, startTarget } from './harness.ts';
-import { markdownTable } from './report.ts';
+import { markdownTable, writeArtifacts } from './report.ts';
 
 const Args = z.object({
   calls: z.coerce.number().int().min(1).max(100_000).default(1000),
@@ -77,9 +75,6 @@ const summary = {
   rssGrowthAfter100Percent: growth,
   samples,
 };
-const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
-mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, 'soak.json'), `${JSON.stringify(summary, null, 2)}\n`);
 const md = [
   `# bench:soak — ${done} of ${args.calls} sequential calls (${failed} failed), stub engines`,
   '',
@@ -99,7 +94,7 @@ const md = [
   '',
   `RSS after all ${done} calls vs after the first 100: ${growth === null ? 'n/a (fewer than 100 calls)' : `${growth > 0 ? '+' : ''}${growth}%`}`,
 ].join('\n');
-writeFileSync(join(dir, 'soak.md'), `${md}\n`);
+writeArtifacts('soak', summary, md);
 console.log(md);
 // Written before closing: the service's 30 s stream-connect timers outlive close() (see report).
 await target.close();

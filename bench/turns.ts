@@ -21,7 +21,7 @@
 // bench counts, per turn, whether the end that brought the agent's answer was one it decided.
 // Writes JSON (with what the agent heard in each call) and Markdown under artifacts/bench/.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -40,7 +40,7 @@ import { startAssemblyAiStandIn } from '../test/speech/stt/assemblyai/stand-in.t
 import { startDeepgramStandIn } from '../test/speech/stt/deepgram/stand-in.ts';
 import { StandInEar } from '../test/speech/stt/stand-in-ear.ts';
 import { loudBounds } from './harness.ts';
-import { markdownTable, stats } from './report.ts';
+import { markdownTable, stats, writeArtifacts } from './report.ts';
 import { gameVoices } from './sets/game-voices.ts';
 import {
   HELD_OUT_DIGITS,
@@ -707,10 +707,6 @@ const md = [
     .map((x) => x.toFixed(2))
     .join(' ')} at the end`,
 ].join('\n');
-writeFileSync(
-  join(artifacts, `${outName}.json`),
-  `${JSON.stringify({ when: new Date().toISOString(), args, rows, categoryRows, byRun, heard: heardByRun }, null, 2)}\n`,
-);
-writeFileSync(join(artifacts, `${outName}.md`), `${md}\n`);
+writeArtifacts(outName, { when: new Date().toISOString(), args, rows, categoryRows, byRun, heard: heardByRun }, md);
 console.log(md);
 process.exit(0);

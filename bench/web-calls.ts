@@ -6,7 +6,7 @@
 // (its marks). Per transport: voice-to-voice at the caller (last speech frame sent → first agent
 // frame received) and the records' latency.e2e; then the difference of the medians.
 // Writes JSON and Markdown under artifacts/bench/.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { decodeWav } from '../src/audio/wav.ts';
 import { CallRecordSchema, type CallRecord } from '../src/records/record.ts';
 import { loadPhrases, runCall, startTarget, trimQuiet, type Target } from './harness.ts';
-import { markdownTable, stats } from './report.ts';
+import { markdownTable, stats, writeArtifacts } from './report.ts';
 
 const Args = z.object({
   transport: z.literal('web'),
@@ -205,12 +205,16 @@ const md = [
     .map((x) => x.toFixed(2))
     .join(' ')} at the end`,
 ].join('\n');
-const dir = join(import.meta.dirname, '..', 'artifacts', 'bench');
-mkdirSync(dir, { recursive: true });
-writeFileSync(
-  join(dir, `calls-web-${args.calls}x${args.duration}s.json`),
-  `${JSON.stringify({ when: new Date().toISOString(), args, rows, difference, errors: [...web, ...phone].flatMap((r) => (r.error ? [r.error] : [])) }, null, 2)}\n`,
+writeArtifacts(
+  `calls-web-${args.calls}x${args.duration}s`,
+  {
+    when: new Date().toISOString(),
+    args,
+    rows,
+    difference,
+    errors: [...web, ...phone].flatMap((r) => (r.error ? [r.error] : [])),
+  },
+  md,
 );
-writeFileSync(join(dir, `calls-web-${args.calls}x${args.duration}s.md`), `${md}\n`);
 console.log(md);
 process.exit(0);
