@@ -623,6 +623,10 @@ export class CallerInput {
       if (answering?.inDigits) this.numberPace.paused(sinceTurn);
     }
     this.answering = null;
+    this.o.log.debug(
+      { after_ms: Math.round((this.audioNow() - speech.startAt) * 1000), going_on: speech.goingOn },
+      'speech over the agent stops it',
+    );
     this.o.events.interruption();
   }
 
@@ -642,6 +646,17 @@ export class CallerInput {
 
   /** Speech under the agent that was no turn (a short sound, an acknowledgement): forgotten, the agent goes on. */
   private letGo(): void {
+    const speech = this.speech;
+    // Why the agent went on over the caller: for a call whose barge-in is in question.
+    if (speech)
+      this.o.log.debug(
+        {
+          speech_ms: Math.round(((speech.endAt ?? this.audioNow()) - speech.startAt) * 1000),
+          going_on: speech.goingOn,
+          words: speech.lastReading?.text ?? null,
+        },
+        'speech over the agent let go',
+      );
     this.o.timers.clearTimeout(this.bargeTimer);
     this.o.timers.clearTimeout(this.endpointTimer);
     this.bargeTimer = undefined;

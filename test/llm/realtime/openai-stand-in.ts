@@ -202,6 +202,8 @@ export class OpenAiRealtimeStandIn {
   readonly truncations: { item_id: string; audio_end_ms: number; item_ms: number }[] = [];
   /** The request line's query and headers of each connection. */
   readonly upgrades: { url: string; authorization: string | undefined }[] = [];
+  /** Every server event sent but audio deltas, as its type with its audio ms if any: for a test that fails to print. */
+  readonly sentTypes: string[] = [];
   private readonly server: Server;
   private readonly wss: WebSocketServer;
   private readonly stt = new PocketsphinxEngine({ workers: 1 });
@@ -460,6 +462,10 @@ export class OpenAiRealtimeStandIn {
   }
 
   private send(c: Connection, event: Record<string, unknown>): void {
+    if (event.type !== 'response.output_audio.delta') {
+      const ms = event.audio_start_ms ?? event.audio_end_ms;
+      this.sentTypes.push(ms === undefined ? String(event.type) : `${String(event.type)}@${String(ms)}`);
+    }
     if (c.ws.readyState === c.ws.OPEN) c.ws.send(JSON.stringify({ event_id: `event_${++this.seq}`, ...event }));
   }
 }
