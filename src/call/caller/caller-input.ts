@@ -544,12 +544,22 @@ export class CallerInput {
     if (this.o.interruptionThresholdMs === null) return;
     this.speech.goingOn =
       this.answering !== null && (at - this.answering.takenAt) * 1000 <= CALLER_DEFAULTS.goingOnWithinMs;
-    const heardMs = (this.audioNow() - at) * 1000;
-    const wait = Math.max(0, this.thresholdOf(this.speech) - heardMs);
-    this.bargeTimer = this.o.timers.setTimeout(() => {
-      this.bargeTimer = undefined;
+    this.armBargeTimer(at, this.thresholdOf(this.speech), () => {
       if (this.speech && !this.stopped) this.thresholdReached(this.speech);
-    }, wait);
+    });
+  }
+
+  /** Calls `reached` once the speech begun at `at` has lasted `thresholdMs` of audio (some may be heard already). */
+  private armBargeTimer(at: number, thresholdMs: number, reached: () => void): void {
+    const heardMs = (this.audioNow() - at) * 1000;
+    this.o.timers.clearTimeout(this.bargeTimer);
+    this.bargeTimer = this.o.timers.setTimeout(
+      () => {
+        this.bargeTimer = undefined;
+        reached();
+      },
+      Math.max(0, thresholdMs - heardMs),
+    );
   }
 
   /**
@@ -560,15 +570,9 @@ export class CallerInput {
   private goOnOverAgent(speech: Speech, at: number): void {
     const threshold = this.o.interruptionThresholdMs;
     if (threshold === null) return;
-    const heardMs = (this.audioNow() - at) * 1000;
-    this.o.timers.clearTimeout(this.bargeTimer);
-    this.bargeTimer = this.o.timers.setTimeout(
-      () => {
-        this.bargeTimer = undefined;
-        if (this.speech === speech && speech.endAt === null && !this.stopped) this.cut(speech);
-      },
-      Math.max(0, threshold - heardMs),
-    );
+    this.armBargeTimer(at, threshold, () => {
+      if (this.speech === speech && speech.endAt === null && !this.stopped) this.cut(speech);
+    });
   }
 
   /**
