@@ -263,6 +263,33 @@ describe.concurrent('false interruptions', () => {
   }, 60_000);
 });
 
+describe.concurrent('short words over the agent', () => {
+  it('a quick "Stop." over the greeting, shorter than the interruption threshold, stops it and is answered', async () => {
+    // kal's "stop", said quickly, is 0.28 s of voice to Silero. Speech over the agent stops it once it lasts the 600 ms
+    // threshold from its start, and the VAD hears its pause 200 ms after the voice ends: a word of under 0.4 s ends
+    // before the threshold, and only its reading (a word, not an acknowledgement) makes it a turn. Before short words
+    // were read, it was let go as a sound and lost, and the greeting played to its end.
+    const wav = join(mkdtempSync(join(tmpdir(), 'short-word-')), 'stop.wav');
+    execFileSync('flite', ['-voice', 'kal', '--setf', 'duration_stretch=0.7', '-t', 'stop', '-o', wav]);
+    const stop = muLawEncode(decodeWav(readFileSync(wav), 8000).samples);
+    const { caller, callId } = await placeInboundCall(t.url, NUMBERS.talker);
+    while (caller.played.length < 50) await new Promise((r) => setTimeout(r, 20)); // a second of greeting
+    await caller.speak(stop);
+    await agentFinished(caller, { timeoutMs: 20_000 });
+    await caller.hangUp();
+    const r = await record(callId);
+    const lines = JSON.stringify(r.transcript!.map((m) => `${m.role}: ${m.content}`));
+    const [greeting, user, answer] = r.transcript!;
+    expect(greeting!.role, lines).toBe('agent');
+    expect(LONG_GREETING.startsWith(greeting!.content), lines).toBe(true);
+    expect(greeting!.content.length, lines).toBeLessThan(LONG_GREETING.length);
+    expect(user!.role, lines).toBe('user');
+    expect(user!.content, lines).toMatch(/stop/i);
+    expect(user!.end_at - user!.start_at, lines).toBeLessThan(0.4);
+    expect(answer, lines).toMatchObject({ role: 'agent', content: 'Okay.' });
+  }, 60_000);
+});
+
 describe.concurrent('organization limits', () => {
   it('concurrency_limit_reached: a call over the organization’s limit is recorded and not connected', async () => {
     const first = await placeInboundCall(t.url, NUMBERS.limited);

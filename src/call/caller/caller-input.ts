@@ -170,6 +170,11 @@ interface Speech {
   /** At the threshold no reading was there yet: one was asked for, and the cut waits for it (ackReadWaitMs). */
   readAsked: boolean;
   /**
+   * Over the agent, it paused shorter than the threshold: a sound, an "uh-huh", or a word that means it ("Stop.",
+   * "No."). Its reading, asked for at the pause, tells them apart.
+   */
+  shortRead: boolean;
+  /**
    * The recogniser's own verdict that the turn is over, with the reading it came with: words read
    * after it (the caller went on) withdraw it; the same words written again do not.
    */
@@ -525,6 +530,7 @@ export class CallerInput {
       wordsPending: false,
       acknowledging: false,
       readAsked: false,
+      shortRead: false,
       recogniserEnded: null,
       lastReading: null,
       endedByModel: false,
@@ -563,13 +569,21 @@ export class CallerInput {
   }
 
   /**
-   * The agent took the floor in the caller's pause (a greeting said at a callee's first pause), and the caller goes on
-   * with their turn from `at`: that stops it once it lasts the interruption threshold, as new speech over the agent
-   * does. Shorter ("uh-huh" to the greeting) lets it go on.
+   * The caller goes on from `at` with speech the agent is talking over. A turn the agent took the floor in the pause
+   * of (a greeting said at a callee's first pause): that stops it once it lasts the interruption threshold, as new
+   * speech over the agent does; shorter ("uh-huh" to the greeting) lets it go on. Speech over the agent that has not
+   * stopped it (a short word, an acknowledgement) is judged at the threshold as new speech is, its reading included.
    */
   private goOnOverAgent(speech: Speech, at: number): void {
     const threshold = this.o.interruptionThresholdMs;
     if (threshold === null) return;
+    if (!speech.confirmed) {
+      speech.shortRead = false;
+      this.armBargeTimer(at, this.thresholdOf(speech), () => {
+        if (this.speech === speech && !this.stopped) this.thresholdReached(speech);
+      });
+      return;
+    }
     this.armBargeTimer(at, threshold, () => {
       if (this.speech === speech && speech.endAt === null && !this.stopped) this.cut(speech);
     });
@@ -692,14 +706,19 @@ export class CallerInput {
     if (!speech.confirmed && (speech.acknowledging || speech.readAsked) && this.stt?.readNow) {
       // Over the agent, past the threshold, and not (yet) read as more than acknowledgements: the reading of all of it
       // says whether it was a turn (onPartial).
-      this.o.timers.clearTimeout(this.bargeTimer);
-      this.bargeTimer = undefined;
       speech.acknowledging = true;
-      speech.endAt = at;
-      speech.wordsPending = true;
-      this.o.timers.clearTimeout(this.endpointTimer);
-      this.endpointTimer = this.o.timers.setTimeout(() => this.settleUnread(speech), CALLER_DEFAULTS.ackSettleMs);
-      this.stt.readNow();
+      this.readPausedOverAgent(speech, at, () => this.settleUnread(speech));
+      return;
+    }
+    if (!speech.confirmed && this.bargeTimer !== undefined && this.stt?.readNow) {
+      // Over the agent and shorter than the threshold: a sound, an acknowledgement, or a word that means it ("Stop.",
+      // "No."), lost as a sound before. Its reading tells them apart (acknowledgementDecided); unread in time, it was
+      // a sound.
+      speech.shortRead = true;
+      this.readPausedOverAgent(speech, at, () => {
+        this.endpointTimer = undefined;
+        if (this.speech === speech && !this.stopped) this.letGo();
+      });
       return;
     }
     if (!speech.confirmed) {
@@ -717,6 +736,20 @@ export class CallerInput {
     // and the end of turn waits for them.
     speech.wordsPending = this.stt?.readNow !== undefined;
     this.decideEndOfTurn(speech);
+    this.stt?.readNow?.();
+  }
+
+  /**
+   * Speech over the agent paused at `at` undecided: the reading of all of it is asked for (onPartial decides on it),
+   * and `unread` runs if none has come within ackSettleMs.
+   */
+  private readPausedOverAgent(speech: Speech, at: number, unread: () => void): void {
+    this.o.timers.clearTimeout(this.bargeTimer);
+    this.bargeTimer = undefined;
+    speech.endAt = at;
+    speech.wordsPending = true;
+    this.o.timers.clearTimeout(this.endpointTimer);
+    this.endpointTimer = this.o.timers.setTimeout(unread, CALLER_DEFAULTS.ackSettleMs);
     this.stt?.readNow?.();
   }
 
@@ -840,6 +873,17 @@ export class CallerInput {
         if (speech.endAt !== null) this.letGo();
         return false;
       }
+      this.cut(speech);
+      return true;
+    }
+    if (speech.shortRead) {
+      // No words ("", "."): a sound. A streaming provider's reading may lag the audio; a word it has not read yet is
+      // lost as it was before short words were read at all.
+      if (!/[\p{L}\p{N}]/u.test(text) || acknowledges) {
+        this.letGo();
+        return false;
+      }
+      speech.shortRead = false;
       this.cut(speech);
       return true;
     }

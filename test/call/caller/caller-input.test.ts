@@ -660,17 +660,66 @@ describe('CallerInput', () => {
     expect(s.turns.map((t) => t.text)).toEqual(['goodbye']);
   });
 
-  it('over the agent, takes speech shorter than the threshold as a backchannel: no turn, the recogniser drops it', async () => {
-    const s = setup({ heard: ['uh huh'] });
-    await s.caller.open();
-    s.state.agentBusy = true;
-    await s.feed(300, 0);
-    await s.feed(200, SPEECH);
-    await s.feed(1000, 0);
-    expect(s.log).toEqual(['speechStarted', 'noTurn']);
-    expect(s.stt.cancels).toBe(1);
-    expect(s.stt.heard).toEqual([]);
-    expect(s.caller.speaking).toBe(false);
+  describe('speech over the agent shorter than the threshold', () => {
+    /** The agent talking, then 200 ms of the caller's speech (threshold 600 ms) and its pause. */
+    async function shortOverAgent(reading: string | null, options: { heard?: string[] } = {}) {
+      const s = setup({ heard: options.heard ?? [reading ?? ''] });
+      if (reading !== null) s.stt.onReadNow = () => queueMicrotask(() => s.partial(reading));
+      await s.caller.open();
+      s.state.agentBusy = true;
+      await s.feed(300, 0);
+      await s.feed(200, SPEECH);
+      return s;
+    }
+
+    it('read as an acknowledgement at its pause, it is no turn, and the recogniser drops it', async () => {
+      const s = await shortOverAgent('Uh-huh.');
+      await s.feed(1000, 0);
+      expect(s.stt.readsNow).toBe(1);
+      expect(s.log).toEqual(['speechStarted', 'noTurn']);
+      expect(s.stt.cancels).toBe(1);
+      expect(s.stt.heard).toEqual([]);
+      expect(s.caller.speaking).toBe(false);
+    });
+
+    it('read as words that are not acknowledgements ("Stop."), it stops the agent and is a turn', async () => {
+      const s = await shortOverAgent('Stop.', { heard: ['stop'] });
+      await s.feed(240, 0); // the VAD hears the pause 200 ms into it
+      expect(s.log).toEqual(['speechStarted', 'interruption', 'partial:Stop.']);
+      await s.feed(1000, 0);
+      expect(s.turns.map((t) => t.text)).toEqual(['stop']);
+    });
+
+    it('read as no words, or not read within ackSettleMs, it was a sound: no turn, and the agent was never stopped', async () => {
+      const empty = await shortOverAgent('.');
+      await empty.feed(240, 0);
+      expect(empty.log).toEqual(['speechStarted', 'noTurn']);
+
+      const unread = await shortOverAgent(null);
+      await unread.feed(200 + CALLER_DEFAULTS.ackSettleMs - 40, 0);
+      expect(unread.caller.speaking).toBe(true);
+      await unread.feed(60, 0);
+      expect(unread.log).toEqual(['speechStarted', 'noTurn']);
+      expect(unread.caller.speaking).toBe(false);
+    });
+
+    it('a word said as the agent finishes is a turn of its own, with no interruption', async () => {
+      const s = await shortOverAgent('No.', { heard: ['no'] });
+      s.state.agentBusy = false;
+      await s.feed(1000, 0);
+      expect(s.log).toEqual(['speechStarted', 'partial:No.', 'recognised', 'userTurn']);
+      expect(s.turns.map((t) => t.text)).toEqual(['no']);
+    });
+
+    it('speech that goes on before its reading comes is judged as new speech at the threshold: acknowledgements never stop the agent', async () => {
+      const s = await shortOverAgent(null, { heard: ['uh-huh'] });
+      await s.feed(300, 0); // its reading is asked for, and is slow
+      s.stt.onReadNow = () => s.partial('Uh-huh, mm-hmm,');
+      await s.feed(700, SPEECH); // past the threshold from where it went on
+      expect(s.log).toEqual(['speechStarted', 'speechStarted']);
+      await s.feed(1000, 0);
+      expect(s.log).toEqual(['speechStarted', 'speechStarted', 'noTurn']);
+    });
   });
 
   it('the model’s own turn detection ends a paused turn at once, without the policy’s wait', async () => {
