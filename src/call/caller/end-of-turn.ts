@@ -127,9 +127,12 @@ const NUMBER_WORDS = new Set('zero oh one two three four five six seven eight ni
  * the words themselves would not stand.
  */
 const DIGIT_SOUNDALIKES = new Set('to too for fore free won ate'.split(' '));
-/** Where digits are read out in pieces: the next piece is likely coming. */
+/**
+ * Where digits are read out in pieces: the next piece is likely coming. "numbers" too: Moonshine often writes "number
+ * is" as one word ("The tracking numbers one, two, seven.").
+ */
 const NUMBER_CONTEXT =
-  /\b(number|card|phone|account|code|zip|postcode|digits|pin|reference|order|extension|policy|id)\b/;
+  /\b(numbers?|card|phone|account|code|zip|postcode|digits|pin|reference|order|extension|policy|id)\b/;
 
 /** Digits as a recogniser may write them: "4152", "555-0123", "415.555". */
 const DIGIT_GROUPS = /^\d+(?:[-./]\d+)*$/;

@@ -114,6 +114,8 @@ describe('turnShape', () => {
     ['It is 555 123 4567', 'finished'],
     ['It is five five five, one two three, four five', 'unfinished'], // between a local and a full phone number
     ['The tracking number is 1 2 7 7 4 4 9 0.', 'number'], // named, and of no known length
+    // Moonshine often writes "number is" as "numbers": still a number named, so two digits are its start.
+    ['The tracking numbers one, two.', 'unfinished'],
     // Digits the recogniser wrote as words that sound alike, between digits.
     ['My pin is four, seven to nine.', 'finished'],
     ['The code is six-six-one.', 'number'], // digits hyphenated as words are digits: a number of no known length
@@ -197,6 +199,7 @@ describe('turnShape', () => {
       ['The policy number is five oh oh eight three seven two.', 'The policy number is five oh oh.', 'finished'],
       ['The tracking number is one two seven, seven four four.', 'The tracking number is one two seven.', 'number'],
       ['My account number is 4 4 7 9.', 'My account number is 4 4.', 'number'],
+      ['To tracking numbers 127, 744, 90.', 'Detracking numbers one, two, seven.', 'finished'],
       // A pause after words, not digits: every digit is of the run.
       ['Room 2 0 4 1.', 'Um, it is', 'finished'],
       // The two readings disagree on the digits: no run is known.
