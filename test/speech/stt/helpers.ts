@@ -39,7 +39,7 @@ export const PHRASES = [
 const cacheDir = join(tmpdir(), 'stt-test-clips');
 
 /** The phrase voiced by flite at 16 kHz. */
-export function voice(text: string, voiceName: 'slt' | 'rms' = 'slt'): Clip {
+export function voice(text: string, voiceName: 'slt' | 'rms' | 'awb' | 'kal' = 'slt'): Clip {
   mkdirSync(cacheDir, { recursive: true });
   const file = join(cacheDir, `${voiceName}-${text.replace(/[^a-z0-9]+/gi, '_')}.wav`);
   if (!existsSync(file)) execFileSync('flite', ['-voice', voiceName, '-t', text, '-o', file]);

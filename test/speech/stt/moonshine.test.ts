@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it, vi, type MockInstance } from 'vitest';
+import { concatPcm } from '../../../src/audio/pcm.ts';
 import { readWavFile } from '../../../src/audio/wav.ts';
 import { isSttError } from '../../../src/speech/stt/errors.ts';
 import {
@@ -9,7 +10,7 @@ import {
   windowBounds,
 } from '../../../src/speech/stt/moonshine/engine.ts';
 import { MOONSHINE_MODEL, MoonshineRecogniser, trimSilence } from '../../../src/speech/stt/moonshine/recogniser.ts';
-import { corpusWer, wer } from '../../../bench/wer.ts';
+import { corpusWer, normalizeWords, wer } from '../../../bench/wer.ts';
 import type { SttResult, SttStream } from '../../../src/speech/types.ts';
 import { asteriskPrompts } from '../../support/test-sets.ts';
 import { PHRASES, fixtureClips, frames, telephone, voice, type Clip } from './helpers.ts';
@@ -284,6 +285,30 @@ describe('moonshine engine', () => {
     expect(wer(first.text, partials[0]!)).toBeLessThanOrEqual(0.5);
     expect(partials[0]).not.toMatch(/office/i);
     await stream.close();
+  }, 60_000);
+
+  it('a long pause inside a turn is read past: the words after it are not lost (the model alone stops at it)', async () => {
+    // kal's number broken off for 0.8 s after its first group: with the pause as said, the model ends its text there
+    // ("My mobile is 917."). Pauses inside a reading are shortened to 300 ms (moonshine/pauses.ts).
+    const [first, rest] = [
+      voice('My mobile is nine one seven', 'kal'),
+      voice('five five five, zero one four two.', 'kal'),
+    ];
+    const samples = concatPcm([first.samples, new Int16Array(first.sampleRate * 0.8), rest.samples]);
+    const clip = telephone({ text: `${first.text} ${rest.text}`, samples, sampleRate: first.sampleRate });
+    const read = async (reader: MoonshineEngine) => {
+      const stream = await reader.open({ sampleRate: clip.sampleRate, language: 'en-US' });
+      const { text } = await transcribe(stream, clip);
+      await stream.close();
+      return normalizeWords(text).join(' ');
+    };
+    expect(await read(engine)).toBe('my mobile is nine one seven five five five zero one four two');
+    const asSaid = new MoonshineEngine({ workers: 1, innerPauseMs: null });
+    try {
+      expect(await read(asSaid)).toBe('my mobile is nine one seven');
+    } finally {
+      await asSaid.close();
+    }
   }, 60_000);
 
   it('speech after a pause replaces the reading started there: the final holds the words on both sides', async () => {

@@ -13,6 +13,7 @@ import { SttError } from '../errors.ts';
 import { PAUSE_CUTTER_DEFAULTS, PauseCutter } from '../pause-cutter.ts';
 import { UtteranceBuffer } from '../utterance-buffer.ts';
 import { PROJECT_ROOT } from '../pocketsphinx/models.ts';
+import { PAUSE_DEFAULTS, shortenPauses } from './pauses.ts';
 import { MoonshineThreadPool } from './pool.ts';
 import type { UtteranceReader } from './reader.ts';
 import type { MoonshineSize } from './recogniser.ts';
@@ -56,6 +57,8 @@ export interface MoonshineEngineOptions {
   workers?: number;
   /** Bonus per token of a phrase hint (nats; PHRASE_BIAS_DEFAULTS.tokenBonus): bench:speech sweeps it. */
   phraseTokenBonus?: number;
+  /** The longest quiet kept inside a reading (pauses.ts; PAUSE_DEFAULTS.keepMs); null keeps every pause as said. */
+  innerPauseMs?: number | null;
 }
 
 /**
@@ -267,8 +270,10 @@ class MoonshineStream implements SttStream {
     guess.controller.abort();
   }
 
-  /** Hands audio to the engine, in windows if it is long. */
-  private read(samples: Int16Array): Reading {
+  /** Hands audio to the engine, its inner pauses shortened (pauses.ts), in windows if it is long. */
+  private read(audio: Int16Array): Reading {
+    const keepMs = this.engine.innerPauseMs;
+    const samples = keepMs === null ? audio : shortenPauses(audio, this.options.sampleRate, keepMs);
     const controller = new AbortController();
     const signals = [controller.signal, this.controller.signal, ...(this.options.signal ? [this.options.signal] : [])];
     const signal = AbortSignal.any(signals);
@@ -330,10 +335,13 @@ class MoonshineStream implements SttStream {
 export class MoonshineEngine implements SttEngine {
   readonly name = 'moonshine';
   readonly model: MoonshineSize;
+  /** MoonshineEngineOptions.innerPauseMs. */
+  readonly innerPauseMs: number | null;
   private readonly reader: UtteranceReader;
 
   constructor(options: MoonshineEngineOptions = {}) {
     this.model = options.reader?.model ?? options.model ?? MOONSHINE_DEFAULTS.model;
+    this.innerPauseMs = options.innerPauseMs === undefined ? PAUSE_DEFAULTS.keepMs : options.innerPauseMs;
     this.reader =
       options.reader ??
       new MoonshineThreadPool({
