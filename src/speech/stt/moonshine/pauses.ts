@@ -1,9 +1,9 @@
 // Moonshine, given a stretch of audio with a long quiet inside it, sometimes ends its text at the quiet and never reads
 // what follows: a caller's "My mobile is nine one seven … five five five, zero one four two." came back as "My mobile
-// is 917." in 6 of 9 runs of bench:turns --set numbers, and the agent never heard the rest of the number. Which
-// stretches it stops in depends on the exact length of the pause, not on how long it is. With every pause inside the
-// audio shortened to a pause's length (300 ms), the same turns read whole at every pause length tried
-// (bench/README.md, "A pause inside a reading").
+// is 917." in 6 of 9 runs of bench:turns --set numbers, and the agent never heard the rest of the number. Whether it
+// stops depends on the pause's exact length, not on its being long (one voice stopped at 800 ms and read past
+// 1,200 ms). With every pause inside the audio shortened to a pause's length (300 ms), the same turns read whole at
+// every pause length tried (bench/README.md, "A pause inside a reading").
 import { rms, samplesPerFrame } from '../../../audio/pcm.ts';
 import { PAUSE_CUTTER_DEFAULTS } from '../pause-cutter.ts';
 
