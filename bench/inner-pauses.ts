@@ -3,13 +3,14 @@
 // by a pause (bench/sets/held-out-turns.ts: HELD_OUT_UNFINISHED and NUMBERS_UNFINISHED, 22 of them), each said by
 // four flite voices with each of the set's pauses (0.8-1.4 s) between its two parts, on the phone path (8 kHz, μ-law
 // both ways), read whole as a stream reads a turn (pushed in 20 ms frames, then finalize): with every pause as said,
-// and with the pauses inside the reading shortened to 300 ms. How often the reading stops at the pause (no more words
-// read, each digit one, than were said before it), and the corpus WER.
+// and with the pauses inside the reading shortened (500 ms, or each length of `--keep 300,700`). How often the
+// reading stops at the pause (no more words read, each digit one, than were said before it), and the corpus WER.
 // Writes artifacts/bench/inner-pauses.{json,md}.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { concatPcm } from '../src/audio/pcm.ts';
 import { decodeWav } from '../src/audio/wav.ts';
@@ -55,10 +56,15 @@ const stoppedAtPause = (turn: Turn, reading: string) =>
 
 const rows: Record<string, string | number>[] = [];
 const stopped: Record<string, string[]> = {};
-for (const [name, innerPauseMs] of [
+/** `--keep 300,600`: the lengths pauses are shortened to, each a reading of its own (default PAUSE_DEFAULTS.keepMs). */
+const keeps = (parseArgs({ options: { keep: { type: 'string' } } }).values.keep ?? `${PAUSE_DEFAULTS.keepMs}`)
+  .split(',')
+  .map(Number);
+const readings: [string, number | null][] = [
   ['every pause as said', null],
-  [`pauses inside shortened to ${PAUSE_DEFAULTS.keepMs} ms`, PAUSE_DEFAULTS.keepMs],
-] as const) {
+  ...keeps.map((ms): [string, number] => [`pauses inside shortened to ${ms} ms`, ms]),
+];
+for (const [name, innerPauseMs] of readings) {
   const engine = new MoonshineEngine({ innerPauseMs });
   const stream = await engine.open({ sampleRate: RATE, language: 'en-US' });
   const pairs: { reference: string; hypothesis: string }[] = [];

@@ -289,7 +289,7 @@ describe('moonshine engine', () => {
 
   it('a long pause inside a turn is read past: the words after it are not lost (the model alone stops at it)', async () => {
     // kal's number broken off for 0.8 s after its first group: with the pause as said, the model ends its text there
-    // ("My mobile is 917."). Pauses inside a reading are shortened to 300 ms (moonshine/pauses.ts).
+    // ("My mobile is 917."). Pauses inside a reading are shortened to 500 ms (moonshine/pauses.ts).
     const [first, rest] = [
       voice('My mobile is nine one seven', 'kal'),
       voice('five five five, zero one four two.', 'kal'),
