@@ -879,7 +879,7 @@ export class CallerInput {
     if (speech.shortRead) {
       // No words ("", "."): a sound. A streaming provider's reading may lag the audio; a word it has not read yet is
       // lost as it was before short words were read at all.
-      if (!/[\p{L}\p{N}]/u.test(text) || acknowledges) {
+      if (spoken(text) === '' || acknowledges) {
         this.letGo();
         return false;
       }

@@ -4,7 +4,7 @@
 // stops depends on the pause's exact length, not on its being long (one voice stopped at 800 ms and read past
 // 1,200 ms). With every pause inside the audio shortened to 500 ms, the held-out set's broken-off turns read whole at
 // every pause length tried (bench/README.md, "A pause inside a reading").
-import { rms, samplesPerFrame } from '../../../audio/pcm.ts';
+import { FRAME_MS, rms, samplesPerFrame } from '../../../audio/pcm.ts';
 import { PAUSE_CUTTER_DEFAULTS } from '../pause-cutter.ts';
 
 export const PAUSE_DEFAULTS = {
@@ -34,7 +34,7 @@ export function shortenPauses(
   const quiet = levels.map((level) => level < floor);
   const first = quiet.indexOf(false);
   const last = quiet.lastIndexOf(false);
-  const keep = Math.max(2, Math.round(keepMs / (1000 * (frame / sampleRate))));
+  const keep = Math.max(2, Math.round(keepMs / FRAME_MS));
   /** Frames [from, to) dropped from each long quiet stretch inside the speech. */
   const dropped: [number, number][] = [];
   for (let i = first + 1; first >= 0 && i < last; i++) {
