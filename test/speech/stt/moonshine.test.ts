@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { concatPcm } from '../../../src/audio/pcm.ts';
+import { resample } from '../../../src/audio/resampler.ts';
 import { readWavFile } from '../../../src/audio/wav.ts';
 import { isSttError } from '../../../src/speech/stt/errors.ts';
 import {
@@ -9,6 +11,7 @@ import {
   moonshineModelDir,
   windowBounds,
 } from '../../../src/speech/stt/moonshine/engine.ts';
+import type { FromMoonshineWorker, ToMoonshineWorker } from '../../../src/speech/stt/moonshine/protocol.ts';
 import { MOONSHINE_MODEL, MoonshineRecogniser, trimSilence } from '../../../src/speech/stt/moonshine/recogniser.ts';
 import { corpusWer, normalizeWords, wer } from '../../../bench/wer.ts';
 import type { SttResult, SttStream } from '../../../src/speech/types.ts';
@@ -155,6 +158,52 @@ describe('moonshine engine', () => {
       expect(wer(clip.text, always.text)).toBeLessThanOrEqual(0.2);
     } finally {
       await recogniser.close();
+    }
+  }, 60_000);
+
+  it('a reading whose signal fires stops at the next step of the model with STT_ABORTED; unaborted, the same reading gives its text', async () => {
+    const recogniser = await MoonshineRecogniser.load(moonshineModelDir('tiny'), 'tiny');
+    try {
+      const clip = telephone(
+        voice('My callback number is five five five, two one eight, four four three nine.', 'kal'),
+      );
+      const pcm16k = resample(clip.samples, 8000, 16000);
+      const beam = { beamWidth: 3, fallbackBelowLogProb: Infinity };
+      expect(await recogniser.transcribe(pcm16k, beam)).toMatch(/555/);
+      const controller = new AbortController();
+      // Each model run starts from setImmediate, so a timer fires between two of them.
+      setTimeout(() => controller.abort(), 0);
+      await expect(recogniser.transcribe(pcm16k, beam, undefined, controller.signal)).rejects.toSatisfy(
+        (err: unknown) => isSttError(err, 'STT_ABORTED'),
+      );
+    } finally {
+      await recogniser.close();
+    }
+  }, 60_000);
+
+  it('a reading given up while a thread reads it is stopped there: the thread answers STT_ABORTED, not the text, and reads the next', async () => {
+    const one = new MoonshineEngine({ workers: 1 });
+    const posted = vi.spyOn(Worker.prototype, 'postMessage');
+    try {
+      await one.open({ sampleRate: 8000, language: 'en-US' });
+      const long = telephone(
+        voice('My callback number is five five five, two one eight, four four three nine.', 'kal'),
+      );
+      const controller = new AbortController();
+      const given = one.transcribe(long.samples, 8000, controller.signal);
+      const handed = posted.mock.calls.findIndex(([msg]) => (msg as ToMoonshineWorker).type === 'transcribe');
+      const thread = posted.mock.contexts[handed] as Worker;
+      const answers: FromMoonshineWorker[] = [];
+      thread.on('message', (msg: FromMoonshineWorker) => answers.push(msg));
+      controller.abort();
+      await expect(given).rejects.toSatisfy((err: unknown) => isSttError(err, 'STT_ABORTED'));
+      expect(posted.mock.calls.map(([msg]) => (msg as ToMoonshineWorker).type)).toEqual(['transcribe', 'cancel']);
+      const short = telephone(voice('yes please', 'kal'));
+      expect(wer(short.text, await one.transcribe(short.samples, 8000))).toBeLessThanOrEqual(0.5);
+      expect(answers.map((a) => (a.type === 'error' ? a.code : a.type))).toEqual(['STT_ABORTED', 'result']);
+    } finally {
+      posted.mockRestore();
+      await one.close();
     }
   }, 60_000);
 

@@ -1,6 +1,6 @@
 // Moonshine's worker threads in this process: each loads the model once and reads one utterance
 // at a time; utterances wait in one queue, first come first read, and one whose signal fires is
-// taken out of it (or its text dropped if a thread already has it).
+// taken out of it, or stopped at the model's next step if a thread already has it.
 import { Worker } from 'node:worker_threads';
 import { SttError } from '../errors.ts';
 import type { FromMoonshineWorker, ToMoonshineWorker } from './protocol.ts';
@@ -100,6 +100,12 @@ export class MoonshineThreadPool implements UtteranceReader {
         if (!settle()) return;
         const queued = this.queue.indexOf(job);
         if (queued >= 0) this.queue.splice(queued, 1);
+        // Being read: the thread stops and answers, and is free for the next utterance then.
+        const slot = this.slots.find((s) => s.job === job);
+        if (slot?.job) {
+          const cancel: ToMoonshineWorker = { type: 'cancel', job: slot.job.id };
+          slot.worker.postMessage(cancel);
+        }
         reject(new SttError('STT_ABORTED', 'transcription cancelled'));
       };
       job.resolve = (text) => settle() && resolve(text);

@@ -4,6 +4,8 @@ import type { SttErrorCode } from '../errors.ts';
 export type ToMoonshineWorker =
   /** One utterance at `sampleRate` (its buffer is transferred), biased toward `phrases`. */
   | { type: 'transcribe'; job: number; samples: Int16Array; sampleRate: number; phrases: string[] }
+  /** Stop reading `job` if it is the one under way: it answers with STT_ABORTED. */
+  | { type: 'cancel'; job: number }
   /** Finish the utterance under way, release the model and exit. */
   | { type: 'close' };
 

@@ -104,6 +104,15 @@ function topK(values: Float32Array, k: number): number[] {
   return best;
 }
 
+/**
+ * A reading no one waits for any more stops between two runs of the model: a guess at a pause the caller spoke on from
+ * would otherwise hold its thread for the whole decoding (600–900 ms for ten digits read by the beam), and the turn's
+ * real reading would queue behind it.
+ */
+function stopIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new SttError('STT_ABORTED', 'transcription cancelled');
+}
+
 function output(result: ort.InferenceSession.ReturnType, name: string): ort.Tensor {
   const tensor = result[name];
   if (!tensor) throw new SttError('STT_MODEL_INVALID', `moonshine model gave no "${name}" output`);
@@ -191,13 +200,14 @@ export class MoonshineRecogniser {
     }
   }
 
-  /** Text of one utterance of 16 kHz PCM16. */
+  /** Text of one utterance of 16 kHz PCM16; rejects with STT_ABORTED at the next decoder step once `signal` fires. */
   async transcribe(
     utterance: Int16Array,
     decoding: MoonshineDecoding = MOONSHINE_DECODING,
     bias?: PhraseBias,
+    signal?: AbortSignal,
   ): Promise<string> {
-    return (await this.transcribeDetailed(utterance, decoding, bias)).text;
+    return (await this.transcribeDetailed(utterance, decoding, bias, signal)).text;
   }
 
   /** The text with how it was decoded: greedy, and by beam search when greedy was unsure of a token. */
@@ -205,20 +215,22 @@ export class MoonshineRecogniser {
     utterance: Int16Array,
     decoding: MoonshineDecoding = MOONSHINE_DECODING,
     bias?: PhraseBias,
+    signal?: AbortSignal,
   ): Promise<MoonshineTranscript> {
     const samples = trimSilence(utterance);
     if (samples.length < MOONSHINE_MODEL.minSamples) return { text: '', worstTokenLogProb: 0, beam: false };
     const audio = int16ToFloat(samples);
+    stopIfAborted(signal);
     const encoded = await this.encoder.run({ input_values: new ort.Tensor('float32', audio, [1, audio.length]) });
     const hidden = output(encoded, 'last_hidden_state');
     const maxTokens = Math.ceil((samples.length / MOONSHINE_MODEL.sampleRate) * MOONSHINE_MODEL.maxTokensPerSecond) + 2;
     const hints = bias && !bias.empty ? bias : null;
-    const greedy = await this.beamSearch(hidden, maxTokens, 1, hints);
+    const greedy = await this.beamSearch(hidden, maxTokens, 1, hints, signal);
     const worstTokenLogProb = Math.min(0, ...greedy.tokenLogProbs);
     // The search starts over from the first token: starting where greedy hesitated kept almost
     // none of the gain, since the wrong word is often one greedy was sure of (measured).
     const unsure = decoding.beamWidth > 1 && worstTokenLogProb < decoding.fallbackBelowLogProb;
-    const best = unsure ? await this.beamSearch(hidden, maxTokens, decoding.beamWidth, hints) : greedy;
+    const best = unsure ? await this.beamSearch(hidden, maxTokens, decoding.beamWidth, hints, signal) : greedy;
     return { text: decodeTokens(best.tokens), worstTokenLogProb, beam: unsure };
   }
 
@@ -233,6 +245,7 @@ export class MoonshineRecogniser {
     maxTokens: number,
     width: number,
     bias: PhraseBias | null,
+    signal: AbortSignal | undefined,
   ): Promise<Hypothesis> {
     let live: Hypothesis[] = [
       { tokens: [], tokenLogProbs: [], logProb: 0, bias: 0, biasState: bias?.start ?? null, cache: null },
@@ -248,6 +261,7 @@ export class MoonshineRecogniser {
         cache: Feeds;
       }[] = [];
       for (const hyp of live) {
+        stopIfAborted(signal);
         const past = hyp.cache ?? emptyCache(this.size);
         const result = await this.decoder.run({
           input_ids: new ort.Tensor(

@@ -56,9 +56,16 @@ function biasFor(phrases: string[]): PhraseBias | undefined {
   return hints.bias;
 }
 
-// The engine sends one utterance at a time; `work` is the one under way.
+// The engine sends one utterance at a time; `work` is the one under way, `current` its job and how to stop it.
 let work: Promise<void> = Promise.resolve();
+let current: { job: number; controller: AbortController } | null = null;
 port.on('message', (msg: ToMoonshineWorker) => {
+  if (msg.type === 'cancel') {
+    // The model runs a step at a time with the event loop turning between steps (onnxruntime-node runs each from
+    // setImmediate), so this arrives while the reading is under way.
+    if (current?.job === msg.job) current.controller.abort();
+    return;
+  }
   if (msg.type === 'close') {
     // Terminating a thread inside an onnxruntime call can abort the whole process (its binding
     // throws a C++ exception while the thread's environment is torn down): the model is released
@@ -69,6 +76,8 @@ port.on('message', (msg: ToMoonshineWorker) => {
     });
     return;
   }
+  const controller = new AbortController();
+  current = { job: msg.job, controller };
   work = (async () => {
     try {
       const pcm =
@@ -78,7 +87,7 @@ port.on('message', (msg: ToMoonshineWorker) => {
       send({
         type: 'result',
         job: msg.job,
-        text: await recogniser.transcribe(pcm, MOONSHINE_DECODING, biasFor(msg.phrases)),
+        text: await recogniser.transcribe(pcm, MOONSHINE_DECODING, biasFor(msg.phrases), controller.signal),
       });
     } catch (err) {
       send({
