@@ -123,10 +123,14 @@ const WHOLE_AFTER_DETERMINER = new Set('pleasure bad apologies goodness gosh god
 const SUBORDINATORS = new Set('if when whenever because although unless while whereas'.split(' '));
 const NUMBER_WORDS = new Set('zero oh one two three four five six seven eight nine ten eleven twelve'.split(' '));
 /**
- * How a recogniser writes a digit it misheard as a word ("four, seven to nine"): a digit only between digits, where
- * the words themselves would not stand.
+ * How a recogniser writes a digit it misheard as a word ("four, seven to nine"; Moonshine often writes "oh" as "go":
+ * "five-go-go", "six five go"): a digit only among digits, where the words themselves would not stand.
  */
-const DIGIT_SOUNDALIKES = new Set('to too for fore free won ate'.split(' '));
+const DIGIT_SOUNDALIKES = new Set('to too for fore free won ate go'.split(' '));
+/** Said between groups of digits and no digit: "five five five, um, one two …". */
+const FILLERS = new Set('um umm uhm uh uhh er erm ah em hm hmm mm'.split(' '));
+/** Verbs that bring a number in: a sound-alike right after one, and before a digit, is the number's first digit. */
+const INTRODUCES_NUMBER = new Set(['is', 'was', 'are', "it's"]);
 /**
  * Where digits are read out in pieces: the next piece is likely coming. "numbers" too: Moonshine often writes "number
  * is" as one word ("The tracking numbers one, two, seven.").
@@ -224,20 +228,36 @@ const WHOLE_RUN_DIGITS = 4;
 function digitsSincePause(digits: number, earlierWords: string | null | undefined): number | undefined {
   if (earlierWords === undefined) return undefined;
   const earlier = earlierWords === null ? [] : normalWords(earlierWords);
-  const before = earlier.length > 0 && isNumeric(earlier.at(-1)!) ? trailingDigits(earlier) : 0;
+  const before = trailingDigits(earlier);
   return digits > before ? digits - before : undefined;
 }
 
-/** Digits in the number the words end with ("five five five 0123" is 7; "ten" counts 2; "four seven to nine" 4). */
+/**
+ * Digits in the number the words end with ("five five five 0123" is 7; "ten" counts 2; "four seven to nine" 4). A word
+ * a recogniser wrote inside a number read out is a digit it misheard: any lone word between two digits and more digits
+ * before them ("four one five, six six two, little one, eight seven" is 10: Moonshine's "zero one"), a filler none.
+ */
 function trailingDigits(words: string[]): number {
+  const digitLike = (w: string | undefined) => w !== undefined && (isNumeric(w) || DIGIT_SOUNDALIKES.has(w));
+  /** Digits of each word taken, from the last word back. */
+  const counted: number[] = [];
   let start = words.length;
-  while (start > 0 && (isNumeric(words[start - 1]!) || DIGIT_SOUNDALIKES.has(words[start - 1]!))) start--;
-  // A sound-alike counts only between digits: "call me back at to 5" is not a digit "to".
-  while (start < words.length && DIGIT_SOUNDALIKES.has(words[start]!)) start++;
-  let n = 0;
-  for (const w of words.slice(start))
-    n += DIGIT_GROUPS.test(w) ? w.replace(/\D/g, '').length : TWO_DIGIT_WORDS.has(w) ? 2 : 1;
-  return n;
+  while (start > 0) {
+    const w = words[start - 1]!;
+    if (digitLike(w)) counted.push(DIGIT_GROUPS.test(w) ? w.replace(/\D/g, '').length : TWO_DIGIT_WORDS.has(w) ? 2 : 1);
+    else if (counted.length > 0 && digitLike(words[start - 2]) && digitLike(words[start - 3]))
+      counted.push(FILLERS.has(w) ? 0 : 1);
+    else break;
+    start--;
+  }
+  // A sound-alike counts only among digits ("call me back at to 5" is not a digit "to"), or as the first of them right
+  // after the verb that brings the number in ("My extension is too one four").
+  const introduced = INTRODUCES_NUMBER.has(words[start - 1] ?? '') && isNumeric(words[start + 1] ?? '');
+  while (!introduced && start < words.length && DIGIT_SOUNDALIKES.has(words[start]!)) {
+    start++;
+    counted.pop();
+  }
+  return counted.reduce((sum, n) => sum + n, 0);
 }
 
 /** What a turn is read against besides its words. */
@@ -300,6 +320,10 @@ function lastQuestion(text: string): string {
   return normalWords(sentences.findLast((s) => s.includes('?')) ?? sentences.at(-1) ?? '').join(' ');
 }
 
+/** "six-six-one-two", "five-go-go": digits the recogniser hyphenated, the first said as one. */
+const digitsHyphenated = (parts: string[]): boolean =>
+  NUMBER_WORDS.has(parts[0]!) && parts.every((p) => NUMBER_WORDS.has(p) || DIGIT_SOUNDALIKES.has(p));
+
 /** Lower-case words without their punctuation; digits written as hyphenated words ("six-six-one-two") one each. */
 const normalWords = (text: string): string[] =>
   text
@@ -307,7 +331,7 @@ const normalWords = (text: string): string[] =>
     .replace(/[’]/g, "'")
     .split(/\s+/)
     .map((w) => w.replace(/^[^\p{L}\p{N}']+|[^\p{L}\p{N}']+$/gu, ''))
-    .flatMap((w) => (w.includes('-') && w.split('-').every((p) => NUMBER_WORDS.has(p)) ? w.split('-') : [w]))
+    .flatMap((w) => (w.includes('-') && digitsHyphenated(w.split('-')) ? w.split('-') : [w]))
     .filter(Boolean);
 
 /** Whether the words end in a digit, said or written ("…four four", "…4279."): a number being read, maybe. */
@@ -331,7 +355,17 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
   const gluedOn = pieces !== null && GLUED_CARRY_ON.has(pieces.at(-1)!);
   const last = gluedOn ? pieces.at(-1)! : lastToken;
   const ending = /[.?!,;:…-]+$/.exec(trimmed)?.[0] ?? '';
-  if (CARRY_ON.has(last)) return 'unfinished';
+  const said = words.join(' ');
+  const digits = trailingDigits(words);
+  // "…six five go", "My extension is too one for": a sound-alike after the digits of a number being read out is its
+  // last digit, not a word leading on ("I work from nine to" still leads on).
+  const endsInNumber =
+    isNumeric(last) ||
+    (!gluedOn &&
+      DIGIT_SOUNDALIKES.has(last) &&
+      digits >= 2 &&
+      (NUMBER_CONTEXT.test(said) || words.slice(-4, -1).filter(isNumeric).length >= 2));
+  if (CARRY_ON.has(last) && !endsInNumber) return 'unfinished';
   const before = gluedOn ? pieces.at(-2) : words.at(-2);
   if (SOUNDS_LIKE_AND.has(last) && !OWNERS.has(before ?? '')) return 'unfinished';
   if (ending.includes('…') || ending.endsWith('-')) return 'unfinished';
@@ -339,12 +373,10 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
   // caller names, or else of the kind the agent asked for ("the last four digits", "your phone number"), or a phone
   // number's where neither gives one. A whole number is the answer given, whatever the recogniser's punctuation. A
   // question that only mentions a number ("tell me the number of guests") leaves a short answer ("Four.") alone.
-  const said = words.join(' ');
-  if (isNumeric(last)) {
+  if (endsInNumber) {
     const promptKinds = context.promptKinds ?? [];
     const saidWhole = wholeDigits(said, promptKinds);
     const askedWhole = context.asked ? wholeDigits(lastQuestion(context.asked), promptKinds) : undefined;
-    const digits = trailingDigits(words);
     const named = NUMBER_CONTEXT.test(said);
     const readingNumber =
       named || saidWhole || askedWhole || digits >= LONG_NUMBER_DIGITS || words.slice(-4).filter(isNumeric).length >= 2;

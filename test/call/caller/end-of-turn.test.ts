@@ -120,6 +120,17 @@ describe('turnShape', () => {
     ['My pin is four, seven to nine.', 'finished'],
     ['The code is six-six-one.', 'number'], // digits hyphenated as words are digits: a number of no known length
     ['The last four or six, six, one, two.', 'finished'],
+    ['The last four are three three eight one.', 'finished'], // a word after "last four" is no digit
+    // A lone word inside a number read out is a digit misheard ("zero" as "little", "eight" as "it"), a filler none.
+    ['You can reach me at four, one, five, six, six, two, little one, eight, seven.', 'finished'],
+    ['My callback number is five, five, five, two, one, it, four, four, three, nine.', 'finished'],
+    ['You can reach me at five five five, um, one two one two.', 'finished'], // seven digits: a local number
+    // Moonshine's "oh" is often "go"; a sound-alike straight after the verb that brings a number in is its first digit.
+    ['Please call me back on six five go.', 'unfinished'],
+    ['The policy number is five-go-go.', 'number'],
+    ['My extension is too one for.', 'number'],
+    ['My order is to go.', 'finished'],
+    ['I work from nine to', 'unfinished'],
     // A card "ends in" its last four.
     ['The card ends in four four one two.', 'finished'],
     ['The card ends in four four', 'unfinished'],
