@@ -121,7 +121,8 @@ const DETERMINERS = new Set('the a an my your his her our their'.split(' '));
 /** "My pleasure.", "Your welcome." (as a recogniser may write it): a determiner and a word that are a whole turn. */
 const WHOLE_AFTER_DETERMINER = new Set('pleasure bad apologies goodness gosh god welcome end best'.split(' '));
 const SUBORDINATORS = new Set('if when whenever because although unless while whereas'.split(' '));
-const NUMBER_WORDS = new Set('zero oh one two three four five six seven eight nine ten eleven twelve'.split(' '));
+/** "o" is how Moonshine often writes a digit said "oh" ("six five o three"). */
+const NUMBER_WORDS = new Set('zero oh o one two three four five six seven eight nine ten eleven twelve'.split(' '));
 /**
  * How a recogniser writes a digit it misheard as a word ("four, seven to nine"; Moonshine often writes "oh" as "go":
  * "five-go-go", "six five go"): a digit only among digits, where the words themselves would not stand.

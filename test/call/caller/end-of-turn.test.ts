@@ -127,6 +127,7 @@ describe('turnShape', () => {
     ['You can reach me at five five five, um, one two one two.', 'finished'], // seven digits: a local number
     // Moonshine's "oh" is often "go"; a sound-alike straight after the verb that brings a number in is its first digit.
     ['Please call me back on six five go.', 'unfinished'],
+    ['Please call me back on six five o.', 'unfinished'],
     ['The policy number is five-go-go.', 'number'],
     ['My extension is too one for.', 'number'],
     ['My order is to go.', 'finished'],
