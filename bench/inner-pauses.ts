@@ -6,16 +6,13 @@
 // and with the pauses inside the reading shortened (500 ms, or each length of `--keep 300,700`). How often the
 // reading stops at the pause (no more words read, each digit one, than were said before it), and the corpus WER.
 // Writes artifacts/bench/inner-pauses.{json,md}.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { concatPcm } from '../src/audio/pcm.ts';
-import { decodeWav } from '../src/audio/wav.ts';
 import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
 import { PAUSE_DEFAULTS } from '../src/speech/stt/moonshine/pauses.ts';
+import { fliteSaid } from './flite-said.ts';
 import { markdownTable, writeArtifacts } from './report.ts';
 import { HELD_OUT_PAUSES_MS, HELD_OUT_UNFINISHED, NUMBERS_UNFINISHED } from './sets/held-out-turns.ts';
 import { corpusWer, normalizeWords } from './wer.ts';
@@ -24,13 +21,6 @@ const RATE = 8000;
 const FRAME = RATE / 50;
 const VOICES = ['slt', 'rms', 'awb', 'kal'];
 const loadStart = loadavg();
-
-const dir = mkdtempSync(join(tmpdir(), 'inner-pauses-'));
-function flite(text: string, voice: string): Int16Array {
-  const wav = join(dir, 'said.wav');
-  execFileSync('flite', ['-voice', voice, '-t', text, '-o', wav]);
-  return decodeWav(readFileSync(wav), RATE).samples;
-}
 
 interface Turn {
   before: string;
@@ -42,13 +32,12 @@ interface Turn {
 const turns: Turn[] = [];
 for (const [before, after] of [...HELD_OUT_UNFINISHED, ...NUMBERS_UNFINISHED])
   for (const voice of VOICES) {
-    const [a, b] = [flite(before, voice), flite(after, voice)];
+    const [a, b] = [fliteSaid(before, voice, RATE), fliteSaid(after, voice, RATE)];
     for (const pauseMs of HELD_OUT_PAUSES_MS) {
       const said = concatPcm([a, new Int16Array((pauseMs * RATE) / 1000), b]);
       turns.push({ before, after, voice, pauseMs, line: muLawDecode(muLawEncode(said)) });
     }
   }
-rmSync(dir, { recursive: true, force: true });
 
 /** Whether the reading holds no more words than were said before the pause (normalizeWords: a digit is a word). */
 const stoppedAtPause = (turn: Turn, reading: string) =>

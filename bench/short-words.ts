@@ -11,14 +11,11 @@
 // noise alone (music on hold, babble, a fan) as loud as the flite words, and 5 and 15 dB under them: its speech
 // starts are what a short-word rule could let through.
 // Writes artifacts/bench/short-words.{json,md}.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism, loadavg } from 'node:os';
 import { AGENT_DEFAULTS } from '../src/agents/schema.ts';
 import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { concatPcm } from '../src/audio/pcm.ts';
-import { decodeWav, readWavFile } from '../src/audio/wav.ts';
+import { readWavFile } from '../src/audio/wav.ts';
 import { isBackchannel } from '../src/call/caller/backchannel.ts';
 import { CALLER_DEFAULTS, interruptionThresholdMs } from '../src/call/caller/caller-input.ts';
 import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
@@ -28,6 +25,7 @@ import { SileroVadEngine } from '../src/speech/vad/silero.ts';
 import { segmentsOf } from '../test/speech/vad/measure.ts';
 import { asteriskPrompts } from '../test/support/test-sets.ts';
 import { activeRms, phoneNoises, scaled } from './noise-sources.ts';
+import { fliteSaid } from './flite-said.ts';
 import { markdownTable, writeArtifacts } from './report.ts';
 
 const RATE = 8000;
@@ -77,13 +75,6 @@ async function hear(line: Int16Array): Promise<Heard[]> {
 const phoneLine = (samples: Int16Array) => muLawDecode(muLawEncode(samples));
 const padded = (samples: Int16Array) => concatPcm([new Int16Array(RATE / 2), samples, new Int16Array(RATE / 2)]);
 
-const dir = mkdtempSync(join(tmpdir(), 'short-words-'));
-function flite(text: string, voice: string, stretch: number): Int16Array {
-  const wav = join(dir, 'said.wav');
-  execFileSync('flite', ['-voice', voice, '--setf', `duration_stretch=${stretch}`, '-t', text, '-o', wav]);
-  return decodeWav(readFileSync(wav), RATE).samples;
-}
-
 interface Said {
   set: string;
   text: string;
@@ -98,7 +89,7 @@ for (const [set, words] of [
   for (const stretch of [1, QUICK])
     for (const voice of VOICES)
       for (const text of words) {
-        const samples = flite(text, voice, stretch);
+        const samples = fliteSaid(text, voice, RATE, stretch);
         fliteLevels.push(samples);
         said.push({
           set: `${set}${stretch === 1 ? '' : ', said quickly'}`,
@@ -106,7 +97,6 @@ for (const [set, words] of [
           heard: await hear(phoneLine(padded(samples))),
         });
       }
-rmSync(dir, { recursive: true, force: true });
 
 // Human: the recorded telephone prompts of a word or two (no beeps, no spelled symbols).
 const prompts = asteriskPrompts()
