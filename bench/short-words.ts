@@ -17,7 +17,7 @@ import { muLawDecode, muLawEncode } from '../src/audio/g711.ts';
 import { concatPcm } from '../src/audio/pcm.ts';
 import { readWavFile } from '../src/audio/wav.ts';
 import { isBackchannel } from '../src/call/caller/backchannel.ts';
-import { CALLER_DEFAULTS, interruptionThresholdMs } from '../src/call/caller/caller-input.ts';
+import { CALLER_DEFAULTS, interruptionThresholdMs, spoken } from '../src/call/caller/caller-input.ts';
 import { MoonshineEngine } from '../src/speech/stt/moonshine/engine.ts';
 import type { SttStream } from '../src/speech/types.ts';
 import { VAD_DEFAULTS } from '../src/speech/vad/defaults.ts';
@@ -47,8 +47,9 @@ interface Heard {
   kind: Kind;
 }
 
+/** As caller-input.ts sorts a short reading over the agent. */
 const kindOf = (text: string): Kind =>
-  !/[\p{L}\p{N}]/u.test(text) ? 'none' : isBackchannel(text) ? 'acknowledgement' : 'words';
+  spoken(text) === '' ? 'none' : isBackchannel(text) ? 'acknowledgement' : 'words';
 const isShort = (h: Heard) => h.speechMs < SHORT_MS;
 /** Whether the speech stopped the agent before short speech was read, and now. */
 const stoppedBefore = (h: Heard) => !isShort(h) && h.kind !== 'acknowledgement';

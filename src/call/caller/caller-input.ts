@@ -1008,8 +1008,8 @@ export class CallerInput {
   }
 }
 
-/** Letters and digits only, lower case: a reading as said, not as written. */
-const spoken = (text: string): string =>
+/** Letters and digits only, lower case: a reading as said, not as written ("" where nothing was said). */
+export const spoken = (text: string): string =>
   text
     .toLowerCase()
     .replace(/[^\p{L}\p{N}]+/gu, ' ')
