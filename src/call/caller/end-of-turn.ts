@@ -358,6 +358,7 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
   const ending = /[.?!,;:…-]+$/.exec(trimmed)?.[0] ?? '';
   const said = words.join(' ');
   const digits = trailingDigits(words);
+  const named = NUMBER_CONTEXT.test(said);
   // "…six five go", "My extension is too one for": a sound-alike after the digits of a number being read out is its
   // last digit, not a word leading on ("I work from nine to" still leads on).
   const endsInNumber =
@@ -365,7 +366,7 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
     (!gluedOn &&
       DIGIT_SOUNDALIKES.has(last) &&
       digits >= 2 &&
-      (NUMBER_CONTEXT.test(said) || words.slice(-4, -1).filter(isNumeric).length >= 2));
+      (named || words.slice(-4, -1).filter(isNumeric).length >= 2));
   if (CARRY_ON.has(last) && !endsInNumber) return 'unfinished';
   const before = gluedOn ? pieces.at(-2) : words.at(-2);
   if (SOUNDS_LIKE_AND.has(last) && !OWNERS.has(before ?? '')) return 'unfinished';
@@ -378,7 +379,6 @@ export function turnShape(text: string, context: TurnContext = {}): TurnShape {
     const promptKinds = context.promptKinds ?? [];
     const saidWhole = wholeDigits(said, promptKinds);
     const askedWhole = context.asked ? wholeDigits(lastQuestion(context.asked), promptKinds) : undefined;
-    const named = NUMBER_CONTEXT.test(said);
     const readingNumber =
       named || saidWhole || askedWhole || digits >= LONG_NUMBER_DIGITS || words.slice(-4).filter(isNumeric).length >= 2;
     if (readingNumber) {
