@@ -161,6 +161,15 @@ describe('moonshine engine', () => {
     }
   }, 60_000);
 
+  it('the same samples read twice give the same text: the array handed in is the caller’s still (a handed-over one hung)', async () => {
+    const clip = telephone(voice('I would like to check my order.', 'slt'));
+    await engine.open({ sampleRate: 8000, language: 'en-US' });
+    const first = await engine.transcribe(clip.samples, 8000);
+    expect(clip.samples.length).toBeGreaterThan(0);
+    expect(await engine.transcribe(clip.samples, 8000)).toBe(first);
+    expect(wer('i would like to check my order', first)).toBeLessThanOrEqual(0.2);
+  }, 30_000);
+
   it('a reading whose signal fires stops at the next step of the model with STT_ABORTED; unaborted, the same reading gives its text', async () => {
     const recogniser = await MoonshineRecogniser.load(moonshineModelDir('tiny'), 'tiny');
     try {

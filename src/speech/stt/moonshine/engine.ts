@@ -283,7 +283,12 @@ class MoonshineStream implements SttStream {
         cuts
           .slice(1)
           .map((end, i) =>
-            this.engine.transcribe(samples.slice(cuts[i], end), this.options.sampleRate, signal, this.options.phrases),
+            this.engine.transcribe(
+              samples.subarray(cuts[i], end),
+              this.options.sampleRate,
+              signal,
+              this.options.phrases,
+            ),
           ),
       ).then((texts) => texts.filter(Boolean).join(' ')),
       done: null,

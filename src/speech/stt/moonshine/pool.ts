@@ -89,7 +89,10 @@ export class MoonshineThreadPool implements UtteranceReader {
   read(samples: Int16Array, sampleRate: number, phrases: readonly string[], signal?: AbortSignal): Promise<string> {
     if (this.loadError) return Promise.reject(this.loadError);
     return new Promise((resolve, reject) => {
-      const job: Job = { samples, sampleRate, phrases, resolve, reject, settled: false };
+      // A copy goes to the thread: the caller's array stays whole, and a buffer already handed over is never sent
+      // again (postMessage drops a message whose transfer list holds a detached buffer, and the reading would wait
+      // forever).
+      const job: Job = { samples: samples.slice(), sampleRate, phrases, resolve, reject, settled: false };
       const settle = (): boolean => {
         if (job.settled) return false;
         job.settled = true;
