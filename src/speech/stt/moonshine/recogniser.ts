@@ -150,7 +150,8 @@ export const MOONSHINE_SECOND_READER: Readonly<Partial<Record<MoonshineSize, Moo
  * a beam of 3. The threshold was chosen on the calibration sentences of
  * scripts/telephone-calibration.ts (not on the test sets): there it sent 19–25% of utterances to
  * the beam and kept nearly all of the beam's gain (WER 10.8 → 9.1% at 16 kHz, 14.4 → 12.4%
- * through the telephone path), while a beam for every utterance costs 3× the decoding.
+ * through the telephone path), while a beam for every utterance costs 3× the decoding. Where the model has a second
+ * reader (MOONSHINE_SECOND_READER), that reads the unsure utterance again instead of the beam.
  */
 export const MOONSHINE_DECODING: MoonshineDecoding = { beamWidth: 3, fallbackBelowLogProb: -1 };
 
