@@ -281,7 +281,7 @@ const sttFields = {
     .min(1)
     .optional()
     .meta({
-      description: `The recogniser's model: for moonshine one of ${MOONSHINE_MODELS.join(', ')} (default tiny, with base reading again what tiny is unsure of); for openai the server's model name; for deepgram its model (default nova-3); for assemblyai its speech_model.`,
+      description: `The recogniser's model: for moonshine one of ${MOONSHINE_MODELS.join(', ')} (default tiny); for openai the server's model name; for deepgram its model (default nova-3); for assemblyai its speech_model.`,
     }),
 };
 

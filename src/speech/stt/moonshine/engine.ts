@@ -4,7 +4,7 @@
 // caller says and starts reading at each pause (src/speech/stt/pause-cutter.ts), so the text is
 // mostly ready when the turn ends, and each reading comes out as a partial result. Far more
 // accurate than pocketsphinx on real callers; it gives no word timings. Phrase hints bias its
-// decoding (phrase-bias.ts). What tiny is unsure of, base reads again (recogniser.ts, MOONSHINE_SECOND_READER).
+// decoding (phrase-bias.ts).
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { isSupportedSampleRate, rms, samplesPerFrame } from '../../../audio/pcm.ts';
@@ -16,25 +16,16 @@ import { PROJECT_ROOT } from '../pocketsphinx/models.ts';
 import { PAUSE_DEFAULTS, shortenPauses } from './pauses.ts';
 import { MoonshineThreadPool } from './pool.ts';
 import type { UtteranceReader } from './reader.ts';
-import { MOONSHINE_SECOND_READER, type MoonshineSize } from './recogniser.ts';
+import type { MoonshineSize } from './recogniser.ts';
 
 /** Where set-up unpacks each model from its npm package (scripts/setup.d/35-speech-moonshine.mjs). */
 export function moonshineModelDir(size: MoonshineSize): string {
   return join(PROJECT_ROOT, 'build', 'models', `moonshine-${size}`);
 }
 
-/** The model that reads again what `size` is unsure of, where it has one (MOONSHINE_SECOND_READER), and its files. */
-export function secondReaderOf(size: MoonshineSize): { model: MoonshineSize; modelDir: string } | undefined {
-  const second = MOONSHINE_SECOND_READER[size];
-  return second ? { model: second, modelDir: moonshineModelDir(second) } : undefined;
-}
-
 export const MOONSHINE_DEFAULTS = {
   model: 'tiny' as MoonshineSize,
-  /**
-   * Worker threads; each holds its own copy of the model and of the one that reads again what it is unsure of (tiny
-   * and base: ~280 MB more than tiny alone for two) and transcribes one utterance at a time.
-   */
+  /** Worker threads; each holds its own copy of the model (~80 MB tiny) and transcribes one utterance at a time. */
   workers: Math.min(2, availableParallelism()),
   /** Longest utterance kept (seconds); older audio is dropped first. */
   maxUtteranceSeconds: 120,
@@ -68,8 +59,6 @@ export interface MoonshineEngineOptions {
   phraseTokenBonus?: number;
   /** The longest quiet kept inside a reading (pauses.ts; PAUSE_DEFAULTS.keepMs); null keeps every pause as said. */
   innerPauseMs?: number | null;
-  /** false: an unsure reading is read again by the model's own beam, not by a larger model (secondReaderOf). */
-  secondReader?: boolean;
 }
 
 /**
@@ -363,7 +352,6 @@ export class MoonshineEngine implements SttEngine {
       new MoonshineThreadPool({
         model: this.model,
         modelDir: options.modelDir ?? moonshineModelDir(this.model),
-        second: options.secondReader === false ? undefined : secondReaderOf(this.model),
         threads: Math.max(1, options.workers ?? MOONSHINE_DEFAULTS.workers),
         ...(options.phraseTokenBonus === undefined ? {} : { phraseTokenBonus: options.phraseTokenBonus }),
       });

@@ -34,17 +34,9 @@ export function phraseSpellings(phrase: string): string[] {
   return [...new Set([trimmed, trimmed.toLowerCase(), title])];
 }
 
-/** `phrase` as a whole-word pattern in any case. */
-function anyCase(phrase: string): RegExp {
-  const escaped = phrase.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, 'giu');
-}
-
 export class PhraseBias {
   private readonly root: TrieNode = newNode();
   readonly start: BiasState;
-  /** Each phrase as given, and how to find it in another case. */
-  private readonly given: { phrase: string; pattern: RegExp }[] = [];
 
   /** `encode` turns text into the model's token ids as they appear mid-sentence (word-initial). */
   constructor(
@@ -53,9 +45,7 @@ export class PhraseBias {
     private readonly tokenBonus: number = PHRASE_BIAS_DEFAULTS.tokenBonus,
   ) {
     for (const phrase of phrases.slice(0, PHRASE_BIAS_DEFAULTS.maxPhrases)) {
-      const spellings = phraseSpellings(phrase.slice(0, PHRASE_BIAS_DEFAULTS.maxPhraseChars));
-      if (spellings[0]) this.given.push({ phrase: spellings[0], pattern: anyCase(spellings[0]) });
-      for (const spelling of spellings) {
+      for (const spelling of phraseSpellings(phrase.slice(0, PHRASE_BIAS_DEFAULTS.maxPhraseChars))) {
         const tokens = encode(spelling);
         if (tokens.length === 0) continue;
         let node = this.root;
@@ -72,11 +62,6 @@ export class PhraseBias {
 
   get empty(): boolean {
     return this.root.children.size === 0;
-  }
-
-  /** `text` with each phrase it holds in another case written as given: "zendrix telecom" → "Zendrix Telecom". */
-  spelledAsGiven(text: string): string {
-    return this.given.reduce((out, { phrase, pattern }) => out.replace(pattern, () => phrase), text);
   }
 
   /** Tokens worth searching from this state besides the model's own best: the phrases' next tokens. */

@@ -10,8 +10,6 @@ import type { MoonshineSize } from './recogniser.ts';
 export interface MoonshineThreadPoolOptions {
   model: MoonshineSize;
   modelDir: string;
-  /** The model that reads again what `model` is unsure of, and its files; absent: `model`'s own beam does. */
-  second?: { model: MoonshineSize; modelDir: string } | undefined;
   threads: number;
   /** Bonus per token of a phrase hint (nats; PHRASE_BIAS_DEFAULTS.tokenBonus). */
   phraseTokenBonus?: number;
@@ -126,7 +124,6 @@ export class MoonshineThreadPool implements UtteranceReader {
     const workerData = {
       modelDir: this.o.modelDir,
       model: this.o.model,
-      ...(this.o.second ? { second: this.o.second } : {}),
       ...(this.o.phraseTokenBonus === undefined ? {} : { phraseTokenBonus: this.o.phraseTokenBonus }),
     };
     const worker = new Worker(new URL('./worker-entry.mjs', import.meta.url), { workerData });

@@ -3,7 +3,7 @@
 // machine. It ends when the primary does (its IPC channel closes) or on SIGTERM.
 import type { z } from 'zod';
 import { SttError } from '../errors.ts';
-import { MOONSHINE_DEFAULTS, moonshineModelDir, secondReaderOf } from './engine.ts';
+import { MOONSHINE_DEFAULTS, moonshineModelDir } from './engine.ts';
 import { type FromRecogniser, type RecogniserAnswer, ToRecogniser } from './machine-pool.ts';
 import { MoonshineThreadPool } from './pool.ts';
 import type { MoonshineSize } from './recogniser.ts';
@@ -20,7 +20,6 @@ function poolOf(model: MoonshineSize): MoonshineThreadPool {
       (pool = new MoonshineThreadPool({
         model,
         modelDir: moonshineModelDir(model),
-        second: secondReaderOf(model),
         threads: MOONSHINE_DEFAULTS.workers,
       })),
     );

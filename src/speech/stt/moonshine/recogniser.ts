@@ -138,20 +138,11 @@ export interface MoonshineDecoding {
 }
 
 /**
- * The larger model that reads again what a smaller one was unsure of, in place of the smaller one's beam: greedily, or
- * by its own beam where there are phrase hints. Base read what tiny's greedy pass was unsure of better than tiny's beam
- * did, in about the same time: the beam runs tiny's decoder three times a step, base's greedy pass once at about twice
- * the cost (bench/README.md, "An unsure reading read again by base").
- */
-export const MOONSHINE_SECOND_READER: Readonly<Partial<Record<MoonshineSize, MoonshineSize>>> = { tiny: 'base' };
-
-/**
  * Greedy first; an utterance where greedy picked a token at under e^-1 (37%) is decoded again by
  * a beam of 3. The threshold was chosen on the calibration sentences of
  * scripts/telephone-calibration.ts (not on the test sets): there it sent 19–25% of utterances to
  * the beam and kept nearly all of the beam's gain (WER 10.8 → 9.1% at 16 kHz, 14.4 → 12.4%
- * through the telephone path), while a beam for every utterance costs 3× the decoding. Where the model has a second
- * reader (MOONSHINE_SECOND_READER), that reads the unsure utterance again instead of the beam.
+ * through the telephone path), while a beam for every utterance costs 3× the decoding.
  */
 export const MOONSHINE_DECODING: MoonshineDecoding = { beamWidth: 3, fallbackBelowLogProb: -1 };
 
@@ -159,8 +150,8 @@ export interface MoonshineTranscript {
   text: string;
   /** Of the greedy reading. */
   worstTokenLogProb: number;
-  /** Whether the text is a second reading (the beam, or the second reader) of an utterance greedy was unsure of. */
-  reread: boolean;
+  /** Whether the beam search decided the text. */
+  beam: boolean;
 }
 
 /** Phrase hints as the tokenizer writes them mid-sentence (word-initial pieces). */
@@ -175,20 +166,11 @@ function decodeTokens(tokens: number[]): string {
 }
 
 export class MoonshineRecogniser {
-  /** Reads again an utterance this one was unsure of (MOONSHINE_SECOND_READER); none: this one's beam does. */
-  private second: MoonshineRecogniser | null = null;
-
   private constructor(
     private readonly size: MoonshineSize,
     private readonly encoder: ort.InferenceSession,
     private readonly decoder: ort.InferenceSession,
   ) {}
-
-  /** Has `second` read again what this model is unsure of, instead of this model's beam; it is closed with this one. */
-  readAgainBy(second: MoonshineRecogniser): this {
-    this.second = second;
-    return this;
-  }
 
   /**
    * Loads both sessions of the `size` model in `dir`; one intra-op thread each, since every worker thread runs its own.
@@ -236,49 +218,20 @@ export class MoonshineRecogniser {
     signal?: AbortSignal,
   ): Promise<MoonshineTranscript> {
     const samples = trimSilence(utterance);
-    if (samples.length < MOONSHINE_MODEL.minSamples) return { text: '', worstTokenLogProb: 0, reread: false };
+    if (samples.length < MOONSHINE_MODEL.minSamples) return { text: '', worstTokenLogProb: 0, beam: false };
+    const audio = int16ToFloat(samples);
+    stopIfAborted(signal);
+    const encoded = await this.encoder.run({ input_values: new ort.Tensor('float32', audio, [1, audio.length]) });
+    const hidden = output(encoded, 'last_hidden_state');
+    const maxTokens = Math.ceil((samples.length / MOONSHINE_MODEL.sampleRate) * MOONSHINE_MODEL.maxTokensPerSecond) + 2;
     const hints = bias && !bias.empty ? bias : null;
-    const { hidden, maxTokens } = await this.encode(samples, signal);
     const greedy = await this.beamSearch(hidden, maxTokens, 1, hints, signal);
     const worstTokenLogProb = Math.min(0, ...greedy.tokenLogProbs);
     // The search starts over from the first token: starting where greedy hesitated kept almost
     // none of the gain, since the wrong word is often one greedy was sure of (measured).
     const unsure = decoding.beamWidth > 1 && worstTokenLogProb < decoding.fallbackBelowLogProb;
-    // A hinted phrase may come out in another case (its spellings are all biased): it is written as the agent gave it.
-    const textOf = (h: Hypothesis) => (hints ? hints.spelledAsGiven(decodeTokens(h.tokens)) : decodeTokens(h.tokens));
-    if (!unsure) return { text: textOf(greedy), worstTokenLogProb, reread: false };
-    const best = this.second
-      ? await this.second.readAgain(samples, hints ? decoding.beamWidth : 1, hints, signal)
-      : await this.beamSearch(hidden, maxTokens, decoding.beamWidth, hints, signal);
-    return { text: textOf(best), worstTokenLogProb, reread: true };
-  }
-
-  /** The encoder's reading of trimmed samples, and how many tokens the decoder may give for them. */
-  private async encode(
-    samples: Int16Array,
-    signal: AbortSignal | undefined,
-  ): Promise<{ hidden: ort.Tensor; maxTokens: number }> {
-    const audio = int16ToFloat(samples);
-    stopIfAborted(signal);
-    const encoded = await this.encoder.run({ input_values: new ort.Tensor('float32', audio, [1, audio.length]) });
-    return {
-      hidden: output(encoded, 'last_hidden_state'),
-      maxTokens: Math.ceil((samples.length / MOONSHINE_MODEL.sampleRate) * MOONSHINE_MODEL.maxTokensPerSecond) + 2,
-    };
-  }
-
-  /**
-   * As the second reader: trimmed samples read again, greedily, or with phrase hints by a beam of `width` (shallow
-   * fusion needs a beam: a hinted name's first piece is seldom a greedy pass's pick).
-   */
-  private async readAgain(
-    samples: Int16Array,
-    width: number,
-    hints: PhraseBias | null,
-    signal: AbortSignal | undefined,
-  ): Promise<Hypothesis> {
-    const { hidden, maxTokens } = await this.encode(samples, signal);
-    return this.beamSearch(hidden, maxTokens, width, hints, signal);
+    const best = unsure ? await this.beamSearch(hidden, maxTokens, decoding.beamWidth, hints, signal) : greedy;
+    return { text: decodeTokens(best.tokens), worstTokenLogProb, beam: unsure };
   }
 
   /**
@@ -377,6 +330,6 @@ export class MoonshineRecogniser {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.encoder.release(), this.decoder.release(), this.second?.close()]);
+    await Promise.all([this.encoder.release(), this.decoder.release()]);
   }
 }

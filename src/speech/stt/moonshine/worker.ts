@@ -1,6 +1,5 @@
-// One Moonshine recogniser per worker thread (with the larger model that reads again what it is unsure of):
-// utterances arrive one at a time, are brought to the model's 16 kHz and transcribed; the engine on the main thread
-// queues the rest.
+// One Moonshine recogniser per worker thread: utterances arrive one at a time, are brought to
+// the model's 16 kHz and transcribed; the engine on the main thread queues the rest.
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -21,11 +20,10 @@ const MOONSHINE_WORKER_NICE = 10;
 
 const port = parentPort;
 if (!port) throw new Error('moonshine worker must run in a worker thread');
-const { modelDir, model, second, phraseTokenBonus } = z
+const { modelDir, model, phraseTokenBonus } = z
   .object({
     modelDir: z.string(),
     model: z.enum(MOONSHINE_SIZE_NAMES),
-    second: z.object({ modelDir: z.string(), model: z.enum(MOONSHINE_SIZE_NAMES) }).optional(),
     phraseTokenBonus: z.number().positive().optional(),
   })
   .parse(workerData);
@@ -42,11 +40,7 @@ try {
 
 let recogniser: MoonshineRecogniser;
 try {
-  const [first, again] = await Promise.all([
-    MoonshineRecogniser.load(modelDir, model),
-    second ? MoonshineRecogniser.load(second.modelDir, second.model) : null,
-  ]);
-  recogniser = again ? first.readAgainBy(again) : first;
+  recogniser = await MoonshineRecogniser.load(modelDir, model);
 } catch (err) {
   send({ type: 'failed', code: isSttError(err) ? err.code : 'STT_MODEL_INVALID', message: (err as Error).message });
   process.exit(1);

@@ -77,14 +77,6 @@ describe('phrase hints by shallow fusion', () => {
     expect(walk(bias, ['Sloth', 'Island'], true)).toBe(4);
   });
 
-  it('writes a phrase the text holds in another case as given, whole words only, and leaves the rest alone', () => {
-    const bias = new PhraseBias(['Zendrix Telecom', 'Dr. Okonkwo', 'a$&b'], (t) => t.split(' ').map((_, i) => i + 1));
-    expect(bias.spelledAsGiven('My account is with zendrix telecom.')).toBe('My account is with Zendrix Telecom.');
-    expect(bias.spelledAsGiven('Ask DR. OKONKWO, or ZENDRIX TELECOMS')).toBe('Ask Dr. Okonkwo, or ZENDRIX TELECOMS');
-    expect(bias.spelledAsGiven('say A$&B now')).toBe('say a$&b now');
-    expect(bias.spelledAsGiven('nothing hinted here')).toBe('nothing hinted here');
-  });
-
   it('is empty without phrases, so decoding takes its plain path', () => {
     expect(new PhraseBias([], encode).empty).toBe(true);
     expect(new PhraseBias(['Azura'], encode).empty).toBe(false);
