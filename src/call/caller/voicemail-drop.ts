@@ -59,6 +59,9 @@ export class VoicemailDrop implements LineFlow {
    * than the frame after this.
    */
   private judgedMs = 0;
+  /** ms of the callee's audio heard so far, and where its first frame sits on the call's clock. */
+  private heardAudioMs = 0;
+  private audioOffsetMs = 0;
 
   constructor(private readonly o: VoicemailDropOptions) {
     this.greeting = o.handling && o.greeting ? o.greeting : null;
@@ -79,7 +82,12 @@ export class VoicemailDrop implements LineFlow {
             else drop.greet('detector', answerer.atMs);
           },
           beep(endMs) {
-            o.log.info({ end_ms: Math.round(endMs) }, 'answering machine beep');
+            // And where in the callee's audio: the call's clock places that audio by when it came, which a busy
+            // service or a slow start moves by hundreds of ms; the machine's own timeline does not move.
+            o.log.info(
+              { end_ms: Math.round(endMs), in_audio_ms: Math.round(endMs - drop.audioOffsetMs) },
+              'answering machine beep',
+            );
             drop.leave();
           },
         })
@@ -96,6 +104,8 @@ export class VoicemailDrop implements LineFlow {
   }
 
   audio(frame: Int16Array, atMs: number): void {
+    this.audioOffsetMs = atMs - this.heardAudioMs;
+    this.heardAudioMs += (frame.length / this.o.rate) * 1000;
     if (this.detector?.listening) this.detector.audio(frame, atMs);
   }
 
