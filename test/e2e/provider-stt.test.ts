@@ -18,6 +18,8 @@ import { StandInEar } from '../speech/stt/stand-in-ear.ts';
 const NUMBER = '+15550100071';
 const DEEPGRAM_KEY = 'dg-e2e-key';
 const ASSEMBLYAI_KEY = 'aai-e2e-key';
+/** The Deepgram agent's stt.phrases, sent as keyterms. */
+const KEYTERMS = ['John'];
 let t: TestService;
 let deepgram: DeepgramStandIn;
 let assemblyai: AssemblyAiStandIn;
@@ -59,15 +61,10 @@ beforeAll(async () => {
     startDeepgramStandIn(DEEPGRAM_KEY),
     startAssemblyAiStandIn(ASSEMBLYAI_KEY),
   ]);
-  // The stand-ins' recogniser loads its models once: before the calls, not during their first turn.
-  await Promise.all(
-    [8000, 16000].map(async (rate) => {
-      const ear = await StandInEar.open(rate, { guess: () => undefined, pause: () => undefined });
-      ear.hear(new Int16Array(rate / 10));
-      await ear.settle();
-      await ear.close();
-    }),
-  );
+  // The stand-ins' recogniser loads its models once: before the calls, not during their first turn. The Deepgram
+  // call's keyterms included: warmed without them, the stand-in loaded their decoder while the caller spoke and, on a
+  // loaded machine, answered Finalize past the service's 3 s final-text deadline.
+  await Promise.all([StandInEar.warm(8000, KEYTERMS), StandInEar.warm(16000)]);
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   const phone = await t.request('POST', '/v2/agents', {
@@ -76,7 +73,7 @@ beforeAll(async () => {
       agent_id: 'heard-by-deepgram',
       begin_message: '',
       inbound_numbers: [NUMBER],
-      stt: { engine: 'deepgram', base_url: deepgram.url, api_key: DEEPGRAM_KEY, language: 'en-US', phrases: ['John'] },
+      stt: { engine: 'deepgram', base_url: deepgram.url, api_key: DEEPGRAM_KEY, language: 'en-US', phrases: KEYTERMS },
     },
   });
   expect(phone.status).toBe(201);
@@ -112,7 +109,7 @@ describe('calls heard by streaming recognisers', () => {
     expect(connection.headers.authorization).toBe(`Token ${DEEPGRAM_KEY}`);
     expect(connection.url.searchParams.get('encoding')).toBe('mulaw');
     expect(connection.url.searchParams.get('sample_rate')).toBe('8000');
-    expect(connection.url.searchParams.getAll('keyterm')).toEqual(['John']);
+    expect(connection.url.searchParams.getAll('keyterm')).toEqual(KEYTERMS);
     await expect.poll(() => connection.controls.at(-1)?.type, { timeout: 10_000 }).toBe('CloseStream');
   }, 45_000);
 

@@ -49,6 +49,18 @@ export class StandInEar {
     return ear;
   }
 
+  /**
+   * Loads the decoders a stream at this rate with these phrases reads with, pooled for the streams after it. Phrases
+   * have a decoder of their own (hintDecoder in src/speech/stt/pocketsphinx/worker.ts), about 0.5 s to load on an idle
+   * machine and up to 2 s on a loaded one; a stream that opens it cold reads nothing of its audio until it has.
+   */
+  static async warm(sampleRate: number, phrases: string[] = []): Promise<void> {
+    const ear = await StandInEar.open(sampleRate, { guess: () => undefined, pause: () => undefined }, phrases);
+    ear.hear(new Int16Array(sampleRate / 10));
+    await ear.settle();
+    await ear.close();
+  }
+
   /** Seconds of audio received. */
   get seconds(): number {
     return this.received / this.sampleRate;
