@@ -980,12 +980,18 @@ export class CallerInput {
     try {
       result = await this.finalizeInTime(stt);
     } catch (error) {
-      this.reading = false;
-      if (this.stopped) return;
       // Its error event may have come first and opened another already.
-      if (stt === this.stt) this.recogniserFailed(error, sttFailureReason(error));
-      this.o.events.unheard();
-      return;
+      if (!this.stopped && stt === this.stt) this.recogniserFailed(error, sttFailureReason(error));
+      // The words it gave while the caller spoke are the turn (a streaming provider's interim reading): asking
+      // again what was already heard makes the caller repeat it. A turn with none is asked again.
+      const heard = speech.lastReading?.text.trim() ?? '';
+      if (!heard) {
+        this.reading = false;
+        if (!this.stopped) this.o.events.unheard();
+        return;
+      }
+      this.o.log.info('the turn is the words the failed recogniser gave while the caller spoke');
+      result = { text: heard };
     }
     this.reading = false;
     if (this.stopped) {

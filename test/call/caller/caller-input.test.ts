@@ -844,6 +844,27 @@ describe('CallerInput', () => {
     expect(s.turns.map((t) => t.text)).toEqual(['yes please']);
   });
 
+  it('a recogniser late with its final text that gave words while the caller spoke is left for the next; those words are the turn, not asked again', async () => {
+    const s = setup({
+      first: new SilentStt([]),
+      heardAfterReopen: ['yes please'],
+      fallback: { left: 1, deadlineMs: 3_000 },
+    });
+    await s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(400, SPEECH);
+    await s.feed(200, 0);
+    s.partial('my name is john');
+    await s.feed(3_400, 0);
+    expect(s.moves).toEqual(['timeout']);
+    expect(s.log).not.toContain('unheard');
+    expect(s.turns.map((t) => [t.text, t.startAt, t.endAt])).toEqual([['my name is john', 0.4, 0.8]]);
+    expect(s.stts).toHaveLength(2);
+    await s.feed(400, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.turns.map((t) => t.text)).toEqual(['my name is john', 'yes please']);
+  });
+
   it('the last recogniser has no deadline: a slow final text is waited for', async () => {
     const s = setup({ first: new SilentStt([]), fallback: { left: 0, deadlineMs: 3_000 } });
     await s.caller.open();
