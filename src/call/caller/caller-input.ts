@@ -53,6 +53,12 @@ export const CALLER_DEFAULTS = {
   goingOnWithinMs: 2_000,
 } as const;
 
+/**
+ * How far the VAD may run behind the line with an end of turn still taken as judged: it follows a frame behind (and its
+ * inference may take most of another), which the end of turn never waited for.
+ */
+const VAD_FOLLOWS_S = (2 * FRAME_MS) / 1000;
+
 /** interruption_sensitivity 0..1 → how long the caller must talk over the agent to interrupt it. */
 export function interruptionThresholdMs(sensitivity: number): number {
   return Math.round(1000 - 800 * Math.min(1, Math.max(0, sensitivity)));
@@ -227,6 +233,13 @@ export class CallerInput {
   /** The caller hung up during a turn: its reading is still given as a turn once the input has stopped. */
   private readAfterHangUp = false;
   private endpointTimer: TimerHandle | undefined;
+  /** How far the VAD has judged the caller's audio (seconds on the call's clock). */
+  private judgedAt = 0;
+  /**
+   * An end of turn that came due while the VAD was still behind the line: it ends the turn once the VAD has judged the
+   * audio up to `dueAt` with no speech start, while `token` is still the endpoint timer.
+   */
+  private endDue: { token: TimerHandle; dueAt: number } | null = null;
   private bargeTimer: TimerHandle | undefined;
   /** The streaming recogniser's first-result deadline, running while the caller speaks and it has given nothing. */
   private firstResultDeadline: { clear(): void } | null = null;
@@ -486,7 +499,13 @@ export class CallerInput {
       else this.onSpeechEnd(at);
     }
     if (this.stopped) return;
+    this.judgedAt = endAt;
     this.o.events.judged(endAt);
+    const due = this.endDue;
+    if (due && (this.endpointTimer !== due.token || this.vadHasJudged(due.dueAt))) {
+      this.endDue = null;
+      if (this.endpointTimer === due.token) this.turnEnded();
+    }
     const backlog = this.backlog;
     if (!backlog) return;
     const judged = backlog.shift();
@@ -816,11 +835,14 @@ export class CallerInput {
         pace_ms: pause.paceMs,
         number_pace_ms: pause.numberPaceMs,
         wait_ms: Math.round(wait),
+        vad_behind_ms: Math.round((this.audioNow() - this.judgedAt) * 1000),
       },
       'end of turn: waiting',
     );
+    // Where on the caller's audio the turn ends: the silence counts only once the VAD has judged it.
+    const dueAt = this.audioNow() + wait / 1000;
     if (wait >= 1) {
-      this.endpointTimer = this.o.timers.setTimeout(() => this.turnEnded(), wait);
+      this.endpointTimer = this.o.timers.setTimeout(() => this.endOnJudgedSilence(dueAt), wait);
       return;
     }
     // The VAD's own silence already covered the wait (Silero's 550 ms > the default 500): answer
@@ -828,12 +850,37 @@ export class CallerInput {
     const token: TimerHandle = { id: -1 };
     this.endpointTimer = token;
     queueMicrotask(() => {
-      if (this.endpointTimer === token) this.turnEnded();
+      if (this.endpointTimer === token) this.endOnJudgedSilence(dueAt);
     });
+  }
+
+  /**
+   * The turn's wait is over at `dueAt` on the caller's audio. With the VAD behind the line (the audio held while the
+   * engines opened, a loaded machine), the audio up to there is judged first: the silence the wait counted may hold
+   * the caller going on (a menu's "press one. For billing…" read out as it came, seconds late), which is the same
+   * turn, not a new one.
+   */
+  private endOnJudgedSilence(dueAt: number): void {
+    if (this.vadHasJudged(dueAt)) {
+      this.turnEnded();
+      return;
+    }
+    const token: TimerHandle = { id: -1 };
+    this.endpointTimer = token;
+    this.endDue = { token, dueAt };
+  }
+
+  /**
+   * Whether the VAD has judged the caller's audio up to `at`, or all of it that has come (a line that stopped sending
+   * has nothing more to judge). It runs a frame or so behind the line: that much is not waited for.
+   */
+  private vadHasJudged(at: number): boolean {
+    return this.judgedAt + VAD_FOLLOWS_S >= Math.min(at, this.audioNow());
   }
 
   private turnEnded(): void {
     this.endpointTimer = undefined;
+    this.endDue = null;
     this.readTurn();
   }
 

@@ -1095,6 +1095,27 @@ describe('CallerInput', () => {
     expect(second! - first!).toBeGreaterThanOrEqual((0.3 + 0.8) * 16000);
   });
 
+  it('ends a turn said while the engines opened only on silence the VAD has judged: a short pause in it is no end of turn', async () => {
+    let opened!: () => void;
+    const s = setup({
+      heard: ['for appointments press one for billing press two'],
+      vadOpens: new Promise<void>((resolve) => (opened = resolve)),
+    });
+    const opening = s.caller.open();
+    // A phone menu read out in one breath, a 300 ms pause between its options, long before the engines open.
+    await s.feed(400, 0);
+    await s.feed(1200, SPEECH);
+    await s.feed(300, 0);
+    await s.feed(1000, SPEECH);
+    await s.feed(3000, 0);
+    opened();
+    await opening;
+    await s.feed(1000, 0);
+    expect(s.turns.map(({ text, startAt, endAt }) => [text, startAt, endAt])).toEqual([
+      ['for appointments press one for billing press two', 0.4, 2.9],
+    ]);
+  });
+
   it('keeps VAD times on the call clock when the engines opened after more audio than it holds for them (30 s)', async () => {
     let opened!: () => void;
     const s = setup({ heard: ['late words'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
