@@ -3,7 +3,8 @@
 // slots when it is admitted (an outbound call as it is placed, a web or inbound call as it
 // registers) and keeps it while it rings or waits for its stream and while it runs. Slots are
 // held in the store, so the limit holds across every process sharing it; a call's slot is free
-// again once its record is final, or once the node running it is dead (nodes.ts).
+// again once its record is final, or once the node running it was taken for dead (its lease taken
+// over, not only run out: nodes.ts).
 import type { OrgLimit } from '../config.ts';
 import type { CallRepository } from '../records/repository.ts';
 import type { AdmissionRefusal, CallAdmission } from '../records/service.ts';

@@ -88,7 +88,9 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
     {
       credits: deps.credits,
       calls: deps.callRepo,
-      liveNodes: async () => [nodeId, ...(await deps.nodes.alive(deps.clock.now()))],
+      // A peer's calls hold their slots until its lease is taken over, not only while it runs: one that ran out may be
+      // renewed (a stall), and its calls counted again beside those admitted meanwhile (18 of 16 in the two-node e2e).
+      liveNodes: async () => [nodeId, ...(await deps.nodes.holders())],
     },
     {
       maxConcurrentCalls: config.maxConcurrentCalls,

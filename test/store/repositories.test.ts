@@ -200,7 +200,7 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
     expect(await store.calls.listOrphaned([], ['node-live'])).toEqual([]);
   });
 
-  it("takes a call over only once its owner's lease is gone: a lease that ran out still holds its calls until a peer takes it over, and then its holder can no longer renew it", async () => {
+  it("takes a call over only once its owner's lease is gone: a lease that ran out still holds its calls (and is a holder) until a peer takes it over, and then its holder can no longer renew it", async () => {
     const endIt = (r: CallRecord): CallRecord => ({
       ...r,
       call_status: 'error',
@@ -209,8 +209,10 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
     await store.nodes.acquire('node-f', 'epoch-1', NOW, NOW + 1_000, null);
     await store.calls.insert('fence', call('call_fenced'), NOW, { ownerNode: 'node-f' });
     await store.calls.insert('fence', call('call_of_none'), NOW);
-    // Its lease ran out, but nobody took it over: the owner may still renew it, so its call stays its own.
+    // Its lease ran out, but nobody took it over: the owner may still renew it, so its call stays its own (and holds
+    // its organization's slot: call/runtime.ts counts the holders, not only the nodes alive).
     expect(await store.nodes.alive(NOW + 2_000)).not.toContain('node-f');
+    expect(await store.nodes.holders()).toContain('node-f');
     expect((await store.calls.update('fence', 'call_fenced', endIt, { takeover: true }))!.call_status).toBe(
       'registered',
     );
@@ -227,6 +229,7 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
     expect(await other.nodes.forgetExpired(NOW + 4_000)).toBeGreaterThanOrEqual(1);
     expect(await store.nodes.renew('node-f', 'epoch-1', NOW + 4_000, NOW + 5_000, null)).toBe(false);
     expect(await store.nodes.alive(NOW + 4_000)).not.toContain('node-f');
+    expect(await store.nodes.holders()).not.toContain('node-f');
     // The node takes a new lease: calls of the old epoch stay takeable, calls of the new one are its own.
     await store.nodes.acquire('node-f', 'epoch-2', NOW + 4_000, NOW + 14_000, null);
     await store.calls.insert('fence', call('call_new_epoch'), NOW, { ownerNode: 'node-f' });
