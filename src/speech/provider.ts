@@ -4,7 +4,7 @@
 // Engines are made once per distinct configuration and leased to calls; each call opens its own
 // stream. Idle engines beyond ENGINE_CACHE_BOUND per kind are closed, least recently used first.
 import { createHash } from 'node:crypto';
-import { SttConfigSchema, VoiceConfigSchema, type AgentConfig } from '../agents/schema.ts';
+import { VoiceConfigSchema, type AgentConfig } from '../agents/schema.ts';
 import type { Dispatcher } from '../net/http.ts';
 import type { OpenWebSocket } from '../net/websocket.ts';
 import { EngineCache } from './engine-cache.ts';
@@ -23,9 +23,8 @@ export const ENGINE_CACHE_BOUND = 32;
 export interface EmbeddedSpeechOptions {
   /**
    * Make the default agent voice's engine now and warm it, so the first call's greeting does not
-   * wait for it (flite's worker threads take a few hundred ms to start); and load the default
-   * recogniser's model, which the first call would otherwise wait for before it hears its caller
-   * (6 s or more on a busy machine, docs/sip-notes.md). Off in tests, where most services never speak.
+   * wait for it (flite's worker threads take a few hundred ms to start). Off in tests, where most
+   * services never speak.
    */
   warm?: boolean;
   /**
@@ -71,7 +70,7 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions): Spe
     if (canWarm(warmup.engine)) warmup.engine.warm();
     warmup.release();
   }
-  const provider: SpeechEngineProvider = {
+  return {
     vad,
     stt(config: AgentConfig['stt']) {
       // Phrases are per stream, not per engine: one engine serves every agent with these settings.
@@ -94,16 +93,4 @@ export function createEmbeddedSpeechEngines(options: EmbeddedSpeechOptions): Spe
       ]);
     },
   };
-  if (options.warm) {
-    // A stream opened once loads the model; the engine keeps it for the calls. A model that cannot load fails the
-    // first call's open, where the call reports it, as it would have without this.
-    const recogniser = SttConfigSchema.parse({});
-    const { engine, release } = provider.stt(recogniser);
-    void engine
-      .open({ sampleRate: 8000, language: recogniser.language })
-      .then((stream) => stream.close())
-      .catch(() => undefined)
-      .finally(release);
-  }
-  return provider;
 }

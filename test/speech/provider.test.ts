@@ -2,8 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SttConfigSchema, VoiceConfigSchema } from '../../src/agents/schema.ts';
 import { createEmbeddedSpeechEngines, ENGINE_CACHE_BOUND, engineCacheKey } from '../../src/speech/provider.ts';
 import { PocketsphinxEngine } from '../../src/speech/stt/index.ts';
-import { MoonshineEngine } from '../../src/speech/stt/moonshine/engine.ts';
-import type { SpeechEngineProvider, SttStream } from '../../src/speech/types.ts';
+import type { SpeechEngineProvider } from '../../src/speech/types.ts';
 import { testDispatcher } from '../support/outbound.ts';
 
 // HTTP voices and recognisers: making one opens nothing, so these tests need no server.
@@ -75,21 +74,4 @@ describe('createEmbeddedSpeechEngines', () => {
     const stream = await again.engine.open({ sampleRate: 16000, language: 'en-US' });
     await stream.close();
   }, 30_000);
-
-  it("warm loads the default recogniser's model at start (a phone-rate stream opened and closed), so the first call does not wait for it", async () => {
-    const closed: number[] = [];
-    const open = vi.spyOn(MoonshineEngine.prototype, 'open').mockImplementation(async (options) => {
-      const stream: Pick<SttStream, 'close'> = { close: async () => void closed.push(options.sampleRate) };
-      return stream as SttStream;
-    });
-    provider = createEmbeddedSpeechEngines({ dispatcher: testDispatcher });
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(open).not.toHaveBeenCalled();
-    await provider.close();
-    provider = createEmbeddedSpeechEngines({ dispatcher: testDispatcher, warm: true });
-    await vi.waitFor(() => expect(closed).toEqual([8000]));
-    expect(open).toHaveBeenCalledTimes(1);
-    expect(open.mock.calls[0]![0]).toMatchObject({ sampleRate: 8000, language: 'en-US' });
-    open.mockRestore();
-  });
 });

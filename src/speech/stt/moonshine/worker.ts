@@ -29,23 +29,21 @@ const { modelDir, model, phraseTokenBonus } = z
   .parse(workerData);
 const send = (msg: FromMoonshineWorker): void => port.postMessage(msg);
 
+// A transcription keeps a core busy for ~100 ms per utterance, several at once when callers
+// finish together. The main thread paces every call's audio, so this thread yields to it:
+// on Linux a thread has its own nice value, set through its thread id.
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), MOONSHINE_WORKER_NICE);
+} catch {
+  // Not Linux, or not allowed: the worker runs at normal priority.
+}
+
 let recogniser: MoonshineRecogniser;
 try {
   recogniser = await MoonshineRecogniser.load(modelDir, model);
 } catch (err) {
   send({ type: 'failed', code: isSttError(err) ? err.code : 'STT_MODEL_INVALID', message: (err as Error).message });
   process.exit(1);
-}
-
-// A transcription keeps a core busy for ~100 ms per utterance, several at once when callers
-// finish together. The main thread paces every call's audio, so this thread yields to it:
-// on Linux a thread has its own nice value, set through its thread id. Only once the model is
-// loaded: niced, the load yields to every other process too, and on two cores busy with others
-// it took 39 s instead of 9, the first call hearing nothing meanwhile.
-try {
-  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), MOONSHINE_WORKER_NICE);
-} catch {
-  // Not Linux, or not allowed: the worker runs at normal priority.
 }
 send({ type: 'ready' });
 
