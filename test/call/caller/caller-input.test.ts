@@ -179,6 +179,24 @@ class StreamingStt extends ReadingStt {
   readonly firstResultWithinMs = 3_000;
 }
 
+/**
+ * A caller input whose engines open only once the test says so (`opened()`), its open() already under way: what the
+ * caller says meanwhile is held for the VAD.
+ */
+function setupOpeningLate(options: Omit<Parameters<typeof setup>[0], 'vadOpens'> = {}) {
+  let release!: () => void;
+  const s = setup({ ...options, vadOpens: new Promise<void>((resolve) => (release = resolve)) });
+  const opening = s.caller.open();
+  return {
+    ...s,
+    /** The engines open now; resolves once the caller input is open. */
+    async opened(): Promise<void> {
+      release();
+      await opening;
+    },
+  };
+}
+
 describe('CallerInput', () => {
   it('ends a turn endpointing_ms after the speech end, with the words and the times of the speech on the call clock', async () => {
     const s = setup({ heard: ['my name is ann'] });
@@ -1054,14 +1072,11 @@ describe('CallerInput', () => {
   });
 
   it('hears a caller who spoke while the engines were still opening, at the time they spoke', async () => {
-    let opened!: () => void;
-    const s = setup({ heard: ['hello are you there'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
-    const opening = s.caller.open();
+    const s = setupOpeningLate({ heard: ['hello are you there'] });
     await s.feed(400, 0);
     await s.feed(800, SPEECH);
     await s.feed(300, 0);
-    opened();
-    await opening;
+    await s.opened();
     await s.feed(1000, 0);
     expect(s.turns.map(({ text, startAt, endAt }) => [text, startAt, endAt])).toEqual([
       ['hello are you there', 0.4, 1.2],
@@ -1071,19 +1086,13 @@ describe('CallerInput', () => {
   });
 
   it('keeps two phrases said while the engines opened apart: two turns, each read from its own audio', async () => {
-    let opened!: () => void;
-    const s = setup({
-      heard: ['hello', 'is anyone there'],
-      vadOpens: new Promise<void>((resolve) => (opened = resolve)),
-    });
-    const opening = s.caller.open();
+    const s = setupOpeningLate({ heard: ['hello', 'is anyone there'] });
     await s.feed(400, 0);
     await s.feed(600, SPEECH);
     await s.feed(1000, 0);
     await s.feed(800, SPEECH);
     await s.feed(400, 0);
-    opened();
-    await opening;
+    await s.opened();
     await s.feed(1000, 0);
     expect(s.turns.map(({ startAt, endAt }) => [startAt, endAt])).toEqual([
       [0.4, 1],
@@ -1096,20 +1105,14 @@ describe('CallerInput', () => {
   });
 
   it('ends a turn said while the engines opened only on silence the VAD has judged: a short pause in it is no end of turn', async () => {
-    let opened!: () => void;
-    const s = setup({
-      heard: ['for appointments press one for billing press two'],
-      vadOpens: new Promise<void>((resolve) => (opened = resolve)),
-    });
-    const opening = s.caller.open();
+    const s = setupOpeningLate({ heard: ['for appointments press one for billing press two'] });
     // A phone menu read out in one breath, a 300 ms pause between its options, long before the engines open.
     await s.feed(400, 0);
     await s.feed(1200, SPEECH);
     await s.feed(300, 0);
     await s.feed(1000, SPEECH);
     await s.feed(3000, 0);
-    opened();
-    await opening;
+    await s.opened();
     await s.feed(1000, 0);
     expect(s.turns.map(({ text, startAt, endAt }) => [text, startAt, endAt])).toEqual([
       ['for appointments press one for billing press two', 0.4, 2.9],
@@ -1117,12 +1120,9 @@ describe('CallerInput', () => {
   });
 
   it('keeps VAD times on the call clock when the engines opened after more audio than it holds for them (30 s)', async () => {
-    let opened!: () => void;
-    const s = setup({ heard: ['late words'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
-    const opening = s.caller.open();
+    const s = setupOpeningLate({ heard: ['late words'] });
     await s.feed(32_000, 0);
-    opened();
-    await opening;
+    await s.opened();
     await s.feed(1000, 0);
     await s.feed(800, SPEECH);
     await s.feed(1000, 0);
@@ -1165,16 +1165,13 @@ describe('CallerInput', () => {
   });
 
   it("hands each frame on as it arrives, and says how far the VAD has judged only once it has, after that audio's speech start", async () => {
-    let opened!: () => void;
-    const s = setup({ heard: ['hello'], vadOpens: new Promise<void>((resolve) => (opened = resolve)) });
-    const opening = s.caller.open();
+    const s = setupOpeningLate({ heard: ['hello'] });
     await s.feed(400, 0);
     await s.feed(600, SPEECH);
     // Wall time went on a second: every frame was heard at its time on the inbound clock, none judged yet.
     expect(s.heard.map((h) => Math.round(h.at * 1000))).toEqual(Array.from({ length: 50 }, (_, i) => i * 20));
     expect(s.judged).toEqual([]);
-    opened();
-    await opening;
+    await s.opened();
     await s.feed(400, 0);
     // Each frame's end, in order, once the VAD judged it.
     expect(s.judged.map((j) => Math.round(j.at * 1000))).toEqual(Array.from({ length: 70 }, (_, i) => (i + 1) * 20));
