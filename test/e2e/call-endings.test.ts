@@ -76,9 +76,12 @@ async function agent(org: string, agent_id: string, fields: Record<string, unkno
 
 beforeAll(async () => {
   model = await scriptedModel();
-  t = await startTestService({
-    ORG_LIMITS: JSON.stringify({ limited: { max_concurrent_calls: 1 }, broke: { credit_balance: 0.25 } }),
-  });
+  t = await startTestService(
+    {
+      ORG_LIMITS: JSON.stringify({ limited: { max_concurrent_calls: 1 }, broke: { credit_balance: 0.25 } }),
+    },
+    { recogniserLoaded: true },
+  );
   await agent('acme', 'goodbye', {
     llm: { base_url: `${model.url}/v1`, model: 'goodbye' },
     tools: [{ type: 'end_call' }],

@@ -2,26 +2,23 @@
 // a caller who confirms a booking by pressing 1, and the agent calling a phone menu, hearing it,
 // and pressing the key for appointments (1) as tones the menu hears in the audio.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SttConfigSchema } from '../../src/agents/schema.ts';
 import type { CallRecord } from '../../src/records/record.ts';
-import { createSttEngine } from '../../src/speech/stt/index.ts';
 import { callEnded, startTestService, type TestService } from '../helpers/service.ts';
-import { testDispatcher } from '../support/outbound.ts';
 
 let t: TestService;
 const KEYPAD_CALLER = '+15550002';
 const PHONE_MENU = '+15550003';
 
 beforeAll(async () => {
-  t = await startTestService({
-    SIM_NUMBERS: `${KEYPAD_CALLER}=answer:book-by-keypad,${PHONE_MENU}=answer:phone-menu`,
-    SIM_ANSWER_DELAY_MS: '200',
-  });
-  // The menu waits 15 s for its key, and the first call a process takes hears nothing until the recogniser's model
-  // has loaded (the process's one shared engine; the call found it loading 15-17 s on two loaded cores, and the menu
-  // hung up before its reading). Loaded before the calls, as test/e2e/sip-call.test.ts does.
-  const recogniser = createSttEngine(SttConfigSchema.parse({}), { dispatcher: testDispatcher });
-  await (await recogniser.open({ sampleRate: 8000, language: 'en-US' })).close();
+  // The menu waits 15 s for its key: the recogniser is loaded before the first call (the call once found it loading
+  // 15-17 s on two loaded cores, and the menu hung up before its reading).
+  t = await startTestService(
+    {
+      SIM_NUMBERS: `${KEYPAD_CALLER}=answer:book-by-keypad,${PHONE_MENU}=answer:phone-menu`,
+      SIM_ANSWER_DELAY_MS: '200',
+    },
+    { recogniserLoaded: true },
+  );
 }, 60_000);
 afterAll(async () => t?.stop());
 

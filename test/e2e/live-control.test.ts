@@ -24,7 +24,7 @@ beforeAll(async () => {
     sseHeaders(res);
     res.end(replyStream(noted ? 'Good news, your order has shipped.' : 'Let me check that for you.'));
   });
-  t = await startTestService();
+  t = await startTestService({}, { recogniserLoaded: true });
   const res = await t.request('POST', '/v2/agents', {
     body: {
       agent_id: 'desk',

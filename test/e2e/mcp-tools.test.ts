@@ -45,7 +45,7 @@ beforeAll(async () => {
   const port = await freePort();
   // The reference server and the service start side by side.
   const starting = startEverything(port);
-  const service = startTestService({ METRICS: 'public' });
+  const service = startTestService({ METRICS: 'public' }, { recogniserLoaded: true });
   everything = await starting;
   t = await service;
   everythingUrl = `http://127.0.0.1:${port}/mcp`;

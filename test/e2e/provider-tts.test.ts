@@ -42,7 +42,7 @@ beforeAll(async () => {
   standIns.elevenlabs = elevenlabs;
   standIns.cartesia = await startCartesiaStandIn(KEY);
   standIns.deepgram = await startDeepgramStandIn(KEY);
-  t = await startTestService();
+  t = await startTestService({}, { recogniserLoaded: true });
   const agent = async (agent_id: string, engine: string, number: string, begin_message: string) => {
     const res = await t.request('POST', '/v2/agents', {
       body: {

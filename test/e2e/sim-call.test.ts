@@ -14,7 +14,10 @@ const SIM_NUMBER = '+15550001';
 const INBOUND_NUMBER = '+15550100031';
 
 beforeAll(async () => {
-  t = await startTestService({ SIM_NUMBERS: `${SIM_NUMBER}=answer:book-appointment`, SIM_ANSWER_DELAY_MS: '200' });
+  t = await startTestService(
+    { SIM_NUMBERS: `${SIM_NUMBER}=answer:book-appointment`, SIM_ANSWER_DELAY_MS: '200' },
+    { recogniserLoaded: true },
+  );
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   expect(

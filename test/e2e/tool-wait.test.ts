@@ -29,7 +29,7 @@ beforeAll(async () => {
         1_600,
       ),
   );
-  t = await startTestService();
+  t = await startTestService({}, { recogniserLoaded: true });
   const agent = {
     agent_id: 'orders',
     agent_name: 'Orders',

@@ -22,12 +22,15 @@ const DESK_BUSY = '+14155557002';
 
 beforeAll(async () => {
   twilio = await new TwilioStandIn().start();
-  t = await startTestService({
-    TWILIO_ACCOUNT_SID: twilio.accountSid,
-    TWILIO_AUTH_TOKEN: twilio.authToken,
-    TWILIO_API_BASE: twilio.url,
-    RING_TIMEOUT_MS: '7000',
-  });
+  t = await startTestService(
+    {
+      TWILIO_ACCOUNT_SID: twilio.accountSid,
+      TWILIO_AUTH_TOKEN: twilio.authToken,
+      TWILIO_API_BASE: twilio.url,
+      RING_TIMEOUT_MS: '7000',
+    },
+    { recogniserLoaded: true },
+  );
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   const agents = [

@@ -32,7 +32,7 @@ const LONG_GREETING =
 
 beforeAll(async () => {
   // Debug: the end-of-turn decisions, which the digits test reads.
-  t = await startTestService({}, { logLevel: 'debug' });
+  t = await startTestService({}, { logLevel: 'debug', recogniserLoaded: true });
   const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown>;
   const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
   const created = await t.request('POST', '/v2/agents', {

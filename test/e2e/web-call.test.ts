@@ -18,7 +18,7 @@ vi.setConfig({ maxConcurrency: 2 });
 
 let t: TestService;
 beforeAll(async () => {
-  t = await startTestService();
+  t = await startTestService({}, { recogniserLoaded: true });
 });
 afterAll(async () => t?.stop());
 

@@ -7,6 +7,9 @@ import { startService, type RunningService, type ServiceOptions } from '../../sr
 import { CallRecordSchema, type CallRecord } from '../../src/records/record.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
+import { SttConfigSchema } from '../../src/agents/schema.ts';
+import { createSttEngine } from '../../src/speech/stt/index.ts';
+import { testDispatcher } from '../support/outbound.ts';
 
 /** How long stop() waits for the service to close before it fails, saying what was still running. */
 const STOP_WITHIN_MS = 45_000;
@@ -60,6 +63,11 @@ export async function startTestService(
     dataDir?: string;
     /** `debug` keeps each end-of-turn decision in `logs`, for a test that prints them when it fails. */
     logLevel?: 'info' | 'debug';
+    /**
+     * Load the default recogniser's model (the process's one shared engine) before resolving. The first call a
+     * process takes otherwise hears nothing until it has loaded: 15-40 s on two loaded cores, past a test's waits.
+     */
+    recogniserLoaded?: boolean;
   } = {},
 ): Promise<TestService> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'voicecall-test-'));
@@ -83,11 +91,10 @@ export async function startTestService(
     TWILIO_AUTH_TOKEN: TEST_TWILIO_TOKEN,
     ...env,
   });
-  const service = await startService({
-    ...options,
-    config,
-    logger: options.logger ?? createLogger(options.logLevel ?? 'info', sink),
-  });
+  const [service] = await Promise.all([
+    startService({ ...options, config, logger: options.logger ?? createLogger(options.logLevel ?? 'info', sink) }),
+    options.recogniserLoaded ? loadDefaultRecogniser() : undefined,
+  ]);
   const defaultKey = KEYS.acme!;
   return {
     service,
@@ -130,6 +137,12 @@ export async function startTestService(
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Opens and closes a stream of the default recogniser, so its model is loaded in this process. */
+export async function loadDefaultRecogniser(): Promise<void> {
+  const recogniser = createSttEngine(SttConfigSchema.parse({}), { dispatcher: testDispatcher });
+  await (await recogniser.open({ sampleRate: 8000, language: 'en-US' })).close();
 }
 
 /** The call's record once it is over (ended, not connected, or error); throws after `timeoutMs`. */
