@@ -9,7 +9,7 @@ import type { PacerWakeups } from './agent/pacer.ts';
 import type { VoiceChoice } from './provider-chains.ts';
 import type { CallProviders, FallbackReason, ProviderChain } from './providers.ts';
 import type { AgentBrain } from './model/model-turn.ts';
-import type { ModelTurnTaking } from './realtime/realtime-brain.ts';
+import type { ModelTurnSource } from './realtime/realtime-brain.ts';
 import type { CallRecorder } from './recorder.ts';
 import type { ColdTransfer } from './transfer/transfer-flow.ts';
 import type { WarmTransferCarrier } from './transfer/warm-transfer.ts';
@@ -54,7 +54,7 @@ export interface SessionOptions {
   engines: SessionEngines;
   brain: AgentBrain;
   /** A speech-to-speech model's own turn detection (llm.turn_detection "model"): it ends the caller's turns. */
-  modelTurns?: { listen(listener: ModelTurnTaking): void } | undefined;
+  modelTurns?: ModelTurnSource | undefined;
   recorder?: CallRecorder | undefined;
   /** Rate the recogniser is opened at; the transport's rate when absent (then it is fed as is). */
   sttSampleRate?: 8000 | 16000;

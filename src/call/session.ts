@@ -107,6 +107,7 @@ export class CallSession {
     this.transcript = new Transcript(o.onTranscript && ((t) => o.onTranscript?.(t.messages, t.items)));
     this.teardown = new CallTeardown((error) => o.log.error({ err: error }, 'a part of the call failed to stop'));
     const session = this;
+    const modelTurns = o.modelTurns;
     this.caller = this.teardown.add(
       new CallerInput({
         rate,
@@ -115,8 +116,10 @@ export class CallSession {
         timers: o.timers,
         engines: o.engines,
         endOfTurn: endOfTurnPolicy(o.agent),
-        // With the model's own turn detection its speech start is the barge-in (modelTurnReactions), not the VAD's.
-        interruptionThresholdMs: o.modelTurns ? null : interruptionThresholdMs(o.agent.interruption_sensitivity),
+        // With the model's own turn detection its speech start is the barge-in (modelTurnReactions), not the VAD's,
+        // while it would report one.
+        interruptionThresholdMs: interruptionThresholdMs(o.agent.interruption_sensitivity),
+        ...(modelTurns ? { modelReportsSpeech: () => modelTurns.reportsCallerSpeech() } : {}),
         agentBusy() {
           return session.agentCuttable;
         },
@@ -469,7 +472,7 @@ export class CallSession {
       answering() {
         if (s.phase !== 'live' || s.flows.some((flow) => flow.holdsLine)) return;
         s.modelAnswered = true;
-        if (!s.caller.endTurnNow()) s.takeModelAnswer();
+        s.caller.endTurnNow(() => s.takeModelAnswer());
       },
     };
   }

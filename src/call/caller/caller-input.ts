@@ -135,6 +135,12 @@ export interface CallerInputOptions {
    * turn detection heard it); unconfirmed at its end, it is no turn.
    */
   interruptionThresholdMs: number | null;
+  /**
+   * With the model's own turn detection: whether the model would say now that the caller started speaking
+   * (confirmSpeech). Speech over the agent that starts while it would not (Gemini's turn complete, its audio still
+   * playing) is judged by interruptionThresholdMs instead of waiting for a word that never comes.
+   */
+  modelReportsSpeech?: () => boolean;
   /** Whether the agent holds the floor (speaking or answering): speech must then pass the threshold to interrupt. */
   agentBusy(): boolean;
   /** Words that only acknowledge ("uh-huh", "right"): speech over the agent read as these never stops it. */
@@ -256,6 +262,8 @@ export class CallerInput {
    * one between groups).
    */
   private answering: { endAt: number; takenAt: number; inDigits: boolean } | null = null;
+  /** The model ended a turn at `at` (audio seconds) before the VAD had judged that far (endTurnNow). */
+  private modelEnded: { at: number; noTurn: () => void } | null = null;
 
   constructor(private readonly o: CallerInputOptions) {
     this.recent = new FrameHistory(CALLER_DEFAULTS.historyMs / FRAME_MS, (o.rate * FRAME_MS) / 1000);
@@ -459,6 +467,7 @@ export class CallerInput {
   /** The call is ending: nothing more is heard or decided. */
   stop(): void {
     this.stopped = true;
+    this.modelEnded = null;
     this.backlog = null;
     this.feed?.stop();
     this.o.timers.clearTimeout(this.endpointTimer);
@@ -494,13 +503,20 @@ export class CallerInput {
   private onVadEvents(events: VadEvent[], endAt: number): void {
     for (const event of events) {
       if (this.stopped) return;
-      const at = this.audioOffset + this.vadStartSample / this.o.rate + event.at;
+      // Frames sent before the call connected (a page's flush, a burst read after a stalled process connected the
+      // call) sit before its start: speech in them starts with the call, never at a negative time in the transcript.
+      const at = Math.max(0, this.audioOffset + this.vadStartSample / this.o.rate + event.at);
       if (event.type === 'speech_start') this.onSpeechStart(at);
       else this.onSpeechEnd(at);
     }
     if (this.stopped) return;
     this.judgedAt = endAt;
     this.o.events.judged(endAt);
+    const modelEnded = this.modelEnded;
+    if (modelEnded && (this.speech || this.vadHasJudged(modelEnded.at))) {
+      this.modelEnded = null;
+      this.endTurnNow(modelEnded.noTurn);
+    }
     const due = this.endDue;
     if (due && (this.endpointTimer !== due.token || this.vadHasJudged(due.dueAt))) {
       this.endDue = null;
@@ -566,7 +582,7 @@ export class CallerInput {
       return;
     }
     // Talking over the agent: only speech longer than the threshold interrupts it.
-    if (this.o.interruptionThresholdMs === null) return;
+    if (this.thresholdMs() === null) return;
     this.speech.goingOn =
       this.answering !== null && (at - this.answering.takenAt) * 1000 <= CALLER_DEFAULTS.goingOnWithinMs;
     this.armBargeTimer(at, this.thresholdOf(this.speech), () => {
@@ -594,7 +610,7 @@ export class CallerInput {
    * stopped it (a short word, an acknowledgement) is judged at the threshold as new speech is, its reading included.
    */
   private goOnOverAgent(speech: Speech, at: number): void {
-    const threshold = this.o.interruptionThresholdMs;
+    const threshold = this.thresholdMs();
     if (threshold === null) return;
     if (!speech.confirmed) {
       speech.shortRead = false;
@@ -635,9 +651,14 @@ export class CallerInput {
     this.cut(speech);
   }
 
+  /** How long speech over the agent must last to stop it by itself; null when the model's word decides. */
+  private thresholdMs(): number | null {
+    return this.o.modelReportsSpeech?.() ? null : this.o.interruptionThresholdMs;
+  }
+
   /** How long this speech over the agent must last to stop it (Infinity: it never does). */
   private thresholdOf(speech: Speech): number {
-    const threshold = this.o.interruptionThresholdMs ?? Infinity;
+    const threshold = this.thresholdMs() ?? Infinity;
     return speech.goingOn ? Math.min(threshold, CALLER_DEFAULTS.goingOnMs) : threshold;
   }
 
@@ -787,22 +808,30 @@ export class CallerInput {
 
   /**
    * The model's own turn detection ended the caller's turn (it started answering): the turn under way ends now, or
-   * at the VAD's pause if the VAD still hears speech, and its words are read as usual. False when no turn is under
-   * way nor being read (the VAD heard nothing the model did).
+   * at the VAD's pause if the VAD still hears speech, and its words are read as usual. `noTurn` runs when no turn is
+   * under way nor being read (the VAD heard nothing the model did): at once, or, with the VAD behind the line (the
+   * audio held while the engines opened, a loaded machine), once it has judged the audio the model had heard. Decided
+   * at once, the caller's first words, heard by the model seconds before the VAD caught up with them, were taken for
+   * speech over the model's answer and let go.
    */
-  endTurnNow(): boolean {
+  endTurnNow(noTurn: () => void): void {
     const speech = this.speech;
-    if (this.stopped) return false;
-    if (!speech) return this.reading;
+    if (this.stopped) return noTurn();
+    if (!speech) {
+      if (this.reading) return;
+      const at = this.audioNow();
+      if (this.vadHasJudged(at)) return noTurn();
+      this.modelEnded = { at, noTurn };
+      return;
+    }
     this.confirmSpeech();
     if (speech.endAt === null) {
       speech.endedByModel = true;
-      return true;
+      return;
     }
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
     this.readTurn();
-    return true;
   }
 
   /** Asks the end-of-turn policy how much longer to wait, at the pause and again when its words arrive. */

@@ -5,13 +5,13 @@ import { createAgentBrain, type AgentBrainOptions, type CountedBrain } from '../
 import type { OpenWebSocket } from '../../net/websocket.ts';
 import type { Timers } from '../../timers.ts';
 import type { CallTransport, TransportHandlers } from '../transport.ts';
-import { createRealtimeBrain, type ModelTurnTaking } from './realtime-brain.ts';
+import { createRealtimeBrain, type ModelTurnSource } from './realtime-brain.ts';
 
 interface AgentModel extends CountedBrain {
   /** The line as the session should see it: a speech-to-speech model hears every caller frame too. */
   line(transport: CallTransport): CallTransport;
   /** With the model's own turn detection (llm.turn_detection "model"), what it decides; absent otherwise. */
-  turnTaking?: { listen(listener: ModelTurnTaking): void } | undefined;
+  turnTaking?: ModelTurnSource | undefined;
 }
 
 interface AgentModelOptions extends AgentBrainOptions {

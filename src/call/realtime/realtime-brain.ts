@@ -10,7 +10,9 @@
 // at once (the recogniser still writes the caller's words, the VAD their times) and asks for the reply:
 // respond() then adopts the model's response instead of asking for one. The model hearing the caller start
 // (OpenAI's speech_started, Gemini's interrupted) is reported too (callerStarted): over the agent it is a
-// barge-in, handled as the session's own. Its audio goes to
+// barge-in, handled as the session's own. Gemini says so only until its turn is complete, while its audio may play
+// on for seconds: speech over the agent then is judged by the interruption threshold (reportsCallerSpeech), as with
+// the service's own turn detection. Its audio goes to
 // the line through the agent's voice as an utterance whose words are the model's transcript, so a
 // barge-in cuts the transcript at the words heard as it does for any voice, and the model is told to
 // forget the rest (OpenAI: conversation.item.truncate with the audio played so far; Gemini, which has no
@@ -88,11 +90,18 @@ export interface ModelTurnTaking {
   answering(): void;
 }
 
+/** The model's own turn detection, as the session uses it. */
+export interface ModelTurnSource {
+  listen(listener: ModelTurnTaking): void;
+  /** Whether the model would report the caller starting to speak now (ModelTurnTaking.callerStarted). */
+  reportsCallerSpeech(): boolean;
+}
+
 interface RealtimeBrain extends CountedBrain {
   /** One frame of the caller's, at the line's rate. */
   hear(frame: Int16Array): void;
   /** With the model's own turn detection, hears what it decides; null with the service's. */
-  readonly turnTaking: { listen(listener: ModelTurnTaking): void } | null;
+  readonly turnTaking: ModelTurnSource | null;
 }
 
 /** A response the model started by itself, its events kept (with when they came) until a reply adopts it. */
@@ -183,7 +192,7 @@ class SpeechToSpeechBrain implements RealtimeBrain {
   private readonly tokens: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, turns: 0 };
   /** The model's own turn detection decides the caller's turns. */
   private readonly modelTurns: boolean;
-  readonly turnTaking: { listen(listener: ModelTurnTaking): void } | null;
+  readonly turnTaking: ModelTurnSource | null;
   private turnListener: ModelTurnTaking | null = null;
   /** A reply waits for (or streams) a response it asked for: a response_started is its. */
   private asking = false;
@@ -206,7 +215,12 @@ class SpeechToSpeechBrain implements RealtimeBrain {
     this.modelTurns = o.agent.llm.turn_detection === 'model';
     this.heardByDefault = o.agent.llm.engine === 'gemini-live';
     this.modelHeard = this.heardByDefault;
-    this.turnTaking = this.modelTurns ? { listen: (listener) => (this.turnListener = listener) } : null;
+    this.turnTaking = this.modelTurns
+      ? {
+          listen: (listener) => (this.turnListener = listener),
+          reportsCallerSpeech: () => this.socket?.reportsCallerSpeech?.() ?? true,
+        }
+      : null;
     const provider = providerOf(o, this.connecting.signal);
     this.audio = provider.audio;
     this.mcpReady = openMcpTools(o);

@@ -298,6 +298,15 @@ export class GeminiLiveSocket implements SpeechToSpeechSocket {
     return () => this.closeListeners.delete(listener);
   }
 
+  /**
+   * "interrupted" is the only word of the caller starting to speak, and it comes only while the model generates: once
+   * its turn is complete (its audio, sent faster than real time, may play on for seconds) the caller's speech is news
+   * to it only as the next turn.
+   */
+  reportsCallerSpeech(): boolean {
+    return this.modelTurnOpen;
+  }
+
   append(audio: Uint8Array): void {
     const bytes = Buffer.from(audio);
     // The model's own detection hears the caller all the time, over its answers too (that is its barge-in).

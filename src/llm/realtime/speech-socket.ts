@@ -19,6 +19,11 @@ export interface SpeechToSpeechSocket {
   onClose(listener: (error: Error) => void): () => void;
   /** The caller's audio in the session's input format. */
   append(audio: Uint8Array): void;
+  /**
+   * With the model's own turn detection: whether it would report the caller starting to speak now (a `speech_started`
+   * event). Absent: always (OpenAI's server VAD reports every start).
+   */
+  reportsCallerSpeech?(): boolean;
   /** The end of the caller's spoken turn (our end-of-turn policy decided it). */
   commit(): void;
   /** Asks for the model's next response; its events start with a `response_started`. */

@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CallClock } from '../../../src/call/call-clock.ts';
 import { isBackchannel } from '../../../src/call/caller/backchannel.ts';
 import { CALLER_DEFAULTS, CallerInput, type CallerTurn } from '../../../src/call/caller/caller-input.ts';
@@ -39,6 +39,8 @@ function setup(
     /** The agent's last words, as the session gives them. */
     asked?: string;
     outbound?: boolean;
+    /** The model's own turn detection: whether it would report the caller's speech now. */
+    modelReportsSpeech?: () => boolean;
   } = {},
 ) {
   const rate = options.rate ?? 16000;
@@ -94,6 +96,7 @@ function setup(
     },
     endOfTurn: options.policy ?? new SilenceEndOfTurn(500),
     interruptionThresholdMs: 600,
+    ...(options.modelReportsSpeech ? { modelReportsSpeech: options.modelReportsSpeech } : {}),
     agentBusy: () => state.agentBusy,
     isAcknowledgement: (text) => isBackchannel(text),
     lastAgentWords: () => options.asked ?? null,
@@ -747,8 +750,10 @@ describe('CallerInput', () => {
     await s.feed(600, SPEECH);
     await s.feed(300, 0);
     expect(s.turns).toEqual([]);
-    expect(s.caller.endTurnNow()).toBe(true);
+    const noTurn = vi.fn();
+    s.caller.endTurnNow(noTurn);
     await settle();
+    expect(noTurn).not.toHaveBeenCalled();
     expect(s.log).toEqual(['speechStarted', 'recognised', 'userTurn']);
     expect(s.turns.map(({ startAt, endAt }) => [startAt, endAt])).toEqual([[0.4, 1]]);
   });
@@ -756,16 +761,47 @@ describe('CallerInput', () => {
   it('the model’s own turn detection ending a turn the VAD still hears ends it at the VAD’s pause; with no turn under way or being read it is refused', async () => {
     const s = setup({ heard: ['hello there'], policy: new SilenceEndOfTurn(3000) });
     await s.caller.open();
-    expect(s.caller.endTurnNow()).toBe(false);
+    const noTurn = vi.fn();
+    s.caller.endTurnNow(noTurn);
+    expect(noTurn).toHaveBeenCalledTimes(1);
     await s.feed(400, 0);
     await s.feed(400, SPEECH);
-    expect(s.caller.endTurnNow()).toBe(true);
+    s.caller.endTurnNow(noTurn);
     await s.feed(200, SPEECH);
     expect(s.turns).toEqual([]);
     await s.feed(200, 0);
     expect(s.log).toEqual(['speechStarted', 'recognised', 'userTurn']);
     expect(s.turns.map(({ startAt, endAt }) => [startAt, endAt])).toEqual([[0.4, 1]]);
-    expect(s.caller.endTurnNow()).toBe(false);
+    expect(noTurn).toHaveBeenCalledTimes(1);
+    s.caller.endTurnNow(noTurn);
+    expect(noTurn).toHaveBeenCalledTimes(2);
+  });
+
+  it('the model’s own turn detection ending a turn the VAD has not judged yet waits for it: speech in that audio is the turn, and none lets the model answer', async () => {
+    // The engines open late: the model heard the caller's words seconds before the VAD catches up with them.
+    const s = setupOpeningLate({ heard: ['is the office open'], policy: new SilenceEndOfTurn(3000) });
+    await s.feed(400, 0);
+    await s.feed(1200, SPEECH);
+    await s.feed(500, 0);
+    const noTurn = vi.fn();
+    s.caller.endTurnNow(noTurn);
+    await s.opened();
+    await s.feed(100, 0);
+    await settle();
+    expect(noTurn).not.toHaveBeenCalled();
+    expect(s.turns.map(({ text, startAt, endAt }) => [text, startAt, endAt])).toEqual([
+      ['is the office open', 0.4, 1.6],
+    ]);
+
+    // Later, the model answers audio in which the VAD, still behind, finds no speech: the model's answer is taken.
+    const quiet = setupOpeningLate({ heard: [], policy: new SilenceEndOfTurn(3000) });
+    await quiet.feed(1000, 0);
+    quiet.caller.endTurnNow(noTurn);
+    expect(noTurn).not.toHaveBeenCalled();
+    await quiet.opened();
+    await quiet.feed(100, 0);
+    expect(noTurn).toHaveBeenCalledTimes(1);
+    expect(quiet.turns).toEqual([]);
   });
 
   it('speech under the agent the model heard is a turn, not a backchannel', async () => {
@@ -778,6 +814,28 @@ describe('CallerInput', () => {
     await s.feed(1000, 0);
     expect(s.log).toEqual(['speechStarted', 'recognised', 'userTurn']);
     expect(s.turns.map((t) => t.text)).toEqual(['wait']);
+  });
+
+  it('with the model’s own turn detection, speech over the agent stops it on the model’s word while the model would give one, and at the threshold once it would not (its turn complete, its audio playing on)', async () => {
+    const model = { reports: true };
+    const s = setup({
+      heard: ['hold on', 'hold on a second'],
+      policy: new SilenceEndOfTurn(500),
+      modelReportsSpeech: () => model.reports,
+    });
+    await s.caller.open();
+    s.state.agentBusy = true;
+    await s.feed(300, 0);
+    await s.feed(1000, SPEECH); // the model said nothing: not its caller starting
+    await s.feed(1000, 0);
+    expect(s.log).toEqual(['speechStarted', 'noTurn']);
+    model.reports = false;
+    s.stt.onReadNow = () => s.partial('hold on a');
+    await s.feed(1000, SPEECH);
+    expect(s.log).toEqual(['speechStarted', 'noTurn', 'speechStarted', 'interruption', 'partial:hold on a']);
+    s.state.agentBusy = false;
+    await s.feed(1000, 0);
+    expect(s.log.slice(-2)).toEqual(['recognised', 'userTurn']);
   });
 
   it('makes no turn of noise the recogniser hears no words in', async () => {
@@ -1048,6 +1106,17 @@ describe('CallerInput', () => {
     expect(
       s.turns.map(({ startAt, endAt, speechEndWall }) => [ms(startAt), ms(endAt), Math.round(speechEndWall - T0)]),
     ).toEqual([[420, 820, 820]]);
+  });
+
+  it('starts speech sent before the call connected (one burst after it) with the call, never at a negative time', async () => {
+    const s = setup({ heard: ['hello'] });
+    await s.caller.open();
+    s.timers.advance(20);
+    for (let i = 0; i < 25; i++) s.caller.audio(frame(SPEECH, 16000)); // half a second of speech at once
+    await settle();
+    await s.feed(300, SPEECH);
+    await s.feed(1000, 0);
+    expect(s.turns.map(({ startAt, endAt }) => [startAt, Math.round(endAt * 1000)])).toEqual([[0, 320]]);
   });
 
   it('places each caller frame in the recording at its time on the inbound clock', async () => {

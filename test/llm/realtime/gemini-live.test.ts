@@ -234,7 +234,7 @@ describe('the client against a server speaking the protocol', () => {
     ]);
   }, 20_000);
 
-  it('with the model’s own turn detection, audio alone is answered as a response the client did not ask for, speech over the answer is the caller starting, and notes go as text turns', async () => {
+  it('with the model’s own turn detection, audio alone is answered as a response the client did not ask for, speech over the answer is the caller starting, the model reports it only until its turn is complete, and notes go as text turns', async () => {
     const socket = await GeminiLiveSocket.connect(open, {
       baseUrl: standIn.url,
       model: 'gemini-live-2.5-flash-preview',
@@ -244,12 +244,19 @@ describe('the client against a server speaking the protocol', () => {
     });
     const from = standIn.received.length;
     const events = collect(socket);
+    // While it generates, the model would say the caller started ("interrupted"); once its turn is complete, not.
+    const reportsWhenStarted: boolean[] = [];
+    socket.on((e) => {
+      if (e.kind === 'response_started') reportsWhenStarted.push(socket.reportsCallerSpeech());
+    });
     socket.append(speech16k('01-my-name-is-john'));
     socket.append(new Uint8Array(16000 * 2 * 0.6));
     await until(events, (e) => e.kind === 'response_started');
+    expect(reportsWhenStarted).toEqual([true]);
     // The model speaks: a note now would cut it off, so it waits for turnComplete.
     socket.addText('system', 'The caller is on a mobile phone.');
     await until(events, (e) => e.kind === 'response_done');
+    expect(socket.reportsCallerSpeech()).toBe(false);
     // Talking while the answer would still be playing interrupts it.
     socket.append(speech16k('08-goodbye'));
     await until(events, (e) => e.kind === 'speech_started');
