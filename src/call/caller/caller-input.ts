@@ -512,11 +512,7 @@ export class CallerInput {
     if (this.stopped) return;
     this.judgedAt = endAt;
     this.o.events.judged(endAt);
-    const modelEnded = this.modelEnded;
-    if (modelEnded && (this.speech || this.vadHasJudged(modelEnded.at))) {
-      this.modelEnded = null;
-      this.endTurnNow(modelEnded.noTurn);
-    }
+    this.settleModelEnded();
     const due = this.endDue;
     if (due && (this.endpointTimer !== due.token || this.vadHasJudged(due.dueAt))) {
       this.endDue = null;
@@ -832,6 +828,20 @@ export class CallerInput {
     this.o.timers.clearTimeout(this.endpointTimer);
     this.endpointTimer = undefined;
     this.readTurn();
+  }
+
+  /**
+   * The VAD, behind the line when the model ended a turn, has caught up: speech it found begun by then is that turn;
+   * none (and no turn being read) is the model answering nothing the caller said.
+   */
+  private settleModelEnded(): void {
+    const ended = this.modelEnded;
+    if (!ended) return;
+    const heard = this.speech !== null && this.speech.startAt <= ended.at;
+    if (!heard && !this.vadHasJudged(ended.at)) return;
+    this.modelEnded = null;
+    if (heard) this.endTurnNow(ended.noTurn);
+    else if (!this.reading) ended.noTurn();
   }
 
   /** Asks the end-of-turn policy how much longer to wait, at the pause and again when its words arrive. */
