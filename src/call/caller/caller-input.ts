@@ -224,6 +224,16 @@ export class CallerInput {
    */
   private backlog: HeldFrame[] | null = [];
   private backlogSamples = 0;
+  /**
+   * The first recogniser, while it opens (the first call a process takes loads its model: seconds, tens on a loaded
+   * machine). The VAD does not wait for it: speech over the greeting stops the agent meanwhile, and what the caller
+   * says is held for it (sttHeld, at the recogniser's rate) and read once it opens.
+   */
+  private sttOpening: Promise<SttStream> | null = null;
+  private sttHeld: Int16Array[] = [];
+  private sttHeldSamples = 0;
+  /** The turn under way ended while the recogniser was opening: it is read once it has. */
+  private readOnOpen = false;
   private readonly recent: FrameHistory;
   private readonly sttResampler: Resampler | null;
   private speech: Speech | null = null;
@@ -276,20 +286,27 @@ export class CallerInput {
   }
 
   /**
-   * Opens the VAD, the recogniser and the noise suppressor if asked for; throws if one fails. Audio before then is kept
-   * for the onset only.
+   * Opens the VAD, the recogniser and the noise suppressor if asked for; throws if one fails. The VAD judges the audio
+   * once it and the noise suppressor are open; the recogniser hears what it missed when it opens (sttOpening).
    */
   async open(): Promise<void> {
-    const [vad, stt, denoiser] = await Promise.all([
-      this.o.engines.openVad(),
-      this.openFirstRecogniser(),
-      this.o.noiseSuppression === 'rnnoise' ? openRnnoise(this.o.rate) : null,
-    ]);
+    const recogniser = this.openFirstRecogniser();
+    let vad: VadStream;
+    let denoiser: RnnoiseDenoiser | null;
+    try {
+      [vad, denoiser] = await Promise.all([
+        this.o.engines.openVad(),
+        this.o.noiseSuppression === 'rnnoise' ? openRnnoise(this.o.rate) : null,
+      ]);
+    } catch (error) {
+      void recogniser.then((stream) => stream.close()).catch(() => undefined);
+      throw error;
+    }
     this.vad = vad;
-    this.stt = stt;
     this.denoiser = denoiser;
     if (this.stopped) {
       // The call ended while the engines opened.
+      void recogniser.then((stream) => stream.close()).catch(() => undefined);
       this.close();
       return;
     }
@@ -305,6 +322,29 @@ export class CallerInput {
     this.vadStartSample = this.inboundSamples - this.backlogSamples;
     if (!this.backlog?.length) this.backlog = null;
     for (const held of this.backlog ?? []) this.feed.push(held.frame, held.endAt);
+    this.sttOpening = recogniser;
+    let stt: SttStream;
+    try {
+      stt = await recogniser;
+    } finally {
+      this.sttOpening = null;
+    }
+    if (this.stopped) {
+      void stt.close().catch(() => undefined);
+      return;
+    }
+    this.stt = stt;
+    for (const samples of this.sttHeld) stt.push(samples);
+    this.dropHeldForStt();
+    if (this.readOnOpen) {
+      this.readOnOpen = false;
+      this.readTurn();
+    }
+  }
+
+  private dropHeldForStt(): void {
+    this.sttHeld = [];
+    this.sttHeldSamples = 0;
   }
 
   /** The first recogniser that opens: one that cannot hands the call to the next, while there is one. */
@@ -496,7 +536,17 @@ export class CallerInput {
   }
 
   private pushStt(frame: Int16Array): void {
-    this.stt?.push(this.sttResampler ? this.sttResampler.push(frame) : frame);
+    const samples = this.sttResampler ? this.sttResampler.push(frame) : frame;
+    if (this.stt) {
+      this.stt.push(samples);
+      return;
+    }
+    if (!this.sttOpening) return;
+    // Kept for the first recogniser, still opening; as the VAD's backlog, at most heldWhileOpeningMs.
+    this.sttHeld.push(samples.slice());
+    this.sttHeldSamples += samples.length;
+    const limit = (CALLER_DEFAULTS.heldWhileOpeningMs / 1000) * this.o.sttRate;
+    while (this.sttHeldSamples > limit) this.sttHeldSamples -= this.sttHeld.shift()!.length;
   }
 
   /** What the VAD found in one frame, then how far it has judged; a frame it judged from the backlog goes on now. */
@@ -537,6 +587,7 @@ export class CallerInput {
       this.letGo();
     }
     if (this.speech && this.speech.endAt !== null) {
+      this.readOnOpen = false;
       // The caller went on after a pause shorter than the end of turn: the same turn continues.
       const pausedMs = (at - this.speech.endAt) * 1000;
       if (this.speech.confirmed && this.speech.inDoubt) this.pace.paused(pausedMs);
@@ -716,6 +767,7 @@ export class CallerInput {
     this.bargeTimer = undefined;
     this.endpointTimer = undefined;
     this.stt?.cancel();
+    this.dropHeldForStt();
     this.speech = null;
     this.o.events.noTurn();
   }
@@ -925,6 +977,11 @@ export class CallerInput {
 
   /** Ends the turn under way and reads it, keeping the reading where a hang-up can wait for it. */
   private readTurn(): void {
+    if (!this.stt && this.sttOpening) {
+      // Read once the recogniser has opened (open()); speech before then goes on with this turn.
+      this.readOnOpen = true;
+      return;
+    }
     const reading = this.endTurn().finally(() => {
       if (this.readingTurn === reading) this.readingTurn = null;
     });

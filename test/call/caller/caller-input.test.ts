@@ -28,6 +28,8 @@ function setup(
     policy?: EndOfTurnPolicy;
     vad?: EnergyVad;
     vadOpens?: Promise<void>;
+    /** Resolves when the first recogniser may open (its model loading, as on a process's first call). */
+    sttOpens?: Promise<void>;
     noiseSuppression?: 'rnnoise';
     /** The first recogniser, when not one that reads `heard`. */
     first?: ReadingStt;
@@ -73,6 +75,7 @@ function setup(
     engines: {
       openVad: async () => (await options.vadOpens, vad),
       openStt: async (events) => {
+        if (stts.length === 0) await options.sttOpens;
         if (options.refuseFirstOpen && !refused) {
           refused = true;
           throw new Error('connection refused');
@@ -1152,6 +1155,28 @@ describe('CallerInput', () => {
     ]);
     // The recogniser heard the words themselves: the onset and the speech, judged by the VAD as it caught up.
     expect(s.stt.pushedAtFinalize[0]).toBeGreaterThanOrEqual((0.3 + 0.8) * 16000);
+  });
+
+  it('hears speech over the greeting while the recogniser is still opening: the agent stops at the threshold, and the turn is read from the held audio once it opens', async () => {
+    let release!: () => void;
+    const s = setup({ heard: ['sorry, who is this'], sttOpens: new Promise<void>((resolve) => (release = resolve)) });
+    const opening = s.caller.open();
+    s.state.agentBusy = true; // the greeting plays
+    await s.feed(400, 0);
+    await s.feed(1000, SPEECH);
+    expect(s.log).toEqual(['speechStarted', 'interruption']);
+    s.state.agentBusy = false;
+    await s.feed(1500, 0);
+    // The turn has ended but cannot be read yet.
+    expect(s.turns).toEqual([]);
+    release();
+    await opening;
+    await settle();
+    expect(s.turns.map(({ text, startAt, endAt }) => [text, startAt, endAt])).toEqual([
+      ['sorry, who is this', 0.4, 1.4],
+    ]);
+    // It heard the onset and the speech, held while it opened.
+    expect(s.stt.pushedAtFinalize[0]).toBeGreaterThanOrEqual(1.0 * 16000);
   });
 
   it('keeps two phrases said while the engines opened apart: two turns, each read from its own audio', async () => {
