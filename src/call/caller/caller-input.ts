@@ -291,6 +291,8 @@ export class CallerInput {
    */
   async open(): Promise<void> {
     const recogniser = this.openFirstRecogniser();
+    // Awaited below, once the VAD is open: a recogniser that fails first must not count as an unhandled rejection.
+    recogniser.catch(() => undefined);
     let vad: VadStream;
     let denoiser: RnnoiseDenoiser | null;
     try {

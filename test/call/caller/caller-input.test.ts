@@ -1179,6 +1179,15 @@ describe('CallerInput', () => {
     expect(s.stt.pushedAtFinalize[0]).toBeGreaterThanOrEqual(1.0 * 16000);
   });
 
+  it('a recogniser that cannot open, with none to move to, fails the opening even when it fails before the VAD opens', async () => {
+    const s = setupOpeningLate({ refuseFirstOpen: true });
+    await settle(); // refused while the VAD is still opening
+    await s.opened().then(
+      () => expect.unreachable('the opening should fail'),
+      (error: unknown) => expect(String(error)).toMatch(/connection refused/),
+    );
+  });
+
   it('keeps two phrases said while the engines opened apart: two turns, each read from its own audio', async () => {
     const s = setupOpeningLate({ heard: ['hello', 'is anyone there'] });
     await s.feed(400, 0);
