@@ -488,13 +488,22 @@ export class CallerInput {
    */
   lastWords(deadlineMs: number): Promise<void> {
     const speech = this.speech;
-    if (!this.readingTurn && !this.stopped && speech?.confirmed && speech !== this.lostSpeech && this.stt) {
+    const canRead = this.stt !== null || this.sttOpening !== null;
+    if (!this.readingTurn && !this.stopped && speech?.confirmed && speech !== this.lostSpeech && canRead) {
       this.o.timers.clearTimeout(this.endpointTimer);
       this.endpointTimer = undefined;
       speech.endAt ??= this.audioNow();
       this.readTurn();
     }
-    const reading = this.readingTurn;
+    // A turn waiting for the first recogniser to open is read as soon as it has (open() awaited it first).
+    const reading =
+      this.readingTurn ??
+      (this.readOnOpen && this.sttOpening
+        ? this.sttOpening.then(
+            () => this.readingTurn,
+            () => undefined,
+          )
+        : null);
     if (!reading) return Promise.resolve();
     this.readAfterHangUp = true;
     return new Promise((resolve) => {

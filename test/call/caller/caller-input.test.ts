@@ -1179,6 +1179,20 @@ describe('CallerInput', () => {
     expect(s.stt.pushedAtFinalize[0]).toBeGreaterThanOrEqual(1.0 * 16000);
   });
 
+  it('a caller who hangs up while the recogniser is still opening has their last words read once it opens', async () => {
+    let release!: () => void;
+    const s = setup({ heard: ['no thank you'], sttOpens: new Promise<void>((resolve) => (release = resolve)) });
+    const opening = s.caller.open();
+    await s.feed(400, 0);
+    await s.feed(800, SPEECH);
+    await s.feed(300, 0); // paused, not yet at the end of the turn: the caller hangs up
+    const lastWords = s.caller.lastWords(3_000);
+    release();
+    await opening;
+    await lastWords;
+    expect(s.turns.map(({ text }) => text)).toEqual(['no thank you']);
+  });
+
   it('a recogniser that cannot open, with none to move to, fails the opening even when it fails before the VAD opens', async () => {
     const s = setupOpeningLate({ refuseFirstOpen: true });
     await settle(); // refused while the VAD is still opening
