@@ -40,12 +40,16 @@ export function conformanceSuite(drivers: readonly CarrierDriver[]): void {
   beforeAll(async () => {
     scriptsDir = writeScripts();
     for (const driver of drivers) await driver.start(scriptsDir);
-    t = await startTestService({
-      ...Object.assign({}, ...drivers.map((d) => d.env())),
-      SIM_SCRIPTS_DIR: scriptsDir,
-      RING_TIMEOUT_MS: '3000',
-      RATE_LIMIT_PER_MINUTE: '100000',
-    });
+    // The phones speak from the first call on: the recogniser is loaded first (test/helpers/service.ts).
+    t = await startTestService(
+      {
+        ...Object.assign({}, ...drivers.map((d) => d.env())),
+        SIM_SCRIPTS_DIR: scriptsDir,
+        RING_TIMEOUT_MS: '3000',
+        RATE_LIMIT_PER_MINUTE: '100000',
+      },
+      { recogniserLoaded: true },
+    );
     for (const driver of drivers) await driver.setUp?.(t);
     const demo = (await t.request('GET', '/v2/agents/demo')).body as Record<string, unknown> & { tools: unknown[] };
     const { agent_id: _id, version: _v, is_published: _p, last_modified: _m, ...config } = demo;
