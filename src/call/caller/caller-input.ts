@@ -272,6 +272,8 @@ export class CallerInput {
    * one between groups).
    */
   private answering: { endAt: number; takenAt: number; inDigits: boolean } | null = null;
+  /** A hang-up waits for the VAD to judge what came before it (lastWords). */
+  private whenJudged: (() => void) | null = null;
   /** The model ended a turn at `at` (audio seconds) before the VAD had judged that far (endTurnNow). */
   private modelEnded: { at: number; noTurn: () => void } | null = null;
 
@@ -487,6 +489,17 @@ export class CallerInput {
    * there is none. Called before stop(), which then ends everything else.
    */
   lastWords(deadlineMs: number): Promise<void> {
+    // The VAD may run behind the line (a loaded machine): the words just before the hang-up are judged first.
+    if (!this.stopped && this.feed && !this.vadHasJudged(this.audioNow())) {
+      const until = this.o.timers.now() + deadlineMs;
+      return new Promise<void>((resolve) => {
+        const timer = this.o.timers.setTimeout(resolve, deadlineMs);
+        this.whenJudged = () => {
+          this.o.timers.clearTimeout(timer);
+          void this.lastWords(Math.max(0, until - this.o.timers.now())).then(resolve);
+        };
+      });
+    }
     const speech = this.speech;
     const canRead = this.stt !== null || this.sttOpening !== null;
     if (!this.readingTurn && !this.stopped && speech?.confirmed && speech !== this.lostSpeech && canRead) {
@@ -519,6 +532,7 @@ export class CallerInput {
   stop(): void {
     this.stopped = true;
     this.modelEnded = null;
+    this.whenJudged = null;
     this.backlog = null;
     this.feed?.stop();
     this.o.timers.clearTimeout(this.endpointTimer);
@@ -574,6 +588,11 @@ export class CallerInput {
     this.judgedAt = endAt;
     this.o.events.judged(endAt);
     this.settleModelEnded();
+    const whenJudged = this.whenJudged;
+    if (whenJudged && this.vadHasJudged(this.audioNow())) {
+      this.whenJudged = null;
+      whenJudged();
+    }
     const due = this.endDue;
     if (due && (this.endpointTimer !== due.token || this.vadHasJudged(due.dueAt))) {
       this.endDue = null;

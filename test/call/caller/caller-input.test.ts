@@ -1193,6 +1193,15 @@ describe('CallerInput', () => {
     expect(s.turns.map(({ text }) => text)).toEqual(['no thank you']);
   });
 
+  it('a hang-up right after the caller’s words, with the VAD still behind them, keeps them: they are judged first', async () => {
+    const s = setupOpeningLate({ heard: ['yes please'] });
+    await s.feed(400, 0);
+    await s.feed(800, SPEECH); // held: the VAD catches up with it after it opens
+    await s.opened();
+    await s.caller.lastWords(3_000);
+    expect(s.turns.map(({ text }) => text)).toEqual(['yes please']);
+  });
+
   it('a recogniser that cannot open, with none to move to, fails the opening even when it fails before the VAD opens', async () => {
     const s = setupOpeningLate({ refuseFirstOpen: true });
     await settle(); // refused while the VAD is still opening
