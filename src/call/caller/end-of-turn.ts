@@ -455,23 +455,14 @@ const isPickUp = (text: string): boolean => {
  * as long as a caller thinking mid-sentence pauses (0.8-1.4 s, and the VAD hears the pause begin before the voice
  * has quite faded). Halfway (1,250 ms) cut into 14 of 70 held-out turns, this 11 (bench/README.md).
  */
-/**
- * A reading of the pause still under way at max_ms is waited for this much longer. The reply waits for it anyway (the
- * turn's final text is that reading: moonshine/engine.ts finalize), so ending the turn sooner answers no sooner; it
- * only decides without the words. A caller's "six six one two." asked for a card's last four, read 4.4 s after the
- * pause beside three CPU burners (over 5 s in a loaded test suite), was ended at max_ms like any number. Bounded for a
- * reading that never comes.
- */
-export const PENDING_WORDS_GRACE_MS = 5_000;
-
 const pausingMs = (o: SemanticEndOfTurnOptions): number => Math.round(o.unsureMs + (o.maxMs - o.unsureMs) * 0.75);
 
 export class SemanticEndOfTurn implements EndOfTurnPolicy {
   constructor(private readonly o: SemanticEndOfTurnOptions) {}
 
   waitMs(pause: CallerPause): number {
-    // The words are on their way: wait for them (they decide again when they come), at most max_ms and the grace.
-    if (pause.words === null && pause.wordsPending) return this.o.maxMs + PENDING_WORDS_GRACE_MS - pause.silentMs;
+    // The words are on their way: wait for them (they decide again when they come), at most max_ms.
+    if (pause.words === null && pause.wordsPending) return this.o.maxMs - pause.silentMs;
     const shape =
       pause.words === null
         ? 'unsure'

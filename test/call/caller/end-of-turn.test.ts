@@ -5,7 +5,6 @@ import {
   promptNumberKinds,
   MODEL_TURN_FALLBACK_MS,
   recogniserDecides,
-  PENDING_WORDS_GRACE_MS,
   SemanticEndOfTurn,
   SilenceEndOfTurn,
   turnShape,
@@ -367,8 +366,8 @@ describe('SemanticEndOfTurn', () => {
     expect(policy.waitMs({ silentMs: 200, words: null })).toBe(300);
   });
 
-  it('waits up to max_ms and a grace for a reading under way (the reply needs it anyway), and as unsure once it came back with no words', () => {
-    expect(policy.waitMs({ silentMs: 200, words: null, wordsPending: true })).toBe(1800 + PENDING_WORDS_GRACE_MS);
+  it('waits up to max_ms for a reading under way, and as unsure once it came back with no words', () => {
+    expect(policy.waitMs({ silentMs: 200, words: null, wordsPending: true })).toBe(1800);
     expect(policy.waitMs({ silentMs: 700, words: '', wordsPending: false })).toBe(-200);
   });
 });
@@ -404,7 +403,7 @@ describe("SemanticEndOfTurn with the recogniser's own end of turn", () => {
   it('finished words keep the short wait whatever the recogniser says, and pending words are still waited for', () => {
     expect(policy.waitMs({ silentMs: 100, words: 'That works for me.', recogniserEnded: null })).toBe(150);
     expect(policy.waitMs({ silentMs: 0, words: null, wordsPending: true, recogniserEnded: { confidence: 1 } })).toBe(
-      2000 + PENDING_WORDS_GRACE_MS,
+      2000,
     );
   });
 
