@@ -3,8 +3,9 @@
 // slots when it is admitted (an outbound call as it is placed, a web or inbound call as it
 // registers) and keeps it while it rings or waits for its stream and while it runs. Slots are
 // held in the store, so the limit holds across every process sharing it; a call's slot is free
-// again once its record is final, or once the node running it was taken for dead (its lease taken
-// over, not only run out: nodes.ts).
+// again once its record is final, or once the node running it was taken for dead (the lease it was
+// written under taken over, not only run out: records/nodes.ts). A stalled node that takes a new
+// lease after that does not bring its old calls' slots back, since peers have admitted calls into them.
 import type { OrgLimit } from '../config.ts';
 import type { CallRepository } from '../records/repository.ts';
 import type { AdmissionRefusal, CallAdmission } from '../records/service.ts';
@@ -21,14 +22,11 @@ export interface OrgLimitsDeps {
   credits: CreditRepository;
   /** Where slots are held. */
   calls: Pick<CallRepository, 'takeSlot' | 'slotsInUse' | 'holdsSlot'>;
-  /** The nodes whose calls count (this one among them). */
-  liveNodes: () => Promise<string[]>;
 }
 
 export class OrgLimits implements CallAdmission {
   private readonly credits: CreditRepository;
   private readonly calls: OrgLimitsDeps['calls'];
-  private readonly liveNodes: () => Promise<string[]>;
 
   constructor(
     deps: OrgLimitsDeps,
@@ -41,7 +39,6 @@ export class OrgLimits implements CallAdmission {
   ) {
     this.credits = deps.credits;
     this.calls = deps.calls;
-    this.liveNodes = deps.liveNodes;
   }
 
   /** At start: the balances ORG_LIMITS names, for organizations the store has none of yet. */
@@ -52,7 +49,8 @@ export class OrgLimits implements CallAdmission {
     }
   }
 
-  private maxCalls(orgId: string): number {
+  /** The most calls the organization may have at once (0: no limit). */
+  maxCalls(orgId: string): number {
     return this.options.orgLimits[orgId]?.max_concurrent_calls ?? this.options.maxConcurrentCalls;
   }
 
@@ -60,7 +58,7 @@ export class OrgLimits implements CallAdmission {
    * Why this call may not start now, or null: then it holds one of its organization's slots until
    * it ends. A call that holds one already (admitted at registration) is only checked for credits.
    */
-  async admit(orgId: string, callId: string): Promise<AdmissionRefusal | null> {
+  async admit(orgId: string, callId: string, owner?: string): Promise<AdmissionRefusal | null> {
     const balance = await this.credits.balance(orgId);
     // A full organization is refused for that first, as it would be with credit left.
     if (balance !== undefined && balance <= 0) {
@@ -69,13 +67,8 @@ export class OrgLimits implements CallAdmission {
         : 'concurrency_limit_reached';
     }
     // Counted and taken in one transaction: two processes admitting at once cannot both take the last slot.
-    const { max, liveNodes } = await this.slotLimit(orgId);
-    return (await this.calls.takeSlot(orgId, callId, max, liveNodes)) ? null : 'concurrency_limit_reached';
-  }
-
-  async slotLimit(orgId: string): Promise<{ max: number; liveNodes: string[] }> {
-    const max = this.maxCalls(orgId);
-    return { max, liveNodes: max > 0 ? await this.liveNodes() : [] };
+    const taken = await this.calls.takeSlot(orgId, callId, this.maxCalls(orgId), owner);
+    return taken ? null : 'concurrency_limit_reached';
   }
 
   /** Whether one more call of the organization would fit now. */
@@ -86,7 +79,7 @@ export class OrgLimits implements CallAdmission {
 
   /** Slots the organization's calls hold now, in every process sharing the store. */
   async slotsInUse(orgId: string): Promise<number> {
-    return this.calls.slotsInUse(orgId, await this.liveNodes());
+    return this.calls.slotsInUse(orgId);
   }
 
   /** For a running call: ends it once its cost so far would exceed what the organization has left. */

@@ -119,8 +119,6 @@ export class CallManager {
     const admitted = await this.admit(orgId, callId, transport);
     if (!admitted) return;
     const { record, version } = admitted;
-    // Whichever node the stream reached serves the call, and a peer finishes it only if this node dies.
-    if (this.d.nodeId) await this.d.calls.setOwner(callId, this.d.nodeId);
     const guard = await this.d.limits.guard(orgId);
     const agent = version.config;
     const log = this.d.log.child({ call_id: callId, org_id: orgId });
@@ -326,7 +324,8 @@ export class CallManager {
       return null;
     }
     // A call admitted at registration already holds its slot; one that found none is admitted now or refused.
-    const refused = await this.d.limits.admit(orgId, callId);
+    // Whichever node the stream reached serves the call, and a peer finishes it only if this node dies.
+    const refused = await this.d.limits.admit(orgId, callId, this.d.nodeId);
     if (refused) {
       await this.d.callService.endUnconnected(orgId, callId, 'not_connected', refused, ADMISSION_MESSAGES[refused]);
       transport.close(refused);

@@ -85,13 +85,7 @@ export function createCallRuntime(config: Config, deps: CallRuntimeDeps): CallRu
   const registry = new CallRegistry();
   const nodeId = config.nodeId;
   const limits = new OrgLimits(
-    {
-      credits: deps.credits,
-      calls: deps.callRepo,
-      // A peer's calls hold their slots until its lease is taken over, not only while it runs: one that ran out may be
-      // renewed (a stall), and its calls counted again beside those admitted meanwhile (18 of 16 in the two-node e2e).
-      liveNodes: async () => [nodeId, ...(await deps.nodes.holders())],
-    },
+    { credits: deps.credits, calls: deps.callRepo },
     {
       maxConcurrentCalls: config.maxConcurrentCalls,
       orgLimits: config.orgLimits,

@@ -23,11 +23,6 @@ export interface NodeLeases {
   release(nodeId: string, epoch: string): Promise<void>;
   /** The nodes whose lease runs at `now`. */
   alive(now: number): Promise<string[]>;
-  /**
-   * The nodes whose lease has not been taken over: those alive, and those whose lease ran out but that no peer has
-   * taken for dead yet (they may renew it and keep their calls, so their calls still hold their slots).
-   */
-  holders(): Promise<string[]>;
   /** Where a node whose lease runs at `now` is reached; null when it is dead or gave no address. */
   urlOf(nodeId: string, now: number): Promise<string | null>;
   /**

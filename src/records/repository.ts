@@ -45,8 +45,6 @@ export interface CallRepository {
     createdAt: number,
     options?: { streamSecretHash?: string; ownerNode?: string },
   ): Promise<void>;
-  /** The node serving the call's media owns it from now on, under the epoch of its lease. */
-  setOwner(callId: string, nodeId: string): Promise<void>;
   /** The node that owns the call (registered or serves it); null for an unknown call or one from before owners. */
   ownerOf(callId: string): Promise<string | null>;
   /** A call looked up by id alone, for a media stream that carries only call_id and secret. */
@@ -82,12 +80,15 @@ export interface CallRepository {
   delete(orgId: string, callId: string): Promise<boolean>;
   /**
    * In one transaction: the call takes one of its organization's slots unless `max` are held already
-   * (max 0: no limit). Held slots are those of the organization's calls not yet final whose node is
-   * one of `liveNodes` (or that have none). True when the call holds a slot now (or held one).
+   * (max 0: no limit). Held slots are those of the organization's calls not yet final whose owner
+   * still holds the lease they were written under (records/nodes.ts), or that have no owner. True
+   * when the call holds a slot now (or held one that still counts). `owner`: the node that serves
+   * the call from now on, whose it becomes under its current lease in the same transaction (a call
+   * whose slot stopped counting when its old owner was taken for dead must find a free one again).
    */
-  takeSlot(orgId: string, callId: string, max: number, liveNodes: string[]): Promise<boolean>;
+  takeSlot(orgId: string, callId: string, max: number, owner?: string): Promise<boolean>;
   /** Slots the organization's calls hold now, counted as takeSlot counts them. */
-  slotsInUse(orgId: string, liveNodes: string[]): Promise<number>;
+  slotsInUse(orgId: string): Promise<number>;
   holdsSlot(orgId: string, callId: string): Promise<boolean>;
   /**
    * Writes the call holding one of its organization's slots, counted as takeSlot counts them, all in
@@ -99,7 +100,6 @@ export interface CallRepository {
     createdAt: number,
     options: { streamSecretHash?: string; ownerNode?: string },
     max: number,
-    liveNodes: string[],
   ): Promise<boolean>;
   /**
    * Calls of every organization in the given statuses owned by none of `liveNodes` (recovery: their node died, or they

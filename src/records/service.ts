@@ -20,20 +20,19 @@ export interface CallAdmission {
   /**
    * Why this call may not start now, or null: then it holds one of its organization's slots until it
    * ends (an ended event frees it). A call that holds one already is checked only for its credits.
+   * `owner`: the node that serves the call from now on (records/repository.ts's takeSlot).
    */
-  admit(orgId: string, callId: string): Promise<AdmissionRefusal | null>;
+  admit(orgId: string, callId: string, owner?: string): Promise<AdmissionRefusal | null>;
   /** Whether one more call of the organization would fit now. */
   hasFreeSlot(orgId: string): Promise<boolean>;
-  /**
-   * The organization's limit as slots are counted in the store: at most `max` (0: none) among the calls of `liveNodes`.
-   */
-  slotLimit(orgId: string): Promise<{ max: number; liveNodes: string[] }>;
+  /** The most calls the organization may have at once, as slots are counted in the store (0: no limit). */
+  maxCalls(orgId: string): number;
 }
 
 const ADMIT_ALL: CallAdmission = {
   admit: async () => null,
   hasFreeSlot: async () => true,
-  slotLimit: async () => ({ max: 0, liveNodes: [] }),
+  maxCalls: () => 0,
 };
 
 export interface OutboundCallRequest {
@@ -152,14 +151,12 @@ export class CallService {
     if (request.waitForSlot) {
       // Written only together with a slot (one transaction), so a call that waits leaves no trace
       // when another process took the last slot since the scheduler looked.
-      const { max, liveNodes } = await this.admission.slotLimit(orgId);
       const written = await this.calls.insertHoldingSlot(
         orgId,
         record,
         this.clock.now(),
         this.storedWith(streamSecret),
-        max,
-        liveNodes,
+        this.admission.maxCalls(orgId),
       );
       if (!written) throw new NoFreeSlotError(`organization ${orgId} has no free slot`);
     } else {

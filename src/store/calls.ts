@@ -48,6 +48,21 @@ export interface UpdateOptions {
 export const OWNED_SQL = `SELECT EXISTS (SELECT 1 FROM service_nodes n WHERE n.node_id = c.owner_node AND n.epoch IS NOT DISTINCT FROM c.owner_epoch) AS owned
   FROM calls c WHERE c.org_id = ? AND c.call_id = ?`;
 
+/**
+ * A call's slot counts (records/repository.ts) while the call is unowned or owned under a lease that
+ * still exists. Matched by epoch, not only by node: a stalled node whose lease a peer took over takes
+ * a new one, and its old calls must not count again beside the calls the peer admitted into their
+ * slots meanwhile (20 of 16 in the two-node e2e).
+ */
+const SLOT_COUNTS = `c.holds_slot AND (c.owner_node IS NULL OR EXISTS (SELECT 1 FROM service_nodes n
+  WHERE n.node_id = c.owner_node AND n.epoch IS NOT DISTINCT FROM c.owner_epoch))`;
+export const SLOTS_IN_USE_SQL = `SELECT count(*) AS n FROM calls c
+  WHERE c.org_id = ? AND c.call_status IN ('registered', 'ongoing') AND ${SLOT_COUNTS}`;
+export const HOLDS_COUNTED_SLOT_SQL = `SELECT 1 AS held FROM calls c WHERE c.org_id = ? AND c.call_id = ? AND ${SLOT_COUNTS}`;
+/** The call becomes the node's, under the lease it holds now. */
+export const SET_OWNER_SQL =
+  'UPDATE calls SET owner_node = ?, owner_epoch = (SELECT epoch FROM service_nodes WHERE node_id = ?) WHERE call_id = ?';
+
 /** A stored record with the fields added since it was written at their defaults. */
 export function storedRecord(json: string): CallRecord {
   return {
@@ -91,6 +106,7 @@ export class SqliteCallRepository {
   private readonly streamStmt;
   private readonly transcriptStmt;
   private readonly ownedStmt;
+  private readonly slotsStmt;
 
   /** `onChange` runs inside the transaction of each change (the webhook outbox writes there). */
   constructor(
@@ -117,6 +133,7 @@ export class SqliteCallRepository {
       UPDATE calls SET record = json_set(record, '$.transcript', json(?), '$.transcript_with_tool_calls', json(?))
       WHERE org_id = ? AND call_id = ? AND call_status = 'ongoing'`);
     this.ownedStmt = db.prepare(OWNED_SQL);
+    this.slotsStmt = db.prepare(SLOTS_IN_USE_SQL);
   }
 
   insert(
@@ -136,27 +153,24 @@ export class SqliteCallRepository {
     });
   }
 
-  takeSlot(orgId: string, callId: string, max: number, liveNodes: string[]): boolean {
+  takeSlot(orgId: string, callId: string, max: number, owner?: string): boolean {
     return this.db
       .transaction(() => {
-        if (this.holdsSlot(orgId, callId)) return true;
-        if (max > 0 && this.slotsInUse(orgId, liveNodes) >= max) return false;
-        return (
-          this.db.prepare('UPDATE calls SET holds_slot = 1 WHERE org_id = ? AND call_id = ?').run(orgId, callId)
-            .changes === 1
-        );
+        if (this.db.prepare(HOLDS_COUNTED_SLOT_SQL).get(orgId, callId) === undefined) {
+          if (max > 0 && this.slotsInUse(orgId) >= max) return false;
+          const taken = this.db
+            .prepare('UPDATE calls SET holds_slot = 1 WHERE org_id = ? AND call_id = ?')
+            .run(orgId, callId).changes;
+          if (taken !== 1) return false;
+        }
+        if (owner !== undefined) this.db.prepare(SET_OWNER_SQL).run(owner, owner, callId);
+        return true;
       })
       .immediate();
   }
 
-  slotsInUse(orgId: string, liveNodes: string[]): number {
-    const row = this.db
-      .prepare(
-        `SELECT count(*) AS n FROM calls WHERE org_id = ? AND call_status IN ('registered', 'ongoing') AND holds_slot = 1
-         AND (owner_node IS NULL OR owner_node IN (${liveNodes.map(() => '?').join(', ')}))`,
-      )
-      .get(orgId, ...liveNodes) as { n: number };
-    return row.n;
+  slotsInUse(orgId: string): number {
+    return (this.slotsStmt.get(orgId) as { n: number }).n;
   }
 
   holdsSlot(orgId: string, callId: string): boolean {
@@ -172,12 +186,11 @@ export class SqliteCallRepository {
     createdAt: number,
     options: { streamSecretHash?: string; ownerNode?: string },
     max: number,
-    liveNodes: string[],
   ): boolean {
     // IMMEDIATE: the write lock is taken first, so no other process takes the slot between the count and the write.
     return this.db
       .transaction(() => {
-        if (max > 0 && this.slotsInUse(orgId, liveNodes) >= max) return false;
+        if (max > 0 && this.slotsInUse(orgId) >= max) return false;
         this.insert(orgId, record, createdAt, options);
         this.db.prepare('UPDATE calls SET holds_slot = 1 WHERE call_id = ?').run(record.call_id);
         return true;
@@ -189,14 +202,6 @@ export class SqliteCallRepository {
     const row = this.db.prepare('SELECT owner_node FROM calls WHERE call_id = ?').get(callId) as
       { owner_node: string | null } | undefined;
     return row?.owner_node ?? null;
-  }
-
-  setOwner(callId: string, nodeId: string): void {
-    this.db
-      .prepare(
-        'UPDATE calls SET owner_node = ?, owner_epoch = (SELECT epoch FROM service_nodes WHERE node_id = ?) WHERE call_id = ?',
-      )
-      .run(nodeId, nodeId, callId);
   }
 
   getForStream(callId: string): { orgId: string; record: CallRecord; streamSecretHash: string | null } | undefined {

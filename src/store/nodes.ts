@@ -32,10 +32,6 @@ export class SqliteNodeLeases {
     ).map((r) => r.node_id);
   }
 
-  holders(): string[] {
-    return (this.db.prepare('SELECT node_id FROM service_nodes').all() as { node_id: string }[]).map((r) => r.node_id);
-  }
-
   urlOf(nodeId: string, now: number): string | null {
     const row = this.db
       .prepare('SELECT url FROM service_nodes WHERE node_id = ? AND lease_until >= ?')

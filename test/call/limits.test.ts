@@ -189,6 +189,7 @@ describe('organization concurrent-call limit', () => {
       await tokens.issue('wct_a', 'acme', await registerWeb(h));
       expect(await tryCall(h)).toBe('not_connected');
       timers.advance(WEB_TOKEN_TTL_MS);
+      await settle(); // the expiry's end of the call is written asynchronously
       expect(await h.limits.slotsInUse('acme')).toBe(0);
 
       const late = await registerWeb(h);
@@ -210,13 +211,13 @@ describe('organization limits across processes sharing the store', () => {
     const dir = mkdtempSync(join(tmpdir(), 'limits-'));
     const store = openStore(dir, { random: (n) => '0'.repeat(n * 2), now: () => 0 });
     try {
-      let alive = ['a', 'b', 'c'];
-      const limitsOf = (node: string) =>
+      for (const node of ['a', 'b']) await store.nodes.acquire(node, `${node}-1`, 0, 1_000, null);
+      const limitsOf = () =>
         new OrgLimits(
-          { credits: store.credits, calls: store.calls, liveNodes: async () => [node, ...alive] },
+          { credits: store.credits, calls: store.calls },
           { maxConcurrentCalls: 2, orgLimits: {}, pricePerMinute: 10, now: () => 0 },
         );
-      const [a, b] = [limitsOf('a'), limitsOf('b')];
+      const [a, b] = [limitsOf(), limitsOf()];
       const register = (callId: string, owner: string) =>
         store.calls.insert(
           'acme',
@@ -240,8 +241,10 @@ describe('organization limits across processes sharing the store', () => {
       expect(await b.slotsInUse('acme')).toBe(2);
       // Admitted at registration, then again as its stream opens: the slot it holds is its own.
       expect(await a.admit('acme', 'call_a1')).toBeNull();
-      // Node b dies: its call holds nothing any more (recovery will finish it), and a's waiting call fits.
-      alive = ['a', 'c'];
+      // Node b dies and node a takes its lease over: its call holds nothing any more (recovery will finish it), and
+      // a's waiting call fits.
+      await store.nodes.renew('a', 'a-1', 2_000, 60_000, null);
+      await store.nodes.forgetExpired(2_000);
       expect(await a.admit('acme', 'call_a2')).toBeNull();
       // A call ended anywhere frees its slot.
       await store.calls.update('acme', 'call_a1', (r) => ({ ...r, call_status: 'ended' }));

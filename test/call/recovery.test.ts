@@ -26,7 +26,7 @@ beforeEach(() => {
   const clock = { now: () => NOW };
   const log = pino({ level: 'silent' });
   const limits = new OrgLimits(
-    { credits: store.credits, calls: store.calls, liveNodes: async () => ['a'] },
+    { credits: store.credits, calls: store.calls },
     { maxConcurrentCalls: 0, orgLimits: {}, pricePerMinute: 10, now: clock.now },
   );
   const dialer = {
@@ -108,7 +108,7 @@ describe('node leases', () => {
     expect(await store.nodes.urlOf('nobody', NOW)).toBeNull();
     await call('c1', 'ongoing', 'a');
     expect(await store.calls.ownerOf('c1')).toBe('a');
-    await store.calls.setOwner('c1', 'b');
+    expect(await store.calls.takeSlot('acme', 'c1', 0, 'b')).toBe(true);
     expect(await store.calls.ownerOf('c1')).toBe('b');
     expect(await store.calls.ownerOf('unknown')).toBeNull();
   });
@@ -166,7 +166,7 @@ describe('recovering orphaned calls', () => {
 
   it('a call whose stream reached another node becomes that node’s', async () => {
     await call('call_moved', 'ongoing', 'b');
-    await store.calls.setOwner('call_moved', 'a');
+    expect(await store.calls.takeSlot('acme', 'call_moved', 0, 'a')).toBe(true);
     await recoverOrphanedCalls(deps, ['a'], false);
     expect((await store.calls.get('acme', 'call_moved'))!.call_status).toBe('ongoing');
   });

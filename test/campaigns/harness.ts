@@ -98,7 +98,7 @@ export async function createHarness(
   const callRepo = new SqliteCallRepository(db);
   const registry = new CallRegistry();
   const limits = new OrgLimits(
-    { credits: promised(new SqliteCreditRepository(db)), calls: promised(callRepo), liveNodes: async () => [] },
+    { credits: promised(new SqliteCreditRepository(db)), calls: promised(callRepo) },
     { maxConcurrentCalls: options.maxConcurrentCalls ?? 0, orgLimits: {}, pricePerMinute: 0, now: () => clock.now() },
   );
   const calls = new CallService(promised(callRepo), agents, dialer, clock, hex, log, events, limits, options.nodeId);

@@ -102,7 +102,8 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
     ).toBe(1);
 
     expect(await store.calls.ownerOf('call_list_3')).toBe('node-a');
-    await store.calls.setOwner('call_list_3', 'node-b');
+    // Admitted on the node its media reached, the call is that node's.
+    expect(await store.calls.takeSlot('acme', 'call_list_3', 0, 'node-b')).toBe(true);
     expect(await store.calls.ownerOf('call_list_3')).toBe('node-b');
     expect(await store.calls.delete('acme', 'call_list_4')).toBe(true);
     expect(await store.calls.delete('acme', 'call_list_4')).toBe(false);
@@ -156,37 +157,69 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
 
   it("holds an organization's slots across nodes: counted and taken at once, the last one by one node only; a dead node's calls hold none", async () => {
     const other = await peer();
+    const [nodeA, nodeB] = ['slot-node-a', 'slot-node-b'];
+    await store.nodes.acquire(nodeA, 'epoch-a', NOW, NOW + 60_000, null);
+    await store.nodes.acquire(nodeB, 'epoch-b', NOW, NOW + 1_000, null);
     for (let i = 0; i < 6; i++)
-      await store.calls.insert('slots', call(`call_slot_${i}`), NOW, { ownerNode: i % 2 === 0 ? 'node-a' : 'node-b' });
+      await store.calls.insert('slots', call(`call_slot_${i}`), NOW, { ownerNode: i % 2 === 0 ? nodeA : nodeB });
     const taken = await Promise.all(
-      Array.from({ length: 6 }, (_, i) =>
-        (i % 2 === 0 ? store : other).calls.takeSlot('slots', `call_slot_${i}`, 3, ['node-a', 'node-b']),
-      ),
+      Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? store : other).calls.takeSlot('slots', `call_slot_${i}`, 3)),
     );
     expect(taken.filter(Boolean)).toHaveLength(3);
-    expect(await store.calls.slotsInUse('slots', ['node-a', 'node-b'])).toBe(3);
+    expect(await store.calls.slotsInUse('slots')).toBe(3);
     // A call that holds a slot keeps it when admitted again.
     const holder = `call_slot_${taken.indexOf(true)}`;
-    expect(await other.calls.takeSlot('slots', holder, 3, ['node-a', 'node-b'])).toBe(true);
+    expect(await other.calls.takeSlot('slots', holder, 3)).toBe(true);
     // Written only together with a slot: none left, nothing written.
-    expect(
-      await store.calls.insertHoldingSlot('slots', call('call_slot_new'), NOW, { ownerNode: 'node-a' }, 3, [
-        'node-a',
-        'node-b',
-      ]),
-    ).toBe(false);
+    expect(await store.calls.insertHoldingSlot('slots', call('call_slot_new'), NOW, { ownerNode: nodeA }, 3)).toBe(
+      false,
+    );
     expect(await store.calls.get('slots', 'call_slot_new')).toBeUndefined();
-    // node-b dies: its calls hold nothing.
+    // node-b dies and a peer takes its lease over: its calls hold nothing.
     const heldByA = (await Promise.all([0, 2, 4].map((i) => store.calls.holdsSlot('slots', `call_slot_${i}`)))).filter(
       Boolean,
     ).length;
-    expect(await store.calls.slotsInUse('slots', ['node-a'])).toBe(heldByA);
-    expect(
-      await store.calls.insertHoldingSlot('slots', call('call_slot_new'), NOW, { ownerNode: 'node-a' }, 3, ['node-a']),
-    ).toBe(heldByA < 3);
+    expect(await other.nodes.forgetExpired(NOW + 2_000)).toBeGreaterThanOrEqual(1);
+    expect(await store.calls.slotsInUse('slots')).toBe(heldByA);
+    expect(await store.calls.insertHoldingSlot('slots', call('call_slot_new'), NOW, { ownerNode: nodeA }, 3)).toBe(
+      heldByA < 3,
+    );
     // An ended call frees its slot.
-    await store.calls.update('slots', holder, (r) => ({ ...r, call_status: 'ended' }));
-    expect(await store.calls.slotsInUse('slots', ['node-a', 'node-b'])).toBe(heldByA < 3 ? 3 : 2);
+    const endedOne = `call_slot_${[0, 2, 4].find((i) => taken[i]) ?? 0}`;
+    const before = await store.calls.slotsInUse('slots');
+    await store.calls.update('slots', endedOne, (r) => ({ ...r, call_status: 'ended' }));
+    expect(await store.calls.slotsInUse('slots')).toBe(heldByA > 0 ? before - 1 : before);
+  });
+
+  it("a stalled node taken for dead takes a new lease: its old calls' slots stay free (peers admitted calls into them), and one of them admitted again must find a free slot", async () => {
+    const other = await peer();
+    await store.nodes.acquire('stall-live', 'live-1', NOW, NOW + 60_000, null);
+    await store.nodes.acquire('stall-node', 'stall-1', NOW, NOW + 1_000, null);
+    await store.calls.insertHoldingSlot('stall', call('call_stall_old'), NOW, { ownerNode: 'stall-node' }, 2);
+    await store.calls.insertHoldingSlot('stall', call('call_stall_old_2'), NOW, { ownerNode: 'stall-node' }, 2);
+    expect(await store.calls.slotsInUse('stall')).toBe(2);
+    // Its lease ran out: until a peer takes it over, the node may renew it, and its calls keep their slots.
+    expect(
+      await store.calls.insertHoldingSlot('stall', call('call_stall_x'), NOW, { ownerNode: 'stall-live' }, 2),
+    ).toBe(false);
+    // Taken over: the peer admits a call into a freed slot.
+    expect(await other.nodes.forgetExpired(NOW + 2_000)).toBeGreaterThanOrEqual(1);
+    expect(
+      await other.calls.insertHoldingSlot('stall', call('call_stall_new'), NOW, { ownerNode: 'stall-live' }, 2),
+    ).toBe(true);
+    expect(await store.calls.slotsInUse('stall')).toBe(1);
+    // The stalled node comes back under a new lease: its old calls do not count again.
+    await store.nodes.acquire('stall-node', 'stall-2', NOW + 2_000, NOW + 60_000, null);
+    expect(await store.calls.slotsInUse('stall')).toBe(1);
+    // An old call whose media reaches it now is admitted as a new one would be: into the one free slot, then as its own
+    // under the new lease; the next finds none.
+    expect(await store.calls.takeSlot('stall', 'call_stall_old', 2, 'stall-node')).toBe(true);
+    expect(await store.calls.slotsInUse('stall')).toBe(2);
+    expect(await store.calls.takeSlot('stall', 'call_stall_old_2', 2, 'stall-node')).toBe(false);
+    expect(await store.calls.slotsInUse('stall')).toBe(2);
+    // Admitted again, a call that counts keeps its slot.
+    expect(await store.calls.takeSlot('stall', 'call_stall_old', 2, 'stall-node')).toBe(true);
+    expect(await store.calls.slotsInUse('stall')).toBe(2);
   });
 
   it('finds the calls no live node owns, in the statuses asked for', async () => {
@@ -209,10 +242,8 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
     await store.nodes.acquire('node-f', 'epoch-1', NOW, NOW + 1_000, null);
     await store.calls.insert('fence', call('call_fenced'), NOW, { ownerNode: 'node-f' });
     await store.calls.insert('fence', call('call_of_none'), NOW);
-    // Its lease ran out, but nobody took it over: the owner may still renew it, so its call stays its own (and holds
-    // its organization's slot: call/runtime.ts counts the holders, not only the nodes alive).
+    // Its lease ran out, but nobody took it over: the owner may still renew it, so its call stays its own.
     expect(await store.nodes.alive(NOW + 2_000)).not.toContain('node-f');
-    expect(await store.nodes.holders()).toContain('node-f');
     expect((await store.calls.update('fence', 'call_fenced', endIt, { takeover: true }))!.call_status).toBe(
       'registered',
     );
@@ -229,7 +260,6 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
     expect(await other.nodes.forgetExpired(NOW + 4_000)).toBeGreaterThanOrEqual(1);
     expect(await store.nodes.renew('node-f', 'epoch-1', NOW + 4_000, NOW + 5_000, null)).toBe(false);
     expect(await store.nodes.alive(NOW + 4_000)).not.toContain('node-f');
-    expect(await store.nodes.holders()).not.toContain('node-f');
     // The node takes a new lease: calls of the old epoch stay takeable, calls of the new one are its own.
     await store.nodes.acquire('node-f', 'epoch-2', NOW + 4_000, NOW + 14_000, null);
     await store.calls.insert('fence', call('call_new_epoch'), NOW, { ownerNode: 'node-f' });
@@ -239,7 +269,7 @@ describe.each([sqlite, ...('missing' in found ? [] : [postgres])])('the $name st
     expect((await other.calls.update('fence', 'call_fenced', endIt, { takeover: true }))!.call_status).toBe('error');
     // A call whose media reached the node now is its own under the live epoch.
     await store.calls.insert('fence', call('call_moved'), NOW, { ownerNode: 'node-gone' });
-    await store.calls.setOwner('call_moved', 'node-f');
+    expect(await store.calls.takeSlot('fence', 'call_moved', 0, 'node-f')).toBe(true);
     expect((await other.calls.update('fence', 'call_moved', endIt, { takeover: true }))!.call_status).toBe(
       'registered',
     );

@@ -3,7 +3,16 @@
 // that organization, so two nodes never both take its last one.
 import type { CallRecord, TranscriptItem, TranscriptMessage } from '../../records/record.ts';
 import type { CallListQuery, CallPage, CallRepository } from '../../records/repository.ts';
-import { callListPage, columnsOf, OWNED_SQL, storedRecord, type UpdateOptions } from '../calls.ts';
+import {
+  callListPage,
+  columnsOf,
+  HOLDS_COUNTED_SLOT_SQL,
+  OWNED_SQL,
+  SET_OWNER_SQL,
+  SLOTS_IN_USE_SQL,
+  storedRecord,
+  type UpdateOptions,
+} from '../calls.ts';
 import { keysetPageAsync } from '../paging.ts';
 import { lockFor, type PgDb, type Queryable } from './db.ts';
 
@@ -74,47 +83,41 @@ export class PgCallRepository implements CallRepository {
     createdAt: number,
     options: StoreOptions,
     max: number,
-    liveNodes: string[],
   ): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       await lockFor(tx, `slots:${orgId}`);
-      if (max > 0 && (await this.slotsOn(tx, orgId, liveNodes)) >= max) return false;
+      if (max > 0 && (await this.slotsOn(tx, orgId)) >= max) return false;
       await this.insertOn(tx, orgId, record, createdAt, options, true);
       return true;
     });
   }
 
-  async takeSlot(orgId: string, callId: string, max: number, liveNodes: string[]): Promise<boolean> {
+  async takeSlot(orgId: string, callId: string, max: number, owner?: string): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       await lockFor(tx, `slots:${orgId}`);
-      if (await this.holdsOn(tx, orgId, callId)) return true;
-      if (max > 0 && (await this.slotsOn(tx, orgId, liveNodes)) >= max) return false;
-      return (
-        (await tx.run('UPDATE calls SET holds_slot = TRUE WHERE org_id = ? AND call_id = ?', [orgId, callId])) === 1
-      );
+      if ((await tx.row(HOLDS_COUNTED_SLOT_SQL, [orgId, callId])) === undefined) {
+        if (max > 0 && (await this.slotsOn(tx, orgId)) >= max) return false;
+        if (
+          (await tx.run('UPDATE calls SET holds_slot = TRUE WHERE org_id = ? AND call_id = ?', [orgId, callId])) !== 1
+        )
+          return false;
+      }
+      if (owner !== undefined) await tx.run(SET_OWNER_SQL, [owner, owner, callId]);
+      return true;
     });
   }
 
-  slotsInUse(orgId: string, liveNodes: string[]): Promise<number> {
-    return this.slotsOn(this.db, orgId, liveNodes);
+  slotsInUse(orgId: string): Promise<number> {
+    return this.slotsOn(this.db, orgId);
   }
 
-  private async slotsOn(q: Queryable, orgId: string, liveNodes: string[]): Promise<number> {
-    const row = await q.row<{ n: number }>(
-      `SELECT count(*) AS n FROM calls WHERE org_id = ? AND call_status IN ('registered', 'ongoing') AND holds_slot
-       AND (owner_node IS NULL OR owner_node = ANY(?))`,
-      [orgId, liveNodes],
-    );
-    return row?.n ?? 0;
+  private async slotsOn(q: Queryable, orgId: string): Promise<number> {
+    return (await q.row<{ n: number }>(SLOTS_IN_USE_SQL, [orgId]))?.n ?? 0;
   }
 
-  holdsSlot(orgId: string, callId: string): Promise<boolean> {
-    return this.holdsOn(this.db, orgId, callId);
-  }
-
-  private async holdsOn(q: Queryable, orgId: string, callId: string): Promise<boolean> {
+  async holdsSlot(orgId: string, callId: string): Promise<boolean> {
     return (
-      (await q.row('SELECT 1 FROM calls WHERE org_id = ? AND call_id = ? AND holds_slot', [orgId, callId])) !==
+      (await this.db.row('SELECT 1 FROM calls WHERE org_id = ? AND call_id = ? AND holds_slot', [orgId, callId])) !==
       undefined
     );
   }
@@ -123,13 +126,6 @@ export class PgCallRepository implements CallRepository {
     return (
       (await this.db.row<{ owner_node: string | null }>('SELECT owner_node FROM calls WHERE call_id = ?', [callId]))
         ?.owner_node ?? null
-    );
-  }
-
-  async setOwner(callId: string, nodeId: string): Promise<void> {
-    await this.db.run(
-      'UPDATE calls SET owner_node = ?, owner_epoch = (SELECT epoch FROM service_nodes WHERE node_id = ?) WHERE call_id = ?',
-      [nodeId, nodeId, callId],
     );
   }
 
@@ -200,7 +196,8 @@ export class PgCallRepository implements CallRepository {
       );
       if (!row) return undefined;
       const before = storedRecord(row.record);
-      // The fencing rule (records/nodes.ts), under the row lock: setOwner waits, and a lease row found gone stays gone.
+      // The fencing rule (records/nodes.ts), under the row lock: an admission moving the call to another node
+      // (takeSlot) waits, and a lease row found gone stays gone.
       if (options.takeover && (await tx.row<{ owned: boolean }>(OWNED_SQL, [orgId, callId]))?.owned) return before;
       const after = change(before);
       await tx.run(

@@ -114,10 +114,6 @@ export class PgNodeLeases implements NodeLeases {
     ).map((r) => r.node_id);
   }
 
-  async holders(): Promise<string[]> {
-    return (await this.db.rows<{ node_id: string }>('SELECT node_id FROM service_nodes', [])).map((r) => r.node_id);
-  }
-
   async urlOf(nodeId: string, now: number): Promise<string | null> {
     return (
       (
