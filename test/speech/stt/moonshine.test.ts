@@ -345,6 +345,41 @@ describe('moonshine engine', () => {
     await stream.close();
   }, 60_000);
 
+  it('a reading asked for at an earlier pause is dropped when a later pause asks again: its words, done late, are never taken for all the caller said', async () => {
+    const first = speechOf(voice('right okay'));
+    const then = speechOf(voice('where is your office'));
+    const partials: string[] = [];
+    const stream = await engine.open({
+      sampleRate: 16000,
+      language: 'en-US',
+      events: { partial: (r) => partials.push(r.text) },
+    });
+    if (!stream.readNow) throw new Error('a Moonshine stream reads on request');
+    // The first reading is slow: it is done only when the test says so, unless it is given up first.
+    let finishFirst!: (text: string) => void;
+    let firstSignal: AbortSignal | undefined;
+    const reads = vi.spyOn(engine, 'transcribe').mockImplementationOnce(
+      (_samples, _rate, signal) =>
+        new Promise<string>((resolve, reject) => {
+          finishFirst = resolve;
+          firstSignal = signal;
+          signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+        }),
+    );
+    for (const f of frames(first.samples, 16000)) stream.push(f);
+    stream.readNow();
+    // The caller goes on before that reading is done, then pauses again: the call asks for the words once more.
+    for (const f of frames(then.samples, 16000)) stream.push(f);
+    stream.readNow();
+    expect(firstSignal?.aborted).toBe(true);
+    finishFirst('right okay');
+    await vi.waitFor(() => expect(partials).toHaveLength(1), { timeout: 20_000 });
+    expect(partials[0]).toMatch(/office/i);
+    expect(wer(`${first.text} ${then.text}`, partials[0]!)).toBeLessThanOrEqual(0.3);
+    reads.mockRestore();
+    await stream.close();
+  }, 60_000);
+
   it('a long pause inside a turn is read past: the words after it are not lost (the model alone stops at it)', async () => {
     // kal's number broken off for 0.8 s after its first group: with the pause as said, the model ends its text there
     // ("My mobile is 917."). Pauses inside a reading are shortened to 500 ms (moonshine/pauses.ts).

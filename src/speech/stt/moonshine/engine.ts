@@ -115,7 +115,8 @@ class MoonshineStream implements SttStream {
   /**
    * A guess readNow() asked for that the caller spoke on after: no longer the answer, but still given, once read, as
    * the words so far. Dropped like any guess, it would never come while the caller talks on, and the call, which asked
-   * for it to tell an acknowledgement over the agent from a cut-in, would wait in vain (caller/caller-input.ts).
+   * for it to tell an acknowledgement over the agent from a cut-in, would wait in vain (caller/caller-input.ts). A later
+   * readNow() drops it: the reading asked for then covers more.
    */
   private asked: Reading | null = null;
   /** The stream's speech (ms) when the guess was read: speech after it makes the guess stale. */
@@ -154,6 +155,11 @@ class MoonshineStream implements SttStream {
 
   readNow(): void {
     if (this.closed) return;
+    // A reading asked for at an earlier pause, which the caller spoke on after, is dropped: the one asked for now
+    // covers more, and the earlier one, done after this pause began, would be taken for all the caller said up to it
+    // (the end of turn would decide on "five five five" of a number the caller went on with), and hold a thread.
+    this.asked?.controller.abort();
+    this.asked = null;
     this.readAtPause(false);
     if (this.guess) this.guess.asked = true;
     // Asked for: given once read (at once if the stream glanced at this pause already), even if
