@@ -714,17 +714,37 @@ describe('CallerInput', () => {
       expect(s.turns.map((t) => t.text)).toEqual(['stop']);
     });
 
-    it('read as no words, or not read within ackSettleMs, it was a sound: no turn, and the agent was never stopped', async () => {
+    it('read as no words, or not read within shortReadWaitMs, it was a sound: no turn, and the agent was never stopped', async () => {
       const empty = await shortOverAgent('.');
       await empty.feed(240, 0);
       expect(empty.log).toEqual(['speechStarted', 'noTurn']);
 
       const unread = await shortOverAgent(null);
-      await unread.feed(200 + CALLER_DEFAULTS.ackSettleMs - 40, 0);
+      await unread.feed(200 + CALLER_DEFAULTS.shortReadWaitMs - 40, 0);
       expect(unread.caller.speaking).toBe(true);
       await unread.feed(60, 0);
       expect(unread.log).toEqual(['speechStarted', 'noTurn']);
       expect(unread.caller.speaking).toBe(false);
+    });
+
+    it('read late ("Stop." 3 s after its pause, the recogniser held back by other work on the machine), it still stops the agent and is a turn', async () => {
+      const s = await shortOverAgent(null, { heard: ['stop'] });
+      await s.feed(3000, 0);
+      expect(s.log).toEqual(['speechStarted']);
+      s.partial('Stop.');
+      expect(s.log).toEqual(['speechStarted', 'interruption', 'partial:Stop.']);
+      await s.feed(1000, 0);
+      expect(s.turns.map((t) => t.text)).toEqual(['stop']);
+    });
+
+    it('still being read when the agent finishes, it joins the words the caller goes on with: a turn, not a sound let go', async () => {
+      const s = await shortOverAgent(null, { heard: ['hello are you there'] });
+      await s.feed(400, 0);
+      s.state.agentBusy = false;
+      await s.feed(800, SPEECH);
+      await s.feed(3000, 0);
+      expect(s.log).not.toContain('noTurn');
+      expect(s.turns.map((t) => t.text)).toEqual(['hello are you there']);
     });
 
     it('a word said as the agent finishes is a turn of its own, with no interruption', async () => {
