@@ -1,7 +1,5 @@
 // One Moonshine recogniser per worker thread: utterances arrive one at a time, are brought to
 // the model's 16 kHz and transcribed; the engine on the main thread queues the rest.
-import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { z } from 'zod';
 import { resample } from '../../../audio/resampler.ts';
@@ -16,8 +14,6 @@ import {
   moonshinePhraseBias,
 } from './recogniser.ts';
 
-const MOONSHINE_WORKER_NICE = 10;
-
 const port = parentPort;
 if (!port) throw new Error('moonshine worker must run in a worker thread');
 const { modelDir, model, phraseTokenBonus } = z
@@ -29,14 +25,10 @@ const { modelDir, model, phraseTokenBonus } = z
   .parse(workerData);
 const send = (msg: FromMoonshineWorker): void => port.postMessage(msg);
 
-// A transcription keeps a core busy for ~100 ms per utterance, several at once when callers
-// finish together. The main thread paces every call's audio, so this thread yields to it:
-// on Linux a thread has its own nice value, set through its thread id.
-try {
-  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), MOONSHINE_WORKER_NICE);
-} catch {
-  // Not Linux, or not allowed: the worker runs at normal priority.
-}
+// The thread runs at the process's priority. It ran at nice 10, to yield to the main thread that paces every call's
+// audio, but nice is machine-wide: beside other busy processes its readings starved (4 calls beside three CPU
+// burners: voice-to-voice p50 4.4-4.8 s, 0.6-0.7 s at nice 0), while with 16 calls on a quiet machine the pacing
+// barely differed (bench/README.md, "Recogniser threads at normal priority").
 
 let recogniser: MoonshineRecogniser;
 try {
