@@ -41,8 +41,8 @@ export const CALLER_DEFAULTS = {
   ackSettleMs: 2_000,
   /**
    * A word shorter than the threshold over the agent paused ("Stop."): the longest its reading is waited for before it
-   * is taken for a sound. The agent talks on meanwhile, so waiting costs the caller nothing. 2 s lost "Stop." in 3 of 3
-   * runs beside three CPU burners: they kept the recogniser's threads (nice 10) from reading it that soon.
+   * is taken for a sound. The agent talks on meanwhile, so waiting costs the caller nothing. 2 s lost "Stop." in 5 of 5
+   * runs beside three CPU burners: they kept the recogniser's threads (then at nice 10) from reading it in time.
    */
   shortReadWaitMs: 6_000,
   /**
