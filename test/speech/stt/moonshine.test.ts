@@ -49,6 +49,25 @@ async function finalizeReadOnce(stream: SttStream, reads: MockInstance, clip: Cl
   return text;
 }
 
+/** A 16 kHz stream, which reads on request, and the partial results it gives. */
+async function streamReadOnRequest(): Promise<{
+  stream: SttStream & Required<Pick<SttStream, 'readNow'>>;
+  partials: string[];
+}> {
+  const partials: string[] = [];
+  const stream = await engine.open({
+    sampleRate: 16000,
+    language: 'en-US',
+    events: { partial: (r) => partials.push(r.text) },
+  });
+  if (!readsOnRequest(stream)) throw new Error('a Moonshine stream reads on request');
+  return { stream, partials };
+}
+
+function readsOnRequest(stream: SttStream): stream is SttStream & Required<Pick<SttStream, 'readNow'>> {
+  return stream.readNow !== undefined;
+}
+
 /** The clip without the quiet around its speech. */
 const speechOf = (clip: Clip): Clip => ({ ...clip, samples: trimSilence(clip.samples, 320, 0) });
 
@@ -303,13 +322,7 @@ describe('moonshine engine', () => {
 
   it("glances at 150 ms of quiet: the pause is read as if it lasts, and the VAD's pause after it gets that reading back with no second read", async () => {
     const clip = speechOf(voice('where is your office'));
-    const partials: string[] = [];
-    const stream = await engine.open({
-      sampleRate: 16000,
-      language: 'en-US',
-      events: { partial: (r) => partials.push(r.text) },
-    });
-    if (!stream.readNow) throw new Error('a Moonshine stream reads on request');
+    const { stream, partials } = await streamReadOnRequest();
     const reads = vi.spyOn(engine, 'transcribe');
     for (const f of frames(concat([clip], 0), 16000)) stream.push(f);
     for (const f of frames(new Int16Array((16000 * MOONSHINE_DEFAULTS.glanceAfterMs) / 1000 + 320), 16000))
@@ -328,13 +341,7 @@ describe('moonshine engine', () => {
   it('a reading asked for is given even when the caller speaks on after it: the words up to where it was asked', async () => {
     const first = speechOf(voice('right okay'));
     const then = speechOf(voice('where is your office'));
-    const partials: string[] = [];
-    const stream = await engine.open({
-      sampleRate: 16000,
-      language: 'en-US',
-      events: { partial: (r) => partials.push(r.text) },
-    });
-    if (!stream.readNow) throw new Error('a Moonshine stream reads on request');
+    const { stream, partials } = await streamReadOnRequest();
     for (const f of frames(first.samples, 16000)) stream.push(f);
     stream.readNow();
     // The caller goes on at once, before the reading can be done, and no pause follows.
@@ -348,13 +355,7 @@ describe('moonshine engine', () => {
   it('a reading asked for at an earlier pause is dropped when a later pause asks again: its words, done late, are never taken for all the caller said', async () => {
     const first = speechOf(voice('right okay'));
     const then = speechOf(voice('where is your office'));
-    const partials: string[] = [];
-    const stream = await engine.open({
-      sampleRate: 16000,
-      language: 'en-US',
-      events: { partial: (r) => partials.push(r.text) },
-    });
-    if (!stream.readNow) throw new Error('a Moonshine stream reads on request');
+    const { stream, partials } = await streamReadOnRequest();
     // The first reading is slow: it is done only when the test says so, unless it is given up first.
     let finishFirst!: (text: string) => void;
     let firstSignal: AbortSignal | undefined;
