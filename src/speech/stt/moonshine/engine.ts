@@ -115,8 +115,8 @@ class MoonshineStream implements SttStream {
   /**
    * A guess readNow() asked for that the caller spoke on after: no longer the answer, but still given, once read, as
    * the words so far. Dropped like any guess, it would never come while the caller talks on, and the call, which asked
-   * for it to tell an acknowledgement over the agent from a cut-in, would wait in vain (caller/caller-input.ts). A later
-   * readNow() drops it: the reading asked for then covers more.
+   * for it to tell an acknowledgement over the agent from a cut-in, would wait in vain (caller/caller-input.ts).
+   * A later readNow() drops it: the reading asked for then covers more.
    */
   private asked: Reading | null = null;
   /** The stream's speech (ms) when the guess was read: speech after it makes the guess stale. */
