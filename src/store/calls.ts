@@ -45,8 +45,9 @@ export interface UpdateOptions {
  * before epochs have none). Once that row is gone it never comes back: a node takes its lease again
  * only under a new epoch.
  */
-export const OWNED_SQL = `SELECT EXISTS (SELECT 1 FROM service_nodes n WHERE n.node_id = c.owner_node AND n.epoch IS NOT DISTINCT FROM c.owner_epoch) AS owned
-  FROM calls c WHERE c.org_id = ? AND c.call_id = ?`;
+const OWNER_LEASE_HELD = `EXISTS (SELECT 1 FROM service_nodes n
+  WHERE n.node_id = c.owner_node AND n.epoch IS NOT DISTINCT FROM c.owner_epoch)`;
+export const OWNED_SQL = `SELECT ${OWNER_LEASE_HELD} AS owned FROM calls c WHERE c.org_id = ? AND c.call_id = ?`;
 
 /**
  * A call's slot counts (records/repository.ts) while the call is unowned or owned under a lease that
@@ -54,8 +55,7 @@ export const OWNED_SQL = `SELECT EXISTS (SELECT 1 FROM service_nodes n WHERE n.n
  * a new one, and its old calls must not count again beside the calls the peer admitted into their
  * slots meanwhile (20 of 16 in the two-node e2e).
  */
-const SLOT_COUNTS = `c.holds_slot AND (c.owner_node IS NULL OR EXISTS (SELECT 1 FROM service_nodes n
-  WHERE n.node_id = c.owner_node AND n.epoch IS NOT DISTINCT FROM c.owner_epoch))`;
+const SLOT_COUNTS = `c.holds_slot AND (c.owner_node IS NULL OR ${OWNER_LEASE_HELD})`;
 export const SLOTS_IN_USE_SQL = `SELECT count(*) AS n FROM calls c
   WHERE c.org_id = ? AND c.call_status IN ('registered', 'ongoing') AND ${SLOT_COUNTS}`;
 export const HOLDS_COUNTED_SLOT_SQL = `SELECT 1 AS held FROM calls c WHERE c.org_id = ? AND c.call_id = ? AND ${SLOT_COUNTS}`;
